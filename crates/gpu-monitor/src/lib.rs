@@ -1,0 +1,2 @@
+//! gpu-monitor: GPU sampling. Being written (issue "gpu-monitor").
+#![deny(missing_docs)]

@@ -1,1 +1,85 @@
-fn main() {}
+//! `kineto`: summaries and step analyses of Kineto traces. Parses arguments, calls `kineto-trace`,
+//! prints; nothing else lives here.
+
+use clap::{Parser, Subcommand};
+use kineto_trace::summary::{Summary, summarize_paths};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "kineto",
+    version,
+    about = "Read PyTorch-profiler (Kineto) traces"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// One summary per trace: counts, kernel time (sum and union), steps, warnings.
+    Summary {
+        /// One JSON object per line instead of a readable block.
+        #[arg(long)]
+        json: bool,
+        /// On a truncated file, keep the complete events before the cut (marked "salvaged").
+        #[arg(long)]
+        salvage: bool,
+        /// Trace files (.json, .json.gz) or directories of per-rank traces.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Summary {
+            json,
+            salvage,
+            traces,
+        } => summary(&traces, json, salvage),
+    }
+}
+
+fn summary(traces: &[PathBuf], json: bool, salvage: bool) -> ExitCode {
+    let paths = match kineto_trace::expand_paths(traces) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("kineto: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = kineto_trace::Options {
+        salvage,
+        ..Default::default()
+    };
+    let mut failed = false;
+    for result in summarize_paths(&paths, &opts) {
+        match result {
+            Ok(s) => print_summary(&s, json),
+            Err(e) => {
+                eprintln!("kineto: {e}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_summary(s: &Summary, json: bool) {
+    if json {
+        match serde_json::to_string(s) {
+            Ok(line) => println!("{line}"),
+            Err(e) => eprintln!("kineto: {}: cannot serialise summary: {e}", s.file),
+        }
+    } else {
+        print!("{}", s.to_text());
+    }
+}

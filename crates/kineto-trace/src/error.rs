@@ -1,0 +1,74 @@
+//! The crate's one error type: every variant names the file, and where it can, the byte offset.
+
+use std::path::PathBuf;
+
+/// Why a trace could not be read.
+///
+/// Offsets count bytes of the JSON text: for a gzip file, of the decompressed stream.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be opened or read.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The gzip stream is corrupt (not merely cut short).
+    #[error("{file}: corrupt gzip data after {offset} bytes of JSON: {message}")]
+    Gzip {
+        /// The file.
+        file: PathBuf,
+        /// Decompressed bytes delivered before the fault.
+        offset: u64,
+        /// The decoder's message.
+        message: String,
+    },
+    /// The bytes are not JSON, or not the shape of a Kineto trace.
+    #[error("{file}: byte {offset}: {message}")]
+    Syntax {
+        /// The file.
+        file: PathBuf,
+        /// Byte offset of the fault.
+        offset: u64,
+        /// What was expected and found.
+        message: String,
+    },
+    /// An event is valid JSON but not a usable trace event (missing `ts`, negative `dur`, …).
+    #[error("{file}: byte {offset}: event {index} (0-based): {message}")]
+    Event {
+        /// The file.
+        file: PathBuf,
+        /// Byte offset where the event starts.
+        offset: u64,
+        /// Index of the event in `traceEvents`.
+        index: u64,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The input ends mid-value: typically the profiler was killed while writing. Parse with
+    /// `salvage` to keep the complete events before the cut.
+    #[error(
+        "{file}: truncated at byte {offset} ({events} complete events before the cut); \
+         the trace was cut short — pass --salvage to keep the complete events"
+    )]
+    Truncated {
+        /// The file.
+        file: PathBuf,
+        /// Byte offset of the start of the value that was cut.
+        offset: u64,
+        /// Complete events read before it.
+        events: u64,
+    },
+    /// A path given as a directory of traces holds none.
+    #[error("{dir}: no trace files (*.json, *.json.gz) in this directory")]
+    EmptyDir {
+        /// The directory.
+        dir: PathBuf,
+    },
+}
+
+/// The crate's result type.
+pub type Result<T> = std::result::Result<T, Error>;

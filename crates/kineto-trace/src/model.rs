@@ -1,0 +1,366 @@
+//! The compact model a parsed trace is kept in.
+//!
+//! Only what analyses need is kept, in fixed-size records: names are interned to [`Sym`], pid/tid values
+//! (numbers in most traces, strings such as `"stream 7"` or `"Spans"` in others) to [`IdRef`], times are
+//! integer nanoseconds on the trace's own clock (see [`Header::base_time_ns`]).
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::num::NonZeroU64;
+
+/// An interned string (a kernel, op or annotation name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(pub(crate) u32);
+
+/// An interned pid or tid value as written in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IdRef(pub(crate) u32);
+
+/// A pid or tid as the trace wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(untagged)]
+pub enum IdValue {
+    /// A JSON integer.
+    Num(i64),
+    /// A JSON string, or a number that is not an `i64` kept as its text.
+    Str(String),
+}
+
+impl IdValue {
+    /// The value as an integer: the number itself, or the trailing integer of strings such as
+    /// `"stream 7"` (old Kineto's GPU tids).
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            IdValue::Num(n) => Some(*n),
+            IdValue::Str(s) => {
+                let digits = s.rsplit(' ').next()?;
+                digits.parse().ok()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for IdValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdValue::Num(n) => write!(f, "{n}"),
+            IdValue::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Interns byte strings to dense ids; the text is kept once.
+#[derive(Debug, Default)]
+pub(crate) struct Interner {
+    map: FxHashMap<Box<[u8]>, u32>,
+    strings: Vec<String>,
+}
+
+impl Interner {
+    #[inline]
+    pub(crate) fn intern(&mut self, bytes: &[u8]) -> u32 {
+        if let Some(&id) = self.map.get(bytes) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings
+            .push(String::from_utf8_lossy(bytes).into_owned());
+        self.map.insert(bytes.into(), id);
+        id
+    }
+
+    pub(crate) fn get(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", String::as_str)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    /// Drops the lookup table once parsing is done: the id → text direction is all readers need.
+    pub(crate) fn freeze(&mut self) {
+        self.map = FxHashMap::default();
+    }
+}
+
+/// What kind of GPU activity a [`GpuOp`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuKind {
+    /// A kernel (`cat` `kernel`, or `Kernel` before 2022).
+    Kernel,
+    /// A copy (`gpu_memcpy`, or `Memcpy`).
+    Memcpy,
+    /// A fill (`gpu_memset`, or `Memset`).
+    Memset,
+}
+
+/// A kernel, copy or fill that ran on a GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuOp {
+    /// Demangled name as Kineto wrote it.
+    pub name: Sym,
+    /// Start, ns on the trace clock.
+    pub ts_ns: i64,
+    /// Duration, ns (never negative: the parser rejects that).
+    pub dur_ns: i64,
+    /// `pid`: the device for GPU activities.
+    pub pid: IdRef,
+    /// `tid`: the stream for GPU activities.
+    pub tid: IdRef,
+    /// `args.device`, else the pid when it is an integer.
+    pub device: Option<i64>,
+    /// `args.stream`, else the integer in the tid.
+    pub stream: Option<i64>,
+    /// `args.correlation`: the CUPTI id shared with the launching runtime/driver call.
+    pub correlation: Option<u64>,
+    /// `args["External id"]` (`"external id"` in old traces); 0 means none there and is kept as `None`.
+    pub external_id: Option<NonZeroU64>,
+    /// `args.grid`, `[x, y, z]` (kernels only; zeros when absent).
+    pub grid: [u32; 3],
+    /// `args.block`, `[x, y, z]` (kernels only; zeros when absent).
+    pub block: [u32; 3],
+    /// `args["registers per thread"]`.
+    pub registers: Option<u32>,
+    /// `args["shared memory"]`, bytes.
+    pub shared_memory: Option<u32>,
+    /// `args["graph id"]` (CUDA ≥ 12, Kineto ≥ 2026-02).
+    pub graph_id: Option<u64>,
+    /// `args["graph node id"]`.
+    pub graph_node_id: Option<u64>,
+    /// `args.bytes` (copies and fills).
+    pub bytes: Option<u64>,
+}
+
+impl GpuOp {
+    /// End, ns on the trace clock.
+    pub fn end_ns(&self) -> i64 {
+        self.ts_ns.saturating_add(self.dur_ns)
+    }
+}
+
+/// Which API family a [`Launch`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// `cuda_runtime` (or `Runtime`): cudaLaunchKernel, cudaGraphLaunch, hipLaunchKernel, …
+    Runtime,
+    /// `cuda_driver`: cuLaunchKernel (e.g. Triton), …
+    Driver,
+}
+
+/// A runtime or driver API call on a CPU thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    /// API name (`cudaLaunchKernel`, `cudaGraphLaunch`, …).
+    pub name: Sym,
+    /// Runtime or driver.
+    pub api: Api,
+    /// Start, ns.
+    pub ts_ns: i64,
+    /// Duration, ns.
+    pub dur_ns: i64,
+    /// Process.
+    pub pid: IdRef,
+    /// Thread.
+    pub tid: IdRef,
+    /// `args.correlation`.
+    pub correlation: Option<u64>,
+    /// `args["External id"]`.
+    pub external_id: Option<NonZeroU64>,
+    /// `args.cbid`: the CUPTI callback id of the API.
+    pub cbid: Option<u32>,
+}
+
+/// Which kind of CPU-side or annotation span a [`Span`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpanKind {
+    /// `cpu_op` (`Operator` in old traces): an aten op.
+    CpuOp,
+    /// `user_annotation`: `record_function` ranges, `ProfilerStep#N`, a server's step markers.
+    UserAnnotation,
+    /// `gpu_user_annotation` (`gpu_user_Annotation` before 2022): an annotation mirrored on a stream.
+    GpuUserAnnotation,
+}
+
+/// An op or annotation: a named time range on a thread (or, for GPU annotations, a stream).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// Name.
+    pub name: Sym,
+    /// Start, ns.
+    pub ts_ns: i64,
+    /// Duration, ns.
+    pub dur_ns: i64,
+    /// Process (device for GPU annotations).
+    pub pid: IdRef,
+    /// Thread (stream for GPU annotations).
+    pub tid: IdRef,
+    /// `args["External id"]`.
+    pub external_id: Option<NonZeroU64>,
+}
+
+impl Span {
+    /// End, ns.
+    pub fn end_ns(&self) -> i64 {
+        self.ts_ns.saturating_add(self.dur_ns)
+    }
+}
+
+/// Which end of a CPU→GPU flow arrow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowPhase {
+    /// `ph: "s"`: at the launch.
+    Start,
+    /// `ph: "f"`: at the GPU activity.
+    Finish,
+}
+
+/// One end of a CPU→GPU flow (`ac2g`, or `async_gpu` / `async_cpu_to_gpu` in old traces).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    /// `id`: the correlation id of the launch and the activity.
+    pub id: u64,
+    /// Start or finish.
+    pub phase: FlowPhase,
+    /// Time, ns.
+    pub ts_ns: i64,
+    /// Process or device.
+    pub pid: IdRef,
+    /// Thread or stream.
+    pub tid: IdRef,
+}
+
+/// The trace's top-level metadata.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Header {
+    /// `schemaVersion`.
+    pub schema_version: Option<i64>,
+    /// `deviceProperties`, as written (one object per device).
+    pub device_properties: Vec<serde_json::Value>,
+    /// `distributedInfo`, as written.
+    pub distributed_info: Option<serde_json::Value>,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u64>,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<u64>,
+    /// `baseTimeNanoseconds`: add to a `ts` in ns to get Unix-epoch ns (PyTorch ≥ 2.4 writes relative
+    /// times). Absent in older traces, whose times are already absolute microseconds.
+    pub base_time_ns: Option<i64>,
+    /// `displayTimeUnit`.
+    pub display_time_unit: Option<String>,
+    /// `traceName`.
+    pub trace_name: Option<String>,
+    /// Every other top-level key, in file order (values are not kept).
+    pub other_keys: Vec<String>,
+}
+
+/// Event counts by what the trace wrote, before any interpretation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Objects in `traceEvents`.
+    pub events: u64,
+    /// `X` events of a category not kept in the model, by category (`python_function`, `Trace`,
+    /// `cuda_sync`, `mtia_runtime`, …).
+    pub other_complete: std::collections::BTreeMap<String, u64>,
+    /// Events by `ph` (`X`, `M`, `i`, `s`, `f`, …).
+    pub by_phase: std::collections::BTreeMap<String, u64>,
+}
+
+/// A problem that did not stop the parse; reported beside the result, never hidden.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// Byte offset in the (decompressed) JSON of the event concerned.
+    pub offset: u64,
+    /// What was wrong and what was done about it.
+    pub message: String,
+}
+
+/// Where a salvaged parse stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Salvage {
+    /// Byte offset in the (decompressed) JSON of the first event that was cut off.
+    pub cut_offset: u64,
+    /// Why the input ended there.
+    pub reason: String,
+}
+
+/// A parsed trace: the compact model of one Kineto file.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Top-level metadata.
+    pub header: Header,
+    /// Kernels, in file order.
+    pub kernels: Vec<GpuOp>,
+    /// Copies, in file order.
+    pub memcpys: Vec<GpuOp>,
+    /// Fills, in file order.
+    pub memsets: Vec<GpuOp>,
+    /// Runtime and driver API calls, in file order.
+    pub launches: Vec<Launch>,
+    /// `cpu_op` events.
+    pub cpu_ops: Vec<Span>,
+    /// `user_annotation` events.
+    pub user_annotations: Vec<Span>,
+    /// `gpu_user_annotation` events.
+    pub gpu_user_annotations: Vec<Span>,
+    /// CPU→GPU flow ends.
+    pub flows: Vec<Flow>,
+    /// Raw counts.
+    pub counts: Counts,
+    /// Earliest start and latest end of any timed event (`X`, `i`, `s`, `f`; not metadata), ns.
+    pub time_bounds: Option<(i64, i64)>,
+    /// Problems that did not stop the parse (the first 100; `warnings_total` counts all).
+    pub warnings: Vec<Warning>,
+    /// All warnings, including those past the first 100.
+    pub warnings_total: u64,
+    /// Set when the input was cut and salvage was asked for.
+    pub salvaged: Option<Salvage>,
+    pub(crate) names: Interner,
+    pub(crate) ids: Vec<IdValue>,
+}
+
+impl Trace {
+    /// The text of an interned name.
+    pub fn name(&self, s: Sym) -> &str {
+        self.names.get(s.0)
+    }
+
+    /// The pid/tid value behind an [`IdRef`].
+    pub fn id(&self, r: IdRef) -> &IdValue {
+        static EMPTY: IdValue = IdValue::Num(0);
+        self.ids.get(r.0 as usize).unwrap_or(&EMPTY)
+    }
+
+    /// Number of distinct names interned.
+    pub fn distinct_names(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Looks a name up without interning it.
+    pub fn find_name(&self, text: &str) -> Option<Sym> {
+        (0..self.names.len() as u32)
+            .find(|&i| self.names.get(i) == text)
+            .map(Sym)
+    }
+
+    /// Every span of one kind.
+    pub fn spans(&self, kind: SpanKind) -> &[Span] {
+        match kind {
+            SpanKind::CpuOp => &self.cpu_ops,
+            SpanKind::UserAnnotation => &self.user_annotations,
+            SpanKind::GpuUserAnnotation => &self.gpu_user_annotations,
+        }
+    }
+
+    /// Every GPU op of one kind.
+    pub fn gpu_ops(&self, kind: GpuKind) -> &[GpuOp] {
+        match kind {
+            GpuKind::Kernel => &self.kernels,
+            GpuKind::Memcpy => &self.memcpys,
+            GpuKind::Memset => &self.memsets,
+        }
+    }
+}

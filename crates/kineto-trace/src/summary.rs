@@ -1,0 +1,246 @@
+//! The per-file summary `kineto summary` prints.
+//!
+//! Every number here is MEASURED: a count of events in the file or a sum of their durations as the
+//! profiler recorded them. Durations are reported in microseconds converted from exact integer
+//! nanoseconds.
+
+use crate::interval::union;
+use crate::model::{Api, FlowPhase, Salvage, Trace, Warning};
+use crate::parse::Parsed;
+use crate::time::ns_to_us;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// One trace file in numbers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// The path as given.
+    pub file: String,
+    /// sha256 of the file as stored.
+    pub sha256: Option<String>,
+    /// `schemaVersion`.
+    pub schema_version: Option<i64>,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u64>,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<u64>,
+    /// Objects in `traceEvents`.
+    pub events: u64,
+    /// Latest end minus earliest start over every timed event (`X`, `i`, `s`, `f`), µs.
+    pub span_us: f64,
+    /// Kernels.
+    pub kernels: KernelStats,
+    /// Copies.
+    pub memcpy: CopyStats,
+    /// Fills.
+    pub memset: Count,
+    /// `cuda_runtime` calls (`Runtime` in old traces).
+    pub runtime: Count,
+    /// `cuda_driver` calls.
+    pub driver: Count,
+    /// `cudaGraphLaunch` / `hipGraphLaunch` runtime calls.
+    pub graph_launches: u64,
+    /// `cpu_op` events.
+    pub cpu_ops: u64,
+    /// `user_annotation` events.
+    pub user_annotations: u64,
+    /// `gpu_user_annotation` events.
+    pub gpu_user_annotations: u64,
+    /// CPU→GPU flow events (both ends).
+    pub flows: u64,
+    /// Distinct `ProfilerStep#N` names over CPU and GPU annotations (a mirrored step counts once).
+    pub profiler_steps: u64,
+    /// Whether the file was cut and only the events before the cut were kept.
+    pub salvaged: bool,
+    /// Where and why, when salvaged.
+    pub salvage: Option<Salvage>,
+    /// Problems that did not stop the parse (first 100).
+    pub warnings: Vec<Warning>,
+    /// All warnings.
+    pub warnings_total: u64,
+}
+
+/// Kernel totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelStats {
+    /// Number of kernels.
+    pub count: u64,
+    /// Σ dur, µs.
+    pub sum_us: f64,
+    /// Time covered by at least one kernel on any device or stream, µs.
+    pub union_us: f64,
+    /// Distinct (device, stream) pairs that ran a kernel.
+    pub streams: u64,
+}
+
+/// Copy totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopyStats {
+    /// Number of copies.
+    pub count: u64,
+    /// Σ `args.bytes`.
+    pub bytes: u64,
+}
+
+/// A bare count.
+#[derive(Debug, Clone, Serialize)]
+pub struct Count {
+    /// How many.
+    pub count: u64,
+}
+
+/// True for `ProfilerStep#<digits>`.
+pub fn is_profiler_step(name: &str) -> bool {
+    name.strip_prefix("ProfilerStep#")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl Summary {
+    /// Summarises a parsed file.
+    pub fn of(p: &Parsed) -> Summary {
+        let t: &Trace = &p.trace;
+        let kernel_sum: i64 = t.kernels.iter().map(|k| k.dur_ns).sum();
+        let kernel_union = union(t.kernels.iter().map(|k| (k.ts_ns, k.end_ns())));
+        let streams: BTreeSet<(Option<i64>, Option<i64>)> =
+            t.kernels.iter().map(|k| (k.device, k.stream)).collect();
+        let steps: BTreeSet<&str> = t
+            .user_annotations
+            .iter()
+            .chain(&t.gpu_user_annotations)
+            .chain(&t.cpu_ops)
+            .map(|s| t.name(s.name))
+            .filter(|n| is_profiler_step(n))
+            .collect();
+        let graph_launches = t
+            .launches
+            .iter()
+            .filter(|l| l.api == Api::Runtime)
+            .filter(|l| matches!(t.name(l.name), "cudaGraphLaunch" | "hipGraphLaunch"))
+            .count() as u64;
+        let span = t.time_bounds.map_or(0, |(a, b)| b - a);
+        Summary {
+            file: p.path.display().to_string(),
+            sha256: p.sha256.clone(),
+            schema_version: t.header.schema_version,
+            rank: t.header.rank,
+            world_size: t.header.world_size,
+            events: t.counts.events,
+            span_us: ns_to_us(span),
+            kernels: KernelStats {
+                count: t.kernels.len() as u64,
+                sum_us: ns_to_us(kernel_sum),
+                union_us: ns_to_us(kernel_union),
+                streams: streams.len() as u64,
+            },
+            memcpy: CopyStats {
+                count: t.memcpys.len() as u64,
+                bytes: t.memcpys.iter().filter_map(|m| m.bytes).sum(),
+            },
+            memset: Count {
+                count: t.memsets.len() as u64,
+            },
+            runtime: Count {
+                count: t.launches.iter().filter(|l| l.api == Api::Runtime).count() as u64,
+            },
+            driver: Count {
+                count: t.launches.iter().filter(|l| l.api == Api::Driver).count() as u64,
+            },
+            graph_launches,
+            cpu_ops: t.cpu_ops.len() as u64,
+            user_annotations: t.user_annotations.len() as u64,
+            gpu_user_annotations: t.gpu_user_annotations.len() as u64,
+            flows: t.flows.len() as u64,
+            profiler_steps: steps.len() as u64,
+            salvaged: t.salvaged.is_some(),
+            salvage: t.salvaged.clone(),
+            warnings: t.warnings.clone(),
+            warnings_total: t.warnings_total,
+        }
+    }
+
+    /// CPU→GPU flow starts and finishes, separately.
+    pub fn flow_ends(t: &Trace) -> (u64, u64) {
+        let s = t
+            .flows
+            .iter()
+            .filter(|f| f.phase == FlowPhase::Start)
+            .count() as u64;
+        (s, t.flows.len() as u64 - s)
+    }
+}
+
+/// Parses and summarises several traces (the ranks of a run) in parallel, one result per path in the
+/// order given.
+pub fn summarize_paths(
+    paths: &[std::path::PathBuf],
+    opts: &crate::Options,
+) -> Vec<crate::Result<Summary>> {
+    use rayon::prelude::*;
+    paths
+        .par_iter()
+        .map(|p| crate::parse_file(p, opts).map(|parsed| Summary::of(&parsed)))
+        .collect()
+}
+
+impl Summary {
+    /// A readable block of `key: value` lines.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let _ = writeln!(s, "{}", self.file);
+        let _ = writeln!(
+            s,
+            "  sha256          {}",
+            self.sha256.as_deref().unwrap_or("-")
+        );
+        let _ = writeln!(
+            s,
+            "  schema {}  rank {}  world_size {}",
+            self.schema_version
+                .map_or("-".to_string(), |v| v.to_string()),
+            opt(self.rank),
+            opt(self.world_size)
+        );
+        let _ = writeln!(
+            s,
+            "  events          {}   span {:.3} µs",
+            self.events, self.span_us
+        );
+        let _ = writeln!(
+            s,
+            "  kernels         {}   sum {:.3} µs   union {:.3} µs   streams {}",
+            self.kernels.count, self.kernels.sum_us, self.kernels.union_us, self.kernels.streams
+        );
+        let _ = writeln!(
+            s,
+            "  memcpy          {}   {} B     memset {}",
+            self.memcpy.count, self.memcpy.bytes, self.memset.count
+        );
+        let _ = writeln!(
+            s,
+            "  runtime         {}   driver {}   graph launches {}   flows {}",
+            self.runtime.count, self.driver.count, self.graph_launches, self.flows
+        );
+        let _ = writeln!(
+            s,
+            "  cpu_ops         {}   user annotations {}   gpu user annotations {}",
+            self.cpu_ops, self.user_annotations, self.gpu_user_annotations
+        );
+        let _ = writeln!(s, "  profiler steps  {}", self.profiler_steps);
+        if let Some(sv) = &self.salvage {
+            let _ = writeln!(
+                s,
+                "  SALVAGED        cut at byte {}: {}",
+                sv.cut_offset, sv.reason
+            );
+        }
+        if self.warnings_total > 0 {
+            let _ = writeln!(s, "  warnings        {}", self.warnings_total);
+            for w in self.warnings.iter().take(5) {
+                let _ = writeln!(s, "    byte {}: {}", w.offset, w.message);
+            }
+        }
+        s
+    }
+}

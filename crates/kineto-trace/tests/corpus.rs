@@ -1,0 +1,141 @@
+//! Every real trace parses and agrees with counts made independently (INVENTORY.csv: plain `json.load`)
+//! and with kernel times computed by `testdata/reference/kernel_times.py`.
+
+use kineto_trace::summary::Summary;
+use kineto_trace::{Feed, Options, parse_file};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let head: Vec<String> = lines
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
+}
+
+/// Checks every file of an inventory; returns how many were checked.
+fn check(root: &Path, feed: Feed) -> usize {
+    let inventory = read_csv(&root.join("INVENTORY.csv"));
+    let reference: HashMap<String, HashMap<String, String>> =
+        read_csv(&workspace().join("testdata/reference/kernel_times.csv"))
+            .into_iter()
+            .map(|r| (r["path"].clone(), r))
+            .collect();
+    let opts = Options {
+        feed,
+        ..Options::default()
+    };
+    let mut failures = Vec::new();
+    for row in &inventory {
+        let rel = &row["path"];
+        let parsed = match parse_file(&root.join(rel), &opts) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{rel}: {e}"));
+                continue;
+            }
+        };
+        let s = Summary::of(&parsed);
+        let got: Vec<(&str, String)> = vec![
+            ("events", s.events.to_string()),
+            ("kernel", s.kernels.count.to_string()),
+            ("gpu_memcpy", s.memcpy.count.to_string()),
+            ("gpu_memset", s.memset.count.to_string()),
+            ("cuda_runtime", s.runtime.count.to_string()),
+            ("cuda_driver", s.driver.count.to_string()),
+            ("cpu_op", s.cpu_ops.to_string()),
+            ("user_annotation", s.user_annotations.to_string()),
+            ("gpu_user_annotation", s.gpu_user_annotations.to_string()),
+            ("cpu_gpu_flows", s.flows.to_string()),
+            ("profiler_steps", s.profiler_steps.to_string()),
+            ("graph_launches", s.graph_launches.to_string()),
+            ("rank", opt(s.rank)),
+            ("world_size", opt(s.world_size)),
+        ];
+        for (col, value) in got {
+            if row[col] != value {
+                failures.push(format!(
+                    "{rel}: {col} = {value}, inventory says {}",
+                    row[col]
+                ));
+            }
+        }
+        match reference.get(rel) {
+            Some(r) => {
+                let sum_ns: i64 = parsed.trace.kernels.iter().map(|k| k.dur_ns).sum();
+                let union_ns = kineto_trace::interval::union(
+                    parsed.trace.kernels.iter().map(|k| (k.ts_ns, k.end_ns())),
+                );
+                if r["sum_ns"] != sum_ns.to_string() || r["union_ns"] != union_ns.to_string() {
+                    failures.push(format!(
+                        "{rel}: kernel sum/union {sum_ns}/{union_ns} ns, reference {}/{}",
+                        r["sum_ns"], r["union_ns"]
+                    ));
+                }
+                // The µs figures printed are the same ns, divided.
+                assert_eq!(s.kernels.sum_us, sum_ns as f64 / 1000.0);
+            }
+            None => failures.push(format!("{rel}: no row in kernel_times.csv")),
+        }
+        assert!(
+            parsed.trace.salvaged.is_none(),
+            "{rel}: salvaged without asking"
+        );
+        assert_eq!(parsed.sha256.as_deref().map(str::len), Some(64));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    inventory.len()
+}
+
+#[test]
+fn bundled_real_traces_match_independent_counts() {
+    let n = check(&workspace().join("testdata/traces"), Feed::Threaded);
+    assert!(n >= 10, "only {n} bundled traces");
+}
+
+#[test]
+fn bundled_real_traces_parse_the_same_inline() {
+    check(&workspace().join("testdata/traces"), Feed::Inline);
+}
+
+/// The whole shared corpus. Skipped (with a note) when it is not beside the clone; CI sets
+/// KL1_REQUIRE_CORPUS=1 so that there it must be present.
+#[test]
+fn shared_corpus_matches_independent_counts() {
+    let root = workspace().join("../shared/traces");
+    if !root.join("INVENTORY.csv").exists() {
+        assert!(
+            std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
+            "KL1_REQUIRE_CORPUS is set but {} is missing",
+            root.display()
+        );
+        eprintln!(
+            "note: {} not found; shared corpus not checked",
+            root.display()
+        );
+        return;
+    }
+    let n = check(&root, Feed::Threaded);
+    assert!(n >= 40, "only {n} traces in the shared corpus");
+}

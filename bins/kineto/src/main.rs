@@ -27,6 +27,13 @@ enum Cmd {
         /// On a truncated file, keep the complete events before the cut (marked "salvaged").
         #[arg(long)]
         salvage: bool,
+        /// Read, inflate, hash and parse each file on one thread (default: reading, inflating and
+        /// hashing run on a helper thread beside the parser).
+        #[arg(long)]
+        single_thread: bool,
+        /// Skip the sha256 of each file (it is then null): saves a pass over the stored bytes.
+        #[arg(long)]
+        no_sha256: bool,
         /// Trace files (.json, .json.gz) or directories of per-rank traces.
         #[arg(required = true)]
         traces: Vec<PathBuf>,
@@ -39,12 +46,20 @@ fn main() -> ExitCode {
         Cmd::Summary {
             json,
             salvage,
+            single_thread,
+            no_sha256,
             traces,
-        } => summary(&traces, json, salvage),
+        } => summary(&traces, json, salvage, single_thread, !no_sha256),
     }
 }
 
-fn summary(traces: &[PathBuf], json: bool, salvage: bool) -> ExitCode {
+fn summary(
+    traces: &[PathBuf],
+    json: bool,
+    salvage: bool,
+    single_thread: bool,
+    sha256: bool,
+) -> ExitCode {
     let paths = match kineto_trace::expand_paths(traces) {
         Ok(p) => p,
         Err(e) => {
@@ -54,7 +69,12 @@ fn summary(traces: &[PathBuf], json: bool, salvage: bool) -> ExitCode {
     };
     let opts = kineto_trace::Options {
         salvage,
-        ..Default::default()
+        sha256,
+        feed: if single_thread {
+            kineto_trace::Feed::Inline
+        } else {
+            kineto_trace::Feed::Threaded
+        },
     };
     let mut failed = false;
     for result in summarize_paths(&paths, &opts) {

@@ -1,7 +1,8 @@
 //! The compact model a parsed trace is kept in.
 //!
-//! Only what analyses need is kept, in fixed-size records: names are interned to [`Sym`], pid/tid values
-//! (numbers in most traces, strings such as `"stream 7"` or `"Spans"` in others) to [`IdRef`], times are
+//! Only what analyses need is kept, in fixed-size records: names are interned to [`Sym`], (pid, tid)
+//! pairs — numbers in most traces, strings such as `"stream 7"` or `"Spans"` in others — to [`Track`]
+//! (a thread, or a device's stream: one row of the trace viewer), times are
 //! integer nanoseconds on the trace's own clock (see [`Header::base_time_ns`]).
 
 use rustc_hash::FxHashMap;
@@ -12,9 +13,18 @@ use std::num::NonZeroU64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(pub(crate) u32);
 
-/// An interned pid or tid value as written in the trace.
+/// An interned (pid, tid) pair: a CPU thread, or a GPU device's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct IdRef(pub(crate) u32);
+pub struct Track(pub(crate) u32);
+
+/// The pid and tid behind a [`Track`], as the trace wrote them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct TrackIds {
+    /// Process id (the device for GPU activities).
+    pub pid: IdValue,
+    /// Thread id (the stream for GPU activities).
+    pub tid: IdValue,
+}
 
 /// A pid or tid as the trace wrote it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -104,16 +114,15 @@ pub struct GpuOp {
     pub ts_ns: i64,
     /// Duration, ns (never negative: the parser rejects that).
     pub dur_ns: i64,
-    /// `pid`: the device for GPU activities.
-    pub pid: IdRef,
-    /// `tid`: the stream for GPU activities.
-    pub tid: IdRef,
+    /// (`pid`, `tid`): device and stream as the trace labels them.
+    pub track: Track,
     /// `args.device`, else the pid when it is an integer.
     pub device: Option<i64>,
     /// `args.stream`, else the integer in the tid.
     pub stream: Option<i64>,
-    /// `args.correlation`: the CUPTI id shared with the launching runtime/driver call.
-    pub correlation: Option<u64>,
+    /// `args.correlation`: the CUPTI id shared with the launching runtime/driver call (CUPTI numbers
+    /// from 1; a 0 is kept as `None`).
+    pub correlation: Option<NonZeroU64>,
     /// `args["External id"]` (`"external id"` in old traces); 0 means none there and is kept as `None`.
     pub external_id: Option<NonZeroU64>,
     /// `args.grid`, `[x, y, z]` (kernels only; zeros when absent).
@@ -160,16 +169,14 @@ pub struct Launch {
     pub ts_ns: i64,
     /// Duration, ns.
     pub dur_ns: i64,
-    /// Process.
-    pub pid: IdRef,
-    /// Thread.
-    pub tid: IdRef,
-    /// `args.correlation`.
-    pub correlation: Option<u64>,
+    /// (`pid`, `tid`): the calling thread.
+    pub track: Track,
+    /// `args.correlation` (0 kept as `None`).
+    pub correlation: Option<NonZeroU64>,
     /// `args["External id"]`.
     pub external_id: Option<NonZeroU64>,
     /// `args.cbid`: the CUPTI callback id of the API.
-    pub cbid: Option<u32>,
+    pub cbid: Option<u16>,
 }
 
 /// Which kind of CPU-side or annotation span a [`Span`] is.
@@ -193,10 +200,8 @@ pub struct Span {
     pub ts_ns: i64,
     /// Duration, ns.
     pub dur_ns: i64,
-    /// Process (device for GPU annotations).
-    pub pid: IdRef,
-    /// Thread (stream for GPU annotations).
-    pub tid: IdRef,
+    /// (`pid`, `tid`): the thread (device and stream for GPU annotations).
+    pub track: Track,
     /// `args["External id"]`.
     pub external_id: Option<NonZeroU64>,
 }
@@ -227,10 +232,8 @@ pub struct Flow {
     pub phase: FlowPhase,
     /// Time, ns.
     pub ts_ns: i64,
-    /// Process or device.
-    pub pid: IdRef,
-    /// Thread or stream.
-    pub tid: IdRef,
+    /// (`pid`, `tid`): the thread at the start, the device and stream at the finish.
+    pub track: Track,
 }
 
 /// The trace's top-level metadata.
@@ -319,7 +322,7 @@ pub struct Trace {
     /// Set when the input was cut and salvage was asked for.
     pub salvaged: Option<Salvage>,
     pub(crate) names: Interner,
-    pub(crate) ids: Vec<IdValue>,
+    pub(crate) tracks: Vec<TrackIds>,
 }
 
 impl Trace {
@@ -328,10 +331,18 @@ impl Trace {
         self.names.get(s.0)
     }
 
-    /// The pid/tid value behind an [`IdRef`].
-    pub fn id(&self, r: IdRef) -> &IdValue {
-        static EMPTY: IdValue = IdValue::Num(0);
-        self.ids.get(r.0 as usize).unwrap_or(&EMPTY)
+    /// The pid and tid behind a [`Track`].
+    pub fn track(&self, t: Track) -> &TrackIds {
+        static NONE: TrackIds = TrackIds {
+            pid: IdValue::Num(0),
+            tid: IdValue::Num(0),
+        };
+        self.tracks.get(t.0 as usize).unwrap_or(&NONE)
+    }
+
+    /// Number of distinct tracks.
+    pub fn track_count(&self) -> usize {
+        self.tracks.len()
     }
 
     /// Number of distinct names interned.

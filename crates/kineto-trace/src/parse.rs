@@ -3,11 +3,11 @@
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Api, Flow, FlowPhase, GpuOp, Header, IdRef, IdValue, Launch, Salvage, Span, Sym, Trace, Warning,
+    Api, Flow, FlowPhase, GpuOp, Header, IdValue, Launch, Salvage, Span, Sym, Trace, Track,
+    TrackIds, Warning,
 };
-use crate::scan::{Cursor, Scan, Stop, Str, bad, parse_i64, parse_u64, show_byte};
+use crate::scan::{Cursor, Scan, Stop, Str, bad, event_bad, parse_i64, parse_u64, show_byte};
 use crate::source::{Feed, Input};
-use crate::time::us_to_ns;
 use rustc_hash::FxHashMap;
 use std::io::{self, Read};
 use std::num::NonZeroU64;
@@ -247,13 +247,13 @@ impl Parser<'_> {
                     self.win.pos = cur.pos;
                     return Ok(Some(v));
                 }
-                Err(Stop::Bad { at, msg }) => return Err(self.syntax(at, msg)),
-                Err(Stop::EventBad { at, msg }) => {
+                Err(Stop::Bad(f)) if !f.event => return Err(self.syntax(f.at, f.msg)),
+                Err(Stop::Bad(f)) => {
                     return Err(Error::Event {
                         file: self.file.clone(),
-                        offset: self.win.offset(at),
+                        offset: self.win.offset(f.at),
                         index: self.b.trace.counts.events,
-                        message: msg.into_owned(),
+                        message: f.msg.into_owned(),
                     });
                 }
                 Err(Stop::NeedMore) => match self.win.refill().map_err(|e| self.io(e))? {
@@ -401,9 +401,10 @@ impl Parser<'_> {
                     );
                 }
                 let start = c.pos;
-                let ev = event(c)?;
+                let mut ev = RawEvent::default();
+                event(c, &mut ev)?;
                 let _ = at;
-                b.apply(ev, start)
+                b.apply(&ev, start)
             })?
             else {
                 return Ok(None);
@@ -461,8 +462,9 @@ struct RawEvent<'a> {
     name: Option<Str<'a>>,
     pid: Option<&'a [u8]>,
     tid: Option<&'a [u8]>,
-    ts: Option<&'a [u8]>,
-    dur: Option<&'a [u8]>,
+    /// `ts` in ns; `Some(None)` when present but out of range.
+    ts: Option<Option<i64>>,
+    dur: Option<Option<i64>>,
     id: Option<&'a [u8]>,
     args: Args,
     /// Where `args` is when it came before `cat` and could not be read in one pass.
@@ -482,7 +484,7 @@ struct Args {
     graph_id: Option<u64>,
     graph_node_id: Option<u64>,
     bytes: Option<u64>,
-    cbid: Option<u32>,
+    cbid: Option<u16>,
     /// A field we read had a form we could not use (e.g. a fractional correlation): named here.
     odd_field: Option<&'static str>,
 }
@@ -519,12 +521,11 @@ fn classify(cat: &[u8]) -> Cat {
 
 /// Reads one event object (the cursor is at its `{`).
 #[inline]
-fn event<'a>(c: &mut Cursor<'a>) -> Scan<RawEvent<'a>> {
-    let mut ev = RawEvent::default();
+fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
     c.pos += 1;
     if c.ws_peek()? == b'}' {
         c.pos += 1;
-        return Ok(ev);
+        return Ok(());
     }
     loop {
         c.ws_peek()?;
@@ -537,8 +538,8 @@ fn event<'a>(c: &mut Cursor<'a>) -> Scan<RawEvent<'a>> {
             b"name" => ev.name = Some(string_field(c, v, "name")?),
             b"pid" => ev.pid = Some(id_token(c, v)?),
             b"tid" => ev.tid = Some(id_token(c, v)?),
-            b"ts" => ev.ts = Some(number_field(c, v, "ts")?),
-            b"dur" => ev.dur = Some(number_field(c, v, "dur")?),
+            b"ts" => ev.ts = Some(time_field(c, v, "ts")?),
+            b"dur" => ev.dur = Some(time_field(c, v, "dur")?),
             b"id" => ev.id = Some(id_token(c, v)?),
             b"args" => match ev.cat.as_deref().map(classify) {
                 Some(Cat::Other | Cat::Flow) => {
@@ -578,7 +579,7 @@ fn event<'a>(c: &mut Cursor<'a>) -> Scan<RawEvent<'a>> {
         let mut again = Cursor::new(c.buf, at);
         ev.args = args(&mut again, k)?;
     }
-    Ok(ev)
+    Ok(())
 }
 
 fn string_field<'a>(c: &mut Cursor<'a>, v: u8, field: &'static str) -> Scan<Str<'a>> {
@@ -587,37 +588,28 @@ fn string_field<'a>(c: &mut Cursor<'a>, v: u8, field: &'static str) -> Scan<Str<
     } else {
         let at = c.pos;
         c.skip_value()?;
-        Err(Stop::EventBad {
-            at,
-            msg: format!("\"{field}\" is not a string").into(),
-        })
+        event_bad(at, format!("\"{field}\" is not a string"))
     }
 }
 
-fn number_field<'a>(c: &mut Cursor<'a>, v: u8, field: &'static str) -> Scan<&'a [u8]> {
+fn time_field(c: &mut Cursor<'_>, v: u8, field: &'static str) -> Scan<Option<i64>> {
     if v == b'"' || v == b'{' || v == b'[' || v == b't' || v == b'f' || v == b'n' {
         let at = c.pos;
         c.skip_value()?;
-        return Err(Stop::EventBad {
-            at,
-            msg: format!("\"{field}\" is not a number").into(),
-        });
+        return event_bad(at, format!("\"{field}\" is not a number"));
     }
-    c.number()
+    c.micros_as_ns()
 }
 
 /// A pid/tid/id value as its raw token (a number, or a string with its quotes).
 fn id_token<'a>(c: &mut Cursor<'a>, v: u8) -> Scan<&'a [u8]> {
     let start = c.pos;
-    match v {
-        b'"' => {
-            c.string()?;
-        }
-        _ => {
-            c.skip_value()?;
-        }
+    if v == b'"' {
+        c.string()?;
+        Ok(&c.buf[start..c.pos])
+    } else {
+        c.token()
     }
-    Ok(&c.buf[start..c.pos])
 }
 
 /// Reads `args`, keeping the fields the model uses for this category. Fields of other categories are
@@ -701,8 +693,7 @@ fn uint(
 ) -> Scan<Option<u64>> {
     let v = c.ws_peek()?;
     if v == b'-' || v.is_ascii_digit() {
-        let tok = c.number()?;
-        let r = parse_u64(tok);
+        let r = c.uint()?;
         if r.is_none() {
             *odd = Some(field);
         }
@@ -738,9 +729,13 @@ fn int(
     }
 }
 
-fn small(v: Option<u64>, odd: &mut Option<&'static str>, field: &'static str) -> Option<u32> {
+fn small<T: TryFrom<u64>>(
+    v: Option<u64>,
+    odd: &mut Option<&'static str>,
+    field: &'static str,
+) -> Option<T> {
     let v = v?;
-    let r = u32::try_from(v).ok();
+    let r = T::try_from(v).ok();
     if r.is_none() {
         *odd = Some(field);
     }
@@ -797,18 +792,42 @@ fn dims(
     }
 }
 
+/// Events per one-byte ASCII phase.
+struct PhaseCounts([u64; 128]);
+
+impl Default for PhaseCounts {
+    fn default() -> Self {
+        PhaseCounts([0; 128])
+    }
+}
+
+impl std::ops::IndexMut<usize> for PhaseCounts {
+    fn index_mut(&mut self, i: usize) -> &mut u64 {
+        &mut self.0[i & 127]
+    }
+}
+
+impl std::ops::Index<usize> for PhaseCounts {
+    type Output = u64;
+    fn index(&self, i: usize) -> &u64 {
+        &self.0[i & 127]
+    }
+}
+
 /// Accumulates the model as events arrive.
 #[derive(Default)]
 struct Builder {
     trace: Trace,
-    id_map: FxHashMap<Box<[u8]>, u32>,
-    /// The last two pid/tid tokens seen: most consecutive events share them.
-    id_cache: [(Vec<u8>, u32); 2],
-    id_cache_next: usize,
+    track_map: FxHashMap<Box<[u8]>, u32>,
+    /// The last few (pid, tid) tokens seen, as pid‖tid with the split point: consecutive events
+    /// mostly share them, and a hit skips hashing.
+    track_cache: [(Vec<u8>, usize, u32); 4],
+    track_cache_next: usize,
     min_ts: i64,
     max_end: i64,
     /// Stream offset of the window's first byte, for warnings.
     base: u64,
+    phase_counts: PhaseCounts,
     timed: bool,
 }
 
@@ -824,48 +843,47 @@ impl Builder {
     }
 
     #[inline]
-    fn id(&mut self, tok: Option<&[u8]>) -> IdRef {
-        let tok = tok.unwrap_or(b"null");
-        for (k, v) in &self.id_cache {
-            if k.as_slice() == tok {
-                return IdRef(*v);
+    fn track(&mut self, pid: Option<&[u8]>, tid: Option<&[u8]>) -> Track {
+        let pid = pid.unwrap_or(b"null");
+        let tid = tid.unwrap_or(b"null");
+        for (k, split, v) in &self.track_cache {
+            if k.len() == pid.len() + tid.len() && k[..*split] == *pid && k[*split..] == *tid {
+                return Track(*v);
             }
         }
-        let id = if let Some(&id) = self.id_map.get(tok) {
+        let mut key = Vec::with_capacity(pid.len() + tid.len() + 1);
+        key.extend_from_slice(pid);
+        key.push(0);
+        key.extend_from_slice(tid);
+        let id = if let Some(&id) = self.track_map.get(key.as_slice()) {
             id
         } else {
-            let value = if tok.first() == Some(&b'"') {
-                let mut c = Cursor::new(tok, 0);
-                let text = c
-                    .string()
-                    .map(|s| String::from_utf8_lossy(&s).into_owned())
-                    .unwrap_or_default();
-                IdValue::Str(text)
-            } else {
-                match parse_i64(tok) {
-                    Some(n) => IdValue::Num(n),
-                    None => IdValue::Str(String::from_utf8_lossy(tok).into_owned()),
-                }
-            };
-            let id = self.trace.ids.len() as u32;
-            self.trace.ids.push(value);
-            self.id_map.insert(tok.into(), id);
+            let id = self.trace.tracks.len() as u32;
+            self.trace.tracks.push(TrackIds {
+                pid: id_value(pid),
+                tid: id_value(tid),
+            });
+            self.track_map.insert(key.into_boxed_slice(), id);
             id
         };
-        let slot = &mut self.id_cache[self.id_cache_next];
+        let slot = &mut self.track_cache[self.track_cache_next];
         slot.0.clear();
-        slot.0.extend_from_slice(tok);
-        slot.1 = id;
-        self.id_cache_next ^= 1;
-        IdRef(id)
+        slot.0.extend_from_slice(pid);
+        slot.0.extend_from_slice(tid);
+        slot.1 = pid.len();
+        slot.2 = id;
+        self.track_cache_next = (self.track_cache_next + 1) % self.track_cache.len();
+        Track(id)
     }
 
     fn header_value(&mut self, key: &[u8], raw: &[u8], at: usize) -> Scan<()> {
         let h: &mut Header = &mut self.trace.header;
         let value = || -> Scan<serde_json::Value> {
-            serde_json::from_slice(raw).map_err(|e| Stop::Bad {
-                at,
-                msg: format!("top-level \"{}\": {e}", String::from_utf8_lossy(key)).into(),
+            serde_json::from_slice(raw).or_else(|e| {
+                bad(
+                    at,
+                    format!("top-level \"{}\": {e}", String::from_utf8_lossy(key)),
+                )
             })
         };
         match key {
@@ -893,7 +911,7 @@ impl Builder {
 
     /// Folds one event into the model. `start` is the event's index in `buf`.
     #[inline]
-    fn apply(&mut self, ev: RawEvent<'_>, start: usize) -> Scan<()> {
+    fn apply(&mut self, ev: &RawEvent<'_>, start: usize) -> Scan<()> {
         // Counted only once accepted, so an error's event index is the 0-based index of the bad one.
         self.apply_inner(ev, start)?;
         self.trace.counts.events += 1;
@@ -901,13 +919,8 @@ impl Builder {
     }
 
     #[inline]
-    fn apply_inner(&mut self, ev: RawEvent<'_>, start: usize) -> Scan<()> {
-        let invalid = |msg: String| -> Scan<()> {
-            Err(Stop::EventBad {
-                at: start,
-                msg: msg.into(),
-            })
-        };
+    fn apply_inner(&mut self, ev: &RawEvent<'_>, start: usize) -> Scan<()> {
+        let invalid = |msg: String| -> Scan<()> { event_bad(start, msg) };
         let Some(ph) = ev.ph.as_deref() else {
             return invalid("no \"ph\" (event phase)".into());
         };
@@ -924,31 +937,21 @@ impl Builder {
             }
         }
         self.count_phase(ph);
-        let Some(ts_tok) = ev.ts else {
+        let Some(ts) = ev.ts else {
             return invalid(format!(
                 "a \"{}\" event with no \"ts\"",
                 String::from_utf8_lossy(ph)
             ));
         };
-        let Some(ts) = us_to_ns(ts_tok) else {
-            return invalid(format!(
-                "\"ts\" {} is out of range",
-                String::from_utf8_lossy(ts_tok)
-            ));
+        let Some(ts) = ts else {
+            return invalid("\"ts\" is out of range (more than ±292 years in ns)".into());
         };
         let dur = match ev.dur {
-            Some(tok) => {
-                let Some(d) = us_to_ns(tok) else {
-                    return invalid(format!(
-                        "\"dur\" {} is out of range",
-                        String::from_utf8_lossy(tok)
-                    ));
-                };
-                if d < 0 {
-                    return invalid(format!("negative \"dur\" {}", String::from_utf8_lossy(tok)));
-                }
-                d
+            Some(Some(d)) if d < 0 => {
+                return invalid(format!("negative \"dur\" ({d} ns)"));
             }
+            Some(Some(d)) => d,
+            Some(None) => return invalid("\"dur\" is out of range".into()),
             None if ph_byte == b'X' => return invalid("an \"X\" event with no \"dur\"".into()),
             None => 0,
         };
@@ -971,18 +974,17 @@ impl Builder {
         match (ph_byte, cat) {
             (b'X', Cat::Kernel | Cat::Memcpy | Cat::Memset) => {
                 let name = self.name(ev.name.as_deref());
-                let pid = self.id(ev.pid);
-                let tid = self.id(ev.tid);
+                let track = self.track(ev.pid, ev.tid);
+                let ids = self.trace.track(track);
                 let a = &ev.args;
                 let op = GpuOp {
                     name,
                     ts_ns: ts,
                     dur_ns: dur,
-                    pid,
-                    tid,
-                    device: a.device.or_else(|| self.trace.id(pid).as_i64()),
-                    stream: a.stream.or_else(|| self.trace.id(tid).as_i64()),
-                    correlation: a.correlation,
+                    track,
+                    device: a.device.or_else(|| ids.pid.as_i64()),
+                    stream: a.stream.or_else(|| ids.tid.as_i64()),
+                    correlation: a.correlation.and_then(NonZeroU64::new),
                     external_id: a.external_id.and_then(NonZeroU64::new),
                     grid: a.grid.unwrap_or_default(),
                     block: a.block.unwrap_or_default(),
@@ -1008,9 +1010,8 @@ impl Builder {
                     },
                     ts_ns: ts,
                     dur_ns: dur,
-                    pid: self.id(ev.pid),
-                    tid: self.id(ev.tid),
-                    correlation: ev.args.correlation,
+                    track: self.track(ev.pid, ev.tid),
+                    correlation: ev.args.correlation.and_then(NonZeroU64::new),
                     external_id: ev.args.external_id.and_then(NonZeroU64::new),
                     cbid: ev.args.cbid,
                 };
@@ -1021,8 +1022,7 @@ impl Builder {
                     name: self.name(ev.name.as_deref()),
                     ts_ns: ts,
                     dur_ns: dur,
-                    pid: self.id(ev.pid),
-                    tid: self.id(ev.tid),
+                    track: self.track(ev.pid, ev.tid),
                     external_id: ev.args.external_id.and_then(NonZeroU64::new),
                 };
                 match cat {
@@ -1053,8 +1053,7 @@ impl Builder {
                                 FlowPhase::Finish
                             },
                             ts_ns: ts,
-                            pid: self.id(ev.pid),
-                            tid: self.id(ev.tid),
+                            track: self.track(ev.pid, ev.tid),
                         };
                         self.trace.flows.push(flow);
                     }
@@ -1070,13 +1069,12 @@ impl Builder {
     }
 
     fn count_phase(&mut self, ph: &[u8]) {
-        let counts = &mut self.trace.counts.by_phase;
-        // Avoids allocating a key per event: phases are one letter.
-        if let Ok(p) = std::str::from_utf8(ph) {
-            if let Some(n) = counts.get_mut(p) {
-                *n += 1;
-            } else {
-                counts.insert(p.to_owned(), 1);
+        // One-letter phases are counted in a fixed table; the map is built from it at the end.
+        match ph {
+            [b] if b.is_ascii() => self.phase_counts[usize::from(*b)] += 1,
+            _ => {
+                let p = String::from_utf8_lossy(ph).into_owned();
+                *self.trace.counts.by_phase.entry(p).or_insert(0) += 1;
             }
         }
     }
@@ -1087,10 +1085,33 @@ impl Builder {
     }
 
     fn finish(mut self) -> Trace {
+        for (b, &n) in self.phase_counts.0.iter().enumerate() {
+            if n > 0 {
+                let key = char::from(b as u8).to_string();
+                *self.trace.counts.by_phase.entry(key).or_insert(0) += n;
+            }
+        }
         if self.timed {
             self.trace.time_bounds = Some((self.min_ts, self.max_end));
         }
         self.trace
+    }
+}
+
+/// A pid/tid token as a value: an integer, or the text of a string (or of an odd number).
+fn id_value(tok: &[u8]) -> IdValue {
+    if tok.first() == Some(&b'"') {
+        let mut c = Cursor::new(tok, 0);
+        let text = c
+            .string()
+            .map(|s| String::from_utf8_lossy(&s).into_owned())
+            .unwrap_or_default();
+        IdValue::Str(text)
+    } else {
+        match parse_i64(tok) {
+            Some(n) => IdValue::Num(n),
+            None => IdValue::Str(String::from_utf8_lossy(tok).into_owned()),
+        }
     }
 }
 

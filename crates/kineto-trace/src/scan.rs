@@ -10,28 +10,84 @@
 use std::borrow::Cow;
 
 /// Why a scan stopped short of a value.
+///
+/// Kept to one pointer and a tag: every byte read returns a `Scan<_>`, and a wide error type made the
+/// hot path measurably slower.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Stop {
     /// The window ended inside the value: refill and retry (or, at end of input, the file is truncated).
     NeedMore,
-    /// The bytes are not what JSON (or a Kineto trace) allows here; `at` is an index into the window.
-    Bad { at: usize, msg: Cow<'static, str> },
-    /// The JSON is fine but the event is not a usable trace event (no `ts`, negative `dur`, …).
-    EventBad { at: usize, msg: Cow<'static, str> },
+    /// The bytes are not what JSON (or a Kineto trace) allows here.
+    Bad(Box<Fault>),
+}
+
+/// A fault found while scanning.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Fault {
+    /// Index into the window.
+    pub(crate) at: usize,
+    /// What was expected and found.
+    pub(crate) msg: Cow<'static, str>,
+    /// True when the JSON is fine but the event is not a usable trace event (no `ts`, negative `dur`).
+    pub(crate) event: bool,
 }
 
 pub(crate) type Scan<T> = Result<T, Stop>;
 
+#[cold]
 pub(crate) fn bad<T>(at: usize, msg: impl Into<Cow<'static, str>>) -> Scan<T> {
-    Err(Stop::Bad {
+    Err(Stop::Bad(Box::new(Fault {
         at,
         msg: msg.into(),
-    })
+        event: false,
+    })))
+}
+
+#[cold]
+pub(crate) fn event_bad<T>(at: usize, msg: impl Into<Cow<'static, str>>) -> Scan<T> {
+    Err(Stop::Bad(Box::new(Fault {
+        at,
+        msg: msg.into(),
+        event: true,
+    })))
 }
 
 /// Nesting deeper than this is rejected rather than followed: no real trace comes near it, and a bound
 /// keeps a hostile file from costing unbounded work per byte.
 const MAX_DEPTH: usize = 256;
+
+/// Index of the first `"` or `\\` in `s`. Eight bytes at a time for the first 64 (most strings in a
+/// trace are keys and short names, where memchr's setup cost dominates), memchr beyond.
+#[inline(always)]
+pub(crate) fn find_quote_or_backslash(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const QUOTE: u64 = ONES * b'"' as u64;
+    const BACKSLASH: u64 = ONES * b'\\' as u64;
+    let mut i = 0;
+    let swar_end = s.len().min(64);
+    while i + 8 <= swar_end {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        let v = u64::from_le_bytes(w);
+        let q = v ^ QUOTE;
+        let b = v ^ BACKSLASH;
+        // A zero byte in q or b marks a match; the lowest flagged byte is exact (borrows only
+        // propagate upwards).
+        let m = (q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b) & HIGH;
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    if s.len() - i < 8 {
+        return s[i..]
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')
+            .map(|p| p + i);
+    }
+    memchr::memchr2(b'"', b'\\', &s[i..]).map(|p| p + i)
+}
 
 /// A position in the window.
 pub(crate) struct Cursor<'a> {
@@ -49,12 +105,28 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub(crate) fn peek(&self) -> Scan<u8> {
-        self.buf.get(self.pos).copied().ok_or(Stop::NeedMore)
+        match self.buf.get(self.pos) {
+            Some(&b) => Ok(b),
+            None => Err(Stop::NeedMore),
+        }
     }
 
     /// Skips JSON whitespace and returns the next byte without consuming it.
     #[inline]
     pub(crate) fn ws_peek(&mut self) -> Scan<u8> {
+        // Kineto separates with exactly one space after ',' and ':' — test that case first.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b > b' ' {
+                return Ok(b);
+            }
+            if b == b' '
+                && let Some(&c) = self.buf.get(self.pos + 1)
+                && c > b' '
+            {
+                self.pos += 1;
+                return Ok(c);
+            }
+        }
         loop {
             let b = self.peek()?;
             match b {
@@ -66,6 +138,10 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub(crate) fn expect(&mut self, want: u8, what: &'static str) -> Scan<()> {
+        if self.buf.get(self.pos) == Some(&want) {
+            self.pos += 1;
+            return Ok(());
+        }
         let b = self.ws_peek()?;
         if b == want {
             self.pos += 1;
@@ -88,7 +164,7 @@ impl<'a> Cursor<'a> {
         }
         let body = open + 1;
         let rest = &self.buf[body..];
-        match memchr::memchr2(b'"', b'\\', rest) {
+        match find_quote_or_backslash(rest) {
             None => Err(Stop::NeedMore),
             Some(i) if rest[i] == b'"' => {
                 self.pos = body + i + 1;
@@ -137,7 +213,7 @@ impl<'a> Cursor<'a> {
                 }
                 _ => {
                     let rest = &self.buf[self.pos..];
-                    let n = memchr::memchr2(b'"', b'\\', rest).ok_or(Stop::NeedMore)?;
+                    let n = find_quote_or_backslash(rest).ok_or(Stop::NeedMore)?;
                     out.extend_from_slice(&rest[..n]);
                     self.pos += n;
                 }
@@ -185,43 +261,51 @@ impl<'a> Cursor<'a> {
     pub(crate) fn number(&mut self) -> Scan<&'a [u8]> {
         let start = self.pos;
         let buf = self.buf;
+        let n = buf.len();
+        let digits_from = |mut i: usize| {
+            while i < n && buf[i].is_ascii_digit() {
+                i += 1;
+            }
+            i
+        };
         let mut i = start;
-        let at = |i: usize| buf.get(i).copied().ok_or(Stop::NeedMore);
-        if at(i)? == b'-' {
+        if i < n && buf[i] == b'-' {
             i += 1;
         }
         let int_start = i;
-        if at(i)? == b'0' {
+        if i < n && buf[i] == b'0' {
             i += 1;
-            if at(i)?.is_ascii_digit() {
+            if i < n && buf[i].is_ascii_digit() {
                 return bad(start, "number with a leading zero");
             }
         } else {
-            while at(i)?.is_ascii_digit() {
-                i += 1;
-            }
+            i = digits_from(i);
+        }
+        if i == n {
+            return Err(Stop::NeedMore);
         }
         if i == int_start {
             return self.not_a_number(start);
         }
-        if at(i)? == b'.' {
-            i += 1;
-            let f = i;
-            while at(i)?.is_ascii_digit() {
-                i += 1;
+        if buf[i] == b'.' {
+            let f = i + 1;
+            i = digits_from(f);
+            if i == n {
+                return Err(Stop::NeedMore);
             }
             if i == f {
                 return bad(start, "number with no digits after '.'");
             }
         }
-        if matches!(at(i)?, b'e' | b'E') {
+        if buf[i] == b'e' || buf[i] == b'E' {
             i += 1;
-            if matches!(at(i)?, b'+' | b'-') {
+            if i < n && (buf[i] == b'+' || buf[i] == b'-') {
                 i += 1;
             }
             let e = i;
-            while at(i)?.is_ascii_digit() {
-                i += 1;
+            i = digits_from(e);
+            if i == n {
+                return Err(Stop::NeedMore);
             }
             if i == e {
                 return bad(start, "number with an empty exponent");
@@ -229,6 +313,137 @@ impl<'a> Cursor<'a> {
         }
         self.pos = i;
         Ok(&buf[start..i])
+    }
+
+    /// Reads a number of microseconds as nanoseconds in one pass. Plain forms (`123`, `123.456`) are
+    /// read directly; anything else (sign, exponent, more than three decimals, a fault) goes through
+    /// [`Cursor::number`] and [`crate::time::us_to_ns`], which give the same value or the error.
+    /// `Ok(None)`: a valid number out of range.
+    #[inline]
+    pub(crate) fn micros_as_ns(&mut self) -> Scan<Option<i64>> {
+        let start = self.pos;
+        let buf = self.buf;
+        let n = buf.len();
+        let mut i = start;
+        let mut v: i64 = 0;
+        while i < n {
+            let d = buf[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            if i - start == 18 {
+                return self.micros_slow(start);
+            }
+            v = v * 10 + i64::from(d);
+            i += 1;
+        }
+        if i == n {
+            return Err(Stop::NeedMore);
+        }
+        let digits = i - start;
+        if digits == 0 || (digits > 1 && buf[start] == b'0') {
+            return self.micros_slow(start);
+        }
+        let mut frac: i64 = 0;
+        if buf[i] == b'.' {
+            i += 1;
+            let f = i;
+            while i < n {
+                let d = buf[i].wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                if i - f == 3 {
+                    return self.micros_slow(start);
+                }
+                frac = frac * 10 + i64::from(d);
+                i += 1;
+            }
+            if i == n {
+                return Err(Stop::NeedMore);
+            }
+            match i - f {
+                0 => return self.micros_slow(start),
+                1 => frac *= 100,
+                2 => frac *= 10,
+                _ => {}
+            }
+        }
+        if buf[i] == b'e' || buf[i] == b'E' {
+            return self.micros_slow(start);
+        }
+        self.pos = i;
+        Ok(v.checked_mul(1000).and_then(|x| x.checked_add(frac)))
+    }
+
+    #[cold]
+    fn micros_slow(&mut self, start: usize) -> Scan<Option<i64>> {
+        self.pos = start;
+        let tok = self.number()?;
+        Ok(crate::time::us_to_ns(tok))
+    }
+
+    /// Skips a plain non-negative integer and returns its text; anything else goes through
+    /// [`Cursor::skip_value`].
+    #[inline]
+    pub(crate) fn token(&mut self) -> Scan<&'a [u8]> {
+        let start = self.pos;
+        let buf = self.buf;
+        let mut i = start;
+        while i < buf.len() && buf[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == buf.len() {
+            return Err(Stop::NeedMore);
+        }
+        if i > start
+            && !matches!(buf[i], b'.' | b'e' | b'E')
+            && (i - start == 1 || buf[start] != b'0')
+        {
+            self.pos = i;
+            return Ok(&buf[start..i]);
+        }
+        self.pos = start;
+        if i > start || buf[start] == b'-' {
+            self.number()
+        } else {
+            let s = self.skip_value()?;
+            Ok(&buf[s..self.pos])
+        }
+    }
+
+    /// Reads a non-negative integer in one pass; `Ok(None)` for a valid number that is not one
+    /// (fraction, exponent, sign, above u64).
+    #[inline]
+    pub(crate) fn uint(&mut self) -> Scan<Option<u64>> {
+        let start = self.pos;
+        let buf = self.buf;
+        let n = buf.len();
+        let mut i = start;
+        let mut v: u64 = 0;
+        while i < n {
+            let d = buf[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+            i += 1;
+        }
+        if i == n {
+            return Err(Stop::NeedMore);
+        }
+        let digits = i - start;
+        if digits == 0
+            || digits > 19
+            || (digits > 1 && buf[start] == b'0')
+            || matches!(buf[i], b'.' | b'e' | b'E')
+        {
+            self.pos = start;
+            let tok = self.number()?;
+            return Ok(parse_u64(tok));
+        }
+        self.pos = i;
+        Ok(Some(v))
     }
 
     fn not_a_number<T>(&self, start: usize) -> Scan<T> {
@@ -290,7 +505,7 @@ impl<'a> Cursor<'a> {
         let mut i = self.pos + 1;
         loop {
             let rest = &self.buf[i..];
-            let n = memchr::memchr2(b'"', b'\\', rest).ok_or(Stop::NeedMore)?;
+            let n = find_quote_or_backslash(rest).ok_or(Stop::NeedMore)?;
             i += n;
             if self.buf[i] == b'"' {
                 self.pos = i + 1;
@@ -471,11 +686,7 @@ mod tests {
             r#""\x""#,
             "{\"a\":1]",
         ] {
-            assert!(
-                matches!(skip(s), Err(Stop::Bad { .. })),
-                "{s} -> {:?}",
-                skip(s)
-            );
+            assert!(matches!(skip(s), Err(Stop::Bad(_))), "{s} -> {:?}", skip(s));
         }
     }
 
@@ -504,11 +715,66 @@ mod tests {
     }
 
     #[test]
+    fn finds_the_first_quote_or_backslash_at_every_position() {
+        for len in 0..140 {
+            for at in 0..len {
+                for c in [b'"', b'\\'] {
+                    let mut v = vec![b'a'; len];
+                    v[at] = c;
+                    if at + 1 < len {
+                        v[at + 1] = b'"';
+                    }
+                    assert_eq!(find_quote_or_backslash(&v), Some(at), "len {len} at {at}");
+                }
+            }
+            // Bytes that differ from the targets by one bit or a borrow must not match.
+            let v: Vec<u8> = (0..len)
+                .map(|i| [b'#', b'!', b']', b'[', 0x00, 0xA2][i % 6])
+                .collect();
+            assert_eq!(find_quote_or_backslash(&v), None, "len {len}");
+        }
+    }
+
+    #[test]
     fn rejects_nesting_past_the_bound() {
         let deep = "[".repeat(300) + &"]".repeat(300);
-        assert!(matches!(skip(&deep), Err(Stop::Bad { .. })));
+        assert!(matches!(skip(&deep), Err(Stop::Bad(_))));
         let ok = "[".repeat(200) + &"]".repeat(200);
         assert_eq!(skip(&ok), Ok(400));
+    }
+
+    #[test]
+    fn one_pass_numbers_agree_with_the_general_path() {
+        let toks = [
+            "0",
+            "7",
+            "63.813",
+            "63.8",
+            "63.81",
+            "1712195495519695.812",
+            "4.0005",
+            "1e3",
+            "-2.5",
+            "1610366662254362",
+            "12345678901234567890",
+            "0.5",
+            "99999999999999999999",
+            "18446744073709551615",
+            "18446744073709551616",
+            "3.",
+            "01",
+        ];
+        for t in toks {
+            let text = format!("{t},");
+            let mut a = Cursor::new(text.as_bytes(), 0);
+            let mut b = Cursor::new(text.as_bytes(), 0);
+            let fast = a.micros_as_ns();
+            let slow = b.number().map(crate::time::us_to_ns);
+            assert_eq!(fast, slow, "micros {t}");
+            let mut a = Cursor::new(text.as_bytes(), 0);
+            let mut b = Cursor::new(text.as_bytes(), 0);
+            assert_eq!(a.uint(), b.number().map(parse_u64), "uint {t}");
+        }
     }
 
     #[test]

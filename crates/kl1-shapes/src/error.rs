@@ -1,0 +1,97 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in this crate: loading a spec or GPU table, or handing a function a value
+/// (a kernel grid, a bit width, a duration) that has no meaning.
+///
+/// Spec and GPU-table errors name the field they are about, as a dotted path such as `model.hidden` or
+/// `quant.routed_experts[1].k`; [`Error::field`] returns it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A spec or GPU-table file could not be read.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The text is not TOML. `message` is the parser's, with the line and column.
+    #[error("{origin}: {message}")]
+    Parse {
+        /// Where the text came from (a path, or the name of a built-in file).
+        origin: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The TOML parses but does not make a valid spec or table: a key missing, unknown or of the wrong type,
+    /// or a value that breaks a rule (a dimension that does not divide among the ranks, a K outside 1..=8, a
+    /// K mix that does not add up, a value without its provenance).
+    #[error("{origin}: `{field}`: {reason}")]
+    Invalid {
+        /// Where the text came from.
+        origin: String,
+        /// The offending field, as a dotted path.
+        field: String,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// A bit width outside EXL3's 1..=8 bits per weight.
+    #[error("K = {value} bits per weight: EXL3 has 1..=8")]
+    BitsOutOfRange {
+        /// The value given.
+        value: u64,
+    },
+    /// A matrix shape EXL3 cannot store: dimensions must be positive multiples of the 16×16 tile and at most
+    /// [`crate::MAX_DIM`].
+    #[error("EXL3 linear {k}×{n}: {reason}")]
+    Shape {
+        /// Input features.
+        k: u64,
+        /// Output features.
+        n: u64,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// A kernel grid that cannot be a reconstruct launch.
+    #[error("reconstruct grid [{}, {}, {}]: {reason}", grid[0], grid[1], grid[2])]
+    Grid {
+        /// The grid, `[x, y, z]`.
+        grid: [u32; 3],
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// A routing description with no meaning (no experts, or more picks per row than experts).
+    #[error("routing {top_k} of {experts} experts: {reason}")]
+    Routing {
+        /// Routed experts.
+        experts: u64,
+        /// Experts picked per row.
+        top_k: u64,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// A rate asked for with a duration or byte count that makes it meaningless.
+    #[error("rate of {bytes} B over {duration_us} µs: {reason}")]
+    Rate {
+        /// Bytes given.
+        bytes: f64,
+        /// Duration given, microseconds.
+        duration_us: f64,
+        /// Why it is rejected.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The dotted path of the field an [`Error::Invalid`] is about; `None` for the other kinds.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Error::Invalid { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+}

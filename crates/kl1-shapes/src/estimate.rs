@@ -1,0 +1,302 @@
+//! Byte estimates over a validated [`Spec`]: what one rank's kernels read in weights.
+//!
+//! Every count is of weight bytes on one rank; activations, KV cache and outputs are not counted (at decode
+//! they are small beside the weights; `docs/formulas.md` says where that stops holding). Each function states
+//! its formula and the assumption that could make it high or low.
+
+use crate::Error;
+use crate::exl3::{Bits, Exl3Linear};
+use crate::spec::{ExpertSplit, Spec};
+
+/// Live rows per read of the shared expert: the decode MoE kernels take at most 8 rows per pass
+/// (exllamav3 `MAX_BSZN = 8`, `block_sparse_mlp.py:20`; the m-row ladders cited in domain.md §3).
+pub const SHARED_RUN_ROWS: u64 = 8;
+
+/// The dense EXL3 launches of one layer at decode, in forward order.
+pub const DECODE_DENSE_LAUNCHES: usize = 4;
+
+/// One routed expert's gate and up projections on one rank at `bits`: 2·(k·n·K/8 + 2k + 2n) with
+/// k = hidden, n = the rank's intermediate width (see [`Spec::expert_intermediate_per_rank`]).
+///
+/// Column split (domain.md §1): each rank holds all of `suh` (2·hidden) and its slice of `svh`.
+pub fn expert_gate_up_bytes(spec: &Spec, bits: Bits) -> u64 {
+    2 * Exl3Linear::new(spec.rank_shapes().expert_gate_up, bits).bytes()
+}
+
+/// One routed expert's down projection on one rank at `bits`: k·n·K/8 + 2k + 2n with k = the rank's
+/// intermediate width, n = hidden.
+///
+/// Row split: each rank holds its slice of `suh` and all of `svh` (2·hidden).
+pub fn expert_down_bytes(spec: &Spec, bits: Bits) -> u64 {
+    Exl3Linear::new(spec.rank_shapes().expert_down, bits).bytes()
+}
+
+/// One routed expert on one rank at `bits`: gate + up + down =
+/// 3·hidden·I_rank·K/8 + 2·(3·hidden + 3·I_rank).
+///
+/// DeepSeek-V4-Flash at K = 4, 2-way tensor split: 3·4096·1024·4/8 + 2·(3·4096 + 3·1024)
+/// = 6,291,456 + 30,720 B.
+pub fn expert_bytes(spec: &Spec, bits: Bits) -> u64 {
+    expert_gate_up_bytes(spec, bits) + expert_down_bytes(spec, bits)
+}
+
+/// Mean bytes of one routed expert on one rank, split as gate|up and down.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExpertBytes {
+    /// Gate and up projections.
+    pub gate_up: f64,
+    /// Down projection.
+    pub down: f64,
+}
+
+impl ExpertBytes {
+    /// Gate, up and down.
+    pub fn total(self) -> f64 {
+        self.gate_up + self.down
+    }
+}
+
+/// The mean routed expert on one rank: Σ_K n_K·bytes(K) / Σ_K n_K over the spec's K mix, for gate|up and
+/// down separately.
+///
+/// Assumes the experts a step reads have the bank's K distribution. If routing favours high-K experts the
+/// true mean is higher (estimate low), if it favours low-K experts lower (estimate high).
+pub fn mean_expert_bytes(spec: &Spec) -> ExpertBytes {
+    let mix = spec.quant().routed_experts.entries();
+    let experts = spec.quant().routed_experts.experts() as f64;
+    let weighted = |f: fn(&Spec, Bits) -> u64| {
+        mix.iter()
+            .map(|&(k, n)| n as f64 * f(spec, k) as f64)
+            .sum::<f64>()
+            / experts
+    };
+    ExpertBytes {
+        gate_up: weighted(expert_gate_up_bytes),
+        down: weighted(expert_down_bytes),
+    }
+}
+
+/// Mean K of the routed experts: Σ_K n_K·K / Σ_K n_K (experts weighted equally; every expert has the same
+/// shape, so this is also the mean over weights).
+pub fn mean_routed_k(spec: &Spec) -> f64 {
+    spec.quant().routed_experts.mean_k()
+}
+
+/// The shared expert on one rank: gate + up + down of the `shared_experts × expert_intermediate`-wide MLP,
+/// divided among ranks like a tensor-split expert (exllamav3 `mlp.py:775-803`), at the shared expert's K.
+/// Zero without a shared expert.
+pub fn shared_expert_bytes(spec: &Spec) -> u64 {
+    let s = spec.rank_shapes();
+    let bits = spec.quant().shared_expert;
+    match (s.shared_gate_up, s.shared_down) {
+        (Some(gu), Some(d)) => {
+            2 * Exl3Linear::new(gu, bits).bytes() + Exl3Linear::new(d, bits).bytes()
+        }
+        _ => 0,
+    }
+}
+
+/// Reads of the shared expert in one layer with `live_rows` rows: ceil(rows / 8) (one read per run of up to
+/// [`SHARED_RUN_ROWS`] rows); 0 rows read nothing.
+///
+/// Assumes no reuse from L2 between runs; the shared expert on one rank (~9 MB for DeepSeek-V4.1-Flash at
+/// K = 4) is a third of GB10's 24 MB L2, so some reuse between back-to-back runs is possible (estimate high).
+pub fn shared_runs(live_rows: u64) -> u64 {
+    live_rows.div_ceil(SHARED_RUN_ROWS)
+}
+
+/// Expected number of distinct experts when `rows` rows each pick `top_k` of `experts` uniformly and
+/// independently: E·(1 − (1 − k/E)^m).
+///
+/// Each row picks k distinct experts, so an expert escapes one row with probability 1 − k/E and all m rows
+/// with (1 − k/E)^m. It is an upper bound for real routing: 1 − (1 − p)^m is concave in an expert's pick
+/// probability p, so for the same Σp = k any unevenness among experts lowers the sum (Jensen), and rows of the
+/// same request, which pick alike, lower it further. It never exceeds min(E, m·k). Computed as
+/// −E·expm1(m·ln1p(−k/E)) to stay accurate when k/E is small.
+pub fn uniform_distinct_experts(experts: u64, top_k: u64, rows: u64) -> Result<f64, Error> {
+    if experts == 0 || top_k == 0 || top_k > experts {
+        return Err(Error::Routing {
+            experts,
+            top_k,
+            reason: "needs at least one expert and 1 ≤ top_k ≤ experts".to_string(),
+        });
+    }
+    Ok(distinct(experts, top_k, rows))
+}
+
+/// The formula of [`uniform_distinct_experts`], for arguments already known valid.
+fn distinct(experts: u64, top_k: u64, rows: u64) -> f64 {
+    if rows == 0 {
+        return 0.0;
+    }
+    let e = experts as f64;
+    let p = top_k as f64 / e;
+    // At k = E, ln1p(−1) = −∞ and expm1(−∞) = −1: every expert is picked, as it should be.
+    -e * (rows as f64 * (-p).ln_1p()).exp_m1()
+}
+
+/// [`uniform_distinct_experts`] for the spec's model: routed experts and top-k, `rows` rows.
+pub fn expected_distinct_experts(spec: &Spec, rows: u64) -> f64 {
+    // A validated spec has 1 ≤ top_k ≤ routed_experts.
+    distinct(spec.model().routed_experts, spec.model().top_k, rows)
+}
+
+/// Expected distinct experts one rank reads for `rows` rows: all of [`expected_distinct_experts`] under a
+/// tensor split (every rank holds a slice of every expert), 1/ranks of it under a whole-expert split (each
+/// expert is on one rank, and under uniform routing each is equally likely to be picked).
+pub fn expected_distinct_experts_per_rank(spec: &Spec, rows: u64) -> f64 {
+    let d = expected_distinct_experts(spec, rows);
+    match spec.parallelism().expert_split {
+        ExpertSplit::Tensor => d,
+        ExpertSplit::Whole => d / spec.parallelism().ranks as f64,
+    }
+}
+
+/// One layer's sparse-MoE weight bytes on one rank: `distinct_experts` mean routed experts, each read once,
+/// plus the shared expert once per run of 8 live rows:
+/// D·(gate|up + down)_mean + ceil(rows/8)·shared.
+///
+/// Assumes each routed expert is read once however many of the rows pick it (true while an expert sees at
+/// most 8 rows, the kernels' row cap, domain.md §3); above that, reads repeat and the estimate is low.
+pub fn moe_layer_weight_bytes(spec: &Spec, distinct_experts: f64, live_rows: u64) -> f64 {
+    distinct_experts * mean_expert_bytes(spec).total()
+        + shared_runs(live_rows) as f64 * shared_expert_bytes(spec) as f64
+}
+
+/// How many mean routed experts one rank could have read in `span_us` at `gbps`, after the shared expert's
+/// runs: (gbps·10³·span_us − ceil(rows/8)·shared) / (gate|up + down)_mean. The inverse of
+/// [`moe_layer_weight_bytes`]. Negative when the shared expert alone needs longer than the span.
+pub fn experts_readable(
+    spec: &Spec,
+    gbps: f64,
+    span_us: f64,
+    live_rows: u64,
+) -> Result<f64, Error> {
+    if !(gbps.is_finite() && gbps >= 0.0 && span_us.is_finite() && span_us >= 0.0) {
+        return Err(Error::Rate {
+            bytes: gbps * 1e3 * span_us,
+            duration_us: span_us,
+            reason: format!("{gbps} GB/s over {span_us} µs: both must be finite and non-negative"),
+        });
+    }
+    let budget = gbps * 1e3 * span_us;
+    let shared = shared_runs(live_rows) as f64 * shared_expert_bytes(spec) as f64;
+    Ok((budget - shared) / mean_expert_bytes(spec).total())
+}
+
+/// One dense EXL3 launch of a decode layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenseLaunch {
+    /// `wq_a+wkv`, `wq_b`, `wo_a` or `wo_b`.
+    pub name: &'static str,
+    /// K of every matrix in the launch (one launch has one K; the kernel's template carries it).
+    pub bits: Bits,
+    /// The matrices it reads, as one rank holds them.
+    pub matrices: Vec<Exl3Linear>,
+}
+
+impl DenseLaunch {
+    /// Weight bytes the launch reads on one rank: Σ over its matrices of k·n·K/8 + 2k + 2n.
+    pub fn bytes(&self) -> u64 {
+        self.matrices.iter().map(|m| m.bytes()).sum()
+    }
+}
+
+/// The four dense attention launches of one decode layer on one rank, in forward order (domain.md §2.8,
+/// §4.1):
+///
+/// 1. `wq_a+wkv`: hidden × q_lora_rank and hidden × head_dim, replicated;
+/// 2. `wq_b`: q_lora_rank × (heads/ranks)·head_dim;
+/// 3. `wo_a`: o_groups/ranks slices of (heads·head_dim/o_groups) × o_lora_rank;
+/// 4. `wo_b`: (o_groups/ranks)·o_lora_rank × hidden.
+///
+/// Each launch streams its weights once (m ≤ 8 rows). Counts only those matrices: on layers where the
+/// x-fan also carries compressor and indexer projections, or the q-fan the indexer's `wq_b`, the launch
+/// reads more (estimate low for those layers).
+pub fn decode_dense_launches(spec: &Spec) -> [DenseLaunch; DECODE_DENSE_LAUNCHES] {
+    let s = spec.rank_shapes();
+    let q = spec.quant();
+    let wo_a = Exl3Linear::new(s.wo_a, q.wo_a);
+    [
+        DenseLaunch {
+            name: "wq_a+wkv",
+            bits: q.wq_a,
+            matrices: vec![
+                Exl3Linear::new(s.wq_a, q.wq_a),
+                Exl3Linear::new(s.wkv, q.wkv),
+            ],
+        },
+        DenseLaunch {
+            name: "wq_b",
+            bits: q.wq_b,
+            matrices: vec![Exl3Linear::new(s.wq_b, q.wq_b)],
+        },
+        DenseLaunch {
+            name: "wo_a",
+            bits: q.wo_a,
+            matrices: (0..s.wo_a_slices).map(|_| wo_a).collect(),
+        },
+        DenseLaunch {
+            name: "wo_b",
+            bits: q.wo_b,
+            matrices: vec![Exl3Linear::new(s.wo_b, q.wo_b)],
+        },
+    ]
+}
+
+/// The LM head as one rank holds it: hidden × vocab/ranks (column split) at the head's K.
+pub fn lm_head(spec: &Spec) -> Exl3Linear {
+    Exl3Linear::new(spec.rank_shapes().lm_head, spec.quant().lm_head)
+}
+
+/// LM head bytes on one rank: hidden·(vocab/ranks)·K/8 + 2·hidden + 2·vocab/ranks. DeepSeek-V4-Flash at K = 6,
+/// 2 ranks: 4096·64640·6/8 = 198,574,080 B of trellis.
+pub fn lm_head_bytes(spec: &Spec) -> u64 {
+    lm_head(spec).bytes()
+}
+
+/// Router bytes per layer on one rank: experts·hidden·size(router) + experts·size(router bias).
+///
+/// Assumes every rank computes the full routing (router replicated, as in exllamav3, where the routing gate
+/// is an unquantised, undivided linear) and reads it once per launch. Hash-routed layers (DeepSeek-V4's first
+/// three) look experts up by token instead and read less (estimate high for those).
+pub fn router_bytes(spec: &Spec) -> u64 {
+    let m = spec.model();
+    let d = spec.dtypes();
+    m.routed_experts * m.hidden * d.router.bytes() + m.routed_experts * d.router_bias.bytes()
+}
+
+/// mHC pre-norm weight bytes per launch on one rank: (2 + h)·h rows of the mixing weight `fn`, each h·hidden
+/// wide, at the mHC dtype: (2 + h)·h · h·hidden · size(mhc), h = `mhc_expansion`.
+///
+/// The (2 + h)·h rows are h pre weights, h post weights and h·h residual-mixing weights
+/// (`hyperconnections.py:51-56`; 24 × 4·hidden for h = 4). Counts `fn` only: the activations
+/// (h·hidden values per row) are small at decode and grow with rows (estimate low for many rows), and the
+/// 24 base + 3 scale values are negligible. Two launches per layer (attention and FFN sites) plus one for the
+/// head.
+pub fn mhc_prenorm_bytes(spec: &Spec) -> u64 {
+    let m = spec.model();
+    let h = m.mhc_expansion;
+    (2 + h) * h * h * m.hidden * spec.dtypes().mhc.bytes()
+}
+
+/// Achieved bandwidth in GB/s (10⁹ B/s): bytes / (duration_us · 10³).
+///
+/// Errors unless bytes is finite and non-negative and the duration finite and positive.
+pub fn gbps(bytes: f64, duration_us: f64) -> Result<f64, Error> {
+    if !(bytes.is_finite() && bytes >= 0.0) {
+        return Err(Error::Rate {
+            bytes,
+            duration_us,
+            reason: "bytes must be finite and non-negative".to_string(),
+        });
+    }
+    if !(duration_us.is_finite() && duration_us > 0.0) {
+        return Err(Error::Rate {
+            bytes,
+            duration_us,
+            reason: "the duration must be finite and positive".to_string(),
+        });
+    }
+    Ok(bytes / (duration_us * 1e3))
+}

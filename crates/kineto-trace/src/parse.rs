@@ -274,6 +274,25 @@ impl Parser<'_> {
     }
 
     fn run(&mut self) -> Result<()> {
+        // An empty (or all-whitespace) file is not a cut trace: nothing was ever written.
+        loop {
+            let rest = &self.win.buf[self.win.pos..self.win.end];
+            if rest.iter().any(|b| !b.is_ascii_whitespace()) {
+                break;
+            }
+            match self.win.refill().map_err(|e| self.io(e))? {
+                Refill::More => {}
+                // A gzip stream cut before its first byte of JSON is a truncation, not an empty file.
+                Refill::CutGzip(_) => break,
+                Refill::Eof => {
+                    return Err(Error::Syntax {
+                        file: self.file.clone(),
+                        offset: self.win.offset(self.win.end),
+                        message: "the file is empty: not JSON".into(),
+                    });
+                }
+            }
+        }
         // Top level: an object. A UTF-8 BOM is tolerated.
         let Some(()) = self.step(|c, _| {
             if c.buf[c.pos..].starts_with(b"\xEF\xBB\xBF") {

@@ -172,18 +172,33 @@ fn feeder(
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
         chunk.resize(CHUNK, 0);
-        match read_full(&mut reader, &mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                chunk.truncate(n);
-                if tx.send(Ok(chunk)).is_err() {
-                    return None;
+        // Fill the chunk; on an error, deliver what was read before it, then the error, so that a cut
+        // gzip stream still yields every byte that decompressed.
+        let mut n = 0;
+        let mut failure = None;
+        while n < CHUNK {
+            match reader.read(&mut chunk[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failure = Some(e);
+                    break;
                 }
             }
-            Err(e) => {
-                let _ = tx.send(Err(e));
+        }
+        if n > 0 {
+            chunk.truncate(n);
+            if tx.send(Ok(chunk)).is_err() {
                 return None;
             }
+        }
+        if let Some(e) = failure {
+            let _ = tx.send(Err(e));
+            return None;
+        }
+        if n < CHUNK {
+            break;
         }
     }
     drop(reader);

@@ -1,0 +1,389 @@
+//! The catalogue of bad inputs in `docs/bad-inputs.md`, one test each: every error names the file and
+//! the byte offset, nothing panics, and tolerated oddities are read with a warning.
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use kineto_trace::{Error, Feed, Options, Parsed, parse_file};
+use std::io::Write;
+use std::path::PathBuf;
+
+struct Tmp {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+fn write(name: &str, bytes: &[u8]) -> Tmp {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("write");
+    Tmp { _dir: dir, path }
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Compression::default());
+    e.write_all(bytes).expect("gz");
+    e.finish().expect("gz")
+}
+
+fn parse(t: &Tmp, salvage: bool) -> Result<Parsed, Error> {
+    for feed in [Feed::Inline, Feed::Threaded] {
+        let r = parse_file(
+            &t.path,
+            &Options {
+                salvage,
+                feed,
+                ..Options::default()
+            },
+        );
+        if feed == Feed::Threaded {
+            return r;
+        }
+        // Both feeds must agree on the outcome.
+        let r2 = parse_file(
+            &t.path,
+            &Options {
+                salvage,
+                feed: Feed::Threaded,
+                ..Options::default()
+            },
+        );
+        match (&r, &r2) {
+            (Ok(a), Ok(b)) => assert_eq!(a.trace.counts, b.trace.counts),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            _ => panic!(
+                "feeds disagree: {:?} vs {:?}",
+                r.as_ref().err(),
+                r2.as_ref().err()
+            ),
+        }
+        return r;
+    }
+    unreachable!()
+}
+
+/// Asserts a syntax error at `offset` whose message contains `needle` and names the file.
+fn syntax_at(bytes: &[u8], offset: u64, needle: &str) {
+    let t = write("bad.json", bytes);
+    match parse(&t, false) {
+        Err(e @ Error::Syntax { offset: o, .. }) => {
+            let msg = e.to_string();
+            assert_eq!(o, offset, "{msg}");
+            assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+            assert!(msg.contains("bad.json"), "{msg}");
+        }
+        other => panic!("expected a syntax error, got {other:?}"),
+    }
+}
+
+/// Asserts an event error for event `index` starting at `offset`.
+fn event_err(bytes: &[u8], index: u64, offset: u64, needle: &str) {
+    let t = write("ev.json", bytes);
+    match parse(&t, false) {
+        Err(
+            e @ Error::Event {
+                index: i,
+                offset: o,
+                ..
+            },
+        ) => {
+            let msg = e.to_string();
+            assert_eq!((i, o), (index, offset), "{msg}");
+            assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+            assert!(msg.contains("ev.json"), "{msg}");
+        }
+        other => panic!("expected an event error, got {other:?}"),
+    }
+}
+
+const OK_EVENT: &str =
+    r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2}"#;
+
+#[test]
+fn not_json() {
+    syntax_at(b"hello", 0, "not JSON");
+    syntax_at(b"\x00\x01binary", 0, "not JSON");
+}
+
+#[test]
+fn empty_file() {
+    syntax_at(b"", 0, "empty");
+    syntax_at(b"  \n", 3, "empty");
+}
+
+#[test]
+fn wrong_top_level_shape() {
+    syntax_at(b"[{\"ph\": \"X\"}]", 0, "top level is an array");
+    syntax_at(b"  42", 2, "not JSON");
+    syntax_at(br#"{"schemaVersion": 1}"#, 0, "no \"traceEvents\"");
+    syntax_at(br#"{"traceEvents": {"a": 1}}"#, 16, "'['");
+    syntax_at(br#"{"traceEvents": [1, 2]}"#, 17, "event object");
+}
+
+#[test]
+fn data_after_the_object() {
+    syntax_at(br#"{"traceEvents": []} x"#, 20, "after the end");
+}
+
+#[test]
+fn broken_json_inside_an_event() {
+    // Missing ':' after "cat": the offset is the byte found instead.
+    syntax_at(
+        br#"{"traceEvents": [{"ph": "X", "cat" "kernel"}]}"#,
+        35,
+        "':'",
+    );
+    // A bad escape in a skipped args value is still caught.
+    syntax_at(
+        br#"{"traceEvents": [{"ph": "i", "ts": 1, "args": {"a": "\q"}}]}"#,
+        53,
+        "escape",
+    );
+    // Garbage where a value belongs.
+    syntax_at(
+        br#"{"traceEvents": [{"ph": "i", "ts": 1, "args": {"a": @}}]}"#,
+        52,
+        "expected a value",
+    );
+}
+
+#[test]
+fn nan_and_infinity() {
+    syntax_at(
+        br#"{"traceEvents": [{"ph": "X", "ts": NaN, "dur": 1}]}"#,
+        35,
+        "NaN",
+    );
+    syntax_at(
+        br#"{"traceEvents": [{"ph": "X", "ts": 1, "dur": Infinity}]}"#,
+        45,
+        "Infinity",
+    );
+    syntax_at(
+        br#"{"traceEvents": [{"ph": "i", "ts": 1, "args": {"x": -Infinity}}]}"#,
+        52,
+        "Infinity",
+    );
+}
+
+#[test]
+fn missing_ts() {
+    let text =
+        format!(r#"{{"traceEvents": [{OK_EVENT}, {{"ph": "X", "cat": "kernel", "dur": 1}}]}}"#);
+    let second = text.rfind("{\"ph\"").expect("second event") as u64;
+    event_err(text.as_bytes(), 1, second, "no \"ts\"");
+}
+
+#[test]
+fn negative_dur() {
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "ts": 1, "dur": -0.5}]}"#,
+        0,
+        17,
+        "negative \"dur\"",
+    );
+}
+
+#[test]
+fn missing_dur_ph_or_number_types() {
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "ts": 1}]}"#,
+        0,
+        17,
+        "no \"dur\"",
+    );
+    event_err(br#"{"traceEvents": [{"ts": 1}]}"#, 0, 17, "no \"ph\"");
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "ts": "1", "dur": 1}]}"#,
+        0,
+        35,
+        "not a number",
+    );
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "ts": 1e300, "dur": 1}]}"#,
+        0,
+        17,
+        "out of range",
+    );
+}
+
+#[test]
+fn nesting_too_deep() {
+    let deep = format!(
+        r#"{{"traceEvents": [{{"ph": "i", "ts": 1, "args": {}{}}}]}}"#,
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let t = write("deep.json", deep.as_bytes());
+    let e = parse(&t, false).expect_err("too deep");
+    assert!(e.to_string().contains("nesting deeper than 256"), "{e}");
+}
+
+/// A real trace rewritten one event per line, so the byte where each event ends is known without the
+/// parser: `lines[i]` ends at a known offset.
+fn one_event_per_line() -> (String, Vec<usize>) {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/traces/hta/critical_path/cuda_event_sync/event_sync_trace.json.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&p).expect("open")),
+        &mut text,
+    )
+    .expect("read");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let events = doc["traceEvents"].as_array().expect("events");
+    let mut out = String::from("{\"schemaVersion\": 1, \"traceEvents\": [\n");
+    let mut ends = Vec::new();
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str(&serde_json::to_string(e).expect("event"));
+        ends.push(out.len());
+    }
+    out.push_str("\n]}\n");
+    (out, ends)
+}
+
+#[test]
+fn truncated_file_fails_and_salvage_keeps_complete_events() {
+    let (text, ends) = one_event_per_line();
+    assert_eq!(ends.len(), 92);
+    let whole = write("whole.json", text.as_bytes());
+    assert_eq!(parse(&whole, false).expect("whole").trace.counts.events, 92);
+    // Cut inside event k (k = 0-based): k complete events precede the cut.
+    for k in [0usize, 1, 45, 91] {
+        let start = if k == 0 {
+            text.find("[\n").expect("[") + 2
+        } else {
+            ends[k - 1] + 2
+        };
+        for cut in [start + 1, (start + ends[k]) / 2, ends[k] - 1] {
+            let t = write("cut.json", &text.as_bytes()[..cut]);
+            match parse(&t, false) {
+                Err(e @ Error::Truncated { offset, events, .. }) => {
+                    assert_eq!(events, k as u64, "{e}");
+                    assert_eq!(offset, start as u64, "{e}");
+                    assert!(e.to_string().contains("cut.json"));
+                }
+                other => panic!("cut at {cut}: expected Truncated, got {other:?}"),
+            }
+            let s = parse(&t, true).expect("salvage");
+            assert_eq!(s.trace.counts.events, k as u64);
+            let sv = s.trace.salvaged.expect("marked salvaged");
+            assert_eq!(sv.cut_offset, start as u64);
+        }
+    }
+    // Cut right after a complete event (before its comma): that event is kept.
+    let t = write("cut.json", &text.as_bytes()[..ends[10]]);
+    assert_eq!(parse(&t, true).expect("salvage").trace.counts.events, 11);
+}
+
+#[test]
+fn truncated_gzip_stream_is_salvageable() {
+    let (text, _) = one_event_per_line();
+    let full = gz(text.as_bytes());
+    let t = write("cut.json.gz", &full[..full.len() * 2 / 3]);
+    match parse(&t, false) {
+        Err(e @ Error::Truncated { .. }) => assert!(e.to_string().contains("cut.json.gz")),
+        other => panic!("expected Truncated, got {other:?}"),
+    }
+    let s = parse(&t, true).expect("salvage");
+    assert!(s.trace.salvaged.is_some());
+    assert!(s.trace.counts.events > 0 && s.trace.counts.events < 92);
+}
+
+#[test]
+fn corrupt_gzip_is_an_error_not_a_truncation() {
+    let (text, _) = one_event_per_line();
+    let mut bytes = gz(text.as_bytes());
+    let n = bytes.len();
+    for b in &mut bytes[n / 3..n / 3 + 16] {
+        *b ^= 0x5a;
+    }
+    let t = write("corrupt.json.gz", &bytes);
+    let e = parse(&t, true).expect_err("corrupt");
+    let msg = e.to_string();
+    assert!(msg.contains("corrupt.json.gz"), "{msg}");
+    assert!(
+        matches!(e, Error::Gzip { .. } | Error::Syntax { .. }),
+        "{msg}"
+    );
+}
+
+#[test]
+fn missing_file_and_empty_directory() {
+    let e = parse_file(&PathBuf::from("/nonexistent/x.json"), &Options::default())
+        .expect_err("missing");
+    assert!(e.to_string().contains("/nonexistent/x.json"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let e = kineto_trace::expand_paths(&[dir.path().to_path_buf()]).expect_err("empty dir");
+    assert!(matches!(e, Error::EmptyDir { .. }));
+}
+
+#[test]
+fn tolerated_oddities_are_read_with_warnings() {
+    // A missing comma between events, a comma before ']', a BOM, control characters in a name,
+    // "inf" strings, an integer above u64 in args, keys after traceEvents, string pids/tids.
+    let text = "\u{feff}{\"schemaVersion\": 1, \"traceEvents\": [\n\
+        {\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"a\u{1}b\\tc\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 1610366662254562, \"dur\": 397, \"args\": {\"blocks per SM\": \"inf\", \"correlation\": 5, \"big\": 123456789012345678901234567890, \"grid\": [2, 4, 64], \"block\": [8, 32, 1]}}\n\
+        {\"ph\": \"i\", \"s\": \"g\", \"name\": \"Record Window End\", \"pid\": \"\", \"tid\": \"\", \"ts\": 1610366662254999},\n\
+        ], \"traceName\": \"t.json\", \"baseTimeNanoseconds\": 1700000000000000000}";
+    let t = write("odd.json", text.as_bytes());
+    let p = parse(&t, false).expect("tolerated");
+    let tr = &p.trace;
+    assert_eq!(tr.counts.events, 2);
+    assert_eq!(tr.warnings_total, 2, "{:?}", tr.warnings);
+    assert!(tr.warnings[0].message.contains("no comma"));
+    assert!(tr.warnings[1].message.contains("comma before"));
+    let k = &tr.kernels[0];
+    assert_eq!(tr.name(k.name), "a\u{1}b\tc");
+    assert_eq!(k.ts_ns, 1_610_366_662_254_562_000);
+    assert_eq!(k.dur_ns, 397_000);
+    assert_eq!(k.stream, Some(7));
+    assert_eq!(k.device, Some(0));
+    assert_eq!(k.grid, [2, 4, 64]);
+    assert_eq!(k.correlation.map(|c| c.get()), Some(5));
+    assert_eq!(tr.header.trace_name.as_deref(), Some("t.json"));
+    assert_eq!(tr.header.base_time_ns, Some(1_700_000_000_000_000_000));
+    // Spanning both events: 1610366662254999 − 1610366662254562 µs.
+    assert_eq!(
+        tr.time_bounds,
+        Some((1_610_366_662_254_562_000, 1_610_366_662_254_999_000))
+    );
+}
+
+#[test]
+fn an_event_larger_than_the_read_window_is_read_whole() {
+    // A 10 MB name forces the window to grow past its initial 4 MiB.
+    let name = "n".repeat(10 << 20);
+    let text = format!(
+        r#"{{"traceEvents": [{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": 0, "dur": 1}}, {OK_EVENT}]}}"#
+    );
+    for bytes in [text.clone().into_bytes(), gz(text.as_bytes())] {
+        let t = write("big.json", &bytes);
+        let p = parse(&t, false).expect("big");
+        assert_eq!(p.trace.cpu_ops.len(), 1);
+        assert_eq!(p.trace.name(p.trace.cpu_ops[0].name).len(), 10 << 20);
+        assert_eq!(p.trace.kernels.len(), 1);
+    }
+}
+
+#[test]
+fn args_before_cat_and_odd_fields() {
+    // `args` ahead of `cat` is read once `cat` is known; a fractional correlation and a hex stream are
+    // treated as absent, with one warning for the event naming a field.
+    let text = r#"{"traceEvents": [
+        {"args": {"correlation": 9, "grid": [1, 2, 3], "External id": 4}, "ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1, "args": {"correlation": 1.5, "stream": "0x0"}}
+    ]}"#;
+    let t = write("late.json", text.as_bytes());
+    let p = parse(&t, false).expect("parse");
+    let k = &p.trace.kernels;
+    assert_eq!(k[0].correlation.map(|c| c.get()), Some(9));
+    assert_eq!(k[0].grid, [1, 2, 3]);
+    assert_eq!(k[0].external_id.map(|c| c.get()), Some(4));
+    assert_eq!(k[1].correlation, None);
+    assert_eq!(k[1].stream, Some(7), "falls back to the tid");
+    assert_eq!(p.trace.warnings_total, 1, "{:?}", p.trace.warnings);
+    assert!(p.trace.warnings[0].message.contains("args."));
+}

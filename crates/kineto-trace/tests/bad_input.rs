@@ -25,40 +25,26 @@ fn gz(bytes: &[u8]) -> Vec<u8> {
     e.finish().expect("gz")
 }
 
+/// Parses with both feeds (inline, and read on a helper thread), checks they agree, returns one.
 fn parse(t: &Tmp, salvage: bool) -> Result<Parsed, Error> {
-    for feed in [Feed::Inline, Feed::Threaded] {
-        let r = parse_file(
+    let run = |feed| {
+        parse_file(
             &t.path,
             &Options {
                 salvage,
                 feed,
                 ..Options::default()
             },
-        );
-        if feed == Feed::Threaded {
-            return r;
-        }
-        // Both feeds must agree on the outcome.
-        let r2 = parse_file(
-            &t.path,
-            &Options {
-                salvage,
-                feed: Feed::Threaded,
-                ..Options::default()
-            },
-        );
-        match (&r, &r2) {
-            (Ok(a), Ok(b)) => assert_eq!(a.trace.counts, b.trace.counts),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-            _ => panic!(
-                "feeds disagree: {:?} vs {:?}",
-                r.as_ref().err(),
-                r2.as_ref().err()
-            ),
-        }
-        return r;
+        )
+    };
+    let inline = run(Feed::Inline);
+    let threaded = run(Feed::Threaded);
+    match (&inline, &threaded) {
+        (Ok(a), Ok(b)) => assert_eq!(a.trace.counts, b.trace.counts),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        _ => panic!("feeds disagree: {:?} vs {:?}", inline.err(), threaded.err()),
     }
-    unreachable!()
+    threaded
 }
 
 /// Asserts a syntax error at `offset` whose message contains `needle` and names the file.

@@ -1,0 +1,138 @@
+//! The `kineto` binary as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn kineto() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kineto"))
+}
+
+fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/traces")
+        .join(rel)
+}
+
+#[test]
+fn summary_json_has_the_documented_keys_and_counts() {
+    let out = kineto()
+        .args(["summary", "--json"])
+        .arg(testdata("hta/trace_compare/base/base.json.gz"))
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8(out.stdout).expect("utf8");
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON object");
+    for key in [
+        "file",
+        "sha256",
+        "schema_version",
+        "rank",
+        "world_size",
+        "events",
+        "span_us",
+        "kernels",
+        "memcpy",
+        "memset",
+        "runtime",
+        "cpu_ops",
+        "user_annotations",
+        "gpu_user_annotations",
+        "flows",
+        "profiler_steps",
+        "salvaged",
+        "warnings",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    // INVENTORY.csv: 33 events, 6 kernels, 6 memcpy, 6 memset, 5 runtime, rank 1, 2 steps.
+    assert_eq!(v["events"], 33);
+    assert_eq!(v["kernels"]["count"], 6);
+    assert_eq!(v["memcpy"]["count"], 6);
+    assert_eq!(v["memset"]["count"], 6);
+    assert_eq!(v["runtime"]["count"], 5);
+    assert_eq!(v["rank"], 1);
+    assert_eq!(v["profiler_steps"], 2);
+    assert_eq!(v["salvaged"], false);
+    // sha256 of the file as stored, checked independently of the parser.
+    use sha2::Digest;
+    let bytes = std::fs::read(testdata("hta/trace_compare/base/base.json.gz")).expect("read");
+    let want: String = sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(v["sha256"], want.as_str());
+}
+
+#[test]
+fn a_directory_expands_to_one_line_per_rank() {
+    let out = kineto()
+        .args(["summary", "--json"])
+        .arg(testdata("param/dlrm_kineto"))
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let ranks: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("json")["rank"]
+                .as_u64()
+                .expect("rank")
+        })
+        .collect();
+    assert_eq!(ranks, vec![0, 1]);
+}
+
+#[test]
+fn a_bad_file_fails_with_its_name_and_offset_and_the_others_still_print() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let bad = dir.path().join("cut.json");
+    std::fs::write(
+        &bad,
+        br#"{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": "X", "ts"#,
+    )
+    .expect("write");
+    let out = kineto()
+        .args(["summary", "--json"])
+        .arg(&bad)
+        .arg(testdata("hta/trace_compare/base/base.json.gz"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cut.json") && err.contains("truncated at byte 49"),
+        "{err}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+
+    let out = kineto()
+        .args(["summary", "--json", "--salvage"])
+        .arg(&bad)
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["salvaged"], true);
+    assert_eq!(v["events"], 1);
+    assert_eq!(v["salvage"]["cut_offset"], 49);
+}
+
+#[test]
+fn readable_output_names_the_numbers() {
+    let out = kineto()
+        .arg("summary")
+        .arg(testdata("hta/triton_example/triton_example.json.gz"))
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("kernels") && text.contains("driver 1"),
+        "{text}"
+    );
+}

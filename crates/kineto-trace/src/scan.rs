@@ -103,7 +103,7 @@ impl<'a> Cursor<'a> {
         Cursor { buf, pos }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn peek(&self) -> Scan<u8> {
         match self.buf.get(self.pos) {
             Some(&b) => Ok(b),
@@ -112,7 +112,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips JSON whitespace and returns the next byte without consuming it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ws_peek(&mut self) -> Scan<u8> {
         // Kineto separates with exactly one space after ',' and ':' — test that case first.
         if let Some(&b) = self.buf.get(self.pos) {
@@ -136,7 +136,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn expect(&mut self, want: u8, what: &'static str) -> Scan<()> {
         if self.buf.get(self.pos) == Some(&want) {
             self.pos += 1;
@@ -153,7 +153,7 @@ impl<'a> Cursor<'a> {
 
     /// Reads a string starting at the opening quote. Raw control characters are accepted (Kineto has
     /// written them in kernel names); escapes are decoded, with lone surrogates replaced by U+FFFD.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn string(&mut self) -> Scan<Str<'a>> {
         let open = self.pos;
         if self.peek()? != b'"' {
@@ -257,7 +257,7 @@ impl<'a> Cursor<'a> {
 
     /// Reads a number token and returns its text; validates the JSON number grammar. `NaN`, `Infinity`
     /// and `-Infinity` (which Python's json writes) are rejected with a message naming them.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn number(&mut self) -> Scan<&'a [u8]> {
         let start = self.pos;
         let buf = self.buf;
@@ -319,7 +319,7 @@ impl<'a> Cursor<'a> {
     /// read directly; anything else (sign, exponent, more than three decimals, a fault) goes through
     /// [`Cursor::number`] and [`crate::time::us_to_ns`], which give the same value or the error.
     /// `Ok(None)`: a valid number out of range.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn micros_as_ns(&mut self) -> Scan<Option<i64>> {
         let start = self.pos;
         let buf = self.buf;
@@ -385,7 +385,7 @@ impl<'a> Cursor<'a> {
 
     /// Skips a plain non-negative integer and returns its text; anything else goes through
     /// [`Cursor::skip_value`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn token(&mut self) -> Scan<&'a [u8]> {
         let start = self.pos;
         let buf = self.buf;
@@ -414,7 +414,7 @@ impl<'a> Cursor<'a> {
 
     /// Reads a non-negative integer in one pass; `Ok(None)` for a valid number that is not one
     /// (fraction, exponent, sign, above u64).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn uint(&mut self) -> Scan<Option<u64>> {
         let start = self.pos;
         let buf = self.buf;
@@ -499,7 +499,7 @@ impl<'a> Cursor<'a> {
         Ok(begin)
     }
 
-    #[inline]
+    #[inline(always)]
     fn skip_string(&mut self) -> Scan<()> {
         // pos is at the opening quote.
         let mut i = self.pos + 1;

@@ -4,15 +4,20 @@
 //! ratio, so a figure is always relative to this machine on this day.
 
 mod bench_monitor;
+mod bench_parse;
+
+use std::path::PathBuf;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(task) = args.first() else {
-        eprintln!("usage: cargo xtask <task> [args]\ntasks: bench-monitor");
+        eprintln!("usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-monitor");
         std::process::exit(2);
     };
     let rest = &args[1..];
     let result = match task.as_str() {
+        "bench-parse" => bench_parse::run(rest),
+        "bench-parse-generate" => bench_parse::generate_task(rest),
         "bench-monitor" => bench_monitor::run(rest),
         other => Err(format!("unknown task {other}")),
     };
@@ -20,4 +25,26 @@ fn main() {
         eprintln!("xtask {task}: {e}");
         std::process::exit(1);
     }
+}
+
+/// The workspace root (xtask lives one level below it).
+pub(crate) fn workspace_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map_or(here.clone(), PathBuf::from)
+}
+
+/// Builds one binary of the workspace in release mode and returns its path.
+pub(crate) fn build_release_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let root = workspace_root();
+    let status = std::process::Command::new(cargo)
+        .current_dir(&root)
+        .args(["build", "--release", "--quiet", "-p", package, "--bin", bin])
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !status.success() {
+        return Err(format!("cargo build -p {package} failed"));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
+    Ok(target.join("release").join(bin))
 }

@@ -1,7 +1,775 @@
 //! Provenance: the record of where a benchmark number came from.
 //!
-//! This crate will hold the seed-000 record (UTC time, git commit and dirty state, versions, GPU and driver,
-//! host load before and after) with the `gpu-monitor` summary of the timed region beside it.
+//! A benchmark links this crate, calls [`Provenance::start`] just before its timed region and
+//! [`Running::finish`] just after, and writes the returned [`Record`] beside its result. The record holds:
 //!
-//! It is not written yet: nothing here is callable. See the open issue "provenance".
+//! - the static part, read once at start: UTC time, git commit / branch / dirty state / hash of the diff,
+//!   toolchain and versions, the command line, the identity of the GPUs in use, the host (CPU, OS, kernel,
+//!   hostname) and the environment class (bare metal, VM, container, WSL) with the signals that decided it;
+//! - `before` and `after`: a GPU sample, the load average, the CPU frequency and (on WSL) Windows' CPU load;
+//! - `during`: the [`gpu_monitor`] summary of the timed region (clocks, power, temperature, throttling);
+//! - a clean-run [`Verdict`]: flags such as throttling or a dirty tree, each with its evidence.
+//!
+//! Every probe is optional ([`Probe`]): a missing tool or driver gives `null` and a reason, never an error, so
+//! the same code records a laptop without a GPU and an H200 node. [`claim_output`] refuses an existing result
+//! file before any work is done, and results are written atomically. [`wrap`] gives any program (in any
+//! language) the same record from outside (`provenance run -- CMD`); [`diff`] explains what changed between two
+//! records; [`show`] prints one.
+//!
+//! What it is not: a profiler or a sampler (sampling is `gpu-monitor`'s), a statistics package (it does not
+//! judge the benchmark's own numbers), or a lock on the machine (it reports other GPU users, it does not stop
+//! them). The record describes conditions; whether a difference matters is the reader's call, helped by
+//! [`diff`].
+//!
+//! ```no_run
+//! # fn main() -> Result<(), provenance::Error> {
+//! #[derive(serde::Serialize)]
+//! struct BenchOutput<'a> {
+//!     tokens_per_s: f64,
+//!     provenance: &'a provenance::Record,
+//! }
+//! let out = provenance::claim_output("result.json", false)?; // before any work
+//! let prov = provenance::Provenance::new()
+//!     .program(provenance::program!())
+//!     .field("weights", "bf16")?
+//!     .start(); // after loading the model, just before the timed region
+//! // ... timed region ...
+//! let record = prov.finish();
+//! out.write_json(&BenchOutput { tokens_per_s: 1234.5, provenance: &record })?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! (A typed result rather than `serde_json::json!`: that macro unwraps serialisation, and a record refuses NaN
+//! with an error.)
 #![deny(missing_docs)]
+
+mod build_info;
+mod cmd;
+pub mod diff;
+mod environment;
+mod finite;
+mod git;
+mod gpu;
+mod host;
+mod output;
+mod probe;
+mod procs;
+pub mod show;
+mod time;
+mod verdict;
+pub mod wrap;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+pub use build_info::{BuildInfo, LibraryBuild, ProgramBuild};
+pub use environment::{EnvClass, Environment, Signal, detect_environment};
+pub use git::{GitInfo, MAX_LISTED, git_info};
+pub use gpu::{GpuBackend, THROTTLE_MIN_FRACTION, THROTTLE_POLICIES};
+pub use gpu_monitor;
+pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
+pub use output::{ClaimedOutput, claim_output, write_json_atomic};
+pub use probe::Probe;
+pub use verdict::{
+    BUSY_UTIL_PERCENT, Check, Flag, THROTTLE_REASONS, Unchecked, Verdict, WINDOWS_BUSY_PERCENT,
+};
+
+/// Version of the record's layout. Raised when a key changes meaning or moves; adding a key does not raise it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Top-level keys the record writes itself; user fields may not take them.
+pub const RESERVED_KEYS: [&str; 21] = [
+    "schema_version",
+    "time_utc",
+    "finished_utc",
+    "git",
+    "gpu_name",
+    "driver",
+    "cpu_count",
+    "gpus",
+    "gpu_backend",
+    "build",
+    "command_line",
+    "host",
+    "environment",
+    "before",
+    "during",
+    "after",
+    "monitored_s",
+    "interrupted",
+    "command",
+    "verdict",
+    "unavailable",
+];
+
+/// The crate's one error type. Probes never produce it (they produce [`Probe::Unavailable`]); it comes from
+/// output files, user fields, and starting a wrapped command.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The result file exists and overwriting was not asked for.
+    #[error("{path} already exists: pass a new output path, or overwrite to replace it")]
+    OutputExists {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The result path names a directory.
+    #[error("{path} is a directory, not a result file")]
+    OutputIsDirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A number to be written is NaN or infinite; it is refused rather than written as `null`.
+    #[error("non-finite number {value} at {path}: refusing to write NaN or infinity")]
+    NonFinite {
+        /// Dotted path of the number in the record.
+        path: String,
+        /// The number.
+        value: f64,
+    },
+    /// A value could not be turned into JSON.
+    #[error("cannot serialise {what}: {message}")]
+    Serialize {
+        /// What was being serialised.
+        what: String,
+        /// serde's message.
+        message: String,
+    },
+    /// A user field would replace one of the record's own keys.
+    #[error("field {name:?} is one of the record's own keys ({})", RESERVED_KEYS.join(", "))]
+    ReservedField {
+        /// The field name.
+        name: String,
+    },
+    /// A `key=value` field argument had no `=` or an empty key.
+    #[error("field {0:?} is not key=value")]
+    BadField(String),
+    /// A record file is not JSON, or not a JSON object.
+    #[error("{path} is not a provenance record: {message}")]
+    NotARecord {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The wrapped command could not be started.
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Wrapping a command is not supported on this OS.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A provenance record being set up: user fields and options, before [`Provenance::start`].
+#[derive(Debug, Clone)]
+pub struct Provenance {
+    fields: BTreeMap<String, Value>,
+    monitor: gpu_monitor::MonitorConfig,
+    repo_dir: Option<PathBuf>,
+    program: Probe<ProgramBuild>,
+    command_line: Vec<String>,
+    windows_load: bool,
+}
+
+impl Default for Provenance {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Provenance {
+    /// A record with no user fields, the default monitor configuration, git read from the current directory and
+    /// the command line of this process.
+    pub fn new() -> Self {
+        Provenance {
+            fields: BTreeMap::new(),
+            monitor: gpu::default_config(),
+            repo_dir: None,
+            program: Probe::unavailable(
+                "the program did not name itself (Provenance::program(provenance::program!()))",
+            ),
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            windows_load: true,
+        }
+    }
+
+    /// Adds a user field, written at the top level of the record (e.g. `weights = "bf16"`). Fails if the
+    /// name is one of the record's own keys, or if the value holds NaN or infinity.
+    pub fn field(mut self, key: impl Into<String>, value: impl Serialize) -> Result<Self, Error> {
+        insert_field(&mut self.fields, key.into(), value)?;
+        Ok(self)
+    }
+
+    /// Names the benchmark program (use [`program!`] in the calling crate).
+    pub fn program(mut self, program: ProgramBuild) -> Self {
+        self.program = Probe::Value(program);
+        self
+    }
+
+    /// The GPU monitor's sampling interval in milliseconds.
+    pub fn interval_ms(mut self, ms: u64) -> Self {
+        gpu::set_interval_ms(&mut self.monitor, ms);
+        self
+    }
+
+    /// The full GPU monitor configuration (backend, GPU selection, nvidia-smi path, interval).
+    pub fn monitor_config(mut self, config: gpu_monitor::MonitorConfig) -> Self {
+        self.monitor = config;
+        self
+    }
+
+    /// Where to read git state from (default: the current directory).
+    pub fn repo_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.repo_dir = Some(dir.into());
+        self
+    }
+
+    /// The command line to record (default: this process's arguments).
+    pub fn command_line(mut self, argv: Vec<String>) -> Self {
+        self.command_line = argv;
+        self
+    }
+
+    /// Whether to read Windows' CPU load on WSL (default true; it costs about two seconds before and after).
+    pub fn windows_load(mut self, enabled: bool) -> Self {
+        self.windows_load = enabled;
+        self
+    }
+
+    /// Reads the static part and the `before` snapshot, then starts the GPU monitor. Call it just before the
+    /// timed region: everything slow happens here, not inside the region.
+    pub fn start(self) -> Running {
+        let time_utc = time::iso_utc(SystemTime::now());
+        let repo = self.repo_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let git = git_info(&repo);
+        let host = host_info();
+        let environment = detect_environment();
+        let is_wsl = self.windows_load && environment.class == EnvClass::Wsl;
+        let (gpus, gpu_backend) = gpu::identities(&self.monitor);
+        let before = snapshot(&self.monitor, is_wsl);
+        let monitor = gpu::Session::start(self.monitor.clone());
+        let static_part = Static {
+            time_utc,
+            git,
+            gpus,
+            gpu_backend,
+            build: BuildInfo::collect(self.program),
+            command_line: self.command_line,
+            host,
+            environment,
+            fields: self.fields,
+        };
+        Running {
+            static_part,
+            before,
+            monitor,
+            monitor_config: self.monitor,
+            is_wsl,
+            own_pids: BTreeSet::from([std::process::id()]),
+            interrupted: None,
+            t0: Instant::now(),
+        }
+    }
+}
+
+fn insert_field(
+    fields: &mut BTreeMap<String, Value>,
+    key: String,
+    value: impl Serialize,
+) -> Result<(), Error> {
+    if RESERVED_KEYS.contains(&key.as_str()) {
+        return Err(Error::ReservedField { name: key });
+    }
+    finite::check_finite(&value, &key)?;
+    let v = serde_json::to_value(value).map_err(|e| Error::Serialize {
+        what: key.clone(),
+        message: e.to_string(),
+    })?;
+    fields.insert(key, v);
+    Ok(())
+}
+
+/// Parses a `key=value` field argument. The value is read as JSON when it is valid JSON (`n=3`, `ok=true`,
+/// `tags=["a"]`) and kept as a string otherwise (`weights=bf16`); quote it to force a string (`v="3"`).
+pub fn parse_field(arg: &str) -> Result<(String, Value), Error> {
+    let (k, v) = arg
+        .split_once('=')
+        .ok_or_else(|| Error::BadField(arg.to_owned()))?;
+    if k.is_empty() {
+        return Err(Error::BadField(arg.to_owned()));
+    }
+    let value = match serde_json::from_str::<Value>(v) {
+        Ok(parsed) => parsed,
+        Err(_) => Value::String(v.to_owned()),
+    };
+    Ok((k.to_owned(), value))
+}
+
+struct Static {
+    time_utc: String,
+    git: GitInfo,
+    gpus: Probe<Vec<gpu_monitor::GpuIdentity>>,
+    gpu_backend: Probe<GpuBackend>,
+    build: BuildInfo,
+    command_line: Vec<String>,
+    host: HostInfo,
+    environment: Environment,
+    fields: BTreeMap<String, Value>,
+}
+
+/// A record whose timed region is running. Created by [`Provenance::start`]; ended by [`Running::finish`].
+pub struct Running {
+    static_part: Static,
+    before: Snapshot,
+    monitor: gpu::Session,
+    monitor_config: gpu_monitor::MonitorConfig,
+    is_wsl: bool,
+    own_pids: BTreeSet<u32>,
+    interrupted: Option<String>,
+    t0: Instant,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("started", &self.static_part.time_utc)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// Adds a user field known only during or after the run (the benchmark's own result, for instance).
+    pub fn field(&mut self, key: impl Into<String>, value: impl Serialize) -> Result<(), Error> {
+        insert_field(&mut self.static_part.fields, key.into(), value)
+    }
+
+    /// Counts `pid` (and what it starts) as ours when telling our GPU processes from others'. This process is
+    /// always counted; a wrapper adds the command it runs.
+    pub fn add_own_pid(&mut self, pid: u32) {
+        self.own_pids.insert(pid);
+    }
+
+    /// GPU samples the monitor has recorded so far (all GPUs together). Lets a caller make sure a short region
+    /// was sampled at all before ending it.
+    pub fn gpu_samples(&self) -> usize {
+        self.monitor.samples()
+    }
+
+    /// Marks the run as interrupted, with what interrupted it (e.g. `SIGINT`).
+    pub fn mark_interrupted(&mut self, reason: impl Into<String>) {
+        self.interrupted = Some(reason.into());
+    }
+
+    /// Notes the current descendants of the processes counted as ours (see [`Running::add_own_pid`]). Called by
+    /// a wrapper while its command still runs, so that the command's own GPU processes can be told apart from
+    /// other users' after they have exited.
+    pub fn note_own_processes(&mut self) {
+        let tree = procs::tree_of(&self.own_pids, Path::new("/proc"));
+        self.own_pids.extend(tree);
+    }
+
+    /// Stops the monitor, reads the `after` snapshot and judges the run. Call it just after the timed region.
+    pub fn finish(mut self) -> Record {
+        let monitored_s = round_ms(self.t0.elapsed().as_secs_f64());
+        let during = self.monitor.stop();
+        // After the stop, so the walk of /proc is not inside the monitored region; our processes are still alive.
+        self.own_pids
+            .extend(procs::tree_of(&self.own_pids, Path::new("/proc")));
+        let after = snapshot(&self.monitor_config, self.is_wsl);
+        let s = self.static_part;
+        let first = s.gpus.as_ref().and_then(|g| match g.first() {
+            Some(id) => Probe::Value(id),
+            None => Probe::unavailable("no GPU in use"),
+        });
+        let mut record = Record {
+            schema_version: SCHEMA_VERSION,
+            time_utc: s.time_utc,
+            finished_utc: time::iso_utc(SystemTime::now()),
+            gpu_name: first.clone().and_then(gpu::name),
+            driver: first.and_then(gpu::driver),
+            cpu_count: s.host.cpu_count.clone(),
+            git: s.git,
+            gpus: s.gpus,
+            gpu_backend: s.gpu_backend,
+            build: s.build,
+            command_line: s.command_line,
+            host: s.host,
+            environment: s.environment,
+            before: self.before,
+            during,
+            after,
+            monitored_s,
+            interrupted: self.interrupted.is_some(),
+            command: None,
+            verdict: Verdict::default(),
+            fields: s.fields,
+        };
+        record.verdict = judge(&record, self.interrupted.as_deref(), &self.own_pids);
+        record
+    }
+}
+
+fn round_ms(s: f64) -> f64 {
+    (s * 1000.0).round() / 1000.0
+}
+
+/// Host and GPU state at one instant, before or after the timed region.
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    /// When it was taken.
+    pub time_utc: String,
+    /// The first GPU in use (the seed's `gpu`, one GPU's sample).
+    pub gpu: Probe<gpu_monitor::Sample>,
+    /// Every GPU in use.
+    pub gpus: Probe<Vec<gpu_monitor::Sample>>,
+    /// `/proc/loadavg`.
+    pub loadavg: Probe<LoadAvg>,
+    /// The one-minute load average again, under the seed's key name (which it used on any Linux, not only WSL).
+    pub wsl_loadavg_1m: Probe<f64>,
+    /// CPU clock.
+    pub cpu_freq: Probe<CpuFreq>,
+    /// Windows' CPU load, on WSL only.
+    pub windows_cpu_percent: Probe<f64>,
+}
+
+fn snapshot(config: &gpu_monitor::MonitorConfig, is_wsl: bool) -> Snapshot {
+    let gpus = gpu::sample(config);
+    let load = loadavg();
+    Snapshot {
+        time_utc: time::iso_utc(SystemTime::now()),
+        gpu: gpus.as_ref().and_then(|g| match g.first() {
+            Some(s) => Probe::Value(s.clone()),
+            None => Probe::unavailable("no GPU in use"),
+        }),
+        gpus,
+        wsl_loadavg_1m: load.as_ref().map(|l| l.one),
+        loadavg: load,
+        cpu_freq: cpu_freq(),
+        windows_cpu_percent: windows_cpu_percent(is_wsl),
+    }
+}
+
+/// What the wrapper knows about the command it ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandRun {
+    /// The command and its arguments.
+    pub argv: Vec<String>,
+    /// Its process id.
+    pub pid: Option<u32>,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did (`SIGINT`, …).
+    pub signal: Option<String>,
+    /// Signals the wrapper received while it ran, in order (forwarded to it unless the terminal had already
+    /// delivered them to it).
+    pub signals_received: Vec<String>,
+    /// The exit status the wrapper itself returns: the exit code, or 128 + the signal number.
+    pub wrapper_exit_code: i32,
+}
+
+/// The provenance record: everything known about where a number came from.
+///
+/// Serialises to the JSON described in `docs/provenance.md`. Unavailable probes become `null`, with their reasons
+/// collected under `unavailable`; user fields sit at the top level, as in the seed.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// When the record was started (UTC, seconds).
+    pub time_utc: String,
+    /// When it was finished.
+    pub finished_utc: String,
+    /// Repository state.
+    pub git: GitInfo,
+    /// The first GPU's name (the seed's key).
+    pub gpu_name: Probe<String>,
+    /// The first GPU's driver version (the seed's key).
+    pub driver: Probe<String>,
+    /// Logical CPUs online (the seed's key).
+    pub cpu_count: Probe<usize>,
+    /// Identity of every GPU in use.
+    pub gpus: Probe<Vec<gpu_monitor::GpuIdentity>>,
+    /// The backend that read the identities.
+    pub gpu_backend: Probe<GpuBackend>,
+    /// Versions and toolchain.
+    pub build: BuildInfo,
+    /// The command line of the process that made the record.
+    pub command_line: Vec<String>,
+    /// The machine.
+    pub host: HostInfo,
+    /// Bare metal, VM, container or WSL, with the signals.
+    pub environment: Environment,
+    /// State just before the timed region.
+    pub before: Snapshot,
+    /// The GPU monitor's summary of the timed region. Present even without a GPU: it then has no samples and
+    /// says which backends were tried and why each was unavailable.
+    pub during: gpu_monitor::Summary,
+    /// State just after the timed region.
+    pub after: Snapshot,
+    /// Length of the timed region, seconds (host monotonic clock).
+    pub monitored_s: f64,
+    /// Whether the run was interrupted.
+    pub interrupted: bool,
+    /// The wrapped command, when the record was made by [`wrap`].
+    pub command: Option<CommandRun>,
+    /// The clean-run verdict.
+    pub verdict: Verdict,
+    /// User fields.
+    pub fields: BTreeMap<String, Value>,
+}
+
+impl Record {
+    /// The record as ordered `(key, value)` pairs, with unavailable probes lifted into `unavailable`; fails on
+    /// NaN or infinity.
+    fn entries(&self) -> Result<Vec<(String, Value)>, Error> {
+        let mut out: Vec<(String, Value)> = Vec::new();
+        let mut reasons = BTreeMap::new();
+        let mut put = |key: &str, value: &dyn erased::Ser| -> Result<(), Error> {
+            let mut v = value.to_checked_value(key)?;
+            probe::lift_reasons(&mut v, key, &mut reasons);
+            out.push((key.to_owned(), v));
+            Ok(())
+        };
+        put("schema_version", &self.schema_version)?;
+        put("time_utc", &self.time_utc)?;
+        put("finished_utc", &self.finished_utc)?;
+        put("git", &self.git)?;
+        put("gpu_name", &self.gpu_name)?;
+        put("driver", &self.driver)?;
+        put("cpu_count", &self.cpu_count)?;
+        for (k, v) in &self.fields {
+            // Guarded in `field`; checked again because the map is public.
+            if RESERVED_KEYS.contains(&k.as_str()) {
+                return Err(Error::ReservedField { name: k.clone() });
+            }
+            put(k, v)?;
+        }
+        put("gpus", &self.gpus)?;
+        put("gpu_backend", &self.gpu_backend)?;
+        put("build", &self.build)?;
+        put("command_line", &self.command_line)?;
+        put("host", &self.host)?;
+        put("environment", &self.environment)?;
+        put("before", &self.before)?;
+        put("during", &self.during)?;
+        put("after", &self.after)?;
+        put("monitored_s", &self.monitored_s)?;
+        put("interrupted", &self.interrupted)?;
+        put("command", &self.command)?;
+        put("verdict", &self.verdict)?;
+        let reasons = serde_json::to_value(&reasons).map_err(|e| Error::Serialize {
+            what: "unavailable".to_owned(),
+            message: e.to_string(),
+        })?;
+        out.push(("unavailable".to_owned(), reasons));
+        Ok(out)
+    }
+
+    /// The record as a JSON object (keys sorted, as `serde_json::Value` keeps them).
+    pub fn to_value(&self) -> Result<Value, Error> {
+        Ok(Value::Object(
+            self.entries()?.into_iter().collect::<Map<String, Value>>(),
+        ))
+    }
+
+    /// The record as pretty JSON, keys in the documented order.
+    pub fn to_json_pretty(&self) -> Result<String, Error> {
+        self.entries()?;
+        serde_json::to_string_pretty(self).map_err(|e| Error::Serialize {
+            what: "record".to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Writes the record alone to a claimed output.
+    pub fn write(&self, out: &ClaimedOutput) -> Result<(), Error> {
+        // Checked here first for a typed error; serialising inside the writer would only carry its text.
+        self.entries()?;
+        out.write_json(self)
+    }
+
+    /// Attaches what the wrapper knows about the command it ran.
+    pub fn set_command(&mut self, command: CommandRun) {
+        self.command = Some(command);
+    }
+}
+
+impl Serialize for Record {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries = self.entries().map_err(serde::ser::Error::custom)?;
+        let mut m = s.serialize_map(Some(entries.len()))?;
+        for (k, v) in &entries {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Object-safe "serialise me into a checked JSON value", so `entries` can take fields of different types.
+mod erased {
+    use super::*;
+
+    pub(super) trait Ser {
+        fn to_checked_value(&self, key: &str) -> Result<Value, Error>;
+    }
+
+    impl<T: Serialize> Ser for T {
+        fn to_checked_value(&self, key: &str) -> Result<Value, Error> {
+            finite::check_finite(self, key)?;
+            serde_json::to_value(self).map_err(|e| Error::Serialize {
+                what: key.to_owned(),
+                message: e.to_string(),
+            })
+        }
+    }
+}
+
+fn judge(r: &Record, interrupted: Option<&str>, own_pids: &BTreeSet<u32>) -> Verdict {
+    use verdict::VerdictBuilder;
+    let mut v = VerdictBuilder::default();
+
+    v.check(
+        Check::Interrupted,
+        Ok(interrupted.map(|why| format!("interrupted by {why}"))),
+    );
+
+    v.check(
+        Check::DirtyTree,
+        match (&r.git.dirty, &r.git.modified) {
+            (Probe::Value(true), modified) => {
+                let files = modified.value().map(|m| m.join(", ")).unwrap_or_default();
+                let hash = r
+                    .git
+                    .diff_sha256
+                    .value()
+                    .map(|h| format!(" (diff sha256 {h})"))
+                    .unwrap_or_default();
+                Ok(Some(format!(
+                    "tracked files differ from {}: {files}{hash}",
+                    short_commit(&r.git)
+                )))
+            }
+            (Probe::Value(false), _) => Ok(None),
+            (Probe::Unavailable(why), _) => Err(why.clone()),
+        },
+    );
+
+    v.check(
+        Check::Throttled,
+        gpu::throttle_evidence(&r.during).map(|e| verdict::throttle_check(&e)),
+    );
+
+    v.check(
+        Check::OtherGpuProcesses,
+        gpu::other_processes(&r.before, &r.during, &r.after, own_pids, &r.environment),
+    );
+
+    v.check(
+        Check::GpuBusyBeforeStart,
+        match &r.before.gpus {
+            Probe::Value(samples) => {
+                // A GPU whose only contexts are ours is busy with our own warm-up (a library caller starts the
+                // record after loading its model); only work that may be someone else's counts.
+                let ours_only = |s: &gpu_monitor::Sample| {
+                    s.processes.as_ref().is_some_and(|ps| {
+                        !ps.is_empty() && ps.iter().all(|p| own_pids.contains(&p.pid))
+                    })
+                };
+                let utils: Vec<(String, f64)> = samples
+                    .iter()
+                    .filter(|s| !ours_only(s))
+                    .filter_map(|s| Some((gpu::label(s), s.utilization_gpu?)))
+                    .collect();
+                if utils.is_empty() && samples.iter().any(|s| !ours_only(s)) {
+                    Err("the before sample has no utilisation reading".to_owned())
+                } else {
+                    Ok(verdict::busy_check(&utils))
+                }
+            }
+            Probe::Unavailable(why) => Err(why.clone()),
+        },
+    );
+
+    v.check(Check::HostLoadAboveCores, {
+        let loads: Vec<(&str, f64)> = [("before", &r.before.loadavg), ("after", &r.after.loadavg)]
+            .into_iter()
+            .filter_map(|(when, l)| Some((when, l.value()?.one)))
+            .collect();
+        match (&r.cpu_count, loads.is_empty()) {
+            (Probe::Value(n), false) => Ok(verdict::load_check(&loads, *n)),
+            (Probe::Unavailable(why), _) => Err(format!("CPU count unknown: {why}")),
+            (_, true) => Err(r
+                .before
+                .loadavg
+                .reason()
+                .unwrap_or("no load average")
+                .to_owned()),
+        }
+    });
+
+    if r.environment.class == EnvClass::Wsl {
+        let loads: Vec<(&str, f64)> = [
+            ("before", &r.before.windows_cpu_percent),
+            ("after", &r.after.windows_cpu_percent),
+        ]
+        .into_iter()
+        .filter_map(|(when, l)| Some((when, *l.value()?)))
+        .collect();
+        v.check(
+            Check::WindowsCpuBusy,
+            if loads.is_empty() {
+                Err(r
+                    .before
+                    .windows_cpu_percent
+                    .reason()
+                    .unwrap_or("no reading")
+                    .to_owned())
+            } else {
+                Ok(verdict::windows_check(&loads))
+            },
+        );
+    }
+
+    v.check(
+        Check::DebugBuild,
+        match &r.build.program {
+            Probe::Value(p) if p.debug_assertions => Ok(Some(format!(
+                "{} {} was built with debug assertions (not --release)",
+                p.name, p.version
+            ))),
+            Probe::Value(_) => Ok(None),
+            Probe::Unavailable(why) => Err(why.clone()),
+        },
+    );
+
+    v.build()
+}
+
+fn short_commit(g: &GitInfo) -> String {
+    match g.commit.value() {
+        Some(c) => c.chars().take(12).collect(),
+        None => "HEAD".to_owned(),
+    }
+}

@@ -1,0 +1,284 @@
+//! The built `gpu-monitor` binary, run against fake nvidia-smi scripts and replay files. Waits are for
+//! events (a line printed, the process exiting) with generous deadlines; no test asserts on speed.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gpu-monitor");
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crates/gpu-monitor/tests/fixtures")
+        .join(name)
+}
+
+fn cmd(smi: Option<&Path>) -> Command {
+    let mut c = Command::new(BIN);
+    c.env_remove("CUDA_VISIBLE_DEVICES");
+    match smi {
+        Some(p) => c.env("KL1_NVIDIA_SMI", p),
+        None => c.env_remove("KL1_NVIDIA_SMI"),
+    };
+    c
+}
+
+fn run(c: &mut Command) -> Output {
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_output(child)
+}
+
+fn wait_output(child: Child) -> Output {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(PATIENCE) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            // SAFETY: signalling our own child, which has not been reaped (the waiter thread is still waiting).
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+            panic!("gpu-monitor did not exit");
+        }
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn replay_jsonl_to_a_json_summary() {
+    let out = run(cmd(None)
+        .args(["--backend", "replay"])
+        .arg(fixture("replay.jsonl"))
+        .args(["--interval-ms", "1000", "--summary", "-q"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is the JSON summary alone");
+    assert_eq!(v["backend"], "replay");
+    assert_eq!(v["n_samples"], 5);
+    let g = &v["gpus"][0];
+    assert_eq!(g["clocks.sm"]["median"], 1850.0);
+    assert_eq!(g["clocks.sm_busy"]["n"], 4);
+    assert_eq!(g["energy"]["agrees"], false);
+    assert_eq!(g["throttle_time_s"]["power"], 2.5);
+}
+
+#[test]
+fn replay_csv_streams_rows_and_a_readable_summary() {
+    let out = run(cmd(None)
+        .args(["--backend", "replay"])
+        .arg(fixture("replay-raw-smi.csv")));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("# t_s,index,uuid,pstate,clocks.sm"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines.len(), 7, "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("# gpu 1 GPU-rec-0001: 3 samples"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("replay_bad_lines=1"), "{stderr}");
+}
+
+#[test]
+fn with_a_command_it_monitors_until_the_command_exits_and_passes_its_code_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let samples = dir.path().join("samples.jsonl");
+    let out = run(cmd(Some(&fixture("nvidia-smi-normal.sh")))
+        .args([
+            "--backend",
+            "nvidia-smi",
+            "--interval-ms",
+            "50",
+            "--format",
+            "jsonl",
+            "--summary",
+            "--output",
+        ])
+        .arg(&samples)
+        .args(["--", "sh", "-c", "sleep 1; exit 7"]));
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON summary");
+    assert_eq!(v["backend"], "nvidia-smi");
+    assert_eq!(v["end"]["how"], "stopped");
+    assert_eq!(v["gpus"].as_array().map(Vec::len), Some(2));
+    let recorded = std::fs::read_to_string(&samples).expect("samples file");
+    let first: serde_json::Value =
+        serde_json::from_str(recorded.lines().next().expect("a sample")).expect("jsonl");
+    assert_eq!(first["uuid"], "GPU-fake-0000");
+    // What was written replays.
+    let again = run(cmd(None)
+        .args(["--backend", "replay"])
+        .arg(&samples)
+        .args(["--summary", "-q"]));
+    let w: serde_json::Value = serde_json::from_slice(&again.stdout).expect("replayed summary");
+    assert_eq!(w["n_samples"], v["n_samples"]);
+    assert_eq!(w["timestamps"], "recorded");
+}
+
+#[test]
+fn gpu_selection() {
+    let out = run(cmd(Some(&fixture("nvidia-smi-normal.sh"))).args([
+        "--backend",
+        "nvidia-smi",
+        "--interval-ms",
+        "50",
+        "--gpus",
+        "1",
+        "--summary",
+        "-q",
+        "--",
+        "sleep",
+        "0.3",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["gpus"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["gpus"][0]["index"], 1);
+}
+
+#[test]
+fn ctrl_c_stops_streaming_prints_the_summary_and_kills_the_child() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in ["nvidia-smi-hangs.sh", "fake-common.sh"] {
+        std::fs::copy(fixture(f), dir.path().join(f)).expect("copy");
+    }
+    let mut child = cmd(Some(&dir.path().join("nvidia-smi-hangs.sh")))
+        .args(["--backend", "nvidia-smi", "--interval-ms", "50"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("a sample row");
+        if line.starts_with("0.") || line.starts_with("1.") {
+            break;
+        }
+    }
+    // The fake writes the pid of the `sleep` it leaves behind once that exists; wait for it, so the check
+    // below is about a process that surely ran.
+    let pid_file = dir.path().join("sleep.pid");
+    let pid = loop {
+        if let Ok(p) = std::fs::read_to_string(&pid_file)
+            && p.ends_with('\n')
+        {
+            break p.trim().to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the fake never started its sleep"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: signalling our own unreaped child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = wait_output(child);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("# gpu-monitor summary: backend nvidia-smi"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("stopped"), "{stderr}");
+    let gone = || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    };
+    while !gone() {
+        assert!(
+            Instant::now() < deadline,
+            "the fake's sleep survived Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn no_backend_exits_1_with_the_reason() {
+    let out = run(cmd(Some(&fixture("nvidia-smi-fails.sh"))).args(["--backend", "nvidia-smi"]));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no GPU backend available"), "{stderr}");
+    assert!(
+        stderr.contains("couldn't communicate with the NVIDIA driver"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_command_still_runs_without_a_backend() {
+    let out = run(cmd(Some(&fixture("nvidia-smi-fails.sh"))).args([
+        "--backend",
+        "nvidia-smi",
+        "-q",
+        "--",
+        "sh",
+        "-c",
+        "exit 3",
+    ]));
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn a_missing_command_exits_127() {
+    let out = run(cmd(Some(&fixture("nvidia-smi-normal.sh"))).args([
+        "--backend",
+        "nvidia-smi",
+        "-q",
+        "--",
+        "/nonexistent/cmd",
+    ]));
+    assert_eq!(out.status.code(), Some(127));
+    assert!(text(&out.stderr).contains("cannot run /nonexistent/cmd"));
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [
+        vec!["--backend", "bogus"],
+        vec!["--backend", "replay"],
+        vec!["--backend", "nvml", "extra"],
+        vec!["--gpus", "first"],
+        vec!["--interval-ms", "0"],
+        vec!["--format", "xml"],
+    ] {
+        let out = run(cmd(None).args(&args));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -1,0 +1,217 @@
+//! `provenance`: run a command under a provenance record, compare two records, or show one.
+//!
+//! Only arguments and printing live here; everything else is the `provenance` library.
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use provenance::gpu_monitor::{BackendChoice, GpuSelection};
+use provenance::{diff, show, wrap};
+
+/// Exit status for the wrapper's own failures (as `env` and `timeout` use it): bad options, an output file
+/// that is already there, a record that could not be written.
+const EXIT_OWN_FAILURE: u8 = 125;
+/// The command exists but could not be run.
+const EXIT_CANNOT_RUN: u8 = 126;
+/// The command was not found.
+const EXIT_NOT_FOUND: u8 = 127;
+
+#[derive(Parser)]
+#[command(
+    name = "provenance",
+    version,
+    about = "Where a benchmark number came from: record, compare, show"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run CMD and write its provenance record; exit with CMD's exit status.
+    Run(RunArgs),
+    /// What changed between two records that could explain a changed number, most telling first. Exits 0 when
+    /// nothing relevant changed, 1 when something did, 2 on error (as diff(1)).
+    Diff {
+        /// The earlier record (or a result file holding one under `provenance`).
+        a: PathBuf,
+        /// The later record.
+        b: PathBuf,
+        /// Print the changes as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable summary of a record.
+    Show {
+        /// The record (or a result file holding one under `provenance`).
+        file: PathBuf,
+        /// Print the record itself, as pretty JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Where to write the record [default: provenance-YYYYMMDDTHHMMSSZ.json]. An existing file is refused before CMD
+    /// starts.
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Replace an existing record file.
+    #[arg(long)]
+    overwrite: bool,
+    /// GPU sampling interval, ms [default: 500].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    interval_ms: Option<u64>,
+    /// A field for the record, KEY=VALUE (VALUE read as JSON when it is JSON, else as a string); repeatable.
+    #[arg(long = "field", short = 'f', value_name = "KEY=VALUE", value_parser = parse_field)]
+    fields: Vec<(String, serde_json::Value)>,
+    /// GPU backend: auto, nvml, nvidia-smi, replay:FILE [default: auto].
+    #[arg(long, value_parser = parse_backend)]
+    backend: Option<BackendChoice>,
+    /// GPUs in use: all, cuda (CUDA_VISIBLE_DEVICES), or a comma list of indices and UUIDs [default: cuda].
+    #[arg(long, value_parser = parse_gpus)]
+    gpus: Option<GpuSelection>,
+    /// The command and its arguments.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+fn parse_field(s: &str) -> Result<(String, serde_json::Value), String> {
+    let (k, v) = provenance::parse_field(s).map_err(|e| e.to_string())?;
+    if provenance::RESERVED_KEYS.contains(&k.as_str()) {
+        return Err(format!("{k:?} is one of the record's own keys"));
+    }
+    Ok((k, v))
+}
+
+fn parse_backend(s: &str) -> Result<BackendChoice, String> {
+    s.parse()
+        .map_err(|e: provenance::gpu_monitor::Unavailable| e.to_string())
+}
+
+fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
+    s.parse()
+        .map_err(|e: provenance::gpu_monitor::Unavailable| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run(args) => run(args),
+        Cmd::Diff { a, b, json } => diff_cmd(&a, &b, json),
+        Cmd::Show { file, json } => show_cmd(&file, json),
+    }
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let opts = wrap::WrapOptions {
+        out: args.out,
+        overwrite: args.overwrite,
+        interval_ms: args.interval_ms,
+        fields: args.fields,
+        command: args.command,
+        backend: args.backend,
+        gpus: args.gpus,
+    };
+    let out = match wrap::prepare(&opts) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("provenance: {e}");
+            return ExitCode::from(EXIT_OWN_FAILURE);
+        }
+    };
+    match wrap::run(opts, &out) {
+        Ok(outcome) => {
+            let v = &outcome.record.verdict;
+            let verdict = if v.clean {
+                "clean".to_owned()
+            } else {
+                let names: Vec<&str> = v.flags.iter().map(|f| f.flag.name()).collect();
+                format!("flagged: {}", names.join(", "))
+            };
+            match &outcome.written {
+                Ok(()) => {
+                    eprintln!(
+                        "provenance: record written to {} ({verdict})",
+                        outcome.out.display()
+                    );
+                    ExitCode::from(u8::try_from(outcome.exit_code).unwrap_or(1))
+                }
+                Err(e) => {
+                    eprintln!(
+                        "provenance: the command exited with status {}, but its record could not be written: {e}",
+                        outcome.exit_code
+                    );
+                    ExitCode::from(EXIT_OWN_FAILURE)
+                }
+            }
+        }
+        Err(provenance::Error::Spawn { program, source }) => {
+            eprintln!("provenance: cannot run {program}: {source}");
+            let code = if source.kind() == std::io::ErrorKind::NotFound {
+                EXIT_NOT_FOUND
+            } else {
+                EXIT_CANNOT_RUN
+            };
+            ExitCode::from(code)
+        }
+        Err(e) => {
+            eprintln!("provenance: {e}");
+            ExitCode::from(EXIT_OWN_FAILURE)
+        }
+    }
+}
+
+fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
+    let records = diff::read_record(a).and_then(|ra| Ok((ra, diff::read_record(b)?)));
+    let (ra, rb) = match records {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("provenance diff: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let changes = diff::diff(&ra, &rb);
+    if json {
+        match serde_json::to_string_pretty(&changes) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("provenance diff: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        print!("{}", diff::render(&changes));
+    }
+    if changes.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn show_cmd(file: &std::path::Path, json: bool) -> ExitCode {
+    let r = match diff::read_record(file) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("provenance show: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        match serde_json::to_string_pretty(&r) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("provenance show: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        print!("{}", show::render(&r));
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,427 @@
+//! The `provenance` command end to end: exit codes, the refused output file, an interrupted run, a fake
+//! `nvidia-smi`, `diff` ordering and `show`.
+
+use serde_json::{Value, json};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_provenance");
+
+/// The command in `dir` (not a git repository, so git probes end at once) with no real GPU tools in reach:
+/// `KL1_NVIDIA_SMI` names a file that does not exist and the backend is forced to nvidia-smi, so the test gives
+/// the same answers on a GPU machine.
+fn provenance(dir: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .env("KL1_NVIDIA_SMI", dir.join("no-such-nvidia-smi"));
+    c
+}
+
+fn run_args(out: &str) -> Vec<String> {
+    [
+        "run",
+        "--out",
+        out,
+        "--backend",
+        "nvidia-smi",
+        "--gpus",
+        "all",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(p).expect("record exists")).expect("record is JSON")
+}
+
+fn output(c: &mut Command) -> Output {
+    c.output().expect("provenance runs")
+}
+
+#[test]
+fn run_exits_with_the_commands_status_and_writes_the_record() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = output(
+        provenance(t.path())
+            .args(run_args("r.json"))
+            .args(["-f", "weights=bf16", "-f", "batch=8"])
+            .args(["--", "sh", "-c", "echo out; exit 3"]),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "out\n",
+        "the command's stdout passes through untouched"
+    );
+    let r = read(&t.path().join("r.json"));
+    assert_eq!(
+        r["command"]["argv"],
+        json!(["sh", "-c", "echo out; exit 3"])
+    );
+    assert_eq!(r["command"]["exit_code"], 3);
+    assert_eq!(r["interrupted"], false);
+    assert_eq!(r["weights"], "bf16");
+    assert_eq!(r["batch"], 8);
+    assert!(r["gpu_name"].is_null() && r["unavailable"]["gpu_name"].is_string());
+}
+
+#[test]
+fn an_existing_output_is_refused_before_the_command_runs() {
+    let t = tempfile::tempdir().expect("tempdir");
+    fs::write(t.path().join("r.json"), "earlier result").expect("write");
+    let o = output(
+        provenance(t.path())
+            .args(run_args("r.json"))
+            .args(["--", "touch", "ran"]),
+    );
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already exists"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !t.path().join("ran").exists(),
+        "the command must not have run"
+    );
+    assert_eq!(
+        fs::read_to_string(t.path().join("r.json")).expect("read"),
+        "earlier result"
+    );
+
+    let o = output(provenance(t.path()).args(run_args("r.json")).args([
+        "--overwrite",
+        "--",
+        "touch",
+        "ran",
+    ]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(t.path().join("ran").exists());
+    assert_eq!(read(&t.path().join("r.json"))["command"]["exit_code"], 0);
+}
+
+#[test]
+fn a_missing_command_exits_127_and_a_reserved_field_is_a_usage_error() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = output(
+        provenance(t.path())
+            .args(run_args("r.json"))
+            .args(["--", "/no/such/command"]),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(127),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = output(
+        provenance(t.path())
+            .args(run_args("s.json"))
+            .args(["-f", "git=x", "--", "true"]),
+    );
+    assert_eq!(o.status.code(), Some(2), "clap's usage error");
+    assert!(!t.path().join("s.json").exists());
+}
+
+/// Children of `pid`, from /proc.
+#[cfg(target_os = "linux")]
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        if stat[close + 1..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse::<u32>().ok())
+            == Some(pid)
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+fn comm(pid: u32) -> String {
+    fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+/// Runs `provenance run -- sleep 300`, sends `sig` to provenance (not to sleep) once sleep runs, and checks that
+/// the signal reached sleep and the record was written, marked interrupted.
+#[cfg(target_os = "linux")]
+fn interrupted_run(sig: libc::c_int, name: &str) {
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut child = provenance(t.path())
+        .args(run_args("r.json"))
+        .args(["--", "sleep", "300"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    // The signal is sent only once `sleep` runs: the handlers are installed before it is started, so this waits
+    // on the event itself, not on a guess of how long set-up takes on a loaded machine.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let sleep_pid = loop {
+        if let Some(p) = children(pid).into_iter().find(|&p| comm(p) == "sleep") {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "sleep was never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: kill has no memory preconditions; `pid` is our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
+    // Bounded wait: if the signal were not forwarded, `sleep 300` would hold the test for five minutes.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            // SAFETY: as above; cleaning up before failing.
+            unsafe {
+                libc::kill(sleep_pid as libc::pid_t, libc::SIGKILL);
+            }
+            let _ = child.kill();
+            panic!("provenance did not end within 120 s of {name}: not forwarded?");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128 + sig), "128 + {name}");
+    let r = read(&t.path().join("r.json"));
+    assert_eq!(r["interrupted"], true);
+    assert_eq!(r["command"]["pid"], sleep_pid);
+    assert_eq!(
+        r["command"]["signal"], name,
+        "sleep itself died of the forwarded signal"
+    );
+    assert_eq!(r["command"]["signals_received"], json!([name]));
+    assert_eq!(r["command"]["wrapper_exit_code"], 128 + sig);
+    let flags: Vec<&Value> = r["verdict"]["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .collect();
+    let evidence = format!("interrupted by {name}");
+    assert!(
+        flags
+            .iter()
+            .any(|f| f["flag"] == "interrupted" && f["evidence"] == evidence.as_str()),
+        "{flags:?}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigint_is_forwarded_and_the_record_is_still_written_marked_interrupted() {
+    interrupted_run(libc::SIGINT, "SIGINT");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn sigterm_is_forwarded_too() {
+    interrupted_run(libc::SIGTERM, "SIGTERM");
+}
+
+fn write_fake_smi(dir: &Path) -> PathBuf {
+    let p = dir.join("nvidia-smi");
+    let script = r#"#!/bin/sh
+query=""; lms=""
+for a in "$@"; do
+  case "$a" in
+    --query-gpu=*) query="${a#--query-gpu=}" ;;
+    -lms=*) lms="${a#-lms=}" ;;
+  esac
+done
+if [ $# -eq 0 ]; then echo "| Driver Version: 550.54.15      CUDA Version: 12.4 |"; exit 0; fi
+case "$query" in
+  index,uuid,name,*)
+    echo "0, GPU-cli-0000, NVIDIA H200, 00000000:19:00.0, 550.54.15, 96.00.99.00.01, 700.00, Enabled"
+    exit 0 ;;
+esac
+line="0, GPU-cli-0000, P0, 1980, 2619, 61, 650.5, 97, 70123, 0x0000000000000004"
+if [ -z "$lms" ]; then echo "$line"; exit 0; fi
+while :; do echo "$line"; sleep 0.05; done
+"#;
+    fs::write(&p, script).expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    p
+}
+
+#[test]
+fn a_fake_nvidia_smi_fills_the_gpu_part() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let smi = write_fake_smi(t.path());
+    // `sleep 0.3` only gives the monitor a region; what is asserted (identity, the one-shot `before` reading and
+    // the flag it raises) does not depend on how many streamed samples arrive in it.
+    let o = output(
+        provenance(t.path())
+            .env("KL1_NVIDIA_SMI", &smi)
+            .args(run_args("r.json"))
+            .args(["--interval-ms", "50", "--", "sleep", "0.3"]),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = read(&t.path().join("r.json"));
+    assert_eq!(r["gpu_name"], "NVIDIA H200");
+    assert_eq!(r["driver"], "550.54.15");
+    assert_eq!(r["gpus"][0]["uuid"], "GPU-cli-0000");
+    assert_eq!(r["before"]["gpu"]["utilization.gpu"], 97.0);
+    assert_eq!(r["during"]["backend"], "nvidia-smi");
+    let flags: Vec<String> = r["verdict"]["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .map(|f| f["flag"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        flags.contains(&"gpu_busy_before_start".to_owned()),
+        "{flags:?}"
+    );
+}
+
+fn record(dir: &Path, name: &str, v: &Value) -> PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, serde_json::to_string_pretty(v).expect("json")).expect("write");
+    p
+}
+
+#[test]
+fn diff_puts_the_most_telling_change_first_and_exits_1() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let base = json!({
+        "schema_version": 1, "time_utc": "2026-01-01T00:00:00+00:00", "cpu_count": 8,
+        "git": {"commit": "aaaa", "dirty": false},
+        "gpus": [{
+            "index": 0, "name": "NVIDIA H200", "uuid": "GPU-1",
+            "driver_version": "550.54.15", "power_limit_w": 700.0
+        }],
+        "during": {"gpus": [{
+            "index": 0, "n_samples": 100,
+            "clocks.sm_busy": {"min": 1980.0, "median": 1980.0, "max": 1980.0, "n": 100}
+        }]},
+        "before": {"loadavg": {"1m": 0.5}},
+        "verdict": {"clean": true, "flags": []}
+    });
+    let mut changed = base.clone();
+    changed["git"]["commit"] = json!("bbbb");
+    changed["gpus"][0]["power_limit_w"] = json!(500.0);
+    changed["during"]["gpus"][0]["clocks.sm_busy"]["median"] = json!(1700.0);
+    changed["before"]["loadavg"]["1m"] = json!(9.0);
+    changed["verdict"] =
+        json!({"clean": false, "flags": [{"flag": "throttled", "evidence": "GPU 0: power limit"}]});
+    let a = record(t.path(), "a.json", &base);
+    let b = record(t.path(), "b.json", &changed);
+
+    let o = output(provenance(t.path()).args(["diff"]).arg(&a).arg(&b));
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let firsts: Vec<&str> = text
+        .lines()
+        .map(|l| l.split("  ").next().unwrap_or_default().trim())
+        .collect();
+    assert_eq!(
+        firsts,
+        [
+            "commit",
+            "GPU 0 power limit (W)",
+            "verdict: throttled",
+            "GPU 0 SM clock while busy (median)",
+            "1-minute load before start"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.contains("aaaa → bbbb")),
+        "{text}"
+    );
+
+    let o = output(
+        provenance(t.path())
+            .args(["diff", "--json"])
+            .arg(&a)
+            .arg(&b),
+    );
+    let changes: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(changes[0]["what"], "commit");
+
+    let o = output(provenance(t.path()).args(["diff"]).arg(&a).arg(&a));
+    assert_eq!(o.status.code(), Some(0));
+
+    let o = output(
+        provenance(t.path())
+            .args(["diff"])
+            .arg(&a)
+            .arg(t.path().join("missing.json")),
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn show_summarises_a_record_written_by_run() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = output(provenance(t.path()).args(run_args("r.json")).args([
+        "-f",
+        "weights=bf16",
+        "--",
+        "true",
+    ]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = output(provenance(t.path()).args(["show", "r.json"]));
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "time",
+        "command    true → exit 0",
+        "verdict",
+        "weights=bf16",
+        "during     not monitored",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+    // A result file that embeds the record under `provenance` shows the same way.
+    let embedded = json!({"tokens_per_s": 1.0, "provenance": read(&t.path().join("r.json"))});
+    let p = record(t.path(), "result.json", &embedded);
+    let o = output(provenance(t.path()).arg("show").arg(&p));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("weights=bf16"));
+}

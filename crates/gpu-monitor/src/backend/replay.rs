@@ -1,0 +1,295 @@
+//! Replay: samples recorded earlier, read back as if they were arriving now (but as fast as they can be read).
+//!
+//! Three forms are read, told apart by the first line that is not blank: a `{` starts our JSON lines; one of
+//! our `# t_s,index,…` headers names the CSV columns (and a later header may change them, so concatenated
+//! recordings work); anything else is taken as raw `nvidia-smi --query-gpu=… ,noheader,nounits` output in our
+//! query's column order. Raw output has no times: tick *k* (a new tick starts when a GPU index repeats) is put
+//! at *k* × interval, and the capture says the times were synthesised.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use crate::backend::{Backend, BackendKind, Session, SourceEnd, Timestamps};
+use crate::csv::{self, Column, LineFault, SMI_QUERY, ValueStats};
+use crate::sample::{GpuRef, Sample};
+use crate::select::{self, GpuId};
+use crate::{MonitorConfig, Unavailable};
+
+/// Bad lines kept verbatim in warnings.
+const VERBATIM_LINES: usize = 5;
+
+pub(crate) struct ReplayBackend {
+    path: PathBuf,
+    timestamps: Timestamps,
+    interval_s: f64,
+    wanted: Option<Vec<GpuId>>,
+}
+
+#[derive(Clone)]
+enum Form {
+    Jsonl,
+    Csv(Vec<Column>),
+}
+
+fn sniff(path: &Path) -> Result<Form, Unavailable> {
+    let err = |e: std::io::Error| Unavailable::Replay {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let mut r = BufReader::new(File::open(path).map_err(err)?);
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        if r.read_until(b'\n', &mut raw).map_err(err)? == 0 {
+            // An empty recording is a recording of nothing, not an error: it replays as zero samples.
+            return Ok(Form::Csv(SMI_QUERY.to_vec()));
+        }
+        let line = String::from_utf8_lossy(&raw);
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if t.starts_with('{') {
+            return Ok(Form::Jsonl);
+        }
+        if let Some(cols) = csv::parse_header(t) {
+            return Ok(Form::Csv(cols));
+        }
+        if t.starts_with('#') {
+            continue;
+        }
+        return Ok(Form::Csv(SMI_QUERY.to_vec()));
+    }
+}
+
+/// Reads a recording one sample at a time.
+struct Reader {
+    lines: std::io::Split<BufReader<File>>,
+    form: Form,
+    stats: ValueStats,
+    synth_tick: u64,
+    synth_seen: BTreeSet<u32>,
+    interval_s: f64,
+    line_no: u64,
+}
+
+enum Item {
+    Sample(Box<Sample>),
+    Bad {
+        line_no: u64,
+        why: String,
+        text: String,
+    },
+    Skip,
+}
+
+impl Reader {
+    fn next(&mut self) -> Option<Result<Item, std::io::Error>> {
+        let raw = match self.lines.next()? {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        self.line_no += 1;
+        let text = String::from_utf8_lossy(&raw);
+        let line = text.trim();
+        if line.is_empty() {
+            return Some(Ok(Item::Skip));
+        }
+        if let Some(cols) = csv::parse_header(line) {
+            self.form = Form::Csv(cols);
+            return Some(Ok(Item::Skip));
+        }
+        if line.starts_with('#') {
+            return Some(Ok(Item::Skip));
+        }
+        let bad = |why: String, line_no| Item::Bad {
+            line_no,
+            why,
+            text: line.chars().take(200).collect(),
+        };
+        let item = match &self.form {
+            Form::Jsonl => match serde_json::from_str::<Sample>(line) {
+                Ok(s) => Item::Sample(Box::new(s)),
+                Err(e) => bad(e.to_string(), self.line_no),
+            },
+            Form::Csv(cols) => match csv::parse_line(line, cols, &mut self.stats) {
+                Ok(mut s) => {
+                    if !cols.contains(&Column::TS) {
+                        if !self.synth_seen.insert(s.index) {
+                            self.synth_tick += 1;
+                            self.synth_seen.clear();
+                            self.synth_seen.insert(s.index);
+                        }
+                        s.t_s = self.synth_tick as f64 * self.interval_s;
+                    }
+                    Item::Sample(Box::new(s))
+                }
+                Err(LineFault::Empty) => Item::Skip,
+                Err(LineFault::Short) => bad("fewer fields than columns".into(), self.line_no),
+                Err(LineFault::Garbage) => bad("not a sample line".into(), self.line_no),
+            },
+        };
+        Some(Ok(item))
+    }
+}
+
+impl ReplayBackend {
+    pub(crate) fn open(
+        path: &Path,
+        config: &MonitorConfig,
+        notes: &mut Vec<String>,
+    ) -> Result<Self, Unavailable> {
+        let form = sniff(path)?;
+        let timestamps = match &form {
+            Form::Jsonl => Timestamps::Recorded,
+            Form::Csv(cols) if cols.contains(&Column::TS) => Timestamps::Recorded,
+            Form::Csv(_) => Timestamps::Synthesised,
+        };
+        let cvd = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        let wanted = select::wanted_ids(&config.gpus, cvd.as_deref());
+        if matches!(config.gpus, crate::GpuSelection::CudaVisibleDevices) && cvd.is_none() {
+            notes.push("CUDA_VISIBLE_DEVICES is not set: replaying every GPU".into());
+        }
+        Ok(ReplayBackend {
+            path: path.to_path_buf(),
+            timestamps,
+            interval_s: config.interval_ms as f64 / 1000.0,
+            wanted,
+        })
+    }
+
+    fn reader(&self) -> Result<Reader, Unavailable> {
+        let file = File::open(&self.path).map_err(|e| Unavailable::Replay {
+            path: self.path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let form = sniff(&self.path)?;
+        Ok(Reader {
+            lines: BufReader::new(file).split(b'\n'),
+            form,
+            stats: ValueStats::default(),
+            synth_tick: 0,
+            synth_seen: BTreeSet::new(),
+            interval_s: self.interval_s,
+            line_no: 0,
+        })
+    }
+
+    fn selected(&self, s: &Sample) -> bool {
+        self.wanted.as_ref().is_none_or(|ids| {
+            ids.iter()
+                .any(|id| select::id_matches(id, s.index, s.uuid.as_deref()))
+        })
+    }
+}
+
+impl Backend for ReplayBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Replay
+    }
+
+    fn gpus(&self) -> Vec<GpuRef> {
+        Vec::new()
+    }
+
+    fn timestamps(&self) -> Timestamps {
+        self.timestamps
+    }
+
+    fn run(&mut self, session: &mut Session<'_>) -> SourceEnd {
+        let mut reader = match self.reader() {
+            Ok(r) => r,
+            Err(e) => {
+                return SourceEnd::Died {
+                    detail: e.to_string(),
+                };
+            }
+        };
+        let mut shown = 0;
+        let mut seen_ids: Vec<(u32, Option<String>)> = Vec::new();
+        let mut end = SourceEnd::Exhausted;
+        let mut n: u64 = 0;
+        while let Some(item) = reader.next() {
+            n += 1;
+            // Checking the stop flag takes a lock; every 256 lines keeps that out of the per-line cost.
+            if n.is_multiple_of(256) && session.stop_requested() {
+                end = SourceEnd::Stopped;
+                break;
+            }
+            match item {
+                Ok(Item::Sample(s)) => {
+                    if !self.selected(&s) {
+                        session.count("unselected_lines", 1);
+                        continue;
+                    }
+                    if !seen_ids.iter().any(|(i, _)| *i == s.index) {
+                        seen_ids.push((s.index, s.uuid.clone()));
+                    }
+                    session.record(*s);
+                }
+                Ok(Item::Bad { line_no, why, text }) => {
+                    session.count("replay_bad_lines", 1);
+                    if shown < VERBATIM_LINES {
+                        shown += 1;
+                        session.warn(format!(
+                            "{} line {line_no}: {why}: {text:?}",
+                            self.path.display()
+                        ));
+                    }
+                }
+                Ok(Item::Skip) => {}
+                Err(e) => {
+                    end = SourceEnd::Died {
+                        detail: format!("reading {}: {e}", self.path.display()),
+                    };
+                    break;
+                }
+            }
+        }
+        session.count("lines", reader.line_no);
+        session.count("na_values", reader.stats.na);
+        session.count("not_supported_values", reader.stats.not_supported);
+        session.count("bad_values", reader.stats.bad);
+        session.count("other_marker_values", reader.stats.other_marker);
+        if let Some(ids) = &self.wanted {
+            for id in ids {
+                if !seen_ids
+                    .iter()
+                    .any(|(i, u)| select::id_matches(id, *i, u.as_deref()))
+                {
+                    session.warn(format!(
+                        "selected GPU {id:?} never appears in {}",
+                        self.path.display()
+                    ));
+                }
+            }
+        }
+        end
+    }
+
+    fn sample_once(&mut self) -> Result<Vec<Sample>, Unavailable> {
+        let mut reader = self.reader()?;
+        let mut out: Vec<Sample> = Vec::new();
+        while let Some(item) = reader.next() {
+            let item = item.map_err(|e| Unavailable::Replay {
+                path: self.path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            if let Item::Sample(s) = item {
+                if !self.selected(&s) {
+                    continue;
+                }
+                if out.iter().any(|o| o.index == s.index) {
+                    break;
+                }
+                out.push(*s);
+            }
+        }
+        for s in &mut out {
+            s.sanitize();
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,195 @@
+//! One reading of one GPU, and the small records it carries.
+
+use serde::{Deserialize, Serialize};
+
+/// One reading of one GPU. Every value is MEASURED (read from the driver or from `nvidia-smi`) except `t_s`,
+/// which is the host's monotonic clock at the moment the reading was taken (NVML) or received (`nvidia-smi`),
+/// and which replay either reads from the file or synthesises (see [`Timestamps`](crate::Timestamps)).
+///
+/// `None` means the value was not available for this reading (`[N/A]`, `[Not Supported]`, a function missing
+/// from the driver, a backend that does not read it); the capture says why once per GPU and field. The
+/// serialised names are the `nvidia-smi --query-gpu` names the seed tool used, so its per-sample dicts and our
+/// JSON lines read alike. Units are those of `nvidia-smi … nounits`: MHz, °C, W, %, MiB.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the monitor started.
+    pub t_s: f64,
+    /// The GPU's index as NVML and `nvidia-smi` number them (PCI bus order; not necessarily CUDA's order).
+    pub index: u32,
+    /// The GPU's UUID (`GPU-…`).
+    #[serde(default)]
+    pub uuid: Option<String>,
+    /// Performance state, `P0` (fastest) … `P15`.
+    #[serde(default)]
+    pub pstate: Option<String>,
+    /// SM clock, MHz.
+    #[serde(rename = "clocks.sm", default)]
+    pub clocks_sm: Option<f64>,
+    /// Memory clock, MHz.
+    #[serde(rename = "clocks.mem", default)]
+    pub clocks_mem: Option<f64>,
+    /// GPU die temperature, °C.
+    #[serde(rename = "temperature.gpu", default)]
+    pub temperature_gpu: Option<f64>,
+    /// Board power draw, W (the driver's reading; on recent GPUs an average over its own short window).
+    #[serde(rename = "power.draw", default)]
+    pub power_draw: Option<f64>,
+    /// Percent of the last sample period in which a kernel was running (NVML's definition, not SM occupancy).
+    #[serde(rename = "utilization.gpu", default)]
+    pub utilization_gpu: Option<f64>,
+    /// Device memory in use, MiB.
+    #[serde(rename = "memory.used", default)]
+    pub memory_used: Option<f64>,
+    /// The clock-event ("throttle") reason mask; decode with [`decode_throttle`](crate::decode_throttle).
+    #[serde(rename = "clocks_throttle_reasons.active", default)]
+    pub throttle_mask: Option<u64>,
+    /// Enforced power limit, W (NVML only).
+    #[serde(rename = "power.limit", default)]
+    pub power_limit: Option<f64>,
+    /// Total energy since the driver was loaded, mJ (NVML only, Volta and newer).
+    #[serde(default)]
+    pub energy_mj: Option<u64>,
+    /// Cumulative time the clocks were held down by each policy (NVML only).
+    #[serde(default)]
+    pub violation_ns: Option<ViolationTimes>,
+    /// Processes holding a context on the GPU (NVML only); `Some(vec![])` means "asked, and none".
+    #[serde(default)]
+    pub processes: Option<Vec<GpuProcess>>,
+}
+
+impl Sample {
+    /// A reading of GPU `index` at `t_s` with nothing known yet.
+    pub fn empty(t_s: f64, index: u32) -> Self {
+        Sample {
+            t_s,
+            index,
+            uuid: None,
+            pstate: None,
+            clocks_sm: None,
+            clocks_mem: None,
+            temperature_gpu: None,
+            power_draw: None,
+            utilization_gpu: None,
+            memory_used: None,
+            throttle_mask: None,
+            power_limit: None,
+            energy_mj: None,
+            violation_ns: None,
+            processes: None,
+        }
+    }
+
+    /// Replaces every non-finite number with `None` and returns how many there were, so that nothing
+    /// downstream (a median, a JSON file) ever meets NaN or infinity, whatever a backend produced.
+    pub(crate) fn sanitize(&mut self) -> u64 {
+        let mut bad = 0;
+        for v in [
+            &mut self.clocks_sm,
+            &mut self.clocks_mem,
+            &mut self.temperature_gpu,
+            &mut self.power_draw,
+            &mut self.utilization_gpu,
+            &mut self.memory_used,
+            &mut self.power_limit,
+        ] {
+            if v.is_some_and(|x| !x.is_finite()) {
+                *v = None;
+                bad += 1;
+            }
+        }
+        for p in self.processes.iter_mut().flatten() {
+            if p.used_memory_mib.is_some_and(|x| !x.is_finite()) {
+                p.used_memory_mib = None;
+                bad += 1;
+            }
+        }
+        bad
+    }
+
+    /// The header for [`to_csv_row`](Self::to_csv_row): a `#` line, so that tools treating `#` as a comment
+    /// (as `nvidia-smi dmon` users do) skip it, while replay reads it to learn the columns.
+    pub fn csv_header() -> String {
+        format!(
+            "# {}",
+            crate::csv::OUR_COLUMNS
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    }
+
+    /// This sample as one CSV line in the column order of [`csv_header`](Self::csv_header), with missing
+    /// values written `[N/A]` and the mask in `nvidia-smi`'s hex form, so replay reads it back unchanged.
+    /// Violation counters and processes are only in JSON lines.
+    pub fn to_csv_row(&self) -> String {
+        crate::csv::OUR_COLUMNS
+            .iter()
+            .map(|c| c.format(self))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Cumulative nanoseconds during which each NVML performance policy held the clocks down
+/// (`nvmlDeviceGetViolationStatus`). Counters only grow; time in a policy over a region is the difference
+/// between the region's last and first sample.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViolationTimes {
+    /// Power capping.
+    #[serde(default)]
+    pub power: Option<u64>,
+    /// Thermal capping.
+    #[serde(default)]
+    pub thermal: Option<u64>,
+    /// Sync boost.
+    #[serde(default)]
+    pub sync_boost: Option<u64>,
+    /// Board limit.
+    #[serde(default)]
+    pub board_limit: Option<u64>,
+    /// Low utilisation.
+    #[serde(default)]
+    pub low_utilization: Option<u64>,
+    /// Board reliability limit.
+    #[serde(default)]
+    pub reliability: Option<u64>,
+}
+
+impl ViolationTimes {
+    /// `(name, value)` for each policy, in NVML's order; the names are the serialised keys.
+    pub fn entries(&self) -> [(&'static str, Option<u64>); 6] {
+        [
+            ("power", self.power),
+            ("thermal", self.thermal),
+            ("sync_boost", self.sync_boost),
+            ("board_limit", self.board_limit),
+            ("low_utilization", self.low_utilization),
+            ("reliability", self.reliability),
+        ]
+    }
+}
+
+/// A process holding a context on a GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuProcess {
+    /// Process id as the driver reports it (the host's pid namespace; inside a container it may not be ours).
+    pub pid: u32,
+    /// `compute` or `graphics`.
+    pub kind: String,
+    /// Device memory it holds, MiB, where the driver says.
+    #[serde(default)]
+    pub used_memory_mib: Option<f64>,
+    /// `/proc/<pid>/comm` when that pid is visible from here.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A GPU the monitor samples.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct GpuRef {
+    /// NVML / `nvidia-smi` index.
+    pub index: u32,
+    /// UUID, where known.
+    pub uuid: Option<String>,
+}

@@ -1,0 +1,220 @@
+//! Replay backend: the three recorded forms, selection, bad lines, and the summary of a recording.
+
+use std::path::PathBuf;
+
+use gpu_monitor::{
+    BackendChoice, BackendKind, GpuId, GpuSelection, Monitor, MonitorConfig, SourceEnd, Timestamps,
+    sample_once,
+};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn replay(name: &str, interval_ms: u64, gpus: GpuSelection) -> gpu_monitor::Capture {
+    let monitor = Monitor::start(MonitorConfig {
+        interval_ms,
+        backend: BackendChoice::Replay(fixture(name)),
+        gpus,
+        ..MonitorConfig::default()
+    });
+    monitor.wait();
+    monitor.stop()
+}
+
+#[test]
+fn raw_nvidia_smi_csv_gets_synthesised_ticks() {
+    let c = replay("replay-raw-smi.csv", 250, GpuSelection::All);
+    assert_eq!(c.backend, Some(BackendKind::Replay));
+    assert_eq!(c.end, SourceEnd::Exhausted);
+    assert_eq!(c.timestamps, Some(Timestamps::Synthesised));
+    assert_eq!(c.samples.len(), 6);
+    let times: Vec<(u32, f64)> = c.samples.iter().map(|s| (s.index, s.t_s)).collect();
+    assert_eq!(
+        times,
+        vec![(0, 0.0), (1, 0.0), (0, 0.25), (1, 0.25), (0, 0.5), (1, 0.5)]
+    );
+    assert_eq!(c.counters.get("replay_bad_lines"), Some(&1));
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("line 6") && w.contains("Unknown Error")),
+        "{:?}",
+        c.warnings
+    );
+    let s = c.summary();
+    assert_eq!(s.gpus.len(), 2);
+    let g1 = &s.gpus[1];
+    assert_eq!(
+        g1.throttle_reasons_seen,
+        vec!["gpu_idle", "sw_thermal_slowdown"]
+    );
+    assert_eq!(g1.pstates_seen, vec!["P0", "P8"]);
+    // Synthesised times say nothing about sampling quality, so none is claimed.
+    assert_eq!(g1.interval.achieved_ms, None);
+    assert!(
+        g1.interval
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("synthesised"))
+    );
+}
+
+#[test]
+fn our_csv_keeps_recorded_times_and_energy() {
+    let c = replay("replay-ours.csv", 1000, GpuSelection::All);
+    assert_eq!(c.timestamps, Some(Timestamps::Recorded));
+    assert_eq!(c.samples.len(), 5);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let g = &c.summary().gpus[0];
+    let e = &g.energy;
+    assert_eq!(e.counter_j, Some(800.0));
+    assert_eq!(e.integrated_power_j, Some(800.0));
+    assert_eq!(e.relative_difference, Some(0.0));
+    assert_eq!(e.agrees, Some(true));
+    let busy = g.clocks_sm_busy.expect("busy");
+    assert_eq!((busy.n, busy.min, busy.median), (4, 1980.0, 1980.0));
+    assert_eq!(g.interval.gaps.n, 0);
+    assert_eq!(g.interval.achieved_ms.map(|a| a.median), Some(1000.0));
+}
+
+#[test]
+fn jsonl_with_nvml_fields() {
+    let c = replay("replay.jsonl", 1000, GpuSelection::All);
+    assert_eq!(c.timestamps, Some(Timestamps::Recorded));
+    assert_eq!(c.samples.len(), 5);
+    assert_eq!(c.counters.get("replay_bad_lines"), Some(&1));
+    let g = &c.summary().gpus[0];
+    assert_eq!(g.index, 1);
+    assert_eq!(g.uuid.as_deref(), Some("GPU-rec-0001"));
+    // 1980 1900 1800 1850 1410: odd count, median 1850.
+    let sm = g.clocks_sm.expect("clocks");
+    assert_eq!((sm.min, sm.median, sm.max), (1410.0, 1850.0, 1980.0));
+    // Busy: the first four (utilisation 90 95 99 80); even count, median (1850 + 1900) / 2.
+    let busy = g.clocks_sm_busy.expect("busy");
+    assert_eq!((busy.n, busy.median), (4, 1875.0));
+    assert_eq!(
+        g.throttle_reasons_seen,
+        vec!["gpu_idle", "sw_power_cap", "sw_thermal_slowdown"]
+    );
+    assert_eq!(g.throttle_reason_samples.get("sw_power_cap"), Some(&4));
+    let t = g.throttle_time_s.as_ref().expect("violation counters");
+    assert_eq!(t.span_s, 4.0);
+    assert_eq!(t.power, Some(2.5));
+    assert_eq!(t.thermal, Some(0.1));
+    assert_eq!(t.sync_boost, None);
+    assert_eq!(t.low_utilization, Some(0.5));
+    // Counter: 1000 J over 4 s = 250 W; samples: 800 J = 200 W; −20 % is outside the 10 % tolerance.
+    let e = &g.energy;
+    assert_eq!(e.counter_avg_power_w, Some(250.0));
+    assert_eq!(e.integrated_avg_power_w, Some(200.0));
+    assert_eq!(e.relative_difference, Some(-0.2));
+    assert_eq!(e.agrees, Some(false));
+    assert!(
+        e.note.as_deref().is_some_and(|n| n.contains("-20.0 %")),
+        "{:?}",
+        e.note
+    );
+    assert_eq!(g.processes_seen.len(), 1);
+    assert_eq!(g.processes_seen[0].used_memory_mib, Some(1000.0));
+    assert_eq!(g.processes_seen[0].name.as_deref(), Some("python3"));
+    assert_eq!(g.power_limit.map(|p| p.median), Some(700.0));
+}
+
+#[test]
+fn selection_filters_by_index_and_uuid_prefix() {
+    let c = replay(
+        "replay-raw-smi.csv",
+        100,
+        GpuSelection::Only(vec![GpuId::Uuid("GPU-rec-0001".into())]),
+    );
+    assert!(c.samples.iter().all(|s| s.index == 1));
+    assert_eq!(c.samples.len(), 3);
+    let c = replay(
+        "replay-raw-smi.csv",
+        100,
+        GpuSelection::Only(vec![GpuId::Index(0), GpuId::Index(7)]),
+    );
+    assert!(c.samples.iter().all(|s| s.index == 0));
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("Index(7)") && w.contains("never appears")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn our_csv_output_replays_to_the_same_samples() {
+    let original = replay("replay.jsonl", 1000, GpuSelection::All);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rec.csv");
+    let mut text = gpu_monitor::Sample::csv_header() + "\n";
+    for s in &original.samples {
+        text += &s.to_csv_row();
+        text.push('\n');
+    }
+    std::fs::write(&path, text).expect("write");
+    let back = Monitor::start(MonitorConfig {
+        backend: BackendChoice::Replay(path),
+        ..MonitorConfig::default()
+    });
+    back.wait();
+    let back = back.stop();
+    assert_eq!(back.samples.len(), original.samples.len());
+    for (a, b) in back.samples.iter().zip(&original.samples) {
+        assert_eq!(
+            (a.t_s, a.clocks_sm, a.energy_mj, a.throttle_mask),
+            (b.t_s, b.clocks_sm, b.energy_mj, b.throttle_mask)
+        );
+    }
+}
+
+#[test]
+fn missing_file_is_unavailable_not_a_panic() {
+    let c = replay("no-such-file.jsonl", 100, GpuSelection::All);
+    assert_eq!(c.backend, None);
+    assert_eq!(c.end, SourceEnd::NoBackend);
+    assert_eq!(c.rejected.len(), 1);
+    assert!(
+        c.rejected[0].reason.contains("no-such-file.jsonl"),
+        "{}",
+        c.rejected[0].reason
+    );
+    let s = c.summary();
+    assert_eq!(s.n_samples, 0);
+    assert!(s.gpus.is_empty());
+}
+
+#[test]
+fn sample_once_reads_the_first_tick() {
+    let config = MonitorConfig {
+        backend: BackendChoice::Replay(fixture("replay-raw-smi.csv")),
+        ..MonitorConfig::default()
+    };
+    let first = sample_once(&config).expect("samples");
+    assert_eq!(
+        first.iter().map(|s| s.index).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert_eq!(first[0].clocks_sm, Some(1980.0));
+}
+
+#[test]
+fn empty_recording_gives_null_fields_not_nan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("empty.jsonl");
+    std::fs::write(&path, "").expect("write");
+    let m = Monitor::start(MonitorConfig {
+        backend: BackendChoice::Replay(path),
+        ..MonitorConfig::default()
+    });
+    m.wait();
+    let s = m.stop().summary();
+    assert_eq!(s.n_samples, 0);
+    let json = serde_json::to_string(&s).expect("json");
+    assert!(!json.contains("NaN") && !json.contains("inf"), "{json}");
+}

@@ -1,0 +1,402 @@
+//! The nvidia-smi backend against fake nvidia-smi scripts: normal output, `[N/A]`, garbage, a child that dies,
+//! one that hangs, one that fails, a driver with the renamed field. No timing is asserted: waits are for
+//! events, with deadlines generous enough for a loaded two-core machine, and a deadline passing is a failure
+//! only because the event never came.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use gpu_monitor::{
+    BackendChoice, BackendKind, Capture, GpuId, GpuSelection, Monitor, MonitorConfig, SourceEnd,
+    Timestamps, Unavailable, gpu_identity, sample_once,
+};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn config(script: &Path, interval_ms: u64) -> MonitorConfig {
+    MonitorConfig {
+        interval_ms,
+        backend: BackendChoice::NvidiaSmi,
+        nvidia_smi: Some(script.to_path_buf()),
+        ..MonitorConfig::default()
+    }
+}
+
+/// Starts a monitor and returns it with a counter of samples seen so far.
+fn start(config: MonitorConfig) -> (Monitor, Arc<AtomicUsize>) {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&seen);
+    let m = Monitor::start_with_observer(
+        config,
+        Box::new(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }),
+    );
+    (m, seen)
+}
+
+fn wait_for(seen: &AtomicUsize, n: usize) {
+    let deadline = Instant::now() + PATIENCE;
+    while seen.load(Ordering::SeqCst) < n {
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {n} samples arrived",
+            seen.load(Ordering::SeqCst)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `stop` on another thread so that a hang fails the test instead of hanging it.
+fn stop_within_patience(m: Monitor) -> Capture {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(m.stop());
+    });
+    rx.recv_timeout(PATIENCE).expect("stop did not return")
+}
+
+/// A copy of a fixture (and the shared part) in a fresh directory, for scripts that write next to themselves.
+fn private_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in [name, "fake-common.sh"] {
+        std::fs::copy(fixture(f), dir.path().join(f)).expect("copy");
+    }
+    let script = dir.path().join(name);
+    (dir, script)
+}
+
+fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // A zombie is dead; only its parent (init, here) has yet to collect it.
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits until the hanging fake has started its `sleep` and written its pid; returns the pid.
+fn wait_for_pid(pid_file: &Path) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Ok(p) = std::fs::read_to_string(pid_file)
+            && p.ends_with('\n')
+        {
+            return p.trim().to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the fake never wrote {}",
+            pid_file.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn assert_killed(pid: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    while !process_gone(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "process {pid} left running by the fake nvidia-smi survived"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn normal_output_from_two_gpus() {
+    let (m, seen) = start(config(&fixture("nvidia-smi-normal.sh"), 50));
+    assert_eq!(m.backend(), Some(BackendKind::NvidiaSmi));
+    wait_for(&seen, 8);
+    let c = stop_within_patience(m);
+    assert_eq!(c.end, SourceEnd::Stopped);
+    assert_eq!(c.timestamps, Some(Timestamps::HostReceived));
+    assert!(c.rejected.is_empty());
+    assert_eq!(
+        c.gpus.iter().map(|g| g.index).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert!(c.samples.len() >= 8);
+    assert!(c.samples.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+    let s0 = c.samples.iter().find(|s| s.index == 0).expect("gpu 0");
+    assert_eq!(s0.uuid.as_deref(), Some("GPU-fake-0000"));
+    assert_eq!(c.counters.get("garbage_lines"), None);
+    // A fake starved for seconds on a loaded machine may be reported silent; nothing else may be said.
+    assert!(
+        c.warnings.iter().all(|w| w.contains("printed nothing")),
+        "{:?}",
+        c.warnings
+    );
+    assert!(c.monitor_cpu.child_process_s.is_some());
+    assert!(c.monitor_cpu.sampling_thread_s.is_some());
+    let s = c.summary();
+    let g = &s.gpus[1];
+    assert_eq!(g.pstates_seen, vec!["P0", "P8"]);
+    assert_eq!(g.throttle_reasons_seen, vec!["gpu_idle", "sw_power_cap"]);
+    let busy = g.clocks_sm_busy.expect("busy");
+    assert_eq!((busy.min, busy.max), (1980.0, 1980.0));
+    assert_eq!(g.clocks_sm.map(|x| x.min), Some(345.0));
+    assert_eq!(g.power_draw.map(|x| x.max), Some(650.51));
+    assert!(g.interval.achieved_ms.is_some());
+    assert!(s.monitor_cpu.per_sample_us.is_some());
+}
+
+#[test]
+fn selection_is_passed_to_the_child() {
+    let mut cfg = config(&fixture("nvidia-smi-normal.sh"), 50);
+    cfg.gpus = GpuSelection::Only(vec![GpuId::Uuid("GPU-fake-0001".into())]);
+    let (m, seen) = start(cfg);
+    wait_for(&seen, 3);
+    let c = stop_within_patience(m);
+    assert!(c.samples.iter().all(|s| s.index == 1));
+    // The fake honours --id, so nothing had to be filtered out here.
+    assert_eq!(c.counters.get("unselected_lines"), None);
+}
+
+#[test]
+fn missing_values_are_none_and_counted() {
+    let (m, seen) = start(config(&fixture("nvidia-smi-na.sh"), 50));
+    wait_for(&seen, 2);
+    let c = stop_within_patience(m);
+    let s = &c.samples[0];
+    assert_eq!(
+        (
+            s.pstate.as_ref(),
+            s.clocks_sm,
+            s.clocks_mem,
+            s.power_draw,
+            s.throttle_mask
+        ),
+        (None, Some(1410.0), None, None, None)
+    );
+    assert!(c.counters.get("na_values").is_some_and(|n| *n >= 4));
+    assert!(
+        c.counters
+            .get("not_supported_values")
+            .is_some_and(|n| *n >= 4)
+    );
+    let g = &c.summary().gpus[0];
+    assert_eq!(g.power_draw, None);
+    assert!(g.throttle_reasons_seen.is_empty());
+    assert_eq!(g.null_values.get("power.draw"), Some(&g.n_samples));
+}
+
+#[test]
+fn garbage_lines_are_counted_and_shown_never_fatal() {
+    let (m, seen) = start(config(&fixture("nvidia-smi-garbage.sh"), 50));
+    wait_for(&seen, 6);
+    let c = stop_within_patience(m);
+    assert_eq!(c.end, SourceEnd::Stopped);
+    for counter in ["short_lines", "garbage_lines", "bad_values", "empty_lines"] {
+        assert!(
+            c.counters.get(counter).is_some_and(|n| *n > 0),
+            "{counter}: {:?}",
+            c.counters
+        );
+    }
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("Unable to determine the device handle")),
+        "{:?}",
+        c.warnings
+    );
+    // The line with nan/inf/hot yields a sample whose bad fields are None.
+    assert!(
+        c.samples
+            .iter()
+            .any(|s| s.clocks_sm.is_none() && s.power_draw == Some(400.0))
+    );
+    assert!(
+        c.samples
+            .iter()
+            .all(|s| s.clocks_sm.is_none_or(f64::is_finite))
+    );
+    let json = serde_json::to_string(&c.summary()).expect("json");
+    assert!(!json.contains("NaN"));
+}
+
+#[test]
+fn a_child_that_exits_early_ends_the_source_and_keeps_what_it_printed() {
+    let (m, _) = start(config(&fixture("nvidia-smi-exits-early.sh"), 20));
+    assert!(
+        m.wait_timeout(PATIENCE),
+        "the monitor did not notice the child's exit"
+    );
+    let c = stop_within_patience(m);
+    assert_eq!(
+        c.samples.len(),
+        6,
+        "three ticks of two GPUs were printed before the exit"
+    );
+    let SourceEnd::Died { detail } = &c.end else {
+        panic!("end: {:?}", c.end)
+    };
+    assert!(detail.contains("exit status 3"), "{detail}");
+    assert!(detail.contains("GPU is lost"), "{detail}");
+    assert!(c.monitor_cpu.child_process_s.is_some());
+}
+
+#[test]
+fn a_hung_child_is_reported_and_killed_with_its_group_on_stop() {
+    let (dir, script) = private_copy("nvidia-smi-hangs.sh");
+    let (m, seen) = start(config(&script, 50));
+    wait_for(&seen, 1);
+    let pid = wait_for_pid(&dir.path().join("sleep.pid"));
+    // Silence is reported after max(10 intervals, 2 s) without output; three times that leaves room for a
+    // sampling thread starved by a loaded machine.
+    std::thread::sleep(Duration::from_secs(6));
+    let c = stop_within_patience(m);
+    assert_eq!(c.end, SourceEnd::Stopped);
+    assert_eq!(c.samples.len(), 1);
+    assert_eq!(
+        c.counters.get("stop_grace_expired"),
+        Some(&1),
+        "the fake ignores SIGTERM: {:?}",
+        c.counters
+    );
+    assert!(
+        c.counters.get("silent_periods").is_some_and(|n| *n >= 1),
+        "{:?}",
+        c.counters
+    );
+    assert!(
+        c.warnings.iter().any(|w| w.contains("printed nothing")),
+        "{:?}",
+        c.warnings
+    );
+    assert_killed(&pid);
+}
+
+#[test]
+fn dropping_the_monitor_kills_the_child() {
+    let (dir, script) = private_copy("nvidia-smi-hangs.sh");
+    let (m, seen) = start(config(&script, 50));
+    wait_for(&seen, 1);
+    let pid = wait_for_pid(&dir.path().join("sleep.pid"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(m);
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(PATIENCE).expect("drop did not return");
+    assert_killed(&pid);
+}
+
+#[test]
+fn a_stop_handle_from_another_thread_ends_wait() {
+    let (m, seen) = start(config(&fixture("nvidia-smi-normal.sh"), 50));
+    wait_for(&seen, 1);
+    let handle = m.stop_handle();
+    std::thread::spawn(move || handle.stop());
+    assert!(m.wait_timeout(PATIENCE));
+    assert_eq!(stop_within_patience(m).end, SourceEnd::Stopped);
+}
+
+#[test]
+fn a_failing_nvidia_smi_is_unavailable_with_its_own_words() {
+    let cfg = config(&fixture("nvidia-smi-fails.sh"), 50);
+    let c = stop_within_patience(Monitor::start(cfg.clone()));
+    assert_eq!(c.backend, None);
+    assert_eq!(c.end, SourceEnd::NoBackend);
+    assert_eq!(c.rejected.len(), 1);
+    let why = &c.rejected[0].reason;
+    assert!(
+        why.contains("exit status 9")
+            && why.contains("couldn't communicate with the NVIDIA driver"),
+        "{why}"
+    );
+    let err = sample_once(&cfg).expect_err("no backend");
+    assert!(
+        matches!(&err, Unavailable::NoBackend { reasons } if reasons.len() == 1),
+        "{err:?}"
+    );
+    assert!(gpu_identity(&cfg).is_err());
+}
+
+#[test]
+fn a_missing_nvidia_smi_is_unavailable() {
+    let cfg = config(Path::new("/nonexistent/nvidia-smi"), 50);
+    let c = Monitor::start(cfg).stop();
+    assert!(
+        c.rejected[0]
+            .reason
+            .contains("nvidia-smi not found: /nonexistent/nvidia-smi"),
+        "{:?}",
+        c.rejected
+    );
+}
+
+#[test]
+fn the_renamed_mask_field_is_used_when_the_old_one_is_refused() {
+    let (m, seen) = start(config(&fixture("nvidia-smi-new-field.sh"), 50));
+    wait_for(&seen, 2);
+    let c = stop_within_patience(m);
+    assert_eq!(c.backend, Some(BackendKind::NvidiaSmi));
+    assert_eq!(
+        c.summary().gpus[0].throttle_reasons_seen,
+        vec!["sw_thermal_slowdown"]
+    );
+}
+
+#[test]
+fn one_shot_sample_and_identity() {
+    let cfg = config(&fixture("nvidia-smi-normal.sh"), 500);
+    let samples = sample_once(&cfg).expect("samples");
+    assert_eq!(
+        samples.iter().map(|s| s.index).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert_eq!(samples[0].clocks_sm, Some(1980.0));
+    let id = gpu_identity(&cfg).expect("identity");
+    assert_eq!(id.backend, BackendKind::NvidiaSmi);
+    assert_eq!(id.gpus.len(), 2);
+    let g = &id.gpus[1];
+    assert_eq!(g.name.as_deref(), Some("NVIDIA H200"));
+    assert_eq!(g.uuid.as_deref(), Some("GPU-fake-0001"));
+    assert_eq!(g.pci_bus_id.as_deref(), Some("00000000:11:00.0"));
+    assert_eq!(g.driver_version.as_deref(), Some("550.54.15"));
+    assert_eq!(g.cuda_driver_version.as_deref(), Some("12.4"));
+    assert_eq!(g.vbios_version.as_deref(), Some("96.00.99.00.01"));
+    assert_eq!(g.power_limit_w, Some(700.0));
+    assert_eq!(g.persistence_mode, Some(true));
+    assert!(g.unavailable.is_empty(), "{:?}", g.unavailable);
+}
+
+#[test]
+fn auto_falls_back_to_nvidia_smi_and_says_why() {
+    let mut cfg = config(&fixture("nvidia-smi-normal.sh"), 50);
+    cfg.backend = BackendChoice::Auto;
+    let (m, seen) = start(cfg);
+    match m.backend() {
+        // A machine with a working driver: NVML wins and nothing is rejected.
+        Some(BackendKind::Nvml) => {
+            drop(m);
+        }
+        other => {
+            assert_eq!(other, Some(BackendKind::NvidiaSmi));
+            wait_for(&seen, 1);
+            let c = stop_within_patience(m);
+            assert_eq!(c.rejected.len(), 1);
+            assert_eq!(c.rejected[0].backend, BackendKind::Nvml);
+            assert!(
+                c.rejected[0]
+                    .reason
+                    .starts_with("NVML could not be initialised"),
+                "{}",
+                c.rejected[0].reason
+            );
+        }
+    }
+}

@@ -1,0 +1,643 @@
+//! What changed between two records that could explain a changed number, most telling first.
+//!
+//! Works on the JSON, not on [`crate::Record`], so that it reads records of older schema versions and the
+//! seed's Python records (whose keys this crate kept): a missing key is simply "unknown" on that side.
+//!
+//! The order is fixed and deliberate (see `docs/provenance.md`): first what makes the two numbers measure
+//! different things (another GPU or machine, other benchmark settings, an interrupted run), then different
+//! software (code, build, driver), then different conditions (power limit, throttling, clocks, temperature,
+//! other users of the GPU or the CPUs), then the rest of the machine's description.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::{Error, RESERVED_KEYS};
+
+/// Relative change in a clock at which it is reported (1 %: a 1 % clock change is a 1 % change in a
+/// compute-bound number).
+pub const CLOCK_REL: f64 = 0.01;
+/// Relative change in median power draw at which it is reported.
+pub const POWER_REL: f64 = 0.05;
+/// Change in maximum GPU temperature, °C, at which it is reported.
+pub const TEMP_DELTA_C: f64 = 5.0;
+/// Change in throttle (violation-counter) time, seconds, at which it is reported.
+pub const THROTTLE_DELTA_S: f64 = 0.1;
+/// Change in the one-minute load average, as a share of the CPU count, at which it is reported.
+pub const LOAD_REL_CPUS: f64 = 0.25;
+/// Relative change in mean CPU frequency at which it is reported.
+pub const CPU_FREQ_REL: f64 = 0.02;
+
+/// One difference between record A and record B.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// What differs (`commit`, `GPU 0 SM clock while busy (median)`, …).
+    pub what: String,
+    /// Its value in A (`unknown` when A does not say).
+    pub a: String,
+    /// Its value in B.
+    pub b: String,
+    /// Why it could explain a changed number.
+    pub why: String,
+}
+
+/// Reads a record file as JSON. Accepts a record at the top level or under a `provenance` key (how a benchmark
+/// usually embeds it in its result file).
+pub fn read_record(path: &Path) -> Result<Value, Error> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| Error::NotARecord {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let v = match v {
+        Value::Object(mut m)
+            if !m.contains_key("time_utc") && m.get("provenance").is_some_and(Value::is_object) =>
+        {
+            m.remove("provenance").unwrap_or(Value::Null)
+        }
+        other => other,
+    };
+    if !v.is_object() {
+        return Err(Error::NotARecord {
+            path: path.to_owned(),
+            message: "not a JSON object".to_owned(),
+        });
+    }
+    if v.get("time_utc").is_none() && v.get("git").is_none() {
+        return Err(Error::NotARecord {
+            path: path.to_owned(),
+            message: "no time_utc or git key: neither a provenance record nor a result holding one"
+                .to_owned(),
+        });
+    }
+    Ok(v)
+}
+
+/// The value at `path` (object keys, or array indices written as numbers).
+pub(crate) fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    let mut cur = v;
+    for key in path {
+        cur = match cur {
+            Value::Object(m) => m.get(*key)?,
+            Value::Array(a) => a.get(key.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    (!cur.is_null()).then_some(cur)
+}
+
+pub(crate) fn num(v: &Value, path: &[&str]) -> Option<f64> {
+    at(v, path)?.as_f64()
+}
+
+/// A value for display: strings bare, everything else as compact JSON, absent as `unknown`.
+pub(crate) fn show(v: Option<&Value>) -> String {
+    match v {
+        None => "unknown".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Per-GPU summaries of `during`: this crate's `during.gpus[]`, or the seed's flat single-GPU summary.
+pub(crate) fn during_gpus(r: &Value) -> Vec<(String, &Value)> {
+    let Some(d) = at(r, &["during"]) else {
+        return Vec::new();
+    };
+    if let Some(Value::Array(gpus)) = d.get("gpus") {
+        return gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                (
+                    g.get("index")
+                        .map(|x| show(Some(x)))
+                        .unwrap_or_else(|| i.to_string()),
+                    g,
+                )
+            })
+            .collect();
+    }
+    if d.get("n_samples").is_some() {
+        vec![("0".to_owned(), d)]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Identity entries of the GPUs in use (`gpus[]`), by index.
+pub(crate) fn identity_gpus(r: &Value) -> Vec<(String, &Value)> {
+    match at(r, &["gpus"]) {
+        Some(Value::Array(gpus)) => gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                (
+                    g.get("index")
+                        .map(|x| show(Some(x)))
+                        .unwrap_or_else(|| i.to_string()),
+                    g,
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub(crate) fn flags(r: &Value) -> Vec<(String, String)> {
+    match at(r, &["verdict", "flags"]) {
+        Some(Value::Array(fs)) => fs
+            .iter()
+            .map(|f| {
+                (
+                    show(f.get("flag")),
+                    f.get("evidence").map(|e| show(Some(e))).unwrap_or_default(),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Keys of the seed's Python record that name software versions.
+const SEED_VERSION_KEYS: [&str; 4] = ["python", "torch", "cuda", "cudnn"];
+
+/// The user's own top-level fields.
+pub(crate) fn user_fields(r: &Value) -> BTreeSet<String> {
+    match r {
+        Value::Object(m) => m
+            .keys()
+            .filter(|k| {
+                !RESERVED_KEYS.contains(&k.as_str()) && !SEED_VERSION_KEYS.contains(&k.as_str())
+            })
+            .cloned()
+            .collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+struct Differ<'a> {
+    a: &'a Value,
+    b: &'a Value,
+    out: Vec<Change>,
+}
+
+impl Differ<'_> {
+    fn push(&mut self, what: impl Into<String>, a: String, b: String, why: &str) {
+        self.out.push(Change {
+            what: what.into(),
+            a,
+            b,
+            why: why.to_owned(),
+        });
+    }
+
+    /// Reports the value at `path` when both records have it and it differs, or when only one has it.
+    fn value(&mut self, what: &str, path: &[&str], why: &str) -> bool {
+        let (x, y) = (at(self.a, path), at(self.b, path));
+        if x.is_none() && y.is_none() || x == y {
+            return false;
+        }
+        self.push(what, show(x), show(y), why);
+        true
+    }
+
+    /// Reports a numeric value at `path` when both sides have it and `changed(a, b)` says the change matters.
+    fn number(
+        &mut self,
+        what: &str,
+        path: &[&str],
+        unit: &str,
+        changed: impl Fn(f64, f64) -> bool,
+        why: &str,
+    ) {
+        if let (Some(x), Some(y)) = (num(self.a, path), num(self.b, path))
+            && changed(x, y)
+        {
+            self.push(what, format!("{x}{unit}"), format!("{y}{unit}"), why);
+        }
+    }
+
+    /// Reports a verdict flag that one record raised and the other did not.
+    fn flag(&mut self, name: &str, why: &str) {
+        let fa = flags(self.a).into_iter().find(|(f, _)| f == name);
+        let fb = flags(self.b).into_iter().find(|(f, _)| f == name);
+        let shown = |f: &Option<(String, String)>| match f {
+            Some((_, e)) => format!("flagged: {e}"),
+            None => "not flagged".to_owned(),
+        };
+        if fa.is_some() != fb.is_some() {
+            self.push(format!("verdict: {name}"), shown(&fa), shown(&fb), why);
+        }
+    }
+
+    fn per_gpu_identity(&mut self, field: &str, label: &str, why: &str) {
+        let ga = identity_gpus(self.a);
+        let gb = identity_gpus(self.b);
+        for (i, x) in &ga {
+            if let Some((_, y)) = gb.iter().find(|(j, _)| j == i) {
+                let (vx, vy) = (at(x, &[field]), at(y, &[field]));
+                if (vx.is_some() || vy.is_some()) && vx != vy {
+                    self.push(format!("GPU {i} {label}"), show(vx), show(vy), why);
+                }
+            }
+        }
+    }
+
+    fn per_gpu_during(
+        &mut self,
+        path: &[&str],
+        label: &str,
+        unit: &str,
+        changed: impl Fn(f64, f64) -> bool,
+        why: &str,
+    ) {
+        let ga = during_gpus(self.a);
+        let gb = during_gpus(self.b);
+        for (i, x) in &ga {
+            if let Some((_, y)) = gb.iter().find(|(j, _)| j == i)
+                && let (Some(vx), Some(vy)) = (num(x, path), num(y, path))
+                && changed(vx, vy)
+            {
+                self.push(
+                    format!("GPU {i} {label}"),
+                    format!("{vx}{unit}"),
+                    format!("{vy}{unit}"),
+                    why,
+                );
+            }
+        }
+    }
+}
+
+fn rel(x: f64, y: f64, r: f64) -> bool {
+    let base = x.abs().max(y.abs());
+    base > 0.0 && (x - y).abs() / base >= r
+}
+
+fn gpu_names(r: &Value) -> Option<String> {
+    let names: Vec<String> = identity_gpus(r)
+        .iter()
+        .filter_map(|(_, g)| at(g, &["name"]).map(|n| show(Some(n))))
+        .collect();
+    if !names.is_empty() {
+        return Some(names.join(", "));
+    }
+    at(r, &["gpu_name"]).map(|n| show(Some(n)))
+}
+
+fn gpu_uuids(r: &Value) -> Option<String> {
+    let uuids: Vec<String> = identity_gpus(r)
+        .iter()
+        .filter_map(|(_, g)| at(g, &["uuid"]).map(|n| show(Some(n))))
+        .collect();
+    (!uuids.is_empty()).then(|| uuids.join(", "))
+}
+
+/// The differences between records `a` and `b` that could explain a changed number, most telling first.
+pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
+    let mut d = Differ {
+        a,
+        b,
+        out: Vec::new(),
+    };
+
+    // Different things measured.
+    let (na, nb) = (gpu_names(a), gpu_names(b));
+    if na != nb && (na.is_some() || nb.is_some()) {
+        d.push(
+            "GPU model",
+            na.unwrap_or_else(|| "unknown".into()),
+            nb.unwrap_or_else(|| "unknown".into()),
+            "a different GPU model",
+        );
+    } else {
+        let (ua, ub) = (gpu_uuids(a), gpu_uuids(b));
+        if ua != ub && ua.is_some() && ub.is_some() {
+            d.push(
+                "GPU (UUID)",
+                ua.unwrap_or_default(),
+                ub.unwrap_or_default(),
+                "another board of the same model: boards differ by a few percent in clocks and power",
+            );
+        }
+    }
+    d.value("hostname", &["host", "hostname"], "a different machine");
+    let fields: BTreeSet<String> = user_fields(a).union(&user_fields(b)).cloned().collect();
+    for f in &fields {
+        d.value(
+            &format!("field {f}"),
+            &[f],
+            "a benchmark setting recorded with the run",
+        );
+    }
+    if at(a, &["command", "argv"]).is_some() && at(b, &["command", "argv"]).is_some() {
+        d.value("command", &["command", "argv"], "the command run differs");
+    } else {
+        d.value(
+            "command line",
+            &["command_line"],
+            "the program's arguments differ",
+        );
+    }
+    d.flag(
+        "interrupted",
+        "an interrupted run measured only part of the work",
+    );
+
+    // Different software.
+    d.value("commit", &["git", "commit"], "different code");
+    if !d.value(
+        "dirty",
+        &["git", "dirty"],
+        "uncommitted changes to tracked files",
+    ) {
+        d.value(
+            "uncommitted diff (sha256)",
+            &["git", "diff_sha256"],
+            "different uncommitted changes",
+        );
+    }
+    d.value(
+        "program built with debug assertions",
+        &["build", "program", "debug_assertions"],
+        "debug vs release build",
+    );
+    d.value(
+        "program version",
+        &["build", "program", "version"],
+        "a different version of the benchmark",
+    );
+    d.value("rustc", &["build", "rustc"], "a different compiler");
+    for k in SEED_VERSION_KEYS {
+        d.value(k, &[k], "a different library version");
+    }
+    if !identity_gpus(a).is_empty() && !identity_gpus(b).is_empty() {
+        d.per_gpu_identity("driver_version", "driver", "a different driver");
+        d.per_gpu_identity(
+            "cuda_driver_version",
+            "CUDA driver version",
+            "a different driver",
+        );
+        d.per_gpu_identity("vbios_version", "VBIOS", "different board firmware");
+    } else {
+        d.value("driver", &["driver"], "a different driver");
+    }
+
+    // Different conditions.
+    d.per_gpu_identity(
+        "power_limit_w",
+        "power limit (W)",
+        "a different power limit caps clocks differently",
+    );
+    d.flag("throttled", "throttling lowers clocks");
+    for (i, x) in during_gpus(a) {
+        if let Some((_, y)) = during_gpus(b).into_iter().find(|(j, _)| *j == i) {
+            let seen = |g: &Value| -> Vec<String> {
+                match g.get("throttle_reasons_seen") {
+                    Some(Value::Array(rs)) => rs.iter().map(|r| show(Some(r))).collect(),
+                    _ => Vec::new(),
+                }
+            };
+            let (sa, sb) = (seen(x), seen(y));
+            if sa != sb
+                && (x.get("throttle_reasons_seen").is_some()
+                    && y.get("throttle_reasons_seen").is_some())
+            {
+                d.push(
+                    format!("GPU {i} throttle reasons seen"),
+                    if sa.is_empty() {
+                        "none".into()
+                    } else {
+                        sa.join(", ")
+                    },
+                    if sb.is_empty() {
+                        "none".into()
+                    } else {
+                        sb.join(", ")
+                    },
+                    "clock-event reasons differ",
+                );
+            }
+        }
+    }
+    for policy in crate::gpu::THROTTLE_POLICIES {
+        d.per_gpu_during(
+            &["throttle_time_s", policy],
+            &format!("time held down by the {policy} limit"),
+            " s",
+            |x, y| (x - y).abs() >= THROTTLE_DELTA_S,
+            "throttle time lowers the average clock",
+        );
+    }
+    let busy = |x: f64, y: f64| rel(x, y, CLOCK_REL);
+    d.per_gpu_during(
+        &["clocks.sm_busy", "median"],
+        "SM clock while busy (median)",
+        " MHz",
+        busy,
+        "compute runs at the SM clock",
+    );
+    d.per_gpu_during(
+        &["clocks.mem", "median"],
+        "memory clock (median)",
+        " MHz",
+        busy,
+        "memory-bound work runs at the memory clock",
+    );
+    d.per_gpu_during(
+        &["temperature.gpu", "max"],
+        "temperature (max)",
+        " °C",
+        |x, y| (x - y).abs() >= TEMP_DELTA_C,
+        "a hotter GPU boosts less",
+    );
+    d.per_gpu_during(
+        &["power.draw", "median"],
+        "power draw (median)",
+        " W",
+        |x, y| rel(x, y, POWER_REL),
+        "power follows the work done and the clocks",
+    );
+    d.flag("other_gpu_processes", "another process shared the GPU");
+    d.flag(
+        "gpu_busy_before_start",
+        "the GPU was busy when the run started",
+    );
+    d.flag("host_load_above_cores", "the CPUs were oversubscribed");
+    let cpus = num(a, &["cpu_count"])
+        .or_else(|| num(b, &["cpu_count"]))
+        .unwrap_or(1.0);
+    d.number(
+        "1-minute load before start",
+        &["before", "loadavg", "1m"],
+        "",
+        |x, y| (x - y).abs() >= LOAD_REL_CPUS * cpus,
+        "CPU competition delays kernel launches and data loading",
+    );
+    d.flag("windows_cpu_busy", "Windows programs competed for the CPUs");
+    d.number(
+        "Windows CPU before start",
+        &["before", "windows_cpu_percent"],
+        " %",
+        |x, y| (x - y).abs() >= 10.0,
+        "Windows programs compete with WSL for the CPUs",
+    );
+    d.number(
+        "CPU frequency before start (mean)",
+        &["before", "cpu_freq", "mean_mhz"],
+        " MHz",
+        |x, y| rel(x, y, CPU_FREQ_REL),
+        "host-side work runs at the CPU clock",
+    );
+    d.per_gpu_identity(
+        "persistence_mode",
+        "persistence mode",
+        "without it the driver re-initialises the GPU",
+    );
+
+    // The rest of the machine.
+    d.value("CPU model", &["host", "cpu_model"], "a different CPU");
+    d.value("CPU count", &["cpu_count"], "a different number of CPUs");
+    d.value("kernel", &["host", "kernel"], "a different kernel");
+    d.value("OS", &["host", "os"], "a different OS");
+    d.value(
+        "environment",
+        &["environment", "class"],
+        "virtualisation changes timings",
+    );
+    d.value(
+        "GPU monitor backend",
+        &["during", "backend"],
+        "a different way of measuring the GPU",
+    );
+    d.value(
+        "provenance version",
+        &["build", "provenance", "version"],
+        "a different recorder",
+    );
+    d.out
+}
+
+/// The changes as aligned text, one per line; a sentence when there are none.
+pub fn render(changes: &[Change]) -> String {
+    if changes.is_empty() {
+        return "no differences in what is recorded that usually explains a changed number\n"
+            .to_owned();
+    }
+    let w = changes
+        .iter()
+        .map(|c| c.what.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut s = String::new();
+    for c in changes {
+        let pad = w - c.what.chars().count();
+        s.push_str(&format!(
+            "{}{}  {} → {}  ({})\n",
+            c.what,
+            " ".repeat(pad),
+            c.a,
+            c.b,
+            c.why
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rec(commit: &str, dirty: bool, driver: &str, sm: f64, flags: Value) -> Value {
+        json!({
+            "schema_version": 1,
+            "time_utc": "2026-01-01T00:00:00+00:00",
+            "git": {"commit": commit, "dirty": dirty, "diff_sha256": "x"},
+            "gpu_name": "NVIDIA H200",
+            "cpu_count": 8,
+            "gpus": [{
+                "index": 0, "name": "NVIDIA H200", "uuid": "GPU-1",
+                "driver_version": driver, "power_limit_w": 700.0
+            }],
+            "host": {"hostname": "node1"},
+            "during": {"gpus": [{
+                "index": 0, "n_samples": 10,
+                "clocks.sm_busy": {"min": sm, "median": sm, "max": sm, "n": 10}
+            }]},
+            "verdict": {"clean": true, "flags": flags},
+            "weights": "bf16"
+        })
+    }
+
+    #[test]
+    fn identical_records_have_no_changes() {
+        let a = rec("abc", false, "550", 1980.0, json!([]));
+        assert!(diff(&a, &a).is_empty());
+        assert!(render(&[]).starts_with("no differences"));
+    }
+
+    #[test]
+    fn order_is_most_telling_first() {
+        let a = rec("abc", false, "550", 1980.0, json!([]));
+        let mut b = rec(
+            "def",
+            true,
+            "560",
+            1800.0,
+            json!([{"flag": "throttled", "evidence": "GPU 0: sw_power_cap"}]),
+        );
+        b["weights"] = json!("fp8");
+        let whats: Vec<String> = diff(&a, &b).into_iter().map(|c| c.what).collect();
+        assert_eq!(
+            whats,
+            [
+                "field weights",
+                "commit",
+                "dirty",
+                "GPU 0 driver",
+                "verdict: throttled",
+                "GPU 0 SM clock while busy (median)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_different_gpu_model_comes_first_and_hides_the_uuid_change() {
+        let a = rec("abc", false, "550", 1980.0, json!([]));
+        let mut b = a.clone();
+        b["gpus"][0]["name"] = json!("NVIDIA H100 80GB HBM3");
+        b["gpus"][0]["uuid"] = json!("GPU-2");
+        b["host"]["hostname"] = json!("node2");
+        let c = diff(&a, &b);
+        assert_eq!(c[0].what, "GPU model");
+        assert_eq!(c[0].b, "NVIDIA H100 80GB HBM3");
+        assert_eq!(c[1].what, "hostname");
+        assert!(!c.iter().any(|x| x.what == "GPU (UUID)"));
+    }
+
+    #[test]
+    fn small_clock_changes_are_not_reported() {
+        let a = rec("abc", false, "550", 1980.0, json!([]));
+        let b = rec("abc", false, "550", 1975.0, json!([]));
+        assert!(diff(&a, &b).is_empty(), "{:?}", diff(&a, &b));
+    }
+
+    #[test]
+    fn seed_records_are_read_too() {
+        let a = json!({
+            "time_utc": "t", "git": {"commit": "a", "dirty": false}, "torch": "2.4", "gpu_name": "X",
+            "during": {"n_samples": 3, "clocks.sm_busy": {"min": 1.0, "median": 1500.0, "max": 2.0, "n": 3}}
+        });
+        let mut b = a.clone();
+        b["torch"] = json!("2.5");
+        b["during"]["clocks.sm_busy"]["median"] = json!(1400.0);
+        let whats: Vec<String> = diff(&a, &b).into_iter().map(|c| c.what).collect();
+        assert_eq!(whats, ["torch", "GPU 0 SM clock while busy (median)"]);
+    }
+}

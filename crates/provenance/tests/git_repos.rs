@@ -1,0 +1,148 @@
+//! Git state in real temporary repositories: clean, dirty tracked files, untracked files only, no repository,
+//! a detached HEAD and a repository without commits.
+
+mod common;
+
+use common::{git, git_out, repo};
+use provenance::{Check, Probe, Provenance, git_info};
+use std::fs;
+
+const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+#[test]
+fn clean_repository() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (home, dir) = repo(t.path());
+    let g = git_info(&dir);
+    assert_eq!(
+        g.commit,
+        Probe::Value(git_out(&home, &dir, &["rev-parse", "HEAD"]))
+    );
+    assert_eq!(g.dirty, Probe::Value(false));
+    assert_eq!(g.modified, Probe::Value(vec![]));
+    assert_eq!(g.untracked, Probe::Value(0));
+    assert_eq!(g.branch, Probe::Value("main".to_owned()));
+    assert_eq!(g.diff_sha256, Probe::Value(EMPTY_SHA256.to_owned()));
+    assert_eq!(g.diff_bytes, Probe::Value(0));
+}
+
+#[test]
+fn modified_tracked_file_is_dirty_and_the_diff_hash_follows_the_change() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (home, dir) = repo(t.path());
+    fs::write(dir.join("a.txt"), "alpha changed\n").expect("write");
+    let g = git_info(&dir);
+    assert_eq!(g.dirty, Probe::Value(true));
+    assert_eq!(g.modified, Probe::Value(vec!["a.txt".to_owned()]));
+    let h1 = g.diff_sha256.value().cloned().expect("hash");
+    assert_ne!(h1, EMPTY_SHA256);
+    assert!(g.diff_bytes.value().is_some_and(|&n| n > 0));
+    assert_eq!(
+        git_info(&dir).diff_sha256.value(),
+        Some(&h1),
+        "same tree, same hash"
+    );
+    fs::write(dir.join("a.txt"), "alpha changed differently\n").expect("write");
+    let h2 = git_info(&dir).diff_sha256.value().cloned().expect("hash");
+    assert_ne!(h1, h2, "another change must hash differently");
+    // Staged changes count as much as unstaged ones.
+    git(&home, &dir, &["checkout", "--", "a.txt"]);
+    fs::write(dir.join("b.txt"), "beta staged\n").expect("write");
+    git(&home, &dir, &["add", "b.txt"]);
+    let g = git_info(&dir);
+    assert_eq!(g.dirty, Probe::Value(true));
+    assert_eq!(g.modified, Probe::Value(vec!["b.txt".to_owned()]));
+}
+
+#[test]
+fn untracked_files_alone_do_not_make_the_tree_dirty() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (_home, dir) = repo(t.path());
+    fs::write(dir.join("scratch.txt"), "notes\n").expect("write");
+    fs::create_dir(dir.join("out")).expect("mkdir");
+    fs::write(dir.join("out/result.json"), "{}").expect("write");
+    let g = git_info(&dir);
+    assert_eq!(g.dirty, Probe::Value(false));
+    assert_eq!(g.untracked, Probe::Value(2), "a file and a directory");
+    assert_eq!(g.diff_sha256, Probe::Value(EMPTY_SHA256.to_owned()));
+}
+
+#[test]
+fn no_repository_gives_reasons_not_errors() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let g = git_info(t.path());
+    for (name, reason) in [
+        ("commit", g.commit.reason()),
+        ("dirty", g.dirty.reason()),
+        ("branch", g.branch.reason()),
+        ("diff_sha256", g.diff_sha256.reason()),
+    ] {
+        let r =
+            reason.unwrap_or_else(|| panic!("{name} should be unavailable outside a repository"));
+        assert!(r.contains("not a git repository"), "{name}: {r}");
+    }
+}
+
+#[test]
+fn detached_head_has_no_branch() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (home, dir) = repo(t.path());
+    git(&home, &dir, &["checkout", "-q", "--detach", "HEAD"]);
+    let g = git_info(&dir);
+    assert_eq!(g.branch.reason(), Some("detached HEAD"));
+    assert!(g.commit.value().is_some());
+}
+
+#[test]
+fn repository_without_commits() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let dir = t.path().join("repo");
+    fs::create_dir_all(&home).expect("home");
+    fs::create_dir_all(&dir).expect("dir");
+    git(&home, &dir, &["init", "-q"]);
+    let g = git_info(&dir);
+    assert!(
+        g.commit.reason().is_some(),
+        "no HEAD commit yet: {:?}",
+        g.commit
+    );
+    assert_eq!(g.branch, Probe::Value("main".to_owned()));
+}
+
+fn record_for(dir: &std::path::Path) -> provenance::Record {
+    let nowhere = dir.join("no-such-nvidia-smi");
+    Provenance::new()
+        .repo_dir(dir)
+        .monitor_config(common::smi_config(nowhere))
+        .start()
+        .finish()
+}
+
+#[test]
+fn the_verdict_flags_a_dirty_tree_with_the_files_and_passes_a_clean_one() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (_home, dir) = repo(t.path());
+    let clean = record_for(&dir);
+    assert!(!clean.verdict.has(Check::DirtyTree));
+    assert!(
+        !clean
+            .verdict
+            .unchecked
+            .iter()
+            .any(|u| u.check == Check::DirtyTree)
+    );
+
+    fs::write(dir.join("b.txt"), "beta changed\n").expect("write");
+    let dirty = record_for(&dir);
+    let flag = dirty
+        .verdict
+        .flags
+        .iter()
+        .find(|f| f.flag == Check::DirtyTree)
+        .expect("dirty_tree flag");
+    assert!(flag.evidence.contains("b.txt"), "{}", flag.evidence);
+    assert!(flag.evidence.contains("diff sha256"), "{}", flag.evidence);
+    let v = dirty.to_value().expect("serialises");
+    assert_eq!(v["git"]["dirty"], true);
+}

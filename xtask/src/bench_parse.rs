@@ -1,0 +1,456 @@
+//! `cargo xtask bench-parse [--mb N] [--source TRACE] [--runs N] [--skip-python]`
+//!
+//! Builds a realistic trace of about N MB (default 500) by replicating the events of a real trace with
+//! shifted times and ids (text-level, so the format — key order, 3-decimal µs, whitespace — is the
+//! profiler's own), gzips it, then in one run times:
+//!   * `kineto summary --json` on the plain and the gzip file (default: read/inflate/hash on a helper
+//!     thread) and with `--single-thread` (everything on one thread);
+//!   * the baseline `python3 -c "import json; json.load(open(F))"` on the same files;
+//!   * inflating the gzip file alone (flate2 with zlib-rs, the parser's own decoder), to a sink;
+//!
+//! It prints MB/s (of JSON text), peak RSS and the ratios against the targets.
+
+use regex::bytes::{Captures, Regex};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Args {
+    mb: u64,
+    source: Option<PathBuf>,
+    runs: usize,
+    skip_python: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut a = Args {
+        mb: 500,
+        source: None,
+        runs: 3,
+        skip_python: false,
+    };
+    let mut it = args.iter();
+    while let Some(x) = it.next() {
+        let mut val = || it.next().ok_or(format!("{x} needs a value"));
+        match x.as_str() {
+            "--mb" => a.mb = val()?.parse().map_err(|e| format!("--mb: {e}"))?,
+            "--source" => a.source = Some(PathBuf::from(val()?)),
+            "--runs" => a.runs = val()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--skip-python" => a.skip_python = true,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(a)
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let a = parse_args(args)?;
+    let root = crate::workspace_root();
+    let source = match a.source {
+        Some(s) => s,
+        None => {
+            let shared = root.join(
+                "../shared/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+            );
+            if shared.exists() {
+                shared
+            } else {
+                root.join("testdata/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+            }
+        }
+    };
+    let kineto = crate::build_release_bin("kineto-cli", "kineto")?;
+    let dir = root.join("target/bench");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let plain = dir.join(format!("trace-{}MB.json", a.mb));
+    let gz = dir.join(format!("trace-{}MB.json.gz", a.mb));
+    if !plain.exists() || !gz.exists() {
+        // Generated in a child process: this one forks the measured commands, and a child's peak RSS
+        // (wait4) counts the pages it inherited until exec, so this process must stay small.
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let status = Command::new(exe)
+            .args(["bench-parse-generate", &source.display().to_string()])
+            .args([
+                &plain.display().to_string(),
+                &gz.display().to_string(),
+                &(a.mb * 1_000_000).to_string(),
+            ])
+            .status()
+            .map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err("generating the benchmark trace failed".into());
+        }
+    }
+    let json_mb = file_len(&plain)? as f64 / 1e6;
+    let gz_mb = file_len(&gz)? as f64 / 1e6;
+    eprintln!("input: {json_mb:.1} MB JSON, {gz_mb:.1} MB gzip");
+
+    let k = |file: &Path, extra: &[&str]| -> Vec<String> {
+        let mut v = vec!["summary".to_string(), "--json".to_string()];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v.push(file.display().to_string());
+        v
+    };
+    let mut rows: Vec<(String, f64, Measure)> = Vec::new();
+    let best = |cmd: &Path, argv: Vec<String>, runs: usize| -> Result<Measure, String> {
+        let mut best: Option<Measure> = None;
+        for _ in 0..runs {
+            let m = measure(cmd, &argv)?;
+            best = Some(match best {
+                Some(b) if b.wall <= m.wall => Measure {
+                    rss_kb: b.rss_kb.max(m.rss_kb),
+                    ..b
+                },
+                Some(b) => Measure {
+                    rss_kb: b.rss_kb.max(m.rss_kb),
+                    ..m
+                },
+                None => m,
+            });
+        }
+        best.ok_or_else(|| "no runs".to_string())
+    };
+    let kp = best(&kineto, k(&plain, &[]), a.runs)?;
+    rows.push(("kineto summary, plain".into(), json_mb, kp));
+    let kp1 = best(
+        &kineto,
+        k(&plain, &["--single-thread", "--no-sha256"]),
+        a.runs,
+    )?;
+    rows.push((
+        "kineto summary --single-thread --no-sha256".into(),
+        json_mb,
+        kp1,
+    ));
+    let kph = best(&kineto, k(&plain, &["--single-thread"]), a.runs)?;
+    rows.push(("kineto summary --single-thread, plain".into(), json_mb, kph));
+    let kg = best(&kineto, k(&gz, &[]), a.runs)?;
+    rows.push(("kineto summary, gzip".into(), json_mb, kg));
+    let kg1 = best(&kineto, k(&gz, &["--single-thread"]), a.runs)?;
+    rows.push(("kineto summary --single-thread, gzip".into(), json_mb, kg1));
+    let inflate = {
+        let mut t = Duration::MAX;
+        for _ in 0..a.runs {
+            t = t.min(inflate_only(&gz)?);
+        }
+        t
+    };
+    let mut py_plain = None;
+    let mut py_gz = None;
+    if !a.skip_python {
+        let py = PathBuf::from("python3");
+        let m = measure(
+            &py,
+            &[
+                "-c".into(),
+                "import json,sys; json.load(open(sys.argv[1]))".into(),
+                plain.display().to_string(),
+            ],
+        )?;
+        rows.push(("python3 json.load, plain".into(), json_mb, m));
+        py_plain = Some(m);
+        let m = measure(
+            &py,
+            &[
+                "-c".into(),
+                "import gzip,json,sys; json.load(gzip.open(sys.argv[1]))".into(),
+                gz.display().to_string(),
+            ],
+        )?;
+        rows.push(("python3 json.load, gzip".into(), json_mb, m));
+        py_gz = Some(m);
+    }
+
+    println!(
+        "\n{:<42} {:>9} {:>10} {:>11} {:>9}",
+        "what", "wall s", "MB/s", "peak RSS", "RSS/file"
+    );
+    for (what, mb, m) in &rows {
+        println!(
+            "{:<42} {:>9.3} {:>10.0} {:>8.1} MB {:>9.3}",
+            what,
+            m.wall.as_secs_f64(),
+            mb / m.wall.as_secs_f64(),
+            m.rss_kb as f64 / 1024.0,
+            m.rss_kb as f64 * 1024.0 / (json_mb * 1e6),
+        );
+    }
+    println!(
+        "{:<42} {:>9.3} {:>10.0}",
+        "inflate alone (flate2 zlib-rs)",
+        inflate.as_secs_f64(),
+        json_mb / inflate.as_secs_f64()
+    );
+    println!("\nratios and targets:");
+    let mbps = |m: &Measure| json_mb / m.wall.as_secs_f64();
+    println!(
+        "  parser alone, 1 thread: {:.0} MB/s (target ≥ 1000)  {}",
+        mbps(&kp1),
+        verdict(mbps(&kp1) >= 1000.0)
+    );
+    println!("  default plain:        {:.0} MB/s", mbps(&kp));
+    let rss_ratio = [kp, kp1, kph, kg, kg1]
+        .iter()
+        .map(|m| m.rss_kb)
+        .max()
+        .unwrap_or(0) as f64
+        * 1024.0
+        / (json_mb * 1e6);
+    println!(
+        "  peak RSS / file:      {rss_ratio:.3} (target ≤ 0.25)  {}",
+        verdict(rss_ratio <= 0.25)
+    );
+    let gz_ratio = kg.wall.as_secs_f64() / inflate.as_secs_f64();
+    println!(
+        "  gzip / inflate alone: {gz_ratio:.2}× (target ≤ 1.3×)  {}",
+        verdict(gz_ratio <= 1.3)
+    );
+    if let Some(p) = py_plain {
+        println!(
+            "  vs python json.load:  {:.1}× faster, {:.1}× less memory (plain)",
+            p.wall.as_secs_f64() / kp.wall.as_secs_f64(),
+            p.rss_kb as f64 / kp.rss_kb as f64
+        );
+    }
+    if let Some(p) = py_gz {
+        println!(
+            "                        {:.1}× faster (gzip)",
+            p.wall.as_secs_f64() / kg.wall.as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench-parse-generate SOURCE PLAIN GZ BYTES`: the generator step, run as a child.
+pub fn generate_task(args: &[String]) -> Result<(), String> {
+    let [source, plain, gz, bytes] = args else {
+        return Err("usage: bench-parse-generate SOURCE PLAIN GZ BYTES".into());
+    };
+    let bytes: u64 = bytes.parse().map_err(|e| format!("BYTES: {e}"))?;
+    eprintln!("generating {plain} from {source}");
+    let copies = generate(Path::new(source), Path::new(plain), bytes)?;
+    eprintln!("  {copies} copies of the source's events; gzipping");
+    gzip_file(Path::new(plain), Path::new(gz))
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "MET" } else { "MISSED" }
+}
+
+fn file_len(p: &Path) -> Result<u64, String> {
+    std::fs::metadata(p)
+        .map(|m| m.len())
+        .map_err(|e| format!("{}: {e}", p.display()))
+}
+
+#[derive(Clone, Copy)]
+struct Measure {
+    wall: Duration,
+    rss_kb: i64,
+}
+
+/// Runs a command to completion; wall time and the child's own peak RSS (wait4, so one child's
+/// figure is never mixed with another's).
+fn measure(cmd: &Path, argv: &[String]) -> Result<Measure, String> {
+    let t0 = Instant::now();
+    let child = Command::new(cmd)
+        .args(argv)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", cmd.display()))?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for the child we just spawned and own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let wall = t0.elapsed();
+    if r != pid {
+        return Err(format!(
+            "wait4 on {}: {}",
+            cmd.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        return Err(format!(
+            "{} {:?} failed (status {status})",
+            cmd.display(),
+            argv
+        ));
+    }
+    std::mem::forget(child);
+    Ok(Measure {
+        wall,
+        rss_kb: ru.ru_maxrss,
+    })
+}
+
+fn inflate_only(gz: &Path) -> Result<Duration, String> {
+    let f = std::fs::File::open(gz).map_err(|e| format!("{}: {e}", gz.display()))?;
+    let t0 = Instant::now();
+    let mut d = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, f));
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match d.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(format!("{}: {e}", gz.display())),
+        }
+    }
+    Ok(t0.elapsed())
+}
+
+fn gzip_file(src: &Path, dst: &Path) -> Result<(), String> {
+    let input = std::fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
+    let tmp = dst.with_extension("gz.tmp");
+    let f = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let mut enc =
+        flate2::write::GzEncoder::new(std::io::BufWriter::new(f), flate2::Compression::new(6));
+    enc.write_all(&input).map_err(|e| e.to_string())?;
+    enc.finish().map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, dst).map_err(|e| e.to_string())
+}
+
+/// Finds `"traceEvents": [` … `]` in the text: returns the byte range of the array's body.
+fn events_body(text: &[u8]) -> Result<(usize, usize), String> {
+    let key = b"\"traceEvents\"";
+    let k = text
+        .windows(key.len())
+        .position(|w| w == key)
+        .ok_or("source has no traceEvents")?;
+    let open = k + text[k..].iter().position(|&b| b == b'[').ok_or("no '['")?;
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut i = open;
+    while i < text.len() {
+        let b = text[i];
+        if in_str {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_str = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_str = true,
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok((open + 1, i));
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    Err("unterminated traceEvents".into())
+}
+
+/// Writes `target` bytes or more of trace: the source's header and trailer around copies of its
+/// events, copy r shifted by r × (source span + 1 ms) and its ids by r × (largest id + 1).
+fn generate(source: &Path, out: &Path, target: u64) -> Result<u64, String> {
+    let mut raw = Vec::new();
+    let f = std::fs::File::open(source).map_err(|e| format!("{}: {e}", source.display()))?;
+    let mut r: Box<dyn Read> = if source.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(f))
+    } else {
+        Box::new(f)
+    };
+    r.read_to_end(&mut raw)
+        .map_err(|e| format!("{}: {e}", source.display()))?;
+    let (a, b) = events_body(&raw)?;
+    let body = {
+        let mut e = b;
+        while e > a && raw[e - 1].is_ascii_whitespace() {
+            e -= 1;
+        }
+        let mut s = a;
+        while s < e && raw[s].is_ascii_whitespace() {
+            s += 1;
+        }
+        &raw[s..e]
+    };
+    let re_ts = Regex::new(r#""ts": (-?[0-9]+)(\.[0-9]+)?"#).map_err(|e| e.to_string())?;
+    let re_id =
+        Regex::new(r#""(correlation|External id|id)": ([0-9]+)"#).map_err(|e| e.to_string())?;
+    let mut min_ts = i128::MAX;
+    let mut max_ts = i128::MIN;
+    for c in re_ts.captures_iter(body) {
+        let v = ts_ns(&c);
+        min_ts = min_ts.min(v);
+        max_ts = max_ts.max(v);
+    }
+    let mut max_id: u64 = 0;
+    for c in re_id.captures_iter(body) {
+        let v: u64 = std::str::from_utf8(&c[2])
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        max_id = max_id.max(v);
+    }
+    let shift_ns = (max_ts - min_ts).max(0) + 1_000_000;
+    let copies = target.div_ceil(body.len() as u64).max(1);
+    let tmp = out.with_extension("json.tmp");
+    let file = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let io = |e: std::io::Error| e.to_string();
+    w.write_all(&raw[..a]).map_err(io)?;
+    w.write_all(b"\n").map_err(io)?;
+    for r in 0..copies {
+        if r > 0 {
+            w.write_all(b",\n").map_err(io)?;
+        }
+        let dt = shift_ns * i128::from(r as u32);
+        let did = (max_id + 1) * r;
+        let shifted = re_ts.replace_all(body, |c: &Captures| {
+            let v = ts_ns(c) + dt;
+            let three = c.get(2).is_some();
+            if three {
+                format!("\"ts\": {}.{:03}", v.div_euclid(1000), v.rem_euclid(1000)).into_bytes()
+            } else {
+                format!("\"ts\": {}", v / 1000).into_bytes()
+            }
+        });
+        let shifted = re_id.replace_all(&shifted, |c: &Captures| {
+            let v: u64 = std::str::from_utf8(&c[2])
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            let mut s = b"\"".to_vec();
+            s.extend_from_slice(&c[1]);
+            s.extend_from_slice(format!("\": {}", v + did).as_bytes());
+            s
+        });
+        w.write_all(&shifted).map_err(io)?;
+    }
+    w.write_all(b"\n").map_err(io)?;
+    w.write_all(&raw[b..]).map_err(io)?;
+    w.flush().map_err(io)?;
+    drop(w);
+    std::fs::rename(&tmp, out).map_err(|e| e.to_string())?;
+    Ok(copies)
+}
+
+/// A `"ts": N[.ddd]` capture in ns (integer µs sources are scaled; fractions beyond 3 digits dropped).
+fn ts_ns(c: &Captures) -> i128 {
+    let int: i128 = std::str::from_utf8(&c[1])
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let frac = c.get(2).map_or(0, |m| {
+        let d = &m.as_bytes()[1..];
+        let mut v: i128 = 0;
+        for i in 0..3 {
+            v = v * 10 + d.get(i).map_or(0, |&b| i128::from(b - b'0'));
+        }
+        v
+    });
+    if int < 0 {
+        int * 1000 - frac
+    } else {
+        int * 1000 + frac
+    }
+}

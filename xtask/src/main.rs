@@ -5,6 +5,7 @@
 
 mod bench_monitor;
 mod bench_parse;
+mod gen_window;
 
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ fn main() {
         "bench-parse" => bench_parse::run(rest),
         "bench-parse-generate" => bench_parse::generate_task(rest),
         "bench-monitor" => bench_monitor::run(rest),
+        "gen-window" => gen_window::run(rest),
         other => Err(format!("unknown task {other}")),
     };
     if let Err(e) = result {

@@ -78,21 +78,22 @@ fn gpu(out: &mut String, g: &GpuSummary) {
         g.uuid.as_deref().unwrap_or("?"),
         g.n_samples
     );
-    stat_line(out, "clocks.sm", "MHz", g.clocks_sm);
-    if let Some(b) = g.clocks_sm_busy {
+    stat_line(out, "clocks.sm", "MHz", g.seed.clocks_sm);
+    if let Some(b) = g.seed.clocks_sm_busy {
         let _ = writeln!(
             out,
             "#   {:<16}{:>4}  min {:>9.1}  median {:>9.1}  max {:>9.1}  (n={}, utilization >= 10 %)",
             "clocks.sm_busy", "MHz", b.min, b.median, b.max, b.n
         );
     }
-    stat_line(out, "clocks.mem", "MHz", g.clocks_mem);
-    stat_line(out, "temperature.gpu", "C", g.temperature_gpu);
-    stat_line(out, "power.draw", "W", g.power_draw);
+    stat_line(out, "clocks.mem", "MHz", g.seed.clocks_mem);
+    stat_line(out, "temperature.gpu", "C", g.seed.temperature_gpu);
+    stat_line(out, "power.draw", "W", g.seed.power_draw);
     stat_line(out, "power.limit", "W", g.power_limit);
-    stat_line(out, "utilization.gpu", "%", g.utilization_gpu);
-    stat_line(out, "memory.used", "MiB", g.memory_used);
+    stat_line(out, "utilization.gpu", "%", g.seed.utilization_gpu);
+    stat_line(out, "memory.used", "MiB", g.seed.memory_used);
     let reasons: Vec<String> = g
+        .seed
         .throttle_reasons_seen
         .iter()
         .map(|r| {
@@ -128,10 +129,10 @@ fn gpu(out: &mut String, g: &GpuSummary) {
     let _ = writeln!(
         out,
         "#   pstates seen: {}",
-        if g.pstates_seen.is_empty() {
+        if g.seed.pstates_seen.is_empty() {
             "none".into()
         } else {
-            g.pstates_seen.join(" ")
+            g.seed.pstates_seen.join(" ")
         }
     );
     let e = &g.energy;

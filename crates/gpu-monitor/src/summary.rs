@@ -267,38 +267,16 @@ pub struct GpuSummary {
     pub uuid: Option<String>,
     /// Readings of this GPU.
     pub n_samples: usize,
-    /// SM clock, MHz.
-    #[serde(rename = "clocks.sm")]
-    pub clocks_sm: Option<Stat>,
-    /// Memory clock, MHz.
-    #[serde(rename = "clocks.mem")]
-    pub clocks_mem: Option<Stat>,
-    /// Temperature, °C.
-    #[serde(rename = "temperature.gpu")]
-    pub temperature_gpu: Option<Stat>,
-    /// Power draw, W.
-    #[serde(rename = "power.draw")]
-    pub power_draw: Option<Stat>,
-    /// Utilisation, %.
-    #[serde(rename = "utilization.gpu")]
-    pub utilization_gpu: Option<Stat>,
-    /// Memory used, MiB.
-    #[serde(rename = "memory.used")]
-    pub memory_used: Option<Stat>,
+    /// The seed's fields for this GPU (flattened into this object when serialised).
+    #[serde(flatten)]
+    pub seed: SeedView,
     /// Enforced power limit, W.
     #[serde(rename = "power.limit")]
     pub power_limit: Option<Stat>,
-    /// SM clock over samples with utilisation ≥ [`BUSY_UTIL_PERCENT`].
-    #[serde(rename = "clocks.sm_busy")]
-    pub clocks_sm_busy: Option<BusyStat>,
-    /// Every reason set in any sample, in bit order, unknown bits last.
-    pub throttle_reasons_seen: Vec<String>,
     /// Reason → number of samples in which it was set (a sampled estimate of how often).
     pub throttle_reason_samples: BTreeMap<String, usize>,
     /// Time in each policy from NVML's violation counters; `null` without them.
     pub throttle_time_s: Option<ThrottleTime>,
-    /// Performance states seen, numerically ordered.
-    pub pstates_seen: Vec<String>,
     /// Energy and its cross-check against the power samples.
     pub energy: EnergyCheck,
     /// Requested against achieved interval, and gaps.
@@ -419,18 +397,10 @@ fn gpu_summary(
         index,
         uuid,
         n_samples: samples.len(),
-        clocks_sm: seed.clocks_sm,
-        clocks_mem: seed.clocks_mem,
-        temperature_gpu: seed.temperature_gpu,
-        power_draw: seed.power_draw,
-        utilization_gpu: seed.utilization_gpu,
-        memory_used: seed.memory_used,
+        seed,
         power_limit: stat(samples.iter().filter_map(|s| s.power_limit)),
-        clocks_sm_busy: seed.clocks_sm_busy,
-        throttle_reasons_seen: seed.throttle_reasons_seen,
         throttle_reason_samples,
         throttle_time_s: throttle_time(samples),
-        pstates_seen: seed.pstates_seen,
         energy: energy_check(samples),
         interval: interval_stats(samples, interval_ms, timestamps),
         null_values,

@@ -124,7 +124,7 @@ fn nvml_backend_against_a_fake_old_driver() {
     let s = c.summary();
     let g0 = &s.gpus[0];
     assert_eq!(
-        g0.throttle_reasons_seen,
+        g0.seed.throttle_reasons_seen,
         vec!["sw_power_cap", "unknown_0x1000"]
     );
     let t = g0.throttle_time_s.as_ref().expect("throttle time");

@@ -142,12 +142,15 @@ fn normal_output_from_two_gpus() {
     assert!(c.monitor_cpu.sampling_thread_s.is_some());
     let s = c.summary();
     let g = &s.gpus[1];
-    assert_eq!(g.pstates_seen, vec!["P0", "P8"]);
-    assert_eq!(g.throttle_reasons_seen, vec!["gpu_idle", "sw_power_cap"]);
-    let busy = g.clocks_sm_busy.expect("busy");
+    assert_eq!(g.seed.pstates_seen, vec!["P0", "P8"]);
+    assert_eq!(
+        g.seed.throttle_reasons_seen,
+        vec!["gpu_idle", "sw_power_cap"]
+    );
+    let busy = g.seed.clocks_sm_busy.expect("busy");
     assert_eq!((busy.min, busy.max), (1980.0, 1980.0));
-    assert_eq!(g.clocks_sm.map(|x| x.min), Some(345.0));
-    assert_eq!(g.power_draw.map(|x| x.max), Some(650.51));
+    assert_eq!(g.seed.clocks_sm.map(|x| x.min), Some(345.0));
+    assert_eq!(g.seed.power_draw.map(|x| x.max), Some(650.51));
     assert!(g.interval.achieved_ms.is_some());
     assert!(s.monitor_cpu.per_sample_us.is_some());
 }
@@ -187,8 +190,8 @@ fn missing_values_are_none_and_counted() {
             .is_some_and(|n| *n >= 4)
     );
     let g = &c.summary().gpus[0];
-    assert_eq!(g.power_draw, None);
-    assert!(g.throttle_reasons_seen.is_empty());
+    assert_eq!(g.seed.power_draw, None);
+    assert!(g.seed.throttle_reasons_seen.is_empty());
     assert_eq!(g.null_values.get("power.draw"), Some(&g.n_samples));
 }
 
@@ -345,7 +348,7 @@ fn the_renamed_mask_field_is_used_when_the_old_one_is_refused() {
     let c = stop_within_patience(m);
     assert_eq!(c.backend, Some(BackendKind::NvidiaSmi));
     assert_eq!(
-        c.summary().gpus[0].throttle_reasons_seen,
+        c.summary().gpus[0].seed.throttle_reasons_seen,
         vec!["sw_thermal_slowdown"]
     );
 }

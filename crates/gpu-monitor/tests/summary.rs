@@ -20,7 +20,7 @@ fn median_of_odd_and_even_counts() {
     let g = &Capture::from_samples(1000, Timestamps::Recorded, odd)
         .summary()
         .gpus[0];
-    let st = g.clocks_sm.expect("stat");
+    let st = g.seed.clocks_sm.expect("stat");
     assert_eq!((st.min, st.median, st.max), (100.0, 200.0, 300.0));
 
     let even: Vec<Sample> = [400.0, 100.0, 300.0, 200.0]
@@ -31,7 +31,7 @@ fn median_of_odd_and_even_counts() {
     let g = &Capture::from_samples(1000, Timestamps::Recorded, even)
         .summary()
         .gpus[0];
-    let st = g.clocks_sm.expect("stat");
+    let st = g.seed.clocks_sm.expect("stat");
     assert_eq!((st.min, st.median, st.max), (100.0, 250.0, 400.0));
 }
 
@@ -48,12 +48,12 @@ fn busy_filter_is_at_or_above_ten_percent() {
     let g = &Capture::from_samples(1000, Timestamps::Recorded, samples)
         .summary()
         .gpus[0];
-    let busy = g.clocks_sm_busy.expect("busy");
+    let busy = g.seed.clocks_sm_busy.expect("busy");
     assert_eq!(
         (busy.n, busy.min, busy.median, busy.max),
         (2, 1800.0, 1850.0, 1900.0)
     );
-    assert_eq!(g.clocks_sm.map(|s| s.min), Some(300.0));
+    assert_eq!(g.seed.clocks_sm.map(|s| s.min), Some(300.0));
     assert_eq!(g.null_values.get("clocks.sm"), Some(&1));
     assert_eq!(g.null_values.get("utilization.gpu"), Some(&1));
 }
@@ -67,11 +67,11 @@ fn empty_input_gives_nulls() {
     let s = Capture::from_samples(500, Timestamps::Recorded, only_nulls).summary();
     let g = &s.gpus[0];
     assert_eq!(g.n_samples, 1);
-    assert_eq!(g.clocks_sm, None);
-    assert_eq!(g.clocks_sm_busy, None);
+    assert_eq!(g.seed.clocks_sm, None);
+    assert_eq!(g.seed.clocks_sm_busy, None);
     assert_eq!(g.energy.agrees, None);
     assert_eq!(g.interval.achieved_ms, None);
-    assert!(g.throttle_reasons_seen.is_empty() && g.pstates_seen.is_empty());
+    assert!(g.seed.throttle_reasons_seen.is_empty() && g.seed.pstates_seen.is_empty());
     let v = serde_json::to_value(g).expect("json");
     assert!(
         v["clocks.sm"].is_null() && v["clocks.sm_busy"].is_null() && v["throttle_time_s"].is_null()
@@ -195,7 +195,7 @@ fn pstates_sort_numerically() {
     let g = &Capture::from_samples(500, Timestamps::Recorded, samples)
         .summary()
         .gpus[0];
-    assert_eq!(g.pstates_seen, vec!["P0", "P2", "P8", "P12"]);
+    assert_eq!(g.seed.pstates_seen, vec!["P0", "P2", "P8", "P12"]);
 }
 
 fn finite_stat(v: &serde_json::Value) -> bool {

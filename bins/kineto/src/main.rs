@@ -1,7 +1,10 @@
 //! `kineto`: summaries and step analyses of Kineto traces. Parses arguments, calls `kineto-trace`,
 //! prints; nothing else lives here.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use kineto_trace::family::Rules;
+use kineto_trace::report::{Command, Format, csv_header, render_paths};
+use kineto_trace::step::StepPattern;
 use kineto_trace::summary::{Summary, summarize_paths};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +41,36 @@ enum Cmd {
         #[arg(required = true)]
         traces: Vec<PathBuf>,
     },
+    /// One row per step: markers, GPU bounds, period, kernel count, sum and union.
+    Steps(Listing),
+    /// One row per kernel: step, family, bucket, times, stream, launch, enclosing annotation.
+    Kernels(Listing),
+    /// One row per step: exclusive and inclusive time per bucket, idle, families, unmatched kernels.
+    Budget(Listing),
+}
+
+/// The options `steps`, `kernels` and `budget` share.
+#[derive(Args)]
+struct Listing {
+    /// One JSON object per line.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// CSV with a header line.
+    #[arg(long)]
+    csv: bool,
+    /// Kernel rule table (TOML: [families] and [[rule]]); default: the built-in table.
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
+    /// Step markers: a regex matched against the whole annotation name, with optional named groups
+    /// `phase`, `rows`, `requests`, `step`; default `ProfilerStep#(?P<step>\d+)`.
+    #[arg(long, value_name = "RE")]
+    step_pattern: Option<String>,
+    /// On a truncated file, keep the complete events before the cut.
+    #[arg(long)]
+    salvage: bool,
+    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -50,6 +83,67 @@ fn main() -> ExitCode {
             no_sha256,
             traces,
         } => summary(&traces, json, salvage, single_thread, !no_sha256),
+        Cmd::Steps(l) => listing(Command::Steps, &l),
+        Cmd::Kernels(l) => listing(Command::Kernels, &l),
+        Cmd::Budget(l) => listing(Command::Budget, &l),
+    }
+}
+
+fn listing(command: Command, l: &Listing) -> ExitCode {
+    let setup = || -> kineto_trace::Result<_> {
+        let paths = kineto_trace::expand_paths(&l.traces)?;
+        let rules = match &l.rules {
+            Some(f) => Rules::load(f)?,
+            None => Rules::builtin(),
+        };
+        let pattern = match &l.step_pattern {
+            Some(p) => StepPattern::new(p)?,
+            None => StepPattern::profiler_step(),
+        };
+        Ok((paths, rules, pattern))
+    };
+    let (paths, rules, pattern) = match setup() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("kineto: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let format = if l.json {
+        Format::Json
+    } else if l.csv {
+        Format::Csv
+    } else {
+        Format::Table
+    };
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        // The listings do not print the hash; skip the pass over the stored bytes.
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    if format == Format::Csv {
+        println!("{}", csv_header(command));
+    }
+    let mut failed = false;
+    for result in render_paths(&paths, &opts, &pattern, &rules, command, format) {
+        match result {
+            Ok(r) => {
+                print!("{}", r.text);
+                for n in r.notes {
+                    eprintln!("kineto: note: {n}");
+                }
+            }
+            Err(e) => {
+                eprintln!("kineto: {e}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

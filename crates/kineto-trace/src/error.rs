@@ -68,6 +68,42 @@ pub enum Error {
         /// The directory.
         dir: PathBuf,
     },
+    /// A kernel rule file (families and buckets) is not valid. `rule` is 1-based, in file order.
+    #[error("{}", rules_message(file, *line, *rule, message))]
+    Rules {
+        /// The rule file (`<built-in>` for the default table).
+        file: PathBuf,
+        /// Line in the file, when known.
+        line: Option<usize>,
+        /// The rule concerned (1-based), when the fault is in one.
+        rule: Option<usize>,
+        /// What is wrong, naming the family, pattern or example concerned.
+        message: String,
+    },
+    /// A step pattern (a regex matched against annotation names) is not valid.
+    #[error("step pattern `{pattern}`: {message}")]
+    StepPattern {
+        /// The pattern as given.
+        pattern: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+fn rules_message(
+    file: &std::path::Path,
+    line: Option<usize>,
+    rule: Option<usize>,
+    message: &str,
+) -> String {
+    let mut s = file.display().to_string();
+    if let Some(l) = line {
+        s.push_str(&format!(":{l}"));
+    }
+    if let Some(r) = rule {
+        s.push_str(&format!(": rule {r}"));
+    }
+    format!("{s}: {message}")
 }
 
 /// The crate's result type.

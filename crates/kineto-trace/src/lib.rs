@@ -16,13 +16,20 @@
 //! at the end of input is detected exactly where it happens — which is what makes `salvage` possible.
 #![deny(missing_docs)]
 
+pub mod analysis;
+pub mod budget;
+pub mod correlate;
 mod error;
+pub mod family;
 pub mod interval;
 mod model;
 mod parse;
+pub mod report;
 mod scan;
 mod source;
+pub mod step;
 pub mod summary;
+pub mod template;
 mod time;
 
 pub use error::{Error, Result};

@@ -1,0 +1,265 @@
+//! `kineto steps`, `kineto kernels` and `kineto budget` as a user runs them.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const PATTERN: &str = r"step\[(?P<phase>[A-Z]+) bs=(?P<rows>\d+) reqs=(?P<requests>\d+)\]";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+fn synthetic() -> PathBuf {
+    root().join("synthetic/sglang_steps.json")
+}
+
+fn run(args: &[&str], paths: &[PathBuf]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .args(args)
+        .args(paths)
+        .output()
+        .expect("run kineto")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "status {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout.clone()).expect("utf8");
+    assert!(!s.contains("NaN") && !s.contains("inf"), "{s}");
+    s
+}
+
+fn lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+fn has_keys(v: &Value, keys: &[&str]) {
+    for k in keys {
+        assert!(v.get(k).is_some(), "missing `{k}` in {v}");
+    }
+}
+
+#[test]
+fn steps_json() {
+    let out = run(
+        &["steps", "--json", "--step-pattern", PATTERN],
+        &[synthetic()],
+    );
+    let rows = lines(&ok(&out));
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        has_keys(
+            r,
+            &[
+                "index",
+                "name",
+                "phase",
+                "rows",
+                "requests",
+                "lo_us",
+                "hi_us",
+                "period_us",
+                "kernels",
+                "kernel_sum_us",
+                "kernel_union_us",
+            ],
+        );
+    }
+    let r = &rows[0];
+    assert_eq!(r["index"], 0);
+    assert_eq!(r["name"], "step[DECODE bs=32 reqs=4]");
+    assert_eq!(
+        (
+            r["phase"].as_str(),
+            r["rows"].as_u64(),
+            r["requests"].as_u64()
+        ),
+        (Some("DECODE"), Some(32), Some(4))
+    );
+    assert_eq!(
+        (r["lo_us"].as_f64(), r["hi_us"].as_f64()),
+        (Some(1000.0), Some(1210.0))
+    );
+    assert_eq!(r["period_us"].as_f64(), Some(300.0));
+    assert_eq!(r["kernels"], 5);
+    assert_eq!(
+        (r["kernel_sum_us"].as_f64(), r["kernel_union_us"].as_f64()),
+        (Some(260.0), Some(160.0))
+    );
+    assert_eq!(r["rank"], 3);
+    assert!(rows[2]["lo_us"].is_null() && rows[2]["period_us"].is_null());
+    // What did not link is told on stderr.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 kernels (5.000 µs) have no launch"), "{err}");
+    assert!(
+        err.contains("launch calls with no GPU activity: cudaLaunchKernel 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn budget_json() {
+    let out = run(
+        &["budget", "--json", "--step-pattern", PATTERN],
+        &[synthetic()],
+    );
+    let rows = lines(&ok(&out));
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        has_keys(
+            r,
+            &[
+                "index",
+                "span_us",
+                "idle_us",
+                "buckets",
+                "families",
+                "unmatched",
+                "same_stream_overlaps",
+            ],
+        );
+        // Σ exclusive + idle = span, in whole ns.
+        let ns = |v: &Value| (v.as_f64().unwrap() * 1000.0).round() as i64;
+        let excl: i64 = r["buckets"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|b| ns(&b["exclusive_us"]))
+            .sum();
+        assert_eq!(excl + ns(&r["idle_us"]), ns(&r["span_us"]), "{r}");
+    }
+    let r = &rows[0];
+    assert_eq!(r["span_us"].as_f64(), Some(210.0));
+    assert_eq!(r["idle_us"].as_f64(), Some(50.0));
+    assert_eq!(r["buckets"]["gemm"]["exclusive_us"].as_f64(), Some(75.0));
+    assert_eq!(r["buckets"]["gemm"]["inclusive_us"].as_f64(), Some(100.0));
+    assert_eq!(r["families"]["nccl"]["count"], 1);
+    assert_eq!(r["families"]["nccl"]["sum_us"].as_f64(), Some(100.0));
+    assert_eq!(r["families"]["nccl"]["union_us"].as_f64(), Some(100.0));
+    assert_eq!(r["unmatched"]["count"], 1);
+    assert_eq!(r["unmatched"]["sum_us"].as_f64(), Some(30.0));
+    assert_eq!(rows[1]["same_stream_overlaps"], 1);
+    assert_eq!(
+        rows[1]["buckets"]["elementwise"]["exclusive_us"].as_f64(),
+        Some(15.001)
+    );
+}
+
+#[test]
+fn budget_csv_and_table() {
+    let csv = ok(&run(
+        &["budget", "--csv", "--step-pattern", PATTERN],
+        &[synthetic()],
+    ));
+    let mut it = csv.lines();
+    assert_eq!(
+        it.next(),
+        Some(
+            "file,rank,index,name,phase,rows,requests,span_us,idle_us,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
+        )
+    );
+    let gemm = csv.lines().find(|l| l.contains(",bucket,gemm,")).unwrap();
+    assert!(gemm.ends_with(",bucket,gemm,,,,75.000,100.000"), "{gemm}");
+    // Every row has the header's 17 cells (the quoted name holds no comma here, but its brackets are kept).
+    for l in csv.lines() {
+        assert_eq!(l.split(',').count(), 17, "{l}");
+    }
+    let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
+    assert!(table.contains("exclusive time per bucket"), "{table}");
+    assert!(
+        table.contains("my_custom_kernel(int)"),
+        "unmatched names are listed: {table}"
+    );
+}
+
+#[test]
+fn kernels_csv_quotes_names() {
+    let csv = ok(&run(
+        &["kernels", "--csv", "--step-pattern", PATTERN],
+        &[synthetic()],
+    ));
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(rows[0].starts_with("file,rank,kernel,step,name,family,bucket,ts_us,dur_us"));
+    assert_eq!(rows.len(), 1 + 10);
+    let fill = rows.iter().find(|l| l.contains("FillFunctor")).unwrap();
+    // The name has commas, so it is quoted; the kernel is in step 0, launched by the graph launch.
+    assert!(
+        fill.contains(
+            ",0,\"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>"
+        ),
+        "{fill}"
+    );
+    assert!(fill.contains(",fill,memory,1100.000,20.000,"), "{fill}");
+    assert!(
+        fill.contains(",cudaGraphLaunch,10,step[DECODE bs=32 reqs=4],"),
+        "{fill}"
+    );
+    let json = ok(&run(
+        &["kernels", "--json", "--step-pattern", PATTERN],
+        &[synthetic()],
+    ));
+    let v = lines(&json);
+    assert_eq!(v.len(), 10);
+    let orphan = v.iter().find(|k| k["name"] == "orphan_kernel").unwrap();
+    assert!(orphan["step"].is_null() && orphan["launch"].is_null());
+    assert_eq!(orphan["bucket"], "unmatched");
+}
+
+#[test]
+fn several_ranks_in_order() {
+    let out = run(
+        &["steps", "--json"],
+        &[root().join("traces/param/dlrm_kineto")],
+    );
+    let rows = lines(&ok(&out));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0]["rank"].as_u64(), rows[1]["rank"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert!(rows.iter().all(|r| r["name"] == "ProfilerStep#10"));
+}
+
+#[test]
+fn bad_rules_and_patterns_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad-rules.toml");
+    std::fs::write(
+        &bad,
+        "[families]\ngemm = \"gemm\"\n[[rule]]\nfamily = \"gemm\"\npattern = 'gemm('\n",
+    )
+    .unwrap();
+    let out = run(
+        &["budget", "--rules", bad.to_str().unwrap()],
+        &[synthetic()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad-rules.toml:5: rule 1: invalid pattern `gemm(`"),
+        "{err}"
+    );
+
+    let out = run(&["steps", "--step-pattern", "step["], &[synthetic()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("step pattern `step[`"));
+
+    let missing = root().join("synthetic/no-such-trace.json");
+    let out = run(&["steps"], &[missing]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-trace.json"));
+
+    let out = run(&["steps", "--json", "--csv"], &[synthetic()]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--json and --csv together are refused"
+    );
+}

@@ -1,0 +1,292 @@
+//! Template arguments of demangled kernel names, by position.
+//!
+//! Kineto writes the demangled CUPTI name, so a templated kernel's arguments are in the text:
+//! `void exl3_gemm_kernel<4, false, 1, 16, 32, 128, 4, 3>(__half const*, …)` has `4` first. The kernel's
+//! own argument list is the `<…>` group that ends just before its parameter list — not a namespace's or
+//! class's, not one inside the parameters — so the name is read as a bracket structure, not with a
+//! regex: `<…>` nests (`Array<char*, 2> >`), `(anonymous namespace)` and lambda markers such as
+//! `{lambda(float)#1}` are groups of their own, and `operator()`, `operator<` and `->` are not brackets.
+
+/// A bracket group at the top level of a name: its opening byte, and the byte offsets of the opener
+/// and the closer.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    open: u8,
+    start: usize,
+    end: usize,
+}
+
+/// The top-level bracket groups of `name`, in order; `None` when the brackets do not balance.
+fn top_groups(name: &str) -> Option<Vec<Group>> {
+    let b = name.as_bytes();
+    let mut stack: Vec<(u8, usize)> = Vec::new();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'o' && is_operator_keyword(b, i) {
+            i = skip_operator(b, i + "operator".len());
+            continue;
+        }
+        match c {
+            b'-' if b.get(i + 1) == Some(&b'>') => {
+                i += 2;
+                continue;
+            }
+            b'<' | b'(' | b'[' | b'{' => stack.push((c, i)),
+            b'>' | b')' | b']' | b'}' => {
+                let want = match c {
+                    b'>' => b'<',
+                    b')' => b'(',
+                    b']' => b'[',
+                    _ => b'{',
+                };
+                match stack.last() {
+                    Some(&(open, start)) if open == want => {
+                        stack.pop();
+                        if stack.is_empty() {
+                            out.push(Group {
+                                open,
+                                start,
+                                end: i,
+                            });
+                        }
+                    }
+                    // A `>` that closes nothing is a comparison inside an expression argument; any
+                    // other mismatch means the name is not the shape we read.
+                    _ if c == b'>' => {}
+                    _ => return None,
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    stack.is_empty().then_some(out)
+}
+
+/// `operator` as a whole word starting at `i`.
+fn is_operator_keyword(b: &[u8], i: usize) -> bool {
+    let word = b"operator";
+    b.len() >= i + word.len()
+        && &b[i..i + word.len()] == word
+        && (i == 0 || !is_ident(b[i - 1]))
+        && b.get(i + word.len()).is_none_or(|&c| !is_ident(c))
+}
+
+/// Skips the symbol of an operator name (`()`, `[]`, `<<=`, `->`, …) after the keyword.
+fn skip_operator(b: &[u8], mut i: usize) -> usize {
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    if matches!(b.get(i..i + 2), Some(b"()") | Some(b"[]")) {
+        return i + 2;
+    }
+    while let Some(&c) = b.get(i) {
+        if b"<>=!+-*/%^&|~".contains(&c) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The template arguments of the kernel's own template, in order and trimmed: the `<…>` group just
+/// before the parameter list (the last top-level `(…)` group, when it ends the name), or, for names
+/// written without parameters, the `<…>` group that ends the name. `None` when the kernel is not a
+/// template (`volta_sgemm_128x64_nn`, `foo<int>::bar(int)`) or the brackets do not balance.
+///
+/// ```
+/// use kineto_trace::template::template_args;
+/// let name = "void exl3_gemm_kernel<4, false, 1, 16, 32, 128, 4, 3>(__half const*, int)";
+/// assert_eq!(template_args(name).unwrap()[..2], ["4", "false"]);
+/// ```
+pub fn template_args(name: &str) -> Option<Vec<&str>> {
+    let groups = top_groups(name)?;
+    let ends_name = |g: &Group| name[g.end + 1..].trim().is_empty();
+    let params = groups.iter().rposition(|g| g.open == b'(' && ends_name(g));
+    let targs = match params {
+        Some(p) => {
+            let before = p.checked_sub(1).map(|i| groups[i])?;
+            let between = &name[before.end + 1..groups[p].start];
+            if before.open != b'<' || !between.trim().is_empty() {
+                return None;
+            }
+            before
+        }
+        None => *groups.last().filter(|g| g.open == b'<' && ends_name(g))?,
+    };
+    Some(split_args(&name[targs.start + 1..targs.end]))
+}
+
+/// Splits the inside of a `<…>` group at its top-level commas.
+fn split_args(inner: &str) -> Vec<&str> {
+    let b = inner.as_bytes();
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    let mut from = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'o' && is_operator_keyword(b, i) {
+            i = skip_operator(b, i + "operator".len());
+            continue;
+        }
+        match c {
+            b'-' if b.get(i + 1) == Some(&b'>') => i += 1,
+            b'<' | b'(' | b'[' | b'{' => depth += 1,
+            b'>' | b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                out.push(inner[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let last = inner[from..].trim();
+    if !(out.is_empty() && last.is_empty()) {
+        out.push(last);
+    }
+    out
+}
+
+/// The template argument at `pos` (0-based) of the kernel's own template, as written.
+pub fn template_arg(name: &str, pos: usize) -> Option<&str> {
+    template_args(name)?.get(pos).copied()
+}
+
+/// The template argument at `pos` (0-based) read as an integer: `4`, `-1`, `5ul`, `128u`,
+/// `(cudnnKernelDataType_t)2` (a cast the demangler writes for enum values). `None` when it is not one.
+///
+/// ```
+/// use kineto_trace::template::template_int;
+/// assert_eq!(template_int("void exl3_gemm_kernel<4, false, 1>(int)", 0), Some(4));
+/// assert_eq!(template_int("void exl3_gemm_kernel<4, false, 1>(int)", 1), None);
+/// ```
+pub fn template_int(name: &str, pos: usize) -> Option<i64> {
+    let mut text = template_arg(name, pos)?;
+    if let Some(rest) = text.strip_prefix('(') {
+        text = &rest[rest.find(')')? + 1..];
+    }
+    let text = text.trim_end_matches(['u', 'U', 'l', 'L']);
+    text.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exl3_gemm_k_is_the_first_argument() {
+        let n = "void exl3_gemm_kernel<4, false, 1, 16, 32, 128, 4, 3>(__half const*, unsigned short const*, \
+                 void*, int, int, int, int*, __half const*, __half*, __half const*)";
+        assert_eq!(
+            template_args(n).unwrap(),
+            ["4", "false", "1", "16", "32", "128", "4", "3"]
+        );
+        assert_eq!(template_int(n, 0), Some(4));
+        assert_eq!(template_int(n, 7), Some(3));
+        assert_eq!(template_int(n, 8), None);
+    }
+
+    #[test]
+    fn nested_brackets_stay_in_one_argument() {
+        let n = "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, \
+                 float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2> >(int, \
+                 at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >, \
+                 at::detail::Array<char*, 2>)";
+        let a = template_args(n).unwrap();
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[0], "4");
+        assert!(a[1].starts_with("at::native::AUnaryFunctor<") && a[1].ends_with("<float> >"));
+        assert_eq!(a[2], "at::detail::Array<char*, 2>");
+        // C++11 `>>` closes two groups.
+        assert_eq!(
+            template_args("void k<A<B<int>>, 7>(int)").unwrap(),
+            ["A<B<int>>", "7"]
+        );
+    }
+
+    #[test]
+    fn anonymous_namespaces_and_lambdas() {
+        let n = "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>(float*, \
+                 float const*, int, int, int, bool const*, int, bool)";
+        assert_eq!(template_int(n, 3), Some(10));
+        let n = "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 2, 128, 1>(float*, \
+                 at::native::(anonymous namespace)::CatArrInputTensorMetadata<float, unsigned int, 128, 1>)";
+        assert_eq!(template_arg(n, 1), Some("unsigned int"));
+        let n = "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::\
+                 direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::\
+                 operator()() const::{lambda(float)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda\
+                 (at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::\
+                 {lambda(float)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<int>)";
+        let a = template_args(n).unwrap();
+        assert_eq!(a.len(), 3, "{a:?}");
+        assert_eq!(template_int(n, 0), Some(128));
+        assert!(a[2].ends_with("::{lambda(int)#1}"));
+        assert_eq!(
+            template_args("void f<(anonymous namespace)::Op, 3>(int)").unwrap(),
+            ["(anonymous namespace)::Op", "3"]
+        );
+    }
+
+    #[test]
+    fn operators_and_arrows_are_not_brackets() {
+        let n = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, \
+                 at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, \
+                 unsigned int, float, 4> >(at::native::ReduceOp<float, int, unsigned int, float, 4>)";
+        assert_eq!(template_args(n).unwrap().len(), 3);
+        assert_eq!(template_int(n, 1), Some(1));
+        assert_eq!(
+            template_args("void k<decltype(a->b), 2>(int)").unwrap(),
+            ["decltype(a->b)", "2"]
+        );
+        assert_eq!(
+            template_args("void k<std::less<int>, Foo::operator<, 9>(int)").unwrap(),
+            ["std::less<int>", "Foo::operator<", "9"]
+        );
+    }
+
+    #[test]
+    fn casts_and_suffixes() {
+        let n = "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, (cudnnKernelDataType_t)2>(\
+                 cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)";
+        assert_eq!(template_int(n, 5), Some(2));
+        let n = "void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 5ul>(int)";
+        assert_eq!(template_int(n, 4), Some(5));
+        assert_eq!(template_int("void k<-3, 7u>(int)", 0), Some(-3));
+        assert_eq!(template_int("void k<-3, 7u>(int)", 1), Some(7));
+    }
+
+    #[test]
+    fn names_without_a_kernel_template() {
+        assert_eq!(template_args("volta_sgemm_128x64_nn"), None);
+        assert_eq!(
+            template_args(
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+            ),
+            None
+        );
+        assert_eq!(template_args("void foo<int>::bar(int)"), None);
+        assert_eq!(template_args("void k<int(int)"), None);
+        assert_eq!(template_args(""), None);
+        // Written without parameters (some old traces): the group that ends the name.
+        assert_eq!(
+            template_args(
+                "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>"
+            )
+            .unwrap(),
+            ["cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4"]
+        );
+        let n =
+            "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float, 7>(int)";
+        assert_eq!(template_int(n, 3), Some(7));
+        assert_eq!(template_args("void k<>(int)").unwrap(), Vec::<&str>::new());
+    }
+}

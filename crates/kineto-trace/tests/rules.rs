@@ -1,0 +1,235 @@
+//! Rule tables: a valid one classifies first-match-wins; each kind of bad table is refused with an
+//! error that names the file, the line and the rule.
+
+use kineto_trace::Error;
+use kineto_trace::family::{BUILTIN_TOML, Rules};
+use std::path::Path;
+
+fn parse(text: &str) -> Result<Rules, Error> {
+    Rules::parse(text, Path::new("my-rules.toml"))
+}
+
+/// The error text for a table, which must be refused.
+fn refused(text: &str) -> String {
+    match parse(text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => {
+            let s = e.to_string();
+            assert!(
+                s.starts_with("my-rules.toml"),
+                "error does not name the file: {s}"
+            );
+            s
+        }
+    }
+}
+
+const HEAD: &str = "[families]\ngemm = \"gemm\"\ncomm = \"comm\"\n";
+
+#[test]
+fn first_match_wins_and_families_map_to_buckets() {
+    let r = parse(&format!(
+        "{HEAD}\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\n\n[[rule]]\nfamily = \"gemm\"\npattern = 'gemm|Reduce'\n"
+    ))
+    .unwrap();
+    let fam = |n: &str| r.classify(n).map(|f| r.family(f).name.as_str());
+    assert_eq!(fam("ncclKernel_AllReduce_RING_LL_Sum_float"), Some("comm"));
+    assert_eq!(fam("volta_sgemm_128x64_nn"), Some("gemm"));
+    assert_eq!(fam("splitKReduce"), Some("gemm"));
+    assert_eq!(fam("elementwise"), None);
+    let g = r.find_family("gemm").unwrap();
+    assert_eq!(r.family(g).bucket, "gemm");
+    assert_eq!(r.rules().len(), 2);
+    assert_eq!(r.rules()[1].line, 11);
+    assert_eq!(r.origin(), Path::new("my-rules.toml"));
+}
+
+#[test]
+fn an_invalid_pattern() {
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = 'gemm('\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\n"
+    ));
+    assert!(
+        e.starts_with("my-rules.toml:6: rule 1: invalid pattern `gemm(`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_family_without_a_bucket() {
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = 'gemm'\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\n[[rule]]\nfamily = \"attn\"\npattern = 'flash'\n"
+    ));
+    assert!(
+        e.starts_with("my-rules.toml:11: rule 3: family `attn` has no bucket"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_family_without_a_rule() {
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = 'gemm'\n"
+    ));
+    assert!(
+        e.starts_with("my-rules.toml:3: family `comm` has no rule"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_same_pattern_twice() {
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = 'gemm'\n[[rule]]\nfamily = \"comm\"\npattern = 'gemm'\n"
+    ));
+    assert!(e.starts_with("my-rules.toml:9: rule 2: pattern `gemm` (family `comm`) can never match first: rule 1 (`gemm`, line 6) has the same pattern"), "{e}");
+}
+
+#[test]
+fn after_a_pattern_that_matches_everything() {
+    for catch_all in [".*", "^", "(?s).*", "x*", "", "a*$"] {
+        let e = refused(&format!(
+            "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = '{catch_all}'\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\n"
+        ));
+        assert!(
+            e.contains("rule 2") && e.contains("matches every name"),
+            "{catch_all}: {e}"
+        );
+    }
+    // Last, a catch-all is fine; and patterns that only look like one are not refused.
+    parse(&format!("{HEAD}[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\n[[rule]]\nfamily = \"gemm\"\npattern = '.*'\n")).unwrap();
+    for not_all in ["^$", r"\b", ".+", "^a*$"] {
+        parse(&format!(
+            "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = '{not_all}'\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\n"
+        ))
+        .unwrap_or_else(|e| panic!("{not_all}: {e}"));
+    }
+}
+
+#[test]
+fn after_a_literal_every_match_contains() {
+    // `gemm` is in every name `sgemm_\d+` matches.
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = 'gemm'\n[[rule]]\nfamily = \"comm\"\npattern = 'sgemm_\\d+'\n"
+    ));
+    assert!(
+        e.contains("rule 2") && e.contains("the literal `gemm`"),
+        "{e}"
+    );
+    // `^nccl` is the start of every name `^ncclKernel` matches.
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"comm\"\npattern = '^nccl'\n[[rule]]\nfamily = \"gemm\"\npattern = '^ncclKernel_\\w+'\n"
+    ));
+    assert!(e.contains("rule 2") && e.contains("at its start"), "{e}");
+    // Not shadowed: optional characters, alternations, an anchored literal vs an unanchored one.
+    for (first, second) in [
+        ("gemm", "ge?mm"),
+        ("gemm", "gemv|gemm"),
+        ("^gemm", "xgemm"),
+        ("gemm", "(?i)GEMM"),
+    ] {
+        parse(&format!(
+            "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = '{first}'\n[[rule]]\nfamily = \"comm\"\npattern = '{second}'\n"
+        ))
+        .unwrap_or_else(|e| panic!("{first} / {second}: {e}"));
+    }
+}
+
+#[test]
+fn an_example_another_rule_takes_first() {
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = 'Reduce|gemm'\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\nexamples = [\"ncclKernel_AllReduce\"]\n"
+    ));
+    assert!(
+        e.starts_with("my-rules.toml:9: rule 2: example `ncclKernel_AllReduce` is matched first by rule 1 (family `gemm`, line 6)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_example_its_own_rule_does_not_match() {
+    let e = refused(&format!(
+        "{HEAD}[[rule]]\nfamily = \"gemm\"\npattern = 'gemm'\nexamples = [\"volta_hgemv\"]\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\n"
+    ));
+    assert!(
+        e.contains("rule 1: example `volta_hgemv` does not match the rule's pattern `gemm`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn names_that_cannot_be_used() {
+    let e = refused(
+        "[families]\nunmatched = \"other\"\n[[rule]]\nfamily = \"unmatched\"\npattern = 'x'\n",
+    );
+    assert!(e.contains("`unmatched` is reserved"), "{e}");
+    let e =
+        refused("[families]\ngemm = \"unmatched\"\n[[rule]]\nfamily = \"gemm\"\npattern = 'x'\n");
+    assert!(e.contains("family `gemm`: `unmatched` is reserved"), "{e}");
+    let e = refused("[families]\ngemm = \"\"\n[[rule]]\nfamily = \"gemm\"\npattern = 'x'\n");
+    assert!(e.contains("family `gemm`: empty bucket name"), "{e}");
+}
+
+#[test]
+fn toml_faults_name_the_line() {
+    let e = refused("[families]\ngemm = \"gemm\"\n[[rule]]\nfamily = \"gemm\"\npatern = 'x'\n");
+    assert!(
+        e.starts_with("my-rules.toml:5: unknown field `patern`"),
+        "{e}"
+    );
+    let e = refused("[families]\ngemm = \"gemm\"\n[[rule]\n");
+    assert!(e.starts_with("my-rules.toml:3:"), "{e}");
+    let e = refused("[families]\ngemm = \"gemm\"\n[[rule]]\nfamily = \"gemm\"\n");
+    assert!(e.contains("missing field `pattern`"), "{e}");
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    let e = Rules::load(Path::new("/nonexistent/rules.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("/nonexistent/rules.toml:"), "{e}");
+}
+
+#[test]
+fn the_builtin_table_loads_from_a_file_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("default.toml");
+    std::fs::write(&p, BUILTIN_TOML).unwrap();
+    let r = Rules::load(&p).unwrap();
+    assert_eq!(r.rules().len(), Rules::builtin().rules().len());
+    // Each built-in rule's examples reach it (checked at load), and every family has a bucket.
+    for rule in r.rules() {
+        for ex in &rule.examples {
+            assert_eq!(r.classify(ex), Some(rule.family));
+        }
+    }
+}
+
+/// A table that is the built-in one with one rule moved ahead of a more specific one is refused:
+/// the examples catch an order mistake the pattern text alone cannot show.
+#[test]
+fn reordering_the_builtin_table_is_caught() {
+    let moved = BUILTIN_TOML.replacen(
+        "[[rule]]\nfamily = \"elementwise\"",
+        "[[rule]]\nfamily = \"elementwise_moved\"",
+        1,
+    );
+    // Put a copy of the generic elementwise rule first.
+    let first_rule = moved.find("[[rule]]").unwrap();
+    let text = format!(
+        "{}[[rule]]\nfamily = \"elementwise_first\"\npattern = 'elementwise_kernel'\n\n{}",
+        &moved[..first_rule].replace(
+            "[families]\n",
+            "[families]\nelementwise_first = \"elementwise\"\nelementwise_moved = \"elementwise\"\n"
+        ),
+        &moved[first_rule..]
+    );
+    let e = Rules::parse(&text, Path::new("reordered.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("is matched first by rule 1 (family `elementwise_first`"),
+        "{e}"
+    );
+}

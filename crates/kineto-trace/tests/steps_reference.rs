@@ -1,0 +1,361 @@
+//! Links, steps and budgets of real traces against `testdata/reference/steps.json`, computed
+//! independently by `testdata/reference/steps.py` (Python's json, Decimal times, brute-force
+//! stabbing and segment-by-segment budgets).
+//!
+//! Traces bundled in `testdata/traces` are always checked; the rest of the shared corpus is checked
+//! when it is beside the clone (and must be when KL1_REQUIRE_CORPUS is set).
+
+use kineto_trace::analysis::Analysis;
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use kineto_trace::{Options, parse_file};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn reference() -> Vec<Value> {
+    let p = workspace().join("testdata/reference/steps.json");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str::<Value>(&text)
+        .expect("well-formed reference and trace")
+        .as_array()
+        .expect("well-formed reference and trace")
+        .clone()
+}
+
+fn int(v: &Value) -> Option<i64> {
+    v.as_i64()
+}
+
+/// Compares one trace with its reference entry; returns the differences.
+fn check_case(root: &Path, case: &Value, rules: &Rules) -> Vec<String> {
+    let rel = case["path"]
+        .as_str()
+        .expect("well-formed reference and trace");
+    let pattern = StepPattern::new(
+        case["pattern"]
+            .as_str()
+            .expect("well-formed reference and trace"),
+    )
+    .expect("well-formed reference and trace");
+    let parsed =
+        parse_file(&root.join(rel), &Options::default()).expect("well-formed reference and trace");
+    let t = &parsed.trace;
+    let a = Analysis::new(t, &pattern, rules);
+    let mut diffs = Vec::new();
+    let mut rounding = Vec::new();
+    let mut eq = |what: String, got: Value, want: &Value| {
+        if &got != want {
+            diffs.push(format!(
+                "{rel} [{}]: {what}: got {got}, reference {want}",
+                pattern.as_str()
+            ));
+        }
+    };
+
+    // Links.
+    let r = &a.links.report;
+    let l = &case["links"];
+    for (name, u) in [
+        ("kernels_without_launch", &r.kernels_without_launch),
+        ("memcpys_without_launch", &r.memcpys_without_launch),
+        ("memsets_without_launch", &r.memsets_without_launch),
+    ] {
+        eq(format!("{name}.count"), u.count.into(), &l[name]["count"]);
+        eq(
+            format!("{name}.sum_ns"),
+            u.sum_ns.into(),
+            &l[name]["sum_ns"],
+        );
+    }
+    eq(
+        "graph_launches".into(),
+        r.graph_launches.into(),
+        &l["graph_launches"],
+    );
+    eq(
+        "graph_kernels".into(),
+        r.graph_kernels.into(),
+        &l["graph_kernels"],
+    );
+    eq(
+        "duplicate_correlations".into(),
+        r.duplicate_correlations.into(),
+        &l["duplicate_correlations"],
+    );
+    eq(
+        "launches_without_gpu_op".into(),
+        serde_json::to_value(&r.launches_without_gpu_op).expect("well-formed reference and trace"),
+        &l["launches_without_gpu_op"],
+    );
+    eq(
+        "kernels_outside".into(),
+        a.steps.kernels_outside.into(),
+        &case["kernels_outside"],
+    );
+    eq(
+        "kernels_unlinked".into(),
+        a.steps.kernels_unlinked.into(),
+        &case["kernels_unlinked"],
+    );
+    eq(
+        "same_stream_overlaps".into(),
+        a.steps.same_stream_overlaps.into(),
+        &case["same_stream_overlaps"],
+    );
+
+    // Steps.
+    let want = case["steps"]
+        .as_array()
+        .expect("well-formed reference and trace");
+    eq(
+        "steps".into(),
+        a.steps.steps.len().into(),
+        &want.len().into(),
+    );
+    let budgets = a.budgets(t, rules);
+    for ((s, b), w) in a.steps.steps.iter().zip(&budgets).zip(want) {
+        let i = s.index;
+        let mut field = |f: &str, got: Value| eq(format!("step {i} {f}"), got, &w[f]);
+        field("index", s.index.into());
+        field("name", s.name.clone().into());
+        field("number", s.number.into());
+        field("phase", s.phase.clone().into());
+        field("rows", s.rows.into());
+        field("requests", s.requests.into());
+        field("cpu_lo_ns", s.cpu_lo_ns.into());
+        field("cpu_hi_ns", s.cpu_hi_ns.into());
+        field("lo_ns", s.lo_ns.into());
+        field("hi_ns", s.hi_ns.into());
+        field("period_ns", s.period_ns.into());
+        field("kernels", s.kernels.len().into());
+        field("memcpys", s.memcpys.len().into());
+        field("memsets", s.memsets.len().into());
+        field("kernel_sum_ns", s.kernel_sum_ns.into());
+        field("kernel_union_ns", s.kernel_union_ns.into());
+        field("same_stream_overlaps", s.same_stream_overlaps.into());
+
+        // Budget.
+        let wb = &w["budget"];
+        if wb.is_null() {
+            eq(
+                format!("step {i} budget"),
+                b.buckets.is_empty().into(),
+                &true.into(),
+            );
+            continue;
+        }
+        eq(
+            format!("step {i} span_ns"),
+            b.span_ns.into(),
+            &wb["span_ns"],
+        );
+        eq(
+            format!("step {i} idle_ns"),
+            b.idle_ns.into(),
+            &wb["idle_ns"],
+        );
+        let excl_total: i64 = b.buckets.values().map(|v| v.exclusive_ns).sum();
+        eq(
+            format!("step {i} Σ exclusive + idle"),
+            (excl_total + b.idle_ns).into(),
+            &b.span_ns.into(),
+        );
+        let wbk = wb["buckets"]
+            .as_object()
+            .expect("well-formed reference and trace");
+        eq(
+            format!("step {i} bucket names"),
+            serde_json::to_value(b.buckets.keys().collect::<Vec<_>>())
+                .expect("well-formed reference and trace"),
+            &serde_json::to_value(wbk.keys().collect::<Vec<_>>())
+                .expect("well-formed reference and trace"),
+        );
+        for (name, v) in &b.buckets {
+            let Some(wv) = wbk.get(name) else { continue };
+            eq(
+                format!("step {i} bucket {name} inclusive_ns"),
+                v.inclusive_ns.into(),
+                &wv["inclusive_ns"],
+            );
+            // Exclusive: the exact rational share, within 1 ns per segment where it was rounded.
+            let (num, den) = wv["exclusive"]
+                .as_str()
+                .expect("well-formed reference and trace")
+                .split_once('/')
+                .expect("well-formed reference and trace");
+            let (num, den): (i128, i128) = (
+                num.parse().expect("well-formed reference and trace"),
+                den.parse().expect("well-formed reference and trace"),
+            );
+            let rounded =
+                i128::from(int(&wv["rounded_segments"]).expect("well-formed reference and trace"));
+            let off = (i128::from(v.exclusive_ns) * den - num).abs();
+            if off > rounded * den {
+                rounding.push(format!(
+                    "{rel}: step {i} bucket {name}: exclusive {} ns, exact {num}/{den}, more than {rounded} rounded ns apart",
+                    v.exclusive_ns
+                ));
+            }
+        }
+        let fams = serde_json::to_value(
+            b.families
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::json!({"count": v.count, "sum_ns": v.sum_ns, "union_ns": v.union_ns})))
+                .collect::<serde_json::Map<_, _>>(),
+        )
+        .expect("well-formed reference and trace");
+        eq(format!("step {i} families"), fams, &wb["families"]);
+        eq(
+            format!("step {i} unmatched.count"),
+            b.unmatched.count.into(),
+            &wb["unmatched"]["count"],
+        );
+        eq(
+            format!("step {i} unmatched.sum_ns"),
+            b.unmatched.sum_ns.into(),
+            &wb["unmatched"]["sum_ns"],
+        );
+    }
+    diffs.extend(rounding);
+    diffs
+}
+
+fn run(root: &Path, only_bundled: bool) -> usize {
+    let rules = Rules::builtin();
+    let mut n = 0;
+    let mut diffs = Vec::new();
+    for case in reference() {
+        let rel = case["path"]
+            .as_str()
+            .expect("well-formed reference and trace");
+        if only_bundled && !root.join(rel).exists() {
+            continue;
+        }
+        diffs.extend(check_case(root, &case, &rules));
+        n += 1;
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    n
+}
+
+#[test]
+fn bundled_traces_match_the_reference() {
+    let n = run(&workspace().join("testdata/traces"), true);
+    // amd_trace, cpu_only, cuda_event_sync, trace_compare/base, triton_example, 2 dlrm ranks,
+    // with_gpu_user_annotation (custom pattern).
+    assert!(n >= 8, "only {n} bundled traces have reference steps");
+}
+
+#[test]
+fn shared_corpus_matches_the_reference() {
+    let root = workspace().join("../shared/traces");
+    if !root.join("INVENTORY.csv").exists() {
+        assert!(
+            std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
+            "KL1_REQUIRE_CORPUS is set but {} is missing",
+            root.display()
+        );
+        eprintln!(
+            "note: {} not found; shared corpus not checked",
+            root.display()
+        );
+        return;
+    }
+    let n = run(&root, false);
+    assert!(n >= 30, "only {n} reference cases");
+}
+
+/// The cases the issue names, checked by value so that a change to the reference is noticed too.
+#[test]
+fn named_cases() {
+    let root = workspace().join("../shared/traces");
+    let rules = Rules::builtin();
+    let opts = Options::default();
+    let bundled = workspace().join("testdata/traces");
+
+    // Eight dlrm ranks: one ProfilerStep#10 each, every rank's kernels in it (bundled: ranks 0 and 1).
+    let dlrm: Vec<PathBuf> = if root.join("param/dlrm_kineto").is_dir() {
+        kineto_trace::expand_paths(&[root.join("param/dlrm_kineto")]).unwrap()
+    } else {
+        kineto_trace::expand_paths(&[bundled.join("param/dlrm_kineto")]).unwrap()
+    };
+    assert!(dlrm.len() == 8 || dlrm.len() == 2, "{dlrm:?}");
+    for (rank, p) in dlrm.iter().enumerate() {
+        let parsed = parse_file(p, &opts).unwrap();
+        let a = Analysis::new(&parsed.trace, &StepPattern::default(), &rules);
+        assert_eq!(parsed.trace.header.rank, Some(rank as u64));
+        assert_eq!(a.steps.steps.len(), 1, "{}", p.display());
+        let s = &a.steps.steps[0];
+        assert_eq!((s.name.as_str(), s.number), ("ProfilerStep#10", Some(10)));
+        // Every linked kernel was launched inside the one step.
+        assert_eq!(a.steps.kernels_outside, 0);
+        assert_eq!(
+            s.kernels.len() as u64 + a.steps.kernels_unlinked,
+            parsed.trace.kernels.len() as u64
+        );
+    }
+
+    // CUDA graphs: 70 cudaGraphLaunch → 135 kernels, each in the step of its launch.
+    let nq = root.join("hta/negative_queue_length_values_check/rank0.json.gz");
+    if nq.exists() {
+        let parsed = parse_file(&nq, &opts).unwrap();
+        let t = &parsed.trace;
+        let a = Analysis::new(t, &StepPattern::default(), &rules);
+        assert_eq!(a.links.report.graph_launches, 70);
+        assert_eq!(a.links.report.graph_kernels, 135);
+        let steps = a.kernel_steps(t);
+        let mut in_steps = 0;
+        for (k, l) in a.links.kernel_launch.iter().enumerate() {
+            let Some(l) = l else { continue };
+            let launch = &t.launches[*l as usize];
+            if t.name(launch.name) != "cudaGraphLaunch" {
+                continue;
+            }
+            let s = steps[k].expect("every graph kernel is in a step") as usize;
+            let st = &a.steps.steps[s];
+            assert!(st.cpu_lo_ns <= launch.ts_ns && launch.ts_ns < st.cpu_hi_ns);
+            in_steps += 1;
+        }
+        assert_eq!(in_steps, 135);
+        // The graph launches are on the main thread, inside a ProfilerStep and a record_function.
+        let l = a
+            .links
+            .kernel_launch
+            .iter()
+            .flatten()
+            .find(|&&l| t.name(t.launches[l as usize].name) == "cudaGraphLaunch")
+            .unwrap();
+        let names: Vec<&str> = a
+            .links
+            .annotations(t, *l as usize)
+            .map(|s| t.name(s.name))
+            .collect();
+        assert!(
+            names.last().is_some_and(|n| n.starts_with("ProfilerStep#")),
+            "{names:?}"
+        );
+    }
+
+    // A step mirrored as gpu_user_annotation counts once (ROCm trace: ProfilerStep#1 on CPU and GPU).
+    let amd = bundled.join("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+    let parsed = parse_file(&amd, &opts).unwrap();
+    assert!(
+        parsed
+            .trace
+            .gpu_user_annotations
+            .iter()
+            .any(|s| parsed.trace.name(s.name) == "ProfilerStep#1")
+    );
+    let a = Analysis::new(&parsed.trace, &StepPattern::default(), &rules);
+    let names: Vec<&str> = a.steps.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["ProfilerStep#1", "ProfilerStep#2"]);
+}

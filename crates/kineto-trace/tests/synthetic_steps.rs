@@ -1,0 +1,221 @@
+//! Steps from a serving engine's own markers (SGLang-style `step[DECODE bs=32 reqs=4]`), on a small
+//! synthetic trace (`testdata/synthetic/sglang_steps.json`) whose every expected value is worked out
+//! by hand in the comments below.
+//!
+//! The trace: process 10 marks three steps on thread 10 — S0 [100, 200) µs, S1 [200, 300), S2
+//! [300, 350) — also recorded once as a cpu_op (same name, thread, times) and mirrored once as a
+//! gpu_user_annotation. Launches (µs) and their GPU work:
+//!   90  thread 10  cudaLaunchKernel  → gemm   stream 8 [900, 910)     before every step
+//!   120 thread 10  cudaLaunchKernel  → gemm   stream 7 [1000, 1100)   S0
+//!   130 thread 11  cudaLaunchKernel  → nccl   stream 8 [1050, 1150)   S0 (another thread, same process)
+//!   150 thread 10  cudaGraphLaunch   → fill   stream 7 [1100, 1120)   S0, three kernels of one replay
+//!                                    → my_custom_kernel [1120, 1150)  (no rule matches it)
+//!                                    → add    stream 7 [1200, 1210)
+//!   160 process 20 cudaLaunchKernel  → gemm   stream 9 [1060, 1070)   another process: no step
+//!   210 thread 10  cudaLaunchKernel  → gemm   stream 7 [1300, 1350)   S1
+//!   220 thread 10  cudaLaunchKernel  → add    stream 7 [1340.001, 1360.001)  S1, starts before the gemm ends
+//!   230 thread 10  cudaMemcpyAsync   → copy   stream 7 [1400, 1410)   S1
+//!   240 thread 10  cudaLaunchKernel  → nothing
+//!   250 thread 10  cudaStreamSynchronize (not a launch)
+//!   (none)                           → orphan_kernel stream 8 [1500, 1505), correlation 99
+
+use kineto_trace::analysis::Analysis;
+use kineto_trace::budget::{BucketTime, FamilyTime};
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use kineto_trace::{Options, parse_file};
+use std::path::{Path, PathBuf};
+
+const PATTERN: &str = r"step\[(?P<phase>[A-Z]+) bs=(?P<rows>\d+) reqs=(?P<requests>\d+)\]";
+
+fn trace_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/sglang_steps.json")
+}
+
+const US: i64 = 1000;
+
+#[test]
+fn steps_fields_and_bounds() {
+    let p = parse_file(&trace_path(), &Options::default()).unwrap();
+    let t = &p.trace;
+    let a = Analysis::new(t, &StepPattern::new(PATTERN).unwrap(), &Rules::builtin());
+    let s = &a.steps.steps;
+    assert_eq!(
+        s.len(),
+        3,
+        "the cpu_op copy and the GPU mirror are not extra steps"
+    );
+
+    assert_eq!(s[0].name, "step[DECODE bs=32 reqs=4]");
+    assert_eq!(
+        (s[0].phase.as_deref(), s[0].rows, s[0].requests, s[0].number),
+        (Some("DECODE"), Some(32), Some(4), None)
+    );
+    assert_eq!(
+        (s[1].phase.as_deref(), s[1].rows, s[1].requests),
+        (Some("PREFILL"), Some(2048), Some(2))
+    );
+    assert_eq!((s[0].cpu_lo_ns, s[0].cpu_hi_ns), (100 * US, 200 * US));
+
+    // S0: gemm, nccl (thread 11) and the three graph kernels. lo = 1000, hi = 1210.
+    assert_eq!(s[0].kernels.len(), 5);
+    assert_eq!((s[0].lo_ns, s[0].hi_ns), (Some(1000 * US), Some(1210 * US)));
+    // Σ = 100 + 100 + 20 + 30 + 10; union = [1000, 1150) ∪ [1200, 1210).
+    assert_eq!(s[0].kernel_sum_ns, 260 * US);
+    assert_eq!(s[0].kernel_union_ns, 160 * US);
+    // Period: S1's lo (1300) − 1000.
+    assert_eq!(s[0].period_ns, Some(300 * US));
+
+    // S1: gemm [1300, 1350) and add [1340.001, 1360.001); one copy; one same-stream overlap.
+    assert_eq!(s[1].kernels.len(), 2);
+    assert_eq!(
+        (s[1].lo_ns, s[1].hi_ns),
+        (Some(1300 * US), Some(1360 * US + 1))
+    );
+    assert_eq!(s[1].kernel_sum_ns, 70 * US);
+    assert_eq!(s[1].kernel_union_ns, 60 * US + 1);
+    assert_eq!(s[1].memcpys.len(), 1);
+    assert_eq!(s[1].same_stream_overlaps, 1);
+    assert_eq!(s[1].period_ns, None, "S2 has no kernels");
+
+    // S2: nothing launched inside.
+    assert!(s[2].kernels.is_empty());
+    assert_eq!((s[2].lo_ns, s[2].hi_ns, s[2].period_ns), (None, None, None));
+
+    // Outside: the early gemm and the other process's; unlinked: the orphan.
+    assert_eq!(a.steps.kernels_outside, 2);
+    assert_eq!(a.steps.kernels_unlinked, 1);
+    assert_eq!(a.steps.same_stream_overlaps, 1);
+}
+
+#[test]
+fn links_and_annotations() {
+    let p = parse_file(&trace_path(), &Options::default()).unwrap();
+    let t = &p.trace;
+    let a = Analysis::new(t, &StepPattern::new(PATTERN).unwrap(), &Rules::builtin());
+    let r = &a.links.report;
+    assert_eq!((r.graph_launches, r.graph_kernels), (1, 3));
+    assert_eq!(r.kernels_without_launch.count, 1);
+    assert_eq!(r.kernels_without_launch.sum_ns, 5 * US);
+    assert_eq!(
+        r.kernels_without_launch.examples,
+        [("orphan_kernel".to_string(), 1)]
+    );
+    assert_eq!(
+        r.launches_without_gpu_op.iter().collect::<Vec<_>>(),
+        [(&"cudaLaunchKernel".to_string(), &1)],
+        "the sync is not a launch"
+    );
+    // Annotations around each launch, innermost first, on its own thread.
+    let names = |kernel: usize| -> Vec<&str> {
+        let l = a.links.kernel_launch[kernel].unwrap() as usize;
+        a.links.annotations(t, l).map(|s| t.name(s.name)).collect()
+    };
+    let by_name = |n: &str, ts_us: i64| {
+        t.kernels
+            .iter()
+            .position(|k| t.name(k.name) == n && k.ts_ns == ts_us * US)
+            .unwrap()
+    };
+    let gemm = by_name("volta_sgemm_128x64_nn", 1000);
+    assert_eq!(names(gemm), ["forward", "step[DECODE bs=32 reqs=4]"]);
+    // The graph launch at 150 is at the end of "forward" [110, 150): outside it (half-open).
+    let fill = t.kernels.iter().position(|k| k.ts_ns == 1100 * US).unwrap();
+    assert_eq!(names(fill), ["step[DECODE bs=32 reqs=4]"]);
+    // Thread 11 has no annotations, though its launch is in S0.
+    let nccl = t.kernels.iter().position(|k| k.ts_ns == 1050 * US).unwrap();
+    assert!(names(nccl).is_empty());
+    // cpu_ops: the step marker recorded as an op.
+    let l = a.links.kernel_launch[gemm].unwrap() as usize;
+    let ops: Vec<&str> = a.links.cpu_ops(t, l).map(|s| t.name(s.name)).collect();
+    assert_eq!(ops, ["step[DECODE bs=32 reqs=4]"]);
+}
+
+#[test]
+fn budgets_split_exactly() {
+    let p = parse_file(&trace_path(), &Options::default()).unwrap();
+    let t = &p.trace;
+    let rules = Rules::builtin();
+    let a = Analysis::new(t, &StepPattern::new(PATTERN).unwrap(), &rules);
+    let b = a.budgets(t, &rules);
+    let bt = |e: i64, i: i64| BucketTime {
+        exclusive_ns: e,
+        inclusive_ns: i,
+    };
+    // S0 over [1000, 1210): [1000,1050) gemm; [1050,1100) gemm+comm 25/25; [1100,1120) comm+memory
+    // 10/10; [1120,1150) comm+unmatched 15/15; [1150,1200) idle; [1200,1210) elementwise.
+    assert_eq!(b[0].span_ns, 210 * US);
+    assert_eq!(b[0].idle_ns, 50 * US);
+    assert_eq!(b[0].gaps, [(1150 * US, 1200 * US)]);
+    let want: Vec<(&str, BucketTime)> = vec![
+        ("comm", bt(50 * US, 100 * US)),
+        ("elementwise", bt(10 * US, 10 * US)),
+        ("gemm", bt(75 * US, 100 * US)),
+        ("memory", bt(10 * US, 20 * US)),
+        ("unmatched", bt(15 * US, 30 * US)),
+    ];
+    let got: Vec<(&str, BucketTime)> = b[0].buckets.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(got, want);
+    let ft = |count, sum_ns, union_ns| FamilyTime {
+        count,
+        sum_ns,
+        union_ns,
+    };
+    let fams: Vec<(&str, FamilyTime)> = b[0]
+        .families
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        fams,
+        [
+            ("cublas_gemm", ft(1, 100 * US, 100 * US)),
+            ("elementwise", ft(1, 10 * US, 10 * US)),
+            ("fill", ft(1, 20 * US, 20 * US)),
+            ("nccl", ft(1, 100 * US, 100 * US)),
+        ]
+    );
+    assert_eq!(b[0].unmatched, ft(1, 30 * US, 30 * US));
+
+    // S1 over [1300, 1360.001): the shared 9999 ns split 4999/4999 with the spare ns going to
+    // "elementwise" (first in bucket order); gemm 40001 + 4999, elementwise 5000 + 10001.
+    assert_eq!(b[1].span_ns, 60 * US + 1);
+    assert_eq!(b[1].idle_ns, 0);
+    assert_eq!(b[1].buckets["gemm"], bt(45_000, 50 * US));
+    assert_eq!(b[1].buckets["elementwise"], bt(15_001, 20 * US));
+    assert_eq!(b[1].same_stream_overlaps, 1);
+
+    // S2: nothing.
+    assert_eq!(b[2].span_ns, 0);
+    assert!(b[2].buckets.is_empty() && b[2].families.is_empty());
+
+    // The identity, every step.
+    for x in &b {
+        let excl: i64 = x.buckets.values().map(|v| v.exclusive_ns).sum();
+        assert_eq!(excl + x.idle_ns, x.span_ns);
+    }
+}
+
+#[test]
+fn profiler_steps_are_not_found_in_this_trace() {
+    let p = parse_file(&trace_path(), &Options::default()).unwrap();
+    let a = Analysis::new(&p.trace, &StepPattern::default(), &Rules::builtin());
+    assert!(a.steps.steps.is_empty());
+    // Without steps every linked kernel is outside.
+    assert_eq!(a.steps.kernels_outside, 9);
+}
+
+#[test]
+fn a_group_that_is_not_an_integer_is_reported() {
+    let p = parse_file(&trace_path(), &Options::default()).unwrap();
+    let pat = StepPattern::new(r"step\[(?P<rows>[A-Z]+) bs=\d+ reqs=\d+\]").unwrap();
+    let a = Analysis::new(&p.trace, &pat, &Rules::builtin());
+    assert_eq!(a.steps.steps.len(), 3);
+    assert!(a.steps.steps.iter().all(|s| s.rows.is_none()));
+    assert_eq!(a.steps.warnings.len(), 3);
+    assert!(
+        a.steps.warnings[0].contains("group `rows` = `DECODE` is not an integer"),
+        "{:?}",
+        a.steps.warnings
+    );
+}

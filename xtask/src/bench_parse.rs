@@ -6,7 +6,8 @@
 //!   * `kineto summary --json` on the plain and the gzip file (default: read/inflate/hash on a helper
 //!     thread) and with `--single-thread` (everything on one thread);
 //!   * the baseline `python3 -c "import json; json.load(open(F))"` on the same files;
-//!   * inflating the gzip file alone (flate2 with zlib-rs, the parser's own decoder), to a sink;
+//!   * inflating the gzip file alone (flate2 with zlib-rs, the parser's own decoder), to a sink, and
+//!     `gzip -dc` to /dev/null (the everyday tool);
 //!
 //! It prints MB/s (of JSON text), peak RSS and the ratios against the targets.
 
@@ -136,6 +137,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         t
     };
+    // The everyday baseline too: `gzip -dc` to /dev/null, as a user would decompress before parsing.
+    let gzip_dc = measure(
+        Path::new("gzip"),
+        &["-dc".to_string(), gz.display().to_string()],
+    )
+    .ok();
     let mut py_plain = None;
     let mut py_gz = None;
     if !a.skip_python {
@@ -182,6 +189,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         inflate.as_secs_f64(),
         json_mb / inflate.as_secs_f64()
     );
+    if let Some(g) = gzip_dc {
+        println!(
+            "{:<42} {:>9.3} {:>10.0}",
+            "gzip -dc > /dev/null",
+            g.wall.as_secs_f64(),
+            json_mb / g.wall.as_secs_f64()
+        );
+    }
     println!("\nratios and targets:");
     let mbps = |m: &Measure| json_mb / m.wall.as_secs_f64();
     println!(
@@ -206,6 +221,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "  gzip / inflate alone: {gz_ratio:.2}× (target ≤ 1.3×)  {}",
         verdict(gz_ratio <= 1.3)
     );
+    if let Some(g) = gzip_dc {
+        println!(
+            "  gzip / `gzip -dc`:    {:.2}×",
+            kg.wall.as_secs_f64() / g.wall.as_secs_f64()
+        );
+    }
     if let Some(p) = py_plain {
         println!(
             "  vs python json.load:  {:.1}× faster, {:.1}× less memory (plain)",

@@ -1,8 +1,439 @@
-//! KL1 bandwidth: achieved GB/s per kernel family per serving step.
+//! KL1 bandwidth: achieved GB/s per kernel family per serving step, from the profiler windows of a KL1
+//! server (the Kineto traces of every rank, listed with their sha256 in a manifest).
 //!
-//! This crate will hold the seed-004 analysis: it reads profiler windows (the Kineto traces of every rank,
-//! listed in a manifest with sha256), splits them into decode and prefill steps with `kineto-trace`, and
-//! divides bytes ESTIMATED by `kl1-shapes` by durations MEASURED from the trace.
+//! What it is: the seed-004 analysis rebuilt. For each known capture ([`captures::CAPTURES`]) and rank it
+//! splits the trace into steps (the server's step annotations, [`rules`]), classifies every kernel into a
+//! family and bucket (the rule table, `rules/kl1.toml` by default), and reports per step: SP1's exclusive
+//! time budget three ways, MoE wall-time unions, per-family union and sum, and — dividing bytes ESTIMATED
+//! by `kl1-shapes` from a model spec by durations MEASURED in the trace — the GB/s of the dense decode
+//! launches, the LM head, router and mHC pre-norm, the sparse-MoE decode layers, the prefill expert path and
+//! the reconstruct kernels; per rank, the mean of every number. The output keeps the seed's JSON keys and
+//! nesting; every key is labelled MEASURED, ESTIMATED or CLAIM ([`labels`]). It also writes synthetic windows
+//! with known GB/s ([`synth`]), against which it is tested.
 //!
-//! It is not written yet: nothing here is callable. See the open issue "kl1-bandwidth".
+//! What it is not: a trace parser (that is `kineto-trace`), a byte model (that is `kl1-shapes`), or a
+//! measurement of DRAM traffic: no trace records how many distinct experts a step's rows picked, so the
+//! routed-expert figures are given at stated expert counts, and every GB/s is of a profiled run.
+//!
+//! The formats it reads are the contract in `docs/kl1-window.md`; the numbers it writes are described in
+//! `docs/kl1-bandwidth.md`.
+//!
+//! ```
+//! use kl1_bandwidth::{Rules, analyze};
+//! use kl1_shapes::Spec;
+//!
+//! let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo");
+//! let report = analyze(&[demo], &Spec::builtin(), &Rules::builtin(), None)?;
+//! let decode = &report.windows[0].captures[0];
+//! assert_eq!(decode.label, "prof-short-b1:decode");
+//! // ESTIMATED bytes of the four dense launches of every layer / their MEASURED time, mean over steps.
+//! let gbps = decode.ranks[0].mean["dense.all.gbps"];
+//! assert!(gbps > 150.0 && gbps < Spec::builtin().gpu().spec_bandwidth_gbps);
+//! # Ok::<(), kl1_bandwidth::Error>(())
+//! ```
 #![deny(missing_docs)]
+
+mod analysis;
+pub mod captures;
+mod error;
+pub mod labels;
+pub mod manifest;
+pub mod report;
+pub mod rules;
+pub mod steps;
+pub mod synth;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use kl1_shapes::Spec;
+use rayon::prelude::*;
+
+pub use captures::{CAPTURES, Capture, Kind};
+pub use error::Error;
+pub use labels::{FIELD_LABELS, FieldLabel, Label};
+pub use manifest::{MANIFEST, ManifestRow};
+pub use report::{CaptureReport, RankReport, Report, WindowReport};
+pub use rules::{KL1_RULES_TOML, KL1_STEP_PATTERN, Prefill, Rules};
+
+use analysis::{Ctx, Fault};
+use manifest::{Entry, Window};
+
+/// What a unit of work is: a trace to analyse, or a skipped capture's file whose sha256 is still checked.
+enum Job<'w> {
+    Analyse {
+        window: &'w Window,
+        entry: &'w Entry,
+        kind: Kind,
+    },
+    Hash {
+        window: &'w Window,
+        entry: &'w Entry,
+    },
+}
+
+/// Analyses windows: every known capture of each, every rank, in parallel.
+///
+/// `progress` (if given) is called with (traces done, traces in all) after each trace; it may be called from
+/// any thread. The first error in window, capture-table and rank order is returned, whatever order the
+/// parallel work finished in.
+pub fn analyze(
+    windows: &[PathBuf],
+    spec: &Spec,
+    rules: &Rules,
+    progress: Option<&(dyn Fn(usize, usize) + Sync)>,
+) -> Result<Report, Error> {
+    let ctx = Ctx::new(spec, rules)?;
+    let mut loaded: Vec<Window> = Vec::with_capacity(windows.len());
+    let mut names: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for dir in windows {
+        let w = manifest::load(dir)?;
+        if let Some(first) = names.insert(w.name.clone(), w.root.clone()) {
+            return Err(Error::DuplicateWindow {
+                name: w.name,
+                first,
+                second: dir.clone(),
+            });
+        }
+        loaded.push(w);
+    }
+
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    for w in &loaded {
+        let mut known: Vec<&Entry> = w.entries.iter().collect();
+        known.sort_by_key(|e| (captures::position(&e.label), e.rank));
+        for e in known {
+            if let Some(c) = captures::capture(&e.label) {
+                jobs.push(Job::Analyse {
+                    window: w,
+                    entry: e,
+                    kind: c.kind,
+                });
+            }
+        }
+        for e in &w.skipped {
+            jobs.push(Job::Hash {
+                window: w,
+                entry: e,
+            });
+        }
+    }
+    let total = jobs.len();
+    let done = AtomicUsize::new(0);
+    let results: Vec<Result<Option<RankReport>, Error>> = jobs
+        .par_iter()
+        .map(|job| {
+            let r = match job {
+                Job::Analyse {
+                    window,
+                    entry,
+                    kind,
+                } => analyse_rank(&ctx, window, entry, *kind).map(Some),
+                Job::Hash { window, entry } => check_sha(window, entry).map(|()| None),
+            };
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(p) = progress {
+                p(n, total);
+            }
+            r
+        })
+        .collect();
+
+    let mut by_window: Vec<WindowReport> = loaded
+        .iter()
+        .map(|w| WindowReport {
+            name: w.name.clone(),
+            captures: Vec::new(),
+            skipped: w.skipped_labels(),
+        })
+        .collect();
+    for (job, result) in jobs.iter().zip(results) {
+        let Some(rank) = result? else { continue };
+        let Job::Analyse {
+            window,
+            entry,
+            kind,
+        } = job
+        else {
+            continue;
+        };
+        let wi = loaded
+            .iter()
+            .position(|w| std::ptr::eq(w, *window))
+            .unwrap_or(0);
+        let caps = &mut by_window[wi].captures;
+        match caps.iter_mut().find(|c| c.label == entry.label) {
+            Some(c) => c.ranks.push(rank),
+            None => caps.push(CaptureReport {
+                label: entry.label.clone(),
+                kind: *kind,
+                ranks: vec![rank],
+            }),
+        }
+    }
+    let report = Report {
+        constants: constants(&ctx),
+        windows: by_window,
+    };
+    report.check_finite()?;
+    Ok(report)
+}
+
+fn check_sha(window: &Window, entry: &Entry) -> Result<(), Error> {
+    let actual = manifest::sha256_file(&entry.path).map_err(|source| Error::Io {
+        path: entry.path.clone(),
+        source,
+    })?;
+    if actual != entry.sha256 {
+        return Err(Error::Manifest {
+            window: window.name.clone(),
+            reason: format!(
+                "{MANIFEST} row {} ({} rank {}): {}: sha256 {actual} differs from the manifest's {}",
+                entry.row,
+                entry.label,
+                entry.rank,
+                relative(window, &entry.path),
+                entry.sha256
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn relative(window: &Window, path: &Path) -> String {
+    path.strip_prefix(&window.root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Parses one rank's trace, checks it against the manifest, and analyses its steps of `kind`.
+fn analyse_rank(
+    ctx: &Ctx<'_>,
+    window: &Window,
+    entry: &Entry,
+    kind: Kind,
+) -> Result<RankReport, Error> {
+    let (wname, label, rank) = (window.name.clone(), entry.label.clone(), entry.rank);
+    let rank_err = |reason: String| Error::Rank {
+        window: wname.clone(),
+        label: label.clone(),
+        rank,
+        reason,
+    };
+    let opts = kineto_trace::Options {
+        salvage: false,
+        sha256: true,
+        // Files are already processed in parallel, one per rayon thread.
+        feed: kineto_trace::Feed::Inline,
+    };
+    let parsed = kineto_trace::parse_file(&entry.path, &opts).map_err(|source| Error::Trace {
+        window: wname.clone(),
+        label: label.clone(),
+        rank,
+        source: Box::new(source),
+    })?;
+    let file = relative(window, &entry.path);
+    let sha = parsed.sha256.clone().unwrap_or_default();
+    if sha != entry.sha256 {
+        return Err(Error::Manifest {
+            window: wname.clone(),
+            reason: format!(
+                "{MANIFEST} row {} ({label} rank {rank}): {file}: sha256 {sha} differs from the manifest's {}",
+                entry.row, entry.sha256
+            ),
+        });
+    }
+    let trace = &parsed.trace;
+    if let Some(r) = trace.header.rank
+        && r != rank
+    {
+        return Err(rank_err(format!(
+            "{file} says it is rank {r} (distributedInfo.rank), the manifest says rank {rank}"
+        )));
+    }
+    let st = steps::steps(trace, ctx.rules);
+    let mut per: Vec<(u64, BTreeMap<String, f64>)> = Vec::new();
+    let (mut of_kind, mut small, mut overlaps) = (0usize, 0usize, 0u64);
+    for s in st.steps.iter().filter(|s| s.phase == kind.as_str()) {
+        of_kind += 1;
+        if kind == Kind::Prefill && s.rows.is_some_and(|r| r < ctx.rules.prefill().min_rows) {
+            small += 1;
+        }
+        match analysis::step_row(ctx, kind, s) {
+            Ok(Some(row)) => {
+                overlaps += s.same_stream_overlaps;
+                per.push((s.index, row.values));
+            }
+            Ok(None) => {}
+            Err(Fault::Step { step, reason }) => {
+                return Err(Error::Step {
+                    window: wname,
+                    label,
+                    rank,
+                    step,
+                    reason,
+                });
+            }
+            Err(Fault::NonFinite { step, field, value }) => {
+                return Err(Error::NonFinite {
+                    window: wname,
+                    label,
+                    rank,
+                    step,
+                    field,
+                    value,
+                });
+            }
+        }
+    }
+    if per.is_empty() {
+        return Err(rank_err(format!(
+            "{file}: no complete {kind} steps ({} step annotations match `{}`; {} steps with kernels, {of_kind} of \
+             them {kind}; {small} under prefill.min_rows; the last step of a trace has no period and is not \
+             analysed){}",
+            st.markers,
+            ctx.rules.step_pattern().as_str(),
+            st.steps.len(),
+            if st.warnings.is_empty() {
+                String::new()
+            } else {
+                format!("; marker warnings: {}", st.warnings.join("; "))
+            }
+        )));
+    }
+    let mut hist: BTreeMap<u64, u64> = BTreeMap::new();
+    for (_, row) in &per {
+        let rows = row.get("rows").copied().unwrap_or(0.0) as u64;
+        *hist.entry(rows).or_default() += 1;
+    }
+    let mut keys: Vec<&String> = per.iter().flat_map(|(_, r)| r.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let n = per.len() as f64;
+    let mean: BTreeMap<String, f64> = keys
+        .into_iter()
+        .map(|k| {
+            let sum: f64 = per
+                .iter()
+                .map(|(_, r)| r.get(k).copied().unwrap_or(0.0))
+                .sum();
+            (k.clone(), sum / n)
+        })
+        .collect();
+    Ok(RankReport {
+        rank,
+        file,
+        file_sha256: sha,
+        steps: per.len(),
+        rows_hist: hist.into_iter().collect(),
+        mean,
+        step_index: per.iter().map(|(i, _)| *i).collect(),
+        per_step: per.into_iter().map(|(_, r)| r).collect(),
+        kernels_outside_steps: st.kernels_outside,
+        kernels_outside_steps_ms: st.kernels_outside_ns as f64 / 1e6,
+        same_stream_overlaps: overlaps,
+    })
+}
+
+/// The constants block: what the spec makes of one rank's bytes, the GPU's bandwidths with their labels, the
+/// rules' prefill structure, and the label of every per-step key.
+fn constants(ctx: &Ctx<'_>) -> serde_json::Value {
+    use serde_json::json;
+    let spec = ctx.spec;
+    let gpu = spec.gpu();
+    let dense: serde_json::Map<String, serde_json::Value> = ctx
+        .dense
+        .iter()
+        .map(|l| (l.name.to_string(), json!(l.bytes() as f64 / 1e6)))
+        .collect();
+    let claims: Vec<f64> = gpu
+        .read_bandwidths
+        .iter()
+        .filter(|r| r.label == kl1_shapes::BandwidthLabel::Claim)
+        .map(|r| r.low_gbps)
+        .collect();
+    let reads: Vec<serde_json::Value> = gpu
+        .read_bandwidths
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id, "label": r.label.to_string(), "low_gbps": r.low_gbps, "high_gbps": r.high_gbps,
+                "source": provenance_text(&r.provenance), "note": r.note,
+            })
+        })
+        .collect();
+    let ceilings: serde_json::Map<String, serde_json::Value> = ctx
+        .ceilings
+        .iter()
+        .map(|c| (format!("unique_max_at_{}", c.key), json!(c.gbps)))
+        .collect();
+    let p = ctx.rules.prefill();
+    let k_arg: serde_json::Map<String, serde_json::Value> = rules::K_ARG
+        .iter()
+        .map(|(f, pos)| (f.to_string(), json!(pos)))
+        .collect();
+    json!({
+        "status": format!(
+            "ESTIMATED bytes (kl1-shapes, spec {}); MEASURED kineto durations (profiled run); CLAIM bandwidths \
+             (the GPU table's specified and claimed figures). GB/s = ESTIMATED bytes / MEASURED time.",
+            spec.name()
+        ),
+        "labels": {
+            "mean_k": "ESTIMATED", "expert_gu_mb": "ESTIMATED", "expert_down_mb": "ESTIMATED",
+            "shared_expert_mb": "ESTIMATED", "dense_mb_per_layer": "ESTIMATED", "lm_head_mb": "ESTIMATED",
+            "router_mb": "ESTIMATED", "mhc_mb": "ESTIMATED",
+            "gb10_spec_gbps": "CLAIM (the vendor's specified bandwidth of the spec's GPU)",
+            "source_read_gbps": "CLAIM (the GPU table's read bandwidths labelled CLAIM)",
+            "source_decode_gbps": "CLAIM (none in the GPU table)",
+            "gpu.spec_gbps": "CLAIM", "gpu.read_bandwidths": "each entry's own label (MEASURED or CLAIM)",
+            "smoe_ceilings_gbps": "CLAIM (the figures smoe.unique_max_at_* are computed at)",
+            "spec": "input: the spec's values, each cited or assumed in the spec file",
+            "prefill": "input: the KL1 prefill structure (--prefill-*)",
+            "per-step keys": "see field_labels",
+        },
+        "mean_k": kl1_shapes::mean_routed_k(spec),
+        "expert_gu_mb": ctx.expert.gate_up / 1e6,
+        "expert_down_mb": ctx.expert.down / 1e6,
+        "shared_expert_mb": analysis::shared_bytes(spec) / 1e6,
+        "dense_mb_per_layer": dense,
+        "lm_head_mb": ctx.lm_head_bytes as f64 / 1e6,
+        "router_mb": ctx.router_bytes as f64 / 1e6,
+        "mhc_mb": ctx.mhc_bytes as f64 / 1e6,
+        "gb10_spec_gbps": gpu.spec_bandwidth_gbps,
+        "source_read_gbps": claims,
+        "source_decode_gbps": [],
+        "gpu": {
+            "name": gpu.name,
+            "spec_gbps": gpu.spec_bandwidth_gbps,
+            "spec_label": "CLAIM",
+            "spec_source": provenance_text(&gpu.spec_bandwidth_provenance),
+            "read_bandwidths": reads,
+        },
+        "smoe_ceilings_gbps": ceilings,
+        "spec": {
+            "name": spec.name(),
+            "origin": spec.origin(),
+            "description": spec.description(),
+            "moe_layers": spec.model().moe_layers,
+            "top_k": spec.model().top_k,
+            "ranks": spec.parallelism().ranks,
+            "assumed_fields": spec.assumed_fields(),
+        },
+        "rules": {
+            "origin": ctx.rules.origin(),
+            "step_pattern": ctx.rules.step_pattern().as_str(),
+            "k_arg": k_arg,
+        },
+        "prefill": { "full_layers": p.full_layers, "suffix_rows": p.suffix_rows, "min_rows": p.min_rows },
+        "field_labels": labels::FIELD_LABELS,
+    })
+}
+
+fn provenance_text(p: &kl1_shapes::Provenance) -> String {
+    match p {
+        kl1_shapes::Provenance::Cited { reference, at, .. } => format!("{reference}: {at}"),
+        kl1_shapes::Provenance::Assumed { reason } => format!("assumed: {reason}"),
+    }
+}

@@ -1,0 +1,124 @@
+//! `kl1-bandwidth`: achieved GB/s per kernel family per step, from KL1 profiler windows. Parses arguments,
+//! calls the `kl1-bandwidth` library, writes its JSON and prints its summary; nothing else lives here.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use kl1_bandwidth::{Error, Prefill, Rules, analyze};
+use kl1_shapes::Spec;
+
+#[derive(Parser)]
+#[command(
+    name = "kl1-bandwidth",
+    version,
+    about = "Achieved GB/s per kernel family per step, from KL1 profiler windows (ESTIMATED bytes / MEASURED time)",
+    long_about = "Achieved GB/s per kernel family per step, from KL1 profiler windows.\n\n\
+        Every byte count is ESTIMATED from a model spec (kl1-shapes, docs/formulas.md); every duration is MEASURED \
+        by Kineto in a profiled run; GB/s = ESTIMATED bytes / MEASURED time. The routed experts' bytes depend on \
+        how many distinct experts a step's rows picked, which no trace records: they are given at the \
+        uniform-routing count (an upper bound), at top-k per request, and as the counts the GPU's specified and \
+        claimed bandwidths would allow.\n\n\
+        Input: see docs/kl1-window.md. Output: see docs/kl1-bandwidth.md."
+)]
+struct Cli {
+    /// A window: a directory with traces-manifest.json. Repeat for several windows.
+    #[arg(long = "window", value_name = "DIR", required = true)]
+    windows: Vec<PathBuf>,
+    /// Where to write the JSON result (refused if it exists, unless --overwrite).
+    #[arg(long, value_name = "FILE")]
+    output: PathBuf,
+    /// Replace the output file if it exists.
+    #[arg(long)]
+    overwrite: bool,
+    /// Model spec (TOML, kl1-shapes format). Default: built-in DeepSeek-V4.1-Flash EXL3 on 2 × GB10.
+    #[arg(long, value_name = "FILE")]
+    spec: Option<PathBuf>,
+    /// Kernel family table (kineto-trace's rule format: families → buckets, ordered patterns). Default: the
+    /// built-in KL1 table (crates/kl1-bandwidth/rules/kl1.toml).
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
+    /// Step annotation regex, matched against whole annotation names, with named groups `phase`, `rows`,
+    /// `requests` (and optionally `step`). Default: the KL1 server's `kl1.step#N phase=P rows=R requests=Q`.
+    #[arg(long, value_name = "REGEX")]
+    step_pattern: Option<String>,
+    /// Prefill: MoE layers that run every prompt row (the rest run the last --prefill-suffix-rows rows).
+    #[arg(long, value_name = "N", default_value_t = Prefill::default().full_layers)]
+    prefill_full_layers: u64,
+    /// Prefill: rows the layers after the full ones run.
+    #[arg(long, value_name = "N", default_value_t = Prefill::default().suffix_rows)]
+    prefill_suffix_rows: u64,
+    /// Prefill: chunks with fewer rows are not analysed.
+    #[arg(long, value_name = "N", default_value_t = Prefill::default().min_rows)]
+    prefill_min_rows: u64,
+    /// No summary on stdout and no progress line on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let mut msg = format!("kl1-bandwidth: {e}");
+            let mut src = std::error::Error::source(&e);
+            while let Some(s) = src {
+                msg.push_str(&format!("\n  caused by: {s}"));
+                src = s.source();
+            }
+            eprintln!("{msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<(), Error> {
+    // Refuse before the work, not after it (the write refuses again, atomically, if the file appears meanwhile).
+    if !cli.overwrite && cli.output.exists() {
+        return Err(Error::OutputExists {
+            path: cli.output.clone(),
+        });
+    }
+    let spec = match &cli.spec {
+        Some(p) => Spec::from_file(p)?,
+        None => Spec::builtin(),
+    };
+    let mut rules = match &cli.rules {
+        Some(p) => Rules::from_file(p)?,
+        None => Rules::builtin(),
+    };
+    if let Some(p) = &cli.step_pattern {
+        rules = rules.with_step_pattern(p)?;
+    }
+    rules = rules.with_prefill(Prefill {
+        full_layers: cli.prefill_full_layers,
+        suffix_rows: cli.prefill_suffix_rows,
+        min_rows: cli.prefill_min_rows,
+    })?;
+    let tty = !cli.quiet && std::io::stderr().is_terminal();
+    let progress = |done: usize, total: usize| {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\rkl1-bandwidth: {done}/{total} traces");
+        let _ = err.flush();
+    };
+    let report = analyze(
+        &cli.windows,
+        &spec,
+        &rules,
+        if tty { Some(&progress) } else { None },
+    );
+    if tty {
+        // Clear the progress line whatever the outcome.
+        eprint!("\r\x1b[2K");
+    }
+    let report = report?;
+    report.write(&cli.output, cli.overwrite)?;
+    if !cli.quiet {
+        let gpu = spec.gpu();
+        print!("{}", report.summary(gpu.spec_bandwidth_gbps, &gpu.name));
+        println!("wrote {}", cli.output.display());
+    }
+    Ok(())
+}

@@ -705,25 +705,37 @@ fn args(c: &mut Cursor<'_>, cat: Cat) -> Scan<Args> {
     }
 }
 
+/// An integer arg: `read` takes the number; anything else (or a number `read` cannot use) leaves the
+/// field absent and names it in `odd` — except `null`, which is an honest "none".
+#[inline(always)]
+fn numeric<'a, T>(
+    c: &mut Cursor<'a>,
+    odd: &mut Option<&'static str>,
+    field: &'static str,
+    read: impl FnOnce(&mut Cursor<'a>) -> Scan<Option<T>>,
+) -> Scan<Option<T>> {
+    let v = c.ws_peek()?;
+    let r = if v == b'-' || v.is_ascii_digit() {
+        read(c)?
+    } else {
+        c.skip_value()?;
+        if v == b'n' {
+            return Ok(None);
+        }
+        None
+    };
+    if r.is_none() {
+        *odd = Some(field);
+    }
+    Ok(r)
+}
+
 fn uint(
     c: &mut Cursor<'_>,
     odd: &mut Option<&'static str>,
     field: &'static str,
 ) -> Scan<Option<u64>> {
-    let v = c.ws_peek()?;
-    if v == b'-' || v.is_ascii_digit() {
-        let r = c.uint()?;
-        if r.is_none() {
-            *odd = Some(field);
-        }
-        Ok(r)
-    } else {
-        c.skip_value()?;
-        if v != b'n' {
-            *odd = Some(field);
-        }
-        Ok(None)
-    }
+    numeric(c, odd, field, Cursor::uint)
 }
 
 fn int(
@@ -731,21 +743,7 @@ fn int(
     odd: &mut Option<&'static str>,
     field: &'static str,
 ) -> Scan<Option<i64>> {
-    let v = c.ws_peek()?;
-    if v == b'-' || v.is_ascii_digit() {
-        let tok = c.number()?;
-        let r = parse_i64(tok);
-        if r.is_none() {
-            *odd = Some(field);
-        }
-        Ok(r)
-    } else {
-        c.skip_value()?;
-        if v != b'n' {
-            *odd = Some(field);
-        }
-        Ok(None)
-    }
+    numeric(c, odd, field, |c| c.number().map(parse_i64))
 }
 
 fn small<T: TryFrom<u64>>(

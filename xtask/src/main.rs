@@ -12,7 +12,9 @@ use std::path::PathBuf;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(task) = args.first() else {
-        eprintln!("usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-monitor, gen-window");
+        eprintln!(
+            "usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-monitor, gen-window"
+        );
         std::process::exit(2);
     };
     let rest = &args[1..];

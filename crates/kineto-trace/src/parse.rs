@@ -182,11 +182,6 @@ struct Parser<'r> {
     gzip: bool,
 }
 
-/// What a cut input means at the point it was found.
-enum Cut {
-    Salvaged,
-}
-
 impl Parser<'_> {
     fn syntax(&self, at: usize, msg: impl Into<String>) -> Error {
         Error::Syntax {
@@ -216,14 +211,14 @@ impl Parser<'_> {
         }
     }
 
-    /// The input ended at `at` inside a value: salvage or fail.
-    fn cut(&mut self, at: usize, reason: String) -> Result<Cut> {
+    /// The input ended at `at` inside a value: salvage (`Ok`) or fail.
+    fn cut(&mut self, at: usize, reason: String) -> Result<()> {
         if self.salvage {
             self.b.trace.salvaged = Some(Salvage {
                 cut_offset: self.win.offset(at),
                 reason,
             });
-            Ok(Cut::Salvaged)
+            Ok(())
         } else {
             Err(Error::Truncated {
                 file: self.file.clone(),
@@ -408,7 +403,6 @@ impl Parser<'_> {
         }
         loop {
             let Some(()) = self.step(|c, b| {
-                let at = c.pos;
                 if c.ws_peek()? != b'{' {
                     let found = c.peek()?;
                     return bad(
@@ -422,7 +416,6 @@ impl Parser<'_> {
                 let start = c.pos;
                 let mut ev = RawEvent::default();
                 event(c, &mut ev)?;
-                let _ = at;
                 b.apply(&ev, start)
             })?
             else {
@@ -769,7 +762,6 @@ fn dims(
         *odd = Some(field);
         return Ok(None);
     }
-    let start = c.pos;
     c.pos += 1;
     let mut out = [0u32; 3];
     let mut n = 0;
@@ -800,7 +792,6 @@ fn dims(
             }
         }
     }
-    let _ = start;
     if ok && n == 3 {
         Ok(Some(out))
     } else {

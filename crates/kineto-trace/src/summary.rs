@@ -5,7 +5,7 @@
 //! nanoseconds.
 
 use crate::interval::union;
-use crate::model::{Api, FlowPhase, Salvage, Trace, Warning};
+use crate::model::{Api, Salvage, Trace, Warning};
 use crate::parse::Parsed;
 use crate::time::ns_to_us;
 use serde::Serialize;
@@ -156,16 +156,6 @@ impl Summary {
             warnings: t.warnings.clone(),
             warnings_total: t.warnings_total,
         }
-    }
-
-    /// CPU→GPU flow starts and finishes, separately.
-    pub fn flow_ends(t: &Trace) -> (u64, u64) {
-        let s = t
-            .flows
-            .iter()
-            .filter(|f| f.phase == FlowPhase::Start)
-            .count() as u64;
-        (s, t.flows.len() as u64 - s)
     }
 }
 

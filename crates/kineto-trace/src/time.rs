@@ -55,7 +55,11 @@ pub(crate) fn us_to_ns(tok: &[u8]) -> Option<i64> {
 fn exp_to_ns(tok: &[u8]) -> Option<i64> {
     let s = std::str::from_utf8(tok).ok()?;
     let (mant, exp) = s.split_once(['e', 'E'])?;
-    let exp: i32 = exp.parse().ok()?;
+    let exp: i64 = match exp.parse() {
+        Ok(e) => e,
+        // An exponent beyond i64 is either absurdly small (0 ns) or absurdly large (out of range).
+        Err(_) => return exp.starts_with('-').then_some(0),
+    };
     let (neg, mant) = match mant.strip_prefix('-') {
         Some(m) => (true, m),
         None => (false, mant),
@@ -63,7 +67,12 @@ fn exp_to_ns(tok: &[u8]) -> Option<i64> {
     let (ip, fp) = mant.split_once('.').unwrap_or((mant, ""));
     let mut digits: String = format!("{ip}{fp}");
     // Position of the decimal point within `digits`.
-    let mut point = ip.len() as i64 + i64::from(exp);
+    let mut point = (ip.len() as i64).saturating_add(exp);
+    // Four or more zeros after the point leave nothing above the rounding digit: 0 ns. Checked before
+    // padding, so `1e-2000000000` costs nothing rather than two gigabytes of zeros.
+    if point <= -4 {
+        return Some(0);
+    }
     if point < 0 {
         digits.insert_str(0, &"0".repeat(usize::try_from(-point).ok()?));
         point = 0;
@@ -117,6 +126,10 @@ mod tests {
             ("2E-3", 2),
             ("1.2345e1", 12_345),
             ("5e-4", 1),
+            ("4.9e-4", 0),
+            ("9e-5", 0),
+            ("1e-2000000000", 0),
+            ("1e-99999999999999999999", 0),
         ];
         for (tok, want) in cases {
             assert_eq!(us_to_ns(tok.as_bytes()), Some(*want), "{tok}");
@@ -127,6 +140,8 @@ mod tests {
     fn refuses_values_that_do_not_fit() {
         assert_eq!(us_to_ns(b"9999999999999999999"), None);
         assert_eq!(us_to_ns(b"1e300"), None);
+        assert_eq!(us_to_ns(b"1e2000000000"), None);
+        assert_eq!(us_to_ns(b"1e99999999999999999999"), None);
     }
 
     #[test]

@@ -146,6 +146,25 @@ fn errors_name_the_window_capture_rank_and_fail() {
     assert!(!out.exists(), "no output is written on an error");
 }
 
+/// The OS's message is printed once: in the error, not again as a "caused by" line.
+#[test]
+fn an_error_says_its_cause_once() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("o.json");
+    let missing = tmp.path().join("no-such-window");
+    let o = bandwidth(&[
+        "--window",
+        missing.to_str().expect("utf-8"),
+        "--output",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(e.contains("no-such-window"), "{e}");
+    assert_eq!(e.matches("No such file").count(), 1, "{e}");
+    assert!(!e.contains("caused by"), "{e}");
+}
+
 #[test]
 fn bad_options_fail_with_a_message() {
     let tmp = tempfile::tempdir().expect("tmp");

@@ -331,7 +331,9 @@ fn family_totals(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
     }
     for (fam, iv) in by {
         let name = &ctx.rules.family(fam).name;
-        let sum: i64 = iv.iter().map(|(a, b)| b - a).sum();
+        let sum = iv
+            .iter()
+            .fold(0i64, |acc, (a, b)| acc.saturating_add(b.saturating_sub(*a)));
         let union = union_within(iv.iter().copied(), s.lo, s.hi);
         row.put(format!("family_union_ms.{name}"), union as f64 / NS_PER_MS)?;
         row.put(format!("family_sum_ms.{name}"), sum as f64 / NS_PER_MS)?;
@@ -339,8 +341,14 @@ fn family_totals(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
     Ok(())
 }
 
+/// Σ durations, ns, saturating (the durations come from the trace, which may be hostile).
 fn sum_ns<'k>(ks: impl IntoIterator<Item = &'k Kernel>) -> i64 {
-    ks.into_iter().map(Kernel::dur).sum()
+    sat_sum(ks.into_iter().map(Kernel::dur))
+}
+
+/// Σ of trace-derived ns, saturating at `i64::MAX`/`MIN` instead of overflowing.
+fn sat_sum(ns: impl IntoIterator<Item = i64>) -> i64 {
+    ns.into_iter().fold(0i64, i64::saturating_add)
 }
 
 /// Dense decode: the m-row launches, four a layer in forward order (launch j of a layer is kernel j, j + 4, …
@@ -432,7 +440,9 @@ pub(crate) struct Layer<'k> {
 impl Layer<'_> {
     /// From the layer's first kernel (rotation, else gate|up) starting to its down kernel ending, ns.
     pub(crate) fn span(&self) -> i64 {
-        self.down.end - self.rot.unwrap_or(self.gu).start
+        self.down
+            .end
+            .saturating_sub(self.rot.unwrap_or(self.gu).start)
     }
 
     /// How long the down kernel runs after gate|up has ended, ns: PDL lets down start early, and the part
@@ -441,7 +451,10 @@ impl Layer<'_> {
         if std::ptr::eq(self.gu, self.down) {
             return 0;
         }
-        (self.down.end - self.down.start.max(self.gu.end)).max(0)
+        self.down
+            .end
+            .saturating_sub(self.down.start.max(self.gu.end))
+            .max(0)
     }
 }
 
@@ -567,6 +580,14 @@ fn smoe_decode(
     if m == 0 {
         return Err(row.fault("a decode step with 0 rows"));
     }
+    // A kernel event without `args.grid` reads as grid [0, 0, 0]; a zero grid x would give 0 graph slots.
+    if let Some((i, l)) = layers.iter().enumerate().find(|(_, l)| l.gu.grid[0] == 0) {
+        return Err(row.fault(format!(
+            "MoE layer {i}: gate|up kernel `{}` has no grid (grid {:?}: `args.grid` missing or zero; \
+             docs/kl1-window.md: grid x = slots × I_rank/128)",
+            l.gu.name, l.gu.grid
+        )));
+    }
     let units = ctx.spec.expert_intermediate_per_rank() / 128;
     let g0 = u64::from(layers[0].gu.grid[0]);
     if units == 0 || g0 % units != 0 {
@@ -578,10 +599,10 @@ fn smoe_decode(
     let slots = g0 / units;
     let top_k = ctx.spec.model().top_k;
     let n = layers.len() as f64;
-    let span: i64 = layers.iter().map(Layer::span).sum();
-    let gu: i64 = layers.iter().map(|l| l.gu.dur()).sum();
-    let down_after: i64 = layers.iter().map(Layer::down_after_gu).sum();
-    let rot: i64 = layers.iter().filter_map(|l| l.rot).map(Kernel::dur).sum();
+    let span = sat_sum(layers.iter().map(Layer::span));
+    let gu = sat_sum(layers.iter().map(|l| l.gu.dur()));
+    let down_after = sat_sum(layers.iter().map(Layer::down_after_gu));
+    let rot = sum_ns(layers.iter().filter_map(|l| l.rot));
     let uni = expected_distinct_experts_per_rank(ctx.spec, m);
     let six = uni.min(per_request_bound(ctx, requests));
     row.put("smoe.rows", m as f64)?;
@@ -643,9 +664,9 @@ fn tf_prefill(ctx: &Ctx<'_>, s: &Step, rows: u64, row: &mut Row) -> Result<(), F
             continue;
         }
         let uni = expected_distinct_experts_per_rank(ctx.spec, group_rows);
-        let gu: i64 = sel.iter().map(|l| l.gu.dur()).sum();
-        let down: i64 = sel.iter().map(|l| l.down.dur()).sum();
-        let span: i64 = sel.iter().map(Layer::span).sum();
+        let gu = sat_sum(sel.iter().map(|l| l.gu.dur()));
+        let down = sat_sum(sel.iter().map(|l| l.down.dur()));
+        let span = sat_sum(sel.iter().map(Layer::span));
         let n = sel.len() as f64;
         let k = format!("tf.{tag}");
         row.put(format!("{k}.layers"), n)?;
@@ -715,7 +736,7 @@ fn reconstruct_prefill(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fau
         row.put(format!("{p}.us"), ns as f64 / NS_PER_US)?;
         row.put_gbps(format!("{p}.gbps"), bytes, ns)?;
         all_bytes += bytes;
-        all_ns += ns;
+        all_ns = all_ns.saturating_add(ns);
         all_n += group.len();
     }
     if all_n > 0 {
@@ -730,4 +751,43 @@ fn reconstruct_prefill(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fau
 /// The shared expert's bytes on one rank, as `f64` (for the constants block).
 pub(crate) fn shared_bytes(spec: &Spec) -> f64 {
     shared_expert_bytes(spec) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(start: i64, end: i64) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            family: FamilyId(0),
+            bucket: BucketId(0),
+            start,
+            end,
+            grid: [1, 1, 1],
+            k: None,
+        }
+    }
+
+    /// Sums and differences of trace times saturate instead of overflowing (a panic in debug builds).
+    #[test]
+    fn hostile_times_saturate() {
+        let (a, b) = (kernel(i64::MIN, i64::MAX), kernel(0, i64::MAX));
+        assert_eq!(a.dur(), i64::MAX);
+        assert_eq!(sum_ns([&a, &b]), i64::MAX);
+        assert_eq!(sat_sum([i64::MIN, -1]), i64::MIN);
+        let l = Layer {
+            rot: None,
+            gu: &a,
+            down: &b,
+        };
+        assert_eq!(l.span(), i64::MAX);
+        assert_eq!(l.down_after_gu(), 0);
+        let l = Layer {
+            rot: Some(&a),
+            gu: &b,
+            down: &b,
+        };
+        assert_eq!(l.span(), i64::MAX);
+    }
 }

@@ -8,13 +8,15 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A file or directory could not be read or written.
-    #[error("{path}: {source}")]
+    ///
+    /// The message includes the operating system's; it is not also given as [`std::error::Error::source`],
+    /// so a printed cause chain says it once.
+    #[error("{path}: {error}")]
     Io {
         /// The path.
         path: PathBuf,
         /// What the operating system said.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The rule file is not valid.
     #[error("rules {origin}: {reason}")]
@@ -24,9 +26,9 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// The model spec is not valid.
+    /// The model spec is not valid (its message included, not also given as the source).
     #[error("spec: {0}")]
-    Spec(#[from] kl1_shapes::Error),
+    Spec(kl1_shapes::Error),
     /// A window's `traces-manifest.json` is missing, not JSON, or a row is malformed or breaks a rule (a
     /// duplicate (label, rank), a path leaving the window, a sha256 that differs).
     #[error("window {window}: {reason}")]
@@ -48,8 +50,9 @@ pub enum Error {
         /// The second.
         second: PathBuf,
     },
-    /// A trace could not be parsed.
-    #[error("window {window}: {label} rank {rank}: {source}")]
+    /// A trace could not be parsed, and its sha256 is the manifest's (a file that differs from the manifest
+    /// is a [`Error::Manifest`] error, whether or not it parses).
+    #[error("window {window}: {label} rank {rank}: {}", parse_text(error))]
     Trace {
         /// The window.
         window: String,
@@ -57,9 +60,9 @@ pub enum Error {
         label: String,
         /// The rank.
         rank: u64,
-        /// The parser's error (it names the file and the byte); boxed, it is large.
-        #[source]
-        source: Box<kineto_trace::Error>,
+        /// The parser's error (it names the file and the byte); boxed, it is large. Its message is part of
+        /// this one, not also given as the source.
+        error: Box<kineto_trace::Error>,
     },
     /// A rank's trace as a whole does not fit the analysis (no complete step of the capture's kind, a rank
     /// that differs from the manifest's, a sha256 that differs).
@@ -124,4 +127,27 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+}
+
+impl From<kl1_shapes::Error> for Error {
+    fn from(e: kl1_shapes::Error) -> Error {
+        Error::Spec(e)
+    }
+}
+
+/// The parser's message, without its advice to pass `--salvage`: this command has no such option (a cut
+/// trace is refused; the window has to be captured again).
+fn parse_text(e: &kineto_trace::Error) -> String {
+    match e {
+        kineto_trace::Error::Truncated {
+            file,
+            offset,
+            events,
+        } => format!(
+            "{}: truncated at byte {offset} ({events} complete events before the cut); the trace was cut \
+             short (its sha256 is the manifest's, so it was listed cut)",
+            file.display()
+        ),
+        other => other.to_string(),
+    }
 }

@@ -114,13 +114,13 @@ pub const FIELD_LABELS: &[FieldLabel] = &[
     e("dense.*.gbps", "ESTIMATED bytes / MEASURED time, GB/s"),
     m("smoe.rows", "live rows, from the step annotation"),
     m("smoe.requests", "requests, from the step annotation"),
-    m(
+    e(
         "smoe.graph_slots",
-        "expert slots the decode graph was captured for: gate|up grid x / (I_rank/128)",
+        "expert slots the decode graph was captured for: MEASURED gate|up grid x / the spec's I_rank/128",
     ),
-    m(
+    e(
         "smoe.graph_rows",
-        "rows the graph was captured for: slots / (top_k + 1)",
+        "rows the graph was captured for: slots / (the spec's top_k + 1)",
     ),
     m(
         "smoe.span_ms",
@@ -225,6 +225,9 @@ mod tests {
         assert_eq!(l("smoe.unique_max_at_273"), Some(Label::Estimated));
         assert_eq!(l("tf.suffix.rows"), Some(Label::Estimated));
         assert_eq!(l("tf.full.rows"), Some(Label::Measured));
+        // A MEASURED grid divided by spec constants.
+        assert_eq!(l("smoe.graph_slots"), Some(Label::Estimated));
+        assert_eq!(l("smoe.graph_rows"), Some(Label::Estimated));
         assert_eq!(l("reconstruct.5120x1280.K"), Some(Label::Measured));
         assert_eq!(l("nonsense"), None);
         assert_eq!(l("dense.gbps"), None);

@@ -173,7 +173,7 @@ pub fn analyze(
         }
     }
     let report = Report {
-        constants: constants(&ctx),
+        constants: constants(&ctx)?,
         windows: by_window,
     };
     report.check_finite()?;
@@ -181,24 +181,29 @@ pub fn analyze(
 }
 
 fn check_sha(window: &Window, entry: &Entry) -> Result<(), Error> {
-    let actual = manifest::sha256_file(&entry.path).map_err(|source| Error::Io {
+    let actual = manifest::sha256_file(&entry.path).map_err(|error| Error::Io {
         path: entry.path.clone(),
-        source,
+        error,
     })?;
     if actual != entry.sha256 {
-        return Err(Error::Manifest {
-            window: window.name.clone(),
-            reason: format!(
-                "{MANIFEST} row {} ({} rank {}): {}: sha256 {actual} differs from the manifest's {}",
-                entry.row,
-                entry.label,
-                entry.rank,
-                relative(window, &entry.path),
-                entry.sha256
-            ),
-        });
+        return Err(sha_differs(window, entry, &actual, ""));
     }
     Ok(())
+}
+
+/// The manifest error for a file whose sha256 is not the manifest's; `more` is appended to the reason.
+fn sha_differs(window: &Window, entry: &Entry, actual: &str, more: &str) -> Error {
+    Error::Manifest {
+        window: window.name.clone(),
+        reason: format!(
+            "{MANIFEST} row {} ({} rank {}): {}: sha256 {actual} differs from the manifest's {}{more}",
+            entry.row,
+            entry.label,
+            entry.rank,
+            relative(window, &entry.path),
+            entry.sha256
+        ),
+    }
 }
 
 fn relative(window: &Window, path: &Path) -> String {
@@ -228,22 +233,33 @@ fn analyse_rank(
         // Files are already processed in parallel, one per rayon thread.
         feed: kineto_trace::Feed::Inline,
     };
-    let parsed = kineto_trace::parse_file(&entry.path, &opts).map_err(|source| Error::Trace {
-        window: wname.clone(),
-        label: label.clone(),
-        rank,
-        source: Box::new(source),
-    })?;
+    let parsed = match kineto_trace::parse_file(&entry.path, &opts) {
+        Ok(p) => p,
+        Err(error) => {
+            // A file changed or cut after the manifest was written is a manifest error first: the parser
+            // stopped before it could finish the hash, so hash the file on its own.
+            if let Ok(actual) = manifest::sha256_file(&entry.path)
+                && actual != entry.sha256
+            {
+                return Err(sha_differs(
+                    window,
+                    entry,
+                    &actual,
+                    "; the file was changed after the manifest was written (it does not parse either)",
+                ));
+            }
+            return Err(Error::Trace {
+                window: wname,
+                label,
+                rank,
+                error: Box::new(error),
+            });
+        }
+    };
     let file = relative(window, &entry.path);
     let sha = parsed.sha256.clone().unwrap_or_default();
     if sha != entry.sha256 {
-        return Err(Error::Manifest {
-            window: wname.clone(),
-            reason: format!(
-                "{MANIFEST} row {} ({label} rank {rank}): {file}: sha256 {sha} differs from the manifest's {}",
-                entry.row, entry.sha256
-            ),
-        });
+        return Err(sha_differs(window, entry, &sha, ""));
     }
     let trace = &parsed.trace;
     if let Some(r) = trace.header.rank
@@ -256,14 +272,20 @@ fn analyse_rank(
     let st = steps::steps(trace, ctx.rules);
     let mut per: Vec<(u64, BTreeMap<String, f64>)> = Vec::new();
     let (mut of_kind, mut small, mut overlaps) = (0usize, 0usize, 0u64);
+    let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
     for s in st.steps.iter().filter(|s| s.phase == kind.as_str()) {
         of_kind += 1;
         if kind == Kind::Prefill && s.rows.is_some_and(|r| r < ctx.rules.prefill().min_rows) {
             small += 1;
         }
+        if s.period.is_none() {
+            let why = s.no_period.unwrap_or(steps::NoPeriod::LastStep);
+            *dropped.entry(why.as_str().to_string()).or_default() += 1;
+            continue;
+        }
         match analysis::step_row(ctx, kind, s) {
             Ok(Some(row)) => {
-                overlaps += s.same_stream_overlaps;
+                overlaps = overlaps.saturating_add(s.same_stream_overlaps);
                 per.push((s.index, row.values));
             }
             Ok(None) => {}
@@ -291,11 +313,19 @@ fn analyse_rank(
     if per.is_empty() {
         return Err(rank_err(format!(
             "{file}: no complete {kind} steps ({} step annotations match `{}`; {} steps with kernels, {of_kind} of \
-             them {kind}; {small} under prefill.min_rows; the last step of a trace has no period and is not \
-             analysed){}",
+             them {kind}; {small} under prefill.min_rows; dropped for having no period: {}){}",
             st.markers,
             ctx.rules.step_pattern().as_str(),
             st.steps.len(),
+            if dropped.is_empty() {
+                "none".to_string()
+            } else {
+                dropped
+                    .iter()
+                    .map(|(why, n)| format!("{n} ({why})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
             if st.warnings.is_empty() {
                 String::new()
             } else {
@@ -334,47 +364,74 @@ fn analyse_rank(
         kernels_outside_steps: st.kernels_outside,
         kernels_outside_steps_ms: st.kernels_outside_ns as f64 / 1e6,
         same_stream_overlaps: overlaps,
+        steps_dropped: dropped,
     })
 }
 
+/// A constant as a JSON number, or an error naming it: `json!(f64::NAN)` would silently be `null`, out of
+/// reach of [`Report::check_finite`].
+fn finite(name: &str, x: f64) -> Result<serde_json::Value, Error> {
+    serde_json::Number::from_f64(x)
+        .map(serde_json::Value::Number)
+        .ok_or_else(|| Error::Output {
+            reason: format!("constant `constants.{name}` is {x}, not a finite number"),
+        })
+}
+
 /// The constants block: what the spec makes of one rank's bytes, the GPU's bandwidths with their labels, the
-/// rules' prefill structure, and the label of every per-step key.
-fn constants(ctx: &Ctx<'_>) -> serde_json::Value {
+/// rules' prefill structure, and the label of every per-step key. Every number is checked finite as it is
+/// made ([`finite`]).
+fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
     use serde_json::json;
     let spec = ctx.spec;
     let gpu = spec.gpu();
-    let dense: serde_json::Map<String, serde_json::Value> = ctx
+    let dense = ctx
         .dense
         .iter()
-        .map(|l| (l.name.to_string(), json!(l.bytes() as f64 / 1e6)))
-        .collect();
-    let claims: Vec<f64> = gpu
+        .map(|l| {
+            let v = finite(
+                &format!("dense_mb_per_layer.{}", l.name),
+                l.bytes() as f64 / 1e6,
+            )?;
+            Ok((l.name.to_string(), v))
+        })
+        .collect::<Result<serde_json::Map<String, serde_json::Value>, Error>>()?;
+    let claims = gpu
         .read_bandwidths
         .iter()
         .filter(|r| r.label == kl1_shapes::BandwidthLabel::Claim)
-        .map(|r| r.low_gbps)
-        .collect();
-    let reads: Vec<serde_json::Value> = gpu
+        .enumerate()
+        .map(|(i, r)| finite(&format!("source_read_gbps[{i}]"), r.low_gbps))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let reads = gpu
         .read_bandwidths
         .iter()
-        .map(|r| {
-            json!({
-                "id": r.id, "label": r.label.to_string(), "low_gbps": r.low_gbps, "high_gbps": r.high_gbps,
+        .enumerate()
+        .map(|(i, r)| {
+            let at = |k: &str| format!("gpu.read_bandwidths[{i}].{k}");
+            Ok(json!({
+                "id": r.id, "label": r.label.to_string(),
+                "low_gbps": finite(&at("low_gbps"), r.low_gbps)?,
+                "high_gbps": finite(&at("high_gbps"), r.high_gbps)?,
                 "source": provenance_text(&r.provenance), "note": r.note,
-            })
+            }))
         })
-        .collect();
-    let ceilings: serde_json::Map<String, serde_json::Value> = ctx
+        .collect::<Result<Vec<_>, Error>>()?;
+    let ceilings = ctx
         .ceilings
         .iter()
-        .map(|c| (format!("unique_max_at_{}", c.key), json!(c.gbps)))
-        .collect();
+        .map(|c| {
+            let key = format!("unique_max_at_{}", c.key);
+            let v = finite(&format!("smoe_ceilings_gbps.{key}"), c.gbps)?;
+            Ok((key, v))
+        })
+        .collect::<Result<serde_json::Map<String, serde_json::Value>, Error>>()?;
     let p = ctx.rules.prefill();
     let k_arg: serde_json::Map<String, serde_json::Value> = rules::K_ARG
         .iter()
         .map(|(f, pos)| (f.to_string(), json!(pos)))
         .collect();
-    json!({
+    Ok(json!({
         "status": format!(
             "ESTIMATED bytes (kl1-shapes, spec {}); MEASURED kineto durations (profiled run); CLAIM bandwidths \
              (the GPU table's specified and claimed figures). GB/s = ESTIMATED bytes / MEASURED time.",
@@ -393,20 +450,20 @@ fn constants(ctx: &Ctx<'_>) -> serde_json::Value {
             "prefill": "input: the KL1 prefill structure (--prefill-*)",
             "per-step keys": "see field_labels",
         },
-        "mean_k": kl1_shapes::mean_routed_k(spec),
-        "expert_gu_mb": ctx.expert.gate_up / 1e6,
-        "expert_down_mb": ctx.expert.down / 1e6,
-        "shared_expert_mb": analysis::shared_bytes(spec) / 1e6,
+        "mean_k": finite("mean_k", kl1_shapes::mean_routed_k(spec))?,
+        "expert_gu_mb": finite("expert_gu_mb", ctx.expert.gate_up / 1e6)?,
+        "expert_down_mb": finite("expert_down_mb", ctx.expert.down / 1e6)?,
+        "shared_expert_mb": finite("shared_expert_mb", analysis::shared_bytes(spec) / 1e6)?,
         "dense_mb_per_layer": dense,
-        "lm_head_mb": ctx.lm_head_bytes as f64 / 1e6,
-        "router_mb": ctx.router_bytes as f64 / 1e6,
-        "mhc_mb": ctx.mhc_bytes as f64 / 1e6,
-        "gb10_spec_gbps": gpu.spec_bandwidth_gbps,
+        "lm_head_mb": finite("lm_head_mb", ctx.lm_head_bytes as f64 / 1e6)?,
+        "router_mb": finite("router_mb", ctx.router_bytes as f64 / 1e6)?,
+        "mhc_mb": finite("mhc_mb", ctx.mhc_bytes as f64 / 1e6)?,
+        "gb10_spec_gbps": finite("gb10_spec_gbps", gpu.spec_bandwidth_gbps)?,
         "source_read_gbps": claims,
         "source_decode_gbps": [],
         "gpu": {
             "name": gpu.name,
-            "spec_gbps": gpu.spec_bandwidth_gbps,
+            "spec_gbps": finite("gpu.spec_gbps", gpu.spec_bandwidth_gbps)?,
             "spec_label": "CLAIM",
             "spec_source": provenance_text(&gpu.spec_bandwidth_provenance),
             "read_bandwidths": reads,
@@ -428,12 +485,32 @@ fn constants(ctx: &Ctx<'_>) -> serde_json::Value {
         },
         "prefill": { "full_layers": p.full_layers, "suffix_rows": p.suffix_rows, "min_rows": p.min_rows },
         "field_labels": labels::FIELD_LABELS,
-    })
+    }))
 }
 
 fn provenance_text(p: &kl1_shapes::Provenance) -> String {
     match p {
         kl1_shapes::Provenance::Cited { reference, at, .. } => format!("{reference}: {at}"),
         kl1_shapes::Provenance::Assumed { reason } => format!("assumed: {reason}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_non_finite_constant_is_an_error_naming_it_not_null() {
+        assert_eq!(finite("x", 1.5).ok(), Some(serde_json::json!(1.5)));
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            match finite("gpu.spec_gbps", bad) {
+                Err(Error::Output { reason }) => {
+                    assert!(reason.contains("constants.gpu.spec_gbps"), "{reason}");
+                }
+                other => panic!("expected an output error, got {other:?}"),
+            }
+        }
+        // What this guards against: the `json!` macro turns a NaN into `null`.
+        assert_eq!(serde_json::json!(f64::NAN), serde_json::Value::Null);
     }
 }

@@ -4,7 +4,8 @@
 //! Loading checks every row before any trace is read: the fields and their types, that `file` stays inside
 //! the window (no absolute path, no `..`, and after resolving symlinks still under the window's own resolved
 //! path), that the file exists, and that no (label, rank) appears twice. The sha256 of each file is checked
-//! when it is read (the parser hashes the stored bytes as it reads them), so every file is read once.
+//! when it is read (the parser hashes the stored bytes as it reads them), so every file is read once; a file
+//! that fails to parse is hashed on its own, so a changed file is reported as a sha256 mismatch.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -57,7 +58,7 @@ pub struct Entry {
 /// A window, checked.
 #[derive(Debug, Clone)]
 pub struct Window {
-    /// The directory's name: the window's key in the output.
+    /// The directory's name as given (not resolved through symlinks): the window's key in the output.
     pub name: String,
     /// The directory, resolved.
     pub root: PathBuf,
@@ -79,22 +80,19 @@ impl Window {
 
 /// Reads and checks a window's manifest.
 pub fn load(dir: &Path) -> Result<Window, Error> {
-    let root = std::fs::canonicalize(dir).map_err(|source| Error::Io {
+    let root = std::fs::canonicalize(dir).map_err(|error| Error::Io {
         path: dir.to_path_buf(),
-        source,
+        error,
     })?;
-    let name = root.file_name().map_or_else(
-        || root.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = window_name(dir, &root);
     let bad = |reason: String| Error::Manifest {
         window: name.clone(),
         reason,
     };
     let mpath = root.join(MANIFEST);
-    let text = std::fs::read_to_string(&mpath).map_err(|source| Error::Io {
+    let text = std::fs::read_to_string(&mpath).map_err(|error| Error::Io {
         path: mpath.clone(),
-        source,
+        error,
     })?;
     let rows: Vec<serde_json::Value> = serde_json::from_str(&text)
         .map_err(|e| bad(format!("{MANIFEST} is not a JSON list of rows: {e}")))?;
@@ -139,6 +137,19 @@ pub fn load(dir: &Path) -> Result<Window, Error> {
         entries,
         skipped,
     })
+}
+
+/// The window's key: the last component of `dir` as given (the seed's `Path(dir).name`), so a symlinked
+/// window keeps the name it was called by; the resolved directory's name only when the given path has no
+/// name of its own (`.`, `..`, `/`), and the resolved path when that has none either.
+fn window_name(dir: &Path, root: &Path) -> String {
+    dir.file_name()
+        .filter(|n| !n.is_empty())
+        .or_else(|| root.file_name())
+        .map_or_else(
+            || root.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
 }
 
 /// `file` resolved under `root` (itself resolved), or why it is not inside.

@@ -5,7 +5,8 @@
 //!   "constants": { … },
 //!   "windows": { "<window>": { "<cell:capture>": { "kind": "decode",
 //!                                                  "ranks": { "0": { "file_sha256", "steps", "rows_hist",
-//!                                                                    "mean", "per_step", … } } } } },
+//!                                                                    "mean", "per_step", …,
+//!                                                                    "steps_dropped" } } } } },
 //!   "skipped": { "<window>": ["<label>", …] } }
 //! ```
 
@@ -49,6 +50,10 @@ pub struct RankReport {
     /// Kernels of the analysed steps that started before an earlier kernel on their stream ended
     /// (programmatic dependent launch; counted, never merged).
     pub same_stream_overlaps: u64,
+    /// Steps of the capture's kind not analysed because they have no period, by reason
+    /// ([`crate::steps::NoPeriod::as_str`]): the last step of the trace, or a step whose next marker has no
+    /// kernels.
+    pub steps_dropped: BTreeMap<String, u64>,
 }
 
 /// One capture of one window.
@@ -104,6 +109,7 @@ impl Serialize for RankReport {
         m.serialize_entry("kernels_outside_steps", &self.kernels_outside_steps)?;
         m.serialize_entry("kernels_outside_steps_ms", &self.kernels_outside_steps_ms)?;
         m.serialize_entry("same_stream_overlaps", &self.same_stream_overlaps)?;
+        m.serialize_entry("steps_dropped", &self.steps_dropped)?;
         m.end()
     }
 }
@@ -281,6 +287,16 @@ impl Report {
                             part("reconstruct", "reconstruct.all.gbps");
                         }
                     }
+                    let dropped: u64 = r.steps_dropped.values().sum();
+                    if dropped > 0 {
+                        let why = r
+                            .steps_dropped
+                            .iter()
+                            .map(|(why, n)| format!("{n} {why}"))
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        let _ = write!(line, " | {dropped} dropped, no period ({why})");
+                    }
                     let _ = writeln!(s, "{line}");
                 }
             }
@@ -321,17 +337,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(), Er
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
-    let io = |source: std::io::Error| Error::Io {
+    let io = |error: std::io::Error| Error::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let mut tmp = tempfile::Builder::new()
         .prefix(".kl1-bandwidth-")
         .suffix(".tmp")
         .tempfile_in(&dir)
-        .map_err(|source| Error::Io {
+        .map_err(|error| Error::Io {
             path: dir.clone(),
-            source,
+            error,
         })?;
     tmp.write_all(bytes).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;

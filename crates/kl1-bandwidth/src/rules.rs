@@ -129,9 +129,9 @@ impl Rules {
 
     /// Loads a family table (kineto-trace's format) from a file, with the KL1 conventions.
     pub fn from_file(path: &Path) -> Result<Rules, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| Error::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Rules::from_toml_str(&text, path)
     }

@@ -5,7 +5,8 @@
 //! The bounds are kineto-trace's (docs/steps-and-budgets.md): a kernel belongs to a step when its launch
 //! starts inside the step's annotation, on any thread of the annotation's process; `lo`/`hi` are the first
 //! start and last end of the step's kernels; `period` is the next step's `lo` − this `lo` (none for the last
-//! step, which is therefore not analysed). Steps without kernels are dropped here.
+//! step, which is therefore not analysed). Steps without kernels are dropped here; a step whose next marker
+//! in its process is one of them has no period either ([`NoPeriod`] says which case a step is).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,7 +40,32 @@ pub struct Kernel {
 impl Kernel {
     /// Duration, ns.
     pub fn dur(&self) -> i64 {
-        self.end - self.start
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// Why a step has no period (kineto-trace measures it to the next marker of the same process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NoPeriod {
+    /// No marker of the step's process follows it.
+    LastStep,
+    /// The next marker of the step's process has no kernels, so it has no first kernel start to measure to.
+    NextMarkerEmpty,
+}
+
+impl NoPeriod {
+    /// The reason as written in the output (`steps_dropped`) and the summary.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoPeriod::LastStep => "last step of the trace",
+            NoPeriod::NextMarkerEmpty => "next marker has no kernels",
+        }
+    }
+}
+
+impl std::fmt::Display for NoPeriod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -58,8 +84,10 @@ pub struct Step {
     pub lo: i64,
     /// Last kernel end, ns.
     pub hi: i64,
-    /// Next step's `lo` − `lo`, ns; `None` for the last step.
+    /// Next step's `lo` − `lo`, ns; `None` for the last step, or when the next marker has no kernels.
     pub period: Option<i64>,
+    /// Why `period` is `None` (`None` when there is a period).
+    pub no_period: Option<NoPeriod>,
     /// Kernels that started before an earlier kernel on their stream ended (PDL), in this step.
     pub same_stream_overlaps: u64,
     /// Kernels in (start, end) order.
@@ -94,7 +122,16 @@ pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
         warnings: found.warnings.clone(),
         ..Steps::default()
     };
-    for s in &found.steps {
+    // For each marker, whether a later marker of its process exists and has kernels (kineto-trace measures
+    // the period to the next marker of the same process, by position).
+    let mut next_has_kernels: Vec<Option<bool>> = vec![None; found.steps.len()];
+    let mut later: HashMap<&kineto_trace::IdValue, bool> = HashMap::new();
+    for (i, s) in found.steps.iter().enumerate().rev() {
+        let pid = &trace.track(s.track).pid;
+        next_has_kernels[i] = later.get(pid).copied();
+        later.insert(pid, s.lo_ns.is_some());
+    }
+    for (s, next) in found.steps.iter().zip(&next_has_kernels) {
         let (Some(lo), Some(hi)) = (s.lo_ns, s.hi_ns) else {
             continue;
         };
@@ -139,6 +176,12 @@ pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
             lo,
             hi,
             period: s.period_ns,
+            no_period: match (s.period_ns, next) {
+                (Some(_), _) => None,
+                (None, Some(false)) => Some(NoPeriod::NextMarkerEmpty),
+                // No later marker (a later one with kernels always gives a period).
+                (None, _) => Some(NoPeriod::LastStep),
+            },
             same_stream_overlaps: s.same_stream_overlaps,
             kernels,
         });
@@ -146,7 +189,7 @@ pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
     for (k, inside) in trace.kernels.iter().zip(&in_step) {
         if !inside {
             out.kernels_outside += 1;
-            out.kernels_outside_ns += k.dur_ns;
+            out.kernels_outside_ns = out.kernels_outside_ns.saturating_add(k.dur_ns);
         }
     }
     out

@@ -503,9 +503,9 @@ pub fn write_window(
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+    std::fs::create_dir_all(dir).map_err(|error| Error::Io {
         path: dir.to_path_buf(),
-        source,
+        error,
     })?;
 
     let ranks = spec.parallelism().ranks;
@@ -531,9 +531,9 @@ pub fn write_window(
                 json.into_bytes()
             };
             let path = dir.join(&file);
-            std::fs::write(&path, &bytes).map_err(|source| Error::Io {
+            std::fs::write(&path, &bytes).map_err(|error| Error::Io {
                 path: path.clone(),
-                source,
+                error,
             })?;
             manifest.push(ManifestRow {
                 cell: c.cell.clone(),
@@ -554,7 +554,7 @@ pub fn write_window(
         let path = dir.join(name);
         let mut text = value.to_pretty().map_err(|e| bad(e.to_string()))?;
         text.push('\n');
-        std::fs::write(&path, text).map_err(|source| Error::Io { path, source })
+        std::fs::write(&path, text).map_err(|error| Error::Io { path, error })
     };
     write_json(MANIFEST, &manifest)?;
     write_json(TRUTH_FILE, &truth)?;

@@ -174,6 +174,43 @@ fn two_windows_with_one_name_are_an_error() {
     }
 }
 
+/// The window's key is the name it was given by (the seed's `Path(dir).name`), not the name of the
+/// directory a symlink resolves to; a path with no name of its own (`…/sub/..`) falls back to the resolved
+/// directory's name.
+#[test]
+fn a_window_is_keyed_by_the_name_it_was_given() {
+    let (tmp, dir, _) = generate(&small_decode_plan());
+    let link = tmp.path().join("run-0417");
+    std::os::unix::fs::symlink(&dir, &link).expect("symlink");
+    let report = run(&link).expect("analyse through the link");
+    assert_eq!(report.windows[0].name, "run-0417");
+    let v: Value = serde_json::from_str(&report.to_json().expect("json")).expect("json");
+    assert!(v["windows"].get("run-0417").is_some(), "{}", v["windows"]);
+    assert!(v["skipped"].get("run-0417").is_some());
+    // Errors name the window the same way.
+    let mut rows = manifest(&dir);
+    rows[0]["sha256"] = json!("0".repeat(64));
+    write_manifest(&dir, &rows);
+    match run(&link) {
+        Err(Error::Manifest { window, .. }) => assert_eq!(window, "run-0417"),
+        other => panic!("expected a manifest error, got {other:?}"),
+    }
+    rehash(&dir);
+    // The real directory and the link are two names: not a duplicate.
+    let both = analyze(
+        &[dir.clone(), link],
+        &Spec::builtin(),
+        &Rules::builtin(),
+        None,
+    )
+    .expect("analyse both");
+    assert_eq!(both.windows[1].name, "run-0417");
+    // No name of its own: the resolved directory's.
+    std::fs::create_dir(dir.join("sub")).expect("mkdir");
+    let report = run(&dir.join("sub").join("..")).expect("analyse");
+    assert_eq!(report.windows[0].name, "win");
+}
+
 /// The step error of a run, as (label, rank, step, reason).
 fn step_error(r: Result<kl1_bandwidth::Report, Error>) -> (String, u64, u64, String) {
     match r {
@@ -260,6 +297,37 @@ fn a_gate_up_without_its_down_is_an_error() {
     assert!(
         reason.contains("MoE layer 3") && reason.contains("before the down kernel"),
         "{reason}"
+    );
+}
+
+#[test]
+fn a_gate_up_without_a_grid_is_an_error() {
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    edit_events(&dir, DECODE, 1, |ev| {
+        // Layer 2 of step 1001 (40 layers in step 1000).
+        let i = nth_kernel(ev, "exl3_smoe_gu_kernel", 42);
+        let args = ev[i]["args"].as_object_mut().expect("args");
+        assert!(args.remove("grid").is_some());
+    });
+    let r = run(&dir);
+    let msg = r
+        .as_ref()
+        .err()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let (label, rank, step, reason) = step_error(r);
+    assert_eq!((label.as_str(), rank, step), (DECODE, 1, 1001));
+    assert!(
+        reason.contains("MoE layer 2")
+            && reason.contains("gate|up kernel `")
+            && reason.contains("exl3_smoe_gu_kernel")
+            && reason.contains("has no grid"),
+        "{reason}"
+    );
+    // The message names window, capture, rank and step.
+    assert!(
+        msg.starts_with("window win: prof-short-b1:decode rank 1: step 1001: "),
+        "{msg}"
     );
 }
 
@@ -364,6 +432,73 @@ fn a_missing_manifest_is_an_io_error_naming_it() {
         Err(Error::Io { path, .. }) => assert!(path.ends_with("traces-manifest.json")),
         other => panic!("expected Io, got {other:?}"),
     }
+}
+
+/// Every cause is said once: the message includes it, and it is not also returned as a source (the CLI
+/// prints the source chain).
+#[test]
+fn an_io_error_says_the_os_message_once() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let e = run(tmp.path()).expect_err("no manifest");
+    let msg = e.to_string();
+    assert!(msg.contains("traces-manifest.json"), "{msg}");
+    assert_eq!(msg.matches("No such file").count(), 1, "{msg}");
+    assert!(std::error::Error::source(&e).is_none(), "{e:?}");
+}
+
+/// A trace changed after the manifest was written is a sha256 mismatch, even when the change also breaks
+/// the parse (a cut gzip stream).
+#[test]
+fn a_cut_trace_is_a_sha256_mismatch_not_a_parse_error() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("cut");
+    std::fs::create_dir(&dir).expect("mkdir");
+    for e in std::fs::read_dir(&demo).expect("ls demo") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), dir.join(e.file_name())).expect("copy");
+    }
+    let rows = manifest(&dir);
+    let file = rows[0]["file"].as_str().expect("file").to_string();
+    let bytes = std::fs::read(dir.join(&file)).expect("read");
+    std::fs::write(dir.join(&file), &bytes[..bytes.len() / 2]).expect("cut");
+    match run(&dir) {
+        Err(Error::Manifest { window, reason }) => {
+            assert_eq!(window, "cut");
+            assert!(
+                reason.contains("row 0")
+                    && reason.contains(&file)
+                    && reason.contains("sha256")
+                    && reason.contains("differs from the manifest"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected a sha256 mismatch, got {other:?}"),
+    }
+}
+
+/// A trace that was listed cut (its sha256 is the manifest's) is a parse error, without the parser's
+/// advice to pass `--salvage`, which this command does not have; the parser's message is said once.
+#[test]
+fn a_trace_listed_cut_is_a_parse_error_without_a_salvage_hint() {
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    let path = file_of(&dir, DECODE, 1);
+    let bytes = std::fs::read(&path).expect("read");
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).expect("cut");
+    rehash(&dir);
+    let e = run(&dir).expect_err("cut");
+    let msg = e.to_string();
+    match &e {
+        Error::Trace { label, rank, .. } => assert_eq!((label.as_str(), *rank), (DECODE, 1)),
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+    assert!(
+        msg.starts_with("window win: prof-short-b1:decode rank 1: "),
+        "{msg}"
+    );
+    assert!(msg.contains("truncated at byte"), "{msg}");
+    assert!(!msg.contains("salvage"), "{msg}");
+    assert!(std::error::Error::source(&e).is_none(), "{e:?}");
 }
 
 #[test]

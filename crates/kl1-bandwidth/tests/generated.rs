@@ -227,6 +227,68 @@ fn analysis_is_deterministic_and_ranks_agree_on_structure() {
     assert_eq!(ranks[0].same_stream_overlaps, 2 * 40);
     assert_eq!(ranks[0].rows_hist, vec![(1, 1), (2, 1)]);
     assert_eq!(ranks[0].kernels_outside_steps, 0);
+    // The third step is the trace's last: no period, dropped and counted.
+    assert_eq!(
+        ranks[0].steps_dropped,
+        BTreeMap::from([("last step of the trace".to_string(), 1)])
+    );
+}
+
+/// A step followed by an empty step marker has no period (kineto-trace measures it to the next marker's
+/// first kernel): it is dropped, and counted by reason in the rank's `steps_dropped` and the summary.
+#[test]
+fn a_step_before_an_empty_marker_is_dropped_and_counted() {
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    for rank in 0..2 {
+        edit_events(&dir, "prof-short-b1:decode", rank, |events| {
+            let marks: Vec<&serde_json::Value> = events
+                .iter()
+                .filter(|e| {
+                    e["cat"] == "user_annotation"
+                        && e["name"]
+                            .as_str()
+                            .is_some_and(|n| n.starts_with("kl1.step#"))
+                })
+                .collect();
+            let end0 =
+                marks[0]["ts"].as_f64().expect("ts") + marks[0]["dur"].as_f64().expect("dur");
+            let start1 = marks[1]["ts"].as_f64().expect("ts");
+            assert!(start1 - end0 > 0.01, "no gap between the first two markers");
+            let mut empty = marks[0].clone();
+            empty["name"] = serde_json::json!("kl1.step#99 phase=decode rows=1 requests=1");
+            empty["ts"] = serde_json::json!(end0 + (start1 - end0) / 4.0);
+            empty["dur"] = serde_json::json!((start1 - end0) / 4.0);
+            empty["args"] = serde_json::json!({});
+            events.push(empty);
+        });
+    }
+    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    for r in &report.windows[0].captures[0].ranks {
+        // Of steps 1000, 1001, 1002 only 1001 has a period now.
+        assert_eq!(r.step_index, vec![1001], "rank {}", r.rank);
+        assert_eq!(
+            r.steps_dropped,
+            BTreeMap::from([
+                ("last step of the trace".to_string(), 1),
+                ("next marker has no kernels".to_string(), 1),
+            ]),
+            "rank {}",
+            r.rank
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&report.to_json().expect("json")).expect("json");
+    assert_eq!(
+        v["windows"]["win"]["prof-short-b1:decode"]["ranks"]["1"]["steps_dropped"],
+        serde_json::json!({"last step of the trace": 1, "next marker has no kernels": 1})
+    );
+    let summary = report.summary(273.0, "GB10");
+    assert!(
+        summary.contains(
+            "2 dropped, no period (1 last step of the trace, 1 next marker has no kernels)"
+        ),
+        "{summary}"
+    );
 }
 
 /// The demo window in testdata is exactly what the generator writes today (regenerate it with

@@ -210,6 +210,47 @@ fn kernels_csv_quotes_names() {
     let orphan = v.iter().find(|k| k["name"] == "orphan_kernel").unwrap();
     assert!(orphan["step"].is_null() && orphan["launch"].is_null());
     assert_eq!(orphan["bucket"], "unmatched");
+    // Exact ns alongside the µs.
+    assert_eq!(
+        (orphan["ts_ns"].as_i64(), orphan["dur_ns"].as_i64()),
+        (Some(1_500_000), Some(5_000))
+    );
+    for k in &v {
+        has_keys(k, &["ts_us", "dur_us", "ts_ns", "dur_ns"]);
+    }
+}
+
+/// On an absolute-time trace the µs start of a kernel is past 2^53 ns and f64 rounds it; `ts_ns`
+/// and `dur_ns` are exact, and the CSV's µs text is exact too.
+#[test]
+fn kernels_carry_exact_ns_on_absolute_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absolute.json");
+    std::fs::write(
+        &path,
+        r#"{"schemaVersion": 1, "traceEvents": [
+          {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1717171717171000.000, "dur": 100},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1717171717171010.000, "dur": 1, "args": {"correlation": 1}},
+          {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1717171717171717.123, "dur": 1.501, "args": {"device": 0, "stream": 7, "correlation": 1}}
+        ]}"#,
+    )
+    .unwrap();
+    let v = lines(&ok(&run(
+        &["kernels", "--json"],
+        std::slice::from_ref(&path),
+    )));
+    assert_eq!(v.len(), 1);
+    let k = &v[0];
+    let ts_ns: i64 = 1_717_171_717_171_717_123;
+    assert_eq!(k["ts_ns"].as_i64(), Some(ts_ns));
+    assert_eq!(k["dur_ns"].as_i64(), Some(1_501));
+    assert_eq!(k["step"], 0);
+    // The f64 µs cannot hold the last ns digits.
+    let ts_us = k["ts_us"].as_f64().unwrap();
+    assert_ne!((ts_us * 1000.0) as i64, ts_ns);
+    let csv = ok(&run(&["kernels", "--csv"], &[path]));
+    let row = csv.lines().nth(1).unwrap();
+    assert!(row.contains(",1717171717171717.123,1.501,"), "{row}");
 }
 
 #[test]

@@ -46,7 +46,8 @@ pub struct StepBudget {
     pub idle_ns: i64,
     /// The idle gaps.
     pub gaps: Vec<(i64, i64)>,
-    /// Per bucket, including `unmatched` when there are unmatched kernels.
+    /// Per bucket: every bucket with a kernel in the step (zeros when all its kernels have zero
+    /// duration), including `unmatched` when there are unmatched kernels.
     pub buckets: BTreeMap<String, BucketTime>,
     /// Per family (matched kernels only).
     pub families: BTreeMap<String, FamilyTime>,
@@ -92,6 +93,14 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
         );
     }
     b.gaps = s.gaps;
+    // A bucket whose kernels all have zero duration takes no time in the sweep and so has no entry
+    // there; it still ran in the step (its families are listed), so it gets an entry of zeros.
+    for &i in &step.kernels {
+        let name = bucket_of(i);
+        if !b.buckets.contains_key(name) {
+            b.buckets.insert(name.to_string(), BucketTime::default());
+        }
+    }
 
     let mut by_family: BTreeMap<Option<crate::family::FamilyId>, Vec<u32>> = BTreeMap::new();
     for &i in &step.kernels {

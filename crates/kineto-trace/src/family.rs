@@ -18,9 +18,10 @@
 //! examples = ["ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"]
 //! ```
 //!
-//! Validation at load, each failure naming the file, line and rule: a pattern that does not compile;
-//! a rule whose family has no bucket; a family with no rule; an empty or reserved (`unmatched`) name;
-//! and a rule that an earlier one shadows, detected when
+//! Validation at load, each failure naming the file, line and rule: a file with no rules; a
+//! malformed rule table (a missing or unknown key, a value of the wrong type); a pattern that does
+//! not compile; a rule whose family has no bucket; a family with no rule; an empty or reserved
+//! (`unmatched`) name; and a rule that an earlier one shadows, detected when
 //! * its pattern is the same text as an earlier rule's;
 //! * an earlier pattern matches every name: it matches the empty string and its only anchors are all
 //!   start anchors (`^`, `\A`) or all end anchors (`$`, `\z`) — `.*`, `^`, `(?s).*`, `a*`;
@@ -132,10 +133,18 @@ impl Rules {
         let raw: RawFile = toml::from_str(text).map_err(|e| {
             fail(
                 e.span().map(|s| line_of(s.start)),
-                None,
+                e.span().and_then(|s| rule_at(text, s.start)),
                 e.message().trim().to_string(),
             )
         })?;
+        if raw.rules.is_empty() {
+            return Err(fail(
+                None,
+                None,
+                "no rules: the file has no [[rule]] tables, so every kernel would be unmatched"
+                    .into(),
+            ));
+        }
 
         let mut families = Vec::new();
         let mut family_ids: BTreeMap<&str, FamilyId> = BTreeMap::new();
@@ -301,6 +310,71 @@ impl Classes {
     pub fn is_empty(&self) -> bool {
         self.of_kernel.is_empty()
     }
+}
+
+/// The 1-based rule whose table holds byte `offset` of `text`: the number of `[[rule]]` headers up
+/// to the table header governing that offset, when that header is a `[[rule]]` one (`None` when the
+/// offset is before every header or in another table). Headers are recognised line by line — a line
+/// that is only `[name]` or `[[name]]` (spaces, quotes and a trailing comment allowed) — skipping the
+/// inside of multi-line strings.
+fn rule_at(text: &str, offset: usize) -> Option<usize> {
+    let mut rules = 0usize;
+    let mut current: Option<usize> = None;
+    let mut in_string: Option<&str> = None;
+    let mut start = 0usize;
+    for line in text.split_inclusive('\n') {
+        if start > offset {
+            break;
+        }
+        start += line.len();
+        if let Some(delim) = in_string {
+            if line.matches(delim).count() % 2 == 1 {
+                in_string = None;
+            }
+            continue;
+        }
+        match header(line) {
+            Some((true, name)) if name == "rule" => {
+                rules += 1;
+                current = Some(rules);
+            }
+            Some(_) => current = None,
+            None => {
+                for delim in ["\"\"\"", "'''"] {
+                    if line.matches(delim).count() % 2 == 1 {
+                        in_string = Some(delim);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    current
+}
+
+/// A table header line: (is an array-of-tables header, the table name without quotes or spaces).
+fn header(line: &str) -> Option<(bool, String)> {
+    let l = line.trim();
+    let end = l.rfind(']')?;
+    let rest = l[end + 1..].trim_start();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    let l = &l[..=end];
+    let (array, inner) = if let Some(r) = l.strip_prefix("[[") {
+        (true, r.strip_suffix("]]")?)
+    } else {
+        (false, l.strip_prefix('[')?.strip_suffix(']')?)
+    };
+    let name: String = inner
+        .trim()
+        .chars()
+        .filter(|c| !matches!(c, '"' | '\'' | ' ' | '\t'))
+        .collect();
+    if name.is_empty() || name.contains(['[', ']', ',', '=']) {
+        return None;
+    }
+    Some((array, name))
 }
 
 fn check_name(what: &str, name: &str) -> std::result::Result<(), String> {
@@ -561,6 +635,29 @@ mod tests {
         let r = Rules::builtin();
         assert!(r.rules().len() >= 20);
         assert!(r.rules().iter().all(|x| !x.examples.is_empty()));
+    }
+
+    #[test]
+    fn table_headers_and_the_rule_at_an_offset() {
+        assert_eq!(header("[[rule]]\n"), Some((true, "rule".into())));
+        assert_eq!(
+            header("  [[ \"rule\" ]]  # x\n"),
+            Some((true, "rule".into()))
+        );
+        assert_eq!(header("[families]"), Some((false, "families".into())));
+        assert_eq!(header("[[rule]"), None);
+        assert_eq!(header("[\"x\"],"), None);
+        assert_eq!(header("[1, 2]"), None);
+        assert_eq!(header("pattern = '[[rule]]'"), None);
+        let text =
+            "[families]\na = \"b\"\n[[rule]]\nx = 1\n[[rule]]\ny = '''\n[[rule]]\n'''\n[other]\n";
+        let at = |needle: &str| rule_at(text, text.find(needle).unwrap());
+        assert_eq!(at("a ="), None);
+        assert_eq!(at("x ="), Some(1));
+        assert_eq!(at("y ="), Some(2));
+        assert_eq!(at("'''\n[other]"), Some(2));
+        assert_eq!(at("[other]"), None);
+        assert_eq!(rule_at(text, 0), None);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! What `kineto steps`, `kineto kernels` and `kineto budget` print: JSON lines, CSV or a readable
 //! table, per trace. Kept here, not in the binary, so that the binary only parses arguments.
 //!
-//! JSON numbers are µs as `f64` from exact ns (exact below 2^53 ns); CSV and tables print µs with three
-//! decimals from the integer ns, so they are exact. No output contains NaN or infinity: every value is
+//! JSON numbers are µs as `f64` from exact ns (exact below 2^53 ns), with the exact integer ns of
+//! times alongside (`lo_ns`/`hi_ns` in `steps`, `ts_ns`/`dur_ns` in `kernels`); CSV and tables print
+//! µs with three decimals from the integer ns, so they are exact and carry no ns columns. No output contains NaN or infinity: every value is
 //! an integer conversion or absent (`null` / empty cell).
 
 use crate::analysis::Analysis;
@@ -335,6 +336,11 @@ pub struct KernelRow {
     pub ts_us: f64,
     /// Duration, µs.
     pub dur_us: f64,
+    /// Start in exact integer ns on the trace clock (`ts_us` of a large absolute time is rounded by
+    /// f64, to about 0.25 µs for mid-2020s epoch times).
+    pub ts_ns: i64,
+    /// Duration in exact ns.
+    pub dur_ns: i64,
     /// Device.
     pub device: Option<i64>,
     /// Stream.
@@ -402,6 +408,8 @@ pub fn kernels(p: &Parsed, a: &Analysis, rules: &Rules, format: Format) -> Strin
             bucket: fam.map_or(UNMATCHED.to_string(), |f| f.bucket.clone()),
             ts_us: ns_to_us(k.ts_ns),
             dur_us: ns_to_us(k.dur_ns),
+            ts_ns: k.ts_ns,
+            dur_ns: k.dur_ns,
             device: k.device,
             stream: k.stream,
             correlation: k.correlation.map(|c| c.get()),

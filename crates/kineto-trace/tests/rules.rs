@@ -174,13 +174,81 @@ fn names_that_cannot_be_used() {
 fn toml_faults_name_the_line() {
     let e = refused("[families]\ngemm = \"gemm\"\n[[rule]]\nfamily = \"gemm\"\npatern = 'x'\n");
     assert!(
-        e.starts_with("my-rules.toml:5: unknown field `patern`"),
+        e.starts_with("my-rules.toml:5: rule 1: unknown field `patern`"),
         "{e}"
     );
     let e = refused("[families]\ngemm = \"gemm\"\n[[rule]\n");
     assert!(e.starts_with("my-rules.toml:3:"), "{e}");
     let e = refused("[families]\ngemm = \"gemm\"\n[[rule]]\nfamily = \"gemm\"\n");
     assert!(e.contains("missing field `pattern`"), "{e}");
+}
+
+/// A malformed rule table (a missing key, an unknown key, a value of the wrong type) names the rule
+/// it is in, counted by `[[rule]]` headers; a fault outside every rule names none.
+#[test]
+fn toml_faults_in_a_rule_name_the_rule() {
+    let rule1 = "[[rule]]\nfamily = \"gemm\"\npattern = 'gemm'\n";
+    // Rule 2 starts on line 7 (HEAD is three lines, rule 1 three more).
+    for (bad, last_line, what) in [
+        (
+            "[[rule]]\nfamily = \"comm\"\n",
+            8,
+            "missing field `pattern`",
+        ),
+        (
+            "[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\nexmples = [\"nccl\"]\n",
+            10,
+            "unknown field `exmples`",
+        ),
+        (
+            "[[rule]]\nfamily = \"comm\"\npattern = 5\n",
+            9,
+            "invalid type",
+        ),
+        (
+            "[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\nexamples = \"ncclKernel\"\n",
+            10,
+            "invalid type",
+        ),
+    ] {
+        let e = refused(&format!("{HEAD}{rule1}{bad}"));
+        assert!(e.contains("rule 2: "), "{bad}: {e}");
+        assert!(e.contains(what), "{bad}: {e}");
+        // The line is that of the fault or, for a missing key, one in the rule's table.
+        let n: usize = e
+            .strip_prefix("my-rules.toml:")
+            .and_then(|r| r.split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no line: {e}"));
+        assert!((7..=last_line).contains(&n), "{bad}: line {n}: {e}");
+    }
+    // The same fault in the first rule, with a comment and spaces in its header, names rule 1; a
+    // `[[rule]]` line inside a multi-line string is not a header.
+    let e = refused(&format!(
+        "{HEAD}[[ rule ]]  # the first\nfamily = \"gemm\"\nexamples = ['''\n[[rule]]\n''']\npatern = 'x'\n{rule1}"
+    ));
+    assert!(e.contains("rule 1: unknown field `patern`"), "{e}");
+    let e = refused(&format!(
+        "{HEAD}{rule1}[[\"rule\"]]\nfamily = \"comm\"\npattern = '''\n[[rule]]\n'''\n[[rule]]\nfamily = \"comm\"\npattern = 'nccl'\nexmples = []\n"
+    ));
+    assert!(e.contains("rule 3: unknown field `exmples`"), "{e}");
+    // A fault in [families], after the rules, is in no rule.
+    let e = refused(&format!("{rule1}[families]\ngemm = 5\n"));
+    assert!(e.starts_with("my-rules.toml:5: "), "{e}");
+    assert!(!e.contains(": rule "), "{e}");
+    // An unknown top-level table after the rules is not put in the last rule.
+    let e = refused(&format!("{HEAD}{rule1}[other]\nx = 1\n"));
+    assert!(e.contains("unknown field `other`"), "{e}");
+    assert!(!e.contains(": rule "), "{e}");
+}
+
+/// A table with no rules would leave every kernel unmatched: refused.
+#[test]
+fn a_table_without_rules() {
+    for text in ["", "# nothing\n", HEAD] {
+        let e = refused(text);
+        assert!(e.starts_with("my-rules.toml: no rules"), "{text:?}: {e}");
+    }
 }
 
 #[test]

@@ -219,3 +219,65 @@ fn a_group_that_is_not_an_integer_is_reported() {
         a.steps.warnings
     );
 }
+
+/// A bucket whose kernels all have zero duration still has an entry (of zeros) in the step's
+/// buckets, next to its family: `families` and `buckets` never disagree about what ran.
+///
+/// Step 1 [10, 20) µs launches one NCCL kernel of zero duration at 100 µs; step 2 [20, 30) launches
+/// a gemm [200, 210) and a zero-duration NCCL kernel at 205.
+#[test]
+fn a_bucket_of_zero_duration_kernels_is_listed() {
+    let json = r#"{"schemaVersion": 1, "traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 20, "dur": 10},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 1, "args": {"correlation": 1}},
+      {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "pid": 0, "tid": 7, "ts": 100, "dur": 0, "args": {"device": 0, "stream": 7, "correlation": 1}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 22, "dur": 1, "args": {"correlation": 2}},
+      {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 200, "dur": 10, "args": {"device": 0, "stream": 7, "correlation": 2}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 23, "dur": 1, "args": {"correlation": 3}},
+      {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "pid": 0, "tid": 8, "ts": 205, "dur": 0, "args": {"device": 0, "stream": 8, "correlation": 3}}
+    ]}"#;
+    let (t, _) =
+        kineto_trace::parse_reader(Path::new("zero.json"), &mut json.as_bytes(), false, false)
+            .unwrap();
+    let rules = Rules::builtin();
+    let a = Analysis::new(&t, &StepPattern::default(), &rules);
+    assert_eq!(a.steps.steps.len(), 2);
+    let b = a.budgets(&t, &rules);
+    let zero = BucketTime::default();
+
+    // Step 1: only the zero-duration NCCL kernel; lo = hi = 100 µs.
+    assert_eq!(b[0].span_ns, 0);
+    assert_eq!(b[0].families["nccl"].count, 1);
+    let got: Vec<(&str, BucketTime)> = b[0].buckets.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(got, [("comm", zero)]);
+
+    // Step 2: the gemm takes the whole window; comm is listed with zeros.
+    assert_eq!(b[1].span_ns, 10 * US);
+    assert_eq!(b[1].families["nccl"].count, 1);
+    assert_eq!(b[1].families["cublas_gemm"].count, 1);
+    let got: Vec<(&str, BucketTime)> = b[1].buckets.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(
+        got,
+        [
+            ("comm", zero),
+            (
+                "gemm",
+                BucketTime {
+                    exclusive_ns: 10 * US,
+                    inclusive_ns: 10 * US
+                }
+            )
+        ]
+    );
+
+    // Every family's bucket has an entry, and the identity holds.
+    for x in &b {
+        for f in x.families.keys() {
+            let id = rules.find_family(f).unwrap();
+            assert!(x.buckets.contains_key(&rules.family(id).bucket), "{f}");
+        }
+        let excl: i64 = x.buckets.values().map(|v| v.exclusive_ns).sum();
+        assert_eq!(excl + x.idle_ns, x.span_ns);
+    }
+}

@@ -34,7 +34,8 @@ enum Cmd {
     /// Run CMD and write its provenance record; exit with CMD's exit status.
     Run(RunArgs),
     /// What changed between two records that could explain a changed number, most telling first. Exits 0 when
-    /// nothing relevant changed, 1 when something did, 2 on error (as diff(1)).
+    /// nothing relevant changed (a different command line alone is listed for information only), 1 when
+    /// something did, 2 on error (as diff(1)).
     Diff {
         /// The earlier record (or a result file holding one under `provenance`).
         a: PathBuf,
@@ -187,7 +188,8 @@ fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
     } else {
         print!("{}", diff::render(&changes));
     }
-    if changes.is_empty() {
+    // Informational changes (the command line) are listed but do not count.
+    if !diff::telling(&changes) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -69,6 +69,16 @@ fn run_exits_with_the_commands_status_and_writes_the_record() {
     );
     assert_eq!(r["command"]["exit_code"], 3);
     assert_eq!(r["interrupted"], false);
+    assert_eq!(r["verdict"]["clean"], false);
+    assert!(
+        r["verdict"]["flags"]
+            .as_array()
+            .expect("flags")
+            .iter()
+            .any(|f| f["flag"] == "command_failed" && f["evidence"] == "`sh` exited with status 3"),
+        "{}",
+        r["verdict"]
+    );
     assert_eq!(r["weights"], "bf16");
     assert_eq!(r["batch"], 8);
     assert!(r["gpu_name"].is_null() && r["unavailable"]["gpu_name"].is_string());
@@ -111,7 +121,17 @@ fn an_existing_output_is_refused_before_the_command_runs() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(t.path().join("ran").exists());
-    assert_eq!(read(&t.path().join("r.json"))["command"]["exit_code"], 0);
+    let r = read(&t.path().join("r.json"));
+    assert_eq!(r["command"]["exit_code"], 0);
+    assert!(
+        !r["verdict"]["flags"]
+            .as_array()
+            .expect("flags")
+            .iter()
+            .any(|f| f["flag"] == "command_failed"),
+        "{}",
+        r["verdict"]
+    );
 }
 
 #[test]
@@ -389,6 +409,38 @@ fn diff_puts_the_most_telling_change_first_and_exits_1() {
             .arg(t.path().join("missing.json")),
     );
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn diff_exits_0_when_only_the_output_path_in_the_command_line_differs() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let base = json!({
+        "schema_version": 1, "time_utc": "2026-01-01T00:00:00+00:00", "cpu_count": 8,
+        "git": {"commit": "aaaa", "dirty": false},
+        "command_line": ["bench", "--batch", "8", "--out", "run1.json"],
+        "verdict": {"clean": true, "flags": []}
+    });
+    let mut other = base.clone();
+    other["command_line"] = json!(["bench", "--batch", "8", "--out", "run2.json"]);
+    let a = record(t.path(), "a.json", &base);
+    let b = record(t.path(), "b.json", &other);
+    let o = output(provenance(t.path()).args(["diff"]).arg(&a).arg(&b));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        text.starts_with("no differences") && text.contains("run1.json"),
+        "the informational change is still shown: {text}"
+    );
+    let o = output(
+        provenance(t.path())
+            .args(["diff", "--json"])
+            .arg(&a)
+            .arg(&b),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let changes: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(changes[0]["what"], "command line");
+    assert_eq!(changes[0]["informational"], true);
 }
 
 #[test]

@@ -45,7 +45,14 @@ impl From<String> for Failure {
 
 /// Runs `cmd` to completion within `timeout`. On any failure the reason says which: the program missing, a
 /// non-zero exit with the first line of stderr, or the deadline.
-pub(crate) fn run(mut cmd: Command, timeout: Duration) -> Result<Output, Failure> {
+pub(crate) fn run(cmd: Command, timeout: Duration) -> Result<Output, Failure> {
+    run_with_grace(cmd, timeout, GRACE)
+}
+
+/// How long the output pipes may stay open after the program exited (see [`run_with_grace`]).
+const GRACE: Duration = Duration::from_secs(2);
+
+fn run_with_grace(mut cmd: Command, timeout: Duration, grace: Duration) -> Result<Output, Failure> {
     let shown = describe(&cmd);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -69,13 +76,27 @@ pub(crate) fn run(mut cmd: Command, timeout: Duration) -> Result<Output, Failure
         }
         Err(e) => return Err(format!("waiting for `{shown}` failed: {e}").into()),
     };
-    // A grandchild that inherited the pipes (a daemon the tool started) would keep them open forever; the
-    // output is taken as it stands after a short grace period instead of waiting for it.
-    let grace = Duration::from_secs(2);
-    let stdout = stdout.recv_timeout(grace).unwrap_or_default();
-    let stderr = stderr.recv_timeout(grace).unwrap_or_default();
+    // A grandchild that inherited the pipes (a daemon the tool started) would keep them open forever, so they
+    // are not waited for past a short grace period. What was read by then may be only part of the output: a
+    // truncated `git diff` would hash as another change (an empty one as a clean tree), so a successful exit
+    // with its stdout still open is a failure, not an empty success. Stderr only feeds a failure's message.
+    let deadline = Instant::now() + grace;
+    let stdout = stdout.recv_timeout(grace);
+    let stderr = stderr
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .unwrap_or_default();
     if status.success() {
-        Ok(Output { stdout })
+        match stdout {
+            Ok(stdout) => Ok(Output { stdout }),
+            Err(_) => Err(Failure {
+                reason: format!(
+                    "`{shown}` exited, but its output stayed open {} s longer (held by a process it \
+                     started?): output incomplete",
+                    grace.as_secs_f64()
+                ),
+                code: status.code(),
+            }),
+        }
     } else {
         let err = String::from_utf8_lossy(&stderr);
         let first = err
@@ -184,6 +205,27 @@ mod tests {
         let f = run(c, Duration::from_secs(10)).expect_err("must fail");
         assert!(f.reason.contains("bad thing"), "{}", f.reason);
         assert_eq!(f.code, Some(3));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn output_held_open_past_the_grace_period_is_a_failure_not_empty_success() {
+        // The background `sleep` inherits stdout and keeps it open after `sh` has exited successfully.
+        let mut c = Command::new("sh");
+        c.args(["-c", "printf partial; sleep 5 & exit 0"]);
+        let f = run_with_grace(c, Duration::from_secs(10), Duration::from_millis(200))
+            .expect_err("an incomplete output must not pass as success");
+        assert!(f.reason.contains("output incomplete"), "{}", f.reason);
+        assert_eq!(f.code, Some(0));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn output_closed_in_time_is_complete() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "printf 'all of it'"]);
+        let o = run_with_grace(c, Duration::from_secs(10), Duration::from_secs(10)).expect("runs");
+        assert_eq!(o.text(), "all of it");
     }
 
     #[cfg(unix)]

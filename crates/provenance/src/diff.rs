@@ -40,6 +40,14 @@ pub struct Change {
     pub b: String,
     /// Why it could explain a changed number.
     pub why: String,
+    /// Listed for information only: it does not count as a difference ([`telling`]), and it comes last. The
+    /// command line is one: two runs that write their results to different files differ in it by necessity.
+    pub informational: bool,
+}
+
+/// Whether any change is more than informational: what `provenance diff` exits 1 on.
+pub fn telling(changes: &[Change]) -> bool {
+    changes.iter().any(|c| !c.informational)
 }
 
 /// Reads a record file as JSON. Accepts a record at the top level or under a `provenance` key (how a benchmark
@@ -193,7 +201,17 @@ impl Differ<'_> {
             a,
             b,
             why: why.to_owned(),
+            informational: false,
         });
+    }
+
+    /// Like [`Differ::value`], for a difference that does not count ([`Change::informational`]).
+    fn info(&mut self, what: &str, path: &[&str], why: &str) {
+        if self.value(what, path, why)
+            && let Some(c) = self.out.last_mut()
+        {
+            c.informational = true;
+        }
     }
 
     /// Reports the value at `path` when both records have it and it differs, or when only one has it.
@@ -335,13 +353,27 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
             "a benchmark setting recorded with the run",
         );
     }
-    if at(a, &["command", "argv"]).is_some() && at(b, &["command", "argv"]).is_some() {
-        d.value("command", &["command", "argv"], "the command run differs");
-    } else {
+    let wrapped = at(a, &["command"]).is_some() && at(b, &["command"]).is_some();
+    if wrapped {
+        // The arguments are compared last, for information (see below); the program itself is telling.
         d.value(
-            "command line",
-            &["command_line"],
-            "the program's arguments differ",
+            "command program",
+            &["command", "argv", "0"],
+            "a different program was run",
+        );
+        let (ea, eb) = (command_end(a), command_end(b));
+        if ea != eb {
+            d.push(
+                "command exit",
+                ea,
+                eb,
+                "a command that failed or was killed may not have done the whole work",
+            );
+        }
+    } else {
+        d.flag(
+            "command_failed",
+            "a command that failed or was killed may not have done the whole work",
         );
     }
     d.flag(
@@ -520,22 +552,54 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         &["build", "provenance", "version"],
         "a different recorder",
     );
+
+    // For information only. Two runs of the same benchmark usually differ in their command lines by necessity:
+    // `claim_output` refuses an existing result file, so each run names its own. Settings that matter belong
+    // in fields, which are compared first.
+    let why =
+        "the arguments differ (often only the result file); not counted: record settings as fields";
+    if at(a, &["command", "argv"]).is_some() && at(b, &["command", "argv"]).is_some() {
+        d.info("command", &["command", "argv"], why);
+    } else {
+        d.info("command line", &["command_line"], why);
+    }
     d.out
 }
 
-/// The changes as aligned text, one per line; a sentence when there are none.
+/// How the wrapped command ended, in words: `exit 0`, `killed by SIGKILL`, `not started`.
+fn command_end(r: &Value) -> String {
+    let code = at(r, &["command", "exit_code"]).and_then(Value::as_i64);
+    let signal = at(r, &["command", "signal"]);
+    match (code, signal) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("killed by {}", show(Some(s))),
+        (None, None) if at(r, &["command", "pid"]).is_none() => "not started".to_owned(),
+        (None, None) => "unknown".to_owned(),
+    }
+}
+
+/// The changes as aligned text, one per line, the informational ones last under a heading of their own; a
+/// sentence when none counts.
 pub fn render(changes: &[Change]) -> String {
-    if changes.is_empty() {
-        return "no differences in what is recorded that usually explains a changed number\n"
-            .to_owned();
+    let mut s = String::new();
+    if !telling(changes) {
+        s.push_str("no differences in what is recorded that usually explains a changed number\n");
     }
     let w = changes
         .iter()
         .map(|c| c.what.chars().count())
         .max()
         .unwrap_or(0);
-    let mut s = String::new();
-    for c in changes {
+    let counted = changes.iter().filter(|c| !c.informational);
+    let info: Vec<&Change> = changes.iter().filter(|c| c.informational).collect();
+    let mut heading =
+        (!info.is_empty()).then_some("for information (not counted as differences):\n");
+    for c in counted.chain(info.iter().copied()) {
+        if c.informational
+            && let Some(h) = heading.take()
+        {
+            s.push_str(h);
+        }
         let pad = w - c.what.chars().count();
         s.push_str(&format!(
             "{}{}  {} → {}  ({})\n",
@@ -626,6 +690,92 @@ mod tests {
         let a = rec("abc", false, "550", 1980.0, json!([]));
         let b = rec("abc", false, "550", 1975.0, json!([]));
         assert!(diff(&a, &b).is_empty(), "{:?}", diff(&a, &b));
+    }
+
+    #[test]
+    fn a_command_line_that_differs_only_in_the_output_path_is_informational() {
+        let mut a = rec("abc", false, "550", 1980.0, json!([]));
+        let mut b = a.clone();
+        a["command_line"] = json!(["bench", "--n", "3", "--out", "run1.json"]);
+        b["command_line"] = json!(["bench", "--n", "3", "--out", "run2.json"]);
+        let c = diff(&a, &b);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].what, "command line");
+        assert!(c[0].informational);
+        assert!(!telling(&c));
+        let text = render(&c);
+        assert!(
+            text.starts_with("no differences") && text.contains("for information"),
+            "{text}"
+        );
+        // Informational changes come after every counted one.
+        b["git"]["commit"] = json!("def");
+        let c = diff(&a, &b);
+        assert!(telling(&c));
+        assert_eq!(
+            c.iter().map(|x| x.what.as_str()).collect::<Vec<_>>(),
+            ["commit", "command line"]
+        );
+        assert!(!render(&c).starts_with("no differences"));
+    }
+
+    fn wrapped(argv: Value, exit_code: Value, signal: Value) -> Value {
+        let mut r = rec("abc", false, "550", 1980.0, json!([]));
+        r["command"] = json!({"argv": argv, "pid": 42, "exit_code": exit_code, "signal": signal});
+        r
+    }
+
+    #[test]
+    fn a_wrapped_commands_exit_and_signal_are_compared_first() {
+        let a = wrapped(json!(["bench", "--out", "a.json"]), json!(0), Value::Null);
+        let b = wrapped(json!(["bench", "--out", "b.json"]), json!(0), Value::Null);
+        let c = diff(&a, &b);
+        assert!(
+            !telling(&c),
+            "other result paths alone are not a difference: {c:?}"
+        );
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].what, "command");
+
+        let mut b = wrapped(json!(["bench", "--out", "b.json"]), json!(3), Value::Null);
+        b["weights"] = json!("fp8");
+        let c = diff(&a, &b);
+        assert!(telling(&c));
+        let whats: Vec<&str> = c.iter().map(|x| x.what.as_str()).collect();
+        assert_eq!(whats, ["field weights", "command exit", "command"]);
+        assert_eq!((c[1].a.as_str(), c[1].b.as_str()), ("exit 0", "exit 3"));
+
+        let b = wrapped(
+            json!(["bench", "--out", "a.json"]),
+            Value::Null,
+            json!("SIGKILL"),
+        );
+        let c = diff(&a, &b);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(
+            (c[0].what.as_str(), c[0].b.as_str()),
+            ("command exit", "killed by SIGKILL")
+        );
+
+        let b = wrapped(
+            json!(["other-bench", "--out", "a.json"]),
+            json!(0),
+            Value::Null,
+        );
+        let c = diff(&a, &b);
+        assert_eq!(c[0].what, "command program");
+        assert!(telling(&c));
+    }
+
+    #[test]
+    fn a_command_failed_flag_is_compared_when_only_one_record_wrapped_a_command() {
+        let a = rec("abc", false, "550", 1980.0, json!([]));
+        let mut b = wrapped(json!(["bench"]), json!(1), Value::Null);
+        b["verdict"]["flags"] =
+            json!([{"flag": "command_failed", "evidence": "`bench` exited with status 1"}]);
+        let c = diff(&a, &b);
+        assert_eq!(c[0].what, "verdict: command_failed");
+        assert!(telling(&c));
     }
 
     #[test]

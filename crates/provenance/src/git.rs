@@ -36,6 +36,30 @@ pub const MAX_LISTED: usize = 50;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The `git diff` options that pin every output setting user or repository configuration could change
+/// (`diff.orderFile`, `diff.indentHeuristic`, `diff.algorithm`, `diff.context`, `diff.interHunkContext`,
+/// `diff.renames`, `diff.relative`, `diff.noprefix`/`diff.mnemonicPrefix`, `diff.submodule`, `diff.external`,
+/// textconv drivers, colour, abbreviation), so that the same change hashes the same on every machine.
+pub(crate) const DIFF_PINS: [&str; 16] = [
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--binary",
+    "--full-index",
+    "--no-renames",
+    "--no-relative",
+    "--diff-algorithm=myers",
+    "--indent-heuristic",
+    // The order of files as git sorts them, whatever `diff.orderFile` says.
+    "-O/dev/null",
+    "--unified=3",
+    "--inter-hunk-context=0",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--ignore-submodules=none",
+    "--submodule=short",
+];
+
 /// Reads the state of the repository containing `dir`.
 pub fn git_info(dir: &Path) -> GitInfo {
     // One question first: is there a work tree at all? Otherwise each probe would fail in its own words (`git
@@ -98,21 +122,15 @@ pub fn git_info(dir: &Path) -> GitInfo {
             // change hashes the same on every machine.
             "-c",
             "core.quotePath=true",
+            // Blank context lines as " " (the default), not as empty lines.
+            "-c",
+            "diff.suppressBlankEmpty=false",
             "diff",
             "HEAD",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-            "--binary",
-            "--full-index",
-            "--no-renames",
-            "--no-relative",
-            "--diff-algorithm=myers",
-            "--unified=3",
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
-            "--ignore-submodules=none",
-        ],
+        ]
+        .into_iter()
+        .chain(DIFF_PINS)
+        .collect::<Vec<_>>(),
     );
     let (diff_sha256, diff_bytes) = match diff {
         Ok(o) => (
@@ -215,6 +233,12 @@ mod tests {
         let s = parse_status(b"");
         assert!(s.modified.is_empty());
         assert_eq!(s.untracked, 0);
+    }
+
+    #[test]
+    fn the_diff_pins_cover_order_file_and_indent_heuristic() {
+        assert!(DIFF_PINS.contains(&"-O/dev/null"));
+        assert!(DIFF_PINS.contains(&"--indent-heuristic"));
     }
 
     #[test]

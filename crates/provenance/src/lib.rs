@@ -610,8 +610,11 @@ impl Record {
         out.write_json(self)
     }
 
-    /// Attaches what the wrapper knows about the command it ran.
+    /// Attaches what the wrapper knows about the command it ran, and judges its end: a non-zero exit or a
+    /// signal raises the `command_failed` verdict flag.
     pub fn set_command(&mut self, command: CommandRun) {
+        self.verdict
+            .set(Check::CommandFailed, verdict::command_check(&command));
         self.command = Some(command);
     }
 }
@@ -653,6 +656,13 @@ fn judge(r: &Record, interrupted: Option<&str>, own_pids: &BTreeSet<u32>) -> Ver
     v.check(
         Check::Interrupted,
         Ok(interrupted.map(|why| format!("interrupted by {why}"))),
+    );
+
+    // Known only to a wrapper, which attaches it after `finish` (see `Record::set_command`); judged here too so
+    // that a record re-judged with its command keeps the flag.
+    v.check(
+        Check::CommandFailed,
+        Ok(r.command.as_ref().and_then(verdict::command_check)),
     );
 
     v.check(

@@ -92,11 +92,25 @@ pub fn write_json_atomic<T: Serialize + ?Sized>(
         path: path.to_owned(),
         source,
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".provenance-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(io)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".provenance-").suffix(".tmp");
+    // tempfile creates its files 0600; a result file is meant to be read by others, like any file a program
+    // writes. Asking for 0666 at creation lets the kernel apply the process umask (0644 under the usual 022)
+    // without reading the umask, which cannot be done without briefly changing it for every thread.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(&dir).map_err(io)?;
+    // A file being replaced keeps its mode (someone may have narrowed or widened it on purpose).
+    #[cfg(unix)]
+    if overwrite
+        && let Ok(m) = fs::metadata(path)
+        && m.is_file()
+    {
+        tmp.as_file().set_permissions(m.permissions()).map_err(io)?;
+    }
     tmp.write_all(&text).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
     if overwrite {
@@ -184,6 +198,49 @@ mod tests {
             claim_output(&p, false),
             Err(Error::OutputExists { .. })
         ));
+        Ok(())
+    }
+
+    /// The mode a plain `File::create` gets here (0666 less the umask), for comparison without reading the umask.
+    #[cfg(unix)]
+    fn default_mode(dir: &Path) -> Result<u32, Box<dyn std::error::Error>> {
+        use std::os::unix::fs::PermissionsExt;
+        let reference = dir.join("reference");
+        fs::File::create(&reference)?;
+        let mode = fs::metadata(&reference)?.permissions().mode() & 0o777;
+        fs::remove_file(&reference)?;
+        Ok(mode)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn results_get_the_mode_of_an_ordinary_file_not_0600() -> Result<(), Box<dyn std::error::Error>>
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir()?;
+        let expected = default_mode(d.path())?;
+        let p = d.path().join("r.json");
+        claim_output(&p, false)?.write_json(&json!({"x": 1}))?;
+        let mode = fs::metadata(&p)?.permissions().mode() & 0o777;
+        assert_eq!(mode, expected, "{mode:o} vs {expected:o}");
+        // Under any umask that lets group or others read (the usual 022, 002), so does the result.
+        if expected & 0o044 != 0 {
+            assert_ne!(mode, 0o600);
+        }
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_overwritten_result_keeps_its_mode() -> Result<(), Box<dyn std::error::Error>> {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir()?;
+        let p = d.path().join("r.json");
+        fs::write(&p, "old")?;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o640))?;
+        claim_output(&p, true)?.write_json(&json!({"x": 2}))?;
+        assert_eq!(fs::metadata(&p)?.permissions().mode() & 0o777, 0o640);
+        assert_eq!(fs::read_to_string(&p)?.trim(), "{\n  \"x\": 2\n}");
         Ok(())
     }
 

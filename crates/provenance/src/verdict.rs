@@ -30,6 +30,9 @@ pub const THROTTLE_REASONS: [&str; 5] = [
 pub enum Check {
     /// The run was interrupted (Ctrl-C or a termination signal) before the command ended by itself.
     Interrupted,
+    /// The wrapped command exited with a non-zero status or was killed by a signal: its number may cover only
+    /// part of the work, or none of it. Raised only for records made by [`crate::wrap`].
+    CommandFailed,
     /// A GPU lowered its clocks for power, heat or a hardware signal during the timed region.
     Throttled,
     /// Processes other than this one (and its children) used a GPU in use.
@@ -51,6 +54,7 @@ impl Check {
     pub fn name(self) -> &'static str {
         match self {
             Check::Interrupted => "interrupted",
+            Check::CommandFailed => "command_failed",
             Check::Throttled => "throttled",
             Check::OtherGpuProcesses => "other_gpu_processes",
             Check::GpuBusyBeforeStart => "gpu_busy_before_start",
@@ -103,6 +107,22 @@ impl Verdict {
     /// Whether `check` raised a flag.
     pub fn has(&self, check: Check) -> bool {
         self.flags.iter().any(|f| f.flag == check)
+    }
+
+    /// Replaces the outcome of one check made after the others (the wrapped command's status, known only once
+    /// the record is finished), keeping the order of [`Check`] and `clean`/`complete` in step.
+    pub(crate) fn set(&mut self, check: Check, evidence: Option<String>) {
+        self.flags.retain(|f| f.flag != check);
+        self.unchecked.retain(|u| u.check != check);
+        if let Some(evidence) = evidence {
+            self.flags.push(Flag {
+                flag: check,
+                evidence,
+            });
+            self.flags.sort_by_key(|f| f.flag);
+        }
+        self.clean = self.flags.is_empty();
+        self.complete = self.unchecked.is_empty();
     }
 }
 
@@ -216,6 +236,22 @@ pub(crate) fn windows_check(loads: &[(&str, f64)]) -> Option<String> {
     (!busy.is_empty()).then(|| format!("{} (threshold {WINDOWS_BUSY_PERCENT} %)", busy.join(", ")))
 }
 
+/// Raises `command_failed` for a wrapped command that exited non-zero or was killed by a signal. A command that
+/// was never started (a signal during the set-up) raises nothing here: `interrupted` says so.
+pub(crate) fn command_check(c: &crate::CommandRun) -> Option<String> {
+    let program = c.argv.first().map(String::as_str).unwrap_or("the command");
+    match (c.exit_code, &c.signal, c.pid) {
+        (Some(0), None, _) => None,
+        (Some(code), _, _) => Some(format!("`{program}` exited with status {code}")),
+        (None, Some(sig), _) => Some(format!("`{program}` was killed by {sig}")),
+        (None, None, None) => None,
+        (None, None, Some(_)) => Some(format!(
+            "`{program}` ended with neither an exit code nor a signal (wrapper status {})",
+            c.wrapper_exit_code
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,6 +320,47 @@ mod tests {
         assert!(load_check(&[("before", 2.0)], 2).is_none());
         let e = load_check(&[("before", 1.0), ("after", 2.5)], 2).expect("flag");
         assert!(e.contains("2.50 after") && e.contains("> 2 CPUs"), "{e}");
+    }
+
+    fn run(exit_code: Option<i32>, signal: Option<&str>, pid: Option<u32>) -> crate::CommandRun {
+        crate::CommandRun {
+            argv: vec!["bench".to_owned(), "--n".to_owned(), "3".to_owned()],
+            pid,
+            exit_code,
+            signal: signal.map(str::to_owned),
+            signals_received: Vec::new(),
+            wrapper_exit_code: exit_code.unwrap_or(1),
+        }
+    }
+
+    #[test]
+    fn a_failed_or_killed_command_is_flagged_with_its_status() {
+        assert_eq!(command_check(&run(Some(0), None, Some(7))), None);
+        assert_eq!(
+            command_check(&run(Some(3), None, Some(7))).as_deref(),
+            Some("`bench` exited with status 3")
+        );
+        assert_eq!(
+            command_check(&run(None, Some("SIGKILL"), Some(7))).as_deref(),
+            Some("`bench` was killed by SIGKILL")
+        );
+        // Never started: `interrupted` covers it.
+        assert_eq!(command_check(&run(None, None, None)), None);
+    }
+
+    #[test]
+    fn setting_a_late_check_keeps_order_and_clean_in_step() {
+        let mut b = VerdictBuilder::default();
+        b.check(Check::DirtyTree, Ok(Some("a.rs".to_owned())));
+        let mut v = b.build();
+        v.set(Check::CommandFailed, Some("exit 3".to_owned()));
+        assert_eq!(
+            v.flags.iter().map(|f| f.flag).collect::<Vec<_>>(),
+            [Check::CommandFailed, Check::DirtyTree]
+        );
+        v.set(Check::DirtyTree, None);
+        v.set(Check::CommandFailed, None);
+        assert!(v.clean && v.complete && v.flags.is_empty());
     }
 
     #[test]

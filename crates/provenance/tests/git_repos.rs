@@ -55,6 +55,41 @@ fn modified_tracked_file_is_dirty_and_the_diff_hash_follows_the_change() {
 }
 
 #[test]
+fn the_diff_hash_does_not_depend_on_diff_configuration() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (home, dir) = repo(t.path());
+    fs::write(dir.join("a.txt"), "alpha changed\n").expect("write");
+    fs::write(dir.join("b.txt"), "beta changed\n").expect("write");
+    let h1 = git_info(&dir).diff_sha256.value().cloned().expect("hash");
+    // Repository configuration that changes what a plain `git diff` prints: files in another order, another
+    // hunk heuristic, blank context lines printed empty, merged hunks, other prefixes.
+    let order = t.path().join("order");
+    fs::write(&order, "b.txt\na.txt\n").expect("write");
+    let plain_before = git_out(&home, &dir, &["diff", "HEAD"]);
+    for (k, v) in [
+        ("diff.orderFile", order.to_str().expect("utf-8 path")),
+        ("diff.indentHeuristic", "false"),
+        ("diff.suppressBlankEmpty", "true"),
+        ("diff.interHunkContext", "10"),
+        ("diff.context", "5"),
+        ("diff.mnemonicPrefix", "true"),
+        ("diff.algorithm", "histogram"),
+    ] {
+        git(&home, &dir, &["config", k, v]);
+    }
+    let plain_after = git_out(&home, &dir, &["diff", "HEAD"]);
+    assert_ne!(
+        plain_before, plain_after,
+        "the configuration must change an unpinned diff, or this test proves nothing"
+    );
+    let h2 = git_info(&dir).diff_sha256.value().cloned().expect("hash");
+    assert_eq!(
+        h1, h2,
+        "the same change must hash the same under any diff configuration"
+    );
+}
+
+#[test]
 fn untracked_files_alone_do_not_make_the_tree_dirty() {
     let t = tempfile::tempdir().expect("tempdir");
     let (_home, dir) = repo(t.path());

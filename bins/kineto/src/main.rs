@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use kineto_trace::family::Rules;
-use kineto_trace::report::{Command, Format, csv_header, render_paths};
+use kineto_trace::report::{Command, Format, csv_header, render_paths_each};
 use kineto_trace::step::StepPattern;
 use kineto_trace::summary::{Summary, summarize_paths};
 use std::path::PathBuf;
@@ -126,8 +126,14 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
         println!("{}", csv_header(command));
     }
     let mut failed = false;
-    for result in render_paths(&paths, &opts, &pattern, &rules, command, format) {
-        match result {
+    render_paths_each(
+        &paths,
+        &opts,
+        &pattern,
+        &rules,
+        command,
+        format,
+        |result| match result {
             Ok(r) => {
                 print!("{}", r.text);
                 for n in r.notes {
@@ -138,8 +144,8 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
                 eprintln!("kineto: {e}");
                 failed = true;
             }
-        }
-    }
+        },
+    );
     if failed {
         ExitCode::from(1)
     } else {

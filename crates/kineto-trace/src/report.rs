@@ -64,36 +64,68 @@ pub struct Rendered {
     pub notes: Vec<String>,
 }
 
-/// Parses, analyses and renders several traces (the ranks of a run) in parallel; one result per
-/// path, in the order given. Each trace is dropped once rendered, so at most one trace per worker
-/// thread is held at a time.
-pub fn render_paths(
+/// Parses, analyses and renders several traces (the ranks of a run) in parallel, handing each result
+/// to `emit` in the order of `paths` as soon as it and every earlier one are done.
+///
+/// Workers take the next path from a shared counter rather than splitting the list in halves (as a
+/// parallel iterator would), so results finish nearly in order and only a few rendered texts wait
+/// for an earlier rank: memory stays at about one trace per worker, however many ranks there are.
+pub fn render_paths_each(
     paths: &[std::path::PathBuf],
     options: &crate::Options,
     pattern: &crate::step::StepPattern,
     rules: &Rules,
     command: Command,
     format: Format,
-) -> Vec<crate::Result<Rendered>> {
-    use rayon::prelude::*;
-    paths
-        .par_iter()
-        .map(|path| {
-            let p = crate::parse_file(path, options)?;
-            let a = Analysis::new(&p.trace, pattern, rules);
-            let text = match command {
-                Command::Steps => steps(&p, &a, format),
-                Command::Kernels => kernels(&p, &a, rules, format),
-                Command::Budget => budget(&p, &a, rules, format),
-            };
-            let notes = if format == Format::Table {
-                Vec::new()
-            } else {
-                notes(&p, &a)
-            };
-            Ok(Rendered { text, notes })
-        })
-        .collect()
+    mut emit: impl FnMut(crate::Result<Rendered>),
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let render = |path: &std::path::PathBuf| -> crate::Result<Rendered> {
+        let p = crate::parse_file(path, options)?;
+        let a = Analysis::new(&p.trace, pattern, rules);
+        let text = match command {
+            Command::Steps => steps(&p, &a, format),
+            Command::Kernels => kernels(&p, &a, rules, format),
+            Command::Budget => budget(&p, &a, rules, format),
+        };
+        let notes = if format == Format::Table {
+            Vec::new()
+        } else {
+            notes(&p, &a)
+        };
+        Ok(Rendered { text, notes })
+    };
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len())
+        .max(1);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, render) = (&next, &render);
+            s.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else { break };
+                    if tx.send((i, render(path))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut due = 0;
+        for (i, r) in rx {
+            waiting.insert(i, r);
+            while let Some(r) = waiting.remove(&due) {
+                emit(r);
+                due += 1;
+            }
+        }
+    });
 }
 
 /// Quotes a CSV cell when it needs it (RFC 4180).

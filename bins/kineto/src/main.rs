@@ -5,7 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use kineto_trace::family::Rules;
 use kineto_trace::report::{Command, Format, csv_header, render_paths_each};
 use kineto_trace::step::StepPattern;
-use kineto_trace::summary::{Summary, summarize_paths};
+use kineto_trace::summary::{Summary, summarize_each};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -146,11 +146,7 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
             }
         },
     );
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    exit_code(failed)
 }
 
 fn summary(
@@ -177,15 +173,18 @@ fn summary(
         },
     };
     let mut failed = false;
-    for result in summarize_paths(&paths, &opts) {
-        match result {
-            Ok(s) => print_summary(&s, json),
-            Err(e) => {
-                eprintln!("kineto: {e}");
-                failed = true;
-            }
+    summarize_each(&paths, &opts, |result| match result {
+        Ok(s) => print_summary(&s, json),
+        Err(e) => {
+            eprintln!("kineto: {e}");
+            failed = true;
         }
-    }
+    });
+    exit_code(failed)
+}
+
+/// 1 when any trace failed (the others were still printed), else 0.
+fn exit_code(failed: bool) -> ExitCode {
     if failed {
         ExitCode::from(1)
     } else {

@@ -65,11 +65,8 @@ pub struct Rendered {
 }
 
 /// Parses, analyses and renders several traces (the ranks of a run) in parallel, handing each result
-/// to `emit` in the order of `paths` as soon as it and every earlier one are done.
-///
-/// Workers take the next path from a shared counter rather than splitting the list in halves (as a
-/// parallel iterator would), so results finish nearly in order and only a few rendered texts wait
-/// for an earlier rank: memory stays at about one trace per worker, however many ranks there are.
+/// to `emit` in the order of `paths` as soon as it and every earlier one are done
+/// ([`crate::each_in_order`]).
 pub fn render_paths_each(
     paths: &[std::path::PathBuf],
     options: &crate::Options,
@@ -77,10 +74,9 @@ pub fn render_paths_each(
     rules: &Rules,
     command: Command,
     format: Format,
-    mut emit: impl FnMut(crate::Result<Rendered>),
+    emit: impl FnMut(crate::Result<Rendered>),
 ) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let render = |path: &std::path::PathBuf| -> crate::Result<Rendered> {
+    let render = |path: &std::path::Path| -> crate::Result<Rendered> {
         let p = crate::parse_file(path, options)?;
         let a = Analysis::new(&p.trace, pattern, rules);
         let text = match command {
@@ -95,37 +91,7 @@ pub fn render_paths_each(
         };
         Ok(Rendered { text, notes })
     };
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(paths.len())
-        .max(1);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, render) = (&next, &render);
-            s.spawn(move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = paths.get(i) else { break };
-                    if tx.send((i, render(path))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let mut waiting = std::collections::BTreeMap::new();
-        let mut due = 0;
-        for (i, r) in rx {
-            waiting.insert(i, r);
-            while let Some(r) = waiting.remove(&due) {
-                emit(r);
-                due += 1;
-            }
-        }
-    });
+    crate::each_in_order(paths, render, emit);
 }
 
 /// Quotes a CSV cell when it needs it (RFC 4180).

@@ -159,17 +159,18 @@ impl Summary {
     }
 }
 
-/// Parses and summarises several traces (the ranks of a run) in parallel, one result per path in the
-/// order given.
-pub fn summarize_paths(
+/// Parses and summarises several traces (the ranks of a run) in parallel, handing each summary to
+/// `emit` in the order of `paths` ([`crate::each_in_order`]).
+pub fn summarize_each(
     paths: &[std::path::PathBuf],
     opts: &crate::Options,
-) -> Vec<crate::Result<Summary>> {
-    use rayon::prelude::*;
-    paths
-        .par_iter()
-        .map(|p| crate::parse_file(p, opts).map(|parsed| Summary::of(&parsed)))
-        .collect()
+    emit: impl FnMut(crate::Result<Summary>),
+) {
+    crate::each_in_order(
+        paths,
+        |p| crate::parse_file(p, opts).map(|parsed| Summary::of(&parsed)),
+        emit,
+    );
 }
 
 impl Summary {

@@ -7,6 +7,8 @@ use kineto_trace::{Error, Feed, Options, Parsed, parse_file};
 use std::io::Write;
 use std::path::PathBuf;
 
+mod common;
+
 struct Tmp {
     _dir: tempfile::TempDir,
     path: PathBuf,
@@ -207,15 +209,7 @@ fn nesting_too_deep() {
 /// A real trace rewritten one event per line, so the byte where each event ends is known without the
 /// parser: `lines[i]` ends at a known offset.
 fn one_event_per_line() -> (String, Vec<usize>) {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces/hta/critical_path/cuda_event_sync/event_sync_trace.json.gz");
-    let mut text = String::new();
-    std::io::Read::read_to_string(
-        &mut flate2::read::GzDecoder::new(std::fs::File::open(&p).expect("open")),
-        &mut text,
-    )
-    .expect("read");
-    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let doc: serde_json::Value = serde_json::from_slice(&common::event_sync_trace()).expect("json");
     let events = doc["traceEvents"].as_array().expect("events");
     let mut out = String::from("{\"schemaVersion\": 1, \"traceEvents\": [\n");
     let mut ends = Vec::new();

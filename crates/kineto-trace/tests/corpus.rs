@@ -4,11 +4,10 @@
 use kineto_trace::summary::Summary;
 use kineto_trace::{Feed, Options, parse_file};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{shared_corpus, workspace};
 
 fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -123,19 +122,9 @@ fn bundled_real_traces_parse_the_same_inline() {
 /// KL1_REQUIRE_CORPUS=1 so that there it must be present.
 #[test]
 fn shared_corpus_matches_independent_counts() {
-    let root = workspace().join("../shared/traces");
-    if !root.join("INVENTORY.csv").exists() {
-        assert!(
-            std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
-            "KL1_REQUIRE_CORPUS is set but {} is missing",
-            root.display()
-        );
-        eprintln!(
-            "note: {} not found; shared corpus not checked",
-            root.display()
-        );
+    let Some(root) = shared_corpus() else {
         return;
-    }
+    };
     let n = check(&root, Feed::Threaded);
     assert!(n >= 40, "only {n} traces in the shared corpus");
 }

@@ -3,18 +3,10 @@
 
 use kineto_trace::{Error, parse_reader};
 use proptest::prelude::*;
-use std::io::Read;
 use std::path::Path;
 
-fn real() -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces/hta/critical_path/cuda_event_sync/event_sync_trace.json.gz");
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(p).expect("open"))
-        .read_to_end(&mut out)
-        .expect("read");
-    out
-}
+mod common;
+use common::event_sync_trace as real;
 
 fn check(data: &[u8]) {
     for salvage in [false, true] {

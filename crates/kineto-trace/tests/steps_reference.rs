@@ -12,9 +12,8 @@ use kineto_trace::{Options, parse_file};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{shared_corpus, workspace};
 
 fn reference() -> Vec<Value> {
     let p = workspace().join("testdata/reference/steps.json");
@@ -257,19 +256,9 @@ fn bundled_traces_match_the_reference() {
 
 #[test]
 fn shared_corpus_matches_the_reference() {
-    let root = workspace().join("../shared/traces");
-    if !root.join("INVENTORY.csv").exists() {
-        assert!(
-            std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
-            "KL1_REQUIRE_CORPUS is set but {} is missing",
-            root.display()
-        );
-        eprintln!(
-            "note: {} not found; shared corpus not checked",
-            root.display()
-        );
+    let Some(root) = shared_corpus() else {
         return;
-    }
+    };
     let n = run(&root, false);
     assert!(n >= 30, "only {n} reference cases");
 }

@@ -117,18 +117,7 @@ pub(crate) fn during_gpus(r: &Value) -> Vec<(String, &Value)> {
         return Vec::new();
     };
     if let Some(Value::Array(gpus)) = d.get("gpus") {
-        return gpus
-            .iter()
-            .enumerate()
-            .map(|(i, g)| {
-                (
-                    g.get("index")
-                        .map(|x| show(Some(x)))
-                        .unwrap_or_else(|| i.to_string()),
-                    g,
-                )
-            })
-            .collect();
+        return by_index(gpus);
     }
     if d.get("n_samples").is_some() {
         vec![("0".to_owned(), d)]
@@ -140,20 +129,23 @@ pub(crate) fn during_gpus(r: &Value) -> Vec<(String, &Value)> {
 /// Identity entries of the GPUs in use (`gpus[]`), by index.
 pub(crate) fn identity_gpus(r: &Value) -> Vec<(String, &Value)> {
     match at(r, &["gpus"]) {
-        Some(Value::Array(gpus)) => gpus
-            .iter()
-            .enumerate()
-            .map(|(i, g)| {
-                (
-                    g.get("index")
-                        .map(|x| show(Some(x)))
-                        .unwrap_or_else(|| i.to_string()),
-                    g,
-                )
-            })
-            .collect(),
+        Some(Value::Array(gpus)) => by_index(gpus),
         _ => Vec::new(),
     }
+}
+
+/// Per-GPU objects keyed by their `index` field (their position when it is missing), so that the
+/// same GPU is compared across records even when the lists differ in order or length.
+fn by_index(gpus: &[Value]) -> Vec<(String, &Value)> {
+    gpus.iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let key = g
+                .get("index")
+                .map_or_else(|| i.to_string(), |x| show(Some(x)));
+            (key, g)
+        })
+        .collect()
 }
 
 pub(crate) fn flags(r: &Value) -> Vec<(String, String)> {

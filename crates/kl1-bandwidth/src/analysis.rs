@@ -177,7 +177,7 @@ impl<'a> Ctx<'a> {
             return Err(Error::Rules {
                 origin: rules.origin().to_string(),
                 reason: format!(
-                    "prefill full_layers (--prefill-full-layers) = {} exceeds the spec's {} MoE layers ({})",
+                    "prefill full_layers = {} exceeds the spec's {} MoE layers ({})",
                     p.full_layers,
                     layers,
                     spec.name()
@@ -226,12 +226,14 @@ pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row
         return Ok(None);
     };
     let mut row = Row::new(s.index);
-    let (Some(rows), Some(requests)) = (s.rows, s.requests) else {
+    // `requests` only bounds the decode experts (`smoe.gbps_if_6_per_request`); a marker without it (a
+    // prefill marker, a pattern whose `requests` group is optional) loses just those keys.
+    let Some(rows) = s.rows else {
         return Err(row.fault(
-            "its annotation gives no `rows` or no `requests` (docs/kl1-window.md: \
-             `kl1.step#N phase=P rows=R requests=Q`)",
+            "its annotation gives no `rows` (docs/kl1-window.md: `kl1.step#N phase=P rows=R requests=Q`)",
         ));
     };
+    let requests = s.requests;
     if kind == Kind::Prefill && rows < ctx.rules.prefill().min_rows {
         return Ok(None);
     }
@@ -557,7 +559,7 @@ fn smoe_decode(
     ctx: &Ctx<'_>,
     s: &Step,
     rows: u64,
-    requests: u64,
+    requests: Option<u64>,
     row: &mut Row,
 ) -> Result<(), Fault> {
     let f = &ctx.f;
@@ -604,9 +606,10 @@ fn smoe_decode(
     let down_after = sat_sum(layers.iter().map(Layer::down_after_gu));
     let rot = sum_ns(layers.iter().filter_map(|l| l.rot));
     let uni = expected_distinct_experts_per_rank(ctx.spec, m);
-    let six = uni.min(per_request_bound(ctx, requests));
     row.put("smoe.rows", m as f64)?;
-    row.put("smoe.requests", requests as f64)?;
+    if let Some(requests) = requests {
+        row.put("smoe.requests", requests as f64)?;
+    }
     row.put("smoe.graph_slots", slots as f64)?;
     row.put("smoe.graph_rows", (slots / (top_k + 1)) as f64)?;
     row.put("smoe.span_ms", span as f64 / NS_PER_MS)?;
@@ -620,11 +623,14 @@ fn smoe_decode(
         moe_layer_weight_bytes(ctx.spec, uni, m) * n,
         span,
     )?;
-    row.put_gbps(
-        "smoe.gbps_if_6_per_request",
-        moe_layer_weight_bytes(ctx.spec, six, m) * n,
-        span,
-    )?;
+    if let Some(requests) = requests {
+        let six = uni.min(per_request_bound(ctx, requests));
+        row.put_gbps(
+            "smoe.gbps_if_6_per_request",
+            moe_layer_weight_bytes(ctx.spec, six, m) * n,
+            span,
+        )?;
+    }
     let per_layer_us = span as f64 / NS_PER_US / n;
     for c in &ctx.ceilings {
         let key = format!("smoe.unique_max_at_{}", c.key);

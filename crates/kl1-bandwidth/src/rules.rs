@@ -20,8 +20,9 @@ use crate::Error;
 pub const KL1_RULES_TOML: &str = include_str!("../rules/kl1.toml");
 
 /// The KL1 server's step annotation (docs/kl1-window.md), e.g. `kl1.step#1207 phase=decode rows=2
-/// requests=1`. Matched against the whole `user_annotation` (or `cpu_op`) name.
-pub const KL1_STEP_PATTERN: &str = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+) requests=(?P<requests>\d+)";
+/// requests=1`. Matched against the whole `user_annotation` (or `cpu_op`) name. `requests` may be left out
+/// (a prefill marker needs none; a decode step without it lacks the keys that need it).
+pub const KL1_STEP_PATTERN: &str = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+)(?: requests=(?P<requests>\d+))?";
 
 /// Families the analysis reads by name; every rule table must define them.
 pub const REQUIRED_FAMILIES: [&str; 16] = [
@@ -123,16 +124,15 @@ impl Rules {
     /// The built-in KL1 family table with the KL1 conventions.
     pub fn builtin() -> Rules {
         // The embedded file is part of this crate and a test loads it; failing here is a build defect.
+        #[allow(clippy::expect_used)]
         Rules::from_toml_str(KL1_RULES_TOML, Path::new("<built-in kl1 rules>"))
             .expect("the built-in KL1 rules are valid (tested)")
     }
 
-    /// Loads a family table (kineto-trace's format) from a file, with the KL1 conventions.
+    /// Loads a family table (kineto-trace's format) from a file, with the KL1 conventions. The file must be a
+    /// regular file of at most [`tool_io::caps::CONFIG`] bytes.
     pub fn from_file(path: &Path) -> Result<Rules, Error> {
-        let text = std::fs::read_to_string(path).map_err(|error| Error::Io {
-            path: path.to_path_buf(),
-            error,
-        })?;
+        let text = tool_io::read_input_string(path, "rule file", tool_io::caps::CONFIG)?;
         Rules::from_toml_str(&text, path)
     }
 
@@ -209,24 +209,26 @@ impl Rules {
     }
 
     /// The same rules with another step pattern (a regex over whole annotation names with the named groups
-    /// `phase`, `rows` and `requests`, and optionally `step`).
+    /// `phase` and `rows`, and optionally `requests` and `step`; a group may be optional, as in
+    /// `(?: requests=(?P<requests>\d+))?`). Without `requests`, decode steps lack the keys that need it
+    /// (`smoe.requests`, `smoe.gbps_if_6_per_request`).
     pub fn with_step_pattern(mut self, pattern: &str) -> Result<Rules, Error> {
         let p = StepPattern::new(pattern).map_err(|e| Error::Rules {
-            origin: "--step-pattern".to_string(),
+            origin: "step pattern".to_string(),
             reason: e.to_string(),
         })?;
         // StepPattern accepts patterns without the groups; the analysis cannot work without them.
         let re = regex::Regex::new(pattern).map_err(|e| Error::Rules {
-            origin: "--step-pattern".to_string(),
+            origin: "step pattern".to_string(),
             reason: e.to_string(),
         })?;
-        for g in ["phase", "rows", "requests"] {
+        for g in ["phase", "rows"] {
             if !re.capture_names().flatten().any(|n| n == g) {
                 return Err(Error::Rules {
-                    origin: "--step-pattern".to_string(),
+                    origin: "step pattern".to_string(),
                     reason: format!(
-                        "`{pattern}` has no named group `{g}`: the analysis needs each step's phase, rows and \
-                         requests (write (?P<{g}>…))"
+                        "`{pattern}` has no named group `{g}`: the analysis needs each step's phase and rows \
+                         (write (?P<{g}>…))"
                     ),
                 });
             }
@@ -317,6 +319,7 @@ impl Rules {
 /// The KL1 step pattern, compiled.
 fn kl1_step_pattern() -> StepPattern {
     // A constant, tested; failing here would be a build defect.
+    #[allow(clippy::expect_used)]
     StepPattern::new(KL1_STEP_PATTERN).expect("the KL1 step pattern compiles (tested)")
 }
 
@@ -385,9 +388,18 @@ mod tests {
             r.step_pattern()
                 .is_match("kl1.step#1207 phase=decode rows=2 requests=1")
         );
+        // `requests` is optional (a prefill marker needs none); `rows` is not.
+        assert!(
+            r.step_pattern()
+                .is_match("kl1.step#1207 phase=prefill rows=2048")
+        );
         assert!(
             !r.step_pattern()
-                .is_match("kl1.step#1207 phase=decode rows=2")
+                .is_match("kl1.step#1207 phase=decode requests=1")
+        );
+        assert!(
+            !r.step_pattern()
+                .is_match("kl1.step#1207 phase=decode rows=2 requests=")
         );
         assert!(!r.step_pattern().is_match("ProfilerStep#3"));
     }

@@ -1,5 +1,6 @@
 //! docs/kl1-window.md and the built-in rules describe one contract: every family of the rule file is in the
 //! page's family table with its bucket, and the page quotes the step pattern the analysis uses.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use kl1_bandwidth::rules::{REQUIRED_FAMILIES, UNMATCHED};
 use kl1_bandwidth::{KL1_STEP_PATTERN, Rules};

@@ -1,5 +1,6 @@
 //! The seed's error cases, and the ones this port adds: each names the window, capture, rank and step it
 //! is about.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 mod common;
 
@@ -27,12 +28,14 @@ fn an_existing_output_is_refused_and_the_write_is_atomic() {
     let out_dir = tempfile::tempdir().expect("tmp");
     let out = out_dir.path().join("kl1.json");
     std::fs::write(&out, "keep me").expect("write");
-    match report.write(&out, false) {
-        Err(Error::OutputExists { path }) => assert_eq!(path, out),
-        other => panic!("expected OutputExists, got {other:?}"),
+    match tool_io::Claim::new(&out, false) {
+        Err(tool_io::Error::Exists { path }) => assert_eq!(path, out),
+        other => panic!("expected Exists, got {other:?}"),
     }
     assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");
-    report.write(&out, true).expect("overwrite");
+    let claim = tool_io::Claim::new(&out, true).expect("claim");
+    report.write(&claim).expect("overwrite");
+    drop(claim);
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
     assert_eq!(v["type"], "kl1-bandwidth");
@@ -429,8 +432,11 @@ fn unmatched_kernels_are_counted_not_dropped() {
 fn a_missing_manifest_is_an_io_error_naming_it() {
     let tmp = tempfile::tempdir().expect("tmp");
     match run(tmp.path()) {
-        Err(Error::Io { path, .. }) => assert!(path.ends_with("traces-manifest.json")),
-        other => panic!("expected Io, got {other:?}"),
+        Err(Error::File(tool_io::Error::Input { what, path, .. })) => {
+            assert_eq!(what, "manifest");
+            assert!(path.ends_with("traces-manifest.json"));
+        }
+        other => panic!("expected an input error, got {other:?}"),
     }
 }
 

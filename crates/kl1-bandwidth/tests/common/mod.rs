@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: generating windows, editing their traces, re-hashing.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::path::{Path, PathBuf};
 

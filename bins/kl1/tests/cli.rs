@@ -1,5 +1,5 @@
-//! The two commands as a user runs them: the README's first command on the demo window, the refusal to
-//! overwrite, errors on stderr with a failing exit status, the generator, and the file and stdout rules of
+//! The command as a user runs it: the README's first command on the demo window, the refusal to
+//! overwrite, errors on stderr with a failing exit status, and the file and stdout rules of
 //! issue 15 (items 1, 2, 4, 5, 8, 11) on real special files.
 #![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
@@ -17,13 +17,6 @@ fn bandwidth(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run kl1-bandwidth")
-}
-
-fn gen_window(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kl1-gen-window"))
-        .args(args)
-        .output()
-        .expect("run kl1-gen-window")
 }
 
 fn text(b: &[u8]) -> String {
@@ -109,23 +102,18 @@ fn an_existing_output_is_refused_unless_overwrite() {
 fn errors_name_the_window_capture_rank_and_fail() {
     let tmp = tempfile::tempdir().expect("tmp");
     let win = tmp.path().join("w1");
-    let o = gen_window(&[
-        "--out",
-        win.to_str().expect("utf-8"),
-        "--plain",
-        "--jitter",
-        "0",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stdout).contains("wrote 12 traces"),
-        "{}",
-        text(&o.stdout)
-    );
-    // Refuses to write over a window without --force.
-    let o = gen_window(&["--out", win.to_str().expect("utf-8")]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("--force"), "{}", text(&o.stderr));
+    let mut plan = kl1_window_gen::Plan::demo();
+    plan.gzip = false;
+    plan.jitter = 0.0;
+    let truth = kl1_window_gen::write_window(
+        &kl1_shapes::Spec::builtin(),
+        &kl1_bandwidth::Rules::builtin(),
+        &plan,
+        &win,
+        false,
+    )
+    .expect("generate");
+    assert_eq!(truth.traces.len(), 12);
     // A wrong sha256 in the manifest.
     let mpath = win.join("traces-manifest.json");
     let mut rows: Vec<Value> =
@@ -183,25 +171,6 @@ fn bad_options_fail_with_a_message() {
     assert_eq!(o.status.code(), Some(1));
     assert!(
         text(&o.stderr).contains("no named group `phase`"),
-        "{}",
-        text(&o.stderr)
-    );
-    let o = gen_window(&[
-        "--out",
-        tmp.path().join("g").to_str().expect("utf-8"),
-        "--rate",
-        "dense",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("NAME=GBPS"), "{}", text(&o.stderr));
-    let o = gen_window(&[
-        "--out",
-        tmp.path().join("g").to_str().expect("utf-8"),
-        "--rate",
-        "warp=3",
-    ]);
-    assert!(
-        text(&o.stderr).contains("no rate `warp`"),
         "{}",
         text(&o.stderr)
     );

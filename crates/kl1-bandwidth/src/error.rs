@@ -120,12 +120,6 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// The window generator was given a plan it cannot write.
-    #[error("gen-window: {reason}")]
-    Generate {
-        /// What is wrong.
-        reason: String,
-    },
 }
 
 impl From<kl1_shapes::Error> for Error {

@@ -8,8 +8,8 @@
 //! by `kl1-shapes` from a model spec by durations MEASURED in the trace — the GB/s of the dense decode
 //! launches, the LM head, router and mHC pre-norm, the sparse-MoE decode layers, the prefill expert path and
 //! the reconstruct kernels; per rank, the mean of every number. The output keeps the seed's JSON keys and
-//! nesting; every key is labelled MEASURED, ESTIMATED or CLAIM ([`labels`]). It also writes synthetic windows
-//! with known GB/s ([`synth`]), against which it is tested.
+//! nesting; every key is labelled MEASURED, ESTIMATED or CLAIM ([`labels`]). Its tests analyse synthetic
+//! windows with known GB/s, written by the `kl1-window-gen` crate.
 //!
 //! What it is not: a trace parser (that is `kineto-trace`), a byte model (that is `kl1-shapes`), or a
 //! measurement of DRAM traffic: no trace records how many distinct experts a step's rows picked, so the
@@ -41,7 +41,6 @@ pub mod manifest;
 pub mod report;
 pub mod rules;
 pub mod steps;
-pub mod synth;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 
 use common::*;
 use kl1_bandwidth::labels::label_of;
-use kl1_bandwidth::synth::{Plan, Rates, Truth};
 use kl1_bandwidth::{Report, Rules, analyze};
 use kl1_shapes::Spec;
+use kl1_window_gen::{Plan, Rates, Truth};
 
 /// Checks every analysed step of every trace against the truth; returns how many values were compared.
 fn check_against_truth(report: &Report, truth: &Truth) -> usize {
@@ -28,7 +28,7 @@ fn check_against_truth(report: &Report, truth: &Truth) -> usize {
             .iter()
             .find(|r| r.rank == t.rank)
             .unwrap_or_else(|| panic!("{} rank {} not reported", t.label, t.rank));
-        let want: Vec<&kl1_bandwidth::synth::StepTruth> = t
+        let want: Vec<&kl1_window_gen::StepTruth> = t
             .steps
             .iter()
             .filter(|s| s.analysed && s.phase == cap.kind.as_str())
@@ -307,7 +307,7 @@ fn the_demo_window_is_up_to_date() {
         fresh.len()
     );
     let truth = |d: &std::path::Path| {
-        std::fs::read_to_string(d.join(kl1_bandwidth::synth::TRUTH_FILE)).expect("truth file")
+        std::fs::read_to_string(d.join(kl1_window_gen::TRUTH_FILE)).expect("truth file")
     };
     assert!(
         truth(&demo) == truth(&dir),
@@ -318,7 +318,7 @@ fn the_demo_window_is_up_to_date() {
 mod properties {
     use super::*;
     use kl1_bandwidth::Prefill;
-    use kl1_bandwidth::synth::write_window;
+    use kl1_window_gen::write_window;
     use proptest::prelude::*;
 
     fn tiny() -> (Spec, Rules) {

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kl1_bandwidth::synth::{CapturePlan, Plan, Rates, StepPlan, Truth, write_window};
 use kl1_bandwidth::{Kind, Rules};
 use kl1_shapes::Spec;
+use kl1_window_gen::{CapturePlan, Plan, Rates, StepPlan, Truth, write_window};
 use serde_json::Value;
 
 /// A fresh directory holding a window generated from `plan` with the built-in spec and rules.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kl1_bandwidth::{Error, Prefill, Rules, analyze};
+use kl1_bandwidth::{Error, Kl1Rules, Prefill, analyze};
 use kl1_shapes::Spec;
 use tool_io::stdout::StdoutError;
 
@@ -119,8 +119,8 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         None => Spec::builtin(),
     };
     let mut rules = match &cli.rules {
-        Some(p) => Rules::from_file(p)?,
-        None => Rules::builtin(),
+        Some(p) => Kl1Rules::from_file(p)?,
+        None => Kl1Rules::builtin(),
     };
     if let Some(p) = &cli.step_pattern {
         rules = rules.with_step_pattern(p)?;

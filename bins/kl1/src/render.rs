@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use kl1_bandwidth::{Kind, Report};
+use kl1_bandwidth::{CaptureKind, Report};
 
 /// Writes the summary of `report` to `out`; `spec_gbps` and `gpu` are the spec's GPU and its specified
 /// bandwidth (a CLAIM).
@@ -38,12 +38,12 @@ pub fn summary(out: &mut dyn Write, report: &Report, spec_gbps: f64, gpu: &str) 
                     }
                 };
                 match c.kind {
-                    Kind::Decode => {
+                    CaptureKind::Decode => {
                         part("dense", "dense.all.gbps");
                         part("LM head", "dense.lm_head.gbps");
                         part("sMoE if uniform", "smoe.gbps_if_uniform");
                     }
-                    Kind::Prefill => {
+                    CaptureKind::Prefill => {
                         part("prefill gate|up", "tf.full.gu_gbps_if_uniform");
                         part("down", "tf.full.down_gbps_if_uniform");
                         part("reconstruct", "reconstruct.all.gbps");

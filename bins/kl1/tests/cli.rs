@@ -107,7 +107,7 @@ fn errors_name_the_window_capture_rank_and_fail() {
     plan.jitter = 0.0;
     let truth = kl1_window_gen::write_window(
         &kl1_shapes::Spec::builtin(),
-        &kl1_bandwidth::Rules::builtin(),
+        &kl1_bandwidth::Kl1Rules::builtin(),
         &plan,
         &win,
         false,

@@ -16,9 +16,9 @@ use kl1_shapes::{
 };
 
 use crate::Error;
-use crate::captures::Kind;
-use crate::rules::{BucketId, FamilyId, L2PF_BUCKET, Rules};
-use crate::steps::{Kernel, Step};
+use crate::captures::CaptureKind;
+use crate::rules::{BucketId, Kl1FamilyId, Kl1Rules, L2PF_BUCKET};
+use crate::steps::{Kernel, Kl1Step};
 
 /// ns per ms.
 const NS_PER_MS: f64 = 1e6;
@@ -94,22 +94,22 @@ impl Row {
 
 /// The families the analysis reads, resolved once.
 struct Fams {
-    mrow: FamilyId,
-    mrow_head: FamilyId,
-    exl3_gemm: FamilyId,
-    reconstruct: FamilyId,
-    reconstruct_had: FamilyId,
-    hc_prenorm: FamilyId,
-    router: FamilyId,
-    route_topk: FamilyId,
-    smoe_rot: FamilyId,
-    smoe_gu: FamilyId,
-    smoe_down: FamilyId,
-    smoe_fused: FamilyId,
-    tf_gu: FamilyId,
-    tf_down: FamilyId,
-    tf_aux: FamilyId,
-    l2pf: FamilyId,
+    mrow: Kl1FamilyId,
+    mrow_head: Kl1FamilyId,
+    exl3_gemm: Kl1FamilyId,
+    reconstruct: Kl1FamilyId,
+    reconstruct_had: Kl1FamilyId,
+    hc_prenorm: Kl1FamilyId,
+    router: Kl1FamilyId,
+    route_topk: Kl1FamilyId,
+    smoe_rot: Kl1FamilyId,
+    smoe_gu: Kl1FamilyId,
+    smoe_down: Kl1FamilyId,
+    smoe_fused: Kl1FamilyId,
+    tf_gu: Kl1FamilyId,
+    tf_down: Kl1FamilyId,
+    tf_aux: Kl1FamilyId,
+    l2pf: Kl1FamilyId,
 }
 
 /// A bandwidth the "most experts readable" figures are computed at, and its output key suffix.
@@ -124,7 +124,7 @@ pub(crate) struct Ceiling {
 /// Everything the sections need from the spec and the rules, computed once.
 pub(crate) struct Ctx<'a> {
     pub(crate) spec: &'a Spec,
-    pub(crate) rules: &'a Rules,
+    pub(crate) rules: &'a Kl1Rules,
     f: Fams,
     pub(crate) dense: [DenseLaunch; 4],
     pub(crate) expert: ExpertBytes,
@@ -146,7 +146,7 @@ pub(crate) fn gbps_key(gbps: f64) -> String {
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(spec: &'a Spec, rules: &'a Rules) -> Result<Ctx<'a>, Error> {
+    pub(crate) fn new(spec: &'a Spec, rules: &'a Kl1Rules) -> Result<Ctx<'a>, Error> {
         let id = |name: &str| {
             rules.family_id(name).ok_or_else(|| Error::Rules {
                 origin: rules.origin().to_string(),
@@ -221,7 +221,11 @@ impl<'a> Ctx<'a> {
 
 /// One step's row for a capture of `kind`; `None` when the step is not analysed (the last step, which has no
 /// period; a prefill chunk under `prefill.min_rows`).
-pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row>, Fault> {
+pub(crate) fn step_row(
+    ctx: &Ctx<'_>,
+    kind: CaptureKind,
+    s: &Kl1Step,
+) -> Result<Option<Row>, Fault> {
     let Some(period) = s.period else {
         return Ok(None);
     };
@@ -234,7 +238,7 @@ pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row
         ));
     };
     let requests = s.requests;
-    if kind == Kind::Prefill && rows < ctx.rules.prefill().min_rows {
+    if kind == CaptureKind::Prefill && rows < ctx.rules.prefill().min_rows {
         return Ok(None);
     }
     row.put("period_ms", period as f64 / NS_PER_MS)?;
@@ -243,11 +247,11 @@ pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row
     moe_wall(ctx, s, &mut row)?;
     family_totals(ctx, s, &mut row)?;
     match kind {
-        Kind::Decode => {
+        CaptureKind::Decode => {
             dense_decode(ctx, s, &mut row)?;
             smoe_decode(ctx, s, rows, requests, &mut row)?;
         }
-        Kind::Prefill => {
+        CaptureKind::Prefill => {
             tf_prefill(ctx, s, rows, &mut row)?;
             reconstruct_prefill(ctx, s, &mut row)?;
         }
@@ -257,7 +261,7 @@ pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row
 
 /// SP1's exclusive budget, three ways: `sp1.*` with the rules' buckets (l2pf in its family's bucket),
 /// `l2pf_apart.*` with l2pf kernels in a bucket of their own, `no_l2pf.*` without l2pf kernels. ms.
-fn sp1_split(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn sp1_split(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     type BucketOf<'c> = Box<dyn Fn(&Kernel) -> Option<BucketId> + 'c>;
     let variants: [(&str, BucketOf<'_>); 3] = [
         ("sp1", Box::new(|k: &Kernel| Some(k.bucket))),
@@ -295,7 +299,7 @@ fn sp1_split(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
 
 /// Wall time of the MoE phase: unions of router + top-k + expert kernels, of the expert kernels, and of
 /// router + top-k. ms.
-fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn moe_wall(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let routing = [f.router, f.route_topk];
     let experts = [
@@ -307,7 +311,7 @@ fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
         f.tf_down,
         f.tf_aux,
     ];
-    let union_of = |fams: &[FamilyId]| {
+    let union_of = |fams: &[Kl1FamilyId]| {
         union_within(
             s.kernels
                 .iter()
@@ -318,7 +322,7 @@ fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
         ) as f64
             / NS_PER_MS
     };
-    let all: Vec<FamilyId> = routing.iter().chain(&experts).copied().collect();
+    let all: Vec<Kl1FamilyId> = routing.iter().chain(&experts).copied().collect();
     row.put("moe_union_ms", union_of(&all))?;
     row.put("expert_union_ms", union_of(&experts))?;
     row.put("router_topk_union_ms", union_of(&routing))?;
@@ -326,8 +330,8 @@ fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
 }
 
 /// Per family present in the step: the union and the sum of its kernels' time. ms.
-fn family_totals(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
-    let mut by: BTreeMap<FamilyId, Vec<(i64, i64)>> = BTreeMap::new();
+fn family_totals(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
+    let mut by: BTreeMap<Kl1FamilyId, Vec<(i64, i64)>> = BTreeMap::new();
     for k in &s.kernels {
         by.entry(k.family).or_default().push((k.start, k.end));
     }
@@ -355,7 +359,7 @@ fn sat_sum(ns: impl IntoIterator<Item = i64>) -> i64 {
 
 /// Dense decode: the m-row launches, four a layer in forward order (launch j of a layer is kernel j, j + 4, …
 /// of the step), each checked against the spec's K; the LM head; the router and mHC pre-norm launches.
-fn dense_decode(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn dense_decode(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let ks: Vec<&Kernel> = s.kernels.iter().filter(|k| k.family == f.mrow).collect();
     let per_layer = ctx.dense.len();
@@ -464,11 +468,11 @@ impl Layer<'_> {
 /// rotation, a gate|up and the next down (or one fused kernel). Anything else (a down with no gate|up before
 /// it, two gate|ups in a row, a rotation with no gate|up after it) is an error naming what was found.
 pub(crate) fn moe_layers<'k>(
-    s: &'k Step,
-    rot: Option<FamilyId>,
-    gu: FamilyId,
-    down: FamilyId,
-    fused: Option<FamilyId>,
+    s: &'k Kl1Step,
+    rot: Option<Kl1FamilyId>,
+    gu: Kl1FamilyId,
+    down: Kl1FamilyId,
+    fused: Option<Kl1FamilyId>,
 ) -> Result<Vec<Layer<'k>>, String> {
     let mut out = Vec::new();
     let mut pending_rot: Option<&Kernel> = None;
@@ -557,7 +561,7 @@ fn per_request_bound(ctx: &Ctx<'_>, requests: u64) -> f64 {
 /// claimed bandwidths would allow.
 fn smoe_decode(
     ctx: &Ctx<'_>,
-    s: &Step,
+    s: &Kl1Step,
     rows: u64,
     requests: Option<u64>,
     row: &mut Row,
@@ -647,7 +651,7 @@ fn smoe_decode(
 
 /// The prefill expert path: the first `prefill.full_layers` layers over every row, the rest over the last
 /// `prefill.suffix_rows` rows; gate|up and down GB/s at the uniform-routing expert count.
-fn tf_prefill(ctx: &Ctx<'_>, s: &Step, rows: u64, row: &mut Row) -> Result<(), Fault> {
+fn tf_prefill(ctx: &Ctx<'_>, s: &Kl1Step, rows: u64, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let layers = moe_layers(s, None, f.tf_gu, f.tf_down, None).map_err(|r| row.fault(r))?;
     let want = ctx.spec.model().moe_layers;
@@ -697,7 +701,7 @@ fn tf_prefill(ctx: &Ctx<'_>, s: &Step, rows: u64, row: &mut Row) -> Result<(), F
 
 /// Reconstruct launches grouped by the tensor slice their grid implies (`KxN`, `KxN_had` for the fused
 /// Hadamard kernel); GB/s of read + written bytes.
-fn reconstruct_prefill(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn reconstruct_prefill(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let mut by: BTreeMap<String, Vec<(&Kernel, ReconstructKernel)>> = BTreeMap::new();
     for k in &s.kernels {
@@ -766,7 +770,7 @@ mod tests {
     fn kernel(start: i64, end: i64) -> Kernel {
         Kernel {
             name: "k".into(),
-            family: FamilyId(0),
+            family: Kl1FamilyId(0),
             bucket: BucketId(0),
             start,
             end,

@@ -19,11 +19,11 @@
 //! `docs/kl1-bandwidth.md`.
 //!
 //! ```
-//! use kl1_bandwidth::{Rules, analyze};
+//! use kl1_bandwidth::{Kl1Rules, analyze};
 //! use kl1_shapes::Spec;
 //!
 //! let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo");
-//! let report = analyze(&[demo], &Spec::builtin(), &Rules::builtin(), None)?;
+//! let report = analyze(&[demo], &Spec::builtin(), &Kl1Rules::builtin(), None)?;
 //! let decode = &report.windows[0].captures[0];
 //! assert_eq!(decode.label, "prof-short-b1:decode");
 //! // ESTIMATED bytes of the four dense launches of every layer / their MEASURED time, mean over steps.
@@ -49,12 +49,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use kl1_shapes::Spec;
 use rayon::prelude::*;
 
-pub use captures::{CAPTURES, Capture, Kind};
+pub use captures::{CAPTURES, CaptureKind, KnownCapture};
 pub use error::Error;
 pub use labels::{FIELD_LABELS, FieldLabel, Label};
 pub use manifest::{MANIFEST, ManifestRow};
 pub use report::{CaptureReport, RankReport, Report, WindowReport};
-pub use rules::{KL1_RULES_TOML, KL1_STEP_PATTERN, Prefill, Rules};
+pub use rules::{KL1_RULES_TOML, KL1_STEP_PATTERN, Kl1Rules, Prefill};
 
 use analysis::{Ctx, Fault};
 use manifest::{Entry, Window};
@@ -64,7 +64,7 @@ enum Job<'w> {
     Analyse {
         window: &'w Window,
         entry: &'w Entry,
-        kind: Kind,
+        kind: CaptureKind,
     },
     Hash {
         window: &'w Window,
@@ -80,7 +80,7 @@ enum Job<'w> {
 pub fn analyze(
     windows: &[PathBuf],
     spec: &Spec,
-    rules: &Rules,
+    rules: &Kl1Rules,
     progress: Option<&(dyn Fn(usize, usize) + Sync)>,
 ) -> Result<Report, Error> {
     let ctx = Ctx::new(spec, rules)?;
@@ -217,7 +217,7 @@ fn analyse_rank(
     ctx: &Ctx<'_>,
     window: &Window,
     entry: &Entry,
-    kind: Kind,
+    kind: CaptureKind,
 ) -> Result<RankReport, Error> {
     let (wname, label, rank) = (window.name.clone(), entry.label.clone(), entry.rank);
     let rank_err = |reason: String| Error::Rank {
@@ -274,7 +274,8 @@ fn analyse_rank(
     let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
     for s in st.steps.iter().filter(|s| s.phase == kind.as_str()) {
         of_kind += 1;
-        if kind == Kind::Prefill && s.rows.is_some_and(|r| r < ctx.rules.prefill().min_rows) {
+        if kind == CaptureKind::Prefill && s.rows.is_some_and(|r| r < ctx.rules.prefill().min_rows)
+        {
             small += 1;
         }
         if s.period.is_none() {

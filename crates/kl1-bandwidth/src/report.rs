@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use crate::Error;
-use crate::captures::Kind;
+use crate::captures::CaptureKind;
 
 /// The output's `type`.
 pub const TYPE: &str = "kl1-bandwidth";
@@ -63,7 +63,7 @@ pub struct CaptureReport {
     /// `cell:capture`.
     pub label: String,
     /// What it was analysed for.
-    pub kind: Kind,
+    pub kind: CaptureKind,
     /// Its ranks, ascending.
     pub ranks: Vec<RankReport>,
 }

@@ -5,7 +5,7 @@
 //! The bounds are kineto-trace's (docs/steps-and-budgets.md): a kernel belongs to a step when its launch
 //! starts inside the step's annotation, on any thread of the annotation's process; `lo`/`hi` are the first
 //! start and last end of the step's kernels; `period` is the next step's `lo` − this `lo` (none for the last
-//! step, which is therefore not analysed). Steps without kernels are dropped here; a step whose next marker
+//! step, which is therefore not analysed). Markers without kernels are counted and dropped here; a step whose next marker
 //! in its process is one of them has no period either ([`DropReason`] says which case a step is).
 
 use std::collections::{BTreeMap, HashMap};
@@ -16,7 +16,7 @@ use kineto_trace::step::find_steps;
 use kineto_trace::{Sym, Trace};
 use kl1_shapes::Bits;
 
-use crate::rules::{BucketId, FamilyId, Rules, template_k};
+use crate::rules::{BucketId, Kl1FamilyId, Kl1Rules, template_k};
 
 /// One kernel of a step.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +24,7 @@ pub struct Kernel {
     /// Demangled name, as the trace wrote it (shared with the other kernels of that name).
     pub name: Arc<str>,
     /// Its family.
-    pub family: FamilyId,
+    pub family: Kl1FamilyId,
     /// Its family's bucket.
     pub bucket: BucketId,
     /// Start, ns on the trace clock.
@@ -75,7 +75,7 @@ impl std::fmt::Display for DropReason {
 
 /// A step with at least one kernel.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Step {
+pub struct Kl1Step {
     /// The annotation's `step` group (`kl1.step#N`), else the step's position among the trace's markers.
     pub index: u64,
     /// The annotation's `phase` group (`decode`, `prefill`); empty without one.
@@ -100,9 +100,9 @@ pub struct Step {
 
 /// A trace's steps, and what could not be placed in one.
 #[derive(Debug, Clone, Default)]
-pub struct Steps {
+pub struct Kl1Steps {
     /// Steps with at least one kernel, in marker order.
-    pub steps: Vec<Step>,
+    pub steps: Vec<Kl1Step>,
     /// Step markers matched by the pattern (including those with no kernel).
     pub markers: u64,
     /// Markers with no kernel, by their `phase` group (empty without one): not steps, but counted so that
@@ -117,17 +117,17 @@ pub struct Steps {
 }
 
 /// Splits a trace into steps with classified kernels.
-pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
+pub fn steps(trace: &Trace, rules: &Kl1Rules) -> Kl1Steps {
     let links = Links::build(trace);
     let found = find_steps(trace, &links, rules.step_pattern());
     let classes = rules.table().classify_kernels(trace);
     // Family, bucket, K and name of each distinct kernel name, computed once.
-    let mut by_name: HashMap<Sym, (Arc<str>, FamilyId, Option<Bits>)> = HashMap::new();
+    let mut by_name: HashMap<Sym, (Arc<str>, Kl1FamilyId, Option<Bits>)> = HashMap::new();
     let mut in_step = vec![false; trace.kernels.len()];
-    let mut out = Steps {
+    let mut out = Kl1Steps {
         markers: found.steps.len() as u64,
         warnings: found.warnings.clone(),
-        ..Steps::default()
+        ..Kl1Steps::default()
     };
     // For each marker, whether a later marker of its process exists and has kernels (kineto-trace measures
     // the period to the next marker of the same process, by position).
@@ -178,7 +178,7 @@ pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
                 }
             })
             .collect();
-        out.steps.push(Step {
+        out.steps.push(Kl1Step {
             index: s.number.unwrap_or(s.index as u64),
             phase: s.phase.clone().unwrap_or_default(),
             rows: s.rows,

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use kl1_bandwidth::{Error, Rules, analyze};
+use kl1_bandwidth::{Error, Kl1Rules, analyze};
 use kl1_shapes::Spec;
 use serde_json::{Value, json};
 
@@ -13,7 +13,7 @@ fn run(dir: &std::path::Path) -> Result<kl1_bandwidth::Report, Error> {
     analyze(
         &[dir.to_path_buf()],
         &Spec::builtin(),
-        &Rules::builtin(),
+        &Kl1Rules::builtin(),
         None,
     )
 }
@@ -171,7 +171,12 @@ fn a_rank_that_differs_from_the_trace_is_an_error() {
 fn two_windows_with_one_name_are_an_error() {
     let (_a, dir_a, _) = generate(&small_decode_plan());
     let (_b, dir_b, _) = generate(&small_decode_plan());
-    match analyze(&[dir_a, dir_b], &Spec::builtin(), &Rules::builtin(), None) {
+    match analyze(
+        &[dir_a, dir_b],
+        &Spec::builtin(),
+        &Kl1Rules::builtin(),
+        None,
+    ) {
         Err(Error::DuplicateWindow { name, .. }) => assert_eq!(name, "win"),
         other => panic!("expected DuplicateWindow, got {other:?}"),
     }
@@ -203,7 +208,7 @@ fn a_window_is_keyed_by_the_name_it_was_given() {
     let both = analyze(
         &[dir.clone(), link],
         &Spec::builtin(),
-        &Rules::builtin(),
+        &Kl1Rules::builtin(),
         None,
     )
     .expect("analyse both");
@@ -518,13 +523,13 @@ fn rule_tables_the_analysis_cannot_use_are_refused() {
     let end = start + base[start..].find("\n\n").expect("end");
     let text = base[..start].to_string() + &base[end..];
     let text = text.replace("smoe_fused = \"routed_moe\"\n", "");
-    let e = Rules::from_toml_str(&text, p)
+    let e = Kl1Rules::from_toml_str(&text, p)
         .expect_err("missing family")
         .to_string();
     assert!(e.contains("`smoe_fused` is not defined"), "{e}");
     // A reserved bucket.
     let text = base.replace("torch_native = \"other\"", "torch_native = \"idle\"");
-    let e = Rules::from_toml_str(&text, p)
+    let e = Kl1Rules::from_toml_str(&text, p)
         .expect_err("reserved")
         .to_string();
     assert!(e.contains("reserved"), "{e}");
@@ -533,12 +538,12 @@ fn rule_tables_the_analysis_cannot_use_are_refused() {
         "pattern = '^void exl3_mrow_kernel<'",
         "pattern = '^void exl3_mrow_head_kernel<'",
     );
-    let e = Rules::from_toml_str(&text, p)
+    let e = Kl1Rules::from_toml_str(&text, p)
         .expect_err("shadowed")
         .to_string();
     assert!(e.contains("test.toml"), "{e}");
     // A step pattern without the groups the analysis needs.
-    let e = Rules::builtin()
+    let e = Kl1Rules::builtin()
         .with_step_pattern(r"kl1\.step#(?P<step>\d+) phase=(?P<phase>\w+)")
         .expect_err("no rows")
         .to_string();
@@ -548,7 +553,7 @@ fn rule_tables_the_analysis_cannot_use_are_refused() {
 #[test]
 fn prefill_structure_beyond_the_spec_is_refused() {
     let (_tmp, dir, _) = generate(&small_prefill_plan());
-    let rules = Rules::builtin()
+    let rules = Kl1Rules::builtin()
         .with_prefill(kl1_bandwidth::Prefill {
             full_layers: 41,
             suffix_rows: 128,

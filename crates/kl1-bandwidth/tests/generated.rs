@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use kl1_bandwidth::labels::label_of;
-use kl1_bandwidth::{Report, Rules, analyze};
+use kl1_bandwidth::{Kl1Rules, Report, analyze};
 use kl1_shapes::Spec;
 use kl1_window_gen::{Plan, Rates, Truth};
 
@@ -87,7 +87,7 @@ fn check_against_truth(report: &Report, truth: &Truth) -> usize {
 #[test]
 fn the_demo_plan_reports_the_generated_truth() {
     let (_tmp, dir, truth) = generate(&Plan::demo());
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     let n = check_against_truth(&report, &truth);
     assert!(n > 1_000, "only {n} values compared");
     let w = &report.windows[0];
@@ -127,7 +127,7 @@ fn reported_gbps_sit_within_the_jitter_of_the_rates() {
     plan.jitter = 0.05;
     plan.gzip = false;
     let (_tmp, dir, _truth) = generate(&plan);
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     let r = plan.rates;
     let j = plan.jitter;
     let mut checked = 0;
@@ -183,7 +183,7 @@ fn without_jitter_the_rates_come_back() {
     plan.captures.push(small_prefill_plan().captures.remove(0));
     plan.jitter = 0.0;
     let (_tmp, dir, _) = generate(&plan);
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     let r = plan.rates;
     let w = &report.windows[0];
     let decode = &w.captures[0].ranks[0].mean;
@@ -209,11 +209,11 @@ fn analysis_is_deterministic_and_ranks_agree_on_structure() {
     let a = analyze(
         std::slice::from_ref(&dir),
         &Spec::builtin(),
-        &Rules::builtin(),
+        &Kl1Rules::builtin(),
         None,
     )
     .expect("analyse");
-    let b = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let b = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     assert_eq!(a.to_json().expect("json"), b.to_json().expect("json"));
     let ranks = &a.windows[0].captures[0].ranks;
     // Both ranks launch the same kernels: same keys, same launch counts.
@@ -264,7 +264,7 @@ fn a_step_before_an_empty_marker_is_dropped_and_counted() {
             events.push(empty);
         });
     }
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     for r in &report.windows[0].captures[0].ranks {
         // Of steps 1000, 1001, 1002 only 1001 has a period now.
         assert_eq!(r.step_index, vec![1001], "rank {}", r.rank);
@@ -321,12 +321,12 @@ mod properties {
     use kl1_window_gen::write_window;
     use proptest::prelude::*;
 
-    fn tiny() -> (Spec, Rules) {
+    fn tiny() -> (Spec, Kl1Rules) {
         let spec = Spec::from_file(
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tiny-spec.toml"),
         )
         .expect("tiny spec");
-        let rules = Rules::builtin()
+        let rules = Kl1Rules::builtin()
             .with_prefill(Prefill {
                 full_layers: 1,
                 suffix_rows: 128,
@@ -385,7 +385,7 @@ fn a_key_missing_from_a_step_is_averaged_over_the_steps_that_have_it() {
         let i = nth_kernel(events, "exl3_mrow_head_kernel", 0);
         events.remove(i);
     });
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     let ranks = &report.windows[0].captures[0].ranks;
     let r0 = &ranks[0];
     assert_eq!(r0.steps, 2);
@@ -448,14 +448,14 @@ fn prefill_markers_without_requests_are_analysed() {
     let with = analyze(
         std::slice::from_ref(&dir),
         &Spec::builtin(),
-        &Rules::builtin(),
+        &Kl1Rules::builtin(),
         None,
     )
     .expect("analyse");
     for rank in 0..2 {
         strip_requests(&dir, "prof-32k-b1:prefill-early", rank);
     }
-    let without = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None)
+    let without = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None)
         .expect("prefill markers without requests");
     let (a, b) = (
         &with.windows[0].captures[0],
@@ -478,7 +478,7 @@ fn an_optional_requests_group_is_accepted_and_only_its_keys_go() {
     let optional = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+)(?: requests=(?P<requests>\d+))?";
     let absent = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+)";
     for pattern in [optional, absent] {
-        let rules = Rules::builtin()
+        let rules = Kl1Rules::builtin()
             .with_step_pattern(pattern)
             .expect("a pattern with an optional or no requests group");
         let report =

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{close, sha256_hex};
-use kl1_bandwidth::{Prefill, Rules, analyze};
+use kl1_bandwidth::{Kl1Rules, Prefill, analyze};
 use kl1_shapes::Spec;
 use serde_json::{Value, json};
 
@@ -275,7 +275,7 @@ fn check(row: &BTreeMap<String, f64>, want: &[(&str, f64)]) {
 #[test]
 fn decode_and_prefill_numbers_match_the_hand_computation() {
     let (_tmp, dir) = window();
-    let rules = Rules::builtin()
+    let rules = Kl1Rules::builtin()
         .with_prefill(Prefill {
             full_layers: 1,
             suffix_rows: 128,

@@ -33,8 +33,8 @@ use kl1_shapes::{
 };
 use serde::Serialize;
 
-use kl1_bandwidth::Kind;
-use kl1_bandwidth::Rules;
+use kl1_bandwidth::CaptureKind;
+use kl1_bandwidth::Kl1Rules;
 use kl1_bandwidth::manifest::{MANIFEST, ManifestRow};
 
 /// Why a window could not be generated.
@@ -144,7 +144,7 @@ impl Rates {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct StepPlan {
     /// Decode or prefill.
-    pub phase: Kind,
+    pub phase: CaptureKind,
     /// Live rows.
     pub rows: u64,
     /// Requests.
@@ -183,7 +183,7 @@ pub struct Plan {
 
 fn decode(rows: u64, requests: u64) -> StepPlan {
     StepPlan {
-        phase: Kind::Decode,
+        phase: CaptureKind::Decode,
         rows,
         requests,
     }
@@ -191,7 +191,7 @@ fn decode(rows: u64, requests: u64) -> StepPlan {
 
 fn prefill(rows: u64) -> StepPlan {
     StepPlan {
-        phase: Kind::Prefill,
+        phase: CaptureKind::Prefill,
         rows,
         requests: 1,
     }
@@ -469,7 +469,7 @@ struct Laid {
 /// only the files it writes are replaced.
 pub fn write_window(
     spec: &Spec,
-    rules: &Rules,
+    rules: &Kl1Rules,
     plan: &Plan,
     dir: &Path,
     overwrite: bool,
@@ -478,7 +478,7 @@ pub fn write_window(
     if !(plan.jitter.is_finite() && (0.0..0.5).contains(&plan.jitter)) {
         return Err(bad(format!("jitter {} must be in [0, 0.5)", plan.jitter)));
     }
-    let probe = annotation(7, Kind::Decode, 2, 1);
+    let probe = annotation(7, CaptureKind::Decode, 2, 1);
     if !rules.step_pattern().is_match(&probe) {
         return Err(bad(format!(
             "the rules' step pattern `{}` does not match the KL1 annotation `{probe}` the generator writes \
@@ -614,7 +614,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The KL1 step annotation (docs/kl1-window.md).
-pub fn annotation(index: u64, phase: Kind, rows: u64, requests: u64) -> String {
+pub fn annotation(index: u64, phase: CaptureKind, rows: u64, requests: u64) -> String {
     format!("kl1.step#{index} phase={phase} rows={rows} requests={requests}")
 }
 
@@ -633,8 +633,8 @@ fn lay_out(m: &Model<'_>, plan: &Plan, c: &CapturePlan, rng: &mut Rng) -> Vec<La
             graph: &mut graph,
         };
         match s.phase {
-            Kind::Decode => b.decode_step(s, c),
-            Kind::Prefill => b.prefill_step(s, c),
+            CaptureKind::Decode => b.decode_step(s, c),
+            CaptureKind::Prefill => b.prefill_step(s, c),
         }
         let kernels = b.kernels;
         t = kernels.iter().map(Kern::end).max().unwrap_or(t) + STEP_GAP;
@@ -1309,7 +1309,7 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
         let busy = union_within(s.kernels.iter().map(|k| (k.start, k.end())), lo, hi);
         e.insert("sp1.idle".into(), ms(hi - lo - busy));
         match s.plan.phase {
-            Kind::Decode => {
+            CaptureKind::Decode => {
                 let mut all_bytes = 0.0;
                 for (j, (name, _, bytes)) in m.dense.iter().enumerate() {
                     let n = count(&|r| *r == Role::Dense(j));
@@ -1365,7 +1365,7 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
                 e.insert("smoe.requests".into(), s.plan.requests as f64);
                 e.insert("smoe.unique_uniform".into(), experts);
             }
-            Kind::Prefill => {
+            CaptureKind::Prefill => {
                 for (tag, full) in [("full", true), ("suffix", false)] {
                     let gu_ns = sum(&|r| *r == Role::TfGu { full });
                     let dn_ns = sum(&|r| *r == Role::TfDown { full });
@@ -1414,7 +1414,7 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
             }
         }
         let analysed =
-            next.is_some() && (s.plan.phase == Kind::Decode || s.plan.rows >= m.min_rows);
+            next.is_some() && (s.plan.phase == CaptureKind::Decode || s.plan.rows >= m.min_rows);
         out.push(StepTruth {
             index: s.index,
             phase: s.plan.phase.as_str().to_string(),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kl1_bandwidth::Rules;
+use kl1_bandwidth::Kl1Rules;
 use kl1_shapes::Spec;
 use kl1_window_gen::{Error, Plan, TRUTH_FILE, write_window};
 
@@ -83,8 +83,8 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         None => Spec::builtin(),
     };
     let rules = match &cli.rules {
-        Some(p) => Rules::from_file(p).map_err(|e| input(&e))?,
-        None => Rules::builtin(),
+        Some(p) => Kl1Rules::from_file(p).map_err(|e| input(&e))?,
+        None => Kl1Rules::builtin(),
     };
     let mut plan = Plan::demo();
     for r in &cli.rates {

@@ -10,6 +10,11 @@
 //!    `persist`. Tests, `xtask/` and `fuzz/` are not checked (they write scratch files and generated
 //!    data). Exceptions are listed in [`WRITES_ALLOWED`] with their reason.
 //!
+//! 4. Every dependency a workspace crate declares (`[dependencies]`, `[dev-dependencies]`,
+//!    `[build-dependencies]`) is used: its crate name (`-` → `_`) appears as a path (`name::`), a `use`,
+//!    an `extern crate` or a macro call (`name!`) in one of the crate's `.rs` files. The same check
+//!    `cargo-machete` makes, without installing it.
+//!
 //! Comments and everything after a file's first `#[cfg(test)]` are not checked by 2 and 3.
 //!
 //! Each check has two lists: exceptions that stay (with the reason), and `PENDING_*` gaps that exist today
@@ -439,4 +444,123 @@ fn the_scanner_sees_strings_not_comments() {
     assert!(!has_flag_text("x--y"));
     assert!(!has_flag_text("--5"));
     assert_eq!(flags("a --json, --csv-x b"), ["--json", "--csv-x"]);
+}
+
+/// The dependency names declared in a Cargo.toml's dependency tables.
+fn declared_dependencies(toml: &str) -> Vec<String> {
+    let mut deps = Vec::new();
+    let mut in_deps = false;
+    for line in toml.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let table = t.trim_matches(|c| c == '[' || c == ']');
+            in_deps = table == "dependencies"
+                || table == "dev-dependencies"
+                || table == "build-dependencies"
+                || table.ends_with(".dependencies")
+                || table.ends_with(".dev-dependencies");
+            continue;
+        }
+        if !in_deps || t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let key: String = t
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        if !key.is_empty() {
+            deps.push(key);
+        }
+    }
+    deps
+}
+
+/// Whether Rust code uses crate `name` (already with `_`).
+fn uses_crate(code: &str, name: &str) -> bool {
+    let b = code.as_bytes();
+    let mut from = 0;
+    while let Some(at) = code[from..].find(name) {
+        let i = from + at;
+        let end = i + name.len();
+        let before_ok =
+            i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b':');
+        let rest = &code[end..];
+        let word_ends = rest
+            .bytes()
+            .next()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == b'_'));
+        if before_ok && word_ends {
+            let head = code[..i].trim_end();
+            if rest.starts_with("::")
+                || rest.starts_with('!')
+                || head.ends_with("use")
+                || head.ends_with("extern crate")
+            {
+                return true;
+            }
+        }
+        from = end;
+    }
+    false
+}
+
+#[test]
+fn every_declared_dependency_is_used() {
+    let root = root();
+    let mut crate_dirs: Vec<PathBuf> = Vec::new();
+    for group in ["crates", "bins"] {
+        if let Ok(entries) = fs::read_dir(root.join(group)) {
+            crate_dirs.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+        }
+    }
+    crate_dirs.push(root.join("xtask"));
+    crate_dirs.sort();
+    let mut unused = Vec::new();
+    for dir in crate_dirs {
+        let Ok(toml) = fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        let code: String = files
+            .iter()
+            .filter_map(|f| fs::read_to_string(f).ok())
+            .map(|t| code_and_strings_all(&t))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for dep in declared_dependencies(&toml) {
+            if !uses_crate(&code, &dep.replace('-', "_")) {
+                unused.push(format!("{}: {dep}", rel(&root, &dir)));
+            }
+        }
+    }
+    assert!(
+        unused.is_empty(),
+        "declared dependencies no source file uses (remove them from Cargo.toml):\n  {}",
+        unused.join("\n  ")
+    );
+}
+
+/// The code of a whole file (tests included) with comments and strings blanked.
+fn code_and_strings_all(text: &str) -> String {
+    // `#[cfg(test)]` is what ends the scan in `code_and_strings`; a dependency used only in tests counts.
+    code_and_strings(&text.replace("#[cfg(test)]", "#[cfg(all(test))]")).0
+}
+
+#[test]
+fn the_dependency_scan_reads_cargo_toml_and_paths() {
+    let toml = "[package]\nname = \"x\"\n[dependencies]\nkl1-shapes.workspace = true\nserde = { version = \"1\" }\n# c\n[dev-dependencies]\ntempfile = \"3\"\n[lints]\nworkspace = true\n";
+    assert_eq!(
+        declared_dependencies(toml),
+        ["kl1-shapes", "serde", "tempfile"]
+    );
+    assert!(uses_crate(
+        "let s = kl1_shapes::Spec::builtin();",
+        "kl1_shapes"
+    ));
+    assert!(uses_crate("use serde;", "serde"));
+    assert!(uses_crate("#[derive(serde::Serialize)]", "serde"));
+    assert!(!uses_crate("let serde_json = 1;", "serde"));
+    assert!(!uses_crate("my_tempfile::x()", "tempfile"));
+    assert!(!uses_crate("a::tempfile::x()", "tempfile"));
 }

@@ -1,13 +1,17 @@
 //! `kl1-bandwidth`: achieved GB/s per kernel family per step, from KL1 profiler windows. Parses arguments,
-//! calls the `kl1-bandwidth` library, writes its JSON and prints its summary; nothing else lives here.
+//! calls the `kl1-bandwidth` library, writes its JSON (through tool-io) and prints its summary
+//! ([`render`]); nothing else lives here.
+
+mod render;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kl1_bandwidth::{Error, Prefill, Rules, analyze};
+use kl1_bandwidth::{Error, Kl1Rules, Prefill, analyze};
 use kl1_shapes::Spec;
+use tool_io::stdout::StdoutError;
 
 #[derive(Parser)]
 #[command(
@@ -57,37 +61,66 @@ struct Cli {
     quiet: bool,
 }
 
+/// Why the command stopped.
+enum Failure {
+    Analysis(Error),
+    Stdout(StdoutError),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Analysis(e)
+    }
+}
+
+impl From<tool_io::Error> for Failure {
+    fn from(e: tool_io::Error) -> Failure {
+        Failure::Analysis(Error::File(e))
+    }
+}
+
+impl From<kl1_shapes::Error> for Failure {
+    fn from(e: kl1_shapes::Error) -> Failure {
+        Failure::Analysis(Error::from(e))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        // A closed pipe (`| head`) is quiet success; other stdout errors are one message and a failure.
+        Err(Failure::Stdout(e)) => e.exit("kl1-bandwidth"),
+        Err(Failure::Analysis(e)) => {
             let mut msg = format!("kl1-bandwidth: {e}");
+            if let Error::File(tool_io::Error::Exists { .. }) = e {
+                msg.push_str("; pass --overwrite to replace it");
+            }
             let mut src = std::error::Error::source(&e);
             while let Some(s) = src {
                 msg.push_str(&format!("\n  caused by: {s}"));
                 src = s.source();
             }
-            eprintln!("{msg}");
+            let _ = writeln!(std::io::stderr().lock(), "{msg}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(cli: &Cli) -> Result<(), Error> {
-    // Refuse before the work, not after it (the write refuses again, atomically, if the file appears meanwhile).
-    if !cli.overwrite && cli.output.exists() {
-        return Err(Error::OutputExists {
-            path: cli.output.clone(),
-        });
-    }
+fn run(cli: &Cli) -> Result<(), Failure> {
+    // Claimed before the work: refused now if the name is taken, a device or FIFO, or being written by
+    // another run, not after the analysis (the write refuses again, atomically, if a file appears meanwhile).
+    let claim = tool_io::Claim::new(&cli.output, cli.overwrite)?;
     let spec = match &cli.spec {
-        Some(p) => Spec::from_file(p)?,
+        Some(p) => {
+            let text = tool_io::read_input_string(p, "model spec", tool_io::caps::CONFIG)?;
+            Spec::from_toml_str(&text, &p.display().to_string())?
+        }
         None => Spec::builtin(),
     };
     let mut rules = match &cli.rules {
-        Some(p) => Rules::from_file(p)?,
-        None => Rules::builtin(),
+        Some(p) => Kl1Rules::from_file(p)?,
+        None => Kl1Rules::builtin(),
     };
     if let Some(p) = &cli.step_pattern {
         rules = rules.with_step_pattern(p)?;
@@ -111,14 +144,18 @@ fn run(cli: &Cli) -> Result<(), Error> {
     );
     if tty {
         // Clear the progress line whatever the outcome.
-        eprint!("\r\x1b[2K");
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
     }
     let report = report?;
-    report.write(&cli.output, cli.overwrite)?;
+    report.write(&claim)?;
+    drop(claim);
     if !cli.quiet {
         let gpu = spec.gpu();
-        print!("{}", report.summary(gpu.spec_bandwidth_gbps, &gpu.name));
-        println!("wrote {}", cli.output.display());
+        tool_io::stdout::write(|out| {
+            render::summary(out, &report, gpu.spec_bandwidth_gbps, &gpu.name)?;
+            writeln!(out, "wrote {}", cli.output.display())
+        })
+        .map_err(Failure::Stdout)?;
     }
     Ok(())
 }

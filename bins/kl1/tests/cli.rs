@@ -1,5 +1,7 @@
-//! The two commands as a user runs them: the README's first command on the demo window, the refusal to
-//! overwrite, errors on stderr with a failing exit status, and the generator.
+//! The command as a user runs it: the README's first command on the demo window, the refusal to
+//! overwrite, errors on stderr with a failing exit status, and the file and stdout rules of
+//! issue 15 (items 1, 2, 4, 5, 8, 11) on real special files.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -15,13 +17,6 @@ fn bandwidth(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run kl1-bandwidth")
-}
-
-fn gen_window(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kl1-gen-window"))
-        .args(args)
-        .output()
-        .expect("run kl1-gen-window")
 }
 
 fn text(b: &[u8]) -> String {
@@ -107,23 +102,18 @@ fn an_existing_output_is_refused_unless_overwrite() {
 fn errors_name_the_window_capture_rank_and_fail() {
     let tmp = tempfile::tempdir().expect("tmp");
     let win = tmp.path().join("w1");
-    let o = gen_window(&[
-        "--out",
-        win.to_str().expect("utf-8"),
-        "--plain",
-        "--jitter",
-        "0",
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stdout).contains("wrote 12 traces"),
-        "{}",
-        text(&o.stdout)
-    );
-    // Refuses to write over a window without --force.
-    let o = gen_window(&["--out", win.to_str().expect("utf-8")]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("--force"), "{}", text(&o.stderr));
+    let mut plan = kl1_window_gen::Plan::demo();
+    plan.gzip = false;
+    plan.jitter = 0.0;
+    let truth = kl1_window_gen::write_window(
+        &kl1_shapes::Spec::builtin(),
+        &kl1_bandwidth::Kl1Rules::builtin(),
+        &plan,
+        &win,
+        false,
+    )
+    .expect("generate");
+    assert_eq!(truth.traces.len(), 12);
     // A wrong sha256 in the manifest.
     let mpath = win.join("traces-manifest.json");
     let mut rows: Vec<Value> =
@@ -184,23 +174,277 @@ fn bad_options_fail_with_a_message() {
         "{}",
         text(&o.stderr)
     );
-    let o = gen_window(&[
-        "--out",
-        tmp.path().join("g").to_str().expect("utf-8"),
-        "--rate",
-        "dense",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("NAME=GBPS"), "{}", text(&o.stderr));
-    let o = gen_window(&[
-        "--out",
-        tmp.path().join("g").to_str().expect("utf-8"),
-        "--rate",
-        "warp=3",
-    ]);
+}
+
+// ---- issue 15: outputs and inputs -----------------------------------------------------------------
+
+fn mkfifo(p: &Path) {
+    let ok = Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "mkfifo {}", p.display());
+}
+
+/// Runs kl1-bandwidth, killing it (and failing) if it has not finished within 60 s: a hang is a failure,
+/// not a stuck test run.
+fn bandwidth_within_60s(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("kl1-bandwidth {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Item 1: `--output /dev/null --overwrite` (or a FIFO) is refused before the analysis, and left as it is.
+#[cfg(unix)]
+#[test]
+fn a_device_or_fifo_output_is_refused_even_with_overwrite() {
+    use std::os::unix::fs::FileTypeExt;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let fifo = tmp.path().join("out.json");
+    mkfifo(&fifo);
+    let demo = demo();
+    for (target, kind) in [
+        (Path::new("/dev/null"), "is a character device"),
+        (fifo.as_path(), "is a FIFO"),
+    ] {
+        let o = bandwidth_within_60s(&[
+            "--window",
+            demo.to_str().expect("utf-8"),
+            "--output",
+            target.to_str().expect("utf-8"),
+            "--overwrite",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+        let e = text(&o.stderr);
+        assert!(e.contains(kind) && e.contains("not a regular file"), "{e}");
+        assert!(o.stdout.is_empty(), "refused before the analysis");
+    }
     assert!(
-        text(&o.stderr).contains("no rate `warp`"),
-        "{}",
-        text(&o.stderr)
+        std::fs::metadata("/dev/null")
+            .expect("stat")
+            .file_type()
+            .is_char_device()
     );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .expect("stat")
+            .file_type()
+            .is_fifo()
+    );
+}
+
+/// Item 2: a new result has the umask's mode (not 0600); an overwritten one keeps its mode.
+#[cfg(unix)]
+#[test]
+fn results_follow_the_umask_and_keep_an_old_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let reference = tmp.path().join("reference");
+    std::fs::File::create(&reference).expect("create");
+    let umask_mode = std::fs::metadata(&reference)
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o777;
+    let demo = demo();
+    let out = tmp.path().join("new.json");
+    let o = bandwidth(&[
+        "--window",
+        demo.to_str().expect("utf-8"),
+        "--output",
+        out.to_str().expect("utf-8"),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&out), umask_mode, "{:o}", mode(&out));
+    let old = tmp.path().join("old.json");
+    std::fs::write(&old, "old").expect("write");
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let o = bandwidth(&[
+        "--window",
+        demo.to_str().expect("utf-8"),
+        "--output",
+        old.to_str().expect("utf-8"),
+        "--overwrite",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(mode(&old), 0o644, "{:o}", mode(&old));
+    let names: Vec<String> = std::fs::read_dir(tmp.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "no temporary or claim file left: {names:?}");
+}
+
+/// Item 4: `kl1-bandwidth … | head -0`: the reader is gone before the summary; quiet exit 0, no panic, and
+/// the result file is complete.
+#[test]
+fn a_closed_stdout_pipe_ends_quietly_with_success() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("kl1.json");
+    let demo = demo();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+        .args([
+            "--window",
+            demo.to_str().expect("utf-8"),
+            "--output",
+            out.to_str().expect("utf-8"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Close the read end at once: the summary is written after the analysis, into a pipe with no reader.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(e.is_empty(), "{e}");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
+    assert_eq!(v["type"], "kl1-bandwidth");
+}
+
+/// Item 4: `kl1-bandwidth … > /dev/full`: one message naming stdout, exit 1, no panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_an_error_naming_stdout() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("kl1.json");
+    let demo = demo();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let o = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+        .args([
+            "--window",
+            demo.to_str().expect("utf-8"),
+            "--output",
+            out.to_str().expect("utf-8"),
+        ])
+        .stdout(full)
+        .output()
+        .expect("run");
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.starts_with("kl1-bandwidth: writing to stdout: "), "{e}");
+    assert!(out.exists(), "the result was written before the summary");
+}
+
+/// A window directory whose manifest is `make(path)`.
+fn window_with_manifest(tmp: &Path, make: impl FnOnce(&Path)) -> PathBuf {
+    let w = tmp.join("w");
+    std::fs::create_dir_all(&w).expect("mkdir");
+    make(&w.join("traces-manifest.json"));
+    w
+}
+
+/// Item 8: a FIFO manifest is refused at once (it used to hang forever); `/dev/zero` is refused without
+/// being read (it used to grow memory without bound); so are a FIFO rule file and a `/dev/zero` spec.
+#[cfg(unix)]
+#[test]
+fn special_file_inputs_are_refused_not_read() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("o.json");
+    let out = out.to_str().expect("utf-8");
+    let fifo_window = window_with_manifest(&tmp.path().join("a"), mkfifo);
+    let zero_window = window_with_manifest(&tmp.path().join("b"), |p| {
+        std::os::unix::fs::symlink("/dev/zero", p).expect("symlink")
+    });
+    for (w, kind) in [
+        (&fifo_window, "is a FIFO"),
+        (&zero_window, "is a character device"),
+    ] {
+        let o = bandwidth_within_60s(&["--window", w.to_str().expect("utf-8"), "--output", out]);
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("manifest") && e.contains("traces-manifest.json"),
+            "{e}"
+        );
+        assert!(e.contains(kind), "{e}");
+    }
+    let fifo_rules = tmp.path().join("rules.toml");
+    mkfifo(&fifo_rules);
+    let demo = demo();
+    let demo = demo.to_str().expect("utf-8");
+    let o = bandwidth_within_60s(&[
+        "--window",
+        demo,
+        "--output",
+        out,
+        "--rules",
+        fifo_rules.to_str().expect("utf-8"),
+    ]);
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("rule file") && e.contains("is a FIFO"), "{e}");
+    let o = bandwidth_within_60s(&["--window", demo, "--output", out, "--spec", "/dev/zero"]);
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("model spec /dev/zero: is a character device"),
+        "{e}"
+    );
+    assert!(!Path::new(out).exists());
+}
+
+/// Item 11: a manifest `[]` is an error, not an empty result with exit 0.
+#[test]
+fn an_empty_manifest_is_an_error() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let w = window_with_manifest(tmp.path(), |p| std::fs::write(p, "[]").expect("write"));
+    let out = tmp.path().join("o.json");
+    let o = bandwidth(&[
+        "--window",
+        w.to_str().expect("utf-8"),
+        "--output",
+        out.to_str().expect("utf-8"),
+    ]);
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("window w") && e.contains("lists no traces"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}
+
+/// Item 5 (for this tool too): a result name another run has claimed is refused before the analysis.
+#[test]
+fn a_result_name_claimed_by_another_run_is_refused_at_once() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("kl1.json");
+    let claim = tool_io::Claim::new(&out, false).expect("claim");
+    let demo = demo();
+    let o = bandwidth(&[
+        "--window",
+        demo.to_str().expect("utf-8"),
+        "--output",
+        out.to_str().expect("utf-8"),
+    ]);
+    let e = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("being written by another run"), "{e}");
+    assert!(o.stdout.is_empty());
+    drop(claim);
+    assert!(!out.exists());
 }

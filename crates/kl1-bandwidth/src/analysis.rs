@@ -16,9 +16,9 @@ use kl1_shapes::{
 };
 
 use crate::Error;
-use crate::captures::Kind;
-use crate::rules::{BucketId, FamilyId, L2PF_BUCKET, Rules};
-use crate::steps::{Kernel, Step};
+use crate::captures::CaptureKind;
+use crate::rules::{BucketId, Kl1FamilyId, Kl1Rules, L2PF_BUCKET};
+use crate::steps::{Kernel, Kl1Step};
 
 /// ns per ms.
 const NS_PER_MS: f64 = 1e6;
@@ -94,22 +94,22 @@ impl Row {
 
 /// The families the analysis reads, resolved once.
 struct Fams {
-    mrow: FamilyId,
-    mrow_head: FamilyId,
-    exl3_gemm: FamilyId,
-    reconstruct: FamilyId,
-    reconstruct_had: FamilyId,
-    hc_prenorm: FamilyId,
-    router: FamilyId,
-    route_topk: FamilyId,
-    smoe_rot: FamilyId,
-    smoe_gu: FamilyId,
-    smoe_down: FamilyId,
-    smoe_fused: FamilyId,
-    tf_gu: FamilyId,
-    tf_down: FamilyId,
-    tf_aux: FamilyId,
-    l2pf: FamilyId,
+    mrow: Kl1FamilyId,
+    mrow_head: Kl1FamilyId,
+    exl3_gemm: Kl1FamilyId,
+    reconstruct: Kl1FamilyId,
+    reconstruct_had: Kl1FamilyId,
+    hc_prenorm: Kl1FamilyId,
+    router: Kl1FamilyId,
+    route_topk: Kl1FamilyId,
+    smoe_rot: Kl1FamilyId,
+    smoe_gu: Kl1FamilyId,
+    smoe_down: Kl1FamilyId,
+    smoe_fused: Kl1FamilyId,
+    tf_gu: Kl1FamilyId,
+    tf_down: Kl1FamilyId,
+    tf_aux: Kl1FamilyId,
+    l2pf: Kl1FamilyId,
 }
 
 /// A bandwidth the "most experts readable" figures are computed at, and its output key suffix.
@@ -124,7 +124,7 @@ pub(crate) struct Ceiling {
 /// Everything the sections need from the spec and the rules, computed once.
 pub(crate) struct Ctx<'a> {
     pub(crate) spec: &'a Spec,
-    pub(crate) rules: &'a Rules,
+    pub(crate) rules: &'a Kl1Rules,
     f: Fams,
     pub(crate) dense: [DenseLaunch; 4],
     pub(crate) expert: ExpertBytes,
@@ -146,7 +146,7 @@ pub(crate) fn gbps_key(gbps: f64) -> String {
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(spec: &'a Spec, rules: &'a Rules) -> Result<Ctx<'a>, Error> {
+    pub(crate) fn new(spec: &'a Spec, rules: &'a Kl1Rules) -> Result<Ctx<'a>, Error> {
         let id = |name: &str| {
             rules.family_id(name).ok_or_else(|| Error::Rules {
                 origin: rules.origin().to_string(),
@@ -177,7 +177,7 @@ impl<'a> Ctx<'a> {
             return Err(Error::Rules {
                 origin: rules.origin().to_string(),
                 reason: format!(
-                    "prefill full_layers (--prefill-full-layers) = {} exceeds the spec's {} MoE layers ({})",
+                    "prefill full_layers = {} exceeds the spec's {} MoE layers ({})",
                     p.full_layers,
                     layers,
                     spec.name()
@@ -221,18 +221,24 @@ impl<'a> Ctx<'a> {
 
 /// One step's row for a capture of `kind`; `None` when the step is not analysed (the last step, which has no
 /// period; a prefill chunk under `prefill.min_rows`).
-pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row>, Fault> {
+pub(crate) fn step_row(
+    ctx: &Ctx<'_>,
+    kind: CaptureKind,
+    s: &Kl1Step,
+) -> Result<Option<Row>, Fault> {
     let Some(period) = s.period else {
         return Ok(None);
     };
     let mut row = Row::new(s.index);
-    let (Some(rows), Some(requests)) = (s.rows, s.requests) else {
+    // `requests` only bounds the decode experts (`smoe.gbps_if_6_per_request`); a marker without it (a
+    // prefill marker, a pattern whose `requests` group is optional) loses just those keys.
+    let Some(rows) = s.rows else {
         return Err(row.fault(
-            "its annotation gives no `rows` or no `requests` (docs/kl1-window.md: \
-             `kl1.step#N phase=P rows=R requests=Q`)",
+            "its annotation gives no `rows` (docs/kl1-window.md: `kl1.step#N phase=P rows=R requests=Q`)",
         ));
     };
-    if kind == Kind::Prefill && rows < ctx.rules.prefill().min_rows {
+    let requests = s.requests;
+    if kind == CaptureKind::Prefill && rows < ctx.rules.prefill().min_rows {
         return Ok(None);
     }
     row.put("period_ms", period as f64 / NS_PER_MS)?;
@@ -241,11 +247,11 @@ pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row
     moe_wall(ctx, s, &mut row)?;
     family_totals(ctx, s, &mut row)?;
     match kind {
-        Kind::Decode => {
+        CaptureKind::Decode => {
             dense_decode(ctx, s, &mut row)?;
             smoe_decode(ctx, s, rows, requests, &mut row)?;
         }
-        Kind::Prefill => {
+        CaptureKind::Prefill => {
             tf_prefill(ctx, s, rows, &mut row)?;
             reconstruct_prefill(ctx, s, &mut row)?;
         }
@@ -255,7 +261,7 @@ pub(crate) fn step_row(ctx: &Ctx<'_>, kind: Kind, s: &Step) -> Result<Option<Row
 
 /// SP1's exclusive budget, three ways: `sp1.*` with the rules' buckets (l2pf in its family's bucket),
 /// `l2pf_apart.*` with l2pf kernels in a bucket of their own, `no_l2pf.*` without l2pf kernels. ms.
-fn sp1_split(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn sp1_split(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     type BucketOf<'c> = Box<dyn Fn(&Kernel) -> Option<BucketId> + 'c>;
     let variants: [(&str, BucketOf<'_>); 3] = [
         ("sp1", Box::new(|k: &Kernel| Some(k.bucket))),
@@ -293,7 +299,7 @@ fn sp1_split(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
 
 /// Wall time of the MoE phase: unions of router + top-k + expert kernels, of the expert kernels, and of
 /// router + top-k. ms.
-fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn moe_wall(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let routing = [f.router, f.route_topk];
     let experts = [
@@ -305,7 +311,7 @@ fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
         f.tf_down,
         f.tf_aux,
     ];
-    let union_of = |fams: &[FamilyId]| {
+    let union_of = |fams: &[Kl1FamilyId]| {
         union_within(
             s.kernels
                 .iter()
@@ -316,7 +322,7 @@ fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
         ) as f64
             / NS_PER_MS
     };
-    let all: Vec<FamilyId> = routing.iter().chain(&experts).copied().collect();
+    let all: Vec<Kl1FamilyId> = routing.iter().chain(&experts).copied().collect();
     row.put("moe_union_ms", union_of(&all))?;
     row.put("expert_union_ms", union_of(&experts))?;
     row.put("router_topk_union_ms", union_of(&routing))?;
@@ -324,8 +330,8 @@ fn moe_wall(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
 }
 
 /// Per family present in the step: the union and the sum of its kernels' time. ms.
-fn family_totals(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
-    let mut by: BTreeMap<FamilyId, Vec<(i64, i64)>> = BTreeMap::new();
+fn family_totals(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
+    let mut by: BTreeMap<Kl1FamilyId, Vec<(i64, i64)>> = BTreeMap::new();
     for k in &s.kernels {
         by.entry(k.family).or_default().push((k.start, k.end));
     }
@@ -353,7 +359,7 @@ fn sat_sum(ns: impl IntoIterator<Item = i64>) -> i64 {
 
 /// Dense decode: the m-row launches, four a layer in forward order (launch j of a layer is kernel j, j + 4, …
 /// of the step), each checked against the spec's K; the LM head; the router and mHC pre-norm launches.
-fn dense_decode(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn dense_decode(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let ks: Vec<&Kernel> = s.kernels.iter().filter(|k| k.family == f.mrow).collect();
     let per_layer = ctx.dense.len();
@@ -462,11 +468,11 @@ impl Layer<'_> {
 /// rotation, a gate|up and the next down (or one fused kernel). Anything else (a down with no gate|up before
 /// it, two gate|ups in a row, a rotation with no gate|up after it) is an error naming what was found.
 pub(crate) fn moe_layers<'k>(
-    s: &'k Step,
-    rot: Option<FamilyId>,
-    gu: FamilyId,
-    down: FamilyId,
-    fused: Option<FamilyId>,
+    s: &'k Kl1Step,
+    rot: Option<Kl1FamilyId>,
+    gu: Kl1FamilyId,
+    down: Kl1FamilyId,
+    fused: Option<Kl1FamilyId>,
 ) -> Result<Vec<Layer<'k>>, String> {
     let mut out = Vec::new();
     let mut pending_rot: Option<&Kernel> = None;
@@ -555,9 +561,9 @@ fn per_request_bound(ctx: &Ctx<'_>, requests: u64) -> f64 {
 /// claimed bandwidths would allow.
 fn smoe_decode(
     ctx: &Ctx<'_>,
-    s: &Step,
+    s: &Kl1Step,
     rows: u64,
-    requests: u64,
+    requests: Option<u64>,
     row: &mut Row,
 ) -> Result<(), Fault> {
     let f = &ctx.f;
@@ -604,9 +610,10 @@ fn smoe_decode(
     let down_after = sat_sum(layers.iter().map(Layer::down_after_gu));
     let rot = sum_ns(layers.iter().filter_map(|l| l.rot));
     let uni = expected_distinct_experts_per_rank(ctx.spec, m);
-    let six = uni.min(per_request_bound(ctx, requests));
     row.put("smoe.rows", m as f64)?;
-    row.put("smoe.requests", requests as f64)?;
+    if let Some(requests) = requests {
+        row.put("smoe.requests", requests as f64)?;
+    }
     row.put("smoe.graph_slots", slots as f64)?;
     row.put("smoe.graph_rows", (slots / (top_k + 1)) as f64)?;
     row.put("smoe.span_ms", span as f64 / NS_PER_MS)?;
@@ -620,11 +627,14 @@ fn smoe_decode(
         moe_layer_weight_bytes(ctx.spec, uni, m) * n,
         span,
     )?;
-    row.put_gbps(
-        "smoe.gbps_if_6_per_request",
-        moe_layer_weight_bytes(ctx.spec, six, m) * n,
-        span,
-    )?;
+    if let Some(requests) = requests {
+        let six = uni.min(per_request_bound(ctx, requests));
+        row.put_gbps(
+            "smoe.gbps_if_6_per_request",
+            moe_layer_weight_bytes(ctx.spec, six, m) * n,
+            span,
+        )?;
+    }
     let per_layer_us = span as f64 / NS_PER_US / n;
     for c in &ctx.ceilings {
         let key = format!("smoe.unique_max_at_{}", c.key);
@@ -641,7 +651,7 @@ fn smoe_decode(
 
 /// The prefill expert path: the first `prefill.full_layers` layers over every row, the rest over the last
 /// `prefill.suffix_rows` rows; gate|up and down GB/s at the uniform-routing expert count.
-fn tf_prefill(ctx: &Ctx<'_>, s: &Step, rows: u64, row: &mut Row) -> Result<(), Fault> {
+fn tf_prefill(ctx: &Ctx<'_>, s: &Kl1Step, rows: u64, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let layers = moe_layers(s, None, f.tf_gu, f.tf_down, None).map_err(|r| row.fault(r))?;
     let want = ctx.spec.model().moe_layers;
@@ -691,7 +701,7 @@ fn tf_prefill(ctx: &Ctx<'_>, s: &Step, rows: u64, row: &mut Row) -> Result<(), F
 
 /// Reconstruct launches grouped by the tensor slice their grid implies (`KxN`, `KxN_had` for the fused
 /// Hadamard kernel); GB/s of read + written bytes.
-fn reconstruct_prefill(ctx: &Ctx<'_>, s: &Step, row: &mut Row) -> Result<(), Fault> {
+fn reconstruct_prefill(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let mut by: BTreeMap<String, Vec<(&Kernel, ReconstructKernel)>> = BTreeMap::new();
     for k in &s.kernels {
@@ -760,7 +770,7 @@ mod tests {
     fn kernel(start: i64, end: i64) -> Kernel {
         Kernel {
             name: "k".into(),
-            family: FamilyId(0),
+            family: Kl1FamilyId(0),
             bucket: BucketId(0),
             start,
             end,

@@ -4,24 +4,24 @@
 /// What a capture is analysed for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub enum CaptureKind {
     /// Decode steps: dense GEMV, sparse MoE.
     Decode,
     /// Prefill steps: the expert path and the reconstruct kernels.
     Prefill,
 }
 
-impl Kind {
+impl CaptureKind {
     /// The step `phase` this kind analyses, and the `kind` written in the output.
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Decode => "decode",
-            Kind::Prefill => "prefill",
+            CaptureKind::Decode => "decode",
+            CaptureKind::Prefill => "prefill",
         }
     }
 }
 
-impl std::fmt::Display for Kind {
+impl std::fmt::Display for CaptureKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -29,43 +29,43 @@ impl std::fmt::Display for Kind {
 
 /// One known capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Capture {
+pub struct KnownCapture {
     /// `cell:capture`.
     pub label: &'static str,
     /// What it is analysed for.
-    pub kind: Kind,
+    pub kind: CaptureKind,
 }
 
 /// The known captures, in output order (the seed's: decode captures, then prefill).
-pub const CAPTURES: [Capture; 6] = [
-    Capture {
+pub const CAPTURES: [KnownCapture; 6] = [
+    KnownCapture {
         label: "prof-short-b1:decode",
-        kind: Kind::Decode,
+        kind: CaptureKind::Decode,
     },
-    Capture {
+    KnownCapture {
         label: "prof-32k-b1:decode",
-        kind: Kind::Decode,
+        kind: CaptureKind::Decode,
     },
-    Capture {
+    KnownCapture {
         label: "prof-150k-b1:decode",
-        kind: Kind::Decode,
+        kind: CaptureKind::Decode,
     },
-    Capture {
+    KnownCapture {
         label: "prof-32k-b4:decode",
-        kind: Kind::Decode,
+        kind: CaptureKind::Decode,
     },
-    Capture {
+    KnownCapture {
         label: "prof-32k-b1:prefill-early",
-        kind: Kind::Prefill,
+        kind: CaptureKind::Prefill,
     },
-    Capture {
+    KnownCapture {
         label: "prof-150k-b1:prefill-late",
-        kind: Kind::Prefill,
+        kind: CaptureKind::Prefill,
     },
 ];
 
 /// The known capture with this label.
-pub fn capture(label: &str) -> Option<Capture> {
+pub fn capture(label: &str) -> Option<KnownCapture> {
     CAPTURES.iter().copied().find(|c| c.label == label)
 }
 

@@ -109,21 +109,14 @@ pub enum Error {
         /// The value.
         value: f64,
     },
-    /// The output file exists and `--overwrite` was not given.
-    #[error("{path} exists; pass --overwrite to replace it")]
-    OutputExists {
-        /// The file.
-        path: PathBuf,
-    },
+    /// A result file could not be claimed or written, or a small input (manifest, rule file) could not be
+    /// read: refused as not a regular file, over its size cap, already there, … (tool-io's message, which
+    /// names the file).
+    #[error(transparent)]
+    File(#[from] tool_io::Error),
     /// The output could not be serialised or contains a non-finite number at this path.
     #[error("output: {reason}")]
     Output {
-        /// What is wrong.
-        reason: String,
-    },
-    /// The window generator was given a plan it cannot write.
-    #[error("gen-window: {reason}")]
-    Generate {
         /// What is wrong.
         reason: String,
     },

@@ -8,8 +8,8 @@
 //! by `kl1-shapes` from a model spec by durations MEASURED in the trace — the GB/s of the dense decode
 //! launches, the LM head, router and mHC pre-norm, the sparse-MoE decode layers, the prefill expert path and
 //! the reconstruct kernels; per rank, the mean of every number. The output keeps the seed's JSON keys and
-//! nesting; every key is labelled MEASURED, ESTIMATED or CLAIM ([`labels`]). It also writes synthetic windows
-//! with known GB/s ([`synth`]), against which it is tested.
+//! nesting; every key is labelled MEASURED, ESTIMATED or CLAIM ([`labels`]). Its tests analyse synthetic
+//! windows with known GB/s, written by the `kl1-window-gen` crate.
 //!
 //! What it is not: a trace parser (that is `kineto-trace`), a byte model (that is `kl1-shapes`), or a
 //! measurement of DRAM traffic: no trace records how many distinct experts a step's rows picked, so the
@@ -19,11 +19,11 @@
 //! `docs/kl1-bandwidth.md`.
 //!
 //! ```
-//! use kl1_bandwidth::{Rules, analyze};
+//! use kl1_bandwidth::{Kl1Rules, analyze};
 //! use kl1_shapes::Spec;
 //!
 //! let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo");
-//! let report = analyze(&[demo], &Spec::builtin(), &Rules::builtin(), None)?;
+//! let report = analyze(&[demo], &Spec::builtin(), &Kl1Rules::builtin(), None)?;
 //! let decode = &report.windows[0].captures[0];
 //! assert_eq!(decode.label, "prof-short-b1:decode");
 //! // ESTIMATED bytes of the four dense launches of every layer / their MEASURED time, mean over steps.
@@ -41,7 +41,6 @@ pub mod manifest;
 pub mod report;
 pub mod rules;
 pub mod steps;
-pub mod synth;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,12 +49,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use kl1_shapes::Spec;
 use rayon::prelude::*;
 
-pub use captures::{CAPTURES, Capture, Kind};
+pub use captures::{CAPTURES, CaptureKind, KnownCapture};
 pub use error::Error;
 pub use labels::{FIELD_LABELS, FieldLabel, Label};
 pub use manifest::{MANIFEST, ManifestRow};
 pub use report::{CaptureReport, RankReport, Report, WindowReport};
-pub use rules::{KL1_RULES_TOML, KL1_STEP_PATTERN, Prefill, Rules};
+pub use rules::{KL1_RULES_TOML, KL1_STEP_PATTERN, Kl1Rules, Prefill};
 
 use analysis::{Ctx, Fault};
 use manifest::{Entry, Window};
@@ -65,7 +64,7 @@ enum Job<'w> {
     Analyse {
         window: &'w Window,
         entry: &'w Entry,
-        kind: Kind,
+        kind: CaptureKind,
     },
     Hash {
         window: &'w Window,
@@ -81,7 +80,7 @@ enum Job<'w> {
 pub fn analyze(
     windows: &[PathBuf],
     spec: &Spec,
-    rules: &Rules,
+    rules: &Kl1Rules,
     progress: Option<&(dyn Fn(usize, usize) + Sync)>,
 ) -> Result<Report, Error> {
     let ctx = Ctx::new(spec, rules)?;
@@ -218,7 +217,7 @@ fn analyse_rank(
     ctx: &Ctx<'_>,
     window: &Window,
     entry: &Entry,
-    kind: Kind,
+    kind: CaptureKind,
 ) -> Result<RankReport, Error> {
     let (wname, label, rank) = (window.name.clone(), entry.label.clone(), entry.rank);
     let rank_err = |reason: String| Error::Rank {
@@ -275,11 +274,12 @@ fn analyse_rank(
     let mut dropped: BTreeMap<String, u64> = BTreeMap::new();
     for s in st.steps.iter().filter(|s| s.phase == kind.as_str()) {
         of_kind += 1;
-        if kind == Kind::Prefill && s.rows.is_some_and(|r| r < ctx.rules.prefill().min_rows) {
+        if kind == CaptureKind::Prefill && s.rows.is_some_and(|r| r < ctx.rules.prefill().min_rows)
+        {
             small += 1;
         }
         if s.period.is_none() {
-            let why = s.no_period.unwrap_or(steps::NoPeriod::LastStep);
+            let why = s.no_period.unwrap_or(steps::DropReason::LastStep);
             *dropped.entry(why.as_str().to_string()).or_default() += 1;
             continue;
         }
@@ -310,6 +310,12 @@ fn analyse_rank(
             }
         }
     }
+    if let Some(&n) = st.empty_markers.get(kind.as_str()) {
+        of_kind += n as usize;
+        *dropped
+            .entry(steps::DropReason::NoKernels.as_str().to_string())
+            .or_default() += n;
+    }
     if per.is_empty() {
         return Err(rank_err(format!(
             "{file}: no complete {kind} steps ({} step annotations match `{}`; {} steps with kernels, {of_kind} of \
@@ -338,20 +344,7 @@ fn analyse_rank(
         let rows = row.get("rows").copied().unwrap_or(0.0) as u64;
         *hist.entry(rows).or_default() += 1;
     }
-    let mut keys: Vec<&String> = per.iter().flat_map(|(_, r)| r.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    let n = per.len() as f64;
-    let mean: BTreeMap<String, f64> = keys
-        .into_iter()
-        .map(|k| {
-            let sum: f64 = per
-                .iter()
-                .map(|(_, r)| r.get(k).copied().unwrap_or(0.0))
-                .sum();
-            (k.clone(), sum / n)
-        })
-        .collect();
+    let (mean, mean_steps) = mean_over_present(per.iter().map(|(_, r)| r));
     Ok(RankReport {
         rank,
         file,
@@ -359,6 +352,7 @@ fn analyse_rank(
         steps: per.len(),
         rows_hist: hist.into_iter().collect(),
         mean,
+        mean_steps,
         step_index: per.iter().map(|(i, _)| *i).collect(),
         per_step: per.into_iter().map(|(_, r)| r).collect(),
         kernels_outside_steps: st.kernels_outside,
@@ -366,6 +360,32 @@ fn analyse_rank(
         same_stream_overlaps: overlaps,
         steps_dropped: dropped,
     })
+}
+
+/// The mean of every key over the rows that have it, and, for each key some rows lack, how many rows have
+/// it. (The seed filled a missing key with 0, so one step without an LM-head kernel halved its mean.)
+fn mean_over_present<'a>(
+    rows: impl Iterator<Item = &'a BTreeMap<String, f64>> + Clone,
+) -> (BTreeMap<String, f64>, BTreeMap<String, u64>) {
+    let total = rows.clone().count() as u64;
+    let mut acc: BTreeMap<&str, (f64, u64)> = BTreeMap::new();
+    for row in rows {
+        for (k, v) in row {
+            let e = acc.entry(k.as_str()).or_default();
+            e.0 += v;
+            e.1 += 1;
+        }
+    }
+    let mean = acc
+        .iter()
+        .map(|(k, (sum, n))| (k.to_string(), sum / *n as f64))
+        .collect();
+    let partial = acc
+        .iter()
+        .filter(|(_, (_, n))| *n < total)
+        .map(|(k, (_, n))| (k.to_string(), *n))
+        .collect();
+    (mean, partial)
 }
 
 /// A constant as a JSON number, or an error naming it: `json!(f64::NAN)` would silently be `null`, out of
@@ -396,13 +416,27 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
             Ok((l.name.to_string(), v))
         })
         .collect::<Result<serde_json::Map<String, serde_json::Value>, Error>>()?;
-    let claims = gpu
+    // The seed's list shape, `[low, high]`: scripts written for it read `source_read_gbps[1]` as the claimed
+    // read figure (240 GB/s on GB10). Both come from the GPU table's first read bandwidth labelled CLAIM;
+    // the list is empty when it has none.
+    let claim = gpu
         .read_bandwidths
         .iter()
-        .filter(|r| r.label == kl1_shapes::BandwidthLabel::Claim)
-        .enumerate()
-        .map(|(i, r)| finite(&format!("source_read_gbps[{i}]"), r.low_gbps))
-        .collect::<Result<Vec<_>, Error>>()?;
+        .find(|r| r.label == kl1_shapes::BandwidthLabel::Claim);
+    let source_read = match claim {
+        Some(r) => vec![
+            finite("source_read_gbps[0]", r.low_gbps)?,
+            finite("source_read_gbps[1]", r.high_gbps)?,
+        ],
+        None => Vec::new(),
+    };
+    let source_read_label = match claim {
+        Some(r) => format!(
+            "CLAIM: [low, high] of the GPU table's read bandwidth `{}` (the seed's shape; [1] is the figure it used)",
+            r.id
+        ),
+        None => "CLAIM: empty, the GPU table has no read bandwidth labelled CLAIM".to_string(),
+    };
     let reads = gpu
         .read_bandwidths
         .iter()
@@ -442,12 +476,12 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
             "shared_expert_mb": "ESTIMATED", "dense_mb_per_layer": "ESTIMATED", "lm_head_mb": "ESTIMATED",
             "router_mb": "ESTIMATED", "mhc_mb": "ESTIMATED",
             "gb10_spec_gbps": "CLAIM (the vendor's specified bandwidth of the spec's GPU)",
-            "source_read_gbps": "CLAIM (the GPU table's read bandwidths labelled CLAIM)",
-            "source_decode_gbps": "CLAIM (none in the GPU table)",
+            "source_read_gbps": source_read_label,
+            "source_decode_gbps": "CLAIM: empty, the GPU table holds no decode-rate claim and none is invented",
             "gpu.spec_gbps": "CLAIM", "gpu.read_bandwidths": "each entry's own label (MEASURED or CLAIM)",
             "smoe_ceilings_gbps": "CLAIM (the figures smoe.unique_max_at_* are computed at)",
             "spec": "input: the spec's values, each cited or assumed in the spec file",
-            "prefill": "input: the KL1 prefill structure (--prefill-*)",
+            "prefill": "input: the KL1 prefill structure (the command's prefill options)",
             "per-step keys": "see field_labels",
         },
         "mean_k": finite("mean_k", kl1_shapes::mean_routed_k(spec))?,
@@ -459,7 +493,7 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
         "router_mb": finite("router_mb", ctx.router_bytes as f64 / 1e6)?,
         "mhc_mb": finite("mhc_mb", ctx.mhc_bytes as f64 / 1e6)?,
         "gb10_spec_gbps": finite("gb10_spec_gbps", gpu.spec_bandwidth_gbps)?,
-        "source_read_gbps": claims,
+        "source_read_gbps": source_read,
         "source_decode_gbps": [],
         "gpu": {
             "name": gpu.name,

@@ -90,12 +90,13 @@ pub fn load(dir: &Path) -> Result<Window, Error> {
         reason,
     };
     let mpath = root.join(MANIFEST);
-    let text = std::fs::read_to_string(&mpath).map_err(|error| Error::Io {
-        path: mpath.clone(),
-        error,
-    })?;
+    let text = tool_io::read_input_string(&mpath, "manifest", tool_io::caps::MANIFEST)?;
     let rows: Vec<serde_json::Value> = serde_json::from_str(&text)
         .map_err(|e| bad(format!("{MANIFEST} is not a JSON list of rows: {e}")))?;
+    if rows.is_empty() {
+        // An empty result with exit 0 would read as "analysed, nothing to report".
+        return Err(bad(format!("{MANIFEST} lists no traces (`[]`)")));
+    }
     let mut seen: BTreeMap<(String, u64), usize> = BTreeMap::new();
     let mut entries = Vec::new();
     let mut skipped = Vec::new();
@@ -189,9 +190,13 @@ fn inside(root: &Path, file: &str) -> Result<PathBuf, String> {
 
 /// sha256 of a file's stored bytes, lowercase hex.
 pub(crate) fn sha256_file(path: &Path) -> Result<String, std::io::Error> {
+    // Opened through tool-io so that a file swapped for a FIFO since the manifest was checked cannot block.
     use sha2::Digest;
     use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
+    let mut f = tool_io::open_input(path, "trace").map_err(|e| match e {
+        tool_io::Error::Input { error, .. } => error,
+        other => std::io::Error::other(other.to_string()),
+    })?;
     let mut h = sha2::Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {

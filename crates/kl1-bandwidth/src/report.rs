@@ -1,4 +1,5 @@
-//! The result: its JSON form (the seed's keys and nesting), the human summary, and the atomic write.
+//! The result: its data and its JSON form (the seed's keys and nesting). Written through tool-io; the human
+//! summary is the `kl1-bandwidth` binary's.
 //!
 //! ```text
 //! { "type": "kl1-bandwidth",
@@ -11,14 +12,12 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::Path;
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use crate::Error;
-use crate::captures::Kind;
+use crate::captures::CaptureKind;
 
 /// The output's `type`.
 pub const TYPE: &str = "kl1-bandwidth";
@@ -36,9 +35,12 @@ pub struct RankReport {
     pub steps: usize,
     /// How many analysed steps had each row count, ascending rows.
     pub rows_hist: Vec<(u64, u64)>,
-    /// The mean of every per-step key over the analysed steps; a key missing from a step counts as 0 there
-    /// (as in the seed: e.g. a reconstruct shape only some steps launch).
+    /// The mean of every per-step key over the analysed steps that have it (e.g. a reconstruct shape only
+    /// some steps launch). The seed counted a missing key as 0; see `docs/kl1-bandwidth.md`.
     pub mean: BTreeMap<String, f64>,
+    /// For each key of `mean` that some analysed steps lack, how many steps have it (a key not listed is in
+    /// every step).
+    pub mean_steps: BTreeMap<String, u64>,
     /// One flat row per analysed step.
     pub per_step: Vec<BTreeMap<String, f64>>,
     /// The index of each analysed step (from its annotation), parallel to `per_step`.
@@ -50,9 +52,8 @@ pub struct RankReport {
     /// Kernels of the analysed steps that started before an earlier kernel on their stream ended
     /// (programmatic dependent launch; counted, never merged).
     pub same_stream_overlaps: u64,
-    /// Steps of the capture's kind not analysed because they have no period, by reason
-    /// ([`crate::steps::NoPeriod::as_str`]): the last step of the trace, or a step whose next marker has no
-    /// kernels.
+    /// Step markers of the capture's kind not analysed, by reason ([`crate::steps::DropReason::as_str`]):
+    /// the last step of the trace, a step whose next marker has no kernels, a marker with no kernels.
     pub steps_dropped: BTreeMap<String, u64>,
 }
 
@@ -62,7 +63,7 @@ pub struct CaptureReport {
     /// `cell:capture`.
     pub label: String,
     /// What it was analysed for.
-    pub kind: Kind,
+    pub kind: CaptureKind,
     /// Its ranks, ascending.
     pub ranks: Vec<RankReport>,
 }
@@ -103,6 +104,7 @@ impl Serialize for RankReport {
         m.serialize_entry("steps", &self.steps)?;
         m.serialize_entry("rows_hist", &RowsHist(&self.rows_hist))?;
         m.serialize_entry("mean", &self.mean)?;
+        m.serialize_entry("mean_steps", &self.mean_steps)?;
         m.serialize_entry("per_step", &self.per_step)?;
         m.serialize_entry("file", &self.file)?;
         m.serialize_entry("step_index", &self.step_index)?;
@@ -238,131 +240,11 @@ impl Report {
         Ok(s)
     }
 
-    /// Writes the JSON to `path` atomically: to a temporary file in the same directory, flushed to disk, then
-    /// renamed over `path`. Without `overwrite` an existing file is refused (also if it appears meanwhile).
-    pub fn write(&self, path: &Path, overwrite: bool) -> Result<(), Error> {
-        let text = self.to_json()?;
-        write_atomic(path, text.as_bytes(), overwrite)
+    /// Writes the JSON to a claimed result file (tool-io: atomic, mode from the umask or the replaced file's,
+    /// fsynced). Fails on a non-finite number, naming the window, capture, rank and key.
+    pub fn write(&self, claim: &tool_io::Claim) -> Result<(), Error> {
+        self.check_finite()?;
+        claim.write_json(self)?;
+        Ok(())
     }
-
-    /// The human summary: per window, capture and rank, the rows, the period, and the dense, sparse-MoE and
-    /// prefill GB/s with their share of the GPU's specified bandwidth.
-    pub fn summary(&self, spec_gbps: f64, gpu: &str) -> String {
-        use std::fmt::Write as _;
-        let mut s = String::new();
-        let pct = |g: f64| 100.0 * g / spec_gbps;
-        let _ = writeln!(
-            s,
-            "GB/s = ESTIMATED bytes / MEASURED kernel time (per-step means); % of {gpu}'s specified \
-             {spec_gbps} GB/s (a CLAIM)"
-        );
-        for w in &self.windows {
-            let _ = writeln!(s, "window {}", w.name);
-            for c in &w.captures {
-                let _ = writeln!(s, "  {} ({})", c.label, c.kind);
-                for r in &c.ranks {
-                    let get = |k: &str| r.mean.get(k).copied();
-                    let rows = rows_text(&r.rows_hist);
-                    let mut line = format!(
-                        "    rank {}: {} step{}, rows {rows}, period {:.3} ms",
-                        r.rank,
-                        r.steps,
-                        if r.steps == 1 { "" } else { "s" },
-                        get("period_ms").unwrap_or(0.0)
-                    );
-                    let mut part = |name: &str, key: &str| {
-                        if let Some(g) = get(key) {
-                            let _ = write!(line, " | {name} {g:.1} GB/s ({:.1} %)", pct(g));
-                        }
-                    };
-                    match c.kind {
-                        Kind::Decode => {
-                            part("dense", "dense.all.gbps");
-                            part("LM head", "dense.lm_head.gbps");
-                            part("sMoE if uniform", "smoe.gbps_if_uniform");
-                        }
-                        Kind::Prefill => {
-                            part("prefill gate|up", "tf.full.gu_gbps_if_uniform");
-                            part("down", "tf.full.down_gbps_if_uniform");
-                            part("reconstruct", "reconstruct.all.gbps");
-                        }
-                    }
-                    let dropped: u64 = r.steps_dropped.values().sum();
-                    if dropped > 0 {
-                        let why = r
-                            .steps_dropped
-                            .iter()
-                            .map(|(why, n)| format!("{n} {why}"))
-                            .collect::<Vec<_>>()
-                            .join(", ");
-                        let _ = write!(line, " | {dropped} dropped, no period ({why})");
-                    }
-                    let _ = writeln!(s, "{line}");
-                }
-            }
-            if !w.skipped.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "  skipped (not a known capture): {}",
-                    w.skipped.join(", ")
-                );
-            }
-        }
-        s
-    }
-}
-
-fn rows_text(hist: &[(u64, u64)]) -> String {
-    hist.iter()
-        .map(|(r, n)| {
-            if *n == 1 {
-                r.to_string()
-            } else {
-                format!("{r}×{n}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a reader never
-/// sees a partial file and a failure leaves no file behind.
-pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(), Error> {
-    if !overwrite && path.exists() {
-        return Err(Error::OutputExists {
-            path: path.to_path_buf(),
-        });
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let io = |error: std::io::Error| Error::Io {
-        path: path.to_path_buf(),
-        error,
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".kl1-bandwidth-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|error| Error::Io {
-            path: dir.clone(),
-            error,
-        })?;
-    tmp.write_all(bytes).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    let persisted = if overwrite {
-        tmp.persist(path).map(|_| ())
-    } else {
-        tmp.persist_noclobber(path).map(|_| ())
-    };
-    persisted.map_err(|e| {
-        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            Error::OutputExists {
-                path: path.to_path_buf(),
-            }
-        } else {
-            io(e.error)
-        }
-    })
 }

@@ -20,8 +20,9 @@ use crate::Error;
 pub const KL1_RULES_TOML: &str = include_str!("../rules/kl1.toml");
 
 /// The KL1 server's step annotation (docs/kl1-window.md), e.g. `kl1.step#1207 phase=decode rows=2
-/// requests=1`. Matched against the whole `user_annotation` (or `cpu_op`) name.
-pub const KL1_STEP_PATTERN: &str = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+) requests=(?P<requests>\d+)";
+/// requests=1`. Matched against the whole `user_annotation` (or `cpu_op`) name. `requests` may be left out
+/// (a prefill marker needs none; a decode step without it lacks the keys that need it).
+pub const KL1_STEP_PATTERN: &str = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+)(?: requests=(?P<requests>\d+))?";
 
 /// Families the analysis reads by name; every rule table must define them.
 pub const REQUIRED_FAMILIES: [&str; 16] = [
@@ -64,17 +65,17 @@ pub const L2PF_BUCKET: &str = "l2pf";
 /// The key the split sections use for idle time; no bucket may be called that.
 const IDLE: &str = "idle";
 
-/// A family's index in [`Rules::families`].
+/// A family's index in [`Kl1Rules::families`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FamilyId(pub(crate) u16);
+pub struct Kl1FamilyId(pub(crate) u16);
 
-/// A bucket's index in [`Rules::buckets`].
+/// A bucket's index in [`Kl1Rules::buckets`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BucketId(pub(crate) u16);
 
 /// One kernel family.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Family {
+pub struct Kl1Family {
     /// Its name (`mrow`, `smoe_gu`, …).
     pub name: String,
     /// The bucket its time is accounted to.
@@ -109,51 +110,50 @@ impl Default for Prefill {
 
 /// A validated family table with the KL1 conventions.
 #[derive(Debug, Clone)]
-pub struct Rules {
+pub struct Kl1Rules {
     table: kineto_trace::family::Rules,
     step_pattern: StepPattern,
     prefill: Prefill,
-    families: Vec<Family>,
+    families: Vec<Kl1Family>,
     buckets: Vec<String>,
-    by_name: HashMap<String, FamilyId>,
-    unmatched: FamilyId,
+    by_name: HashMap<String, Kl1FamilyId>,
+    unmatched: Kl1FamilyId,
 }
 
-impl Rules {
+impl Kl1Rules {
     /// The built-in KL1 family table with the KL1 conventions.
-    pub fn builtin() -> Rules {
+    pub fn builtin() -> Kl1Rules {
         // The embedded file is part of this crate and a test loads it; failing here is a build defect.
-        Rules::from_toml_str(KL1_RULES_TOML, Path::new("<built-in kl1 rules>"))
+        #[allow(clippy::expect_used)]
+        Kl1Rules::from_toml_str(KL1_RULES_TOML, Path::new("<built-in kl1 rules>"))
             .expect("the built-in KL1 rules are valid (tested)")
     }
 
-    /// Loads a family table (kineto-trace's format) from a file, with the KL1 conventions.
-    pub fn from_file(path: &Path) -> Result<Rules, Error> {
-        let text = std::fs::read_to_string(path).map_err(|error| Error::Io {
-            path: path.to_path_buf(),
-            error,
-        })?;
-        Rules::from_toml_str(&text, path)
+    /// Loads a family table (kineto-trace's format) from a file, with the KL1 conventions. The file must be a
+    /// regular file of at most [`tool_io::caps::CONFIG`] bytes.
+    pub fn from_file(path: &Path) -> Result<Kl1Rules, Error> {
+        let text = tool_io::read_input_string(path, "rule file", tool_io::caps::CONFIG)?;
+        Kl1Rules::from_toml_str(&text, path)
     }
 
     /// Loads a family table from TOML text; `origin` names it in errors.
-    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Rules, Error> {
+    pub fn from_toml_str(text: &str, origin: &Path) -> Result<Kl1Rules, Error> {
         let table = kineto_trace::family::Rules::parse(text, origin).map_err(|e| Error::Rules {
             origin: origin.display().to_string(),
             reason: e.to_string(),
         })?;
-        Rules::from_table(table)
+        Kl1Rules::from_table(table)
     }
 
     /// The KL1 conventions over an already-validated kineto-trace table.
-    pub fn from_table(table: kineto_trace::family::Rules) -> Result<Rules, Error> {
+    pub fn from_table(table: kineto_trace::family::Rules) -> Result<Kl1Rules, Error> {
         let origin = table.origin().display().to_string();
         let bad = |reason: String| Error::Rules {
             origin: origin.clone(),
             reason,
         };
         let mut buckets: Vec<String> = Vec::new();
-        let mut families: Vec<Family> = Vec::new();
+        let mut families: Vec<Kl1Family> = Vec::new();
         for f in table.families() {
             if f.bucket == IDLE || f.bucket == L2PF_BUCKET {
                 return Err(bad(format!(
@@ -171,7 +171,7 @@ impl Rules {
             }
             let bucket = BucketId(intern(&mut buckets, &f.bucket));
             let k_arg = K_ARG.iter().find(|(n, _)| *n == f.name).map(|&(_, p)| p);
-            families.push(Family {
+            families.push(Kl1Family {
                 name: f.name.clone(),
                 bucket,
                 k_arg,
@@ -185,8 +185,8 @@ impl Rules {
                 )));
             }
         }
-        let unmatched = FamilyId(families.len() as u16);
-        families.push(Family {
+        let unmatched = Kl1FamilyId(families.len() as u16);
+        families.push(Kl1Family {
             name: UNMATCHED.to_string(),
             bucket: BucketId(intern(&mut buckets, UNMATCHED)),
             k_arg: None,
@@ -195,9 +195,9 @@ impl Rules {
         let by_name = families
             .iter()
             .enumerate()
-            .map(|(i, f)| (f.name.clone(), FamilyId(i as u16)))
+            .map(|(i, f)| (f.name.clone(), Kl1FamilyId(i as u16)))
             .collect();
-        Ok(Rules {
+        Ok(Kl1Rules {
             table,
             step_pattern: kl1_step_pattern(),
             prefill: Prefill::default(),
@@ -209,24 +209,26 @@ impl Rules {
     }
 
     /// The same rules with another step pattern (a regex over whole annotation names with the named groups
-    /// `phase`, `rows` and `requests`, and optionally `step`).
-    pub fn with_step_pattern(mut self, pattern: &str) -> Result<Rules, Error> {
+    /// `phase` and `rows`, and optionally `requests` and `step`; a group may be optional, as in
+    /// `(?: requests=(?P<requests>\d+))?`). Without `requests`, decode steps lack the keys that need it
+    /// (`smoe.requests`, `smoe.gbps_if_6_per_request`).
+    pub fn with_step_pattern(mut self, pattern: &str) -> Result<Kl1Rules, Error> {
         let p = StepPattern::new(pattern).map_err(|e| Error::Rules {
-            origin: "--step-pattern".to_string(),
+            origin: "step pattern".to_string(),
             reason: e.to_string(),
         })?;
         // StepPattern accepts patterns without the groups; the analysis cannot work without them.
         let re = regex::Regex::new(pattern).map_err(|e| Error::Rules {
-            origin: "--step-pattern".to_string(),
+            origin: "step pattern".to_string(),
             reason: e.to_string(),
         })?;
-        for g in ["phase", "rows", "requests"] {
+        for g in ["phase", "rows"] {
             if !re.capture_names().flatten().any(|n| n == g) {
                 return Err(Error::Rules {
-                    origin: "--step-pattern".to_string(),
+                    origin: "step pattern".to_string(),
                     reason: format!(
-                        "`{pattern}` has no named group `{g}`: the analysis needs each step's phase, rows and \
-                         requests (write (?P<{g}>…))"
+                        "`{pattern}` has no named group `{g}`: the analysis needs each step's phase and rows \
+                         (write (?P<{g}>…))"
                     ),
                 });
             }
@@ -236,7 +238,7 @@ impl Rules {
     }
 
     /// The same rules with another prefill structure.
-    pub fn with_prefill(mut self, prefill: Prefill) -> Result<Rules, Error> {
+    pub fn with_prefill(mut self, prefill: Prefill) -> Result<Kl1Rules, Error> {
         if prefill.suffix_rows == 0 {
             return Err(Error::Rules {
                 origin: "prefill".to_string(),
@@ -268,17 +270,17 @@ impl Rules {
     }
 
     /// Every family, the last being [`UNMATCHED`].
-    pub fn families(&self) -> &[Family] {
+    pub fn families(&self) -> &[Kl1Family] {
         &self.families
     }
 
     /// A family by id.
-    pub fn family(&self, id: FamilyId) -> &Family {
+    pub fn family(&self, id: Kl1FamilyId) -> &Kl1Family {
         &self.families[usize::from(id.0)]
     }
 
     /// A family's id by name.
-    pub fn family_id(&self, name: &str) -> Option<FamilyId> {
+    pub fn family_id(&self, name: &str) -> Option<Kl1FamilyId> {
         self.by_name.get(name).copied()
     }
 
@@ -301,7 +303,7 @@ impl Rules {
     }
 
     /// The family of a kernel name: the first matching rule's, else [`UNMATCHED`].
-    pub fn classify(&self, name: &str) -> FamilyId {
+    pub fn classify(&self, name: &str) -> Kl1FamilyId {
         self.table
             .classify(name)
             .and_then(|id| self.family_id(&self.table.family(id).name))
@@ -309,7 +311,7 @@ impl Rules {
     }
 
     /// The id of the [`UNMATCHED`] family.
-    pub fn unmatched(&self) -> FamilyId {
+    pub fn unmatched(&self) -> Kl1FamilyId {
         self.unmatched
     }
 }
@@ -317,6 +319,7 @@ impl Rules {
 /// The KL1 step pattern, compiled.
 fn kl1_step_pattern() -> StepPattern {
     // A constant, tested; failing here would be a build defect.
+    #[allow(clippy::expect_used)]
     StepPattern::new(KL1_STEP_PATTERN).expect("the KL1 step pattern compiles (tested)")
 }
 
@@ -352,7 +355,7 @@ mod tests {
 
     #[test]
     fn builtin_rules_classify_kl1_names() {
-        let r = Rules::builtin();
+        let r = Kl1Rules::builtin();
         let f = |n: &str| r.family(r.classify(n)).name.clone();
         assert_eq!(f("void exl3_mrow_kernel<4, 8, 1>(int)"), "mrow");
         assert_eq!(f("void exl3_mrow_head_kernel<6, 8, 1>(int)"), "mrow_head");
@@ -380,14 +383,23 @@ mod tests {
 
     #[test]
     fn the_kl1_step_pattern_reads_the_annotation() {
-        let r = Rules::builtin();
+        let r = Kl1Rules::builtin();
         assert!(
             r.step_pattern()
                 .is_match("kl1.step#1207 phase=decode rows=2 requests=1")
         );
+        // `requests` is optional (a prefill marker needs none); `rows` is not.
+        assert!(
+            r.step_pattern()
+                .is_match("kl1.step#1207 phase=prefill rows=2048")
+        );
         assert!(
             !r.step_pattern()
-                .is_match("kl1.step#1207 phase=decode rows=2")
+                .is_match("kl1.step#1207 phase=decode requests=1")
+        );
+        assert!(
+            !r.step_pattern()
+                .is_match("kl1.step#1207 phase=decode rows=2 requests=")
         );
         assert!(!r.step_pattern().is_match("ProfilerStep#3"));
     }

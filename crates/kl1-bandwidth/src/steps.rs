@@ -5,10 +5,10 @@
 //! The bounds are kineto-trace's (docs/steps-and-budgets.md): a kernel belongs to a step when its launch
 //! starts inside the step's annotation, on any thread of the annotation's process; `lo`/`hi` are the first
 //! start and last end of the step's kernels; `period` is the next step's `lo` − this `lo` (none for the last
-//! step, which is therefore not analysed). Steps without kernels are dropped here; a step whose next marker
-//! in its process is one of them has no period either ([`NoPeriod`] says which case a step is).
+//! step, which is therefore not analysed). Markers without kernels are counted and dropped here; a step whose next marker
+//! in its process is one of them has no period either ([`DropReason`] says which case a step is).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use kineto_trace::correlate::Links;
@@ -16,7 +16,7 @@ use kineto_trace::step::find_steps;
 use kineto_trace::{Sym, Trace};
 use kl1_shapes::Bits;
 
-use crate::rules::{BucketId, FamilyId, Rules, template_k};
+use crate::rules::{BucketId, Kl1FamilyId, Kl1Rules, template_k};
 
 /// One kernel of a step.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +24,7 @@ pub struct Kernel {
     /// Demangled name, as the trace wrote it (shared with the other kernels of that name).
     pub name: Arc<str>,
     /// Its family.
-    pub family: FamilyId,
+    pub family: Kl1FamilyId,
     /// Its family's bucket.
     pub bucket: BucketId,
     /// Start, ns on the trace clock.
@@ -44,26 +44,30 @@ impl Kernel {
     }
 }
 
-/// Why a step has no period (kineto-trace measures it to the next marker of the same process).
+/// Why a step marker of the capture's kind is not analysed, as counted in `steps_dropped`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum NoPeriod {
-    /// No marker of the step's process follows it.
+pub enum DropReason {
+    /// No period: no marker of the step's process follows it.
     LastStep,
-    /// The next marker of the step's process has no kernels, so it has no first kernel start to measure to.
+    /// No period: the next marker of the step's process has no kernels, so it has no first kernel start to
+    /// measure to.
     NextMarkerEmpty,
+    /// The marker itself has no kernels (nothing was launched inside it).
+    NoKernels,
 }
 
-impl NoPeriod {
+impl DropReason {
     /// The reason as written in the output (`steps_dropped`) and the summary.
     pub fn as_str(self) -> &'static str {
         match self {
-            NoPeriod::LastStep => "last step of the trace",
-            NoPeriod::NextMarkerEmpty => "next marker has no kernels",
+            DropReason::LastStep => "last step of the trace",
+            DropReason::NextMarkerEmpty => "next marker has no kernels",
+            DropReason::NoKernels => "marker has no kernels",
         }
     }
 }
 
-impl std::fmt::Display for NoPeriod {
+impl std::fmt::Display for DropReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -71,7 +75,7 @@ impl std::fmt::Display for NoPeriod {
 
 /// A step with at least one kernel.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Step {
+pub struct Kl1Step {
     /// The annotation's `step` group (`kl1.step#N`), else the step's position among the trace's markers.
     pub index: u64,
     /// The annotation's `phase` group (`decode`, `prefill`); empty without one.
@@ -87,7 +91,7 @@ pub struct Step {
     /// Next step's `lo` − `lo`, ns; `None` for the last step, or when the next marker has no kernels.
     pub period: Option<i64>,
     /// Why `period` is `None` (`None` when there is a period).
-    pub no_period: Option<NoPeriod>,
+    pub no_period: Option<DropReason>,
     /// Kernels that started before an earlier kernel on their stream ended (PDL), in this step.
     pub same_stream_overlaps: u64,
     /// Kernels in (start, end) order.
@@ -96,11 +100,14 @@ pub struct Step {
 
 /// A trace's steps, and what could not be placed in one.
 #[derive(Debug, Clone, Default)]
-pub struct Steps {
+pub struct Kl1Steps {
     /// Steps with at least one kernel, in marker order.
-    pub steps: Vec<Step>,
+    pub steps: Vec<Kl1Step>,
     /// Step markers matched by the pattern (including those with no kernel).
     pub markers: u64,
+    /// Markers with no kernel, by their `phase` group (empty without one): not steps, but counted so that
+    /// a capture's dropped markers are never silent.
+    pub empty_markers: BTreeMap<String, u64>,
     /// Kernels not in any step: no launch, or a launch outside every step marker.
     pub kernels_outside: u64,
     /// Their total duration, ns.
@@ -110,17 +117,17 @@ pub struct Steps {
 }
 
 /// Splits a trace into steps with classified kernels.
-pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
+pub fn steps(trace: &Trace, rules: &Kl1Rules) -> Kl1Steps {
     let links = Links::build(trace);
     let found = find_steps(trace, &links, rules.step_pattern());
     let classes = rules.table().classify_kernels(trace);
     // Family, bucket, K and name of each distinct kernel name, computed once.
-    let mut by_name: HashMap<Sym, (Arc<str>, FamilyId, Option<Bits>)> = HashMap::new();
+    let mut by_name: HashMap<Sym, (Arc<str>, Kl1FamilyId, Option<Bits>)> = HashMap::new();
     let mut in_step = vec![false; trace.kernels.len()];
-    let mut out = Steps {
+    let mut out = Kl1Steps {
         markers: found.steps.len() as u64,
         warnings: found.warnings.clone(),
-        ..Steps::default()
+        ..Kl1Steps::default()
     };
     // For each marker, whether a later marker of its process exists and has kernels (kineto-trace measures
     // the period to the next marker of the same process, by position).
@@ -133,6 +140,9 @@ pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
     }
     for (s, next) in found.steps.iter().zip(&next_has_kernels) {
         let (Some(lo), Some(hi)) = (s.lo_ns, s.hi_ns) else {
+            *out.empty_markers
+                .entry(s.phase.clone().unwrap_or_default())
+                .or_default() += 1;
             continue;
         };
         let kernels = s
@@ -168,7 +178,7 @@ pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
                 }
             })
             .collect();
-        out.steps.push(Step {
+        out.steps.push(Kl1Step {
             index: s.number.unwrap_or(s.index as u64),
             phase: s.phase.clone().unwrap_or_default(),
             rows: s.rows,
@@ -178,9 +188,9 @@ pub fn steps(trace: &Trace, rules: &Rules) -> Steps {
             period: s.period_ns,
             no_period: match (s.period_ns, next) {
                 (Some(_), _) => None,
-                (None, Some(false)) => Some(NoPeriod::NextMarkerEmpty),
+                (None, Some(false)) => Some(DropReason::NextMarkerEmpty),
                 // No later marker (a later one with kernels always gives a period).
-                (None, _) => Some(NoPeriod::LastStep),
+                (None, _) => Some(DropReason::LastStep),
             },
             same_stream_overlaps: s.same_stream_overlaps,
             kernels,

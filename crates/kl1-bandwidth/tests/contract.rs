@@ -1,8 +1,9 @@
 //! docs/kl1-window.md and the built-in rules describe one contract: every family of the rule file is in the
 //! page's family table with its bucket, and the page quotes the step pattern the analysis uses.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use kl1_bandwidth::rules::{REQUIRED_FAMILIES, UNMATCHED};
-use kl1_bandwidth::{KL1_STEP_PATTERN, Rules};
+use kl1_bandwidth::{KL1_STEP_PATTERN, Kl1Rules};
 
 fn page() -> String {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/kl1-window.md");
@@ -12,7 +13,7 @@ fn page() -> String {
 #[test]
 fn every_family_is_documented_with_its_bucket() {
     let page = page();
-    let rules = Rules::builtin();
+    let rules = Kl1Rules::builtin();
     for f in rules.families().iter().filter(|f| f.name != UNMATCHED) {
         let bucket = rules.bucket_name(f.bucket);
         let row = page

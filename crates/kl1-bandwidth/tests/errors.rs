@@ -1,10 +1,11 @@
 //! The seed's error cases, and the ones this port adds: each names the window, capture, rank and step it
 //! is about.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 mod common;
 
 use common::*;
-use kl1_bandwidth::{Error, Rules, analyze};
+use kl1_bandwidth::{Error, Kl1Rules, analyze};
 use kl1_shapes::Spec;
 use serde_json::{Value, json};
 
@@ -12,7 +13,7 @@ fn run(dir: &std::path::Path) -> Result<kl1_bandwidth::Report, Error> {
     analyze(
         &[dir.to_path_buf()],
         &Spec::builtin(),
-        &Rules::builtin(),
+        &Kl1Rules::builtin(),
         None,
     )
 }
@@ -27,12 +28,14 @@ fn an_existing_output_is_refused_and_the_write_is_atomic() {
     let out_dir = tempfile::tempdir().expect("tmp");
     let out = out_dir.path().join("kl1.json");
     std::fs::write(&out, "keep me").expect("write");
-    match report.write(&out, false) {
-        Err(Error::OutputExists { path }) => assert_eq!(path, out),
-        other => panic!("expected OutputExists, got {other:?}"),
+    match tool_io::Claim::new(&out, false) {
+        Err(tool_io::Error::Exists { path }) => assert_eq!(path, out),
+        other => panic!("expected Exists, got {other:?}"),
     }
     assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");
-    report.write(&out, true).expect("overwrite");
+    let claim = tool_io::Claim::new(&out, true).expect("claim");
+    report.write(&claim).expect("overwrite");
+    drop(claim);
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
     assert_eq!(v["type"], "kl1-bandwidth");
@@ -168,7 +171,12 @@ fn a_rank_that_differs_from_the_trace_is_an_error() {
 fn two_windows_with_one_name_are_an_error() {
     let (_a, dir_a, _) = generate(&small_decode_plan());
     let (_b, dir_b, _) = generate(&small_decode_plan());
-    match analyze(&[dir_a, dir_b], &Spec::builtin(), &Rules::builtin(), None) {
+    match analyze(
+        &[dir_a, dir_b],
+        &Spec::builtin(),
+        &Kl1Rules::builtin(),
+        None,
+    ) {
         Err(Error::DuplicateWindow { name, .. }) => assert_eq!(name, "win"),
         other => panic!("expected DuplicateWindow, got {other:?}"),
     }
@@ -200,7 +208,7 @@ fn a_window_is_keyed_by_the_name_it_was_given() {
     let both = analyze(
         &[dir.clone(), link],
         &Spec::builtin(),
-        &Rules::builtin(),
+        &Kl1Rules::builtin(),
         None,
     )
     .expect("analyse both");
@@ -429,8 +437,11 @@ fn unmatched_kernels_are_counted_not_dropped() {
 fn a_missing_manifest_is_an_io_error_naming_it() {
     let tmp = tempfile::tempdir().expect("tmp");
     match run(tmp.path()) {
-        Err(Error::Io { path, .. }) => assert!(path.ends_with("traces-manifest.json")),
-        other => panic!("expected Io, got {other:?}"),
+        Err(Error::File(tool_io::Error::Input { what, path, .. })) => {
+            assert_eq!(what, "manifest");
+            assert!(path.ends_with("traces-manifest.json"));
+        }
+        other => panic!("expected an input error, got {other:?}"),
     }
 }
 
@@ -512,13 +523,13 @@ fn rule_tables_the_analysis_cannot_use_are_refused() {
     let end = start + base[start..].find("\n\n").expect("end");
     let text = base[..start].to_string() + &base[end..];
     let text = text.replace("smoe_fused = \"routed_moe\"\n", "");
-    let e = Rules::from_toml_str(&text, p)
+    let e = Kl1Rules::from_toml_str(&text, p)
         .expect_err("missing family")
         .to_string();
     assert!(e.contains("`smoe_fused` is not defined"), "{e}");
     // A reserved bucket.
     let text = base.replace("torch_native = \"other\"", "torch_native = \"idle\"");
-    let e = Rules::from_toml_str(&text, p)
+    let e = Kl1Rules::from_toml_str(&text, p)
         .expect_err("reserved")
         .to_string();
     assert!(e.contains("reserved"), "{e}");
@@ -527,12 +538,12 @@ fn rule_tables_the_analysis_cannot_use_are_refused() {
         "pattern = '^void exl3_mrow_kernel<'",
         "pattern = '^void exl3_mrow_head_kernel<'",
     );
-    let e = Rules::from_toml_str(&text, p)
+    let e = Kl1Rules::from_toml_str(&text, p)
         .expect_err("shadowed")
         .to_string();
     assert!(e.contains("test.toml"), "{e}");
     // A step pattern without the groups the analysis needs.
-    let e = Rules::builtin()
+    let e = Kl1Rules::builtin()
         .with_step_pattern(r"kl1\.step#(?P<step>\d+) phase=(?P<phase>\w+)")
         .expect_err("no rows")
         .to_string();
@@ -542,7 +553,7 @@ fn rule_tables_the_analysis_cannot_use_are_refused() {
 #[test]
 fn prefill_structure_beyond_the_spec_is_refused() {
     let (_tmp, dir, _) = generate(&small_prefill_plan());
-    let rules = Rules::builtin()
+    let rules = Kl1Rules::builtin()
         .with_prefill(kl1_bandwidth::Prefill {
             full_layers: 41,
             suffix_rows: 128,

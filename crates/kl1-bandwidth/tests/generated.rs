@@ -1,6 +1,7 @@
 //! The analysis of generated windows against the generator's truth: every value the truth lists (GB/s of
 //! every family, launch counts, spans, periods, idle time, family sums and unions) must be reported, to
 //! floating-point rounding; GB/s must also sit within the plan's jitter of the rates asked for.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 mod common;
 
@@ -8,9 +9,9 @@ use std::collections::BTreeMap;
 
 use common::*;
 use kl1_bandwidth::labels::label_of;
-use kl1_bandwidth::synth::{Plan, Rates, Truth};
-use kl1_bandwidth::{Report, Rules, analyze};
+use kl1_bandwidth::{Kl1Rules, Report, analyze};
 use kl1_shapes::Spec;
+use kl1_window_gen::{Plan, Rates, Truth};
 
 /// Checks every analysed step of every trace against the truth; returns how many values were compared.
 fn check_against_truth(report: &Report, truth: &Truth) -> usize {
@@ -27,7 +28,7 @@ fn check_against_truth(report: &Report, truth: &Truth) -> usize {
             .iter()
             .find(|r| r.rank == t.rank)
             .unwrap_or_else(|| panic!("{} rank {} not reported", t.label, t.rank));
-        let want: Vec<&kl1_bandwidth::synth::StepTruth> = t
+        let want: Vec<&kl1_window_gen::StepTruth> = t
             .steps
             .iter()
             .filter(|s| s.analysed && s.phase == cap.kind.as_str())
@@ -86,7 +87,7 @@ fn check_against_truth(report: &Report, truth: &Truth) -> usize {
 #[test]
 fn the_demo_plan_reports_the_generated_truth() {
     let (_tmp, dir, truth) = generate(&Plan::demo());
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     let n = check_against_truth(&report, &truth);
     assert!(n > 1_000, "only {n} values compared");
     let w = &report.windows[0];
@@ -126,7 +127,7 @@ fn reported_gbps_sit_within_the_jitter_of_the_rates() {
     plan.jitter = 0.05;
     plan.gzip = false;
     let (_tmp, dir, _truth) = generate(&plan);
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     let r = plan.rates;
     let j = plan.jitter;
     let mut checked = 0;
@@ -182,7 +183,7 @@ fn without_jitter_the_rates_come_back() {
     plan.captures.push(small_prefill_plan().captures.remove(0));
     plan.jitter = 0.0;
     let (_tmp, dir, _) = generate(&plan);
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     let r = plan.rates;
     let w = &report.windows[0];
     let decode = &w.captures[0].ranks[0].mean;
@@ -208,11 +209,11 @@ fn analysis_is_deterministic_and_ranks_agree_on_structure() {
     let a = analyze(
         std::slice::from_ref(&dir),
         &Spec::builtin(),
-        &Rules::builtin(),
+        &Kl1Rules::builtin(),
         None,
     )
     .expect("analyse");
-    let b = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let b = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     assert_eq!(a.to_json().expect("json"), b.to_json().expect("json"));
     let ranks = &a.windows[0].captures[0].ranks;
     // Both ranks launch the same kernels: same keys, same launch counts.
@@ -235,7 +236,8 @@ fn analysis_is_deterministic_and_ranks_agree_on_structure() {
 }
 
 /// A step followed by an empty step marker has no period (kineto-trace measures it to the next marker's
-/// first kernel): it is dropped, and counted by reason in the rank's `steps_dropped` and the summary.
+/// first kernel): it is dropped, and counted by reason in the rank's `steps_dropped`. The empty marker is a
+/// decode marker too, and is counted as well (issue 15 item 24: it used to vanish).
 #[test]
 fn a_step_before_an_empty_marker_is_dropped_and_counted() {
     let (_tmp, dir, _) = generate(&small_decode_plan());
@@ -262,7 +264,7 @@ fn a_step_before_an_empty_marker_is_dropped_and_counted() {
             events.push(empty);
         });
     }
-    let report = analyze(&[dir], &Spec::builtin(), &Rules::builtin(), None).expect("analyse");
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
     for r in &report.windows[0].captures[0].ranks {
         // Of steps 1000, 1001, 1002 only 1001 has a period now.
         assert_eq!(r.step_index, vec![1001], "rank {}", r.rank);
@@ -270,6 +272,7 @@ fn a_step_before_an_empty_marker_is_dropped_and_counted() {
             r.steps_dropped,
             BTreeMap::from([
                 ("last step of the trace".to_string(), 1),
+                ("marker has no kernels".to_string(), 1),
                 ("next marker has no kernels".to_string(), 1),
             ]),
             "rank {}",
@@ -280,14 +283,11 @@ fn a_step_before_an_empty_marker_is_dropped_and_counted() {
         serde_json::from_str(&report.to_json().expect("json")).expect("json");
     assert_eq!(
         v["windows"]["win"]["prof-short-b1:decode"]["ranks"]["1"]["steps_dropped"],
-        serde_json::json!({"last step of the trace": 1, "next marker has no kernels": 1})
-    );
-    let summary = report.summary(273.0, "GB10");
-    assert!(
-        summary.contains(
-            "2 dropped, no period (1 last step of the trace, 1 next marker has no kernels)"
-        ),
-        "{summary}"
+        serde_json::json!({
+            "last step of the trace": 1,
+            "marker has no kernels": 1,
+            "next marker has no kernels": 1
+        })
     );
 }
 
@@ -307,7 +307,7 @@ fn the_demo_window_is_up_to_date() {
         fresh.len()
     );
     let truth = |d: &std::path::Path| {
-        std::fs::read_to_string(d.join(kl1_bandwidth::synth::TRUTH_FILE)).expect("truth file")
+        std::fs::read_to_string(d.join(kl1_window_gen::TRUTH_FILE)).expect("truth file")
     };
     assert!(
         truth(&demo) == truth(&dir),
@@ -318,15 +318,15 @@ fn the_demo_window_is_up_to_date() {
 mod properties {
     use super::*;
     use kl1_bandwidth::Prefill;
-    use kl1_bandwidth::synth::write_window;
+    use kl1_window_gen::write_window;
     use proptest::prelude::*;
 
-    fn tiny() -> (Spec, Rules) {
+    fn tiny() -> (Spec, Kl1Rules) {
         let spec = Spec::from_file(
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tiny-spec.toml"),
         )
         .expect("tiny spec");
-        let rules = Rules::builtin()
+        let rules = Kl1Rules::builtin()
             .with_prefill(Prefill {
                 full_layers: 1,
                 suffix_rows: 128,
@@ -372,6 +372,125 @@ mod properties {
             let report = analyze(&[dir], &spec, &rules, None).expect("analyse");
             let n = check_against_truth(&report, &truth);
             prop_assert!(n > 50);
+        }
+    }
+}
+
+/// Issue 15 item 20: a key some steps lack is averaged over the steps that have it, and `mean_steps` says how
+/// many did. (The seed filled it with 0: one missing LM-head kernel halved the LM head's mean GB/s.)
+#[test]
+fn a_key_missing_from_a_step_is_averaged_over_the_steps_that_have_it() {
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    edit_events(&dir, "prof-short-b1:decode", 0, |events| {
+        let i = nth_kernel(events, "exl3_mrow_head_kernel", 0);
+        events.remove(i);
+    });
+    let report = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None).expect("analyse");
+    let ranks = &report.windows[0].captures[0].ranks;
+    let r0 = &ranks[0];
+    assert_eq!(r0.steps, 2);
+    assert!(!r0.per_step[0].contains_key("dense.lm_head.gbps"));
+    let only = r0.per_step[1]["dense.lm_head.gbps"];
+    assert!(only > 100.0, "{only}");
+    // The mean of the one step that has it, not (0 + only) / 2.
+    assert_eq!(r0.mean["dense.lm_head.gbps"], only);
+    // Every key that exists only when the head kernel ran: its GB/s block, its family's totals, its bucket.
+    let head_keys = [
+        "dense.lm_head.gbps",
+        "dense.lm_head.launches",
+        "dense.lm_head.mb_per_step",
+        "dense.lm_head.us_per_step",
+        "family_sum_ms.mrow_head",
+        "family_union_ms.mrow_head",
+        "l2pf_apart.lm_head",
+        "no_l2pf.lm_head",
+        "sp1.lm_head",
+    ];
+    assert_eq!(
+        r0.mean_steps,
+        head_keys
+            .iter()
+            .map(|k| (k.to_string(), 1))
+            .collect::<BTreeMap<_, _>>()
+    );
+    // A key every step has is still the plain mean.
+    let d = (r0.per_step[0]["dense.all.gbps"] + r0.per_step[1]["dense.all.gbps"]) / 2.0;
+    assert!(close(r0.mean["dense.all.gbps"], d, 1e-12));
+    // Rank 1 was not edited: every key in every step, nothing listed.
+    assert!(ranks[1].mean_steps.is_empty());
+    let v: serde_json::Value =
+        serde_json::from_str(&report.to_json().expect("json")).expect("json");
+    assert_eq!(
+        v["windows"]["win"]["prof-short-b1:decode"]["ranks"]["0"]["mean_steps"]["dense.lm_head.gbps"],
+        serde_json::json!(1)
+    );
+}
+
+/// Drops ` requests=N` from every step marker of (label, rank).
+fn strip_requests(dir: &std::path::Path, label: &str, rank: u64) {
+    edit_events(dir, label, rank, |events| {
+        for e in events.iter_mut() {
+            if let Some(n) = e["name"].as_str()
+                && n.starts_with("kl1.step#")
+                && let Some(at) = n.find(" requests=")
+            {
+                let cut = n[..at].to_string();
+                e["name"] = serde_json::json!(cut);
+            }
+        }
+    });
+}
+
+/// Issue 15 item 22: a prefill marker needs no `requests`; the numbers are those of the markers with it.
+#[test]
+fn prefill_markers_without_requests_are_analysed() {
+    let (_tmp, dir, _) = generate(&small_prefill_plan());
+    let with = analyze(
+        std::slice::from_ref(&dir),
+        &Spec::builtin(),
+        &Kl1Rules::builtin(),
+        None,
+    )
+    .expect("analyse");
+    for rank in 0..2 {
+        strip_requests(&dir, "prof-32k-b1:prefill-early", rank);
+    }
+    let without = analyze(&[dir], &Spec::builtin(), &Kl1Rules::builtin(), None)
+        .expect("prefill markers without requests");
+    let (a, b) = (
+        &with.windows[0].captures[0],
+        &without.windows[0].captures[0],
+    );
+    for (ra, rb) in a.ranks.iter().zip(&b.ranks) {
+        assert_eq!(ra.per_step, rb.per_step);
+        assert!(!rb.per_step.is_empty());
+    }
+}
+
+/// Issue 15 item 22: a `--step-pattern` whose `requests` group is optional (or absent) is accepted; decode
+/// steps without it lose only the keys that need it.
+#[test]
+fn an_optional_requests_group_is_accepted_and_only_its_keys_go() {
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    for rank in 0..2 {
+        strip_requests(&dir, "prof-short-b1:decode", rank);
+    }
+    let optional = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+)(?: requests=(?P<requests>\d+))?";
+    let absent = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<rows>\d+)";
+    for pattern in [optional, absent] {
+        let rules = Kl1Rules::builtin()
+            .with_step_pattern(pattern)
+            .expect("a pattern with an optional or no requests group");
+        let report =
+            analyze(std::slice::from_ref(&dir), &Spec::builtin(), &rules, None).expect("analyse");
+        for r in &report.windows[0].captures[0].ranks {
+            assert_eq!(r.steps, 2, "{pattern}");
+            for row in &r.per_step {
+                assert!(!row.contains_key("smoe.requests"));
+                assert!(!row.contains_key("smoe.gbps_if_6_per_request"));
+                assert!(row["smoe.gbps_if_uniform"] > 0.0);
+                assert!(row["dense.all.gbps"] > 0.0);
+            }
         }
     }
 }

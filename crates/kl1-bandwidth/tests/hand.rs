@@ -1,6 +1,7 @@
 //! A handcrafted two-layer trace over a tiny spec (tests/data/tiny-spec.toml), every expected value worked
 //! out by hand in the comments: the byte counts from the EXL3 formulas (docs/formulas.md), the times from
 //! the kernel intervals written below. Nothing here comes from the generator or from the analysis's output.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 mod common;
 
@@ -8,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{close, sha256_hex};
-use kl1_bandwidth::{Prefill, Rules, analyze};
+use kl1_bandwidth::{Kl1Rules, Prefill, analyze};
 use kl1_shapes::Spec;
 use serde_json::{Value, json};
 
@@ -274,7 +275,7 @@ fn check(row: &BTreeMap<String, f64>, want: &[(&str, f64)]) {
 #[test]
 fn decode_and_prefill_numbers_match_the_hand_computation() {
     let (_tmp, dir) = window();
-    let rules = Rules::builtin()
+    let rules = Kl1Rules::builtin()
         .with_prefill(Prefill {
             full_layers: 1,
             suffix_rows: 128,
@@ -414,5 +415,9 @@ fn decode_and_prefill_numbers_match_the_hand_computation() {
     assert_eq!(c["shared_expert_mb"], json!(0.051456));
     assert_eq!(c["dense_mb_per_layer"]["wq_a+wkv"], json!(0.025984));
     assert_eq!(c["gb10_spec_gbps"], json!(273.0));
-    assert_eq!(c["source_read_gbps"], json!([240.0]));
+    // The seed's shape: [low, high] of the GPU table's CLAIM read bandwidth (GB10's `seed-source-read`,
+    // 240–240 GB/s in crates/kl1-shapes/specs/gpus.toml); scripts read [1] as the 240 GB/s figure.
+    assert_eq!(c["source_read_gbps"], json!([240.0, 240.0]));
+    assert_eq!(c["source_read_gbps"][1], json!(240.0));
+    assert_eq!(c["source_decode_gbps"], json!([]));
 }

@@ -1,25 +1,25 @@
 //! Helpers shared by the integration tests: generating windows, editing their traces, re-hashing.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::path::{Path, PathBuf};
 
-use kl1_bandwidth::synth::{CapturePlan, Plan, Rates, StepPlan, Truth, write_window};
-use kl1_bandwidth::{Kind, Rules};
+use kl1_bandwidth::{CaptureKind, Kl1Rules};
 use kl1_shapes::Spec;
+use kl1_window_gen::{CapturePlan, Plan, Rates, StepPlan, Truth, write_window};
 use serde_json::Value;
 
 /// A fresh directory holding a window generated from `plan` with the built-in spec and rules.
 pub fn generate(plan: &Plan) -> (tempfile::TempDir, PathBuf, Truth) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("win");
-    let truth = write_window(&Spec::builtin(), &Rules::builtin(), plan, &dir, false)
+    let truth = write_window(&Spec::builtin(), &Kl1Rules::builtin(), plan, &dir, false)
         .expect("generate window");
     (tmp, dir, truth)
 }
 
 pub fn decode(rows: u64, requests: u64) -> StepPlan {
     StepPlan {
-        phase: Kind::Decode,
+        phase: CaptureKind::Decode,
         rows,
         requests,
     }
@@ -27,7 +27,7 @@ pub fn decode(rows: u64, requests: u64) -> StepPlan {
 
 pub fn prefill(rows: u64) -> StepPlan {
     StepPlan {
-        phase: Kind::Prefill,
+        phase: CaptureKind::Prefill,
         rows,
         requests: 1,
     }

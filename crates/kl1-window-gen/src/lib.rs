@@ -1,5 +1,10 @@
-//! Synthetic KL1 windows with known bandwidths: what `cargo xtask gen-window` writes, and what the tests
-//! analyse.
+//! Synthetic KL1 windows with known bandwidths: what `cargo xtask gen-window` writes, and what the
+//! `kl1-bandwidth` tests analyse.
+//!
+//! What it is: a test-window generator, with its own small JSON writer and deterministic random jitter. What
+//! it is not: part of the analysis (`kl1-bandwidth` does not depend on it; its tests do) or a model of any
+//! real server beyond the KL1 window contract. Every file it writes goes through tool-io (atomic, never over
+//! a device or FIFO).
 //!
 //! A [`Plan`] names the captures, their steps (phase, rows, requests) and the GB/s each kernel family should
 //! run at ([`Rates`]). [`write_window`] lays the steps out on a GPU timeline the way a KL1 server's trace
@@ -28,10 +33,38 @@ use kl1_shapes::{
 };
 use serde::Serialize;
 
-use crate::Error;
-use crate::captures::Kind;
-use crate::manifest::{MANIFEST, ManifestRow};
-use crate::rules::Rules;
+use kl1_bandwidth::CaptureKind;
+use kl1_bandwidth::Kl1Rules;
+use kl1_bandwidth::manifest::{MANIFEST, ManifestRow};
+
+/// Why a window could not be generated.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The plan, a rate, or the rules cannot make a window (the message says which and why).
+    #[error("{reason}")]
+    Plan {
+        /// What is wrong.
+        reason: String,
+    },
+    /// The directory already holds a window and replacing its files was not asked for.
+    #[error("{dir} already holds a window ({MANIFEST})")]
+    WindowExists {
+        /// The directory.
+        dir: std::path::PathBuf,
+    },
+    /// A file could not be written (tool-io's message names it).
+    #[error(transparent)]
+    File(#[from] tool_io::Error),
+    /// The directory could not be created.
+    #[error("{path}: {error}")]
+    Io {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        error: std::io::Error,
+    },
+}
 
 /// The file the truth is written to, inside the window (not listed in the manifest).
 pub const TRUTH_FILE: &str = "generator-truth.json";
@@ -80,7 +113,7 @@ impl Rates {
     /// `reconstruct`, `l2pf`).
     pub fn set(&mut self, name: &str, gbps: f64) -> Result<(), Error> {
         if !(gbps.is_finite() && gbps > 0.0) {
-            return Err(Error::Generate {
+            return Err(Error::Plan {
                 reason: format!("rate {name} = {gbps}: a rate must be a positive number of GB/s"),
             });
         }
@@ -95,7 +128,7 @@ impl Rates {
             "reconstruct" => &mut self.reconstruct,
             "l2pf" => &mut self.l2pf,
             other => {
-                return Err(Error::Generate {
+                return Err(Error::Plan {
                     reason: format!(
                         "no rate `{other}` (dense, lm_head, router, mhc, smoe, tf_gu, tf_down, reconstruct, l2pf)"
                     ),
@@ -111,7 +144,7 @@ impl Rates {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct StepPlan {
     /// Decode or prefill.
-    pub phase: Kind,
+    pub phase: CaptureKind,
     /// Live rows.
     pub rows: u64,
     /// Requests.
@@ -150,7 +183,7 @@ pub struct Plan {
 
 fn decode(rows: u64, requests: u64) -> StepPlan {
     StepPlan {
-        phase: Kind::Decode,
+        phase: CaptureKind::Decode,
         rows,
         requests,
     }
@@ -158,7 +191,7 @@ fn decode(rows: u64, requests: u64) -> StepPlan {
 
 fn prefill(rows: u64) -> StepPlan {
     StepPlan {
-        phase: Kind::Prefill,
+        phase: CaptureKind::Prefill,
         rows,
         requests: 1,
     }
@@ -436,16 +469,16 @@ struct Laid {
 /// only the files it writes are replaced.
 pub fn write_window(
     spec: &Spec,
-    rules: &Rules,
+    rules: &Kl1Rules,
     plan: &Plan,
     dir: &Path,
     overwrite: bool,
 ) -> Result<Truth, Error> {
-    let bad = |reason: String| Error::Generate { reason };
+    let bad = |reason: String| Error::Plan { reason };
     if !(plan.jitter.is_finite() && (0.0..0.5).contains(&plan.jitter)) {
         return Err(bad(format!("jitter {} must be in [0, 0.5)", plan.jitter)));
     }
-    let probe = annotation(7, Kind::Decode, 2, 1);
+    let probe = annotation(7, CaptureKind::Decode, 2, 1);
     if !rules.step_pattern().is_match(&probe) {
         return Err(bad(format!(
             "the rules' step pattern `{}` does not match the KL1 annotation `{probe}` the generator writes \
@@ -498,10 +531,9 @@ pub fn write_window(
         }
     }
     if dir.join(MANIFEST).exists() && !overwrite {
-        return Err(bad(format!(
-            "{} already holds a window ({MANIFEST}); pass --force to replace its files",
-            dir.display()
-        )));
+        return Err(Error::WindowExists {
+            dir: dir.to_path_buf(),
+        });
     }
     std::fs::create_dir_all(dir).map_err(|error| Error::Io {
         path: dir.to_path_buf(),
@@ -530,11 +562,7 @@ pub fn write_window(
             } else {
                 json.into_bytes()
             };
-            let path = dir.join(&file);
-            std::fs::write(&path, &bytes).map_err(|error| Error::Io {
-                path: path.clone(),
-                error,
-            })?;
+            tool_io::Claim::new(dir.join(&file), overwrite)?.write_bytes(&bytes)?;
             manifest.push(ManifestRow {
                 cell: c.cell.clone(),
                 capture: c.capture.clone(),
@@ -551,10 +579,10 @@ pub fn write_window(
         }
     }
     let write_json = |name: &str, value: &dyn erased::Json| -> Result<(), Error> {
-        let path = dir.join(name);
         let mut text = value.to_pretty().map_err(|e| bad(e.to_string()))?;
         text.push('\n');
-        std::fs::write(&path, text).map_err(|error| Error::Io { path, error })
+        tool_io::Claim::new(dir.join(name), overwrite)?.write_bytes(text.as_bytes())?;
+        Ok(())
     };
     write_json(MANIFEST, &manifest)?;
     write_json(TRUTH_FILE, &truth)?;
@@ -586,7 +614,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The KL1 step annotation (docs/kl1-window.md).
-pub fn annotation(index: u64, phase: Kind, rows: u64, requests: u64) -> String {
+pub fn annotation(index: u64, phase: CaptureKind, rows: u64, requests: u64) -> String {
     format!("kl1.step#{index} phase={phase} rows={rows} requests={requests}")
 }
 
@@ -605,8 +633,8 @@ fn lay_out(m: &Model<'_>, plan: &Plan, c: &CapturePlan, rng: &mut Rng) -> Vec<La
             graph: &mut graph,
         };
         match s.phase {
-            Kind::Decode => b.decode_step(s, c),
-            Kind::Prefill => b.prefill_step(s, c),
+            CaptureKind::Decode => b.decode_step(s, c),
+            CaptureKind::Prefill => b.prefill_step(s, c),
         }
         let kernels = b.kernels;
         t = kernels.iter().map(Kern::end).max().unwrap_or(t) + STEP_GAP;
@@ -1281,7 +1309,7 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
         let busy = union_within(s.kernels.iter().map(|k| (k.start, k.end())), lo, hi);
         e.insert("sp1.idle".into(), ms(hi - lo - busy));
         match s.plan.phase {
-            Kind::Decode => {
+            CaptureKind::Decode => {
                 let mut all_bytes = 0.0;
                 for (j, (name, _, bytes)) in m.dense.iter().enumerate() {
                     let n = count(&|r| *r == Role::Dense(j));
@@ -1337,7 +1365,7 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
                 e.insert("smoe.requests".into(), s.plan.requests as f64);
                 e.insert("smoe.unique_uniform".into(), experts);
             }
-            Kind::Prefill => {
+            CaptureKind::Prefill => {
                 for (tag, full) in [("full", true), ("suffix", false)] {
                     let gu_ns = sum(&|r| *r == Role::TfGu { full });
                     let dn_ns = sum(&|r| *r == Role::TfDown { full });
@@ -1386,7 +1414,7 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
             }
         }
         let analysed =
-            next.is_some() && (s.plan.phase == Kind::Decode || s.plan.rows >= m.min_rows);
+            next.is_some() && (s.plan.phase == CaptureKind::Decode || s.plan.rows >= m.min_rows);
         out.push(StepTruth {
             index: s.index,
             phase: s.plan.phase.as_str().to_string(),

@@ -1,0 +1,566 @@
+//! Conventions checked mechanically (as rust-analyzer's tidy does), so they hold without a reviewer:
+//!
+//! 1. Every source file (`crates/*/src`, `bins/*/src`, `xtask/src`, any depth) is named in ARCHITECTURE.md
+//!    (its file name; `lib.rs`, `main.rs` and `mod.rs` are named by their crate or directory).
+//! 2. Library crates (`crates/*/src`, binaries' `main.rs` and `src/bin/` excepted) hold no CLI flag text:
+//!    no string literal contains `--x` (a letter after two dashes). Libraries return data; the binary
+//!    knows its options. Exceptions are listed in [`FLAG_TEXT_ALLOWED`] with their reason.
+//! 3. Result files are written only through `tool-io`: outside `crates/tool-io/src`, no source file under
+//!    `crates/` or `bins/` calls `fs::rename`, `fs::write`, `File::create`, `OpenOptions`, or tempfile's
+//!    `persist`. Tests, `xtask/` and `fuzz/` are not checked (they write scratch files and generated
+//!    data). Exceptions are listed in [`WRITES_ALLOWED`] with their reason.
+//!
+//! 4. Every dependency a workspace crate declares (`[dependencies]`, `[dev-dependencies]`,
+//!    `[build-dependencies]`) is used: its crate name (`-` → `_`) appears as a path (`name::`), a `use`,
+//!    an `extern crate` or a macro call (`name!`) in one of the crate's `.rs` files. The same check
+//!    `cargo-machete` makes, without installing it.
+//!
+//! Comments and everything after a file's first `#[cfg(test)]` are not checked by 2 and 3.
+//!
+//! Each check has two lists: exceptions that stay (with the reason), and `PENDING_*` gaps that exist today
+//! and are to be fixed by the file's owner. A pending entry that no longer fails is itself an error, so the
+//! pending lists only shrink.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// (file, flag or `*` for every flag, why) — library text that names options of *other* programs.
+const FLAG_TEXT_ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "crates/gpu-monitor/src/backend/smi.rs",
+        "*",
+        "arguments of the nvidia-smi child process",
+    ),
+    (
+        "crates/provenance/src/git.rs",
+        "*",
+        "arguments of the git child process",
+    ),
+    (
+        "crates/provenance/src/environment.rs",
+        "*",
+        "arguments of the systemd-detect-virt child process",
+    ),
+    (
+        "crates/provenance/src/lib.rs",
+        "--release",
+        "cargo's option, naming how a measured program was built",
+    ),
+];
+
+/// (file, flag, what to do) — this tool's own options named in a library today; to be fixed by the owner.
+const PENDING_FLAG_TEXT: &[(&str, &str, &str)] = &[
+    (
+        "crates/kineto-trace/src/error.rs",
+        "--salvage",
+        "the kineto binary adds the advice to a Truncated error",
+    ),
+    (
+        "crates/kineto-trace/src/report.rs",
+        "--json",
+        "renderers move to bins/kineto (issue 16)",
+    ),
+    (
+        "crates/kineto-trace/src/report.rs",
+        "--csv",
+        "renderers move to bins/kineto (issue 16)",
+    ),
+];
+
+/// (file, why) — files that may write files without tool-io.
+const WRITES_ALLOWED: &[(&str, &str)] = &[];
+
+/// (file, pattern, what to do) — writes outside tool-io today; to be fixed by the owner.
+const PENDING_WRITES: &[(&str, &str, &str)] = &[
+    (
+        "crates/provenance/src/output.rs",
+        ".persist(",
+        "provenance results through tool_io::Claim",
+    ),
+    (
+        "crates/provenance/src/output.rs",
+        ".persist_noclobber(",
+        "provenance results through tool_io::Claim",
+    ),
+    (
+        "bins/gpu-monitor/src/main.rs",
+        "File::create",
+        "sample files through tool_io::Claim::stream",
+    ),
+];
+
+/// Source files ARCHITECTURE.md does not name today; to be added to its code map by their owners.
+const PENDING_UNNAMED: &[&str] = &[
+    "crates/gpu-monitor/src/csv.rs",
+    "crates/gpu-monitor/src/identity.rs",
+    "crates/gpu-monitor/src/sample.rs",
+    "crates/gpu-monitor/src/select.rs",
+    "crates/gpu-monitor/src/sys.rs",
+    "crates/kl1-shapes/src/doc.rs",
+    "crates/kl1-shapes/src/provenance.rs",
+    "crates/provenance/src/cmd.rs",
+    "crates/provenance/src/probe.rs",
+];
+
+/// Fails on what `found` has beyond `pending`, and on `pending` entries no longer found (fixed: remove them).
+fn check_with_pending(what: &str, found: &[String], pending: &[String]) {
+    let new: Vec<&String> = found.iter().filter(|f| !pending.contains(f)).collect();
+    let fixed: Vec<&String> = pending.iter().filter(|p| !found.contains(p)).collect();
+    assert!(
+        new.is_empty() && fixed.is_empty(),
+        "{what}:\n  {}{}",
+        new.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n  "),
+        if fixed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\nfixed, so remove from the PENDING list in xtask/tests/tidy.rs:\n  {}",
+                fixed
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            )
+        }
+    );
+}
+
+/// The `--flag` tokens in a string (see [`has_flag_text`]).
+fn flags(s: &str) -> Vec<String> {
+    let b = s.as_bytes();
+    let mut v = Vec::new();
+    for i in 0..b.len().saturating_sub(2) {
+        if b[i] == b'-'
+            && b[i + 1] == b'-'
+            && b[i + 2].is_ascii_lowercase()
+            && (i == 0 || !(b[i - 1] == b'-' || b[i - 1].is_ascii_alphanumeric()))
+        {
+            let end = (i + 2..b.len())
+                .find(|&j| !(b[j].is_ascii_lowercase() || b[j].is_ascii_digit() || b[j] == b'-'))
+                .unwrap_or(b.len());
+            v.push(s[i..end].to_string());
+        }
+    }
+    v
+}
+
+fn root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map_or(here.clone(), Path::to_path_buf)
+}
+
+/// Every `.rs` file under `dir`, recursively, sorted.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The `src` directories of every crate: (crate directory relative to the root, is a library crate dir).
+fn src_dirs(root: &Path) -> Vec<(PathBuf, bool)> {
+    let mut v = Vec::new();
+    for (group, library) in [("crates", true), ("bins", false)] {
+        let Ok(entries) = fs::read_dir(root.join(group)) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        dirs.sort();
+        for d in dirs {
+            if d.join("src").is_dir() {
+                v.push((d.join("src"), library));
+            }
+        }
+    }
+    v.push((root.join("xtask/src"), false));
+    v
+}
+
+fn rel(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root).unwrap_or(p).display().to_string()
+}
+
+/// The code of a Rust file with comments blanked and everything from the first `#[cfg(test)]` dropped, as
+/// (code, string literals with their line numbers).
+fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
+    let text = match text.find("#[cfg(test)]") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let b = text.as_bytes();
+    let mut code = String::with_capacity(text.len());
+    let mut strings = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+            code.push('\n');
+            i += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                if b[i] == b'\n' {
+                    line += 1;
+                    code.push('\n');
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if c == b'r'
+            && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            // Raw string r"…" or r#"…"#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&b'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&b'"') {
+                code.push('r');
+                i += 1;
+                continue;
+            }
+            let start = j + 1;
+            let mut k = start;
+            let start_line = line;
+            loop {
+                if k >= b.len() {
+                    break;
+                }
+                if b[k] == b'"'
+                    && b[k + 1..]
+                        .iter()
+                        .take(hashes)
+                        .filter(|&&h| h == b'#')
+                        .count()
+                        == hashes
+                {
+                    break;
+                }
+                if b[k] == b'\n' {
+                    line += 1;
+                }
+                k += 1;
+            }
+            strings.push((start_line, text[start..k.min(b.len())].to_string()));
+            code.push_str("\"\"");
+            i = k + 1 + hashes;
+        } else if c == b'"' {
+            let start_line = line;
+            let mut k = i + 1;
+            while k < b.len() && b[k] != b'"' {
+                if b[k] == b'\\' {
+                    k += 1;
+                }
+                if k < b.len() && b[k] == b'\n' {
+                    line += 1;
+                }
+                k += 1;
+            }
+            strings.push((start_line, text[i + 1..k.min(b.len())].to_string()));
+            code.push_str("\"\"");
+            i = k + 1;
+        } else if c == b'\'' && (b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\')) {
+            // A char literal ('"', '\''), not a lifetime.
+            let mut k = i + 1;
+            if b.get(k) == Some(&b'\\') {
+                k += 1;
+            }
+            k += 1;
+            while k < b.len() && b[k] != b'\'' {
+                k += 1;
+            }
+            code.push_str("' '");
+            i = k + 1;
+        } else {
+            // Copy one whole UTF-8 character.
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            code.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    (code, strings)
+}
+
+/// Whether `s` holds CLI flag text: two dashes, then a lowercase letter, not preceded by a third dash or a
+/// letter (so `---` rules and `a--b` are not flags).
+fn has_flag_text(s: &str) -> bool {
+    let b = s.as_bytes();
+    (0..b.len().saturating_sub(2)).any(|i| {
+        b[i] == b'-'
+            && b[i + 1] == b'-'
+            && b[i + 2].is_ascii_lowercase()
+            && (i == 0 || !(b[i - 1] == b'-' || b[i - 1].is_ascii_alphanumeric()))
+    })
+}
+
+#[test]
+fn every_source_file_is_named_in_architecture_md() {
+    let root = root();
+    let arch = fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut missing = Vec::new();
+    for (src, _) in src_dirs(&root) {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if ["lib.rs", "main.rs", "mod.rs"].contains(&name.as_str()) {
+                continue;
+            }
+            if !arch.contains(&name) {
+                missing.push(rel(&root, &f));
+            }
+        }
+    }
+    let pending: Vec<String> = PENDING_UNNAMED.iter().map(|s| s.to_string()).collect();
+    check_with_pending(
+        "ARCHITECTURE.md does not name these source files (add them to the code map)",
+        &missing,
+        &pending,
+    );
+}
+
+#[test]
+fn library_crates_hold_no_cli_flag_text() {
+    let root = root();
+    let mut found = Vec::new();
+    for (src, library) in src_dirs(&root) {
+        if !library {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let r = rel(&root, &f);
+            if r.ends_with("src/main.rs") || r.contains("/src/bin/") {
+                continue;
+            }
+            let text = fs::read_to_string(&f).expect("read");
+            let (_, strings) = code_and_strings(&text);
+            for (line, s) in strings {
+                for flag in flags(&s) {
+                    let allowed = FLAG_TEXT_ALLOWED
+                        .iter()
+                        .any(|(p, fl, _)| *p == r && (*fl == "*" || *fl == flag));
+                    if !allowed {
+                        found.push((format!("{r}: {flag}"), format!("{r}:{line}: {s:?}")));
+                    }
+                }
+            }
+        }
+    }
+    let mut keys: Vec<String> = found.iter().map(|(k, _)| k.clone()).collect();
+    keys.dedup();
+    let pending: Vec<String> = PENDING_FLAG_TEXT
+        .iter()
+        .map(|(p, fl, _)| format!("{p}: {fl}"))
+        .collect();
+    check_with_pending(
+        "CLI flag text in library crates (return data; let the binary name its options)",
+        &keys,
+        &pending,
+    );
+}
+
+#[test]
+fn result_files_are_written_only_through_tool_io() {
+    let root = root();
+    let patterns = [
+        "fs::rename",
+        "fs::write",
+        "File::create",
+        "OpenOptions",
+        ".persist(",
+        ".persist_noclobber(",
+    ];
+    let mut found = Vec::new();
+    for (src, _) in src_dirs(&root) {
+        let r = rel(&root, &src);
+        if r.starts_with("xtask") || r == "crates/tool-io/src" {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let r = rel(&root, &f);
+            if WRITES_ALLOWED.iter().any(|(p, _)| *p == r) {
+                continue;
+            }
+            let text = fs::read_to_string(&f).expect("read");
+            let (code, _) = code_and_strings(&text);
+            for l in code.lines() {
+                for p in patterns.iter().filter(|p| l.contains(*p)) {
+                    found.push(format!("{r}: {p}"));
+                }
+            }
+        }
+    }
+    found.dedup();
+    let pending: Vec<String> = PENDING_WRITES
+        .iter()
+        .map(|(p, pat, _)| format!("{p}: {pat}"))
+        .collect();
+    check_with_pending(
+        "files written without tool-io (use tool_io::Claim; docs/result-files.md)",
+        &found,
+        &pending,
+    );
+}
+
+#[test]
+fn the_scanner_sees_strings_not_comments() {
+    let (code, strings) = code_and_strings(
+        "let a = \"--out\"; // \"--comment\"\nlet b = r#\"x \"--raw\"\"#; let c = '\"'; let d: &'a str = \"e\";\n#[cfg(test)]\nlet t = \"--test\";",
+    );
+    let s: Vec<&str> = strings.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(s, ["--out", "x \"--raw\"", "e"]);
+    assert!(!code.contains("comment") && !code.contains("--test"));
+    assert_eq!(strings[1].0, 2);
+    assert!(has_flag_text("pass --overwrite to"));
+    assert!(has_flag_text("--x"));
+    assert!(!has_flag_text("a --- b"));
+    assert!(!has_flag_text("x--y"));
+    assert!(!has_flag_text("--5"));
+    assert_eq!(flags("a --json, --csv-x b"), ["--json", "--csv-x"]);
+}
+
+/// The dependency names declared in a Cargo.toml's dependency tables.
+fn declared_dependencies(toml: &str) -> Vec<String> {
+    let mut deps = Vec::new();
+    let mut in_deps = false;
+    for line in toml.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let table = t.trim_matches(|c| c == '[' || c == ']');
+            in_deps = table == "dependencies"
+                || table == "dev-dependencies"
+                || table == "build-dependencies"
+                || table.ends_with(".dependencies")
+                || table.ends_with(".dev-dependencies");
+            continue;
+        }
+        if !in_deps || t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let key: String = t
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        if !key.is_empty() {
+            deps.push(key);
+        }
+    }
+    deps
+}
+
+/// Whether Rust code uses crate `name` (already with `_`).
+fn uses_crate(code: &str, name: &str) -> bool {
+    let b = code.as_bytes();
+    let mut from = 0;
+    while let Some(at) = code[from..].find(name) {
+        let i = from + at;
+        let end = i + name.len();
+        let before_ok =
+            i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b':');
+        let rest = &code[end..];
+        let word_ends = rest
+            .bytes()
+            .next()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == b'_'));
+        if before_ok && word_ends {
+            let head = code[..i].trim_end();
+            if rest.starts_with("::")
+                || rest.starts_with('!')
+                || head.ends_with("use")
+                || head.ends_with("extern crate")
+            {
+                return true;
+            }
+        }
+        from = end;
+    }
+    false
+}
+
+#[test]
+fn every_declared_dependency_is_used() {
+    let root = root();
+    let mut crate_dirs: Vec<PathBuf> = Vec::new();
+    for group in ["crates", "bins"] {
+        if let Ok(entries) = fs::read_dir(root.join(group)) {
+            crate_dirs.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+        }
+    }
+    crate_dirs.push(root.join("xtask"));
+    crate_dirs.sort();
+    let mut unused = Vec::new();
+    for dir in crate_dirs {
+        let Ok(toml) = fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        let code: String = files
+            .iter()
+            .filter_map(|f| fs::read_to_string(f).ok())
+            .map(|t| code_and_strings_all(&t))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for dep in declared_dependencies(&toml) {
+            if !uses_crate(&code, &dep.replace('-', "_")) {
+                unused.push(format!("{}: {dep}", rel(&root, &dir)));
+            }
+        }
+    }
+    assert!(
+        unused.is_empty(),
+        "declared dependencies no source file uses (remove them from Cargo.toml):\n  {}",
+        unused.join("\n  ")
+    );
+}
+
+/// The code of a whole file (tests included) with comments and strings blanked.
+fn code_and_strings_all(text: &str) -> String {
+    // `#[cfg(test)]` is what ends the scan in `code_and_strings`; a dependency used only in tests counts.
+    code_and_strings(&text.replace("#[cfg(test)]", "#[cfg(all(test))]")).0
+}
+
+#[test]
+fn the_dependency_scan_reads_cargo_toml_and_paths() {
+    let toml = "[package]\nname = \"x\"\n[dependencies]\nkl1-shapes.workspace = true\nserde = { version = \"1\" }\n# c\n[dev-dependencies]\ntempfile = \"3\"\n[lints]\nworkspace = true\n";
+    assert_eq!(
+        declared_dependencies(toml),
+        ["kl1-shapes", "serde", "tempfile"]
+    );
+    assert!(uses_crate(
+        "let s = kl1_shapes::Spec::builtin();",
+        "kl1_shapes"
+    ));
+    assert!(uses_crate("use serde;", "serde"));
+    assert!(uses_crate("#[derive(serde::Serialize)]", "serde"));
+    assert!(!uses_crate("let serde_json = 1;", "serde"));
+    assert!(!uses_crate("my_tempfile::x()", "tempfile"));
+    assert!(!uses_crate("a::tempfile::x()", "tempfile"));
+}

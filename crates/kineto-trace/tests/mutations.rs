@@ -1,5 +1,6 @@
 //! The fuzz target's property on every `cargo test`: real traces cut, flipped and spliced at random
 //! never make the parser panic, and every error's offset lies inside the input.
+#![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
 use kineto_trace::{Error, parse_reader};
 use proptest::prelude::*;

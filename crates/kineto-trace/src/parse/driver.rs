@@ -18,9 +18,13 @@ pub(super) fn parse(
     salvage: bool,
     gzip: bool,
 ) -> Result<(Trace, u64)> {
+    parse_in(name, Window::new(reader), salvage, gzip)
+}
+
+fn parse_in(name: &Path, win: Window<'_>, salvage: bool, gzip: bool) -> Result<(Trace, u64)> {
     let mut p = Parser {
         file: name.to_path_buf(),
-        win: Window::new(reader),
+        win,
         b: Builder::default(),
         salvage,
         gzip,
@@ -206,17 +210,19 @@ impl Parser<'_> {
                 break;
             }
             first = false;
-            // The key and its colon. Only keys the model reads are kept (they are short); any other
+            // The key, then its colon. Only keys the model reads are kept (they are short); any other
             // key is validated and its value skipped.
             let Some((key, at)) = self.step(|c, _| {
                 c.ws_peek()?;
                 let at = c.pos;
                 let k = c.string()?;
-                c.expect(b':', "':'")?;
                 let known = k.len() <= 32;
                 Ok((if known { k.into_owned() } else { Vec::new() }, at))
             })?
             else {
+                return Ok(());
+            };
+            let Some(()) = self.step(|c, _| c.expect(b':', "':'"))? else {
                 return Ok(());
             };
             let at = self.win.offset(at);
@@ -352,5 +358,56 @@ impl Parser<'_> {
                 None => return Ok(Some(())),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `text` through a window that starts at 64 bytes and may grow to 1 KiB.
+    fn small_window(text: &[u8]) -> Result<(Trace, u64)> {
+        let mut r = text;
+        parse_in(
+            Path::new("w.json"),
+            Window::with_sizes(&mut r, 64, 1024),
+            false,
+            false,
+        )
+    }
+
+    /// Whitespace is never part of a value: runs of it far longer than the largest value the window
+    /// may hold are read wherever JSON allows whitespace between values, and only a value itself (here
+    /// an event with a long name) larger than the bound is refused.
+    #[test]
+    fn whitespace_longer_than_the_window_bound_is_dropped_as_read() {
+        let ev = r#"{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}"#;
+        let ws = " \n\t\r".repeat(4096); // 16 KiB: 16 times the bound.
+        let places = [
+            format!(r#"{ws}{{"traceEvents": [{ev}, {ev}]}}"#),
+            format!(r#"{{{ws}"traceEvents": [{ev}, {ev}]}}"#),
+            format!(r#"{{"traceEvents"{ws}: [{ev}, {ev}]}}"#),
+            format!(r#"{{"traceEvents": {ws}[{ev}, {ev}]}}"#),
+            format!(r#"{{"traceEvents": [{ws}{ev}, {ev}]}}"#),
+            format!(r#"{{"traceEvents": [{ev}{ws}, {ev}]}}"#),
+            format!(r#"{{"traceEvents": [{ev},{ws}{ev}]}}"#),
+            format!(r#"{{"traceEvents": [{ev}{ws}{ev}]}}"#),
+            format!(r#"{{"traceEvents": [{ev}, {ev}{ws}]}}"#),
+            format!(r#"{{"traceEvents": [{ev}, {ev},{ws}]}}"#),
+            format!(r#"{{"traceEvents": [{ev}, {ev}]{ws}, "traceName": "t"}}"#),
+            format!(r#"{{"traceEvents": [{ev}, {ev}],{ws}"traceName": "t"}}"#),
+            format!(r#"{{"traceName":{ws}"t", "traceEvents": [{ev}, {ev}]}}"#),
+            format!(r#"{{"traceEvents": [{ev}, {ev}]{ws}}}{ws}"#),
+        ];
+        for (i, text) in places.iter().enumerate() {
+            let (t, n) = small_window(text.as_bytes()).unwrap_or_else(|e| panic!("place {i}: {e}"));
+            assert_eq!((t.kernels.len(), n), (2, text.len() as u64), "place {i}");
+        }
+        let long_name = format!(
+            r#"{{"traceEvents": [{{"ph": "i", "ts": 1, "name": "{}"}}]}}"#,
+            "n".repeat(2048)
+        );
+        let e = small_window(long_name.as_bytes()).expect_err("a value over the bound");
+        assert!(e.to_string().contains("refusing to hold it"), "{e}");
     }
 }

@@ -18,6 +18,8 @@ pub(super) struct Window<'r> {
     /// Offset of `buf[0]` in the stream.
     pub(super) base: u64,
     pub(super) eof: bool,
+    /// The most the window may grow to ([`MAX_VALUE`]; smaller in tests).
+    max: usize,
 }
 
 pub(super) enum Refill {
@@ -29,9 +31,15 @@ pub(super) enum Refill {
 
 impl<'r> Window<'r> {
     pub(super) fn new(r: &'r mut dyn Read) -> Self {
+        Self::with_sizes(r, WINDOW, MAX_VALUE)
+    }
+
+    /// A window of `initial` bytes that may grow to `max`.
+    pub(super) fn with_sizes(r: &'r mut dyn Read, initial: usize, max: usize) -> Self {
         Window {
+            max,
             r,
-            buf: vec![0; WINDOW],
+            buf: vec![0; initial.max(1)],
             pos: 0,
             end: 0,
             base: 0,
@@ -64,12 +72,13 @@ impl<'r> Window<'r> {
             self.pos = 0;
         }
         if self.end == self.buf.len() {
-            if self.buf.len() >= MAX_VALUE {
-                return Err(io::Error::other(
-                    "a single value is larger than 1 GiB; refusing to hold it in memory",
-                ));
+            if self.buf.len() >= self.max {
+                return Err(io::Error::other(format!(
+                    "a single value is larger than {}; refusing to hold it in memory",
+                    size(self.max)
+                )));
             }
-            let len = self.buf.len() * 2;
+            let len = (self.buf.len() * 2).min(self.max);
             self.buf.resize(len, 0);
         }
         let mut got = 0;
@@ -95,5 +104,14 @@ impl<'r> Window<'r> {
             }
         }
         Ok(if got > 0 { Refill::More } else { Refill::Eof })
+    }
+}
+
+/// A size in the largest binary unit that divides it.
+fn size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b => format!("{b} bytes"),
     }
 }

@@ -161,9 +161,9 @@ fn feeder(
         hasher: hasher.clone(),
     };
     let mut reader = if gzip {
-        Decoded::Gzip(MultiGzDecoder::new(io::BufReader::with_capacity(
+        Decoded::Gzip(Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
             CHUNK, hashing,
-        )))
+        ))))
     } else {
         Decoded::Plain(hashing)
     };
@@ -227,7 +227,7 @@ fn digest(hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>) -> Option<[u
 /// reachable, to be hashed to the end after a decoder error.
 enum Decoded<R: Read> {
     Plain(R),
-    Gzip(MultiGzDecoder<io::BufReader<R>>),
+    Gzip(Box<MultiGzDecoder<io::BufReader<R>>>),
 }
 
 impl<R: Read> Decoded<R> {

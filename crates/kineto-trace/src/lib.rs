@@ -39,7 +39,7 @@ pub use model::{
 };
 pub use parse::{Options, Parsed, parse_file, parse_reader};
 pub use source::{Feed, hex};
-pub use time::{ns_to_us, ns_to_us_string};
+pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 
 use std::path::{Path, PathBuf};
 

@@ -491,3 +491,47 @@ fn a_salvaged_gzip_gets_the_sha256_of_its_bytes_with_either_feed() {
         assert_eq!(p.sha256.as_deref(), Some(want.as_str()), "{feed:?}");
     }
 }
+
+/// Times the model cannot hold so that every difference and union fits in i64 ns (|t| < 2^62 ns,
+/// ±146 years of the trace's zero) are errors; sums over many events are exact past i64.
+#[test]
+fn times_and_sums_never_overflow() {
+    // 5e15 µs = 5e18 ns: inside i64 (9.2e18) but past 2^62 (4.6e18), where a span from a negative
+    // start would overflow.
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 5000000000000000, "dur": 1}]}"#,
+        0,
+        17,
+        "out of range",
+    );
+    // Each inside the bound, but the end is not.
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 4000000000000000, "dur": 1000000000000000}]}"#,
+        0,
+        17,
+        "ends past",
+    );
+    // The widest span that is allowed: from -(2^62 - 1) ns to 2^62 - 1 ns, written in µs with three
+    // decimals (4611686018427387.903 µs = 2^62 - 1 ns). Two kernels of 4.6e18 ns each: their sum
+    // (9.2e18 ns) is past i64::MAX.
+    let big = "4611686018427387.903";
+    let text = format!(
+        r#"{{"traceEvents": [
+        {{"ph": "X", "cat": "kernel", "name": "a", "ts": -{big}, "dur": {big}, "args": {{"stream": 7}}}},
+        {{"ph": "X", "cat": "kernel", "name": "b", "ts": 0, "dur": {big}, "args": {{"stream": 7}}}},
+        {{"ph": "X", "cat": "gpu_memcpy", "name": "c", "ts": 0, "dur": 1, "args": {{"bytes": 18446744073709551615}}}},
+        {{"ph": "X", "cat": "gpu_memcpy", "name": "c", "ts": 0, "dur": 1, "args": {{"bytes": 18446744073709551615}}}}
+        ]}}"#
+    );
+    let t = write("big.json", text.as_bytes());
+    let p = parse(&t, false).expect("inside the bound");
+    let limit: i64 = (1 << 62) - 1;
+    assert_eq!(p.trace.time_bounds, Some((-limit, limit)));
+    let s = kineto_trace::summary::Summary::of(&p);
+    let span_ns = 2.0 * limit as f64;
+    assert_eq!(s.span_us, span_ns / 1000.0);
+    assert_eq!(s.kernels.sum_us, span_ns / 1000.0);
+    assert_eq!(s.kernels.union_us, span_ns / 1000.0);
+    // Two copies of u64::MAX bytes: 2 × 18446744073709551615.
+    assert_eq!(s.memcpy.bytes, 2 * u128::from(u64::MAX));
+}

@@ -132,18 +132,31 @@ impl Builder {
             ));
         };
         let Some(ts) = ts else {
-            return invalid("\"ts\" is out of range (more than ±292 years in ns)".into());
+            return invalid(format!("\"ts\" is out of range: {}", crate::time::RANGE));
         };
         let dur = match ev.dur {
             Some(Some(d)) if d < 0 => {
                 return invalid(format!("negative \"dur\" ({d} ns)"));
             }
             Some(Some(d)) => d,
-            Some(None) => return invalid("\"dur\" is out of range".into()),
+            Some(None) => {
+                return invalid(format!("\"dur\" is out of range: {}", crate::time::RANGE));
+            }
             None if ph_byte == b'X' => return invalid("an \"X\" event with no \"dur\"".into()),
             None => 0,
         };
-        let end = ts.saturating_add(dur);
+        if ts.unsigned_abs() > crate::time::MAX_ABS_NS.unsigned_abs() {
+            return invalid(format!("\"ts\" is out of range: {}", crate::time::RANGE));
+        }
+        let end = match ts.checked_add(dur) {
+            Some(end) if end <= crate::time::MAX_ABS_NS => end,
+            _ => {
+                return invalid(format!(
+                    "\"ts\" + \"dur\" ends past the range: {}",
+                    crate::time::RANGE
+                ));
+            }
+        };
         if self.timed {
             self.min_ts = self.min_ts.min(ts);
             self.max_end = self.max_end.max(end);

@@ -37,7 +37,7 @@ pub use model::{
     Api, Counts, Flow, FlowPhase, GpuKind, GpuOp, Header, IdValue, Launch, Salvage, Span, SpanKind,
     Sym, Trace, Track, TrackIds, Warning,
 };
-pub use parse::{Options, Parsed, parse_file, parse_reader};
+pub use parse::{Options, Parsed, parse_file, parse_raw, parse_reader};
 pub use source::{Feed, hex};
 pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 

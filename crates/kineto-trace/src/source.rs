@@ -42,12 +42,20 @@ enum DigestSlot {
 
 impl Input {
     pub(crate) fn open(path: &Path, hash: bool, feed: Feed) -> io::Result<Input> {
-        let mut file = File::open(path)?;
+        Input::from_raw(File::open(path)?, hash, feed)
+    }
+
+    /// Reads the bytes of a trace as stored (plain or gzip, told by the magic bytes) from `raw`.
+    pub(crate) fn from_raw(
+        mut raw: impl Read + Send + 'static,
+        hash: bool,
+        feed: Feed,
+    ) -> io::Result<Input> {
         let mut magic = [0u8; 2];
-        let n = read_full(&mut file, &mut magic)?;
+        let n = read_full(&mut raw, &mut magic)?;
         let gzip = n == 2 && magic == [0x1f, 0x8b];
         let head = magic[..n].to_vec();
-        let raw = io::Cursor::new(head).chain(file);
+        let raw = io::Cursor::new(head).chain(raw);
         match feed {
             Feed::Inline => {
                 let (raw, digest): (Box<dyn Read + Send>, DigestSlot) = if hash {

@@ -2,93 +2,27 @@
 //! of its own: the allocator counts every thread of the process, so its tests run one at a time).
 //!
 //! The stated bound, for any input: the heap the parser allocates — its peak above what was live
-//! before the call — stays within [`MULTIPLE`] × the JSON bytes + [`FIXED`]. `FIXED` covers the
-//! 4 MiB window (which may double once while an event straddles its end) and the helper thread's
-//! 1 MiB chunks in flight (4 + 2 returned). The multiple covers the model: a `GpuOp` is 176 bytes for
-//! a kernel event of ≥ 40 bytes of JSON, and a `Vec` that doubles may hold twice its length for a
-//! moment (2 × 176 / 40 ≈ 9), plus interned names and tracks. Real traces, whose events carry tens to
-//! hundreds of bytes the model does not keep, use far less (measured below on every bundled trace).
+//! before the call — stays within `counting::MULTIPLE` (12) × the JSON bytes + `counting::FIXED`
+//! (16 MiB); `tests/property/counting.rs` says where each part comes from.
 #![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use kineto_trace::{Feed, Options, parse_file, parse_reader};
 use proptest::prelude::*;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 mod common;
 use common::workspace;
 
-const MULTIPLE: usize = 12;
-const FIXED: usize = 16 << 20;
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize) {
-    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged; the counters are
-// bookkeeping only and never affect what is returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        // SAFETY: forwarded as received; the caller upholds `alloc`'s contract.
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        // SAFETY: forwarded as received.
-        let p = unsafe { System.alloc_zeroed(l) };
-        if !p.is_null() {
-            grew(l.size());
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded as received; `p` was allocated by `System` with layout `l`.
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        // SAFETY: forwarded as received; `p` was allocated by `System` with layout `l`.
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                grew(new - l.size());
-            } else {
-                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
-            }
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "property/counting.rs"]
+mod counting;
+use counting::{bound, measure};
 
 /// One measurement at a time: the counters are process-wide.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `f`; returns its result, the peak heap above the start, and what it left allocated.
-fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, isize) {
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let out = f();
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
-    let kept = LIVE.load(Ordering::Relaxed) as isize - before as isize;
-    (out, peak, kept)
-}
 
 fn gz(bytes: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::best());
@@ -101,10 +35,6 @@ fn inflate(bytes: &[u8]) -> Vec<u8> {
     std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(bytes), &mut out)
         .expect("gunzip");
     out
-}
-
-fn bound(json_bytes: usize) -> usize {
-    MULTIPLE * json_bytes + FIXED
 }
 
 /// Header values the model does not keep cost their window and nothing after the parse: a long

@@ -57,11 +57,25 @@ pub struct Parsed {
 
 /// Parses one trace file.
 pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
-    let io_err = |source| Error::Io {
+    let input = Input::open(path, opts.sha256, opts.feed).map_err(|source| Error::Io {
         file: path.to_path_buf(),
         source,
-    };
-    let mut input = Input::open(path, opts.sha256, opts.feed).map_err(io_err)?;
+    })?;
+    parse_input(path, input, opts)
+}
+
+/// Parses a trace from the bytes of a file as stored — plain JSON or gzip, told by the magic bytes —
+/// read from `raw` (a socket, an archive member, memory), exactly as [`parse_file`] reads a file:
+/// same feeds, hash and salvage. `name` is used in errors and as [`Parsed::path`].
+pub fn parse_raw(name: &Path, raw: impl Read + Send + 'static, opts: &Options) -> Result<Parsed> {
+    let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(|source| Error::Io {
+        file: name.to_path_buf(),
+        source,
+    })?;
+    parse_input(name, input, opts)
+}
+
+fn parse_input(path: &Path, mut input: Input, opts: &Options) -> Result<Parsed> {
     let gzip = input.gzip;
     let (trace, json_bytes) = parse_reader(path, input.reader(), opts.salvage, gzip)?;
     let sha256 = input.finish().map(|d| crate::source::hex(&d));

@@ -400,7 +400,8 @@ impl std::io::Read for Spaced {
 }
 
 /// The same rule at full size (the parser's own unit test checks it with a small window bound on
-/// every run): a gigabyte through the parser takes ~1 s optimised but ~15 s in a debug build, so this
+/// every run): a gigabyte through the parser takes 3.5 s optimised but 35 s in a debug build (both on
+/// a busy 2-core machine), so this
 /// one runs with `cargo test --release -p kineto-trace --test bad_input -- --ignored`.
 #[test]
 #[ignore = "a gigabyte of input: run in release with --ignored"]

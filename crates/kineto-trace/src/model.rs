@@ -238,7 +238,7 @@ pub struct Flow {
 
 /// The trace's top-level metadata: the values analyses read. Other top-level keys (`deviceProperties`,
 /// the rest of `distributedInfo`, unknown ones) are validated and skipped, never kept.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Header {
     /// `schemaVersion`.
     pub schema_version: Option<i64>,

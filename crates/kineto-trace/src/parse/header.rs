@@ -112,3 +112,54 @@ fn uint_or_text(c: &mut Cursor<'_>) -> Scan<Option<u64>> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(key: &str, value: &str) -> Header {
+        let mut h = Header::default();
+        // A trailing byte, so that the scanner can see where a number ends.
+        let text = format!("{value} ");
+        let mut c = Cursor::new(text.as_bytes(), 0);
+        header_value(&mut c, key.as_bytes(), &mut h).unwrap_or_else(|_| panic!("{key}: {value}"));
+        assert_eq!(c.pos, value.len(), "{key}: the whole value is consumed");
+        h
+    }
+
+    #[test]
+    fn strings_are_cut_to_the_cap_at_a_character_boundary() {
+        // 'é' is 2 bytes: 3000 of them are 6000 bytes; the cap of 4096 falls between two of them.
+        let long = "é".repeat(3000);
+        let h = read("traceName", &format!("\"{long}\""));
+        let kept = h.trace_name.unwrap_or_default();
+        assert_eq!(kept.len(), MAX_TEXT);
+        assert!(long.starts_with(&kept));
+        // 'a' then 'é's: the cap falls inside an 'é', which is dropped whole.
+        let odd = format!("a{long}");
+        let h = read("displayTimeUnit", &format!("\"{odd}\""));
+        assert_eq!(h.display_time_unit.unwrap_or_default().len(), MAX_TEXT - 1);
+    }
+
+    #[test]
+    fn only_the_fields_read_are_kept_in_whatever_form_they_come() {
+        let h = read(
+            "distributedInfo",
+            r#"{"backend": "nccl", "rank": "3", "pg_config": [{"ranks": [0, 1]}], "world_size": 8}"#,
+        );
+        assert_eq!((h.rank, h.world_size), (Some(3), Some(8)));
+        // Forms that are not an integer read as absent, not as an error.
+        assert_eq!(read("distributedInfo", r#"{"rank": 1.5}"#).rank, None);
+        assert_eq!(read("distributedInfo", "[1, 2]").rank, None);
+        assert_eq!(read("schemaVersion", "\"1\"").schema_version, None);
+        assert_eq!(read("schemaVersion", "1").schema_version, Some(1));
+        assert_eq!(
+            read("baseTimeNanoseconds", "1700000000000000000").base_time_ns,
+            Some(1_700_000_000_000_000_000)
+        );
+        assert_eq!(
+            read("deviceProperties", "[[0], [0], {\"name\": \"H100\"}]"),
+            Header::default()
+        );
+    }
+}

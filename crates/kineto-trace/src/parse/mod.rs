@@ -1,4 +1,4 @@
-//! Reading a trace: the entry points, and the four parts they drive.
+//! Reading a trace: the entry points, and the five parts they drive.
 //!
 //! - [`window`]: the refillable input window (one whole top-level value at a time);
 //! - [`driver`]: the top-level object and `traceEvents`, refill-and-retry, truncation and salvage;

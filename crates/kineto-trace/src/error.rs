@@ -68,6 +68,15 @@ pub enum Error {
         /// The directory.
         dir: PathBuf,
     },
+    /// A directory entry named like a trace (`*.json[.gz]`) that cannot be read as one: a dangling or
+    /// looping symbolic link, a directory, a FIFO. Never skipped: a rank would vanish without a word.
+    #[error("{file}: {message}")]
+    NotAFile {
+        /// The entry.
+        file: PathBuf,
+        /// What it is instead.
+        message: String,
+    },
     /// A kernel rule file (families and buckets) is not valid. `rule` is 1-based, in file order.
     #[error("{}", rules_message(file, *line, *rule, message))]
     Rules {

@@ -22,24 +22,27 @@ pub fn union(intervals: impl IntoIterator<Item = (i64, i64)>) -> i64 {
     union_within(intervals, i64::MIN, i64::MAX)
 }
 
+/// The sum runs in `i128` (a single interval may be longer than `i64::MAX` when its ends have
+/// opposite signs); the result saturates at `i64::MAX`, which no trace reaches: the parser keeps every
+/// time within ±[`crate::MAX_ABS_NS`], so a union of a trace's intervals is below 2^63 ns.
 fn union_sorted(v: &mut [(i64, i64)]) -> i64 {
     v.sort_unstable();
-    let mut total: i64 = 0;
+    let mut total: i128 = 0;
     let mut cur: Option<(i64, i64)> = None;
     for &(s, e) in v.iter() {
         match cur {
             Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
             Some((cs, ce)) => {
-                total += ce - cs;
+                total += i128::from(ce) - i128::from(cs);
                 cur = Some((s, e));
             }
             None => cur = Some((s, e)),
         }
     }
     if let Some((cs, ce)) = cur {
-        total += ce - cs;
+        total += i128::from(ce) - i128::from(cs);
     }
-    total
+    i64::try_from(total).unwrap_or(i64::MAX)
 }
 
 /// What [`sweep`] found in a window `[lo, hi)`.
@@ -67,8 +70,9 @@ impl<B: Ord> Sweep<B> {
 /// window (empty or inverted spans count for nothing), the window is cut into elementary segments at
 /// every span end, and each segment's length L is split equally among the n distinct buckets active in
 /// it: each gets ⌊L / n⌋ ns, and the L mod n nanoseconds left over go one each to the next L mod n
-/// active buckets (in bucket order) in a turn that carries over from segment to segment, so that no
-/// bucket is favoured by the rounding. A bucket therefore ends within 1 ns per shared segment of its
+/// active buckets (in bucket order, wrapping round) from a turn that carries over from segment to
+/// segment — through segments with a single bucket or none, which have nothing to hand out — so that
+/// no bucket is favoured by the rounding. A bucket therefore ends within 1 ns per shared segment of its
 /// exact rational share, and the invariant Σ exclusive + Σ idle = hi − lo holds exactly.
 ///
 /// Several spans of one bucket overlapping count that bucket once (it is "active"), so inclusive time
@@ -109,10 +113,11 @@ pub fn sweep<B: Ord + Clone>(
     let mut inclusive = vec![0i64; n];
     let mut active: Vec<usize> = Vec::with_capacity(n);
     let mut gaps: Vec<(i64, i64)> = Vec::new();
-    let mut turn: u64 = 0;
+    // The id of the bucket next in line for a spare nanosecond.
+    let mut turn: usize = 0;
     let mut cur = lo;
 
-    let mut segment = |a: i64, b: i64, active: &[usize], turn: &mut u64| {
+    let mut segment = |a: i64, b: i64, active: &[usize], turn: &mut usize| {
         if b <= a {
             return;
         }
@@ -131,11 +136,19 @@ pub fn sweep<B: Ord + Clone>(
         for &id in active {
             exclusive[id] = exclusive[id].saturating_add(q);
         }
-        for j in 0..r {
-            let pos = ((*turn + j) % k) as usize;
-            exclusive[active[pos]] = exclusive[active[pos]].saturating_add(1);
+        if r == 0 {
+            // Nothing to hand out (always so when one bucket is active): the turn stays where it is.
+            return;
         }
-        *turn = (*turn + r) % k.max(1);
+        // The turn is a bucket id: the spare ns go to the first r active buckets from it on, wrapping
+        // round, and it moves past the last one served.
+        let from = active.partition_point(|&id| id < *turn);
+        let mut last = 0;
+        for j in 0..r as usize {
+            last = active[(from + j) % active.len()];
+            exclusive[last] = exclusive[last].saturating_add(1);
+        }
+        *turn = last + 1;
     };
 
     let mut i = 0;
@@ -186,6 +199,16 @@ mod tests {
         assert_eq!(union([(0, 10), (10, 20)]), 20);
         assert_eq!(union([(3, 3), (5, 4)]), 0);
         assert_eq!(union_within([(0, 10), (5, 15)], 2, 12), 10);
+    }
+
+    #[test]
+    fn union_of_intervals_longer_than_i64_max_saturates_instead_of_overflowing() {
+        // One interval of 2^64 − 1 ns: past i64::MAX (its i64 difference would wrap to −1).
+        assert_eq!(union([(i64::MIN, i64::MAX)]), i64::MAX);
+        // Two of 2^62 − 1 + 2^62 − 1 ns, apart: the sum is exact below i64::MAX.
+        let m = crate::MAX_ABS_NS;
+        assert_eq!(union([(-m, 0), (1, m)]), 2 * m - 1);
+        assert_eq!(union([(-m, m), (-m, m)]), 2 * m);
     }
 
     #[test]

@@ -37,15 +37,19 @@ pub use model::{
     Api, Counts, Flow, FlowPhase, GpuKind, GpuOp, Header, IdValue, Launch, Salvage, Span, SpanKind,
     Sym, Trace, Track, TrackIds, Warning,
 };
-pub use parse::{Options, Parsed, parse_file, parse_reader};
+pub use parse::{Options, Parsed, parse_file, parse_raw, parse_reader};
 pub use source::{Feed, hex};
-pub use time::{ns_to_us, ns_to_us_string};
+pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 
 use std::path::{Path, PathBuf};
 
 /// Expands the command line's trace arguments: a file stays itself; a directory becomes its trace
 /// files (`*.json`, `*.json.gz`, any case of `.pt.trace.json[.gz]`), sorted by name, one per rank in
 /// the usual layout.
+///
+/// An entry named like a trace that is not a regular file (or a symlink to one) is an error naming it
+/// ([`Error::NotAFile`]): a dangling or looping symlink, a directory, a FIFO. Skipping it would drop a
+/// rank without a word.
 pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in args {
@@ -61,7 +65,8 @@ pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
                     source,
                 })?;
                 let path = entry.path();
-                if path.is_file() && is_trace_name(&path) {
+                if is_trace_name(&path) {
+                    check_trace_entry(&path)?;
                     found.push(path);
                 }
             }
@@ -120,6 +125,42 @@ pub fn each_in_order<T: Send>(
             }
         }
     });
+}
+
+/// A directory entry named like a trace must be a regular file, or a symlink to one.
+fn check_trace_entry(path: &Path) -> Result<()> {
+    let not = |message: String| Error::NotAFile {
+        file: path.to_path_buf(),
+        message,
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(m) => Err(not(format!(
+            "named like a trace but {}",
+            if m.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file (a FIFO, socket or device)"
+            }
+        ))),
+        Err(e) => {
+            let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            if !link {
+                return Err(Error::Io {
+                    file: path.to_path_buf(),
+                    source: e,
+                });
+            }
+            let target = std::fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            Err(not(if e.kind() == std::io::ErrorKind::NotFound {
+                format!("a symbolic link to {target}, which does not exist")
+            } else {
+                format!("a symbolic link to {target} that cannot be followed: {e}")
+            }))
+        }
+    }
 }
 
 fn is_trace_name(p: &Path) -> bool {

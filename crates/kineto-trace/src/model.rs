@@ -236,15 +236,12 @@ pub struct Flow {
     pub track: Track,
 }
 
-/// The trace's top-level metadata.
-#[derive(Debug, Clone, Default, Serialize)]
+/// The trace's top-level metadata: the values analyses read. Other top-level keys (`deviceProperties`,
+/// the rest of `distributedInfo`, unknown ones) are validated and skipped, never kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Header {
     /// `schemaVersion`.
     pub schema_version: Option<i64>,
-    /// `deviceProperties`, as written (one object per device).
-    pub device_properties: Vec<serde_json::Value>,
-    /// `distributedInfo`, as written.
-    pub distributed_info: Option<serde_json::Value>,
     /// `distributedInfo.rank`.
     pub rank: Option<u64>,
     /// `distributedInfo.world_size`.
@@ -256,8 +253,6 @@ pub struct Header {
     pub display_time_unit: Option<String>,
     /// `traceName`.
     pub trace_name: Option<String>,
-    /// Every other top-level key, in file order (values are not kept).
-    pub other_keys: Vec<String>,
 }
 
 /// Event counts by what the trace wrote, before any interpretation.

@@ -42,12 +42,20 @@ enum DigestSlot {
 
 impl Input {
     pub(crate) fn open(path: &Path, hash: bool, feed: Feed) -> io::Result<Input> {
-        let mut file = File::open(path)?;
+        Input::from_raw(File::open(path)?, hash, feed)
+    }
+
+    /// Reads the bytes of a trace as stored (plain or gzip, told by the magic bytes) from `raw`.
+    pub(crate) fn from_raw(
+        mut raw: impl Read + Send + 'static,
+        hash: bool,
+        feed: Feed,
+    ) -> io::Result<Input> {
         let mut magic = [0u8; 2];
-        let n = read_full(&mut file, &mut magic)?;
+        let n = read_full(&mut raw, &mut magic)?;
         let gzip = n == 2 && magic == [0x1f, 0x8b];
         let head = magic[..n].to_vec();
-        let raw = io::Cursor::new(head).chain(file);
+        let raw = io::Cursor::new(head).chain(raw);
         match feed {
             Feed::Inline => {
                 let (raw, digest): (Box<dyn Read + Send>, DigestSlot) = if hash {
@@ -160,12 +168,12 @@ fn feeder(
         inner: raw,
         hasher: hasher.clone(),
     };
-    let mut reader: Box<dyn Read> = if gzip {
-        Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
+    let mut reader = if gzip {
+        Decoded::Gzip(Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
             CHUNK, hashing,
-        )))
+        ))))
     } else {
-        Box::new(hashing)
+        Decoded::Plain(hashing)
     };
     loop {
         let mut chunk = back
@@ -194,19 +202,58 @@ fn feeder(
             }
         }
         if let Some(e) = failure {
+            // A cut gzip file can still be salvaged, and its sha256 is of the bytes as stored, not of
+            // what inflated: hash the rest of the file (nothing, for a cut one) before the digest.
+            let cut = e.kind() == io::ErrorKind::UnexpectedEof;
             let _ = tx.send(Err(e));
-            return None;
+            if !cut {
+                return None;
+            }
+            let mut raw = reader.into_raw();
+            io::copy(&mut raw, &mut io::sink()).ok()?;
+            drop(raw);
+            return digest(hasher);
         }
         if n < CHUNK {
             break;
         }
     }
     drop(reader);
+    digest(hasher)
+}
+
+/// The digest, once every other handle on the hasher is dropped.
+fn digest(hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>) -> Option<[u8; 32]> {
     let h = std::sync::Arc::try_unwrap(hasher?)
         .ok()?
         .into_inner()
         .ok()?;
     Some(h.finalize().into())
+}
+
+/// The feeder's reader: the raw bytes as they are, or inflated; either way the raw bytes stay
+/// reachable, to be hashed to the end after a decoder error.
+enum Decoded<R: Read> {
+    Plain(R),
+    Gzip(Box<MultiGzDecoder<io::BufReader<R>>>),
+}
+
+impl<R: Read> Decoded<R> {
+    fn into_raw(self) -> R {
+        match self {
+            Decoded::Plain(r) => r,
+            Decoded::Gzip(d) => d.into_inner().into_inner(),
+        }
+    }
+}
+
+impl<R: Read> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Decoded::Plain(r) => r.read(buf),
+            Decoded::Gzip(d) => d.read(buf),
+        }
+    }
 }
 
 struct ChunkReader {

@@ -78,8 +78,8 @@ pub struct KernelStats {
 pub struct CopyStats {
     /// Number of copies.
     pub count: u64,
-    /// Σ `args.bytes`.
-    pub bytes: u64,
+    /// Σ `args.bytes` (u128: each copy's count is a u64, their sum need not fit one).
+    pub bytes: u128,
 }
 
 /// A bare count.
@@ -99,7 +99,8 @@ impl Summary {
     /// Summarises a parsed file.
     pub fn of(p: &Parsed) -> Summary {
         let t: &Trace = &p.trace;
-        let kernel_sum: i64 = t.kernels.iter().map(|k| k.dur_ns).sum();
+        // Widened: each duration fits in i64 ns, a sum of many need not.
+        let kernel_sum: i128 = t.kernels.iter().map(|k| i128::from(k.dur_ns)).sum();
         let kernel_union = union(t.kernels.iter().map(|k| (k.ts_ns, k.end_ns())));
         let streams: BTreeSet<(Option<i64>, Option<i64>)> =
             t.kernels.iter().map(|k| (k.device, k.stream)).collect();
@@ -134,7 +135,12 @@ impl Summary {
             },
             memcpy: CopyStats {
                 count: t.memcpys.len() as u64,
-                bytes: t.memcpys.iter().filter_map(|m| m.bytes).sum(),
+                bytes: t
+                    .memcpys
+                    .iter()
+                    .filter_map(|m| m.bytes)
+                    .map(u128::from)
+                    .sum(),
             },
             memset: Count {
                 count: t.memsets.len() as u64,

@@ -6,6 +6,16 @@
 //! float resolution of 0.25 µs), so the decimal text is converted digit by digit. Digits past the third
 //! decimal are rounded half up on the fourth (the rule the independent Python check uses too).
 
+/// The largest magnitude of a time the model holds, ns: 2^62 − 1 (about 146 years). Every start and
+/// end of an event lies within ±`MAX_ABS_NS` of the trace's zero, so the difference of any two times
+/// — a span, a duration, a union — fits in an `i64` of nanoseconds exactly. Absolute epoch times
+/// (1.7e18 ns in 2024) are well inside; relative ones far more so.
+pub const MAX_ABS_NS: i64 = (1 << 62) - 1;
+
+/// [`MAX_ABS_NS`] in words, for errors.
+pub(crate) const RANGE: &str = "times must lie within ±(2^62 − 1) ns (146 years) of the trace's zero, so that every span fits \
+     in i64 nanoseconds";
+
 /// Converts a JSON number token in microseconds to nanoseconds. `None` when the value does not fit in
 /// an `i64` of nanoseconds (±292 years).
 pub(crate) fn us_to_ns(tok: &[u8]) -> Option<i64> {
@@ -102,8 +112,9 @@ pub fn ns_to_us_string(ns: i64) -> String {
 }
 
 /// Nanoseconds as floating microseconds, for JSON output (exact to the nanosecond below 2^53 ns).
-pub fn ns_to_us(ns: i64) -> f64 {
-    ns as f64 / 1000.0
+/// Takes any integer up to `i128`, so that sums over many events convert without overflowing first.
+pub fn ns_to_us(ns: impl Into<i128>) -> f64 {
+    ns.into() as f64 / 1000.0
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The catalogue of bad inputs in `docs/bad-inputs.md`, one test each: every error names the file and
 //! the byte offset, nothing panics, and tolerated oddities are read with a warning.
+#![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -366,4 +367,172 @@ fn args_before_cat_and_odd_fields() {
     assert_eq!(k[1].stream, Some(7), "falls back to the tid");
     assert_eq!(p.trace.warnings_total, 1, "{:?}", p.trace.warnings);
     assert!(p.trace.warnings[0].message.contains("args."));
+}
+
+/// Bytes `head`, then `n` spaces, then `tail`, generated as read (nothing of that size is stored).
+struct Spaced {
+    head: Vec<u8>,
+    n: u64,
+    tail: Vec<u8>,
+    at: u64,
+}
+
+impl std::io::Read for Spaced {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let (h, n) = (self.head.len() as u64, self.n);
+        let (part, from): (&[u8], u64) = if self.at < h {
+            (&self.head, self.at)
+        } else if self.at < h + n {
+            // Spaces: a fill, so that a gigabyte costs a few memsets.
+            let k = (buf.len() as u64).min(h + n - self.at) as usize;
+            buf[..k].fill(b' ');
+            self.at += k as u64;
+            return Ok(k);
+        } else {
+            (&self.tail, self.at - h - n)
+        };
+        let rest = part.get(from as usize..).unwrap_or_default();
+        let k = buf.len().min(rest.len());
+        buf[..k].copy_from_slice(&rest[..k]);
+        self.at += k as u64;
+        Ok(k)
+    }
+}
+
+/// The same rule at full size (the parser's own unit test checks it with a small window bound on
+/// every run): a gigabyte through the parser takes 3.5 s optimised but 35 s in a debug build (both on
+/// a busy 2-core machine), so this
+/// one runs with `cargo test --release -p kineto-trace --test bad_input -- --ignored`.
+#[test]
+#[ignore = "a gigabyte of input: run in release with --ignored"]
+fn more_than_1_gib_of_whitespace_between_events_is_read() {
+    let ev = r#"{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}"#;
+    let n = (1u64 << 30) + 4096;
+    let mut r = Spaced {
+        head: format!(r#"{{"traceEvents": [{ev},"#).into_bytes(),
+        n,
+        tail: format!("{ev}]}}").into_bytes(),
+        at: 0,
+    };
+    let total = r.head.len() as u64 + n + r.tail.len() as u64;
+    let (t, read) =
+        kineto_trace::parse_reader(std::path::Path::new("ws.json"), &mut r, false, false)
+            .expect("whitespace is not a value");
+    assert_eq!((t.kernels.len(), read), (2, total));
+}
+
+#[test]
+fn a_second_trace_events_key_is_an_error_naming_both() {
+    let ev = r#"{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}"#;
+    // Offsets by hand: the first key's quote is byte 1; the second follows `{"traceEvents": [ev], `.
+    let text = format!(r#"{{"traceEvents": [{ev}], "traceEvents": [{ev}, {ev}]}}"#);
+    let second = 1 + r#""traceEvents": ["#.len() + ev.len() + "], ".len();
+    assert_eq!(&text[second..second + 13], "\"traceEvents\"");
+    syntax_at(text.as_bytes(), second as u64, "the first is at byte 1");
+    // Also when the two are apart, with other keys between.
+    let text = format!(r#"{{"traceEvents": [], "traceName": "t", "traceEvents": [{ev}]}}"#);
+    let second = r#"{"traceEvents": [], "traceName": "t", "#.len();
+    syntax_at(text.as_bytes(), second as u64, "the first is at byte 1");
+}
+
+#[test]
+fn a_trace_named_entry_that_is_not_a_file_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let (text, _) = one_event_per_line();
+    std::fs::write(d.join("rank0.json.gz"), gz(text.as_bytes())).expect("write");
+    let expand = || kineto_trace::expand_paths(&[d.to_path_buf()]);
+    assert_eq!(expand().expect("one rank").len(), 1);
+    // A symlink to a file is a rank like any other.
+    std::os::unix::fs::symlink(d.join("rank0.json.gz"), d.join("rank1.json.gz")).expect("ln");
+    assert_eq!(expand().expect("two ranks").len(), 2);
+    // Dangling: rank 2's file was moved away.
+    std::os::unix::fs::symlink(d.join("gone.json.gz"), d.join("rank2.json.gz")).expect("ln");
+    let e = expand().expect_err("dangling");
+    let msg = e.to_string();
+    assert!(matches!(e, Error::NotAFile { .. }), "{msg}");
+    assert!(
+        msg.contains("rank2.json.gz") && msg.contains("does not exist"),
+        "{msg}"
+    );
+    std::fs::remove_file(d.join("rank2.json.gz")).expect("rm");
+    // Looping: a link to itself.
+    std::os::unix::fs::symlink(d.join("rank3.json.gz"), d.join("rank3.json.gz")).expect("ln");
+    let msg = expand().expect_err("loop").to_string();
+    assert!(
+        msg.contains("rank3.json.gz") && msg.contains("cannot be followed"),
+        "{msg}"
+    );
+    std::fs::remove_file(d.join("rank3.json.gz")).expect("rm");
+    // A directory named like a trace.
+    std::fs::create_dir(d.join("rank4.json")).expect("mkdir");
+    let msg = expand().expect_err("dir").to_string();
+    assert!(
+        msg.contains("rank4.json") && msg.contains("a directory"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_salvaged_gzip_gets_the_sha256_of_its_bytes_with_either_feed() {
+    use sha2::Digest;
+    let (text, _) = one_event_per_line();
+    let full = gz(text.as_bytes());
+    let cut = &full[..full.len() * 2 / 3];
+    let t = write("cut.json.gz", cut);
+    let want = kineto_trace::hex(&sha2::Sha256::digest(cut));
+    for feed in [Feed::Threaded, Feed::Inline] {
+        let opts = Options {
+            salvage: true,
+            feed,
+            ..Options::default()
+        };
+        let p = parse_file(&t.path, &opts).expect("salvage");
+        assert!(p.trace.salvaged.is_some());
+        assert_eq!(p.sha256.as_deref(), Some(want.as_str()), "{feed:?}");
+    }
+}
+
+/// Times the model cannot hold so that every difference and union fits in i64 ns (|t| < 2^62 ns,
+/// ±146 years of the trace's zero) are errors; sums over many events are exact past i64.
+#[test]
+fn times_and_sums_never_overflow() {
+    // 5e15 µs = 5e18 ns: inside i64 (9.2e18) but past 2^62 (4.6e18), where a span from a negative
+    // start would overflow.
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 5000000000000000, "dur": 1}]}"#,
+        0,
+        17,
+        "out of range",
+    );
+    // Each inside the bound, but the end is not.
+    event_err(
+        br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 4000000000000000, "dur": 1000000000000000}]}"#,
+        0,
+        17,
+        "ends past",
+    );
+    // The widest span that is allowed: from -(2^62 - 1) ns to 2^62 - 1 ns, written in µs with three
+    // decimals (4611686018427387.903 µs = 2^62 - 1 ns). Two kernels of 4.6e18 ns each: their sum
+    // (9.2e18 ns) is past i64::MAX.
+    let big = "4611686018427387.903";
+    let text = format!(
+        r#"{{"traceEvents": [
+        {{"ph": "X", "cat": "kernel", "name": "a", "ts": -{big}, "dur": {big}, "args": {{"stream": 7}}}},
+        {{"ph": "X", "cat": "kernel", "name": "b", "ts": 0, "dur": {big}, "args": {{"stream": 7}}}},
+        {{"ph": "X", "cat": "gpu_memcpy", "name": "c", "ts": 0, "dur": 1, "args": {{"bytes": 18446744073709551615}}}},
+        {{"ph": "X", "cat": "gpu_memcpy", "name": "c", "ts": 0, "dur": 1, "args": {{"bytes": 18446744073709551615}}}}
+        ]}}"#
+    );
+    let t = write("big.json", text.as_bytes());
+    let p = parse(&t, false).expect("inside the bound");
+    let limit: i64 = (1 << 62) - 1;
+    assert_eq!(p.trace.time_bounds, Some((-limit, limit)));
+    let s = kineto_trace::summary::Summary::of(&p);
+    let span_ns = 2.0 * limit as f64;
+    assert_eq!(s.span_us, span_ns / 1000.0);
+    assert_eq!(s.kernels.sum_us, span_ns / 1000.0);
+    assert_eq!(s.kernels.union_us, span_ns / 1000.0);
+    // Two copies of u64::MAX bytes: 2 × 18446744073709551615.
+    assert_eq!(s.memcpy.bytes, 2 * u128::from(u64::MAX));
 }

@@ -1,5 +1,6 @@
 //! Every real trace parses and agrees with counts made independently (INVENTORY.csv: plain `json.load`)
 //! and with kernel times computed by `testdata/reference/kernel_times.py`.
+#![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
 use kineto_trace::summary::Summary;
 use kineto_trace::{Feed, Options, parse_file};

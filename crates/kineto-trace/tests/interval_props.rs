@@ -118,6 +118,37 @@ proptest! {
         prop_assert_eq!(s.exclusive.values().sum::<i64>(), t);
     }
 
+    /// The rounding turn carries over single-bucket segments: buckets that share identical spans,
+    /// with segments where only one bucket (of theirs or another) runs in between, still end within
+    /// 1 ns of each other once each one's time alone is taken out.
+    #[test]
+    fn sweep_rounding_turn_survives_single_bucket_segments(
+        n in 2u8..7,
+        parts in prop::collection::vec((1i64..50, prop::option::of((0u8..8, 1i64..20))), 1..30),
+    ) {
+        let mut spans = Vec::new();
+        let mut alone: BTreeMap<u8, i64> = BTreeMap::new();
+        let mut t = 0;
+        for (l, solo) in &parts {
+            for b in 0..n {
+                spans.push((t, t + l, b));
+            }
+            t += l;
+            if let Some((b, d)) = solo {
+                spans.push((t, t + d, *b));
+                *alone.entry(*b).or_default() += d;
+                t += d;
+            }
+        }
+        let s = sweep(spans, 0, t);
+        let shared: Vec<i64> = (0..n)
+            .map(|b| s.exclusive[&b] - alone.get(&b).copied().unwrap_or(0))
+            .collect();
+        let (min, max) = (shared.iter().min().copied().unwrap_or(0), shared.iter().max().copied().unwrap_or(0));
+        prop_assert!(max - min <= 1, "{:?} (alone {:?})", shared, alone);
+        prop_assert_eq!(s.exclusive.values().sum::<i64>(), t);
+    }
+
     /// The input order does not matter.
     #[test]
     fn sweep_ignores_input_order(spans in small_spans(), seed in any::<u64>()) {

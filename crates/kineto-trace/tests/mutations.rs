@@ -1,31 +1,23 @@
-//! The fuzz target's property on every `cargo test`: real traces cut, flipped and spliced at random
-//! never make the parser panic, and every error's offset lies inside the input.
+//! The fuzz target's property (`property::check`: plain and gzip, both feeds, salvage, the analysis)
+//! on every `cargo test`: real traces cut, flipped and spliced at random never make the parser or the
+//! analysis panic, every error's offset lies inside the input, and every way of reading agrees.
+#![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
-use kineto_trace::{Error, parse_reader};
 use proptest::prelude::*;
-use std::path::Path;
 
 mod common;
-use common::event_sync_trace as real;
+mod property;
 
-fn check(data: &[u8]) {
-    for salvage in [false, true] {
-        let mut r = std::io::Cursor::new(data);
-        match parse_reader(Path::new("m.json"), &mut r, salvage, false) {
-            Ok((t, n)) => {
-                assert_eq!(n, data.len() as u64);
-                assert!(t.kernels.iter().all(|k| k.dur_ns >= 0));
-            }
-            Err(Error::Syntax { offset, .. })
-            | Err(Error::Event { offset, .. })
-            | Err(Error::Truncated { offset, .. }) => assert!(offset <= data.len() as u64),
-            Err(e) => panic!("unexpected error kind: {e}"),
-        }
-    }
+use property::check;
+
+/// The real trace, decompressed once.
+fn real() -> Vec<u8> {
+    static DATA: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    DATA.get_or_init(common::event_sync_trace).clone()
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
 
     #[test]
     fn flipped_bytes(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {

@@ -1,5 +1,6 @@
 //! Helpers the integration tests share: where the test data is, and the corpus rule.
 #![allow(dead_code)] // Each test binary uses its own subset.
+#![allow(clippy::expect_used)] // Test helpers: a missing fixture should fail the test loudly.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

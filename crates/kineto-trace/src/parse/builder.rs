@@ -1,0 +1,317 @@
+//! The model builder: folds accepted events into the [`Trace`], interning names and (pid, tid) pairs,
+//! counting phases and categories, keeping warnings (the first [`KEEP_WARNINGS`]) and time bounds.
+
+use super::event::{EventKind, RawEvent, event_kind};
+use crate::model::{
+    Api, Flow, FlowPhase, GpuOp, IdValue, Launch, Span, Sym, Trace, Track, TrackIds, Warning,
+};
+use crate::scan::{Cursor, Scan, event_bad, parse_i64, parse_u64};
+use rustc_hash::FxHashMap;
+use std::num::NonZeroU64;
+
+/// Events per one-byte ASCII phase.
+struct PhaseCounts([u64; 128]);
+
+impl Default for PhaseCounts {
+    fn default() -> Self {
+        PhaseCounts([0; 128])
+    }
+}
+
+impl std::ops::IndexMut<usize> for PhaseCounts {
+    fn index_mut(&mut self, i: usize) -> &mut u64 {
+        &mut self.0[i & 127]
+    }
+}
+
+impl std::ops::Index<usize> for PhaseCounts {
+    type Output = u64;
+    fn index(&self, i: usize) -> &u64 {
+        &self.0[i & 127]
+    }
+}
+
+/// Accumulates the model as events arrive.
+#[derive(Default)]
+pub(super) struct Builder {
+    pub(super) trace: Trace,
+    track_map: FxHashMap<Box<[u8]>, u32>,
+    /// The last few (pid, tid) tokens seen, as pid‖tid with the split point: consecutive events
+    /// mostly share them, and a hit skips hashing.
+    track_cache: [(Vec<u8>, usize, u32); 4],
+    track_cache_next: usize,
+    min_ts: i64,
+    max_end: i64,
+    /// Stream offset of the window's first byte, for warnings.
+    pub(super) base: u64,
+    phase_counts: PhaseCounts,
+    timed: bool,
+}
+
+pub(super) const KEEP_WARNINGS: usize = 100;
+
+impl Builder {
+    pub(super) fn warn(&mut self, at: usize, message: String) {
+        self.warn_at(self.base + at as u64, message);
+    }
+
+    /// A warning at a stream offset (for a byte read in an earlier window).
+    pub(super) fn warn_at(&mut self, offset: u64, message: String) {
+        self.trace.warnings_total += 1;
+        if self.trace.warnings.len() < KEEP_WARNINGS {
+            self.trace.warnings.push(Warning { offset, message });
+        }
+    }
+
+    #[inline]
+    fn track(&mut self, pid: Option<&[u8]>, tid: Option<&[u8]>) -> Track {
+        let pid = pid.unwrap_or(b"null");
+        let tid = tid.unwrap_or(b"null");
+        for (k, split, v) in &self.track_cache {
+            if k.len() == pid.len() + tid.len() && k[..*split] == *pid && k[*split..] == *tid {
+                return Track(*v);
+            }
+        }
+        let mut key = Vec::with_capacity(pid.len() + tid.len() + 1);
+        key.extend_from_slice(pid);
+        key.push(0);
+        key.extend_from_slice(tid);
+        let id = if let Some(&id) = self.track_map.get(key.as_slice()) {
+            id
+        } else {
+            let id = self.trace.tracks.len() as u32;
+            self.trace.tracks.push(TrackIds {
+                pid: id_value(pid),
+                tid: id_value(tid),
+            });
+            self.track_map.insert(key.into_boxed_slice(), id);
+            id
+        };
+        let slot = &mut self.track_cache[self.track_cache_next];
+        slot.0.clear();
+        slot.0.extend_from_slice(pid);
+        slot.0.extend_from_slice(tid);
+        slot.1 = pid.len();
+        slot.2 = id;
+        self.track_cache_next = (self.track_cache_next + 1) % self.track_cache.len();
+        Track(id)
+    }
+
+    /// Folds one event into the model. `start` is the event's index in `buf`.
+    #[inline]
+    pub(super) fn apply(&mut self, ev: &RawEvent<'_>, start: usize) -> Scan<()> {
+        // Counted only once accepted, so an error's event index is the 0-based index of the bad one.
+        self.apply_inner(ev, start)?;
+        self.trace.counts.events += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn apply_inner(&mut self, ev: &RawEvent<'_>, start: usize) -> Scan<()> {
+        let invalid = |msg: String| -> Scan<()> { event_bad(start, msg) };
+        let Some(ph) = ev.ph.as_deref() else {
+            return invalid("no \"ph\" (event phase)".into());
+        };
+        let ph_byte = if ph.len() == 1 { ph[0] } else { 0 };
+        match ph_byte {
+            b'X' | b'i' | b'I' | b's' | b'f' | b't' | b'B' | b'E' => {}
+            b'M' => {
+                self.count_phase(ph);
+                return Ok(());
+            }
+            _ => {
+                self.count_phase(ph);
+                return Ok(());
+            }
+        }
+        self.count_phase(ph);
+        let Some(ts) = ev.ts else {
+            return invalid(format!(
+                "a \"{}\" event with no \"ts\"",
+                String::from_utf8_lossy(ph)
+            ));
+        };
+        let Some(ts) = ts else {
+            return invalid(format!("\"ts\" is out of range: {}", crate::time::RANGE));
+        };
+        let dur = match ev.dur {
+            Some(Some(d)) if d < 0 => {
+                return invalid(format!("negative \"dur\" ({d} ns)"));
+            }
+            Some(Some(d)) => d,
+            Some(None) => {
+                return invalid(format!("\"dur\" is out of range: {}", crate::time::RANGE));
+            }
+            None if ph_byte == b'X' => return invalid("an \"X\" event with no \"dur\"".into()),
+            None => 0,
+        };
+        if ts.unsigned_abs() > crate::time::MAX_ABS_NS.unsigned_abs() {
+            return invalid(format!("\"ts\" is out of range: {}", crate::time::RANGE));
+        }
+        let end = match ts.checked_add(dur) {
+            Some(end) if end <= crate::time::MAX_ABS_NS => end,
+            _ => {
+                return invalid(format!(
+                    "\"ts\" + \"dur\" ends past the range: {}",
+                    crate::time::RANGE
+                ));
+            }
+        };
+        if self.timed {
+            self.min_ts = self.min_ts.min(ts);
+            self.max_end = self.max_end.max(end);
+        } else {
+            self.timed = true;
+            self.min_ts = ts;
+            self.max_end = end;
+        }
+        let cat = ev.cat.as_deref().map_or(EventKind::Other, event_kind);
+        if let Some(field) = ev.args.odd_field {
+            self.warn(
+                start,
+                format!("args.\"{field}\" has a form that cannot be used; treated as absent"),
+            );
+        }
+        match (ph_byte, cat) {
+            (b'X', EventKind::Kernel | EventKind::Memcpy | EventKind::Memset) => {
+                let name = self.name(ev.name.as_deref());
+                let track = self.track(ev.pid, ev.tid);
+                let ids = self.trace.track(track);
+                let a = &ev.args;
+                let op = GpuOp {
+                    name,
+                    ts_ns: ts,
+                    dur_ns: dur,
+                    track,
+                    device: a.device.or_else(|| ids.pid.as_i64()),
+                    stream: a.stream.or_else(|| ids.tid.as_i64()),
+                    correlation: a.correlation.and_then(NonZeroU64::new),
+                    external_id: a.external_id.and_then(NonZeroU64::new),
+                    grid: a.grid.unwrap_or_default(),
+                    block: a.block.unwrap_or_default(),
+                    registers: a.registers,
+                    shared_memory: a.shared_memory,
+                    graph_id: a.graph_id,
+                    graph_node_id: a.graph_node_id,
+                    bytes: a.bytes,
+                };
+                match cat {
+                    EventKind::Kernel => self.trace.kernels.push(op),
+                    EventKind::Memcpy => self.trace.memcpys.push(op),
+                    _ => self.trace.memsets.push(op),
+                }
+            }
+            (b'X', EventKind::Runtime | EventKind::Driver) => {
+                let launch = Launch {
+                    name: self.name(ev.name.as_deref()),
+                    api: if cat == EventKind::Runtime {
+                        Api::Runtime
+                    } else {
+                        Api::Driver
+                    },
+                    ts_ns: ts,
+                    dur_ns: dur,
+                    track: self.track(ev.pid, ev.tid),
+                    correlation: ev.args.correlation.and_then(NonZeroU64::new),
+                    external_id: ev.args.external_id.and_then(NonZeroU64::new),
+                    cbid: ev.args.cbid,
+                };
+                self.trace.launches.push(launch);
+            }
+            (b'X', EventKind::CpuOp | EventKind::UserAnnotation | EventKind::GpuUserAnnotation) => {
+                let span = Span {
+                    name: self.name(ev.name.as_deref()),
+                    ts_ns: ts,
+                    dur_ns: dur,
+                    track: self.track(ev.pid, ev.tid),
+                    external_id: ev.args.external_id.and_then(NonZeroU64::new),
+                };
+                match cat {
+                    EventKind::CpuOp => self.trace.cpu_ops.push(span),
+                    EventKind::UserAnnotation => self.trace.user_annotations.push(span),
+                    _ => self.trace.gpu_user_annotations.push(span),
+                }
+            }
+            (b'X', _) => {
+                let c = String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned();
+                *self.trace.counts.other_complete.entry(c).or_insert(0) += 1;
+            }
+            (b's' | b'f', EventKind::Flow) => {
+                let id = ev.id.and_then(|t| {
+                    let t = t
+                        .strip_prefix(b"\"")
+                        .and_then(|t| t.strip_suffix(b"\""))
+                        .unwrap_or(t);
+                    parse_u64(t)
+                });
+                match id {
+                    Some(id) => {
+                        let flow = Flow {
+                            id,
+                            phase: if ph_byte == b's' {
+                                FlowPhase::Start
+                            } else {
+                                FlowPhase::Finish
+                            },
+                            ts_ns: ts,
+                            track: self.track(ev.pid, ev.tid),
+                        };
+                        self.trace.flows.push(flow);
+                    }
+                    None => self.warn(
+                        start,
+                        "a CPU→GPU flow event without an integer \"id\"; skipped".into(),
+                    ),
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn count_phase(&mut self, ph: &[u8]) {
+        // One-letter phases are counted in a fixed table; the map is built from it at the end.
+        match ph {
+            [b] if b.is_ascii() => self.phase_counts[usize::from(*b)] += 1,
+            _ => {
+                let p = String::from_utf8_lossy(ph).into_owned();
+                *self.trace.counts.by_phase.entry(p).or_insert(0) += 1;
+            }
+        }
+    }
+
+    #[inline]
+    fn name(&mut self, name: Option<&[u8]>) -> Sym {
+        Sym(self.trace.names.intern(name.unwrap_or(b"")))
+    }
+
+    pub(super) fn finish(mut self) -> Trace {
+        for (b, &n) in self.phase_counts.0.iter().enumerate() {
+            if n > 0 {
+                let key = char::from(b as u8).to_string();
+                *self.trace.counts.by_phase.entry(key).or_insert(0) += n;
+            }
+        }
+        if self.timed {
+            self.trace.time_bounds = Some((self.min_ts, self.max_end));
+        }
+        self.trace
+    }
+}
+
+/// A pid/tid token as a value: an integer, or the text of a string (or of an odd number).
+fn id_value(tok: &[u8]) -> IdValue {
+    if tok.first() == Some(&b'"') {
+        let mut c = Cursor::new(tok, 0);
+        let text = c
+            .string()
+            .map(|s| String::from_utf8_lossy(&s).into_owned())
+            .unwrap_or_default();
+        IdValue::Str(text)
+    } else {
+        match parse_i64(tok) {
+            Some(n) => IdValue::Num(n),
+            None => IdValue::Str(String::from_utf8_lossy(tok).into_owned()),
+        }
+    }
+}

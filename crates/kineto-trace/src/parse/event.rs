@@ -1,0 +1,341 @@
+//! One event's fields, read in one pass from the window: what the model keeps is decoded, the rest is
+//! skipped (and validated). Also the event categories the model knows across format eras.
+
+use crate::scan::{Cursor, Scan, Str, bad, event_bad, parse_i64, show_byte};
+
+/// The fields of one event that the model uses, borrowed from the window.
+#[derive(Default)]
+pub(super) struct RawEvent<'a> {
+    pub(super) ph: Option<Str<'a>>,
+    pub(super) cat: Option<Str<'a>>,
+    pub(super) name: Option<Str<'a>>,
+    pub(super) pid: Option<&'a [u8]>,
+    pub(super) tid: Option<&'a [u8]>,
+    /// `ts` in ns; `Some(None)` when present but out of range.
+    pub(super) ts: Option<Option<i64>>,
+    pub(super) dur: Option<Option<i64>>,
+    pub(super) id: Option<&'a [u8]>,
+    pub(super) args: Args,
+    /// Where `args` is when it came before `cat` and could not be read in one pass.
+    pub(super) late_args: Option<usize>,
+}
+
+#[derive(Default, Clone)]
+pub(super) struct Args {
+    pub(super) external_id: Option<u64>,
+    pub(super) correlation: Option<u64>,
+    pub(super) device: Option<i64>,
+    pub(super) stream: Option<i64>,
+    pub(super) registers: Option<u32>,
+    pub(super) shared_memory: Option<u32>,
+    pub(super) grid: Option<[u32; 3]>,
+    pub(super) block: Option<[u32; 3]>,
+    pub(super) graph_id: Option<u64>,
+    pub(super) graph_node_id: Option<u64>,
+    pub(super) bytes: Option<u64>,
+    pub(super) cbid: Option<u16>,
+    /// A field we read had a form we could not use (e.g. a fractional correlation): named here.
+    pub(super) odd_field: Option<&'static str>,
+}
+
+/// What an event is, by its `cat` across format eras: the categories the model keeps, and the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EventKind {
+    Kernel,
+    Memcpy,
+    Memset,
+    Runtime,
+    Driver,
+    CpuOp,
+    UserAnnotation,
+    GpuUserAnnotation,
+    Flow,
+    Other,
+}
+
+pub(super) fn event_kind(cat: &[u8]) -> EventKind {
+    match cat {
+        b"kernel" | b"Kernel" => EventKind::Kernel,
+        b"gpu_memcpy" | b"Memcpy" => EventKind::Memcpy,
+        b"gpu_memset" | b"Memset" => EventKind::Memset,
+        b"cuda_runtime" | b"Runtime" => EventKind::Runtime,
+        b"cuda_driver" => EventKind::Driver,
+        b"cpu_op" | b"Operator" => EventKind::CpuOp,
+        b"user_annotation" => EventKind::UserAnnotation,
+        b"gpu_user_annotation" | b"gpu_user_Annotation" => EventKind::GpuUserAnnotation,
+        b"ac2g" | b"async_gpu" | b"async_cpu_to_gpu" => EventKind::Flow,
+        _ => EventKind::Other,
+    }
+}
+
+/// Reads one event object (the cursor is at its `{`).
+#[inline]
+pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
+    c.pos += 1;
+    if c.ws_peek()? == b'}' {
+        c.pos += 1;
+        return Ok(());
+    }
+    loop {
+        c.ws_peek()?;
+        let key = c.string()?;
+        c.expect(b':', "':' after a key")?;
+        let v = c.ws_peek()?;
+        match &*key {
+            b"ph" => ev.ph = Some(string_field(c, v, "ph")?),
+            b"cat" => ev.cat = Some(string_field(c, v, "cat")?),
+            b"name" => ev.name = Some(string_field(c, v, "name")?),
+            b"pid" => ev.pid = Some(id_token(c, v)?),
+            b"tid" => ev.tid = Some(id_token(c, v)?),
+            b"ts" => ev.ts = Some(time_field(c, v, "ts")?),
+            b"dur" => ev.dur = Some(time_field(c, v, "dur")?),
+            b"id" => ev.id = Some(id_token(c, v)?),
+            b"args" => match ev.cat.as_deref().map(event_kind) {
+                Some(EventKind::Other | EventKind::Flow) => {
+                    c.skip_value()?;
+                }
+                Some(k) => ev.args = args(c, k)?,
+                None => {
+                    ev.late_args = Some(c.pos);
+                    c.skip_value()?;
+                }
+            },
+            _ => {
+                c.skip_value()?;
+            }
+        }
+        match c.ws_peek()? {
+            b',' => c.pos += 1,
+            b'}' => {
+                c.pos += 1;
+                break;
+            }
+            other => {
+                return bad(
+                    c.pos,
+                    format!(
+                        "expected ',' or '}}' in an event, found {}",
+                        show_byte(other)
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(at) = ev.late_args
+        && let Some(k) = ev.cat.as_deref().map(event_kind)
+        && !matches!(k, EventKind::Other | EventKind::Flow)
+    {
+        let mut again = Cursor::new(c.buf, at);
+        ev.args = args(&mut again, k)?;
+    }
+    Ok(())
+}
+
+fn string_field<'a>(c: &mut Cursor<'a>, v: u8, field: &'static str) -> Scan<Str<'a>> {
+    if v == b'"' {
+        c.string()
+    } else {
+        let at = c.pos;
+        c.skip_value()?;
+        event_bad(at, format!("\"{field}\" is not a string"))
+    }
+}
+
+fn time_field(c: &mut Cursor<'_>, v: u8, field: &'static str) -> Scan<Option<i64>> {
+    if v == b'"' || v == b'{' || v == b'[' || v == b't' || v == b'f' || v == b'n' {
+        let at = c.pos;
+        c.skip_value()?;
+        return event_bad(at, format!("\"{field}\" is not a number"));
+    }
+    c.micros_as_ns()
+}
+
+/// A pid/tid/id value as its raw token (a number, or a string with its quotes).
+fn id_token<'a>(c: &mut Cursor<'a>, v: u8) -> Scan<&'a [u8]> {
+    let start = c.pos;
+    if v == b'"' {
+        c.string()?;
+        Ok(&c.buf[start..c.pos])
+    } else {
+        c.token()
+    }
+}
+
+/// Reads `args`, keeping the fields the model uses for this category. Fields of other categories are
+/// skipped unread: the same key means different things elsewhere (ROCm runtime calls write
+/// `"stream": "0x0"`, Triton cpu_ops a `"grid"` string).
+fn args(c: &mut Cursor<'_>, cat: EventKind) -> Scan<Args> {
+    let gpu = matches!(
+        cat,
+        EventKind::Kernel | EventKind::Memcpy | EventKind::Memset
+    );
+    let api = matches!(cat, EventKind::Runtime | EventKind::Driver);
+    let mut a = Args::default();
+    if c.ws_peek()? != b'{' {
+        c.skip_value()?;
+        a.odd_field = Some("args");
+        return Ok(a);
+    }
+    c.pos += 1;
+    if c.ws_peek()? == b'}' {
+        c.pos += 1;
+        return Ok(a);
+    }
+    loop {
+        c.ws_peek()?;
+        let key = c.string()?;
+        c.expect(b':', "':' after a key")?;
+        match &*key {
+            b"External id" | b"external id" => {
+                a.external_id = uint(c, &mut a.odd_field, "External id")?
+            }
+            b"correlation" if gpu || api => {
+                a.correlation = uint(c, &mut a.odd_field, "correlation")?
+            }
+            b"device" if gpu => a.device = int(c, &mut a.odd_field, "device")?,
+            b"stream" if gpu => a.stream = int(c, &mut a.odd_field, "stream")?,
+            b"registers per thread" if gpu => {
+                a.registers = small(
+                    uint(c, &mut a.odd_field, "registers per thread")?,
+                    &mut a.odd_field,
+                    "registers per thread",
+                );
+            }
+            b"shared memory" if gpu => {
+                a.shared_memory = small(
+                    uint(c, &mut a.odd_field, "shared memory")?,
+                    &mut a.odd_field,
+                    "shared memory",
+                );
+            }
+            b"grid" if gpu => a.grid = dims(c, &mut a.odd_field, "grid")?,
+            b"block" if gpu => a.block = dims(c, &mut a.odd_field, "block")?,
+            b"graph id" if gpu => a.graph_id = uint(c, &mut a.odd_field, "graph id")?,
+            b"graph node id" if gpu => {
+                a.graph_node_id = uint(c, &mut a.odd_field, "graph node id")?
+            }
+            b"bytes" if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
+            b"cbid" if api => {
+                a.cbid = small(uint(c, &mut a.odd_field, "cbid")?, &mut a.odd_field, "cbid")
+            }
+            _ => {
+                c.skip_value()?;
+            }
+        }
+        match c.ws_peek()? {
+            b',' => c.pos += 1,
+            b'}' => {
+                c.pos += 1;
+                return Ok(a);
+            }
+            other => {
+                return bad(
+                    c.pos,
+                    format!("expected ',' or '}}' in args, found {}", show_byte(other)),
+                );
+            }
+        }
+    }
+}
+
+/// An integer arg: `read` takes the number; anything else (or a number `read` cannot use) leaves the
+/// field absent and names it in `odd` — except `null`, which is an honest "none".
+#[inline(always)]
+fn numeric<'a, T>(
+    c: &mut Cursor<'a>,
+    odd: &mut Option<&'static str>,
+    field: &'static str,
+    read: impl FnOnce(&mut Cursor<'a>) -> Scan<Option<T>>,
+) -> Scan<Option<T>> {
+    let v = c.ws_peek()?;
+    let r = if v == b'-' || v.is_ascii_digit() {
+        read(c)?
+    } else {
+        c.skip_value()?;
+        if v == b'n' {
+            return Ok(None);
+        }
+        None
+    };
+    if r.is_none() {
+        *odd = Some(field);
+    }
+    Ok(r)
+}
+
+fn uint(
+    c: &mut Cursor<'_>,
+    odd: &mut Option<&'static str>,
+    field: &'static str,
+) -> Scan<Option<u64>> {
+    numeric(c, odd, field, Cursor::uint)
+}
+
+fn int(
+    c: &mut Cursor<'_>,
+    odd: &mut Option<&'static str>,
+    field: &'static str,
+) -> Scan<Option<i64>> {
+    numeric(c, odd, field, |c| c.number().map(parse_i64))
+}
+
+fn small<T: TryFrom<u64>>(
+    v: Option<u64>,
+    odd: &mut Option<&'static str>,
+    field: &'static str,
+) -> Option<T> {
+    let v = v?;
+    let r = T::try_from(v).ok();
+    if r.is_none() {
+        *odd = Some(field);
+    }
+    r
+}
+
+fn dims(
+    c: &mut Cursor<'_>,
+    odd: &mut Option<&'static str>,
+    field: &'static str,
+) -> Scan<Option<[u32; 3]>> {
+    if c.ws_peek()? != b'[' {
+        c.skip_value()?;
+        *odd = Some(field);
+        return Ok(None);
+    }
+    c.pos += 1;
+    let mut out = [0u32; 3];
+    let mut n = 0;
+    let mut ok = true;
+    if c.ws_peek()? == b']' {
+        c.pos += 1;
+        *odd = Some(field);
+        return Ok(None);
+    }
+    loop {
+        let v = uint(c, odd, field)?;
+        match v.and_then(|v| u32::try_from(v).ok()) {
+            Some(v) if n < 3 => out[n] = v,
+            _ => ok = false,
+        }
+        n += 1;
+        match c.ws_peek()? {
+            b',' => c.pos += 1,
+            b']' => {
+                c.pos += 1;
+                break;
+            }
+            other => {
+                return bad(
+                    c.pos,
+                    format!("expected ',' or ']' in {field}, found {}", show_byte(other)),
+                );
+            }
+        }
+    }
+    if ok && n == 3 {
+        Ok(Some(out))
+    } else {
+        *odd = Some(field);
+        Ok(None)
+    }
+}

@@ -1,0 +1,117 @@
+//! The input window: a buffer over the reader that keeps the value being read and refills behind it.
+//!
+//! An event is re-parsed from its start when the window ends inside it, so the window must hold one
+//! whole top-level value; it grows (doubling) up to [`MAX_VALUE`] for the rare value larger than it.
+
+use std::io::{self, Read};
+
+pub(super) const WINDOW: usize = 4 << 20;
+/// A single top-level value (one event, or a metadata value) larger than this is refused: it would
+/// mean holding an unbounded value in memory, and no real trace has one.
+pub(super) const MAX_VALUE: usize = 1 << 30;
+
+pub(super) struct Window<'r> {
+    pub(super) r: &'r mut dyn Read,
+    pub(super) buf: Vec<u8>,
+    pub(super) pos: usize,
+    pub(super) end: usize,
+    /// Offset of `buf[0]` in the stream.
+    pub(super) base: u64,
+    pub(super) eof: bool,
+    /// The most the window may grow to ([`MAX_VALUE`]; smaller in tests).
+    max: usize,
+}
+
+pub(super) enum Refill {
+    More,
+    Eof,
+    /// The decoder reported the stream ends mid-member: a cut gzip file.
+    CutGzip(String),
+}
+
+impl<'r> Window<'r> {
+    pub(super) fn new(r: &'r mut dyn Read) -> Self {
+        Self::with_sizes(r, WINDOW, MAX_VALUE)
+    }
+
+    /// A window of `initial` bytes that may grow to `max`.
+    pub(super) fn with_sizes(r: &'r mut dyn Read, initial: usize, max: usize) -> Self {
+        Window {
+            max,
+            r,
+            buf: vec![0; initial.max(1)],
+            pos: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+        }
+    }
+
+    pub(super) fn offset(&self, i: usize) -> u64 {
+        self.base + i as u64
+    }
+
+    /// Moves `pos` past the JSON whitespace (space, tab, CR, LF) at it.
+    pub(super) fn skip_whitespace(&mut self) {
+        let rest = &self.buf[self.pos..self.end];
+        self.pos += rest
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+            .unwrap_or(rest.len());
+    }
+
+    /// Keeps `buf[pos..end]`, moves it to the front and reads more behind it.
+    pub(super) fn refill(&mut self) -> io::Result<Refill> {
+        if self.eof {
+            return Ok(Refill::Eof);
+        }
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.base += self.pos as u64;
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            if self.buf.len() >= self.max {
+                return Err(io::Error::other(format!(
+                    "a single value is larger than {}; refusing to hold it in memory",
+                    size(self.max)
+                )));
+            }
+            let len = (self.buf.len() * 2).min(self.max);
+            self.buf.resize(len, 0);
+        }
+        let mut got = 0;
+        while self.end < self.buf.len() {
+            match self.r.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    self.end += n;
+                    got += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    self.eof = true;
+                    if got == 0 {
+                        return Ok(Refill::CutGzip(e.to_string()));
+                    }
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(if got > 0 { Refill::More } else { Refill::Eof })
+    }
+}
+
+/// A size in the largest binary unit that divides it.
+fn size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b => format!("{b} bytes"),
+    }
+}

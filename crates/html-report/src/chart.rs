@@ -64,8 +64,8 @@ fn legend(area: &DrawingArea<SVGBackend<'_>, Shift>, entries: &[(String, Key)]) 
 }
 
 /// Splits `root` into the plot (left) and a legend column of `legend_w` pixels (right).
-fn with_legend<'a, 'b>(
-    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+fn with_legend<'b>(
+    root: &DrawingArea<SVGBackend<'b>, Shift>,
     legend_w: u32,
 ) -> (
     DrawingArea<SVGBackend<'b>, Shift>,
@@ -273,7 +273,7 @@ pub fn stacked(
             .x_labels(n * 2 + 1)
             .x_label_formatter(&move |x| {
                 let i = x.round();
-                if (x - i).abs() > 1e-6 || i < 0.0 || (i as usize) % every != 0 {
+                if (x - i).abs() > 1e-6 || i < 0.0 || !(i as usize).is_multiple_of(every) {
                     return String::new();
                 }
                 labels.get(i as usize).cloned().unwrap_or_default()

@@ -59,17 +59,12 @@ fn step_of(row: &Value, i: usize) -> String {
         .map_or_else(|| format!("#{i}"), str::to_owned)
 }
 
+/// Name (bucket, `span_us`, `idle_us`) → (step label, µs) of one rank.
+type RankSeries = std::collections::BTreeMap<String, Vec<(String, f64)>>;
+
 /// Per rank: name → (step label, µs) for span, idle and each bucket's exclusive time.
-fn series(
-    budget: &[Value],
-) -> Vec<(
-    String,
-    std::collections::BTreeMap<String, Vec<(String, f64)>>,
-)> {
-    let mut out: Vec<(
-        String,
-        std::collections::BTreeMap<String, Vec<(String, f64)>>,
-    )> = Vec::new();
+fn series(budget: &[Value]) -> Vec<(String, RankSeries)> {
+    let mut out: Vec<(String, RankSeries)> = Vec::new();
     for row in budget {
         let rank = rank_of(row);
         let idx = match out.iter().position(|(r, _)| *r == rank) {

@@ -368,8 +368,13 @@ pub fn render_provenance(record: &Value) -> String {
     page.table(&t);
 
     page.h2("GPUs over time");
+    // The before/after snapshots are single readings, not a timeline: only a `samples` array counts.
     let mut samples = Vec::new();
-    find_samples(record, &mut samples);
+    for at in ["/samples", "/during/samples"] {
+        if let Some(v) = record.pointer(at) {
+            find_samples(v, &mut samples);
+        }
+    }
     if samples.is_empty() {
         page.absent("per-sample readings (the record keeps the monitor's summary, shown below)");
     } else {

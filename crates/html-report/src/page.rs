@@ -256,10 +256,11 @@ impl Page {
              <code>#{DERIVED_JSON_ID}</code>.</p>\
              <script type=\"application/json\" id=\"{TOOL_JSON_ID}\">{}</script>\
              <script type=\"application/json\" id=\"{DERIVED_JSON_ID}\">{}</script>\
-             <script>{SCRIPT}</script></body></html>\n",
+             <script>{SCRIPT}</script></body></html>",
             script_json(&self.tool_json),
             script_json(&self.derived)
         );
+        s.push('\n');
         s
     }
 }

@@ -45,12 +45,7 @@ impl KinetoDiff {
 }
 
 fn rank_of(row: &Value) -> String {
-    format!(
-        "rank {}",
-        row.get("rank")
-            .map(Value::to_string)
-            .unwrap_or_else(|| "?".into())
-    )
+    crate::kineto::rank_name(row)
 }
 
 fn step_of(row: &Value, i: usize) -> String {
@@ -171,6 +166,7 @@ pub fn change_cells(c: &Change) -> [String; 5] {
 fn diff_page(
     title: &str,
     tool: Value,
+    values: Source,
     rows: Vec<(String, String, &Change)>,
     only_old: &[String],
     only_new: &[String],
@@ -218,8 +214,8 @@ fn diff_page(
         t.rows.push(vec![
             Cell::text(place.clone()),
             Cell::text(key.clone()),
-            Cell::Num(c.old, Source::Derived),
-            Cell::Num(c.new, Source::Derived),
+            Cell::Num(c.old, values),
+            Cell::Num(c.new, values),
             c.delta_pct
                 .map_or_else(|| Cell::text("∞"), |d| Cell::Num(d, Source::Derived)),
             range(&c.old_spread),
@@ -271,6 +267,8 @@ pub fn kl1_diff_page(
     diff_page(
         "kl1-bandwidth diff",
         json!({"old": old, "new": new}),
+        // Old and new are the reports' own `mean` values.
+        Source::Tool,
         rows,
         &diff.only_in_old,
         &diff.only_in_new,
@@ -293,6 +291,8 @@ pub fn kineto_diff_page(
     diff_page(
         "kineto diff",
         json!({"old": old, "new": new}),
+        // Old and new are means over steps computed here.
+        Source::Derived,
         rows,
         &diff.only_in_old,
         &diff.only_in_new,

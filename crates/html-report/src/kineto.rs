@@ -46,14 +46,20 @@ fn step_label(row: &Value, i: usize) -> String {
     format!("#{i}")
 }
 
+/// `rank N`, or `rank unknown` when the trace does not say (`null` or absent).
+pub(crate) fn rank_name(row: &Value) -> String {
+    match row.get("rank") {
+        Some(Value::Number(n)) => format!("rank {n}"),
+        Some(Value::String(s)) => format!("rank {s}"),
+        _ => "rank unknown".to_owned(),
+    }
+}
+
 fn rank_key(row: &Value) -> String {
-    let rank = row
-        .get("rank")
-        .map(|r| r.to_string())
-        .unwrap_or_else(|| "?".into());
+    let rank = rank_name(row);
     let file = row.get("file").and_then(Value::as_str).unwrap_or("");
     let file = file.rsplit('/').next().unwrap_or(file);
-    format!("rank {rank} ({file})")
+    format!("{rank} ({file})")
 }
 
 fn spread_cells(s: Option<&Spread>) -> Vec<Cell> {

@@ -275,6 +275,7 @@ td.missing{color:#999;text-align:center}table.sortable th{cursor:pointer}table.s
 .foot{color:#777;font-size:12px;margin-top:2em}.row{display:flex;flex-wrap:wrap;gap:12px}";
 
 // Sorts a table by the clicked column: numeric cells by data-v, the others as text; a second click reverses.
+// The last line marks the document once the script has run to its end, which the browser test looks for.
 const SCRIPT: &str = "document.querySelectorAll('table.sortable').forEach(function(t){\
 var hs=t.tHead.rows[0].cells;for(var i=0;i<hs.length;i++){(function(c){hs[c].addEventListener('click',\
 function(){var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),asc=t.getAttribute('data-col')!=String(c)\
@@ -284,7 +285,8 @@ vz=z&&z.hasAttribute('data-v')?parseFloat(z.getAttribute('data-v')):null,r;\
 if(va!==null&&vz!==null){r=va-vz}else if(va!==null){r=-1}else if(vz!==null){r=1}\
 else{r=(a?a.textContent:'').localeCompare(z?z.textContent:'')}return asc?r:-r});\
 rows.forEach(function(r){b.appendChild(r)});t.setAttribute('data-col',String(c));\
-t.setAttribute('data-dir',asc?'asc':'desc')})})(i)}});";
+t.setAttribute('data-dir',asc?'asc':'desc')})})(i)}});\
+document.documentElement.setAttribute('data-report-js','ok');";
 
 #[cfg(test)]
 mod tests {

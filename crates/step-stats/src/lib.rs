@@ -129,7 +129,7 @@ pub const EXCEEDS_RULE: &str = "Δ exceeds the spread when |new − old| is larg
      runs' per-step ranges (max − min); unknown when either run has fewer than 2 steps";
 
 /// The rule of `--fail-above PCT`, in words.
-pub const FAIL_RULE: &str = "a row fails when |Δ %| > PCT and Δ does not lie within the per-step spread \
+pub const FAIL_RULE: &str = "A row fails when |Δ %| > PCT and Δ does not lie within the per-step spread \
      (it exceeds it, or the spread is unknown); a value that was 0 and is no longer counts as an infinite Δ %";
 
 /// One number in an old and a new run: the change and whether it stands out of the step-to-step noise.

@@ -107,14 +107,31 @@ pub fn kineto_diff(old: &[Value], new: &[Value]) -> KinetoDiff {
         only_in_old: Vec::new(),
         only_in_new: Vec::new(),
     };
+    // One rank on each side is one run against the other, whatever their numbers; otherwise ranks pair by
+    // number.
+    let single = o.len() == 1 && n.len() == 1;
+    let pair = |rank: &String| -> Option<(String, &RankSeries)> {
+        if single {
+            let (orank, omap) = &o[0];
+            let label = if orank == rank {
+                rank.clone()
+            } else {
+                format!("{orank} → {rank}")
+            };
+            return Some((label, omap));
+        }
+        o.iter()
+            .find(|(r, _)| r == rank)
+            .map(|(_, m)| (rank.clone(), m))
+    };
     for (rank, _) in &o {
-        if !n.iter().any(|(r, _)| r == rank) {
+        if !single && !n.iter().any(|(r, _)| r == rank) {
             out.only_in_old.push(rank.clone());
         }
     }
-    for (rank, nmap) in &n {
-        let Some((_, omap)) = o.iter().find(|(r, _)| r == rank) else {
-            out.only_in_new.push(rank.clone());
+    for (nrank, nmap) in &n {
+        let Some((rank, omap)) = pair(nrank) else {
+            out.only_in_new.push(nrank.clone());
             continue;
         };
         for k in omap.keys().filter(|k| !nmap.contains_key(*k)) {

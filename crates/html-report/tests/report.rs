@@ -299,3 +299,17 @@ fn kl1_diff_page_of_a_report_against_itself() {
     check_page(&html, &json!({"old": r, "new": r}));
     assert!(html.contains("PASS: no row fails --fail-above 1"));
 }
+
+#[test]
+fn kineto_diff_pairs_single_ranks_whatever_their_numbers() {
+    // One rank each (3 and 1): compared. gemm 100 → 150: +50 %.
+    let d = html_report::kineto_diff(
+        &[step(3, "s1", 200.0, 100.0)],
+        &[step(1, "s1", 200.0, 150.0)],
+    );
+    assert!(d.only_in_old.is_empty() && d.only_in_new.is_empty());
+    let gemm = d.rows.iter().find(|r| r.bucket == "gemm").unwrap();
+    assert_eq!(gemm.rank, "rank 3 → rank 1");
+    assert_eq!(gemm.change.delta_pct, Some(50.0));
+    assert_eq!(gemm.change.exceeds_spread, None, "one step: spread unknown");
+}

@@ -129,6 +129,35 @@ else
     fail "control: an empty page was not judged blank ($d distinct byte values)"
 fi
 
+# The sort script, exercised: a copy of the kl1 page clicks the first numeric header of its first sortable
+# table twice and checks ascending then descending order; a failure logs to the console.
+sort_test() {
+    python3 - "$OUT/kl1.html" "$OUT/kl1-sort.html" <<'EOF'
+import sys
+probe = """<script>(function(){
+var t=document.querySelector('table.sortable');if(!t){console.error('sort test: no sortable table');return}
+var rows=t.tBodies[0].rows,c=-1;for(var i=0;i<rows[0].cells.length;i++){if(rows[0].cells[i].hasAttribute('data-v')){c=i;break}}
+if(c<0){console.error('sort test: no numeric column');return}
+function vals(){var v=[];for(var r=0;r<rows.length;r++){var x=rows[r].cells[c];if(x.hasAttribute('data-v'))v.push(parseFloat(x.getAttribute('data-v')))}return v}
+function sorted(v,asc){for(var i=1;i<v.length;i++){if(asc?v[i-1]>v[i]:v[i-1]<v[i])return false}return true}
+var h=t.tHead.rows[0].cells[c];h.click();if(!sorted(vals(),true)){console.error('sort test: not ascending');return}
+h.click();if(!sorted(vals(),false)){console.error('sort test: not descending');return}
+document.documentElement.setAttribute('data-sort-test','ok:'+vals().length)})();</script>"""
+html = open(sys.argv[1], encoding="utf-8").read()
+open(sys.argv[2], "w", encoding="utf-8").write(html.replace("</body>", probe + "</body>"))
+EOF
+    local log="$OUT/kl1-sort.console.log"
+    chrome "$OUT/profile-sort" --dump-dom "file://$(pwd)/$OUT/kl1-sort.html" >"$OUT/kl1-sort.dom.html" 2>"$log" || true
+    if grep -q ':CONSOLE' "$log"; then
+        fail "sort: $(grep ':CONSOLE' "$log" | head -2)"
+    elif grep -q 'data-sort-test="ok:' "$OUT/kl1-sort.dom.html"; then
+        echo "ok: sort: a click sorts a table ascending, a second click descending"
+        passed=$((passed + 1))
+    else
+        fail "sort: the sort test did not run"
+    fi
+}
+
 for spec in "${PAGES[@]}"; do
     read -r name charts kind args <<<"$spec"
     # shellcheck disable=SC2086
@@ -138,6 +167,7 @@ for spec in "${PAGES[@]}"; do
     fi
     check_page "$name" "$charts" "$OUT/$name.html"
 done
+sort_test
 rm -rf "$OUT"/profile-*
 
 echo "browser: $passed passed, $failed failed"

@@ -35,7 +35,7 @@ pub struct KinetoDiff {
 }
 
 impl KinetoDiff {
-    /// The rows that fail `--fail-above pct` (`step_stats::FAIL_RULE`); empty is a pass.
+    /// The rows that fail a fail-above-`pct` verdict (`step_stats::FAIL_RULE`); empty is a pass.
     pub fn failing(&self, pct: f64) -> Vec<&KinetoDiffRow> {
         self.rows
             .iter()
@@ -99,7 +99,7 @@ fn order(k: &str) -> (u8, &str) {
     }
 }
 
-/// Compares two `kineto budget --json` outputs (one object per step).
+/// Compares two kineto budget listings in JSON (one object per step).
 pub fn kineto_diff(old: &[Value], new: &[Value]) -> KinetoDiff {
     let (o, n) = (series(old), series(new));
     let mut out = KinetoDiff {
@@ -198,10 +198,10 @@ fn diff_page(
             .map(|r| format!("{} {}", r.0, r.1))
             .collect();
         let verdict = if failing.is_empty() {
-            format!("<p class=\"ok\">PASS: no row fails --fail-above {p}</p>")
+            format!("<p class=\"ok\">PASS: no row fails at a threshold of {p} %</p>")
         } else {
             format!(
-                "<p class=\"flag\">FAIL: {} row(s) fail --fail-above {p}: {}</p>",
+                "<p class=\"flag\">FAIL: {} row(s) fail at a threshold of {p} %: {}</p>",
                 failing.len(),
                 crate::page::esc(&failing.join("; "))
             )

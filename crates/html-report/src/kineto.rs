@@ -15,9 +15,9 @@ use crate::page::{Cell, Page, Source, Table, fmt_num};
 /// What one kineto report is made of: the tool's outputs, each as its JSON.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KinetoInputs<'a> {
-    /// `kineto budget --json` rows, one object per step (per rank).
+    /// The kineto budget listing as JSON: one object per step (per rank).
     pub budget: &'a [Value],
-    /// `kineto top --json` output, if any (an array of rows, or an object holding one).
+    /// The kineto top listing as JSON, if any (an array of rows, or an object holding one).
     pub top: Option<&'a Value>,
     /// Roofline output, if any: objects with `gbps`, `tflops`, `peak_gbps`, `peak_tflops`, `bytes_total`,
     /// `flops_total` per step, anywhere in the value.

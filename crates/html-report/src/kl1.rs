@@ -94,7 +94,7 @@ fn references(report: &Value) -> (Vec<Reference>, Option<f64>, Table) {
     (refs, spec, table)
 }
 
-/// The page for one `kl1-bandwidth` JSON report (the file `--output` writes).
+/// The page for one `kl1-bandwidth` JSON report (the result file it writes).
 pub fn render(report: &Value) -> String {
     let mut page = Page::new(
         "kl1-bandwidth: achieved GB/s per kernel family",

@@ -31,12 +31,12 @@ pub use diff::{
 pub use kineto::KinetoInputs;
 pub use monitor::MonitorInputs;
 
-/// The `kl1-bandwidth` report page, from the JSON report `kl1-bandwidth --output` writes.
+/// The `kl1-bandwidth` report page, from the JSON report (result file) `kl1-bandwidth` writes.
 pub fn kl1_bandwidth_html(report: &Value) -> String {
     kl1::render(report)
 }
 
-/// The kineto page, from `kineto budget --json` rows and, when given, `top` and roofline JSON.
+/// The kineto page, from the budget listing's JSON rows and, when given, `top` and roofline JSON.
 pub fn kineto_html(inputs: &KinetoInputs<'_>) -> String {
     kineto::render(inputs)
 }
@@ -52,7 +52,7 @@ pub fn provenance_html(record: &Value) -> String {
 }
 
 /// Reads JSON text that is either one value (an array's elements are returned) or JSON lines (one value
-/// per non-blank line, as `kineto budget --json` and `gpu-monitor --format jsonl` write). A line that is not
+/// per non-blank line, as kineto's JSON listings and gpu-monitor's JSONL samples are written). A line that is not
 /// JSON is an error naming the line.
 pub fn parse_json_or_lines(text: &str) -> Result<Vec<Value>, String> {
     if let Ok(v) = serde_json::from_str::<Value>(text) {

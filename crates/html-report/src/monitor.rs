@@ -10,9 +10,9 @@ use crate::page::{Cell, Page, Table};
 /// What a gpu-monitor report is made of.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MonitorInputs<'a> {
-    /// The samples as `--format jsonl` writes them, one object per reading.
+    /// The samples in gpu-monitor's JSONL form, one object per reading.
     pub samples: &'a [Value],
-    /// The JSON summary (`--summary`), if any.
+    /// gpu-monitor's JSON summary, if any.
     pub summary: Option<&'a Value>,
     /// The command's start and end on the samples' clock (`t_s`, seconds since the monitor started), when a
     /// command ran. `None`: the monitor's own start and end are marked instead.

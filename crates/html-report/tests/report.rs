@@ -287,7 +287,7 @@ fn kineto_diff_of_hand_made_budgets() {
     );
     let html = html_report::kineto_diff_page(&old, &new, &d, Some(20.0));
     check_page(&html, &json!({"old": old, "new": new}));
-    assert!(html.contains("FAIL: 2 row(s) fail --fail-above 20"));
+    assert!(html.contains("FAIL: 2 row(s) fail at a threshold of 20 %"));
 }
 
 #[test]
@@ -297,7 +297,7 @@ fn kl1_diff_page_of_a_report_against_itself() {
     let d = kl1_bandwidth::diff::diff(&r, &r, kl1_bandwidth::spread::is_headline_key).unwrap();
     let html = html_report::kl1_diff_page(&r, &r, &d, Some(1.0));
     check_page(&html, &json!({"old": r, "new": r}));
-    assert!(html.contains("PASS: no row fails --fail-above 1"));
+    assert!(html.contains("PASS: no row fails at a threshold of 1 %"));
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Old report → new report: per capture, rank and number, old → new, Δ % and whether Δ stands out of the
-//! per-step spread (`step_stats::EXCEEDS_RULE`); the `--fail-above PCT` verdict (`step_stats::FAIL_RULE`).
+//! per-step spread (`step_stats::EXCEEDS_RULE`); the fail-above-PCT verdict (`step_stats::FAIL_RULE`).
 //!
 //! Data only: rows and a verdict. Both inputs are the tool's JSON reports; the values compared are the
 //! reports' own `mean` entries, so a row's old and new numbers are the ones each file holds. Nothing is
@@ -40,7 +40,7 @@ pub struct Diff {
 }
 
 impl Diff {
-    /// The rows that fail `--fail-above pct` (`FAIL_RULE`); an empty list is a pass.
+    /// The rows that fail a fail-above-`pct` verdict (`FAIL_RULE`); an empty list is a pass.
     pub fn failing(&self, pct: f64) -> Vec<&DiffRow> {
         self.rows
             .iter()
@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(r1.change.exceeds_spread, Some(false));
         assert_eq!(d.only_in_old, vec!["w/c:decode/rank 2"]);
         assert_eq!(d.only_in_new, vec!["w/c:prefill/rank 0"]);
-        // --fail-above 5: rank 0 fails (11.28 % and outside the spread); 12: nothing fails
+        // threshold 5 %: rank 0 fails (11.28 % and outside the spread); 12: nothing fails
         let failing = d.failing(5.0);
         assert_eq!(failing.len(), 1);
         assert_eq!(failing[0].rank, "0");

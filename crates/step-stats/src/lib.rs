@@ -128,7 +128,7 @@ pub fn spread<L: AsRef<str>>(steps: &[(L, f64)]) -> Option<Spread> {
 pub const EXCEEDS_RULE: &str = "Δ exceeds the spread when |new − old| is larger than the wider of the two \
      runs' per-step ranges (max − min); unknown when either run has fewer than 2 steps";
 
-/// The rule of `--fail-above PCT`, in words.
+/// The rule of a fail-above-PCT verdict (a CI gate), in words.
 pub const FAIL_RULE: &str = "A row fails when |Δ %| > PCT and Δ does not lie within the per-step spread \
      (it exceeds it, or the spread is unknown); a value that was 0 and is no longer counts as an infinite Δ %";
 
@@ -180,7 +180,7 @@ impl Change {
         }
     }
 
-    /// Whether this change fails `--fail-above pct` ([`FAIL_RULE`]).
+    /// Whether this change fails a fail-above-`pct` verdict ([`FAIL_RULE`]).
     pub fn fails_above(&self, pct: f64) -> bool {
         let big = self.delta_pct.is_none_or(|d| d.abs() > pct);
         big && self.exceeds_spread != Some(false)

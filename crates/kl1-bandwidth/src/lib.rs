@@ -35,11 +35,13 @@
 
 mod analysis;
 pub mod captures;
+pub mod diff;
 mod error;
 pub mod labels;
 pub mod manifest;
 pub mod report;
 pub mod rules;
+pub mod spread;
 pub mod steps;
 
 use std::collections::BTreeMap;

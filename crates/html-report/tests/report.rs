@@ -1,0 +1,315 @@
+//! Every page embeds its input JSON unchanged, and every number in its tables is a number of that JSON
+//! (`data-src="tool"`) or of the page's derived block (`data-src="derived"`); renderers survive inputs
+//! missing every field; the kineto diff of hand-made budgets gives the Δ worked out here.
+
+// The helpers below are test code outside #[test] functions, which clippy.toml's test allowance misses.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use html_report::page::{DERIVED_JSON_ID, TOOL_JSON_ID};
+use html_report::{KinetoInputs, MonitorInputs};
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The text of `<script type="application/json" id="ID">…</script>`.
+fn block<'a>(html: &'a str, id: &str) -> &'a str {
+    let open = format!("<script type=\"application/json\" id=\"{id}\">");
+    let start = html.find(&open).unwrap_or_else(|| panic!("no #{id}")) + open.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    &html[start..end]
+}
+
+fn numbers(v: &Value, out: &mut Vec<f64>) {
+    match v {
+        Value::Number(n) => out.push(n.as_f64().unwrap()),
+        Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
+        Value::Object(m) => m.values().for_each(|x| numbers(x, out)),
+        _ => {}
+    }
+}
+
+/// (data-src, data-v) of every numeric table cell.
+fn cells(html: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find("data-src=\"") {
+        rest = &rest[i + 10..];
+        let src = &rest[..rest.find('"').unwrap()];
+        let j = rest.find("data-v=\"").unwrap() + 8;
+        let v = &rest[j..j + rest[j..].find('"').unwrap()];
+        out.push((src.to_owned(), v.parse().unwrap()));
+    }
+    out
+}
+
+/// The page's contract: the tool JSON round-trips and every table number is in one of the two blocks.
+fn check_page(html: &str, input: &Value) -> usize {
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for fetch in ["src=\"http", "href=\"http", "<link", "url(http", "@import"] {
+        assert!(!html.contains(fetch), "nothing is fetched: {fetch}");
+    }
+    let tool: Value = serde_json::from_str(block(html, TOOL_JSON_ID)).unwrap();
+    assert_eq!(&tool, input, "embedded JSON equals the input");
+    let derived: Value = serde_json::from_str(block(html, DERIVED_JSON_ID)).unwrap();
+    let (mut t, mut d) = (Vec::new(), Vec::new());
+    numbers(&tool, &mut t);
+    numbers(&derived, &mut d);
+    let cells = cells(html);
+    for (src, v) in &cells {
+        let pool = if src == "tool" { &t } else { &d };
+        // Within 2 ulp: serde_json's default float reader (no `float_roundtrip`) may be 1 ulp off the text.
+        let same = |x: &f64| (x - v).abs() <= 2.0 * f64::EPSILON * v.abs();
+        assert!(
+            pool.iter().any(same),
+            "{src} number {v} is not in the {src} JSON"
+        );
+    }
+    cells.len()
+}
+
+#[test]
+fn kl1_page_from_the_demo_window() {
+    let demo = root().join("testdata/windows/demo");
+    let report = kl1_bandwidth::analyze(
+        &[demo],
+        &kl1_shapes::Spec::builtin(),
+        &kl1_bandwidth::Rules::builtin(),
+        None,
+    )
+    .unwrap();
+    // The JSON exactly as the tool writes it to its --output file.
+    let json: Value = serde_json::from_str(&report.to_json().unwrap()).unwrap();
+    let html = html_report::kl1_bandwidth_html(&json);
+    let n = check_page(&html, &json);
+    assert!(n > 500, "{n} numeric cells");
+    // One chart per capture (6 in the demo window), each an inline SVG.
+    assert_eq!(html.matches("<svg").count(), 6);
+    // The GB10 references are named with their labels.
+    assert!(html.contains("GB10 specified 273 GB/s (CLAIM)"));
+    assert!(html.contains("ds4-read: measured read 231–234 GB/s (MEASURED)"));
+    // The dense decode row of rank 0 of the first capture shows the tool's mean exactly.
+    let mean = json
+        .pointer("/windows/demo/prof-short-b1:decode/ranks/0/mean/dense.all.gbps")
+        .unwrap();
+    let needle =
+        format!("<td>dense.all.gbps</td><td class=\"num\" data-src=\"tool\" data-v=\"{mean}\">");
+    assert!(html.contains(&needle), "{needle}");
+}
+
+#[test]
+fn kineto_page_from_a_real_two_rank_budget() {
+    let budget = html_report::parse_json_or_lines(&fixture("budget-dlrm.jsonl")).unwrap();
+    assert_eq!(budget.len(), 2);
+    let inputs = KinetoInputs {
+        budget: &budget,
+        top: None,
+        roofline: None,
+    };
+    let html = html_report::kineto_html(&inputs);
+    check_page(&html, &inputs.embedded());
+    assert_eq!(
+        html.matches("<svg").count(),
+        2,
+        "one stacked-bar chart per rank"
+    );
+    // Straggler view: rank 1's step spans 17981 µs against rank 0's 12542 µs.
+    assert!(html.contains("<td>rank 1 (worker1_step_12.1694128201556.pt.trace.json.gz)</td></tr>"));
+    assert!(html.contains("a per-kernel top list: not in this output."));
+    assert!(html.contains("roofline numbers: not in this output."));
+}
+
+#[test]
+fn kineto_page_with_roofline_and_top() {
+    let budget = html_report::parse_json_or_lines(&fixture("budget-dlrm.jsonl")).unwrap();
+    let roof: Value = serde_json::from_str(&fixture("roofline-hand.json")).unwrap();
+    let top = json!({"kernels": [{"name": "gemm_a", "count": 3, "sum_us": 120.5}, {"name": "nccl", "count": 1, "sum_us": 900.0}]});
+    let inputs = KinetoInputs {
+        budget: &budget,
+        top: Some(&top),
+        roofline: Some(&roof),
+    };
+    let html = html_report::kineto_html(&inputs);
+    check_page(&html, &inputs.embedded());
+    assert_eq!(html.matches("<svg").count(), 3);
+    // Ridge point = 100 TFLOP/s · 1000 / 273 GB/s = 366.3 FLOP/byte.
+    assert!(html.contains("ridge point: 366.3 FLOP/byte"), "ridge");
+    // GB/s per step: 1.2 GB / (10, 10.5, 20, 10.2, 9.9 ms) = 120, 114.29, 60, 117.65, 121.21; median 117.65;
+    // |x − median| = 2.35, 3.36, 57.65, 0, 3.56 → MAD 3.36; only step 3 (57.65 > 10.08) is an outlier.
+    let derived: Value = serde_json::from_str(block(&html, DERIVED_JSON_ID)).unwrap();
+    let outliers = derived
+        .pointer("/roofline_spread/gbps/outliers")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    assert_eq!(outliers.len(), 1);
+    assert_eq!(outliers[0]["step"], "step 3");
+    let p50 = derived
+        .pointer("/roofline_spread/gbps/p50")
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    assert!((p50 - 1.2 / 0.0102).abs() < 1e-9);
+    assert!(
+        html.contains("<td>gemm_a</td>"),
+        "the top table lists the given rows"
+    );
+}
+
+#[test]
+fn monitor_and_provenance_pages() {
+    let samples = html_report::parse_json_or_lines(&fixture("monitor-samples.jsonl")).unwrap();
+    let summary: Value = serde_json::from_str(&fixture("monitor-summary.json")).unwrap();
+    let inputs = MonitorInputs {
+        samples: &samples,
+        summary: Some(&summary),
+        command: Some((0.5, 3.5)),
+    };
+    let html = html_report::gpu_monitor_html(&inputs);
+    check_page(&html, &inputs.embedded());
+    assert_eq!(
+        html.matches("<svg").count(),
+        4,
+        "clocks, power, utilisation, temperature"
+    );
+    assert!(html.contains("command start") && html.contains("command end"));
+    // The fixture's masks are 4 (sw_power_cap), 0x20 (sw_thermal_slowdown) and 1 (gpu_idle).
+    for reason in ["throttle: sw_power_cap", "throttle: sw_thermal_slowdown"] {
+        assert!(html.contains(reason), "{reason}");
+    }
+
+    let record: Value = serde_json::from_str(&fixture("provenance-record.json")).unwrap();
+    let html = html_report::provenance_html(&record);
+    check_page(&html, &record);
+    assert!(html.contains("not a clean run"));
+    for flag in record["verdict"]["flags"].as_array().unwrap() {
+        assert!(html.contains(&format!("<td>{}</td>", flag["flag"].as_str().unwrap())));
+    }
+    assert!(html.contains("per-sample readings (the record keeps the monitor&#39;s summary, shown below): not in this output."));
+}
+
+#[test]
+fn every_renderer_survives_empty_and_odd_inputs() {
+    for v in [
+        json!({}),
+        json!([]),
+        json!(null),
+        json!({"windows": 3}),
+        json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"x.gbps": "no"}, "per_step": [{"x.gbps": null}]}}}}}}),
+        json!({"verdict": 1, "during": {"gpus": [1, {"clocks.sm": 2}]}}),
+    ] {
+        let html = html_report::kl1_bandwidth_html(&v);
+        assert!(html.contains("not in this output"), "{v}");
+        html_report::provenance_html(&v);
+        let rows = [v.clone(), json!({"buckets": {"gemm": 5}, "span_us": "x"})];
+        let inputs = KinetoInputs {
+            budget: &rows,
+            top: Some(&v),
+            roofline: Some(&json!([{"gbps": 1, "tflops": 1}])),
+        };
+        html_report::kineto_html(&inputs);
+        let inputs = MonitorInputs {
+            samples: &rows,
+            summary: Some(&v),
+            command: None,
+        };
+        html_report::gpu_monitor_html(&inputs);
+    }
+    let html = html_report::kineto_html(&KinetoInputs::default());
+    assert!(html.contains("budget rows: not in this output."));
+}
+
+fn step(rank: u32, name: &str, span: f64, gemm: f64) -> Value {
+    json!({"rank": rank, "name": name, "span_us": span, "idle_us": span - gemm,
+           "buckets": {"gemm": {"exclusive_us": gemm, "inclusive_us": gemm}}})
+}
+
+#[test]
+fn kineto_diff_of_hand_made_budgets() {
+    // Old rank 0: gemm 100, 110 (mean 105, range 10); new: 130, 134 (mean 132, range 4).
+    // Δ = (132 − 105) / 105 = +25.714 %; |27| > max(10, 4): exceeds the spread.
+    // Span: old 200, 200; new 200, 206 → mean 203, Δ = +1.5 %, |3| ≤ 6: inside.
+    let old = vec![
+        step(0, "s1", 200.0, 100.0),
+        step(0, "s2", 200.0, 110.0),
+        step(1, "s1", 50.0, 5.0),
+    ];
+    let new = vec![
+        step(0, "s1", 200.0, 130.0),
+        step(0, "s2", 206.0, 134.0),
+        step(2, "s1", 50.0, 5.0),
+    ];
+    let d = html_report::kineto_diff(&old, &new);
+    let row = |b: &str| {
+        d.rows
+            .iter()
+            .find(|r| r.rank == "rank 0" && r.bucket == b)
+            .unwrap()
+    };
+    let gemm = &row("gemm").change;
+    assert_eq!((gemm.old, gemm.new), (105.0, 132.0));
+    assert!((gemm.delta_pct.unwrap() - 27.0 / 105.0 * 100.0).abs() < 1e-12);
+    assert_eq!(gemm.exceeds_spread, Some(true));
+    let span = &row("span_us").change;
+    assert!((span.delta_pct.unwrap() - 1.5).abs() < 1e-12);
+    assert_eq!(span.exceeds_spread, Some(false));
+    // idle: old 100, 90 (mean 95, range 10); new 70, 72 (mean 71, range 2): Δ = −25.26 %, |24| > 10.
+    let idle = &row("idle_us").change;
+    assert_eq!((idle.old, idle.new), (95.0, 71.0));
+    assert_eq!(d.only_in_old, vec!["rank 1"]);
+    assert_eq!(d.only_in_new, vec!["rank 2"]);
+    // --fail-above 20: gemm (+25.7 %) and idle (−25.3 %) fail; 26: none.
+    let failing: Vec<&str> = d.failing(20.0).iter().map(|r| r.bucket.as_str()).collect();
+    assert_eq!(failing, vec!["idle_us", "gemm"]);
+    assert!(d.failing(26.0).is_empty());
+    let cells = html_report::change_cells(gemm);
+    assert_eq!(
+        cells,
+        [
+            "105".to_owned(),
+            "132".into(),
+            "+25.71".into(),
+            "10 / 4".into(),
+            "yes".into()
+        ]
+    );
+    let html = html_report::kineto_diff_page(&old, &new, &d, Some(20.0));
+    check_page(&html, &json!({"old": old, "new": new}));
+    assert!(html.contains("FAIL: 2 row(s) fail at a threshold of 20 %"));
+}
+
+#[test]
+fn kl1_diff_page_of_a_report_against_itself() {
+    let r = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": 2.0},
+        "per_step": [{"a.gbps": 1.0}, {"a.gbps": 3.0}]}}}}}});
+    let d = kl1_bandwidth::diff::diff(&r, &r, kl1_bandwidth::spread::is_headline_key).unwrap();
+    let html = html_report::kl1_diff_page(&r, &r, &d, Some(1.0));
+    check_page(&html, &json!({"old": r, "new": r}));
+    assert!(html.contains("PASS: no row fails at a threshold of 1 %"));
+}
+
+#[test]
+fn kineto_diff_pairs_single_ranks_whatever_their_numbers() {
+    // One rank each (3 and 1): compared. gemm 100 → 150: +50 %.
+    let d = html_report::kineto_diff(
+        &[step(3, "s1", 200.0, 100.0)],
+        &[step(1, "s1", 200.0, 150.0)],
+    );
+    assert!(d.only_in_old.is_empty() && d.only_in_new.is_empty());
+    let gemm = d.rows.iter().find(|r| r.bucket == "gemm").unwrap();
+    assert_eq!(gemm.rank, "rank 3 → rank 1");
+    assert_eq!(gemm.change.delta_pct, Some(50.0));
+    assert_eq!(gemm.change.exceeds_spread, None, "one step: spread unknown");
+}

@@ -1,0 +1,181 @@
+//! Old report → new report: per capture, rank and number, old → new, Δ % and whether Δ stands out of the
+//! per-step spread (`step_stats::EXCEEDS_RULE`); the fail-above-PCT verdict (`step_stats::FAIL_RULE`).
+//!
+//! Data only: rows and a verdict. Both inputs are the tool's JSON reports; the values compared are the
+//! reports' own `mean` entries, so a row's old and new numbers are the ones each file holds. Nothing is
+//! dropped silently: a capture, rank or number present on one side only is listed in
+//! [`Diff::only_in_old`] / [`Diff::only_in_new`].
+
+use serde::Serialize;
+use serde_json::Value;
+pub use step_stats::{Change, EXCEEDS_RULE, FAIL_RULE};
+
+use crate::spread::{RankSeries, ShapeError, rank_series};
+
+/// One number of one rank of one capture, in both reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffRow {
+    /// Window name.
+    pub window: String,
+    /// Capture label.
+    pub capture: String,
+    /// Rank, as the report spells it.
+    pub rank: String,
+    /// The number's key, e.g. `dense.all.gbps`.
+    pub key: String,
+    /// Old → new with Δ % and the spread test.
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+/// The comparison of two reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    /// Rows in the new report's order.
+    pub rows: Vec<DiffRow>,
+    /// `window/capture/rank N[: key]` present only in the old report.
+    pub only_in_old: Vec<String>,
+    /// … only in the new report.
+    pub only_in_new: Vec<String>,
+}
+
+impl Diff {
+    /// The rows that fail a fail-above-`pct` verdict (`FAIL_RULE`); an empty list is a pass.
+    pub fn failing(&self, pct: f64) -> Vec<&DiffRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.change.fails_above(pct))
+            .collect()
+    }
+}
+
+fn key_of(s: &RankSeries<'_>) -> (String, String, String) {
+    (s.window.to_owned(), s.capture.to_owned(), s.rank.to_owned())
+}
+
+/// Compares every number `keep` accepts (e.g. [`crate::spread::is_headline_key`]) of every rank present in
+/// both reports.
+pub fn diff(old: &Value, new: &Value, keep: impl Fn(&str) -> bool) -> Result<Diff, ShapeError> {
+    let old_series = rank_series(old)?;
+    let new_series = rank_series(new)?;
+    let mut out = Diff {
+        rows: Vec::new(),
+        only_in_old: Vec::new(),
+        only_in_new: Vec::new(),
+    };
+    for o in &old_series {
+        if !new_series.iter().any(|n| key_of(n) == key_of(o)) {
+            out.only_in_old.push(o.place());
+        }
+    }
+    for n in &new_series {
+        let Some(o) = old_series.iter().find(|o| key_of(o) == key_of(n)) else {
+            out.only_in_new.push(n.place());
+            continue;
+        };
+        for (key, value) in o.mean.iter().filter(|(k, _)| keep(k)) {
+            if value.is_number() && !n.mean.contains_key(key) {
+                out.only_in_old.push(format!("{}: {key}", o.place()));
+            }
+        }
+        for (key, value) in n.mean.iter().filter(|(k, _)| keep(k)) {
+            let Some(new_v) = value.as_f64() else {
+                continue;
+            };
+            let Some(old_v) = o.mean.get(key).and_then(Value::as_f64) else {
+                out.only_in_new.push(format!("{}: {key}", n.place()));
+                continue;
+            };
+            let change = Change::between(
+                old_v,
+                new_v,
+                step_stats::spread(&o.values(key)),
+                step_stats::spread(&n.values(key)),
+            );
+            out.rows.push(DiffRow {
+                window: n.window.to_owned(),
+                capture: n.capture.to_owned(),
+                rank: n.rank.to_owned(),
+                key: key.clone(),
+                change,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spread::is_headline_key;
+    use serde_json::json;
+
+    fn rank(mean_gbps: f64, steps: &[f64]) -> Value {
+        json!({"mean": {"dense.all.gbps": mean_gbps, "dense.all.launches": 160.0},
+               "step_index": (0..steps.len()).map(|i| 1000 + i).collect::<Vec<_>>(),
+               "per_step": steps.iter().map(|g| json!({"dense.all.gbps": g, "dense.all.launches": 160.0}))
+                   .collect::<Vec<_>>()})
+    }
+
+    #[test]
+    fn hand_made_pair() {
+        // old rank 0: steps 190, 200 (mean 195, range 10); new rank 0: 170, 176 (mean 173, range 6)
+        // old rank 1: 200, 210 (205, range 10);            new rank 1: 203, 209 (206, range 6)
+        let old = json!({"windows": {"w": {"c:decode": {"ranks": {
+            "0": rank(195.0, &[190.0, 200.0]), "1": rank(205.0, &[200.0, 210.0]),
+            "2": rank(100.0, &[100.0])}}}}});
+        let new = json!({"windows": {"w": {"c:decode": {"ranks": {
+            "0": rank(173.0, &[170.0, 176.0]), "1": rank(206.0, &[203.0, 209.0])}},
+            "c:prefill": {"ranks": {"0": rank(1.0, &[1.0])}}}}});
+        let d = diff(&old, &new, is_headline_key).unwrap();
+        assert_eq!(d.rows.len(), 2, "launches are not headline keys");
+        let r0 = &d.rows[0];
+        assert_eq!((r0.rank.as_str(), r0.key.as_str()), ("0", "dense.all.gbps"));
+        assert_eq!((r0.change.old, r0.change.new), (195.0, 173.0));
+        // (173 − 195) / 195 = −11.28 %; |−22| > max(10, 6)
+        assert!((r0.change.delta_pct.unwrap() - (-22.0 / 195.0 * 100.0)).abs() < 1e-12);
+        assert_eq!(r0.change.exceeds_spread, Some(true));
+        let r1 = &d.rows[1];
+        // (206 − 205) / 205 = +0.488 %; |1| ≤ 10: inside the spread
+        assert!((r1.change.delta_pct.unwrap() - 100.0 / 205.0).abs() < 1e-12);
+        assert_eq!(r1.change.exceeds_spread, Some(false));
+        assert_eq!(d.only_in_old, vec!["w/c:decode/rank 2"]);
+        assert_eq!(d.only_in_new, vec!["w/c:prefill/rank 0"]);
+        // threshold 5 %: rank 0 fails (11.28 % and outside the spread); 12: nothing fails
+        let failing = d.failing(5.0);
+        assert_eq!(failing.len(), 1);
+        assert_eq!(failing[0].rank, "0");
+        assert!(d.failing(12.0).is_empty());
+        // rank 1 never fails: inside its spread even at 0 %
+        assert_eq!(d.failing(0.0).len(), 1);
+    }
+
+    #[test]
+    fn a_number_on_one_side_only_is_listed() {
+        let old = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": 1.0}}}}}}});
+        let new = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"b.gbps": 1.0}}}}}}});
+        let d = diff(&old, &new, is_headline_key).unwrap();
+        assert!(d.rows.is_empty());
+        assert_eq!(d.only_in_old, vec!["w/c/rank 0: a.gbps"]);
+        assert_eq!(d.only_in_new, vec!["w/c/rank 0: b.gbps"]);
+    }
+
+    #[test]
+    fn the_demo_window_against_itself_changes_nothing() {
+        let demo =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo");
+        let report = crate::analyze(
+            &[demo],
+            &kl1_shapes::Spec::builtin(),
+            &crate::Rules::builtin(),
+            None,
+        )
+        .unwrap();
+        let json = serde_json::to_value(&report).unwrap();
+        let d = diff(&json, &json, is_headline_key).unwrap();
+        assert!(d.rows.len() > 100, "{} rows", d.rows.len());
+        assert!(d.rows.iter().all(|r| r.change.delta_pct == Some(0.0)));
+        assert!(d.failing(0.0).is_empty());
+        assert!(d.only_in_old.is_empty() && d.only_in_new.is_empty());
+    }
+}

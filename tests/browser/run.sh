@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Browser test of the HTML reports: runs the four tools on the bundled data (the demo window, real Kineto
+# traces, the gpu-monitor replay fixture, a provenance record made with it), renders every report, opens each
+# in headless Chromium and fails when a page logs anything to the console (a JS error included), when its
+# script did not run to its end, when it lacks its charts, or when its screenshot is blank. Screenshots and
+# pages are kept under target/browser-test/ as artifacts.
+#
+# Chromium is Debian's package; the script installs it when missing (as root, with apt-get). It SKIPS (exit 0,
+# with a message saying so) only when Chromium is not there and cannot be installed.
+#
+# Two negative controls run first, so that the checks are known to be able to fail: a page with a JS error
+# must be caught by the console check, and an empty page by the blank-screenshot check.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=target/browser-test
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+find_chromium() { command -v chromium || command -v chromium-browser || true; }
+CHROMIUM=${CHROMIUM:-$(find_chromium)}
+if [ -z "$CHROMIUM" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        t0=$(date +%s)
+        echo "browser test: installing Debian's chromium (apt-get) ..."
+        if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$OUT/apt.log" 2>&1; then
+            echo "browser test: chromium installed in $(( $(date +%s) - t0 )) s"
+        else
+            echo "browser test: apt-get failed, see $OUT/apt.log"
+        fi
+        CHROMIUM=$(find_chromium)
+    fi
+fi
+if [ -z "$CHROMIUM" ]; then
+    echo "SKIP: browser test: chromium is not installed and could not be installed (not root, no apt-get, or no network; see $OUT/apt.log if any)"
+    exit 0
+fi
+echo "browser test: $("$CHROMIUM" --version 2>/dev/null | head -1)"
+
+cargo build -q -p kl1-cli -p kineto-cli -p gpu-monitor-cli -p provenance-cli
+cargo build -q -p html-report --example render
+T=target/debug
+R=$T/examples/render
+FIX=crates/html-report/tests/fixtures
+REPLAY=crates/gpu-monitor/tests/fixtures/replay.jsonl
+
+# The tools' own JSON, from the bundled data.
+$T/kl1-bandwidth --window testdata/windows/demo --output "$OUT/kl1.json" --overwrite >/dev/null
+$T/kineto budget --json testdata/traces/param/dlrm_kineto/ >"$OUT/budget-dlrm.jsonl" 2>/dev/null
+$T/kineto budget --json testdata/traces/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz >"$OUT/budget-amd.jsonl" 2>/dev/null
+$T/gpu-monitor --backend replay "$REPLAY" --format jsonl --output "$OUT/samples.jsonl" --summary >"$OUT/summary.json" 2>/dev/null
+$T/provenance run -o "$OUT/record.json" --overwrite --backend "replay:$REPLAY" --gpus all -- true 2>/dev/null
+
+# page name, expected number of charts, render arguments
+PAGES=(
+    "kl1 6 kl1 $OUT/kl1.json"
+    "kineto-dlrm 2 kineto $OUT/budget-dlrm.jsonl - - "
+    "kineto-amd-roofline 2 kineto $OUT/budget-amd.jsonl - $FIX/roofline-hand.json "
+    "gpu-monitor 4 monitor $OUT/samples.jsonl $OUT/summary.json"
+    "provenance 0 provenance $OUT/record.json"
+    "kl1-diff 0 kl1-diff $OUT/kl1.json $OUT/kl1.json"
+    "kineto-diff 0 kineto-diff $OUT/budget-dlrm.jsonl $OUT/budget-dlrm.jsonl"
+)
+
+chrome() { # chrome PROFILE ARGS... : one fresh, offline, headless Chromium
+    local profile=$1
+    shift
+    rm -rf "$profile"
+    mkdir -p "$profile"
+    timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile" --enable-logging=stderr --v=0 "$@"
+}
+
+# blank PNG: python3 reads the pixels' bytes; a blank page has a handful of distinct byte values.
+distinct_bytes() {
+    python3 - "$1" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat = 8, b""
+while pos < len(data):
+    (n,) = struct.unpack(">I", data[pos:pos + 4])
+    if data[pos + 4:pos + 8] == b"IDAT":
+        idat += data[pos + 8:pos + 8 + n]
+    pos += 12 + n
+print(len(set(zlib.decompress(idat))))
+EOF
+}
+
+passed=0
+failed=0
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+check_page() { # check_page NAME CHARTS HTML
+    local name=$1 charts=$2 html=$3 dom="$OUT/$1.dom.html" log="$OUT/$1.console.log" png="$OUT/$1.png"
+    local url="file://$(pwd)/$html"
+    chrome "$OUT/profile-$name" --dump-dom "$url" >"$dom" 2>"$log" || { fail "$name: chromium exited $?"; return; }
+    if grep -q ':CONSOLE' "$log"; then
+        fail "$name: console output:"; grep ':CONSOLE' "$log" | head -5; return
+    fi
+    grep -q 'data-report-js="ok"' "$dom" || { fail "$name: the page's script did not run to its end"; return; }
+    local n
+    n=$(grep -o '<svg' "$dom" | wc -l || true)
+    [ "$n" -ge "$charts" ] || { fail "$name: $n charts, expected $charts"; return; }
+    chrome "$OUT/profile-$name" --window-size=1400,1800 --screenshot="$png" "$url" >/dev/null 2>&1 \
+        || { fail "$name: screenshot failed"; return; }
+    local d
+    d=$(distinct_bytes "$png")
+    [ "$d" -gt 32 ] || { fail "$name: blank screenshot ($d distinct byte values)"; return; }
+    echo "ok: $name ($n charts, $d distinct byte values in $png)"
+    passed=$((passed + 1))
+}
+
+# Negative controls: the checks must be able to fail.
+printf '<!DOCTYPE html><html><body><h1>x</h1><script>nope();</script></body></html>' >"$OUT/control-js-error.html"
+chrome "$OUT/profile-control" --dump-dom "file://$(pwd)/$OUT/control-js-error.html" >/dev/null 2>"$OUT/control-js-error.log" || true
+if grep -q 'Uncaught ReferenceError' "$OUT/control-js-error.log"; then
+    echo "ok: control: a JS error is caught by the console check"
+else
+    fail "control: a page with a JS error logged nothing this script recognises"
+fi
+printf '<!DOCTYPE html><html><body></body></html>' >"$OUT/control-blank.html"
+chrome "$OUT/profile-control" --window-size=1400,1800 --screenshot="$OUT/control-blank.png" \
+    "file://$(pwd)/$OUT/control-blank.html" >/dev/null 2>&1 || true
+d=$(distinct_bytes "$OUT/control-blank.png")
+if [ "$d" -le 32 ]; then
+    echo "ok: control: an empty page is judged blank ($d distinct byte values)"
+else
+    fail "control: an empty page was not judged blank ($d distinct byte values)"
+fi
+
+# The sort script, exercised: a copy of the kl1 page clicks the first numeric header of its first sortable
+# table twice and checks ascending then descending order; a failure logs to the console.
+sort_test() {
+    python3 - "$OUT/kl1.html" "$OUT/kl1-sort.html" <<'EOF'
+import sys
+probe = """<script>(function(){
+var t=document.querySelector('table.sortable');if(!t){console.error('sort test: no sortable table');return}
+var rows=t.tBodies[0].rows,c=-1;for(var i=0;i<rows[0].cells.length;i++){if(rows[0].cells[i].hasAttribute('data-v')){c=i;break}}
+if(c<0){console.error('sort test: no numeric column');return}
+function vals(){var v=[];for(var r=0;r<rows.length;r++){var x=rows[r].cells[c];if(x.hasAttribute('data-v'))v.push(parseFloat(x.getAttribute('data-v')))}return v}
+function sorted(v,asc){for(var i=1;i<v.length;i++){if(asc?v[i-1]>v[i]:v[i-1]<v[i])return false}return true}
+var h=t.tHead.rows[0].cells[c];h.click();if(!sorted(vals(),true)){console.error('sort test: not ascending');return}
+h.click();if(!sorted(vals(),false)){console.error('sort test: not descending');return}
+document.documentElement.setAttribute('data-sort-test','ok:'+vals().length)})();</script>"""
+html = open(sys.argv[1], encoding="utf-8").read()
+open(sys.argv[2], "w", encoding="utf-8").write(html.replace("</body>", probe + "</body>"))
+EOF
+    local log="$OUT/kl1-sort.console.log"
+    chrome "$OUT/profile-sort" --dump-dom "file://$(pwd)/$OUT/kl1-sort.html" >"$OUT/kl1-sort.dom.html" 2>"$log" || true
+    if grep -q ':CONSOLE' "$log"; then
+        fail "sort: $(grep ':CONSOLE' "$log" | head -2)"
+    elif grep -q 'data-sort-test="ok:' "$OUT/kl1-sort.dom.html"; then
+        echo "ok: sort: a click sorts a table ascending, a second click descending"
+        passed=$((passed + 1))
+    else
+        fail "sort: the sort test did not run"
+    fi
+}
+
+for spec in "${PAGES[@]}"; do
+    read -r name charts kind args <<<"$spec"
+    # shellcheck disable=SC2086
+    if ! $R "$kind" $args "$OUT/$name.html" 2>"$OUT/$name.render.log"; then
+        fail "$name: render failed: $(cat "$OUT/$name.render.log")"
+        continue
+    fi
+    check_page "$name" "$charts" "$OUT/$name.html"
+done
+sort_test
+rm -rf "$OUT"/profile-*
+
+echo "browser: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

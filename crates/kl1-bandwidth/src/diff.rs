@@ -167,7 +167,7 @@ mod tests {
         let report = crate::analyze(
             &[demo],
             &kl1_shapes::Spec::builtin(),
-            &crate::Rules::builtin(),
+            &crate::Kl1Rules::builtin(),
             None,
         )
         .unwrap();

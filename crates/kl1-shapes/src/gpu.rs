@@ -157,6 +157,7 @@ impl GpuTable {
     /// The built-in table (`specs/gpus.toml`).
     pub fn builtin() -> GpuTable {
         // The embedded file is part of this crate and a test loads it; failing here is a build defect.
+        #[allow(clippy::expect_used)] // an embedded, tested file: failing is a build defect
         GpuTable::from_toml_str(BUILTIN_GPUS_TOML, "built-in specs/gpus.toml")
             .expect("the built-in GPU table is valid (tested)")
     }

@@ -38,8 +38,10 @@ mod error;
 pub mod estimate;
 pub mod exl3;
 pub mod gpu;
+pub mod hf;
 mod provenance;
 pub mod spec;
+pub mod weights;
 
 pub use error::Error;
 pub use estimate::{
@@ -54,7 +56,11 @@ pub use exl3::{
     reconstruct_bytes, reconstruct_shape,
 };
 pub use gpu::{BUILTIN_GPUS_TOML, BandwidthLabel, Gpu, GpuTable, ReadBandwidth};
+pub use hf::{QuantOverride, RunOptions, model_from_config};
 pub use provenance::Provenance;
 pub use spec::{
     BUILTIN_SPECS, Dtype, Dtypes, ExpertSplit, KMix, Model, Parallelism, Quant, RankShapes, Spec,
+};
+pub use weights::{
+    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
 };

@@ -392,6 +392,7 @@ impl Spec {
     pub fn builtin() -> Spec {
         let (name, _) = BUILTIN_SPECS[0];
         // The embedded files are part of this crate and a test loads each; failing here is a build defect.
+        #[allow(clippy::expect_used)] // an embedded, tested file: failing is a build defect
         Spec::builtin_named(name).expect("the default built-in spec is valid (tested)")
     }
 
@@ -399,6 +400,7 @@ impl Spec {
     pub fn builtin_named(name: &str) -> Option<Spec> {
         let (_, text) = BUILTIN_SPECS.iter().find(|(n, _)| *n == name)?;
         let origin = format!("built-in spec {name}");
+        #[allow(clippy::expect_used)] // embedded, tested files: failing is a build defect
         Some(
             Spec::from_toml_str(text, &origin)
                 .expect("every built-in spec is valid against the built-in GPU table (tested)"),

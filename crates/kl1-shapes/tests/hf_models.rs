@@ -1,0 +1,76 @@
+//! Every model config in `testdata/models/`: it loads, and its parameter count is within 0.5 % of the total
+//! its publisher states (sources in `testdata/models/README.md`).
+
+use kl1_shapes::{ModelShape, Reads, RunOptions, model_from_config};
+use std::path::PathBuf;
+
+fn models_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/models")
+}
+
+fn load(name: &str) -> ModelShape {
+    let path = models_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    model_from_config(&text, &path.display().to_string(), &RunOptions::default()).unwrap()
+}
+
+/// How a publisher counts active parameters: Mistral and Qwen include the embedding table, OpenAI and
+/// DeepSeek do not.
+#[derive(Clone, Copy)]
+enum Active {
+    None,
+    WithEmbedding(f64),
+    WithoutEmbedding(f64),
+}
+
+/// (file, published total parameters, published active parameters).
+const PUBLISHED: &[(&str, f64, Active)] = &[
+    ("qwen3-8b.json", 8.19e9, Active::None),
+    ("llama-3.1-8b.json", 8.03e9, Active::None),
+    (
+        "mixtral-8x7b-v0.1.json",
+        46.7e9,
+        Active::WithEmbedding(12.9e9),
+    ),
+    ("qwen3-30b-a3b.json", 30.5e9, Active::WithEmbedding(3.3e9)),
+    ("gpt-oss-20b.json", 20.9e9, Active::WithoutEmbedding(3.61e9)),
+    ("deepseek-v3.json", 671e9, Active::WithoutEmbedding(36.6e9)),
+    ("qwen2.5-7b-instruct-awq.json", 7.61e9, Active::None),
+    ("gemma-2-9b.json", 9.24e9, Active::None),
+];
+
+#[test]
+fn every_config_in_testdata_is_checked() {
+    let mut files: Vec<String> = std::fs::read_dir(models_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = PUBLISHED.iter().map(|p| p.0.to_string()).collect();
+    listed.sort();
+    assert_eq!(files, listed);
+}
+
+#[test]
+fn parameter_counts_match_the_published_totals() {
+    for &(file, total, active) in PUBLISHED {
+        let m = load(file);
+        let got = m.total_params() as f64;
+        let err = (got / total - 1.0).abs();
+        println!("{file}: {got:.4e} vs {total:.4e} ({:.3} %)", 100.0 * err);
+        assert!(err < 0.005, "{file}: {got} parameters, published {total}");
+        let embedding = m.params_of(Reads::TokenRows) as f64;
+        let (got, a) = match active {
+            Active::None => continue,
+            Active::WithEmbedding(a) => (m.active_params() + embedding, a),
+            Active::WithoutEmbedding(a) => (m.active_params(), a),
+        };
+        {
+            let err = (got / a - 1.0).abs();
+            println!("{file}: active {got:.4e} vs {a:.4e} ({:.3} %)", 100.0 * err);
+            // Model cards round active counts to 2-3 digits (Qwen3-30B-A3B: 3.35 B written "3.3 B"): 2 %.
+            assert!(err < 0.02, "{file}: {got} active parameters, published {a}");
+        }
+    }
+}

@@ -67,12 +67,40 @@ pub struct Gpu {
     pub spec_bandwidth_provenance: Provenance,
     /// Measured and claimed read bandwidths, in table order.
     pub read_bandwidths: Vec<ReadBandwidth>,
+    /// Dense (no structured sparsity) peak tensor throughput per compute dtype, TFLOP/s (CLAIM: the vendor's
+    /// figure), in table order.
+    pub peak_tflops: Vec<PeakFlops>,
+    /// Streaming multiprocessors (NVIDIA) or compute units (AMD), as a trace's `deviceProperties.numSms`
+    /// reports them.
+    pub sm_count: Option<u64>,
+    /// Device memory in GiB (2^30 bytes) as `deviceProperties.totalGlobalMem` reports it, roughly: traces
+    /// report a little less than the product's capacity.
+    pub memory_gib: Option<f64>,
+    /// Device names a trace may carry for this GPU (`deviceProperties.name`), matched exactly.
+    pub device_names: Vec<String>,
+}
+
+/// A GPU's dense peak throughput for one compute dtype.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PeakFlops {
+    /// `bf16`, `fp16`, `fp8`, `fp4`, `tf32`, `fp32`.
+    pub dtype: String,
+    /// Dense peak, TFLOP/s (10^12 floating-point operations per second; a multiply-add is 2).
+    pub tflops: f64,
+    /// Where it is stated.
+    pub provenance: Provenance,
 }
 
 impl Gpu {
     /// The read bandwidth with this `id`.
     pub fn read_bandwidth(&self, id: &str) -> Option<&ReadBandwidth> {
         self.read_bandwidths.iter().find(|r| r.id == id)
+    }
+
+    /// The dense peak for `dtype`, TFLOP/s.
+    pub fn peak_tflops(&self, dtype: &str) -> Option<&PeakFlops> {
+        self.peak_tflops.iter().find(|p| p.dtype == dtype)
     }
 }
 
@@ -89,6 +117,10 @@ struct RawGpu {
     description: String,
     spec_bandwidth_gbps: Cited<f64>,
     read_bandwidth: Vec<RawRead>,
+    peak_tflops: BTreeMap<String, Cited<f64>>,
+    sm_count: Option<u64>,
+    memory_gib: Option<f64>,
+    device_names: Vec<String>,
 }
 
 struct RawRead {
@@ -114,12 +146,20 @@ fn read(text: &str, origin: &str) -> Result<(BTreeMap<String, String>, Vec<RawGp
             "description",
             "spec_bandwidth_gbps",
             "read_bandwidth",
+            "peak_tflops",
+            "sm_count",
+            "memory_gib",
+            "device_names",
         ])?;
         let name: String = g.take("name")?;
         let path = format!("gpu[{name}]");
         g.rename(path.clone());
         let description = g.take("description")?;
         let spec_bandwidth_gbps = g.take("spec_bandwidth_gbps")?;
+        let peak_tflops = g.take_opt("peak_tflops")?.unwrap_or_default();
+        let sm_count = g.take_opt("sm_count")?;
+        let memory_gib = g.take_opt("memory_gib")?;
+        let device_names = g.take_opt("device_names")?.unwrap_or_default();
         let mut reads = Vec::new();
         for mut r in g.array("read_bandwidth")? {
             r.only(&[
@@ -148,6 +188,10 @@ fn read(text: &str, origin: &str) -> Result<(BTreeMap<String, String>, Vec<RawGp
             description,
             spec_bandwidth_gbps,
             read_bandwidth: reads,
+            peak_tflops,
+            sm_count,
+            memory_gib,
+            device_names,
         });
     }
     Ok((references, gpus))
@@ -203,6 +247,54 @@ impl GpuTable {
         self.gpus.iter().find(|g| g.name == name)
     }
 
+    /// The GPU a trace's `deviceProperties` describe: by exact `name` among the table names and each GPU's
+    /// `device_names`; else (an empty or unknown name, as ROCm traces write) by `sm_count` equal to `sms`
+    /// and `memory_gib` within 5 % of `memory_bytes` / 2^30. Fails, saying why, when nothing or more than
+    /// one GPU fits.
+    pub fn identify(
+        &self,
+        name: &str,
+        sms: Option<u64>,
+        memory_bytes: Option<u64>,
+    ) -> Result<&Gpu, String> {
+        let name = name.trim();
+        if !name.is_empty()
+            && let Some(g) = self
+                .gpus
+                .iter()
+                .find(|g| g.name == name || g.device_names.iter().any(|d| d == name))
+        {
+            return Ok(g);
+        }
+        let (Some(sms), Some(bytes)) = (sms, memory_bytes) else {
+            return Err(format!(
+                "device name `{name}` is not in the GPU table and the trace gives no SM count and memory to match"
+            ));
+        };
+        let gib = bytes as f64 / f64::from(1u32 << 30);
+        let fits: Vec<&Gpu> = self
+            .gpus
+            .iter()
+            .filter(|g| {
+                g.sm_count == Some(sms)
+                    && g.memory_gib.is_some_and(|m| (gib / m - 1.0).abs() <= 0.05)
+            })
+            .collect();
+        match fits.as_slice() {
+            [one] => Ok(one),
+            [] => Err(format!(
+                "device name `{name}` is not in the GPU table, and no GPU in it has {sms} SMs/CUs and {gib:.1} GiB"
+            )),
+            many => Err(format!(
+                "device name `{name}` is not in the GPU table, and {sms} SMs/CUs with {gib:.1} GiB fit {}",
+                many.iter()
+                    .map(|g| g.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
     /// Every GPU, in table order.
     pub fn gpus(&self) -> &[Gpu] {
         &self.gpus
@@ -246,11 +338,36 @@ fn validate_gpu(sources: &Sources<'_>, g: RawGpu) -> Result<Gpu, Error> {
             note: r.note,
         });
     }
+    let mut peaks = Vec::with_capacity(g.peak_tflops.len());
+    for (dtype, cited) in &g.peak_tflops {
+        let field = format!("{}.peak_tflops.{dtype}", g.path);
+        let provenance = sources.resolve(&field, cited)?;
+        if !(cited.value.is_finite() && cited.value > 0.0) {
+            return Err(sources.invalid(
+                &field,
+                format!("{} TFLOP/s is not a positive peak", cited.value),
+            ));
+        }
+        peaks.push(PeakFlops {
+            dtype: dtype.clone(),
+            tflops: cited.value,
+            provenance,
+        });
+    }
+    if let Some(m) = g.memory_gib
+        && !(m.is_finite() && m > 0.0)
+    {
+        return Err(sources.invalid(&format!("{}.memory_gib", g.path), "not a positive size"));
+    }
     Ok(Gpu {
         name: g.name,
         description: g.description,
         spec_bandwidth_gbps: spec,
         spec_bandwidth_provenance,
         read_bandwidths: reads,
+        peak_tflops: peaks,
+        sm_count: g.sm_count,
+        memory_gib: g.memory_gib,
+        device_names: g.device_names,
     })
 }

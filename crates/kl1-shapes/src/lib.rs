@@ -55,7 +55,7 @@ pub use exl3::{
     Bits, Exl3Linear, MAX_DIM, ReconstructBytes, ReconstructKernel, Shape, Split,
     reconstruct_bytes, reconstruct_shape,
 };
-pub use gpu::{BUILTIN_GPUS_TOML, BandwidthLabel, Gpu, GpuTable, ReadBandwidth};
+pub use gpu::{BUILTIN_GPUS_TOML, BandwidthLabel, Gpu, GpuTable, PeakFlops, ReadBandwidth};
 pub use hf::{QuantOverride, RunOptions, model_from_config};
 pub use provenance::Provenance;
 pub use spec::{

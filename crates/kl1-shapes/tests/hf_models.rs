@@ -74,3 +74,41 @@ fn parameter_counts_match_the_published_totals() {
         }
     }
 }
+
+/// The GPU table names the shared vLLM trace's GPU from numSms = 304 and totalGlobalMem = 206,141,652,992 B
+/// (191.98 GiB: MI300X's 192 GB), its name being empty; H100 SXM and H800 share 132 SMs and 80 GB, so a
+/// nameless trace of either is refused rather than guessed.
+#[test]
+fn gpus_are_identified_from_device_properties() {
+    let t = kl1_shapes::GpuTable::builtin();
+    assert_eq!(
+        t.identify("", Some(304), Some(206_141_652_992))
+            .unwrap()
+            .name,
+        "MI300X"
+    );
+    assert_eq!(
+        t.identify("NVIDIA H100 80GB HBM3", None, None)
+            .unwrap()
+            .name,
+        "H100 SXM"
+    );
+    let err = t.identify("", Some(132), Some(85_031_714_816)).unwrap_err();
+    assert!(err.contains("H100 SXM") && err.contains("H800"), "{err}");
+    assert!(t.identify("", Some(7), Some(1 << 30)).is_err());
+    for g in [
+        "H100 SXM",
+        "H200",
+        "H800",
+        "B200",
+        "GB200",
+        "A100 SXM 80GB",
+        "L40S",
+        "MI300X",
+        "MI325X",
+        "MI355X",
+    ] {
+        let gpu = t.get(g).unwrap();
+        assert!(gpu.peak_tflops("bf16").is_some(), "{g} has a bf16 peak");
+    }
+}

@@ -1,11 +1,22 @@
 //! `kineto`: summaries and step analyses of Kineto traces. Parses arguments, calls `kineto-trace`,
 //! prints; nothing else lives here.
 
+mod out;
+mod render;
+mod render_budget;
+mod render_kernels;
+mod render_notes;
+mod render_steps;
+mod render_summary;
+
 use clap::{Args, Parser, Subcommand};
+use kineto_trace::Parsed;
+use kineto_trace::analysis::Analysis;
+use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
-use kineto_trace::report::{Command, Format, csv_header, render_paths_each};
 use kineto_trace::step::StepPattern;
-use kineto_trace::summary::{Summary, summarize_each};
+use kineto_trace::summary::summarize_each;
+use render::{Ctx, Format};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -58,7 +69,7 @@ struct Listing {
     /// CSV with a header line.
     #[arg(long)]
     csv: bool,
-    /// Kernel rule table (TOML: [families] and [[rule]]); default: the built-in table.
+    /// Kernel rule table (TOML: `[families]` and `[[rule]]`); default: the built-in table.
     #[arg(long, value_name = "FILE")]
     rules: Option<PathBuf>,
     /// Step markers: a regex matched against the whole annotation name, with optional named groups
@@ -89,8 +100,24 @@ fn main() -> ExitCode {
     }
 }
 
-fn listing(command: Command, l: &Listing) -> ExitCode {
-    let setup = || -> kineto_trace::Result<_> {
+/// Which listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Steps,
+    Kernels,
+    Budget,
+}
+
+/// One trace, analysed, ready to print.
+struct Done {
+    parsed: Parsed,
+    analysis: Analysis,
+    budgets: Vec<StepBudget>,
+}
+
+/// Reads the paths, the rule table and the step pattern, or says what is wrong (status 2).
+fn setup(l: &Listing) -> Result<(Vec<PathBuf>, Rules, StepPattern), ExitCode> {
+    let r = || -> kineto_trace::Result<_> {
         let paths = kineto_trace::expand_paths(&l.traces)?;
         let rules = match &l.rules {
             Some(f) => Rules::load(f)?,
@@ -102,12 +129,16 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
         };
         Ok((paths, rules, pattern))
     };
-    let (paths, rules, pattern) = match setup() {
+    r().map_err(|e| {
+        out::note(&format!("kineto: {e}"));
+        ExitCode::from(2)
+    })
+}
+
+fn listing(command: Command, l: &Listing) -> ExitCode {
+    let (paths, rules, pattern) = match setup(l) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("kineto: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let format = if l.json {
         Format::Json
@@ -122,31 +153,134 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
         sha256: false,
         ..kineto_trace::Options::default()
     };
+    let mut w = out::stdout();
     if format == Format::Csv {
-        println!("{}", csv_header(command));
+        let r = match command {
+            Command::Steps => render::csv_header(&mut w, render_steps::columns()),
+            Command::Kernels => render::csv_header(&mut w, render_kernels::columns()),
+            Command::Budget => render_budget::csv_header(&mut w),
+        };
+        if let Err(e) = r {
+            out::write_failed(&e);
+        }
     }
     let mut failed = false;
-    render_paths_each(
-        &paths,
-        &opts,
-        &pattern,
-        &rules,
-        command,
-        format,
-        |result| match result {
-            Ok(r) => {
-                print!("{}", r.text);
-                for n in r.notes {
-                    eprintln!("kineto: note: {n}");
+    let work = |path: &std::path::Path| -> kineto_trace::Result<Done> {
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let analysis = Analysis::new(&parsed.trace, &pattern, &rules);
+        let budgets = if command == Command::Budget {
+            analysis.budgets(&parsed.trace, &rules)
+        } else {
+            Vec::new()
+        };
+        Ok(Done {
+            parsed,
+            analysis,
+            budgets,
+        })
+    };
+    kineto_trace::each_in_order(&paths, work, |result| match result {
+        Ok(d) => {
+            if format != Format::Table {
+                for n in render_notes::notes(&d.parsed, &d.analysis) {
+                    out::note(&format!("kineto: note: {n}"));
                 }
             }
-            Err(e) => {
-                eprintln!("kineto: {e}");
-                failed = true;
+            if let Err(e) = write_trace(&mut w, command, format, &d, &rules) {
+                out::write_failed(&e);
             }
-        },
-    );
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    out::finish(&mut w);
     exit_code(failed)
+}
+
+/// Writes one trace's rows, one at a time.
+fn write_trace(
+    w: &mut out::Stdout,
+    command: Command,
+    format: Format,
+    d: &Done,
+    rules: &Rules,
+) -> std::io::Result<()> {
+    let (p, a) = (&d.parsed, &d.analysis);
+    let t = &p.trace;
+    let file = p.path.display().to_string();
+    let ctx = Ctx {
+        t0_ns: t.time_bounds.map_or(0, |b| b.0),
+    };
+    match command {
+        Command::Steps => {
+            let cols = render_steps::columns();
+            if format == Format::Table {
+                render_notes::table_header(w, p, a, "")?;
+                render::table_header(w, cols)?;
+            }
+            for s in &a.steps.steps {
+                let row = render_steps::StepRow {
+                    file: &file,
+                    rank: t.header.rank,
+                    step: s,
+                };
+                render::row(w, format, cols, &row, &ctx)?;
+            }
+        }
+        Command::Kernels => {
+            let cols = render_kernels::columns();
+            if format == Format::Table {
+                let what = format!(", rules {}", rules.origin().display());
+                render_notes::table_header(w, p, a, &what)?;
+                render::table_header(w, cols)?;
+            }
+            let steps = a.kernel_steps(t);
+            let overlaps = kineto_trace::step::same_stream_overlaps(t);
+            for i in 0..t.kernels.len() {
+                let row =
+                    render_kernels::KernelRow::of(&file, t, a, rules, i, steps[i], overlaps[i]);
+                render::row(w, format, cols, &row, &ctx)?;
+            }
+        }
+        Command::Budget => {
+            let rows =
+                a.steps
+                    .steps
+                    .iter()
+                    .zip(&d.budgets)
+                    .map(|(s, b)| render_budget::BudgetRow {
+                        file: &file,
+                        rank: t.header.rank,
+                        step: s,
+                        budget: b,
+                    });
+            match format {
+                Format::Json => {
+                    for r in rows {
+                        render_budget::json_row(w, &r, &ctx)?;
+                    }
+                }
+                Format::Csv => {
+                    for r in rows {
+                        render_budget::csv_rows(w, &r, &ctx)?;
+                    }
+                }
+                Format::Table => {
+                    let what = format!(
+                        ", rules {} ({} rules, {} families)",
+                        rules.origin().display(),
+                        rules.rules().len(),
+                        rules.families().len()
+                    );
+                    render_notes::table_header(w, p, a, &what)?;
+                    render_budget::table(w, p, a, &d.budgets, rules, &ctx)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn summary(
@@ -159,7 +293,7 @@ fn summary(
     let paths = match kineto_trace::expand_paths(traces) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("kineto: {e}");
+            out::note(&format!("kineto: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -173,13 +307,19 @@ fn summary(
         },
     };
     let mut failed = false;
+    let mut w = out::stdout();
     summarize_each(&paths, &opts, |result| match result {
-        Ok(s) => print_summary(&s, json),
+        Ok(s) => {
+            if let Err(e) = render_summary::write(&mut w, &s, json) {
+                out::write_failed(&e);
+            }
+        }
         Err(e) => {
-            eprintln!("kineto: {e}");
+            out::note(&format!("kineto: {e}"));
             failed = true;
         }
     });
+    out::finish(&mut w);
     exit_code(failed)
 }
 
@@ -189,16 +329,5 @@ fn exit_code(failed: bool) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-fn print_summary(s: &Summary, json: bool) {
-    if json {
-        match serde_json::to_string(s) {
-            Ok(line) => println!("{line}"),
-            Err(e) => eprintln!("kineto: {}: cannot serialise summary: {e}", s.file),
-        }
-    } else {
-        print!("{}", s.to_text());
     }
 }

@@ -1,5 +1,8 @@
 //! `kineto steps`, `kineto kernels` and `kineto budget` as a user runs them.
 
+// Helpers outside `#[test]` functions panic on purpose too: a failed run is a failed test.
+#![allow(clippy::expect_used)]
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -186,7 +189,7 @@ fn kernels_csv_quotes_names() {
         &[synthetic()],
     ));
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].starts_with("file,rank,kernel,step,name,family,bucket,ts_us,dur_us"));
+    assert!(rows[0].starts_with("file,rank,kernel,step,name,family,bucket,ts_us,ts_rel_us,dur_us"));
     assert_eq!(rows.len(), 1 + 10);
     let fill = rows.iter().find(|l| l.contains("FillFunctor")).unwrap();
     // The name has commas, so it is quoted; the kernel is in step 0, launched by the graph launch.
@@ -196,7 +199,11 @@ fn kernels_csv_quotes_names() {
         ),
         "{fill}"
     );
-    assert!(fill.contains(",fill,memory,1100.000,20.000,"), "{fill}");
+    // Absolute µs, then µs from the trace's first event (the 90 µs annotation), then the duration.
+    assert!(
+        fill.contains(",fill,memory,1100.000,1010.000,20.000,"),
+        "{fill}"
+    );
     assert!(
         fill.contains(",cudaGraphLaunch,10,step[DECODE bs=32 reqs=4],"),
         "{fill}"
@@ -250,7 +257,12 @@ fn kernels_carry_exact_ns_on_absolute_times() {
     assert_ne!((ts_us * 1000.0) as i64, ts_ns);
     let csv = ok(&run(&["kernels", "--csv"], &[path]));
     let row = csv.lines().nth(1).unwrap();
-    assert!(row.contains(",1717171717171717.123,1.501,"), "{row}");
+    // Absolute and relative (from the step marker at …171000.000) start, exact, then the duration.
+    assert!(
+        row.contains(",1717171717171717.123,717.123,1.501,"),
+        "{row}"
+    );
+    assert_eq!(k["ts_rel_us"].as_f64(), Some(717.123));
 }
 
 #[test]

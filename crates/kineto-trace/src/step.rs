@@ -28,7 +28,6 @@ use crate::interval::union;
 use crate::model::{IdValue, Span, Sym, Trace, Track};
 use regex::Regex;
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
 
 /// The default step marker: `ProfilerStep#N`, N captured as `step`.
 pub const PROFILER_STEP: &str = r"ProfilerStep#(?P<step>\d+)";
@@ -151,6 +150,9 @@ pub struct Steps {
     /// Markers whose `rows`, `requests` or `step` group did not read as an integer (the field is then
     /// `None`), one line each (first 20).
     pub warnings: Vec<String>,
+    /// How the steps were found, when that is not the plain reading of the pattern (no marker, so
+    /// the whole GPU window is one step; a pattern that matched nothing), one line each.
+    pub notes: Vec<String>,
 }
 
 /// Finds the steps of a trace. O(n log n) in events.
@@ -331,83 +333,6 @@ pub fn same_stream_overlaps(trace: &Trace) -> Vec<bool> {
         }
     }
     out
-}
-
-/// Step rows as the `kineto steps` JSON prints them (µs from exact ns; ns kept for the bounds).
-#[derive(Debug, Clone, Serialize)]
-pub struct StepRow {
-    /// The trace file.
-    pub file: String,
-    /// `distributedInfo.rank`.
-    pub rank: Option<u64>,
-    /// Step index.
-    pub index: usize,
-    /// Marker name.
-    pub name: String,
-    /// `step` group.
-    pub number: Option<u64>,
-    /// `phase` group.
-    pub phase: Option<String>,
-    /// `rows` group.
-    pub rows: Option<u64>,
-    /// `requests` group.
-    pub requests: Option<u64>,
-    /// Marker start, µs on the trace clock.
-    pub cpu_lo_us: f64,
-    /// Marker end, µs.
-    pub cpu_hi_us: f64,
-    /// First kernel start, µs on the trace clock.
-    pub lo_us: Option<f64>,
-    /// Last kernel end, µs.
-    pub hi_us: Option<f64>,
-    /// `lo` in exact integer ns (µs of large absolute times are rounded by f64).
-    pub lo_ns: Option<i64>,
-    /// `hi` in exact ns.
-    pub hi_ns: Option<i64>,
-    /// Next step's `lo` − `lo`, µs.
-    pub period_us: Option<f64>,
-    /// Number of kernels.
-    pub kernels: usize,
-    /// Σ kernel dur, µs.
-    pub kernel_sum_us: f64,
-    /// Union of kernel intervals, µs.
-    pub kernel_union_us: f64,
-    /// Copies launched in the step.
-    pub memcpys: usize,
-    /// Fills launched in the step.
-    pub memsets: usize,
-    /// Same-stream overlaps.
-    pub same_stream_overlaps: u64,
-}
-
-impl StepRow {
-    /// The row of a step.
-    pub fn of(file: &str, trace: &Trace, s: &Step) -> StepRow {
-        use crate::time::ns_to_us;
-        StepRow {
-            file: file.to_string(),
-            rank: trace.header.rank,
-            index: s.index,
-            name: s.name.clone(),
-            number: s.number,
-            phase: s.phase.clone(),
-            rows: s.rows,
-            requests: s.requests,
-            cpu_lo_us: ns_to_us(s.cpu_lo_ns),
-            cpu_hi_us: ns_to_us(s.cpu_hi_ns),
-            lo_us: s.lo_ns.map(ns_to_us),
-            hi_us: s.hi_ns.map(ns_to_us),
-            lo_ns: s.lo_ns,
-            hi_ns: s.hi_ns,
-            period_us: s.period_ns.map(ns_to_us),
-            kernels: s.kernels.len(),
-            kernel_sum_us: ns_to_us(s.kernel_sum_ns),
-            kernel_union_us: ns_to_us(s.kernel_union_ns),
-            memcpys: s.memcpys.len(),
-            memsets: s.memsets.len(),
-            same_stream_overlaps: s.same_stream_overlaps,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod render_kernels;
 mod render_notes;
 mod render_steps;
 mod render_summary;
+mod roofline;
 
 use clap::{Args, Parser, Subcommand};
 use kineto_trace::Parsed;
@@ -58,6 +59,8 @@ enum Cmd {
     Kernels(Listing),
     /// One row per step: exclusive and inclusive time per bucket, idle, families, unmatched kernels.
     Budget(Listing),
+    /// Per step and rank: ESTIMATED bytes and FLOPs from a model config, MEASURED time, % of the GPU's peaks.
+    Roofline(roofline::RooflineArgs),
 }
 
 /// The options `steps`, `kernels` and `budget` share.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Cmd::Steps(l) => listing(Command::Steps, &l),
         Cmd::Kernels(l) => listing(Command::Kernels, &l),
         Cmd::Budget(l) => listing(Command::Budget, &l),
+        Cmd::Roofline(a) => roofline::run(&a),
     }
 }
 

@@ -1,4 +1,5 @@
 //! Spec and GPU-table files that must be rejected, each with an error that names the field at fault.
+#![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{BUILTIN_GPUS_TOML, BUILTIN_SPECS, Error, GpuTable, Spec};
 use toml::{Table, Value};

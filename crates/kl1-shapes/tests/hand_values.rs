@@ -1,5 +1,6 @@
 //! Every estimate against values worked out by hand from the shipped specs. Each expected value is written
 //! as the arithmetic that produces it, from the spec's numbers, so a reader can check it without the code.
+#![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{
     BandwidthLabel, Bits, ExpertSplit, GpuTable, Provenance, ReconstructKernel, Shape, Spec, Split,

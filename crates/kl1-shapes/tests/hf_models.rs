@@ -1,5 +1,6 @@
 //! Every model config in `testdata/models/`: it loads, and its parameter count is within 0.5 % of the total
 //! its publisher states (sources in `testdata/models/README.md`).
+#![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{ModelShape, Reads, RunOptions, model_from_config};
 use std::path::PathBuf;

@@ -1,4 +1,5 @@
 //! Properties that must hold for any input, not only the shipped specs' values.
+#![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{
     Bits, Exl3Linear, Provenance, ReconstructKernel, Shape, Spec, Split, expected_distinct_experts,

@@ -1,5 +1,6 @@
 //! The shipped spec files and GPU table: they load, every value has its provenance, every reference is used,
 //! and the assumptions are the ones we know of.
+#![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::collections::BTreeSet;
 

@@ -1,0 +1,187 @@
+//! One trace: its steps, each step's token counts and GPU time, the GPU, and the roofline of each step.
+
+use std::path::Path;
+
+use kineto_trace::correlate::Links;
+use kineto_trace::step::{StepPattern, find_steps};
+use kl1_shapes::{Gpu, GpuTable, ModelShape};
+use serde::Serialize;
+
+use crate::Error;
+use crate::estimate::{StepEstimate, estimate};
+use crate::measure::{Rates, experts_peak_allows, rates};
+use crate::tokens::{StepTokens, parse_execute_name};
+
+/// vLLM's TraceLens-style step marker (`execute_<N>_context_<R>(…)_generation_<R>(…)`), `N` the tokens.
+pub const EXECUTE_STEP: &str =
+    r"execute_(?P<rows>\d+)_context_\d+\([^)]*\)_generation_\d+\([^)]*\)";
+
+/// Which GPU the steps ran on.
+#[derive(Debug, Clone)]
+pub enum GpuChoice {
+    /// This one (`--gpu`).
+    Named(Box<Gpu>),
+    /// From each trace's `deviceProperties`.
+    FromTrace,
+}
+
+/// What every trace is analysed with.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The model, per rank.
+    pub model: ModelShape,
+    /// KV-cache bytes per element.
+    pub kv_bytes: u64,
+    /// Step markers.
+    pub pattern: StepPattern,
+    /// The GPU.
+    pub gpu: GpuChoice,
+    /// The GPU table to identify GPUs from.
+    pub table: GpuTable,
+}
+
+/// The roofline of one step on one rank.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRoofline {
+    /// Step index in the trace.
+    pub index: usize,
+    /// The step marker.
+    pub name: String,
+    /// Token counts.
+    pub tokens: StepTokens,
+    /// First kernel start to last kernel end, ns (MEASURED).
+    pub span_ns: i64,
+    /// Union of the step's kernels, ns (MEASURED).
+    pub busy_ns: i64,
+    /// Bytes and FLOPs (ESTIMATED).
+    pub estimate: StepEstimate,
+    /// Distinct experts per MoE layer and rank the GPU's specified bandwidth would allow in the span.
+    pub experts_peak_allows: Option<f64>,
+    /// Rates against the peaks.
+    pub rates: Rates,
+    /// The compute dtype whose peak is used.
+    pub dtype: &'static str,
+}
+
+/// One trace's result.
+#[derive(Debug)]
+pub struct TraceRoofline {
+    /// The file.
+    pub file: String,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u64>,
+    /// The GPU's table name.
+    pub gpu: String,
+    /// How the GPU was named: `--gpu`, `name` or `numSms+memory`.
+    pub gpu_from: &'static str,
+    /// Steps analysed, in trace order.
+    pub steps: Vec<StepRoofline>,
+    /// Steps that failed (no token counts, no time, the physics gate), each naming the step.
+    pub failures: Vec<Error>,
+}
+
+/// The compute dtype: fp8 when the quantised weights are multiplied in fp8, else the activation dtype.
+fn compute_dtype(model: &ModelShape) -> &'static str {
+    if model.fp8_compute {
+        "fp8"
+    } else {
+        model.activation_dtype
+    }
+}
+
+/// The GPU of a trace: `--gpu`, else the first `deviceProperties` entry of the device the kernels ran on
+/// (or the first entry), by name, else by SM count and memory.
+fn gpu_of(
+    setup: &Setup,
+    file: &str,
+    trace: &kineto_trace::Trace,
+) -> Result<(Gpu, &'static str), Error> {
+    if let GpuChoice::Named(g) = &setup.gpu {
+        return Ok(((**g).clone(), "--gpu"));
+    }
+    let device = trace.kernels.first().and_then(|k| k.device);
+    let props = &trace.header.device_properties;
+    let entry = props
+        .iter()
+        .find(|p| device.is_some() && p.get("id").and_then(|v| v.as_i64()) == device)
+        .or_else(|| props.first())
+        .ok_or_else(|| Error::Gpu {
+            file: file.to_string(),
+            reason: "the trace has no deviceProperties".to_string(),
+        })?;
+    let name = entry.get("name").and_then(|v| v.as_str()).unwrap_or("");
+    let sms = entry.get("numSms").and_then(|v| v.as_u64());
+    let mem = entry.get("totalGlobalMem").and_then(|v| v.as_u64());
+    let gpu = setup
+        .table
+        .identify(name, sms, mem)
+        .map_err(|reason| Error::Gpu {
+            file: file.to_string(),
+            reason,
+        })?;
+    let from = if !name.trim().is_empty()
+        && (gpu.name == name || gpu.device_names.iter().any(|d| d == name))
+    {
+        "name"
+    } else {
+        "numSms+memory"
+    };
+    Ok((gpu.clone(), from))
+}
+
+/// Reads one trace and computes the roofline of each step.
+pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
+    let opts = kineto_trace::Options {
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let parsed = kineto_trace::parse_file(path, &opts)?;
+    let trace = &parsed.trace;
+    let file = path.display().to_string();
+    let (gpu, gpu_from) = gpu_of(setup, &file, trace)?;
+    let links = Links::build(trace);
+    let steps = find_steps(trace, &links, &setup.pattern);
+    let dtype = compute_dtype(&setup.model);
+    let mut out = Vec::new();
+    let mut failures = Vec::new();
+    for s in &steps.steps {
+        let one = || -> Result<StepRoofline, Error> {
+            // Interim: the counts from the marker's name; kineto-trace's step profiles will carry them.
+            let tokens = parse_execute_name(&s.name).ok_or(Error::NoTokens)?;
+            let (span_ns, busy_ns) = match (s.lo_ns, s.hi_ns) {
+                (Some(lo), Some(hi)) => (hi - lo, s.kernel_union_ns),
+                _ => (0, 0),
+            };
+            let e = estimate(&setup.model, &tokens, setup.kv_bytes);
+            let r = rates(&e, span_ns, busy_ns, &gpu, dtype)?;
+            Ok(StepRoofline {
+                index: s.index,
+                name: s.name.clone(),
+                tokens,
+                span_ns,
+                busy_ns,
+                experts_peak_allows: experts_peak_allows(&e, span_ns, &gpu),
+                estimate: e,
+                rates: r,
+                dtype,
+            })
+        };
+        match one() {
+            Ok(r) => out.push(r),
+            Err(e) => failures.push(Error::Step {
+                file: file.clone(),
+                index: s.index,
+                name: s.name.clone(),
+                source: Box::new(e),
+            }),
+        }
+    }
+    Ok(TraceRoofline {
+        file,
+        rank: trace.header.rank,
+        gpu: gpu.name.clone(),
+        gpu_from,
+        steps: out,
+        failures,
+    })
+}

@@ -3,6 +3,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{ModelShape, Reads, RunOptions, model_from_config};
+
 use std::path::PathBuf;
 
 fn models_dir() -> PathBuf {
@@ -112,4 +113,128 @@ fn gpus_are_identified_from_device_properties() {
         let gpu = t.get(g).unwrap();
         assert!(gpu.peak_tflops("bf16").is_some(), "{g} has a bf16 peak");
     }
+}
+
+fn config_error(
+    edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) -> kl1_shapes::Error {
+    let text = std::fs::read_to_string(models_dir().join("qwen3-8b.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(v.as_object_mut().unwrap());
+    model_from_config(&v.to_string(), "edited.json", &RunOptions::default()).unwrap_err()
+}
+
+/// A key the tool does not understand is an error naming it; so is an unknown architecture or quantisation
+/// method, a missing dimension, and heads that do not divide among the ranks.
+#[test]
+fn what_is_not_understood_is_an_error_naming_it() {
+    let e = config_error(|m| {
+        m.insert("num_experts_per_token".into(), 2.into());
+    });
+    assert_eq!(e.field(), Some("num_experts_per_token"), "{e}");
+    assert!(e.to_string().contains("not understood"), "{e}");
+    let e = config_error(|m| {
+        m.insert("model_type".into(), "falcon".into());
+    });
+    assert_eq!(e.field(), Some("model_type"), "{e}");
+    let e = config_error(|m| {
+        m.insert(
+            "quantization_config".into(),
+            serde_json::json!({"quant_method": "bitsandbytes"}),
+        );
+    });
+    assert_eq!(e.field(), Some("quantization_config.quant_method"), "{e}");
+    let e = config_error(|m| {
+        m.insert(
+            "quantization_config".into(),
+            serde_json::json!({"quant_method": "fp8", "weight_block_size": [128, 128], "shiny": 1}),
+        );
+    });
+    assert_eq!(e.field(), Some("quantization_config.shiny"), "{e}");
+    let e = config_error(|m| {
+        m.remove("hidden_size");
+    });
+    assert_eq!(e.field(), Some("hidden_size"), "{e}");
+    let text = std::fs::read_to_string(models_dir().join("qwen3-8b.json")).unwrap();
+    let run = RunOptions {
+        tp: 3,
+        ep: 1,
+        quant: None,
+    };
+    let e = model_from_config(&text, "qwen3-8b.json", &run).unwrap_err();
+    assert_eq!(e.field(), Some("num_attention_heads"), "{e}");
+}
+
+/// Per-rank bytes under tensor and expert parallelism, and a format given on the command line.
+#[test]
+fn ranks_and_formats() {
+    let text = std::fs::read_to_string(models_dir().join("qwen3-30b-a3b.json")).unwrap();
+    let one = model_from_config(&text, "q", &RunOptions::default()).unwrap();
+    let tp4 = model_from_config(
+        &text,
+        "q",
+        &RunOptions {
+            tp: 4,
+            ep: 1,
+            quant: None,
+        },
+    )
+    .unwrap();
+    let ep4 = model_from_config(
+        &text,
+        "q",
+        &RunOptions {
+            tp: 4,
+            ep: 4,
+            quant: None,
+        },
+    )
+    .unwrap();
+    // One expert: gate|up 2048×1536 + down 768×2048, bf16; tp 4 splits the intermediate 768 → 192;
+    // ep 4 keeps experts whole, 32 of 128 per rank.
+    assert_eq!(
+        one.rank_expert_bytes(),
+        (2 * (2048 * 1536 + 768 * 2048)) as f64
+    );
+    assert_eq!(
+        tp4.rank_expert_bytes(),
+        (2 * (2048 * 384 + 192 * 2048)) as f64
+    );
+    assert_eq!(ep4.rank_expert_bytes(), one.rank_expert_bytes());
+    assert_eq!((one.rank_experts(), ep4.rank_experts()), (128, 32));
+    // KV: 4 KV heads × (128 + 128) × 2 B; tp 4 holds one head per rank.
+    assert_eq!(one.kv_bytes_per_token_layer(2), 4 * 256 * 2);
+    assert_eq!(tp4.kv_bytes_per_token_layer(2), 256 * 2);
+    // nvfp4 from the command line: k·n/2 + one byte per 16 inputs + a 4-byte tensor scale.
+    let run = RunOptions {
+        tp: 1,
+        ep: 1,
+        quant: Some(kl1_shapes::QuantOverride::parse("nvfp4").unwrap()),
+    };
+    let fp4 = model_from_config(&text, "q", &run).unwrap();
+    let gu = 2048 * 1536 / 2 + (2048 / 16) * 1536 + 4;
+    let down = 768 * 2048 / 2 + (768 / 16) * 2048 + 4;
+    assert_eq!(fp4.rank_expert_bytes(), (gu + down) as f64);
+    // The embedding, LM head, router and norms stay bf16; parameters are the same whatever the format.
+    assert_eq!(fp4.total_params(), one.total_params());
+}
+
+/// int4 AWQ (Qwen2.5-7B-Instruct-AWQ): q_proj 3584 → 3584 is 3584²/2 B of weights, one fp16 scale and a
+/// 4-bit zero per 128 inputs and output: 28 groups × 3584 × (2 + 0.5) B; q, k, v carry fp16 biases.
+#[test]
+fn awq_group_scales() {
+    let text = std::fs::read_to_string(models_dir().join("qwen2.5-7b-instruct-awq.json")).unwrap();
+    let m = model_from_config(&text, "awq", &RunOptions::default()).unwrap();
+    let q = m
+        .groups
+        .iter()
+        .find(|g| g.name == "self_attn.q_proj")
+        .unwrap();
+    assert_eq!(q.format.to_string(), "int4-g128-zp");
+    assert_eq!(
+        q.rank_tensor_bytes(),
+        (3584 * 3584 / 2) as f64 + (28 * 3584) as f64 * 2.5 + (3584 * 2) as f64
+    );
+    let head = m.groups.iter().find(|g| g.name == "lm_head").unwrap();
+    assert_eq!(head.format.to_string(), "fp16");
 }

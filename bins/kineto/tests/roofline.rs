@@ -1,4 +1,5 @@
 //! `kineto roofline` end to end on the bundled vLLM decode step (gpt-oss-20b-like on MI300X).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::path::PathBuf;
 use std::process::Command;

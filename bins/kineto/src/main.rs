@@ -3,6 +3,7 @@
 
 mod out;
 mod render;
+mod render_annotations;
 mod render_budget;
 mod render_kernels;
 mod render_notes;
@@ -61,6 +62,36 @@ enum Cmd {
     Budget(Listing),
     /// Per step and rank: ESTIMATED bytes and FLOPs from a model config, MEASURED time, % of the GPU's peaks.
     Roofline(roofline::RooflineArgs),
+    /// One row per user annotation name: count, total and mean CPU time, GPU mirrors. The names a
+    /// `--step-pattern` can match.
+    Annotations(Plain),
+}
+
+/// The options of listings that need no rules or steps.
+#[derive(Args)]
+struct Plain {
+    /// One JSON object per line.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// CSV with a header line.
+    #[arg(long)]
+    csv: bool,
+    /// On a truncated file, keep the complete events before the cut.
+    #[arg(long)]
+    salvage: bool,
+    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+}
+
+fn format_of(json: bool, csv: bool) -> Format {
+    if json {
+        Format::Json
+    } else if csv {
+        Format::Csv
+    } else {
+        Format::Table
+    }
 }
 
 /// The options `steps`, `kernels` and `budget` share.
@@ -76,7 +107,9 @@ struct Listing {
     #[arg(long, value_name = "FILE")]
     rules: Option<PathBuf>,
     /// Step markers: a regex matched against the whole annotation name, with optional named groups
-    /// `phase`, `rows`, `requests`, `step`; default `ProfilerStep#(?P<step>\d+)`.
+    /// `phase`, `rows`, `requests`, `step`, `tokens` and per-phase token groups
+    /// (docs/steps-and-budgets.md); default: the built-in profiles (KL1, TraceLens `execute_…`,
+    /// SGLang `step[…]`, `ProfilerStep#N`). With no marker, the whole GPU window is one step.
     #[arg(long, value_name = "RE")]
     step_pattern: Option<String>,
     /// On a truncated file, keep the complete events before the cut.
@@ -101,7 +134,78 @@ fn main() -> ExitCode {
         Cmd::Kernels(l) => listing(Command::Kernels, &l),
         Cmd::Budget(l) => listing(Command::Budget, &l),
         Cmd::Roofline(a) => roofline::run(&a),
+        Cmd::Annotations(l) => annotations(&l),
     }
+}
+
+fn annotations(l: &Plain) -> ExitCode {
+    let paths = match kineto_trace::expand_paths(&l.traces) {
+        Ok(p) => p,
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let mut w = out::stdout();
+    if format == Format::Csv
+        && let Err(e) = render::csv_header(&mut w, render_annotations::columns())
+    {
+        out::write_failed(&e);
+    }
+    let mut failed = false;
+    let work = |path: &std::path::Path| {
+        kineto_trace::parse_file(path, &opts).map(|p| {
+            let stats = kineto_trace::analysis::annotation_stats(&p.trace);
+            (p, stats)
+        })
+    };
+    kineto_trace::each_in_order(&paths, work, |result| match result {
+        Ok((p, stats)) => {
+            let file = p.path.display().to_string();
+            let ctx = Ctx::default();
+            let cols = render_annotations::columns();
+            let r = (|| -> std::io::Result<()> {
+                if format == Format::Table {
+                    use std::io::Write;
+                    writeln!(
+                        w,
+                        "{}  rank {}  {} annotation names",
+                        out::escape(&file),
+                        p.trace
+                            .header
+                            .rank
+                            .map_or("-".to_string(), |r| r.to_string()),
+                        stats.len()
+                    )?;
+                    render::table_header(&mut w, cols)?;
+                }
+                for s in &stats {
+                    let row = render_annotations::AnnotationRow {
+                        file: &file,
+                        rank: p.trace.header.rank,
+                        stats: s,
+                    };
+                    render::row(&mut w, format, cols, &row, &ctx)?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                out::write_failed(&e);
+            }
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    out::finish(&mut w);
+    exit_code(failed)
 }
 
 /// Which listing.
@@ -128,8 +232,8 @@ fn setup(l: &Listing) -> Result<(Vec<PathBuf>, Rules, StepPattern), ExitCode> {
             None => Rules::builtin(),
         };
         let pattern = match &l.step_pattern {
-            Some(p) => StepPattern::new(p)?,
-            None => StepPattern::profiler_step(),
+            Some(p) => StepPattern::new(p)?.or_whole_window(),
+            None => StepPattern::builtin(),
         };
         Ok((paths, rules, pattern))
     };
@@ -144,13 +248,7 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
         Ok(v) => v,
         Err(code) => return code,
     };
-    let format = if l.json {
-        Format::Json
-    } else if l.csv {
-        Format::Csv
-    } else {
-        Format::Table
-    };
+    let format = format_of(l.json, l.csv);
     let opts = kineto_trace::Options {
         salvage: l.salvage,
         // The listings do not print the hash; skip the pass over the stored bytes.

@@ -74,6 +74,90 @@ pub fn columns<'a>() -> &'a [Col<StepRow<'a>>] {
             get: |r| Val::u(r.step.requests),
         },
         Col {
+            name: "prefill_requests",
+            kind: Kind::Plain,
+            head: "p reqs",
+            show: Show::No,
+            get: |r| {
+                Val::u(
+                    r.step
+                        .tokens
+                        .and_then(|t| t.prefill)
+                        .and_then(|p| p.requests),
+                )
+            },
+        },
+        Col {
+            name: "prefill_query_tokens",
+            kind: Kind::Plain,
+            head: "p q tok",
+            show: Show::No,
+            get: |r| {
+                Val::u(
+                    r.step
+                        .tokens
+                        .and_then(|t| t.prefill)
+                        .and_then(|p| p.query_tokens),
+                )
+            },
+        },
+        Col {
+            name: "prefill_context_tokens",
+            kind: Kind::Plain,
+            head: "p kv tok",
+            show: Show::No,
+            get: |r| {
+                Val::u(
+                    r.step
+                        .tokens
+                        .and_then(|t| t.prefill)
+                        .and_then(|p| p.context_tokens),
+                )
+            },
+        },
+        Col {
+            name: "decode_requests",
+            kind: Kind::Plain,
+            head: "d reqs",
+            show: Show::No,
+            get: |r| {
+                Val::u(
+                    r.step
+                        .tokens
+                        .and_then(|t| t.decode)
+                        .and_then(|p| p.requests),
+                )
+            },
+        },
+        Col {
+            name: "decode_query_tokens",
+            kind: Kind::Plain,
+            head: "d q tok",
+            show: Show::No,
+            get: |r| {
+                Val::u(
+                    r.step
+                        .tokens
+                        .and_then(|t| t.decode)
+                        .and_then(|p| p.query_tokens),
+                )
+            },
+        },
+        Col {
+            name: "decode_context_tokens",
+            kind: Kind::Plain,
+            head: "d kv tok",
+            show: Show::No,
+            get: |r| {
+                Val::u(
+                    r.step
+                        .tokens
+                        .and_then(|t| t.decode)
+                        .and_then(|p| p.context_tokens),
+                )
+            },
+        },
+        Col {
             name: "cpu_lo",
             kind: Kind::Time,
             head: "cpu lo",

@@ -38,8 +38,8 @@ pub struct RooflineArgs {
     /// The GPU, by its name in the GPU table (default: from the trace's deviceProperties).
     #[arg(long, value_name = "NAME")]
     gpu: Option<String>,
-    /// Step markers (regex over the whole annotation name); default: vLLM's
-    /// `execute_<N>_context_<R>(…)_generation_<R>(…)`.
+    /// Step markers (regex over the whole annotation name, with kineto's step groups); default: the
+    /// built-in profiles (vLLM's TraceLens-style `execute_…`, SGLang, KL1, `ProfilerStep#N`).
     #[arg(long, value_name = "RE")]
     step_pattern: Option<String>,
     /// One JSON object per line (per step per rank).
@@ -494,8 +494,10 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
         })?)),
         None => GpuChoice::FromTrace,
     };
-    let pattern = StepPattern::new(a.step_pattern.as_deref().unwrap_or(roofline::EXECUTE_STEP))
-        .map_err(|e| e.to_string())?;
+    let pattern = match &a.step_pattern {
+        Some(p) => StepPattern::new(p).map_err(|e| e.to_string())?,
+        None => StepPattern::builtin(),
+    };
     for n in &model.notes {
         note(&format!("kineto: note: {n}"));
     }

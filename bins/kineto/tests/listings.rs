@@ -316,3 +316,104 @@ fn bad_rules_and_patterns_are_named() {
         "--json and --csv together are refused"
     );
 }
+
+/// A file of the shared corpus beside the clone; absent is a skip, except where CI sets
+/// KL1_REQUIRE_CORPUS.
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = root().join("../../shared/traces").join(rel);
+    assert!(
+        p.exists() || std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
+        "KL1_REQUIRE_CORPUS is set but {} is missing",
+        p.display()
+    );
+    p.exists().then_some(p)
+}
+
+/// `kineto annotations` on the vLLM capture trace against a plain `json.load` with Decimal durations
+/// (run once, values written here): 26 `user_annotation` events in 4 names (serving/INVENTORY.csv:
+/// 26), one GPU mirror.
+#[test]
+fn annotations_of_the_vllm_capture() {
+    let Some(p) = shared(
+        "serving/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+    ) else {
+        return;
+    };
+    let rows = lines(&ok(&run(&["annotations", "--json"], &[p])));
+    let by = |name: &str| rows.iter().find(|r| r["name"] == name).expect(name).clone();
+    let cap = by("capture_32_FULL");
+    assert_eq!(
+        (cap["count"].as_u64(), cap["total_ns"].as_i64()),
+        (Some(1), Some(58_406_933))
+    );
+    assert_eq!(
+        (
+            cap["gpu_count"].as_u64(),
+            cap["gpu_total_ns"].as_i64().map(|n| n > 0)
+        ),
+        (Some(1), Some(true))
+    );
+    let g = by("## Call CompiledFxGraph f4ii27ddivzklxr54hd45chngp247rp2ytmjxpq3f55wet4szuh7 ##");
+    // 41659.228 µs over 23 ranges: mean 1811.2707… µs, 1811.271 µs rounded to the ns.
+    assert_eq!(
+        (
+            g["count"].as_u64(),
+            g["total_ns"].as_i64(),
+            g["mean_ns"].as_i64()
+        ),
+        (Some(23), Some(41_659_228), Some(1_811_271))
+    );
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        26
+    );
+    // Most CPU time first.
+    assert_eq!(rows[0]["name"], "capture_32_FULL");
+}
+
+/// The vLLM decode trace without `--step-pattern`: one step from its TraceLens marker, with tokens.
+#[test]
+fn steps_of_the_vllm_decode_trace_without_a_pattern() {
+    let Some(p) = shared("serving/vllm_decode_full/graph_execution.json.gz") else {
+        return;
+    };
+    let out = run(&["steps", "--json"], &[p]);
+    let rows = lines(&ok(&out));
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(
+        (
+            r["decode_requests"].as_u64(),
+            r["decode_query_tokens"].as_u64(),
+            r["decode_context_tokens"].as_u64()
+        ),
+        (Some(32), Some(32), Some(55086))
+    );
+    assert_eq!(r["kernels"], 425);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("built-in `tracelens` markers"));
+}
+
+/// No marker and a pattern that matches nothing: one whole-window step, never an empty table, and
+/// a note naming the annotations there are.
+#[test]
+fn a_pattern_that_matches_nothing_says_so() {
+    let out = run(
+        &["budget", "--json", "--step-pattern", "iteration"],
+        &[synthetic()],
+    );
+    let rows = lines(&ok(&out));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["name"], "(whole trace)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("step pattern `iteration` matched no annotation; most frequent annotations: `forward` ×1"), "{err}");
+    let table = ok(&run(
+        &["steps", "--step-pattern", "iteration"],
+        &[synthetic()],
+    ));
+    assert!(
+        table.contains("(whole trace)") && table.contains("matched no annotation"),
+        "{table}"
+    );
+}

@@ -84,3 +84,68 @@ impl Analysis {
         v
     }
 }
+
+/// One annotation name's CPU ranges and their GPU mirrors, over a whole trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnotationStats {
+    /// The annotation's name.
+    pub name: String,
+    /// `user_annotation` ranges of this name (a range recorded twice with the same thread, start and
+    /// duration counts once).
+    pub count: u64,
+    /// Σ their durations, ns (CPU time, nested ranges each counted whole).
+    pub total_ns: i64,
+    /// `gpu_user_annotation` ranges of the same name (the profiler's mirror of the range on a GPU
+    /// stream).
+    pub gpu_count: u64,
+    /// Σ the mirrors' durations, ns.
+    pub gpu_total_ns: i64,
+}
+
+impl AnnotationStats {
+    /// Mean CPU duration, ns, rounded half up (`None` without CPU ranges).
+    pub fn mean_ns(&self) -> Option<i64> {
+        (self.count > 0).then(|| {
+            let c = self.count as i128;
+            ((self.total_ns as i128 * 2 + c) / (2 * c)) as i64
+        })
+    }
+}
+
+/// Every annotation name of a trace with its counts and times, most CPU time first (then name).
+/// Names only mirrored on the GPU are listed too, with `count` 0.
+pub fn annotation_stats(trace: &Trace) -> Vec<AnnotationStats> {
+    use crate::model::Sym;
+    let mut by: FxHashMap<Sym, (u64, i64, u64, i64)> = FxHashMap::default();
+    let mut seen = rustc_hash::FxHashSet::default();
+    for s in &trace.user_annotations {
+        if seen.insert((s.name, s.track, s.ts_ns, s.dur_ns)) {
+            let e = by.entry(s.name).or_default();
+            e.0 += 1;
+            e.1 = e.1.saturating_add(s.dur_ns);
+        }
+    }
+    for s in &trace.gpu_user_annotations {
+        let e = by.entry(s.name).or_default();
+        e.2 += 1;
+        e.3 = e.3.saturating_add(s.dur_ns);
+    }
+    let mut v: Vec<AnnotationStats> = by
+        .into_iter()
+        .map(
+            |(s, (count, total_ns, gpu_count, gpu_total_ns))| AnnotationStats {
+                name: trace.name(s).to_string(),
+                count,
+                total_ns,
+                gpu_count,
+                gpu_total_ns,
+            },
+        )
+        .collect();
+    v.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    v
+}

@@ -348,3 +348,44 @@ fn named_cases() {
     let names: Vec<&str> = a.steps.steps.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["ProfilerStep#1", "ProfilerStep#2"]);
 }
+
+/// The shared vLLM decode trace: its one TraceLens-style marker is found by the built-in profiles,
+/// with the token counts its name states, and the step holds the whole graph replay.
+#[test]
+fn vllm_decode_step_from_its_tracelens_marker() {
+    let Some(root) = shared_corpus() else { return };
+    let path = root.join("serving/vllm_decode_full/graph_execution.json.gz");
+    let p = parse_file(&path, &Options::default()).expect("parse");
+    let a = Analysis::new(&p.trace, &StepPattern::builtin(), &Rules::builtin());
+    let s = &a.steps;
+    assert_eq!(s.steps.len(), 1);
+    assert!(s.notes[0].contains("`tracelens`"), "{:?}", s.notes);
+    let st = &s.steps[0];
+    assert_eq!(
+        st.name,
+        "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)"
+    );
+    let phase = |r, q, k, qq, qk| {
+        Some(kineto_trace::step::PhaseTokens {
+            requests: Some(r),
+            query_tokens: Some(q),
+            context_tokens: Some(k),
+            query_sq_sum: Some(qq),
+            query_context_sum: Some(qk),
+        })
+    };
+    assert_eq!(
+        st.tokens,
+        Some(kineto_trace::step::StepTokens {
+            prefill: phase(0, 0, 0, 0, 0),
+            decode: phase(32, 32, 55086, 32, 55086),
+        })
+    );
+    assert_eq!(
+        (st.phase.as_deref(), st.rows, st.requests),
+        (Some("decode"), Some(32), Some(32))
+    );
+    // serving/INVENTORY.csv: 425 kernels and 9 copies in the trace, all launched in the step.
+    assert_eq!((st.kernels.len(), st.memcpys.len()), (425, 9));
+    assert_eq!((s.kernels_outside, s.kernels_unlinked), (0, 0));
+}

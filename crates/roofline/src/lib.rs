@@ -20,8 +20,8 @@ pub mod trace;
 
 pub use estimate::{Bytes, Experts, Flops, StepEstimate, estimate};
 pub use measure::{Bound, Rates, experts_peak_allows, rates};
-pub use tokens::{PhaseTokens, StepTokens, parse_execute_name};
-pub use trace::{EXECUTE_STEP, GpuChoice, Setup, StepRoofline, TraceRoofline, analyse};
+pub use tokens::{PhaseTokens, StepTokens, from_step};
+pub use trace::{GpuChoice, Setup, StepRoofline, TraceRoofline, analyse};
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]
@@ -38,11 +38,11 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A step's marker carries no token counts.
+    /// A step's marker does not carry the token counts the estimate needs.
     #[error(
-        "the step marker does not carry token counts (expected vLLM's execute_<N>_context_<R>(sq…sk…sqsq…sqsk…)_generation_<R>(…))"
+        "{0} (the estimate needs requests, query and KV tokens per phase, as vLLM's TraceLens-style execute_… markers give them)"
     )]
-    NoTokens,
+    NoTokens(String),
     /// A step without GPU time.
     #[error("no GPU time: span {span_ns} ns, busy {busy_ns} ns")]
     NoTime {

@@ -87,75 +87,100 @@ impl StepTokens {
     }
 }
 
-/// Reads the token counts from a vLLM TraceLens-style step name,
-/// `execute_<N>_context_<R>(sq<A>sk<B>sqsq<C>sqsk<D>)_generation_<R>(sq<A>sk<B>sqsq<C>sqsk<D>)`.
-/// `None` when the name has another form. (Interim: to be replaced by kineto-trace's step profiles.)
-pub fn parse_execute_name(name: &str) -> Option<StepTokens> {
-    let rest = name.strip_prefix("execute_")?;
-    let (_total, rest) = rest.split_once("_context_")?;
-    let (prefill, rest) = phase(rest)?;
-    let rest = rest.strip_prefix("_generation_")?;
-    let (decode, rest) = phase(rest)?;
-    if !rest.is_empty() {
-        return None;
-    }
-    Some(StepTokens { prefill, decode })
-}
-
-/// `<R>(sq<A>sk<B>sqsq<C>sqsk<D>)` and what follows.
-fn phase(text: &str) -> Option<(PhaseTokens, &str)> {
-    let (requests, rest) = text.split_once('(')?;
-    let (inner, rest) = rest.split_once(')')?;
-    let requests = requests.parse().ok()?;
-    let mut fields = [0u64; 4];
-    let mut s = inner;
-    for (i, key) in ["sq", "sk", "sqsq", "sqsk"].iter().enumerate() {
-        s = s.strip_prefix(key)?;
-        let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-        fields[i] = s[..end].parse().ok()?;
-        s = &s[end..];
-    }
-    if !s.is_empty() {
-        return None;
-    }
-    Some((
-        PhaseTokens {
+/// The counts of a step found by `kineto-trace` (its step profiles read them from the marker). Every
+/// phase needs requests, Σ query tokens and Σ KV tokens; Σ sq² and Σ sq·sk may be absent only where
+/// they follow (a decode phase of one query token per request: Σ sq² = requests, Σ sq·sk = Σ sk).
+/// The error says which count is missing.
+pub fn from_step(t: &kineto_trace::step::StepTokens) -> Result<StepTokens, String> {
+    let phase = |p: Option<kineto_trace::step::PhaseTokens>,
+                 what: &str|
+     -> Result<PhaseTokens, String> {
+        let Some(p) = p else {
+            return Ok(PhaseTokens::default());
+        };
+        let need = |v: Option<u64>, name: &str| {
+            v.ok_or_else(|| format!("the step marker gives no {what} {name}"))
+        };
+        let requests = need(p.requests, "requests")?;
+        let query_tokens = need(p.query_tokens, "query-token count")?;
+        let kv_tokens = need(p.context_tokens, "KV-token (context) count")?;
+        let one_each = query_tokens == requests;
+        let sq_sq = match p.query_sq_sum {
+            Some(v) => v,
+            None if one_each => requests,
+            None => {
+                return Err(format!(
+                    "the step marker gives no {what} Σ query² (needed unless each request has one query token)"
+                ));
+            }
+        };
+        let sq_sk = match p.query_context_sum {
+            Some(v) => v,
+            None if one_each => kv_tokens,
+            None => {
+                return Err(format!(
+                    "the step marker gives no {what} Σ query·KV (needed unless each request has one query token)"
+                ));
+            }
+        };
+        Ok(PhaseTokens {
             requests,
-            query_tokens: fields[0],
-            kv_tokens: fields[1],
-            sq_sq: fields[2],
-            sq_sk: fields[3],
-        },
-        rest,
-    ))
+            query_tokens,
+            kv_tokens,
+            sq_sq,
+            sq_sk,
+        })
+    };
+    Ok(StepTokens {
+        prefill: phase(t.prefill, "prefill")?,
+        decode: phase(t.decode, "decode")?,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kineto_trace::step as ks;
 
     #[test]
-    fn the_shared_vllm_step_name() {
-        let t = parse_execute_name(
-            "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
-        )
+    fn counts_from_kineto_trace_steps() {
+        let decode = ks::PhaseTokens {
+            requests: Some(32),
+            query_tokens: Some(32),
+            context_tokens: Some(55_086),
+            query_sq_sum: None,
+            query_context_sum: None,
+        };
+        let t = from_step(&ks::StepTokens {
+            prefill: None,
+            decode: Some(decode),
+        })
         .unwrap();
-        assert_eq!(t.prefill, PhaseTokens::default());
         assert_eq!(t.decode, PhaseTokens::decode(32, 55_086));
         assert_eq!(t.phase(), "decode");
         assert_eq!(t.decode.causal_pairs(), 55_086.0);
-    }
-
-    #[test]
-    fn other_names_are_not_steps() {
-        for n in [
-            "ProfilerStep#3",
-            "execute_32_context_0(sq0sk0sqsq0sqsk0)",
-            "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32)",
-            "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)x",
-        ] {
-            assert_eq!(parse_execute_name(n), None, "{n}");
-        }
+        // A prefill without Σ sq² cannot give its attention FLOPs; SGLang markers give no KV tokens.
+        let prefill = ks::PhaseTokens {
+            query_tokens: Some(900),
+            ..decode
+        };
+        let e = from_step(&ks::StepTokens {
+            prefill: Some(prefill),
+            decode: None,
+        })
+        .unwrap_err();
+        assert!(e.contains("prefill Σ query²"), "{e}");
+        let sglang = ks::PhaseTokens {
+            requests: Some(8),
+            query_tokens: Some(8),
+            ..Default::default()
+        };
+        let e = from_step(&ks::StepTokens {
+            prefill: None,
+            decode: Some(sglang),
+        })
+        .unwrap_err();
+        assert!(e.contains("decode KV-token"), "{e}");
     }
 
     /// One fresh prefill of 4 tokens: pairs 1 + 2 + 3 + 4 = 10 = 16 − (16 − 4)/2.

@@ -10,11 +10,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::estimate::{StepEstimate, estimate};
 use crate::measure::{Rates, experts_peak_allows, rates};
-use crate::tokens::{StepTokens, parse_execute_name};
-
-/// vLLM's TraceLens-style step marker (`execute_<N>_context_<R>(…)_generation_<R>(…)`), `N` the tokens.
-pub const EXECUTE_STEP: &str =
-    r"execute_(?P<rows>\d+)_context_\d+\([^)]*\)_generation_\d+\([^)]*\)";
+use crate::tokens::{StepTokens, from_step};
 
 /// Which GPU the steps ran on.
 #[derive(Debug, Clone)]
@@ -32,7 +28,7 @@ pub struct Setup {
     pub model: ModelShape,
     /// KV-cache bytes per element.
     pub kv_bytes: u64,
-    /// Step markers.
+    /// Step markers (`StepPattern::builtin()` tries vLLM's, SGLang's, KL1's and `ProfilerStep#N`).
     pub pattern: StepPattern,
     /// The GPU.
     pub gpu: GpuChoice,
@@ -146,8 +142,14 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
     let mut failures = Vec::new();
     for s in &steps.steps {
         let one = || -> Result<StepRoofline, Error> {
-            // Interim: the counts from the marker's name; kineto-trace's step profiles will carry them.
-            let tokens = parse_execute_name(&s.name).ok_or(Error::NoTokens)?;
+            let tokens = match &s.tokens {
+                Some(t) => from_step(t).map_err(Error::NoTokens)?,
+                None => {
+                    return Err(Error::NoTokens(
+                        "the step marker gives no token counts".to_string(),
+                    ));
+                }
+            };
             let (span_ns, busy_ns) = match (s.lo_ns, s.hi_ns) {
                 (Some(lo), Some(hi)) => (hi - lo, s.kernel_union_ns),
                 _ => (0, 0),

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use kineto_trace::step::StepPattern;
 use kl1_shapes::{GpuTable, ModelShape, RunOptions, model_from_config};
-use roofline::{
-    Bound, EXECUTE_STEP, Error, GpuChoice, PhaseTokens, Setup, StepTokens, analyse, estimate, rates,
-};
+use roofline::{Bound, Error, GpuChoice, PhaseTokens, Setup, StepTokens, analyse, estimate, rates};
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -35,7 +33,7 @@ fn setup(m: ModelShape) -> Setup {
     Setup {
         kv_bytes: m.activation_bytes,
         model: m,
-        pattern: StepPattern::new(EXECUTE_STEP).unwrap(),
+        pattern: StepPattern::builtin(),
         gpu: GpuChoice::FromTrace,
         table: GpuTable::builtin(),
     }

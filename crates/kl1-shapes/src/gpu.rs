@@ -9,8 +9,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::Error;
+use crate::citation::{Citation, Cited, Sources};
 use crate::doc::Node;
-use crate::provenance::{Cited, Provenance, Sources};
 
 /// The built-in GPU table, as text.
 pub const BUILTIN_GPUS_TOML: &str = include_str!("../specs/gpus.toml");
@@ -48,7 +48,7 @@ pub struct ReadBandwidth {
     /// Highest reported figure, GB/s.
     pub high_gbps: f64,
     /// Where it is reported.
-    pub provenance: Provenance,
+    pub provenance: Citation,
     /// What was measured, and how it differs from a pure weight read, if it does.
     pub note: Option<String>,
 }
@@ -64,7 +64,7 @@ pub struct Gpu {
     /// The vendor's specified memory bandwidth, GB/s.
     pub spec_bandwidth_gbps: f64,
     /// Where the specified bandwidth is stated.
-    pub spec_bandwidth_provenance: Provenance,
+    pub spec_bandwidth_provenance: Citation,
     /// Measured and claimed read bandwidths, in table order.
     pub read_bandwidths: Vec<ReadBandwidth>,
     /// Dense (no structured sparsity) peak tensor throughput per compute dtype, TFLOP/s (CLAIM: the vendor's
@@ -89,7 +89,7 @@ pub struct PeakFlops {
     /// Dense peak, TFLOP/s (10^12 floating-point operations per second; a multiply-add is 2).
     pub tflops: f64,
     /// Where it is stated.
-    pub provenance: Provenance,
+    pub provenance: Citation,
 }
 
 impl Gpu {

@@ -9,10 +9,10 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::Error;
+use crate::citation::{Citation, Cited, Sources};
 use crate::doc::Node;
 use crate::exl3::{Bits, MAX_DIM, Shape, Split};
 use crate::gpu::{Gpu, GpuTable};
-use crate::provenance::{Cited, Provenance, Sources};
 
 /// exllamav3 divides linears among ranks in 128-channel units (`modules/linear.py:645-656`,
 /// `modules/block_sparse_mlp.py:1574-1586`).
@@ -224,7 +224,7 @@ pub struct Spec {
     dtypes: Dtypes,
     gpu: Gpu,
     shapes: RankShapes,
-    provenance: BTreeMap<String, Provenance>,
+    provenance: BTreeMap<String, Citation>,
 }
 
 struct RawSpec {
@@ -488,12 +488,12 @@ impl Spec {
     }
 
     /// Where the value of `field` (a dotted path such as `model.hidden`) comes from.
-    pub fn provenance(&self, field: &str) -> Option<&Provenance> {
+    pub fn provenance(&self, field: &str) -> Option<&Citation> {
         self.provenance.get(field)
     }
 
     /// Every field with its provenance, in path order.
-    pub fn provenances(&self) -> impl Iterator<Item = (&str, &Provenance)> {
+    pub fn provenances(&self) -> impl Iterator<Item = (&str, &Citation)> {
         self.provenance.iter().map(|(f, p)| (f.as_str(), p))
     }
 
@@ -507,7 +507,7 @@ impl Spec {
 
     /// The same spec on another GPU (e.g. one from [`GpuTable::get`]), with the provenance of that choice
     /// recorded for `hardware.gpu`.
-    pub fn with_gpu(&self, gpu: Gpu, provenance: Provenance) -> Spec {
+    pub fn with_gpu(&self, gpu: Gpu, provenance: Citation) -> Spec {
         let mut spec = self.clone();
         spec.gpu = gpu;
         spec.provenance
@@ -520,7 +520,7 @@ impl Spec {
     pub fn with_routed_k_mix(
         &self,
         mix: &[(u64, u64)],
-        provenance: Provenance,
+        provenance: Citation,
     ) -> Result<Spec, Error> {
         let origin = format!("{} (K mix replaced by the caller)", self.origin);
         let empty = BTreeMap::new();
@@ -530,10 +530,10 @@ impl Spec {
         };
         let routed_experts = k_mix(&sources, mix, self.model.routed_experts)?;
         let said = match &provenance {
-            Provenance::Cited { source, at, .. } => {
+            Citation::Cited { source, at, .. } => {
                 !source.trim().is_empty() && !at.trim().is_empty()
             }
-            Provenance::Assumed { reason } => !reason.trim().is_empty(),
+            Citation::Assumed { reason } => !reason.trim().is_empty(),
         };
         if !said {
             return Err(sources.invalid(
@@ -552,7 +552,7 @@ impl Spec {
 /// Records provenance as values are taken out of the raw file.
 struct Taker<'a> {
     sources: Sources<'a>,
-    provenance: BTreeMap<String, Provenance>,
+    provenance: BTreeMap<String, Citation>,
 }
 
 impl Taker<'_> {

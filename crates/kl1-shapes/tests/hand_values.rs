@@ -3,7 +3,7 @@
 #![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{
-    BandwidthLabel, Bits, ExpertSplit, GpuTable, Provenance, ReconstructKernel, Shape, Spec, Split,
+    BandwidthLabel, Bits, Citation, ExpertSplit, GpuTable, ReconstructKernel, Shape, Spec, Split,
     decode_dense_launches, expected_distinct_experts, expected_distinct_experts_per_rank,
     expert_bytes, expert_down_bytes, expert_gate_up_bytes, experts_readable, gbps, lm_head,
     lm_head_bytes, mean_expert_bytes, mean_routed_k, mhc_prenorm_bytes, moe_layer_weight_bytes,
@@ -144,7 +144,7 @@ fn mean_expert_over_the_k_mix() {
     let mixed = spec
         .with_routed_k_mix(
             &[(3, 128), (2, 192), (4, 64)],
-            Provenance::Assumed {
+            Citation::Assumed {
                 reason: "test mix".to_string(),
             },
         )
@@ -170,16 +170,16 @@ fn mean_expert_over_the_k_mix() {
     assert!(
         mixed
             .provenance("quant.routed_experts")
-            .is_some_and(Provenance::is_assumed)
+            .is_some_and(Citation::is_assumed)
     );
-    let silent = Provenance::Assumed {
+    let silent = Citation::Assumed {
         reason: " ".to_string(),
     };
     let e = spec
         .with_routed_k_mix(&[(2, 384)], silent)
         .expect_err("no reason");
     assert_eq!(e.field(), Some("quant.routed_experts"));
-    let reason = Provenance::Assumed {
+    let reason = Citation::Assumed {
         reason: "test".to_string(),
     };
     let short = spec.with_routed_k_mix(&[(2, 383)], reason);
@@ -390,14 +390,14 @@ fn gpu_table_figures_and_labels() {
     assert_eq!(v41().gpu(), gb10);
     let h200 = v41().with_gpu(
         table.get("H200").expect("listed").clone(),
-        Provenance::Assumed {
+        Citation::Assumed {
             reason: "what-if".to_string(),
         },
     );
     assert_eq!(h200.gpu().spec_bandwidth_gbps, 4800.0);
     assert!(
         h200.provenance("hardware.gpu")
-            .is_some_and(Provenance::is_assumed)
+            .is_some_and(Citation::is_assumed)
     );
     assert_eq!(expert_bytes(&h200, k(2)), expert_bytes(&v41(), k(2)));
 }

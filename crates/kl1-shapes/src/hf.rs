@@ -41,6 +41,7 @@ const IGNORED: &[&str] = &[
     "rope_scaling",
     "rope_parameters",
     "rope_interleave",
+    "use_mrope",
     "rope_local_base_freq",
     "partial_rotary_factor",
     "rms_norm_eps",
@@ -318,7 +319,7 @@ impl Family {
             "mixtral" => Family::Mixtral,
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3_moe" => Family::Qwen3Moe,
-            "deepseek_v2" | "deepseek_v3" => Family::DeepSeek,
+            "deepseek_v2" | "deepseek_v3" | "kimi_k2" => Family::DeepSeek,
             "gpt_oss" => Family::GptOss,
             _ => return None,
         })
@@ -394,6 +395,42 @@ fn read_quant(q: &mut Fields<'_>) -> Result<Quant, Error> {
             }
         }
         "mxfp4" => WeightFormat::Mxfp4,
+        "modelopt" => {
+            if let Some(list) = q.strings_opt("exclude_modules")? {
+                skip.extend(list);
+            }
+            let algo = q
+                .str_opt("quant_algo")?
+                .ok_or_else(|| q.invalid("quant_algo", "missing"))?;
+            match algo.as_str() {
+                "FP8" => {
+                    fp8_compute = true;
+                    WeightFormat::Fp8PerTensor
+                }
+                "NVFP4" => {
+                    let _ = q.u64_opt("group_size")?;
+                    WeightFormat::Nvfp4
+                }
+                other => {
+                    return Err(q.invalid(
+                        "quant_algo",
+                        format!("`{other}` is not understood (FP8, NVFP4)"),
+                    ));
+                }
+            }
+        }
+        "compressed-tensors" => {
+            if let Some(list) = q.strings_opt("ignore")? {
+                skip.extend(list);
+            }
+            let _ = q.str_opt("format")?;
+            let groups = q
+                .object_opt("config_groups")?
+                .ok_or_else(|| q.invalid("config_groups", "missing"))?;
+            let (format, fp8) = compressed_tensors(&groups)?;
+            fp8_compute = fp8;
+            format
+        }
         "exl3" => {
             let bits = q
                 .f64_opt("bits")?
@@ -419,6 +456,79 @@ fn read_quant(q: &mut Fields<'_>) -> Result<Quant, Error> {
         head,
         fp8_compute,
     })
+}
+
+/// The one weight scheme of a compressed-tensors `config_groups` (vLLM's llm-compressor checkpoints), and
+/// whether activations are fp8 too. Several groups with different schemes are not supported.
+fn compressed_tensors(groups: &Fields<'_>) -> Result<(WeightFormat, bool), Error> {
+    let mut found = None;
+    for (name, group) in &groups.map {
+        if found.is_some() {
+            return Err(groups.invalid(
+                name,
+                "more than one config group: mixed schemes are not supported (give --quant)",
+            ));
+        }
+        let w = group
+            .get("weights")
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| groups.invalid(&format!("{name}.weights"), "missing"))?;
+        let at = |k: &str| format!("{name}.weights.{k}");
+        let int = |k: &str| w.get(k).and_then(Value::as_u64);
+        let text = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("");
+        let bits = int("num_bits").ok_or_else(|| groups.invalid(&at("num_bits"), "missing"))?;
+        let strategy = text("strategy");
+        let format = match (text("type"), bits, strategy) {
+            ("float", 8, "tensor") => WeightFormat::Fp8PerTensor,
+            ("float", 8, "channel") => WeightFormat::Fp8PerChannel,
+            ("float", 8, "block") => {
+                let b: Vec<u64> = w
+                    .get("block_structure")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_u64).collect())
+                    .unwrap_or_default();
+                match b.as_slice() {
+                    [o, i] if *o > 0 && *i > 0 => WeightFormat::Fp8Block {
+                        block_out: *o,
+                        block_in: *i,
+                    },
+                    _ => {
+                        return Err(groups
+                            .invalid(&at("block_structure"), "expected [block_out, block_in]"));
+                    }
+                }
+            }
+            ("float", 4, "tensor_group") if int("group_size") == Some(16) => WeightFormat::Nvfp4,
+            ("int", 4 | 8, "group") => WeightFormat::IntGroup {
+                bits,
+                group: int("group_size")
+                    .filter(|g| *g > 0)
+                    .ok_or_else(|| groups.invalid(&at("group_size"), "missing"))?,
+                zero_points: w.get("symmetric").and_then(Value::as_bool) == Some(false),
+            },
+            (t, b, st) => {
+                return Err(groups.invalid(
+                    &format!("{name}.weights"),
+                    format!("type `{t}`, {b} bits, strategy `{st}` is not understood (fp8 tensor/channel/block, nvfp4, int4/int8 group)"),
+                ));
+            }
+        };
+        let fp8_acts = group
+            .get("input_activations")
+            .and_then(|a| a.get("num_bits"))
+            .and_then(Value::as_u64)
+            == Some(8)
+            && format_is_fp8(&format);
+        found = Some((format, fp8_acts));
+    }
+    found.ok_or_else(|| groups.invalid("", "no config group"))
+}
+
+fn format_is_fp8(f: &WeightFormat) -> bool {
+    matches!(
+        f,
+        WeightFormat::Fp8PerTensor | WeightFormat::Fp8PerChannel | WeightFormat::Fp8Block { .. }
+    )
 }
 
 /// Whether a module pattern (dot-separated, `*` matching one component) matches a contiguous run of the
@@ -518,10 +628,24 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         _ => "bf16",
     };
 
+    // A format given on the command line replaces the config's, which is then not read at all (so a
+    // quantisation scheme this tool does not know can still be overridden).
+    if run.quant.is_some() && f.opt("quantization_config").is_some() {
+        notes.push(
+            "quantization_config replaced by the format given on the command line".to_string(),
+        );
+    }
     let quant_cfg = match f.object_opt("quantization_config")? {
         Some(mut q) => {
             let parsed = read_quant(&mut q)?;
             q.finish(&[
+                "kv_cache_quant_algo",
+                "producer",
+                "kv_cache_scheme",
+                "quantization_status",
+                "global_compression_ratio",
+                "sparsity_config",
+                "transform_config",
                 "activation_scheme",
                 "fmt",
                 "version",

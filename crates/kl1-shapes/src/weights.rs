@@ -20,6 +20,8 @@ pub enum WeightFormat {
     },
     /// fp8 (E4M3) with one fp32 scale per tensor.
     Fp8PerTensor,
+    /// fp8 (E4M3) with one fp32 scale per output feature.
+    Fp8PerChannel,
     /// fp8 (E4M3) with one fp32 scale per `block_out` × `block_in` block (DeepSeek-V3: 128 × 128).
     Fp8Block {
         /// Block height along the output features.
@@ -72,6 +74,7 @@ impl WeightFormat {
         match *self {
             WeightFormat::Float { bytes, .. } => kn * bytes as f64,
             WeightFormat::Fp8PerTensor => kn + 4.0,
+            WeightFormat::Fp8PerChannel => kn + 4.0 * n_f,
             WeightFormat::Fp8Block {
                 block_out,
                 block_in,
@@ -106,6 +109,7 @@ impl fmt::Display for WeightFormat {
         match self {
             WeightFormat::Float { name, .. } => f.write_str(name),
             WeightFormat::Fp8PerTensor => f.write_str("fp8"),
+            WeightFormat::Fp8PerChannel => f.write_str("fp8-channel"),
             WeightFormat::Fp8Block {
                 block_out,
                 block_in,

@@ -238,3 +238,61 @@ fn awq_group_scales() {
     let head = m.groups.iter().find(|g| g.name == "lm_head").unwrap();
     assert_eq!(head.format.to_string(), "fp16");
 }
+
+fn llama_with(quant: serde_json::Value, run: RunOptions) -> Result<ModelShape, kl1_shapes::Error> {
+    let text = std::fs::read_to_string(models_dir().join("llama-3.1-8b.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["quantization_config"] = quant;
+    model_from_config(&v.to_string(), "llama+quant", &run)
+}
+
+/// vLLM's other checkpoint schemes: llm-compressor's compressed-tensors (fp8 per channel, as RedHatAI's
+/// FP8-dynamic checkpoints), NVIDIA ModelOpt nvfp4; and `--quant` over a scheme the tool does not know.
+#[test]
+fn compressed_tensors_modelopt_and_overrides() {
+    let ct = serde_json::json!({
+        "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+        "quantization_status": "compressed", "kv_cache_scheme": null,
+        "config_groups": {"group_0": {"targets": ["Linear"],
+            "weights": {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": true, "dynamic": false},
+            "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": true}}}
+    });
+    let m = llama_with(ct, RunOptions::default()).unwrap();
+    assert!(m.fp8_compute);
+    let q = m
+        .groups
+        .iter()
+        .find(|g| g.name == "self_attn.q_proj")
+        .unwrap();
+    // 4096 × 4096 fp8 + one fp32 scale per output channel.
+    assert_eq!(q.rank_tensor_bytes(), (4096 * 4096 + 4 * 4096) as f64);
+    assert_eq!(
+        m.groups
+            .iter()
+            .find(|g| g.name == "lm_head")
+            .unwrap()
+            .format
+            .to_string(),
+        "bf16"
+    );
+
+    let mo = serde_json::json!({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+        "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]});
+    let m = llama_with(mo, RunOptions::default()).unwrap();
+    let down = m.groups.iter().find(|g| g.name == "mlp.down_proj").unwrap();
+    // 14336 → 4096 in nvfp4: k·n/2 + k/16·n + 4.
+    assert_eq!(
+        down.rank_tensor_bytes(),
+        (14336 * 4096 / 2 + 896 * 4096 + 4) as f64
+    );
+
+    let unknown = serde_json::json!({"quant_method": "bitsandbytes", "load_in_4bit": true});
+    assert!(llama_with(unknown.clone(), RunOptions::default()).is_err());
+    let run = RunOptions {
+        tp: 1,
+        ep: 1,
+        quant: Some(kl1_shapes::QuantOverride::parse("awq").unwrap()),
+    };
+    let m = llama_with(unknown, run).unwrap();
+    assert_eq!(m.notes.len(), 1, "{:?}", m.notes);
+}

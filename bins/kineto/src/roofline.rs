@@ -5,6 +5,7 @@
 use crate::out::{self, Stdout, note};
 use crate::render::{self, Col, Ctx, Kind, Show, Val};
 use clap::Args;
+use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
 use kl1_shapes::{GpuTable, QuantOverride, RunOptions, model_from_config};
 use roofline::{GpuChoice, Setup, StepRoofline, TraceRoofline};
@@ -42,6 +43,10 @@ pub struct RooflineArgs {
     /// built-in profiles (vLLM's TraceLens-style `execute_…`, SGLang, KL1, `ProfilerStep#N`).
     #[arg(long, value_name = "RE")]
     step_pattern: Option<String>,
+    /// Kernel rule table (TOML), whose `gemm`, `moe` and `attention` buckets are set against the weight,
+    /// routed-expert and KV bytes; default: the built-in table.
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
     /// One JSON object per line (per step per rank).
     #[arg(long, conflicts_with = "csv")]
     json: bool,
@@ -67,6 +72,21 @@ fn f(x: f64) -> Val<'static> {
 
 fn opt(x: Option<f64>) -> Val<'static> {
     x.map_or(Val::Null, Val::F)
+}
+
+/// The union of bucket `i`'s kernels ([`roofline::BUCKET_BYTES`] order), µs.
+fn bucket_us(r: &Row<'_>, i: usize) -> Val<'static> {
+    r.s.buckets
+        .get(i)
+        .map_or(Val::Null, |b| Val::F(b.time_ns as f64 / 1e3))
+}
+
+/// Bucket `i`'s bytes over its time, GB/s (null when the mapping does not hold).
+fn bucket_gbps(r: &Row<'_>, i: usize) -> Val<'static> {
+    r.s.buckets
+        .get(i)
+        .and_then(|b| b.gbps)
+        .map_or(Val::Null, Val::F)
 }
 
 /// GB with one decimal for the table.
@@ -344,6 +364,48 @@ fn columns<'a>() -> &'a [Col<Row<'a>>] {
             get: |r| Val::Str(Cow::Borrowed(r.s.rates.bound.as_str())),
         },
         Col {
+            name: "buckets.gemm_us",
+            kind: Kind::Plain,
+            head: "gemm µs",
+            show: Show::No,
+            get: |r| bucket_us(r, 0),
+        },
+        Col {
+            name: "buckets.gemm_gbps",
+            kind: Kind::Plain,
+            head: "gemm GB/s",
+            show: Show::Right(9),
+            get: |r| bucket_gbps(r, 0),
+        },
+        Col {
+            name: "buckets.moe_us",
+            kind: Kind::Plain,
+            head: "moe µs",
+            show: Show::No,
+            get: |r| bucket_us(r, 1),
+        },
+        Col {
+            name: "buckets.moe_gbps",
+            kind: Kind::Plain,
+            head: "moe GB/s",
+            show: Show::Right(9),
+            get: |r| bucket_gbps(r, 1),
+        },
+        Col {
+            name: "buckets.attention_us",
+            kind: Kind::Plain,
+            head: "attn µs",
+            show: Show::No,
+            get: |r| bucket_us(r, 2),
+        },
+        Col {
+            name: "buckets.attention_gbps",
+            kind: Kind::Plain,
+            head: "attn GB/s",
+            show: Show::Right(9),
+            get: |r| bucket_gbps(r, 2),
+        },
+        Col {
             name: "dtype",
             kind: Kind::Plain,
             head: "dtype",
@@ -501,9 +563,14 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
     for n in &model.notes {
         note(&format!("kineto: note: {n}"));
     }
+    let rules = match &a.rules {
+        Some(f) => Rules::load(f).map_err(|e| e.to_string())?,
+        None => Rules::builtin(),
+    };
     Ok((
         paths,
         Setup {
+            rules,
             model,
             kv_bytes: kv,
             pattern,
@@ -562,6 +629,9 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
                         t.file
                     ));
                     failed = true;
+                }
+                for n in &t.notes {
+                    note(&format!("kineto: note: {n}"));
                 }
                 for e in &t.failures {
                     note(&format!("kineto: {e}"));

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
+use kineto_trace::budget::budget;
 use kineto_trace::correlate::Links;
+use kineto_trace::family::Rules;
 use kineto_trace::step::{StepPattern, find_steps};
 use kl1_shapes::{Gpu, GpuTable, ModelShape};
 use serde::Serialize;
@@ -34,6 +36,33 @@ pub struct Setup {
     pub gpu: GpuChoice,
     /// The GPU table to identify GPUs from.
     pub table: GpuTable,
+    /// Kernel rules: the `gemm`, `moe` and `attention` buckets they fill are set against the bytes those
+    /// kernels read.
+    pub rules: Rules,
+}
+
+/// Which bytes each kernel bucket reads: dense GEMMs the weights read every step and the LM head, MoE
+/// kernels the routed experts, attention the KV cache.
+pub const BUCKET_BYTES: [(&str, &str); 3] = [
+    ("gemm", "weights + lm_head"),
+    ("moe", "routed_experts"),
+    ("attention", "kv_read"),
+];
+
+/// A kernel bucket's share of the step: its bytes over the union of its kernels.
+#[derive(Debug, Clone, Serialize)]
+pub struct BucketRate {
+    /// `gemm`, `moe` or `attention`.
+    pub bucket: &'static str,
+    /// Which bytes ([`BUCKET_BYTES`]).
+    pub bytes_of: &'static str,
+    /// ESTIMATED bytes.
+    pub bytes: f64,
+    /// Union of the bucket's kernels in the step, ns (MEASURED); 0 when it has none.
+    pub time_ns: i64,
+    /// bytes / time, GB/s; `None` without kernels, or when it would exceed the GPU's peak (then the kernel
+    /// rules do not put these bytes' kernels in this bucket, and a note says so).
+    pub gbps: Option<f64>,
 }
 
 /// The roofline of one step on one rank.
@@ -55,6 +84,8 @@ pub struct StepRoofline {
     pub experts_peak_allows: Option<f64>,
     /// Rates against the peaks.
     pub rates: Rates,
+    /// Per kernel bucket: bytes over the bucket's time.
+    pub buckets: Vec<BucketRate>,
     /// The compute dtype whose peak is used.
     pub dtype: &'static str,
 }
@@ -74,6 +105,8 @@ pub struct TraceRoofline {
     pub steps: Vec<StepRoofline>,
     /// Steps that failed (no token counts, no time, the physics gate), each naming the step.
     pub failures: Vec<Error>,
+    /// What the user should know (a bucket mapping that does not hold).
+    pub notes: Vec<String>,
 }
 
 /// The compute dtype: fp8 when the quantised weights are multiplied in fp8, else the activation dtype.
@@ -137,11 +170,13 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
     let (gpu, gpu_from) = gpu_of(setup, &file, trace)?;
     let links = Links::build(trace);
     let steps = find_steps(trace, &links, &setup.pattern);
+    let classes = setup.rules.classify_kernels(trace);
     let dtype = compute_dtype(&setup.model);
     let mut out = Vec::new();
     let mut failures = Vec::new();
+    let mut notes = Vec::new();
     for s in &steps.steps {
-        let one = || -> Result<StepRoofline, Error> {
+        let mut one = || -> Result<StepRoofline, Error> {
             let tokens = match &s.tokens {
                 Some(t) => from_step(t).map_err(Error::NoTokens)?,
                 None => {
@@ -156,7 +191,40 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
             };
             let e = estimate(&setup.model, &tokens, setup.kv_bytes);
             let r = rates(&e, span_ns, busy_ns, &gpu, dtype)?;
+            let b = budget(trace, s, &classes, &setup.rules);
+            let mut buckets = Vec::new();
+            for (bucket, bytes_of) in BUCKET_BYTES {
+                let bytes = match bucket {
+                    "gemm" => e.bytes.weights + e.bytes.lm_head,
+                    "moe" => e.bytes.routed_experts,
+                    _ => e.bytes.kv_read,
+                };
+                let time_ns = b.buckets.get(bucket).map_or(0, |t| t.inclusive_ns);
+                let mut gbps = (time_ns > 0).then(|| bytes / time_ns as f64);
+                if let Some(g) = gbps
+                    && g > gpu.spec_bandwidth_gbps
+                {
+                    notes.push(format!(
+                        "step {} `{}`: {:.2} GB of {bytes_of} in {:.1} µs of `{bucket}` kernels would be {g:.0} GB/s, above {}'s {:.0}: the kernel rules do not put all the kernels that read these bytes in `{bucket}` (see `kineto budget`)",
+                        s.index,
+                        s.name,
+                        bytes / 1e9,
+                        time_ns as f64 / 1e3,
+                        gpu.name,
+                        gpu.spec_bandwidth_gbps
+                    ));
+                    gbps = None;
+                }
+                buckets.push(BucketRate {
+                    bucket,
+                    bytes_of,
+                    bytes,
+                    time_ns,
+                    gbps,
+                });
+            }
             Ok(StepRoofline {
+                buckets,
                 index: s.index,
                 name: s.name.clone(),
                 tokens,
@@ -185,5 +253,6 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
         gpu_from,
         steps: out,
         failures,
+        notes,
     })
 }

@@ -36,6 +36,7 @@ fn setup(m: ModelShape) -> Setup {
         pattern: StepPattern::builtin(),
         gpu: GpuChoice::FromTrace,
         table: GpuTable::builtin(),
+        rules: kineto_trace::family::Rules::builtin(),
     }
 }
 
@@ -117,6 +118,26 @@ fn gpt_oss_20b_on_the_shared_vllm_decode_step() {
     close(s.rates.tflops, e.flops.total() / span / 1e3);
     close(s.rates.ridge.unwrap(), 1307.4e12 / 5300e9);
     assert_eq!(s.rates.bound, Bound::Memory);
+    // Buckets (kernel times by plain json.load, no kernels overlap): the 73 `Cijk_*` hipBLASLt GEMMs run
+    // 1,230.560 µs and read the every-step weights and the LM head; the 24 `kernel_unified_attention_*`
+    // 655.692 µs and read the KV cache. The MoE GEMMs (`_matmul_ogs_*`) are not in the built-in rules'
+    // `moe` bucket, so that mapping does not hold: no rate, and a note.
+    let gemm = &s.buckets[0];
+    assert_eq!((gemm.bucket, gemm.time_ns), ("gemm", 1_230_560));
+    close(
+        gemm.gbps.unwrap(),
+        (e.bytes.weights + e.bytes.lm_head) / 1_230_560.0,
+    );
+    let attention = &s.buckets[2];
+    assert_eq!(
+        (attention.bucket, attention.time_ns),
+        ("attention", 655_692)
+    );
+    close(attention.gbps.unwrap(), e.bytes.kv_read / 655_692.0);
+    assert_eq!(s.buckets[1].gbps, None);
+    assert_eq!(t.notes.len(), 1);
+    assert!(t.notes[0].contains("`moe`"), "{}", t.notes[0]);
+
     // The numbers the command prints (13.92 GB, 1,300.7 GB/s, 24.5 % of peak).
     assert!((e.bytes.total() / 1e9 - 13.917).abs() < 0.001);
     assert!((s.rates.gbps - 1300.70).abs() < 0.01);

@@ -79,19 +79,6 @@ impl<'a> Node<'a> {
             .map_err(|e: toml::de::Error| self.invalid(field, e.message().trim().to_string()))
     }
 
-    /// Takes `key` as a sub-table.
-    pub(crate) fn section(&mut self, key: &str) -> Result<Node<'a>, Error> {
-        let path = self.path_of(key);
-        match self.take_value(key)? {
-            Value::Table(table) => Ok(Node {
-                origin: self.origin,
-                path,
-                table,
-            }),
-            other => Err(self.invalid(&path, format!("a {}, not a table", other.type_str()))),
-        }
-    }
-
     /// Takes `key` as an array of tables, each a node with path `key[i]`.
     pub(crate) fn array(&mut self, key: &str) -> Result<Vec<Node<'a>>, Error> {
         let path = self.path_of(key);
@@ -142,4 +129,66 @@ impl<'a> Node<'a> {
             )),
         }
     }
+}
+
+/// Deserialises TOML `text` into `T` (serde derive with `deny_unknown_fields`), naming the field of any error
+/// by its dotted path (`serde_path_to_error`). A value's provenance table (`{ value, source, at }`) is part
+/// of its field: an error inside it names the field (`model.vocab`, not `model.vocab.value`;
+/// `quant.routed_experts[0].count`).
+pub(crate) fn from_toml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Error> {
+    let table = text.parse::<Table>().map_err(|e| Error::Parse {
+        origin: origin.to_string(),
+        message: e.to_string(),
+    })?;
+    serde_path_to_error::deserialize(Value::Table(table)).map_err(|e| {
+        let mut path = e.path().to_string();
+        if path == "." {
+            path.clear();
+        }
+        // The `value` of a `{ value, source, at }` table is the field itself.
+        path = path.replace(".value[", "[").replace(".value.", ".");
+        if let Some(p) = path.strip_suffix(".value") {
+            path = p.to_string();
+        }
+        let message = e.into_inner().message().trim().to_string();
+        let quoted = |prefix: &str| {
+            message
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.split('`').next())
+                .map(str::to_string)
+        };
+        let join = |key: &str| {
+            if path == key || path.ends_with(&format!(".{key}")) {
+                path.clone()
+            } else if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
+            }
+        };
+        let (field, reason) = if let Some(key) = quoted("unknown field `") {
+            (
+                join(&key),
+                format!(
+                    "unknown key{}",
+                    message
+                        .split_once(',')
+                        .map_or(String::new(), |(_, rest)| format!(" ({})", rest.trim()))
+                ),
+            )
+        } else if let Some(key) = quoted("missing field `") {
+            (join(&key), "missing".to_string())
+        } else {
+            (path.clone(), message.clone())
+        };
+        Error::Invalid {
+            origin: origin.to_string(),
+            field: if field.is_empty() {
+                "(top level)".to_string()
+            } else {
+                field
+            },
+            reason,
+        }
+    })
 }

@@ -10,7 +10,6 @@ use serde::Deserialize;
 
 use crate::Error;
 use crate::citation::{Citation, Cited, Sources};
-use crate::doc::Node;
 use crate::exl3::{Bits, MAX_DIM, Shape, Split};
 use crate::gpu::{Gpu, GpuTable};
 
@@ -227,6 +226,8 @@ pub struct Spec {
     provenance: BTreeMap<String, Citation>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawSpec {
     name: String,
     description: String,
@@ -235,9 +236,17 @@ struct RawSpec {
     parallelism: RawParallelism,
     quant: RawQuant,
     dtypes: RawDtypes,
+    hardware: RawHardware,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHardware {
     gpu: Cited<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawModel {
     hidden: Cited<u64>,
     moe_layers: Cited<u64>,
@@ -254,11 +263,15 @@ struct RawModel {
     mhc_expansion: Cited<u64>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawParallelism {
     ranks: Cited<u64>,
     expert_split: Cited<ExpertSplit>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawQuant {
     wq_a: Cited<u64>,
     wkv: Cited<u64>,
@@ -277,113 +290,17 @@ struct RawKCount {
     experts: u64,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawDtypes {
     router: Cited<Dtype>,
     router_bias: Cited<Dtype>,
     mhc: Cited<Dtype>,
 }
 
-/// Takes the spec's tables apart key by key (see [`crate::doc`]), so a missing, mistyped or unknown key is
-/// reported with its path.
+/// Deserialises the spec (serde derive, unknown keys refused); errors name the field by its dotted path.
 fn read(text: &str, origin: &str) -> Result<RawSpec, Error> {
-    let mut root = Node::parse(text, origin)?;
-    root.only(&[
-        "name",
-        "description",
-        "references",
-        "model",
-        "parallelism",
-        "quant",
-        "dtypes",
-        "hardware",
-    ])?;
-    let name = root.take("name")?;
-    let description = root.take("description")?;
-    let references = root.take("references")?;
-
-    let mut m = root.section("model")?;
-    m.only(&[
-        "hidden",
-        "moe_layers",
-        "routed_experts",
-        "top_k",
-        "expert_intermediate",
-        "shared_experts",
-        "q_lora_rank",
-        "heads",
-        "head_dim",
-        "o_groups",
-        "o_lora_rank",
-        "vocab",
-        "mhc_expansion",
-    ])?;
-    let model = RawModel {
-        hidden: m.take("hidden")?,
-        moe_layers: m.take("moe_layers")?,
-        routed_experts: m.take("routed_experts")?,
-        top_k: m.take("top_k")?,
-        expert_intermediate: m.take("expert_intermediate")?,
-        shared_experts: m.take("shared_experts")?,
-        q_lora_rank: m.take("q_lora_rank")?,
-        heads: m.take("heads")?,
-        head_dim: m.take("head_dim")?,
-        o_groups: m.take("o_groups")?,
-        o_lora_rank: m.take("o_lora_rank")?,
-        vocab: m.take("vocab")?,
-        mhc_expansion: m.take("mhc_expansion")?,
-    };
-
-    let mut p = root.section("parallelism")?;
-    p.only(&["ranks", "expert_split"])?;
-    let parallelism = RawParallelism {
-        ranks: p.take("ranks")?,
-        expert_split: p.take("expert_split")?,
-    };
-
-    let mut q = root.section("quant")?;
-    q.only(&[
-        "wq_a",
-        "wkv",
-        "wq_b",
-        "wo_a",
-        "wo_b",
-        "lm_head",
-        "shared_expert",
-        "routed_experts",
-    ])?;
-    let quant = RawQuant {
-        wq_a: q.take("wq_a")?,
-        wkv: q.take("wkv")?,
-        wq_b: q.take("wq_b")?,
-        wo_a: q.take("wo_a")?,
-        wo_b: q.take("wo_b")?,
-        lm_head: q.take("lm_head")?,
-        shared_expert: q.take("shared_expert")?,
-        routed_experts: q.take("routed_experts")?,
-    };
-
-    let mut d = root.section("dtypes")?;
-    d.only(&["router", "router_bias", "mhc"])?;
-    let dtypes = RawDtypes {
-        router: d.take("router")?,
-        router_bias: d.take("router_bias")?,
-        mhc: d.take("mhc")?,
-    };
-
-    let mut h = root.section("hardware")?;
-    h.only(&["gpu"])?;
-    let gpu = h.take("gpu")?;
-
-    Ok(RawSpec {
-        name,
-        description,
-        references,
-        model,
-        parallelism,
-        quant,
-        dtypes,
-        gpu,
-    })
+    crate::doc::from_toml(text, origin)
 }
 
 impl Spec {
@@ -807,7 +724,7 @@ fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Spec, Error> 
         mhc: t.take("dtypes.mhc", d.mhc)?,
     };
 
-    let gpu_name = t.take("hardware.gpu", raw.gpu)?;
+    let gpu_name = t.take("hardware.gpu", raw.hardware.gpu)?;
     let Some(gpu) = gpus.get(&gpu_name) else {
         let known: Vec<&str> = gpus.gpus().iter().map(|g| g.name.as_str()).collect();
         return Err(t.invalid(

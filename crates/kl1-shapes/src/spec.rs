@@ -182,7 +182,7 @@ pub struct Dtypes {
 ///
 /// Attention follows exllamav3 `modules/dsv4.py:686-693` (only q_b, wo_a and wo_b are divided, by output
 /// group); experts and the shared expert follow `block_sparse_mlp.py:1574-1586` and `mlp.py:775-803`; the LM
-/// head is divided by vocabulary columns (domain.md §4.1).
+/// head is divided by vocabulary columns (docs/exl3-and-deepseek-v4.md §4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RankShapes {

@@ -276,7 +276,7 @@ fn decode_dense_launches_v41() {
 
 #[test]
 fn decode_dense_shapes_v4_flash() {
-    // domain.md §4.1: wq_a 4096×1024, wkv 4096×512, wq_b 1024×16384, wo_a 4×(4096×1024), wo_b 4096×4096.
+    // docs/exl3-and-deepseek-v4.md §4.1: wq_a 4096×1024, wkv 4096×512, wq_b 1024×16384, wo_a 4×(4096×1024), wo_b 4096×4096.
     let launches = decode_dense_launches(&v4());
     let dims = |i: usize| -> Vec<(u64, u64)> {
         launches[i]
@@ -306,7 +306,7 @@ fn lm_head_router_and_mhc() {
         5120 * 64640 * 6 / 8 + 2 * (5120 + 64640)
     );
     assert_eq!(lm_head_bytes(&spec), 248_217_600 + 139_520);
-    // domain.md §4.1: V4-Flash LM head per rank at K = 6 = 198,574,080 B (+ 2·(4096 + 64640)).
+    // docs/exl3-and-deepseek-v4.md §4.1: V4-Flash LM head per rank at K = 6 = 198,574,080 B (+ 2·(4096 + 64640)).
     assert_eq!(lm_head(&v4()).trellis_bytes(), 198_574_080);
     assert_eq!(lm_head_bytes(&v4()), 198_574_080 + 2 * (4096 + 64640));
 
@@ -315,7 +315,7 @@ fn lm_head_router_and_mhc() {
     // mHC fn: (2 + 4)·4 = 24 rows × 4·5120 fp32.
     assert_eq!(mhc_prenorm_bytes(&spec), 24 * 4 * 5120 * 4);
     assert_eq!(mhc_prenorm_bytes(&spec), 1_966_080);
-    // domain.md §4.2: 1.5 MiB at k = 4·4096 = 16384.
+    // docs/exl3-and-deepseek-v4.md §4.2: 1.5 MiB at k = 4·4096 = 16384.
     assert_eq!(mhc_prenorm_bytes(&v4()), 3 * 1024 * 1024 / 2);
 }
 

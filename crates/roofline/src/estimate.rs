@@ -80,12 +80,15 @@ pub struct StepEstimate {
     pub expert_bytes_all_layers: f64,
 }
 
-/// Keys attention reads per layer kind: a full layer reads Σ sk; a layer with a window W at most
-/// min(Σ sk, requests · W) (exact when every request has at least W keys).
+/// Keys attention reads per layer kind: a full layer reads Σ sk; a layer with a window W reads, per request,
+/// the keys some query of it sees, min(sk, sq + W − 1), so at most min(Σ sk, Σ sq + R·(W − 1)) (decode:
+/// min(Σ sk, R·W); exact when every request has at least sq + W − 1 keys).
 fn keys_read(p: &PhaseTokens, window: Option<u64>) -> f64 {
     match window {
         None => p.kv_tokens as f64,
-        Some(w) => (p.kv_tokens as f64).min((p.requests * w) as f64),
+        Some(w) => {
+            (p.kv_tokens as f64).min((p.query_tokens + p.requests * w.saturating_sub(1)) as f64)
+        }
     }
 }
 

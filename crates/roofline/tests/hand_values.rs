@@ -255,6 +255,46 @@ fn dense_llama_prefill_pairs() {
     close(e.flops.lm_head, (2u64 * 128_256 * 4096) as f64);
 }
 
+/// gpt-oss-20b prefilling 2 requests of 300 new tokens after 100 cached (sq 300, sk 400 each): a sliding
+/// layer (W = 128) reads at most sq + W − 1 = 427 keys a request, capped by its 400; its queries see at most
+/// 128 keys each.
+#[test]
+fn sliding_window_prefill() {
+    let m = model("gpt-oss-20b.json", 1, 1);
+    let prefill = PhaseTokens {
+        requests: 2,
+        query_tokens: 600,
+        kv_tokens: 800,
+        sq_sq: 2 * 300 * 300,
+        sq_sk: 2 * 300 * 400,
+    };
+    let tokens = StepTokens {
+        prefill,
+        decode: PhaseTokens::default(),
+    };
+    let e = estimate(&m, &tokens, 2);
+    // Keys: full layers 800; sliding min(800, 600 + 2·127 = 854) = 800. 12 + 12 layers, 2,048 B each.
+    close(e.bytes.kv_read, ((800 * 12 + 800 * 12) * 2048) as f64);
+    // Pairs: full 2·(300·400 − 300·299/2) = 150,300; sliding min(150,300, 600·128 = 76,800).
+    close(
+        e.flops.attention,
+        (16_384u64 * (150_300 * 12 + 76_800 * 12)) as f64,
+    );
+    // A request with 1,000 cached tokens and 10 new: sliding keys min(1010, 10 + 127) = 137.
+    let tokens = StepTokens {
+        prefill: PhaseTokens {
+            requests: 1,
+            query_tokens: 10,
+            kv_tokens: 1010,
+            sq_sq: 100,
+            sq_sk: 10_100,
+        },
+        decode: PhaseTokens::default(),
+    };
+    let e = estimate(&m, &tokens, 2);
+    close(e.bytes.kv_read, ((1010 * 12 + 137 * 12) * 2048) as f64);
+}
+
 /// DeepSeek-V3 (MLA, fp8 128×128 blocks, 256 experts top-8, 58 MoE layers after 3 dense) on 8
 /// tensor-parallel ranks: a decode step of 64 requests over 262,144 KV tokens, 24,100 µs of GPU span
 /// (each rank reads about 73 GB of experts: 4,800 GB/s needs 15 ms for them).

@@ -205,7 +205,7 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
                     && g > gpu.spec_bandwidth_gbps
                 {
                     notes.push(format!(
-                        "step {} `{}`: {:.2} GB of {bytes_of} in {:.1} µs of `{bucket}` kernels would be {g:.0} GB/s, above {}'s {:.0}: the kernel rules do not put all the kernels that read these bytes in `{bucket}` (see `kineto budget`)",
+                        "step {} `{}`: {:.2} GB of {bytes_of} in {:.1} µs of `{bucket}` kernels would be {g:.0} GB/s, above {}'s {:.0}: the kernel rules do not put all the kernels that read these bytes in `{bucket}` (see `kineto budget`), or the model is not the one traced",
                         s.index,
                         s.name,
                         bytes / 1e9,

@@ -10,7 +10,6 @@ use serde::Deserialize;
 
 use crate::Error;
 use crate::citation::{Citation, Cited, Sources};
-use crate::doc::Node;
 
 /// The built-in GPU table, as text.
 pub const BUILTIN_GPUS_TOML: &str = include_str!("../specs/gpus.toml");
@@ -110,20 +109,37 @@ pub struct GpuTable {
     gpus: Vec<Gpu>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTable {
+    references: BTreeMap<String, String>,
+    gpu: Vec<RawGpu>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawGpu {
-    /// `gpu[<name>]`, or `gpu[<index>]` if the name is missing.
+    /// `gpu[<name>]`, set after reading.
+    #[serde(skip)]
     path: String,
     name: String,
     description: String,
     spec_bandwidth_gbps: Cited<f64>,
+    #[serde(default)]
     read_bandwidth: Vec<RawRead>,
+    #[serde(default)]
     peak_tflops: BTreeMap<String, Cited<f64>>,
     sm_count: Option<u64>,
     memory_gib: Option<f64>,
+    #[serde(default)]
     device_names: Vec<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawRead {
+    /// `gpu[<name>].read_bandwidth[<i>]`, set after reading.
+    #[serde(skip)]
     path: String,
     id: String,
     label: BandwidthLabel,
@@ -134,67 +150,36 @@ struct RawRead {
     note: Option<String>,
 }
 
-/// Takes the table apart key by key (see [`crate::doc`]), so errors name the GPU and entry.
+/// Reads the table (serde derive, unknown keys refused). Errors and paths name a GPU by its name,
+/// `gpu[GB10].read_bandwidth[3].label`, rather than its position.
 fn read(text: &str, origin: &str) -> Result<(BTreeMap<String, String>, Vec<RawGpu>), Error> {
-    let mut root = Node::parse(text, origin)?;
-    root.only(&["references", "gpu"])?;
-    let references = root.take("references")?;
-    let mut gpus = Vec::new();
-    for mut g in root.array("gpu")? {
-        g.only(&[
-            "name",
-            "description",
-            "spec_bandwidth_gbps",
-            "read_bandwidth",
-            "peak_tflops",
-            "sm_count",
-            "memory_gib",
-            "device_names",
-        ])?;
-        let name: String = g.take("name")?;
-        let path = format!("gpu[{name}]");
-        g.rename(path.clone());
-        let description = g.take("description")?;
-        let spec_bandwidth_gbps = g.take("spec_bandwidth_gbps")?;
-        let peak_tflops = g.take_opt("peak_tflops")?.unwrap_or_default();
-        let sm_count = g.take_opt("sm_count")?;
-        let memory_gib = g.take_opt("memory_gib")?;
-        let device_names = g.take_opt("device_names")?.unwrap_or_default();
-        let mut reads = Vec::new();
-        for mut r in g.array("read_bandwidth")? {
-            r.only(&[
-                "id",
-                "label",
-                "low_gbps",
-                "high_gbps",
-                "source",
-                "at",
-                "note",
-            ])?;
-            reads.push(RawRead {
-                path: r.path().to_string(),
-                id: r.take("id")?,
-                label: r.take("label")?,
-                low_gbps: r.take("low_gbps")?,
-                high_gbps: r.take_opt("high_gbps")?,
-                source: r.take("source")?,
-                at: r.take("at")?,
-                note: r.take_opt("note")?,
-            });
+    // The names, read leniently, for the error paths.
+    let names: Vec<Option<String>> = text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("gpu").and_then(|g| g.as_array()).cloned())
+        .unwrap_or_default()
+        .iter()
+        .map(|g| g.get("name").and_then(|n| n.as_str()).map(str::to_string))
+        .collect();
+    let by_name = |path: &str| -> String {
+        if let Some(rest) = path.strip_prefix("gpu[")
+            && let Some((index, tail)) = rest.split_once(']')
+            && let Ok(i) = index.parse::<usize>()
+            && let Some(Some(name)) = names.get(i)
+        {
+            return format!("gpu[{name}]{tail}");
         }
-        gpus.push(RawGpu {
-            path,
-            name,
-            description,
-            spec_bandwidth_gbps,
-            read_bandwidth: reads,
-            peak_tflops,
-            sm_count,
-            memory_gib,
-            device_names,
-        });
+        path.to_string()
+    };
+    let mut raw: RawTable = crate::doc::from_toml_renamed(text, origin, &by_name)?;
+    for g in &mut raw.gpu {
+        g.path = format!("gpu[{}]", g.name);
+        for (i, r) in g.read_bandwidth.iter_mut().enumerate() {
+            r.path = format!("{}.read_bandwidth[{i}]", g.path);
+        }
     }
-    Ok((references, gpus))
+    Ok((raw.references, raw.gpu))
 }
 
 impl GpuTable {

@@ -75,6 +75,20 @@ pub fn columns<'a>() -> &'a [Col<BudgetRow<'a>>] {
             get: |r| Val::u(r.step.requests),
         },
         Col {
+            name: "lo",
+            kind: Kind::Time,
+            head: "lo",
+            show: Show::No,
+            get: |r| Val::ns(r.budget.window.map(|w| w.0)),
+        },
+        Col {
+            name: "hi",
+            kind: Kind::Time,
+            head: "hi",
+            show: Show::No,
+            get: |r| Val::ns(r.budget.window.map(|w| w.1)),
+        },
+        Col {
             name: "span",
             kind: Kind::Dur,
             head: "span",

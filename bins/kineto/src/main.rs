@@ -9,6 +9,7 @@ mod render_kernels;
 mod render_notes;
 mod render_steps;
 mod render_summary;
+mod render_top;
 
 use clap::{Args, Parser, Subcommand};
 use kineto_trace::Parsed;
@@ -62,6 +63,32 @@ enum Cmd {
     /// One row per user annotation name: count, total and mean CPU time, GPU mirrors. The names a
     /// `--step-pattern` can match.
     Annotations(Plain),
+    /// Kernels grouped by name, family or bucket, most time first: count, total, %, mean, median,
+    /// min, max, stddev (kernels only; copies and fills are in `summary` and `budget`).
+    Top(Top),
+}
+
+/// `kineto top`'s options.
+#[derive(Args)]
+struct Top {
+    /// What to group kernels by.
+    #[arg(long, value_enum, default_value = "name")]
+    by: By,
+    /// Rows per table (0: all).
+    #[arg(short = 'n', long = "limit", default_value_t = 20)]
+    n: usize,
+    /// One table per step (kernels launched in it); default: one per trace, every kernel.
+    #[arg(long)]
+    per_step: bool,
+    #[command(flatten)]
+    listing: Listing,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum By {
+    Name,
+    Family,
+    Bucket,
 }
 
 /// The options of listings that need no rules or steps.
@@ -109,6 +136,10 @@ struct Listing {
     /// SGLang `step[…]`, `ProfilerStep#N`). With no marker, the whole GPU window is one step.
     #[arg(long, value_name = "RE")]
     step_pattern: Option<String>,
+    /// Ignore step markers: each trace is one step over its whole GPU window (first to last
+    /// kernel, copy or fill), as HTA's temporal breakdown sees it.
+    #[arg(long, conflicts_with = "step_pattern")]
+    whole_trace: bool,
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     salvage: bool,
@@ -131,7 +162,113 @@ fn main() -> ExitCode {
         Cmd::Kernels(l) => listing(Command::Kernels, &l),
         Cmd::Budget(l) => listing(Command::Budget, &l),
         Cmd::Annotations(l) => annotations(&l),
+        Cmd::Top(t) => top(&t),
     }
+}
+
+fn top(t: &Top) -> ExitCode {
+    let l = &t.listing;
+    let (paths, rules, pattern) = match setup(l) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let by = match t.by {
+        By::Name => kineto_trace::analysis::GroupBy::Name,
+        By::Family => kineto_trace::analysis::GroupBy::Family,
+        By::Bucket => kineto_trace::analysis::GroupBy::Bucket,
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let mut w = out::stdout();
+    if format == Format::Csv
+        && let Err(e) = render::csv_header(&mut w, render_top::columns())
+    {
+        out::write_failed(&e);
+    }
+    let per_step = t.per_step;
+    let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let a = Analysis::new(&parsed.trace, &pattern, &rules);
+        let tr = &parsed.trace;
+        let tables: Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> = if per_step {
+            a.steps
+                .steps
+                .iter()
+                .map(|s| {
+                    let g = kineto_trace::analysis::kernel_groups(
+                        tr,
+                        &a.classes,
+                        &rules,
+                        s.kernels.iter().copied(),
+                        by,
+                    );
+                    (Some(s.index as u64), g)
+                })
+                .collect()
+        } else {
+            let all = 0..tr.kernels.len() as u32;
+            let g = kineto_trace::analysis::kernel_groups(tr, &a.classes, &rules, all, by);
+            vec![(None, g)]
+        };
+        Ok((parsed, a, tables))
+    };
+    let mut failed = false;
+    let n = if t.n == 0 { usize::MAX } else { t.n };
+    kineto_trace::each_in_order(&paths, work, |result| match result {
+        Ok((p, a, tables)) => {
+            if format != Format::Table {
+                for note in render_notes::notes(&p, &a) {
+                    out::note(&format!("kineto: note: {note}"));
+                }
+            }
+            let file = p.path.display().to_string();
+            let cols = render_top::columns();
+            let ctx = Ctx::default();
+            let r = (|| -> std::io::Result<()> {
+                use std::io::Write;
+                if format == Format::Table {
+                    render_notes::table_header(&mut w, &p, &a, "")?;
+                }
+                for (step, groups) in &tables {
+                    if format == Format::Table {
+                        match step {
+                            Some(s) => writeln!(
+                                w,
+                                "  step {s} `{}`: {} groups",
+                                out::escape(&a.steps.steps[*s as usize].name),
+                                groups.len()
+                            )?,
+                            None => writeln!(w, "  all kernels: {} groups", groups.len())?,
+                        }
+                        render::table_header(&mut w, cols)?;
+                    }
+                    for g in groups.iter().take(n) {
+                        let row = render_top::TopRow {
+                            file: &file,
+                            rank: p.trace.header.rank,
+                            step: *step,
+                            group: g,
+                        };
+                        render::row(&mut w, format, cols, &row, &ctx)?;
+                    }
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                out::write_failed(&e);
+            }
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    out::finish(&mut w);
+    exit_code(failed)
 }
 
 fn annotations(l: &Plain) -> ExitCode {
@@ -228,6 +365,7 @@ fn setup(l: &Listing) -> Result<(Vec<PathBuf>, Rules, StepPattern), ExitCode> {
             None => Rules::builtin(),
         };
         let pattern = match &l.step_pattern {
+            _ if l.whole_trace => StepPattern::whole_trace(),
             Some(p) => StepPattern::new(p)?.or_whole_window(),
             None => StepPattern::builtin(),
         };

@@ -417,3 +417,86 @@ fn a_pattern_that_matches_nothing_says_so() {
         "{table}"
     );
 }
+
+/// `kineto top --by name --json -n 0` against `testdata/reference/top.py`'s plain aggregation
+/// (Python json, Decimal durations, `statistics`): every group, every field.
+#[test]
+fn top_by_name_matches_a_plain_aggregation() {
+    let reference: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("reference/top.json")).expect("reference"),
+    )
+    .expect("json");
+    let mut checked = 0;
+    for case in reference.as_array().expect("list") {
+        let rel = case["path"].as_str().expect("path");
+        let path = root().join("..").join(rel);
+        if rel.starts_with("../shared")
+            && shared("serving/vllm_decode_full/graph_execution.json.gz").is_none()
+        {
+            continue;
+        }
+        let got = lines(&ok(&run(
+            &["top", "--by", "name", "--json", "-n", "0"],
+            &[path],
+        )));
+        let want = case["rows"].as_array().expect("rows");
+        assert_eq!(got.len(), want.len(), "{rel}");
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!(g["name"], w["name"], "{rel}: order");
+            for k in ["count", "total_ns", "min_ns", "max_ns"] {
+                assert_eq!(g[k], w[k], "{rel} {}: {k}", w["name"]);
+            }
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            for (gk, wk, scale) in [
+                ("mean_us", "mean_ns", 1e-3),
+                ("median_us", "median_ns", 1e-3),
+                ("stddev_us", "stddev_ns", 1e-3),
+                ("pct", "pct", 1.0),
+            ] {
+                let (a, b) = (g[gk].as_f64().expect(gk), w[wk].as_f64().expect(wk) * scale);
+                assert!(close(a, b), "{rel} {}: {gk} {a} vs {b}", w["name"]);
+            }
+            assert_eq!(
+                g["total_us"].as_f64(),
+                Some(w["total_ns"].as_f64().expect("ns") / 1000.0)
+            );
+            has_keys(
+                g,
+                &[
+                    "name", "count", "total_us", "mean_us", "min_us", "max_us", "pct",
+                ],
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3 + 73, "{checked}");
+}
+
+/// `top -n 2 --per-step --by bucket` on the synthetic trace: two rows per step at most, keyed by
+/// step; the first step's buckets by Σ dur (gemm 100, comm 100, unmatched 30, memory 20,
+/// elementwise 10 µs).
+#[test]
+fn top_per_step() {
+    let rows = lines(&ok(&run(
+        &[
+            "top",
+            "--per-step",
+            "--by",
+            "bucket",
+            "-n",
+            "2",
+            "--json",
+            "--step-pattern",
+            PATTERN,
+        ],
+        &[synthetic()],
+    )));
+    let s0: Vec<&Value> = rows.iter().filter(|r| r["step"] == 0).collect();
+    assert_eq!(s0.len(), 2);
+    assert_eq!(
+        (s0[0]["name"].as_str(), s0[1]["name"].as_str()),
+        (Some("comm"), Some("gemm"))
+    );
+    // 100 of 260 µs.
+    assert!((s0[0]["pct"].as_f64().unwrap() - 100.0 * 100.0 / 260.0).abs() < 1e-9);
+}

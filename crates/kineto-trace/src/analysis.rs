@@ -149,3 +149,107 @@ pub fn annotation_stats(trace: &Trace) -> Vec<AnnotationStats> {
     });
     v
 }
+
+/// What `top` groups kernels by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    /// The kernel's name.
+    Name,
+    /// Its family (`unmatched` when no rule matched).
+    Family,
+    /// Its family's bucket (`unmatched` when no rule matched).
+    Bucket,
+}
+
+/// One group of kernels' durations: the row of a top-N table (HTA's kernel breakdown, `nsys stats`
+/// `cuda_gpu_kern_sum`). MEASURED: kernel durations as the profiler recorded them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelGroup {
+    /// The name, family or bucket.
+    pub key: String,
+    /// How many kernels.
+    pub count: u64,
+    /// Σ dur, ns.
+    pub total_ns: i64,
+    /// Shortest, ns.
+    pub min_ns: i64,
+    /// Longest, ns.
+    pub max_ns: i64,
+    /// Mean, ns (Σ / count).
+    pub mean_ns: f64,
+    /// Median, ns: the middle duration, or the mean of the two middle ones.
+    pub median_ns: f64,
+    /// Sample standard deviation (n − 1 in the denominator), ns; 0 for a single kernel.
+    pub stddev_ns: f64,
+    /// `total` as a percentage of the Σ dur of all kernels considered.
+    pub pct: f64,
+}
+
+/// Groups `kernels` (indices into `trace.kernels`) and returns the groups, most total time first
+/// (then key).
+pub fn kernel_groups(
+    trace: &Trace,
+    classes: &Classes,
+    rules: &Rules,
+    kernels: impl IntoIterator<Item = u32>,
+    by: GroupBy,
+) -> Vec<KernelGroup> {
+    let key_of = |i: usize| -> String {
+        let fam = classes.of(i).map(|f| rules.family(f));
+        match by {
+            GroupBy::Name => trace.name(trace.kernels[i].name).to_string(),
+            GroupBy::Family => fam
+                .map_or(crate::family::UNMATCHED, |f| f.name.as_str())
+                .to_string(),
+            GroupBy::Bucket => fam
+                .map_or(crate::family::UNMATCHED, |f| f.bucket.as_str())
+                .to_string(),
+        }
+    };
+    let mut by_key: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    let mut all: i128 = 0;
+    for i in kernels {
+        let d = trace.kernels[i as usize].dur_ns;
+        all += i128::from(d);
+        by_key.entry(key_of(i as usize)).or_default().push(d);
+    }
+    let mut out: Vec<KernelGroup> = by_key
+        .into_iter()
+        .map(|(key, mut d)| {
+            d.sort_unstable();
+            let n = d.len();
+            let total: i128 = d.iter().map(|&x| i128::from(x)).sum();
+            let mean = total as f64 / n as f64;
+            let median = if n % 2 == 1 {
+                d[n / 2] as f64
+            } else {
+                (i128::from(d[n / 2 - 1]) + i128::from(d[n / 2])) as f64 / 2.0
+            };
+            // Σ (x − mean)² from exact integer sums: n·Σx² − (Σx)², over n(n − 1).
+            let stddev = if n > 1 {
+                let sq: i128 = d.iter().map(|&x| i128::from(x) * i128::from(x)).sum();
+                let num = (n as i128) * sq - total * total;
+                (num as f64 / (n as f64 * (n as f64 - 1.0))).max(0.0).sqrt()
+            } else {
+                0.0
+            };
+            KernelGroup {
+                key,
+                count: n as u64,
+                total_ns: i64::try_from(total).unwrap_or(i64::MAX),
+                min_ns: d[0],
+                max_ns: d[n - 1],
+                mean_ns: mean,
+                median_ns: median,
+                stddev_ns: stddev,
+                pct: if all > 0 {
+                    100.0 * total as f64 / all as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.key.cmp(&b.key)));
+    out
+}

@@ -19,6 +19,61 @@ use std::collections::BTreeMap;
 pub const MEMCPY: &str = "memcpy";
 /// The bucket of GPU fills (`gpu_memset`) in budgets.
 pub const MEMSET: &str = "memset";
+/// The bucket whose kernels are communication (collectives, expert-parallel dispatch/combine): the
+/// rule tables file every communication family under this bucket name.
+pub const COMM: &str = "comm";
+
+/// Communication against computation in a step, HTA's `get_comm_comp_overlap` definition: comm is
+/// the union of the step's kernels in bucket [`COMM`], compute the union of its other kernels
+/// (copies and fills are neither).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommOverlap {
+    /// Time with a communication kernel running, ns.
+    pub comm_ns: i64,
+    /// Of that, time with a compute kernel running too, ns.
+    pub overlapped_ns: i64,
+    /// Of that, time with no compute kernel running: `comm − overlapped`, ns.
+    pub exposed_ns: i64,
+}
+
+impl CommOverlap {
+    /// `overlapped / comm` in percent (HTA's number); `None` without communication.
+    pub fn pct(&self) -> Option<f64> {
+        (self.comm_ns > 0).then(|| 100.0 * self.overlapped_ns as f64 / self.comm_ns as f64)
+    }
+}
+
+/// Sorted, disjoint, non-empty intervals covering the same time as `iv`.
+fn merged(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    iv.retain(|(a, b)| b > a);
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Length of the intersection of two merged interval lists.
+fn intersection(x: &[(i64, i64)], y: &[(i64, i64)]) -> i64 {
+    let (mut i, mut j, mut total) = (0, 0, 0i64);
+    while i < x.len() && j < y.len() {
+        let lo = x[i].0.max(y[j].0);
+        let hi = x[i].1.min(y[j].1);
+        if hi > lo {
+            total = total.saturating_add(hi - lo);
+        }
+        if x[i].1 < y[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    total
+}
 
 /// A bucket's time in a step, ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -63,6 +118,8 @@ pub struct StepBudget {
     pub unmatched: FamilyTime,
     /// Same-stream overlaps among the step's kernels.
     pub same_stream_overlaps: u64,
+    /// Communication against computation.
+    pub comm: CommOverlap,
 }
 
 /// Computes a step's budget. O(k log k) in the step's kernels.
@@ -118,6 +175,24 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
             b.buckets.insert(name.to_string(), BucketTime::default());
         }
     }
+
+    let (mut comm, mut compute) = (Vec::new(), Vec::new());
+    for &i in &step.kernels {
+        let k = &ks[i as usize];
+        if bucket_of(i) == COMM {
+            comm.push((k.ts_ns, k.end_ns()));
+        } else {
+            compute.push((k.ts_ns, k.end_ns()));
+        }
+    }
+    let (comm, compute) = (merged(comm), merged(compute));
+    let comm_ns = comm.iter().fold(0i64, |a, (x, y)| a.saturating_add(y - x));
+    let overlapped_ns = intersection(&comm, &compute);
+    b.comm = CommOverlap {
+        comm_ns,
+        overlapped_ns,
+        exposed_ns: comm_ns - overlapped_ns,
+    };
 
     let mut by_family: BTreeMap<Option<crate::family::FamilyId>, Vec<u32>> = BTreeMap::new();
     for &i in &step.kernels {

@@ -448,3 +448,41 @@ fn whole_trace_idle_matches_htas_definition() {
     // counts as GPU time, or (large_integer_trace) no event with a stream at all.
     assert_eq!((same_as_hta_definition, cases.len()), (29, 40));
 }
+
+/// Comm/compute overlap over the whole trace against `testdata/reference/comm_overlap.json`: HTA's
+/// `get_comm_comp_overlap` definition computed exactly (Python json, Decimal, brute-force
+/// intersection), and HTA's own percentage (rounded to 0.01 by HTA) beside it.
+#[test]
+fn comm_overlap_matches_htas_definition() {
+    let Some(root) = shared_corpus() else { return };
+    let p = workspace().join("testdata/reference/comm_overlap.json");
+    let reference: Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).expect("reference")).expect("json");
+    let rules = Rules::builtin();
+    let cases = reference.as_array().expect("list");
+    assert_eq!(cases.len(), 9);
+    for case in cases {
+        let rel = case["path"].as_str().expect("path");
+        let parsed = parse_file(&root.join(rel), &Options::default()).expect("parse");
+        let a = Analysis::new(&parsed.trace, &StepPattern::whole_trace(), &rules);
+        let b = &a.budgets(&parsed.trace, &rules)[0];
+        let want = &case["exact"];
+        assert_eq!(
+            b.comm.comm_ns,
+            want["comm_ns"].as_i64().expect("ns"),
+            "{rel}"
+        );
+        assert_eq!(
+            b.comm.overlapped_ns,
+            want["overlapped_ns"].as_i64().expect("ns"),
+            "{rel}"
+        );
+        assert_eq!(b.comm.exposed_ns, b.comm.comm_ns - b.comm.overlapped_ns);
+        let pct = b.comm.pct().expect("comm");
+        let hta = case["hta_pct"].as_f64().expect("pct");
+        assert!(
+            (pct - hta).abs() <= 0.005 + 1e-9,
+            "{rel}: {pct} vs HTA {hta}"
+        );
+    }
+}

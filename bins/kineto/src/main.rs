@@ -7,6 +7,7 @@ mod render_annotations;
 mod render_budget;
 mod render_kernels;
 mod render_notes;
+mod render_ranks;
 mod render_steps;
 mod render_summary;
 mod render_top;
@@ -66,6 +67,9 @@ enum Cmd {
     /// Kernels grouped by name, family or bucket, most time first: count, total, %, mean, median,
     /// min, max, stddev (kernels only; copies and fills are in `summary` and `budget`).
     Top(Top),
+    /// Each step across the ranks of a run: span, idle and per-bucket exclusive time (min, median,
+    /// max), the slowest rank and by how much.
+    Ranks(Listing),
 }
 
 /// `kineto top`'s options.
@@ -163,7 +167,97 @@ fn main() -> ExitCode {
         Cmd::Budget(l) => listing(Command::Budget, &l),
         Cmd::Annotations(l) => annotations(&l),
         Cmd::Top(t) => top(&t),
+        Cmd::Ranks(l) => ranks(&l),
     }
+}
+
+fn ranks(l: &Listing) -> ExitCode {
+    use kineto_trace::analysis::RankSteps;
+    let (paths, rules, pattern) = match setup(l) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let work = |path: &std::path::Path| -> kineto_trace::Result<RankSteps> {
+        let p = kineto_trace::parse_file(path, &opts)?;
+        let a = Analysis::new(&p.trace, &pattern, &rules);
+        for n in render_notes::notes(&p, &a) {
+            out::note(&format!("kineto: note: {n}"));
+        }
+        let budgets = a.budgets(&p.trace, &rules);
+        Ok(RankSteps {
+            rank: p
+                .trace
+                .header
+                .rank
+                .map_or_else(|| p.path.display().to_string(), |r| r.to_string()),
+            steps: a
+                .steps
+                .steps
+                .into_iter()
+                .zip(budgets)
+                .map(|(s, b)| (s.name, s.number, b))
+                .collect(),
+        })
+    };
+    let mut failed = false;
+    let mut all = Vec::new();
+    kineto_trace::each_in_order(&paths, work, |r| match r {
+        Ok(r) => all.push(r),
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    let steps = kineto_trace::analysis::compare_ranks(&all);
+    let mut w = out::stdout();
+    let cols = render_ranks::columns();
+    let ctx = Ctx::default();
+    let r = (|| -> std::io::Result<()> {
+        use std::io::Write;
+        if format == Format::Csv {
+            render::csv_header(&mut w, cols)?;
+        }
+        if format == Format::Table {
+            writeln!(w, "{} ranks", all.len())?;
+        }
+        for s in &steps {
+            if format == Format::Table {
+                let sp = &s.span;
+                let over = sp.max_over_median_ns();
+                let pct = if sp.median_ns > 0.0 {
+                    format!(" ({:.1} %)", 100.0 * over / sp.median_ns)
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    w,
+                    "step {} `{}` on {} ranks: slowest rank {} at {} µs, {:.3} µs{pct} over the median",
+                    s.key,
+                    out::escape(&s.name),
+                    s.ranks,
+                    out::escape(&sp.max_rank),
+                    kineto_trace::ns_to_us_string(sp.max_ns),
+                    over / 1000.0,
+                )?;
+                render::table_header(&mut w, cols)?;
+            }
+            for row in render_ranks::rows(s) {
+                render::row(&mut w, format, cols, &row, &ctx)?;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        out::write_failed(&e);
+    }
+    out::finish(&mut w);
+    exit_code(failed)
 }
 
 fn top(t: &Top) -> ExitCode {

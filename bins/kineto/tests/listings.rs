@@ -165,14 +165,14 @@ fn budget_csv_and_table() {
     assert_eq!(
         it.next(),
         Some(
-            "file,rank,index,name,phase,rows,requests,span_us,idle_us,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
+            "file,rank,index,name,phase,rows,requests,lo_us,lo_rel_us,hi_us,hi_rel_us,span_us,idle_us,comm_us,comm_overlapped_us,comm_exposed_us,comm_overlap_pct,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
         )
     );
     let gemm = csv.lines().find(|l| l.contains(",bucket,gemm,")).unwrap();
     assert!(gemm.ends_with(",bucket,gemm,,,,75.000,100.000"), "{gemm}");
-    // Every row has the header's 17 cells (the quoted name holds no comma here, but its brackets are kept).
+    // Every row has the header's 25 cells (the quoted name holds no comma here, but its brackets are kept).
     for l in csv.lines() {
-        assert_eq!(l.split(',').count(), 17, "{l}");
+        assert_eq!(l.split(',').count(), 25, "{l}");
     }
     let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
     assert!(table.contains("exclusive time per bucket"), "{table}");
@@ -499,4 +499,55 @@ fn top_per_step() {
     );
     // 100 of 260 µs.
     assert!((s0[0]["pct"].as_f64().unwrap() - 100.0 * 100.0 / 260.0).abs() < 1e-9);
+}
+
+/// `kineto ranks` on the 8 dlrm ranks: the step's spans are those of `testdata/reference/steps.py`
+/// (ProfilerStep#10, ranks 0‥7: 13009, 18467, 11350, 17511, 16589, 16392, 11410, 10967 µs). Sorted:
+/// 10967 11350 11410 13009 16392 16589 17511 18467 → min 10967 (rank 7), median (13009 + 16392) / 2
+/// = 14700.5, max 18467 (rank 1), 3766.5 µs over the median.
+#[test]
+fn ranks_side_by_side() {
+    let Some(dir) = shared("param/dlrm_kineto") else {
+        return;
+    };
+    let rows = lines(&ok(&run(&["ranks", "--json"], &[dir])));
+    let span = rows
+        .iter()
+        .find(|r| r["quantity"] == "span")
+        .expect("span row");
+    assert_eq!(
+        (span["step"].as_str(), span["ranks"].as_u64()),
+        (Some("10"), Some(8))
+    );
+    assert_eq!(
+        (span["min_ns"].as_i64(), span["max_ns"].as_i64()),
+        (Some(10_967_000), Some(18_467_000))
+    );
+    assert_eq!(span["median_us"].as_f64(), Some(14_700.5));
+    assert_eq!(span["max_over_median_us"].as_f64(), Some(3_766.5));
+    assert_eq!(
+        (span["min_rank"].as_str(), span["max_rank"].as_str()),
+        (Some("7"), Some("1"))
+    );
+    // Idle per rank (same reference): 6419 6349 7046 6979 8887 9121 7051 8308 → min rank 1, max rank 5.
+    let idle = rows
+        .iter()
+        .find(|r| r["quantity"] == "idle")
+        .expect("idle row");
+    assert_eq!(
+        (idle["min_ns"].as_i64(), idle["max_ns"].as_i64()),
+        (Some(6_349_000), Some(9_121_000))
+    );
+    assert_eq!(
+        (idle["min_rank"].as_str(), idle["max_rank"].as_str()),
+        (Some("1"), Some("5"))
+    );
+    let table = ok(&run(
+        &["ranks"],
+        &[shared("param/dlrm_kineto").expect("dir")],
+    ));
+    assert!(
+        table.contains("slowest rank 1 at 18467.000 µs, 3766.500 µs (25.6 %) over the median"),
+        "{table}"
+    );
 }

@@ -253,3 +253,124 @@ pub fn kernel_groups(
     out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.key.cmp(&b.key)));
     out
 }
+
+/// One quantity of one step across ranks: its spread and which ranks sit at the ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    /// Smallest value, ns.
+    pub min_ns: i64,
+    /// Median, ns (the mean of the two middle values for an even number of ranks).
+    pub median_ns: f64,
+    /// Largest value, ns.
+    pub max_ns: i64,
+    /// The rank with the smallest value (the first such, in the order given).
+    pub min_rank: String,
+    /// The rank with the largest value (the first such): for the span, the straggler.
+    pub max_rank: String,
+}
+
+impl Spread {
+    fn of(values: &[(String, i64)]) -> Option<Spread> {
+        let (min_rank, min_ns) = values.iter().min_by_key(|(_, v)| *v)?.clone();
+        let (max_rank, max_ns) = values.iter().rev().max_by_key(|(_, v)| *v)?.clone();
+        let mut v: Vec<i64> = values.iter().map(|(_, v)| *v).collect();
+        v.sort_unstable();
+        let n = v.len();
+        let median_ns = if n % 2 == 1 {
+            v[n / 2] as f64
+        } else {
+            (i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])) as f64 / 2.0
+        };
+        Some(Spread {
+            min_ns,
+            median_ns,
+            max_ns,
+            min_rank,
+            max_rank,
+        })
+    }
+
+    /// How far the largest value is above the median, ns.
+    pub fn max_over_median_ns(&self) -> f64 {
+        self.max_ns as f64 - self.median_ns
+    }
+}
+
+/// One step seen across the ranks of a run: the straggler view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepAcrossRanks {
+    /// What pairs the steps of different ranks: the marker's step number (`ProfilerStep#N`'s N)
+    /// when it has one, else its position among the rank's steps.
+    pub key: String,
+    /// The step's name on the first rank that has it.
+    pub name: String,
+    /// Ranks that have this step.
+    pub ranks: usize,
+    /// The step's GPU span.
+    pub span: Spread,
+    /// Its idle time.
+    pub idle: Spread,
+    /// Exclusive time per bucket (a rank without the bucket counts 0).
+    pub buckets: std::collections::BTreeMap<String, Spread>,
+}
+
+/// One rank's steps and their budgets, as [`compare_ranks`] takes them.
+#[derive(Debug, Clone)]
+pub struct RankSteps {
+    /// The rank's label (`distributedInfo.rank`, else the file).
+    pub rank: String,
+    /// Its steps (name, step number) and their budgets, in step order.
+    pub steps: Vec<(String, Option<u64>, StepBudget)>,
+}
+
+/// Lines the ranks' steps up (by step number, else by position) and gives each step's spread
+/// across ranks, in the order steps first appear.
+pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
+    let mut order: Vec<String> = Vec::new();
+    // Step key → (name on the first rank, each rank's budget of it).
+    type Seen<'b> = (String, Vec<(String, &'b StepBudget)>);
+    let mut by_key: FxHashMap<String, Seen<'_>> = FxHashMap::default();
+    for r in ranks {
+        for (pos, (name, number, b)) in r.steps.iter().enumerate() {
+            let key = number.map_or_else(|| format!("#{pos}"), |n| n.to_string());
+            let e = by_key.entry(key.clone()).or_insert_with(|| {
+                order.push(key.clone());
+                (name.clone(), Vec::new())
+            });
+            e.1.push((r.rank.clone(), b));
+        }
+    }
+    let mut out = Vec::new();
+    for key in order {
+        let Some((name, v)) = by_key.remove(&key) else {
+            continue;
+        };
+        let pick = |f: &dyn Fn(&StepBudget) -> i64| -> Vec<(String, i64)> {
+            v.iter().map(|(r, b)| (r.clone(), f(b))).collect()
+        };
+        let (Some(span), Some(idle)) = (
+            Spread::of(&pick(&|b| b.span_ns)),
+            Spread::of(&pick(&|b| b.idle_ns)),
+        ) else {
+            continue;
+        };
+        let names: std::collections::BTreeSet<&String> =
+            v.iter().flat_map(|(_, b)| b.buckets.keys()).collect();
+        let buckets = names
+            .into_iter()
+            .filter_map(|n| {
+                let vals = pick(&|b| b.buckets.get(n).map_or(0, |t| t.exclusive_ns));
+                Spread::of(&vals).map(|s| (n.clone(), s))
+            })
+            .collect();
+        out.push(StepAcrossRanks {
+            key,
+            name,
+            ranks: v.len(),
+            span,
+            idle,
+            buckets,
+        });
+    }
+    out
+}

@@ -5,6 +5,9 @@
 //! Traces bundled in `testdata/traces` are always checked; the rest of the shared corpus is checked
 //! when it is beside the clone (and must be when KL1_REQUIRE_CORPUS is set).
 
+// Helpers outside `#[test]` functions panic on purpose too: a bad reference is a failed test.
+#![allow(clippy::expect_used)]
+
 use kineto_trace::analysis::Analysis;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;

@@ -254,7 +254,7 @@ fn ranks(l: &Listing) -> ExitCode {
         Ok(())
     })();
     if let Err(e) = r {
-        out::write_failed(&e);
+        out::write_failed(e);
     }
     out::finish(&mut w);
     exit_code(failed)
@@ -281,7 +281,7 @@ fn top(t: &Top) -> ExitCode {
     if format == Format::Csv
         && let Err(e) = render::csv_header(&mut w, render_top::columns())
     {
-        out::write_failed(&e);
+        out::write_failed(e);
     }
     let per_step = t.per_step;
     let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
@@ -353,7 +353,7 @@ fn top(t: &Top) -> ExitCode {
                 Ok(())
             })();
             if let Err(e) = r {
-                out::write_failed(&e);
+                out::write_failed(e);
             }
         }
         Err(e) => {
@@ -383,7 +383,7 @@ fn annotations(l: &Plain) -> ExitCode {
     if format == Format::Csv
         && let Err(e) = render::csv_header(&mut w, render_annotations::columns())
     {
-        out::write_failed(&e);
+        out::write_failed(e);
     }
     let mut failed = false;
     let work = |path: &std::path::Path| {
@@ -423,7 +423,7 @@ fn annotations(l: &Plain) -> ExitCode {
                 Ok(())
             })();
             if let Err(e) = r {
-                out::write_failed(&e);
+                out::write_failed(e);
             }
         }
         Err(e) => {
@@ -491,7 +491,7 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
             Command::Budget => render_budget::csv_header(&mut w),
         };
         if let Err(e) = r {
-            out::write_failed(&e);
+            out::write_failed(e);
         }
     }
     let mut failed = false;
@@ -517,7 +517,7 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
                 }
             }
             if let Err(e) = write_trace(&mut w, command, format, &d, &rules) {
-                out::write_failed(&e);
+                out::write_failed(e);
             }
         }
         Err(e) => {
@@ -641,7 +641,7 @@ fn summary(
     summarize_each(&paths, &opts, |result| match result {
         Ok(s) => {
             if let Err(e) = render_summary::write(&mut w, &s, json) {
-                out::write_failed(&e);
+                out::write_failed(e);
             }
         }
         Err(e) => {

@@ -180,7 +180,7 @@ fn a_full_disk_is_an_error() {
             .expect("run");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
-        assert!(err.contains("cannot write to stdout"), "{cmd}: {err}");
+        assert!(err.contains("kineto: writing to stdout: "), "{cmd}: {err}");
         assert!(!err.contains("panicked"), "{cmd}: {err}");
     }
 }

@@ -7,9 +7,11 @@ mod render_annotations;
 mod render_budget;
 mod render_kernels;
 mod render_notes;
+mod render_ranks;
 mod render_steps;
 mod render_summary;
 mod roofline;
+mod render_top;
 
 use clap::{Args, Parser, Subcommand};
 use kineto_trace::Parsed;
@@ -65,6 +67,35 @@ enum Cmd {
     /// One row per user annotation name: count, total and mean CPU time, GPU mirrors. The names a
     /// `--step-pattern` can match.
     Annotations(Plain),
+    /// Kernels grouped by name, family or bucket, most time first: count, total, %, mean, median,
+    /// min, max, stddev (kernels only; copies and fills are in `summary` and `budget`).
+    Top(Top),
+    /// Each step across the ranks of a run: span, idle and per-bucket exclusive time (min, median,
+    /// max), the slowest rank and by how much.
+    Ranks(Listing),
+}
+
+/// `kineto top`'s options.
+#[derive(Args)]
+struct Top {
+    /// What to group kernels by.
+    #[arg(long, value_enum, default_value = "name")]
+    by: By,
+    /// Rows per table (0: all).
+    #[arg(short = 'n', long = "limit", default_value_t = 20)]
+    n: usize,
+    /// One table per step (kernels launched in it); default: one per trace, every kernel.
+    #[arg(long)]
+    per_step: bool,
+    #[command(flatten)]
+    listing: Listing,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum By {
+    Name,
+    Family,
+    Bucket,
 }
 
 /// The options of listings that need no rules or steps.
@@ -112,6 +143,10 @@ struct Listing {
     /// SGLang `step[…]`, `ProfilerStep#N`). With no marker, the whole GPU window is one step.
     #[arg(long, value_name = "RE")]
     step_pattern: Option<String>,
+    /// Ignore step markers: each trace is one step over its whole GPU window (first to last
+    /// kernel, copy or fill), as HTA's temporal breakdown sees it.
+    #[arg(long, conflicts_with = "step_pattern")]
+    whole_trace: bool,
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     salvage: bool,
@@ -135,7 +170,203 @@ fn main() -> ExitCode {
         Cmd::Budget(l) => listing(Command::Budget, &l),
         Cmd::Roofline(a) => roofline::run(&a),
         Cmd::Annotations(l) => annotations(&l),
+        Cmd::Top(t) => top(&t),
+        Cmd::Ranks(l) => ranks(&l),
     }
+}
+
+fn ranks(l: &Listing) -> ExitCode {
+    use kineto_trace::analysis::RankSteps;
+    let (paths, rules, pattern) = match setup(l) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let work = |path: &std::path::Path| -> kineto_trace::Result<RankSteps> {
+        let p = kineto_trace::parse_file(path, &opts)?;
+        let a = Analysis::new(&p.trace, &pattern, &rules);
+        for n in render_notes::notes(&p, &a) {
+            out::note(&format!("kineto: note: {n}"));
+        }
+        let budgets = a.budgets(&p.trace, &rules);
+        Ok(RankSteps {
+            rank: p
+                .trace
+                .header
+                .rank
+                .map_or_else(|| p.path.display().to_string(), |r| r.to_string()),
+            steps: a
+                .steps
+                .steps
+                .into_iter()
+                .zip(budgets)
+                .map(|(s, b)| (s.name, s.number, b))
+                .collect(),
+        })
+    };
+    let mut failed = false;
+    let mut all = Vec::new();
+    kineto_trace::each_in_order(&paths, work, |r| match r {
+        Ok(r) => all.push(r),
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    let steps = kineto_trace::analysis::compare_ranks(&all);
+    let mut w = out::stdout();
+    let cols = render_ranks::columns();
+    let ctx = Ctx::default();
+    let r = (|| -> std::io::Result<()> {
+        use std::io::Write;
+        if format == Format::Csv {
+            render::csv_header(&mut w, cols)?;
+        }
+        if format == Format::Table {
+            writeln!(w, "{} ranks", all.len())?;
+        }
+        for s in &steps {
+            if format == Format::Table {
+                let sp = &s.span;
+                let over = sp.max_over_median_ns();
+                let pct = if sp.median_ns > 0.0 {
+                    format!(" ({:.1} %)", 100.0 * over / sp.median_ns)
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    w,
+                    "step {} `{}` on {} ranks: slowest rank {} at {} µs, {:.3} µs{pct} over the median",
+                    s.key,
+                    out::escape(&s.name),
+                    s.ranks,
+                    out::escape(&sp.max_rank),
+                    kineto_trace::ns_to_us_string(sp.max_ns),
+                    over / 1000.0,
+                )?;
+                render::table_header(&mut w, cols)?;
+            }
+            for row in render_ranks::rows(s) {
+                render::row(&mut w, format, cols, &row, &ctx)?;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        out::write_failed(e);
+    }
+    out::finish(&mut w);
+    exit_code(failed)
+}
+
+fn top(t: &Top) -> ExitCode {
+    let l = &t.listing;
+    let (paths, rules, pattern) = match setup(l) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let by = match t.by {
+        By::Name => kineto_trace::analysis::GroupBy::Name,
+        By::Family => kineto_trace::analysis::GroupBy::Family,
+        By::Bucket => kineto_trace::analysis::GroupBy::Bucket,
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let mut w = out::stdout();
+    if format == Format::Csv
+        && let Err(e) = render::csv_header(&mut w, render_top::columns())
+    {
+        out::write_failed(e);
+    }
+    let per_step = t.per_step;
+    let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let a = Analysis::new(&parsed.trace, &pattern, &rules);
+        let tr = &parsed.trace;
+        let tables: Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> = if per_step {
+            a.steps
+                .steps
+                .iter()
+                .map(|s| {
+                    let g = kineto_trace::analysis::kernel_groups(
+                        tr,
+                        &a.classes,
+                        &rules,
+                        s.kernels.iter().copied(),
+                        by,
+                    );
+                    (Some(s.index as u64), g)
+                })
+                .collect()
+        } else {
+            let all = 0..tr.kernels.len() as u32;
+            let g = kineto_trace::analysis::kernel_groups(tr, &a.classes, &rules, all, by);
+            vec![(None, g)]
+        };
+        Ok((parsed, a, tables))
+    };
+    let mut failed = false;
+    let n = if t.n == 0 { usize::MAX } else { t.n };
+    kineto_trace::each_in_order(&paths, work, |result| match result {
+        Ok((p, a, tables)) => {
+            if format != Format::Table {
+                for note in render_notes::notes(&p, &a) {
+                    out::note(&format!("kineto: note: {note}"));
+                }
+            }
+            let file = p.path.display().to_string();
+            let cols = render_top::columns();
+            let ctx = Ctx::default();
+            let r = (|| -> std::io::Result<()> {
+                use std::io::Write;
+                if format == Format::Table {
+                    render_notes::table_header(&mut w, &p, &a, "")?;
+                }
+                for (step, groups) in &tables {
+                    if format == Format::Table {
+                        match step {
+                            Some(s) => writeln!(
+                                w,
+                                "  step {s} `{}`: {} groups",
+                                out::escape(&a.steps.steps[*s as usize].name),
+                                groups.len()
+                            )?,
+                            None => writeln!(w, "  all kernels: {} groups", groups.len())?,
+                        }
+                        render::table_header(&mut w, cols)?;
+                    }
+                    for g in groups.iter().take(n) {
+                        let row = render_top::TopRow {
+                            file: &file,
+                            rank: p.trace.header.rank,
+                            step: *step,
+                            group: g,
+                        };
+                        render::row(&mut w, format, cols, &row, &ctx)?;
+                    }
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                out::write_failed(e);
+            }
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    out::finish(&mut w);
+    exit_code(failed)
 }
 
 fn annotations(l: &Plain) -> ExitCode {
@@ -156,7 +387,7 @@ fn annotations(l: &Plain) -> ExitCode {
     if format == Format::Csv
         && let Err(e) = render::csv_header(&mut w, render_annotations::columns())
     {
-        out::write_failed(&e);
+        out::write_failed(e);
     }
     let mut failed = false;
     let work = |path: &std::path::Path| {
@@ -196,7 +427,7 @@ fn annotations(l: &Plain) -> ExitCode {
                 Ok(())
             })();
             if let Err(e) = r {
-                out::write_failed(&e);
+                out::write_failed(e);
             }
         }
         Err(e) => {
@@ -232,6 +463,7 @@ fn setup(l: &Listing) -> Result<(Vec<PathBuf>, Rules, StepPattern), ExitCode> {
             None => Rules::builtin(),
         };
         let pattern = match &l.step_pattern {
+            _ if l.whole_trace => StepPattern::whole_trace(),
             Some(p) => StepPattern::new(p)?.or_whole_window(),
             None => StepPattern::builtin(),
         };
@@ -263,7 +495,7 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
             Command::Budget => render_budget::csv_header(&mut w),
         };
         if let Err(e) = r {
-            out::write_failed(&e);
+            out::write_failed(e);
         }
     }
     let mut failed = false;
@@ -289,7 +521,7 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
                 }
             }
             if let Err(e) = write_trace(&mut w, command, format, &d, &rules) {
-                out::write_failed(&e);
+                out::write_failed(e);
             }
         }
         Err(e) => {
@@ -413,7 +645,7 @@ fn summary(
     summarize_each(&paths, &opts, |result| match result {
         Ok(s) => {
             if let Err(e) = render_summary::write(&mut w, &s, json) {
-                out::write_failed(&e);
+                out::write_failed(e);
             }
         }
         Err(e) => {

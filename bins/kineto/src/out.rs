@@ -1,11 +1,11 @@
 //! Where `kineto`'s output goes and what happens when it cannot go there.
 //!
 //! Data goes to a buffered, locked stdout through `io::Write` (never `println!`, which panics on a
-//! closed pipe). [`write_failed`] is the one place a write error is judged: a reader that went away
+//! closed pipe). The policy is `tool_io::stdout`'s, shared by every binary: a reader that went away
 //! (`kineto … | head`) ends the program quietly with status 0; any other error (`> /dev/full`) is
-//! one message naming stdout and status 1. Notes for the user go to stderr through [`note`], which
-//! never panics either. (Crate `tool-io` will hold this policy for every binary; this module then
-//! becomes a call to it.)
+//! one message naming stdout and status 1. `kineto` streams rows from a callback that cannot return
+//! the error, so [`write_failed`] applies the policy on the spot and ends the process. Notes for the
+//! user go to stderr through [`note`], which never panics either.
 
 use std::io::{self, BufWriter, StdoutLock, Write};
 
@@ -19,18 +19,21 @@ pub fn stdout() -> Stdout {
 
 /// Ends the program after a failed write to stdout: quietly with status 0 when the reader went away,
 /// else with a message and status 1.
-pub fn write_failed(e: &io::Error) -> ! {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        std::process::exit(0);
+pub fn write_failed(e: io::Error) -> ! {
+    let e = tool_io::stdout::StdoutError(e);
+    match e.message("kineto") {
+        None => std::process::exit(0),
+        Some(m) => {
+            note(&m);
+            std::process::exit(1)
+        }
     }
-    note(&format!("kineto: cannot write to stdout: {e}"));
-    std::process::exit(1);
 }
 
 /// Flushes stdout, judging a failure by [`write_failed`].
 pub fn finish(out: &mut Stdout) {
     if let Err(e) = out.flush() {
-        write_failed(&e);
+        write_failed(e);
     }
 }
 

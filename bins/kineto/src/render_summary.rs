@@ -36,9 +36,25 @@ pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
     )?;
     writeln!(
         w,
-        "  memcpy          {}   {} B     memset {}",
-        s.memcpy.count, s.memcpy.bytes, s.memset.count
+        "  memcpy          {}   {} B   {:.3} µs     memset {}   {} B   {:.3} µs",
+        s.memcpy.count,
+        s.memcpy.bytes,
+        s.memcpy.sum_us,
+        s.memset.count,
+        s.memset.bytes,
+        s.memset.sum_us
     )?;
+    for (kind, k) in &s.memcpy.by_kind {
+        writeln!(
+            w,
+            "    {:<6} {:>8}   {:>14} B   {:>14.3} µs   {} GB/s",
+            escape(kind),
+            k.count,
+            k.bytes,
+            k.sum_us,
+            k.gbps.map_or("-".to_string(), |g| format!("{g:.3}"))
+        )?;
+    }
     writeln!(
         w,
         "  runtime         {}   driver {}   graph launches {}   flows {}",

@@ -600,7 +600,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
     if format == render::Format::Csv
         && let Err(e) = render::csv_header(&mut w, columns())
     {
-        out::write_failed(&e);
+        out::write_failed(e);
     }
     if format == render::Format::Table {
         let m = &setup.model;
@@ -613,7 +613,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
             m.ep
         );
         if let Err(e) = writeln!(w, "{head}") {
-            out::write_failed(&e);
+            out::write_failed(e);
         }
     }
     let mut failed = false;
@@ -621,7 +621,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
         match roofline::analyse(p, &setup) {
             Ok(t) => {
                 if let Err(e) = write_trace(&mut w, &t, format, i == 0) {
-                    out::write_failed(&e);
+                    out::write_failed(e);
                 }
                 if t.steps.is_empty() && t.failures.is_empty() {
                     note(&format!(

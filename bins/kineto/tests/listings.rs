@@ -165,14 +165,14 @@ fn budget_csv_and_table() {
     assert_eq!(
         it.next(),
         Some(
-            "file,rank,index,name,phase,rows,requests,span_us,idle_us,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
+            "file,rank,index,name,phase,rows,requests,lo_us,lo_rel_us,hi_us,hi_rel_us,span_us,idle_us,comm_us,comm_overlapped_us,comm_exposed_us,comm_overlap_pct,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
         )
     );
     let gemm = csv.lines().find(|l| l.contains(",bucket,gemm,")).unwrap();
     assert!(gemm.ends_with(",bucket,gemm,,,,75.000,100.000"), "{gemm}");
-    // Every row has the header's 17 cells (the quoted name holds no comma here, but its brackets are kept).
+    // Every row has the header's 25 cells (the quoted name holds no comma here, but its brackets are kept).
     for l in csv.lines() {
-        assert_eq!(l.split(',').count(), 17, "{l}");
+        assert_eq!(l.split(',').count(), 25, "{l}");
     }
     let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
     assert!(table.contains("exclusive time per bucket"), "{table}");
@@ -414,6 +414,140 @@ fn a_pattern_that_matches_nothing_says_so() {
     ));
     assert!(
         table.contains("(whole trace)") && table.contains("matched no annotation"),
+        "{table}"
+    );
+}
+
+/// `kineto top --by name --json -n 0` against `testdata/reference/top.py`'s plain aggregation
+/// (Python json, Decimal durations, `statistics`): every group, every field.
+#[test]
+fn top_by_name_matches_a_plain_aggregation() {
+    let reference: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("reference/top.json")).expect("reference"),
+    )
+    .expect("json");
+    let mut checked = 0;
+    for case in reference.as_array().expect("list") {
+        let rel = case["path"].as_str().expect("path");
+        let path = root().join("..").join(rel);
+        if rel.starts_with("../shared")
+            && shared("serving/vllm_decode_full/graph_execution.json.gz").is_none()
+        {
+            continue;
+        }
+        let got = lines(&ok(&run(
+            &["top", "--by", "name", "--json", "-n", "0"],
+            &[path],
+        )));
+        let want = case["rows"].as_array().expect("rows");
+        assert_eq!(got.len(), want.len(), "{rel}");
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!(g["name"], w["name"], "{rel}: order");
+            for k in ["count", "total_ns", "min_ns", "max_ns"] {
+                assert_eq!(g[k], w[k], "{rel} {}: {k}", w["name"]);
+            }
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            for (gk, wk, scale) in [
+                ("mean_us", "mean_ns", 1e-3),
+                ("median_us", "median_ns", 1e-3),
+                ("stddev_us", "stddev_ns", 1e-3),
+                ("pct", "pct", 1.0),
+            ] {
+                let (a, b) = (g[gk].as_f64().expect(gk), w[wk].as_f64().expect(wk) * scale);
+                assert!(close(a, b), "{rel} {}: {gk} {a} vs {b}", w["name"]);
+            }
+            assert_eq!(
+                g["total_us"].as_f64(),
+                Some(w["total_ns"].as_f64().expect("ns") / 1000.0)
+            );
+            has_keys(
+                g,
+                &[
+                    "name", "count", "total_us", "mean_us", "min_us", "max_us", "pct",
+                ],
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3 + 73, "{checked}");
+}
+
+/// `top -n 2 --per-step --by bucket` on the synthetic trace: two rows per step at most, keyed by
+/// step; the first step's buckets by Σ dur (gemm 100, comm 100, unmatched 30, memory 20,
+/// elementwise 10 µs).
+#[test]
+fn top_per_step() {
+    let rows = lines(&ok(&run(
+        &[
+            "top",
+            "--per-step",
+            "--by",
+            "bucket",
+            "-n",
+            "2",
+            "--json",
+            "--step-pattern",
+            PATTERN,
+        ],
+        &[synthetic()],
+    )));
+    let s0: Vec<&Value> = rows.iter().filter(|r| r["step"] == 0).collect();
+    assert_eq!(s0.len(), 2);
+    assert_eq!(
+        (s0[0]["name"].as_str(), s0[1]["name"].as_str()),
+        (Some("comm"), Some("gemm"))
+    );
+    // 100 of 260 µs.
+    assert!((s0[0]["pct"].as_f64().unwrap() - 100.0 * 100.0 / 260.0).abs() < 1e-9);
+}
+
+/// `kineto ranks` on the 8 dlrm ranks: the step's spans are those of `testdata/reference/steps.py`
+/// (ProfilerStep#10, ranks 0‥7: 13009, 18467, 11350, 17511, 16589, 16392, 11410, 10967 µs). Sorted:
+/// 10967 11350 11410 13009 16392 16589 17511 18467 → min 10967 (rank 7), median (13009 + 16392) / 2
+/// = 14700.5, max 18467 (rank 1), 3766.5 µs over the median.
+#[test]
+fn ranks_side_by_side() {
+    let Some(dir) = shared("param/dlrm_kineto") else {
+        return;
+    };
+    let rows = lines(&ok(&run(&["ranks", "--json"], &[dir])));
+    let span = rows
+        .iter()
+        .find(|r| r["quantity"] == "span")
+        .expect("span row");
+    assert_eq!(
+        (span["step"].as_str(), span["ranks"].as_u64()),
+        (Some("10"), Some(8))
+    );
+    assert_eq!(
+        (span["min_ns"].as_i64(), span["max_ns"].as_i64()),
+        (Some(10_967_000), Some(18_467_000))
+    );
+    assert_eq!(span["median_us"].as_f64(), Some(14_700.5));
+    assert_eq!(span["max_over_median_us"].as_f64(), Some(3_766.5));
+    assert_eq!(
+        (span["min_rank"].as_str(), span["max_rank"].as_str()),
+        (Some("7"), Some("1"))
+    );
+    // Idle per rank (same reference): 6419 6349 7046 6979 8887 9121 7051 8308 → min rank 1, max rank 5.
+    let idle = rows
+        .iter()
+        .find(|r| r["quantity"] == "idle")
+        .expect("idle row");
+    assert_eq!(
+        (idle["min_ns"].as_i64(), idle["max_ns"].as_i64()),
+        (Some(6_349_000), Some(9_121_000))
+    );
+    assert_eq!(
+        (idle["min_rank"].as_str(), idle["max_rank"].as_str()),
+        (Some("1"), Some("5"))
+    );
+    let table = ok(&run(
+        &["ranks"],
+        &[shared("param/dlrm_kineto").expect("dir")],
+    ));
+    assert!(
+        table.contains("slowest rank 1 at 18467.000 µs, 3766.500 µs (25.6 %) over the median"),
         "{table}"
     );
 }

@@ -161,6 +161,15 @@ impl StepPattern {
         })
     }
 
+    /// No markers at all: every trace is one step over its whole GPU window.
+    pub fn whole_trace() -> StepPattern {
+        StepPattern {
+            source: String::new(),
+            profiles: Vec::new(),
+            whole_window: true,
+        }
+    }
+
     /// The same pattern, but a trace where it finds no marker becomes one step over its whole GPU
     /// window (with a note) instead of none.
     pub fn or_whole_window(mut self) -> StepPattern {
@@ -502,7 +511,11 @@ fn frequent_annotations(trace: &Trace, n: usize) -> Vec<(String, u64)> {
 /// window holding every kernel, copy and fill of the trace (linked to a launch or not).
 fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
     let mut notes = Vec::new();
-    let frequent = frequent_annotations(trace, 5);
+    let frequent = if pattern.profiles.is_empty() {
+        Vec::new()
+    } else {
+        frequent_annotations(trace, 5)
+    };
     let listed = if frequent.is_empty() {
         "the trace has no user annotations".to_string()
     } else {
@@ -512,7 +525,9 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
             .collect();
         format!("most frequent annotations: {}", v.join(", "))
     };
-    if pattern.profiles.len() > 1 {
+    if pattern.profiles.is_empty() {
+        // The whole trace was asked for: nothing to explain.
+    } else if pattern.profiles.len() > 1 {
         notes.push(format!(
             "no step markers of the built-in profiles ({}); {listed}",
             pattern.as_str().replace('|', ", ")

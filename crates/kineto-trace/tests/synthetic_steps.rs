@@ -180,10 +180,15 @@ fn budgets_split_exactly() {
     );
     assert_eq!(b[0].unmatched, ft(1, 30 * US, 30 * US));
 
-    // S1 over [1300, 1360.001): the shared 9999 ns split 4999/4999 with the spare ns going to
+    // S1's GPU work runs over [1300, 1410): its kernels to 1360.001, then its copy [1400, 1410).
+    // [1300, 1360.001): the shared 9999 ns split 4999/4999 with the spare ns going to
     // "elementwise" (first in bucket order); gemm 40001 + 4999, elementwise 5000 + 10001.
-    assert_eq!(b[1].span_ns, 60 * US + 1);
-    assert_eq!(b[1].idle_ns, 0);
+    // [1360.001, 1400) idle: 39.999 µs; [1400, 1410) memcpy: 10 µs.
+    assert_eq!(b[1].span_ns, 110 * US);
+    assert_eq!(b[1].window, Some((1300 * US, 1410 * US)));
+    assert_eq!(b[1].idle_ns, 40 * US - 1);
+    assert_eq!(b[1].gaps, [(1360 * US + 1, 1400 * US)]);
+    assert_eq!(b[1].buckets["memcpy"], bt(10 * US, 10 * US));
     assert_eq!(b[1].buckets["gemm"], bt(45_000, 50 * US));
     assert_eq!(b[1].buckets["elementwise"], bt(15_001, 20 * US));
     assert_eq!(b[1].same_stream_overlaps, 1);

@@ -10,8 +10,8 @@ mod render_notes;
 mod render_ranks;
 mod render_steps;
 mod render_summary;
-mod roofline;
 mod render_top;
+mod roofline;
 
 use clap::{Args, Parser, Subcommand};
 use kineto_trace::Parsed;

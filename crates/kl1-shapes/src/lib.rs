@@ -50,6 +50,7 @@ pub mod estimate;
 pub mod exl3;
 pub mod gpu;
 pub mod hf;
+mod kl1_table;
 pub mod spec;
 pub mod weights;
 

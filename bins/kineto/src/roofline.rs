@@ -7,7 +7,7 @@ use crate::render::{self, Col, Ctx, Kind, Show, Val};
 use clap::Args;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
-use kl1_shapes::{GpuTable, QuantOverride, RunOptions, model_from_config};
+use kl1_shapes::{GpuTable, QuantOverride, RankSplit, RunOptions, TensorGroup, model_from_config};
 use roofline::{GpuChoice, Setup, StepRoofline, TraceRoofline};
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -54,8 +54,11 @@ pub struct RooflineArgs {
     #[arg(long)]
     csv: bool,
     /// Trace files (.json, .json.gz) or directories of per-rank traces.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "weights")]
     traces: Vec<PathBuf>,
+    /// Print the model's weights table (tensor groups, shapes, formats, per-rank bytes) instead of steps.
+    #[arg(long)]
+    weights: bool,
 }
 
 /// A step with the columns that name its trace.
@@ -422,6 +425,131 @@ fn columns<'a>() -> &'a [Col<Row<'a>>] {
     ]
 }
 
+/// The weights table's columns.
+fn weight_columns<'a>() -> &'a [Col<TensorGroup>] {
+    &[
+        Col {
+            name: "group",
+            kind: Kind::Plain,
+            head: "group",
+            show: Show::Left(30),
+            get: |g| Val::Str(Cow::Borrowed(&g.name)),
+        },
+        Col {
+            name: "in_features",
+            kind: Kind::Plain,
+            head: "in",
+            show: Show::Right(7),
+            get: |g| Val::U(g.in_features),
+        },
+        Col {
+            name: "out_features",
+            kind: Kind::Plain,
+            head: "out",
+            show: Show::Right(7),
+            get: |g| Val::U(g.out_features),
+        },
+        Col {
+            name: "bias",
+            kind: Kind::Plain,
+            head: "bias",
+            show: Show::No,
+            get: |g| Val::Bool(g.bias),
+        },
+        Col {
+            name: "per_layer",
+            kind: Kind::Plain,
+            head: "×/layer",
+            show: Show::Right(7),
+            get: |g| Val::U(g.per_layer),
+        },
+        Col {
+            name: "layers",
+            kind: Kind::Plain,
+            head: "layers",
+            show: Show::Right(6),
+            get: |g| Val::U(g.layers),
+        },
+        Col {
+            name: "format",
+            kind: Kind::Plain,
+            head: "format",
+            show: Show::Left(14),
+            get: |g| Val::Str(Cow::Owned(g.format.to_string())),
+        },
+        Col {
+            name: "reads",
+            kind: Kind::Plain,
+            head: "reads",
+            show: Show::Left(6),
+            get: |g| Val::Str(Cow::Borrowed(g.reads.as_str())),
+        },
+        Col {
+            name: "split",
+            kind: Kind::Plain,
+            head: "split",
+            show: Show::Left(10),
+            get: |g| {
+                Val::Str(Cow::Borrowed(match g.split {
+                    RankSplit::Column => "column",
+                    RankSplit::Row => "row",
+                    RankSplit::Replicated => "replicated",
+                }))
+            },
+        },
+        Col {
+            name: "rank_in",
+            kind: Kind::Plain,
+            head: "rank in",
+            show: Show::Right(7),
+            get: |g| Val::U(g.rank_in),
+        },
+        Col {
+            name: "rank_out",
+            kind: Kind::Plain,
+            head: "rank out",
+            show: Show::Right(8),
+            get: |g| Val::U(g.rank_out),
+        },
+        Col {
+            name: "rank_per_layer",
+            kind: Kind::Plain,
+            head: "rank ×",
+            show: Show::Right(6),
+            get: |g| Val::U(g.rank_per_layer),
+        },
+        Col {
+            name: "params",
+            kind: Kind::Plain,
+            head: "params",
+            show: Show::Right(14),
+            get: |g| Val::U(g.params()),
+        },
+        Col {
+            name: "rank_bytes",
+            kind: Kind::Plain,
+            head: "rank bytes",
+            show: Show::Right(16),
+            get: |g| Val::F(g.rank_bytes()),
+        },
+    ]
+}
+
+/// `--weights`: the model's weights table.
+fn write_weights(w: &mut Stdout, setup: &Setup, format: render::Format) -> io::Result<()> {
+    let cols = weight_columns();
+    let ctx = Ctx::default();
+    match format {
+        render::Format::Csv => render::csv_header(w, cols)?,
+        render::Format::Table => render::table_header(w, cols)?,
+        render::Format::Json => {}
+    }
+    for g in &setup.model.groups {
+        render::row(w, format, cols, g, &ctx)?;
+    }
+    Ok(())
+}
+
 /// One JSON line: the columns' values, dotted names nested one level.
 fn json_row(w: &mut impl Write, row: &Row<'_>) -> io::Result<()> {
     let mut top = serde_json::Map::new();
@@ -597,6 +725,27 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
         render::Format::Table
     };
     let mut w = out::stdout();
+    if a.weights {
+        if format == render::Format::Table {
+            let m = &setup.model;
+            let head = format!(
+                "weights of {} per rank (tp {}, ep {}): {:.3} B parameters, {:.3} B active; ESTIMATED bytes",
+                m.model_type,
+                m.tp,
+                m.ep,
+                m.total_params() as f64 / 1e9,
+                m.active_params() / 1e9
+            );
+            if let Err(e) = writeln!(w, "{head}") {
+                out::write_failed(e);
+            }
+        }
+        if let Err(e) = write_weights(&mut w, &setup, format) {
+            out::write_failed(e);
+        }
+        out::finish(&mut w);
+        return ExitCode::SUCCESS;
+    }
     if format == render::Format::Csv
         && let Err(e) = render::csv_header(&mut w, columns())
     {

@@ -137,3 +137,37 @@ fn bad_model_options_are_usage_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("missing.json"), "{err}");
 }
+
+/// `--weights` lists the weights table: gpt-oss-20b's groups, whose parameters add up to 20.91 B and whose
+/// routed experts are mxfp4 (2880·5760/2 + 90·5760 + 2·5760 B for one gate|up with its bf16 bias, × 32 × 24).
+#[test]
+fn weights_table() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .args([
+            "roofline",
+            "--model",
+            "testdata/models/gpt-oss-20b.json",
+            "--weights",
+            "--json",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let params: u64 = rows.iter().map(|r| r["params"].as_u64().unwrap()).sum();
+    // The LM head is not tied: embedding and head both count.
+    assert!((params as f64 / 20.9e9 - 1.0).abs() < 0.005, "{params}");
+    let gu = rows
+        .iter()
+        .find(|r| r["group"] == "mlp.experts.gate_up_proj")
+        .unwrap();
+    assert_eq!(gu["format"], "mxfp4");
+    assert_eq!(gu["reads"], "routed");
+    let one: u64 = 2880 * 5760 / 2 + 90 * 5760 + 2 * 5760;
+    assert_eq!(gu["rank_bytes"].as_f64(), Some((one * 32 * 24) as f64));
+}

@@ -1245,7 +1245,14 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         let format = format_of(t);
         let routed = t.reads == Reads::RoutedExperts;
         let ranks = if routed { expert_tp } else { tp };
+        // Fewer KV heads than ranks: each rank holds one whole KV head (vLLM replicates them).
+        let kv_replicated = matches!(t.name, "self_attn.k_proj" | "self_attn.v_proj")
+            && matches!(attention, Attention::Gqa { kv_heads, .. } if kv_heads < tp);
         let (rank_in, rank_out) = match t.split {
+            RankSplit::Column if kv_replicated => match attention {
+                Attention::Gqa { head_dim, .. } => (t.k, head_dim),
+                Attention::Mla { .. } => (t.k, t.n),
+            },
             RankSplit::Column => (t.k, split_dim(t.n, ranks, t.name)?),
             RankSplit::Row => (split_dim(t.k, ranks, t.name)?, t.n),
             RankSplit::Replicated => (t.k, t.n),

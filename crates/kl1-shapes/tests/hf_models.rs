@@ -216,6 +216,24 @@ fn ranks_and_formats() {
     // KV: 4 KV heads × (128 + 128) × 2 B; tp 4 holds one head per rank.
     assert_eq!(one.kv_bytes_per_token_layer(2), 4 * 256 * 2);
     assert_eq!(tp4.kv_bytes_per_token_layer(2), 256 * 2);
+    // tp 8 with 4 KV heads: each rank holds one whole KV head (2048 × 128), as vLLM replicates them.
+    let tp8 = model_from_config(
+        &text,
+        "q",
+        &RunOptions {
+            tp: 8,
+            ep: 1,
+            quant: None,
+        },
+    )
+    .unwrap();
+    let k = tp8
+        .groups
+        .iter()
+        .find(|g| g.name == "self_attn.k_proj")
+        .unwrap();
+    assert_eq!((k.rank_in, k.rank_out), (2048, 128));
+    assert_eq!(tp8.kv_bytes_per_token_layer(2), 256 * 2);
     // nvfp4 from the command line: k·n/2 + one byte per 16 inputs + a 4-byte tensor scale.
     let run = RunOptions {
         tp: 1,

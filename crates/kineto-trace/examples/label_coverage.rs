@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let rel = p.strip_prefix(&root).unwrap_or(p);
         writeln!(
             out,
-            "{:>14.3} {:>9.2} {:>9.2}  {}",
+            "{:>14.3} {:>9.3} {:>9.3}  {}",
             total as f64 / 1e3,
             pct(unm),
             pct(fb),
@@ -95,7 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let short: String = n.chars().take(140).collect();
             writeln!(
                 out,
-                "{:>14} {:>9.2} {:>9}    {short}  [{how}]",
+                "{:>14} {:>9.3} {:>9}    {short}  [{how}]",
                 "",
                 pct(d),
                 ""
@@ -114,7 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     writeln!(
         out,
-        "{:>14.3} {:>9.2} {:>9.2}  ALL ({} files)",
+        "{:>14.3} {:>9.3} {:>9.3}  ALL ({} files)",
         all as f64 / 1e3,
         pct(all_unm),
         pct(all_fb),

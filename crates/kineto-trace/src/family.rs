@@ -2,20 +2,33 @@
 //!
 //! A rule file (TOML) maps each **family** to a **bucket** and lists **rules** in order; a kernel
 //! belongs to the family of the first rule whose pattern matches its demangled name (a regex search,
-//! unanchored unless the pattern anchors itself). Kernels no rule matches are *unmatched*: reported
-//! with their count and time, never dropped. The built-in table ([`Rules::builtin`],
-//! `rules/default.toml`) covers common PyTorch / CUDA / NCCL / Triton kernels; another table, such as
-//! one for a serving engine's own kernels, is loaded with [`Rules::load`].
+//! unanchored unless the pattern anchors itself). A file may end with a **fallback words** table
+//! (`[[fallback]]`): a name no rule matches is split into the words of its function name
+//! ([`crate::template::function_words`]) and placed by the first entry holding one of them, in a
+//! family of the entry's own. What is left is *unmatched*: reported with its count and time, never
+//! dropped. [`Rules::family_of`] returns a [`Label`] saying which of the three happened (the rule, the
+//! fallback word, or neither), so every output can show how a kernel was placed.
+//!
+//! The built-in table ([`Rules::builtin`], `rules/default.toml`, described in
+//! `docs/kernel-families.md`) covers PyTorch, CUDA and ROCm libraries and today's serving kernels;
+//! another table, such as one for a serving engine's own kernels, is loaded with [`Rules::load`] (it
+//! has a fallback only if it has `[[fallback]]` entries).
 //!
 //! ```toml
 //! [families]              # family = "bucket"
 //! nccl = "comm"
-//! cublas_gemm = "gemm"
+//! gemm_cublas = "gemm"
+//! "comm?" = "comm"
 //!
 //! [[rule]]
 //! family = "nccl"
 //! pattern = '^nccl'
 //! examples = ["ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"]
+//!
+//! [[fallback]]            # after every rule, first entry first
+//! family = "comm?"
+//! words = ["all_reduce", "dispatch", "*nccl"]
+//! examples = ["void my_ep::dispatch_tokens<8>(int)"]
 //! ```
 //!
 //! Validation at load, each failure naming the file, line and rule: a file with no rules; a
@@ -33,6 +46,13 @@
 //!
 //! The first three are checks on the pattern text and never reject a rule that can match; the
 //! examples are the complete check for the names they list.
+//!
+//! A fallback entry is refused, naming the file, line and entry, when its family has no bucket or is
+//! also a rule's family (a placement by words must stay visible per family); when it has no words;
+//! when a word has no letters or digits, or a `*` other than at one end of a single word; when a word
+//! repeats an earlier one; and when one of its examples is not placed by it (no word of the example's
+//! function name is the entry's, or an earlier entry takes it first). A family with neither a rule nor
+//! a fallback entry is refused.
 
 use crate::error::{Error, Result};
 use crate::model::Trace;

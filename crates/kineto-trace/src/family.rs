@@ -74,7 +74,7 @@ pub struct FamilyId(pub(crate) u16);
 /// A kernel family and the budget bucket it is counted in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Family {
-    /// The family's name (`cublas_gemm`, `nccl`, …).
+    /// The family's name (`gemm_cublas`, `nccl`, `comm?`, …).
     pub name: String,
     /// The bucket (`gemm`, `comm`, …).
     pub bucket: String,

@@ -18,6 +18,10 @@ pub struct KernelRow<'a> {
     pub step: Option<u32>,
     /// Family and bucket names (`None`: unmatched).
     pub family: Option<(&'a str, &'a str)>,
+    /// How the family was found: `rule`, `fallback` or `unmatched`.
+    pub matched: &'static str,
+    /// Which rule or fallback word (`rule 12 (line 80)`), empty when unmatched.
+    pub how: String,
     /// Its launch, an index into `Trace::launches`.
     pub launch: Option<usize>,
     /// Innermost annotation around the launch.
@@ -40,6 +44,7 @@ impl<'a> KernelRow<'a> {
         overlap: bool,
     ) -> KernelRow<'a> {
         let launch = a.links.launch_of(kineto_trace::GpuKind::Kernel, index);
+        let label = a.classes.label(index);
         let family = a.classes.of(index).map(|f| {
             let f = rules.family(f);
             (f.name.as_str(), f.bucket.as_str())
@@ -50,6 +55,8 @@ impl<'a> KernelRow<'a> {
             index,
             step,
             family,
+            matched: label.kind().as_str(),
+            how: rules.how(label),
             launch,
             annotation: launch
                 .and_then(|l| a.links.annotations(trace, l).next())
@@ -121,6 +128,20 @@ pub fn columns<'a>() -> &'a [Col<KernelRow<'a>>] {
             head: "bucket",
             show: Show::No,
             get: |r| Val::Str(Cow::Borrowed(r.family.map_or(UNMATCHED, |f| f.1))),
+        },
+        Col {
+            name: "matched",
+            kind: Kind::Plain,
+            head: "matched",
+            show: Show::No,
+            get: |r| Val::Str(Cow::Borrowed(r.matched)),
+        },
+        Col {
+            name: "how",
+            kind: Kind::Plain,
+            head: "how",
+            show: Show::No,
+            get: |r| Val::Str(Cow::Borrowed(&r.how)),
         },
         Col {
             name: "ts",
@@ -211,13 +232,21 @@ pub fn columns<'a>() -> &'a [Col<KernelRow<'a>>] {
             show: Show::No,
             get: |r| Val::Bool(r.overlap),
         },
-        // Table-only tail: family (or "(unmatched)") then the name, last so it can be long.
+        // Table-only tail: family (or "(unmatched)"), how it was matched, then the name, last so it
+        // can be long.
         Col {
             name: "",
             kind: Kind::Plain,
             head: "family",
             show: Show::Left(24),
             get: |r| Val::Str(Cow::Borrowed(r.family.map_or("(unmatched)", |f| f.0))),
+        },
+        Col {
+            name: "",
+            kind: Kind::Plain,
+            head: "matched",
+            show: Show::Left(9),
+            get: |r| Val::Str(Cow::Borrowed(r.matched)),
         },
         Col {
             name: "",

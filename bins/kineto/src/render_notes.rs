@@ -15,6 +15,16 @@ pub fn notes(p: &Parsed, a: &Analysis) -> Vec<String> {
     let f = p.path.display();
     let r = &a.links.report;
     let mut out = Vec::new();
+    let whole = a
+        .steps
+        .steps
+        .first()
+        .is_some_and(|s| s.name == kineto_trace::step::WHOLE_WINDOW);
+    let so = if whole {
+        "counted in the whole-trace step"
+    } else {
+        "so no step"
+    };
     for n in &a.steps.notes {
         out.push(format!("{f}: {n}"));
     }
@@ -30,7 +40,7 @@ pub fn notes(p: &Parsed, a: &Analysis) -> Vec<String> {
                 .map(|(n, c)| format!("{c}× {}", fit(n, 120)))
                 .collect();
             out.push(format!(
-                "{f}: {} {what} ({} µs) have no launch (no runtime/driver call with their correlation id), so no step: {}",
+                "{f}: {} {what} ({} µs) have no launch (no runtime/driver call with their correlation id), {so}: {}",
                 u.count,
                 us(u.sum_ns),
                 ex.join("; ")

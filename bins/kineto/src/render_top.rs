@@ -101,6 +101,17 @@ pub fn columns<'a>() -> &'a [Col<TopRow<'a>>] {
             get: |r| us(r.group.stddev_ns),
         },
         Col {
+            name: "matched",
+            kind: Kind::Plain,
+            head: "matched",
+            show: Show::Left(9),
+            get: |r| {
+                Val::Str(Cow::Borrowed(
+                    r.group.matched.map_or("mixed", |m| m.as_str()),
+                ))
+            },
+        },
+        Col {
             name: "name",
             kind: Kind::Plain,
             head: "name",

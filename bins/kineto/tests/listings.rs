@@ -189,7 +189,9 @@ fn kernels_csv_quotes_names() {
         &[synthetic()],
     ));
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].starts_with("file,rank,kernel,step,name,family,bucket,ts_us,ts_rel_us,dur_us"));
+    assert!(rows[0].starts_with(
+        "file,rank,kernel,step,name,family,bucket,matched,how,ts_us,ts_rel_us,dur_us"
+    ));
     assert_eq!(rows.len(), 1 + 10);
     let fill = rows.iter().find(|l| l.contains("FillFunctor")).unwrap();
     // The name has commas, so it is quoted; the kernel is in step 0, launched by the graph launch.
@@ -199,11 +201,10 @@ fn kernels_csv_quotes_names() {
         ),
         "{fill}"
     );
-    // Absolute µs, then µs from the trace's first event (the 90 µs annotation), then the duration.
-    assert!(
-        fill.contains(",fill,memory,1100.000,1010.000,20.000,"),
-        "{fill}"
-    );
+    // Matched by a rule; absolute µs, then µs from the trace's first event (the 90 µs annotation),
+    // then the duration.
+    assert!(fill.contains(",fill,memory,rule,rule "), "{fill}");
+    assert!(fill.contains(",1100.000,1010.000,20.000,"), "{fill}");
     assert!(
         fill.contains(",cudaGraphLaunch,10,step[DECODE bs=32 reqs=4],"),
         "{fill}"
@@ -550,4 +551,32 @@ fn ranks_side_by_side() {
         table.contains("slowest rank 1 at 18467.000 µs, 3766.500 µs (25.6 %) over the median"),
         "{table}"
     );
+}
+
+/// How each kernel got its family shows in `kernels` and `top`: a rule, a fallback word of the
+/// function name (`mylib::tile_xmma_loop`: the word `xmma`), or nothing.
+#[test]
+fn how_matched_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("how.json");
+    std::fs::write(
+        &path,
+        r#"{"traceEvents": [
+          {"ph": "X", "cat": "kernel", "name": "void mylib::tile_xmma_loop(int)", "pid": 0, "tid": 7, "ts": 0, "dur": 5, "args": {"device": 0, "stream": 7}},
+          {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"device": 0, "stream": 7}},
+          {"ph": "X", "cat": "kernel", "name": "zzz_qqq", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"device": 0, "stream": 7}}
+        ]}"#,
+    )
+    .unwrap();
+    let k = lines(&ok(&run(
+        &["kernels", "--json"],
+        std::slice::from_ref(&path),
+    )));
+    let m: Vec<&str> = k.iter().map(|r| r["matched"].as_str().unwrap()).collect();
+    assert_eq!(m, ["fallback", "rule", "unmatched"]);
+    assert!(k[0]["how"].as_str().unwrap().contains("xmma"), "{}", k[0]);
+    let t = lines(&ok(&run(&["top", "--json", "--by", "name"], &[path])));
+    let by = |n: &str| t.iter().find(|r| r["name"] == n).unwrap()["matched"].clone();
+    assert_eq!(by("void mylib::tile_xmma_loop(int)"), "fallback");
+    assert_eq!(by("zzz_qqq"), "unmatched");
 }

@@ -183,6 +183,9 @@ pub struct KernelGroup {
     pub stddev_ns: f64,
     /// `total` as a percentage of the Σ dur of all kernels considered.
     pub pct: f64,
+    /// How the group's kernels got their family (rule, fallback word, unmatched), when they all got
+    /// it the same way; `None` for a family or bucket reached both ways.
+    pub matched: Option<crate::family::MatchKind>,
 }
 
 /// Groups `kernels` (indices into `trace.kernels`) and returns the groups, most total time first
@@ -206,16 +209,24 @@ pub fn kernel_groups(
                 .to_string(),
         }
     };
-    let mut by_key: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+    type Group = (Vec<i64>, Option<Option<crate::family::MatchKind>>);
+    let mut by_key: std::collections::BTreeMap<String, Group> = Default::default();
     let mut all: i128 = 0;
     for i in kernels {
         let d = trace.kernels[i as usize].dur_ns;
         all += i128::from(d);
-        by_key.entry(key_of(i as usize)).or_default().push(d);
+        let kind = classes.label(i as usize).kind();
+        let e = by_key.entry(key_of(i as usize)).or_default();
+        e.0.push(d);
+        e.1 = match e.1 {
+            None => Some(Some(kind)),
+            Some(Some(k)) if k == kind => Some(Some(k)),
+            Some(_) => Some(None),
+        };
     }
     let mut out: Vec<KernelGroup> = by_key
         .into_iter()
-        .map(|(key, mut d)| {
+        .map(|(key, (mut d, matched))| {
             d.sort_unstable();
             let n = d.len();
             let total: i128 = d.iter().map(|&x| i128::from(x)).sum();
@@ -247,6 +258,7 @@ pub fn kernel_groups(
                 } else {
                     0.0
                 },
+                matched: matched.flatten(),
             }
         })
         .collect();

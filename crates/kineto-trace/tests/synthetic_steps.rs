@@ -172,9 +172,9 @@ fn budgets_split_exactly() {
     assert_eq!(
         fams,
         [
-            ("cublas_gemm", ft(1, 100 * US, 100 * US)),
             ("elementwise", ft(1, 10 * US, 10 * US)),
             ("fill", ft(1, 20 * US, 20 * US)),
+            ("gemm_cublas", ft(1, 100 * US, 100 * US)),
             ("nccl", ft(1, 100 * US, 100 * US)),
         ]
     );
@@ -263,7 +263,7 @@ fn a_bucket_of_zero_duration_kernels_is_listed() {
     // Step 2: the gemm takes the whole window; comm is listed with zeros.
     assert_eq!(b[1].span_ns, 10 * US);
     assert_eq!(b[1].families["nccl"].count, 1);
-    assert_eq!(b[1].families["cublas_gemm"].count, 1);
+    assert_eq!(b[1].families["gemm_cublas"].count, 1);
     let got: Vec<(&str, BucketTime)> = b[1].buckets.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     assert_eq!(
         got,

@@ -43,8 +43,8 @@ pub struct RooflineArgs {
     /// built-in profiles (vLLM's TraceLens-style `execute_…`, SGLang, KL1, `ProfilerStep#N`).
     #[arg(long, value_name = "RE")]
     step_pattern: Option<String>,
-    /// Kernel rule table (TOML), whose `gemm`, `moe` and `attention` buckets are set against the weight,
-    /// routed-expert and KV bytes; default: the built-in table.
+    /// Kernel rule table (TOML), whose `gemm`+`moe` and `attention` buckets are set against the weight and
+    /// KV bytes; default: the built-in table.
     #[arg(long, value_name = "FILE")]
     rules: Option<PathBuf>,
     /// One JSON object per line (per step per rank).
@@ -367,46 +367,32 @@ fn columns<'a>() -> &'a [Col<Row<'a>>] {
             get: |r| Val::Str(Cow::Borrowed(r.s.rates.bound.as_str())),
         },
         Col {
-            name: "buckets.gemm_us",
+            name: "buckets.weights_us",
             kind: Kind::Plain,
-            head: "gemm µs",
+            head: "gemm+moe µs",
             show: Show::No,
             get: |r| bucket_us(r, 0),
         },
         Col {
-            name: "buckets.gemm_gbps",
+            name: "buckets.weights_gbps",
             kind: Kind::Plain,
-            head: "gemm GB/s",
-            show: Show::Right(9),
+            head: "gemm+moe GB/s",
+            show: Show::Right(13),
             get: |r| bucket_gbps(r, 0),
         },
         Col {
-            name: "buckets.moe_us",
+            name: "buckets.kv_us",
             kind: Kind::Plain,
-            head: "moe µs",
+            head: "attn µs",
             show: Show::No,
             get: |r| bucket_us(r, 1),
         },
         Col {
-            name: "buckets.moe_gbps",
-            kind: Kind::Plain,
-            head: "moe GB/s",
-            show: Show::Right(9),
-            get: |r| bucket_gbps(r, 1),
-        },
-        Col {
-            name: "buckets.attention_us",
-            kind: Kind::Plain,
-            head: "attn µs",
-            show: Show::No,
-            get: |r| bucket_us(r, 2),
-        },
-        Col {
-            name: "buckets.attention_gbps",
+            name: "buckets.kv_gbps",
             kind: Kind::Plain,
             head: "attn GB/s",
             show: Show::Right(9),
-            get: |r| bucket_gbps(r, 2),
+            get: |r| bucket_gbps(r, 1),
         },
         Col {
             name: "dtype",

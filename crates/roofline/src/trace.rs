@@ -36,29 +36,34 @@ pub struct Setup {
     pub gpu: GpuChoice,
     /// The GPU table to identify GPUs from.
     pub table: GpuTable,
-    /// Kernel rules: the `gemm`, `moe` and `attention` buckets they fill are set against the bytes those
+    /// Kernel rules: the `gemm`+`moe` and `attention` buckets they fill are set against the bytes those
     /// kernels read.
     pub rules: Rules,
 }
 
-/// Which bytes each kernel bucket reads: dense GEMMs the weights read every step and the LM head, MoE
-/// kernels the routed experts, attention the KV cache.
-pub const BUCKET_BYTES: [(&str, &str); 3] = [
-    ("gemm", "weights + lm_head"),
-    ("moe", "routed_experts"),
-    ("attention", "kv_read"),
+/// Which bytes each group of kernel buckets reads: GEMM and MoE kernels the weights (every-step weights,
+/// routed experts, LM head; rule tables differ on whether an expert GEMM is `gemm` or `moe`, so the two go
+/// together), attention kernels the KV cache. (name, buckets, bytes).
+pub const BUCKET_BYTES: [(&str, &[&str], &str); 2] = [
+    (
+        "weights",
+        &["gemm", "moe"],
+        "weights + routed_experts + lm_head",
+    ),
+    ("kv", &["attention"], "kv_read"),
 ];
 
-/// A kernel bucket's share of the step: its bytes over the union of its kernels.
+/// A group of kernel buckets' share of the step: its bytes over the buckets' exclusive time (each instant
+/// of the step split equally among the buckets running then; on one stream, the kernels' time).
 #[derive(Debug, Clone, Serialize)]
 pub struct BucketRate {
-    /// `gemm`, `moe` or `attention`.
+    /// `weights` or `kv` ([`BUCKET_BYTES`]).
     pub bucket: &'static str,
     /// Which bytes ([`BUCKET_BYTES`]).
     pub bytes_of: &'static str,
     /// ESTIMATED bytes.
     pub bytes: f64,
-    /// Union of the bucket's kernels in the step, ns (MEASURED); 0 when it has none.
+    /// Σ exclusive time of the buckets in the step, ns (MEASURED); 0 when they have no kernels.
     pub time_ns: i64,
     /// bytes / time, GB/s; `None` without kernels, or when it would exceed the GPU's peak (then the kernel
     /// rules do not put these bytes' kernels in this bucket, and a note says so).
@@ -193,19 +198,23 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
             let r = rates(&e, span_ns, busy_ns, &gpu, dtype)?;
             let b = budget(trace, s, &classes, &setup.rules);
             let mut buckets = Vec::new();
-            for (bucket, bytes_of) in BUCKET_BYTES {
+            for (bucket, names, bytes_of) in BUCKET_BYTES {
                 let bytes = match bucket {
-                    "gemm" => e.bytes.weights + e.bytes.lm_head,
-                    "moe" => e.bytes.routed_experts,
+                    "weights" => e.bytes.weights + e.bytes.routed_experts + e.bytes.lm_head,
                     _ => e.bytes.kv_read,
                 };
-                let time_ns = b.buckets.get(bucket).map_or(0, |t| t.inclusive_ns);
+                let time_ns: i64 = names
+                    .iter()
+                    .filter_map(|n| b.buckets.get(*n))
+                    .map(|t| t.exclusive_ns)
+                    .sum();
+                let kernels = names.join("`+`");
                 let mut gbps = (time_ns > 0).then(|| bytes / time_ns as f64);
                 if let Some(g) = gbps
                     && g > gpu.spec_bandwidth_gbps
                 {
                     notes.push(format!(
-                        "step {} `{}`: {:.2} GB of {bytes_of} in {:.1} µs of `{bucket}` kernels would be {g:.0} GB/s, above {}'s {:.0}: the kernel rules do not put all the kernels that read these bytes in `{bucket}` (see `kineto budget`), or the model is not the one traced",
+                        "step {} `{}`: {:.2} GB of {bytes_of} in {:.1} µs of `{kernels}` kernels would be {g:.0} GB/s, above {}'s {:.0}: the kernel rules do not put all the kernels that read these bytes in `{kernels}` (see `kineto budget`), or the model is not the one traced",
                         s.index,
                         s.name,
                         bytes / 1e9,

@@ -657,7 +657,7 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
     };
     let table = GpuTable::builtin();
     let gpu = match &a.gpu {
-        Some(name) => GpuChoice::Named(Box::new(table.get(name).cloned().ok_or_else(|| {
+        Some(name) => GpuChoice::Named(Box::new(table.identify(name, None, None).ok().cloned().ok_or_else(|| {
             format!(
                 "--gpu `{name}` is not in the GPU table ({})",
                 table

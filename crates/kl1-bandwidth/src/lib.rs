@@ -524,10 +524,10 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
     }))
 }
 
-fn provenance_text(p: &kl1_shapes::Provenance) -> String {
+fn provenance_text(p: &kl1_shapes::Citation) -> String {
     match p {
-        kl1_shapes::Provenance::Cited { reference, at, .. } => format!("{reference}: {at}"),
-        kl1_shapes::Provenance::Assumed { reason } => format!("assumed: {reason}"),
+        kl1_shapes::Citation::Cited { reference, at, .. } => format!("{reference}: {at}"),
+        kl1_shapes::Citation::Assumed { reason } => format!("assumed: {reason}"),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::exl3::{Bits, Exl3Linear};
 use crate::spec::{ExpertSplit, Spec};
 
 /// Live rows per read of the shared expert: the decode MoE kernels take at most 8 rows per pass
-/// (exllamav3 `MAX_BSZN = 8`, `block_sparse_mlp.py:20`; the m-row ladders cited in domain.md §3).
+/// (exllamav3 `MAX_BSZN = 8`, `block_sparse_mlp.py:20`; the m-row ladders cited in docs/exl3-and-deepseek-v4.md §3).
 pub const SHARED_RUN_ROWS: u64 = 8;
 
 /// The dense EXL3 launches of one layer at decode, in forward order.
@@ -18,7 +18,7 @@ pub const DECODE_DENSE_LAUNCHES: usize = 4;
 /// One routed expert's gate and up projections on one rank at `bits`: 2·(k·n·K/8 + 2k + 2n) with
 /// k = hidden, n = the rank's intermediate width (see [`Spec::expert_intermediate_per_rank`]).
 ///
-/// Column split (domain.md §1): each rank holds all of `suh` (2·hidden) and its slice of `svh`.
+/// Column split (docs/exl3-and-deepseek-v4.md §1): each rank holds all of `suh` (2·hidden) and its slice of `svh`.
 pub fn expert_gate_up_bytes(spec: &Spec, bits: Bits) -> u64 {
     2 * Exl3Linear::new(spec.rank_shapes().expert_gate_up, bits).bytes()
 }
@@ -157,7 +157,7 @@ pub fn expected_distinct_experts_per_rank(spec: &Spec, rows: u64) -> f64 {
 /// D·(gate|up + down)_mean + ceil(rows/8)·shared.
 ///
 /// Assumes each routed expert is read once however many of the rows pick it (true while an expert sees at
-/// most 8 rows, the kernels' row cap, domain.md §3); above that, reads repeat and the estimate is low.
+/// most 8 rows, the kernels' row cap, docs/exl3-and-deepseek-v4.md §3); above that, reads repeat and the estimate is low.
 pub fn moe_layer_weight_bytes(spec: &Spec, distinct_experts: f64, live_rows: u64) -> f64 {
     distinct_experts * mean_expert_bytes(spec).total()
         + shared_runs(live_rows) as f64 * shared_expert_bytes(spec) as f64
@@ -202,7 +202,7 @@ impl DenseLaunch {
     }
 }
 
-/// The four dense attention launches of one decode layer on one rank, in forward order (domain.md §2.8,
+/// The four dense attention launches of one decode layer on one rank, in forward order (docs/exl3-and-deepseek-v4.md §2.8,
 /// §4.1):
 ///
 /// 1. `wq_a+wkv`: hidden × q_lora_rank and hidden × head_dim, replicated;

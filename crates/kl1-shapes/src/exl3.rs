@@ -1,7 +1,7 @@
 //! EXL3 storage: what one quantised linear occupies, whole and per rank, and the reconstruct kernel's
 //! shape and traffic read back from its launch grid.
 //!
-//! Facts: `shared/reference/domain.md` §1 (storage) and §2.6 (reconstruct), from
+//! Facts: `docs/exl3-and-deepseek-v4.md` §1 (storage) and §2.6 (reconstruct), from
 //! `turboderp-org/exllamav3@4f8ad012`.
 
 use crate::Error;
@@ -144,7 +144,7 @@ impl Shape {
 
 /// One EXL3-quantised linear: a [`Shape`] at a bit width K.
 ///
-/// Storage (domain.md §1): `trellis` int16 `(k/16, n/16, 16·K)` = k·n·K/8 bytes; `suh` fp16 `(k,)` = 2k bytes;
+/// Storage (docs/exl3-and-deepseek-v4.md §1): `trellis` int16 `(k/16, n/16, 16·K)` = k·n·K/8 bytes; `suh` fp16 `(k,)` = 2k bytes;
 /// `svh` fp16 `(n,)` = 2n bytes. The `mcg`/`mul1` scalars (4 B, flags never read, `quantize.py:1413-1424`) and
 /// any bias are not counted: decode kernels do not read them as weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -229,7 +229,7 @@ impl ReconstructBytes {
 /// The tensor slice a reconstruct launch dequantises, from its grid `[x, y, z]`.
 ///
 /// [`ReconstructKernel::Plain`]: k = y·16, n_slice = x·128; [`ReconstructKernel::Hadamard`]: k = y·128,
-/// n_slice = x·128 (domain.md §2.6). Both launch 2-D grids, so z must be 1. Assumes the launch covers the
+/// n_slice = x·128 (docs/exl3-and-deepseek-v4.md §2.6). Both launch 2-D grids, so z must be 1. Assumes the launch covers the
 /// whole k (exllamav3 slices only n, in 32,768-column pieces, `exl3.py:11,192-211`).
 pub fn reconstruct_shape(kernel: ReconstructKernel, grid: [u32; 3]) -> Result<Shape, Error> {
     let bad = |reason: &str| Error::Grid {

@@ -1,21 +1,31 @@
-//! kl1-shapes: how many bytes the kernels of an EXL3-quantised mixture-of-experts model read, estimated from
-//! a model spec loaded from data.
+//! kl1-shapes: what a model's kernels must read and compute, estimated from the model's shapes; and the
+//! GPUs' claimed peaks to compare with.
 //!
-//! A [`Spec`] (TOML; the default, [`Spec::builtin`], is DeepSeek-V4.1-Flash in EXL3 on two GB10s) describes
-//! the model's dimensions, how it is divided among tensor-parallel ranks, the bit width K of every quantised
-//! tensor (and the K mix of the routed experts), the storage types of the unquantised tensors the estimates
-//! count, and the GPU, named from a [`GpuTable`]. Every value in a spec carries its provenance: cited from a
-//! source, or assumed with the reason. Loading validates the spec once; the functions in [`estimate`] and
-//! [`exl3`] then compute, without failing, per-rank weight bytes of one linear, of a routed expert at a K and
-//! on average over the K mix, of the shared expert, of the four dense decode launches of a layer, of the LM
-//! head, router and mHC pre-norm; the expected number of distinct experts a batch of rows reads; a
-//! reconstruct kernel's tensor slice and traffic from its launch grid; GB/s from bytes and microseconds.
-//! `docs/formulas.md` lists each formula with its source and the assumptions that would make it high or low.
+//! Two ways in:
 //!
-//! What it is not: it knows nothing of traces, kernel names or timing (that is `kineto-trace` and
-//! `kl1-bandwidth`), and nothing of sampling GPUs (`gpu-monitor`). Its numbers are ESTIMATES from shapes,
-//! not measurements; the bandwidths in its GPU table are labelled as the vendor's specification, a
-//! measurement someone published, or a claim.
+//! * **Any served model** from its Hugging Face `config.json` ([`model_from_config`], module [`hf`]): dense
+//!   (Llama, Mistral, Qwen2/3, Gemma), MoE (Mixtral, Qwen-MoE, DeepSeek-V2/V3 with MLA and shared experts,
+//!   gpt-oss), GQA/MQA, tied embeddings, sliding-window and dense-first layers; weights in bf16/fp16, fp8
+//!   (per tensor or per block), int4 AWQ/GPTQ, mxfp4, nvfp4 or EXL3; per rank under tensor and expert
+//!   parallelism. The result, a [`ModelShape`], holds the general weights table ([`TensorGroup`]s: shape,
+//!   count per layer, format, which tokens read them, how ranks divide them), the KV cache per token and the
+//!   parameter counts. A config key it does not understand is an error naming it.
+//! * **The KL1 deployment** (DeepSeek-V4.1-Flash in EXL3 on two GB10s) as a cited [`Spec`] (TOML), with the
+//!   kernel-level functions of [`estimate`] and [`exl3`]: per-rank bytes of a routed expert at a K and over
+//!   the K mix, the shared expert, the four dense decode launches of a layer, LM head, router, mHC pre-norm,
+//!   reconstruct kernels from their launch grid. `kl1-bandwidth` uses these; its output does not depend on
+//!   the general table.
+//!
+//! Shared by both: the expected number of distinct experts a batch of rows reads
+//! ([`uniform_distinct_experts`]), GB/s from bytes and microseconds, and the GPU table ([`GpuTable`],
+//! `specs/gpus.toml`): specified bandwidth, dense peak TFLOP/s per dtype, SM count and memory to name a GPU
+//! from a trace's `deviceProperties`, every figure cited ([`Citation`]). `docs/formulas.md` lists each
+//! formula with its source and the assumptions that would make it high or low.
+//!
+//! What it is not: it knows nothing of traces, kernel names or timing (that is `kineto-trace`, and the
+//! crates that compose the two: `kl1-bandwidth`, `roofline`), and nothing of sampling GPUs (`gpu-monitor`).
+//! Its numbers are ESTIMATES from shapes, not measurements; the GPU table's figures are labelled as the
+//! vendor's specification, a measurement someone published, or a claim.
 //!
 //! ```
 //! use kl1_shapes::{Bits, Spec, expected_distinct_experts, expert_bytes, gbps, shared_expert_bytes};
@@ -33,14 +43,18 @@
 //! ```
 #![deny(missing_docs)]
 
+mod citation;
 mod doc;
 mod error;
 pub mod estimate;
 pub mod exl3;
 pub mod gpu;
-mod provenance;
+pub mod hf;
+mod kl1_table;
 pub mod spec;
+pub mod weights;
 
+pub use citation::Citation;
 pub use error::Error;
 pub use estimate::{
     DECODE_DENSE_LAUNCHES, DenseLaunch, ExpertBytes, SHARED_RUN_ROWS, decode_dense_launches,
@@ -53,8 +67,16 @@ pub use exl3::{
     Bits, Exl3Linear, MAX_DIM, ReconstructBytes, ReconstructKernel, Shape, Split,
     reconstruct_bytes, reconstruct_shape,
 };
-pub use gpu::{BUILTIN_GPUS_TOML, BandwidthLabel, Gpu, GpuTable, ReadBandwidth};
-pub use provenance::Provenance;
+pub use gpu::{BUILTIN_GPUS_TOML, BandwidthLabel, Gpu, GpuTable, PeakFlops, ReadBandwidth};
+pub use hf::{QuantOverride, RunOptions, model_from_config};
+/// The old name of [`Citation`].
+#[deprecated(
+    note = "renamed to `Citation`: `Provenance` is the record builder in crate `provenance`"
+)]
+pub type Provenance = Citation;
 pub use spec::{
     BUILTIN_SPECS, Dtype, Dtypes, ExpertSplit, KMix, Model, Parallelism, Quant, RankShapes, Spec,
+};
+pub use weights::{
+    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
 };

@@ -9,10 +9,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::Error;
-use crate::doc::Node;
+use crate::citation::{Citation, Cited, Sources};
 use crate::exl3::{Bits, MAX_DIM, Shape, Split};
 use crate::gpu::{Gpu, GpuTable};
-use crate::provenance::{Cited, Provenance, Sources};
 
 /// exllamav3 divides linears among ranks in 128-channel units (`modules/linear.py:645-656`,
 /// `modules/block_sparse_mlp.py:1574-1586`).
@@ -183,7 +182,7 @@ pub struct Dtypes {
 ///
 /// Attention follows exllamav3 `modules/dsv4.py:686-693` (only q_b, wo_a and wo_b are divided, by output
 /// group); experts and the shared expert follow `block_sparse_mlp.py:1574-1586` and `mlp.py:775-803`; the LM
-/// head is divided by vocabulary columns (domain.md §4.1).
+/// head is divided by vocabulary columns (docs/exl3-and-deepseek-v4.md §4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RankShapes {
@@ -224,9 +223,11 @@ pub struct Spec {
     dtypes: Dtypes,
     gpu: Gpu,
     shapes: RankShapes,
-    provenance: BTreeMap<String, Provenance>,
+    provenance: BTreeMap<String, Citation>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawSpec {
     name: String,
     description: String,
@@ -235,9 +236,17 @@ struct RawSpec {
     parallelism: RawParallelism,
     quant: RawQuant,
     dtypes: RawDtypes,
+    hardware: RawHardware,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHardware {
     gpu: Cited<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawModel {
     hidden: Cited<u64>,
     moe_layers: Cited<u64>,
@@ -254,11 +263,15 @@ struct RawModel {
     mhc_expansion: Cited<u64>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawParallelism {
     ranks: Cited<u64>,
     expert_split: Cited<ExpertSplit>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawQuant {
     wq_a: Cited<u64>,
     wkv: Cited<u64>,
@@ -277,113 +290,17 @@ struct RawKCount {
     experts: u64,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawDtypes {
     router: Cited<Dtype>,
     router_bias: Cited<Dtype>,
     mhc: Cited<Dtype>,
 }
 
-/// Takes the spec's tables apart key by key (see [`crate::doc`]), so a missing, mistyped or unknown key is
-/// reported with its path.
+/// Deserialises the spec (serde derive, unknown keys refused); errors name the field by its dotted path.
 fn read(text: &str, origin: &str) -> Result<RawSpec, Error> {
-    let mut root = Node::parse(text, origin)?;
-    root.only(&[
-        "name",
-        "description",
-        "references",
-        "model",
-        "parallelism",
-        "quant",
-        "dtypes",
-        "hardware",
-    ])?;
-    let name = root.take("name")?;
-    let description = root.take("description")?;
-    let references = root.take("references")?;
-
-    let mut m = root.section("model")?;
-    m.only(&[
-        "hidden",
-        "moe_layers",
-        "routed_experts",
-        "top_k",
-        "expert_intermediate",
-        "shared_experts",
-        "q_lora_rank",
-        "heads",
-        "head_dim",
-        "o_groups",
-        "o_lora_rank",
-        "vocab",
-        "mhc_expansion",
-    ])?;
-    let model = RawModel {
-        hidden: m.take("hidden")?,
-        moe_layers: m.take("moe_layers")?,
-        routed_experts: m.take("routed_experts")?,
-        top_k: m.take("top_k")?,
-        expert_intermediate: m.take("expert_intermediate")?,
-        shared_experts: m.take("shared_experts")?,
-        q_lora_rank: m.take("q_lora_rank")?,
-        heads: m.take("heads")?,
-        head_dim: m.take("head_dim")?,
-        o_groups: m.take("o_groups")?,
-        o_lora_rank: m.take("o_lora_rank")?,
-        vocab: m.take("vocab")?,
-        mhc_expansion: m.take("mhc_expansion")?,
-    };
-
-    let mut p = root.section("parallelism")?;
-    p.only(&["ranks", "expert_split"])?;
-    let parallelism = RawParallelism {
-        ranks: p.take("ranks")?,
-        expert_split: p.take("expert_split")?,
-    };
-
-    let mut q = root.section("quant")?;
-    q.only(&[
-        "wq_a",
-        "wkv",
-        "wq_b",
-        "wo_a",
-        "wo_b",
-        "lm_head",
-        "shared_expert",
-        "routed_experts",
-    ])?;
-    let quant = RawQuant {
-        wq_a: q.take("wq_a")?,
-        wkv: q.take("wkv")?,
-        wq_b: q.take("wq_b")?,
-        wo_a: q.take("wo_a")?,
-        wo_b: q.take("wo_b")?,
-        lm_head: q.take("lm_head")?,
-        shared_expert: q.take("shared_expert")?,
-        routed_experts: q.take("routed_experts")?,
-    };
-
-    let mut d = root.section("dtypes")?;
-    d.only(&["router", "router_bias", "mhc"])?;
-    let dtypes = RawDtypes {
-        router: d.take("router")?,
-        router_bias: d.take("router_bias")?,
-        mhc: d.take("mhc")?,
-    };
-
-    let mut h = root.section("hardware")?;
-    h.only(&["gpu"])?;
-    let gpu = h.take("gpu")?;
-
-    Ok(RawSpec {
-        name,
-        description,
-        references,
-        model,
-        parallelism,
-        quant,
-        dtypes,
-        gpu,
-    })
+    crate::doc::from_toml(text, origin)
 }
 
 impl Spec {
@@ -392,6 +309,7 @@ impl Spec {
     pub fn builtin() -> Spec {
         let (name, _) = BUILTIN_SPECS[0];
         // The embedded files are part of this crate and a test loads each; failing here is a build defect.
+        #[allow(clippy::expect_used)] // an embedded, tested file: failing is a build defect
         Spec::builtin_named(name).expect("the default built-in spec is valid (tested)")
     }
 
@@ -399,6 +317,7 @@ impl Spec {
     pub fn builtin_named(name: &str) -> Option<Spec> {
         let (_, text) = BUILTIN_SPECS.iter().find(|(n, _)| *n == name)?;
         let origin = format!("built-in spec {name}");
+        #[allow(clippy::expect_used)] // embedded, tested files: failing is a build defect
         Some(
             Spec::from_toml_str(text, &origin)
                 .expect("every built-in spec is valid against the built-in GPU table (tested)"),
@@ -486,12 +405,12 @@ impl Spec {
     }
 
     /// Where the value of `field` (a dotted path such as `model.hidden`) comes from.
-    pub fn provenance(&self, field: &str) -> Option<&Provenance> {
+    pub fn provenance(&self, field: &str) -> Option<&Citation> {
         self.provenance.get(field)
     }
 
     /// Every field with its provenance, in path order.
-    pub fn provenances(&self) -> impl Iterator<Item = (&str, &Provenance)> {
+    pub fn provenances(&self) -> impl Iterator<Item = (&str, &Citation)> {
         self.provenance.iter().map(|(f, p)| (f.as_str(), p))
     }
 
@@ -505,7 +424,7 @@ impl Spec {
 
     /// The same spec on another GPU (e.g. one from [`GpuTable::get`]), with the provenance of that choice
     /// recorded for `hardware.gpu`.
-    pub fn with_gpu(&self, gpu: Gpu, provenance: Provenance) -> Spec {
+    pub fn with_gpu(&self, gpu: Gpu, provenance: Citation) -> Spec {
         let mut spec = self.clone();
         spec.gpu = gpu;
         spec.provenance
@@ -518,7 +437,7 @@ impl Spec {
     pub fn with_routed_k_mix(
         &self,
         mix: &[(u64, u64)],
-        provenance: Provenance,
+        provenance: Citation,
     ) -> Result<Spec, Error> {
         let origin = format!("{} (K mix replaced by the caller)", self.origin);
         let empty = BTreeMap::new();
@@ -528,10 +447,10 @@ impl Spec {
         };
         let routed_experts = k_mix(&sources, mix, self.model.routed_experts)?;
         let said = match &provenance {
-            Provenance::Cited { source, at, .. } => {
+            Citation::Cited { source, at, .. } => {
                 !source.trim().is_empty() && !at.trim().is_empty()
             }
-            Provenance::Assumed { reason } => !reason.trim().is_empty(),
+            Citation::Assumed { reason } => !reason.trim().is_empty(),
         };
         if !said {
             return Err(sources.invalid(
@@ -550,7 +469,7 @@ impl Spec {
 /// Records provenance as values are taken out of the raw file.
 struct Taker<'a> {
     sources: Sources<'a>,
-    provenance: BTreeMap<String, Provenance>,
+    provenance: BTreeMap<String, Citation>,
 }
 
 impl Taker<'_> {
@@ -805,7 +724,7 @@ fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Spec, Error> 
         mhc: t.take("dtypes.mhc", d.mhc)?,
     };
 
-    let gpu_name = t.take("hardware.gpu", raw.gpu)?;
+    let gpu_name = t.take("hardware.gpu", raw.hardware.gpu)?;
     let Some(gpu) = gpus.get(&gpu_name) else {
         let known: Vec<&str> = gpus.gpus().iter().map(|g| g.name.as_str()).collect();
         return Err(t.invalid(

@@ -1,8 +1,9 @@
 //! Every estimate against values worked out by hand from the shipped specs. Each expected value is written
 //! as the arithmetic that produces it, from the spec's numbers, so a reader can check it without the code.
+#![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{
-    BandwidthLabel, Bits, ExpertSplit, GpuTable, Provenance, ReconstructKernel, Shape, Spec, Split,
+    BandwidthLabel, Bits, Citation, ExpertSplit, GpuTable, ReconstructKernel, Shape, Spec, Split,
     decode_dense_launches, expected_distinct_experts, expected_distinct_experts_per_rank,
     expert_bytes, expert_down_bytes, expert_gate_up_bytes, experts_readable, gbps, lm_head,
     lm_head_bytes, mean_expert_bytes, mean_routed_k, mhc_prenorm_bytes, moe_layer_weight_bytes,
@@ -143,7 +144,7 @@ fn mean_expert_over_the_k_mix() {
     let mixed = spec
         .with_routed_k_mix(
             &[(3, 128), (2, 192), (4, 64)],
-            Provenance::Assumed {
+            Citation::Assumed {
                 reason: "test mix".to_string(),
             },
         )
@@ -169,16 +170,16 @@ fn mean_expert_over_the_k_mix() {
     assert!(
         mixed
             .provenance("quant.routed_experts")
-            .is_some_and(Provenance::is_assumed)
+            .is_some_and(Citation::is_assumed)
     );
-    let silent = Provenance::Assumed {
+    let silent = Citation::Assumed {
         reason: " ".to_string(),
     };
     let e = spec
         .with_routed_k_mix(&[(2, 384)], silent)
         .expect_err("no reason");
     assert_eq!(e.field(), Some("quant.routed_experts"));
-    let reason = Provenance::Assumed {
+    let reason = Citation::Assumed {
         reason: "test".to_string(),
     };
     let short = spec.with_routed_k_mix(&[(2, 383)], reason);
@@ -275,7 +276,7 @@ fn decode_dense_launches_v41() {
 
 #[test]
 fn decode_dense_shapes_v4_flash() {
-    // domain.md §4.1: wq_a 4096×1024, wkv 4096×512, wq_b 1024×16384, wo_a 4×(4096×1024), wo_b 4096×4096.
+    // docs/exl3-and-deepseek-v4.md §4.1: wq_a 4096×1024, wkv 4096×512, wq_b 1024×16384, wo_a 4×(4096×1024), wo_b 4096×4096.
     let launches = decode_dense_launches(&v4());
     let dims = |i: usize| -> Vec<(u64, u64)> {
         launches[i]
@@ -305,7 +306,7 @@ fn lm_head_router_and_mhc() {
         5120 * 64640 * 6 / 8 + 2 * (5120 + 64640)
     );
     assert_eq!(lm_head_bytes(&spec), 248_217_600 + 139_520);
-    // domain.md §4.1: V4-Flash LM head per rank at K = 6 = 198,574,080 B (+ 2·(4096 + 64640)).
+    // docs/exl3-and-deepseek-v4.md §4.1: V4-Flash LM head per rank at K = 6 = 198,574,080 B (+ 2·(4096 + 64640)).
     assert_eq!(lm_head(&v4()).trellis_bytes(), 198_574_080);
     assert_eq!(lm_head_bytes(&v4()), 198_574_080 + 2 * (4096 + 64640));
 
@@ -314,7 +315,7 @@ fn lm_head_router_and_mhc() {
     // mHC fn: (2 + 4)·4 = 24 rows × 4·5120 fp32.
     assert_eq!(mhc_prenorm_bytes(&spec), 24 * 4 * 5120 * 4);
     assert_eq!(mhc_prenorm_bytes(&spec), 1_966_080);
-    // domain.md §4.2: 1.5 MiB at k = 4·4096 = 16384.
+    // docs/exl3-and-deepseek-v4.md §4.2: 1.5 MiB at k = 4·4096 = 16384.
     assert_eq!(mhc_prenorm_bytes(&v4()), 3 * 1024 * 1024 / 2);
 }
 
@@ -389,14 +390,14 @@ fn gpu_table_figures_and_labels() {
     assert_eq!(v41().gpu(), gb10);
     let h200 = v41().with_gpu(
         table.get("H200").expect("listed").clone(),
-        Provenance::Assumed {
+        Citation::Assumed {
             reason: "what-if".to_string(),
         },
     );
     assert_eq!(h200.gpu().spec_bandwidth_gbps, 4800.0);
     assert!(
         h200.provenance("hardware.gpu")
-            .is_some_and(Provenance::is_assumed)
+            .is_some_and(Citation::is_assumed)
     );
     assert_eq!(expert_bytes(&h200, k(2)), expert_bytes(&v41(), k(2)));
 }

@@ -1,7 +1,8 @@
 //! Properties that must hold for any input, not only the shipped specs' values.
+#![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use kl1_shapes::{
-    Bits, Exl3Linear, Provenance, ReconstructKernel, Shape, Spec, Split, expected_distinct_experts,
+    Bits, Citation, Exl3Linear, ReconstructKernel, Shape, Spec, Split, expected_distinct_experts,
     expert_bytes, experts_readable, gbps, mean_expert_bytes, mean_routed_k, moe_layer_weight_bytes,
     reconstruct_bytes, reconstruct_shape, shared_runs, uniform_distinct_experts,
 };
@@ -42,8 +43,8 @@ fn k_mix(experts: u64) -> impl Strategy<Value = Vec<(u64, u64)>> {
     })
 }
 
-fn assumed() -> Provenance {
-    Provenance::Assumed {
+fn assumed() -> Citation {
+    Citation::Assumed {
         reason: "property test".to_string(),
     }
 }

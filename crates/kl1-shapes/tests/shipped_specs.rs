@@ -1,9 +1,10 @@
 //! The shipped spec files and GPU table: they load, every value has its provenance, every reference is used,
 //! and the assumptions are the ones we know of.
+#![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::collections::BTreeSet;
 
-use kl1_shapes::{BUILTIN_GPUS_TOML, BUILTIN_SPECS, BandwidthLabel, GpuTable, Provenance, Spec};
+use kl1_shapes::{BUILTIN_GPUS_TOML, BUILTIN_SPECS, BandwidthLabel, Citation, GpuTable, Spec};
 
 /// Fields every spec has, each with a provenance.
 const FIELDS: usize = 13 + 2 + 8 + 3 + 1;
@@ -57,7 +58,7 @@ fn every_builtin_spec_loads_with_full_provenance() {
         let mut prose = String::new();
         for (field, p) in spec.provenances() {
             match p {
-                Provenance::Cited {
+                Citation::Cited {
                     source,
                     reference,
                     at,
@@ -69,7 +70,7 @@ fn every_builtin_spec_loads_with_full_provenance() {
                     sources.insert(source.clone());
                     prose += &format!("{at}\n");
                 }
-                Provenance::Assumed { reason } => {
+                Citation::Assumed { reason } => {
                     assert!(
                         reason.len() > 10,
                         "{name} {field}: a reason, not a placeholder"
@@ -103,13 +104,13 @@ fn the_default_spec_assumes_only_what_no_source_gives() {
     // Model dimensions all come from the V4.1 config.
     for (field, p) in spec.provenances().filter(|(f, _)| f.starts_with("model.")) {
         assert!(
-            matches!(p, Provenance::Cited { source, .. } if source == "v41-config"),
+            matches!(p, Citation::Cited { source, .. } if source == "v41-config"),
             "{field}: {p:?}"
         );
     }
     assert!(matches!(
         spec.provenance("quant.lm_head"),
-        Some(Provenance::Cited { source, .. }) if source == "seed-004"
+        Some(Citation::Cited { source, .. }) if source == "seed-004"
     ));
 }
 
@@ -151,11 +152,11 @@ fn the_gpu_table_labels_every_figure() {
     for g in table.gpus() {
         assert!(g.spec_bandwidth_gbps > 0.0);
         match &g.spec_bandwidth_provenance {
-            Provenance::Cited { source, at, .. } => {
+            Citation::Cited { source, at, .. } => {
                 sources.insert(source.clone());
                 prose += &format!("{at}\n");
             }
-            Provenance::Assumed { reason } => prose += &format!("{reason}\n"),
+            Citation::Assumed { reason } => prose += &format!("{reason}\n"),
         }
         for r in &g.read_bandwidths {
             // A read never beats the specified bandwidth; a figure above it would be mislabelled.
@@ -166,11 +167,11 @@ fn the_gpu_table_labels_every_figure() {
                 r.id
             );
             match &r.provenance {
-                Provenance::Cited { source, at, .. } => {
+                Citation::Cited { source, at, .. } => {
                     sources.insert(source.clone());
                     prose += &format!("{at}\n{}\n", r.note.as_deref().unwrap_or(""));
                 }
-                Provenance::Assumed { .. } => {
+                Citation::Assumed { .. } => {
                     panic!("{}/{}: a bandwidth figure must be cited", g.name, r.id)
                 }
             }

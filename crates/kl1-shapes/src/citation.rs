@@ -12,7 +12,7 @@ use crate::Error;
 
 /// Where one value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Provenance {
+pub enum Citation {
     /// Read from a source.
     Cited {
         /// The key of the file's `[references]` table.
@@ -29,10 +29,10 @@ pub enum Provenance {
     },
 }
 
-impl Provenance {
+impl Citation {
     /// Whether the value is an assumption rather than a citation.
     pub fn is_assumed(&self) -> bool {
-        matches!(self, Provenance::Assumed { .. })
+        matches!(self, Citation::Assumed { .. })
     }
 }
 
@@ -78,7 +78,7 @@ impl Sources<'_> {
     }
 
     /// The provenance of `field`: exactly one of a citation (`source` and `at`) or `assumed`.
-    pub(crate) fn resolve<T>(&self, field: &str, cited: &Cited<T>) -> Result<Provenance, Error> {
+    pub(crate) fn resolve<T>(&self, field: &str, cited: &Cited<T>) -> Result<Citation, Error> {
         match (&cited.source, &cited.at, &cited.assumed) {
             (None, None, None) => Err(self.invalid(
                 field,
@@ -92,7 +92,7 @@ impl Sources<'_> {
                 if reason.trim().is_empty() {
                     Err(self.invalid(field, "`assumed` needs the reason, not an empty string"))
                 } else {
-                    Ok(Provenance::Assumed {
+                    Ok(Citation::Assumed {
                         reason: reason.clone(),
                     })
                 }
@@ -107,7 +107,7 @@ impl Sources<'_> {
     }
 
     /// The provenance of a bare citation.
-    pub(crate) fn cite(&self, field: &str, source: &str, at: &str) -> Result<Provenance, Error> {
+    pub(crate) fn cite(&self, field: &str, source: &str, at: &str) -> Result<Citation, Error> {
         let Some(reference) = self.references.get(source) else {
             return Err(self.invalid(
                 field,
@@ -117,7 +117,7 @@ impl Sources<'_> {
         if at.trim().is_empty() {
             return Err(self.invalid(field, "`at` is empty"));
         }
-        Ok(Provenance::Cited {
+        Ok(Citation::Cited {
             source: source.to_string(),
             reference: reference.clone(),
             at: at.to_string(),

@@ -1,0 +1,173 @@
+//! `kineto roofline` end to end on the bundled vLLM decode step (gpt-oss-20b-like on MI300X).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn kineto(args: &[&str]) -> (i32, String, String) {
+    let trace = root().join("testdata/traces/serving/vllm_decode_full/graph_execution.json.gz");
+    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .arg("roofline")
+        .args(args)
+        .arg(trace)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn json_has_one_object_per_step_with_the_documented_keys() {
+    let (code, out, err) = kineto(&["--model", "testdata/models/gpt-oss-20b.json", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1);
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    for k in [
+        "index",
+        "name",
+        "phase",
+        "requests",
+        "query_tokens",
+        "context_tokens",
+        "bytes_total",
+        "flops_total",
+        "span_us",
+        "busy_us",
+        "gbps",
+        "tflops",
+        "peak_gbps",
+        "peak_tflops",
+        "pct_of_peak_gbps",
+        "bound",
+        "gpu",
+    ] {
+        assert!(!v[k].is_null(), "{k} missing in {v}");
+    }
+    for k in [
+        "weights",
+        "routed_experts",
+        "kv_read",
+        "kv_write",
+        "lm_head",
+    ] {
+        assert!(v["bytes"][k].is_number(), "bytes.{k} missing in {v}");
+    }
+    assert_eq!(v["gpu"], "MI300X");
+    assert_eq!(v["phase"], "decode");
+    assert_eq!(
+        (v["requests"].as_u64(), v["context_tokens"].as_u64()),
+        (Some(32), Some(55_086))
+    );
+    assert_eq!(v["span_ns"], 10_699_981);
+    assert_eq!(v["bound"], "memory");
+    // Σ of the parts is the total.
+    let parts: f64 = v["bytes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|x| x.as_f64().unwrap())
+        .sum();
+    assert!((parts - v["bytes_total"].as_f64().unwrap()).abs() < 1.0);
+}
+
+#[test]
+fn table_and_csv() {
+    let (code, out, err) = kineto(&["--model", "testdata/models/gpt-oss-20b.json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("GPU MI300X (from numSms+memory)"), "{out}");
+    assert!(
+        out.contains("13.92") && out.contains("1300.704") && out.contains("memory"),
+        "{out}"
+    );
+    let (code, out, _) = kineto(&["--model", "testdata/models/gpt-oss-20b.json", "--csv"]);
+    assert_eq!(code, 0);
+    let mut lines = out.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.contains("bytes.weights") && header.contains("span_us"),
+        "{header}"
+    );
+    assert_eq!(lines.count(), 1);
+}
+
+#[test]
+fn an_impossible_estimate_fails_with_both_numbers() {
+    let (code, out, err) = kineto(&[
+        "--model",
+        "testdata/models/gpt-oss-20b.json",
+        "--gpu",
+        "GB10",
+        "--json",
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("1300.7 GB/s") && err.contains("273.0 GB/s") && err.contains("step 0"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_model_options_are_usage_errors() {
+    let (code, _, err) = kineto(&[
+        "--model",
+        "testdata/models/gpt-oss-20b.json",
+        "--quant",
+        "int3",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = kineto(&[
+        "--model",
+        "testdata/models/gpt-oss-20b.json",
+        "--gpu",
+        "TPU",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("MI300X"), "{err}");
+    let (code, _, err) = kineto(&["--model", "testdata/models/missing.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.json"), "{err}");
+}
+
+/// `--weights` lists the weights table: gpt-oss-20b's groups, whose parameters add up to 20.91 B and whose
+/// routed experts are mxfp4 (2880·5760/2 + 90·5760 + 2·5760 B for one gate|up with its bf16 bias, × 32 × 24).
+#[test]
+fn weights_table() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .args([
+            "roofline",
+            "--model",
+            "testdata/models/gpt-oss-20b.json",
+            "--weights",
+            "--json",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let params: u64 = rows.iter().map(|r| r["params"].as_u64().unwrap()).sum();
+    // The LM head is not tied: embedding and head both count.
+    assert!((params as f64 / 20.9e9 - 1.0).abs() < 0.005, "{params}");
+    let gu = rows
+        .iter()
+        .find(|r| r["group"] == "mlp.experts.gate_up_proj")
+        .unwrap();
+    assert_eq!(gu["format"], "mxfp4");
+    assert_eq!(gu["reads"], "routed");
+    let one: u64 = 2880 * 5760 / 2 + 90 * 5760 + 2 * 5760;
+    assert_eq!(gu["rank_bytes"].as_f64(), Some((one * 32 * 24) as f64));
+}

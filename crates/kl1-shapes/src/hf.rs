@@ -1,0 +1,1368 @@
+//! A [`ModelShape`] from a Hugging Face `config.json` (and its `quantization_config`, or a format given
+//! by the caller).
+//!
+//! Every key of the config is either read, or on a list of keys known not to change any weight's shape or
+//! bytes (token ids, rotary and normalisation constants, training knobs); any other key is an error that
+//! names it, so a new architecture feature is never ignored silently. `docs/formulas.md` §8 lists what
+//! each architecture contributes to the table.
+
+use serde_json::{Map, Value};
+
+use crate::Error;
+use crate::weights::{
+    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
+};
+
+/// Keys that change no weight shape or byte count, and why they may be skipped.
+const IGNORED: &[&str] = &[
+    // Identity and bookkeeping.
+    "_name_or_path",
+    "architectures",
+    "auto_map",
+    "transformers_version",
+    "unsloth_fixed",
+    "id2label",
+    "label2id",
+    "tokenizer_class",
+    "is_decoder",
+    "use_bfloat16",
+    "return_dict",
+    "output_attentions",
+    "output_hidden_states",
+    "torchscript",
+    // Token ids.
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    // Positions, rotary and normalisation constants: numbers the kernels use, not weights.
+    "max_position_embeddings",
+    "initial_context_length",
+    "rope_theta",
+    "rope_scaling",
+    "rope_parameters",
+    "rope_interleave",
+    "use_mrope",
+    "rope_local_base_freq",
+    "partial_rotary_factor",
+    "rms_norm_eps",
+    "layer_norm_eps",
+    "query_pre_attn_scalar",
+    "attn_logit_softcapping",
+    "final_logit_softcapping",
+    "swiglu_limit",
+    // Activations, dropout, initialisation, cache policy.
+    "hidden_act",
+    "hidden_activation",
+    "attention_dropout",
+    "initializer_range",
+    "use_cache",
+    "cache_implementation",
+    "pretraining_tp",
+    // Routing policy (which experts, not how big they are) and training losses.
+    "router_aux_loss_coef",
+    "router_jitter_noise",
+    "output_router_logits",
+    "aux_loss_alpha",
+    "seq_aux",
+    "topk_method",
+    "n_group",
+    "topk_group",
+    "routed_scaling_factor",
+    "scoring_func",
+    "norm_topk_prob",
+    "ep_size",
+];
+
+/// A weight format chosen by the caller, replacing the config's `quantization_config`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QuantOverride {
+    /// Every weight in the activation dtype (ignore `quantization_config`).
+    None,
+    /// Every quantisable linear (not the router, embedding or LM head) in this format.
+    All(WeightFormat),
+}
+
+impl QuantOverride {
+    /// Parses `bf16` / `none`, `fp8`, `fp8-block`, `awq`, `gptq`, `int4-g<N>`, `mxfp4`, `nvfp4`,
+    /// `exl3:<bits>`.
+    pub fn parse(text: &str) -> Result<QuantOverride, Error> {
+        let bad = |reason: &str| Error::Invalid {
+            origin: "quantisation".to_string(),
+            field: text.to_string(),
+            reason: reason.to_string(),
+        };
+        Ok(match text {
+            "none" | "bf16" | "fp16" => QuantOverride::None,
+            "fp8" => QuantOverride::All(WeightFormat::Fp8PerTensor),
+            "fp8-block" => QuantOverride::All(WeightFormat::Fp8Block {
+                block_out: 128,
+                block_in: 128,
+            }),
+            "awq" | "gptq" => QuantOverride::All(WeightFormat::IntGroup {
+                bits: 4,
+                group: 128,
+                zero_points: true,
+            }),
+            "mxfp4" => QuantOverride::All(WeightFormat::Mxfp4),
+            "nvfp4" => QuantOverride::All(WeightFormat::Nvfp4),
+            _ => {
+                if let Some(g) = text.strip_prefix("int4-g") {
+                    let group: u64 = g.parse().map_err(|_| bad("int4-g<N>: N is a group size"))?;
+                    if group == 0 {
+                        return Err(bad("a group size is positive"));
+                    }
+                    QuantOverride::All(WeightFormat::IntGroup {
+                        bits: 4,
+                        group,
+                        zero_points: true,
+                    })
+                } else if let Some(b) = text.strip_prefix("exl3:") {
+                    let bits: f64 = b.parse().map_err(|_| bad("exl3:<bits per weight>"))?;
+                    if !(bits.is_finite() && (1.0..=8.0).contains(&bits)) {
+                        return Err(bad("EXL3 has 1..=8 bits per weight"));
+                    }
+                    QuantOverride::All(WeightFormat::Exl3 { bits })
+                } else {
+                    return Err(bad(
+                        "known formats: none, bf16, fp8, fp8-block, awq, gptq, int4-g<N>, mxfp4, nvfp4, exl3:<bits>",
+                    ));
+                }
+            }
+        })
+    }
+}
+
+/// How the model is run: parallel sizes and an optional format override.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunOptions {
+    /// Tensor-parallel ranks.
+    pub tp: u64,
+    /// Expert-parallel ranks (1: experts are split like dense MLPs among the tensor-parallel ranks).
+    pub ep: u64,
+    /// Replaces the config's `quantization_config` when given.
+    pub quant: Option<QuantOverride>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            tp: 1,
+            ep: 1,
+            quant: None,
+        }
+    }
+}
+
+/// The keys of one JSON object, taken one by one; what is left at the end must be known-irrelevant.
+struct Fields<'a> {
+    map: Map<String, Value>,
+    origin: &'a str,
+    prefix: String,
+}
+
+impl<'a> Fields<'a> {
+    fn path(&self, key: &str) -> String {
+        if self.prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.prefix)
+        }
+    }
+
+    fn invalid(&self, key: &str, reason: impl Into<String>) -> Error {
+        Error::Invalid {
+            origin: self.origin.to_string(),
+            field: self.path(key),
+            reason: reason.into(),
+        }
+    }
+
+    /// The value, `None` when absent or JSON null.
+    fn opt(&mut self, key: &str) -> Option<Value> {
+        self.map.remove(key).filter(|v| !v.is_null())
+    }
+
+    fn u64_opt(&mut self, key: &str) -> Result<Option<u64>, Error> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.invalid(key, format!("{v} is not a non-negative integer"))),
+        }
+    }
+
+    fn u64(&mut self, key: &str) -> Result<u64, Error> {
+        self.u64_opt(key)?
+            .ok_or_else(|| self.invalid(key, "missing: needed for the weight shapes"))
+    }
+
+    fn positive(&mut self, key: &str) -> Result<u64, Error> {
+        let v = self.u64(key)?;
+        if v == 0 {
+            return Err(self.invalid(key, "must be positive"));
+        }
+        Ok(v)
+    }
+
+    fn bool_opt(&mut self, key: &str) -> Result<Option<bool>, Error> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| self.invalid(key, format!("{v} is not true or false"))),
+        }
+    }
+
+    fn f64_opt(&mut self, key: &str) -> Result<Option<f64>, Error> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| self.invalid(key, format!("{v} is not a number"))),
+        }
+    }
+
+    fn str_opt(&mut self, key: &str) -> Result<Option<String>, Error> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.invalid(key, format!("{v} is not a string"))),
+        }
+    }
+
+    fn strings_opt(&mut self, key: &str) -> Result<Option<Vec<String>>, Error> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .map(|i| match i {
+                    Value::String(s) => Ok(s),
+                    other => Err(self.invalid(key, format!("{other} is not a string"))),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(v) => Err(self.invalid(key, format!("{v} is not a list of strings"))),
+        }
+    }
+
+    fn u64s_opt(&mut self, key: &str) -> Result<Option<Vec<u64>>, Error> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .map(|i| {
+                    i.as_u64()
+                        .ok_or_else(|| self.invalid(key, format!("{i} is not an integer")))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(v) => Err(self.invalid(key, format!("{v} is not a list of integers"))),
+        }
+    }
+
+    fn object_opt(&mut self, key: &str) -> Result<Option<Fields<'a>>, Error> {
+        match self.opt(key) {
+            None => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(Fields {
+                map,
+                origin: self.origin,
+                prefix: self.path(key),
+            })),
+            Some(v) => Err(self.invalid(key, format!("{v} is not an object"))),
+        }
+    }
+
+    /// Fails on the first key neither read nor in `ignored`.
+    fn finish(self, ignored: &[&str]) -> Result<(), Error> {
+        for key in self.map.keys() {
+            if !ignored.contains(&key.as_str()) {
+                return Err(self.invalid(
+                    key,
+                    "not understood: this tool does not know how it changes the weights, so it will not guess",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The model family, from `model_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Llama,
+    Mistral,
+    Qwen2,
+    Qwen3,
+    Gemma,
+    Gemma2,
+    Gemma3,
+    Mixtral,
+    Qwen2Moe,
+    Qwen3Moe,
+    DeepSeek,
+    GptOss,
+}
+
+impl Family {
+    fn of(model_type: &str) -> Option<Family> {
+        Some(match model_type {
+            "llama" => Family::Llama,
+            "mistral" => Family::Mistral,
+            "qwen2" => Family::Qwen2,
+            "qwen3" => Family::Qwen3,
+            "gemma" => Family::Gemma,
+            "gemma2" => Family::Gemma2,
+            "gemma3_text" => Family::Gemma3,
+            "mixtral" => Family::Mixtral,
+            "qwen2_moe" => Family::Qwen2Moe,
+            "qwen3_moe" => Family::Qwen3Moe,
+            "deepseek_v2" | "deepseek_v3" | "kimi_k2" => Family::DeepSeek,
+            "gpt_oss" => Family::GptOss,
+            _ => return None,
+        })
+    }
+}
+
+/// The config's quantisation: which format the quantised linears take, which modules are left alone.
+#[derive(Debug, Clone, PartialEq)]
+struct Quant {
+    format: Option<WeightFormat>,
+    /// Module patterns left unquantised (`modules_to_not_convert`, `ignored_layers`).
+    skip: Vec<String>,
+    /// EXL3 LM head bits.
+    head: Option<WeightFormat>,
+    fp8_compute: bool,
+}
+
+fn read_quant(q: &mut Fields<'_>) -> Result<Quant, Error> {
+    let method = q
+        .str_opt("quant_method")?
+        .ok_or_else(|| q.invalid("quant_method", "missing"))?;
+    let mut skip = Vec::new();
+    for key in ["modules_to_not_convert", "ignored_layers"] {
+        if let Some(list) = q.strings_opt(key)? {
+            skip.extend(list);
+        }
+    }
+    let mut head = None;
+    let mut fp8_compute = false;
+    let format = match method.as_str() {
+        "fp8" => {
+            fp8_compute = true;
+            match q.u64s_opt("weight_block_size")? {
+                None => WeightFormat::Fp8PerTensor,
+                Some(b) if b.len() == 2 && b[0] > 0 && b[1] > 0 => WeightFormat::Fp8Block {
+                    block_out: b[0],
+                    block_in: b[1],
+                },
+                Some(b) => {
+                    return Err(q.invalid(
+                        "weight_block_size",
+                        format!("{b:?}: expected [block_out, block_in], both positive"),
+                    ));
+                }
+            }
+        }
+        "awq" | "gptq" => {
+            let bits = q.u64("bits")?;
+            let group = q.u64_opt("group_size")?.unwrap_or(128);
+            if !(bits == 2 || bits == 3 || bits == 4 || bits == 8) {
+                return Err(q.invalid("bits", format!("{bits}: expected 2, 3, 4 or 8")));
+            }
+            if group == 0 {
+                return Err(q.invalid(
+                    "group_size",
+                    "must be positive (per-channel -1 is not supported)",
+                ));
+            }
+            // AWQ stores zero points when zero_point is true (its default); GPTQ always stores qzeros.
+            let zero_points = if method == "awq" {
+                q.bool_opt("zero_point")?.unwrap_or(true)
+            } else {
+                let _ = q.bool_opt("sym")?;
+                true
+            };
+            if q.bool_opt("lm_head")? == Some(true) {
+                return Err(q.invalid("lm_head", "a quantised LM head is not supported"));
+            }
+            WeightFormat::IntGroup {
+                bits,
+                group,
+                zero_points,
+            }
+        }
+        "mxfp4" => WeightFormat::Mxfp4,
+        "modelopt" => {
+            if let Some(list) = q.strings_opt("exclude_modules")? {
+                skip.extend(list);
+            }
+            let algo = q
+                .str_opt("quant_algo")?
+                .ok_or_else(|| q.invalid("quant_algo", "missing"))?;
+            match algo.as_str() {
+                "FP8" => {
+                    fp8_compute = true;
+                    WeightFormat::Fp8PerTensor
+                }
+                "NVFP4" => {
+                    let _ = q.u64_opt("group_size")?;
+                    WeightFormat::Nvfp4
+                }
+                other => {
+                    return Err(q.invalid(
+                        "quant_algo",
+                        format!("`{other}` is not understood (FP8, NVFP4)"),
+                    ));
+                }
+            }
+        }
+        "compressed-tensors" => {
+            if let Some(list) = q.strings_opt("ignore")? {
+                skip.extend(list);
+            }
+            let _ = q.str_opt("format")?;
+            let groups = q
+                .object_opt("config_groups")?
+                .ok_or_else(|| q.invalid("config_groups", "missing"))?;
+            let (format, fp8) = compressed_tensors(&groups)?;
+            fp8_compute = fp8;
+            format
+        }
+        "exl3" => {
+            let bits = q
+                .f64_opt("bits")?
+                .ok_or_else(|| q.invalid("bits", "missing"))?;
+            if !(bits.is_finite() && (1.0..=8.0).contains(&bits)) {
+                return Err(q.invalid("bits", format!("{bits}: EXL3 has 1..=8 bits per weight")));
+            }
+            if let Some(h) = q.f64_opt("head_bits")? {
+                head = Some(WeightFormat::Exl3 { bits: h });
+            }
+            WeightFormat::Exl3 { bits }
+        }
+        other => {
+            return Err(q.invalid(
+                "quant_method",
+                format!("`{other}` is not understood (known: fp8, awq, gptq, mxfp4, exl3; or give --quant)"),
+            ));
+        }
+    };
+    Ok(Quant {
+        format: Some(format),
+        skip,
+        head,
+        fp8_compute,
+    })
+}
+
+/// The one weight scheme of a compressed-tensors `config_groups` (vLLM's llm-compressor checkpoints), and
+/// whether activations are fp8 too. Several groups with different schemes are not supported.
+fn compressed_tensors(groups: &Fields<'_>) -> Result<(WeightFormat, bool), Error> {
+    let mut found = None;
+    for (name, group) in &groups.map {
+        if found.is_some() {
+            return Err(groups.invalid(
+                name,
+                "more than one config group: mixed schemes are not supported (give --quant)",
+            ));
+        }
+        let w = group
+            .get("weights")
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| groups.invalid(&format!("{name}.weights"), "missing"))?;
+        let at = |k: &str| format!("{name}.weights.{k}");
+        let int = |k: &str| w.get(k).and_then(Value::as_u64);
+        let text = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("");
+        let bits = int("num_bits").ok_or_else(|| groups.invalid(&at("num_bits"), "missing"))?;
+        let strategy = text("strategy");
+        let format = match (text("type"), bits, strategy) {
+            ("float", 8, "tensor") => WeightFormat::Fp8PerTensor,
+            ("float", 8, "channel") => WeightFormat::Fp8PerChannel,
+            ("float", 8, "block") => {
+                let b: Vec<u64> = w
+                    .get("block_structure")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_u64).collect())
+                    .unwrap_or_default();
+                match b.as_slice() {
+                    [o, i] if *o > 0 && *i > 0 => WeightFormat::Fp8Block {
+                        block_out: *o,
+                        block_in: *i,
+                    },
+                    _ => {
+                        return Err(groups
+                            .invalid(&at("block_structure"), "expected [block_out, block_in]"));
+                    }
+                }
+            }
+            ("float", 4, "tensor_group") if int("group_size") == Some(16) => WeightFormat::Nvfp4,
+            ("int", 4 | 8, "group") => WeightFormat::IntGroup {
+                bits,
+                group: int("group_size")
+                    .filter(|g| *g > 0)
+                    .ok_or_else(|| groups.invalid(&at("group_size"), "missing"))?,
+                zero_points: w.get("symmetric").and_then(Value::as_bool) == Some(false),
+            },
+            (t, b, st) => {
+                return Err(groups.invalid(
+                    &format!("{name}.weights"),
+                    format!("type `{t}`, {b} bits, strategy `{st}` is not understood (fp8 tensor/channel/block, nvfp4, int4/int8 group)"),
+                ));
+            }
+        };
+        let fp8_acts = group
+            .get("input_activations")
+            .and_then(|a| a.get("num_bits"))
+            .and_then(Value::as_u64)
+            == Some(8)
+            && format_is_fp8(&format);
+        found = Some((format, fp8_acts));
+    }
+    found.ok_or_else(|| groups.invalid("", "no config group"))
+}
+
+fn format_is_fp8(f: &WeightFormat) -> bool {
+    matches!(
+        f,
+        WeightFormat::Fp8PerTensor | WeightFormat::Fp8PerChannel | WeightFormat::Fp8Block { .. }
+    )
+}
+
+/// Whether a module pattern (dot-separated, `*` matching one component) matches a contiguous run of the
+/// module path's components: `self_attn` and `model.layers.*.self_attn` both match
+/// `model.layers.3.self_attn.q_proj`.
+pub fn module_matches(pattern: &str, module: &str) -> bool {
+    let p: Vec<&str> = pattern.split('.').collect();
+    let m: Vec<&str> = module.split('.').collect();
+    if p.len() > m.len() {
+        return false;
+    }
+    (0..=m.len() - p.len()).any(|start| {
+        p.iter()
+            .zip(&m[start..])
+            .all(|(pc, mc)| *pc == "*" || pc == mc)
+    })
+}
+
+/// One tensor of one layer before grouping.
+struct Tensor {
+    name: &'static str,
+    module: String,
+    k: u64,
+    n: u64,
+    bias: bool,
+    per_layer: u64,
+    quantizable: bool,
+    reads: Reads,
+    split: RankSplit,
+}
+
+/// Reads a `config.json`. `origin` names the text in errors.
+pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<ModelShape, Error> {
+    let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse {
+        origin: origin.to_string(),
+        message: e.to_string(),
+    })?;
+    let Value::Object(map) = value else {
+        return Err(Error::Invalid {
+            origin: origin.to_string(),
+            field: "(top level)".to_string(),
+            reason: "a config.json is a JSON object".to_string(),
+        });
+    };
+    let mut f = Fields {
+        map,
+        origin,
+        prefix: String::new(),
+    };
+    if run.tp == 0 || run.ep == 0 {
+        return Err(f.invalid("--tp/--ep", "parallel sizes are positive"));
+    }
+    let model_type = f
+        .str_opt("model_type")?
+        .ok_or_else(|| f.invalid("model_type", "missing"))?;
+    let family = Family::of(&model_type).ok_or_else(|| {
+        f.invalid(
+            "model_type",
+            format!(
+                "`{model_type}` is not understood (known: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss)"
+            ),
+        )
+    })?;
+    let mut notes = Vec::new();
+    let dtype = match f.str_opt("torch_dtype")?.or(f.str_opt("dtype")?) {
+        Some(d) => d,
+        // gpt-oss configs carry no dtype; the checkpoints' unquantised tensors are bf16 (its model card).
+        None if family == Family::GptOss => {
+            notes
+                .push("torch_dtype absent: gpt-oss's unquantised tensors are bfloat16".to_string());
+            "bfloat16".to_string()
+        }
+        None => {
+            return Err(f.invalid(
+                "torch_dtype",
+                "missing: the activation and unquantised weight dtype",
+            ));
+        }
+    };
+    let act = match dtype.as_str() {
+        "bfloat16" => WeightFormat::BF16,
+        "float16" => WeightFormat::FP16,
+        "float32" => WeightFormat::FP32,
+        other => {
+            return Err(f.invalid(
+                "torch_dtype",
+                format!("`{other}`: expected bfloat16, float16 or float32"),
+            ));
+        }
+    };
+    let act_bytes = match act {
+        WeightFormat::Float { bytes, .. } => bytes,
+        _ => 2,
+    };
+    let act_name = match act {
+        WeightFormat::Float { name, .. } => name,
+        _ => "bf16",
+    };
+
+    // A format given on the command line replaces the config's, which is then not read at all (so a
+    // quantisation scheme this tool does not know can still be overridden).
+    if run.quant.is_some() && f.opt("quantization_config").is_some() {
+        notes.push(
+            "quantization_config replaced by the format given on the command line".to_string(),
+        );
+    }
+    let quant_cfg = match f.object_opt("quantization_config")? {
+        Some(mut q) => {
+            let parsed = read_quant(&mut q)?;
+            q.finish(&[
+                "kv_cache_quant_algo",
+                "producer",
+                "kv_cache_scheme",
+                "quantization_status",
+                "global_compression_ratio",
+                "sparsity_config",
+                "transform_config",
+                "activation_scheme",
+                "fmt",
+                "version",
+                "desc_act",
+                "damp_percent",
+                "true_sequential",
+                "static_groups",
+                "model_name_or_path",
+                "model_file_base_name",
+                "checkpoint_format",
+                "meta",
+                "quantizer",
+                "calibration",
+                "out_scales",
+                "backend",
+                "modules_in_block_to_quantize",
+                "exllama_config",
+                "use_exllama",
+                "use_cuda_fp16",
+                "cache_block_outputs",
+                "batch_size",
+                "pad_token_id",
+                "tokenizer",
+                "dataset",
+                "do_fuse",
+                "fuse_max_seq_len",
+                "module_name_preceding_first_linear",
+                "bits",
+                "group_size",
+            ])?;
+            Some(parsed)
+        }
+        None => None,
+    };
+    let quant = match run.quant {
+        Some(QuantOverride::None) => Quant {
+            format: None,
+            skip: Vec::new(),
+            head: None,
+            fp8_compute: false,
+        },
+        Some(QuantOverride::All(format)) => {
+            if quant_cfg.is_some() {
+                notes.push(
+                    "quantization_config replaced by the format given on the command line"
+                        .to_string(),
+                );
+            }
+            Quant {
+                format: Some(format),
+                skip: Vec::new(),
+                head: None,
+                fp8_compute: matches!(
+                    format,
+                    WeightFormat::Fp8PerTensor | WeightFormat::Fp8Block { .. }
+                ),
+            }
+        }
+        None => quant_cfg.unwrap_or(Quant {
+            format: None,
+            skip: Vec::new(),
+            head: None,
+            fp8_compute: false,
+        }),
+    };
+
+    let hidden = f.positive("hidden_size")?;
+    let n_layers = f.positive("num_hidden_layers")?;
+    let vocab = f.positive("vocab_size")?;
+    let heads = f.positive("num_attention_heads")?;
+    let kv_heads = f.u64_opt("num_key_value_heads")?.unwrap_or(heads);
+    if kv_heads == 0 || heads % kv_heads != 0 {
+        return Err(f.invalid(
+            "num_key_value_heads",
+            format!("{kv_heads} does not divide {heads} heads"),
+        ));
+    }
+    let tie_default = matches!(family, Family::Gemma | Family::Gemma2 | Family::Gemma3);
+    let tied = f.bool_opt("tie_word_embeddings")?.unwrap_or(tie_default);
+    let attention_bias = f
+        .bool_opt("attention_bias")?
+        .unwrap_or(matches!(family, Family::GptOss));
+    let mlp_bias = f.bool_opt("mlp_bias")?.unwrap_or(false);
+    let intermediate = f.u64_opt("intermediate_size")?;
+
+    // Attention.
+    let mla = family == Family::DeepSeek;
+    let (attention, q_lora) = if mla {
+        let q_lora = f.u64_opt("q_lora_rank")?;
+        let kv_lora_rank = f.positive("kv_lora_rank")?;
+        let qk_nope_head_dim = f.positive("qk_nope_head_dim")?;
+        let qk_rope_head_dim = f.positive("qk_rope_head_dim")?;
+        let v_head_dim = f.positive("v_head_dim")?;
+        // MLA's num_key_value_heads equals the heads and sets no shape.
+        let _ = f.u64_opt("head_dim")?;
+        (
+            Attention::Mla {
+                heads,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+            },
+            q_lora,
+        )
+    } else {
+        let head_dim = match f.u64_opt("head_dim")? {
+            Some(d) => d,
+            None => {
+                if hidden % heads != 0 {
+                    return Err(f.invalid(
+                        "head_dim",
+                        "missing, and hidden_size is not a multiple of the heads",
+                    ));
+                }
+                hidden / heads
+            }
+        };
+        (
+            Attention::Gqa {
+                heads,
+                kv_heads,
+                head_dim,
+                v_head_dim: head_dim,
+            },
+            None,
+        )
+    };
+    if heads % run.tp != 0 {
+        return Err(f.invalid(
+            "num_attention_heads",
+            format!(
+                "{heads} heads do not divide among {} tensor-parallel ranks",
+                run.tp
+            ),
+        ));
+    }
+
+    // Sliding windows.
+    let window = f.u64_opt("sliding_window")?;
+    let use_sliding = f.bool_opt("use_sliding_window")?;
+    let max_window_layers = f.u64_opt("max_window_layers")?;
+    let pattern = f.u64_opt("sliding_window_pattern")?;
+    let layer_types = f.strings_opt("layer_types")?;
+    let mut sliding = vec![false; n_layers as usize];
+    if let Some(types) = &layer_types {
+        if types.len() as u64 != n_layers {
+            return Err(f.invalid(
+                "layer_types",
+                format!("{} entries for {n_layers} layers", types.len()),
+            ));
+        }
+        for (i, t) in types.iter().enumerate() {
+            sliding[i] = match t.as_str() {
+                "sliding_attention" => true,
+                "full_attention" => false,
+                other => {
+                    return Err(f.invalid(
+                        "layer_types",
+                        format!("`{other}` is not understood (sliding_attention, full_attention)"),
+                    ));
+                }
+            };
+        }
+    } else {
+        match family {
+            Family::Mistral | Family::Mixtral => sliding.fill(window.is_some()),
+            Family::Qwen2 | Family::Qwen3 | Family::Qwen2Moe | Family::Qwen3Moe
+                if use_sliding == Some(true) && window.is_some() =>
+            {
+                let from = max_window_layers.unwrap_or(0);
+                for (i, s) in sliding.iter_mut().enumerate() {
+                    *s = i as u64 >= from;
+                }
+            }
+            Family::Gemma2 => {
+                for (i, s) in sliding.iter_mut().enumerate() {
+                    *s = i % 2 == 0;
+                }
+            }
+            Family::Gemma3 => {
+                let p = pattern.ok_or_else(|| {
+                    f.invalid("sliding_window_pattern", "missing (and no layer_types)")
+                })?;
+                for (i, s) in sliding.iter_mut().enumerate() {
+                    *s = p == 0 || !(i as u64 + 1).is_multiple_of(p);
+                }
+            }
+            _ => {}
+        }
+    }
+    if sliding.iter().any(|&s| s) && window.is_none() {
+        return Err(f.invalid("sliding_window", "missing, but some layers slide"));
+    }
+
+    // Experts.
+    let (experts, top_k, expert_inter, shared, shared_inter, dense_first, moe_every, mlp_only) =
+        match family {
+            Family::Mixtral | Family::GptOss => {
+                let e = f.positive("num_local_experts")?;
+                let k = f.positive("num_experts_per_tok")?;
+                if family == Family::GptOss
+                    && let Some(k2) = f.u64_opt("experts_per_token")?
+                    && k2 != k
+                {
+                    return Err(f.invalid(
+                        "experts_per_token",
+                        format!("{k2} differs from num_experts_per_tok {k}"),
+                    ));
+                }
+                let i = intermediate.ok_or_else(|| f.invalid("intermediate_size", "missing"))?;
+                (e, k, i, 0, 0, 0, 1, Vec::new())
+            }
+            Family::Qwen2Moe | Family::Qwen3Moe => {
+                let e = f.positive("num_experts")?;
+                let k = f.positive("num_experts_per_tok")?;
+                let i = f.positive("moe_intermediate_size")?;
+                let step = f.u64_opt("decoder_sparse_step")?.unwrap_or(1).max(1);
+                let only = f.u64s_opt("mlp_only_layers")?.unwrap_or_default();
+                let (s, si) = if family == Family::Qwen2Moe {
+                    let si = f.u64_opt("shared_expert_intermediate_size")?.unwrap_or(0);
+                    (u64::from(si > 0), si)
+                } else {
+                    (0, 0)
+                };
+                (e, k, i, s, si, 0, step, only)
+            }
+            Family::DeepSeek => {
+                let e = f.positive("n_routed_experts")?;
+                let k = f.positive("num_experts_per_tok")?;
+                let i = f.positive("moe_intermediate_size")?;
+                let s = f.u64_opt("n_shared_experts")?.unwrap_or(0);
+                let first = f.u64_opt("first_k_dense_replace")?.unwrap_or(0);
+                let every = f.u64_opt("moe_layer_freq")?.unwrap_or(1).max(1);
+                if let Some(mtp) = f.u64_opt("num_nextn_predict_layers")?
+                    && mtp > 0
+                {
+                    notes.push(format!(
+                    "num_nextn_predict_layers = {mtp}: the multi-token-prediction layer(s) are not counted (they run only for speculative decoding)"
+                ));
+                }
+                (e, k, i, s, s * i, first, every, Vec::new())
+            }
+            _ => (0, 0, 0, 0, 0, 0, 1, Vec::new()),
+        };
+    if experts > 0 && top_k > experts {
+        return Err(f.invalid(
+            "num_experts_per_tok",
+            format!("{top_k} exceeds the {experts} experts"),
+        ));
+    }
+    if experts > 0 && experts % run.ep != 0 {
+        return Err(f.invalid(
+            "--ep",
+            format!("{experts} experts do not divide among {} ranks", run.ep),
+        ));
+    }
+    if run.ep > 1 && experts == 0 {
+        return Err(f.invalid(
+            "--ep",
+            "expert parallelism on a model without routed experts",
+        ));
+    }
+    // DeepSeek: layer i is MoE when i % moe_layer_freq == 0; Qwen-MoE when (i + 1) % decoder_sparse_step == 0.
+    let step_offset = u64::from(family != Family::DeepSeek);
+    let is_moe_layer = |i: u64| -> bool {
+        experts > 0
+            && i >= dense_first
+            && (i + step_offset).is_multiple_of(moe_every)
+            && !mlp_only.contains(&i)
+    };
+    // Family-specific keys that set nothing beyond the above.
+    if family == Family::Qwen2Moe {
+        let _ = f.u64_opt("max_window_layers")?;
+    }
+    let qk_norm = matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3);
+    let norms_per_layer = if matches!(family, Family::Gemma2 | Family::Gemma3) {
+        4
+    } else {
+        2
+    };
+    f.finish(IGNORED)?;
+
+    let tp = run.tp;
+    let ep = run.ep;
+    // Experts under expert parallelism are whole on one rank; otherwise split like a dense MLP.
+    let expert_tp = if ep > 1 { 1 } else { tp };
+    let split_dim = |dim: u64, ranks: u64, what: &str| -> Result<u64, Error> {
+        if !dim.is_multiple_of(ranks) {
+            return Err(Error::Invalid {
+                origin: origin.to_string(),
+                field: what.to_string(),
+                reason: format!("{dim} does not divide among {ranks} ranks"),
+            });
+        }
+        Ok(dim / ranks)
+    };
+
+    let mut layer_kinds = Vec::with_capacity(n_layers as usize);
+    let mut per_layer: Vec<Vec<Tensor>> = Vec::with_capacity(n_layers as usize);
+    for i in 0..n_layers {
+        let moe = is_moe_layer(i);
+        layer_kinds.push(LayerKind {
+            sliding_window: if sliding[i as usize] { window } else { None },
+            moe,
+        });
+        let at = |m: &str| format!("model.layers.{i}.{m}");
+        let lin =
+            |name: &'static str, module: String, k: u64, n: u64, bias: bool, split: RankSplit| {
+                Tensor {
+                    name,
+                    module,
+                    k,
+                    n,
+                    bias,
+                    per_layer: 1,
+                    quantizable: true,
+                    reads: Reads::EveryStep,
+                    split,
+                }
+            };
+        let mut t = Vec::new();
+        match attention {
+            Attention::Gqa {
+                heads,
+                kv_heads,
+                head_dim,
+                ..
+            } => {
+                let qkv_bias =
+                    attention_bias || family == Family::Qwen2 || family == Family::Qwen2Moe;
+                t.push(lin(
+                    "self_attn.q_proj",
+                    at("self_attn.q_proj"),
+                    hidden,
+                    heads * head_dim,
+                    qkv_bias,
+                    RankSplit::Column,
+                ));
+                t.push(lin(
+                    "self_attn.k_proj",
+                    at("self_attn.k_proj"),
+                    hidden,
+                    kv_heads * head_dim,
+                    qkv_bias,
+                    RankSplit::Column,
+                ));
+                t.push(lin(
+                    "self_attn.v_proj",
+                    at("self_attn.v_proj"),
+                    hidden,
+                    kv_heads * head_dim,
+                    qkv_bias,
+                    RankSplit::Column,
+                ));
+                t.push(lin(
+                    "self_attn.o_proj",
+                    at("self_attn.o_proj"),
+                    heads * head_dim,
+                    hidden,
+                    attention_bias,
+                    RankSplit::Row,
+                ));
+                if qk_norm {
+                    let mut n = lin(
+                        "self_attn.q_norm+k_norm",
+                        at("self_attn.q_norm"),
+                        1,
+                        head_dim,
+                        false,
+                        RankSplit::Replicated,
+                    );
+                    n.per_layer = 2;
+                    n.quantizable = false;
+                    t.push(n);
+                }
+                if family == Family::GptOss {
+                    let mut s = lin(
+                        "self_attn.sinks",
+                        at("self_attn.sinks"),
+                        1,
+                        heads,
+                        false,
+                        RankSplit::Column,
+                    );
+                    s.quantizable = false;
+                    t.push(s);
+                }
+            }
+            Attention::Mla {
+                heads,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+            } => {
+                let q_head = qk_nope_head_dim + qk_rope_head_dim;
+                match q_lora {
+                    Some(r) => {
+                        t.push(lin(
+                            "self_attn.q_a_proj",
+                            at("self_attn.q_a_proj"),
+                            hidden,
+                            r,
+                            false,
+                            RankSplit::Replicated,
+                        ));
+                        let mut n = lin(
+                            "self_attn.q_a_layernorm",
+                            at("self_attn.q_a_layernorm"),
+                            1,
+                            r,
+                            false,
+                            RankSplit::Replicated,
+                        );
+                        n.quantizable = false;
+                        t.push(n);
+                        t.push(lin(
+                            "self_attn.q_b_proj",
+                            at("self_attn.q_b_proj"),
+                            r,
+                            heads * q_head,
+                            false,
+                            RankSplit::Column,
+                        ));
+                    }
+                    None => t.push(lin(
+                        "self_attn.q_proj",
+                        at("self_attn.q_proj"),
+                        hidden,
+                        heads * q_head,
+                        false,
+                        RankSplit::Column,
+                    )),
+                }
+                t.push(lin(
+                    "self_attn.kv_a_proj_with_mqa",
+                    at("self_attn.kv_a_proj_with_mqa"),
+                    hidden,
+                    kv_lora_rank + qk_rope_head_dim,
+                    false,
+                    RankSplit::Replicated,
+                ));
+                let mut n = lin(
+                    "self_attn.kv_a_layernorm",
+                    at("self_attn.kv_a_layernorm"),
+                    1,
+                    kv_lora_rank,
+                    false,
+                    RankSplit::Replicated,
+                );
+                n.quantizable = false;
+                t.push(n);
+                t.push(lin(
+                    "self_attn.kv_b_proj",
+                    at("self_attn.kv_b_proj"),
+                    kv_lora_rank,
+                    heads * (qk_nope_head_dim + v_head_dim),
+                    false,
+                    RankSplit::Column,
+                ));
+                t.push(lin(
+                    "self_attn.o_proj",
+                    at("self_attn.o_proj"),
+                    heads * v_head_dim,
+                    hidden,
+                    false,
+                    RankSplit::Row,
+                ));
+            }
+        }
+        let mut norms = lin(
+            "layer norms",
+            at("input_layernorm"),
+            1,
+            hidden,
+            false,
+            RankSplit::Replicated,
+        );
+        norms.per_layer = norms_per_layer;
+        norms.quantizable = false;
+        t.push(norms);
+        if moe {
+            let (experts_module, router_module) = match family {
+                Family::Mixtral => ("block_sparse_moe.experts", "block_sparse_moe.gate"),
+                Family::GptOss => ("mlp.experts", "mlp.router"),
+                _ => ("mlp.experts", "mlp.gate"),
+            };
+            let expert_bias = family == Family::GptOss;
+            let mut gu = lin(
+                "mlp.experts.gate_up_proj",
+                at(experts_module),
+                hidden,
+                2 * expert_inter,
+                expert_bias,
+                RankSplit::Column,
+            );
+            gu.per_layer = experts;
+            gu.reads = Reads::RoutedExperts;
+            let mut dn = lin(
+                "mlp.experts.down_proj",
+                at(experts_module),
+                expert_inter,
+                hidden,
+                expert_bias,
+                RankSplit::Row,
+            );
+            dn.per_layer = experts;
+            dn.reads = Reads::RoutedExperts;
+            t.push(gu);
+            t.push(dn);
+            let router_bias = matches!(family, Family::GptOss | Family::DeepSeek);
+            let mut r = lin(
+                "mlp.router",
+                at(router_module),
+                hidden,
+                experts,
+                router_bias,
+                RankSplit::Replicated,
+            );
+            r.quantizable = false;
+            t.push(r);
+            if shared_inter > 0 {
+                let module = if family == Family::Qwen2Moe {
+                    "mlp.shared_expert"
+                } else {
+                    "mlp.shared_experts"
+                };
+                t.push(lin(
+                    "mlp.shared_experts.gate_up_proj",
+                    at(module),
+                    hidden,
+                    2 * shared_inter,
+                    false,
+                    RankSplit::Column,
+                ));
+                t.push(lin(
+                    "mlp.shared_experts.down_proj",
+                    at(module),
+                    shared_inter,
+                    hidden,
+                    false,
+                    RankSplit::Row,
+                ));
+                if family == Family::Qwen2Moe {
+                    let mut g = lin(
+                        "mlp.shared_expert_gate",
+                        at("mlp.shared_expert_gate"),
+                        hidden,
+                        1,
+                        false,
+                        RankSplit::Replicated,
+                    );
+                    g.quantizable = false;
+                    t.push(g);
+                }
+            }
+        } else {
+            let inter = intermediate.ok_or_else(|| Error::Invalid {
+                origin: origin.to_string(),
+                field: "intermediate_size".to_string(),
+                reason: "missing: needed for the dense MLP".to_string(),
+            })?;
+            t.push(lin(
+                "mlp.gate_up_proj",
+                at("mlp.gate_proj"),
+                hidden,
+                2 * inter,
+                mlp_bias,
+                RankSplit::Column,
+            ));
+            t.push(lin(
+                "mlp.down_proj",
+                at("mlp.down_proj"),
+                inter,
+                hidden,
+                mlp_bias,
+                RankSplit::Row,
+            ));
+        }
+        per_layer.push(t);
+    }
+
+    // Group identical tensors across layers.
+    let mut groups: Vec<TensorGroup> = Vec::new();
+    let format_of = |t: &Tensor| -> WeightFormat {
+        match quant.format {
+            Some(q)
+                if t.quantizable && !quant.skip.iter().any(|p| module_matches(p, &t.module)) =>
+            {
+                q
+            }
+            _ => act,
+        }
+    };
+    for t in per_layer.iter().flatten() {
+        let format = format_of(t);
+        let routed = t.reads == Reads::RoutedExperts;
+        let ranks = if routed { expert_tp } else { tp };
+        // Fewer KV heads than ranks: each rank holds one whole KV head (vLLM replicates them).
+        let kv_replicated = matches!(t.name, "self_attn.k_proj" | "self_attn.v_proj")
+            && matches!(attention, Attention::Gqa { kv_heads, .. } if kv_heads < tp);
+        let (rank_in, rank_out) = match t.split {
+            RankSplit::Column if kv_replicated => match attention {
+                Attention::Gqa { head_dim, .. } => (t.k, head_dim),
+                Attention::Mla { .. } => (t.k, t.n),
+            },
+            RankSplit::Column => (t.k, split_dim(t.n, ranks, t.name)?),
+            RankSplit::Row => (split_dim(t.k, ranks, t.name)?, t.n),
+            RankSplit::Replicated => (t.k, t.n),
+        };
+        let rank_per_layer = if routed {
+            t.per_layer / ep
+        } else {
+            t.per_layer
+        };
+        if let Some(g) = groups.iter_mut().find(|g| {
+            g.name == t.name
+                && g.in_features == t.k
+                && g.out_features == t.n
+                && g.per_layer == t.per_layer
+                && g.format == format
+        }) {
+            g.layers += 1;
+            continue;
+        }
+        groups.push(TensorGroup {
+            name: t.name.to_string(),
+            in_features: t.k,
+            out_features: t.n,
+            bias: t.bias,
+            per_layer: t.per_layer,
+            layers: 1,
+            format,
+            bias_bytes: act_bytes,
+            reads: t.reads,
+            split: t.split,
+            rank_in,
+            rank_out,
+            rank_per_layer,
+        });
+    }
+    // Outside the layers: final norm, embedding, LM head (column split over the vocabulary).
+    let whole = |name: &str,
+                 k: u64,
+                 n: u64,
+                 format: WeightFormat,
+                 reads: Reads,
+                 split: RankSplit,
+                 rank_out: u64| TensorGroup {
+        name: name.to_string(),
+        in_features: k,
+        out_features: n,
+        bias: false,
+        per_layer: 1,
+        layers: 1,
+        format,
+        bias_bytes: act_bytes,
+        reads,
+        split,
+        rank_in: k,
+        rank_out,
+        rank_per_layer: 1,
+    };
+    groups.push(whole(
+        "model.norm",
+        1,
+        hidden,
+        act,
+        Reads::EveryStep,
+        RankSplit::Replicated,
+        hidden,
+    ));
+    groups.push(whole(
+        "model.embed_tokens",
+        hidden,
+        vocab,
+        act,
+        Reads::TokenRows,
+        RankSplit::Column,
+        vocab.div_ceil(tp),
+    ));
+    if tied {
+        notes.push("tie_word_embeddings: the LM head is the embedding (its parameters are counted once, its bytes read as the LM head)".to_string());
+    }
+    let head_format = quant.head.unwrap_or(act);
+    groups.push(whole(
+        "lm_head",
+        hidden,
+        vocab,
+        head_format,
+        Reads::LogitRows,
+        RankSplit::Column,
+        vocab.div_ceil(tp),
+    ));
+    let moe_layers = layer_kinds.iter().filter(|l| l.moe).count() as u64;
+    let shape = ModelShape {
+        model_type,
+        hidden,
+        vocab,
+        attention,
+        layers: layer_kinds,
+        moe: (experts > 0).then_some(Moe {
+            experts,
+            top_k,
+            shared_experts: shared,
+            expert_intermediate: expert_inter,
+            moe_layers,
+        }),
+        activation_bytes: act_bytes,
+        activation_dtype: act_name,
+        fp8_compute: quant.fp8_compute,
+        tied_embeddings: tied,
+        tp,
+        ep,
+        groups,
+        notes,
+    };
+    Ok(shape)
+}

@@ -1,0 +1,411 @@
+//! A general weights table: every tensor group of a transformer, with its shape, how many there are per
+//! layer and in how many layers, its storage format, how it is divided among ranks, and which tokens of
+//! a step read it.
+//!
+//! The table is built from a Hugging Face `config.json` by [`crate::hf`]; this module only describes it
+//! and counts. Byte formulas per format are in `docs/formulas.md` §8.
+
+use std::fmt;
+
+/// How one weight matrix is stored. Bytes of a matrix of `k` input × `n` output features are given by
+/// [`WeightFormat::bytes`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WeightFormat {
+    /// Unquantised floats of `bytes` bytes each (bf16/fp16: 2, fp32: 4).
+    Float {
+        /// Bytes per element.
+        bytes: u64,
+        /// `bf16`, `fp16` or `fp32`.
+        name: &'static str,
+    },
+    /// fp8 (E4M3) with one fp32 scale per tensor.
+    Fp8PerTensor,
+    /// fp8 (E4M3) with one fp32 scale per output feature.
+    Fp8PerChannel,
+    /// fp8 (E4M3) with one fp32 scale per `block_out` × `block_in` block (DeepSeek-V3: 128 × 128).
+    Fp8Block {
+        /// Block height along the output features.
+        block_out: u64,
+        /// Block width along the input features.
+        block_in: u64,
+    },
+    /// Integer weights of `bits` bits in groups of `group` input features, one fp16 scale per group and
+    /// output feature, and (AWQ, GPTQ) a `bits`-bit zero point per group and output feature.
+    IntGroup {
+        /// Bits per weight (4 for AWQ/GPTQ int4).
+        bits: u64,
+        /// Input features per group.
+        group: u64,
+        /// Whether a packed zero point is stored per group.
+        zero_points: bool,
+    },
+    /// OCP MX fp4 (E2M1) with one E8M0 (1-byte) scale per 32 input features.
+    Mxfp4,
+    /// NVIDIA nvfp4 (E2M1) with one E4M3 (1-byte) scale per 16 input features and one fp32 scale per tensor.
+    Nvfp4,
+    /// EXL3 at `bits` bits per weight (possibly fractional for a mixed model): k·n·bits/8 + 2k + 2n.
+    Exl3 {
+        /// Bits per weight.
+        bits: f64,
+    },
+}
+
+impl WeightFormat {
+    /// bf16.
+    pub const BF16: WeightFormat = WeightFormat::Float {
+        bytes: 2,
+        name: "bf16",
+    };
+    /// fp16.
+    pub const FP16: WeightFormat = WeightFormat::Float {
+        bytes: 2,
+        name: "fp16",
+    };
+    /// fp32.
+    pub const FP32: WeightFormat = WeightFormat::Float {
+        bytes: 4,
+        name: "fp32",
+    };
+
+    /// Bytes of one `k` (input) × `n` (output) matrix in this format, scales included, bias excluded.
+    pub fn bytes(&self, k: u64, n: u64) -> f64 {
+        let kn = (k * n) as f64;
+        let (k_f, n_f) = (k as f64, n as f64);
+        match *self {
+            WeightFormat::Float { bytes, .. } => kn * bytes as f64,
+            WeightFormat::Fp8PerTensor => kn + 4.0,
+            WeightFormat::Fp8PerChannel => kn + 4.0 * n_f,
+            WeightFormat::Fp8Block {
+                block_out,
+                block_in,
+            } => kn + 4.0 * (k.div_ceil(block_in) * n.div_ceil(block_out)) as f64,
+            WeightFormat::IntGroup {
+                bits,
+                group,
+                zero_points,
+            } => {
+                let groups = (k.div_ceil(group) * n) as f64;
+                let zeros = if zero_points {
+                    groups * bits as f64 / 8.0
+                } else {
+                    0.0
+                };
+                kn * bits as f64 / 8.0 + 2.0 * groups + zeros
+            }
+            WeightFormat::Mxfp4 => kn / 2.0 + (k.div_ceil(32) * n) as f64,
+            WeightFormat::Nvfp4 => kn / 2.0 + (k.div_ceil(16) * n) as f64 + 4.0,
+            WeightFormat::Exl3 { bits } => kn * bits / 8.0 + 2.0 * (k_f + n_f),
+        }
+    }
+
+    /// Whether this is a quantised format (not plain floats).
+    pub fn is_quantized(&self) -> bool {
+        !matches!(self, WeightFormat::Float { .. })
+    }
+}
+
+impl fmt::Display for WeightFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WeightFormat::Float { name, .. } => f.write_str(name),
+            WeightFormat::Fp8PerTensor => f.write_str("fp8"),
+            WeightFormat::Fp8PerChannel => f.write_str("fp8-channel"),
+            WeightFormat::Fp8Block {
+                block_out,
+                block_in,
+            } => write!(f, "fp8-block{block_out}x{block_in}"),
+            WeightFormat::IntGroup {
+                bits,
+                group,
+                zero_points,
+            } => write!(
+                f,
+                "int{bits}-g{group}{}",
+                if *zero_points { "-zp" } else { "" }
+            ),
+            WeightFormat::Mxfp4 => f.write_str("mxfp4"),
+            WeightFormat::Nvfp4 => f.write_str("nvfp4"),
+            WeightFormat::Exl3 { bits } => write!(f, "exl3-{bits}bpw"),
+        }
+    }
+}
+
+/// Which tokens of a step read a tensor group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reads {
+    /// Read once per step whatever the number of tokens (attention projections, dense MLPs, shared
+    /// experts, norms, routers).
+    EveryStep,
+    /// Routed experts: a step reads the distinct experts its tokens pick.
+    RoutedExperts,
+    /// The LM head: read once per step if any row makes logits.
+    LogitRows,
+    /// The token embedding: a gather of one row per token.
+    TokenRows,
+}
+
+impl Reads {
+    /// A short name: `step`, `routed`, `logits`, `tokens`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reads::EveryStep => "step",
+            Reads::RoutedExperts => "routed",
+            Reads::LogitRows => "logits",
+            Reads::TokenRows => "tokens",
+        }
+    }
+}
+
+/// How a tensor group is divided among ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RankSplit {
+    /// Output features divided among the tensor-parallel ranks.
+    Column,
+    /// Input features divided among the tensor-parallel ranks.
+    Row,
+    /// Every rank holds all of it.
+    Replicated,
+}
+
+/// One group of identical tensors: e.g. `mlp.experts.gate_up_proj` of 24 layers × 32 experts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorGroup {
+    /// The group's name, after the Hugging Face module (`self_attn.q_proj`, `mlp.experts.down_proj`).
+    pub name: String,
+    /// Input features of one tensor (a vector such as a norm has 1).
+    pub in_features: u64,
+    /// Output features of one tensor.
+    pub out_features: u64,
+    /// Whether each tensor has a bias of `out_features` (stored in the activation dtype).
+    pub bias: bool,
+    /// Tensors per layer (routed experts: the number of experts).
+    pub per_layer: u64,
+    /// Layers holding the group (1 for the embedding, LM head and final norm).
+    pub layers: u64,
+    /// Storage format.
+    pub format: WeightFormat,
+    /// Bytes per bias element.
+    pub bias_bytes: u64,
+    /// Which tokens read it.
+    pub reads: Reads,
+    /// How it is divided among tensor-parallel ranks.
+    pub split: RankSplit,
+    /// Input features of one tensor on one rank.
+    pub rank_in: u64,
+    /// Output features of one tensor on one rank.
+    pub rank_out: u64,
+    /// Tensors per layer on one rank (routed experts under expert parallelism: experts / ep).
+    pub rank_per_layer: u64,
+}
+
+impl TensorGroup {
+    /// Parameters of the whole group on all ranks: per_layer · layers · (in·out + out if bias).
+    pub fn params(&self) -> u64 {
+        let one =
+            self.in_features * self.out_features + if self.bias { self.out_features } else { 0 };
+        self.per_layer * self.layers * one
+    }
+
+    /// Bytes of one tensor as one rank holds it: format bytes of rank_in × rank_out, plus the bias.
+    pub fn rank_tensor_bytes(&self) -> f64 {
+        let bias = if self.bias {
+            (self.rank_out * self.bias_bytes) as f64
+        } else {
+            0.0
+        };
+        self.format.bytes(self.rank_in, self.rank_out) + bias
+    }
+
+    /// Bytes one rank holds of the group: rank_per_layer · layers · [`Self::rank_tensor_bytes`].
+    pub fn rank_bytes(&self) -> f64 {
+        (self.rank_per_layer * self.layers) as f64 * self.rank_tensor_bytes()
+    }
+}
+
+/// Attention as the KV cache and the attention FLOPs see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Attention {
+    /// Multi-head, grouped-query or multi-query attention.
+    Gqa {
+        /// Query heads.
+        heads: u64,
+        /// Key/value heads (= heads: MHA; 1: MQA).
+        kv_heads: u64,
+        /// Width of one query/key head.
+        head_dim: u64,
+        /// Width of one value head.
+        v_head_dim: u64,
+    },
+    /// DeepSeek multi-head latent attention: the cache holds one compressed latent of `kv_lora_rank` plus
+    /// the shared rotary key of `qk_rope_head_dim` per token and layer.
+    Mla {
+        /// Query heads.
+        heads: u64,
+        /// Latent width of the KV compression.
+        kv_lora_rank: u64,
+        /// Non-rotary part of a query/key head.
+        qk_nope_head_dim: u64,
+        /// Rotary part of a query/key head.
+        qk_rope_head_dim: u64,
+        /// Width of one value head.
+        v_head_dim: u64,
+    },
+}
+
+impl Attention {
+    /// Query heads.
+    pub fn heads(&self) -> u64 {
+        match *self {
+            Attention::Gqa { heads, .. } | Attention::Mla { heads, .. } => heads,
+        }
+    }
+}
+
+/// The routed-expert part of a mixture-of-experts model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moe {
+    /// Routed experts per MoE layer.
+    pub experts: u64,
+    /// Experts each token picks.
+    pub top_k: u64,
+    /// Shared experts (always read), each `shared_intermediate` wide in total.
+    pub shared_experts: u64,
+    /// One routed expert's intermediate width.
+    pub expert_intermediate: u64,
+    /// MoE layers.
+    pub moe_layers: u64,
+}
+
+/// One decoder layer's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerKind {
+    /// The sliding window (keys a query attends to at most), if the layer uses one.
+    pub sliding_window: Option<u64>,
+    /// Whether the layer's MLP is a mixture of experts.
+    pub moe: bool,
+}
+
+/// A model as the estimates need it: dimensions, attention, experts, layer kinds, and the weights table,
+/// per rank for the given tensor- and expert-parallel sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelShape {
+    /// `model_type` from the config.
+    pub model_type: String,
+    /// Hidden width.
+    pub hidden: u64,
+    /// Vocabulary.
+    pub vocab: u64,
+    /// Attention.
+    pub attention: Attention,
+    /// One entry per decoder layer.
+    pub layers: Vec<LayerKind>,
+    /// Routed experts, if any.
+    pub moe: Option<Moe>,
+    /// Bytes per activation element (`torch_dtype`).
+    pub activation_bytes: u64,
+    /// The activation dtype's name (`bf16`, `fp16`, `fp32`): the dtype of the compute.
+    pub activation_dtype: &'static str,
+    /// Whether the quantised weights are multiplied in fp8 (fp8 formats) rather than the activation dtype.
+    pub fp8_compute: bool,
+    /// Whether the LM head is the embedding (`tie_word_embeddings`): its parameters are counted once.
+    pub tied_embeddings: bool,
+    /// Tensor-parallel ranks.
+    pub tp: u64,
+    /// Expert-parallel ranks (1: experts are divided like dense MLPs among the tensor-parallel ranks).
+    pub ep: u64,
+    /// The weights table.
+    pub groups: Vec<TensorGroup>,
+    /// Fields understood but deliberately left out of the estimate, with the reason (one line each).
+    pub notes: Vec<String>,
+}
+
+impl ModelShape {
+    /// Total parameters (all ranks); a tied LM head is counted once, as the embedding.
+    pub fn total_params(&self) -> u64 {
+        let all: u64 = self.groups.iter().map(TensorGroup::params).sum();
+        if self.tied_embeddings {
+            all - self.params_of(Reads::LogitRows)
+        } else {
+            all
+        }
+    }
+
+    /// Parameters one token multiplies with: every group read every step, the LM head, and top_k / experts
+    /// of the routed experts. The embedding (a gather) is not counted, as model cards count "active".
+    pub fn active_params(&self) -> f64 {
+        let mut total = 0.0;
+        for g in &self.groups {
+            match g.reads {
+                Reads::EveryStep | Reads::LogitRows => total += g.params() as f64,
+                Reads::RoutedExperts => {
+                    if let Some(m) = self.moe {
+                        total += g.params() as f64 * m.top_k as f64 / m.experts as f64;
+                    }
+                }
+                Reads::TokenRows => {}
+            }
+        }
+        total
+    }
+
+    /// Parameters one token multiplies with in the decoder layers (active minus the LM head): the part of
+    /// the FLOPs that scales with every token, while the LM head's scales with the rows that make logits.
+    pub fn active_layer_params(&self) -> f64 {
+        self.active_params() - self.params_of(Reads::LogitRows) as f64
+    }
+
+    /// Parameters of the groups read as `reads`.
+    pub fn params_of(&self, reads: Reads) -> u64 {
+        self.groups
+            .iter()
+            .filter(|g| g.reads == reads)
+            .map(TensorGroup::params)
+            .sum()
+    }
+
+    /// Bytes one rank holds of the groups read as `reads`.
+    pub fn rank_bytes_of(&self, reads: Reads) -> f64 {
+        self.groups
+            .iter()
+            .filter(|g| g.reads == reads)
+            .map(TensorGroup::rank_bytes)
+            .sum()
+    }
+
+    /// Bytes one rank holds of one routed expert in one layer (all its tensors), 0 without experts.
+    pub fn rank_expert_bytes(&self) -> f64 {
+        self.groups
+            .iter()
+            .filter(|g| g.reads == Reads::RoutedExperts)
+            .map(|g| g.rank_tensor_bytes() * g.layers as f64)
+            .sum::<f64>()
+            / self.moe.map_or(1, |m| m.moe_layers.max(1)) as f64
+    }
+
+    /// Routed experts one rank holds per MoE layer: experts / ep.
+    pub fn rank_experts(&self) -> u64 {
+        self.moe.map_or(0, |m| m.experts / self.ep)
+    }
+
+    /// KV-cache bytes one token adds in one layer on one rank, at `kv_bytes` per element:
+    /// GQA 2·max(1, kv_heads/tp)·head_dim (keys and values, v_head_dim for values); MLA
+    /// (kv_lora_rank + qk_rope_head_dim), held whole on every rank.
+    pub fn kv_bytes_per_token_layer(&self, kv_bytes: u64) -> u64 {
+        match self.attention {
+            Attention::Gqa {
+                kv_heads,
+                head_dim,
+                v_head_dim,
+                ..
+            } => {
+                let rank_heads = (kv_heads / self.tp).max(1);
+                rank_heads * (head_dim + v_head_dim) * kv_bytes
+            }
+            Attention::Mla {
+                kv_lora_rank,
+                qk_rope_head_dim,
+                ..
+            } => (kv_lora_rank + qk_rope_head_dim) * kv_bytes,
+        }
+    }
+}

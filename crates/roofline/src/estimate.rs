@@ -1,0 +1,208 @@
+//! ESTIMATED bytes and FLOPs of one step on one rank, from the model's weights table and the step's token
+//! counts. `docs/formulas.md` §9 writes out each formula.
+
+use kl1_shapes::{Attention, ModelShape, Reads, uniform_distinct_experts};
+use serde::Serialize;
+
+use crate::tokens::{PhaseTokens, StepTokens};
+
+/// Bytes one rank reads or writes in a step, by what they are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Bytes {
+    /// Weights read once per step: attention projections, dense MLPs, shared experts, routers, norms.
+    pub weights: f64,
+    /// Routed experts: [`Experts::uniform`] distinct experts per MoE layer, each read once.
+    pub routed_experts: f64,
+    /// KV cache read by attention: Σ keys per layer kind × KV bytes per token and layer.
+    pub kv_read: f64,
+    /// KV cache written: Σ query tokens × KV bytes per token and layer × layers.
+    pub kv_write: f64,
+    /// The LM head, read once if any row makes logits.
+    pub lm_head: f64,
+    /// Embedding rows gathered: query tokens × hidden × activation bytes.
+    pub embedding: f64,
+}
+
+impl Bytes {
+    /// The sum.
+    pub fn total(&self) -> f64 {
+        self.weights
+            + self.routed_experts
+            + self.kv_read
+            + self.kv_write
+            + self.lm_head
+            + self.embedding
+    }
+}
+
+/// FLOPs of one rank in a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Flops {
+    /// 2 · (active decoder-layer parameters) · query tokens, divided among ranks.
+    pub linear: f64,
+    /// 2 · LM-head parameters · logit rows, divided among ranks.
+    pub lm_head: f64,
+    /// Attention scores and values: per (query, key) pair and layer, divided among ranks.
+    pub attention: f64,
+}
+
+impl Flops {
+    /// The sum.
+    pub fn total(&self) -> f64 {
+        self.linear + self.lm_head + self.attention
+    }
+}
+
+/// Distinct routed experts per MoE layer on one rank, at three stated counts (no trace records which
+/// experts a step's tokens picked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Experts {
+    /// Uniform routing: E·(1 − (1 − k/E)^T) for T query tokens, divided by ep. An upper bound (Jensen:
+    /// uneven routing picks fewer); the bytes use it.
+    pub uniform: f64,
+    /// min(E, k · requests) / ep: each request's tokens pick the same k experts.
+    pub top_k_per_request: f64,
+    /// Experts per rank and MoE layer.
+    pub on_rank: f64,
+}
+
+/// The estimate of one step on one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StepEstimate {
+    /// Bytes by kind.
+    pub bytes: Bytes,
+    /// FLOPs by kind.
+    pub flops: Flops,
+    /// The distinct-expert counts (all zero for a dense model).
+    pub experts: Experts,
+    /// Bytes of one routed expert in all MoE layers on one rank: what one more distinct expert per layer
+    /// costs.
+    pub expert_bytes_all_layers: f64,
+}
+
+/// Keys attention reads per layer kind: a full layer reads Σ sk; a layer with a window W reads, per request,
+/// the keys some query of it sees, min(sk, sq + W − 1), so at most min(Σ sk, Σ sq + R·(W − 1)) (decode:
+/// min(Σ sk, R·W); exact when every request has at least sq + W − 1 keys).
+fn keys_read(p: &PhaseTokens, window: Option<u64>) -> f64 {
+    match window {
+        None => p.kv_tokens as f64,
+        Some(w) => {
+            (p.kv_tokens as f64).min((p.query_tokens + p.requests * w.saturating_sub(1)) as f64)
+        }
+    }
+}
+
+/// Causal (query, key) pairs per layer kind: full Σ sq·sk − (Σ sq² − Σ sq)/2; with a window W at most
+/// min(that, Σ sq · W).
+fn pairs(p: &PhaseTokens, window: Option<u64>) -> f64 {
+    let full = p.causal_pairs();
+    match window {
+        None => full,
+        Some(w) => full.min((p.query_tokens * w) as f64),
+    }
+}
+
+/// FLOPs per (query, key) pair in one layer, all heads: GQA 2·H·d (scores) + 2·H·d_v (values). MLA at
+/// decode runs absorbed, over the latent: 2·H·(c + r) + 2·H·c; at prefill over the heads' own keys and
+/// values: 2·H·(d_nope + r) + 2·H·d_v.
+fn flops_per_pair(a: &Attention, decode: bool) -> f64 {
+    let f = match *a {
+        Attention::Gqa {
+            heads,
+            head_dim,
+            v_head_dim,
+            ..
+        } => 2 * heads * head_dim + 2 * heads * v_head_dim,
+        Attention::Mla {
+            heads,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            qk_rope_head_dim,
+            v_head_dim,
+        } => {
+            if decode {
+                2 * heads * (kv_lora_rank + qk_rope_head_dim) + 2 * heads * kv_lora_rank
+            } else {
+                2 * heads * (qk_nope_head_dim + qk_rope_head_dim) + 2 * heads * v_head_dim
+            }
+        }
+    };
+    f as f64
+}
+
+/// Bytes and FLOPs of one step on one rank. `kv_bytes` is the KV cache's bytes per element.
+pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepEstimate {
+    let t = tokens.query_tokens();
+    let requests = tokens.requests();
+    let kv_token_layer = model.kv_bytes_per_token_layer(kv_bytes) as f64;
+
+    // Weights.
+    let weights = model.rank_bytes_of(Reads::EveryStep);
+    let lm_head = if requests > 0 {
+        model.rank_bytes_of(Reads::LogitRows)
+    } else {
+        0.0
+    };
+    let embedding = (t * model.hidden * model.activation_bytes) as f64;
+    let (experts, expert_bytes_all_layers) = match model.moe {
+        Some(m) => {
+            let ep = model.ep as f64;
+            // A valid model has 1 ≤ k ≤ E; the fallback is unreachable.
+            let uniform =
+                uniform_distinct_experts(m.experts, m.top_k, t).unwrap_or(m.experts as f64) / ep;
+            let per_request = (m.experts.min(m.top_k * requests)) as f64 / ep;
+            (
+                Experts {
+                    uniform,
+                    top_k_per_request: per_request,
+                    on_rank: model.rank_experts() as f64,
+                },
+                model.rank_expert_bytes() * m.moe_layers as f64,
+            )
+        }
+        None => (Experts::default(), 0.0),
+    };
+    let routed_experts = experts.uniform * expert_bytes_all_layers;
+
+    // KV cache and attention, layer by layer kind.
+    let mut kv_read = 0.0;
+    let mut attention = 0.0;
+    for layer in &model.layers {
+        for (phase, decode) in [(&tokens.prefill, false), (&tokens.decode, true)] {
+            kv_read += keys_read(phase, layer.sliding_window) * kv_token_layer;
+            attention +=
+                pairs(phase, layer.sliding_window) * flops_per_pair(&model.attention, decode);
+        }
+    }
+    let kv_write = (t * model.layers.len() as u64) as f64 * kv_token_layer;
+
+    // FLOPs: dense parts divide among tp ranks, routed experts among ep ranks (or tp without ep).
+    let tp = model.tp as f64;
+    let routed_params = model.params_of(Reads::RoutedExperts) as f64;
+    let routed_active = match model.moe {
+        Some(m) => routed_params * m.top_k as f64 / m.experts as f64,
+        None => 0.0,
+    };
+    let dense_active = model.active_layer_params() - routed_active;
+    let expert_ranks = if model.ep > 1 { model.ep as f64 } else { tp };
+    let linear = 2.0 * t as f64 * (dense_active / tp + routed_active / expert_ranks);
+    let head = 2.0 * requests as f64 * model.params_of(Reads::LogitRows) as f64 / tp;
+
+    StepEstimate {
+        bytes: Bytes {
+            weights,
+            routed_experts,
+            kv_read,
+            kv_write,
+            lm_head,
+            embedding,
+        },
+        flops: Flops {
+            linear,
+            lm_head: head,
+            attention: attention / tp,
+        },
+        experts,
+        expert_bytes_all_layers,
+    }
+}

@@ -657,17 +657,23 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
     };
     let table = GpuTable::builtin();
     let gpu = match &a.gpu {
-        Some(name) => GpuChoice::Named(Box::new(table.identify(name, None, None).ok().cloned().ok_or_else(|| {
-            format!(
-                "--gpu `{name}` is not in the GPU table ({})",
-                table
-                    .gpus()
-                    .iter()
-                    .map(|g| g.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?)),
+        Some(name) => GpuChoice::Named(Box::new(
+            table
+                .identify(name, None, None)
+                .ok()
+                .cloned()
+                .ok_or_else(|| {
+                    format!(
+                        "--gpu `{name}` is not in the GPU table ({})",
+                        table
+                            .gpus()
+                            .iter()
+                            .map(|g| g.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?,
+        )),
         None => GpuChoice::FromTrace,
     };
     let pattern = match &a.step_pattern {

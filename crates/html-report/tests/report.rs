@@ -86,7 +86,7 @@ fn kl1_page_from_the_demo_window() {
     let report = kl1_bandwidth::analyze(
         &[demo],
         &kl1_shapes::Spec::builtin(),
-        &kl1_bandwidth::Rules::builtin(),
+        &kl1_bandwidth::Kl1Rules::builtin(),
         None,
     )
     .unwrap();

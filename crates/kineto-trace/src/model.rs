@@ -253,6 +253,25 @@ pub struct Header {
     pub display_time_unit: Option<String>,
     /// `traceName`.
     pub trace_name: Option<String>,
+    /// `deviceProperties`: the few fields a reader of GPU work needs (which GPU, how big), at most
+    /// [`MAX_DEVICES`] entries; the rest of each entry is validated and skipped.
+    pub devices: Vec<DeviceProps>,
+}
+
+/// Most `deviceProperties` entries kept (a node has at most a few dozen GPUs; more is not a real trace).
+pub const MAX_DEVICES: usize = 256;
+
+/// One `deviceProperties` entry, as far as it is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DeviceProps {
+    /// `id`: the device index kernels carry in `args.device`.
+    pub id: Option<i64>,
+    /// `name` (empty on some ROCm traces).
+    pub name: Option<String>,
+    /// `numSms` (SMs on NVIDIA, CUs on AMD).
+    pub num_sms: Option<u64>,
+    /// `totalGlobalMem`, bytes.
+    pub total_global_mem: Option<u64>,
 }
 
 /// Event counts by what the trace wrote, before any interpretation.

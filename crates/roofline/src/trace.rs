@@ -134,18 +134,17 @@ fn gpu_of(
         return Ok(((**g).clone(), "--gpu"));
     }
     let device = trace.kernels.first().and_then(|k| k.device);
-    let props = &trace.header.device_properties;
+    let props = &trace.header.devices;
     let entry = props
         .iter()
-        .find(|p| device.is_some() && p.get("id").and_then(|v| v.as_i64()) == device)
+        .find(|p| device.is_some() && p.id == device)
         .or_else(|| props.first())
         .ok_or_else(|| Error::Gpu {
             file: file.to_string(),
             reason: "the trace has no deviceProperties".to_string(),
         })?;
-    let name = entry.get("name").and_then(|v| v.as_str()).unwrap_or("");
-    let sms = entry.get("numSms").and_then(|v| v.as_u64());
-    let mem = entry.get("totalGlobalMem").and_then(|v| v.as_u64());
+    let name = entry.name.as_deref().unwrap_or("");
+    let (sms, mem) = (entry.num_sms, entry.total_global_mem);
     let gpu = setup
         .table
         .identify(name, sms, mem)

@@ -1,13 +1,15 @@
 //! The top-level values beside `traceEvents`: read straight from the window, keeping only what the
 //! model's users read (`schemaVersion`, `distributedInfo.rank` / `.world_size`, `baseTimeNanoseconds`,
-//! `displayTimeUnit`, `traceName`), each a number or a string capped at [`MAX_TEXT`] bytes.
+//! `displayTimeUnit`, `traceName`, and per `deviceProperties` entry its `id`, `name`, `numSms` and
+//! `totalGlobalMem`, at most [`MAX_DEVICES`] entries), each a number or a string capped at [`MAX_TEXT`]
+//! bytes.
 //!
-//! Everything else — `deviceProperties`, the rest of `distributedInfo`, unknown keys — is validated and
+//! Everything else — the rest of `deviceProperties`, the rest of `distributedInfo`, unknown keys — is validated and
 //! skipped: no DOM is built, so a header value costs the window that holds it and nothing after. (A
 //! `serde_json::Value` of `[[0],[0],…]` costs ~16 times its text; fuzzing found a 97 KB `.gz` that grew
 //! to 4.4 GB that way.)
 
-use crate::model::Header;
+use crate::model::{DeviceProps, Header, MAX_DEVICES};
 use crate::scan::{Cursor, Scan, parse_i64, parse_u64};
 
 /// Longest text kept from a header string; longer ones are cut at a character boundary.
@@ -21,6 +23,7 @@ pub(super) fn header_value(c: &mut Cursor<'_>, key: &[u8], h: &mut Header) -> Sc
         b"displayTimeUnit" => h.display_time_unit = text(c)?,
         b"traceName" => h.trace_name = text(c)?,
         b"distributedInfo" => (h.rank, h.world_size) = distributed_info(c)?,
+        b"deviceProperties" => h.devices = devices(c)?,
         _ => {
             c.skip_value()?;
         }
@@ -97,6 +100,84 @@ fn distributed_info(c: &mut Cursor<'_>) -> Scan<(Option<u64>, Option<u64>)> {
     }
 }
 
+/// The `deviceProperties` array: one [`DeviceProps`] per object entry, at most [`MAX_DEVICES`]; entries
+/// that are not objects, and entries past the cap, are validated and skipped.
+fn devices(c: &mut Cursor<'_>) -> Scan<Vec<DeviceProps>> {
+    let mut out = Vec::new();
+    if c.ws_peek()? != b'[' {
+        c.skip_value()?;
+        return Ok(out);
+    }
+    c.pos += 1;
+    if c.ws_peek()? == b']' {
+        c.pos += 1;
+        return Ok(out);
+    }
+    loop {
+        if c.ws_peek()? == b'{' && out.len() < MAX_DEVICES {
+            out.push(device(c)?);
+        } else {
+            c.skip_value()?;
+        }
+        match c.ws_peek()? {
+            b',' => c.pos += 1,
+            b']' => {
+                c.pos += 1;
+                return Ok(out);
+            }
+            other => {
+                return crate::scan::bad(
+                    c.pos,
+                    format!(
+                        "expected ',' or ']' in \"deviceProperties\", found {}",
+                        crate::scan::show_byte(other)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// One `deviceProperties` object (the cursor is on its `{`).
+fn device(c: &mut Cursor<'_>) -> Scan<DeviceProps> {
+    let mut d = DeviceProps::default();
+    c.pos += 1;
+    if c.ws_peek()? == b'}' {
+        c.pos += 1;
+        return Ok(d);
+    }
+    loop {
+        c.ws_peek()?;
+        let key = c.string()?;
+        c.expect(b':', "':' after a key")?;
+        match &*key {
+            b"id" => d.id = int(c)?,
+            b"name" => d.name = text(c)?,
+            b"numSms" => d.num_sms = uint_or_text(c)?,
+            b"totalGlobalMem" => d.total_global_mem = uint_or_text(c)?,
+            _ => {
+                c.skip_value()?;
+            }
+        }
+        match c.ws_peek()? {
+            b',' => c.pos += 1,
+            b'}' => {
+                c.pos += 1;
+                return Ok(d);
+            }
+            other => {
+                return crate::scan::bad(
+                    c.pos,
+                    format!(
+                        "expected ',' or '}}' in a \"deviceProperties\" entry, found {}",
+                        crate::scan::show_byte(other)
+                    ),
+                );
+            }
+        }
+    }
+}
+
 fn uint_or_text(c: &mut Cursor<'_>) -> Scan<Option<u64>> {
     match c.ws_peek()? {
         b'"' => {
@@ -157,9 +238,36 @@ mod tests {
             read("baseTimeNanoseconds", "1700000000000000000").base_time_ns,
             Some(1_700_000_000_000_000_000)
         );
+        // Entries that are not objects are skipped; of an object only id, name, numSms and
+        // totalGlobalMem are kept (the MI300X serving trace has an empty name).
+        let h = read(
+            "deviceProperties",
+            r#"[[0], 7, {"id": 0, "name": "", "numSms": 304, "totalGlobalMem": 206141652992, "x": [1]}, {"name": "H100"}]"#,
+        );
         assert_eq!(
-            read("deviceProperties", "[[0], [0], {\"name\": \"H100\"}]"),
-            Header::default()
+            h.devices,
+            vec![
+                DeviceProps {
+                    id: Some(0),
+                    name: Some(String::new()),
+                    num_sms: Some(304),
+                    total_global_mem: Some(206_141_652_992),
+                },
+                DeviceProps {
+                    name: Some("H100".into()),
+                    ..DeviceProps::default()
+                },
+            ]
+        );
+        assert_eq!(read("deviceProperties", "{}").devices, vec![]);
+    }
+
+    #[test]
+    fn device_entries_past_the_cap_are_skipped() {
+        let many = vec!["{\"id\": 1}"; MAX_DEVICES + 5].join(",");
+        assert_eq!(
+            read("deviceProperties", &format!("[{many}]")).devices.len(),
+            MAX_DEVICES
         );
     }
 }

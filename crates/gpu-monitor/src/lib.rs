@@ -56,6 +56,7 @@ use serde::Serialize;
 
 mod backend;
 mod child;
+mod coverage;
 mod csv;
 mod error;
 mod identity;
@@ -69,6 +70,7 @@ mod throttle;
 pub use backend::{
     Backend, BackendKind, FieldNote, Rejection, Session, SourceEnd, StopHook, Timestamps,
 };
+pub use coverage::Coverage;
 pub use error::Unavailable;
 pub use identity::{GpuIdentity, Identity};
 pub use monitor::{Capture, Monitor, MonitorCpu, Observer, StopHandle};

@@ -178,6 +178,7 @@ impl Monitor {
             timestamps: self.timestamps,
             duration_s,
             end,
+            source_ended_s: record.source_ended_s,
             samples: record.samples,
             counters: record.counters,
             warnings: record.warnings,
@@ -262,6 +263,9 @@ fn sampling_thread(
             }
         }
     };
+    if !lock(&shared.control).stop {
+        lock(&shared.record).source_ended_s = Some(started.elapsed().as_secs_f64());
+    }
     // Dropping the backend here, on its own thread, is what kills and reaps an nvidia-smi child that a
     // panicking run left behind.
     drop(backend);
@@ -316,6 +320,9 @@ pub struct Capture {
     pub duration_s: f64,
     /// How the source ended.
     pub end: SourceEnd,
+    /// When the source ended by itself, before a stop was asked for (died, replay read to its end), s since
+    /// the start; `None` when it ran until stopped.
+    pub source_ended_s: Option<f64>,
     /// The samples, in the order recorded.
     pub samples: Vec<Sample>,
     /// Counts of things worth knowing that are not samples: lines read, short or garbage lines, `[N/A]`
@@ -355,6 +362,7 @@ impl Capture {
             timestamps: Some(timestamps),
             duration_s,
             end: SourceEnd::Exhausted,
+            source_ended_s: None,
             samples,
             counters: BTreeMap::new(),
             warnings: Vec::new(),

@@ -11,6 +11,7 @@ use serde::Serialize;
 use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
 use crate::backend::{BackendKind, FieldNote, Rejection, SourceEnd, Timestamps};
+use crate::coverage::{self, Coverage, Region};
 use crate::monitor::Capture;
 use crate::sample::{GpuProcess, Sample};
 use crate::throttle::decode_throttle;
@@ -164,6 +165,8 @@ pub struct Summary {
     pub duration_s: f64,
     /// How the source ended.
     pub end: SourceEnd,
+    /// How much of the watched region the readings cover, for the worst GPU.
+    pub coverage: Coverage,
     /// The monitor's own CPU cost.
     pub monitor_cpu: MonitorCost,
     /// The capture's counters.
@@ -281,6 +284,8 @@ pub struct GpuSummary {
     pub energy: EnergyCheck,
     /// Requested against achieved interval, and gaps.
     pub interval: IntervalStats,
+    /// How much of the watched region this GPU's readings cover.
+    pub coverage: Coverage,
     /// Field → number of samples in which it was `null`.
     pub null_values: BTreeMap<String, usize>,
     /// Every process seen on the GPU, with the most memory it held (NVML only).
@@ -310,7 +315,15 @@ impl Summary {
         for s in &c.samples {
             by_gpu.entry(s.index).or_default().push(s);
         }
-        let gpus = by_gpu
+        let region = Region {
+            duration_s: c.duration_s,
+            interval_ms: c.interval_ms,
+            timestamps: c.timestamps,
+            end: &c.end,
+            source_ended_s: c.source_ended_s,
+        };
+        let all_times: Vec<f64> = c.samples.iter().map(|s| s.t_s).collect();
+        let gpus: Vec<GpuSummary> = by_gpu
             .into_iter()
             .map(|(index, mut samples)| {
                 // Replay files need not be in time order; intervals and integrals need it.
@@ -321,9 +334,13 @@ impl Summary {
                     .find(|g| g.index == index)
                     .and_then(|g| g.uuid.clone())
                     .or_else(|| samples.iter().find_map(|s| s.uuid.clone()));
-                gpu_summary(index, uuid, &samples, c.interval_ms, c.timestamps)
+                let mut g = gpu_summary(index, uuid, &samples, c.interval_ms, c.timestamps);
+                let times: Vec<f64> = samples.iter().map(|s| s.t_s).collect();
+                g.coverage = coverage::of_gpu(&times, &all_times, &region);
+                g
             })
             .collect();
+        let per_gpu: Vec<Coverage> = gpus.iter().map(|g| g.coverage.clone()).collect();
         let n = c.samples.len();
         let per = |cpu: Option<f64>| cpu.filter(|_| n > 0).map(|s| s * 1e6 / n as f64);
         let frac = |cpu: Option<f64>| cpu.filter(|_| c.duration_s > 0.0).map(|s| s / c.duration_s);
@@ -335,6 +352,7 @@ impl Summary {
             timestamps: c.timestamps,
             duration_s: c.duration_s,
             end: c.end.clone(),
+            coverage: coverage::worst(&per_gpu, &region),
             monitor_cpu: MonitorCost {
                 method: c.monitor_cpu.method,
                 sampling_thread_s: c.monitor_cpu.sampling_thread_s,
@@ -403,6 +421,7 @@ fn gpu_summary(
         throttle_time_s: throttle_time(samples),
         energy: energy_check(samples),
         interval: interval_stats(samples, interval_ms, timestamps),
+        coverage: Coverage::empty(),
         null_values,
         processes_seen: processes_seen(samples),
     }

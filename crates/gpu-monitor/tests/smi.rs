@@ -249,6 +249,29 @@ fn a_child_that_exits_early_ends_the_source_and_keeps_what_it_printed() {
     assert!(detail.contains("exit status 3"), "{detail}");
     assert!(detail.contains("GPU is lost"), "{detail}");
     assert!(c.monitor_cpu.child_process_s.is_some());
+    // The death is a coverage fact: when the source ended, and a stretch from the last reading to the stop.
+    let ended = c.source_ended_s.expect("the source ended before the stop");
+    let last = c.samples.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    assert!(
+        ended >= last && ended <= c.duration_s,
+        "{ended} {last} {}",
+        c.duration_s
+    );
+    let cov = c.summary().coverage;
+    assert!(
+        cov.problem.as_deref().unwrap_or("").contains("died"),
+        "{cov:?}"
+    );
+    assert_eq!(cov.source_ended_s, Some(ended));
+    // The summary's figure is the worst GPU's: the earliest last reading.
+    let last_of = |i: u32| {
+        c.samples
+            .iter()
+            .filter(|s| s.index == i)
+            .map(|s| s.t_s)
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(cov.last_sample_s, Some(last_of(0).min(last_of(1))));
 }
 
 #[test]

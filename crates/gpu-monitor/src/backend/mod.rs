@@ -234,6 +234,8 @@ pub(crate) struct Record {
     pub warnings: Vec<String>,
     pub unavailable_fields: Vec<FieldNote>,
     pub child_cpu_s: Option<f64>,
+    /// When the backend's run returned without being asked to stop, s since the start.
+    pub source_ended_s: Option<f64>,
 }
 
 /// A field a backend could not read for a GPU, and why; recorded once per GPU and field.

@@ -61,6 +61,7 @@ mod csv;
 mod error;
 mod identity;
 mod monitor;
+pub mod runner;
 mod sample;
 mod select;
 mod summary;

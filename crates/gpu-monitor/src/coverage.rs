@@ -4,7 +4,7 @@
 //! The region is the monitor's life, start to stop, on the host's monotonic clock (`t_s` 0 to
 //! `duration_s`). A GPU's region is cut by its readings into stretches: start → first reading, between
 //! consecutive readings, last reading → stop. A stretch longer than the gap threshold
-//! ([`GAP_FACTOR`](crate::GAP_FACTOR) × the requested interval) leaves its excess uncovered:
+//! ([`GAP_FACTOR`] × the requested interval) leaves its excess uncovered:
 //!
 //! `covered_fraction = (region_s − Σ max(0, stretch − threshold)) / region_s`
 //!
@@ -16,6 +16,9 @@
 use serde::Serialize;
 
 use crate::backend::{SourceEnd, Timestamps};
+
+/// A gap is an interval between consecutive readings of a GPU longer than this many times the requested one.
+pub const GAP_FACTOR: f64 = 2.0;
 
 /// How much of the watched region one GPU's readings (or, at the top of a summary, the worst GPU's) cover.
 /// All times are seconds from the start of the region (MEASURED on the host clock, except for replay).
@@ -76,7 +79,7 @@ impl Region<'_> {
     }
 
     fn threshold_s(&self) -> f64 {
-        crate::summary::GAP_FACTOR * self.interval_ms as f64 / 1000.0
+        GAP_FACTOR * self.interval_ms as f64 / 1000.0
     }
 
     /// `(start, end)` of the region in `t_s` terms; `all_times` are every reading's time, all GPUs.

@@ -1,4 +1,4 @@
-//! The [`Monitor`]: one sampling thread driving one [`Backend`], and the [`Capture`] it leaves.
+//! The [`Monitor`]: one sampling thread driving one [`Backend`], and the [`Recording`] it leaves.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -11,9 +11,9 @@ use serde::Serialize;
 use crate::backend::{
     self, Backend, BackendKind, FieldNote, Rejection, Session, Shared, SourceEnd, Timestamps, lock,
 };
+use crate::config::MonitorConfig;
 use crate::sample::{GpuRef, Sample};
-use crate::summary::Summary;
-use crate::{MonitorConfig, sys};
+use crate::sys;
 
 /// How long [`Monitor::stop`] waits for the sampling thread. Backends end within about a second of a stop;
 /// this only matters if a driver call hangs, and then the thread is left behind rather than waited for.
@@ -150,7 +150,7 @@ impl Monitor {
     }
 
     /// Stops sampling (killing and reaping any child), and returns everything recorded.
-    pub fn stop(mut self) -> Capture {
+    pub fn stop(mut self) -> Recording {
         let (end, thread_cpu_s) = self.finish(STOP_WAIT);
         let duration_s = self.started.elapsed().as_secs_f64();
         let record = std::mem::take(&mut *lock(&self.shared.record));
@@ -169,7 +169,7 @@ impl Monitor {
             seen.dedup_by(|a, b| a.index == b.index);
             gpus = seen;
         }
-        Capture {
+        Recording {
             requested_backend: self.requested.clone(),
             backend: self.backend,
             rejected: self.rejected.clone(),
@@ -303,7 +303,7 @@ pub struct MonitorCpu {
 
 /// Everything a monitor recorded between start and stop.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Capture {
+pub struct Recording {
     /// The backend asked for (`auto`, `nvml`, `nvidia-smi`, `replay:PATH`).
     pub requested_backend: String,
     /// The backend used; `None` when none could be.
@@ -336,10 +336,14 @@ pub struct Capture {
     pub monitor_cpu: MonitorCpu,
 }
 
-impl Capture {
+impl Recording {
     /// A capture of already-recorded samples, as if a replay backend had produced them; for summarising
     /// samples obtained elsewhere.
-    pub fn from_samples(interval_ms: u64, timestamps: Timestamps, samples: Vec<Sample>) -> Capture {
+    pub fn from_samples(
+        interval_ms: u64,
+        timestamps: Timestamps,
+        samples: Vec<Sample>,
+    ) -> Recording {
         let mut gpus: Vec<GpuRef> = samples
             .iter()
             .map(|s| GpuRef {
@@ -353,7 +357,7 @@ impl Capture {
             (Some(a), Some(b)) => (b.t_s - a.t_s).max(0.0),
             _ => 0.0,
         };
-        Capture {
+        Recording {
             requested_backend: "samples".into(),
             backend: Some(BackendKind::Replay),
             rejected: Vec::new(),
@@ -373,10 +377,5 @@ impl Capture {
                 child_process_s: None,
             },
         }
-    }
-
-    /// The per-GPU summary of this capture.
-    pub fn summary(&self) -> Summary {
-        Summary::of(self)
     }
 }

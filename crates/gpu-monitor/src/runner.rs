@@ -230,14 +230,7 @@ fn wait_exited(pid: u32) -> io::Result<()> {
         // SAFETY: `siginfo_t` is plain data for which zero bytes are valid.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         // SAFETY: valid out-pointer; WNOWAIT leaves the child waitable.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                id,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
+        let r = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
         if r == 0 {
             return Ok(());
         }

@@ -105,30 +105,6 @@ impl Sample {
         }
         bad
     }
-
-    /// The header for [`to_csv_row`](Self::to_csv_row): a `#` line, so that tools treating `#` as a comment
-    /// (as `nvidia-smi dmon` users do) skip it, while replay reads it to learn the columns.
-    pub fn csv_header() -> String {
-        format!(
-            "# {}",
-            crate::csv::OUR_COLUMNS
-                .iter()
-                .map(|c| c.name())
-                .collect::<Vec<_>>()
-                .join(",")
-        )
-    }
-
-    /// This sample as one CSV line in the column order of [`csv_header`](Self::csv_header), with missing
-    /// values written `[N/A]` and the mask in `nvidia-smi`'s hex form, so replay reads it back unchanged.
-    /// Violation counters and processes are only in JSON lines.
-    pub fn to_csv_row(&self) -> String {
-        crate::csv::OUR_COLUMNS
-            .iter()
-            .map(|c| c.format(self))
-            .collect::<Vec<_>>()
-            .join(",")
-    }
 }
 
 /// Cumulative nanoseconds during which each NVML performance policy held the clocks down

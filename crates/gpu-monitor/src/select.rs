@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::Unavailable;
+use crate::error::ParseError;
 use crate::sample::GpuRef;
 
 /// One GPU named by the user.
@@ -50,10 +51,10 @@ impl fmt::Display for GpuSelection {
 }
 
 impl FromStr for GpuSelection {
-    type Err = Unavailable;
+    type Err = ParseError;
 
     /// `all`, `cuda` (honour `CUDA_VISIBLE_DEVICES`), or a comma list of indices and UUIDs.
-    fn from_str(s: &str) -> Result<Self, Unavailable> {
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s.trim() {
             "all" => Ok(GpuSelection::All),
             "cuda" | "CUDA_VISIBLE_DEVICES" => Ok(GpuSelection::CudaVisibleDevices),
@@ -63,11 +64,9 @@ impl FromStr for GpuSelection {
                     match parse_id(item) {
                         Some(id) => ids.push(id),
                         None => {
-                            return Err(Unavailable::BadConfig {
-                                reason: format!(
-                                    "GPU {item:?} is neither an index nor a GPU-/MIG- UUID"
-                                ),
-                            });
+                            return Err(ParseError(format!(
+                                "GPU {item:?} is neither an index nor a GPU-/MIG- UUID"
+                            )));
                         }
                     }
                 }

@@ -1,4 +1,4 @@
-//! From a [`Capture`] to the numbers people read: the [`Summary`].
+//! From a [`Recording`] to the numbers people read: the [`MonitorSummary`].
 //!
 //! Key names follow the seed tool (`n_samples`, `clocks.sm` `{min, median, max}`, `clocks.sm_busy`,
 //! `throttle_reasons_seen`, `pstates_seen`) inside each per-GPU object, so a script that read the seed's dict
@@ -11,17 +11,14 @@ use serde::Serialize;
 use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
 use crate::backend::{BackendKind, FieldNote, Rejection, SourceEnd, Timestamps};
-use crate::coverage::{self, Coverage, Region};
-use crate::monitor::Capture;
+use crate::coverage::{self, Coverage, GAP_FACTOR, Region};
+use crate::monitor::Recording;
 use crate::sample::{GpuProcess, Sample};
 use crate::throttle::decode_throttle;
 
 /// Utilisation (%) at or above which a sample counts as busy for `clocks.sm_busy`, the seed's threshold: idle
 /// stretches (start-up, host-side work) drag the SM clock's minimum down; this is the clock while working.
 pub const BUSY_UTIL_PERCENT: f64 = 10.0;
-
-/// A gap is an interval between consecutive readings of a GPU longer than this many times the requested one.
-pub const GAP_FACTOR: f64 = 2.0;
 
 /// Largest relative difference between the energy counter's average power and the integrated `power.draw`
 /// samples' that still counts as agreement. `power.draw` is the driver's own short average and is read only
@@ -150,7 +147,7 @@ pub struct MonitorCost {
 
 /// Everything a person or a script reads about a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub struct MonitorSummary {
     /// Samples over all GPUs.
     pub n_samples: usize,
     /// As asked.
@@ -177,16 +174,16 @@ pub struct Summary {
     pub unavailable_fields: Vec<FieldNote>,
     /// The seed's keys, pooled over all GPUs (flattened into the top level when serialised).
     #[serde(flatten)]
-    pub all_gpus: SeedView,
+    pub all_gpus: FieldStats,
     /// One per GPU, in index order.
     pub gpus: Vec<GpuSummary>,
 }
 
 /// The seed's summary fields, pooled over every sample of every GPU — what the seed computed from its one
 /// `nvidia-smi` stream (a line per GPU per tick) — so scripts that read `d["clocks.sm"]["median"]` from the
-/// seed's JSON read the same keys at the top level of ours. Per-GPU figures are in [`Summary::gpus`].
+/// seed's JSON read the same keys at the top level of ours. Per-GPU figures are in [`MonitorSummary::gpus`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SeedView {
+pub struct FieldStats {
     /// SM clock, MHz.
     #[serde(rename = "clocks.sm")]
     pub clocks_sm: Option<Stat>,
@@ -214,9 +211,9 @@ pub struct SeedView {
     pub pstates_seen: Vec<String>,
 }
 
-impl SeedView {
+impl FieldStats {
     /// The seed's fields over `samples`.
-    pub(crate) fn of(samples: &[&Sample]) -> SeedView {
+    pub(crate) fn of(samples: &[&Sample]) -> FieldStats {
         let field = |f: fn(&Sample) -> Option<f64>| stat(samples.iter().filter_map(|s| f(s)));
         let busy: Vec<f64> = samples
             .iter()
@@ -247,7 +244,7 @@ impl SeedView {
                 p.clone(),
             )
         });
-        SeedView {
+        FieldStats {
             clocks_sm: field(|s| s.clocks_sm),
             clocks_mem: field(|s| s.clocks_mem),
             temperature_gpu: field(|s| s.temperature_gpu),
@@ -272,7 +269,7 @@ pub struct GpuSummary {
     pub n_samples: usize,
     /// The seed's fields for this GPU (flattened into this object when serialised).
     #[serde(flatten)]
-    pub seed: SeedView,
+    pub stats: FieldStats,
     /// Enforced power limit, W.
     #[serde(rename = "power.limit")]
     pub power_limit: Option<Stat>,
@@ -306,8 +303,8 @@ pub(crate) fn stat(values: impl IntoIterator<Item = f64>) -> Option<Stat> {
     })
 }
 
-impl Summary {
-    pub(crate) fn of(c: &Capture) -> Summary {
+impl MonitorSummary {
+    pub(crate) fn of(c: &Recording) -> MonitorSummary {
         let mut by_gpu: BTreeMap<u32, Vec<&Sample>> = BTreeMap::new();
         for g in &c.gpus {
             by_gpu.entry(g.index).or_default();
@@ -344,7 +341,7 @@ impl Summary {
         let n = c.samples.len();
         let per = |cpu: Option<f64>| cpu.filter(|_| n > 0).map(|s| s * 1e6 / n as f64);
         let frac = |cpu: Option<f64>| cpu.filter(|_| c.duration_s > 0.0).map(|s| s / c.duration_s);
-        Summary {
+        MonitorSummary {
             n_samples: n,
             requested_backend: c.requested_backend.clone(),
             backend: c.backend,
@@ -364,7 +361,7 @@ impl Summary {
             counters: c.counters.clone(),
             warnings: c.warnings.clone(),
             unavailable_fields: c.unavailable_fields.clone(),
-            all_gpus: SeedView::of(&c.samples.iter().collect::<Vec<_>>()),
+            all_gpus: FieldStats::of(&c.samples.iter().collect::<Vec<_>>()),
             gpus,
         }
     }
@@ -377,7 +374,7 @@ fn gpu_summary(
     interval_ms: u64,
     timestamps: Option<Timestamps>,
 ) -> GpuSummary {
-    let seed = SeedView::of(samples);
+    let stats = FieldStats::of(samples);
     let mut throttle_reason_samples = BTreeMap::new();
     for s in samples {
         if let Some(m) = s.throttle_mask {
@@ -415,7 +412,7 @@ fn gpu_summary(
         index,
         uuid,
         n_samples: samples.len(),
-        seed,
+        stats,
         power_limit: stat(samples.iter().filter_map(|s| s.power_limit)),
         throttle_reason_samples,
         throttle_time_s: throttle_time(samples),
@@ -607,4 +604,11 @@ fn processes_seen(samples: &[&Sample]) -> Vec<GpuProcess> {
         }
     }
     seen.into_values().collect()
+}
+
+impl Recording {
+    /// The per-GPU summary of this recording.
+    pub fn summary(&self) -> MonitorSummary {
+        MonitorSummary::of(self)
+    }
 }

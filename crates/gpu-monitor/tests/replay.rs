@@ -1,5 +1,8 @@
 //! Replay backend: the three recorded forms, selection, bad lines, and the summary of a recording.
 
+// Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
+#![allow(clippy::expect_used)]
+
 use std::path::PathBuf;
 
 use gpu_monitor::{
@@ -13,7 +16,7 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn replay(name: &str, interval_ms: u64, gpus: GpuSelection) -> gpu_monitor::Capture {
+fn replay(name: &str, interval_ms: u64, gpus: GpuSelection) -> gpu_monitor::Recording {
     let monitor = Monitor::start(MonitorConfig {
         interval_ms,
         backend: BackendChoice::Replay(fixture(name)),
@@ -48,10 +51,10 @@ fn raw_nvidia_smi_csv_gets_synthesised_ticks() {
     assert_eq!(s.gpus.len(), 2);
     let g1 = &s.gpus[1];
     assert_eq!(
-        g1.seed.throttle_reasons_seen,
+        g1.stats.throttle_reasons_seen,
         vec!["gpu_idle", "sw_thermal_slowdown"]
     );
-    assert_eq!(g1.seed.pstates_seen, vec!["P0", "P8"]);
+    assert_eq!(g1.stats.pstates_seen, vec!["P0", "P8"]);
     // Synthesised times say nothing about sampling quality, so none is claimed.
     assert_eq!(g1.interval.achieved_ms, None);
     assert!(
@@ -74,7 +77,7 @@ fn our_csv_keeps_recorded_times_and_energy() {
     assert_eq!(e.integrated_power_j, Some(800.0));
     assert_eq!(e.relative_difference, Some(0.0));
     assert_eq!(e.agrees, Some(true));
-    let busy = g.seed.clocks_sm_busy.expect("busy");
+    let busy = g.stats.clocks_sm_busy.expect("busy");
     assert_eq!((busy.n, busy.min, busy.median), (4, 1980.0, 1980.0));
     assert_eq!(g.interval.gaps.n, 0);
     assert_eq!(g.interval.achieved_ms.map(|a| a.median), Some(1000.0));
@@ -90,13 +93,13 @@ fn jsonl_with_nvml_fields() {
     assert_eq!(g.index, 1);
     assert_eq!(g.uuid.as_deref(), Some("GPU-rec-0001"));
     // 1980 1900 1800 1850 1410: odd count, median 1850.
-    let sm = g.seed.clocks_sm.expect("clocks");
+    let sm = g.stats.clocks_sm.expect("clocks");
     assert_eq!((sm.min, sm.median, sm.max), (1410.0, 1850.0, 1980.0));
     // Busy: the first four (utilisation 90 95 99 80); even count, median (1850 + 1900) / 2.
-    let busy = g.seed.clocks_sm_busy.expect("busy");
+    let busy = g.stats.clocks_sm_busy.expect("busy");
     assert_eq!((busy.n, busy.median), (4, 1875.0));
     assert_eq!(
-        g.seed.throttle_reasons_seen,
+        g.stats.throttle_reasons_seen,
         vec!["gpu_idle", "sw_power_cap", "sw_thermal_slowdown"]
     );
     assert_eq!(g.throttle_reason_samples.get("sw_power_cap"), Some(&4));

@@ -3,13 +3,16 @@
 //! events, with deadlines generous enough for a loaded two-core machine, and a deadline passing is a failure
 //! only because the event never came.
 
+// Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
+#![allow(clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use gpu_monitor::{
-    BackendChoice, BackendKind, Capture, GpuId, GpuSelection, Monitor, MonitorConfig, SourceEnd,
+    BackendChoice, BackendKind, GpuId, GpuSelection, Monitor, MonitorConfig, Recording, SourceEnd,
     Timestamps, Unavailable, gpu_identity, sample_once,
 };
 
@@ -56,7 +59,7 @@ fn wait_for(seen: &AtomicUsize, n: usize) {
 }
 
 /// Runs `stop` on another thread so that a hang fails the test instead of hanging it.
-fn stop_within_patience(m: Monitor) -> Capture {
+fn stop_within_patience(m: Monitor) -> Recording {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(m.stop());
@@ -142,15 +145,15 @@ fn normal_output_from_two_gpus() {
     assert!(c.monitor_cpu.sampling_thread_s.is_some());
     let s = c.summary();
     let g = &s.gpus[1];
-    assert_eq!(g.seed.pstates_seen, vec!["P0", "P8"]);
+    assert_eq!(g.stats.pstates_seen, vec!["P0", "P8"]);
     assert_eq!(
-        g.seed.throttle_reasons_seen,
+        g.stats.throttle_reasons_seen,
         vec!["gpu_idle", "sw_power_cap"]
     );
-    let busy = g.seed.clocks_sm_busy.expect("busy");
+    let busy = g.stats.clocks_sm_busy.expect("busy");
     assert_eq!((busy.min, busy.max), (1980.0, 1980.0));
-    assert_eq!(g.seed.clocks_sm.map(|x| x.min), Some(345.0));
-    assert_eq!(g.seed.power_draw.map(|x| x.max), Some(650.51));
+    assert_eq!(g.stats.clocks_sm.map(|x| x.min), Some(345.0));
+    assert_eq!(g.stats.power_draw.map(|x| x.max), Some(650.51));
     assert!(g.interval.achieved_ms.is_some());
     assert!(s.monitor_cpu.per_sample_us.is_some());
 }
@@ -190,8 +193,8 @@ fn missing_values_are_none_and_counted() {
             .is_some_and(|n| *n >= 4)
     );
     let g = &c.summary().gpus[0];
-    assert_eq!(g.seed.power_draw, None);
-    assert!(g.seed.throttle_reasons_seen.is_empty());
+    assert_eq!(g.stats.power_draw, None);
+    assert!(g.stats.throttle_reasons_seen.is_empty());
     assert_eq!(g.null_values.get("power.draw"), Some(&g.n_samples));
 }
 
@@ -371,7 +374,7 @@ fn the_renamed_mask_field_is_used_when_the_old_one_is_refused() {
     let c = stop_within_patience(m);
     assert_eq!(c.backend, Some(BackendKind::NvidiaSmi));
     assert_eq!(
-        c.summary().gpus[0].seed.throttle_reasons_seen,
+        c.summary().gpus[0].stats.throttle_reasons_seen,
         vec!["sw_thermal_slowdown"]
     );
 }

@@ -5,52 +5,20 @@
 //! it. [`Backend::run`] is the single place where the two meet, through a [`Session`].
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::Unavailable;
+use crate::config::{BackendChoice, MonitorConfig};
 use crate::identity::GpuIdentity;
+pub use crate::kind::{BackendKind, Rejection};
 use crate::sample::{GpuRef, Sample};
-use crate::{BackendChoice, MonitorConfig, Unavailable};
 
 pub(crate) mod nvml;
 pub(crate) mod replay;
 pub(crate) mod smi;
-
-/// Which kind of backend produced a capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum BackendKind {
-    /// NVML in-process (`libnvidia-ml`, loaded at run time).
-    #[serde(rename = "nvml")]
-    Nvml,
-    /// One `nvidia-smi --query-gpu … -lms` child for the whole run.
-    #[serde(rename = "nvidia-smi")]
-    NvidiaSmi,
-    /// Samples read back from a file.
-    #[serde(rename = "replay")]
-    Replay,
-}
-
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            BackendKind::Nvml => "nvml",
-            BackendKind::NvidiaSmi => "nvidia-smi",
-            BackendKind::Replay => "replay",
-        })
-    }
-}
-
-/// A backend that was tried and not used, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Rejection {
-    /// The backend tried.
-    pub backend: BackendKind,
-    /// Why it could not be used: the [`Unavailable`] text, verbatim.
-    pub reason: String,
-}
 
 /// Where the samples' `t_s` come from; part of the capture because it decides what the intervals mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,0 +1,100 @@
+//! What to monitor, how often, through which backend; and how a backend is named.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::ParseError;
+use crate::select::GpuSelection;
+
+/// The environment variable naming the `nvidia-smi` to run when [`MonitorConfig::nvidia_smi`] is `None`.
+pub const NVIDIA_SMI_ENV: &str = "KL1_NVIDIA_SMI";
+
+/// The environment variable naming the NVML library to load when [`MonitorConfig::nvml_library`] is `None`.
+pub const NVML_LIBRARY_ENV: &str = "KL1_NVML_LIBRARY";
+
+/// What to monitor, how often, and through which backend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorConfig {
+    /// Requested interval between readings of each GPU, ms (at least 1). Default 500, the seed's.
+    pub interval_ms: u64,
+    /// Which backend to use. Default [`BackendChoice::Auto`].
+    pub backend: BackendChoice,
+    /// Which GPUs. Default [`GpuSelection::All`].
+    pub gpus: GpuSelection,
+    /// The `nvidia-smi` to run; `None`: `$KL1_NVIDIA_SMI`, else `nvidia-smi` on `PATH`.
+    pub nvidia_smi: Option<PathBuf>,
+    /// The NVML library to load; `None`: `$KL1_NVML_LIBRARY`, else the driver's `libnvidia-ml.so.1`. For tests
+    /// (a fake library) and installs that keep the driver outside the loader's path.
+    pub nvml_library: Option<PathBuf>,
+    /// Whether NVML lists the processes on each GPU at each reading (two driver calls per GPU). Default true.
+    pub read_processes: bool,
+}
+
+impl Default for MonitorConfig {
+    fn default() -> Self {
+        MonitorConfig {
+            interval_ms: 500,
+            backend: BackendChoice::Auto,
+            gpus: GpuSelection::All,
+            nvidia_smi: None,
+            nvml_library: None,
+            read_processes: true,
+        }
+    }
+}
+
+/// Which backend to use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// NVML, else `nvidia-smi`, else none; each rejection is recorded.
+    #[default]
+    Auto,
+    /// NVML only.
+    Nvml,
+    /// `nvidia-smi` only.
+    NvidiaSmi,
+    /// Samples recorded earlier: `nvidia-smi`'s CSV, our `--format csv`, or our JSON lines.
+    Replay(PathBuf),
+}
+
+impl fmt::Display for BackendChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackendChoice::Auto => f.write_str("auto"),
+            BackendChoice::Nvml => f.write_str("nvml"),
+            BackendChoice::NvidiaSmi => f.write_str("nvidia-smi"),
+            BackendChoice::Replay(p) => write!(f, "replay:{}", p.display()),
+        }
+    }
+}
+
+impl Serialize for BackendChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl FromStr for BackendChoice {
+    type Err = ParseError;
+
+    /// `auto`, `nvml`, `nvidia-smi` (or `smi`), `replay:PATH` / `replay=PATH`.
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "nvml" => Ok(BackendChoice::Nvml),
+            "nvidia-smi" | "smi" => Ok(BackendChoice::NvidiaSmi),
+            _ => match s
+                .strip_prefix("replay:")
+                .or_else(|| s.strip_prefix("replay="))
+            {
+                Some(p) if !p.is_empty() => Ok(BackendChoice::Replay(PathBuf::from(p))),
+                _ => Err(ParseError(format!(
+                    "unknown backend {s:?}: expected auto, nvml, nvidia-smi or replay:FILE"
+                ))),
+            },
+        }
+    }
+}

@@ -33,6 +33,6 @@ impl fmt::Display for BackendKind {
 pub struct Rejection {
     /// The backend tried.
     pub backend: BackendKind,
-    /// Why it could not be used: the [`Unavailable`] text, verbatim.
+    /// Why it could not be used: the [`Unavailable`](crate::Unavailable) text, verbatim.
     pub reason: String,
 }

@@ -89,7 +89,7 @@ pub type Capture = Recording;
 pub type Summary = MonitorSummary;
 pub use throttle::{KNOWN_MASK, THROTTLE_BITS, decode_throttle};
 
-/// What [`gpu_identity`](crate::gpu_identity) found.
+/// What [`gpu_identity`] found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Identity {
     /// The backend that answered.

@@ -515,3 +515,37 @@ fn a_mistyped_backend_is_a_usage_error_not_an_unavailable_backend() {
     assert!(stderr.contains("unknown backend \"nvmll\""), "{stderr}");
     assert!(!stderr.contains("bad monitor configuration"), "{stderr}");
 }
+
+#[test]
+fn gpus_default_to_cuda_visible_devices_read_as_cuda_reads_it() {
+    use std::os::unix::ffi::OsStrExt;
+    let run_with = |value: &std::ffi::OsStr| {
+        let out = run(cmd(Some(&fixture("nvidia-smi-normal.sh")))
+            .env("CUDA_VISIBLE_DEVICES", value)
+            .env("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+            .args([
+                "--backend",
+                "nvidia-smi",
+                "--interval-ms",
+                "50",
+                "--summary",
+                "-q",
+            ])
+            .args(["--", "sleep", "0.2"]));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    // The fake has GPUs 0 and 1: `1,7` is GPU 1 alone, as CUDA would use it.
+    let v = run_with(std::ffi::OsStr::new("1,7"));
+    let gpus: Vec<u64> = v["gpus"]
+        .as_array()
+        .expect("gpus")
+        .iter()
+        .filter_map(|g| g["index"].as_u64())
+        .collect();
+    assert_eq!(gpus, vec![1]);
+    // A value that is not UTF-8 is not "unset" (which would mean both GPUs): its entry ends the list.
+    let v = run_with(std::ffi::OsStr::from_bytes(b"0,\xff"));
+    assert_eq!(v["gpus"].as_array().map(Vec::len), Some(1));
+    assert!(v["warnings"].to_string().contains("not valid UTF-8"), "{v}");
+}

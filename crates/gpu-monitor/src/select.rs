@@ -109,36 +109,21 @@ pub(crate) fn resolve(
                 notes.push("CUDA_VISIBLE_DEVICES is not set: monitoring every GPU".into());
                 return Ok((visible.to_vec(), notes));
             };
-            let mut ids = Vec::new();
-            for item in env.split(',').map(str::trim) {
-                match parse_id(item) {
-                    Some(id) => ids.push(id),
-                    None => {
-                        if !item.is_empty() {
-                            notes.push(format!(
-                                "CUDA_VISIBLE_DEVICES={env:?}: entry {item:?} is not valid; like CUDA, the list ends there"
-                            ));
-                        }
-                        break;
-                    }
-                }
-            }
-            if ids.iter().any(|id| matches!(id, GpuId::Index(_)))
-                && cuda_device_order != Some("PCI_BUS_ID")
-            {
+            let (chosen, by_index) = cuda_list(env, visible, &mut notes);
+            if by_index && cuda_device_order != Some("PCI_BUS_ID") {
                 notes.push(
                     "CUDA_VISIBLE_DEVICES uses indices, read here in NVML (PCI bus) order; CUDA numbers GPUs fastest \
                      first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, so on mixed machines these may be other GPUs"
                         .into(),
                 );
             }
-            if ids.is_empty() {
+            if chosen.is_empty() {
                 return Err(Unavailable::NoSuchGpu {
                     wanted: format!("CUDA_VISIBLE_DEVICES={env:?} (no GPU visible to CUDA)"),
                     visible: describe(),
                 });
             }
-            ids
+            return Ok((chosen, notes));
         }
     };
     let mut chosen: Vec<GpuRef> = Vec::new();
@@ -185,6 +170,89 @@ pub(crate) fn resolve(
         }
     }
     Ok((chosen, notes))
+}
+
+/// `CUDA_VISIBLE_DEVICES` as this process sees it; `None` when unset. A value that is not UTF-8 is read
+/// lossily: the entry holding the bad bytes becomes invalid and, as in CUDA, ends the list there (it is never
+/// taken for "not set", which would mean every GPU).
+pub(crate) fn cuda_visible_devices_env() -> Option<String> {
+    std::env::var_os("CUDA_VISIBLE_DEVICES").map(|v| v.to_string_lossy().into_owned())
+}
+
+/// The GPU a `MIG-GPU-<uuid>/<gi>/<ci>` entry (the pre-R470 MIG spelling) lives on: its GPU UUID.
+fn legacy_mig_parent(item: &str) -> Option<&str> {
+    let rest = item.strip_prefix("MIG-")?;
+    rest.starts_with("GPU-")
+        .then(|| rest.split('/').next())
+        .flatten()
+}
+
+/// Reads `CUDA_VISIBLE_DEVICES` the way the CUDA runtime does: entries in order, each an index (a device that
+/// exists), a `GPU-` UUID or unique prefix of one, or a MIG device; the list ends at the first entry that is
+/// not valid (`0,7` on a machine without GPU 7 is GPU 0 alone; `-1` hides every GPU), and a GPU named twice
+/// also ends it. Notes say where and why it ended. Also says whether any GPU was chosen by index.
+fn cuda_list(env: &str, visible: &[GpuRef], notes: &mut Vec<String>) -> (Vec<GpuRef>, bool) {
+    let mut chosen: Vec<GpuRef> = Vec::new();
+    let mut by_index = false;
+    if env.contains('\u{FFFD}') {
+        notes.push(format!(
+            "CUDA_VISIBLE_DEVICES is not valid UTF-8 ({env:?}): the entry with the bad bytes is invalid"
+        ));
+    }
+    for item in env.split(',').map(str::trim) {
+        let found: Result<&GpuRef, String> = if let Some(parent) = legacy_mig_parent(item) {
+            unique_prefix(visible, parent)
+        } else if item.starts_with("MIG-") {
+            Err("a MIG instance UUID, whose GPU cannot be told from the GPU list".into())
+        } else {
+            match parse_id(item) {
+                Some(GpuId::Index(i)) => {
+                    by_index = true;
+                    visible
+                        .iter()
+                        .find(|g| g.index == i)
+                        .ok_or_else(|| format!("there is no GPU {i}"))
+                }
+                Some(GpuId::Uuid(u)) => unique_prefix(visible, &u),
+                None => Err("neither an index nor a GPU-/MIG- UUID".into()),
+            }
+        };
+        match found {
+            Ok(g) if chosen.iter().any(|c| c.index == g.index) => {
+                notes.push(format!(
+                    "CUDA_VISIBLE_DEVICES={env:?}: entry {item:?} names GPU {} again; like CUDA, the list ends there",
+                    g.index
+                ));
+                break;
+            }
+            Ok(g) => chosen.push(g.clone()),
+            Err(why) => {
+                if !item.is_empty() || chosen.is_empty() {
+                    notes.push(format!(
+                        "CUDA_VISIBLE_DEVICES={env:?}: entry {item:?} is not valid ({why}); like CUDA, the list ends there"
+                    ));
+                }
+                break;
+            }
+        }
+    }
+    (chosen, by_index)
+}
+
+/// The one visible GPU whose UUID is `u` or starts with it.
+fn unique_prefix<'a>(visible: &'a [GpuRef], u: &str) -> Result<&'a GpuRef, String> {
+    if let Some(g) = visible.iter().find(|g| g.uuid.as_deref() == Some(u)) {
+        return Ok(g);
+    }
+    let found: Vec<&GpuRef> = visible
+        .iter()
+        .filter(|g| g.uuid.as_deref().is_some_and(|v| v.starts_with(u)))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one),
+        [] => Err(format!("no GPU has a UUID starting {u:?}")),
+        _ => Err(format!("{u:?} is the start of several GPUs' UUIDs")),
+    }
 }
 
 /// The GPUs a selection names, for sources whose GPUs are only known by reading (replay); `None`: all.
@@ -271,5 +339,41 @@ mod tests {
         assert!(notes[0].contains("ends there"));
         assert!(resolve(&sel, &gpus(), Some(""), None).is_err());
         assert!(resolve(&sel, &gpus(), Some("-1"), None).is_err());
+    }
+
+    #[test]
+    fn cuda_cuts_the_list_at_a_gpu_that_does_not_exist_as_the_runtime_does() {
+        let sel = GpuSelection::CudaVisibleDevices;
+        // No GPU 7: CUDA runs on GPU 0 alone.
+        let (g, notes) = resolve(&sel, &gpus(), Some("0,7"), Some("PCI_BUS_ID")).expect("0");
+        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![0]);
+        assert!(notes[0].contains("there is no GPU 7"), "{notes:?}");
+        // A unique UUID prefix, then a prefix of two UUIDs: the list ends at the ambiguous one.
+        let (g, notes) = resolve(&sel, &gpus(), Some("GPU-aaaa,GPU-bbbb,2"), None).expect("prefix");
+        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![0]);
+        assert!(notes[0].contains("several"), "{notes:?}");
+        // A GPU named twice ends it too.
+        let (g, _) = resolve(&sel, &gpus(), Some("1,1,0"), Some("PCI_BUS_ID")).expect("twice");
+        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![1]);
+        // The pre-R470 MIG spelling names its GPU's UUID; a MIG instance UUID cannot be placed.
+        let (g, _) = resolve(&sel, &gpus(), Some("MIG-GPU-bbbb-3333/1/0"), None).expect("mig");
+        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![2]);
+        let err = resolve(&sel, &gpus(), Some("MIG-1234abcd"), None).expect_err("mig uuid");
+        assert!(err.to_string().contains("no GPU visible to CUDA"), "{err}");
+    }
+
+    #[test]
+    fn a_non_utf8_cuda_visible_devices_is_invalid_not_unset() {
+        use std::os::unix::ffi::OsStrExt;
+        // Read as cuda_visible_devices_env reads it.
+        let lossy = std::ffi::OsStr::from_bytes(b"\xff1,0")
+            .to_string_lossy()
+            .into_owned();
+        let sel = GpuSelection::CudaVisibleDevices;
+        let err = resolve(&sel, &gpus(), Some(&lossy), None).expect_err("invalid first entry");
+        assert!(err.to_string().contains("no GPU visible to CUDA"), "{err}");
+        let (g, notes) = resolve(&sel, &gpus(), Some(&format!("1,{lossy}")), None).expect("cut");
+        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![1]);
+        assert!(notes[0].contains("not valid UTF-8"), "{notes:?}");
     }
 }

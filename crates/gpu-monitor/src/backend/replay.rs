@@ -147,7 +147,7 @@ impl ReplayBackend {
             Form::Csv(cols) if cols.contains(&Column::TS) => Timestamps::Recorded,
             Form::Csv(_) => Timestamps::Synthesised,
         };
-        let cvd = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        let cvd = select::cuda_visible_devices_env();
         let wanted = select::wanted_ids(&config.gpus, cvd.as_deref());
         if matches!(config.gpus, crate::GpuSelection::CudaVisibleDevices) && cvd.is_none() {
             notes.push("CUDA_VISIBLE_DEVICES is not set: replaying every GPU".into());

@@ -168,7 +168,7 @@ impl SmiBackend {
             })
             .collect();
         visible.dedup_by(|a, b| a.index == b.index);
-        let cvd = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        let cvd = select::cuda_visible_devices_env();
         let order = std::env::var("CUDA_DEVICE_ORDER").ok();
         let (gpus, more) =
             select::resolve(&config.gpus, &visible, cvd.as_deref(), order.as_deref())?;

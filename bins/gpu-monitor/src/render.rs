@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use gpu_monitor::{GpuSummary, MonitorSummary, SourceEnd, Stat};
+use gpu_monitor::{Coverage, GpuSummary, MonitorSummary, SourceEnd, Stat};
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
@@ -39,6 +39,7 @@ pub(crate) fn readable(s: &MonitorSummary) -> String {
     for r in &s.rejected {
         let _ = writeln!(out, "#   {} unavailable: {}", r.backend, r.reason);
     }
+    coverage(&mut out, "", &s.coverage);
     for g in &s.gpus {
         gpu(&mut out, g);
     }
@@ -174,6 +175,19 @@ fn gpu(out: &mut String, g: &GpuSummary) {
             .map(|l| format!(", longest {l:.0} ms"))
             .unwrap_or_default()
     );
+    if !g.invalid_values.is_empty() {
+        let list: Vec<String> = g
+            .invalid_values
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "#   impossible readings (left out of the statistics): {}",
+            list.join(" ")
+        );
+    }
+    coverage(out, "  ", &g.coverage);
     for p in &g.processes_seen {
         let _ = writeln!(
             out,
@@ -184,4 +198,22 @@ fn gpu(out: &mut String, g: &GpuSummary) {
             opt(p.used_memory_mib, 0)
         );
     }
+}
+
+fn coverage(out: &mut String, indent: &str, c: &Coverage) {
+    let pct = c
+        .covered_fraction
+        .map_or_else(|| "-".to_owned(), |f| format!("{:.1} %", f * 100.0));
+    let _ = writeln!(
+        out,
+        "# {indent}coverage: {pct} of {:.1} s; readings {} … {} s; longest gap {} s{}",
+        c.region_s,
+        opt(c.first_sample_s, 2),
+        opt(c.last_sample_s, 2),
+        opt(c.longest_gap_s, 2),
+        c.problem
+            .as_ref()
+            .map(|p| format!("; {p}"))
+            .unwrap_or_default()
+    );
 }

@@ -73,7 +73,9 @@ pub use error::{ParseError, Unavailable};
 pub use identity::GpuIdentity;
 pub use kind::{BackendKind, Rejection};
 pub use monitor::{Monitor, MonitorCpu, Observer, Recording, StopHandle};
-pub use sample::{GpuProcess, GpuRef, Sample, ViolationTimes};
+pub use sample::{
+    GpuProcess, GpuRef, InvalidReading, MAX_PSTATE, Sample, VALID_RANGES, ViolationTimes,
+};
 pub use select::{GpuId, GpuSelection};
 pub use summary::{BUSY_UTIL_PERCENT, ENERGY_TOLERANCE};
 pub use summary::{
@@ -104,7 +106,12 @@ pub struct Identity {
 /// Readings carry `t_s = 0`.
 pub fn sample_once(config: &MonitorConfig) -> Result<Vec<Sample>, Unavailable> {
     let (mut backend, _) = backend::open_or_explain(config)?;
-    backend.sample_once()
+    let mut samples = backend.sample_once()?;
+    for s in &mut samples {
+        s.sanitize();
+        s.invalidate_impossible();
+    }
+    Ok(samples)
 }
 
 /// The static facts about each selected GPU (name, UUID, PCI bus id, driver and CUDA driver versions, VBIOS,

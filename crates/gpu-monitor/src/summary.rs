@@ -283,8 +283,11 @@ pub struct GpuSummary {
     pub interval: IntervalStats,
     /// How much of the watched region this GPU's readings cover.
     pub coverage: Coverage,
-    /// Field → number of samples in which it was `null`.
+    /// Field → number of samples in which it was `null` (an invalid reading is counted in `invalid_values`
+    /// instead).
     pub null_values: BTreeMap<String, usize>,
+    /// Field → number of impossible readings, marked invalid and left out of every statistic.
+    pub invalid_values: BTreeMap<String, usize>,
     /// Every process seen on the GPU, with the most memory it held (NVML only).
     pub processes_seen: Vec<GpuProcess>,
 }
@@ -401,8 +404,15 @@ fn gpu_summary(
         ("power.limit", |s| s.power_limit.is_none()),
         ("energy_mj", |s| s.energy_mj.is_none()),
     ];
+    let mut invalid_values = BTreeMap::new();
+    for inv in samples.iter().flat_map(|s| &s.invalid) {
+        *invalid_values.entry(inv.field.clone()).or_insert(0) += 1;
+    }
     for (name, is_null) in fields {
-        let n = samples.iter().filter(|s| is_null(s)).count();
+        let n = samples
+            .iter()
+            .filter(|s| is_null(s) && !s.invalid.iter().any(|i| i.field == name))
+            .count();
         if n > 0 {
             null_values.insert(name.to_owned(), n);
         }
@@ -420,6 +430,7 @@ fn gpu_summary(
         interval: interval_stats(samples, interval_ms, timestamps),
         coverage: Coverage::empty(),
         null_values,
+        invalid_values,
         processes_seen: processes_seen(samples),
     }
 }

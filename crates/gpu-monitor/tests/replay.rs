@@ -221,3 +221,85 @@ fn empty_recording_gives_null_fields_not_nan() {
     let json = serde_json::to_string(&s).expect("json");
     assert!(!json.contains("NaN") && !json.contains("inf"), "{json}");
 }
+
+fn replay_text(text: &str, interval_ms: u64) -> gpu_monitor::Recording {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rec.jsonl");
+    std::fs::write(&path, text).expect("write");
+    let monitor = Monitor::start(MonitorConfig {
+        interval_ms,
+        backend: BackendChoice::Replay(path),
+        gpus: GpuSelection::All,
+        ..MonitorConfig::default()
+    });
+    monitor.wait();
+    monitor.stop()
+}
+
+#[test]
+fn impossible_readings_are_marked_invalid_counted_and_kept_out_of_the_statistics() {
+    let line = |t: f64, sm: &str, util: &str, mem: &str, pstate: &str| {
+        format!(
+            "{{\"t_s\":{t},\"index\":0,\"pstate\":\"{pstate}\",\"clocks.sm\":{sm},\"utilization.gpu\":{util},\"memory.used\":{mem}}}\n"
+        )
+    };
+    let text = [
+        line(0.0, "1000", "50", "100", "P0"),
+        line(0.1, "-5", "150", "-1", "P99"),
+        line(0.2, "1e23", "60", "200", "P2"),
+        line(0.3, "2000", "70", "300", "P0"),
+    ]
+    .concat();
+    let r = replay_text(&text, 100);
+    assert_eq!(r.samples.len(), 4);
+    assert_eq!(r.counters.get("invalid_values"), Some(&5));
+    let s = r.summary();
+    let g = &s.gpus[0];
+    // Only 1000 and 2000 MHz are possible SM clocks: median (1000 + 2000) / 2.
+    let sm = g.stats.clocks_sm.expect("sm");
+    assert_eq!((sm.min, sm.median, sm.max), (1000.0, 1500.0, 2000.0));
+    let util = g.stats.utilization_gpu.expect("util");
+    assert_eq!((util.min, util.max), (50.0, 70.0));
+    assert_eq!(g.stats.pstates_seen, vec!["P0", "P2"]);
+    let counts: Vec<(&str, usize)> = g
+        .invalid_values
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![
+            ("clocks.sm", 2),
+            ("memory.used", 1),
+            ("pstate", 1),
+            ("utilization.gpu", 1)
+        ]
+    );
+    // Not counted twice as null.
+    assert_eq!(g.null_values.get("clocks.sm"), None);
+    assert_eq!(r.samples[1].invalid[0].value, "-5");
+    let json = serde_json::to_value(&s).expect("json");
+    assert_eq!(json["gpus"][0]["invalid_values"]["clocks.sm"], 2);
+    assert!(
+        s.warnings
+            .iter()
+            .any(|w| w.contains("GPU 0 clocks.sm = -5 is impossible")),
+        "{:?}",
+        s.warnings
+    );
+}
+
+#[test]
+fn replayed_times_going_backwards_are_warned_about_with_the_line() {
+    let line = |t: f64| format!("{{\"t_s\":{t},\"index\":0,\"clocks.sm\":1000}}\n");
+    let text = [line(0.0), line(0.5), line(0.2), line(1.0)].concat();
+    let r = replay_text(&text, 100);
+    assert_eq!(r.counters.get("replay_time_backwards"), Some(&1));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("line 3: GPU 0 at t_s 0.2 goes back from 0.5 on line 2")),
+        "{:?}",
+        r.warnings
+    );
+}

@@ -202,6 +202,8 @@ pub(crate) struct Record {
     pub warnings: Vec<String>,
     pub unavailable_fields: Vec<FieldNote>,
     pub child_cpu_s: Option<f64>,
+    /// GPU and field of every impossible reading warned about.
+    pub invalid_seen: std::collections::BTreeSet<(u32, String)>,
     /// When the backend's run returned without being asked to stop, s since the start.
     pub source_ended_s: Option<f64>,
 }
@@ -363,6 +365,10 @@ impl Session<'_> {
         }
         let bad = sample.sanitize();
         self.count("non_finite_values", bad);
+        if sample.invalidate_impossible() > 0 {
+            self.count("invalid_values", sample.invalid.len() as u64);
+            self.note_invalid(&sample);
+        }
         if let Some(obs) = self.observer.as_mut() {
             obs(&sample);
         }
@@ -381,6 +387,29 @@ impl Session<'_> {
                 .counters
                 .entry(counter.to_owned())
                 .or_default() += n;
+        }
+    }
+
+    /// Warns once per GPU and field that a reading was impossible.
+    fn note_invalid(&mut self, sample: &Sample) {
+        for inv in &sample.invalid {
+            let first = lock(&self.shared.record)
+                .invalid_seen
+                .insert((sample.index, inv.field.clone()));
+            if first {
+                let range = crate::sample::VALID_RANGES
+                    .iter()
+                    .find(|r| r.0 == inv.field)
+                    .map_or_else(
+                        || format!("P0 … P{}", crate::sample::MAX_PSTATE),
+                        |(_, lo, hi, unit)| format!("{lo} … {hi} {unit}"),
+                    );
+                self.warn(format!(
+                    "GPU {} {} = {} is impossible (valid: {range}): marked invalid and left out of the statistics \
+                     (counted in invalid_values; only the first per GPU and field is shown)",
+                    sample.index, inv.field, inv.value
+                ));
+            }
         }
     }
 

@@ -211,6 +211,9 @@ impl Backend for ReplayBackend {
         let mut seen_ids: Vec<(u32, Option<String>)> = Vec::new();
         let mut end = SourceEnd::Exhausted;
         let mut n: u64 = 0;
+        // Per GPU: the latest time read so far and its line, to catch a clock going backwards.
+        let mut latest: std::collections::BTreeMap<u32, (f64, u64)> = Default::default();
+        let mut backwards_shown = 0;
         while let Some(item) = reader.next() {
             n += 1;
             // Checking the stop flag takes a lock; every 256 lines keeps that out of the per-line cost.
@@ -223,6 +226,28 @@ impl Backend for ReplayBackend {
                     if !self.selected(&s) {
                         session.count("unselected_lines", 1);
                         continue;
+                    }
+                    if self.timestamps == Timestamps::Recorded {
+                        let line_no = reader.line_no;
+                        match latest.get(&s.index) {
+                            Some(&(t0, line0)) if s.t_s < t0 => {
+                                session.count("replay_time_backwards", 1);
+                                if backwards_shown < VERBATIM_LINES {
+                                    backwards_shown += 1;
+                                    session.warn(format!(
+                                        "{} line {line_no}: GPU {} at t_s {} goes back from {} on line {line0}; \
+                                         readings are summarised in time order",
+                                        self.path.display(),
+                                        s.index,
+                                        s.t_s,
+                                        t0
+                                    ));
+                                }
+                            }
+                            _ => {
+                                latest.insert(s.index, (s.t_s, line_no));
+                            }
+                        }
                     }
                     if !seen_ids.iter().any(|(i, _)| *i == s.index) {
                         seen_ids.push((s.index, s.uuid.clone()));

@@ -31,6 +31,10 @@ pub struct MonitorConfig {
     pub nvml_library: Option<PathBuf>,
     /// Whether NVML lists the processes on each GPU at each reading (two driver calls per GPU). Default true.
     pub read_processes: bool,
+    /// How long a one-shot `nvidia-smi` query (opening, identity, a single reading) may take before it is
+    /// killed, ms. Default 20 000: nvidia-smi can take seconds where the driver must wake every GPU. A query
+    /// that times out is not asked again in this process (see [`forget_failures`](crate::forget_failures)).
+    pub query_timeout_ms: u64,
 }
 
 impl Default for MonitorConfig {
@@ -42,6 +46,7 @@ impl Default for MonitorConfig {
             nvidia_smi: None,
             nvml_library: None,
             read_processes: true,
+            query_timeout_ms: 20_000,
         }
     }
 }

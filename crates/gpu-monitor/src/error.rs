@@ -50,7 +50,18 @@ pub enum Unavailable {
         /// The executable that was run.
         path: String,
         /// How long it was given.
-        after_s: u64,
+        after_s: f64,
+    },
+    /// `nvidia-smi` timed out earlier in this process and is not asked again: one hung driver costs one
+    /// timeout per process, not one per query.
+    #[error(
+        "{path} did not answer a query earlier in this process (within {after_s} s); not asked again"
+    )]
+    NvidiaSmiHungEarlier {
+        /// The executable.
+        path: String,
+        /// The timeout it ran past then.
+        after_s: f64,
     },
     /// A child process could not be started.
     #[error("could not start {path}: {reason}")]

@@ -62,6 +62,7 @@ mod monitor;
 pub mod runner;
 mod sample;
 mod select;
+mod source;
 mod summary;
 mod sys;
 mod throttle;
@@ -77,6 +78,7 @@ pub use sample::{
     GpuProcess, GpuRef, InvalidReading, MAX_PSTATE, Sample, VALID_RANGES, ViolationTimes,
 };
 pub use select::{GpuId, GpuSelection};
+pub use source::{GpuSource, QueryTime};
 pub use summary::{BUSY_UTIL_PERCENT, ENERGY_TOLERANCE};
 pub use summary::{
     BusyStat, EnergyCheck, FieldStats, GapStats, GpuSummary, IntervalStats, MonitorCost,
@@ -102,26 +104,22 @@ pub struct Identity {
     pub gpus: Vec<GpuIdentity>,
 }
 
+/// Forgets the `nvidia-smi` executables that timed out earlier in this process, so that the next query asks
+/// them again. A timeout is otherwise remembered for the life of the process (one hung driver costs one
+/// timeout, not one per query); a long-lived process that wants to retry calls this.
+pub fn forget_failures() {
+    backend::forget_hung();
+}
+
 /// One reading of every selected GPU, now: for a before/after pair around a region that is not monitored.
-/// Readings carry `t_s = 0`.
+/// Readings carry `t_s = 0`. Opens the backend for this one reading; [`GpuSource`] opens it once for many.
 pub fn sample_once(config: &MonitorConfig) -> Result<Vec<Sample>, Unavailable> {
-    let (mut backend, _) = backend::open_or_explain(config)?;
-    let mut samples = backend.sample_once()?;
-    for s in &mut samples {
-        s.sanitize();
-        s.invalidate_impossible();
-    }
-    Ok(samples)
+    GpuSource::open(config)?.sample_once()
 }
 
 /// The static facts about each selected GPU (name, UUID, PCI bus id, driver and CUDA driver versions, VBIOS,
-/// power limit, persistence mode), each `None` with a reason where the backend cannot say.
+/// power limit, persistence mode), each `None` with a reason where the backend cannot say. Opens the backend
+/// for this one question; [`GpuSource`] opens it once for many.
 pub fn gpu_identity(config: &MonitorConfig) -> Result<Identity, Unavailable> {
-    let (mut backend, rejected) = backend::open_or_explain(config)?;
-    let gpus = backend.identity();
-    Ok(Identity {
-        backend: backend.kind(),
-        rejected,
-        gpus,
-    })
+    Ok(GpuSource::open(config)?.identity())
 }

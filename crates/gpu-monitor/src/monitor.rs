@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::backend::{
-    self, Backend, BackendKind, FieldNote, Rejection, Session, Shared, SourceEnd, Timestamps, lock,
+    self, Backend, BackendKind, FieldNote, Opened, Rejection, Session, Shared, SourceEnd,
+    Timestamps, lock,
 };
 use crate::config::MonitorConfig;
 use crate::sample::{GpuRef, Sample};
@@ -32,6 +33,7 @@ pub struct Monitor {
     gpus: Vec<GpuRef>,
     timestamps: Option<Timestamps>,
     started: Instant,
+    open_s: f64,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<(SourceEnd, Option<f64>)>>,
     spawn_error: Option<String>,
@@ -73,22 +75,36 @@ impl Monitor {
         backend: Box<dyn Backend>,
         observer: Option<Observer>,
     ) -> Monitor {
-        Self::start_inner(&config, Some(backend), observer)
+        let opened = Opened {
+            backend: Some(backend),
+            rejected: Vec::new(),
+            notes: Vec::new(),
+        };
+        Self::start_inner(&config, Some(opened), observer)
+    }
+
+    /// Drives a backend already opened (by a [`GpuSource`](crate::GpuSource)), with what opening it noted.
+    pub(crate) fn start_opened(
+        config: &MonitorConfig,
+        opened: Opened,
+        observer: Option<Observer>,
+    ) -> Monitor {
+        Self::start_inner(config, Some(opened), observer)
     }
 
     fn start_inner(
         config: &MonitorConfig,
-        given: Option<Box<dyn Backend>>,
+        given: Option<Opened>,
         observer: Option<Observer>,
     ) -> Monitor {
         let shared = Shared::new();
-        let (backend, rejected, notes) = match given {
-            Some(b) => (Some(b), Vec::new(), Vec::new()),
-            None => {
-                let o = backend::open(config);
-                (o.backend, o.rejected, o.notes)
-            }
-        };
+        let opening = Instant::now();
+        let Opened {
+            backend,
+            rejected,
+            notes,
+        } = given.unwrap_or_else(|| backend::open(config));
+        let open_s = opening.elapsed().as_secs_f64();
         for n in notes {
             shared.warn(n);
         }
@@ -101,6 +117,7 @@ impl Monitor {
             gpus: backend.as_ref().map(|b| b.gpus()).unwrap_or_default(),
             timestamps: backend.as_ref().map(|b| b.timestamps()),
             started,
+            open_s,
             shared: Arc::clone(&shared),
             thread: None,
             spawn_error: None,
@@ -177,6 +194,7 @@ impl Monitor {
             gpus,
             timestamps: self.timestamps,
             duration_s,
+            open_s: self.open_s,
             end,
             source_ended_s: record.source_ended_s,
             samples: record.samples,
@@ -318,6 +336,9 @@ pub struct Recording {
     pub timestamps: Option<Timestamps>,
     /// Seconds from start to stop on the host's monotonic clock (MEASURED).
     pub duration_s: f64,
+    /// Seconds [`Monitor::start`] spent opening the backend before sampling began (MEASURED; 0 when the
+    /// backend was opened beforehand).
+    pub open_s: f64,
     /// How the source ended.
     pub end: SourceEnd,
     /// When the source ended by itself, before a stop was asked for (died, replay read to its end), s since
@@ -365,6 +386,7 @@ impl Recording {
             gpus,
             timestamps: Some(timestamps),
             duration_s,
+            open_s: 0.0,
             end: SourceEnd::Exhausted,
             source_ended_s: None,
             samples,

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use gpu_monitor::{
-    BackendChoice, BackendKind, GpuId, GpuSelection, Monitor, MonitorConfig, Recording, SourceEnd,
-    Timestamps, Unavailable, gpu_identity, sample_once,
+    BackendChoice, BackendKind, GpuId, GpuSelection, GpuSource, Monitor, MonitorConfig, Recording,
+    SourceEnd, Timestamps, Unavailable, gpu_identity, sample_once,
 };
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -428,4 +428,91 @@ fn auto_falls_back_to_nvidia_smi_and_says_why() {
             );
         }
     }
+}
+
+/// A script that logs each invocation's arguments to `log`, then runs `body`.
+fn logging_script(dir: &Path, log: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("nvidia-smi");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$*\" >> {}\n{body}\n", log.display()),
+    )
+    .expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
+}
+
+fn logged(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_hung_nvidia_smi_costs_one_timeout_per_process_not_one_per_query() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls");
+    let script = logging_script(dir.path(), &log, "exec sleep 30");
+    let cfg = MonitorConfig {
+        query_timeout_ms: 300,
+        ..config(&script, 100)
+    };
+    let first = gpu_monitor::gpu_identity(&cfg).expect_err("hung");
+    assert!(
+        first.to_string().contains("did not answer within 0.3 s"),
+        "{first}"
+    );
+    // Every later question to the same nvidia-smi is answered from memory, at once.
+    let again = gpu_monitor::sample_once(&cfg).expect_err("remembered");
+    assert!(again.to_string().contains("not asked again"), "{again}");
+    let m = Monitor::start(cfg.clone());
+    assert_eq!(m.backend(), None);
+    let r = m.stop();
+    assert!(
+        r.rejected[0].reason.contains("not asked again"),
+        "{:?}",
+        r.rejected
+    );
+    assert_eq!(logged(&log).len(), 1, "{:?}", logged(&log));
+    // A process that wants to retry can.
+    gpu_monitor::forget_failures();
+    assert!(gpu_monitor::sample_once(&cfg).is_err());
+    assert_eq!(logged(&log).len(), 2);
+}
+
+#[test]
+fn a_gpu_source_opens_nvidia_smi_once_for_identity_before_and_the_monitor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls");
+    let script = logging_script(
+        dir.path(),
+        &log,
+        &format!("exec {} \"$@\"", fixture("nvidia-smi-normal.sh").display()),
+    );
+    let cfg = config(&script, 50);
+    let mut source = GpuSource::open(&cfg).expect("open");
+    let identity = source.identity();
+    assert_eq!(
+        identity.gpus[0].cuda_driver_version.as_deref(),
+        Some("12.4")
+    );
+    let before = source.sample_once().expect("before");
+    assert_eq!(before.len(), 2);
+    let m = source.monitor(None);
+    std::thread::sleep(Duration::from_millis(300));
+    let r = stop_within_patience(m);
+    assert!(!r.samples.is_empty());
+    let one_shots = |calls: &[String]| calls.iter().filter(|c| !c.contains("-lms")).count();
+    // Opening (whose answer is the reading before), the identity listing and the banner for the CUDA version:
+    // three one-shot queries where opening for each question made five.
+    assert_eq!(one_shots(&logged(&log)), 3, "{:?}", logged(&log));
+    let after = source.sample_once().expect("after");
+    assert_eq!(after.len(), 2);
+    assert_eq!(one_shots(&logged(&log)), 4);
+    let queries: Vec<&str> = source.query_times().iter().map(|q| q.query).collect();
+    assert_eq!(queries, vec!["open", "identity", "sample", "sample"]);
+    assert!(source.query_s() > 0.0);
 }

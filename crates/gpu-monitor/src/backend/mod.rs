@@ -20,6 +20,8 @@ pub(crate) mod nvml;
 pub(crate) mod replay;
 pub(crate) mod smi;
 
+pub(crate) use smi::forget_hung;
+
 /// Where the samples' `t_s` come from; part of the capture because it decides what the intervals mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -78,6 +80,13 @@ pub trait Backend: Send {
 
     /// One reading of every selected GPU, now, without a session.
     fn sample_once(&mut self) -> Result<Vec<Sample>, Unavailable>;
+
+    /// Another handle on the same source, made without asking the source again (no `nvidia-smi` query), for a
+    /// monitor to run while this one keeps answering one-shot questions; `None` (the default) where that is
+    /// not possible, and the monitor opens its own.
+    fn try_clone(&self) -> Option<Box<dyn Backend>> {
+        None
+    }
 
     /// The static facts about each selected GPU. The default knows only index and UUID.
     fn identity(&mut self) -> Vec<GpuIdentity> {
@@ -160,19 +169,6 @@ pub(crate) fn open(config: &MonitorConfig) -> Opened {
         backend: None,
         rejected,
         notes,
-    }
-}
-
-/// Opens as [`open`] does, turning "none" into the error that lists every reason.
-pub(crate) fn open_or_explain(
-    config: &MonitorConfig,
-) -> Result<(Box<dyn Backend>, Vec<Rejection>), Unavailable> {
-    let opened = open(config);
-    match opened.backend {
-        Some(b) => Ok((b, opened.rejected)),
-        None => Err(Unavailable::NoBackend {
-            reasons: opened.rejected,
-        }),
     }
 }
 

@@ -20,6 +20,7 @@ use crate::{MonitorConfig, Unavailable};
 /// Bad lines kept verbatim in warnings.
 const VERBATIM_LINES: usize = 5;
 
+#[derive(Clone)]
 pub(crate) struct ReplayBackend {
     path: PathBuf,
     timestamps: Timestamps,
@@ -292,6 +293,10 @@ impl Backend for ReplayBackend {
             }
         }
         end
+    }
+
+    fn try_clone(&self) -> Option<Box<dyn Backend>> {
+        Some(Box::new(self.clone()))
     }
 
     fn sample_once(&mut self) -> Result<Vec<Sample>, Unavailable> {

@@ -27,7 +27,12 @@ pub struct QueryTime {
     pub seconds: f64,
 }
 
-/// A backend opened once; see the [module](self) documentation.
+/// A backend opened once for a whole recorded run: identity, a reading before, the monitor, a reading after.
+///
+/// Opening `nvidia-smi` is a one-shot query, so asking [`gpu_identity`](crate::gpu_identity),
+/// [`sample_once`](crate::sample_once) and [`Monitor::start`] separately pays for three openings before a
+/// benchmark begins. A source opens once, answers the first reading from the opening query itself, hands the
+/// monitor a copy of the opened backend, and says how long its queries took ([`query_times`](Self::query_times)).
 pub struct GpuSource {
     config: MonitorConfig,
     backend: Box<dyn Backend>,

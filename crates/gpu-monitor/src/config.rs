@@ -35,6 +35,11 @@ pub struct MonitorConfig {
     /// killed, ms. Default 20 000: nvidia-smi can take seconds where the driver must wake every GPU. A query
     /// that times out is not asked again in this process (see [`forget_failures`](crate::forget_failures)).
     pub query_timeout_ms: u64,
+    /// The most readings kept in memory for the summary (all GPUs together). Beyond it, the kept readings are
+    /// thinned to every second one per GPU, and from then on only every 2nd (4th, …) reading is kept: memory
+    /// stays bounded however long the run, and the summary says how far it was thinned. Every reading still
+    /// reaches the observer (the CLI's sample file). Default [`MAX_SAMPLES_KEPT`](crate::MAX_SAMPLES_KEPT).
+    pub max_samples_kept: usize,
 }
 
 impl Default for MonitorConfig {
@@ -47,6 +52,7 @@ impl Default for MonitorConfig {
             nvml_library: None,
             read_processes: true,
             query_timeout_ms: 20_000,
+            max_samples_kept: crate::MAX_SAMPLES_KEPT,
         }
     }
 }

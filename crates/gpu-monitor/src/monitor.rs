@@ -127,10 +127,20 @@ impl Monitor {
             return monitor;
         };
         let interval = Duration::from_millis(config.interval_ms.max(1));
+        let max_kept = config.max_samples_kept;
         let thread_shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("gpu-monitor".into())
-            .spawn(move || sampling_thread(backend, observer, thread_shared, started, interval));
+            .spawn(move || {
+                sampling_thread(
+                    backend,
+                    observer,
+                    thread_shared,
+                    started,
+                    interval,
+                    max_kept,
+                )
+            });
         match spawned {
             Ok(handle) => monitor.thread = Some(handle),
             Err(e) => {
@@ -195,6 +205,7 @@ impl Monitor {
             timestamps: self.timestamps,
             duration_s,
             open_s: self.open_s,
+            kept_every: record.keep_every.max(1),
             end,
             source_ended_s: record.source_ended_s,
             samples: record.samples,
@@ -253,6 +264,7 @@ fn sampling_thread(
     shared: Arc<Shared>,
     started: Instant,
     interval: Duration,
+    max_kept: usize,
 ) -> (SourceEnd, Option<f64>) {
     // Set `ended` however this thread leaves, so that waiters never wait for a thread that is gone.
     struct EndGuard(Arc<Shared>);
@@ -267,6 +279,11 @@ fn sampling_thread(
         let mut session = Session {
             started,
             interval,
+            min_spacing_s: match backend.timestamps() {
+                Timestamps::HostReceived => interval.as_secs_f64() / 2.0,
+                _ => 0.0,
+            },
+            max_kept,
             shared: &shared,
             observer: observer
                 .as_mut()
@@ -336,6 +353,9 @@ pub struct Recording {
     pub timestamps: Option<Timestamps>,
     /// Seconds from start to stop on the host's monotonic clock (MEASURED).
     pub duration_s: f64,
+    /// Only every `kept_every`-th reading of each GPU is in `samples` (1: all), when the run met
+    /// [`MonitorConfig::max_samples_kept`]; intervals and gaps are then between kept readings.
+    pub kept_every: u64,
     /// Seconds [`Monitor::start`] spent opening the backend before sampling began (MEASURED; 0 when the
     /// backend was opened beforehand).
     pub open_s: f64,
@@ -387,6 +407,7 @@ impl Recording {
             timestamps: Some(timestamps),
             duration_s,
             open_s: 0.0,
+            kept_every: 1,
             end: SourceEnd::Exhausted,
             source_ended_s: None,
             samples,

@@ -160,6 +160,9 @@ pub struct MonitorSummary {
     pub timestamps: Option<Timestamps>,
     /// Start to stop, s (MEASURED).
     pub duration_s: f64,
+    /// Only every `kept_every`-th reading of each GPU was kept in memory and summarised (1: all); see
+    /// `counters.samples_thinned`.
+    pub kept_every: u64,
     /// How the source ended.
     pub end: SourceEnd,
     /// How much of the watched region the readings cover, for the worst GPU.
@@ -315,9 +318,11 @@ impl MonitorSummary {
         for s in &c.samples {
             by_gpu.entry(s.index).or_default().push(s);
         }
+        // Gaps are judged against the spacing of the kept readings.
+        let kept_every = c.kept_every.max(1);
         let region = Region {
             duration_s: c.duration_s,
-            interval_ms: c.interval_ms,
+            interval_ms: c.interval_ms.saturating_mul(kept_every),
             timestamps: c.timestamps,
             end: &c.end,
             source_ended_s: c.source_ended_s,
@@ -335,6 +340,9 @@ impl MonitorSummary {
                     .and_then(|g| g.uuid.clone())
                     .or_else(|| samples.iter().find_map(|s| s.uuid.clone()));
                 let mut g = gpu_summary(index, uuid, &samples, c.interval_ms, c.timestamps);
+                if kept_every > 1 {
+                    g.interval = interval_stats(&samples, c.interval_ms, kept_every, c.timestamps);
+                }
                 let times: Vec<f64> = samples.iter().map(|s| s.t_s).collect();
                 g.coverage = coverage::of_gpu(&times, &all_times, &region);
                 g
@@ -351,6 +359,7 @@ impl MonitorSummary {
             rejected: c.rejected.clone(),
             timestamps: c.timestamps,
             duration_s: c.duration_s,
+            kept_every,
             end: c.end.clone(),
             coverage: coverage::worst(&per_gpu, &region),
             monitor_cpu: MonitorCost {
@@ -427,7 +436,7 @@ fn gpu_summary(
         throttle_reason_samples,
         throttle_time_s: throttle_time(samples),
         energy: energy_check(samples),
-        interval: interval_stats(samples, interval_ms, timestamps),
+        interval: interval_stats(samples, interval_ms, 1, timestamps),
         coverage: Coverage::empty(),
         null_values,
         invalid_values,
@@ -550,9 +559,10 @@ fn energy_check(samples: &[&Sample]) -> EnergyCheck {
 fn interval_stats(
     samples: &[&Sample],
     requested_ms: u64,
+    kept_every: u64,
     timestamps: Option<Timestamps>,
 ) -> IntervalStats {
-    let threshold_ms = GAP_FACTOR * requested_ms as f64;
+    let threshold_ms = GAP_FACTOR * requested_ms as f64 * kept_every as f64;
     let diffs: Vec<f64> = samples
         .windows(2)
         .map(|w| (w[1].t_s - w[0].t_s) * 1000.0)
@@ -592,6 +602,11 @@ fn interval_stats(
             Some("replayed without times: intervals were synthesised, so none is reported".into());
     } else if diffs.is_empty() {
         out.note = Some("fewer than two readings".into());
+    } else if kept_every > 1 {
+        out.note = Some(format!(
+            "the run met the bound on readings kept in memory: only every {kept_every}th reading was kept, so \
+             intervals are between kept readings and gaps are judged against {kept_every} × the requested interval"
+        ));
     }
     out
 }

@@ -218,11 +218,12 @@ fn garbage_lines_are_counted_and_shown_never_fatal() {
         "{:?}",
         c.warnings
     );
-    // The line with nan/inf/hot yields a sample whose bad fields are None.
+    // The line with nan/inf/hot parses (its bad values counted above, and None: csv.rs's unit tests), but it
+    // comes right after the tick's good line for the same GPU: over the requested rate, so dropped and counted.
     assert!(
-        c.samples
-            .iter()
-            .any(|s| s.clocks_sm.is_none() && s.power_draw == Some(400.0))
+        c.counters.get("samples_over_rate").is_some_and(|n| *n > 0),
+        "{:?}",
+        c.counters
     );
     assert!(
         c.samples
@@ -515,4 +516,29 @@ fn a_gpu_source_opens_nvidia_smi_once_for_identity_before_and_the_monitor() {
     let queries: Vec<&str> = source.query_times().iter().map(|q| q.query).collect();
     assert_eq!(queries, vec!["open", "identity", "sample", "sample"]);
     assert!(source.query_s() > 0.0);
+}
+
+#[test]
+fn a_flooding_nvidia_smi_is_held_to_the_requested_rate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls");
+    let line = "0, GPU-fake-0000, P0, 1980, 2619, 60, 600.00, 90, 4096, 0x0000000000000000";
+    // `yes` prints the line as fast as the pipe takes it: hundreds of thousands per second.
+    let script = logging_script(
+        dir.path(),
+        &log,
+        &format!("case \"$*\" in *-lms*) exec yes \"{line}\" ;; esac\necho \"{line}\""),
+    );
+    let (m, _) = start(config(&script, 100));
+    std::thread::sleep(Duration::from_millis(1500));
+    let r = stop_within_patience(m);
+    let over = r.counters.get("samples_over_rate").copied().unwrap_or(0);
+    // At most one reading per half interval (50 ms) is kept: duration / 0.05 + 1.
+    let most = (r.duration_s / 0.05).floor() as usize + 1;
+    assert!(r.samples.len() <= most, "{} > {most}", r.samples.len());
+    assert!(!r.samples.is_empty());
+    assert!(over > 10 * r.samples.len() as u64, "only {over} dropped");
+    for w in r.samples.windows(2) {
+        assert!(w[1].t_s - w[0].t_s >= 0.05, "{} {}", w[0].t_s, w[1].t_s);
+    }
 }

@@ -200,6 +200,10 @@ pub(crate) struct Record {
     pub child_cpu_s: Option<f64>,
     /// GPU and field of every impossible reading warned about.
     pub invalid_seen: std::collections::BTreeSet<(u32, String)>,
+    /// Per GPU: the time of the last reading recorded, and how many were recorded.
+    pub per_gpu: BTreeMap<u32, (f64, u64)>,
+    /// Only every `keep_every`-th recorded reading of a GPU is kept in `samples` (1 until the bound is met).
+    pub keep_every: u64,
     /// When the backend's run returned without being asked to stop, s since the start.
     pub source_ended_s: Option<f64>,
 }
@@ -290,10 +294,32 @@ impl Shared {
     }
 }
 
+/// Halves the kept readings: every second kept reading of each GPU goes (counted in `samples_thinned`), and
+/// from now on only every `2 × keep_every`-th reading is kept, so that what stays is evenly spaced.
+fn thin(r: &mut Record) {
+    let mut ordinal: BTreeMap<u32, u64> = BTreeMap::new();
+    let before = r.samples.len();
+    r.samples.retain(|s| {
+        let k = ordinal.entry(s.index).or_default();
+        let keep = k.is_multiple_of(2);
+        *k += 1;
+        keep
+    });
+    let removed = (before - r.samples.len()) as u64;
+    *r.counters.entry("samples_thinned".into()).or_default() += removed;
+    // The readings kept so far were the multiples of the old stride in each GPU's count; those left are the
+    // multiples of twice it, which is what `nth % keep_every` keeps from now on.
+    r.keep_every = r.keep_every.max(1) * 2;
+}
+
 /// A backend's view of the monitor while it runs: the clock, the stop signal and the record.
 pub struct Session<'a> {
     pub(crate) started: Instant,
     pub(crate) interval: Duration,
+    /// Readings of a GPU closer than this to its previous one are over the requested rate and dropped
+    /// (`samples_over_rate`); zero for sources the monitor clocks or that replay a file.
+    pub(crate) min_spacing_s: f64,
+    pub(crate) max_kept: usize,
     pub(crate) shared: &'a Shared,
     pub(crate) observer: Option<&'a mut (dyn FnMut(&Sample) + Send)>,
 }
@@ -354,10 +380,25 @@ impl Session<'_> {
     /// Records a sample (and shows it to the observer, if any). Non-finite values become `None` (counted as
     /// `non_finite_values`); a sample whose `t_s` is not finite cannot be placed and is dropped
     /// (`non_finite_times`).
+    ///
+    /// A reading from a source that clocks itself (`nvidia-smi`) that comes less than half the requested
+    /// interval after the GPU's previous one is over the requested rate: dropped and counted
+    /// (`samples_over_rate`), so a flooding source cannot grow memory. Kept readings are bounded by
+    /// [`MonitorConfig::max_samples_kept`](crate::MonitorConfig::max_samples_kept), by thinning.
     pub fn record(&mut self, mut sample: Sample) {
         if !sample.t_s.is_finite() {
             self.count("non_finite_times", 1);
             return;
+        }
+        if self.min_spacing_s > 0.0 {
+            let last = lock(&self.shared.record)
+                .per_gpu
+                .get(&sample.index)
+                .map(|p| p.0);
+            if last.is_some_and(|t| sample.t_s - t < self.min_spacing_s) {
+                self.count("samples_over_rate", 1);
+                return;
+            }
         }
         let bad = sample.sanitize();
         self.count("non_finite_values", bad);
@@ -368,7 +409,20 @@ impl Session<'_> {
         if let Some(obs) = self.observer.as_mut() {
             obs(&sample);
         }
-        lock(&self.shared.record).samples.push(sample);
+        let mut r = lock(&self.shared.record);
+        let keep_every = r.keep_every.max(1);
+        let tally = r.per_gpu.entry(sample.index).or_insert((sample.t_s, 0));
+        tally.0 = sample.t_s;
+        let nth = tally.1;
+        tally.1 += 1;
+        if !nth.is_multiple_of(keep_every) {
+            *r.counters.entry("samples_thinned".into()).or_default() += 1;
+            return;
+        }
+        r.samples.push(sample);
+        if r.samples.len() >= self.max_kept.max(2) {
+            thin(&mut r);
+        }
     }
 
     /// Records a warning: something went wrong that the reader of the result should know.

@@ -104,9 +104,9 @@ pub struct Identity {
     pub gpus: Vec<GpuIdentity>,
 }
 
-/// The default bound on readings kept in memory ([`MonitorConfig::max_samples_kept`]): 2^17 = 131 072, about
-/// 3 h 38 min of 8 GPUs at 100 ms before any thinning; a reading takes ~0.3 KiB (more with NVML's process
-/// lists), so ~40 MiB.
+/// The default bound on readings kept in memory ([`MonitorConfig::max_samples_kept`]): 2^17 = 131 072, 27 min
+/// of 8 GPUs at 100 ms before any thinning; a reading takes ~0.4 KiB (352 B inline, a UUID and a P-state on
+/// the heap; more with NVML's process lists), so at most ~64 MiB however long the run.
 pub const MAX_SAMPLES_KEPT: usize = 1 << 17;
 
 /// Forgets the `nvidia-smi` executables that timed out earlier in this process, so that the next query asks

@@ -240,3 +240,18 @@ pub struct GpuRef {
     /// UUID, where known.
     pub uuid: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_reading_is_small_enough_for_the_documented_memory_bound() {
+        // docs/gpu-monitor.md "Memory bound": 131 072 readings at ≤ 0.5 KiB each (64 MiB) (without NVML's process
+        // lists): the struct itself plus a UUID and a P-state on the heap (allocator rounding included).
+        let inline = std::mem::size_of::<Sample>();
+        let heap = 48 + 16;
+        eprintln!("Sample: {inline} B inline + ~{heap} B heap");
+        assert!(inline + heap <= 512, "{inline} + {heap}");
+    }
+}

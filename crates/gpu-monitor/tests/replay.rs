@@ -351,3 +351,31 @@ fn readings_kept_in_memory_are_bounded_by_thinning_evenly() {
             .contains("every 16th")
     );
 }
+
+#[test]
+fn a_recording_that_is_not_a_regular_file_is_refused_and_an_endless_line_is_cut() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("c string");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    for path in [fifo, PathBuf::from("/dev/zero")] {
+        let err = sample_once(&MonitorConfig {
+            backend: BackendChoice::Replay(path.clone()),
+            ..MonitorConfig::default()
+        })
+        .expect_err("refused");
+        assert!(err.to_string().contains("regular file"), "{path:?}: {err}");
+    }
+    // 1 MiB without a newline, then a good reading: the long line is a bad line, not 1 MiB held.
+    let mut text = "x".repeat(1 << 20);
+    text.push_str("\n{\"t_s\":0.5,\"index\":0,\"clocks.sm\":1000}\n");
+    let r = replay_text(&text, 100);
+    assert_eq!(r.samples.len(), 1);
+    assert_eq!(r.counters.get("replay_bad_lines"), Some(&1));
+    assert!(
+        r.warnings[0].contains("longer than 65536 bytes"),
+        "{:?}",
+        r.warnings
+    );
+}

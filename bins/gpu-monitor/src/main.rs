@@ -75,19 +75,6 @@ enum Format {
     Jsonl,
 }
 
-fn backend_choice(words: &[String]) -> Result<BackendChoice, String> {
-    match words {
-        // The old spelling, kept as a hidden alias of `replay:FILE`.
-        [kind, file] if kind == "replay" => Ok(BackendChoice::Replay(PathBuf::from(file))),
-        [kind] if kind == "replay" => Err("--backend replay needs a file: replay:FILE".into()),
-        [kind] => kind.parse().map_err(|e: gpu_monitor::ParseError| e.0),
-        _ => Err(format!(
-            "--backend {}: expected auto, nvml, nvidia-smi or replay:FILE",
-            words.join(" ")
-        )),
-    }
-}
-
 /// Where samples go, and the first thing that went wrong writing them.
 struct Sink {
     stdout: Option<io::Stdout>,
@@ -133,9 +120,9 @@ fn main() -> ExitCode {
         eprintln!("{PROGRAM}: {msg}");
         ExitCode::from(2)
     };
-    let backend = match backend_choice(&args.backend) {
+    let backend = match BackendChoice::from_words(&args.backend) {
         Ok(b) => b,
-        Err(e) => return usage(e),
+        Err(e) => return usage(format!("--backend: {e}")),
     };
     let gpus: GpuSelection = match args.gpus.parse() {
         Ok(g) => g,

@@ -67,7 +67,7 @@ pub enum BackendChoice {
     Nvml,
     /// `nvidia-smi` only.
     NvidiaSmi,
-    /// Samples recorded earlier: `nvidia-smi`'s CSV, our `--format csv`, or our JSON lines.
+    /// Samples recorded earlier: `nvidia-smi`'s CSV, our CSV rows, or our JSON lines.
     Replay(PathBuf),
 }
 
@@ -85,6 +85,30 @@ impl fmt::Display for BackendChoice {
 impl Serialize for BackendChoice {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+impl BackendChoice {
+    /// Reads a backend given as one word (`auto`, `nvml`, `nvidia-smi`, `replay:FILE`), or as the two words
+    /// of the older spelling `replay FILE`, which both command-line tools keep as a hidden alias.
+    pub fn from_words<S: AsRef<str>>(words: &[S]) -> Result<BackendChoice, ParseError> {
+        match words {
+            [kind, file] if kind.as_ref() == "replay" && !file.as_ref().is_empty() => {
+                Ok(BackendChoice::Replay(PathBuf::from(file.as_ref())))
+            }
+            [kind] if kind.as_ref() == "replay" => Err(ParseError(
+                "the replay backend needs a file: replay:FILE".to_owned(),
+            )),
+            [kind] => kind.as_ref().parse(),
+            _ => Err(ParseError(format!(
+                "{:?}: expected auto, nvml, nvidia-smi or replay:FILE",
+                words
+                    .iter()
+                    .map(AsRef::as_ref)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))),
+        }
     }
 }
 
@@ -107,5 +131,28 @@ impl FromStr for BackendChoice {
                 ))),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backends_in_one_word_or_the_old_two() {
+        let replay = BackendChoice::Replay(PathBuf::from("r.csv"));
+        assert_eq!(
+            BackendChoice::from_words(&["replay:r.csv"]),
+            Ok(replay.clone())
+        );
+        assert_eq!(BackendChoice::from_words(&["replay", "r.csv"]), Ok(replay));
+        assert_eq!(
+            BackendChoice::from_words(&["nvml"]),
+            Ok(BackendChoice::Nvml)
+        );
+        assert!(BackendChoice::from_words(&["replay"]).is_err());
+        assert!(BackendChoice::from_words(&["nvml", "x"]).is_err());
+        let typo = BackendChoice::from_words(&["nvmll"]).expect_err("typo");
+        assert!(typo.0.contains("unknown backend \"nvmll\""), "{typo}");
     }
 }

@@ -39,7 +39,7 @@ pub(crate) const SMI_QUERY: [Column; 10] = [
     Column::Mask,
 ];
 
-/// What our own `--format csv` writes: a timestamp first, then the query, then the NVML extras that fit a cell.
+/// What our own CSV rows ([`Sample::to_csv_row`]) hold: a timestamp first, then the query, then the NVML extras that fit a cell.
 pub(crate) const OUR_COLUMNS: [Column; 13] = [
     Column::TS,
     Column::Index,

@@ -75,33 +75,35 @@ enum Format {
     Jsonl,
 }
 
-/// Where samples go, and the first thing that went wrong writing them.
+/// Where samples go, and what went wrong writing to each.
 struct Sink {
     stdout: Option<io::Stdout>,
     file: Option<Stream>,
-    /// The first write error, with the destination's name; nothing is written after it.
-    failed: Option<(String, io::Error)>,
+    /// The first write error on stdout; nothing more is written there after it.
+    stdout_failed: Option<io::Error>,
+    /// The first write error on the sample file; the file is then abandoned, never renamed into place.
+    file_failed: Option<io::Error>,
 }
 
 impl Sink {
+    /// Writes a line to every destination still working; `false` once stdout has failed (a run without a
+    /// command then stops: its reader is gone or its disk is full).
     fn write_line(&mut self, line: &str) -> bool {
-        if self.failed.is_some() {
-            return false;
-        }
-        if let Some(out) = &self.stdout {
+        if let Some(out) = &self.stdout
+            && self.stdout_failed.is_none()
+        {
             let mut out = out.lock();
             if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
-                self.failed = Some(("stdout".into(), e));
-                return false;
+                self.stdout_failed = Some(e);
             }
         }
         if let Some(f) = &mut self.file
+            && self.file_failed.is_none()
             && let Err(e) = writeln!(f, "{line}")
         {
-            self.failed = Some((f.in_progress().display().to_string(), e));
-            return false;
+            self.file_failed = Some(e);
         }
-        true
+        self.stdout_failed.is_none()
     }
 }
 
@@ -162,7 +164,8 @@ fn main() -> ExitCode {
     let sink = Arc::new(Mutex::new(Sink {
         stdout,
         file,
-        failed: None,
+        stdout_failed: None,
+        file_failed: None,
     }));
     let config = MonitorConfig {
         interval_ms: args.interval_ms,
@@ -303,25 +306,37 @@ fn finish(
     recording: &gpu_monitor::Recording,
     mut code: i32,
 ) -> ExitCode {
-    let (file, failed) = {
+    let (file, file_failed, stdout_failed) = {
         let mut s = lock(sink);
-        (s.file.take(), s.failed.take())
+        (s.file.take(), s.file_failed.take(), s.stdout_failed.take())
     };
     let mut write_failed = false;
-    match failed {
+    if let Some(file) = file {
+        let shown = file.in_progress().display().to_string();
+        let target = file.path().display().to_string();
+        let finished = match file_failed {
+            // Dropping the stream removes the temporary file: no partial recording under the name.
+            Some(e) => Err(format!(
+                "writing samples to {shown}: {e}; nothing was kept as {target}"
+            )),
+            None => file.finish().map_err(|e| e.to_string()),
+        };
+        if let Err(e) = finished {
+            eprintln!("{PROGRAM}: {e}");
+            write_failed = true;
+        }
+    }
+    match stdout_failed {
         // The reader of stdout went away (`| head`): it has what it wanted; end quietly.
-        Some((dest, e)) if dest == "stdout" && tool_io::stdout::is_closed_pipe(&e) => {
+        Some(e) if tool_io::stdout::is_closed_pipe(&e) => {
+            let code = if write_failed && code == 0 { 1 } else { code };
             return ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1));
         }
-        Some((dest, e)) => {
-            eprintln!("{PROGRAM}: writing samples to {dest}: {e}; the summary covers every sample");
+        Some(e) => {
+            eprintln!("{PROGRAM}: writing samples to stdout: {e}; the summary covers every sample");
             write_failed = true;
         }
         None => {}
-    }
-    if let Some(Err(e)) = file.map(Stream::finish) {
-        eprintln!("{PROGRAM}: {e}");
-        write_failed = true;
     }
     let summary = recording.summary();
     if args.summary {

@@ -549,3 +549,33 @@ fn gpus_default_to_cuda_visible_devices_read_as_cuda_reads_it() {
     assert_eq!(v["gpus"].as_array().map(Vec::len), Some(1));
     assert!(v["warnings"].to_string().contains("not valid UTF-8"), "{v}");
 }
+
+#[test]
+fn a_closed_stdout_still_leaves_the_sample_file_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("samples.csv");
+    let mut child = cmd(Some(&fixture("nvidia-smi-normal.sh")))
+        .args(["--backend", "nvidia-smi", "--interval-ms", "10", "--output"])
+        .arg(&f)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    for _ in 0..3 {
+        lines.next().expect("a line").expect("text");
+    }
+    drop(lines);
+    let out = wait_output(child);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&f).expect("the file is in place");
+    assert!(written.starts_with("# t_s,index"), "{written}");
+    // Every line of the file is a whole row: the header's column count in each.
+    let columns = written.lines().next().expect("header").split(',').count();
+    assert!(written.lines().count() >= 3);
+    assert!(
+        written.lines().all(|l| l.split(',').count() == columns),
+        "{written}"
+    );
+}

@@ -26,7 +26,7 @@
 //! * everything except the few lines that call the driver is tested on machines without a GPU, through the
 //!   same code paths that run on one — fake `nvidia-smi` scripts and replay files exercise the monitor, the
 //!   stop logic and the summary exactly as NVML does;
-//! * `auto` is a loop over backends, and each rejection's reason is data ([`Rejection`]), so a capture says
+//! * `auto` is a loop over backends, and each rejection's reason is data ([`Rejection`]), so a recording says
 //!   not just "no NVML" but why, and which backend it fell back to.
 //!
 //! The price is that the trait must fit both a source the monitor clocks (NVML: read every GPU each tick) and
@@ -40,9 +40,14 @@
 //! use gpu_monitor::{Monitor, MonitorConfig};
 //! let monitor = Monitor::start(MonitorConfig { interval_ms: 100, ..MonitorConfig::default() });
 //! // ... timed region ...
-//! let capture = monitor.stop();
-//! println!("{}", serde_json::to_string_pretty(&capture.summary()).unwrap_or_default());
+//! let recording = monitor.stop();
+//! println!("{}", serde_json::to_string_pretty(&recording.summary()).unwrap_or_default());
 //! ```
+//!
+//! Around a region that is recorded (identity, a reading before, the monitor, a reading after), open the
+//! backend once with [`GpuSource`]; its [`query_times`](GpuSource::query_times) say what the queries cost. A
+//! summary's [`Coverage`] says how much of the watched region the readings cover and why not all of it (the
+//! source died or stalled). To run a command beside the monitor, forwarding signals to it, use [`runner`].
 //!
 //! Nothing here panics on a machine without GPUs: every entry point either records [`Unavailable`] reasons
 //! in its result or returns them.

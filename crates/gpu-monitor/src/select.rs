@@ -187,55 +187,91 @@ fn legacy_mig_parent(item: &str) -> Option<&str> {
         .flatten()
 }
 
-/// Reads `CUDA_VISIBLE_DEVICES` the way the CUDA runtime does: entries in order, each an index (a device that
-/// exists), a `GPU-` UUID or unique prefix of one, or a MIG device; the list ends at the first entry that is
-/// not valid (`0,7` on a machine without GPU 7 is GPU 0 alone; `-1` hides every GPU), and a GPU named twice
-/// also ends it. Notes say where and why it ended. Also says whether any GPU was chosen by index.
+/// The number an entry starts with, as C's `strtoul` reads it (`1gpu2` is 1): optional sign, then digits;
+/// `None` without digits or for a negative number.
+fn strtoul(entry: &str) -> Option<u32> {
+    let digits_from = usize::from(entry.starts_with(['+', '-']));
+    let end = entry[digits_from..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(entry.len(), |k| k + digits_from);
+    if end == digits_from || entry.starts_with('-') {
+        return None;
+    }
+    entry[digits_from..end].parse().ok()
+}
+
+/// Reads `CUDA_VISIBLE_DEVICES` as the CUDA runtime does (the rules PyTorch's `_parse_visible_devices` and
+/// `_device_count_nvml` reproduce from the driver): the first entry decides the kind of list — `GPU-` UUIDs,
+/// `MIG-` devices, or indices read like `strtoul` (`1gpu2` is 1). The list ends at the first entry that is
+/// not of that kind, is negative, or names no GPU (`0,7` without GPU 7 is GPU 0 alone); a GPU named twice,
+/// or a UUID prefix of several GPUs, makes the whole list empty. Notes say where and why the list ended.
+/// Also says whether the GPUs were chosen by index.
 fn cuda_list(env: &str, visible: &[GpuRef], notes: &mut Vec<String>) -> (Vec<GpuRef>, bool) {
     let mut chosen: Vec<GpuRef> = Vec::new();
-    let mut by_index = false;
     if env.contains('\u{FFFD}') {
         notes.push(format!(
             "CUDA_VISIBLE_DEVICES is not valid UTF-8 ({env:?}): the entry with the bad bytes is invalid"
         ));
     }
+    let first = env.trim_start();
+    let kind = if first.starts_with("GPU-") {
+        "GPU-"
+    } else if first.starts_with("MIG-") {
+        "MIG-"
+    } else {
+        ""
+    };
+    let end = |item: &str, why: String, notes: &mut Vec<String>| {
+        notes.push(format!(
+            "CUDA_VISIBLE_DEVICES={env:?}: entry {item:?} {why}; like CUDA, the list ends there"
+        ));
+    };
     for item in env.split(',').map(str::trim) {
-        let found: Result<&GpuRef, String> = if let Some(parent) = legacy_mig_parent(item) {
+        let found: Result<&GpuRef, String> = if kind.is_empty() {
+            match strtoul(item) {
+                None => Err("is not a device index".into()),
+                Some(i) => visible
+                    .iter()
+                    .find(|g| g.index == i)
+                    .ok_or_else(|| format!("names no GPU (there is no GPU {i})")),
+            }
+        } else if !item.starts_with(kind) {
+            Err(format!("is not a {kind} entry like the first"))
+        } else if let Some(parent) = legacy_mig_parent(item) {
             unique_prefix(visible, parent)
-        } else if item.starts_with("MIG-") {
-            Err("a MIG instance UUID, whose GPU cannot be told from the GPU list".into())
+        } else if kind == "MIG-" {
+            Err("is a MIG instance UUID, whose GPU cannot be told from the GPU list".into())
         } else {
-            match parse_id(item) {
-                Some(GpuId::Index(i)) => {
-                    by_index = true;
-                    visible
-                        .iter()
-                        .find(|g| g.index == i)
-                        .ok_or_else(|| format!("there is no GPU {i}"))
+            match unique_prefix(visible, item) {
+                Err(e) if e.contains("several") => {
+                    notes.push(format!(
+                        "CUDA_VISIBLE_DEVICES={env:?}: {e}; CUDA then sees no GPU at all"
+                    ));
+                    return (Vec::new(), false);
                 }
-                Some(GpuId::Uuid(u)) => unique_prefix(visible, &u),
-                None => Err("neither an index nor a GPU-/MIG- UUID".into()),
+                other => other,
             }
         };
         match found {
+            // MIG instances of one GPU are that GPU, once.
+            Ok(g) if kind == "MIG-" && chosen.iter().any(|c| c.index == g.index) => {}
             Ok(g) if chosen.iter().any(|c| c.index == g.index) => {
                 notes.push(format!(
-                    "CUDA_VISIBLE_DEVICES={env:?}: entry {item:?} names GPU {} again; like CUDA, the list ends there",
+                    "CUDA_VISIBLE_DEVICES={env:?}: entry {item:?} names GPU {} again; CUDA then sees no GPU at all",
                     g.index
                 ));
-                break;
+                return (Vec::new(), kind.is_empty());
             }
             Ok(g) => chosen.push(g.clone()),
             Err(why) => {
                 if !item.is_empty() || chosen.is_empty() {
-                    notes.push(format!(
-                        "CUDA_VISIBLE_DEVICES={env:?}: entry {item:?} is not valid ({why}); like CUDA, the list ends there"
-                    ));
+                    end(item, why, notes);
                 }
                 break;
             }
         }
     }
+    let by_index = kind.is_empty() && !chosen.is_empty();
     (chosen, by_index)
 }
 
@@ -348,13 +384,28 @@ mod tests {
         let (g, notes) = resolve(&sel, &gpus(), Some("0,7"), Some("PCI_BUS_ID")).expect("0");
         assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![0]);
         assert!(notes[0].contains("there is no GPU 7"), "{notes:?}");
-        // A unique UUID prefix, then a prefix of two UUIDs: the list ends at the ambiguous one.
-        let (g, notes) = resolve(&sel, &gpus(), Some("GPU-aaaa,GPU-bbbb,2"), None).expect("prefix");
-        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![0]);
-        assert!(notes[0].contains("several"), "{notes:?}");
-        // A GPU named twice ends it too.
-        let (g, _) = resolve(&sel, &gpus(), Some("1,1,0"), Some("PCI_BUS_ID")).expect("twice");
-        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![1]);
+        // Indices are read like strtoul: `1gpu2` is 1; a UUID in an index list ends it.
+        let (g, _) = resolve(
+            &sel,
+            &gpus(),
+            Some("1gpu2, 2,GPU-aaaa,0"),
+            Some("PCI_BUS_ID"),
+        )
+        .expect("strtoul");
+        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![1, 2]);
+        // A UUID list: a unique prefix counts, an index ends it.
+        let (g, notes) =
+            resolve(&sel, &gpus(), Some("GPU-bbbb-3,GPU-aaaa,1"), None).expect("uuids");
+        assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![2, 0]);
+        assert!(notes[0].contains("not a GPU- entry"), "{notes:?}");
+        // A prefix of two UUIDs, or a GPU named twice: CUDA sees no GPU at all.
+        for env in ["GPU-aaaa,GPU-bbbb", "1,0,1"] {
+            let err = resolve(&sel, &gpus(), Some(env), Some("PCI_BUS_ID")).expect_err(env);
+            assert!(
+                err.to_string().contains("no GPU visible to CUDA"),
+                "{env}: {err}"
+            );
+        }
         // The pre-R470 MIG spelling names its GPU's UUID; a MIG instance UUID cannot be placed.
         let (g, _) = resolve(&sel, &gpus(), Some("MIG-GPU-bbbb-3333/1/0"), None).expect("mig");
         assert_eq!(g.iter().map(|g| g.index).collect::<Vec<_>>(), vec![2]);

@@ -402,8 +402,9 @@ impl Session<'_> {
         }
         let bad = sample.sanitize();
         self.count("non_finite_values", bad);
-        if sample.invalidate_impossible() > 0 {
-            self.count("invalid_values", sample.invalid.len() as u64);
+        let invalid = sample.invalidate_impossible();
+        if invalid > 0 {
+            self.count("invalid_values", invalid as u64);
             self.note_invalid(&sample);
         }
         if let Some(obs) = self.observer.as_mut() {

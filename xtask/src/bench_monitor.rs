@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gpu_monitor::{BackendChoice, Capture, Monitor, MonitorConfig, Sample, SourceEnd};
+use gpu_monitor::{BackendChoice, Monitor, MonitorConfig, Recording, Sample, SourceEnd};
 
 const TARGET_FRACTION: f64 = 0.001;
 const GPUS: u32 = 8;
@@ -113,7 +113,7 @@ fn baseline_stream(smi: &Path, interval_ms: u64, seconds: f64) -> Result<(u64, f
     Ok((lines, cpu, wall))
 }
 
-fn monitor_stream(smi: &Path, interval_ms: u64, seconds: f64) -> Result<Capture, String> {
+fn monitor_stream(smi: &Path, interval_ms: u64, seconds: f64) -> Result<Recording, String> {
     let m = Monitor::start(MonitorConfig {
         interval_ms,
         backend: BackendChoice::NvidiaSmi,
@@ -171,7 +171,7 @@ fn baseline_read(path: &Path) -> Result<(u64, f64), String> {
     Ok((lines, thread_cpu_s() - c0))
 }
 
-fn monitor_replay(path: &Path) -> Result<Capture, String> {
+fn monitor_replay(path: &Path) -> Result<Recording, String> {
     let m = Monitor::start(MonitorConfig {
         backend: BackendChoice::Replay(path.to_path_buf()),
         ..MonitorConfig::default()
@@ -182,6 +182,12 @@ fn monitor_replay(path: &Path) -> Result<Capture, String> {
         return Err(format!("replay ended {:?}", c.end));
     }
     Ok(c)
+}
+
+/// Readings the monitor recorded: those kept plus those thinned away by the memory bound (the cost is per
+/// reading recorded either way).
+fn recorded(r: &Recording) -> usize {
+    r.samples.len() + r.counters.get("samples_thinned").copied().unwrap_or(0) as usize
 }
 
 fn verdict(fraction: f64) -> &'static str {
@@ -207,7 +213,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     );
     let (base_lines, base_cpu, base_wall) = baseline_stream(&smi, o.interval_ms, o.seconds)?;
     let cap = monitor_stream(&smi, o.interval_ms, o.seconds)?;
-    let n = cap.samples.len();
+    let n = recorded(&cap);
     let cpu = cap
         .monitor_cpu
         .sampling_thread_s
@@ -265,7 +271,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .monitor_cpu
                 .sampling_thread_s
                 .ok_or("no thread CPU figure")?;
-            let n = cap.samples.len();
+            let n = recorded(&cap);
             let per_base = base * 1e6 / lines.max(1) as f64;
             let per_mon = cpu * 1e6 / n.max(1) as f64;
             // 8 GPUs at 100 ms: 80 samples a second.

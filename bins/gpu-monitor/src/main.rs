@@ -4,47 +4,61 @@
 mod render;
 
 use std::ffi::OsString;
-use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
-use std::process::{Command, ExitCode};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use gpu_monitor::runner::{self, Runner};
 use gpu_monitor::{
     BackendChoice, GpuSelection, Monitor, MonitorConfig, Sample, SourceEnd, StopHandle,
 };
+use tool_io::{Claim, Stream};
+
+const PROGRAM: &str = "gpu-monitor";
+/// How often a run without a command looks for a signal asking it to stop.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
 #[derive(Parser)]
 #[command(
     name = "gpu-monitor",
     version,
     about = "Sample NVIDIA GPUs (NVML, else nvidia-smi) beside a command, then summarise",
-    after_help = "Samples go to stdout (or --output); the readable summary to stderr, the JSON one (--summary) to \
-                  stdout after the samples — add -q for JSON alone. With a command, exits with its exit code."
+    after_help = "Without a command, samples go to stdout (or --output FILE); the readable summary to stderr, the \
+                  JSON one (--summary) to stdout after the samples — add -q for JSON alone.\n\
+                  With a command (gpu-monitor [OPTIONS] -- CMD ARGS…), the command keeps stdout and stderr to \
+                  itself: samples are written only to --output FILE (without it, only the summary is kept), \
+                  SIGINT/SIGTERM/SIGHUP are forwarded to the command, and gpu-monitor exits with its exit code \
+                  (128 + N when signal N ended it)."
 )]
 struct Args {
     /// Requested interval between readings of each GPU, in milliseconds.
     #[arg(long, default_value_t = 500, value_name = "N")]
     interval_ms: u64,
-    /// auto | nvml | nvidia-smi | replay FILE.
-    #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"], default_value = "auto")]
+    /// auto | nvml | nvidia-smi | replay:FILE.
+    // Two values only for the old spelling `--backend replay FILE`, kept as an alias.
+    #[arg(long, num_args = 1..=2, value_name = "KIND", default_value = "auto")]
     backend: Vec<String>,
-    /// all | cuda (honour CUDA_VISIBLE_DEVICES) | a comma list of indices and UUIDs.
-    #[arg(long, default_value = "all", value_name = "GPUS")]
+    /// cuda (the GPUs CUDA_VISIBLE_DEVICES names; all when unset) | all | a comma list of indices and UUIDs.
+    #[arg(long, default_value = "cuda", value_name = "GPUS")]
     gpus: String,
-    /// How samples are streamed.
+    /// How samples are written.
     #[arg(long, value_enum, default_value_t = Format::Csv)]
     format: Format,
     /// Print the summary as JSON (to stdout) instead of readable text (to stderr).
-    #[arg(long)]
+    #[arg(long, visible_alias = "json")]
     summary: bool,
-    /// Do not stream samples; only the summary.
+    /// Do not stream samples to stdout; only the summary (and --output, if given).
     #[arg(short, long)]
     quiet: bool,
-    /// Write the samples to this file instead of stdout.
+    /// Write the samples to this file (renamed into place when the run ends; refuses an existing file).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Replace an existing --output file.
+    #[arg(long)]
+    overwrite: bool,
     /// The nvidia-smi to run (default: $KL1_NVIDIA_SMI, else nvidia-smi on PATH).
     #[arg(long, value_name = "PATH")]
     nvidia_smi: Option<PathBuf>,
@@ -55,45 +69,104 @@ struct Args {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
-    /// CSV rows after a `# t_s,index,…` header (replayable with --backend replay).
+    /// CSV rows after a `# t_s,index,…` header (replayable with --backend replay:FILE).
     Csv,
     /// One JSON object per sample (replayable).
     Jsonl,
 }
 
-fn backend_choice(words: &[String]) -> Result<BackendChoice, String> {
-    match words {
-        [kind, file] if kind == "replay" => Ok(BackendChoice::Replay(PathBuf::from(file))),
-        [kind] if kind == "replay" => Err("--backend replay needs a FILE".into()),
-        [kind] => kind
-            .parse()
-            .map_err(|e: gpu_monitor::Unavailable| e.to_string()),
-        _ => Err(format!(
-            "--backend {}: only replay takes a second value",
-            words.join(" ")
-        )),
+/// Where samples go, and what went wrong writing to each.
+struct Sink {
+    stdout: Option<io::Stdout>,
+    file: Option<Stream>,
+    /// The first write error on stdout; nothing more is written there after it.
+    stdout_failed: Option<io::Error>,
+    /// The first write error on the sample file; the file is then abandoned, never renamed into place.
+    file_failed: Option<io::Error>,
+}
+
+impl Sink {
+    /// Writes a line to every destination still working; `false` once stdout has failed (a run without a
+    /// command then stops: its reader is gone or its disk is full).
+    fn write_line(&mut self, line: &str) -> bool {
+        if let Some(out) = &self.stdout
+            && self.stdout_failed.is_none()
+        {
+            let mut out = out.lock();
+            if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+                self.stdout_failed = Some(e);
+            }
+        }
+        if let Some(f) = &mut self.file
+            && self.file_failed.is_none()
+            && let Err(e) = writeln!(f, "{line}")
+        {
+            self.file_failed = Some(e);
+        }
+        self.stdout_failed.is_none()
     }
 }
 
-type Sink = Arc<Mutex<Box<dyn Write + Send>>>;
+/// Whether `a` and `b` are the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
 
 fn main() -> ExitCode {
     let args = Args::parse();
     let usage = |msg: String| {
-        eprintln!("gpu-monitor: {msg}");
+        eprintln!("{PROGRAM}: {msg}");
         ExitCode::from(2)
     };
-    let backend = match backend_choice(&args.backend) {
+    let backend = match BackendChoice::from_words(&args.backend) {
         Ok(b) => b,
-        Err(e) => return usage(e),
+        Err(e) => return usage(format!("--backend: {e}")),
     };
     let gpus: GpuSelection = match args.gpus.parse() {
         Ok(g) => g,
-        Err(e) => return usage(e.to_string()),
+        Err(e) => return usage(format!("--gpus: {e}")),
     };
     if args.interval_ms == 0 {
         return usage("--interval-ms must be at least 1".into());
     }
+    // Checked before anything is claimed or truncated: the recording would be emptied before it was read.
+    if let (BackendChoice::Replay(input), Some(output)) = (&backend, &args.output)
+        && same_file(input, output)
+    {
+        return usage(format!(
+            "--output {} is the file being replayed; choose another name",
+            output.display()
+        ));
+    }
+    let file = match &args.output {
+        Some(path) => match Claim::new(path, args.overwrite).and_then(Claim::stream) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("{PROGRAM}: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
+    let with_command = !args.command.is_empty();
+    // With a command, stdout is the command's: samples never share it.
+    let stdout = (!args.quiet && !with_command).then(io::stdout);
+    if with_command && file.is_none() && !args.quiet {
+        eprintln!(
+            "{PROGRAM}: samples are not streamed while a command runs (it owns stdout); --output FILE keeps them"
+        );
+    }
+    let streaming = stdout.is_some() || file.is_some();
+    let sink = Arc::new(Mutex::new(Sink {
+        stdout,
+        file,
+        stdout_failed: None,
+        file_failed: None,
+    }));
     let config = MonitorConfig {
         interval_ms: args.interval_ms,
         backend,
@@ -101,134 +174,187 @@ fn main() -> ExitCode {
         nvidia_smi: args.nvidia_smi.clone(),
         ..MonitorConfig::default()
     };
-
-    let sink: Option<Sink> = if args.quiet {
-        None
+    if with_command {
+        with_command_run(&args, config, &sink, streaming)
     } else {
-        let w: Box<dyn Write + Send> = match &args.output {
-            Some(path) => match std::fs::File::create(path) {
-                Ok(f) => Box::new(BufWriter::new(f)),
-                Err(e) => return usage(format!("{}: {e}", path.display())),
-            },
-            None => Box::new(io::stdout()),
-        };
-        Some(Arc::new(Mutex::new(w)))
-    };
-    if let (Some(sink), Format::Csv) = (&sink, args.format) {
-        emit(sink, &Sample::csv_header());
+        alone(&args, config, &sink, streaming)
     }
-    // The handler is installed before anything starts, so that no Ctrl-C can arrive while the default action
-    // (dying without a summary) is still in place. Without a command it stops the monitor, which ends `wait`;
-    // with one, Ctrl-C reaches the command through the terminal's process group and we keep monitoring until
-    // it exits, so that the summary covers its whole run and its exit code is passed on.
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let stop_slot: Arc<Mutex<Option<StopHandle>>> = Arc::new(Mutex::new(None));
-    {
-        let interrupted = Arc::clone(&interrupted);
-        let stop_slot = Arc::clone(&stop_slot);
-        let with_command = !args.command.is_empty();
-        if let Err(e) = ctrlc::set_handler(move || {
-            interrupted.store(true, Ordering::SeqCst);
-            if !with_command
-                && let Some(h) = stop_slot.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+}
+
+fn lock(sink: &Mutex<Sink>) -> std::sync::MutexGuard<'_, Sink> {
+    sink.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts the monitor, writing each sample to the sink; a sample that cannot be written stops the monitor
+/// (`stop_on_failure`, without a command) or is dropped from the stream (with one: the command goes on).
+fn start(
+    args: &Args,
+    config: MonitorConfig,
+    sink: &Arc<Mutex<Sink>>,
+    streaming: bool,
+    stop_slot: &Arc<Mutex<Option<StopHandle>>>,
+    stop_on_failure: bool,
+) -> Monitor {
+    if !streaming {
+        return Monitor::start(config);
+    }
+    if let Format::Csv = args.format {
+        lock(sink).write_line(&Sample::csv_header());
+    }
+    let sink = Arc::clone(sink);
+    let slot = Arc::clone(stop_slot);
+    let format = args.format;
+    Monitor::start_with_observer(
+        config,
+        Box::new(move |s| {
+            let line = match format {
+                Format::Csv => s.to_csv_row(),
+                Format::Jsonl => serde_json::to_string(s).unwrap_or_default(),
+            };
+            if !lock(&sink).write_line(&line)
+                && stop_on_failure
+                && let Some(h) = slot.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
             {
                 h.stop();
             }
-        }) {
-            eprintln!("gpu-monitor: cannot catch Ctrl-C ({e}); an interrupt will lose the summary");
+        }),
+    )
+}
+
+/// Without a command: sample until Ctrl-C (SIGINT, SIGTERM, SIGHUP), the source ends, or stdout closes.
+fn alone(args: &Args, config: MonitorConfig, sink: &Arc<Mutex<Sink>>, streaming: bool) -> ExitCode {
+    // The handlers are installed before anything starts, so that no signal can arrive while the default action
+    // (dying without a summary) is still in place. With no command to forward to, a signal means "stop".
+    let runner = match Runner::install() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{PROGRAM}: {e}");
+            return ExitCode::FAILURE;
         }
-    }
-    let monitor = match &sink {
-        Some(sink) => {
-            let sink = Arc::clone(sink);
-            let format = args.format;
-            Monitor::start_with_observer(
-                config,
-                Box::new(move |s| {
-                    let line = match format {
-                        Format::Csv => s.to_csv_row(),
-                        Format::Jsonl => serde_json::to_string(s).unwrap_or_default(),
-                    };
-                    emit(&sink, &line);
-                }),
-            )
-        }
-        None => Monitor::start(config),
     };
+    let stop_slot: Arc<Mutex<Option<StopHandle>>> = Arc::new(Mutex::new(None));
+    let monitor = start(args, config, sink, streaming, &stop_slot, true);
     *stop_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(monitor.stop_handle());
     if monitor.backend().is_none() {
-        eprintln!("gpu-monitor: no GPU backend available; see the summary for why");
+        eprintln!("{PROGRAM}: no GPU backend available; see the summary for why");
     }
-
-    let code = if args.command.is_empty() {
-        if interrupted.load(Ordering::SeqCst) {
-            // Ctrl-C came while the monitor was starting, before the handler could reach it.
+    while !monitor.wait_timeout(SIGNAL_POLL) {
+        if !runner.received().is_empty() {
             monitor.stop_handle().stop();
         }
-        monitor.wait();
-        None
-    } else if interrupted.load(Ordering::SeqCst) {
-        eprintln!("gpu-monitor: interrupted before the command started; not running it");
-        Some(ExitCode::from(130))
-    } else {
-        Some(run_command(&args.command))
+    }
+    let recording = monitor.stop();
+    let code = match recording.end {
+        SourceEnd::Stopped | SourceEnd::Exhausted => 0,
+        SourceEnd::Died { .. } | SourceEnd::NoBackend | SourceEnd::Lost { .. } => 1,
     };
-    let capture = monitor.stop();
-    if let Some(sink) = &sink {
-        let _ = gpu_monitor_flush(sink);
-    }
-    let summary = capture.summary();
-    if args.summary {
-        match serde_json::to_string_pretty(&summary) {
-            Ok(json) => println!("{json}"),
-            Err(e) => eprintln!("gpu-monitor: summary not serialisable: {e}"),
-        }
-    } else {
-        eprint!("{}", render::readable(&summary));
-    }
-    match code {
-        Some(c) => c,
-        None => match capture.end {
-            SourceEnd::Stopped | SourceEnd::Exhausted => ExitCode::SUCCESS,
-            SourceEnd::Died { .. } | SourceEnd::NoBackend | SourceEnd::Lost { .. } => {
-                ExitCode::from(1)
-            }
-        },
-    }
+    finish(args, sink, &recording, code)
 }
 
-fn emit(sink: &Sink, line: &str) {
-    let mut w = sink.lock().unwrap_or_else(|p| p.into_inner());
-    // A closed stdout (`| head`) must not kill the sampling thread; the samples are still in the capture.
-    let _ = writeln!(w, "{line}").and_then(|()| w.flush());
-}
-
-fn gpu_monitor_flush(sink: &Sink) -> io::Result<()> {
-    sink.lock().unwrap_or_else(|p| p.into_inner()).flush()
-}
-
-/// Runs the command to completion and turns its ending into our exit code (shell conventions).
-fn run_command(command: &[OsString]) -> ExitCode {
-    let Some((program, rest)) = command.split_first() else {
-        return ExitCode::SUCCESS;
-    };
-    match Command::new(program).args(rest).status() {
-        Ok(status) => {
-            if let Some(c) = status.code() {
-                ExitCode::from(u8::try_from(c & 0xff).unwrap_or(1))
-            } else {
-                use std::os::unix::process::ExitStatusExt;
-                let sig = status.signal().unwrap_or(0);
-                ExitCode::from(u8::try_from(128 + sig).unwrap_or(255))
-            }
-        }
+/// With a command: run it under the one runner, forwarding signals, until it ends; exit with its status.
+fn with_command_run(
+    args: &Args,
+    config: MonitorConfig,
+    sink: &Arc<Mutex<Sink>>,
+    streaming: bool,
+) -> ExitCode {
+    let runner = match Runner::install() {
+        Ok(r) => r,
         Err(e) => {
-            eprintln!("gpu-monitor: cannot run {}: {e}", program.to_string_lossy());
-            ExitCode::from(if e.kind() == io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            })
+            eprintln!("{PROGRAM}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stop_slot = Arc::new(Mutex::new(None));
+    let monitor = start(args, config, sink, streaming, &stop_slot, false);
+    if monitor.backend().is_none() {
+        eprintln!("{PROGRAM}: no GPU backend available; see the summary for why");
+    }
+    let code = if let Some(first) = runner.received().first() {
+        eprintln!("{PROGRAM}: {first} before the command started; not running it");
+        128 + runner::signal_number(first)
+    } else {
+        match runner.spawn(&args.command) {
+            Ok(command) => match command.wait(Duration::from_secs(1), || {}) {
+                Ok(end) => end.exit_code,
+                Err(e) => {
+                    eprintln!("{PROGRAM}: waiting for the command: {e}");
+                    1
+                }
+            },
+            Err(e) => {
+                let program = args.command[0].to_string_lossy();
+                eprintln!("{PROGRAM}: cannot run {program}: {e}");
+                if e.kind() == io::ErrorKind::NotFound {
+                    127
+                } else {
+                    126
+                }
+            }
+        }
+    };
+    let recording = monitor.stop();
+    drop(runner);
+    finish(args, sink, &recording, code)
+}
+
+/// Closes the sample file, prints the summary and turns everything into the exit code: `code`, unless
+/// writing failed (then 1 where `code` was 0, so that a command's own failure still shows).
+fn finish(
+    args: &Args,
+    sink: &Mutex<Sink>,
+    recording: &gpu_monitor::Recording,
+    mut code: i32,
+) -> ExitCode {
+    let (file, file_failed, stdout_failed) = {
+        let mut s = lock(sink);
+        (s.file.take(), s.file_failed.take(), s.stdout_failed.take())
+    };
+    let mut write_failed = false;
+    if let Some(file) = file {
+        let shown = file.in_progress().display().to_string();
+        let target = file.path().display().to_string();
+        let finished = match file_failed {
+            // Dropping the stream removes the temporary file: no partial recording under the name.
+            Some(e) => Err(format!(
+                "writing samples to {shown}: {e}; nothing was kept as {target}"
+            )),
+            None => file.finish().map_err(|e| e.to_string()),
+        };
+        if let Err(e) = finished {
+            eprintln!("{PROGRAM}: {e}");
+            write_failed = true;
         }
     }
+    match stdout_failed {
+        // The reader of stdout went away (`| head`): it has what it wanted; end quietly.
+        Some(e) if tool_io::stdout::is_closed_pipe(&e) => {
+            let code = if write_failed && code == 0 { 1 } else { code };
+            return ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1));
+        }
+        Some(e) => {
+            eprintln!("{PROGRAM}: writing samples to stdout: {e}; the summary covers every sample");
+            write_failed = true;
+        }
+        None => {}
+    }
+    let summary = recording.summary();
+    if args.summary {
+        let json = match serde_json::to_string_pretty(&summary) {
+            Ok(j) => j,
+            Err(e) => {
+                eprintln!("{PROGRAM}: summary not serialisable: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(e) = tool_io::stdout::write(|out| writeln!(out, "{json}")) {
+            return e.exit(PROGRAM);
+        }
+    } else {
+        let _ = write!(io::stderr().lock(), "{}", render::readable(&summary));
+    }
+    if write_failed && code == 0 {
+        code = 1;
+    }
+    ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use gpu_monitor::{GpuSummary, SourceEnd, Stat, Summary};
+use gpu_monitor::{Coverage, GpuSummary, MonitorSummary, SourceEnd, Stat};
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
@@ -19,7 +19,7 @@ fn stat_line(out: &mut String, name: &str, unit: &str, st: Option<Stat>) {
     };
 }
 
-pub(crate) fn readable(s: &Summary) -> String {
+pub(crate) fn readable(s: &MonitorSummary) -> String {
     let mut out = String::new();
     let backend = s
         .backend
@@ -39,6 +39,7 @@ pub(crate) fn readable(s: &Summary) -> String {
     for r in &s.rejected {
         let _ = writeln!(out, "#   {} unavailable: {}", r.backend, r.reason);
     }
+    coverage(&mut out, "", &s.coverage);
     for g in &s.gpus {
         gpu(&mut out, g);
     }
@@ -78,22 +79,22 @@ fn gpu(out: &mut String, g: &GpuSummary) {
         g.uuid.as_deref().unwrap_or("?"),
         g.n_samples
     );
-    stat_line(out, "clocks.sm", "MHz", g.seed.clocks_sm);
-    if let Some(b) = g.seed.clocks_sm_busy {
+    stat_line(out, "clocks.sm", "MHz", g.stats.clocks_sm);
+    if let Some(b) = g.stats.clocks_sm_busy {
         let _ = writeln!(
             out,
             "#   {:<16}{:>4}  min {:>9.1}  median {:>9.1}  max {:>9.1}  (n={}, utilization >= 10 %)",
             "clocks.sm_busy", "MHz", b.min, b.median, b.max, b.n
         );
     }
-    stat_line(out, "clocks.mem", "MHz", g.seed.clocks_mem);
-    stat_line(out, "temperature.gpu", "C", g.seed.temperature_gpu);
-    stat_line(out, "power.draw", "W", g.seed.power_draw);
+    stat_line(out, "clocks.mem", "MHz", g.stats.clocks_mem);
+    stat_line(out, "temperature.gpu", "C", g.stats.temperature_gpu);
+    stat_line(out, "power.draw", "W", g.stats.power_draw);
     stat_line(out, "power.limit", "W", g.power_limit);
-    stat_line(out, "utilization.gpu", "%", g.seed.utilization_gpu);
-    stat_line(out, "memory.used", "MiB", g.seed.memory_used);
+    stat_line(out, "utilization.gpu", "%", g.stats.utilization_gpu);
+    stat_line(out, "memory.used", "MiB", g.stats.memory_used);
     let reasons: Vec<String> = g
-        .seed
+        .stats
         .throttle_reasons_seen
         .iter()
         .map(|r| {
@@ -129,10 +130,10 @@ fn gpu(out: &mut String, g: &GpuSummary) {
     let _ = writeln!(
         out,
         "#   pstates seen: {}",
-        if g.seed.pstates_seen.is_empty() {
+        if g.stats.pstates_seen.is_empty() {
             "none".into()
         } else {
-            g.seed.pstates_seen.join(" ")
+            g.stats.pstates_seen.join(" ")
         }
     );
     let e = &g.energy;
@@ -174,6 +175,19 @@ fn gpu(out: &mut String, g: &GpuSummary) {
             .map(|l| format!(", longest {l:.0} ms"))
             .unwrap_or_default()
     );
+    if !g.invalid_values.is_empty() {
+        let list: Vec<String> = g
+            .invalid_values
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "#   impossible readings (left out of the statistics): {}",
+            list.join(" ")
+        );
+    }
+    coverage(out, "  ", &g.coverage);
     for p in &g.processes_seen {
         let _ = writeln!(
             out,
@@ -184,4 +198,22 @@ fn gpu(out: &mut String, g: &GpuSummary) {
             opt(p.used_memory_mib, 0)
         );
     }
+}
+
+fn coverage(out: &mut String, indent: &str, c: &Coverage) {
+    let pct = c
+        .covered_fraction
+        .map_or_else(|| "-".to_owned(), |f| format!("{:.1} %", f * 100.0));
+    let _ = writeln!(
+        out,
+        "# {indent}coverage: {pct} of {:.1} s; readings {} … {} s; longest gap {} s{}",
+        c.region_s,
+        opt(c.first_sample_s, 2),
+        opt(c.last_sample_s, 2),
+        opt(c.longest_gap_s, 2),
+        c.problem
+            .as_ref()
+            .map(|p| format!("; {p}"))
+            .unwrap_or_default()
+    );
 }

@@ -1,6 +1,9 @@
 //! The built `gpu-monitor` binary, run against fake nvidia-smi scripts and replay files. Waits are for
 //! events (a line printed, the process exiting) with generous deadlines; no test asserts on speed.
 
+// Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
+#![allow(clippy::expect_used)]
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -59,8 +62,8 @@ fn text(b: &[u8]) -> String {
 #[test]
 fn replay_jsonl_to_a_json_summary() {
     let out = run(cmd(None)
-        .args(["--backend", "replay"])
-        .arg(fixture("replay.jsonl"))
+        .arg("--backend")
+        .arg(format!("replay:{}", fixture("replay.jsonl").display()))
         .args(["--interval-ms", "1000", "--summary", "-q"]));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value =
@@ -281,4 +284,298 @@ fn bad_arguments_exit_2() {
             text(&out.stderr)
         );
     }
+}
+
+/// Waits until `pid` no longer runs (gone, or a zombie waiting for a parent that is not us).
+fn wait_gone(pid: &str, what: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    let gone = || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    };
+    while !gone() {
+        assert!(Instant::now() < deadline, "{what} survived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_pid_file(path: &Path) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Ok(p) = std::fs::read_to_string(path)
+            && p.ends_with('\n')
+        {
+            return p.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_is_forwarded_to_the_command_which_is_waited_for_then_the_summary_and_143() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pid_file = dir.path().join("cmd.pid");
+    let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
+    let child = cmd(Some(&fixture("nvidia-smi-normal.sh")))
+        .args(["--backend", "nvidia-smi", "--interval-ms", "50", "--"])
+        .args(["sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = wait_pid_file(&pid_file);
+    // SAFETY: signalling our own unreaped child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let out = wait_output(child);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(128 + 15), "{stderr}");
+    assert!(
+        stderr.contains("# gpu-monitor summary: backend nvidia-smi"),
+        "{stderr}"
+    );
+    // The command got the signal and was reaped before we exited: no `sleep 30` left under init.
+    wait_gone(&pid, "the command (sleep 30)");
+}
+
+#[test]
+fn sigterm_without_a_command_stops_and_prints_the_summary() {
+    let mut child = cmd(Some(&fixture("nvidia-smi-normal.sh")))
+        .args(["--backend", "nvidia-smi", "--interval-ms", "50"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let header = lines.next().expect("a line").expect("text");
+    assert!(header.starts_with("# t_s"), "{header}");
+    // SAFETY: signalling our own unreaped child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let out = wait_output(child);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("# gpu-monitor summary"));
+}
+
+#[test]
+fn with_a_command_samples_never_reach_the_commands_stdout() {
+    let out = run(cmd(Some(&fixture("nvidia-smi-normal.sh"))).args([
+        "--backend",
+        "nvidia-smi",
+        "--interval-ms",
+        "20",
+        "--",
+        "sh",
+        "-c",
+        "echo hello; sleep 0.3; echo bye",
+    ]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "hello\nbye\n");
+    assert!(text(&out.stderr).contains("--output FILE keeps them"));
+}
+
+#[test]
+fn output_refuses_an_existing_file_and_the_file_being_replayed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let existing = dir.path().join("old.csv");
+    std::fs::write(&existing, "keep me\n").expect("write");
+    let out = run(cmd(None)
+        .arg("--backend")
+        .arg(format!("replay:{}", fixture("replay.jsonl").display()))
+        .arg("--output")
+        .arg(&existing));
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("--overwrite"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&existing).expect("read"),
+        "keep me\n"
+    );
+
+    // The recording named both ways, even with --overwrite: refused before anything is truncated.
+    let rec = dir.path().join("rec.jsonl");
+    std::fs::copy(fixture("replay.jsonl"), &rec).expect("copy");
+    let before = std::fs::read(&rec).expect("read");
+    for backend in [
+        vec![format!("replay:{}", rec.display())],
+        vec!["replay".to_owned(), rec.display().to_string()],
+    ] {
+        let out = run(cmd(None)
+            .arg("--backend")
+            .args(&backend)
+            .arg("--output")
+            .arg(&rec)
+            .arg("--overwrite"));
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("being replayed"));
+        assert_eq!(std::fs::read(&rec).expect("read"), before);
+    }
+
+    // With --overwrite an existing file is replaced by the samples.
+    let out = run(cmd(None)
+        .arg("--backend")
+        .arg(format!("replay:{}", fixture("replay.jsonl").display()))
+        .args(["-q", "--overwrite", "--output"])
+        .arg(&existing));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&existing).expect("read");
+    assert!(written.starts_with("# t_s,index"), "{written}");
+    assert_eq!(written.lines().count(), 1 + 5);
+}
+
+#[test]
+fn quiet_with_output_still_writes_the_file_and_nothing_to_stdout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("samples.csv");
+    let out = run(cmd(None)
+        .arg("--backend")
+        .arg(format!(
+            "replay:{}",
+            fixture("replay-raw-smi.csv").display()
+        ))
+        .arg("-q")
+        .arg("--output")
+        .arg(&f));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    // Header and the six readings of replay_csv_streams_rows_and_a_readable_summary.
+    assert_eq!(
+        std::fs::read_to_string(&f)
+            .expect("created")
+            .lines()
+            .count(),
+        7
+    );
+}
+
+#[test]
+fn failed_writes_exit_non_zero_and_a_closed_pipe_is_quiet() {
+    // A device is not a result file: refused before the run.
+    let out = run(cmd(None)
+        .arg("--backend")
+        .arg(format!("replay:{}", fixture("replay.jsonl").display()))
+        .args(["--output", "/dev/full"]));
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("/dev/full"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Samples to a full stdout: one message naming stdout, exit 1, no panic.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let child = cmd(None)
+        .arg("--backend")
+        .arg(format!("replay:{}", fixture("replay.jsonl").display()))
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let out = wait_output(child);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("writing samples to stdout"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    // A reader that goes away after the first line: exit 0, nothing on stderr.
+    let mut child = cmd(Some(&fixture("nvidia-smi-normal.sh")))
+        .args(["--backend", "nvidia-smi", "--interval-ms", "10"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut first = String::new();
+    BufReader::new(stdout).read_line(&mut first).expect("line");
+    // The reader is dropped here: the pipe is closed.
+    let out = wait_output(child);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
+#[test]
+fn a_mistyped_backend_is_a_usage_error_not_an_unavailable_backend() {
+    let out = run(cmd(None).args(["--backend", "nvmll"]));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("unknown backend \"nvmll\""), "{stderr}");
+    assert!(!stderr.contains("bad monitor configuration"), "{stderr}");
+}
+
+#[test]
+fn gpus_default_to_cuda_visible_devices_read_as_cuda_reads_it() {
+    use std::os::unix::ffi::OsStrExt;
+    let run_with = |value: &std::ffi::OsStr| {
+        let out = run(cmd(Some(&fixture("nvidia-smi-normal.sh")))
+            .env("CUDA_VISIBLE_DEVICES", value)
+            .env("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+            .args([
+                "--backend",
+                "nvidia-smi",
+                "--interval-ms",
+                "50",
+                "--summary",
+                "-q",
+            ])
+            .args(["--", "sleep", "0.2"]));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    // The fake has GPUs 0 and 1: `1,7` is GPU 1 alone, as CUDA would use it.
+    let v = run_with(std::ffi::OsStr::new("1,7"));
+    let gpus: Vec<u64> = v["gpus"]
+        .as_array()
+        .expect("gpus")
+        .iter()
+        .filter_map(|g| g["index"].as_u64())
+        .collect();
+    assert_eq!(gpus, vec![1]);
+    // A value that is not UTF-8 is not "unset" (which would mean both GPUs): its entry ends the list.
+    let v = run_with(std::ffi::OsStr::from_bytes(b"0,\xff"));
+    assert_eq!(v["gpus"].as_array().map(Vec::len), Some(1));
+    assert!(v["warnings"].to_string().contains("not valid UTF-8"), "{v}");
+}
+
+#[test]
+fn a_closed_stdout_still_leaves_the_sample_file_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("samples.csv");
+    let mut child = cmd(Some(&fixture("nvidia-smi-normal.sh")))
+        .args(["--backend", "nvidia-smi", "--interval-ms", "10", "--output"])
+        .arg(&f)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    for _ in 0..3 {
+        lines.next().expect("a line").expect("text");
+    }
+    drop(lines);
+    let out = wait_output(child);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&f).expect("the file is in place");
+    assert!(written.starts_with("# t_s,index"), "{written}");
+    // Every line of the file is a whole row: the header's column count in each.
+    let columns = written.lines().next().expect("header").split(',').count();
+    assert!(written.lines().count() >= 3);
+    assert!(
+        written.lines().all(|l| l.split(',').count() == columns),
+        "{written}"
+    );
 }

@@ -91,12 +91,12 @@ fn parse_field(s: &str) -> Result<(String, serde_json::Value), String> {
 
 fn parse_backend(s: &str) -> Result<BackendChoice, String> {
     s.parse()
-        .map_err(|e: provenance::gpu_monitor::Unavailable| e.to_string())
+        .map_err(|e: provenance::gpu_monitor::ParseError| e.to_string())
 }
 
 fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
     s.parse()
-        .map_err(|e: provenance::gpu_monitor::Unavailable| e.to_string())
+        .map_err(|e: provenance::gpu_monitor::ParseError| e.to_string())
 }
 
 fn main() -> ExitCode {

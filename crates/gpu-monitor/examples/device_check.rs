@@ -64,14 +64,14 @@ fn main() {
             ),
         );
         for (name, present) in [
-            ("clocks.sm", g.seed.clocks_sm.is_some()),
-            ("clocks.mem", g.seed.clocks_mem.is_some()),
-            ("temperature.gpu", g.seed.temperature_gpu.is_some()),
-            ("power.draw", g.seed.power_draw.is_some()),
-            ("utilization.gpu", g.seed.utilization_gpu.is_some()),
-            ("memory.used", g.seed.memory_used.is_some()),
+            ("clocks.sm", g.stats.clocks_sm.is_some()),
+            ("clocks.mem", g.stats.clocks_mem.is_some()),
+            ("temperature.gpu", g.stats.temperature_gpu.is_some()),
+            ("power.draw", g.stats.power_draw.is_some()),
+            ("utilization.gpu", g.stats.utilization_gpu.is_some()),
+            ("memory.used", g.stats.memory_used.is_some()),
             ("power.limit", g.power_limit.is_some()),
-            ("pstate", !g.seed.pstates_seen.is_empty()),
+            ("pstate", !g.stats.pstates_seen.is_empty()),
             ("throttle_time_s", g.throttle_time_s.is_some()),
             ("energy counter", g.energy.counter_j.is_some()),
         ] {

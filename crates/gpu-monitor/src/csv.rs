@@ -39,7 +39,7 @@ pub(crate) const SMI_QUERY: [Column; 10] = [
     Column::Mask,
 ];
 
-/// What our own `--format csv` writes: a timestamp first, then the query, then the NVML extras that fit a cell.
+/// What our own CSV rows ([`Sample::to_csv_row`]) hold: a timestamp first, then the query, then the NVML extras that fit a cell.
 pub(crate) const OUR_COLUMNS: [Column; 13] = [
     Column::TS,
     Column::Index,
@@ -285,6 +285,32 @@ pub(crate) fn parse_header(line: &str) -> Option<Vec<Column>> {
     }
     let cols: Option<Vec<Column>> = body.split(',').map(Column::from_name).collect();
     cols.filter(|c| c.contains(&Column::Index))
+}
+
+impl Sample {
+    /// The header for [`to_csv_row`](Self::to_csv_row): a `#` line, so that tools treating `#` as a comment
+    /// (as `nvidia-smi dmon` users do) skip it, while replay reads it to learn the columns.
+    pub fn csv_header() -> String {
+        format!(
+            "# {}",
+            OUR_COLUMNS
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    }
+
+    /// This sample as one CSV line in the column order of [`csv_header`](Self::csv_header), with missing
+    /// values written `[N/A]` and the mask in `nvidia-smi`'s hex form, so replay reads it back unchanged.
+    /// Violation counters and processes are only in JSON lines.
+    pub fn to_csv_row(&self) -> String {
+        OUR_COLUMNS
+            .iter()
+            .map(|c| c.format(self))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
 }
 
 #[cfg(test)]

@@ -2,14 +2,14 @@
 
 use serde::Serialize;
 
-use crate::backend::Rejection;
+use crate::kind::Rejection;
 
 /// Why the monitor could not use a backend (or a GPU, or a file) at all.
 ///
 /// This is the crate's one error type. It is deliberately not called `Error`: nothing in this crate *fails* —
 /// a missing driver is a fact about the machine to be written into the result, and every public entry point
 /// that can meet it either returns it (`sample_once`, `gpu_identity`) or records its text in the
-/// [`Capture`](crate::Capture). The variants carry strings rather than source errors so that the value can
+/// [`Recording`](crate::Recording). The variants carry strings rather than source errors so that the value can
 /// be cloned into a capture and serialised beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -50,7 +50,18 @@ pub enum Unavailable {
         /// The executable that was run.
         path: String,
         /// How long it was given.
-        after_s: u64,
+        after_s: f64,
+    },
+    /// `nvidia-smi` timed out earlier in this process and is not asked again: one hung driver costs one
+    /// timeout per process, not one per query.
+    #[error(
+        "{path} did not answer a query earlier in this process (within {after_s} s); not asked again"
+    )]
+    NvidiaSmiHungEarlier {
+        /// The executable.
+        path: String,
+        /// The timeout it ran past then.
+        after_s: f64,
     },
     /// A child process could not be started.
     #[error("could not start {path}: {reason}")]
@@ -106,3 +117,9 @@ fn join_rejections(reasons: &[Rejection]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+/// A value that does not name a backend or a GPU selection: a usage error, unlike [`Unavailable`], which is a
+/// fact about the machine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseError(pub String);

@@ -4,19 +4,6 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::backend::{BackendKind, Rejection};
-
-/// What [`gpu_identity`](crate::gpu_identity) found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Identity {
-    /// The backend that answered.
-    pub backend: BackendKind,
-    /// Backends tried before it, with their reasons.
-    pub rejected: Vec<Rejection>,
-    /// One entry per selected GPU.
-    pub gpus: Vec<GpuIdentity>,
-}
-
 /// The static facts about one GPU; each `None` has its reason in `unavailable`, keyed by field name.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuIdentity {

@@ -3,7 +3,7 @@
 //! It reads, per GPU and at an interval, the clocks, temperature, power, utilisation, memory, performance state
 //! and clock-event ("throttle") reasons — and through NVML also the energy counter, the throttle-time
 //! (violation) counters, the enforced power limit and the processes on the GPU — and turns a run into a
-//! [`Summary`]: min / median / max, the SM clock while busy, every reason seen and the time spent in it,
+//! [`MonitorSummary`]: min / median / max, the SM clock while busy, every reason seen and the time spent in it,
 //! energy cross-checked against integrated power, achieved interval and gaps, and its own CPU cost.
 //!
 //! It is **not** a profiler (no per-kernel attribution: use Nsight or Kineto traces), not a controller (it
@@ -20,13 +20,13 @@
 //! So, as ripgrep's `grep-matcher` puts every regex engine behind one `Matcher` trait so that the searcher is
 //! written once, this crate puts every source behind one [`Backend`] trait and writes the rest once: the
 //! [`Monitor`] owns the thread, the clock, the stop signal (stop, drop, Ctrl-C), the record of warnings and
-//! counters, and the [`Capture`] → [`Summary`] arithmetic; a backend owns only how to open its source, read it
+//! counters, and the [`Recording`] → [`MonitorSummary`] arithmetic; a backend owns only how to open its source, read it
 //! and let go of it. Two consequences carry the design:
 //!
 //! * everything except the few lines that call the driver is tested on machines without a GPU, through the
 //!   same code paths that run on one — fake `nvidia-smi` scripts and replay files exercise the monitor, the
 //!   stop logic and the summary exactly as NVML does;
-//! * `auto` is a loop over backends, and each rejection's reason is data ([`Rejection`]), so a capture says
+//! * `auto` is a loop over backends, and each rejection's reason is data ([`Rejection`]), so a recording says
 //!   not just "no NVML" but why, and which backend it fell back to.
 //!
 //! The price is that the trait must fit both a source the monitor clocks (NVML: read every GPU each tick) and
@@ -40,154 +40,96 @@
 //! use gpu_monitor::{Monitor, MonitorConfig};
 //! let monitor = Monitor::start(MonitorConfig { interval_ms: 100, ..MonitorConfig::default() });
 //! // ... timed region ...
-//! let capture = monitor.stop();
-//! println!("{}", serde_json::to_string_pretty(&capture.summary()).unwrap_or_default());
+//! let recording = monitor.stop();
+//! println!("{}", serde_json::to_string_pretty(&recording.summary()).unwrap_or_default());
 //! ```
+//!
+//! Around a region that is recorded (identity, a reading before, the monitor, a reading after), open the
+//! backend once with [`GpuSource`]; its [`query_times`](GpuSource::query_times) say what the queries cost. A
+//! summary's [`Coverage`] says how much of the watched region the readings cover and why not all of it (the
+//! source died or stalled). To run a command beside the monitor, forwarding signals to it, use [`runner`].
 //!
 //! Nothing here panics on a machine without GPUs: every entry point either records [`Unavailable`] reasons
 //! in its result or returns them.
 #![deny(missing_docs)]
 
-use std::fmt;
-use std::path::PathBuf;
-use std::str::FromStr;
-
 use serde::Serialize;
 
 mod backend;
 mod child;
+mod config;
+mod coverage;
 mod csv;
 mod error;
 mod identity;
+mod kind;
 mod monitor;
+pub mod runner;
 mod sample;
 mod select;
+mod source;
 mod summary;
 mod sys;
 mod throttle;
 
-pub use backend::{
-    Backend, BackendKind, FieldNote, Rejection, Session, SourceEnd, StopHook, Timestamps,
+pub use backend::{Backend, FieldNote, Session, SourceEnd, StopHook, Timestamps};
+pub use config::{BackendChoice, MonitorConfig, NVIDIA_SMI_ENV, NVML_LIBRARY_ENV};
+pub use coverage::{Coverage, GAP_FACTOR};
+pub use error::{ParseError, Unavailable};
+pub use identity::GpuIdentity;
+pub use kind::{BackendKind, Rejection};
+pub use monitor::{Monitor, MonitorCpu, Observer, Recording, StopHandle};
+pub use sample::{
+    GpuProcess, GpuRef, InvalidReading, MAX_PSTATE, Sample, VALID_RANGES, ViolationTimes,
 };
-pub use error::Unavailable;
-pub use identity::{GpuIdentity, Identity};
-pub use monitor::{Capture, Monitor, MonitorCpu, Observer, StopHandle};
-pub use sample::{GpuProcess, GpuRef, Sample, ViolationTimes};
 pub use select::{GpuId, GpuSelection};
-pub use summary::{BUSY_UTIL_PERCENT, ENERGY_TOLERANCE, GAP_FACTOR};
+pub use source::{GpuSource, QueryTime};
+pub use summary::{BUSY_UTIL_PERCENT, ENERGY_TOLERANCE};
 pub use summary::{
-    BusyStat, EnergyCheck, GapStats, GpuSummary, IntervalStats, MonitorCost, SeedView, Stat,
-    Summary, ThrottleTime,
+    BusyStat, EnergyCheck, FieldStats, GapStats, GpuSummary, IntervalStats, MonitorCost,
+    MonitorSummary, Stat, ThrottleTime,
 };
+
+/// The former name of [`Recording`], kept while the crates that use it move over.
+#[doc(hidden)]
+pub type Capture = Recording;
+/// The former name of [`MonitorSummary`], kept while the crates that use it move over.
+#[doc(hidden)]
+pub type Summary = MonitorSummary;
 pub use throttle::{KNOWN_MASK, THROTTLE_BITS, decode_throttle};
 
-/// The environment variable naming the `nvidia-smi` to run when [`MonitorConfig::nvidia_smi`] is `None`.
-pub const NVIDIA_SMI_ENV: &str = "KL1_NVIDIA_SMI";
-
-/// The environment variable naming the NVML library to load when [`MonitorConfig::nvml_library`] is `None`.
-pub const NVML_LIBRARY_ENV: &str = "KL1_NVML_LIBRARY";
-
-/// What to monitor, how often, and through which backend.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MonitorConfig {
-    /// Requested interval between readings of each GPU, ms (at least 1). Default 500, the seed's.
-    pub interval_ms: u64,
-    /// Which backend to use. Default [`BackendChoice::Auto`].
-    pub backend: BackendChoice,
-    /// Which GPUs. Default [`GpuSelection::All`].
-    pub gpus: GpuSelection,
-    /// The `nvidia-smi` to run; `None`: `$KL1_NVIDIA_SMI`, else `nvidia-smi` on `PATH`.
-    pub nvidia_smi: Option<PathBuf>,
-    /// The NVML library to load; `None`: `$KL1_NVML_LIBRARY`, else the driver's `libnvidia-ml.so.1`. For tests
-    /// (a fake library) and installs that keep the driver outside the loader's path.
-    pub nvml_library: Option<PathBuf>,
-    /// Whether NVML lists the processes on each GPU at each reading (two driver calls per GPU). Default true.
-    pub read_processes: bool,
+/// What [`gpu_identity`] found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Identity {
+    /// The backend that answered.
+    pub backend: BackendKind,
+    /// Backends tried before it, with their reasons.
+    pub rejected: Vec<Rejection>,
+    /// One entry per selected GPU.
+    pub gpus: Vec<GpuIdentity>,
 }
 
-impl Default for MonitorConfig {
-    fn default() -> Self {
-        MonitorConfig {
-            interval_ms: 500,
-            backend: BackendChoice::Auto,
-            gpus: GpuSelection::All,
-            nvidia_smi: None,
-            nvml_library: None,
-            read_processes: true,
-        }
-    }
-}
+/// The default bound on readings kept in memory ([`MonitorConfig::max_samples_kept`]): 2^17 = 131 072, 27 min
+/// of 8 GPUs at 100 ms before any thinning; a reading takes ~0.4 KiB (352 B inline, a UUID and a P-state on
+/// the heap; more with NVML's process lists), so at most ~64 MiB however long the run.
+pub const MAX_SAMPLES_KEPT: usize = 1 << 17;
 
-/// Which backend to use.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum BackendChoice {
-    /// NVML, else `nvidia-smi`, else none; each rejection is recorded.
-    #[default]
-    Auto,
-    /// NVML only.
-    Nvml,
-    /// `nvidia-smi` only.
-    NvidiaSmi,
-    /// Samples recorded earlier: `nvidia-smi`'s CSV, our `--format csv`, or our JSON lines.
-    Replay(PathBuf),
-}
-
-impl fmt::Display for BackendChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BackendChoice::Auto => f.write_str("auto"),
-            BackendChoice::Nvml => f.write_str("nvml"),
-            BackendChoice::NvidiaSmi => f.write_str("nvidia-smi"),
-            BackendChoice::Replay(p) => write!(f, "replay:{}", p.display()),
-        }
-    }
-}
-
-impl Serialize for BackendChoice {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl FromStr for BackendChoice {
-    type Err = Unavailable;
-
-    /// `auto`, `nvml`, `nvidia-smi` (or `smi`), `replay:PATH` / `replay=PATH`.
-    fn from_str(s: &str) -> Result<Self, Unavailable> {
-        match s {
-            "auto" => Ok(BackendChoice::Auto),
-            "nvml" => Ok(BackendChoice::Nvml),
-            "nvidia-smi" | "smi" => Ok(BackendChoice::NvidiaSmi),
-            _ => match s
-                .strip_prefix("replay:")
-                .or_else(|| s.strip_prefix("replay="))
-            {
-                Some(p) if !p.is_empty() => Ok(BackendChoice::Replay(PathBuf::from(p))),
-                _ => Err(Unavailable::BadConfig {
-                    reason: format!(
-                        "unknown backend {s:?}: expected auto, nvml, nvidia-smi or replay:FILE"
-                    ),
-                }),
-            },
-        }
-    }
+/// Forgets the `nvidia-smi` executables that timed out earlier in this process, so that the next query asks
+/// them again. A timeout is otherwise remembered for the life of the process (one hung driver costs one
+/// timeout, not one per query); a long-lived process that wants to retry calls this.
+pub fn forget_failures() {
+    backend::forget_hung();
 }
 
 /// One reading of every selected GPU, now: for a before/after pair around a region that is not monitored.
-/// Readings carry `t_s = 0`.
+/// Readings carry `t_s = 0`. Opens the backend for this one reading; [`GpuSource`] opens it once for many.
 pub fn sample_once(config: &MonitorConfig) -> Result<Vec<Sample>, Unavailable> {
-    let (mut backend, _) = backend::open_or_explain(config)?;
-    backend.sample_once()
+    GpuSource::open(config)?.sample_once()
 }
 
 /// The static facts about each selected GPU (name, UUID, PCI bus id, driver and CUDA driver versions, VBIOS,
-/// power limit, persistence mode), each `None` with a reason where the backend cannot say.
+/// power limit, persistence mode), each `None` with a reason where the backend cannot say. Opens the backend
+/// for this one question; [`GpuSource`] opens it once for many.
 pub fn gpu_identity(config: &MonitorConfig) -> Result<Identity, Unavailable> {
-    let (mut backend, rejected) = backend::open_or_explain(config)?;
-    let gpus = backend.identity();
-    Ok(Identity {
-        backend: backend.kind(),
-        rejected,
-        gpus,
-    })
+    Ok(GpuSource::open(config)?.identity())
 }

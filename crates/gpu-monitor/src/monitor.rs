@@ -1,4 +1,4 @@
-//! The [`Monitor`]: one sampling thread driving one [`Backend`], and the [`Capture`] it leaves.
+//! The [`Monitor`]: one sampling thread driving one [`Backend`], and the [`Recording`] it leaves.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::backend::{
-    self, Backend, BackendKind, FieldNote, Rejection, Session, Shared, SourceEnd, Timestamps, lock,
+    self, Backend, BackendKind, FieldNote, Opened, Rejection, Session, Shared, SourceEnd,
+    Timestamps, lock,
 };
+use crate::config::MonitorConfig;
 use crate::sample::{GpuRef, Sample};
-use crate::summary::Summary;
-use crate::{MonitorConfig, sys};
+use crate::sys;
 
 /// How long [`Monitor::stop`] waits for the sampling thread. Backends end within about a second of a stop;
 /// this only matters if a driver call hangs, and then the thread is left behind rather than waited for.
@@ -32,6 +33,7 @@ pub struct Monitor {
     gpus: Vec<GpuRef>,
     timestamps: Option<Timestamps>,
     started: Instant,
+    open_s: f64,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<(SourceEnd, Option<f64>)>>,
     spawn_error: Option<String>,
@@ -73,22 +75,36 @@ impl Monitor {
         backend: Box<dyn Backend>,
         observer: Option<Observer>,
     ) -> Monitor {
-        Self::start_inner(&config, Some(backend), observer)
+        let opened = Opened {
+            backend: Some(backend),
+            rejected: Vec::new(),
+            notes: Vec::new(),
+        };
+        Self::start_inner(&config, Some(opened), observer)
+    }
+
+    /// Drives a backend already opened (by a [`GpuSource`](crate::GpuSource)), with what opening it noted.
+    pub(crate) fn start_opened(
+        config: &MonitorConfig,
+        opened: Opened,
+        observer: Option<Observer>,
+    ) -> Monitor {
+        Self::start_inner(config, Some(opened), observer)
     }
 
     fn start_inner(
         config: &MonitorConfig,
-        given: Option<Box<dyn Backend>>,
+        given: Option<Opened>,
         observer: Option<Observer>,
     ) -> Monitor {
         let shared = Shared::new();
-        let (backend, rejected, notes) = match given {
-            Some(b) => (Some(b), Vec::new(), Vec::new()),
-            None => {
-                let o = backend::open(config);
-                (o.backend, o.rejected, o.notes)
-            }
-        };
+        let opening = Instant::now();
+        let Opened {
+            backend,
+            rejected,
+            notes,
+        } = given.unwrap_or_else(|| backend::open(config));
+        let open_s = opening.elapsed().as_secs_f64();
         for n in notes {
             shared.warn(n);
         }
@@ -101,6 +117,7 @@ impl Monitor {
             gpus: backend.as_ref().map(|b| b.gpus()).unwrap_or_default(),
             timestamps: backend.as_ref().map(|b| b.timestamps()),
             started,
+            open_s,
             shared: Arc::clone(&shared),
             thread: None,
             spawn_error: None,
@@ -110,10 +127,20 @@ impl Monitor {
             return monitor;
         };
         let interval = Duration::from_millis(config.interval_ms.max(1));
+        let max_kept = config.max_samples_kept;
         let thread_shared = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name("gpu-monitor".into())
-            .spawn(move || sampling_thread(backend, observer, thread_shared, started, interval));
+            .spawn(move || {
+                sampling_thread(
+                    backend,
+                    observer,
+                    thread_shared,
+                    started,
+                    interval,
+                    max_kept,
+                )
+            });
         match spawned {
             Ok(handle) => monitor.thread = Some(handle),
             Err(e) => {
@@ -150,7 +177,7 @@ impl Monitor {
     }
 
     /// Stops sampling (killing and reaping any child), and returns everything recorded.
-    pub fn stop(mut self) -> Capture {
+    pub fn stop(mut self) -> Recording {
         let (end, thread_cpu_s) = self.finish(STOP_WAIT);
         let duration_s = self.started.elapsed().as_secs_f64();
         let record = std::mem::take(&mut *lock(&self.shared.record));
@@ -169,7 +196,7 @@ impl Monitor {
             seen.dedup_by(|a, b| a.index == b.index);
             gpus = seen;
         }
-        Capture {
+        Recording {
             requested_backend: self.requested.clone(),
             backend: self.backend,
             rejected: self.rejected.clone(),
@@ -177,7 +204,10 @@ impl Monitor {
             gpus,
             timestamps: self.timestamps,
             duration_s,
+            open_s: self.open_s,
+            kept_every: record.keep_every.max(1),
             end,
+            source_ended_s: record.source_ended_s,
             samples: record.samples,
             counters: record.counters,
             warnings: record.warnings,
@@ -234,6 +264,7 @@ fn sampling_thread(
     shared: Arc<Shared>,
     started: Instant,
     interval: Duration,
+    max_kept: usize,
 ) -> (SourceEnd, Option<f64>) {
     // Set `ended` however this thread leaves, so that waiters never wait for a thread that is gone.
     struct EndGuard(Arc<Shared>);
@@ -248,6 +279,11 @@ fn sampling_thread(
         let mut session = Session {
             started,
             interval,
+            min_spacing_s: match backend.timestamps() {
+                Timestamps::HostReceived => interval.as_secs_f64() / 2.0,
+                _ => 0.0,
+            },
+            max_kept,
             shared: &shared,
             observer: observer
                 .as_mut()
@@ -262,6 +298,9 @@ fn sampling_thread(
             }
         }
     };
+    if !lock(&shared.control).stop {
+        lock(&shared.record).source_ended_s = Some(started.elapsed().as_secs_f64());
+    }
     // Dropping the backend here, on its own thread, is what kills and reaps an nvidia-smi child that a
     // panicking run left behind.
     drop(backend);
@@ -299,7 +338,7 @@ pub struct MonitorCpu {
 
 /// Everything a monitor recorded between start and stop.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Capture {
+pub struct Recording {
     /// The backend asked for (`auto`, `nvml`, `nvidia-smi`, `replay:PATH`).
     pub requested_backend: String,
     /// The backend used; `None` when none could be.
@@ -314,8 +353,17 @@ pub struct Capture {
     pub timestamps: Option<Timestamps>,
     /// Seconds from start to stop on the host's monotonic clock (MEASURED).
     pub duration_s: f64,
+    /// Only every `kept_every`-th reading of each GPU is in `samples` (1: all), when the run met
+    /// [`MonitorConfig::max_samples_kept`]; intervals and gaps are then between kept readings.
+    pub kept_every: u64,
+    /// Seconds [`Monitor::start`] spent opening the backend before sampling began (MEASURED; 0 when the
+    /// backend was opened beforehand).
+    pub open_s: f64,
     /// How the source ended.
     pub end: SourceEnd,
+    /// When the source ended by itself, before a stop was asked for (died, replay read to its end), s since
+    /// the start; `None` when it ran until stopped.
+    pub source_ended_s: Option<f64>,
     /// The samples, in the order recorded.
     pub samples: Vec<Sample>,
     /// Counts of things worth knowing that are not samples: lines read, short or garbage lines, `[N/A]`
@@ -329,10 +377,14 @@ pub struct Capture {
     pub monitor_cpu: MonitorCpu,
 }
 
-impl Capture {
+impl Recording {
     /// A capture of already-recorded samples, as if a replay backend had produced them; for summarising
     /// samples obtained elsewhere.
-    pub fn from_samples(interval_ms: u64, timestamps: Timestamps, samples: Vec<Sample>) -> Capture {
+    pub fn from_samples(
+        interval_ms: u64,
+        timestamps: Timestamps,
+        samples: Vec<Sample>,
+    ) -> Recording {
         let mut gpus: Vec<GpuRef> = samples
             .iter()
             .map(|s| GpuRef {
@@ -346,7 +398,7 @@ impl Capture {
             (Some(a), Some(b)) => (b.t_s - a.t_s).max(0.0),
             _ => 0.0,
         };
-        Capture {
+        Recording {
             requested_backend: "samples".into(),
             backend: Some(BackendKind::Replay),
             rejected: Vec::new(),
@@ -354,7 +406,10 @@ impl Capture {
             gpus,
             timestamps: Some(timestamps),
             duration_s,
+            open_s: 0.0,
+            kept_every: 1,
             end: SourceEnd::Exhausted,
+            source_ended_s: None,
             samples,
             counters: BTreeMap::new(),
             warnings: Vec::new(),
@@ -365,10 +420,5 @@ impl Capture {
                 child_process_s: None,
             },
         }
-    }
-
-    /// The per-GPU summary of this capture.
-    pub fn summary(&self) -> Summary {
-        Summary::of(self)
     }
 }

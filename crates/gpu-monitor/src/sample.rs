@@ -55,7 +55,37 @@ pub struct Sample {
     /// Processes holding a context on the GPU (NVML only); `Some(vec![])` means "asked, and none".
     #[serde(default)]
     pub processes: Option<Vec<GpuProcess>>,
+    /// Readings that cannot be true (outside [`VALID_RANGES`], a P-state beyond P15), as read; their fields are
+    /// `None`, so no statistic uses them. Absent from JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<InvalidReading>,
 }
+
+/// A reading that cannot be true, kept as text beside the sample instead of as a value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvalidReading {
+    /// The sample field (its serialised name).
+    pub field: String,
+    /// The value as read.
+    pub value: String,
+}
+
+/// `(field, lowest, highest, unit)`: the values a reading can physically take. Wide on purpose: they catch a
+/// driver or parser returning nonsense (−5 MHz, 150 % utilisation, 1e23 MHz), not an unusual GPU. Clocks: the
+/// fastest GPU clocks are a few GHz, memory clocks as nvidia-smi reports them ~ 10 GHz; temperature: the
+/// sensor's range; power: a whole superchip board is under 3 kW; memory: 10 TiB is beyond any GPU.
+pub const VALID_RANGES: [(&str, f64, f64, &str); 7] = [
+    ("clocks.sm", 0.0, 100_000.0, "MHz"),
+    ("clocks.mem", 0.0, 100_000.0, "MHz"),
+    ("temperature.gpu", -50.0, 200.0, "°C"),
+    ("power.draw", 0.0, 10_000.0, "W"),
+    ("utilization.gpu", 0.0, 100.0, "%"),
+    ("memory.used", 0.0, 10_485_760.0, "MiB"),
+    ("power.limit", 0.0, 10_000.0, "W"),
+];
+
+/// The highest performance state: `P0` (fastest) … `P15`.
+pub const MAX_PSTATE: u32 = 15;
 
 impl Sample {
     /// A reading of GPU `index` at `t_s` with nothing known yet.
@@ -76,7 +106,48 @@ impl Sample {
             energy_mj: None,
             violation_ns: None,
             processes: None,
+            invalid: Vec::new(),
         }
+    }
+
+    /// Moves every impossible reading (see [`VALID_RANGES`], [`MAX_PSTATE`]) out of its field into
+    /// [`invalid`](Self::invalid); returns how many there were.
+    pub(crate) fn invalidate_impossible(&mut self) -> usize {
+        let before = self.invalid.len();
+        let fields: [&mut Option<f64>; 7] = [
+            &mut self.clocks_sm,
+            &mut self.clocks_mem,
+            &mut self.temperature_gpu,
+            &mut self.power_draw,
+            &mut self.utilization_gpu,
+            &mut self.memory_used,
+            &mut self.power_limit,
+        ];
+        for (v, (name, lo, hi, _)) in fields.into_iter().zip(VALID_RANGES) {
+            if let Some(x) = *v
+                && !(lo..=hi).contains(&x)
+            {
+                self.invalid.push(InvalidReading {
+                    field: name.to_owned(),
+                    value: x.to_string(),
+                });
+                *v = None;
+            }
+        }
+        if let Some(p) = &self.pstate {
+            let ok = p
+                .strip_prefix('P')
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n <= MAX_PSTATE);
+            if !ok {
+                self.invalid.push(InvalidReading {
+                    field: "pstate".to_owned(),
+                    value: p.clone(),
+                });
+                self.pstate = None;
+            }
+        }
+        self.invalid.len() - before
     }
 
     /// Replaces every non-finite number with `None` and returns how many there were, so that nothing
@@ -104,30 +175,6 @@ impl Sample {
             }
         }
         bad
-    }
-
-    /// The header for [`to_csv_row`](Self::to_csv_row): a `#` line, so that tools treating `#` as a comment
-    /// (as `nvidia-smi dmon` users do) skip it, while replay reads it to learn the columns.
-    pub fn csv_header() -> String {
-        format!(
-            "# {}",
-            crate::csv::OUR_COLUMNS
-                .iter()
-                .map(|c| c.name())
-                .collect::<Vec<_>>()
-                .join(",")
-        )
-    }
-
-    /// This sample as one CSV line in the column order of [`csv_header`](Self::csv_header), with missing
-    /// values written `[N/A]` and the mask in `nvidia-smi`'s hex form, so replay reads it back unchanged.
-    /// Violation counters and processes are only in JSON lines.
-    pub fn to_csv_row(&self) -> String {
-        crate::csv::OUR_COLUMNS
-            .iter()
-            .map(|c| c.format(self))
-            .collect::<Vec<_>>()
-            .join(",")
     }
 }
 
@@ -192,4 +239,19 @@ pub struct GpuRef {
     pub index: u32,
     /// UUID, where known.
     pub uuid: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_reading_is_small_enough_for_the_documented_memory_bound() {
+        // docs/gpu-monitor.md "Memory bound": 131 072 readings at ≤ 0.5 KiB each (64 MiB) (without NVML's process
+        // lists): the struct itself plus a UUID and a P-state on the heap (allocator rounding included).
+        let inline = std::mem::size_of::<Sample>();
+        let heap = 48 + 16;
+        eprintln!("Sample: {inline} B inline + ~{heap} B heap");
+        assert!(inline + heap <= 512, "{inline} + {heap}");
+    }
 }

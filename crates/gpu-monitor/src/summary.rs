@@ -1,4 +1,4 @@
-//! From a [`Capture`] to the numbers people read: the [`Summary`].
+//! From a [`Recording`] to the numbers people read: the [`MonitorSummary`].
 //!
 //! Key names follow the seed tool (`n_samples`, `clocks.sm` `{min, median, max}`, `clocks.sm_busy`,
 //! `throttle_reasons_seen`, `pstates_seen`) inside each per-GPU object, so a script that read the seed's dict
@@ -11,16 +11,14 @@ use serde::Serialize;
 use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
 use crate::backend::{BackendKind, FieldNote, Rejection, SourceEnd, Timestamps};
-use crate::monitor::Capture;
+use crate::coverage::{self, Coverage, GAP_FACTOR, Region};
+use crate::monitor::Recording;
 use crate::sample::{GpuProcess, Sample};
 use crate::throttle::decode_throttle;
 
 /// Utilisation (%) at or above which a sample counts as busy for `clocks.sm_busy`, the seed's threshold: idle
 /// stretches (start-up, host-side work) drag the SM clock's minimum down; this is the clock while working.
 pub const BUSY_UTIL_PERCENT: f64 = 10.0;
-
-/// A gap is an interval between consecutive readings of a GPU longer than this many times the requested one.
-pub const GAP_FACTOR: f64 = 2.0;
 
 /// Largest relative difference between the energy counter's average power and the integrated `power.draw`
 /// samples' that still counts as agreement. `power.draw` is the driver's own short average and is read only
@@ -149,7 +147,7 @@ pub struct MonitorCost {
 
 /// Everything a person or a script reads about a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub struct MonitorSummary {
     /// Samples over all GPUs.
     pub n_samples: usize,
     /// As asked.
@@ -162,8 +160,13 @@ pub struct Summary {
     pub timestamps: Option<Timestamps>,
     /// Start to stop, s (MEASURED).
     pub duration_s: f64,
+    /// Only every `kept_every`-th reading of each GPU was kept in memory and summarised (1: all); see
+    /// `counters.samples_thinned`.
+    pub kept_every: u64,
     /// How the source ended.
     pub end: SourceEnd,
+    /// How much of the watched region the readings cover, for the worst GPU.
+    pub coverage: Coverage,
     /// The monitor's own CPU cost.
     pub monitor_cpu: MonitorCost,
     /// The capture's counters.
@@ -174,16 +177,16 @@ pub struct Summary {
     pub unavailable_fields: Vec<FieldNote>,
     /// The seed's keys, pooled over all GPUs (flattened into the top level when serialised).
     #[serde(flatten)]
-    pub all_gpus: SeedView,
+    pub all_gpus: FieldStats,
     /// One per GPU, in index order.
     pub gpus: Vec<GpuSummary>,
 }
 
 /// The seed's summary fields, pooled over every sample of every GPU — what the seed computed from its one
 /// `nvidia-smi` stream (a line per GPU per tick) — so scripts that read `d["clocks.sm"]["median"]` from the
-/// seed's JSON read the same keys at the top level of ours. Per-GPU figures are in [`Summary::gpus`].
+/// seed's JSON read the same keys at the top level of ours. Per-GPU figures are in [`MonitorSummary::gpus`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SeedView {
+pub struct FieldStats {
     /// SM clock, MHz.
     #[serde(rename = "clocks.sm")]
     pub clocks_sm: Option<Stat>,
@@ -211,9 +214,9 @@ pub struct SeedView {
     pub pstates_seen: Vec<String>,
 }
 
-impl SeedView {
+impl FieldStats {
     /// The seed's fields over `samples`.
-    pub(crate) fn of(samples: &[&Sample]) -> SeedView {
+    pub(crate) fn of(samples: &[&Sample]) -> FieldStats {
         let field = |f: fn(&Sample) -> Option<f64>| stat(samples.iter().filter_map(|s| f(s)));
         let busy: Vec<f64> = samples
             .iter()
@@ -244,7 +247,7 @@ impl SeedView {
                 p.clone(),
             )
         });
-        SeedView {
+        FieldStats {
             clocks_sm: field(|s| s.clocks_sm),
             clocks_mem: field(|s| s.clocks_mem),
             temperature_gpu: field(|s| s.temperature_gpu),
@@ -269,7 +272,7 @@ pub struct GpuSummary {
     pub n_samples: usize,
     /// The seed's fields for this GPU (flattened into this object when serialised).
     #[serde(flatten)]
-    pub seed: SeedView,
+    pub stats: FieldStats,
     /// Enforced power limit, W.
     #[serde(rename = "power.limit")]
     pub power_limit: Option<Stat>,
@@ -281,8 +284,13 @@ pub struct GpuSummary {
     pub energy: EnergyCheck,
     /// Requested against achieved interval, and gaps.
     pub interval: IntervalStats,
-    /// Field → number of samples in which it was `null`.
+    /// How much of the watched region this GPU's readings cover.
+    pub coverage: Coverage,
+    /// Field → number of samples in which it was `null` (an invalid reading is counted in `invalid_values`
+    /// instead).
     pub null_values: BTreeMap<String, usize>,
+    /// Field → number of impossible readings, marked invalid and left out of every statistic.
+    pub invalid_values: BTreeMap<String, usize>,
     /// Every process seen on the GPU, with the most memory it held (NVML only).
     pub processes_seen: Vec<GpuProcess>,
 }
@@ -301,8 +309,8 @@ pub(crate) fn stat(values: impl IntoIterator<Item = f64>) -> Option<Stat> {
     })
 }
 
-impl Summary {
-    pub(crate) fn of(c: &Capture) -> Summary {
+impl MonitorSummary {
+    pub(crate) fn of(c: &Recording) -> MonitorSummary {
         let mut by_gpu: BTreeMap<u32, Vec<&Sample>> = BTreeMap::new();
         for g in &c.gpus {
             by_gpu.entry(g.index).or_default();
@@ -310,7 +318,17 @@ impl Summary {
         for s in &c.samples {
             by_gpu.entry(s.index).or_default().push(s);
         }
-        let gpus = by_gpu
+        // Gaps are judged against the spacing of the kept readings.
+        let kept_every = c.kept_every.max(1);
+        let region = Region {
+            duration_s: c.duration_s,
+            interval_ms: c.interval_ms.saturating_mul(kept_every),
+            timestamps: c.timestamps,
+            end: &c.end,
+            source_ended_s: c.source_ended_s,
+        };
+        let all_times: Vec<f64> = c.samples.iter().map(|s| s.t_s).collect();
+        let gpus: Vec<GpuSummary> = by_gpu
             .into_iter()
             .map(|(index, mut samples)| {
                 // Replay files need not be in time order; intervals and integrals need it.
@@ -321,20 +339,29 @@ impl Summary {
                     .find(|g| g.index == index)
                     .and_then(|g| g.uuid.clone())
                     .or_else(|| samples.iter().find_map(|s| s.uuid.clone()));
-                gpu_summary(index, uuid, &samples, c.interval_ms, c.timestamps)
+                let mut g = gpu_summary(index, uuid, &samples, c.interval_ms, c.timestamps);
+                if kept_every > 1 {
+                    g.interval = interval_stats(&samples, c.interval_ms, kept_every, c.timestamps);
+                }
+                let times: Vec<f64> = samples.iter().map(|s| s.t_s).collect();
+                g.coverage = coverage::of_gpu(&times, &all_times, &region);
+                g
             })
             .collect();
+        let per_gpu: Vec<Coverage> = gpus.iter().map(|g| g.coverage.clone()).collect();
         let n = c.samples.len();
         let per = |cpu: Option<f64>| cpu.filter(|_| n > 0).map(|s| s * 1e6 / n as f64);
         let frac = |cpu: Option<f64>| cpu.filter(|_| c.duration_s > 0.0).map(|s| s / c.duration_s);
-        Summary {
+        MonitorSummary {
             n_samples: n,
             requested_backend: c.requested_backend.clone(),
             backend: c.backend,
             rejected: c.rejected.clone(),
             timestamps: c.timestamps,
             duration_s: c.duration_s,
+            kept_every,
             end: c.end.clone(),
+            coverage: coverage::worst(&per_gpu, &region),
             monitor_cpu: MonitorCost {
                 method: c.monitor_cpu.method,
                 sampling_thread_s: c.monitor_cpu.sampling_thread_s,
@@ -346,7 +373,7 @@ impl Summary {
             counters: c.counters.clone(),
             warnings: c.warnings.clone(),
             unavailable_fields: c.unavailable_fields.clone(),
-            all_gpus: SeedView::of(&c.samples.iter().collect::<Vec<_>>()),
+            all_gpus: FieldStats::of(&c.samples.iter().collect::<Vec<_>>()),
             gpus,
         }
     }
@@ -359,7 +386,7 @@ fn gpu_summary(
     interval_ms: u64,
     timestamps: Option<Timestamps>,
 ) -> GpuSummary {
-    let seed = SeedView::of(samples);
+    let stats = FieldStats::of(samples);
     let mut throttle_reason_samples = BTreeMap::new();
     for s in samples {
         if let Some(m) = s.throttle_mask {
@@ -386,8 +413,15 @@ fn gpu_summary(
         ("power.limit", |s| s.power_limit.is_none()),
         ("energy_mj", |s| s.energy_mj.is_none()),
     ];
+    let mut invalid_values = BTreeMap::new();
+    for inv in samples.iter().flat_map(|s| &s.invalid) {
+        *invalid_values.entry(inv.field.clone()).or_insert(0) += 1;
+    }
     for (name, is_null) in fields {
-        let n = samples.iter().filter(|s| is_null(s)).count();
+        let n = samples
+            .iter()
+            .filter(|s| is_null(s) && !s.invalid.iter().any(|i| i.field == name))
+            .count();
         if n > 0 {
             null_values.insert(name.to_owned(), n);
         }
@@ -397,13 +431,15 @@ fn gpu_summary(
         index,
         uuid,
         n_samples: samples.len(),
-        seed,
+        stats,
         power_limit: stat(samples.iter().filter_map(|s| s.power_limit)),
         throttle_reason_samples,
         throttle_time_s: throttle_time(samples),
         energy: energy_check(samples),
-        interval: interval_stats(samples, interval_ms, timestamps),
+        interval: interval_stats(samples, interval_ms, 1, timestamps),
+        coverage: Coverage::empty(),
         null_values,
+        invalid_values,
         processes_seen: processes_seen(samples),
     }
 }
@@ -523,9 +559,10 @@ fn energy_check(samples: &[&Sample]) -> EnergyCheck {
 fn interval_stats(
     samples: &[&Sample],
     requested_ms: u64,
+    kept_every: u64,
     timestamps: Option<Timestamps>,
 ) -> IntervalStats {
-    let threshold_ms = GAP_FACTOR * requested_ms as f64;
+    let threshold_ms = GAP_FACTOR * requested_ms as f64 * kept_every as f64;
     let diffs: Vec<f64> = samples
         .windows(2)
         .map(|w| (w[1].t_s - w[0].t_s) * 1000.0)
@@ -565,6 +602,11 @@ fn interval_stats(
             Some("replayed without times: intervals were synthesised, so none is reported".into());
     } else if diffs.is_empty() {
         out.note = Some("fewer than two readings".into());
+    } else if kept_every > 1 {
+        out.note = Some(format!(
+            "the run met the bound on readings kept in memory: only every {kept_every}th reading was kept, so \
+             intervals are between kept readings and gaps are judged against {kept_every} × the requested interval"
+        ));
     }
     out
 }
@@ -588,4 +630,11 @@ fn processes_seen(samples: &[&Sample]) -> Vec<GpuProcess> {
         }
     }
     seen.into_values().collect()
+}
+
+impl Recording {
+    /// The per-GPU summary of this recording.
+    pub fn summary(&self) -> MonitorSummary {
+        MonitorSummary::of(self)
+    }
 }

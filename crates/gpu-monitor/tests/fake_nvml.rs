@@ -2,6 +2,9 @@
 //! with the C compiler that links Rust programs): unit conversions, fields missing from an "old driver",
 //! NOT_SUPPORTED answers, unknown clock-event bits, violation counters, processes, identity.
 
+// Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
+#![allow(clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -124,7 +127,7 @@ fn nvml_backend_against_a_fake_old_driver() {
     let s = c.summary();
     let g0 = &s.gpus[0];
     assert_eq!(
-        g0.seed.throttle_reasons_seen,
+        g0.stats.throttle_reasons_seen,
         vec!["sw_power_cap", "unknown_0x1000"]
     );
     let t = g0.throttle_time_s.as_ref().expect("throttle time");

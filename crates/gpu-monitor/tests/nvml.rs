@@ -1,6 +1,9 @@
 //! NVML on whatever machine runs the tests: without a driver it must say why, never panic; with one it must
 //! sample. (The H200 check is a separate script, docs/gpu-monitor.md.)
 
+// Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
+#![allow(clippy::expect_used)]
+
 use gpu_monitor::{
     BackendChoice, BackendKind, Monitor, MonitorConfig, SourceEnd, Unavailable, gpu_identity,
     sample_once,

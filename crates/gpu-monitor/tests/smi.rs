@@ -3,14 +3,17 @@
 //! events, with deadlines generous enough for a loaded two-core machine, and a deadline passing is a failure
 //! only because the event never came.
 
+// Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
+#![allow(clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use gpu_monitor::{
-    BackendChoice, BackendKind, Capture, GpuId, GpuSelection, Monitor, MonitorConfig, SourceEnd,
-    Timestamps, Unavailable, gpu_identity, sample_once,
+    BackendChoice, BackendKind, GpuId, GpuSelection, GpuSource, Monitor, MonitorConfig, Recording,
+    SourceEnd, Timestamps, Unavailable, gpu_identity, sample_once,
 };
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -56,7 +59,7 @@ fn wait_for(seen: &AtomicUsize, n: usize) {
 }
 
 /// Runs `stop` on another thread so that a hang fails the test instead of hanging it.
-fn stop_within_patience(m: Monitor) -> Capture {
+fn stop_within_patience(m: Monitor) -> Recording {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(m.stop());
@@ -142,15 +145,15 @@ fn normal_output_from_two_gpus() {
     assert!(c.monitor_cpu.sampling_thread_s.is_some());
     let s = c.summary();
     let g = &s.gpus[1];
-    assert_eq!(g.seed.pstates_seen, vec!["P0", "P8"]);
+    assert_eq!(g.stats.pstates_seen, vec!["P0", "P8"]);
     assert_eq!(
-        g.seed.throttle_reasons_seen,
+        g.stats.throttle_reasons_seen,
         vec!["gpu_idle", "sw_power_cap"]
     );
-    let busy = g.seed.clocks_sm_busy.expect("busy");
+    let busy = g.stats.clocks_sm_busy.expect("busy");
     assert_eq!((busy.min, busy.max), (1980.0, 1980.0));
-    assert_eq!(g.seed.clocks_sm.map(|x| x.min), Some(345.0));
-    assert_eq!(g.seed.power_draw.map(|x| x.max), Some(650.51));
+    assert_eq!(g.stats.clocks_sm.map(|x| x.min), Some(345.0));
+    assert_eq!(g.stats.power_draw.map(|x| x.max), Some(650.51));
     assert!(g.interval.achieved_ms.is_some());
     assert!(s.monitor_cpu.per_sample_us.is_some());
 }
@@ -190,8 +193,8 @@ fn missing_values_are_none_and_counted() {
             .is_some_and(|n| *n >= 4)
     );
     let g = &c.summary().gpus[0];
-    assert_eq!(g.seed.power_draw, None);
-    assert!(g.seed.throttle_reasons_seen.is_empty());
+    assert_eq!(g.stats.power_draw, None);
+    assert!(g.stats.throttle_reasons_seen.is_empty());
     assert_eq!(g.null_values.get("power.draw"), Some(&g.n_samples));
 }
 
@@ -215,11 +218,12 @@ fn garbage_lines_are_counted_and_shown_never_fatal() {
         "{:?}",
         c.warnings
     );
-    // The line with nan/inf/hot yields a sample whose bad fields are None.
+    // The line with nan/inf/hot parses (its bad values counted above, and None: csv.rs's unit tests), but it
+    // comes right after the tick's good line for the same GPU: over the requested rate, so dropped and counted.
     assert!(
-        c.samples
-            .iter()
-            .any(|s| s.clocks_sm.is_none() && s.power_draw == Some(400.0))
+        c.counters.get("samples_over_rate").is_some_and(|n| *n > 0),
+        "{:?}",
+        c.counters
     );
     assert!(
         c.samples
@@ -249,6 +253,29 @@ fn a_child_that_exits_early_ends_the_source_and_keeps_what_it_printed() {
     assert!(detail.contains("exit status 3"), "{detail}");
     assert!(detail.contains("GPU is lost"), "{detail}");
     assert!(c.monitor_cpu.child_process_s.is_some());
+    // The death is a coverage fact: when the source ended, and a stretch from the last reading to the stop.
+    let ended = c.source_ended_s.expect("the source ended before the stop");
+    let last = c.samples.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    assert!(
+        ended >= last && ended <= c.duration_s,
+        "{ended} {last} {}",
+        c.duration_s
+    );
+    let cov = c.summary().coverage;
+    assert!(
+        cov.problem.as_deref().unwrap_or("").contains("died"),
+        "{cov:?}"
+    );
+    assert_eq!(cov.source_ended_s, Some(ended));
+    // The summary's figure is the worst GPU's: the earliest last reading.
+    let last_of = |i: u32| {
+        c.samples
+            .iter()
+            .filter(|s| s.index == i)
+            .map(|s| s.t_s)
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(cov.last_sample_s, Some(last_of(0).min(last_of(1))));
 }
 
 #[test]
@@ -348,7 +375,7 @@ fn the_renamed_mask_field_is_used_when_the_old_one_is_refused() {
     let c = stop_within_patience(m);
     assert_eq!(c.backend, Some(BackendKind::NvidiaSmi));
     assert_eq!(
-        c.summary().gpus[0].seed.throttle_reasons_seen,
+        c.summary().gpus[0].stats.throttle_reasons_seen,
         vec!["sw_thermal_slowdown"]
     );
 }
@@ -401,5 +428,117 @@ fn auto_falls_back_to_nvidia_smi_and_says_why() {
                 c.rejected[0].reason
             );
         }
+    }
+}
+
+/// A script that logs each invocation's arguments to `log`, then runs `body`.
+fn logging_script(dir: &Path, log: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("nvidia-smi");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$*\" >> {}\n{body}\n", log.display()),
+    )
+    .expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
+}
+
+fn logged(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_hung_nvidia_smi_costs_one_timeout_per_process_not_one_per_query() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls");
+    let script = logging_script(dir.path(), &log, "exec sleep 30");
+    let cfg = MonitorConfig {
+        query_timeout_ms: 300,
+        ..config(&script, 100)
+    };
+    let first = gpu_monitor::gpu_identity(&cfg).expect_err("hung");
+    assert!(
+        first.to_string().contains("did not answer within 0.3 s"),
+        "{first}"
+    );
+    // Every later question to the same nvidia-smi is answered from memory, at once.
+    let again = gpu_monitor::sample_once(&cfg).expect_err("remembered");
+    assert!(again.to_string().contains("not asked again"), "{again}");
+    let m = Monitor::start(cfg.clone());
+    assert_eq!(m.backend(), None);
+    let r = m.stop();
+    assert!(
+        r.rejected[0].reason.contains("not asked again"),
+        "{:?}",
+        r.rejected
+    );
+    assert_eq!(logged(&log).len(), 1, "{:?}", logged(&log));
+    // A process that wants to retry can.
+    gpu_monitor::forget_failures();
+    assert!(gpu_monitor::sample_once(&cfg).is_err());
+    assert_eq!(logged(&log).len(), 2);
+}
+
+#[test]
+fn a_gpu_source_opens_nvidia_smi_once_for_identity_before_and_the_monitor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls");
+    let script = logging_script(
+        dir.path(),
+        &log,
+        &format!("exec {} \"$@\"", fixture("nvidia-smi-normal.sh").display()),
+    );
+    let cfg = config(&script, 50);
+    let mut source = GpuSource::open(&cfg).expect("open");
+    let identity = source.identity();
+    assert_eq!(
+        identity.gpus[0].cuda_driver_version.as_deref(),
+        Some("12.4")
+    );
+    let before = source.sample_once().expect("before");
+    assert_eq!(before.len(), 2);
+    let m = source.monitor(None);
+    std::thread::sleep(Duration::from_millis(300));
+    let r = stop_within_patience(m);
+    assert!(!r.samples.is_empty());
+    let one_shots = |calls: &[String]| calls.iter().filter(|c| !c.contains("-lms")).count();
+    // Opening (whose answer is the reading before), the identity listing and the banner for the CUDA version:
+    // three one-shot queries where opening for each question made five.
+    assert_eq!(one_shots(&logged(&log)), 3, "{:?}", logged(&log));
+    let after = source.sample_once().expect("after");
+    assert_eq!(after.len(), 2);
+    assert_eq!(one_shots(&logged(&log)), 4);
+    let queries: Vec<&str> = source.query_times().iter().map(|q| q.query).collect();
+    assert_eq!(queries, vec!["open", "identity", "sample", "sample"]);
+    assert!(source.query_s() > 0.0);
+}
+
+#[test]
+fn a_flooding_nvidia_smi_is_held_to_the_requested_rate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("calls");
+    let line = "0, GPU-fake-0000, P0, 1980, 2619, 60, 600.00, 90, 4096, 0x0000000000000000";
+    // `yes` prints the line as fast as the pipe takes it: hundreds of thousands per second.
+    let script = logging_script(
+        dir.path(),
+        &log,
+        &format!("case \"$*\" in *-lms*) exec yes \"{line}\" ;; esac\necho \"{line}\""),
+    );
+    let (m, _) = start(config(&script, 100));
+    std::thread::sleep(Duration::from_millis(1500));
+    let r = stop_within_patience(m);
+    let over = r.counters.get("samples_over_rate").copied().unwrap_or(0);
+    // At most one reading per half interval (50 ms) is kept: duration / 0.05 + 1.
+    let most = (r.duration_s / 0.05).floor() as usize + 1;
+    assert!(r.samples.len() <= most, "{} > {most}", r.samples.len());
+    assert!(!r.samples.is_empty());
+    assert!(over > 10 * r.samples.len() as u64, "only {over} dropped");
+    for w in r.samples.windows(2) {
+        assert!(w[1].t_s - w[0].t_s >= 0.05, "{} {}", w[0].t_s, w[1].t_s);
     }
 }

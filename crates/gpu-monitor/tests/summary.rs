@@ -1,6 +1,9 @@
-//! Summary arithmetic, checked by hand on small inputs.
+//! MonitorSummary arithmetic, checked by hand on small inputs.
 
-use gpu_monitor::{Capture, GAP_FACTOR, Sample, Timestamps, ViolationTimes};
+// Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
+#![allow(clippy::expect_used)]
+
+use gpu_monitor::{GAP_FACTOR, Recording, Sample, Timestamps, ViolationTimes};
 use proptest::prelude::*;
 
 fn sample(t_s: f64, index: u32, sm: Option<f64>, util: Option<f64>) -> Sample {
@@ -17,10 +20,10 @@ fn median_of_odd_and_even_counts() {
         .enumerate()
         .map(|(i, v)| sample(i as f64, 0, Some(*v), None))
         .collect();
-    let g = &Capture::from_samples(1000, Timestamps::Recorded, odd)
+    let g = &Recording::from_samples(1000, Timestamps::Recorded, odd)
         .summary()
         .gpus[0];
-    let st = g.seed.clocks_sm.expect("stat");
+    let st = g.stats.clocks_sm.expect("stat");
     assert_eq!((st.min, st.median, st.max), (100.0, 200.0, 300.0));
 
     let even: Vec<Sample> = [400.0, 100.0, 300.0, 200.0]
@@ -28,10 +31,10 @@ fn median_of_odd_and_even_counts() {
         .enumerate()
         .map(|(i, v)| sample(i as f64, 0, Some(*v), None))
         .collect();
-    let g = &Capture::from_samples(1000, Timestamps::Recorded, even)
+    let g = &Recording::from_samples(1000, Timestamps::Recorded, even)
         .summary()
         .gpus[0];
-    let st = g.seed.clocks_sm.expect("stat");
+    let st = g.stats.clocks_sm.expect("stat");
     assert_eq!((st.min, st.median, st.max), (100.0, 250.0, 400.0));
 }
 
@@ -45,33 +48,33 @@ fn busy_filter_is_at_or_above_ten_percent() {
         sample(4.0, 0, Some(1700.0), None),
         sample(5.0, 0, None, Some(100.0)),
     ];
-    let g = &Capture::from_samples(1000, Timestamps::Recorded, samples)
+    let g = &Recording::from_samples(1000, Timestamps::Recorded, samples)
         .summary()
         .gpus[0];
-    let busy = g.seed.clocks_sm_busy.expect("busy");
+    let busy = g.stats.clocks_sm_busy.expect("busy");
     assert_eq!(
         (busy.n, busy.min, busy.median, busy.max),
         (2, 1800.0, 1850.0, 1900.0)
     );
-    assert_eq!(g.seed.clocks_sm.map(|s| s.min), Some(300.0));
+    assert_eq!(g.stats.clocks_sm.map(|s| s.min), Some(300.0));
     assert_eq!(g.null_values.get("clocks.sm"), Some(&1));
     assert_eq!(g.null_values.get("utilization.gpu"), Some(&1));
 }
 
 #[test]
 fn empty_input_gives_nulls() {
-    let s = Capture::from_samples(500, Timestamps::Recorded, Vec::new()).summary();
+    let s = Recording::from_samples(500, Timestamps::Recorded, Vec::new()).summary();
     assert_eq!(s.n_samples, 0);
     assert!(s.gpus.is_empty());
     let only_nulls = vec![Sample::empty(0.0, 3)];
-    let s = Capture::from_samples(500, Timestamps::Recorded, only_nulls).summary();
+    let s = Recording::from_samples(500, Timestamps::Recorded, only_nulls).summary();
     let g = &s.gpus[0];
     assert_eq!(g.n_samples, 1);
-    assert_eq!(g.seed.clocks_sm, None);
-    assert_eq!(g.seed.clocks_sm_busy, None);
+    assert_eq!(g.stats.clocks_sm, None);
+    assert_eq!(g.stats.clocks_sm_busy, None);
     assert_eq!(g.energy.agrees, None);
     assert_eq!(g.interval.achieved_ms, None);
-    assert!(g.seed.throttle_reasons_seen.is_empty() && g.seed.pstates_seen.is_empty());
+    assert!(g.stats.throttle_reasons_seen.is_empty() && g.stats.pstates_seen.is_empty());
     let v = serde_json::to_value(g).expect("json");
     assert!(
         v["clocks.sm"].is_null() && v["clocks.sm_busy"].is_null() && v["throttle_time_s"].is_null()
@@ -84,7 +87,7 @@ fn seed_key_names_are_kept() {
     s.pstate = Some("P0".into());
     s.throttle_mask = Some(0x4);
     let v =
-        serde_json::to_value(Capture::from_samples(500, Timestamps::Recorded, vec![s]).summary())
+        serde_json::to_value(Recording::from_samples(500, Timestamps::Recorded, vec![s]).summary())
             .expect("json");
     let g = &v["gpus"][0];
     for key in [
@@ -115,7 +118,7 @@ fn gaps_are_intervals_over_twice_the_request() {
         .iter()
         .map(|t| sample(*t, 0, Some(1.0), None))
         .collect();
-    let g = &Capture::from_samples(100, Timestamps::HostSampled, samples)
+    let g = &Recording::from_samples(100, Timestamps::HostSampled, samples)
         .summary()
         .gpus[0];
     let i = &g.interval;
@@ -137,7 +140,7 @@ fn energy_check_needs_enough_span() {
     b.energy_mj = Some(2000);
     a.power_draw = Some(2.0);
     b.power_draw = Some(2.0);
-    let g = &Capture::from_samples(500, Timestamps::HostSampled, vec![a, b])
+    let g = &Recording::from_samples(500, Timestamps::HostSampled, vec![a, b])
         .summary()
         .gpus[0];
     assert_eq!(g.energy.counter_j, Some(1.0));
@@ -167,7 +170,7 @@ fn counters_that_go_backwards_are_not_differenced() {
     });
     a.energy_mj = Some(10_000);
     b.energy_mj = Some(5_000);
-    let g = &Capture::from_samples(500, Timestamps::HostSampled, vec![a, b])
+    let g = &Recording::from_samples(500, Timestamps::HostSampled, vec![a, b])
         .summary()
         .gpus[0];
     let t = g.throttle_time_s.as_ref().expect("time");
@@ -192,10 +195,10 @@ fn pstates_sort_numerically() {
             s
         })
         .collect();
-    let g = &Capture::from_samples(500, Timestamps::Recorded, samples)
+    let g = &Recording::from_samples(500, Timestamps::Recorded, samples)
         .summary()
         .gpus[0];
-    assert_eq!(g.seed.pstates_seen, vec!["P0", "P2", "P8", "P12"]);
+    assert_eq!(g.stats.pstates_seen, vec!["P0", "P2", "P8", "P12"]);
 }
 
 fn finite_stat(v: &serde_json::Value) -> bool {
@@ -219,7 +222,7 @@ proptest! {
                 s
             })
             .collect();
-        let summary = Capture::from_samples(100, Timestamps::HostSampled, samples).summary();
+        let summary = Recording::from_samples(100, Timestamps::HostSampled, samples).summary();
         let v = serde_json::to_value(&summary).expect("json");
         for g in v["gpus"].as_array().expect("gpus") {
             for key in ["clocks.sm", "power.draw", "utilization.gpu", "clocks.sm_busy"] {
@@ -248,7 +251,7 @@ fn seed_keys_at_the_top_level_pool_every_gpu() {
     b.throttle_mask = Some(0x1);
     let c = sample(1.0, 1, Some(1500.0), Some(90.0));
     let v = serde_json::to_value(
-        Capture::from_samples(500, Timestamps::Recorded, vec![a, b, c]).summary(),
+        Recording::from_samples(500, Timestamps::Recorded, vec![a, b, c]).summary(),
     )
     .expect("json");
     assert_eq!(v["n_samples"], 3);

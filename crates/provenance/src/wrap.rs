@@ -14,15 +14,15 @@
 //! A signal the wrapper was started with ignored (`nohup`, a background job of a non-interactive shell) stays
 //! ignored, for the wrapper and the command alike.
 //!
-//! The handlers are process-wide, so a process wraps one command at a time ([`run`] refuses a second).
+//! The handlers are process-wide, so a process wraps one command at a time ([`run`] refuses a second). The
+//! runner is `gpu_monitor::runner`, the same one `gpu-monitor -- CMD` uses.
 
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, SystemTime};
+
+use gpu_monitor::runner::{self, Runner};
 
 use crate::{ClaimedOutput, CommandRun, Error, Probe, Provenance, Record, claim_output};
 
@@ -84,7 +84,7 @@ pub fn prepare(opts: &WrapOptions) -> Result<ClaimedOutput, Error> {
 /// Fails only when the command cannot be started (nothing ran; no record is written). The command failing is an
 /// outcome, and so is a record that could not be written ([`WrapOutcome::written`]).
 pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error> {
-    let Some((program, args)) = opts.command.split_first() else {
+    let Some(program) = opts.command.first() else {
         return Err(Error::Unsupported("no command given".to_owned()));
     };
     let argv: Vec<String> = opts
@@ -106,21 +106,21 @@ pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error>
     for (k, v) in opts.fields.iter() {
         prov = prov.field(k.clone(), v)?;
     }
-    let guard = signals::install()?;
+    let runner = Runner::install().map_err(|e| Error::Unsupported(e.to_string()))?;
     let mut running = prov.start();
 
     // A Ctrl-C during the set-up (git, GPU identity: seconds on a slow machine) means "stop": the command is not
     // started at all, and the record says so.
-    if let Some(first) = guard.received().first().cloned() {
+    if let Some(first) = runner.received().first().cloned() {
         running.mark_interrupted(format!("{first} before the command started"));
         let mut record = running.finish();
-        let code = 128 + signals::number(&first);
+        let code = 128 + runner::signal_number(&first);
         record.set_command(CommandRun {
             argv,
             pid: None,
             exit_code: None,
             signal: None,
-            signals_received: guard.received(),
+            signals_received: runner.received(),
             wrapper_exit_code: code,
         });
         let written = record.write(out);
@@ -132,7 +132,7 @@ pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error>
         });
     }
 
-    let mut child = match Command::new(program).args(args).spawn() {
+    let command = match runner.spawn(&opts.command) {
         Ok(c) => c,
         Err(source) => {
             drop(running.finish());
@@ -142,34 +142,18 @@ pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error>
             });
         }
     };
-    let pid = child.id();
-    signals::set_child(pid);
+    let pid = command.pid();
     running.add_own_pid(pid);
-    // The wait happens on a thread so that this one can keep noting the command's descendants while they live:
-    // a GPU process the command started and that exited before the end could not be attributed afterwards.
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(child.wait());
-    });
-    let status = loop {
-        match rx.recv_timeout(Duration::from_secs(2)) {
-            Ok(status) => break status,
-            Err(mpsc::RecvTimeoutError::Timeout) => running.note_own_processes(),
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                break Err(std::io::Error::other(
-                    "the thread waiting for the command ended without a status",
-                ));
-            }
-        }
-    };
-    signals::set_child(0);
-    let received = guard.received();
-    let status = status.map_err(|source| Error::Io {
-        path: PathBuf::from(program),
-        source,
-    })?;
-
-    let (exit_code, signal, wrapper_exit_code) = decode(status);
+    // Every 2 s while it runs, note the command's descendants: a GPU process the command started and that
+    // exited before the end could not be attributed afterwards.
+    let end = command
+        .wait(Duration::from_secs(2), || running.note_own_processes())
+        .map_err(|source| Error::Io {
+            path: PathBuf::from(program),
+            source,
+        })?;
+    let received = end.signals_received.clone();
+    let (exit_code, signal, wrapper_exit_code) = (end.code, end.signal, end.exit_code);
     let interrupted_by = received.first().cloned().or_else(|| {
         signal
             .as_deref()
@@ -189,233 +173,11 @@ pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error>
         wrapper_exit_code,
     });
     let written = record.write(out);
-    drop(guard);
+    drop(runner);
     Ok(WrapOutcome {
         out: out.path().to_owned(),
         record,
         exit_code: wrapper_exit_code,
         written,
     })
-}
-
-fn decode(status: std::process::ExitStatus) -> (Option<i32>, Option<String>, i32) {
-    if let Some(code) = status.code() {
-        return (Some(code), None, code);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = status.signal() {
-            return (None, Some(signals::name(sig)), 128 + sig);
-        }
-    }
-    (None, None, 1)
-}
-
-#[cfg(unix)]
-mod signals {
-    //! Signal handling for the wrapper. The handler only touches atomics and calls `kill`, both
-    //! async-signal-safe.
-
-    use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
-
-    use crate::Error;
-
-    const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
-
-    static CHILD: AtomicI32 = AtomicI32::new(0);
-    // How many signals arrived, and the numbers of the first eight: a handler cannot allocate.
-    static COUNT: AtomicU32 = AtomicU32::new(0);
-    static RECEIVED: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
-
-    // A signal that arrived while there was no command to forward it to, delivered when one is registered.
-    static PENDING: AtomicI32 = AtomicI32::new(0);
-
-    /// Registers the command's pid (0: none). A signal that arrived just before is forwarded now; the swap on
-    /// PENDING makes sure that exactly one of this function and the handler forwards it.
-    pub(super) fn set_child(pid: u32) {
-        let pid = i32::try_from(pid).unwrap_or(0);
-        CHILD.store(pid, Ordering::SeqCst);
-        if pid > 0 {
-            let p = PENDING.swap(0, Ordering::SeqCst);
-            if p != 0 {
-                // SAFETY: kill has no memory preconditions.
-                unsafe {
-                    libc::kill(pid, p);
-                }
-            }
-        }
-    }
-
-    pub(super) fn number(name: &str) -> i32 {
-        match name {
-            "SIGTERM" => libc::SIGTERM,
-            "SIGHUP" => libc::SIGHUP,
-            _ => libc::SIGINT,
-        }
-    }
-
-    extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
-        let n = COUNT.fetch_add(1, Ordering::SeqCst) as usize;
-        if let Some(slot) = RECEIVED.get(n) {
-            slot.store(sig, Ordering::SeqCst);
-        }
-        let child = CHILD.load(Ordering::SeqCst);
-        // 0 before the command starts and after it has been reaped: never signal a pid that may be reused.
-        if child > 0 {
-            if !(from_terminal(info) && same_group(child)) {
-                // SAFETY: kill is async-signal-safe and has no memory preconditions.
-                unsafe {
-                    libc::kill(child, sig);
-                }
-            }
-            return;
-        }
-        PENDING.store(sig, Ordering::SeqCst);
-        // The command may have been registered since CHILD was read; whoever takes PENDING forwards it.
-        let child = CHILD.load(Ordering::SeqCst);
-        if child > 0 {
-            let p = PENDING.swap(0, Ordering::SeqCst);
-            if p != 0 {
-                // SAFETY: as above.
-                unsafe {
-                    libc::kill(child, p);
-                }
-            }
-        }
-    }
-
-    /// Whether the kernel sent the signal on a terminal's behalf (Ctrl-C, Ctrl-\, hangup), in which case the
-    /// whole foreground process group, the command included, already has it.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn from_terminal(info: *mut libc::siginfo_t) -> bool {
-        // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler; null is checked anyway.
-        !info.is_null() && unsafe { (*info).si_code } == libc::SI_KERNEL
-    }
-
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    fn from_terminal(_info: *mut libc::siginfo_t) -> bool {
-        false
-    }
-
-    /// Whether the command is still in our process group, where a terminal's signal reaches it too. A command
-    /// that moved to a group of its own (setsid, a job-control shell) gets the signal from us instead.
-    fn same_group(child: libc::pid_t) -> bool {
-        // SAFETY: getpgid and getpgrp are plain system calls without memory arguments.
-        unsafe { libc::getpgid(child) == libc::getpgrp() }
-    }
-
-    /// Restores the previous handlers when dropped.
-    pub(super) struct Guard {
-        old: Vec<(libc::c_int, libc::sigaction)>,
-    }
-
-    /// The handlers and the statics are process-wide: one wrapped command at a time.
-    static ACTIVE: AtomicBool = AtomicBool::new(false);
-
-    pub(super) fn install() -> Result<Guard, Error> {
-        if ACTIVE.swap(true, Ordering::SeqCst) {
-            return Err(Error::Unsupported(
-                "another wrapped command is already running in this process".to_owned(),
-            ));
-        }
-        COUNT.store(0, Ordering::SeqCst);
-        PENDING.store(0, Ordering::SeqCst);
-        let mut old = Vec::new();
-        for sig in FORWARDED {
-            // A signal this process was started with ignored (a background job of a non-interactive shell,
-            // nohup) stays ignored, for us and for the command: installing a handler would reset it to the
-            // default in the command and let a Ctrl-C meant for the foreground kill it.
-            // SAFETY: zeroed sigaction is valid; a null new action only reads the current one.
-            let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: `current` is a valid sigaction to write into.
-            if unsafe { libc::sigaction(sig, std::ptr::null(), &mut current) } == 0
-                && current.sa_sigaction == libc::SIG_IGN
-            {
-                continue;
-            }
-            // SAFETY: zeroed sigaction is a valid "no flags, empty mask" value that is filled in below.
-            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-            act.sa_sigaction = handler as *const () as usize;
-            // SA_RESTART: the wrapper's own wait for the command resumes after the handler instead of failing.
-            act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-            // SAFETY: act.sa_mask is a valid sigset_t owned by `act`.
-            unsafe { libc::sigemptyset(&mut act.sa_mask) };
-            // SAFETY: as above; the old action is written into `prev`.
-            let mut prev: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: both pointers are to valid sigaction values; the handler is async-signal-safe.
-            if unsafe { libc::sigaction(sig, &act, &mut prev) } != 0 {
-                let err = std::io::Error::last_os_error();
-                // Dropping the partial guard restores what was installed and releases ACTIVE.
-                drop(Guard { old });
-                return Err(Error::Unsupported(format!(
-                    "cannot install a handler for {}: {err}",
-                    name(sig)
-                )));
-            }
-            old.push((sig, prev));
-        }
-        Ok(Guard { old })
-    }
-
-    impl Guard {
-        /// The signals received since install, by name, in order (at most eight are named).
-        pub(super) fn received(&self) -> Vec<String> {
-            let n = (COUNT.load(Ordering::SeqCst) as usize).min(RECEIVED.len());
-            RECEIVED[..n]
-                .iter()
-                .map(|s| name(s.load(Ordering::SeqCst)))
-                .collect()
-        }
-    }
-
-    impl Drop for Guard {
-        fn drop(&mut self) {
-            for (sig, prev) in &self.old {
-                // SAFETY: restoring an action previously returned by sigaction.
-                unsafe {
-                    libc::sigaction(*sig, prev, std::ptr::null_mut());
-                }
-            }
-            ACTIVE.store(false, Ordering::SeqCst);
-        }
-    }
-
-    pub(crate) fn name(sig: libc::c_int) -> String {
-        match sig {
-            libc::SIGINT => "SIGINT".to_owned(),
-            libc::SIGTERM => "SIGTERM".to_owned(),
-            libc::SIGHUP => "SIGHUP".to_owned(),
-            libc::SIGKILL => "SIGKILL".to_owned(),
-            libc::SIGQUIT => "SIGQUIT".to_owned(),
-            libc::SIGSEGV => "SIGSEGV".to_owned(),
-            libc::SIGABRT => "SIGABRT".to_owned(),
-            libc::SIGPIPE => "SIGPIPE".to_owned(),
-            libc::SIGBUS => "SIGBUS".to_owned(),
-            other => format!("signal {other}"),
-        }
-    }
-}
-
-#[cfg(not(unix))]
-mod signals {
-    use crate::Error;
-
-    pub(super) struct Guard;
-
-    pub(super) fn install() -> Result<Guard, Error> {
-        Ok(Guard)
-    }
-
-    pub(super) fn set_child(_pid: u32) {}
-
-    pub(super) fn number(_name: &str) -> i32 {
-        2
-    }
-
-    impl Guard {
-        pub(super) fn received(&self) -> Vec<String> {
-            Vec::new()
-        }
-    }
 }

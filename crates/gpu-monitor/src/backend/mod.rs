@@ -5,52 +5,22 @@
 //! it. [`Backend::run`] is the single place where the two meet, through a [`Session`].
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::Unavailable;
+use crate::config::{BackendChoice, MonitorConfig};
 use crate::identity::GpuIdentity;
+pub use crate::kind::{BackendKind, Rejection};
 use crate::sample::{GpuRef, Sample};
-use crate::{BackendChoice, MonitorConfig, Unavailable};
 
 pub(crate) mod nvml;
 pub(crate) mod replay;
 pub(crate) mod smi;
 
-/// Which kind of backend produced a capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum BackendKind {
-    /// NVML in-process (`libnvidia-ml`, loaded at run time).
-    #[serde(rename = "nvml")]
-    Nvml,
-    /// One `nvidia-smi --query-gpu … -lms` child for the whole run.
-    #[serde(rename = "nvidia-smi")]
-    NvidiaSmi,
-    /// Samples read back from a file.
-    #[serde(rename = "replay")]
-    Replay,
-}
-
-impl fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            BackendKind::Nvml => "nvml",
-            BackendKind::NvidiaSmi => "nvidia-smi",
-            BackendKind::Replay => "replay",
-        })
-    }
-}
-
-/// A backend that was tried and not used, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Rejection {
-    /// The backend tried.
-    pub backend: BackendKind,
-    /// Why it could not be used: the [`Unavailable`] text, verbatim.
-    pub reason: String,
-}
+pub(crate) use smi::forget_hung;
 
 /// Where the samples' `t_s` come from; part of the capture because it decides what the intervals mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -110,6 +80,13 @@ pub trait Backend: Send {
 
     /// One reading of every selected GPU, now, without a session.
     fn sample_once(&mut self) -> Result<Vec<Sample>, Unavailable>;
+
+    /// Another handle on the same source, made without asking the source again (no `nvidia-smi` query), for a
+    /// monitor to run while this one keeps answering one-shot questions; `None` (the default) where that is
+    /// not possible, and the monitor opens its own.
+    fn try_clone(&self) -> Option<Box<dyn Backend>> {
+        None
+    }
 
     /// The static facts about each selected GPU. The default knows only index and UUID.
     fn identity(&mut self) -> Vec<GpuIdentity> {
@@ -195,19 +172,6 @@ pub(crate) fn open(config: &MonitorConfig) -> Opened {
     }
 }
 
-/// Opens as [`open`] does, turning "none" into the error that lists every reason.
-pub(crate) fn open_or_explain(
-    config: &MonitorConfig,
-) -> Result<(Box<dyn Backend>, Vec<Rejection>), Unavailable> {
-    let opened = open(config);
-    match opened.backend {
-        Some(b) => Ok((b, opened.rejected)),
-        None => Err(Unavailable::NoBackend {
-            reasons: opened.rejected,
-        }),
-    }
-}
-
 /// Something to run when a stop is requested, from the thread that requests it.
 pub type StopHook = Box<dyn FnOnce() + Send>;
 
@@ -234,6 +198,14 @@ pub(crate) struct Record {
     pub warnings: Vec<String>,
     pub unavailable_fields: Vec<FieldNote>,
     pub child_cpu_s: Option<f64>,
+    /// GPU and field of every impossible reading warned about.
+    pub invalid_seen: std::collections::BTreeSet<(u32, String)>,
+    /// Per GPU: the time of the last reading recorded, and how many were recorded.
+    pub per_gpu: BTreeMap<u32, (f64, u64)>,
+    /// Only every `keep_every`-th recorded reading of a GPU is kept in `samples` (1 until the bound is met).
+    pub keep_every: u64,
+    /// When the backend's run returned without being asked to stop, s since the start.
+    pub source_ended_s: Option<f64>,
 }
 
 /// A field a backend could not read for a GPU, and why; recorded once per GPU and field.
@@ -322,10 +294,32 @@ impl Shared {
     }
 }
 
+/// Halves the kept readings: every second kept reading of each GPU goes (counted in `samples_thinned`), and
+/// from now on only every `2 × keep_every`-th reading is kept, so that what stays is evenly spaced.
+fn thin(r: &mut Record) {
+    let mut ordinal: BTreeMap<u32, u64> = BTreeMap::new();
+    let before = r.samples.len();
+    r.samples.retain(|s| {
+        let k = ordinal.entry(s.index).or_default();
+        let keep = k.is_multiple_of(2);
+        *k += 1;
+        keep
+    });
+    let removed = (before - r.samples.len()) as u64;
+    *r.counters.entry("samples_thinned".into()).or_default() += removed;
+    // The readings kept so far were the multiples of the old stride in each GPU's count; those left are the
+    // multiples of twice it, which is what `nth % keep_every` keeps from now on.
+    r.keep_every = r.keep_every.max(1) * 2;
+}
+
 /// A backend's view of the monitor while it runs: the clock, the stop signal and the record.
 pub struct Session<'a> {
     pub(crate) started: Instant,
     pub(crate) interval: Duration,
+    /// Readings of a GPU closer than this to its previous one are over the requested rate and dropped
+    /// (`samples_over_rate`); zero for sources the monitor clocks or that replay a file.
+    pub(crate) min_spacing_s: f64,
+    pub(crate) max_kept: usize,
     pub(crate) shared: &'a Shared,
     pub(crate) observer: Option<&'a mut (dyn FnMut(&Sample) + Send)>,
 }
@@ -386,17 +380,50 @@ impl Session<'_> {
     /// Records a sample (and shows it to the observer, if any). Non-finite values become `None` (counted as
     /// `non_finite_values`); a sample whose `t_s` is not finite cannot be placed and is dropped
     /// (`non_finite_times`).
+    ///
+    /// A reading from a source that clocks itself (`nvidia-smi`) that comes less than half the requested
+    /// interval after the GPU's previous one is over the requested rate: dropped and counted
+    /// (`samples_over_rate`), so a flooding source cannot grow memory. Kept readings are bounded by
+    /// [`MonitorConfig::max_samples_kept`](crate::MonitorConfig::max_samples_kept), by thinning.
     pub fn record(&mut self, mut sample: Sample) {
         if !sample.t_s.is_finite() {
             self.count("non_finite_times", 1);
             return;
         }
+        if self.min_spacing_s > 0.0 {
+            let last = lock(&self.shared.record)
+                .per_gpu
+                .get(&sample.index)
+                .map(|p| p.0);
+            if last.is_some_and(|t| sample.t_s - t < self.min_spacing_s) {
+                self.count("samples_over_rate", 1);
+                return;
+            }
+        }
         let bad = sample.sanitize();
         self.count("non_finite_values", bad);
+        let invalid = sample.invalidate_impossible();
+        if invalid > 0 {
+            self.count("invalid_values", invalid as u64);
+            self.note_invalid(&sample);
+        }
         if let Some(obs) = self.observer.as_mut() {
             obs(&sample);
         }
-        lock(&self.shared.record).samples.push(sample);
+        let mut r = lock(&self.shared.record);
+        let keep_every = r.keep_every.max(1);
+        let tally = r.per_gpu.entry(sample.index).or_insert((sample.t_s, 0));
+        tally.0 = sample.t_s;
+        let nth = tally.1;
+        tally.1 += 1;
+        if !nth.is_multiple_of(keep_every) {
+            *r.counters.entry("samples_thinned".into()).or_default() += 1;
+            return;
+        }
+        r.samples.push(sample);
+        if r.samples.len() >= self.max_kept.max(2) {
+            thin(&mut r);
+        }
     }
 
     /// Records a warning: something went wrong that the reader of the result should know.
@@ -411,6 +438,29 @@ impl Session<'_> {
                 .counters
                 .entry(counter.to_owned())
                 .or_default() += n;
+        }
+    }
+
+    /// Warns once per GPU and field that a reading was impossible.
+    fn note_invalid(&mut self, sample: &Sample) {
+        for inv in &sample.invalid {
+            let first = lock(&self.shared.record)
+                .invalid_seen
+                .insert((sample.index, inv.field.clone()));
+            if first {
+                let range = crate::sample::VALID_RANGES
+                    .iter()
+                    .find(|r| r.0 == inv.field)
+                    .map_or_else(
+                        || format!("P0 … P{}", crate::sample::MAX_PSTATE),
+                        |(_, lo, hi, unit)| format!("{lo} … {hi} {unit}"),
+                    );
+                self.warn(format!(
+                    "GPU {} {} = {} is impossible (valid: {range}): marked invalid and left out of the statistics \
+                     (counted in invalid_values; only the first per GPU and field is shown)",
+                    sample.index, inv.field, inv.value
+                ));
+            }
         }
     }
 

@@ -185,7 +185,7 @@ impl NvmlBackend {
             let uuid = nvml.device_by_index(index).and_then(|d| d.uuid()).ok();
             visible.push(GpuRef { index, uuid });
         }
-        let cvd = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        let cvd = select::cuda_visible_devices_env();
         let order = std::env::var("CUDA_DEVICE_ORDER").ok();
         let (gpus, more) =
             select::resolve(&config.gpus, &visible, cvd.as_deref(), order.as_deref())?;

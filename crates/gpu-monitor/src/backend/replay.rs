@@ -20,6 +20,7 @@ use crate::{MonitorConfig, Unavailable};
 /// Bad lines kept verbatim in warnings.
 const VERBATIM_LINES: usize = 5;
 
+#[derive(Clone)]
 pub(crate) struct ReplayBackend {
     path: PathBuf,
     timestamps: Timestamps,
@@ -33,18 +34,64 @@ enum Form {
     Csv(Vec<Column>),
 }
 
+/// The longest line a recording may have (ours are ~150 bytes; JSON lines with NVML processes a few KiB): a
+/// file without newlines (`/dev/zero`, a binary) must not be read into memory whole.
+const MAX_LINE: usize = 64 * 1024;
+
+/// Opens a recording: regular files (or symlinks to one) only, so that a FIFO cannot block and a device
+/// cannot be read forever.
+fn open(path: &Path) -> Result<File, Unavailable> {
+    tool_io::open_input(path, "replay recording").map_err(|e| Unavailable::Replay {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// Reads one line (without its newline) into `buf`, keeping at most [`MAX_LINE`] bytes of it; the rest of a
+/// longer line is read and dropped. `None` at the end of the file; `Some(true)` for a line that was cut.
+fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let mut cut = false;
+    let mut any = false;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(any.then_some(cut));
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        let room = MAX_LINE.saturating_sub(buf.len());
+        cut |= part.len() > room;
+        buf.extend_from_slice(&part[..part.len().min(room)]);
+        let used = done.unwrap_or(chunk.len());
+        r.consume(used);
+        if done.is_some() {
+            return Ok(Some(cut));
+        }
+    }
+}
+
 fn sniff(path: &Path) -> Result<Form, Unavailable> {
     let err = |e: std::io::Error| Unavailable::Replay {
         path: path.display().to_string(),
         reason: e.to_string(),
     };
-    let mut r = BufReader::new(File::open(path).map_err(err)?);
+    let mut r = BufReader::new(open(path)?);
     let mut raw = Vec::new();
     loop {
-        raw.clear();
-        if r.read_until(b'\n', &mut raw).map_err(err)? == 0 {
+        match read_line(&mut r, &mut raw).map_err(err)? {
             // An empty recording is a recording of nothing, not an error: it replays as zero samples.
-            return Ok(Form::Csv(SMI_QUERY.to_vec()));
+            None => return Ok(Form::Csv(SMI_QUERY.to_vec())),
+            // Too long to be a sample or a header: it says nothing about the form (reading counts it).
+            Some(true) => continue,
+            Some(false) => {}
         }
         let line = String::from_utf8_lossy(&raw);
         let t = line.trim();
@@ -66,7 +113,8 @@ fn sniff(path: &Path) -> Result<Form, Unavailable> {
 
 /// Reads a recording one sample at a time.
 struct Reader {
-    lines: std::io::Split<BufReader<File>>,
+    lines: BufReader<File>,
+    buf: Vec<u8>,
     form: Form,
     stats: ValueStats,
     synth_tick: u64,
@@ -87,12 +135,19 @@ enum Item {
 
 impl Reader {
     fn next(&mut self) -> Option<Result<Item, std::io::Error>> {
-        let raw = match self.lines.next()? {
-            Ok(r) => r,
+        let cut = match read_line(&mut self.lines, &mut self.buf) {
+            Ok(c) => c?,
             Err(e) => return Some(Err(e)),
         };
         self.line_no += 1;
-        let text = String::from_utf8_lossy(&raw);
+        if cut {
+            return Some(Ok(Item::Bad {
+                line_no: self.line_no,
+                why: format!("longer than {MAX_LINE} bytes"),
+                text: String::from_utf8_lossy(&self.buf[..200.min(self.buf.len())]).into_owned(),
+            }));
+        }
+        let text = String::from_utf8_lossy(&self.buf);
         let line = text.trim();
         if line.is_empty() {
             return Some(Ok(Item::Skip));
@@ -147,7 +202,7 @@ impl ReplayBackend {
             Form::Csv(cols) if cols.contains(&Column::TS) => Timestamps::Recorded,
             Form::Csv(_) => Timestamps::Synthesised,
         };
-        let cvd = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        let cvd = select::cuda_visible_devices_env();
         let wanted = select::wanted_ids(&config.gpus, cvd.as_deref());
         if matches!(config.gpus, crate::GpuSelection::CudaVisibleDevices) && cvd.is_none() {
             notes.push("CUDA_VISIBLE_DEVICES is not set: replaying every GPU".into());
@@ -161,13 +216,11 @@ impl ReplayBackend {
     }
 
     fn reader(&self) -> Result<Reader, Unavailable> {
-        let file = File::open(&self.path).map_err(|e| Unavailable::Replay {
-            path: self.path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let file = open(&self.path)?;
         let form = sniff(&self.path)?;
         Ok(Reader {
-            lines: BufReader::new(file).split(b'\n'),
+            lines: BufReader::new(file),
+            buf: Vec::new(),
             form,
             stats: ValueStats::default(),
             synth_tick: 0,
@@ -211,6 +264,9 @@ impl Backend for ReplayBackend {
         let mut seen_ids: Vec<(u32, Option<String>)> = Vec::new();
         let mut end = SourceEnd::Exhausted;
         let mut n: u64 = 0;
+        // Per GPU: the latest time read so far and its line, to catch a clock going backwards.
+        let mut latest: std::collections::BTreeMap<u32, (f64, u64)> = Default::default();
+        let mut backwards_shown = 0;
         while let Some(item) = reader.next() {
             n += 1;
             // Checking the stop flag takes a lock; every 256 lines keeps that out of the per-line cost.
@@ -223,6 +279,28 @@ impl Backend for ReplayBackend {
                     if !self.selected(&s) {
                         session.count("unselected_lines", 1);
                         continue;
+                    }
+                    if self.timestamps == Timestamps::Recorded {
+                        let line_no = reader.line_no;
+                        match latest.get(&s.index) {
+                            Some(&(t0, line0)) if s.t_s < t0 => {
+                                session.count("replay_time_backwards", 1);
+                                if backwards_shown < VERBATIM_LINES {
+                                    backwards_shown += 1;
+                                    session.warn(format!(
+                                        "{} line {line_no}: GPU {} at t_s {} goes back from {} on line {line0}; \
+                                         readings are summarised in time order",
+                                        self.path.display(),
+                                        s.index,
+                                        s.t_s,
+                                        t0
+                                    ));
+                                }
+                            }
+                            _ => {
+                                latest.insert(s.index, (s.t_s, line_no));
+                            }
+                        }
                     }
                     if !seen_ids.iter().any(|(i, _)| *i == s.index) {
                         seen_ids.push((s.index, s.uuid.clone()));
@@ -267,6 +345,10 @@ impl Backend for ReplayBackend {
             }
         }
         end
+    }
+
+    fn try_clone(&self) -> Option<Box<dyn Backend>> {
+        Some(Box::new(self.clone()))
     }
 
     fn sample_once(&mut self) -> Result<Vec<Sample>, Unavailable> {

@@ -5,10 +5,11 @@
 //! Running reads the child's lines as they come, stamps each with the host clock on arrival, and turns every
 //! oddity (a short line, an error message, `[N/A]`, silence, an early exit) into a counter or a warning.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, BackendKind, Session, SourceEnd, Timestamps};
@@ -18,9 +19,15 @@ use crate::identity::GpuIdentity;
 use crate::sample::{GpuRef, Sample};
 use crate::{GpuSelection, MonitorConfig, NVIDIA_SMI_ENV, Unavailable, select};
 
-/// How long a one-shot query may take. nvidia-smi can take seconds on a machine where the driver has to
-/// initialise every GPU (no persistence mode); a hung one must still not hang the caller.
-const ONE_SHOT_TIMEOUT: Duration = Duration::from_secs(20);
+/// The `nvidia-smi` executables that timed out in this process, with the timeout they ran past: not asked
+/// again, so that a hung driver costs one timeout per process rather than one per query (a `provenance run`
+/// makes several: identity, before, monitor, after).
+static HUNG: Mutex<BTreeMap<PathBuf, f64>> = Mutex::new(BTreeMap::new());
+
+/// Forgets every remembered timeout; see [`crate::forget_failures`].
+pub(crate) fn forget_hung() {
+    HUNG.lock().unwrap_or_else(|p| p.into_inner()).clear();
+}
 /// After a stop, how long the child gets to exit on SIGTERM before the group is killed.
 const STOP_GRACE: Duration = Duration::from_millis(500);
 /// A child silent for max(this many intervals, [`SILENCE_MIN`]) is reported as silent.
@@ -31,8 +38,10 @@ const VERBATIM_LINES: usize = 5;
 /// A "line" longer than this without a newline is not nvidia-smi output; it is dropped as garbage.
 const MAX_LINE: usize = 64 * 1024;
 
+#[derive(Clone)]
 pub(crate) struct SmiBackend {
     path: PathBuf,
+    timeout: Duration,
     mask_field: &'static str,
     gpus: Vec<GpuRef>,
     /// `--id=` argument when only some GPUs are selected.
@@ -100,19 +109,30 @@ fn first_chars(s: &str, n: usize) -> String {
 }
 
 /// Runs a one-shot `nvidia-smi` and returns its output, or why it could not be had.
-fn one_shot(path: &Path, args: &[String]) -> Result<String, Unavailable> {
+fn one_shot(path: &Path, args: &[String], timeout: Duration) -> Result<String, Unavailable> {
     let shown = path.display().to_string();
-    match child::run_once(path, args, ONE_SHOT_TIMEOUT) {
+    if let Some(&after_s) = HUNG.lock().unwrap_or_else(|p| p.into_inner()).get(path) {
+        return Err(Unavailable::NvidiaSmiHungEarlier {
+            path: shown,
+            after_s,
+        });
+    }
+    match child::run_once(path, args, timeout) {
         Ok(f) if f.exit.success => Ok(f.output),
         Ok(f) => Err(Unavailable::NvidiaSmiFailed {
             path: shown,
             status: f.exit.status,
             output: first_chars(&f.output, 400),
         }),
-        Err(None) => Err(Unavailable::NvidiaSmiTimeout {
-            path: shown,
-            after_s: ONE_SHOT_TIMEOUT.as_secs(),
-        }),
+        Err(None) => {
+            HUNG.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(path.to_path_buf(), timeout.as_secs_f64());
+            Err(Unavailable::NvidiaSmiTimeout {
+                path: shown,
+                after_s: timeout.as_secs_f64(),
+            })
+        }
         Err(Some(e)) => Err(Unavailable::Spawn {
             path: shown,
             reason: e.to_string(),
@@ -134,15 +154,16 @@ impl SmiBackend {
         notes: &mut Vec<String>,
     ) -> Result<Self, Unavailable> {
         let path = locate(config.nvidia_smi.as_deref())?;
+        let timeout = Duration::from_millis(config.query_timeout_ms.max(1));
         let mut mask_field = MASK_FIELD;
-        let output = match one_shot(&path, &query_args(mask_field, None)) {
+        let output = match one_shot(&path, &query_args(mask_field, None), timeout) {
             Ok(o) => o,
             // Drivers that renamed the field may one day stop accepting the old name.
             Err(Unavailable::NvidiaSmiFailed { output, .. })
                 if output.contains(MASK_FIELD) || output.contains("valid field") =>
             {
                 mask_field = MASK_FIELD_NEW;
-                one_shot(&path, &query_args(mask_field, None))?
+                one_shot(&path, &query_args(mask_field, None), timeout)?
             }
             Err(e) => return Err(e),
         };
@@ -168,7 +189,7 @@ impl SmiBackend {
             })
             .collect();
         visible.dedup_by(|a, b| a.index == b.index);
-        let cvd = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        let cvd = select::cuda_visible_devices_env();
         let order = std::env::var("CUDA_DEVICE_ORDER").ok();
         let (gpus, more) =
             select::resolve(&config.gpus, &visible, cvd.as_deref(), order.as_deref())?;
@@ -189,6 +210,7 @@ impl SmiBackend {
             .collect();
         Ok(SmiBackend {
             path,
+            timeout,
             mask_field,
             gpus,
             id_arg,
@@ -419,6 +441,14 @@ impl Backend for SmiBackend {
         end
     }
 
+    fn try_clone(&self) -> Option<Box<dyn Backend>> {
+        // The same executable and GPUs; the opening reading stays with this handle.
+        Some(Box::new(SmiBackend {
+            probe: None,
+            ..self.clone()
+        }))
+    }
+
     fn sample_once(&mut self) -> Result<Vec<Sample>, Unavailable> {
         if let Some(p) = self.probe.take() {
             return Ok(p);
@@ -426,6 +456,7 @@ impl Backend for SmiBackend {
         let out = one_shot(
             &self.path,
             &query_args(self.mask_field, self.id_arg.as_deref()),
+            self.timeout,
         )?;
         Ok(parse_samples(&out))
     }
@@ -448,9 +479,9 @@ impl Backend for SmiBackend {
         if let Some(ids) = &self.id_arg {
             args.push(format!("--id={ids}"));
         }
-        let listing = one_shot(&self.path, &args).map_err(|e| e.to_string());
+        let listing = one_shot(&self.path, &args, self.timeout).map_err(|e| e.to_string());
         // The CUDA version is only in the plain report's banner ("CUDA Version: 12.4").
-        let cuda: Result<String, String> = one_shot(&self.path, &[])
+        let cuda: Result<String, String> = one_shot(&self.path, &[], self.timeout)
             .map_err(|e| e.to_string())
             .and_then(|o| {
                 o.split("CUDA Version:")

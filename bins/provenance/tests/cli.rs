@@ -1,5 +1,7 @@
 //! The `provenance` command end to end: exit codes, the refused output file, an interrupted run, a fake
 //! `nvidia-smi`, `diff` ordering and `show`.
+// Helpers outside #[test] functions panic on failure too; clippy.toml's test allowance covers only the tests.
+#![allow(clippy::expect_used)]
 
 use serde_json::{Value, json};
 use std::fs;

@@ -11,9 +11,10 @@
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use crate::{Error, RESERVED_KEYS};
+use crate::record_json::{
+    PYTHON_VERSION_KEYS, at, during_gpus, flags, identity_gpus, num, text, user_fields,
+};
 
 /// Relative change in a clock at which it is reported (1 %: a 1 % clock change is a 1 % change in a
 /// compute-bound number).
@@ -50,136 +51,6 @@ pub fn telling(changes: &[Change]) -> bool {
     changes.iter().any(|c| !c.informational)
 }
 
-/// Reads a record file as JSON. Accepts a record at the top level or under a `provenance` key (how a benchmark
-/// usually embeds it in its result file).
-pub fn read_record(path: &Path) -> Result<Value, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| Error::NotARecord {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
-    let v = match v {
-        Value::Object(mut m)
-            if !m.contains_key("time_utc") && m.get("provenance").is_some_and(Value::is_object) =>
-        {
-            m.remove("provenance").unwrap_or(Value::Null)
-        }
-        other => other,
-    };
-    if !v.is_object() {
-        return Err(Error::NotARecord {
-            path: path.to_owned(),
-            message: "not a JSON object".to_owned(),
-        });
-    }
-    if v.get("time_utc").is_none() && v.get("git").is_none() {
-        return Err(Error::NotARecord {
-            path: path.to_owned(),
-            message: "no time_utc or git key: neither a provenance record nor a result holding one"
-                .to_owned(),
-        });
-    }
-    Ok(v)
-}
-
-/// The value at `path` (object keys, or array indices written as numbers).
-pub(crate) fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    let mut cur = v;
-    for key in path {
-        cur = match cur {
-            Value::Object(m) => m.get(*key)?,
-            Value::Array(a) => a.get(key.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    (!cur.is_null()).then_some(cur)
-}
-
-pub(crate) fn num(v: &Value, path: &[&str]) -> Option<f64> {
-    at(v, path)?.as_f64()
-}
-
-/// A value for display: strings bare, everything else as compact JSON, absent as `unknown`.
-pub(crate) fn show(v: Option<&Value>) -> String {
-    match v {
-        None => "unknown".to_owned(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-    }
-}
-
-/// Per-GPU summaries of `during`: this crate's `during.gpus[]`, or the seed's flat single-GPU summary.
-pub(crate) fn during_gpus(r: &Value) -> Vec<(String, &Value)> {
-    let Some(d) = at(r, &["during"]) else {
-        return Vec::new();
-    };
-    if let Some(Value::Array(gpus)) = d.get("gpus") {
-        return by_index(gpus);
-    }
-    if d.get("n_samples").is_some() {
-        vec![("0".to_owned(), d)]
-    } else {
-        Vec::new()
-    }
-}
-
-/// Identity entries of the GPUs in use (`gpus[]`), by index.
-pub(crate) fn identity_gpus(r: &Value) -> Vec<(String, &Value)> {
-    match at(r, &["gpus"]) {
-        Some(Value::Array(gpus)) => by_index(gpus),
-        _ => Vec::new(),
-    }
-}
-
-/// Per-GPU objects keyed by their `index` field (their position when it is missing), so that the
-/// same GPU is compared across records even when the lists differ in order or length.
-fn by_index(gpus: &[Value]) -> Vec<(String, &Value)> {
-    gpus.iter()
-        .enumerate()
-        .map(|(i, g)| {
-            let key = g
-                .get("index")
-                .map_or_else(|| i.to_string(), |x| show(Some(x)));
-            (key, g)
-        })
-        .collect()
-}
-
-pub(crate) fn flags(r: &Value) -> Vec<(String, String)> {
-    match at(r, &["verdict", "flags"]) {
-        Some(Value::Array(fs)) => fs
-            .iter()
-            .map(|f| {
-                (
-                    show(f.get("flag")),
-                    f.get("evidence").map(|e| show(Some(e))).unwrap_or_default(),
-                )
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Keys of the seed's Python record that name software versions.
-const SEED_VERSION_KEYS: [&str; 4] = ["python", "torch", "cuda", "cudnn"];
-
-/// The user's own top-level fields.
-pub(crate) fn user_fields(r: &Value) -> BTreeSet<String> {
-    match r {
-        Value::Object(m) => m
-            .keys()
-            .filter(|k| {
-                !RESERVED_KEYS.contains(&k.as_str()) && !SEED_VERSION_KEYS.contains(&k.as_str())
-            })
-            .cloned()
-            .collect(),
-        _ => BTreeSet::new(),
-    }
-}
-
 struct Differ<'a> {
     a: &'a Value,
     b: &'a Value,
@@ -212,7 +83,7 @@ impl Differ<'_> {
         if x.is_none() && y.is_none() || x == y {
             return false;
         }
-        self.push(what, show(x), show(y), why);
+        self.push(what, text(x), text(y), why);
         true
     }
 
@@ -252,7 +123,7 @@ impl Differ<'_> {
             if let Some((_, y)) = gb.iter().find(|(j, _)| j == i) {
                 let (vx, vy) = (at(x, &[field]), at(y, &[field]));
                 if (vx.is_some() || vy.is_some()) && vx != vy {
-                    self.push(format!("GPU {i} {label}"), show(vx), show(vy), why);
+                    self.push(format!("GPU {i} {label}"), text(vx), text(vy), why);
                 }
             }
         }
@@ -292,18 +163,18 @@ fn rel(x: f64, y: f64, r: f64) -> bool {
 fn gpu_names(r: &Value) -> Option<String> {
     let names: Vec<String> = identity_gpus(r)
         .iter()
-        .filter_map(|(_, g)| at(g, &["name"]).map(|n| show(Some(n))))
+        .filter_map(|(_, g)| at(g, &["name"]).map(|n| text(Some(n))))
         .collect();
     if !names.is_empty() {
         return Some(names.join(", "));
     }
-    at(r, &["gpu_name"]).map(|n| show(Some(n)))
+    at(r, &["gpu_name"]).map(|n| text(Some(n)))
 }
 
 fn gpu_uuids(r: &Value) -> Option<String> {
     let uuids: Vec<String> = identity_gpus(r)
         .iter()
-        .filter_map(|(_, g)| at(g, &["uuid"]).map(|n| show(Some(n))))
+        .filter_map(|(_, g)| at(g, &["uuid"]).map(|n| text(Some(n))))
         .collect();
     (!uuids.is_empty()).then(|| uuids.join(", "))
 }
@@ -397,7 +268,7 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         "a different version of the benchmark",
     );
     d.value("rustc", &["build", "rustc"], "a different compiler");
-    for k in SEED_VERSION_KEYS {
+    for k in PYTHON_VERSION_KEYS {
         d.value(k, &[k], "a different library version");
     }
     if !identity_gpus(a).is_empty() && !identity_gpus(b).is_empty() {
@@ -423,7 +294,7 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         if let Some((_, y)) = during_gpus(b).into_iter().find(|(j, _)| *j == i) {
             let seen = |g: &Value| -> Vec<String> {
                 match g.get("throttle_reasons_seen") {
-                    Some(Value::Array(rs)) => rs.iter().map(|r| show(Some(r))).collect(),
+                    Some(Value::Array(rs)) => rs.iter().map(|r| text(Some(r))).collect(),
                     _ => Vec::new(),
                 }
             };
@@ -449,7 +320,7 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
             }
         }
     }
-    for policy in crate::gpu::THROTTLE_POLICIES {
+    for policy in crate::THROTTLE_POLICIES {
         d.per_gpu_during(
             &["throttle_time_s", policy],
             &format!("time held down by the {policy} limit"),
@@ -564,45 +435,10 @@ fn command_end(r: &Value) -> String {
     let signal = at(r, &["command", "signal"]);
     match (code, signal) {
         (Some(c), _) => format!("exit {c}"),
-        (None, Some(s)) => format!("killed by {}", show(Some(s))),
+        (None, Some(s)) => format!("killed by {}", text(Some(s))),
         (None, None) if at(r, &["command", "pid"]).is_none() => "not started".to_owned(),
         (None, None) => "unknown".to_owned(),
     }
-}
-
-/// The changes as aligned text, one per line, the informational ones last under a heading of their own; a
-/// sentence when none counts.
-pub fn render(changes: &[Change]) -> String {
-    let mut s = String::new();
-    if !telling(changes) {
-        s.push_str("no differences in what is recorded that usually explains a changed number\n");
-    }
-    let w = changes
-        .iter()
-        .map(|c| c.what.chars().count())
-        .max()
-        .unwrap_or(0);
-    let counted = changes.iter().filter(|c| !c.informational);
-    let info: Vec<&Change> = changes.iter().filter(|c| c.informational).collect();
-    let mut heading =
-        (!info.is_empty()).then_some("for information (not counted as differences):\n");
-    for c in counted.chain(info.iter().copied()) {
-        if c.informational
-            && let Some(h) = heading.take()
-        {
-            s.push_str(h);
-        }
-        let pad = w - c.what.chars().count();
-        s.push_str(&format!(
-            "{}{}  {} → {}  ({})\n",
-            c.what,
-            " ".repeat(pad),
-            c.a,
-            c.b,
-            c.why
-        ));
-    }
-    s
 }
 
 #[cfg(test)]
@@ -635,7 +471,6 @@ mod tests {
     fn identical_records_have_no_changes() {
         let a = rec("abc", false, "550", 1980.0, json!([]));
         assert!(diff(&a, &a).is_empty());
-        assert!(render(&[]).starts_with("no differences"));
     }
 
     #[test]
@@ -695,11 +530,6 @@ mod tests {
         assert_eq!(c[0].what, "command line");
         assert!(c[0].informational);
         assert!(!telling(&c));
-        let text = render(&c);
-        assert!(
-            text.starts_with("no differences") && text.contains("for information"),
-            "{text}"
-        );
         // Informational changes come after every counted one.
         b["git"]["commit"] = json!("def");
         let c = diff(&a, &b);
@@ -708,7 +538,6 @@ mod tests {
             c.iter().map(|x| x.what.as_str()).collect::<Vec<_>>(),
             ["commit", "command line"]
         );
-        assert!(!render(&c).starts_with("no differences"));
     }
 
     fn wrapped(argv: Value, exit_code: Value, signal: Value) -> Value {

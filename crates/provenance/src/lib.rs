@@ -14,7 +14,7 @@
 //! the same code records a laptop without a GPU and an H200 node. [`claim_output`] refuses an existing result
 //! file before any work is done, and results are written atomically. [`wrap`] gives any program (in any
 //! language) the same record from outside (`provenance run -- CMD`); [`diff`] explains what changed between two
-//! records; [`show`] prints one.
+//! records; [`record_json`] reads records of any version for `provenance show`.
 //!
 //! What it is not: a profiler or a sampler (sampling is `gpu-monitor`'s), a statistics package (it does not
 //! judge the benchmark's own numbers), or a lock on the machine (it reports other GPU users, it does not stop
@@ -55,7 +55,7 @@ mod host;
 mod output;
 mod probe;
 mod procs;
-pub mod show;
+pub mod record_json;
 mod time;
 mod verdict;
 pub mod wrap;
@@ -70,13 +70,14 @@ use std::time::{Instant, SystemTime};
 pub use build_info::{BuildInfo, LibraryBuild, ProgramBuild};
 pub use environment::{EnvClass, Environment, Signal, detect_environment};
 pub use git::{GitInfo, MAX_LISTED, git_info};
-pub use gpu::{GpuBackend, THROTTLE_MIN_FRACTION, THROTTLE_POLICIES};
+pub use gpu::GpuBackend;
 pub use gpu_monitor;
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
 pub use output::{ClaimedOutput, claim_output, write_json_atomic};
 pub use probe::Probe;
 pub use verdict::{
-    BUSY_UTIL_PERCENT, Check, Flag, THROTTLE_REASONS, Unchecked, Verdict, WINDOWS_BUSY_PERCENT,
+    BUSY_UTIL_PERCENT, Check, Flag, THROTTLE_MIN_FRACTION, THROTTLE_POLICIES, THROTTLE_REASONS,
+    Unchecked, Verdict, WINDOWS_BUSY_PERCENT,
 };
 
 /// Version of the record's layout. Raised when a key changes meaning or moves; adding a key does not raise it.
@@ -175,7 +176,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// Wrapping a command is not supported on this OS.
+    /// The call was malformed: no command to wrap, for instance.
+    #[error("{0}")]
+    Usage(String),
+    /// Wrapping a command is not possible here (a second wrapped command in one process, a signal handler the
+    /// OS refused).
     #[error("{0}")]
     Unsupported(String),
 }
@@ -426,7 +431,7 @@ impl Running {
             verdict: Verdict::default(),
             fields: s.fields,
         };
-        record.verdict = judge(&record, self.interrupted.as_deref(), &self.own_pids);
+        record.verdict = verdict::judge(&record, self.interrupted.as_deref(), &self.own_pids);
         record
     }
 }
@@ -548,6 +553,10 @@ impl Record {
         let mut reasons = BTreeMap::new();
         let mut put = |key: &str, value: &dyn erased::Ser| -> Result<(), Error> {
             let mut v = value.to_checked_value(key)?;
+            no_negative_zero(&mut v);
+            if key == "before" || key == "after" {
+                one_shot_without_monitor_time(&mut v);
+            }
             probe::lift_reasons(&mut v, key, &mut reasons);
             out.push((key.to_owned(), v));
             Ok(())
@@ -630,6 +639,35 @@ impl Serialize for Record {
     }
 }
 
+/// Writes `-0.0` as `0.0`: a reading rounded to zero from below is zero, and a reader comparing values as
+/// text (or a `diff` of two records) must not see two zeros.
+fn no_negative_zero(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.as_f64().is_some_and(|x| x == 0.0 && x.is_sign_negative()) => {
+            *v = Value::from(0.0);
+        }
+        Value::Array(a) => a.iter_mut().for_each(no_negative_zero),
+        Value::Object(m) => m.values_mut().for_each(no_negative_zero),
+        _ => {}
+    }
+}
+
+/// Drops `t_s` from the one-shot GPU readings of `before` and `after`: it counts seconds since a monitor
+/// started, and a one-shot reading has no monitor; the snapshot's `time_utc` says when it was taken.
+fn one_shot_without_monitor_time(snapshot: &mut Value) {
+    let Some(m) = snapshot.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(g)) = m.get_mut("gpu") {
+        g.remove("t_s");
+    }
+    if let Some(Value::Array(gs)) = m.get_mut("gpus") {
+        for g in gs.iter_mut().filter_map(Value::as_object_mut) {
+            g.remove("t_s");
+        }
+    }
+}
+
 /// Object-safe "serialise me into a checked JSON value", so `entries` can take fields of different types.
 mod erased {
     use super::*;
@@ -646,140 +684,5 @@ mod erased {
                 message: e.to_string(),
             })
         }
-    }
-}
-
-fn judge(r: &Record, interrupted: Option<&str>, own_pids: &BTreeSet<u32>) -> Verdict {
-    use verdict::VerdictBuilder;
-    let mut v = VerdictBuilder::default();
-
-    v.check(
-        Check::Interrupted,
-        Ok(interrupted.map(|why| format!("interrupted by {why}"))),
-    );
-
-    // Known only to a wrapper, which attaches it after `finish` (see `Record::set_command`); judged here too so
-    // that a record re-judged with its command keeps the flag.
-    v.check(
-        Check::CommandFailed,
-        Ok(r.command.as_ref().and_then(verdict::command_check)),
-    );
-
-    v.check(
-        Check::DirtyTree,
-        match (&r.git.dirty, &r.git.modified) {
-            (Probe::Value(true), modified) => {
-                let files = modified.value().map(|m| m.join(", ")).unwrap_or_default();
-                let hash = r
-                    .git
-                    .diff_sha256
-                    .value()
-                    .map(|h| format!(" (diff sha256 {h})"))
-                    .unwrap_or_default();
-                Ok(Some(format!(
-                    "tracked files differ from {}: {files}{hash}",
-                    short_commit(&r.git)
-                )))
-            }
-            (Probe::Value(false), _) => Ok(None),
-            (Probe::Unavailable(why), _) => Err(why.clone()),
-        },
-    );
-
-    v.check(
-        Check::Throttled,
-        gpu::throttle_evidence(&r.during).map(|e| verdict::throttle_check(&e)),
-    );
-
-    v.check(
-        Check::OtherGpuProcesses,
-        gpu::other_processes(&r.before, &r.during, &r.after, own_pids, &r.environment),
-    );
-
-    v.check(
-        Check::GpuBusyBeforeStart,
-        match &r.before.gpus {
-            Probe::Value(samples) => {
-                // A GPU whose only contexts are ours is busy with our own warm-up (a library caller starts the
-                // record after loading its model); only work that may be someone else's counts.
-                let ours_only = |s: &gpu_monitor::Sample| {
-                    s.processes.as_ref().is_some_and(|ps| {
-                        !ps.is_empty() && ps.iter().all(|p| own_pids.contains(&p.pid))
-                    })
-                };
-                let utils: Vec<(String, f64)> = samples
-                    .iter()
-                    .filter(|s| !ours_only(s))
-                    .filter_map(|s| Some((gpu::label(s), s.utilization_gpu?)))
-                    .collect();
-                if utils.is_empty() && samples.iter().any(|s| !ours_only(s)) {
-                    Err("the before sample has no utilisation reading".to_owned())
-                } else {
-                    Ok(verdict::busy_check(&utils))
-                }
-            }
-            Probe::Unavailable(why) => Err(why.clone()),
-        },
-    );
-
-    v.check(Check::HostLoadAboveCores, {
-        let loads: Vec<(&str, f64)> = [("before", &r.before.loadavg), ("after", &r.after.loadavg)]
-            .into_iter()
-            .filter_map(|(when, l)| Some((when, l.value()?.one)))
-            .collect();
-        match (&r.cpu_count, loads.is_empty()) {
-            (Probe::Value(n), false) => Ok(verdict::load_check(&loads, *n)),
-            (Probe::Unavailable(why), _) => Err(format!("CPU count unknown: {why}")),
-            (_, true) => Err(r
-                .before
-                .loadavg
-                .reason()
-                .unwrap_or("no load average")
-                .to_owned()),
-        }
-    });
-
-    if r.environment.class == EnvClass::Wsl {
-        let loads: Vec<(&str, f64)> = [
-            ("before", &r.before.windows_cpu_percent),
-            ("after", &r.after.windows_cpu_percent),
-        ]
-        .into_iter()
-        .filter_map(|(when, l)| Some((when, *l.value()?)))
-        .collect();
-        v.check(
-            Check::WindowsCpuBusy,
-            if loads.is_empty() {
-                Err(r
-                    .before
-                    .windows_cpu_percent
-                    .reason()
-                    .unwrap_or("no reading")
-                    .to_owned())
-            } else {
-                Ok(verdict::windows_check(&loads))
-            },
-        );
-    }
-
-    v.check(
-        Check::DebugBuild,
-        match &r.build.program {
-            Probe::Value(p) if p.debug_assertions => Ok(Some(format!(
-                "{} {} was built with debug assertions (not --release)",
-                p.name, p.version
-            ))),
-            Probe::Value(_) => Ok(None),
-            Probe::Unavailable(why) => Err(why.clone()),
-        },
-    );
-
-    v.build()
-}
-
-fn short_commit(g: &GitInfo) -> String {
-    match g.commit.value() {
-        Some(c) => c.chars().take(12).collect(),
-        None => "HEAD".to_owned(),
     }
 }

@@ -43,6 +43,8 @@ pub struct WrapOptions {
     pub backend: Option<gpu_monitor::BackendChoice>,
     /// The GPUs in use; when absent, those `CUDA_VISIBLE_DEVICES` names (all when it is unset).
     pub gpus: Option<gpu_monitor::GpuSelection>,
+    /// The repository whose git state is recorded; the current directory when absent.
+    pub repo_dir: Option<PathBuf>,
 }
 
 /// The outcome of a wrapped run.
@@ -68,9 +70,7 @@ pub fn default_out(t: SystemTime) -> PathBuf {
 /// output path before printing anything else.
 pub fn prepare(opts: &WrapOptions) -> Result<ClaimedOutput, Error> {
     if opts.command.is_empty() {
-        return Err(Error::Unsupported(
-            "no command given: provenance run [OPTIONS] -- CMD ARGS…".to_owned(),
-        ));
+        return Err(Error::Usage("no command given".to_owned()));
     }
     let out = opts
         .out
@@ -85,7 +85,7 @@ pub fn prepare(opts: &WrapOptions) -> Result<ClaimedOutput, Error> {
 /// outcome, and so is a record that could not be written ([`WrapOutcome::written`]).
 pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error> {
     let Some((program, args)) = opts.command.split_first() else {
-        return Err(Error::Unsupported("no command given".to_owned()));
+        return Err(Error::Usage("no command given".to_owned()));
     };
     let argv: Vec<String> = opts
         .command
@@ -102,6 +102,9 @@ pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error>
     }
     if let Some(ms) = opts.interval_ms {
         prov = prov.interval_ms(ms);
+    }
+    if let Some(dir) = opts.repo_dir.clone() {
+        prov = prov.repo_dir(dir);
     }
     for (k, v) in opts.fields.iter() {
         prov = prov.field(k.clone(), v)?;

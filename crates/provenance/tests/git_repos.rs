@@ -1,5 +1,7 @@
 //! Git state in real temporary repositories: clean, dirty tracked files, untracked files only, no repository,
 //! a detached HEAD and a repository without commits.
+// Helpers outside #[test] functions panic on failure too; clippy.toml's test allowance covers only the tests.
+#![allow(clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! Whole records: GPU data through a fake `nvidia-smi`, seed-compatible keys, unavailable probes, NaN refusal,
 //! user fields.
+// Helpers outside #[test] functions panic on failure too; clippy.toml's test allowance covers only the tests.
+#![allow(clippy::expect_used)]
 
 mod common;
 

@@ -1,11 +1,12 @@
-//! A readable summary of one record: the lines a person checks before trusting a number.
+//! `provenance show`: a readable summary of one record, the lines a person checks before trusting a number.
 //!
-//! Works on the JSON (see [`crate::diff`] for why), so it also shows older records and the seed's.
+//! Works on the JSON (see `provenance::record_json` for why), so it also shows older records and the Python
+//! tool's.
 
 use serde_json::Value;
 use std::fmt::Write as _;
 
-use crate::diff::{at, during_gpus, flags, identity_gpus, num, show as text, user_fields};
+use provenance::record_json::{at, during_gpus, flags, identity_gpus, num, text, user_fields};
 
 fn opt(v: Option<&Value>) -> Option<String> {
     v.map(|x| text(Some(x)))

@@ -184,16 +184,20 @@ fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
         }
     };
     let changes = diff::diff(&ra, &rb);
-    if json {
-        match serde_json::to_string_pretty(&changes) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("provenance diff: {e}");
-                return ExitCode::from(2);
-            }
+    let written = tool_io::stdout::write(|out| {
+        if json {
+            serde_json::to_writer_pretty(&mut *out, &changes)?;
+            writeln!(out)
+        } else {
+            out.write_all(render_diff::render(&changes).as_bytes())
         }
-    } else {
-        print!("{}", render_diff::render(&changes));
+    });
+    if let Err(e) = written {
+        if e.is_closed_pipe() {
+            return ExitCode::SUCCESS;
+        }
+        e.exit("provenance diff");
+        return ExitCode::from(2);
     }
     // Informational changes (the command line) are listed but do not count.
     if !diff::telling(&changes) {
@@ -211,16 +215,16 @@ fn show_cmd(file: &std::path::Path, json: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if json {
-        match serde_json::to_string_pretty(&r) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("provenance show: {e}");
-                return ExitCode::from(2);
-            }
+    let written = tool_io::stdout::write(|out| {
+        if json {
+            serde_json::to_writer_pretty(&mut *out, &r)?;
+            writeln!(out)
+        } else {
+            out.write_all(render_show::render(&r).as_bytes())
         }
-    } else {
-        print!("{}", render_show::render(&r));
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => e.exit("provenance show"),
     }
-    ExitCode::SUCCESS
 }

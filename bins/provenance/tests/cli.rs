@@ -97,7 +97,7 @@ fn an_existing_output_is_refused_before_the_command_runs() {
     );
     assert_eq!(o.status.code(), Some(125));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("already exists"),
+        String::from_utf8_lossy(&o.stderr).contains("exists; pass --overwrite"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -478,4 +478,139 @@ fn show_summarises_a_record_written_by_run() {
     let o = output(provenance(t.path()).arg("show").arg(&p));
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("weights=bf16"));
+}
+
+#[test]
+fn a_second_run_with_the_same_output_is_refused_before_its_command_starts() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // The first run holds the name while its command sleeps; the second must fail at once, without running
+    // its command (which would leave a marker file).
+    let mut first = provenance(t.path())
+        .args(run_args("same.json"))
+        .args(["--", "sh", "-c", "sleep 3"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("first run starts");
+    let claim = t.path().join(".same.json.claim");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !claim.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(claim.exists(), "the first run never claimed its name");
+    let o = output(provenance(t.path()).args(run_args("same.json")).args([
+        "--overwrite",
+        "--",
+        "sh",
+        "-c",
+        "touch second-ran",
+    ]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("another run"), "{err}");
+    assert!(!t.path().join("second-ran").exists());
+    assert!(first.wait().expect("first run ends").success());
+    assert_eq!(read(&t.path().join("same.json"))["command"]["exit_code"], 0);
+}
+
+#[test]
+fn show_and_diff_refuse_a_fifo_and_end_quietly_on_a_closed_pipe() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let fifo = t.path().join("record.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let o = output(provenance(t.path()).args(["show"]).arg(&fifo));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("FIFO") && err.contains("record.fifo"), "{err}");
+
+    let r = record(
+        t.path(),
+        "a.json",
+        &json!({"time_utc": "t", "git": {"commit": "abc"}, "verdict": {"clean": true, "flags": []}}),
+    );
+    // A reader that closes at once: no panic, no message, exit 0.
+    let mut child = provenance(t.path())
+        .args(["show", "--json"])
+        .arg(&r)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("show starts");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("show ends");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_an_error_naming_stdout() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let r = record(
+        t.path(),
+        "a.json",
+        &json!({"time_utc": "t", "git": {"commit": "abc"}}),
+    );
+    for args in [vec!["show"], vec!["diff"]] {
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let mut c = provenance(t.path());
+        c.args(&args).arg(&r);
+        if args[0] == "diff" {
+            c.arg(&r);
+        }
+        let o = output(c.stdout(full));
+        assert_eq!(o.status.code(), Some(if args[0] == "diff" { 2 } else { 1 }));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("stdout") && !err.contains("panicked"), "{err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn overwrite_never_replaces_a_device_or_fifo() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let fifo = t.path().join("out.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for target in [fifo.as_path(), Path::new("/dev/null")] {
+        let o = output(
+            provenance(t.path())
+                .args(["run", "--output"])
+                .arg(target)
+                .args([
+                    "--overwrite",
+                    "--backend",
+                    "nvidia-smi",
+                    "--",
+                    "touch",
+                    "ran",
+                ]),
+        );
+        assert_eq!(o.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(!t.path().join("ran").exists());
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::metadata(&fifo).expect("fifo").file_type().is_fifo());
+    assert!(
+        fs::metadata("/dev/null")
+            .expect("null")
+            .file_type()
+            .is_char_device()
+    );
 }

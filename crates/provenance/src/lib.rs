@@ -11,8 +11,8 @@
 //! - a clean-run [`Verdict`]: flags such as throttling or a dirty tree, each with its evidence.
 //!
 //! Every probe is optional ([`Probe`]): a missing tool or driver gives `null` and a reason, never an error, so
-//! the same code records a laptop without a GPU and an H200 node. [`claim_output`] refuses an existing result
-//! file before any work is done, and results are written atomically. [`wrap`] gives any program (in any
+//! the same code records a laptop without a GPU and an H200 node. [`claim_output`] reserves the result file before any
+//! work is done, and results are written atomically. [`wrap`] gives any program (in any
 //! language) the same record from outside (`provenance run -- CMD`); [`diff`] explains what changed between two
 //! records; [`record_json`] reads records of any version for `provenance show`.
 //!
@@ -48,11 +48,9 @@ mod build_info;
 mod cmd;
 pub mod diff;
 mod environment;
-mod finite;
 mod git;
 mod gpu;
 mod host;
-mod output;
 mod probe;
 mod procs;
 pub mod record_json;
@@ -73,8 +71,8 @@ pub use git::{GitInfo, MAX_LISTED, git_info};
 pub use gpu::GpuBackend;
 pub use gpu_monitor;
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
-pub use output::{ClaimedOutput, claim_output, write_json_atomic};
 pub use probe::Probe;
+pub use tool_io::Claim;
 pub use verdict::{
     BUSY_UTIL_PERCENT, Check, Flag, THROTTLE_MIN_FRACTION, THROTTLE_POLICIES, THROTTLE_REASONS,
     Unchecked, Verdict, WINDOWS_BUSY_PERCENT,
@@ -113,18 +111,10 @@ pub const RESERVED_KEYS: [&str; 21] = [
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The result file exists and overwriting was not asked for.
-    #[error("{path} already exists: pass a new output path, or overwrite to replace it")]
-    OutputExists {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The result path names a directory.
-    #[error("{path} is a directory, not a result file")]
-    OutputIsDirectory {
-        /// The path.
-        path: PathBuf,
-    },
+    /// The result file could not be claimed or written (it exists, another run holds its name, it is not a
+    /// regular file, a number in it is not finite, the disk is full, …).
+    #[error(transparent)]
+    Output(#[from] tool_io::Error),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -299,6 +289,32 @@ impl Provenance {
     }
 }
 
+/// Reserves a result file before any work is done (see [`tool_io::Claim`]): an existing file is refused
+/// unless `overwrite`, anything but a regular file always, and a second run claiming the same name fails at
+/// once instead of after its whole benchmark.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let out = provenance::claim_output(dir.path().join("result.json"), false)?;
+/// assert!(provenance::claim_output(out.path(), false).is_err()); // taken
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn claim_output(path: impl AsRef<Path>, overwrite: bool) -> Result<Claim, Error> {
+    Ok(Claim::new(path, overwrite)?)
+}
+
+/// Fails with [`Error::NonFinite`] naming the dotted path under `key` of the first NaN or infinity in `value`.
+fn check_finite<T: Serialize + ?Sized>(value: &T, key: &str) -> Result<(), Error> {
+    tool_io::check_finite(value).map_err(|e| Error::NonFinite {
+        path: match e.json_path.as_str() {
+            "$" => key.to_owned(),
+            p if p.starts_with('[') => format!("{key}{p}"),
+            p => format!("{key}.{p}"),
+        },
+        value: e.value,
+    })
+}
+
 fn insert_field(
     fields: &mut BTreeMap<String, Value>,
     key: String,
@@ -307,7 +323,7 @@ fn insert_field(
     if RESERVED_KEYS.contains(&key.as_str()) {
         return Err(Error::ReservedField { name: key });
     }
-    finite::check_finite(&value, &key)?;
+    check_finite(&value, &key)?;
     let v = serde_json::to_value(value).map_err(|e| Error::Serialize {
         what: key.clone(),
         message: e.to_string(),
@@ -613,10 +629,10 @@ impl Record {
     }
 
     /// Writes the record alone to a claimed output.
-    pub fn write(&self, out: &ClaimedOutput) -> Result<(), Error> {
+    pub fn write(&self, out: &Claim) -> Result<(), Error> {
         // Checked here first for a typed error; serialising inside the writer would only carry its text.
         self.entries()?;
-        out.write_json(self)
+        Ok(out.write_json(self)?)
     }
 
     /// Attaches what the wrapper knows about the command it ran, and judges its end: a non-zero exit or a
@@ -678,7 +694,7 @@ mod erased {
 
     impl<T: Serialize> Ser for T {
         fn to_checked_value(&self, key: &str) -> Result<Value, Error> {
-            finite::check_finite(self, key)?;
+            check_finite(self, key)?;
             serde_json::to_value(self).map_err(|e| Error::Serialize {
                 what: key.to_owned(),
                 message: e.to_string(),

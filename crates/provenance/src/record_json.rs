@@ -9,14 +9,12 @@ use std::path::Path;
 
 use crate::{Error, RESERVED_KEYS};
 
-/// Reads a record file as JSON. Accepts a record at the top level or under a `provenance` key (how a benchmark
+/// Reads a record file as JSON (a regular file of at most [`tool_io::caps::RECORD`] bytes). Accepts a record at the top level or under a `provenance` key (how a benchmark
 /// usually embeds it in its result file).
 pub fn read_record(path: &Path) -> Result<Value, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| Error::NotARecord {
+    // Regular files only, capped: a FIFO must not hang `show`, nor `/dev/zero` grow without bound.
+    let text = tool_io::read_input(path, "record", tool_io::caps::RECORD)?;
+    let v: Value = serde_json::from_slice(&text).map_err(|e| Error::NotARecord {
         path: path.to_owned(),
         message: e.to_string(),
     })?;

@@ -24,7 +24,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, SystemTime};
 
-use crate::{ClaimedOutput, CommandRun, Error, Probe, Provenance, Record, claim_output};
+use crate::{Claim, CommandRun, Error, Probe, Provenance, Record, claim_output};
 
 /// What to run and where to write the record.
 #[derive(Debug, Clone, Default)]
@@ -68,7 +68,7 @@ pub fn default_out(t: SystemTime) -> PathBuf {
 
 /// Checks the options and claims the output file. Separate from [`run`] so that a caller can report a bad
 /// output path before printing anything else.
-pub fn prepare(opts: &WrapOptions) -> Result<ClaimedOutput, Error> {
+pub fn prepare(opts: &WrapOptions) -> Result<Claim, Error> {
     if opts.command.is_empty() {
         return Err(Error::Usage("no command given".to_owned()));
     }
@@ -83,7 +83,7 @@ pub fn prepare(opts: &WrapOptions) -> Result<ClaimedOutput, Error> {
 ///
 /// Fails only when the command cannot be started (nothing ran; no record is written). The command failing is an
 /// outcome, and so is a record that could not be written ([`WrapOutcome::written`]).
-pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error> {
+pub fn run(opts: WrapOptions, out: &Claim) -> Result<WrapOutcome, Error> {
     let Some((program, args)) = opts.command.split_first() else {
         return Err(Error::Usage("no command given".to_owned()));
     };

@@ -247,15 +247,31 @@ fn a_record_with_nan_is_not_written() {
 }
 
 #[test]
+fn a_second_claim_on_the_same_name_fails_while_the_first_is_held() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let p = t.path().join("same.json");
+    let first = claim_output(&p, false).expect("first claim");
+    for overwrite in [false, true] {
+        let second = claim_output(&p, overwrite);
+        let e = second.expect_err("the name is taken");
+        assert!(e.to_string().contains("another run"), "{e}");
+    }
+    first.write_json(&json!({"run": 1})).expect("write");
+    drop(first);
+    // Written and released: the name is now an existing file, refused without overwrite.
+    assert!(claim_output(&p, false).is_err());
+}
+
+#[test]
 fn claim_output_refuses_an_existing_result_before_any_work() {
     let t = tempfile::tempdir().expect("tempdir");
     let p = t.path().join("result.json");
     std::fs::write(&p, "an earlier run").expect("write");
     match claim_output(&p, false) {
-        Err(e @ Error::OutputExists { .. }) => {
-            assert!(e.to_string().contains("already exists"), "{e}")
+        Err(e @ Error::Output(_)) => {
+            assert!(e.to_string().contains("exists; pass --overwrite"), "{e}")
         }
-        other => panic!("expected OutputExists, got {other:?}"),
+        other => panic!("expected an existing output, got {other:?}"),
     }
     assert_eq!(std::fs::read_to_string(&p).expect("read"), "an earlier run");
     let out = claim_output(&p, true).expect("overwrite allowed");

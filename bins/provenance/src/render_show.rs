@@ -25,6 +25,17 @@ pub fn render(r: &Value) -> String {
         let _ = writeln!(s, "{label:<11}{body}");
     };
 
+    // First, what makes the rest less than it looks: a monitor that did not watch the run.
+    if at(r, &["during", "region_coverage", "sufficient"]) == Some(&Value::Bool(false)) {
+        line(
+            "WARNING",
+            format!(
+                "GPU monitor coverage too low, throttling/clocks/power not checked: {}",
+                text(at(r, &["during", "region_coverage", "reason"]))
+            ),
+        );
+    }
+
     let mut when = text(at(r, &["time_utc"]));
     if let Some(end) = opt(at(r, &["finished_utc"])) {
         when.push_str(&format!(" → {end}"));
@@ -218,6 +229,14 @@ pub fn render(r: &Value) -> String {
     }
     for (i, g) in &during {
         let mut parts = vec![format!("{} samples", text(at(g, &["n_samples"])))];
+        if let Some(Value::Array(cov)) = at(r, &["during", "region_coverage", "gpus"])
+            && let Some(f) = cov
+                .iter()
+                .find(|c| c.get("index").map(|x| text(Some(x))).as_deref() == Some(i.as_str()))
+                .and_then(|c| num(c, &["fraction"]))
+        {
+            parts.push(format!("covering {:.0} % of the region", f * 100.0));
+        }
         if let Some(b) = at(g, &["clocks.sm_busy"]) {
             parts.push(format!(
                 "SM busy median {} MHz (n {})",
@@ -243,8 +262,17 @@ pub fn render(r: &Value) -> String {
     }
 
     let fl = flags(r);
+    let unchecked: Vec<String> = match at(r, &["verdict", "unchecked"]) {
+        Some(Value::Array(u)) => u.iter().map(|x| text(x.get("check"))).collect(),
+        _ => Vec::new(),
+    };
     let verdict = match at(r, &["verdict", "clean"]) {
-        Some(Value::Bool(true)) => "CLEAN".to_owned(),
+        // "Clean" only when every check was made: no flag from a check that could not be made is no finding.
+        Some(Value::Bool(true)) if unchecked.is_empty() => "CLEAN".to_owned(),
+        Some(Value::Bool(true)) => format!(
+            "NO FLAGS, INCOMPLETE ({} of the checks not made)",
+            unchecked.len()
+        ),
         Some(Value::Bool(false)) => format!(
             "FLAGGED ({})",
             fl.iter()
@@ -258,11 +286,8 @@ pub fn render(r: &Value) -> String {
     for (f, e) in &fl {
         line("", format!("{f}: {e}"));
     }
-    if let Some(Value::Array(u)) = at(r, &["verdict", "unchecked"])
-        && !u.is_empty()
-    {
-        let names: Vec<String> = u.iter().map(|x| text(x.get("check"))).collect();
-        line("unchecked", names.join(", "));
+    if !unchecked.is_empty() {
+        line("unchecked", unchecked.join(", "));
     }
 
     let fields: Vec<String> = user_fields(r)

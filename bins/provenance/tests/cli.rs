@@ -270,6 +270,15 @@ fn sigterm_is_forwarded_too() {
 }
 
 fn write_fake_smi(dir: &Path) -> PathBuf {
+    write_fake_smi_with(
+        dir,
+        "0, GPU-cli-0000, P0, 1980, 2619, 61, 650.5, 97, 70123, 0x0000000000000004",
+        "while :; do echo \"$line\"; sleep 0.05; done",
+    )
+}
+
+/// A fake `nvidia-smi` reading `line` (the query's fields in order) whose streamed mode runs `stream`.
+fn write_fake_smi_with(dir: &Path, line: &str, stream: &str) -> PathBuf {
     let p = dir.join("nvidia-smi");
     let script = r#"#!/bin/sh
 query=""; lms=""
@@ -285,10 +294,12 @@ case "$query" in
     echo "0, GPU-cli-0000, NVIDIA H200, 00000000:19:00.0, 550.54.15, 96.00.99.00.01, 700.00, Enabled"
     exit 0 ;;
 esac
-line="0, GPU-cli-0000, P0, 1980, 2619, 61, 650.5, 97, 70123, 0x0000000000000004"
+line="LINE"
 if [ -z "$lms" ]; then echo "$line"; exit 0; fi
-while :; do echo "$line"; sleep 0.05; done
-"#;
+STREAM
+"#
+    .replace("LINE", line)
+    .replace("STREAM", stream);
     fs::write(&p, script).expect("write");
     #[cfg(unix)]
     {
@@ -613,4 +624,61 @@ fn overwrite_never_replaces_a_device_or_fifo() {
             .file_type()
             .is_char_device()
     );
+}
+
+#[test]
+fn a_monitor_dying_a_third_into_the_run_is_never_clean() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // An idle GPU (nothing to flag), whose streamed readings stop 1.2 s after they started, as when a GPU is lost.
+    let smi = write_fake_smi_with(
+        t.path(),
+        "0, GPU-cli-0000, P8, 345, 405, 38, 75.25, 0, 512, 0x0000000000000001",
+        r#"start=$(date +%s%N)
+while :; do
+  echo "$line"; sleep 0.05
+  if [ $(( ($(date +%s%N) - start) / 1000000 )) -ge 1200 ]; then
+    echo "Unable to determine the device handle for GPU0000:19:00.0: GPU is lost" >&2; exit 3
+  fi
+done"#,
+    );
+    let o = output(
+        provenance(t.path())
+            .env("KL1_NVIDIA_SMI", &smi)
+            .args(run_args("r.json"))
+            .args(["--interval-ms", "50", "--", "sleep", "3"]),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = read(&t.path().join("r.json"));
+    let cov = &r["during"]["region_coverage"];
+    assert_eq!(cov["sufficient"], false, "{cov}");
+    assert_eq!(cov["monitor_end"], "died", "{cov}");
+    // About 1.2 s of 3 s watched: well under the 90 % needed (timing on a loaded machine only lowers it).
+    let f = cov["gpus"][0]["fraction"].as_f64().expect("fraction");
+    assert!(f < 0.7, "{cov}");
+    let unchecked = r["verdict"]["unchecked"].as_array().expect("unchecked");
+    let throttled = unchecked
+        .iter()
+        .find(|u| u["check"] == "throttled")
+        .expect("throttled is not checked");
+    assert!(
+        throttled["reason"]
+            .as_str()
+            .is_some_and(|w| w.contains("died before the end")),
+        "{throttled}"
+    );
+
+    let o = output(provenance(t.path()).args(["show", "r.json"]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("WARNING    GPU monitor coverage too low"),
+        "{text}"
+    );
+    assert!(!text.contains("CLEAN"), "{text}");
+    // Flagged or not (a loaded machine raises host_load_above_cores), throttling is listed as not checked.
+    assert!(text.contains("unchecked  throttled"), "{text}");
 }

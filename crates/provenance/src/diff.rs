@@ -103,16 +103,35 @@ impl Differ<'_> {
         }
     }
 
-    /// Reports a verdict flag that one record raised and the other did not.
+    /// Reports a verdict flag that one record raised and the other did not. A side that did not make the check
+    /// (listed under `unchecked`) reads `unchecked: <reason>`, a record without a verdict (older, or the Python
+    /// tool's) reads `unknown`: neither is "not flagged". A flag made on one side and not on the other, with
+    /// nothing raised, is listed for information.
     fn flag(&mut self, name: &str, why: &str) {
-        let fa = flags(self.a).into_iter().find(|(f, _)| f == name);
-        let fb = flags(self.b).into_iter().find(|(f, _)| f == name);
-        let shown = |f: &Option<(String, String)>| match f {
-            Some((_, e)) => format!("flagged: {e}"),
-            None => "not flagged".to_owned(),
-        };
-        if fa.is_some() != fb.is_some() {
-            self.push(format!("verdict: {name}"), shown(&fa), shown(&fb), why);
+        let (fa, fb) = (flag_state(self.a, name), flag_state(self.b, name));
+        if fa == fb {
+            return;
+        }
+        let raised = matches!(fa, FlagState::Flagged(_)) || matches!(fb, FlagState::Flagged(_));
+        match (&fa, &fb) {
+            _ if raised => self.push(
+                format!("verdict: {name}"),
+                fa.to_string(),
+                fb.to_string(),
+                why,
+            ),
+            (FlagState::Unknown, _) | (_, FlagState::Unknown) => {}
+            _ => {
+                self.push(
+                    format!("verdict: {name}"),
+                    fa.to_string(),
+                    fb.to_string(),
+                    "checked on one side only: nothing was found where it was checked",
+                );
+                if let Some(c) = self.out.last_mut() {
+                    c.informational = true;
+                }
+            }
         }
     }
 
@@ -155,20 +174,84 @@ impl Differ<'_> {
     }
 }
 
+/// What a record says about one verdict flag.
+#[derive(Debug, Clone, PartialEq)]
+enum FlagState {
+    Flagged(String),
+    NotFlagged,
+    Unchecked(String),
+    /// The record has no verdict.
+    Unknown,
+}
+
+impl std::fmt::Display for FlagState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FlagState::Flagged(e) => write!(f, "flagged: {e}"),
+            FlagState::NotFlagged => f.write_str("not flagged"),
+            FlagState::Unchecked(why) => write!(f, "unchecked: {why}"),
+            FlagState::Unknown => f.write_str("unknown (no verdict recorded)"),
+        }
+    }
+}
+
+fn flag_state(r: &Value, name: &str) -> FlagState {
+    if at(r, &["verdict"]).is_none() {
+        return FlagState::Unknown;
+    }
+    if let Some((_, e)) = flags(r).into_iter().find(|(f, _)| f == name) {
+        return FlagState::Flagged(e);
+    }
+    match at(r, &["verdict", "unchecked"]) {
+        Some(Value::Array(u)) => u
+            .iter()
+            .find(|x| x.get("check").and_then(Value::as_str) == Some(name))
+            .map_or(FlagState::NotFlagged, |x| {
+                FlagState::Unchecked(text(x.get("reason")))
+            }),
+        _ => FlagState::NotFlagged,
+    }
+}
+
+/// The GPUs in use as `index name` pairs, and the set of distinct models.
+fn gpu_set(r: &Value) -> Option<(String, BTreeSet<String>)> {
+    let ids = identity_gpus(r);
+    if ids.is_empty() {
+        let n = at(r, &["gpu_name"]).map(|n| text(Some(n)))?;
+        return Some((n.clone(), BTreeSet::from([n])));
+    }
+    let names: Vec<(String, String)> = ids
+        .iter()
+        .map(|(i, g)| (i.clone(), text(at(g, &["name"]))))
+        .collect();
+    let models = names.iter().map(|(_, n)| n.clone()).collect();
+    let listed: Vec<String> = names.iter().map(|(i, n)| format!("{i}: {n}")).collect();
+    Some((listed.join(", "), models))
+}
+
+/// The monitor's coverage of the region in words, for a record whose coverage was not sufficient.
+fn coverage_words(r: &Value) -> Option<String> {
+    let c = at(r, &["during", "region_coverage"])?;
+    if c.get("sufficient") != Some(&Value::Bool(false)) {
+        return Some("sufficient".to_owned());
+    }
+    let least = match c.get("gpus") {
+        Some(Value::Array(g)) => g
+            .iter()
+            .filter_map(|x| num(x, &["fraction"]))
+            .fold(None, |m: Option<f64>, f| Some(m.map_or(f, |m| m.min(f)))),
+        _ => None,
+    };
+    let end = text(c.get("monitor_end"));
+    Some(match least {
+        Some(f) => format!("{:.0} % of the region, monitor {end}", f * 100.0),
+        None => format!("monitor {end}"),
+    })
+}
+
 fn rel(x: f64, y: f64, r: f64) -> bool {
     let base = x.abs().max(y.abs());
     base > 0.0 && (x - y).abs() / base >= r
-}
-
-fn gpu_names(r: &Value) -> Option<String> {
-    let names: Vec<String> = identity_gpus(r)
-        .iter()
-        .filter_map(|(_, g)| at(g, &["name"]).map(|n| text(Some(n))))
-        .collect();
-    if !names.is_empty() {
-        return Some(names.join(", "));
-    }
-    at(r, &["gpu_name"]).map(|n| text(Some(n)))
 }
 
 fn gpu_uuids(r: &Value) -> Option<String> {
@@ -188,24 +271,30 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
     };
 
     // Different things measured.
-    let (na, nb) = (gpu_names(a), gpu_names(b));
-    if na != nb && (na.is_some() || nb.is_some()) {
-        d.push(
-            "GPU model",
-            na.unwrap_or_else(|| "unknown".into()),
-            nb.unwrap_or_else(|| "unknown".into()),
-            "a different GPU model",
-        );
-    } else {
-        let (ua, ub) = (gpu_uuids(a), gpu_uuids(b));
-        if ua != ub && ua.is_some() && ub.is_some() {
-            d.push(
-                "GPU (UUID)",
-                ua.unwrap_or_default(),
-                ub.unwrap_or_default(),
-                "another board of the same model: boards differ by a few percent in clocks and power",
-            );
+    match (gpu_set(a), gpu_set(b)) {
+        (Some((la, ma)), Some((lb, mb))) if ma != mb => {
+            d.push("GPU model", la, lb, "a different GPU model")
         }
+        (Some((la, _)), Some((lb, _))) if la != lb => d.push(
+            "GPUs in use",
+            la,
+            lb,
+            "a different set of GPUs of the same model: more or fewer GPUs, or other boards",
+        ),
+        (Some(_), Some(_)) => {
+            let (ua, ub) = (gpu_uuids(a), gpu_uuids(b));
+            if ua != ub && ua.is_some() && ub.is_some() {
+                d.push(
+                    "GPU (UUID)",
+                    ua.unwrap_or_default(),
+                    ub.unwrap_or_default(),
+                    "another board of the same model: boards differ by a few percent in clocks and power",
+                );
+            }
+        }
+        (Some((l, _)), None) => d.push("GPU model", l, "unknown".into(), "a different GPU model"),
+        (None, Some((l, _))) => d.push("GPU model", "unknown".into(), l, "a different GPU model"),
+        (None, None) => {}
     }
     d.value("hostname", &["host", "hostname"], "a different machine");
     let fields: BTreeSet<String> = user_fields(a).union(&user_fields(b)).cloned().collect();
@@ -289,6 +378,19 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         "power limit (W)",
         "a different power limit caps clocks differently",
     );
+    let (ca, cb) = (coverage_words(a), coverage_words(b));
+    if ca != cb
+        && [&ca, &cb]
+            .iter()
+            .any(|c| c.as_deref().is_some_and(|w| w != "sufficient"))
+    {
+        d.push(
+            "GPU monitor coverage",
+            ca.unwrap_or_else(|| "unknown".into()),
+            cb.unwrap_or_else(|| "unknown".into()),
+            "throttling, clocks and power describe only the watched part of a run the monitor did not cover",
+        );
+    }
     d.flag("throttled", "throttling lowers clocks");
     for (i, x) in during_gpus(a) {
         if let Some((_, y)) = during_gpus(b).into_iter().find(|(j, _)| *j == i) {
@@ -507,9 +609,86 @@ mod tests {
         b["host"]["hostname"] = json!("node2");
         let c = diff(&a, &b);
         assert_eq!(c[0].what, "GPU model");
-        assert_eq!(c[0].b, "NVIDIA H100 80GB HBM3");
+        assert_eq!(c[0].b, "0: NVIDIA H100 80GB HBM3");
         assert_eq!(c[1].what, "hostname");
         assert!(!c.iter().any(|x| x.what == "GPU (UUID)"));
+    }
+
+    #[test]
+    fn more_gpus_of_the_same_model_are_not_a_different_model() {
+        let a = rec("abc", false, "550", 1980.0, json!([]));
+        let mut b = a.clone();
+        b["gpus"] = json!([
+            {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-1", "driver_version": "550", "power_limit_w": 700.0},
+            {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-2", "driver_version": "550", "power_limit_w": 700.0}
+        ]);
+        let c = diff(&a, &b);
+        assert_eq!(c[0].what, "GPUs in use", "{c:?}");
+        assert_eq!(
+            (c[0].a.as_str(), c[0].b.as_str()),
+            ("0: NVIDIA H200", "0: NVIDIA H200, 1: NVIDIA H200")
+        );
+        assert!(!c.iter().any(|x| x.what == "GPU model"));
+    }
+
+    #[test]
+    fn a_flag_not_checked_or_without_a_verdict_never_reads_not_flagged() {
+        let raised =
+            json!([{"flag": "throttled", "evidence": "GPU 0: sw_power_cap in 9 of 10 samples"}]);
+        let a = rec("abc", false, "550", 1980.0, raised.clone());
+        let mut b = rec("abc", false, "550", 1980.0, json!([]));
+        b["verdict"]["unchecked"] =
+            json!([{"check": "throttled", "reason": "the GPU monitor died before the end"}]);
+        let c = diff(&a, &b);
+        let t = c
+            .iter()
+            .find(|x| x.what == "verdict: throttled")
+            .expect("listed");
+        assert_eq!(t.b, "unchecked: the GPU monitor died before the end");
+        assert!(!t.informational);
+
+        // The Python tool's record has no verdict at all.
+        let mut old = rec("abc", false, "550", 1980.0, json!([]));
+        old.as_object_mut().expect("object").remove("verdict");
+        let c = diff(&old, &a);
+        let t = c
+            .iter()
+            .find(|x| x.what == "verdict: throttled")
+            .expect("listed");
+        assert_eq!(t.a, "unknown (no verdict recorded)");
+        // Nothing raised on either side: no line for a record without a verdict …
+        let quiet = rec("abc", false, "550", 1980.0, json!([]));
+        assert!(
+            diff(&old, &quiet)
+                .iter()
+                .all(|x| !x.what.starts_with("verdict"))
+        );
+        // … and an information-only line when one side made the check and the other could not.
+        let c = diff(&quiet, &b);
+        let t = c
+            .iter()
+            .find(|x| x.what == "verdict: throttled")
+            .expect("listed");
+        assert!(t.informational && t.a == "not flagged" && t.b.starts_with("unchecked"));
+    }
+
+    #[test]
+    fn a_run_the_monitor_did_not_cover_is_named_before_its_clocks() {
+        let a = rec("abc", false, "550", 1980.0, json!([]));
+        let mut b = rec("abc", false, "550", 1700.0, json!([]));
+        b["during"]["region_coverage"] = json!({
+            "sufficient": false, "monitor_end": "died", "gpus": [{"index": 0, "fraction": 0.433}]
+        });
+        let whats: Vec<(String, String)> =
+            diff(&a, &b).into_iter().map(|c| (c.what, c.b)).collect();
+        assert_eq!(
+            whats[0],
+            (
+                "GPU monitor coverage".to_owned(),
+                "43 % of the region, monitor died".to_owned()
+            )
+        );
+        assert_eq!(whats[1].0, "GPU 0 SM clock while busy (median)");
     }
 
     #[test]

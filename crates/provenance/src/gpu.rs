@@ -82,9 +82,11 @@ impl Session {
         self.samples.load(Ordering::Relaxed)
     }
 
-    /// The summary; it exists even without a backend, and then says which backends were tried and why not.
-    pub fn stop(self) -> Summary {
-        self.monitor.stop().summary()
+    /// The summary (it exists even without a backend, and then says which backends were tried and why not),
+    /// and how much of the region the samples cover.
+    pub fn stop(self) -> (Summary, crate::coverage::Coverage) {
+        let capture = self.monitor.stop();
+        (capture.summary(), crate::coverage::of(&capture))
     }
 }
 

@@ -46,6 +46,7 @@
 
 mod build_info;
 mod cmd;
+mod coverage;
 pub mod diff;
 mod environment;
 mod git;
@@ -66,6 +67,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 pub use build_info::{BuildInfo, LibraryBuild, ProgramBuild};
+pub use coverage::{Coverage, GpuCoverage, MIN_COVERAGE_FRACTION};
 pub use environment::{EnvClass, Environment, Signal, detect_environment};
 pub use git::{GitInfo, MAX_LISTED, git_info};
 pub use gpu::GpuBackend;
@@ -414,7 +416,7 @@ impl Running {
     /// Stops the monitor, reads the `after` snapshot and judges the run. Call it just after the timed region.
     pub fn finish(mut self) -> Record {
         let monitored_s = round_ms(self.t0.elapsed().as_secs_f64());
-        let during = self.monitor.stop();
+        let (during, coverage) = self.monitor.stop();
         // After the stop, so the walk of /proc is not inside the monitored region; our processes are still alive.
         self.own_pids
             .extend(procs::tree_of(&self.own_pids, Path::new("/proc")));
@@ -440,6 +442,7 @@ impl Running {
             environment: s.environment,
             before: self.before,
             during,
+            coverage,
             after,
             monitored_s,
             interrupted: self.interrupted.is_some(),
@@ -547,6 +550,8 @@ pub struct Record {
     /// The GPU monitor's summary of the timed region. Present even without a GPU: it then has no samples and
     /// says which backends were tried and why each was unavailable.
     pub during: gpu_monitor::Summary,
+    /// How much of the timed region the monitor's samples cover (written as `during.region_coverage`).
+    pub coverage: Coverage,
     /// State just after the timed region.
     pub after: Snapshot,
     /// Length of the timed region, seconds (host monotonic clock).
@@ -598,7 +603,7 @@ impl Record {
         put("host", &self.host)?;
         put("environment", &self.environment)?;
         put("before", &self.before)?;
-        put("during", &self.during)?;
+        put("during", &self.during_value()?)?;
         put("after", &self.after)?;
         put("monitored_s", &self.monitored_s)?;
         put("interrupted", &self.interrupted)?;
@@ -610,6 +615,19 @@ impl Record {
         })?;
         out.push(("unavailable".to_owned(), reasons));
         Ok(out)
+    }
+
+    /// `during`: the monitor's summary with what this crate measured over the same region beside it.
+    fn during_value(&self) -> Result<Value, Error> {
+        use erased::Ser;
+        let mut during = self.during.to_checked_value("during")?;
+        if let Value::Object(m) = &mut during {
+            m.insert(
+                "region_coverage".to_owned(),
+                self.coverage.to_checked_value("during.region_coverage")?,
+            );
+        }
+        Ok(during)
     }
 
     /// The record as a JSON object (keys sorted, as `serde_json::Value` keeps them).

@@ -289,14 +289,27 @@ pub(crate) fn judge(r: &Record, interrupted: Option<&str>, own_pids: &BTreeSet<u
         },
     );
 
+    // Checks that read the monitor's samples: evidence in the watched part still raises the flag, but "nothing
+    // found" in a region the monitor did not watch enough is no finding (see `coverage`).
+    let gate = |outcome: Result<Option<String>, String>| match (outcome, r.coverage.insufficient())
+    {
+        (Ok(None), Some(why)) => Err(why.to_owned()),
+        (outcome, _) => outcome,
+    };
     v.check(
         Check::Throttled,
-        gpu::throttle_evidence(&r.during).map(|e| throttle_check(&e)),
+        gate(gpu::throttle_evidence(&r.during).map(|e| throttle_check(&e))),
     );
 
+    let processes = gpu::other_processes(&r.before, &r.during, &r.after, own_pids, &r.environment);
     v.check(
         Check::OtherGpuProcesses,
-        gpu::other_processes(&r.before, &r.during, &r.after, own_pids, &r.environment),
+        if r.during.backend == Some(gpu_monitor::BackendKind::Nvml) {
+            gate(processes)
+        } else {
+            // Only NVML lists processes during the run; the others' lists come from before and after alone.
+            processes
+        },
     );
 
     v.check(

@@ -27,9 +27,13 @@ fn wait_for_samples(running: &Running, n: usize) {
 fn record_with(line: &str) -> Record {
     let t = tempfile::tempdir().expect("tempdir");
     let smi = fake_nvidia_smi(t.path(), "nvidia-smi", line);
+    // 200 ms: a gap allowance of 400 ms absorbs a slow start of the fake on a loaded machine, so the region
+    // counts as watched (see `provenance::MIN_COVERAGE_FRACTION`); the fake itself prints every 50 ms.
+    let mut config = smi_config(smi);
+    config.interval_ms = 200;
     let running = Provenance::new()
         .repo_dir(t.path())
-        .monitor_config(smi_config(smi))
+        .monitor_config(config)
         .field("weights", "bf16")
         .expect("field")
         .start();

@@ -13,6 +13,8 @@ use crate::cmd;
 /// each give `null` with the reason.
 #[derive(Debug, Clone, Serialize)]
 pub struct GitInfo {
+    /// The directory git was asked about (the repository containing it is the one read).
+    pub dir: String,
     /// `git rev-parse HEAD`.
     pub commit: Probe<String>,
     /// Whether any tracked file differs from HEAD (staged or not). Untracked files do not count: they rarely
@@ -67,6 +69,7 @@ pub fn git_info(dir: &Path) -> GitInfo {
     if let Err(f) = git(dir, &["rev-parse", "--show-toplevel"]) {
         let r = f.reason;
         return GitInfo {
+            dir: dir.display().to_string(),
             commit: Probe::unavailable(r.clone()),
             dirty: Probe::unavailable(r.clone()),
             modified: Probe::unavailable(r.clone()),
@@ -152,6 +155,7 @@ pub fn git_info(dir: &Path) -> GitInfo {
         ),
     };
     GitInfo {
+        dir: dir.display().to_string(),
         commit: commit.into(),
         dirty,
         modified,

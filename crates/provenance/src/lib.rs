@@ -51,6 +51,7 @@ pub mod diff;
 mod environment;
 mod git;
 mod gpu;
+mod harness;
 mod host;
 mod probe;
 mod procs;
@@ -72,6 +73,7 @@ pub use environment::{EnvClass, Environment, Signal, detect_environment};
 pub use git::{GitInfo, MAX_LISTED, git_info};
 pub use gpu::GpuBackend;
 pub use gpu_monitor;
+pub use harness::{Recorded, record};
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
 pub use probe::Probe;
 pub use tool_io::Claim;
@@ -84,7 +86,7 @@ pub use verdict::{
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Top-level keys the record writes itself; user fields may not take them.
-pub const RESERVED_KEYS: [&str; 21] = [
+pub const RESERVED_KEYS: [&str; 22] = [
     "schema_version",
     "time_utc",
     "finished_utc",
@@ -102,6 +104,7 @@ pub const RESERVED_KEYS: [&str; 21] = [
     "during",
     "after",
     "monitored_s",
+    "recorder_s",
     "interrupted",
     "command",
     "verdict",
@@ -195,8 +198,9 @@ impl Default for Provenance {
 }
 
 impl Provenance {
-    /// A record with no user fields, the default monitor configuration, git read from the current directory and
-    /// the command line of this process.
+    /// A record with no user fields, the default monitor configuration, git read from the current directory
+    /// (the program's crate directory once [`Provenance::program`] is given) and the command line of this
+    /// process.
     pub fn new() -> Self {
         Provenance {
             fields: BTreeMap::new(),
@@ -237,7 +241,8 @@ impl Provenance {
         self
     }
 
-    /// Where to read git state from (default: the current directory).
+    /// Where to read git state from (default: the program's own crate directory when it named itself with
+    /// [`program!`], else the current directory).
     pub fn repo_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.repo_dir = Some(dir.into());
         self
@@ -258,8 +263,13 @@ impl Provenance {
     /// Reads the static part and the `before` snapshot, then starts the GPU monitor. Call it just before the
     /// timed region: everything slow happens here, not inside the region.
     pub fn start(self) -> Running {
+        let began = Instant::now();
         let time_utc = time::iso_utc(SystemTime::now());
-        let repo = self.repo_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let repo = self
+            .repo_dir
+            .clone()
+            .or_else(|| self.program.value().and_then(|p| p.manifest_dir.clone()))
+            .unwrap_or_else(|| PathBuf::from("."));
         let git = git_info(&repo);
         let host = host_info();
         let environment = detect_environment();
@@ -286,6 +296,7 @@ impl Provenance {
             is_wsl,
             own_pids: BTreeSet::from([std::process::id()]),
             interrupted: None,
+            start_s: began.elapsed().as_secs_f64(),
             t0: Instant::now(),
         }
     }
@@ -371,6 +382,7 @@ pub struct Running {
     is_wsl: bool,
     own_pids: BTreeSet<u32>,
     interrupted: Option<String>,
+    start_s: f64,
     t0: Instant,
 }
 
@@ -415,7 +427,8 @@ impl Running {
 
     /// Stops the monitor, reads the `after` snapshot and judges the run. Call it just after the timed region.
     pub fn finish(mut self) -> Record {
-        let monitored_s = round_ms(self.t0.elapsed().as_secs_f64());
+        let ended = Instant::now();
+        let monitored_s = round_ms(ended.duration_since(self.t0).as_secs_f64());
         let (during, coverage) = self.monitor.stop();
         // After the stop, so the walk of /proc is not inside the monitored region; our processes are still alive.
         self.own_pids
@@ -445,18 +458,25 @@ impl Running {
             coverage,
             after,
             monitored_s,
+            recorder_s: RecorderCost {
+                start: round_ms(self.start_s),
+                finish: 0.0,
+            },
             interrupted: self.interrupted.is_some(),
             command: None,
             verdict: Verdict::default(),
             fields: s.fields,
         };
         record.verdict = verdict::judge(&record, self.interrupted.as_deref(), &self.own_pids);
+        record.recorder_s.finish = round_ms(ended.elapsed().as_secs_f64());
         record
     }
 }
 
 fn round_ms(s: f64) -> f64 {
-    (s * 1000.0).round() / 1000.0
+    let r = (s * 1000.0).round() / 1000.0;
+    // -0.0 is written as 0.
+    if r == 0.0 { 0.0 } else { r }
 }
 
 /// Host and GPU state at one instant, before or after the timed region.
@@ -493,6 +513,16 @@ fn snapshot(config: &gpu_monitor::MonitorConfig, is_wsl: bool) -> Snapshot {
         cpu_freq: cpu_freq(),
         windows_cpu_percent: windows_cpu_percent(is_wsl),
     }
+}
+
+/// What recording cost outside the timed region: the work a benchmark waits for before and after it, MEASURED
+/// on the host's monotonic clock.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecorderCost {
+    /// [`Provenance::start`]: git, host, GPU identity, the `before` snapshot and starting the monitor, s.
+    pub start: f64,
+    /// [`Running::finish`]: stopping the monitor, the `after` snapshot and the verdict, s.
+    pub finish: f64,
 }
 
 /// What the wrapper knows about the command it ran.
@@ -556,6 +586,8 @@ pub struct Record {
     pub after: Snapshot,
     /// Length of the timed region, seconds (host monotonic clock).
     pub monitored_s: f64,
+    /// What recording cost before and after the timed region.
+    pub recorder_s: RecorderCost,
     /// Whether the run was interrupted.
     pub interrupted: bool,
     /// The wrapped command, when the record was made by [`wrap`].
@@ -606,6 +638,7 @@ impl Record {
         put("during", &self.during_value()?)?;
         put("after", &self.after)?;
         put("monitored_s", &self.monitored_s)?;
+        put("recorder_s", &self.recorder_s)?;
         put("interrupted", &self.interrupted)?;
         put("command", &self.command)?;
         put("verdict", &self.verdict)?;
@@ -628,6 +661,11 @@ impl Record {
             );
         }
         Ok(during)
+    }
+
+    /// Fails as writing would: NaN or infinity, a user field under a reserved key.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        self.entries().map(drop)
     }
 
     /// The record as a JSON object (keys sorted, as `serde_json::Value` keeps them).

@@ -285,3 +285,93 @@ fn claim_output_refuses_an_existing_result_before_any_work() {
         true
     );
 }
+
+#[test]
+fn record_writes_the_result_beside_the_record_and_refuses_a_taken_name() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let p = t.path().join("result.json");
+    let got = Provenance::new()
+        .program(provenance::program!())
+        .monitor_config(smi_config(t.path().join("none")))
+        .record(&p, || json!({"tokens_per_s": 1234.5}))
+        .expect("recorded");
+    assert_eq!(got["tokens_per_s"], 1234.5);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+    assert_eq!(v["result"]["tokens_per_s"], 1234.5);
+    assert_eq!(v["provenance"]["interrupted"], false);
+    assert_eq!(v["interrupt_watch"], "watched");
+    // The start cost is measured: git, host and GPU probes take more than a millisecond.
+    assert!(
+        v["provenance"]["recorder_s"]["start"]
+            .as_f64()
+            .is_some_and(|s| s > 0.0),
+        "{}",
+        v["provenance"]["recorder_s"]
+    );
+    // program!() carries this crate's directory: git is read there, whatever the current directory.
+    assert_eq!(v["provenance"]["git"]["dir"], env!("CARGO_MANIFEST_DIR"));
+    // The name is claimed before the work: an existing file is refused and the work does not run.
+    let mut ran = false;
+    let again = provenance::record(&p, || ran = true);
+    assert!(again.is_err() && !ran);
+}
+
+/// The child half of the Ctrl-C test: records a long piece of work, announcing that it has started.
+#[test]
+fn child_for_the_ctrl_c_test() {
+    let Some(out) = std::env::var_os("PROVENANCE_CTRL_C_CHILD") else {
+        return;
+    };
+    let out = std::path::PathBuf::from(out);
+    let started = out.with_extension("started");
+    let _ = Provenance::new()
+        .monitor_config(smi_config(out.with_extension("no-smi")))
+        .record(&out, || {
+            std::fs::write(&started, "").expect("announce");
+            std::thread::sleep(Duration::from_secs(60));
+            1
+        });
+    panic!("the work was not interrupted");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_the_work_still_writes_the_record_marked_interrupted() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let out = t.path().join("result.json");
+    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "child_for_the_ctrl_c_test",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PROVENANCE_CTRL_C_CHILD", &out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("child starts");
+    let started = out.with_extension("started");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(started.exists(), "the child never started its work");
+    let pid = i32::try_from(child.id()).expect("pid");
+    // SAFETY: kill has no memory preconditions; the pid is our live child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = child.wait().expect("child ends");
+    assert_eq!(status.code(), Some(130));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("record written"))
+        .expect("json");
+    assert_eq!(v["result"], Value::Null);
+    assert_eq!(v["provenance"]["interrupted"], true);
+    let flags = v["provenance"]["verdict"]["flags"]
+        .as_array()
+        .expect("flags");
+    assert!(
+        flags.iter().any(|f| f["flag"] == "interrupted"
+            && f["evidence"].as_str().is_some_and(|e| e.contains("SIGINT"))),
+        "{flags:?}"
+    );
+}

@@ -44,6 +44,7 @@
 //! with an error.)
 #![deny(missing_docs)]
 
+pub mod bench;
 mod build_info;
 mod cmd;
 mod coverage;

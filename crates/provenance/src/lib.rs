@@ -54,6 +54,7 @@ mod git;
 mod gpu;
 mod harness;
 mod host;
+mod host_during;
 mod probe;
 mod procs;
 pub mod record_json;
@@ -76,6 +77,7 @@ pub use gpu::GpuBackend;
 pub use gpu_monitor;
 pub use harness::{Recorded, record};
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
+pub use host_during::{HostDuring, MinMax, Spread};
 pub use probe::Probe;
 pub use tool_io::Claim;
 pub use verdict::{
@@ -277,6 +279,7 @@ impl Provenance {
         let is_wsl = self.windows_load && environment.class == EnvClass::Wsl;
         let (gpus, gpu_backend) = gpu::identities(&self.monitor);
         let before = snapshot(&self.monitor, is_wsl);
+        let host_sampler = host_during::HostSampler::start(self.monitor.interval_ms);
         let monitor = gpu::Session::start(self.monitor.clone());
         let static_part = Static {
             time_utc,
@@ -293,6 +296,7 @@ impl Provenance {
             static_part,
             before,
             monitor,
+            host_sampler,
             monitor_config: self.monitor,
             is_wsl,
             own_pids: BTreeSet::from([std::process::id()]),
@@ -379,6 +383,7 @@ pub struct Running {
     static_part: Static,
     before: Snapshot,
     monitor: gpu::Session,
+    host_sampler: host_during::HostSampler,
     monitor_config: gpu_monitor::MonitorConfig,
     is_wsl: bool,
     own_pids: BTreeSet<u32>,
@@ -431,6 +436,7 @@ impl Running {
         let ended = Instant::now();
         let monitored_s = round_ms(ended.duration_since(self.t0).as_secs_f64());
         let (during, coverage) = self.monitor.stop();
+        let host_during = self.host_sampler.stop();
         // After the stop, so the walk of /proc is not inside the monitored region; our processes are still alive.
         self.own_pids
             .extend(procs::tree_of(&self.own_pids, Path::new("/proc")));
@@ -457,6 +463,7 @@ impl Running {
             before: self.before,
             during,
             coverage,
+            host_during,
             after,
             monitored_s,
             recorder_s: RecorderCost {
@@ -583,6 +590,9 @@ pub struct Record {
     pub during: gpu_monitor::Summary,
     /// How much of the timed region the monitor's samples cover (written as `during.region_coverage`).
     pub coverage: Coverage,
+    /// The host's load and CPU busy % over the timed region (written as `during.host`, and the load's range
+    /// as `during.wsl_loadavg_1m`).
+    pub host_during: HostDuring,
     /// State just after the timed region.
     pub after: Snapshot,
     /// Length of the timed region, seconds (host monotonic clock).
@@ -659,6 +669,16 @@ impl Record {
             m.insert(
                 "region_coverage".to_owned(),
                 self.coverage.to_checked_value("during.region_coverage")?,
+            );
+            m.insert(
+                "host".to_owned(),
+                self.host_during.to_checked_value("during.host")?,
+            );
+            m.insert(
+                "wsl_loadavg_1m".to_owned(),
+                self.host_during
+                    .wsl_loadavg_1m()
+                    .to_checked_value("during.wsl_loadavg_1m")?,
             );
         }
         Ok(during)

@@ -339,10 +339,14 @@ pub(crate) fn judge(r: &Record, interrupted: Option<&str>, own_pids: &BTreeSet<u
     );
 
     v.check(Check::HostLoadAboveCores, {
-        let loads: Vec<(&str, f64)> = [("before", &r.before.loadavg), ("after", &r.after.loadavg)]
-            .into_iter()
-            .filter_map(|(when, l)| Some((when, l.value()?.one)))
-            .collect();
+        let mut loads: Vec<(&str, f64)> =
+            [("before", &r.before.loadavg), ("after", &r.after.loadavg)]
+                .into_iter()
+                .filter_map(|(when, l)| Some((when, l.value()?.one)))
+                .collect();
+        if let Some(d) = r.host_during.loadavg_1m.value() {
+            loads.push(("at its highest during the run", d.max));
+        }
         match (&r.cpu_count, loads.is_empty()) {
             (Probe::Value(n), false) => Ok(load_check(&loads, *n)),
             (Probe::Unavailable(why), _) => Err(format!("CPU count unknown: {why}")),

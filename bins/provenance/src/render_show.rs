@@ -90,6 +90,15 @@ pub fn render(r: &Value) -> String {
     if let Some(rc) = opt(at(r, &["build", "rustc"])) {
         build.push(rc);
     }
+    for (k, label) in [
+        ("toolkit", "CUDA toolkit"),
+        ("runtime", "CUDA runtime"),
+        ("cudnn", "cuDNN"),
+    ] {
+        if let Some(v) = opt(at(r, &["build", "cuda", k, "version"])) {
+            build.push(format!("{label} {v}"));
+        }
+    }
     for k in ["python", "torch", "cuda", "cudnn"] {
         if let Some(v) = opt(at(r, &[k])) {
             build.push(format!("{k} {v}"));

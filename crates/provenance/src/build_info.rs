@@ -46,6 +46,9 @@ pub struct BuildInfo {
     pub rustc: Probe<String>,
     /// The target triple.
     pub target: String,
+    /// CUDA toolkit, runtime and cuDNN versions found on this machine, each with the file it was read from
+    /// (the driver's CUDA version is in `gpus[]`).
+    pub cuda: crate::cuda::CudaVersions,
 }
 
 impl BuildInfo {
@@ -65,6 +68,7 @@ impl BuildInfo {
                 Probe::Value(rustc.to_owned())
             },
             target: env!("PROVENANCE_TARGET").to_owned(),
+            cuda: crate::cuda::CudaSearch::from_env().versions(),
         }
     }
 }

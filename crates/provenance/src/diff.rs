@@ -357,6 +357,17 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         "a different version of the benchmark",
     );
     d.value("rustc", &["build", "rustc"], "a different compiler");
+    for (k, what) in [
+        ("toolkit", "CUDA toolkit"),
+        ("runtime", "CUDA runtime"),
+        ("cudnn", "cuDNN"),
+    ] {
+        d.value(
+            what,
+            &["build", "cuda", k, "version"],
+            "a different CUDA library: kernels and their selection change",
+        );
+    }
     for k in PYTHON_VERSION_KEYS {
         d.value(k, &[k], "a different library version");
     }

@@ -48,6 +48,7 @@ pub mod bench;
 mod build_info;
 mod cmd;
 mod coverage;
+mod cuda;
 pub mod diff;
 mod environment;
 mod git;
@@ -71,6 +72,7 @@ use std::time::{Instant, SystemTime};
 
 pub use build_info::{BuildInfo, LibraryBuild, ProgramBuild};
 pub use coverage::{Coverage, GpuCoverage, MIN_COVERAGE_FRACTION};
+pub use cuda::{CudaSearch, CudaVersions, FoundVersion};
 pub use environment::{EnvClass, Environment, Signal, detect_environment};
 pub use git::{GitInfo, MAX_LISTED, git_info};
 pub use gpu::GpuBackend;

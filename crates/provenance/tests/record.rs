@@ -174,7 +174,10 @@ fn the_record_keeps_the_seed_keys_and_adds_a_schema_version() {
     {
         // The Python tool's `during.wsl_loadavg_1m {min, max}`, from the host sampled during the region.
         let w = &v["during"]["wsl_loadavg_1m"];
-        let (min, max) = (w["min"].as_f64().expect("min"), w["max"].as_f64().expect("max"));
+        let (min, max) = (
+            w["min"].as_f64().expect("min"),
+            w["max"].as_f64().expect("max"),
+        );
         assert!(min <= max, "{w}");
         assert_eq!(v["during"]["host"]["loadavg_1m"]["max"].as_f64(), Some(max));
     }

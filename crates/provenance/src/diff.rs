@@ -263,6 +263,15 @@ fn gpu_uuids(r: &Value) -> Option<String> {
 }
 
 /// The differences between records `a` and `b` that could explain a changed number, most telling first.
+///
+/// ```
+/// use serde_json::json;
+/// let a = json!({"time_utc": "t", "git": {"commit": "abc"}, "batch": 8});
+/// let b = json!({"time_utc": "t", "git": {"commit": "def"}, "batch": 8});
+/// let changes = provenance::diff::diff(&a, &b);
+/// assert_eq!(changes[0].what, "commit");
+/// assert!(provenance::diff::telling(&changes));
+/// ```
 pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
     let mut d = Differ {
         a,

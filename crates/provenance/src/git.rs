@@ -62,7 +62,14 @@ pub(crate) const DIFF_PINS: [&str; 16] = [
     "--submodule=short",
 ];
 
-/// Reads the state of the repository containing `dir`.
+/// Reads the state of the repository containing `dir`, running no program the repository configures.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let g = provenance::git_info(dir.path());
+/// assert!(g.commit.reason().is_some()); // not a repository: a reason, not an error
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn git_info(dir: &Path) -> GitInfo {
     // One question first: is there a work tree at all? Otherwise each probe would fail in its own words (`git
     // diff` outside a repository talks about --no-index), and four more processes would be spawned for nothing.

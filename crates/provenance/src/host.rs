@@ -30,6 +30,11 @@ pub struct HostInfo {
 
 /// Reads the host's identity.
 ///
+/// ```
+/// let h = provenance::host_info();
+/// assert!(h.cpu_count.value().is_some_and(|&n| n >= 1));
+/// ```
+///
 /// Linux files where they say more (`/etc/os-release`, `/proc/cpuinfo` on Arm), `uname` on Unix, and `sysinfo`
 /// where neither answers (macOS's product name and CPU brand, Windows), so the record says what it can
 /// anywhere.

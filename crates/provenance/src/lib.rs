@@ -1,28 +1,50 @@
 //! Provenance: the record of where a benchmark number came from.
 //!
-//! A benchmark links this crate, calls [`Provenance::start`] just before its timed region and
-//! [`Running::finish`] just after, and writes the returned [`Record`] beside its result. The record holds:
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("result.json");
+//! let model = "tiny-llm"; // load the model, warm up: not timed
+//! let tokens_per_s = provenance::Provenance::new()
+//!     .program(provenance::program!()) // name, version, profile, and this crate's git state
+//!     .field("model", model)?
+//!     .record(&path, || {
+//!         // ... the timed work ...
+//!         1234.5
+//!     })?; // wrote {"result": 1234.5, "provenance": {…}}; a Ctrl-C writes it too, marked interrupted
+//! # assert_eq!(tokens_per_s, 1234.5);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The record holds:
 //!
 //! - the static part, read once at start: UTC time, git commit / branch / dirty state / hash of the diff,
-//!   toolchain and versions, the command line, the identity of the GPUs in use, the host (CPU, OS, kernel,
-//!   hostname) and the environment class (bare metal, VM, container, WSL) with the signals that decided it;
+//!   toolchain and versions (CUDA toolkit, runtime and cuDNN with the file each was read from), the command
+//!   line, the identity of the GPUs in use, the host (CPU, OS, kernel, hostname) and the environment class
+//!   (bare metal, VM, container, WSL) with the signals that decided it;
 //! - `before` and `after`: a GPU sample, the load average, the CPU frequency and (on WSL) Windows' CPU load;
-//! - `during`: the [`gpu_monitor`] summary of the timed region (clocks, power, temperature, throttling);
-//! - a clean-run [`Verdict`]: flags such as throttling or a dirty tree, each with its evidence.
+//! - `during`: the [`gpu_monitor`] summary of the timed region (clocks, power, temperature, throttling), how much
+//!   of the region the monitor covered ([`Coverage`]), and the host's load and CPU busy % sampled over it;
+//! - a clean-run [`Verdict`]: flags such as throttling or a dirty tree, each with its evidence, and the checks
+//!   that could not be made, with the reason (a monitor that died mid-run leaves `throttled` unchecked);
+//! - what recording cost before and after the region (`recorder_s`).
+//!
+//! Entry points: [`record`] (one call), [`Provenance`] → [`Provenance::start`] → [`Running::finish`] (the
+//! builder, for a result written by the caller), [`bench`](mod@bench) (one record per criterion or divan benchmark),
+//! [`wrap`] (any program, from outside: `provenance run -- CMD`), [`diff`] (what changed between two records)
+//! and [`record_json`] (reading records of any version).
 //!
 //! Every probe is optional ([`Probe`]): a missing tool or driver gives `null` and a reason, never an error, so
-//! the same code records a laptop without a GPU and an H200 node. [`claim_output`] reserves the result file before any
-//! work is done, and results are written atomically. [`wrap`] gives any program (in any
-//! language) the same record from outside (`provenance run -- CMD`); [`diff`] explains what changed between two
-//! records; [`record_json`] reads records of any version for `provenance show`.
+//! the same code records a laptop without a GPU and an H200 node. Result files are claimed before the work
+//! ([`claim_output`]) and written atomically.
 //!
 //! What it is not: a profiler or a sampler (sampling is `gpu-monitor`'s), a statistics package (it does not
 //! judge the benchmark's own numbers), or a lock on the machine (it reports other GPU users, it does not stop
 //! them). The record describes conditions; whether a difference matters is the reader's call, helped by
 //! [`diff`].
 //!
+//! The builder, when the result file is the caller's:
+//!
 //! ```no_run
-//! # fn main() -> Result<(), provenance::Error> {
 //! #[derive(serde::Serialize)]
 //! struct BenchOutput<'a> {
 //!     tokens_per_s: f64,
@@ -36,8 +58,7 @@
 //! // ... timed region ...
 //! let record = prov.finish();
 //! out.write_json(&BenchOutput { tokens_per_s: 1234.5, provenance: &record })?;
-//! # Ok(())
-//! # }
+//! # Ok::<(), provenance::Error>(())
 //! ```
 //!
 //! (A typed result rather than `serde_json::json!`: that macro unwraps serialisation, and a record refuses NaN
@@ -266,7 +287,14 @@ impl Provenance {
     }
 
     /// Reads the static part and the `before` snapshot, then starts the GPU monitor. Call it just before the
-    /// timed region: everything slow happens here, not inside the region.
+    /// timed region: everything slow happens here, not inside the region (its cost is in `recorder_s.start`).
+    ///
+    /// ```
+    /// let running = provenance::Provenance::new().interval_ms(100).start();
+    /// // ... the timed region ...
+    /// let record = running.finish();
+    /// assert!(record.monitored_s >= 0.0 && record.recorder_s.start > 0.0);
+    /// ```
     pub fn start(self) -> Running {
         let began = Instant::now();
         let time_utc = time::iso_utc(SystemTime::now());
@@ -354,6 +382,14 @@ fn insert_field(
 
 /// Parses a `key=value` field argument. The value is read as JSON when it is valid JSON (`n=3`, `ok=true`,
 /// `tags=["a"]`) and kept as a string otherwise (`weights=bf16`); quote it to force a string (`v="3"`).
+///
+/// ```
+/// use serde_json::json;
+/// assert_eq!(provenance::parse_field("n=3")?, ("n".to_owned(), json!(3)));
+/// assert_eq!(provenance::parse_field("weights=bf16")?.1, json!("bf16"));
+/// assert!(provenance::parse_field("no-equals").is_err());
+/// # Ok::<(), provenance::Error>(())
+/// ```
 pub fn parse_field(arg: &str) -> Result<(String, Value), Error> {
     let (k, v) = arg
         .split_once('=')

@@ -11,6 +11,16 @@ use crate::{Error, RESERVED_KEYS};
 
 /// Reads a record file as JSON (a regular file of at most [`tool_io::caps::RECORD`] bytes). Accepts a record at the top level or under a `provenance` key (how a benchmark
 /// usually embeds it in its result file).
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let p = dir.path().join("result.json");
+/// std::fs::write(&p, r#"{"tokens_per_s": 1.5, "provenance": {"time_utc": "t", "git": {}}}"#)?;
+/// let r = provenance::record_json::read_record(&p)?;
+/// assert_eq!(r["time_utc"], "t");
+/// assert!(provenance::record_json::read_record(std::path::Path::new("/dev/zero")).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_record(path: &Path) -> Result<Value, Error> {
     // Regular files only, capped: a FIFO must not hang `show`, nor `/dev/zero` grow without bound.
     let text = tool_io::read_input(path, "record", tool_io::caps::RECORD)?;

@@ -81,6 +81,15 @@ pub fn prepare(opts: &WrapOptions) -> Result<Claim, Error> {
 
 /// Runs the command under a provenance record and writes the record to `out`.
 ///
+/// ```no_run
+/// use provenance::wrap::{WrapOptions, prepare, run};
+/// let opts = WrapOptions { command: vec!["./bench".into()], ..WrapOptions::default() };
+/// let out = prepare(&opts)?; // the name is reserved before the command starts
+/// let outcome = run(opts, &out)?;
+/// std::process::exit(outcome.exit_code);
+/// # Ok::<(), provenance::Error>(())
+/// ```
+///
 /// Fails only when the command cannot be started (nothing ran; no record is written). The command failing is an
 /// outcome, and so is a record that could not be written ([`WrapOutcome::written`]).
 pub fn run(opts: WrapOptions, out: &Claim) -> Result<WrapOutcome, Error> {

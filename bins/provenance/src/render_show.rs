@@ -224,6 +224,32 @@ pub fn render(r: &Value) -> String {
         }
     }
 
+    let mut host = Vec::new();
+    if let Some(l) = at(r, &["during", "host", "loadavg_1m"]) {
+        host.push(format!(
+            "load {}–{}",
+            text(l.get("min")),
+            text(l.get("max"))
+        ));
+    } else if let Some(l) = at(r, &["during", "wsl_loadavg_1m"]) {
+        host.push(format!(
+            "load {}–{}",
+            text(l.get("min")),
+            text(l.get("max"))
+        ));
+    }
+    if let Some(b) = at(r, &["during", "host", "cpu_busy_percent"]) {
+        host.push(format!(
+            "CPU busy {}/{}/{} % (min/median/max)",
+            text(b.get("min")),
+            text(b.get("median")),
+            text(b.get("max"))
+        ));
+    }
+    if !host.is_empty() {
+        line("during", format!("host {}", host.join(", ")));
+    }
+
     let during = during_gpus(r);
     if during.is_empty() {
         let why = match at(r, &["during", "rejected"]) {

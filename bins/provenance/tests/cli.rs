@@ -682,3 +682,30 @@ done"#,
     // Flagged or not (a loaded machine raises host_load_above_cores), throttling is listed as not checked.
     assert!(text.contains("unchecked  throttled"), "{text}");
 }
+
+#[test]
+fn repo_dir_names_the_repository_whose_git_state_is_recorded() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // This crate's directory is inside the project's repository; the current directory (a temp dir) is not.
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let o = output(provenance(t.path()).args(run_args("r.json")).args([
+        "--repo-dir",
+        repo,
+        "--",
+        "true",
+    ]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = read(&t.path().join("r.json"));
+    assert_eq!(r["git"]["dir"], repo);
+    assert!(
+        r["git"]["commit"].as_str().is_some_and(|c| c.len() == 40),
+        "{}",
+        r["git"]
+    );
+    assert!(r["during"]["host"].is_object(), "{}", r["during"]);
+}

@@ -47,6 +47,13 @@ fn a_busy_power_capped_gpu_is_recorded_and_flagged() {
     assert_eq!(r.gpu_name.value().map(String::as_str), Some("NVIDIA H200"));
     assert_eq!(r.driver.value().map(String::as_str), Some("550.54.15"));
     let v = r.to_value().expect("serialises");
+    // A one-shot reading has no monitor clock: no `t_s` in `before`/`after`; the streamed samples keep theirs.
+    assert!(
+        v["before"]["gpu"].get("t_s").is_none(),
+        "{}",
+        v["before"]["gpu"]
+    );
+    assert!(v["after"]["gpus"][0].get("t_s").is_none());
     assert_eq!(v["gpus"][0]["uuid"], "GPU-test-0000");
     assert_eq!(v["gpus"][0]["cuda_driver_version"], "12.4");
     assert_eq!(v["gpus"][0]["power_limit_w"], 700.0);
@@ -236,6 +243,25 @@ fn reserved_and_non_finite_fields_are_refused() {
     assert_eq!(parse_field("e=").expect("ok"), ("e".to_owned(), json!("")));
     assert!(matches!(parse_field("novalue"), Err(Error::BadField(_))));
     assert!(matches!(parse_field("=x"), Err(Error::BadField(_))));
+}
+
+#[test]
+fn negative_zero_is_written_as_zero() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let r = Provenance::new()
+        .repo_dir(t.path())
+        .monitor_config(smi_config(t.path().join("none")))
+        .field("offset", -0.0_f64)
+        .expect("field")
+        .field("deltas", vec![-0.0_f64, 1.5])
+        .expect("field")
+        .start()
+        .finish();
+    let text = r.to_json_pretty().expect("json");
+    assert!(!text.contains("-0.0"), "{text}");
+    let v: Value = serde_json::from_str(&text).expect("parses");
+    assert_eq!(v["offset"], json!(0.0));
+    assert_eq!(v["deltas"], json!([0.0, 1.5]));
 }
 
 #[test]

@@ -62,6 +62,13 @@ pub struct Coverage {
 
 impl Coverage {
     /// The reason the monitor's samples cannot be judged by, if they cannot.
+    ///
+    /// ```
+    /// let record = provenance::Provenance::new().start().finish();
+    /// if record.coverage.sufficient {
+    ///     assert_eq!(record.coverage.insufficient(), None);
+    /// }
+    /// ```
     pub fn insufficient(&self) -> Option<&str> {
         if self.sufficient {
             None

@@ -210,6 +210,12 @@ pub struct LoadAvg {
 
 /// Reads `/proc/loadavg`, else asks sysinfo (macOS, the BSDs). On WSL it sees only the Linux VM, not Windows
 /// programs. Windows has no load average: unavailable there.
+///
+/// ```
+/// if let Some(l) = provenance::loadavg().value() {
+///     assert!(l.one >= 0.0);
+/// }
+/// ```
 pub fn loadavg() -> Probe<LoadAvg> {
     match loadavg_from(Path::new("/proc/loadavg")) {
         Probe::Value(l) => Probe::Value(l),
@@ -287,6 +293,12 @@ pub struct CpuFreq {
 }
 
 /// Reads the CPU frequency from cpufreq in sysfs, else from `/proc/cpuinfo`.
+///
+/// ```
+/// if let Some(f) = provenance::cpu_freq().value() {
+///     assert!(f.min_mhz <= f.mean_mhz && f.mean_mhz <= f.max_mhz);
+/// }
+/// ```
 pub fn cpu_freq() -> Probe<CpuFreq> {
     cpu_freq_from(
         Path::new("/sys/devices/system/cpu"),
@@ -361,9 +373,10 @@ fn stats(mhz: &[f64], source: &str) -> Option<CpuFreq> {
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     Some(CpuFreq {
-        min_mhz: min,
+        // All three to 0.1 MHz: a mean rounded alone could land above an unrounded max (2596.05 → 2596.1).
+        min_mhz: round1(min),
         mean_mhz: round1(mean),
-        max_mhz: max,
+        max_mhz: round1(max),
         cpus: v.len(),
         source: source.to_owned(),
     })
@@ -377,6 +390,10 @@ fn round1(x: f64) -> f64 {
 ///
 /// WSL's load average sees only the Linux VM; Windows programs competing for the cores show up only here. The
 /// read costs about two seconds of CPU, so it is taken before and after the timed region, never during it.
+///
+/// ```
+/// assert!(provenance::windows_cpu_percent(false).reason().is_some()); // not WSL: not read
+/// ```
 pub fn windows_cpu_percent(is_wsl: bool) -> Probe<f64> {
     if !is_wsl {
         return Probe::unavailable("not WSL");
@@ -483,5 +500,12 @@ mod tests {
     #[test]
     fn windows_load_is_not_read_outside_wsl() {
         assert_eq!(windows_cpu_percent(false).reason(), Some("not WSL"));
+    }
+
+    #[test]
+    fn cpu_freq_mean_never_exceeds_its_max() {
+        // 2596.05 rounds to 2596.1 (ties away from zero in f64: 25960.5 → 25961); min and max must round too.
+        let f = stats(&[2596.05, 2596.05], "cpuinfo").expect("values");
+        assert!(f.min_mhz <= f.mean_mhz && f.mean_mhz <= f.max_mhz, "{f:?}");
     }
 }

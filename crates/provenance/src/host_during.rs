@@ -78,6 +78,13 @@ pub struct HostDuring {
 
 impl HostDuring {
     /// `during.wsl_loadavg_1m`: the load's `{min, max}`.
+    ///
+    /// ```
+    /// let record = provenance::Provenance::new().start().finish();
+    /// if let Some(m) = record.host_during.wsl_loadavg_1m().value() {
+    ///     assert!(m.min <= m.max);
+    /// }
+    /// ```
     pub fn wsl_loadavg_1m(&self) -> Probe<MinMax> {
         self.loadavg_1m.clone().map(|s| MinMax {
             min: s.min,

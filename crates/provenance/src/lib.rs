@@ -244,6 +244,20 @@ impl Provenance {
 
     /// Adds a user field, written at the top level of the record (e.g. `weights = "bf16"`). Fails if the
     /// name is one of the record's own keys, or if the value holds NaN or infinity.
+    ///
+    /// ```
+    /// use provenance::Provenance;
+    /// let p = Provenance::new()
+    ///     .program(provenance::program!())
+    ///     .field("weights", "bf16")?
+    ///     .interval_ms(100)
+    ///     .repo_dir(".")
+    ///     .command_line(vec!["bench".into(), "--batch".into(), "8".into()])
+    ///     .windows_load(false);
+    /// assert!(p.clone().field("git", 1).is_err()); // one of the record's own keys
+    /// assert!(p.field("tps", f64::NAN).is_err());
+    /// # Ok::<(), provenance::Error>(())
+    /// ```
     pub fn field(mut self, key: impl Into<String>, value: impl Serialize) -> Result<Self, Error> {
         insert_field(&mut self.fields, key.into(), value)?;
         Ok(self)
@@ -440,6 +454,16 @@ impl std::fmt::Debug for Running {
 
 impl Running {
     /// Adds a user field known only during or after the run (the benchmark's own result, for instance).
+    ///
+    /// ```
+    /// let mut running = provenance::Provenance::new().start();
+    /// running.field("tokens_per_s", 1234.5)?;
+    /// running.mark_interrupted("the user's own stop button");
+    /// let record = running.finish();
+    /// assert!(record.interrupted && record.verdict.has(provenance::Check::Interrupted));
+    /// assert_eq!(record.fields["tokens_per_s"], 1234.5);
+    /// # Ok::<(), provenance::Error>(())
+    /// ```
     pub fn field(&mut self, key: impl Into<String>, value: impl Serialize) -> Result<(), Error> {
         insert_field(&mut self.static_part.fields, key.into(), value)
     }
@@ -728,6 +752,17 @@ impl Record {
     }
 
     /// The record as a JSON object (keys sorted, as `serde_json::Value` keeps them).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let out = provenance::claim_output(dir.path().join("r.json"), false)?;
+    /// let record = provenance::Provenance::new().start().finish();
+    /// let v = record.to_value()?;
+    /// assert_eq!(v["schema_version"], provenance::SCHEMA_VERSION);
+    /// assert!(record.to_json_pretty()?.starts_with("{"));
+    /// record.write(&out)?; // atomically, refusing NaN
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_value(&self) -> Result<Value, Error> {
         Ok(Value::Object(
             self.entries()?.into_iter().collect::<Map<String, Value>>(),

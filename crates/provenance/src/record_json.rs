@@ -52,7 +52,15 @@ pub fn read_record(path: &Path) -> Result<Value, Error> {
     Ok(v)
 }
 
-/// The value at `path` (object keys, or array indices written as numbers).
+/// The value at `path` (object keys, or array indices written as numbers); `null` reads as absent.
+///
+/// ```
+/// use provenance::record_json::{at, num, text};
+/// let r = serde_json::json!({"during": {"gpus": [{"n_samples": 5}]}, "git": {"commit": null}});
+/// assert_eq!(num(&r, &["during", "gpus", "0", "n_samples"]), Some(5.0));
+/// assert_eq!(at(&r, &["git", "commit"]), None);
+/// assert_eq!(text(at(&r, &["git", "commit"])), "unknown");
+/// ```
 pub fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     let mut cur = v;
     for key in path {

@@ -111,6 +111,12 @@ pub struct Verdict {
 
 impl Verdict {
     /// Whether `check` raised a flag.
+    ///
+    /// ```
+    /// use provenance::{Check, Verdict};
+    /// assert!(!Verdict::default().has(Check::Throttled));
+    /// assert_eq!(Check::DirtyTree.name(), "dirty_tree");
+    /// ```
     pub fn has(&self, check: Check) -> bool {
         self.flags.iter().any(|f| f.flag == check)
     }

@@ -62,6 +62,11 @@ pub struct WrapOutcome {
 }
 
 /// The default record name for a run started at `t`.
+///
+/// ```
+/// let p = provenance::wrap::default_out(std::time::UNIX_EPOCH);
+/// assert_eq!(p, std::path::Path::new("provenance-19700101T000000Z.json"));
+/// ```
 pub fn default_out(t: SystemTime) -> PathBuf {
     PathBuf::from(format!("provenance-{}.json", crate::time::compact_utc(t)))
 }

@@ -45,6 +45,13 @@ pub struct CudaSearch {
 impl CudaSearch {
     /// The usual places: `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`; `LD_LIBRARY_PATH`; `/usr/lib/<arch>-linux-gnu`,
     /// `/usr/lib64`, `/usr/lib`; `/usr/include` and `/usr/include/<arch>-linux-gnu`.
+    ///
+    /// ```
+    /// let s = provenance::CudaSearch::from_env();
+    /// assert!(s.toolkits.ends_with(&["/usr/local/cuda".into()]));
+    /// let v = s.versions(); // each a version with its file, or the reason there is none
+    /// assert!(v.toolkit.value().is_some() || v.toolkit.reason().is_some());
+    /// ```
     pub fn from_env() -> CudaSearch {
         let mut toolkits: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
             .iter()

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A result file exists and the caller did not ask to replace it (also: a dangling symlink is there).
-    #[error("{path} exists; pass --overwrite to replace it")]
+    /// The message names no option: the binary adds how to ask (`--overwrite` in every kl1 tool).
+    #[error("{path} exists")]
     Exists {
         /// The result path.
         path: PathBuf,

@@ -127,6 +127,10 @@ fn run(args: RunArgs) -> ExitCode {
     };
     let out = match wrap::prepare(&opts) {
         Ok(o) => o,
+        Err(e @ provenance::Error::Output(tool_io::Error::Exists { .. })) => {
+            eprintln!("provenance: {e}; pass --overwrite to replace it");
+            return ExitCode::from(EXIT_OWN_FAILURE);
+        }
         Err(e) => {
             eprintln!("provenance: {e}");
             return ExitCode::from(EXIT_OWN_FAILURE);

@@ -310,7 +310,7 @@ fn claim_output_refuses_an_existing_result_before_any_work() {
     std::fs::write(&p, "an earlier run").expect("write");
     match claim_output(&p, false) {
         Err(e @ Error::Output(_)) => {
-            assert!(e.to_string().contains("exists; pass --overwrite"), "{e}")
+            assert!(e.to_string().ends_with("result.json exists"), "{e}")
         }
         other => panic!("expected an existing output, got {other:?}"),
     }

@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use provenance::gpu_monitor::{BackendChoice, GpuSelection};
-use provenance::{diff, show, wrap};
+use provenance::{diff, record_json, wrap};
+
+mod render_diff;
+mod render_show;
 
 /// Exit status for the wrapper's own failures (as `env` and `timeout` use it): bad options, an output file
 /// that is already there, a record that could not be written.
@@ -57,10 +60,10 @@ enum Cmd {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Where to write the record [default: provenance-YYYYMMDDTHHMMSSZ.json]. An existing file is refused before CMD
-    /// starts.
-    #[arg(long, short)]
-    out: Option<PathBuf>,
+    /// Where to write the record [default: provenance-YYYYMMDDTHHMMSSZ.json]. The name is reserved before CMD
+    /// starts: an existing file is refused (unless --overwrite), and so is a second run given the same name.
+    #[arg(long, short, alias = "out", value_name = "FILE")]
+    output: Option<PathBuf>,
     /// Replace an existing record file.
     #[arg(long)]
     overwrite: bool,
@@ -76,6 +79,9 @@ struct RunArgs {
     /// GPUs in use: all, cuda (CUDA_VISIBLE_DEVICES), or a comma list of indices and UUIDs [default: cuda].
     #[arg(long, value_parser = parse_gpus)]
     gpus: Option<GpuSelection>,
+    /// The repository whose git state is recorded [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    repo_dir: Option<PathBuf>,
     /// The command and its arguments.
     #[arg(required = true, last = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -110,16 +116,21 @@ fn main() -> ExitCode {
 
 fn run(args: RunArgs) -> ExitCode {
     let opts = wrap::WrapOptions {
-        out: args.out,
+        out: args.output,
         overwrite: args.overwrite,
         interval_ms: args.interval_ms,
         fields: args.fields,
         command: args.command,
         backend: args.backend,
         gpus: args.gpus,
+        repo_dir: args.repo_dir,
     };
     let out = match wrap::prepare(&opts) {
         Ok(o) => o,
+        Err(e @ provenance::Error::Output(tool_io::Error::Exists { .. })) => {
+            eprintln!("provenance: {e}; pass --overwrite to replace it");
+            return ExitCode::from(EXIT_OWN_FAILURE);
+        }
         Err(e) => {
             eprintln!("provenance: {e}");
             return ExitCode::from(EXIT_OWN_FAILURE);
@@ -168,7 +179,7 @@ fn run(args: RunArgs) -> ExitCode {
 }
 
 fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
-    let records = diff::read_record(a).and_then(|ra| Ok((ra, diff::read_record(b)?)));
+    let records = record_json::read_record(a).and_then(|ra| Ok((ra, record_json::read_record(b)?)));
     let (ra, rb) = match records {
         Ok(r) => r,
         Err(e) => {
@@ -177,16 +188,20 @@ fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
         }
     };
     let changes = diff::diff(&ra, &rb);
-    if json {
-        match serde_json::to_string_pretty(&changes) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("provenance diff: {e}");
-                return ExitCode::from(2);
-            }
+    let written = tool_io::stdout::write(|out| {
+        if json {
+            serde_json::to_writer_pretty(&mut *out, &changes)?;
+            writeln!(out)
+        } else {
+            out.write_all(render_diff::render(&changes).as_bytes())
         }
-    } else {
-        print!("{}", diff::render(&changes));
+    });
+    if let Err(e) = written {
+        if e.is_closed_pipe() {
+            return ExitCode::SUCCESS;
+        }
+        e.exit("provenance diff");
+        return ExitCode::from(2);
     }
     // Informational changes (the command line) are listed but do not count.
     if !diff::telling(&changes) {
@@ -197,23 +212,23 @@ fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
 }
 
 fn show_cmd(file: &std::path::Path, json: bool) -> ExitCode {
-    let r = match diff::read_record(file) {
+    let r = match record_json::read_record(file) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("provenance show: {e}");
             return ExitCode::from(2);
         }
     };
-    if json {
-        match serde_json::to_string_pretty(&r) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("provenance show: {e}");
-                return ExitCode::from(2);
-            }
+    let written = tool_io::stdout::write(|out| {
+        if json {
+            serde_json::to_writer_pretty(&mut *out, &r)?;
+            writeln!(out)
+        } else {
+            out.write_all(render_show::render(&r).as_bytes())
         }
-    } else {
-        print!("{}", show::render(&r));
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => e.exit("provenance show"),
     }
-    ExitCode::SUCCESS
 }

@@ -1,5 +1,7 @@
 //! The `provenance` command end to end: exit codes, the refused output file, an interrupted run, a fake
 //! `nvidia-smi`, `diff` ordering and `show`.
+// Helpers outside #[test] functions panic on failure too; clippy.toml's test allowance covers only the tests.
+#![allow(clippy::expect_used)]
 
 use serde_json::{Value, json};
 use std::fs;
@@ -95,7 +97,7 @@ fn an_existing_output_is_refused_before_the_command_runs() {
     );
     assert_eq!(o.status.code(), Some(125));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("already exists"),
+        String::from_utf8_lossy(&o.stderr).contains("exists; pass --overwrite"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -268,6 +270,15 @@ fn sigterm_is_forwarded_too() {
 }
 
 fn write_fake_smi(dir: &Path) -> PathBuf {
+    write_fake_smi_with(
+        dir,
+        "0, GPU-cli-0000, P0, 1980, 2619, 61, 650.5, 97, 70123, 0x0000000000000004",
+        "while :; do echo \"$line\"; sleep 0.05; done",
+    )
+}
+
+/// A fake `nvidia-smi` reading `line` (the query's fields in order) whose streamed mode runs `stream`.
+fn write_fake_smi_with(dir: &Path, line: &str, stream: &str) -> PathBuf {
     let p = dir.join("nvidia-smi");
     let script = r#"#!/bin/sh
 query=""; lms=""
@@ -283,10 +294,12 @@ case "$query" in
     echo "0, GPU-cli-0000, NVIDIA H200, 00000000:19:00.0, 550.54.15, 96.00.99.00.01, 700.00, Enabled"
     exit 0 ;;
 esac
-line="0, GPU-cli-0000, P0, 1980, 2619, 61, 650.5, 97, 70123, 0x0000000000000004"
+line="LINE"
 if [ -z "$lms" ]; then echo "$line"; exit 0; fi
-while :; do echo "$line"; sleep 0.05; done
-"#;
+STREAM
+"#
+    .replace("LINE", line)
+    .replace("STREAM", stream);
     fs::write(&p, script).expect("write");
     #[cfg(unix)]
     {
@@ -476,4 +489,223 @@ fn show_summarises_a_record_written_by_run() {
     let o = output(provenance(t.path()).arg("show").arg(&p));
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("weights=bf16"));
+}
+
+#[test]
+fn a_second_run_with_the_same_output_is_refused_before_its_command_starts() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // The first run holds the name while its command sleeps; the second must fail at once, without running
+    // its command (which would leave a marker file).
+    let mut first = provenance(t.path())
+        .args(run_args("same.json"))
+        .args(["--", "sh", "-c", "sleep 3"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("first run starts");
+    let claim = t.path().join(".same.json.claim");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !claim.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(claim.exists(), "the first run never claimed its name");
+    let o = output(provenance(t.path()).args(run_args("same.json")).args([
+        "--overwrite",
+        "--",
+        "sh",
+        "-c",
+        "touch second-ran",
+    ]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("another run"), "{err}");
+    assert!(!t.path().join("second-ran").exists());
+    assert!(first.wait().expect("first run ends").success());
+    assert_eq!(read(&t.path().join("same.json"))["command"]["exit_code"], 0);
+}
+
+#[test]
+fn show_and_diff_refuse_a_fifo_and_end_quietly_on_a_closed_pipe() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let fifo = t.path().join("record.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let o = output(provenance(t.path()).args(["show"]).arg(&fifo));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("FIFO") && err.contains("record.fifo"), "{err}");
+
+    let r = record(
+        t.path(),
+        "a.json",
+        &json!({"time_utc": "t", "git": {"commit": "abc"}, "verdict": {"clean": true, "flags": []}}),
+    );
+    // A reader that closes at once: no panic, no message, exit 0.
+    let mut child = provenance(t.path())
+        .args(["show", "--json"])
+        .arg(&r)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("show starts");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("show ends");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_an_error_naming_stdout() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let r = record(
+        t.path(),
+        "a.json",
+        &json!({"time_utc": "t", "git": {"commit": "abc"}}),
+    );
+    for args in [vec!["show"], vec!["diff"]] {
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let mut c = provenance(t.path());
+        c.args(&args).arg(&r);
+        if args[0] == "diff" {
+            c.arg(&r);
+        }
+        let o = output(c.stdout(full));
+        assert_eq!(o.status.code(), Some(if args[0] == "diff" { 2 } else { 1 }));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("stdout") && !err.contains("panicked"), "{err}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn overwrite_never_replaces_a_device_or_fifo() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let fifo = t.path().join("out.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("no NUL");
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for target in [fifo.as_path(), Path::new("/dev/null")] {
+        let o = output(
+            provenance(t.path())
+                .args(["run", "--output"])
+                .arg(target)
+                .args([
+                    "--overwrite",
+                    "--backend",
+                    "nvidia-smi",
+                    "--",
+                    "touch",
+                    "ran",
+                ]),
+        );
+        assert_eq!(o.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(!t.path().join("ran").exists());
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::metadata(&fifo).expect("fifo").file_type().is_fifo());
+    assert!(
+        fs::metadata("/dev/null")
+            .expect("null")
+            .file_type()
+            .is_char_device()
+    );
+}
+
+#[test]
+fn a_monitor_dying_a_third_into_the_run_is_never_clean() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // An idle GPU (nothing to flag), whose streamed readings stop 1.2 s after they started, as when a GPU is lost.
+    let smi = write_fake_smi_with(
+        t.path(),
+        "0, GPU-cli-0000, P8, 345, 405, 38, 75.25, 0, 512, 0x0000000000000001",
+        r#"start=$(date +%s%N)
+while :; do
+  echo "$line"; sleep 0.05
+  if [ $(( ($(date +%s%N) - start) / 1000000 )) -ge 1200 ]; then
+    echo "Unable to determine the device handle for GPU0000:19:00.0: GPU is lost" >&2; exit 3
+  fi
+done"#,
+    );
+    let o = output(
+        provenance(t.path())
+            .env("KL1_NVIDIA_SMI", &smi)
+            .args(run_args("r.json"))
+            .args(["--interval-ms", "50", "--", "sleep", "3"]),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = read(&t.path().join("r.json"));
+    let cov = &r["during"]["region_coverage"];
+    assert_eq!(cov["sufficient"], false, "{cov}");
+    assert_eq!(cov["monitor_end"], "died", "{cov}");
+    // About 1.2 s of 3 s watched: well under the 90 % needed (timing on a loaded machine only lowers it).
+    let f = cov["gpus"][0]["fraction"].as_f64().expect("fraction");
+    assert!(f < 0.7, "{cov}");
+    let unchecked = r["verdict"]["unchecked"].as_array().expect("unchecked");
+    let throttled = unchecked
+        .iter()
+        .find(|u| u["check"] == "throttled")
+        .expect("throttled is not checked");
+    assert!(
+        throttled["reason"]
+            .as_str()
+            .is_some_and(|w| w.contains("died before the end")),
+        "{throttled}"
+    );
+
+    let o = output(provenance(t.path()).args(["show", "r.json"]));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("WARNING    GPU monitor coverage too low"),
+        "{text}"
+    );
+    assert!(!text.contains("CLEAN"), "{text}");
+    // Flagged or not (a loaded machine raises host_load_above_cores), throttling is listed as not checked.
+    assert!(text.contains("unchecked  throttled"), "{text}");
+}
+
+#[test]
+fn repo_dir_names_the_repository_whose_git_state_is_recorded() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // This crate's directory is inside the project's repository; the current directory (a temp dir) is not.
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let o = output(provenance(t.path()).args(run_args("r.json")).args([
+        "--repo-dir",
+        repo,
+        "--",
+        "true",
+    ]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = read(&t.path().join("r.json"));
+    assert_eq!(r["git"]["dir"], repo);
+    assert!(
+        r["git"]["commit"].as_str().is_some_and(|c| c.len() == 40),
+        "{}",
+        r["git"]
+    );
+    assert!(r["during"]["host"].is_object(), "{}", r["during"]);
 }

@@ -15,6 +15,11 @@ pub struct ProgramBuild {
     pub version: String,
     /// Whether the calling crate was compiled with debug assertions (true in Cargo's `dev` profile).
     pub debug_assertions: bool,
+    /// `CARGO_MANIFEST_DIR` of the calling crate: where its git state is read from unless
+    /// [`crate::Provenance::repo_dir`] says otherwise (a harness run from another directory still records its
+    /// own repository). Not written to the record; `git.dir` says where git was read.
+    #[serde(skip)]
+    pub manifest_dir: Option<std::path::PathBuf>,
 }
 
 /// How this library itself was built.
@@ -41,6 +46,9 @@ pub struct BuildInfo {
     pub rustc: Probe<String>,
     /// The target triple.
     pub target: String,
+    /// CUDA toolkit, runtime and cuDNN versions found on this machine, each with the file it was read from
+    /// (the driver's CUDA version is in `gpus[]`).
+    pub cuda: crate::cuda::CudaVersions,
 }
 
 impl BuildInfo {
@@ -60,12 +68,14 @@ impl BuildInfo {
                 Probe::Value(rustc.to_owned())
             },
             target: env!("PROVENANCE_TARGET").to_owned(),
+            cuda: crate::cuda::CudaSearch::from_env().versions(),
         }
     }
 }
 
-/// Names the calling crate for the record: its package name, version and whether it was built with debug
-/// assertions. Expands in the caller, so it must be written there:
+/// Names the calling crate for the record: its package name, version, whether it was built with debug
+/// assertions, and its manifest directory (whose repository's git state is recorded). Expands in the caller,
+/// so it must be written there:
 ///
 /// ```
 /// let p = provenance::Provenance::new().program(provenance::program!());
@@ -77,6 +87,9 @@ macro_rules! program {
             name: ::std::string::String::from(env!("CARGO_PKG_NAME")),
             version: ::std::string::String::from(env!("CARGO_PKG_VERSION")),
             debug_assertions: cfg!(debug_assertions),
+            manifest_dir: ::std::option::Option::Some(::std::path::PathBuf::from(env!(
+                "CARGO_MANIFEST_DIR"
+            ))),
         }
     };
 }

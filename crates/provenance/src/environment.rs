@@ -69,6 +69,11 @@ pub(crate) struct Observations {
 }
 
 /// Detects the environment of this process.
+///
+/// ```
+/// let e = provenance::detect_environment();
+/// assert!(e.indicated.contains(&e.class) || e.class == provenance::EnvClass::Unknown);
+/// ```
 pub fn detect_environment() -> Environment {
     classify(&observe(Path::new("/"), &|k| std::env::var(k).ok(), true))
 }

@@ -13,6 +13,8 @@ use crate::cmd;
 /// each give `null` with the reason.
 #[derive(Debug, Clone, Serialize)]
 pub struct GitInfo {
+    /// The directory git was asked about (the repository containing it is the one read).
+    pub dir: String,
     /// `git rev-parse HEAD`.
     pub commit: Probe<String>,
     /// Whether any tracked file differs from HEAD (staged or not). Untracked files do not count: they rarely
@@ -60,13 +62,21 @@ pub(crate) const DIFF_PINS: [&str; 16] = [
     "--submodule=short",
 ];
 
-/// Reads the state of the repository containing `dir`.
+/// Reads the state of the repository containing `dir`, running no program the repository configures.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let g = provenance::git_info(dir.path());
+/// assert!(g.commit.reason().is_some()); // not a repository: a reason, not an error
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn git_info(dir: &Path) -> GitInfo {
     // One question first: is there a work tree at all? Otherwise each probe would fail in its own words (`git
     // diff` outside a repository talks about --no-index), and four more processes would be spawned for nothing.
     if let Err(f) = git(dir, &["rev-parse", "--show-toplevel"]) {
         let r = f.reason;
         return GitInfo {
+            dir: dir.display().to_string(),
             commit: Probe::unavailable(r.clone()),
             dirty: Probe::unavailable(r.clone()),
             modified: Probe::unavailable(r.clone()),
@@ -76,6 +86,15 @@ pub fn git_info(dir: &Path) -> GitInfo {
             diff_bytes: Probe::unavailable(r),
         };
     }
+    let quiet = isolation(dir);
+    let git = |dir: &Path, args: &[&str]| {
+        let all: Vec<&str> = quiet
+            .iter()
+            .map(String::as_str)
+            .chain(args.iter().copied())
+            .collect();
+        git(dir, &all)
+    };
     let commit = git(dir, &["rev-parse", "--verify", "HEAD"])
         .map(|o| o.text())
         .map_err(|f| f.reason);
@@ -143,6 +162,7 @@ pub fn git_info(dir: &Path) -> GitInfo {
         ),
     };
     GitInfo {
+        dir: dir.display().to_string(),
         commit: commit.into(),
         dirty,
         modified,
@@ -153,9 +173,63 @@ pub fn git_info(dir: &Path) -> GitInfo {
     }
 }
 
+/// Options that keep git from running any program the repository (or the user's configuration) names: a
+/// recorder must only read. Plain `git status` runs `core.fsmonitor` (a hook program), and `git status` and
+/// `git diff` run clean filters (`filter.<driver>.clean`/`.process`, e.g. Git LFS) on modified files; hooks
+/// are switched off too, though reading commands run none today. Each configured filter driver is emptied
+/// by name (git runs no program for an empty one) and made non-required, so a required filter does not fail
+/// the probe. The names are read with `git config`, which runs no program.
+///
+/// Not covered: a submodule's own filter drivers under names the superproject does not configure (the
+/// `-c` options reach submodules, but only by name).
+fn isolation(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = [
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    let drivers = git(dir, &["config", "-z", "--get-regexp", r"^filter\."])
+        .map(|o| filter_drivers(&o.stdout))
+        .unwrap_or_default();
+    for d in drivers {
+        for (key, value) in [
+            ("clean", ""),
+            ("smudge", ""),
+            ("process", ""),
+            ("required", "false"),
+        ] {
+            out.push("-c".to_owned());
+            out.push(format!("filter.{d}.{key}={value}"));
+        }
+    }
+    out
+}
+
+/// Driver names from `git config -z --get-regexp '^filter\.'` (`filter.<name>.<key>\n<value>\0` entries; the
+/// name may contain dots, the key does not).
+fn filter_drivers(out: &[u8]) -> Vec<String> {
+    let mut names: Vec<String> = out
+        .split(|&b| b == 0)
+        .filter_map(|e| {
+            let key = e.split(|&b| b == b'\n').next()?;
+            let key = std::str::from_utf8(key).ok()?;
+            let rest = key.strip_prefix("filter.")?;
+            let (name, _) = rest.rsplit_once('.')?;
+            Some(name.to_owned())
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 fn git(dir: &Path, args: &[&str]) -> Result<cmd::Output, cmd::Failure> {
     let mut c = Command::new("git");
-    c.arg("-C").arg(dir).args(args);
+    c.arg("--no-pager").arg("-C").arg(dir).args(args);
     // The question is "the repository at `dir`": variables a git hook or wrapper exported would silently point
     // git at another repository or index.
     for var in [
@@ -226,6 +300,12 @@ mod tests {
         let s = parse_status(out);
         assert_eq!(s.modified, vec!["src/a.rs", "new.rs", "added.rs"]);
         assert_eq!(s.untracked, 2);
+    }
+
+    #[test]
+    fn filter_driver_names_may_hold_dots() {
+        let out = b"filter.lfs.clean\ngit-lfs clean -- %f\0filter.lfs.process\ngit-lfs filter-process\0filter.a.b.smudge\ncat\0";
+        assert_eq!(filter_drivers(out), ["a.b", "lfs"]);
     }
 
     #[test]

@@ -13,7 +13,6 @@ use gpu_monitor::{
 };
 
 use crate::environment::{EnvClass, Environment};
-use crate::verdict::ThrottleEvidence;
 use crate::{Probe, Snapshot, procs};
 
 /// The monitor configuration a record uses unless told otherwise: the seed's 500 ms, and the GPUs a CUDA
@@ -83,9 +82,11 @@ impl Session {
         self.samples.load(Ordering::Relaxed)
     }
 
-    /// The summary; it exists even without a backend, and then says which backends were tried and why not.
-    pub fn stop(self) -> Summary {
-        self.monitor.stop().summary()
+    /// The summary (it exists even without a backend, and then says which backends were tried and why not),
+    /// and how much of the region the samples cover.
+    pub fn stop(self) -> (Summary, crate::coverage::Coverage) {
+        let capture = self.monitor.stop();
+        (capture.summary(), crate::coverage::of(&capture))
     }
 }
 
@@ -113,13 +114,19 @@ pub(crate) fn label(s: &Sample) -> String {
     s.index.to_string()
 }
 
-/// Sampled reasons or counted time below this share of the region do not raise `throttled`: a blip of a
-/// few milliseconds cannot move a mean over a run, and power-capping for one sample in a thousand is noise.
-pub const THROTTLE_MIN_FRACTION: f64 = 0.01;
-
-/// Violation-counter policies that lower clocks (the others count sync boost and low utilisation, which do not
-/// slow a busy GPU).
-pub const THROTTLE_POLICIES: [&str; 4] = ["power", "thermal", "board_limit", "reliability"];
+/// Per-GPU throttle evidence from the monitor's summary: what the `throttled` check judges.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ThrottleEvidence {
+    pub gpu: String,
+    /// Samples read.
+    pub samples: usize,
+    /// Samples in which each reason was set.
+    pub reason_samples: Vec<(String, usize)>,
+    /// Seconds covered by the violation counters, where the driver has them.
+    pub span_s: Option<f64>,
+    /// Seconds each violation-counter policy held the clocks down over that span.
+    pub policy_time_s: Vec<(String, f64)>,
+}
 
 pub(crate) fn throttle_evidence(during: &Summary) -> Result<Vec<ThrottleEvidence>, String> {
     if during.backend.is_none() {

@@ -29,36 +29,61 @@ pub struct HostInfo {
 }
 
 /// Reads the host's identity.
+///
+/// ```
+/// let h = provenance::host_info();
+/// assert!(h.cpu_count.value().is_some_and(|&n| n >= 1));
+/// ```
+///
+/// Linux files where they say more (`/etc/os-release`, `/proc/cpuinfo` on Arm), `uname` on Unix, and `sysinfo`
+/// where neither answers (macOS's product name and CPU brand, Windows), so the record says what it can
+/// anywhere.
 pub fn host_info() -> HostInfo {
     let uts = uname();
-    let os = os_release().or_else(|r| match &uts {
-        Ok(u) => Ok(u.sysname.clone()),
-        Err(_) => Err(r),
-    });
+    let os = os_release()
+        .or_else(|r| sysinfo::System::long_os_version().map_err(|e| format!("{r}; sysinfo: {e}")))
+        .or_else(|r| match &uts {
+            Ok(u) => Ok(u.sysname.clone()),
+            Err(_) => Err(r),
+        });
+    let from_uts =
+        |f: fn(&Uname) -> String, other: fn() -> Result<String, String>| -> Probe<String> {
+            match &uts {
+                Ok(u) => Probe::Value(f(u)),
+                Err(r) => other().map_err(|e| format!("{r}; sysinfo: {e}")).into(),
+            }
+        };
     HostInfo {
-        hostname: uts
-            .as_ref()
-            .map(|u| u.nodename.clone())
-            .map_err(Clone::clone)
-            .into(),
+        hostname: from_uts(
+            |u| u.nodename.clone(),
+            || sysinfo::System::host_name().map_err(|e| e.to_string()),
+        ),
         os: os.into(),
-        kernel: uts
-            .as_ref()
-            .map(|u| u.release.clone())
-            .map_err(Clone::clone)
+        kernel: from_uts(
+            |u| u.release.clone(),
+            || sysinfo::System::kernel_version().map_err(|e| e.to_string()),
+        ),
+        arch: from_uts(|u| u.machine.clone(), || Ok(sysinfo::System::cpu_arch())),
+        cpu_model: cpu_model(Path::new("/proc/cpuinfo"))
+            .or_else(|r| sysinfo_cpu_brand().map_err(|e| format!("{r}; sysinfo: {e}")))
             .into(),
-        arch: uts
-            .as_ref()
-            .map(|u| u.machine.clone())
-            .map_err(Clone::clone)
-            .into(),
-        cpu_model: cpu_model(Path::new("/proc/cpuinfo")).into(),
         cpu_count: online_cpus().into(),
         cpus_available: std::thread::available_parallelism()
             .map(|n| n.get())
             .map_err(|e| format!("available_parallelism: {e}"))
             .into(),
     }
+}
+
+/// The CPU brand string as sysinfo reads it (`machdep.cpu.brand_string` on macOS, the registry on Windows).
+fn sysinfo_cpu_brand() -> Result<String, String> {
+    let kind = sysinfo::RefreshKind::nothing().with_cpu(sysinfo::CpuRefreshKind::nothing());
+    let s = sysinfo::System::new_with_specifics(kind).map_err(|e| e.to_string())?;
+    s.cpus()
+        .first()
+        .map(|c| c.brand().trim().to_owned())
+        .filter(|b| !b.is_empty())
+        .ok_or_else(|| "no CPU brand".to_owned())
 }
 
 struct Uname {
@@ -179,13 +204,41 @@ pub struct LoadAvg {
     /// Over about fifteen minutes.
     #[serde(rename = "15m")]
     pub fifteen: f64,
-    /// Tasks runnable at the instant of reading.
-    pub runnable_now: u32,
+    /// Tasks runnable at the instant of reading (Linux's `/proc/loadavg` only).
+    pub runnable_now: Option<u32>,
 }
 
-/// Reads `/proc/loadavg`. On WSL it sees only the Linux VM, not Windows programs.
+/// Reads `/proc/loadavg`, else asks sysinfo (macOS, the BSDs). On WSL it sees only the Linux VM, not Windows
+/// programs. Windows has no load average: unavailable there.
+///
+/// ```
+/// if let Some(l) = provenance::loadavg().value() {
+///     assert!(l.one >= 0.0);
+/// }
+/// ```
 pub fn loadavg() -> Probe<LoadAvg> {
-    loadavg_from(Path::new("/proc/loadavg"))
+    match loadavg_from(Path::new("/proc/loadavg")) {
+        Probe::Value(l) => Probe::Value(l),
+        Probe::Unavailable(why) if cfg!(any(target_os = "linux", windows)) => {
+            Probe::Unavailable(why)
+        }
+        Probe::Unavailable(why) => match sysinfo::System::load_average() {
+            Ok(l)
+                if [l.one, l.five, l.fifteen]
+                    .iter()
+                    .all(|v| v.is_finite() && *v >= 0.0) =>
+            {
+                Probe::Value(LoadAvg {
+                    one: l.one,
+                    five: l.five,
+                    fifteen: l.fifteen,
+                    runnable_now: None,
+                })
+            }
+            Ok(_) => Probe::unavailable(format!("{why}; sysinfo: not a load average")),
+            Err(e) => Probe::unavailable(format!("{why}; sysinfo: {e}")),
+        },
+    }
 }
 
 pub(crate) fn loadavg_from(path: &Path) -> Probe<LoadAvg> {
@@ -219,7 +272,7 @@ fn parse_loadavg(text: &str) -> Option<LoadAvg> {
         one,
         five,
         fifteen,
-        runnable_now,
+        runnable_now: Some(runnable_now),
     })
 }
 
@@ -240,6 +293,12 @@ pub struct CpuFreq {
 }
 
 /// Reads the CPU frequency from cpufreq in sysfs, else from `/proc/cpuinfo`.
+///
+/// ```
+/// if let Some(f) = provenance::cpu_freq().value() {
+///     assert!(f.min_mhz <= f.mean_mhz && f.mean_mhz <= f.max_mhz);
+/// }
+/// ```
 pub fn cpu_freq() -> Probe<CpuFreq> {
     cpu_freq_from(
         Path::new("/sys/devices/system/cpu"),
@@ -314,9 +373,10 @@ fn stats(mhz: &[f64], source: &str) -> Option<CpuFreq> {
     let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     Some(CpuFreq {
-        min_mhz: min,
+        // All three to 0.1 MHz: a mean rounded alone could land above an unrounded max (2596.05 → 2596.1).
+        min_mhz: round1(min),
         mean_mhz: round1(mean),
-        max_mhz: max,
+        max_mhz: round1(max),
         cpus: v.len(),
         source: source.to_owned(),
     })
@@ -330,6 +390,10 @@ fn round1(x: f64) -> f64 {
 ///
 /// WSL's load average sees only the Linux VM; Windows programs competing for the cores show up only here. The
 /// read costs about two seconds of CPU, so it is taken before and after the timed region, never during it.
+///
+/// ```
+/// assert!(provenance::windows_cpu_percent(false).reason().is_some()); // not WSL: not read
+/// ```
 pub fn windows_cpu_percent(is_wsl: bool) -> Probe<f64> {
     if !is_wsl {
         return Probe::unavailable("not WSL");
@@ -370,7 +434,7 @@ mod tests {
                 one: 0.5,
                 five: 1.25,
                 fifteen: 2.0,
-                runnable_now: 3
+                runnable_now: Some(3)
             })
         );
         assert_eq!(parse_loadavg("nan 1 1 1/1 1"), None);
@@ -436,5 +500,12 @@ mod tests {
     #[test]
     fn windows_load_is_not_read_outside_wsl() {
         assert_eq!(windows_cpu_percent(false).reason(), Some("not WSL"));
+    }
+
+    #[test]
+    fn cpu_freq_mean_never_exceeds_its_max() {
+        // 2596.05 rounds to 2596.1 (ties away from zero in f64: 25960.5 → 25961); min and max must round too.
+        let f = stats(&[2596.05, 2596.05], "cpuinfo").expect("values");
+        assert!(f.min_mhz <= f.mean_mhz && f.mean_mhz <= f.max_mhz, "{f:?}");
     }
 }

@@ -1,28 +1,50 @@
 //! Provenance: the record of where a benchmark number came from.
 //!
-//! A benchmark links this crate, calls [`Provenance::start`] just before its timed region and
-//! [`Running::finish`] just after, and writes the returned [`Record`] beside its result. The record holds:
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("result.json");
+//! let model = "tiny-llm"; // load the model, warm up: not timed
+//! let tokens_per_s = provenance::Provenance::new()
+//!     .program(provenance::program!()) // name, version, profile, and this crate's git state
+//!     .field("model", model)?
+//!     .record(&path, || {
+//!         // ... the timed work ...
+//!         1234.5
+//!     })?; // wrote {"result": 1234.5, "provenance": {…}}; a Ctrl-C writes it too, marked interrupted
+//! # assert_eq!(tokens_per_s, 1234.5);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The record holds:
 //!
 //! - the static part, read once at start: UTC time, git commit / branch / dirty state / hash of the diff,
-//!   toolchain and versions, the command line, the identity of the GPUs in use, the host (CPU, OS, kernel,
-//!   hostname) and the environment class (bare metal, VM, container, WSL) with the signals that decided it;
+//!   toolchain and versions (CUDA toolkit, runtime and cuDNN with the file each was read from), the command
+//!   line, the identity of the GPUs in use, the host (CPU, OS, kernel, hostname) and the environment class
+//!   (bare metal, VM, container, WSL) with the signals that decided it;
 //! - `before` and `after`: a GPU sample, the load average, the CPU frequency and (on WSL) Windows' CPU load;
-//! - `during`: the [`gpu_monitor`] summary of the timed region (clocks, power, temperature, throttling);
-//! - a clean-run [`Verdict`]: flags such as throttling or a dirty tree, each with its evidence.
+//! - `during`: the [`gpu_monitor`] summary of the timed region (clocks, power, temperature, throttling), how much
+//!   of the region the monitor covered ([`Coverage`]), and the host's load and CPU busy % sampled over it;
+//! - a clean-run [`Verdict`]: flags such as throttling or a dirty tree, each with its evidence, and the checks
+//!   that could not be made, with the reason (a monitor that died mid-run leaves `throttled` unchecked);
+//! - what recording cost before and after the region (`recorder_s`).
+//!
+//! Entry points: [`record`] (one call), [`Provenance`] → [`Provenance::start`] → [`Running::finish`] (the
+//! builder, for a result written by the caller), [`bench`](mod@bench) (one record per criterion or divan benchmark),
+//! [`wrap`] (any program, from outside: `provenance run -- CMD`), [`diff`] (what changed between two records)
+//! and [`record_json`] (reading records of any version).
 //!
 //! Every probe is optional ([`Probe`]): a missing tool or driver gives `null` and a reason, never an error, so
-//! the same code records a laptop without a GPU and an H200 node. [`claim_output`] refuses an existing result
-//! file before any work is done, and results are written atomically. [`wrap`] gives any program (in any
-//! language) the same record from outside (`provenance run -- CMD`); [`diff`] explains what changed between two
-//! records; [`show`] prints one.
+//! the same code records a laptop without a GPU and an H200 node. Result files are claimed before the work
+//! ([`claim_output`]) and written atomically.
 //!
 //! What it is not: a profiler or a sampler (sampling is `gpu-monitor`'s), a statistics package (it does not
 //! judge the benchmark's own numbers), or a lock on the machine (it reports other GPU users, it does not stop
 //! them). The record describes conditions; whether a difference matters is the reader's call, helped by
 //! [`diff`].
 //!
+//! The builder, when the result file is the caller's:
+//!
 //! ```no_run
-//! # fn main() -> Result<(), provenance::Error> {
 //! #[derive(serde::Serialize)]
 //! struct BenchOutput<'a> {
 //!     tokens_per_s: f64,
@@ -36,26 +58,28 @@
 //! // ... timed region ...
 //! let record = prov.finish();
 //! out.write_json(&BenchOutput { tokens_per_s: 1234.5, provenance: &record })?;
-//! # Ok(())
-//! # }
+//! # Ok::<(), provenance::Error>(())
 //! ```
 //!
 //! (A typed result rather than `serde_json::json!`: that macro unwraps serialisation, and a record refuses NaN
 //! with an error.)
 #![deny(missing_docs)]
 
+pub mod bench;
 mod build_info;
 mod cmd;
+mod coverage;
+mod cuda;
 pub mod diff;
 mod environment;
-mod finite;
 mod git;
 mod gpu;
+mod harness;
 mod host;
-mod output;
+mod host_during;
 mod probe;
 mod procs;
-pub mod show;
+pub mod record_json;
 mod time;
 mod verdict;
 pub mod wrap;
@@ -68,22 +92,27 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 pub use build_info::{BuildInfo, LibraryBuild, ProgramBuild};
+pub use coverage::{Coverage, GpuCoverage, MIN_COVERAGE_FRACTION};
+pub use cuda::{CudaSearch, CudaVersions, FoundVersion};
 pub use environment::{EnvClass, Environment, Signal, detect_environment};
 pub use git::{GitInfo, MAX_LISTED, git_info};
-pub use gpu::{GpuBackend, THROTTLE_MIN_FRACTION, THROTTLE_POLICIES};
+pub use gpu::GpuBackend;
 pub use gpu_monitor;
+pub use harness::{Recorded, record};
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
-pub use output::{ClaimedOutput, claim_output, write_json_atomic};
+pub use host_during::{HostDuring, MinMax, Spread};
 pub use probe::Probe;
+pub use tool_io::Claim;
 pub use verdict::{
-    BUSY_UTIL_PERCENT, Check, Flag, THROTTLE_REASONS, Unchecked, Verdict, WINDOWS_BUSY_PERCENT,
+    BUSY_UTIL_PERCENT, Check, Flag, THROTTLE_MIN_FRACTION, THROTTLE_POLICIES, THROTTLE_REASONS,
+    Unchecked, Verdict, WINDOWS_BUSY_PERCENT,
 };
 
 /// Version of the record's layout. Raised when a key changes meaning or moves; adding a key does not raise it.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Top-level keys the record writes itself; user fields may not take them.
-pub const RESERVED_KEYS: [&str; 21] = [
+pub const RESERVED_KEYS: [&str; 22] = [
     "schema_version",
     "time_utc",
     "finished_utc",
@@ -101,6 +130,7 @@ pub const RESERVED_KEYS: [&str; 21] = [
     "during",
     "after",
     "monitored_s",
+    "recorder_s",
     "interrupted",
     "command",
     "verdict",
@@ -112,18 +142,10 @@ pub const RESERVED_KEYS: [&str; 21] = [
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The result file exists and overwriting was not asked for.
-    #[error("{path} already exists: pass a new output path, or overwrite to replace it")]
-    OutputExists {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The result path names a directory.
-    #[error("{path} is a directory, not a result file")]
-    OutputIsDirectory {
-        /// The path.
-        path: PathBuf,
-    },
+    /// The result file could not be claimed or written (it exists, another run holds its name, it is not a
+    /// regular file, a number in it is not finite, the disk is full, …).
+    #[error(transparent)]
+    Output(#[from] tool_io::Error),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -175,7 +197,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// Wrapping a command is not supported on this OS.
+    /// The call was malformed: no command to wrap, for instance.
+    #[error("{0}")]
+    Usage(String),
+    /// Wrapping a command is not possible here (a second wrapped command in one process, a signal handler the
+    /// OS refused).
     #[error("{0}")]
     Unsupported(String),
 }
@@ -198,8 +224,9 @@ impl Default for Provenance {
 }
 
 impl Provenance {
-    /// A record with no user fields, the default monitor configuration, git read from the current directory and
-    /// the command line of this process.
+    /// A record with no user fields, the default monitor configuration, git read from the current directory
+    /// (the program's crate directory once [`Provenance::program`] is given) and the command line of this
+    /// process.
     pub fn new() -> Self {
         Provenance {
             fields: BTreeMap::new(),
@@ -217,6 +244,20 @@ impl Provenance {
 
     /// Adds a user field, written at the top level of the record (e.g. `weights = "bf16"`). Fails if the
     /// name is one of the record's own keys, or if the value holds NaN or infinity.
+    ///
+    /// ```
+    /// use provenance::Provenance;
+    /// let p = Provenance::new()
+    ///     .program(provenance::program!())
+    ///     .field("weights", "bf16")?
+    ///     .interval_ms(100)
+    ///     .repo_dir(".")
+    ///     .command_line(vec!["bench".into(), "--batch".into(), "8".into()])
+    ///     .windows_load(false);
+    /// assert!(p.clone().field("git", 1).is_err()); // one of the record's own keys
+    /// assert!(p.field("tps", f64::NAN).is_err());
+    /// # Ok::<(), provenance::Error>(())
+    /// ```
     pub fn field(mut self, key: impl Into<String>, value: impl Serialize) -> Result<Self, Error> {
         insert_field(&mut self.fields, key.into(), value)?;
         Ok(self)
@@ -240,7 +281,8 @@ impl Provenance {
         self
     }
 
-    /// Where to read git state from (default: the current directory).
+    /// Where to read git state from (default: the program's own crate directory when it named itself with
+    /// [`program!`], else the current directory).
     pub fn repo_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.repo_dir = Some(dir.into());
         self
@@ -259,16 +301,29 @@ impl Provenance {
     }
 
     /// Reads the static part and the `before` snapshot, then starts the GPU monitor. Call it just before the
-    /// timed region: everything slow happens here, not inside the region.
+    /// timed region: everything slow happens here, not inside the region (its cost is in `recorder_s.start`).
+    ///
+    /// ```
+    /// let running = provenance::Provenance::new().interval_ms(100).start();
+    /// // ... the timed region ...
+    /// let record = running.finish();
+    /// assert!(record.monitored_s >= 0.0 && record.recorder_s.start > 0.0);
+    /// ```
     pub fn start(self) -> Running {
+        let began = Instant::now();
         let time_utc = time::iso_utc(SystemTime::now());
-        let repo = self.repo_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let repo = self
+            .repo_dir
+            .clone()
+            .or_else(|| self.program.value().and_then(|p| p.manifest_dir.clone()))
+            .unwrap_or_else(|| PathBuf::from("."));
         let git = git_info(&repo);
         let host = host_info();
         let environment = detect_environment();
         let is_wsl = self.windows_load && environment.class == EnvClass::Wsl;
         let (gpus, gpu_backend) = gpu::identities(&self.monitor);
         let before = snapshot(&self.monitor, is_wsl);
+        let host_sampler = host_during::HostSampler::start(self.monitor.interval_ms);
         let monitor = gpu::Session::start(self.monitor.clone());
         let static_part = Static {
             time_utc,
@@ -285,13 +340,41 @@ impl Provenance {
             static_part,
             before,
             monitor,
+            host_sampler,
             monitor_config: self.monitor,
             is_wsl,
             own_pids: BTreeSet::from([std::process::id()]),
             interrupted: None,
+            start_s: began.elapsed().as_secs_f64(),
             t0: Instant::now(),
         }
     }
+}
+
+/// Reserves a result file before any work is done (see [`tool_io::Claim`]): an existing file is refused
+/// unless `overwrite`, anything but a regular file always, and a second run claiming the same name fails at
+/// once instead of after its whole benchmark.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let out = provenance::claim_output(dir.path().join("result.json"), false)?;
+/// assert!(provenance::claim_output(out.path(), false).is_err()); // taken
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn claim_output(path: impl AsRef<Path>, overwrite: bool) -> Result<Claim, Error> {
+    Ok(Claim::new(path, overwrite)?)
+}
+
+/// Fails with [`Error::NonFinite`] naming the dotted path under `key` of the first NaN or infinity in `value`.
+fn check_finite<T: Serialize + ?Sized>(value: &T, key: &str) -> Result<(), Error> {
+    tool_io::check_finite(value).map_err(|e| Error::NonFinite {
+        path: match e.json_path.as_str() {
+            "$" => key.to_owned(),
+            p if p.starts_with('[') => format!("{key}{p}"),
+            p => format!("{key}.{p}"),
+        },
+        value: e.value,
+    })
 }
 
 fn insert_field(
@@ -302,7 +385,7 @@ fn insert_field(
     if RESERVED_KEYS.contains(&key.as_str()) {
         return Err(Error::ReservedField { name: key });
     }
-    finite::check_finite(&value, &key)?;
+    check_finite(&value, &key)?;
     let v = serde_json::to_value(value).map_err(|e| Error::Serialize {
         what: key.clone(),
         message: e.to_string(),
@@ -313,6 +396,14 @@ fn insert_field(
 
 /// Parses a `key=value` field argument. The value is read as JSON when it is valid JSON (`n=3`, `ok=true`,
 /// `tags=["a"]`) and kept as a string otherwise (`weights=bf16`); quote it to force a string (`v="3"`).
+///
+/// ```
+/// use serde_json::json;
+/// assert_eq!(provenance::parse_field("n=3")?, ("n".to_owned(), json!(3)));
+/// assert_eq!(provenance::parse_field("weights=bf16")?.1, json!("bf16"));
+/// assert!(provenance::parse_field("no-equals").is_err());
+/// # Ok::<(), provenance::Error>(())
+/// ```
 pub fn parse_field(arg: &str) -> Result<(String, Value), Error> {
     let (k, v) = arg
         .split_once('=')
@@ -344,10 +435,12 @@ pub struct Running {
     static_part: Static,
     before: Snapshot,
     monitor: gpu::Session,
+    host_sampler: host_during::HostSampler,
     monitor_config: gpu_monitor::MonitorConfig,
     is_wsl: bool,
     own_pids: BTreeSet<u32>,
     interrupted: Option<String>,
+    start_s: f64,
     t0: Instant,
 }
 
@@ -361,6 +454,16 @@ impl std::fmt::Debug for Running {
 
 impl Running {
     /// Adds a user field known only during or after the run (the benchmark's own result, for instance).
+    ///
+    /// ```
+    /// let mut running = provenance::Provenance::new().start();
+    /// running.field("tokens_per_s", 1234.5)?;
+    /// running.mark_interrupted("the user's own stop button");
+    /// let record = running.finish();
+    /// assert!(record.interrupted && record.verdict.has(provenance::Check::Interrupted));
+    /// assert_eq!(record.fields["tokens_per_s"], 1234.5);
+    /// # Ok::<(), provenance::Error>(())
+    /// ```
     pub fn field(&mut self, key: impl Into<String>, value: impl Serialize) -> Result<(), Error> {
         insert_field(&mut self.static_part.fields, key.into(), value)
     }
@@ -392,8 +495,10 @@ impl Running {
 
     /// Stops the monitor, reads the `after` snapshot and judges the run. Call it just after the timed region.
     pub fn finish(mut self) -> Record {
-        let monitored_s = round_ms(self.t0.elapsed().as_secs_f64());
-        let during = self.monitor.stop();
+        let ended = Instant::now();
+        let monitored_s = round_ms(ended.duration_since(self.t0).as_secs_f64());
+        let (during, coverage) = self.monitor.stop();
+        let host_during = self.host_sampler.stop();
         // After the stop, so the walk of /proc is not inside the monitored region; our processes are still alive.
         self.own_pids
             .extend(procs::tree_of(&self.own_pids, Path::new("/proc")));
@@ -419,20 +524,29 @@ impl Running {
             environment: s.environment,
             before: self.before,
             during,
+            coverage,
+            host_during,
             after,
             monitored_s,
+            recorder_s: RecorderCost {
+                start: round_ms(self.start_s),
+                finish: 0.0,
+            },
             interrupted: self.interrupted.is_some(),
             command: None,
             verdict: Verdict::default(),
             fields: s.fields,
         };
-        record.verdict = judge(&record, self.interrupted.as_deref(), &self.own_pids);
+        record.verdict = verdict::judge(&record, self.interrupted.as_deref(), &self.own_pids);
+        record.recorder_s.finish = round_ms(ended.elapsed().as_secs_f64());
         record
     }
 }
 
 fn round_ms(s: f64) -> f64 {
-    (s * 1000.0).round() / 1000.0
+    let r = (s * 1000.0).round() / 1000.0;
+    // -0.0 is written as 0.
+    if r == 0.0 { 0.0 } else { r }
 }
 
 /// Host and GPU state at one instant, before or after the timed region.
@@ -469,6 +583,16 @@ fn snapshot(config: &gpu_monitor::MonitorConfig, is_wsl: bool) -> Snapshot {
         cpu_freq: cpu_freq(),
         windows_cpu_percent: windows_cpu_percent(is_wsl),
     }
+}
+
+/// What recording cost outside the timed region: the work a benchmark waits for before and after it, MEASURED
+/// on the host's monotonic clock.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecorderCost {
+    /// [`Provenance::start`]: git, host, GPU identity, the `before` snapshot and starting the monitor, s.
+    pub start: f64,
+    /// [`Running::finish`]: stopping the monitor, the `after` snapshot and the verdict, s.
+    pub finish: f64,
 }
 
 /// What the wrapper knows about the command it ran.
@@ -526,10 +650,17 @@ pub struct Record {
     /// The GPU monitor's summary of the timed region. Present even without a GPU: it then has no samples and
     /// says which backends were tried and why each was unavailable.
     pub during: gpu_monitor::Summary,
+    /// How much of the timed region the monitor's samples cover (written as `during.region_coverage`).
+    pub coverage: Coverage,
+    /// The host's load and CPU busy % over the timed region (written as `during.host`, and the load's range
+    /// as `during.wsl_loadavg_1m`).
+    pub host_during: HostDuring,
     /// State just after the timed region.
     pub after: Snapshot,
     /// Length of the timed region, seconds (host monotonic clock).
     pub monitored_s: f64,
+    /// What recording cost before and after the timed region.
+    pub recorder_s: RecorderCost,
     /// Whether the run was interrupted.
     pub interrupted: bool,
     /// The wrapped command, when the record was made by [`wrap`].
@@ -548,6 +679,10 @@ impl Record {
         let mut reasons = BTreeMap::new();
         let mut put = |key: &str, value: &dyn erased::Ser| -> Result<(), Error> {
             let mut v = value.to_checked_value(key)?;
+            no_negative_zero(&mut v);
+            if key == "before" || key == "after" {
+                one_shot_without_monitor_time(&mut v);
+            }
             probe::lift_reasons(&mut v, key, &mut reasons);
             out.push((key.to_owned(), v));
             Ok(())
@@ -573,9 +708,10 @@ impl Record {
         put("host", &self.host)?;
         put("environment", &self.environment)?;
         put("before", &self.before)?;
-        put("during", &self.during)?;
+        put("during", &self.during_value()?)?;
         put("after", &self.after)?;
         put("monitored_s", &self.monitored_s)?;
+        put("recorder_s", &self.recorder_s)?;
         put("interrupted", &self.interrupted)?;
         put("command", &self.command)?;
         put("verdict", &self.verdict)?;
@@ -587,7 +723,46 @@ impl Record {
         Ok(out)
     }
 
+    /// `during`: the monitor's summary with what this crate measured over the same region beside it.
+    fn during_value(&self) -> Result<Value, Error> {
+        use erased::Ser;
+        let mut during = self.during.to_checked_value("during")?;
+        if let Value::Object(m) = &mut during {
+            m.insert(
+                "region_coverage".to_owned(),
+                self.coverage.to_checked_value("during.region_coverage")?,
+            );
+            m.insert(
+                "host".to_owned(),
+                self.host_during.to_checked_value("during.host")?,
+            );
+            m.insert(
+                "wsl_loadavg_1m".to_owned(),
+                self.host_during
+                    .wsl_loadavg_1m()
+                    .to_checked_value("during.wsl_loadavg_1m")?,
+            );
+        }
+        Ok(during)
+    }
+
+    /// Fails as writing would: NaN or infinity, a user field under a reserved key.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        self.entries().map(drop)
+    }
+
     /// The record as a JSON object (keys sorted, as `serde_json::Value` keeps them).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir()?;
+    /// let out = provenance::claim_output(dir.path().join("r.json"), false)?;
+    /// let record = provenance::Provenance::new().start().finish();
+    /// let v = record.to_value()?;
+    /// assert_eq!(v["schema_version"], provenance::SCHEMA_VERSION);
+    /// assert!(record.to_json_pretty()?.starts_with("{"));
+    /// record.write(&out)?; // atomically, refusing NaN
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn to_value(&self) -> Result<Value, Error> {
         Ok(Value::Object(
             self.entries()?.into_iter().collect::<Map<String, Value>>(),
@@ -604,10 +779,10 @@ impl Record {
     }
 
     /// Writes the record alone to a claimed output.
-    pub fn write(&self, out: &ClaimedOutput) -> Result<(), Error> {
+    pub fn write(&self, out: &Claim) -> Result<(), Error> {
         // Checked here first for a typed error; serialising inside the writer would only carry its text.
         self.entries()?;
-        out.write_json(self)
+        Ok(out.write_json(self)?)
     }
 
     /// Attaches what the wrapper knows about the command it ran, and judges its end: a non-zero exit or a
@@ -630,6 +805,35 @@ impl Serialize for Record {
     }
 }
 
+/// Writes `-0.0` as `0.0`: a reading rounded to zero from below is zero, and a reader comparing values as
+/// text (or a `diff` of two records) must not see two zeros.
+fn no_negative_zero(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.as_f64().is_some_and(|x| x == 0.0 && x.is_sign_negative()) => {
+            *v = Value::from(0.0);
+        }
+        Value::Array(a) => a.iter_mut().for_each(no_negative_zero),
+        Value::Object(m) => m.values_mut().for_each(no_negative_zero),
+        _ => {}
+    }
+}
+
+/// Drops `t_s` from the one-shot GPU readings of `before` and `after`: it counts seconds since a monitor
+/// started, and a one-shot reading has no monitor; the snapshot's `time_utc` says when it was taken.
+fn one_shot_without_monitor_time(snapshot: &mut Value) {
+    let Some(m) = snapshot.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(g)) = m.get_mut("gpu") {
+        g.remove("t_s");
+    }
+    if let Some(Value::Array(gs)) = m.get_mut("gpus") {
+        for g in gs.iter_mut().filter_map(Value::as_object_mut) {
+            g.remove("t_s");
+        }
+    }
+}
+
 /// Object-safe "serialise me into a checked JSON value", so `entries` can take fields of different types.
 mod erased {
     use super::*;
@@ -640,146 +844,11 @@ mod erased {
 
     impl<T: Serialize> Ser for T {
         fn to_checked_value(&self, key: &str) -> Result<Value, Error> {
-            finite::check_finite(self, key)?;
+            check_finite(self, key)?;
             serde_json::to_value(self).map_err(|e| Error::Serialize {
                 what: key.to_owned(),
                 message: e.to_string(),
             })
         }
-    }
-}
-
-fn judge(r: &Record, interrupted: Option<&str>, own_pids: &BTreeSet<u32>) -> Verdict {
-    use verdict::VerdictBuilder;
-    let mut v = VerdictBuilder::default();
-
-    v.check(
-        Check::Interrupted,
-        Ok(interrupted.map(|why| format!("interrupted by {why}"))),
-    );
-
-    // Known only to a wrapper, which attaches it after `finish` (see `Record::set_command`); judged here too so
-    // that a record re-judged with its command keeps the flag.
-    v.check(
-        Check::CommandFailed,
-        Ok(r.command.as_ref().and_then(verdict::command_check)),
-    );
-
-    v.check(
-        Check::DirtyTree,
-        match (&r.git.dirty, &r.git.modified) {
-            (Probe::Value(true), modified) => {
-                let files = modified.value().map(|m| m.join(", ")).unwrap_or_default();
-                let hash = r
-                    .git
-                    .diff_sha256
-                    .value()
-                    .map(|h| format!(" (diff sha256 {h})"))
-                    .unwrap_or_default();
-                Ok(Some(format!(
-                    "tracked files differ from {}: {files}{hash}",
-                    short_commit(&r.git)
-                )))
-            }
-            (Probe::Value(false), _) => Ok(None),
-            (Probe::Unavailable(why), _) => Err(why.clone()),
-        },
-    );
-
-    v.check(
-        Check::Throttled,
-        gpu::throttle_evidence(&r.during).map(|e| verdict::throttle_check(&e)),
-    );
-
-    v.check(
-        Check::OtherGpuProcesses,
-        gpu::other_processes(&r.before, &r.during, &r.after, own_pids, &r.environment),
-    );
-
-    v.check(
-        Check::GpuBusyBeforeStart,
-        match &r.before.gpus {
-            Probe::Value(samples) => {
-                // A GPU whose only contexts are ours is busy with our own warm-up (a library caller starts the
-                // record after loading its model); only work that may be someone else's counts.
-                let ours_only = |s: &gpu_monitor::Sample| {
-                    s.processes.as_ref().is_some_and(|ps| {
-                        !ps.is_empty() && ps.iter().all(|p| own_pids.contains(&p.pid))
-                    })
-                };
-                let utils: Vec<(String, f64)> = samples
-                    .iter()
-                    .filter(|s| !ours_only(s))
-                    .filter_map(|s| Some((gpu::label(s), s.utilization_gpu?)))
-                    .collect();
-                if utils.is_empty() && samples.iter().any(|s| !ours_only(s)) {
-                    Err("the before sample has no utilisation reading".to_owned())
-                } else {
-                    Ok(verdict::busy_check(&utils))
-                }
-            }
-            Probe::Unavailable(why) => Err(why.clone()),
-        },
-    );
-
-    v.check(Check::HostLoadAboveCores, {
-        let loads: Vec<(&str, f64)> = [("before", &r.before.loadavg), ("after", &r.after.loadavg)]
-            .into_iter()
-            .filter_map(|(when, l)| Some((when, l.value()?.one)))
-            .collect();
-        match (&r.cpu_count, loads.is_empty()) {
-            (Probe::Value(n), false) => Ok(verdict::load_check(&loads, *n)),
-            (Probe::Unavailable(why), _) => Err(format!("CPU count unknown: {why}")),
-            (_, true) => Err(r
-                .before
-                .loadavg
-                .reason()
-                .unwrap_or("no load average")
-                .to_owned()),
-        }
-    });
-
-    if r.environment.class == EnvClass::Wsl {
-        let loads: Vec<(&str, f64)> = [
-            ("before", &r.before.windows_cpu_percent),
-            ("after", &r.after.windows_cpu_percent),
-        ]
-        .into_iter()
-        .filter_map(|(when, l)| Some((when, *l.value()?)))
-        .collect();
-        v.check(
-            Check::WindowsCpuBusy,
-            if loads.is_empty() {
-                Err(r
-                    .before
-                    .windows_cpu_percent
-                    .reason()
-                    .unwrap_or("no reading")
-                    .to_owned())
-            } else {
-                Ok(verdict::windows_check(&loads))
-            },
-        );
-    }
-
-    v.check(
-        Check::DebugBuild,
-        match &r.build.program {
-            Probe::Value(p) if p.debug_assertions => Ok(Some(format!(
-                "{} {} was built with debug assertions (not --release)",
-                p.name, p.version
-            ))),
-            Probe::Value(_) => Ok(None),
-            Probe::Unavailable(why) => Err(why.clone()),
-        },
-    );
-
-    v.build()
-}
-
-fn short_commit(g: &GitInfo) -> String {
-    match g.commit.value() {
-        Some(c) => c.chars().take(12).collect(),
-        None => "HEAD".to_owned(),
     }
 }

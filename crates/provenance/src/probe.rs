@@ -16,6 +16,13 @@ pub(crate) const UNAVAILABLE_MARKER: &str = "__provenance_unavailable__";
 /// written as `null`, and its reason is listed under the record's `unavailable` key, at the dotted path of the
 /// field (`"git.commit": "not a git repository …"`). Serialised on its own, outside a record, it is the object
 /// `{"__provenance_unavailable__": reason}`.
+///
+/// ```
+/// use provenance::Probe;
+/// let p: Probe<u32> = Probe::unavailable("no driver");
+/// assert_eq!(p.reason(), Some("no driver"));
+/// assert_eq!(Probe::Value(2).map(|x| x * 2).value(), Some(&4));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Probe<T> {
     /// The probe worked.

@@ -4,7 +4,13 @@
 //! under `unchecked` with the reason, so that "no flags" is never mistaken for "checked and fine".
 
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::fmt;
+
+use crate::environment::EnvClass;
+use crate::git::GitInfo;
+use crate::gpu::{self, ThrottleEvidence};
+use crate::{Probe, Record};
 
 /// GPU utilisation (%) at or above which a GPU counts as busy (the seed's `BUSY_UTIL`; the same threshold
 /// gpu-monitor uses for the SM clock while busy).
@@ -105,6 +111,12 @@ pub struct Verdict {
 
 impl Verdict {
     /// Whether `check` raised a flag.
+    ///
+    /// ```
+    /// use provenance::{Check, Verdict};
+    /// assert!(!Verdict::default().has(Check::Throttled));
+    /// assert_eq!(Check::DirtyTree.name(), "dirty_tree");
+    /// ```
     pub fn has(&self, check: Check) -> bool {
         self.flags.iter().any(|f| f.flag == check)
     }
@@ -158,25 +170,19 @@ impl VerdictBuilder {
     }
 }
 
-/// Per-GPU throttle evidence from the monitor's summary.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ThrottleEvidence {
-    pub gpu: String,
-    /// Samples read.
-    pub samples: usize,
-    /// Samples in which each reason was set.
-    pub reason_samples: Vec<(String, usize)>,
-    /// Seconds covered by the violation counters, where the driver has them.
-    pub span_s: Option<f64>,
-    /// Seconds each clock-lowering policy held the clocks down over that span.
-    pub policy_time_s: Vec<(String, f64)>,
-}
+/// Sampled reasons or counted time below this share of the region do not raise `throttled`: a blip of a
+/// few milliseconds cannot move a mean over a run, and power-capping for one sample in a thousand is noise.
+pub const THROTTLE_MIN_FRACTION: f64 = 0.01;
 
-/// Raises `throttled` when a clock-lowering reason was set in at least [`crate::gpu::THROTTLE_MIN_FRACTION`] of
+/// Violation-counter policies that lower clocks (the others count sync boost and low utilisation, which do not
+/// slow a busy GPU).
+pub const THROTTLE_POLICIES: [&str; 4] = ["power", "thermal", "board_limit", "reliability"];
+
+/// Raises `throttled` when a clock-lowering reason was set in at least [`THROTTLE_MIN_FRACTION`] of
 /// a GPU's samples, or a violation counter grew by at least that share of the region. Counters catch throttling
 /// shorter than the sampling interval, which the sampled bits miss.
 pub(crate) fn throttle_check(gpus: &[ThrottleEvidence]) -> Option<String> {
-    let min = crate::gpu::THROTTLE_MIN_FRACTION;
+    let min = THROTTLE_MIN_FRACTION;
     let mut parts = Vec::new();
     for g in gpus {
         let mut reasons: Vec<String> = Vec::new();
@@ -190,7 +196,7 @@ pub(crate) fn throttle_check(gpus: &[ThrottleEvidence]) -> Option<String> {
         }
         if let Some(span) = g.span_s.filter(|s| *s > 0.0) {
             for (policy, t) in &g.policy_time_s {
-                if crate::gpu::THROTTLE_POLICIES.contains(&policy.as_str()) && *t >= min * span {
+                if THROTTLE_POLICIES.contains(&policy.as_str()) && *t >= min * span {
                     reasons.push(format!(
                         "{policy} limit held clocks down {t:.3} s of {span:.3} s"
                     ));
@@ -249,6 +255,158 @@ pub(crate) fn command_check(c: &crate::CommandRun) -> Option<String> {
             "`{program}` ended with neither an exit code nor a signal (wrapper status {})",
             c.wrapper_exit_code
         )),
+    }
+}
+
+/// Judges a finished record: every check, with its evidence or the reason it could not be made.
+pub(crate) fn judge(r: &Record, interrupted: Option<&str>, own_pids: &BTreeSet<u32>) -> Verdict {
+    let mut v = VerdictBuilder::default();
+
+    v.check(
+        Check::Interrupted,
+        Ok(interrupted.map(|why| format!("interrupted by {why}"))),
+    );
+
+    // Known only to a wrapper, which attaches it after `finish` (see `Record::set_command`); judged here too so
+    // that a record re-judged with its command keeps the flag.
+    v.check(
+        Check::CommandFailed,
+        Ok(r.command.as_ref().and_then(command_check)),
+    );
+
+    v.check(
+        Check::DirtyTree,
+        match (&r.git.dirty, &r.git.modified) {
+            (Probe::Value(true), modified) => {
+                let files = modified.value().map(|m| m.join(", ")).unwrap_or_default();
+                let hash = r
+                    .git
+                    .diff_sha256
+                    .value()
+                    .map(|h| format!(" (diff sha256 {h})"))
+                    .unwrap_or_default();
+                Ok(Some(format!(
+                    "tracked files differ from {}: {files}{hash}",
+                    short_commit(&r.git)
+                )))
+            }
+            (Probe::Value(false), _) => Ok(None),
+            (Probe::Unavailable(why), _) => Err(why.clone()),
+        },
+    );
+
+    // Checks that read the monitor's samples: evidence in the watched part still raises the flag, but "nothing
+    // found" in a region the monitor did not watch enough is no finding (see `coverage`).
+    let gate = |outcome: Result<Option<String>, String>| match (outcome, r.coverage.insufficient())
+    {
+        (Ok(None), Some(why)) => Err(why.to_owned()),
+        (outcome, _) => outcome,
+    };
+    v.check(
+        Check::Throttled,
+        gate(gpu::throttle_evidence(&r.during).map(|e| throttle_check(&e))),
+    );
+
+    let processes = gpu::other_processes(&r.before, &r.during, &r.after, own_pids, &r.environment);
+    v.check(
+        Check::OtherGpuProcesses,
+        if r.during.backend == Some(gpu_monitor::BackendKind::Nvml) {
+            gate(processes)
+        } else {
+            // Only NVML lists processes during the run; the others' lists come from before and after alone.
+            processes
+        },
+    );
+
+    v.check(
+        Check::GpuBusyBeforeStart,
+        match &r.before.gpus {
+            Probe::Value(samples) => {
+                // A GPU whose only contexts are ours is busy with our own warm-up (a library caller starts the
+                // record after loading its model); only work that may be someone else's counts.
+                let ours_only = |s: &gpu_monitor::Sample| {
+                    s.processes.as_ref().is_some_and(|ps| {
+                        !ps.is_empty() && ps.iter().all(|p| own_pids.contains(&p.pid))
+                    })
+                };
+                let utils: Vec<(String, f64)> = samples
+                    .iter()
+                    .filter(|s| !ours_only(s))
+                    .filter_map(|s| Some((gpu::label(s), s.utilization_gpu?)))
+                    .collect();
+                if utils.is_empty() && samples.iter().any(|s| !ours_only(s)) {
+                    Err("the before sample has no utilisation reading".to_owned())
+                } else {
+                    Ok(busy_check(&utils))
+                }
+            }
+            Probe::Unavailable(why) => Err(why.clone()),
+        },
+    );
+
+    v.check(Check::HostLoadAboveCores, {
+        let mut loads: Vec<(&str, f64)> =
+            [("before", &r.before.loadavg), ("after", &r.after.loadavg)]
+                .into_iter()
+                .filter_map(|(when, l)| Some((when, l.value()?.one)))
+                .collect();
+        if let Some(d) = r.host_during.loadavg_1m.value() {
+            loads.push(("at its highest during the run", d.max));
+        }
+        match (&r.cpu_count, loads.is_empty()) {
+            (Probe::Value(n), false) => Ok(load_check(&loads, *n)),
+            (Probe::Unavailable(why), _) => Err(format!("CPU count unknown: {why}")),
+            (_, true) => Err(r
+                .before
+                .loadavg
+                .reason()
+                .unwrap_or("no load average")
+                .to_owned()),
+        }
+    });
+
+    if r.environment.class == EnvClass::Wsl {
+        let loads: Vec<(&str, f64)> = [
+            ("before", &r.before.windows_cpu_percent),
+            ("after", &r.after.windows_cpu_percent),
+        ]
+        .into_iter()
+        .filter_map(|(when, l)| Some((when, *l.value()?)))
+        .collect();
+        v.check(
+            Check::WindowsCpuBusy,
+            if loads.is_empty() {
+                Err(r
+                    .before
+                    .windows_cpu_percent
+                    .reason()
+                    .unwrap_or("no reading")
+                    .to_owned())
+            } else {
+                Ok(windows_check(&loads))
+            },
+        );
+    }
+
+    v.check(
+        Check::DebugBuild,
+        match &r.build.program {
+            Probe::Value(p) if p.debug_assertions => Ok(Some(format!(
+                "{} {} was built with debug assertions (not --release)",
+                p.name, p.version
+            ))),
+            Probe::Value(_) => Ok(None),
+            Probe::Unavailable(why) => Err(why.clone()),
+        },
+    );
+
+    v.build()
+}
+
+fn short_commit(g: &GitInfo) -> String {
+    match g.commit.value() {
+        Some(c) => c.chars().take(12).collect(),
+        None => "HEAD".to_owned(),
     }
 }
 

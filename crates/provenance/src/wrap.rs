@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime};
 
 use gpu_monitor::runner::{self, Runner};
 
-use crate::{ClaimedOutput, CommandRun, Error, Probe, Provenance, Record, claim_output};
+use crate::{Claim, CommandRun, Error, Probe, Provenance, Record, claim_output};
 
 /// What to run and where to write the record.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +43,8 @@ pub struct WrapOptions {
     pub backend: Option<gpu_monitor::BackendChoice>,
     /// The GPUs in use; when absent, those `CUDA_VISIBLE_DEVICES` names (all when it is unset).
     pub gpus: Option<gpu_monitor::GpuSelection>,
+    /// The repository whose git state is recorded; the current directory when absent.
+    pub repo_dir: Option<PathBuf>,
 }
 
 /// The outcome of a wrapped run.
@@ -60,17 +62,20 @@ pub struct WrapOutcome {
 }
 
 /// The default record name for a run started at `t`.
+///
+/// ```
+/// let p = provenance::wrap::default_out(std::time::UNIX_EPOCH);
+/// assert_eq!(p, std::path::Path::new("provenance-19700101T000000Z.json"));
+/// ```
 pub fn default_out(t: SystemTime) -> PathBuf {
     PathBuf::from(format!("provenance-{}.json", crate::time::compact_utc(t)))
 }
 
 /// Checks the options and claims the output file. Separate from [`run`] so that a caller can report a bad
 /// output path before printing anything else.
-pub fn prepare(opts: &WrapOptions) -> Result<ClaimedOutput, Error> {
+pub fn prepare(opts: &WrapOptions) -> Result<Claim, Error> {
     if opts.command.is_empty() {
-        return Err(Error::Unsupported(
-            "no command given: provenance run [OPTIONS] -- CMD ARGS…".to_owned(),
-        ));
+        return Err(Error::Usage("no command given".to_owned()));
     }
     let out = opts
         .out
@@ -81,11 +86,20 @@ pub fn prepare(opts: &WrapOptions) -> Result<ClaimedOutput, Error> {
 
 /// Runs the command under a provenance record and writes the record to `out`.
 ///
+/// ```no_run
+/// use provenance::wrap::{WrapOptions, prepare, run};
+/// let opts = WrapOptions { command: vec!["./bench".into()], ..WrapOptions::default() };
+/// let out = prepare(&opts)?; // the name is reserved before the command starts
+/// let outcome = run(opts, &out)?;
+/// std::process::exit(outcome.exit_code);
+/// # Ok::<(), provenance::Error>(())
+/// ```
+///
 /// Fails only when the command cannot be started (nothing ran; no record is written). The command failing is an
 /// outcome, and so is a record that could not be written ([`WrapOutcome::written`]).
-pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error> {
+pub fn run(opts: WrapOptions, out: &Claim) -> Result<WrapOutcome, Error> {
     let Some(program) = opts.command.first() else {
-        return Err(Error::Unsupported("no command given".to_owned()));
+        return Err(Error::Usage("no command given".to_owned()));
     };
     let argv: Vec<String> = opts
         .command
@@ -102,6 +116,9 @@ pub fn run(opts: WrapOptions, out: &ClaimedOutput) -> Result<WrapOutcome, Error>
     }
     if let Some(ms) = opts.interval_ms {
         prov = prov.interval_ms(ms);
+    }
+    if let Some(dir) = opts.repo_dir.clone() {
+        prov = prov.repo_dir(dir);
     }
     for (k, v) in opts.fields.iter() {
         prov = prov.field(k.clone(), v)?;

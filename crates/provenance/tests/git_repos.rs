@@ -1,5 +1,7 @@
 //! Git state in real temporary repositories: clean, dirty tracked files, untracked files only, no repository,
 //! a detached HEAD and a repository without commits.
+// Helpers outside #[test] functions panic on failure too; clippy.toml's test allowance covers only the tests.
+#![allow(clippy::expect_used)]
 
 mod common;
 
@@ -180,4 +182,51 @@ fn the_verdict_flags_a_dirty_tree_with_the_files_and_passes_a_clean_one() {
     assert!(flag.evidence.contains("diff sha256"), "{}", flag.evidence);
     let v = dirty.to_value().expect("serialises");
     assert_eq!(v["git"]["dirty"], true);
+}
+
+#[test]
+fn reading_git_state_runs_no_program_the_repository_configures() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let (home, dir) = repo(t.path());
+    let marker = |name: &str| t.path().join(name);
+    let hook = |name: &str| format!("sh -c 'touch {}; cat'", marker(name).display());
+    // An fsmonitor hook and a required clean/smudge filter on every file, as Git LFS or a hostile repository
+    // would configure them.
+    git(
+        &home,
+        &dir,
+        &["config", "core.fsmonitor", &hook("fsmonitor-ran")],
+    );
+    git(
+        &home,
+        &dir,
+        &["config", "filter.mark.clean", &hook("clean-ran")],
+    );
+    git(
+        &home,
+        &dir,
+        &["config", "filter.mark.smudge", &hook("smudge-ran")],
+    );
+    git(&home, &dir, &["config", "filter.mark.required", "true"]);
+    fs::write(dir.join(".git/info/attributes"), "* filter=mark\n").expect("attributes");
+    fs::write(dir.join("a.txt"), "alpha changed\n").expect("write");
+
+    // Plain git runs them: the test would see it if the recorder did.
+    git_out(&home, &dir, &["status", "--porcelain"]);
+    git_out(&home, &dir, &["diff", "HEAD"]);
+    assert!(marker("fsmonitor-ran").exists() && marker("clean-ran").exists());
+    for m in ["fsmonitor-ran", "clean-ran", "smudge-ran"] {
+        let _ = fs::remove_file(marker(m));
+    }
+
+    let g = git_info(&dir);
+    for m in ["fsmonitor-ran", "clean-ran", "smudge-ran"] {
+        assert!(
+            !marker(m).exists(),
+            "{m}: git_info ran a configured program"
+        );
+    }
+    assert_eq!(g.dirty, Probe::Value(true));
+    assert_eq!(g.modified, Probe::Value(vec!["a.txt".to_owned()]));
+    assert!(g.diff_sha256.value().is_some(), "{:?}", g.diff_sha256);
 }

@@ -1,5 +1,7 @@
 //! Whole records: GPU data through a fake `nvidia-smi`, seed-compatible keys, unavailable probes, NaN refusal,
 //! user fields.
+// Helpers outside #[test] functions panic on failure too; clippy.toml's test allowance covers only the tests.
+#![allow(clippy::expect_used)]
 
 mod common;
 
@@ -25,9 +27,13 @@ fn wait_for_samples(running: &Running, n: usize) {
 fn record_with(line: &str) -> Record {
     let t = tempfile::tempdir().expect("tempdir");
     let smi = fake_nvidia_smi(t.path(), "nvidia-smi", line);
+    // 200 ms: a gap allowance of 400 ms absorbs a slow start of the fake on a loaded machine, so the region
+    // counts as watched (see `provenance::MIN_COVERAGE_FRACTION`); the fake itself prints every 50 ms.
+    let mut config = smi_config(smi);
+    config.interval_ms = 200;
     let running = Provenance::new()
         .repo_dir(t.path())
-        .monitor_config(smi_config(smi))
+        .monitor_config(config)
         .field("weights", "bf16")
         .expect("field")
         .start();
@@ -41,6 +47,13 @@ fn a_busy_power_capped_gpu_is_recorded_and_flagged() {
     assert_eq!(r.gpu_name.value().map(String::as_str), Some("NVIDIA H200"));
     assert_eq!(r.driver.value().map(String::as_str), Some("550.54.15"));
     let v = r.to_value().expect("serialises");
+    // A one-shot reading has no monitor clock: no `t_s` in `before`/`after`; the streamed samples keep theirs.
+    assert!(
+        v["before"]["gpu"].get("t_s").is_none(),
+        "{}",
+        v["before"]["gpu"]
+    );
+    assert!(v["after"]["gpus"][0].get("t_s").is_none());
     assert_eq!(v["gpus"][0]["uuid"], "GPU-test-0000");
     assert_eq!(v["gpus"][0]["cuda_driver_version"], "12.4");
     assert_eq!(v["gpus"][0]["power_limit_w"], 700.0);
@@ -164,6 +177,17 @@ fn the_record_keeps_the_seed_keys_and_adds_a_schema_version() {
         assert!(v["git"].get(key).is_some(), "git.{key} missing");
     }
     assert_eq!(v["schema_version"], provenance::SCHEMA_VERSION);
+    #[cfg(target_os = "linux")]
+    {
+        // The Python tool's `during.wsl_loadavg_1m {min, max}`, from the host sampled during the region.
+        let w = &v["during"]["wsl_loadavg_1m"];
+        let (min, max) = (
+            w["min"].as_f64().expect("min"),
+            w["max"].as_f64().expect("max"),
+        );
+        assert!(min <= max, "{w}");
+        assert_eq!(v["during"]["host"]["loadavg_1m"]["max"].as_f64(), Some(max));
+    }
     assert_eq!(
         v["weights"], "fp32 + bf16 autocast",
         "user fields sit at the top level"
@@ -222,6 +246,25 @@ fn reserved_and_non_finite_fields_are_refused() {
 }
 
 #[test]
+fn negative_zero_is_written_as_zero() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let r = Provenance::new()
+        .repo_dir(t.path())
+        .monitor_config(smi_config(t.path().join("none")))
+        .field("offset", -0.0_f64)
+        .expect("field")
+        .field("deltas", vec![-0.0_f64, 1.5])
+        .expect("field")
+        .start()
+        .finish();
+    let text = r.to_json_pretty().expect("json");
+    assert!(!text.contains("-0.0"), "{text}");
+    let v: Value = serde_json::from_str(&text).expect("parses");
+    assert_eq!(v["offset"], json!(0.0));
+    assert_eq!(v["deltas"], json!([0.0, 1.5]));
+}
+
+#[test]
 fn a_record_with_nan_is_not_written() {
     let t = tempfile::tempdir().expect("tempdir");
     let mut r = Provenance::new()
@@ -245,15 +288,31 @@ fn a_record_with_nan_is_not_written() {
 }
 
 #[test]
+fn a_second_claim_on_the_same_name_fails_while_the_first_is_held() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let p = t.path().join("same.json");
+    let first = claim_output(&p, false).expect("first claim");
+    for overwrite in [false, true] {
+        let second = claim_output(&p, overwrite);
+        let e = second.expect_err("the name is taken");
+        assert!(e.to_string().contains("another run"), "{e}");
+    }
+    first.write_json(&json!({"run": 1})).expect("write");
+    drop(first);
+    // Written and released: the name is now an existing file, refused without overwrite.
+    assert!(claim_output(&p, false).is_err());
+}
+
+#[test]
 fn claim_output_refuses_an_existing_result_before_any_work() {
     let t = tempfile::tempdir().expect("tempdir");
     let p = t.path().join("result.json");
     std::fs::write(&p, "an earlier run").expect("write");
     match claim_output(&p, false) {
-        Err(e @ Error::OutputExists { .. }) => {
-            assert!(e.to_string().contains("already exists"), "{e}")
+        Err(e @ Error::Output(_)) => {
+            assert!(e.to_string().ends_with("result.json exists"), "{e}")
         }
-        other => panic!("expected OutputExists, got {other:?}"),
+        other => panic!("expected an existing output, got {other:?}"),
     }
     assert_eq!(std::fs::read_to_string(&p).expect("read"), "an earlier run");
     let out = claim_output(&p, true).expect("overwrite allowed");
@@ -261,5 +320,95 @@ fn claim_output_refuses_an_existing_result_before_any_work() {
     assert_eq!(
         serde_json::from_str::<Value>(&std::fs::read_to_string(&p).expect("read")).expect("json")["new"],
         true
+    );
+}
+
+#[test]
+fn record_writes_the_result_beside_the_record_and_refuses_a_taken_name() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let p = t.path().join("result.json");
+    let got = Provenance::new()
+        .program(provenance::program!())
+        .monitor_config(smi_config(t.path().join("none")))
+        .record(&p, || json!({"tokens_per_s": 1234.5}))
+        .expect("recorded");
+    assert_eq!(got["tokens_per_s"], 1234.5);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+    assert_eq!(v["result"]["tokens_per_s"], 1234.5);
+    assert_eq!(v["provenance"]["interrupted"], false);
+    assert_eq!(v["interrupt_watch"], "watched");
+    // The start cost is measured: git, host and GPU probes take more than a millisecond.
+    assert!(
+        v["provenance"]["recorder_s"]["start"]
+            .as_f64()
+            .is_some_and(|s| s > 0.0),
+        "{}",
+        v["provenance"]["recorder_s"]
+    );
+    // program!() carries this crate's directory: git is read there, whatever the current directory.
+    assert_eq!(v["provenance"]["git"]["dir"], env!("CARGO_MANIFEST_DIR"));
+    // The name is claimed before the work: an existing file is refused and the work does not run.
+    let mut ran = false;
+    let again = provenance::record(&p, || ran = true);
+    assert!(again.is_err() && !ran);
+}
+
+/// The child half of the Ctrl-C test: records a long piece of work, announcing that it has started.
+#[test]
+fn child_for_the_ctrl_c_test() {
+    let Some(out) = std::env::var_os("PROVENANCE_CTRL_C_CHILD") else {
+        return;
+    };
+    let out = std::path::PathBuf::from(out);
+    let started = out.with_extension("started");
+    let _ = Provenance::new()
+        .monitor_config(smi_config(out.with_extension("no-smi")))
+        .record(&out, || {
+            std::fs::write(&started, "").expect("announce");
+            std::thread::sleep(Duration::from_secs(60));
+            1
+        });
+    panic!("the work was not interrupted");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_the_work_still_writes_the_record_marked_interrupted() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let out = t.path().join("result.json");
+    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "child_for_the_ctrl_c_test",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PROVENANCE_CTRL_C_CHILD", &out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("child starts");
+    let started = out.with_extension("started");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(started.exists(), "the child never started its work");
+    let pid = i32::try_from(child.id()).expect("pid");
+    // SAFETY: kill has no memory preconditions; the pid is our live child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = child.wait().expect("child ends");
+    assert_eq!(status.code(), Some(130));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("record written"))
+        .expect("json");
+    assert_eq!(v["result"], Value::Null);
+    assert_eq!(v["provenance"]["interrupted"], true);
+    let flags = v["provenance"]["verdict"]["flags"]
+        .as_array()
+        .expect("flags");
+    assert!(
+        flags.iter().any(|f| f["flag"] == "interrupted"
+            && f["evidence"].as_str().is_some_and(|e| e.contains("SIGINT"))),
+        "{flags:?}"
     );
 }

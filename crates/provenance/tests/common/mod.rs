@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests: isolated git repositories and fake `nvidia-smi` scripts.
 #![allow(dead_code)]
+// Helpers outside #[test] functions panic on failure too; clippy.toml's test allowance covers only the tests.
+#![allow(clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,11 +1,12 @@
-//! A readable summary of one record: the lines a person checks before trusting a number.
+//! `provenance show`: a readable summary of one record, the lines a person checks before trusting a number.
 //!
-//! Works on the JSON (see [`crate::diff`] for why), so it also shows older records and the seed's.
+//! Works on the JSON (see `provenance::record_json` for why), so it also shows older records and the Python
+//! tool's.
 
 use serde_json::Value;
 use std::fmt::Write as _;
 
-use crate::diff::{at, during_gpus, flags, identity_gpus, num, show as text, user_fields};
+use provenance::record_json::{at, during_gpus, flags, identity_gpus, num, text, user_fields};
 
 fn opt(v: Option<&Value>) -> Option<String> {
     v.map(|x| text(Some(x)))
@@ -23,6 +24,17 @@ pub fn render(r: &Value) -> String {
     let mut line = |label: &str, body: String| {
         let _ = writeln!(s, "{label:<11}{body}");
     };
+
+    // First, what makes the rest less than it looks: a monitor that did not watch the run.
+    if at(r, &["during", "region_coverage", "sufficient"]) == Some(&Value::Bool(false)) {
+        line(
+            "WARNING",
+            format!(
+                "GPU monitor coverage too low, throttling/clocks/power not checked: {}",
+                text(at(r, &["during", "region_coverage", "reason"]))
+            ),
+        );
+    }
 
     let mut when = text(at(r, &["time_utc"]));
     if let Some(end) = opt(at(r, &["finished_utc"])) {
@@ -77,6 +89,15 @@ pub fn render(r: &Value) -> String {
     }
     if let Some(rc) = opt(at(r, &["build", "rustc"])) {
         build.push(rc);
+    }
+    for (k, label) in [
+        ("toolkit", "CUDA toolkit"),
+        ("runtime", "CUDA runtime"),
+        ("cudnn", "cuDNN"),
+    ] {
+        if let Some(v) = opt(at(r, &["build", "cuda", k, "version"])) {
+            build.push(format!("{label} {v}"));
+        }
     }
     for k in ["python", "torch", "cuda", "cudnn"] {
         if let Some(v) = opt(at(r, &[k])) {
@@ -203,6 +224,32 @@ pub fn render(r: &Value) -> String {
         }
     }
 
+    let mut host = Vec::new();
+    if let Some(l) = at(r, &["during", "host", "loadavg_1m"]) {
+        host.push(format!(
+            "load {}–{}",
+            text(l.get("min")),
+            text(l.get("max"))
+        ));
+    } else if let Some(l) = at(r, &["during", "wsl_loadavg_1m"]) {
+        host.push(format!(
+            "load {}–{}",
+            text(l.get("min")),
+            text(l.get("max"))
+        ));
+    }
+    if let Some(b) = at(r, &["during", "host", "cpu_busy_percent"]) {
+        host.push(format!(
+            "CPU busy {}/{}/{} % (min/median/max)",
+            text(b.get("min")),
+            text(b.get("median")),
+            text(b.get("max"))
+        ));
+    }
+    if !host.is_empty() {
+        line("during", format!("host {}", host.join(", ")));
+    }
+
     let during = during_gpus(r);
     if during.is_empty() {
         let why = match at(r, &["during", "rejected"]) {
@@ -217,6 +264,14 @@ pub fn render(r: &Value) -> String {
     }
     for (i, g) in &during {
         let mut parts = vec![format!("{} samples", text(at(g, &["n_samples"])))];
+        if let Some(Value::Array(cov)) = at(r, &["during", "region_coverage", "gpus"])
+            && let Some(f) = cov
+                .iter()
+                .find(|c| c.get("index").map(|x| text(Some(x))).as_deref() == Some(i.as_str()))
+                .and_then(|c| num(c, &["fraction"]))
+        {
+            parts.push(format!("covering {:.0} % of the region", f * 100.0));
+        }
         if let Some(b) = at(g, &["clocks.sm_busy"]) {
             parts.push(format!(
                 "SM busy median {} MHz (n {})",
@@ -242,8 +297,17 @@ pub fn render(r: &Value) -> String {
     }
 
     let fl = flags(r);
+    let unchecked: Vec<String> = match at(r, &["verdict", "unchecked"]) {
+        Some(Value::Array(u)) => u.iter().map(|x| text(x.get("check"))).collect(),
+        _ => Vec::new(),
+    };
     let verdict = match at(r, &["verdict", "clean"]) {
-        Some(Value::Bool(true)) => "CLEAN".to_owned(),
+        // "Clean" only when every check was made: no flag from a check that could not be made is no finding.
+        Some(Value::Bool(true)) if unchecked.is_empty() => "CLEAN".to_owned(),
+        Some(Value::Bool(true)) => format!(
+            "NO FLAGS, INCOMPLETE ({} of the checks not made)",
+            unchecked.len()
+        ),
         Some(Value::Bool(false)) => format!(
             "FLAGGED ({})",
             fl.iter()
@@ -257,11 +321,8 @@ pub fn render(r: &Value) -> String {
     for (f, e) in &fl {
         line("", format!("{f}: {e}"));
     }
-    if let Some(Value::Array(u)) = at(r, &["verdict", "unchecked"])
-        && !u.is_empty()
-    {
-        let names: Vec<String> = u.iter().map(|x| text(x.get("check"))).collect();
-        line("unchecked", names.join(", "));
+    if !unchecked.is_empty() {
+        line("unchecked", unchecked.join(", "));
     }
 
     let fields: Vec<String> = user_fields(r)

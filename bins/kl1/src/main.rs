@@ -17,6 +17,8 @@ use tool_io::stdout::StdoutError;
 #[command(
     name = "kl1-bandwidth",
     version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
     about = "Achieved GB/s per kernel family per step, from KL1 profiler windows (ESTIMATED bytes / MEASURED time)",
     long_about = "Achieved GB/s per kernel family per step, from KL1 profiler windows.\n\n\
         Every byte count is ESTIMATED from a model spec (kl1-shapes, docs/formulas.md); every duration is MEASURED \
@@ -27,13 +29,49 @@ use tool_io::stdout::StdoutError;
         Input: see docs/kl1-window.md. Output: see docs/kl1-bandwidth.md."
 )]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    analyse: Analyse,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Compare two results (OLD → NEW): per capture, rank and headline number, Δ % and whether Δ exceeds
+    /// the per-step spread. Exit 0 = pass, 1 = a number failed --fail-above, 2 = error.
+    Diff(DiffArgs),
+}
+
+#[derive(clap::Args)]
+struct DiffArgs {
+    /// The older `kl1-bandwidth` JSON result.
+    old: PathBuf,
+    /// The newer one.
+    new: PathBuf,
+    /// Fail (exit 1) when a number moved by more than PCT % and outside its per-step spread.
+    #[arg(long, value_name = "PCT")]
+    fail_above: Option<f64>,
+    /// Also write a self-contained HTML page of the comparison.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Replace the HTML file if it exists.
+    #[arg(long)]
+    overwrite: bool,
+}
+
+#[derive(clap::Args)]
+struct Analyse {
     /// A window: a directory with traces-manifest.json. Repeat for several windows.
     #[arg(long = "window", value_name = "DIR", required = true)]
     windows: Vec<PathBuf>,
     /// Where to write the JSON result (refused if it exists, unless --overwrite).
+    #[arg(long, value_name = "FILE", required = true)]
+    output: Option<PathBuf>,
+    /// Also write a self-contained HTML report (GB/s per family, capture and rank against the GPU's
+    /// bandwidths; per-step distributions with outlier steps named).
     #[arg(long, value_name = "FILE")]
-    output: PathBuf,
-    /// Replace the output file if it exists.
+    html: Option<PathBuf>,
+    /// Replace the output (and HTML) file if it exists.
     #[arg(long)]
     overwrite: bool,
     /// Model spec (TOML, kl1-shapes format). Default: built-in DeepSeek-V4.1-Flash EXL3 on 2 × GB10.
@@ -87,7 +125,10 @@ impl From<kl1_shapes::Error> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
+    if let Some(Command::Diff(d)) = &cli.command {
+        return diff(d);
+    }
+    match run(&cli.analyse) {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`| head`) is quiet success; other stdout errors are one message and a failure.
         Err(Failure::Stdout(e)) => e.exit("kl1-bandwidth"),
@@ -107,10 +148,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> Result<(), Failure> {
+fn run(cli: &Analyse) -> Result<(), Failure> {
+    let Some(output) = &cli.output else {
+        unreachable!("clap requires --output without a subcommand")
+    };
     // Claimed before the work: refused now if the name is taken, a device or FIFO, or being written by
     // another run, not after the analysis (the write refuses again, atomically, if a file appears meanwhile).
-    let claim = tool_io::Claim::new(&cli.output, cli.overwrite)?;
+    let claim = tool_io::Claim::new(output, cli.overwrite)?;
+    let html_claim = match &cli.html {
+        Some(p) => Some(tool_io::Claim::new(p, cli.overwrite)?),
+        None => None,
+    };
     let spec = match &cli.spec {
         Some(p) => {
             let text = tool_io::read_input_string(p, "model spec", tool_io::caps::CONFIG)?;
@@ -131,31 +179,84 @@ fn run(cli: &Cli) -> Result<(), Failure> {
         min_rows: cli.prefill_min_rows,
     })?;
     let tty = !cli.quiet && std::io::stderr().is_terminal();
-    let progress = |done: usize, total: usize| {
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\rkl1-bandwidth: {done}/{total} traces");
-        let _ = err.flush();
-    };
+    let bar = render::Progress::new("traces");
+    let progress = |done: usize, total: usize| bar.set(done, total);
     let report = analyze(
         &cli.windows,
         &spec,
         &rules,
         if tty { Some(&progress) } else { None },
     );
-    if tty {
-        // Clear the progress line whatever the outcome.
-        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
-    }
+    // Cleared whatever the outcome.
+    bar.finish();
     let report = report?;
     report.write(&claim)?;
     drop(claim);
+    if let Some(html_claim) = html_claim {
+        // The page is rendered from the very JSON just written, so its numbers are the result's.
+        let value: serde_json::Value =
+            serde_json::from_str(&report.to_json()?).map_err(|e| Error::Output {
+                reason: format!("re-reading the result as JSON for the HTML report: {e}"),
+            })?;
+        html_claim.write_bytes(html_report::kl1_bandwidth_html(&value).as_bytes())?;
+    }
     if !cli.quiet {
         let gpu = spec.gpu();
         tool_io::stdout::write(|out| {
             render::summary(out, &report, gpu.spec_bandwidth_gbps, &gpu.name)?;
-            writeln!(out, "wrote {}", cli.output.display())
+            writeln!(out, "wrote {}", output.display())?;
+            if let Some(p) = &cli.html {
+                writeln!(out, "wrote {}", p.display())?;
+            }
+            Ok(())
         })
         .map_err(Failure::Stdout)?;
     }
     Ok(())
+}
+
+/// `kl1-bandwidth diff OLD NEW`: exit 0 = pass, 1 = failed --fail-above, 2 = error (as `diff(1)`).
+fn diff(d: &DiffArgs) -> ExitCode {
+    let fail = |msg: String| {
+        let _ = writeln!(std::io::stderr().lock(), "kl1-bandwidth diff: {msg}");
+        ExitCode::from(2)
+    };
+    let html_claim = match &d.html {
+        Some(p) => match tool_io::Claim::new(p, d.overwrite) {
+            Ok(c) => Some(c),
+            Err(e) => return fail(e.to_string()),
+        },
+        None => None,
+    };
+    let read = |p: &PathBuf| -> Result<serde_json::Value, String> {
+        let text = tool_io::read_input_string(p, "kl1-bandwidth result", tool_io::caps::RECORD)
+            .map_err(|e| e.to_string())?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", p.display()))
+    };
+    let (old, new) = match (read(&d.old), read(&d.new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    let result = match kl1_bandwidth::diff::diff(&old, &new, kl1_bandwidth::spread::is_headline_key)
+    {
+        Ok(r) => r,
+        Err(e) => return fail(format!("{} / {}: {e}", d.old.display(), d.new.display())),
+    };
+    if let Some(c) = html_claim {
+        let page = html_report::kl1_diff_page(&old, &new, &result, d.fail_above);
+        if let Err(e) = c.write_bytes(page.as_bytes()) {
+            return fail(e.to_string());
+        }
+    }
+    if let Err(e) = tool_io::stdout::write(|out| render::diff(out, &result, d.fail_above)) {
+        return if e.is_closed_pipe() {
+            ExitCode::SUCCESS
+        } else {
+            e.exit("kl1-bandwidth diff")
+        };
+    }
+    match d.fail_above {
+        Some(pct) if !result.failing(pct).is_empty() => ExitCode::FAILURE,
+        _ => ExitCode::SUCCESS,
+    }
 }

@@ -148,3 +148,98 @@ mod tests {
         );
     }
 }
+
+/// `kl1-bandwidth diff`: one line per compared number (old, new, Δ %, the per-step ranges, whether Δ
+/// exceeds them), the numbers present on one side only, and the verdict when `fail_above` is given.
+pub fn diff(
+    out: &mut dyn Write,
+    d: &kl1_bandwidth::diff::Diff,
+    fail_above: Option<f64>,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<44} {:<34} {:>12} {:>12} {:>9} {:>23} exceeds",
+        "capture/rank", "number", "old", "new", "Δ %", "range old / new"
+    )?;
+    for r in &d.rows {
+        let [old, new, pct, range, exceeds] = html_report::change_cells(&r.change);
+        writeln!(
+            out,
+            "{:<44} {:<34} {old:>12} {new:>12} {pct:>9} {range:>23} {exceeds}",
+            format!("{}/{}/rank {}", r.window, r.capture, r.rank),
+            r.key
+        )?;
+    }
+    for o in &d.only_in_old {
+        writeln!(out, "only in OLD: {o}")?;
+    }
+    for n in &d.only_in_new {
+        writeln!(out, "only in NEW: {n}")?;
+    }
+    writeln!(
+        out,
+        "{}. {}.",
+        kl1_bandwidth::diff::EXCEEDS_RULE,
+        kl1_bandwidth::diff::FAIL_RULE
+    )?;
+    if let Some(pct) = fail_above {
+        let failing = d.failing(pct);
+        if failing.is_empty() {
+            writeln!(
+                out,
+                "PASS: no number moved by more than {pct} % outside its spread"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "FAIL: {} number(s) moved by more than {pct} % outside their spread",
+                failing.len()
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr (indicatif), drawn only once the work has taken more than a second and only
+/// on a terminal (the caller passes no callback otherwise).
+pub struct Progress {
+    what: &'static str,
+    start: std::time::Instant,
+    bar: std::sync::OnceLock<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    /// A bar counting `what` (e.g. "traces"), not yet drawn.
+    pub fn new(what: &'static str) -> Self {
+        Progress {
+            what,
+            start: std::time::Instant::now(),
+            bar: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `done` of `total` finished.
+    pub fn set(&self, done: usize, total: usize) {
+        if self.bar.get().is_none() && self.start.elapsed() < std::time::Duration::from_secs(1) {
+            return;
+        }
+        let bar = self.bar.get_or_init(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+                "{{bar:30}} {{pos}}/{{len}} {} ({{elapsed}})",
+                self.what
+            )) {
+                b.set_style(style);
+            }
+            b
+        });
+        bar.set_position(done as u64);
+    }
+
+    /// Removes the bar, if it was drawn.
+    pub fn finish(&self) {
+        if let Some(b) = self.bar.get() {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -373,7 +373,7 @@ fn the_fallback_places_by_words_and_says_so() {
     }
     for name in [
         "Kernel",
-        "void compute_cuda_kernel<long>(long*, long*, long*, long, long)",
+        "void at::to_dense_representation_kernel<float>(long, long, long const*, float const*, long const*, float*)",
     ] {
         assert_eq!(rules.family_of(name), Label::Unmatched, "{name}");
         assert_eq!(rules.how(Label::Unmatched), "unmatched");

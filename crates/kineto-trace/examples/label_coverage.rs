@@ -69,8 +69,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 MatchKind::Fallback => fb += i128::from(k.dur_ns),
                 MatchKind::Rule => continue,
             }
-            let family = label.family().map_or("", |f| rules.family(f).name.as_str());
-            let how = format!("{family} by {}", rules.how(label));
+            let how = match label.family() {
+                Some(f) => format!("{} by {}", rules.family(f).name, rules.how(label)),
+                None => rules.how(label),
+            };
             *by_name.entry((name, how)).or_default() += i128::from(k.dur_ns);
         }
         let pct = |x: i128| {

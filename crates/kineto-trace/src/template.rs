@@ -182,7 +182,8 @@ pub fn template_int(name: &str, pos: usize) -> Option<i64> {
 /// parameters: `void deep_ep::internode::dispatch<8, true>(int4*, …)` → `deep_ep::internode::dispatch`;
 /// a name with none of these is itself (`nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NNT`). An
 /// Itanium-mangled name (`_ZN7ck_tile6kentryI…`, which some ROCm traces keep) gives its leading
-/// nested name, `ck_tile::kentry`; a ROCm kernel-descriptor suffix (`.kd`, ` [clone .kd]`) is dropped.
+/// nested name, `ck_tile::kentry`; a ROCm kernel-descriptor suffix (`.kd`, ` [clone .kd]`) or another
+/// trailing bracketed note is dropped.
 /// Brackets that do not balance leave the name whole.
 ///
 /// ```
@@ -195,11 +196,12 @@ pub fn function_name(name: &str) -> std::borrow::Cow<'_, str> {
     if let Some(m) = mangled_nested_name(name) {
         return std::borrow::Cow::Owned(m);
     }
-    // ROCm tools name a kernel by its descriptor symbol: `foo.kd`, `void foo<…>(…) [clone .kd]`.
+    // ROCm tools name a kernel by its descriptor symbol (`foo.kd`, `void foo<…>(…) [clone .kd]`), and
+    // some tools append a bracketed note (`… [embedding]`): neither is part of the function's name.
     let name = name.trim();
     let name = name
-        .strip_suffix("]")
-        .and_then(|n| n.rfind(" [clone ").map(|i| &n[..i]))
+        .strip_suffix(']')
+        .and_then(|n| n.rfind(" [").map(|i| n[..i].trim_end()))
         .unwrap_or(name);
     let name = name.strip_suffix(".kd").unwrap_or(name);
     let Some(groups) = top_groups(name) else {
@@ -460,6 +462,10 @@ mod tests {
         assert_eq!(f("_Z9my_kernel5Class"), "my_kernel");
         assert_eq!(f("_Zfoo"), "_Zfoo");
         assert_eq!(f("_fwd_kernel.kd"), "_fwd_kernel");
+        assert_eq!(
+            f("void at::native::indexSelectLargeIndex<float, long>(float*, long) [embedding]"),
+            "at::native::indexSelectLargeIndex"
+        );
         assert_eq!(
             f("void vllm::rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long) [clone .kd]"),
             "vllm::rms_norm_kernel"

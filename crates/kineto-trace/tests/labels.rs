@@ -373,7 +373,7 @@ fn the_fallback_places_by_words_and_says_so() {
     }
     for name in [
         "Kernel",
-        "void compute_cuda_kernel<long>(long*, long*, long*, long, long)",
+        "void at::to_dense_representation_kernel<float>(long, long, long const*, float const*, long const*, float*)",
     ] {
         assert_eq!(rules.family_of(name), Label::Unmatched, "{name}");
         assert_eq!(rules.how(Label::Unmatched), "unmatched");
@@ -381,4 +381,56 @@ fn the_fallback_places_by_words_and_says_so() {
     let l = rules.family_of("volta_sgemm_128x64_nn");
     assert_eq!(l.kind(), MatchKind::Rule);
     assert!(rules.how(l).starts_with("rule "), "{}", rules.how(l));
+}
+
+/// Over every kernel name of the shared corpus: a name that says GEMM (gemm, matmul, bmm_, nvjet,
+/// Cijk_; fbgemm is a library of sparse kernels, not a GEMM) is in the gemm bucket (or conv, for
+/// convolutions done as implicit GEMMs), and a name that says collective (nccl, all_reduce, …) is in
+/// comm. Checked on the words of the names, independently of the rules' patterns.
+#[test]
+fn shared_corpus_gemms_and_collectives_are_in_their_buckets() {
+    let Some(root) = shared_corpus() else { return };
+    let rules = Rules::builtin();
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for rel in top_names().keys() {
+        let parsed = parse_file(&root.join(rel), &Options::default())
+            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let t = &parsed.trace;
+        let mut names: Vec<&str> = t.kernels.iter().map(|k| t.name(k.name)).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let lower = name.to_ascii_lowercase().replace("fbgemm", "");
+            let gemm = ["gemm", "matmul", "nvjet_", "cijk_"]
+                .iter()
+                .any(|w| lower.contains(w))
+                || lower.starts_with("bmm_");
+            let comm = [
+                "nccl",
+                "rccl",
+                "all_reduce",
+                "allreduce",
+                "allgather",
+                "all_gather",
+                "reducescatter",
+                "reduce_scatter",
+                "alltoall",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+            let (_, bucket) = label_of(&rules, name);
+            let ok = match (gemm, comm) {
+                (_, true) => bucket == "comm",
+                (true, false) => bucket == "gemm" || bucket == "conv",
+                (false, false) => true,
+            };
+            if !ok {
+                wrong.push(format!("{rel}: {name}: {bucket}"));
+            }
+            checked += usize::from(gemm || comm);
+        }
+    }
+    assert!(checked > 50, "only {checked} GEMM or collective names");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

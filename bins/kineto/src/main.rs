@@ -19,7 +19,7 @@ use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
-use kineto_trace::summary::summarize_each;
+use kineto_trace::summary::Summary;
 use render::{Ctx, Format};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -281,12 +281,6 @@ fn top(t: &Top) -> ExitCode {
         sha256: false,
         ..kineto_trace::Options::default()
     };
-    let mut w = out::stdout();
-    if format == Format::Csv
-        && let Err(e) = render::csv_header(&mut w, render_top::columns())
-    {
-        out::write_failed(e);
-    }
     let per_step = t.per_step;
     let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
         let parsed = kineto_trace::parse_file(path, &opts)?;
@@ -314,59 +308,48 @@ fn top(t: &Top) -> ExitCode {
         };
         Ok((parsed, a, tables))
     };
-    let mut failed = false;
     let n = if t.n == 0 { usize::MAX } else { t.n };
-    kineto_trace::each_in_order(&paths, work, |result| match result {
-        Ok((p, a, tables)) => {
-            if format != Format::Table {
-                for note in render_notes::notes(&p, &a) {
-                    out::note(&format!("kineto: note: {note}"));
+    let print = |w: &mut out::Stdout, (p, a, tables): (Parsed, Analysis, Vec<_>)| {
+        use std::io::Write;
+        notes_unless_table(format, &p, &a);
+        let file = p.path.display().to_string();
+        let cols = render_top::columns();
+        let ctx = Ctx::default();
+        if format == Format::Table {
+            render_notes::table_header(w, &p, &a, "")?;
+        }
+        let tables: &Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> = &tables;
+        for (step, groups) in tables {
+            if format == Format::Table {
+                match step {
+                    Some(s) => writeln!(
+                        w,
+                        "  step {s} `{}`: {} groups",
+                        out::escape(&a.steps.steps[*s as usize].name),
+                        groups.len()
+                    )?,
+                    None => writeln!(w, "  all kernels: {} groups", groups.len())?,
                 }
+                render::table_header(w, cols)?;
             }
-            let file = p.path.display().to_string();
-            let cols = render_top::columns();
-            let ctx = Ctx::default();
-            let r = (|| -> std::io::Result<()> {
-                use std::io::Write;
-                if format == Format::Table {
-                    render_notes::table_header(&mut w, &p, &a, "")?;
-                }
-                for (step, groups) in &tables {
-                    if format == Format::Table {
-                        match step {
-                            Some(s) => writeln!(
-                                w,
-                                "  step {s} `{}`: {} groups",
-                                out::escape(&a.steps.steps[*s as usize].name),
-                                groups.len()
-                            )?,
-                            None => writeln!(w, "  all kernels: {} groups", groups.len())?,
-                        }
-                        render::table_header(&mut w, cols)?;
-                    }
-                    for g in groups.iter().take(n) {
-                        let row = render_top::TopRow {
-                            file: &file,
-                            rank: p.trace.header.rank,
-                            step: *step,
-                            group: g,
-                        };
-                        render::row(&mut w, format, cols, &row, &ctx)?;
-                    }
-                }
-                Ok(())
-            })();
-            if let Err(e) = r {
-                out::write_failed(e);
+            for g in groups.iter().take(n) {
+                let row = render_top::TopRow {
+                    file: &file,
+                    rank: p.trace.header.rank,
+                    step: *step,
+                    group: g,
+                };
+                render::row(w, format, cols, &row, &ctx)?;
             }
         }
-        Err(e) => {
-            out::note(&format!("kineto: {e}"));
-            failed = true;
-        }
-    });
-    out::finish(&mut w);
-    exit_code(failed)
+        Ok(())
+    };
+    each_trace(
+        &paths,
+        csv_header_if(format, render_top::columns()),
+        work,
+        print,
+    )
 }
 
 fn annotations(l: &Plain) -> ExitCode {
@@ -383,60 +366,46 @@ fn annotations(l: &Plain) -> ExitCode {
         sha256: false,
         ..kineto_trace::Options::default()
     };
-    let mut w = out::stdout();
-    if format == Format::Csv
-        && let Err(e) = render::csv_header(&mut w, render_annotations::columns())
-    {
-        out::write_failed(e);
-    }
-    let mut failed = false;
     let work = |path: &std::path::Path| {
         kineto_trace::parse_file(path, &opts).map(|p| {
             let stats = kineto_trace::analysis::annotation_stats(&p.trace);
             (p, stats)
         })
     };
-    kineto_trace::each_in_order(&paths, work, |result| match result {
-        Ok((p, stats)) => {
-            let file = p.path.display().to_string();
-            let ctx = Ctx::default();
-            let cols = render_annotations::columns();
-            let r = (|| -> std::io::Result<()> {
-                if format == Format::Table {
-                    use std::io::Write;
-                    writeln!(
-                        w,
-                        "{}  rank {}  {} annotation names",
-                        out::escape(&file),
-                        p.trace
-                            .header
-                            .rank
-                            .map_or("-".to_string(), |r| r.to_string()),
-                        stats.len()
-                    )?;
-                    render::table_header(&mut w, cols)?;
-                }
-                for s in &stats {
-                    let row = render_annotations::AnnotationRow {
-                        file: &file,
-                        rank: p.trace.header.rank,
-                        stats: s,
-                    };
-                    render::row(&mut w, format, cols, &row, &ctx)?;
-                }
-                Ok(())
-            })();
-            if let Err(e) = r {
-                out::write_failed(e);
-            }
+    let print = |w: &mut out::Stdout, (p, stats): (Parsed, Vec<_>)| {
+        let file = p.path.display().to_string();
+        let cols = render_annotations::columns();
+        if format == Format::Table {
+            use std::io::Write;
+            writeln!(
+                w,
+                "{}  rank {}  {} annotation names",
+                out::escape(&file),
+                p.trace
+                    .header
+                    .rank
+                    .map_or("-".to_string(), |r| r.to_string()),
+                stats.len()
+            )?;
+            render::table_header(w, cols)?;
         }
-        Err(e) => {
-            out::note(&format!("kineto: {e}"));
-            failed = true;
+        let stats: &Vec<kineto_trace::analysis::AnnotationStats> = &stats;
+        for s in stats {
+            let row = render_annotations::AnnotationRow {
+                file: &file,
+                rank: p.trace.header.rank,
+                stats: s,
+            };
+            render::row(w, format, cols, &row, &Ctx::default())?;
         }
-    });
-    out::finish(&mut w);
-    exit_code(failed)
+        Ok(())
+    };
+    each_trace(
+        &paths,
+        csv_header_if(format, render_annotations::columns()),
+        work,
+        print,
+    )
 }
 
 /// Which listing.
@@ -487,18 +456,12 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
         sha256: false,
         ..kineto_trace::Options::default()
     };
-    let mut w = out::stdout();
-    if format == Format::Csv {
-        let r = match command {
-            Command::Steps => render::csv_header(&mut w, render_steps::columns()),
-            Command::Kernels => render::csv_header(&mut w, render_kernels::columns()),
-            Command::Budget => render_budget::csv_header(&mut w),
-        };
-        if let Err(e) = r {
-            out::write_failed(e);
-        }
-    }
-    let mut failed = false;
+    let header = |w: &mut out::Stdout| match (format, command) {
+        (Format::Csv, Command::Steps) => render::csv_header(w, render_steps::columns()),
+        (Format::Csv, Command::Kernels) => render::csv_header(w, render_kernels::columns()),
+        (Format::Csv, Command::Budget) => render_budget::csv_header(w),
+        _ => Ok(()),
+    };
     let work = |path: &std::path::Path| -> kineto_trace::Result<Done> {
         let parsed = kineto_trace::parse_file(path, &opts)?;
         let analysis = Analysis::new(&parsed.trace, &pattern, &rules);
@@ -513,24 +476,11 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
             budgets,
         })
     };
-    kineto_trace::each_in_order(&paths, work, |result| match result {
-        Ok(d) => {
-            if format != Format::Table {
-                for n in render_notes::notes(&d.parsed, &d.analysis) {
-                    out::note(&format!("kineto: note: {n}"));
-                }
-            }
-            if let Err(e) = write_trace(&mut w, command, format, &d, &rules) {
-                out::write_failed(e);
-            }
-        }
-        Err(e) => {
-            out::note(&format!("kineto: {e}"));
-            failed = true;
-        }
-    });
-    out::finish(&mut w);
-    exit_code(failed)
+    let print = |w: &mut out::Stdout, d: Done| {
+        notes_unless_table(format, &d.parsed, &d.analysis);
+        write_trace(w, command, format, &d, &rules)
+    };
+    each_trace(&paths, header, work, print)
 }
 
 /// Writes one trace's rows, one at a time.
@@ -640,11 +590,29 @@ fn summary(
             kineto_trace::Feed::Threaded
         },
     };
-    let mut failed = false;
+    let work = |p: &std::path::Path| kineto_trace::parse_file(p, &opts).map(|p| Summary::of(&p));
+    let print = |w: &mut out::Stdout, s: Summary| render_summary::write(w, &s, json);
+    each_trace(&paths, |_| Ok(()), work, print)
+}
+
+/// Works on every trace in parallel and prints each result on stdout in the order of `paths` as soon
+/// as it and the earlier ones are done: `header` first, then `print` per trace. A trace that fails
+/// is reported on stderr (the others still print) and makes the status 1; a write error ends the
+/// program by the stdout policy ([`out::write_failed`]).
+fn each_trace<T: Send>(
+    paths: &[PathBuf],
+    header: impl FnOnce(&mut out::Stdout) -> std::io::Result<()>,
+    work: impl Fn(&std::path::Path) -> kineto_trace::Result<T> + Sync,
+    mut print: impl FnMut(&mut out::Stdout, T) -> std::io::Result<()>,
+) -> ExitCode {
     let mut w = out::stdout();
-    summarize_each(&paths, &opts, |result| match result {
-        Ok(s) => {
-            if let Err(e) = render_summary::write(&mut w, &s, json) {
+    if let Err(e) = header(&mut w) {
+        out::write_failed(e);
+    }
+    let mut failed = false;
+    kineto_trace::each_in_order(paths, work, |r| match r {
+        Ok(v) => {
+            if let Err(e) = print(&mut w, v) {
                 out::write_failed(e);
             }
         }
@@ -655,6 +623,29 @@ fn summary(
     });
     out::finish(&mut w);
     exit_code(failed)
+}
+
+/// The CSV header of a column list when the format is CSV.
+fn csv_header_if<R: ?Sized>(
+    format: Format,
+    cols: &[render::Col<R>],
+) -> impl FnOnce(&mut out::Stdout) -> std::io::Result<()> {
+    move |w| {
+        if format == Format::Csv {
+            render::csv_header(w, cols)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Notes on stderr for the machine-readable formats (tables print them in their header).
+fn notes_unless_table(format: Format, p: &Parsed, a: &Analysis) {
+    if format != Format::Table {
+        for n in render_notes::notes(p, a) {
+            out::note(&format!("kineto: note: {n}"));
+        }
+    }
 }
 
 /// 1 when any trace failed (the others were still printed), else 0.

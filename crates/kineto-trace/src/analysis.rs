@@ -386,3 +386,114 @@ pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::BucketTime;
+
+    fn budget(span_ns: i64, idle_ns: i64, gemm_ns: Option<i64>) -> StepBudget {
+        let mut b = StepBudget {
+            span_ns,
+            idle_ns,
+            ..StepBudget::default()
+        };
+        if let Some(g) = gemm_ns {
+            b.buckets.insert(
+                "gemm".to_string(),
+                BucketTime {
+                    exclusive_ns: g,
+                    inclusive_ns: g,
+                },
+            );
+        }
+        b
+    }
+
+    #[test]
+    fn ranks_line_up_by_step_number_else_position() {
+        let ranks = [
+            RankSteps {
+                rank: "0".into(),
+                steps: vec![
+                    ("ProfilerStep#5".into(), Some(5), budget(100, 10, Some(90))),
+                    ("ProfilerStep#6".into(), Some(6), budget(200, 0, None)),
+                ],
+            },
+            RankSteps {
+                rank: "1".into(),
+                // Step 6 only: step 5 is missing on this rank.
+                steps: vec![("ProfilerStep#6".into(), Some(6), budget(260, 60, Some(200)))],
+            },
+            RankSteps {
+                rank: "2".into(),
+                steps: vec![("ProfilerStep#6".into(), Some(6), budget(230, 30, Some(200)))],
+            },
+        ];
+        let s = compare_ranks(&ranks);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].key.as_str(), s[0].ranks), ("5", 1));
+        let six = &s[1];
+        assert_eq!((six.key.as_str(), six.ranks), ("6", 3));
+        // Spans 200, 260, 230: median 230, the straggler rank 1 is 30 ns over it.
+        assert_eq!(
+            (six.span.min_ns, six.span.median_ns, six.span.max_ns),
+            (200, 230.0, 260)
+        );
+        assert_eq!(
+            (six.span.min_rank.as_str(), six.span.max_rank.as_str()),
+            ("0", "1")
+        );
+        assert_eq!(six.span.max_over_median_ns(), 30.0);
+        // Rank 0 has no gemm in step 6: it counts 0. Values 0, 200, 200: the first max is rank 1.
+        let g = &six.buckets["gemm"];
+        assert_eq!((g.min_ns, g.median_ns, g.max_ns), (0, 200.0, 200));
+        assert_eq!((g.min_rank.as_str(), g.max_rank.as_str()), ("0", "1"));
+
+        // Without step numbers, steps pair by position.
+        let pos = [
+            RankSteps {
+                rank: "a".into(),
+                steps: vec![("x".into(), None, budget(10, 0, None))],
+            },
+            RankSteps {
+                rank: "b".into(),
+                steps: vec![("y".into(), None, budget(20, 0, None))],
+            },
+        ];
+        let s = compare_ranks(&pos);
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (s[0].key.as_str(), s[0].name.as_str(), s[0].ranks),
+            ("#0", "x", 2)
+        );
+        assert_eq!(s[0].span.median_ns, 15.0);
+    }
+
+    #[test]
+    fn kernel_group_statistics_by_hand() {
+        // Durations 1, 2, 3, 10 ns: mean 4, median (2 + 3) / 2 = 2.5, sample variance
+        // ((−3)² + (−2)² + (−1)² + 6²) / 3 = 50 / 3.
+        let text = r#"{"traceEvents":[
+            {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":0.001,"dur":0.001},
+            {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":1,"dur":0.002},
+            {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":2,"dur":0.003},
+            {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":1,"ts":3,"dur":0.010}]}"#;
+        let (t, _) = crate::parse_reader(
+            std::path::Path::new("t.json"),
+            &mut text.as_bytes(),
+            false,
+            false,
+        )
+        .unwrap();
+        let rules = Rules::builtin();
+        let classes = rules.classify_kernels(&t);
+        let g = kernel_groups(&t, &classes, &rules, 0..4, GroupBy::Name);
+        assert_eq!(g.len(), 1);
+        let g = &g[0];
+        assert_eq!((g.count, g.total_ns, g.min_ns, g.max_ns), (4, 16, 1, 10));
+        assert_eq!((g.mean_ns, g.median_ns), (4.0, 2.5));
+        assert!((g.stddev_ns - (50.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(g.pct, 100.0);
+    }
+}

@@ -658,6 +658,26 @@ mod tests {
     }
 
     #[test]
+    fn every_built_in_profile_compiles_and_matches_its_marker() {
+        for (name, p) in PROFILES {
+            assert!(compile(p).is_ok(), "{name}");
+        }
+        let b = StepPattern::builtin();
+        assert_eq!(b.profiles.len(), PROFILES.len());
+        for marker in [
+            "kl1.step#3 phase=prefill rows=512",
+            "kl1.step#4 phase=decode rows=8 requests=8",
+            "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
+            "step[DECODE bs=16]",
+            "step[EXTEND bs=2 toks=300]",
+            "ProfilerStep#7",
+        ] {
+            assert!(b.is_match(marker), "{marker}");
+        }
+        assert!(!b.is_match("step[DECODE bs=16] x"));
+    }
+
+    #[test]
     fn bad_patterns_name_themselves() {
         let e = StepPattern::new("step[").unwrap_err().to_string();
         assert!(e.starts_with("step pattern `step[`:"), "{e}");

@@ -244,17 +244,3 @@ impl Summary {
         }
     }
 }
-
-/// Parses and summarises several traces (the ranks of a run) in parallel, handing each summary to
-/// `emit` in the order of `paths` ([`crate::each_in_order`]).
-pub fn summarize_each(
-    paths: &[std::path::PathBuf],
-    opts: &crate::Options,
-    emit: impl FnMut(crate::Result<Summary>),
-) {
-    crate::each_in_order(
-        paths,
-        |p| crate::parse_file(p, opts).map(|parsed| Summary::of(&parsed)),
-        emit,
-    );
-}

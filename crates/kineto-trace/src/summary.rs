@@ -78,8 +78,8 @@ pub struct KernelStats {
 pub struct CopyStats {
     /// Number of copies.
     pub count: u64,
-    /// Σ `args.bytes`.
-    pub bytes: u64,
+    /// Σ `args.bytes` (u128: each count is a u64, their sum need not fit one).
+    pub bytes: u128,
     /// Σ dur, µs.
     pub sum_us: f64,
     /// Per direction (`HtoD`, `DtoH`, `DtoD`, `PtoP`, …: the word after `Memcpy` in the copy's name,
@@ -92,12 +92,13 @@ pub struct CopyStats {
 pub struct CopyKind {
     /// Number of copies.
     pub count: u64,
-    /// Σ `args.bytes` (copies without `bytes` add nothing).
-    pub bytes: u64,
+    /// Σ `args.bytes` (copies without `bytes` add nothing; u128: each copy's count is a u64, their sum
+    /// need not fit one).
+    pub bytes: u128,
     /// Σ dur, µs.
     pub sum_us: f64,
-    /// Σ dur, exact ns.
-    pub sum_ns: i64,
+    /// Σ dur, exact ns (i128: each duration fits i64 ns, a sum of many need not).
+    pub sum_ns: i128,
     /// `bytes / sum_ns` (bytes per ns = GB/s, 10⁹ bytes): the mean achieved bandwidth weighted by
     /// time; `None` when the copies took no time.
     pub gbps: Option<f64>,
@@ -113,12 +114,12 @@ pub fn copy_kind(name: &str) -> &str {
 }
 
 fn copy_kinds(t: &Trace) -> std::collections::BTreeMap<String, CopyKind> {
-    let mut by: std::collections::BTreeMap<String, (u64, u64, i64)> = Default::default();
+    let mut by: std::collections::BTreeMap<String, (u64, u128, i128)> = Default::default();
     for m in &t.memcpys {
         let e = by.entry(copy_kind(t.name(m.name)).to_string()).or_default();
         e.0 += 1;
-        e.1 = e.1.saturating_add(m.bytes.unwrap_or(0));
-        e.2 = e.2.saturating_add(m.dur_ns);
+        e.1 += u128::from(m.bytes.unwrap_or(0));
+        e.2 += i128::from(m.dur_ns);
     }
     by.into_iter()
         .map(|(k, (count, bytes, ns))| {
@@ -142,8 +143,8 @@ fn copy_kinds(t: &Trace) -> std::collections::BTreeMap<String, CopyKind> {
 pub struct FillStats {
     /// Number of fills.
     pub count: u64,
-    /// Σ `args.bytes`.
-    pub bytes: u64,
+    /// Σ `args.bytes` (u128: each count is a u64, their sum need not fit one).
+    pub bytes: u128,
     /// Σ dur, µs.
     pub sum_us: f64,
 }
@@ -165,7 +166,8 @@ impl Summary {
     /// Summarises a parsed file.
     pub fn of(p: &Parsed) -> Summary {
         let t: &Trace = &p.trace;
-        let kernel_sum: i64 = t.kernels.iter().map(|k| k.dur_ns).sum();
+        // Widened: each duration fits in i64 ns, a sum of many need not.
+        let kernel_sum: i128 = t.kernels.iter().map(|k| i128::from(k.dur_ns)).sum();
         let kernel_union = union(t.kernels.iter().map(|k| (k.ts_ns, k.end_ns())));
         let streams: BTreeSet<(Option<i64>, Option<i64>)> =
             t.kernels.iter().map(|k| (k.device, k.stream)).collect();
@@ -204,12 +206,9 @@ impl Summary {
                     .memcpys
                     .iter()
                     .filter_map(|m| m.bytes)
-                    .fold(0, u64::saturating_add),
-                sum_us: ns_to_us(
-                    t.memcpys
-                        .iter()
-                        .fold(0i64, |a, m| a.saturating_add(m.dur_ns)),
-                ),
+                    .map(u128::from)
+                    .sum(),
+                sum_us: ns_to_us(t.memcpys.iter().map(|m| i128::from(m.dur_ns)).sum::<i128>()),
                 by_kind: copy_kinds(t),
             },
             memset: FillStats {
@@ -218,12 +217,9 @@ impl Summary {
                     .memsets
                     .iter()
                     .filter_map(|m| m.bytes)
-                    .fold(0, u64::saturating_add),
-                sum_us: ns_to_us(
-                    t.memsets
-                        .iter()
-                        .fold(0i64, |a, m| a.saturating_add(m.dur_ns)),
-                ),
+                    .map(u128::from)
+                    .sum(),
+                sum_us: ns_to_us(t.memsets.iter().map(|m| i128::from(m.dur_ns)).sum::<i128>()),
             },
             runtime: Count {
                 count: t.launches.iter().filter(|l| l.api == Api::Runtime).count() as u64,

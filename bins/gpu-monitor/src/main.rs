@@ -146,7 +146,11 @@ fn main() -> ExitCode {
         Some(path) => match Claim::new(path, args.overwrite).and_then(Claim::stream) {
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("{PROGRAM}: {e}");
+                let hint = match e {
+                    tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
+                    _ => "",
+                };
+                eprintln!("{PROGRAM}: {e}{hint}");
                 return ExitCode::FAILURE;
             }
         },

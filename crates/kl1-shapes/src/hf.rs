@@ -446,7 +446,7 @@ fn read_quant(q: &mut Fields<'_>) -> Result<Quant, Error> {
         other => {
             return Err(q.invalid(
                 "quant_method",
-                format!("`{other}` is not understood (known: fp8, awq, gptq, mxfp4, exl3; or give --quant)"),
+                format!("`{other}` is not understood (known: fp8, awq, gptq, mxfp4, exl3; or name the scheme explicitly)"),
             ));
         }
     };
@@ -466,7 +466,7 @@ fn compressed_tensors(groups: &Fields<'_>) -> Result<(WeightFormat, bool), Error
         if found.is_some() {
             return Err(groups.invalid(
                 name,
-                "more than one config group: mixed schemes are not supported (give --quant)",
+                "more than one config group: mixed schemes are not supported (name one scheme explicitly)",
             ));
         }
         let w = group
@@ -579,7 +579,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         prefix: String::new(),
     };
     if run.tp == 0 || run.ep == 0 {
-        return Err(f.invalid("--tp/--ep", "parallel sizes are positive"));
+        return Err(f.invalid("tensor/expert-parallel size", "parallel sizes are positive"));
     }
     let model_type = f
         .str_opt("model_type")?
@@ -899,13 +899,13 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
     }
     if experts > 0 && experts % run.ep != 0 {
         return Err(f.invalid(
-            "--ep",
+            "expert-parallel size",
             format!("{experts} experts do not divide among {} ranks", run.ep),
         ));
     }
     if run.ep > 1 && experts == 0 {
         return Err(f.invalid(
-            "--ep",
+            "expert-parallel size",
             "expert parallelism on a model without routed experts",
         ));
     }

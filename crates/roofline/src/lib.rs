@@ -31,7 +31,7 @@ pub enum Error {
     #[error(transparent)]
     Trace(#[from] kineto_trace::Error),
     /// The GPU could not be named.
-    #[error("{file}: which GPU: {reason} (give --gpu NAME)")]
+    #[error("{file}: which GPU: {reason} (name the GPU explicitly)")]
     Gpu {
         /// The trace.
         file: String,
@@ -53,7 +53,7 @@ pub enum Error {
     },
     /// The estimate exceeds what the GPU can do.
     #[error(
-        "the estimate is impossible: {estimated:.1} {unit} of ESTIMATED {what} in the MEASURED step exceeds {gpu}'s peak {peak:.1} {unit} (CLAIM); the model config, quantisation, --tp/--ep or the step bounds are wrong"
+        "the estimate is impossible: {estimated:.1} {unit} of ESTIMATED {what} in the MEASURED step exceeds {gpu}'s peak {peak:.1} {unit} (CLAIM); the model config, quantisation, tensor/expert-parallel sizes or the step bounds are wrong"
     )]
     Physics {
         /// `bandwidth` or `FLOP rate`.

@@ -17,7 +17,7 @@ use crate::tokens::{StepTokens, from_step};
 /// Which GPU the steps ran on.
 #[derive(Debug, Clone)]
 pub enum GpuChoice {
-    /// This one (`--gpu`).
+    /// This one, named by the caller.
     Named(Box<Gpu>),
     /// From each trace's `deviceProperties`.
     FromTrace,
@@ -104,7 +104,7 @@ pub struct TraceRoofline {
     pub rank: Option<u64>,
     /// The GPU's table name.
     pub gpu: String,
-    /// How the GPU was named: `--gpu`, `name` or `numSms+memory`.
+    /// How the GPU was named: `given` (by the caller), `name` or `numSms+memory`.
     pub gpu_from: &'static str,
     /// Steps analysed, in trace order.
     pub steps: Vec<StepRoofline>,
@@ -123,7 +123,7 @@ fn compute_dtype(model: &ModelShape) -> &'static str {
     }
 }
 
-/// The GPU of a trace: `--gpu`, else the first `deviceProperties` entry of the device the kernels ran on
+/// The GPU of a trace: the one given, else the first `deviceProperties` entry of the device the kernels ran on
 /// (or the first entry), by name, else by SM count and memory.
 fn gpu_of(
     setup: &Setup,
@@ -131,7 +131,7 @@ fn gpu_of(
     trace: &kineto_trace::Trace,
 ) -> Result<(Gpu, &'static str), Error> {
     if let GpuChoice::Named(g) = &setup.gpu {
-        return Ok(((**g).clone(), "--gpu"));
+        return Ok(((**g).clone(), "given"));
     }
     let device = trace.kernels.first().and_then(|k| k.device);
     let props = &trace.header.devices;

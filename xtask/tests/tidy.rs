@@ -49,13 +49,11 @@ const FLAG_TEXT_ALLOWED: &[(&str, &str, &str)] = &[
 ];
 
 /// (file, flag, what to do) — this tool's own options named in a library today; to be fixed by the owner.
-const PENDING_FLAG_TEXT: &[(&str, &str, &str)] = &[
-    (
-        "crates/kineto-trace/src/error.rs",
-        "--salvage",
-        "the kineto binary adds the advice to a Truncated error",
-    ),
-];
+const PENDING_FLAG_TEXT: &[(&str, &str, &str)] = &[(
+    "crates/kineto-trace/src/error.rs",
+    "--salvage",
+    "the kineto binary adds the advice to a Truncated error",
+)];
 
 /// (file, why) — files that may write files without tool-io.
 const WRITES_ALLOWED: &[(&str, &str)] = &[];

@@ -56,7 +56,11 @@ struct Args {
     /// Write the samples to this file (renamed into place when the run ends; refuses an existing file).
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Replace an existing --output file.
+    /// Also write a self-contained HTML report: clocks, power, utilisation and temperature over time per
+    /// GPU, throttle reasons shaded, the command's start and end marked.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Replace an existing --output (or --html) file.
     #[arg(long)]
     overwrite: bool,
     /// The nvidia-smi to run (default: $KL1_NVIDIA_SMI, else nvidia-smi on PATH).
@@ -83,6 +87,10 @@ struct Sink {
     stdout_failed: Option<io::Error>,
     /// The first write error on the sample file; the file is then abandoned, never renamed into place.
     file_failed: Option<io::Error>,
+    /// The HTML report's name, claimed before sampling.
+    html: Option<Claim>,
+    /// The command's start and end on the monitor's clock ([`gpu_monitor::Monitor::elapsed_s`]).
+    command_s: Option<(f64, f64)>,
 }
 
 impl Sink {
@@ -156,6 +164,20 @@ fn main() -> ExitCode {
         },
         None => None,
     };
+    let html = match &args.html {
+        Some(path) => match Claim::new(path, args.overwrite) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                let hint = match e {
+                    tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
+                    _ => "",
+                };
+                eprintln!("{PROGRAM}: {e}{hint}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
     let with_command = !args.command.is_empty();
     // With a command, stdout is the command's: samples never share it.
     let stdout = (!args.quiet && !with_command).then(io::stdout);
@@ -170,6 +192,8 @@ fn main() -> ExitCode {
         file,
         stdout_failed: None,
         file_failed: None,
+        html,
+        command_s: None,
     }));
     let config = MonitorConfig {
         interval_ms: args.interval_ms,
@@ -278,9 +302,13 @@ fn with_command_run(
         eprintln!("{PROGRAM}: {first} before the command started; not running it");
         128 + runner::signal_number(first)
     } else {
+        let started_s = monitor.elapsed_s();
         match runner.spawn(&args.command) {
             Ok(command) => match command.wait(Duration::from_secs(1), || {}) {
-                Ok(end) => end.exit_code,
+                Ok(end) => {
+                    lock(sink).command_s = Some((started_s, monitor.elapsed_s()));
+                    end.exit_code
+                }
                 Err(e) => {
                     eprintln!("{PROGRAM}: waiting for the command: {e}");
                     1
@@ -343,6 +371,16 @@ fn finish(
         None => {}
     }
     let summary = recording.summary();
+    let (html, command_s) = {
+        let mut s = lock(sink);
+        (s.html.take(), s.command_s)
+    };
+    if let Some(claim) = html
+        && let Err(e) = write_html(claim, recording, &summary, command_s)
+    {
+        eprintln!("{PROGRAM}: {e}");
+        write_failed = true;
+    }
     if args.summary {
         let json = match serde_json::to_string_pretty(&summary) {
             Ok(j) => j,
@@ -361,4 +399,29 @@ fn finish(
         code = 1;
     }
     ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
+}
+
+/// The HTML report, rendered from the same JSON the samples and the summary are written as.
+fn write_html(
+    claim: Claim,
+    recording: &gpu_monitor::Recording,
+    summary: &gpu_monitor::MonitorSummary,
+    command_s: Option<(f64, f64)>,
+) -> Result<(), String> {
+    let samples: Vec<serde_json::Value> = recording
+        .samples
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("samples not serialisable for the HTML report: {e}"))?;
+    let summary = serde_json::to_value(summary)
+        .map_err(|e| format!("summary not serialisable for the HTML report: {e}"))?;
+    let page = html_report::gpu_monitor_html(&html_report::MonitorInputs {
+        samples: &samples,
+        summary: Some(&summary),
+        command: command_s,
+    });
+    claim
+        .write_bytes(page.as_bytes())
+        .map_err(|e| e.to_string())
 }

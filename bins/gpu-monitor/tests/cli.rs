@@ -579,3 +579,63 @@ fn a_closed_stdout_still_leaves_the_sample_file_whole() {
         "{written}"
     );
 }
+
+/// The JSON a report embeds (`<script type="application/json" id="tool-json">`), parsed.
+fn embedded_json(page: &str) -> serde_json::Value {
+    let start = page
+        .find(r#"id="tool-json">"#)
+        .map(|i| i + r#"id="tool-json">"#.len())
+        .expect("the page embeds the tool's JSON");
+    let end = start + page[start..].find("</script>").expect("closed");
+    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("embedded JSON parses")
+}
+
+#[test]
+fn html_report_embeds_the_samples_and_summary_the_json_gives_and_marks_the_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page_path = dir.path().join("monitor.html");
+    let replay = format!("replay:{}", fixture("replay.jsonl").display());
+    let out = run(cmd(None)
+        .args(["--backend", &replay, "--summary", "-q", "--html"])
+        .arg(&page_path));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("summary JSON");
+    let page = std::fs::read_to_string(&page_path).expect("the page was written");
+    let embedded = embedded_json(&page);
+    // The numbers in the page are the tool's: its embedded summary is the --summary JSON itself.
+    assert_eq!(embedded["summary"], summary);
+    // Every reading the replay kept is in the page (the fixture's lines that are sample objects).
+    let lines = std::fs::read_to_string(fixture("replay.jsonl")).expect("fixture");
+    let readings = lines
+        .lines()
+        .filter(|l| {
+            serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v.get("t_s").is_some())
+        })
+        .count();
+    assert!(readings > 0);
+    assert_eq!(embedded["samples"].as_array().map(Vec::len), Some(readings));
+    assert!(
+        !page.contains("command start"),
+        "no command: first and last readings are marked"
+    );
+    assert!(page.contains("<svg"), "charts are drawn");
+    // A second run refuses to replace the page without --overwrite.
+    let again = run(cmd(None)
+        .args(["--backend", &replay, "-q", "--html"])
+        .arg(&page_path));
+    assert_ne!(again.status.code(), Some(0));
+    assert!(
+        text(&again.stderr).contains("--overwrite"),
+        "{}",
+        text(&again.stderr)
+    );
+    // With a command, its start and end on the monitor's clock are in the page.
+    let with_cmd = dir.path().join("cmd.html");
+    let out = run(cmd(None)
+        .args(["--backend", &replay, "-q", "--html"])
+        .arg(&with_cmd)
+        .args(["--", "true"]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(&with_cmd).expect("written");
+    assert!(page.contains("command start") && page.contains("command end"));
+}

@@ -153,6 +153,12 @@ impl Monitor {
         monitor
     }
 
+    /// Seconds since sampling began: the clock of host-timed samples' `t_s` (NVML, `nvidia-smi`), so an
+    /// event the caller times (a command's start and end) can be placed among the samples.
+    pub fn elapsed_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
     /// The backend in use, if any.
     pub fn backend(&self) -> Option<BackendKind> {
         self.backend

@@ -55,6 +55,13 @@ enum Cmd {
         /// Print the record itself, as pretty JSON.
         #[arg(long)]
         json: bool,
+        /// Also write a self-contained HTML page: the verdict and its evidence, the checks not made and
+        /// why, the command, the monitor's summary per GPU.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Replace the HTML file if it exists.
+        #[arg(long)]
+        overwrite: bool,
     },
 }
 
@@ -110,7 +117,12 @@ fn main() -> ExitCode {
     match cli.cmd {
         Cmd::Run(args) => run(args),
         Cmd::Diff { a, b, json } => diff_cmd(&a, &b, json),
-        Cmd::Show { file, json } => show_cmd(&file, json),
+        Cmd::Show {
+            file,
+            json,
+            html,
+            overwrite,
+        } => show_cmd(&file, json, html.as_deref(), overwrite),
     }
 }
 
@@ -211,7 +223,23 @@ fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
     }
 }
 
-fn show_cmd(file: &std::path::Path, json: bool) -> ExitCode {
+fn show_cmd(
+    file: &std::path::Path,
+    json: bool,
+    html: Option<&std::path::Path>,
+    overwrite: bool,
+) -> ExitCode {
+    let html_claim = match html.map(|p| tool_io::Claim::new(p, overwrite)).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            let hint = match e {
+                tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
+                _ => "",
+            };
+            eprintln!("provenance show: {e}{hint}");
+            return ExitCode::from(2);
+        }
+    };
     let r = match record_json::read_record(file) {
         Ok(r) => r,
         Err(e) => {
@@ -219,6 +247,13 @@ fn show_cmd(file: &std::path::Path, json: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(claim) = html_claim {
+        let page = html_report::provenance_html(&r);
+        if let Err(e) = claim.write_bytes(page.as_bytes()) {
+            eprintln!("provenance show: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let written = tool_io::stdout::write(|out| {
         if json {
             serde_json::to_writer_pretty(&mut *out, &r)?;

@@ -489,6 +489,26 @@ fn show_summarises_a_record_written_by_run() {
     let o = output(provenance(t.path()).arg("show").arg(&p));
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("weights=bf16"));
+    // --html writes a page that embeds the record itself (the numbers shown are the record's).
+    let o = output(provenance(t.path()).args(["show", "r.json", "--html", "r.html"]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let page = std::fs::read_to_string(t.path().join("r.html")).expect("page written");
+    let start =
+        page.find(r#"id="tool-json">"#).expect("embedded JSON") + r#"id="tool-json">"#.len();
+    let end = start + page[start..].find("</script>").expect("closed");
+    let embedded: serde_json::Value =
+        serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses");
+    assert_eq!(embedded, read(&t.path().join("r.json")));
+    assert!(page.contains("weights"));
+    // Not replaced without --overwrite.
+    let o = output(provenance(t.path()).args(["show", "r.json", "--html", "r.html"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
 }
 
 #[test]

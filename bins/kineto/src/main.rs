@@ -11,6 +11,7 @@ mod render_ranks;
 mod render_steps;
 mod render_summary;
 mod render_top;
+mod report;
 mod roofline;
 
 use clap::{Args, Parser, Subcommand};
@@ -73,6 +74,12 @@ enum Cmd {
     /// Each step across the ranks of a run: span, idle and per-bucket exclusive time (min, median,
     /// max), the slowest rank and by how much.
     Ranks(Listing),
+    /// A self-contained HTML page: per-step stacked bars of bucket time and idle, ranks side by side,
+    /// the sortable top kernel table, per-step spreads.
+    Report(report::ReportArgs),
+    /// Two runs' budgets, bucket by bucket: mean over steps old → new, Δ %, whether Δ exceeds the
+    /// per-step spread. Exit 0 = pass, 1 = a bucket failed --fail-above, 2 = error.
+    Diff(report::DiffArgs),
 }
 
 /// `kineto top`'s options.
@@ -172,6 +179,8 @@ fn main() -> ExitCode {
         Cmd::Annotations(l) => annotations(&l),
         Cmd::Top(t) => top(&t),
         Cmd::Ranks(l) => ranks(&l),
+        Cmd::Report(r) => report::report(&r),
+        Cmd::Diff(d) => report::diff(&d),
     }
 }
 

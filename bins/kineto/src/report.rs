@@ -1,0 +1,315 @@
+//! `kineto report` (a self-contained HTML page of the budgets and the top kernels) and `kineto diff`
+//! (two runs' budgets, bucket by bucket). Both work on the very JSON rows `kineto budget --json` and
+//! `kineto top --json` print, so the page's and the diff's numbers are the listings' numbers.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use kineto_trace::analysis::{Analysis, GroupBy, kernel_groups};
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use serde_json::Value;
+
+use crate::out::{self, note};
+use crate::render::{self, Ctx, Format};
+use crate::{Listing, render_budget, render_top, setup};
+
+/// `kineto report`'s options.
+#[derive(Args)]
+pub struct ReportArgs {
+    /// The HTML file to write (refused if it exists, unless --overwrite).
+    #[arg(long, value_name = "FILE")]
+    html: PathBuf,
+    /// Replace the HTML file if it exists.
+    #[arg(long)]
+    overwrite: bool,
+    /// Kernel names in the top table of each trace (0: all).
+    #[arg(short = 'n', long = "limit", default_value_t = 30)]
+    n: usize,
+    #[command(flatten)]
+    listing: Listing,
+}
+
+/// `kineto diff`'s options.
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The older run: `kineto budget --json` output (JSON lines or an array), or a trace or a
+    /// directory of per-rank traces to analyse.
+    old: PathBuf,
+    /// The newer run, in the same forms.
+    new: PathBuf,
+    /// Fail (exit 1) when a bucket moved by more than PCT % and outside its per-step spread.
+    #[arg(long, value_name = "PCT")]
+    fail_above: Option<f64>,
+    /// Also write a self-contained HTML page of the comparison.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Replace the HTML file if it exists.
+    #[arg(long)]
+    overwrite: bool,
+    /// Kernel rule table (TOML) for traces; default: the built-in table.
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
+    /// Step markers for traces (see `kineto budget --help`).
+    #[arg(long, value_name = "RE")]
+    step_pattern: Option<String>,
+}
+
+/// The budget and top rows of every trace, as `--json` writes them.
+struct Rows {
+    budget: Vec<Value>,
+    top: Vec<Value>,
+}
+
+/// Renders rows through a column list's JSON form and reads them back: the same text `--json` prints.
+fn json_lines(
+    write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+) -> Result<Vec<Value>, String> {
+    let mut buf = Vec::new();
+    write(&mut buf).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(buf).map_err(|e| e.to_string())?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).map_err(|e| format!("a listing row is not JSON: {e}")))
+        .collect()
+}
+
+/// Analyses each trace: budget rows, and the `n` kernel names with the most time (0: all).
+fn rows_of(
+    paths: &[PathBuf],
+    rules: &Rules,
+    pattern: &StepPattern,
+    salvage: bool,
+    n: usize,
+) -> Result<Rows, String> {
+    let opts = kineto_trace::Options {
+        salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let mut rows = Rows {
+        budget: Vec::new(),
+        top: Vec::new(),
+    };
+    for path in paths {
+        let parsed = kineto_trace::parse_file(path, &opts).map_err(|e| e.to_string())?;
+        let a = Analysis::new(&parsed.trace, pattern, rules);
+        let budgets = a.budgets(&parsed.trace, rules);
+        let t = &parsed.trace;
+        let file = parsed.path.display().to_string();
+        let ctx = Ctx {
+            t0_ns: t.time_bounds.map_or(0, |b| b.0),
+        };
+        rows.budget.extend(json_lines(|w| {
+            for (s, b) in a.steps.steps.iter().zip(&budgets) {
+                let row = render_budget::BudgetRow {
+                    file: &file,
+                    rank: t.header.rank,
+                    step: s,
+                    budget: b,
+                };
+                render_budget::json_row(w, &row, &ctx)?;
+            }
+            Ok(())
+        })?);
+        let groups = kernel_groups(
+            t,
+            &a.classes,
+            rules,
+            0..t.kernels.len() as u32,
+            GroupBy::Name,
+        );
+        let take = if n == 0 { usize::MAX } else { n };
+        rows.top.extend(json_lines(|w| {
+            for g in groups.iter().take(take) {
+                let row = render_top::TopRow {
+                    file: &file,
+                    rank: t.header.rank,
+                    step: None,
+                    group: g,
+                };
+                render::row(
+                    w,
+                    Format::Json,
+                    render_top::columns(),
+                    &row,
+                    &Ctx::default(),
+                )?;
+            }
+            Ok(())
+        })?);
+    }
+    Ok(rows)
+}
+
+fn claim(path: &Path, overwrite: bool) -> Result<tool_io::Claim, String> {
+    tool_io::Claim::new(path, overwrite).map_err(|e| match e {
+        tool_io::Error::Exists { .. } => format!("{e}; pass --overwrite to replace it"),
+        _ => e.to_string(),
+    })
+}
+
+/// Runs `kineto report`.
+pub fn report(r: &ReportArgs) -> ExitCode {
+    let page = match claim(&r.html, r.overwrite) {
+        Ok(c) => c,
+        Err(e) => {
+            note(&format!("kineto report: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let (paths, rules, pattern) = match setup(&r.listing) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let rows = match rows_of(&paths, &rules, &pattern, r.listing.salvage, r.n) {
+        Ok(v) => v,
+        Err(e) => {
+            note(&format!("kineto report: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    let top = Value::Array(rows.top);
+    let html = html_report::kineto_html(&html_report::KinetoInputs {
+        budget: &rows.budget,
+        top: Some(&top),
+        roofline: None,
+    });
+    if let Err(e) = page.write_bytes(html.as_bytes()) {
+        note(&format!("kineto report: {e}"));
+        return ExitCode::from(1);
+    }
+    let mut w = out::stdout();
+    if let Err(e) = writeln!(w, "wrote {}", r.html.display()) {
+        out::write_failed(e);
+    }
+    out::finish(&mut w);
+    ExitCode::SUCCESS
+}
+
+/// One side of a diff: a JSON budget listing, or traces to analyse.
+fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
+    let paths = [path.to_path_buf()];
+    let is_json = |p: &Path| {
+        p.is_file()
+            && p.extension().is_some_and(|e| e == "json" || e == "jsonl")
+            && std::fs::File::open(p)
+                .ok()
+                .and_then(|mut f| {
+                    let mut head = [0u8; 4096];
+                    std::io::Read::read(&mut f, &mut head)
+                        .ok()
+                        .map(|n| budget_listing_head(&head[..n]))
+                })
+                .unwrap_or(false)
+    };
+    if is_json(path) {
+        let text = tool_io::read_input_string(path, "budget listing", tool_io::caps::RECORD)
+            .map_err(|e| e.to_string())?;
+        return html_report::parse_json_or_lines(&text)
+            .map_err(|e| format!("{}: {e}", path.display()));
+    }
+    let listing_paths = kineto_trace::expand_paths(&paths).map_err(|e| e.to_string())?;
+    let rules = match &d.rules {
+        Some(f) => Rules::load(f).map_err(|e| e.to_string())?,
+        None => Rules::builtin(),
+    };
+    let pattern = match &d.step_pattern {
+        Some(p) => StepPattern::new(p)
+            .map_err(|e| e.to_string())?
+            .or_whole_window(),
+        None => StepPattern::builtin(),
+    };
+    Ok(rows_of(&listing_paths, &rules, &pattern, false, 0)?.budget)
+}
+
+/// A `kineto budget --json` listing is JSON lines (or an array) of step objects carrying `buckets` and
+/// `span_ns` (one of them within the first few KiB, whatever the key order); a Kineto trace is one object
+/// with the trace's keys (`traceEvents`, `schemaVersion`, …).
+fn budget_listing_head(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let t = text.trim_start();
+    let trace_keys = ["\"traceEvents\"", "\"schemaVersion\"", "\"deviceProperties\""];
+    (t.starts_with('[') || t.starts_with('{'))
+        && (t.contains("\"buckets\"") || t.contains("\"span_ns\""))
+        && !trace_keys.iter().any(|k| t.contains(k))
+}
+
+/// Runs `kineto diff`: exit 0 = pass, 1 = a bucket failed --fail-above, 2 = error.
+pub fn diff(d: &DiffArgs) -> ExitCode {
+    let fail = |e: String| {
+        note(&format!("kineto diff: {e}"));
+        ExitCode::from(2)
+    };
+    let page = match d.html.as_deref().map(|p| claim(p, d.overwrite)).transpose() {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    let (old, new) = match (side(&d.old, d), side(&d.new, d)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    let result = html_report::kineto_diff(&old, &new);
+    if let Some(page) = page
+        && let Err(e) = page.write_bytes(
+            html_report::kineto_diff_page(&old, &new, &result, d.fail_above).as_bytes(),
+        )
+    {
+        return fail(e.to_string());
+    }
+    let mut w = out::stdout();
+    let written = (|| -> std::io::Result<()> {
+        writeln!(
+            w,
+            "{:<8} {:<16} {:>12} {:>12} {:>9} {:>23} exceeds",
+            "rank", "bucket", "old µs", "new µs", "Δ %", "range old / new"
+        )?;
+        for r in &result.rows {
+            let [o, n, pct, range, exceeds] = html_report::change_cells(&r.change);
+            writeln!(
+                w,
+                "{:<8} {:<16} {o:>12} {n:>12} {pct:>9} {range:>23} {exceeds}",
+                out::escape(&r.rank),
+                out::escape(&r.bucket)
+            )?;
+        }
+        for o in &result.only_in_old {
+            writeln!(w, "only in OLD: {}", out::escape(o))?;
+        }
+        for n in &result.only_in_new {
+            writeln!(w, "only in NEW: {}", out::escape(n))?;
+        }
+        writeln!(
+            w,
+            "{}. {}.",
+            step_stats::EXCEEDS_RULE,
+            step_stats::FAIL_RULE
+        )?;
+        if let Some(pct) = d.fail_above {
+            let failing = result.failing(pct);
+            if failing.is_empty() {
+                writeln!(
+                    w,
+                    "PASS: no bucket moved by more than {pct} % outside its spread"
+                )?;
+            } else {
+                writeln!(
+                    w,
+                    "FAIL: {} bucket(s) moved by more than {pct} % outside their spread",
+                    failing.len()
+                )?;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        out::write_failed(e);
+    }
+    out::finish(&mut w);
+    match d.fail_above {
+        Some(pct) if !result.failing(pct).is_empty() => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    }
+}

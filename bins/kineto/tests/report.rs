@@ -1,0 +1,156 @@
+//! `kineto report` and `kineto diff` on bundled real traces: the page embeds the very rows
+//! `kineto budget --json` prints, and the diff's Δ % is the arithmetic on those rows.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn kineto() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kineto"))
+}
+
+fn testdata(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/traces")
+        .join(rel)
+}
+
+const RANK0: &str = "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz";
+const RANK1: &str = "param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json.gz";
+
+fn budget_json(trace: &str) -> Vec<Value> {
+    let out = kineto()
+        .args(["budget", "--json"])
+        .arg(testdata(trace))
+        .output()
+        .expect("run kineto budget");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect()
+}
+
+fn embedded(page: &str) -> Value {
+    let tag = r#"id="tool-json">"#;
+    let start = page.find(tag).expect("the page embeds the tool's JSON") + tag.len();
+    let end = start + page[start..].find("</script>").expect("closed");
+    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses")
+}
+
+#[test]
+fn report_embeds_the_budget_rows_the_listing_prints() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page_path = dir.path().join("r.html");
+    let out = kineto()
+        .args(["report", "--html"])
+        .arg(&page_path)
+        .arg(testdata(RANK0))
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&page_path).expect("written");
+    let e = embedded(&page);
+    assert_eq!(e["budget"], Value::Array(budget_json(RANK0)));
+    assert!(e["top"].as_array().is_some_and(|t| !t.is_empty()));
+    assert!(page.contains("<svg"));
+    // Not replaced without --overwrite; replaced with it.
+    let again = kineto()
+        .args(["report", "--html"])
+        .arg(&page_path)
+        .arg(testdata(RANK0))
+        .output()
+        .expect("run");
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--overwrite"));
+    let forced = kineto()
+        .args(["report", "--overwrite", "--html"])
+        .arg(&page_path)
+        .arg(testdata(RANK0))
+        .output()
+        .expect("run");
+    assert!(forced.status.success());
+}
+
+/// The mean over steps of one bucket's exclusive µs in a budget listing.
+fn bucket_mean(rows: &[Value], bucket: &str) -> f64 {
+    let v: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r["buckets"][bucket]["exclusive_us"].as_f64())
+        .collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn diff_of_two_ranks_is_the_arithmetic_on_their_listings() {
+    let (a, b) = (budget_json(RANK0), budget_json(RANK1));
+    let out = kineto()
+        .arg("diff")
+        .arg(testdata(RANK0))
+        .arg(testdata(RANK1))
+        .args(["--fail-above", "5"])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // Each bucket's Δ % = (new − old) / old × 100 over the two listings' per-step means, to 2 decimals.
+    let mut failing = 0;
+    for bucket in ["gemm", "embedding", "comm", "elementwise"] {
+        let (old, new) = (bucket_mean(&a, bucket), bucket_mean(&b, bucket));
+        let pct = (new - old) / old * 100.0;
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!(" {bucket} ")))
+            .unwrap_or_else(|| panic!("no row for {bucket} in\n{text}"));
+        assert!(
+            line.contains(&format!("{pct:+.2}")),
+            "{bucket}: {pct:+.2} not in {line}"
+        );
+        // One step a rank: the spread is unknown, so any |Δ %| > 5 fails.
+        if pct.abs() > 5.0 {
+            failing += 1;
+        }
+    }
+    assert!(
+        failing > 0,
+        "the two ranks differ by more than 5 % somewhere: {text}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL"));
+}
+
+#[test]
+fn a_trace_against_its_own_listing_does_not_move() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let listing = dir.path().join("old.jsonl");
+    let rows: Vec<String> = budget_json(RANK0).iter().map(Value::to_string).collect();
+    std::fs::write(&listing, rows.join("\n") + "\n").expect("write");
+    let page = dir.path().join("d.html");
+    let out = kineto()
+        .arg("diff")
+        .arg(&listing)
+        .arg(testdata(RANK0))
+        .args(["--fail-above", "0.01", "--html"])
+        .arg(&page)
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("PASS"));
+    for l in text.lines().filter(|l| l.starts_with("rank")).skip(1) {
+        assert!(l.contains("+0.00"), "{l}");
+    }
+    assert!(
+        std::fs::read_to_string(&page)
+            .expect("page")
+            .contains("kineto diff")
+    );
+}

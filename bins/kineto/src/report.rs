@@ -231,7 +231,11 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
 fn budget_listing_head(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
     let t = text.trim_start();
-    let trace_keys = ["\"traceEvents\"", "\"schemaVersion\"", "\"deviceProperties\""];
+    let trace_keys = [
+        "\"traceEvents\"",
+        "\"schemaVersion\"",
+        "\"deviceProperties\"",
+    ];
     (t.starts_with('[') || t.starts_with('{'))
         && (t.contains("\"buckets\"") || t.contains("\"span_ns\""))
         && !trace_keys.iter().any(|k| t.contains(k))

@@ -448,3 +448,68 @@ fn a_result_name_claimed_by_another_run_is_refused_at_once() {
     drop(claim);
     assert!(!out.exists());
 }
+
+/// The tool's JSON a page embeds.
+fn embedded(page: &str) -> Value {
+    let tag = r#"id="tool-json">"#;
+    let start = page.find(tag).expect("the page embeds the tool's JSON") + tag.len();
+    let end = start + page[start..].find("</script>").expect("closed");
+    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses")
+}
+
+#[test]
+fn html_embeds_the_result_and_diff_compares_two_results() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (out, page) = (tmp.path().join("kl1.json"), tmp.path().join("kl1.html"));
+    let demo = demo();
+    let s = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    let o = bandwidth(&[
+        "--window",
+        &s(&demo),
+        "--output",
+        &s(&out),
+        "--html",
+        &s(&page),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "stderr: {}", text(&o.stderr));
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
+    let html = std::fs::read_to_string(&page).expect("page");
+    assert_eq!(
+        embedded(&html),
+        result,
+        "the page's numbers are the result's"
+    );
+    assert!(html.contains("<svg"));
+
+    // A result against itself: every number moves by 0 %, exit 0.
+    let d = bandwidth(&["diff", &s(&out), &s(&out), "--fail-above", "0.1"]);
+    assert_eq!(d.status.code(), Some(0), "{}", text(&d.stderr));
+    let t = text(&d.stdout);
+    assert!(t.contains("PASS"), "{t}");
+    assert!(t.contains("dense.all.gbps"));
+
+    // A copy with one rank's dense GB/s mean 10 % higher: Δ = +10.00 % on exactly that number.
+    let mut newer = result.clone();
+    let cell =
+        &mut newer["windows"]["demo"]["prof-32k-b4:decode"]["ranks"]["0"]["mean"]["dense.all.gbps"];
+    let old = cell.as_f64().expect("a number");
+    *cell = serde_json::json!(old * 1.1);
+    let new_path = tmp.path().join("new.json");
+    std::fs::write(&new_path, serde_json::to_string(&newer).expect("json")).expect("write");
+    let d = bandwidth(&["diff", &s(&out), &s(&new_path), "--fail-above", "5"]);
+    let t = text(&d.stdout);
+    let line = t
+        .lines()
+        .find(|l| l.contains("prof-32k-b4:decode/rank 0") && l.contains("dense.all.gbps "))
+        .unwrap_or_else(|| panic!("no row in\n{t}"));
+    assert!(line.contains("+10.00"), "{line}");
+    // The per-step spread of a 6-step rank is known; whether 10 % leaves it decides the verdict, and the
+    // exit status must agree with the printed verdict.
+    let failed = t.contains("FAIL:");
+    assert_eq!(d.status.code(), Some(if failed { 1 } else { 0 }), "{t}");
+    // An unreadable side is an error (2), not a pass.
+    let bad = bandwidth(&["diff", &s(&out), &s(&tmp.path().join("missing.json"))]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -284,6 +284,7 @@ fn measure(cmd: &Path, argv: &[String]) -> Result<Measure, String> {
     let mut status = 0;
     // SAFETY: rusage is plain data; wait4 fills it for the child we just spawned and own.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child, not yet reaped; `status` and `ru` are valid, writable locals.
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     let wall = t0.elapsed();
     if r != pid {

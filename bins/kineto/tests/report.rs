@@ -1,5 +1,6 @@
 //! `kineto report` and `kineto diff` on bundled real traces: the page embeds the very rows
 //! `kineto budget --json` prints, and the diff's Δ % is the arithmetic on those rows.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::path::PathBuf;
 use std::process::Command;

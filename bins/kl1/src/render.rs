@@ -87,68 +87,6 @@ fn rows_text(hist: &[(u64, u64)]) -> String {
         .join(",")
 }
 
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeMap;
-
-    use kl1_bandwidth::{CaptureReport, RankReport, WindowReport};
-
-    use super::*;
-
-    #[test]
-    fn a_rank_line_says_what_was_dropped_and_which_means_are_partial() {
-        let rank = RankReport {
-            rank: 1,
-            file: "t.json".into(),
-            file_sha256: "0".repeat(64),
-            steps: 2,
-            rows_hist: vec![(1, 1), (2, 1)],
-            // LM head in one step of two: 218.4 GB/s is that step's, 80.0 % of 273.
-            mean: BTreeMap::from([
-                ("period_ms".into(), 25.0),
-                ("dense.all.gbps".into(), 190.0),
-                ("dense.lm_head.gbps".into(), 218.4),
-            ]),
-            mean_steps: BTreeMap::from([("dense.lm_head.gbps".into(), 1)]),
-            per_step: Vec::new(),
-            step_index: vec![7, 8],
-            kernels_outside_steps: 0,
-            kernels_outside_steps_ms: 0.0,
-            same_stream_overlaps: 0,
-            steps_dropped: BTreeMap::from([
-                ("last step of the trace".into(), 1),
-                ("marker has no kernels".into(), 2),
-            ]),
-        };
-        let report = Report {
-            constants: serde_json::Value::Null,
-            windows: vec![WindowReport {
-                name: "w".into(),
-                captures: vec![CaptureReport {
-                    label: "prof-short-b1:decode".into(),
-                    kind: CaptureKind::Decode,
-                    ranks: vec![rank],
-                }],
-                skipped: vec!["x:y".into()],
-            }],
-        };
-        let mut out = Vec::new();
-        summary(&mut out, &report, 273.0, "GB10").unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let line = text.lines().nth(3).unwrap();
-        assert_eq!(
-            line,
-            "    rank 1: 2 steps, rows 1,2, period 25.000 ms | dense 190.0 GB/s (69.6 %) \
-             | LM head 218.4 GB/s (80.0 %) [1 of 2 steps] | 3 dropped (1 last step of the trace, \
-             2 marker has no kernels)"
-        );
-        assert!(
-            text.ends_with("  skipped (not a known capture): x:y\n"),
-            "{text}"
-        );
-    }
-}
-
 /// `kl1-bandwidth diff`: one line per compared number (old, new, Δ %, the per-step ranges, whether Δ
 /// exceeds them), the numbers present on one side only, and the verdict when `fail_above` is given.
 pub fn diff(
@@ -241,5 +179,67 @@ impl Progress {
         if let Some(b) = self.bar.get() {
             b.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use kl1_bandwidth::{CaptureReport, RankReport, WindowReport};
+
+    use super::*;
+
+    #[test]
+    fn a_rank_line_says_what_was_dropped_and_which_means_are_partial() {
+        let rank = RankReport {
+            rank: 1,
+            file: "t.json".into(),
+            file_sha256: "0".repeat(64),
+            steps: 2,
+            rows_hist: vec![(1, 1), (2, 1)],
+            // LM head in one step of two: 218.4 GB/s is that step's, 80.0 % of 273.
+            mean: BTreeMap::from([
+                ("period_ms".into(), 25.0),
+                ("dense.all.gbps".into(), 190.0),
+                ("dense.lm_head.gbps".into(), 218.4),
+            ]),
+            mean_steps: BTreeMap::from([("dense.lm_head.gbps".into(), 1)]),
+            per_step: Vec::new(),
+            step_index: vec![7, 8],
+            kernels_outside_steps: 0,
+            kernels_outside_steps_ms: 0.0,
+            same_stream_overlaps: 0,
+            steps_dropped: BTreeMap::from([
+                ("last step of the trace".into(), 1),
+                ("marker has no kernels".into(), 2),
+            ]),
+        };
+        let report = Report {
+            constants: serde_json::Value::Null,
+            windows: vec![WindowReport {
+                name: "w".into(),
+                captures: vec![CaptureReport {
+                    label: "prof-short-b1:decode".into(),
+                    kind: CaptureKind::Decode,
+                    ranks: vec![rank],
+                }],
+                skipped: vec!["x:y".into()],
+            }],
+        };
+        let mut out = Vec::new();
+        summary(&mut out, &report, 273.0, "GB10").unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let line = text.lines().nth(3).unwrap();
+        assert_eq!(
+            line,
+            "    rank 1: 2 steps, rows 1,2, period 25.000 ms | dense 190.0 GB/s (69.6 %) \
+             | LM head 218.4 GB/s (80.0 %) [1 of 2 steps] | 3 dropped (1 last step of the trace, \
+             2 marker has no kernels)"
+        );
+        assert!(
+            text.ends_with("  skipped (not a known capture): x:y\n"),
+            "{text}"
+        );
     }
 }

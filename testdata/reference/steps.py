@@ -18,8 +18,10 @@ implemented are the ones docs/steps-and-budgets.md states:
   * same-stream overlap: a kernel starting before the latest end of earlier-starting kernels on its
     (device, stream);
   * families: the first [[rule]] of the rule file whose pattern re.search-es the name;
-  * budget over [lo, hi): per bucket the union (inclusive) and the exact rational share of each elementary
-    segment (exclusive, written as a fraction), idle = time with no kernel of the step.
+  * budget over the step's GPU window (first start to last end of its kernels, copies and fills): per
+    bucket (the kernel's family bucket; `memcpy` for copies, `memset` for fills) the union (inclusive)
+    and the exact rational share of each elementary segment (exclusive, written as a fraction), idle =
+    time with no kernel, copy or fill of the step running.
 Brute force where the Rust code sweeps: segments are visited one by one and buckets tested one by one.
 
     python3 testdata/reference/steps.py ../shared/traces > testdata/reference/steps.json
@@ -182,7 +184,7 @@ def analyse(path: Path, pattern: str):
         steps.append(dict(index=i, name=m["name"], number=toint(g.get("step")), phase=g.get("phase"),
                           rows=toint(g.get("rows")), requests=toint(g.get("requests")),
                           pid=m["pid"], cpu_lo=ns(m["ts"]), cpu_hi=ns(m["ts"]) + ns(m.get("dur", 0)),
-                          kernels=[], memcpys=0, memsets=0))
+                          kernels=[], memcpys=[], memsets=[]))
 
     def step_of(li):
         l = launches[li]
@@ -207,10 +209,8 @@ def analyse(path: Path, pattern: str):
             s = launch_step[o["launch"]]
             if s is None:
                 outside += kind == "kernel"
-            elif kind == "kernel":
-                s["kernels"].append(o)
             else:
-                s[kind + "s"] += 1
+                s[kind + "s"].append(o)
 
     # Same-stream overlaps over the whole trace.
     streams = defaultdict(list)
@@ -233,11 +233,11 @@ def analyse(path: Path, pattern: str):
         hi = max((k["end"] for k in ks), default=None)
         row = dict(index=s["index"], name=s["name"], number=s["number"], phase=s["phase"], rows=s["rows"],
                    requests=s["requests"], cpu_lo_ns=s["cpu_lo"], cpu_hi_ns=s["cpu_hi"], lo_ns=lo, hi_ns=hi,
-                   kernels=len(ks), memcpys=s["memcpys"], memsets=s["memsets"],
+                   kernels=len(ks), memcpys=len(s["memcpys"]), memsets=len(s["memsets"]),
                    kernel_sum_ns=sum(k["end"] - k["ts"] for k in ks),
                    kernel_union_ns=union([(k["ts"], k["end"]) for k in ks]),
                    same_stream_overlaps=sum(1 for k in ks if id(k) in ov_id))
-        row["budget"] = budget(ks, lo, hi)
+        row["budget"] = budget(ks, s["memcpys"], s["memsets"])
         out_steps.append(row)
     for i, s in enumerate(out_steps):
         nxt = next((t for t in out_steps[i + 1:] if steps[t["index"]]["pid"] == steps[i]["pid"]), None)
@@ -246,9 +246,13 @@ def analyse(path: Path, pattern: str):
                 same_stream_overlaps=len(overlap), steps=out_steps)
 
 
-def budget(ks, lo, hi):
-    if lo is None:
+def budget(ks, copies, fills):
+    # The window is the step's GPU work: kernels, copies and fills.
+    every = ks + copies + fills
+    if not every:
         return None
+    lo = min(o["ts"] for o in every)
+    hi = max(o["end"] for o in every)
     fams = defaultdict(list)
     for k in ks:
         fams[family(k["name"])].append(k)
@@ -259,10 +263,13 @@ def budget(ks, lo, hi):
     for k in ks:
         f = family(k["name"])
         bucket_iv[FAMILIES[f] if f else "unmatched"].append((k["ts"], k["end"]))
+    for bk, ops in (("memcpy", copies), ("memset", fills)):
+        for o in ops:
+            bucket_iv[bk].append((o["ts"], o["end"]))
     m = {b: merged(v) for b, v in bucket_iv.items()}
     # Cut at every kernel start and end (not only at the ends of the merged unions), the same elementary
     # segments the sweep rounds in, so that `rounded_segments` bounds the rounding exactly.
-    points = sorted({lo, hi} | {x for k in ks for x in (k["ts"], k["end"])})
+    points = sorted({lo, hi} | {x for k in every for x in (k["ts"], k["end"])})
     excl = defaultdict(Fraction)
     shared = defaultdict(int)
     idle = 0

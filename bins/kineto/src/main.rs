@@ -1,11 +1,25 @@
 //! `kineto`: summaries and step analyses of Kineto traces. Parses arguments, calls `kineto-trace`,
 //! prints; nothing else lives here.
 
+mod out;
+mod render;
+mod render_annotations;
+mod render_budget;
+mod render_kernels;
+mod render_notes;
+mod render_ranks;
+mod render_steps;
+mod render_summary;
+mod render_top;
+
 use clap::{Args, Parser, Subcommand};
+use kineto_trace::Parsed;
+use kineto_trace::analysis::Analysis;
+use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
-use kineto_trace::report::{Command, Format, csv_header, render_paths_each};
 use kineto_trace::step::StepPattern;
-use kineto_trace::summary::{Summary, summarize_each};
+use kineto_trace::summary::summarize_each;
+use render::{Ctx, Format};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -47,6 +61,65 @@ enum Cmd {
     Kernels(Listing),
     /// One row per step: exclusive and inclusive time per bucket, idle, families, unmatched kernels.
     Budget(Listing),
+    /// One row per user annotation name: count, total and mean CPU time, GPU mirrors. The names a
+    /// `--step-pattern` can match.
+    Annotations(Plain),
+    /// Kernels grouped by name, family or bucket, most time first: count, total, %, mean, median,
+    /// min, max, stddev (kernels only; copies and fills are in `summary` and `budget`).
+    Top(Top),
+    /// Each step across the ranks of a run: span, idle and per-bucket exclusive time (min, median,
+    /// max), the slowest rank and by how much.
+    Ranks(Listing),
+}
+
+/// `kineto top`'s options.
+#[derive(Args)]
+struct Top {
+    /// What to group kernels by.
+    #[arg(long, value_enum, default_value = "name")]
+    by: By,
+    /// Rows per table (0: all).
+    #[arg(short = 'n', long = "limit", default_value_t = 20)]
+    n: usize,
+    /// One table per step (kernels launched in it); default: one per trace, every kernel.
+    #[arg(long)]
+    per_step: bool,
+    #[command(flatten)]
+    listing: Listing,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum By {
+    Name,
+    Family,
+    Bucket,
+}
+
+/// The options of listings that need no rules or steps.
+#[derive(Args)]
+struct Plain {
+    /// One JSON object per line.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// CSV with a header line.
+    #[arg(long)]
+    csv: bool,
+    /// On a truncated file, keep the complete events before the cut.
+    #[arg(long)]
+    salvage: bool,
+    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+}
+
+fn format_of(json: bool, csv: bool) -> Format {
+    if json {
+        Format::Json
+    } else if csv {
+        Format::Csv
+    } else {
+        Format::Table
+    }
 }
 
 /// The options `steps`, `kernels` and `budget` share.
@@ -58,13 +131,19 @@ struct Listing {
     /// CSV with a header line.
     #[arg(long)]
     csv: bool,
-    /// Kernel rule table (TOML: [families] and [[rule]]); default: the built-in table.
+    /// Kernel rule table (TOML: `[families]` and `[[rule]]`); default: the built-in table.
     #[arg(long, value_name = "FILE")]
     rules: Option<PathBuf>,
     /// Step markers: a regex matched against the whole annotation name, with optional named groups
-    /// `phase`, `rows`, `requests`, `step`; default `ProfilerStep#(?P<step>\d+)`.
+    /// `phase`, `rows`, `requests`, `step`, `tokens` and per-phase token groups
+    /// (docs/steps-and-budgets.md); default: the built-in profiles (KL1, TraceLens `execute_…`,
+    /// SGLang `step[…]`, `ProfilerStep#N`). With no marker, the whole GPU window is one step.
     #[arg(long, value_name = "RE")]
     step_pattern: Option<String>,
+    /// Ignore step markers: each trace is one step over its whole GPU window (first to last
+    /// kernel, copy or fill), as HTA's temporal breakdown sees it.
+    #[arg(long, conflicts_with = "step_pattern")]
+    whole_trace: bool,
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     salvage: bool,
@@ -86,67 +165,452 @@ fn main() -> ExitCode {
         Cmd::Steps(l) => listing(Command::Steps, &l),
         Cmd::Kernels(l) => listing(Command::Kernels, &l),
         Cmd::Budget(l) => listing(Command::Budget, &l),
+        Cmd::Annotations(l) => annotations(&l),
+        Cmd::Top(t) => top(&t),
+        Cmd::Ranks(l) => ranks(&l),
     }
 }
 
-fn listing(command: Command, l: &Listing) -> ExitCode {
-    let setup = || -> kineto_trace::Result<_> {
+fn ranks(l: &Listing) -> ExitCode {
+    use kineto_trace::analysis::RankSteps;
+    let (paths, rules, pattern) = match setup(l) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let work = |path: &std::path::Path| -> kineto_trace::Result<RankSteps> {
+        let p = kineto_trace::parse_file(path, &opts)?;
+        let a = Analysis::new(&p.trace, &pattern, &rules);
+        for n in render_notes::notes(&p, &a) {
+            out::note(&format!("kineto: note: {n}"));
+        }
+        let budgets = a.budgets(&p.trace, &rules);
+        Ok(RankSteps {
+            rank: p
+                .trace
+                .header
+                .rank
+                .map_or_else(|| p.path.display().to_string(), |r| r.to_string()),
+            steps: a
+                .steps
+                .steps
+                .into_iter()
+                .zip(budgets)
+                .map(|(s, b)| (s.name, s.number, b))
+                .collect(),
+        })
+    };
+    let mut failed = false;
+    let mut all = Vec::new();
+    kineto_trace::each_in_order(&paths, work, |r| match r {
+        Ok(r) => all.push(r),
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    let steps = kineto_trace::analysis::compare_ranks(&all);
+    let mut w = out::stdout();
+    let cols = render_ranks::columns();
+    let ctx = Ctx::default();
+    let r = (|| -> std::io::Result<()> {
+        use std::io::Write;
+        if format == Format::Csv {
+            render::csv_header(&mut w, cols)?;
+        }
+        if format == Format::Table {
+            writeln!(w, "{} ranks", all.len())?;
+        }
+        for s in &steps {
+            if format == Format::Table {
+                let sp = &s.span;
+                let over = sp.max_over_median_ns();
+                let pct = if sp.median_ns > 0.0 {
+                    format!(" ({:.1} %)", 100.0 * over / sp.median_ns)
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    w,
+                    "step {} `{}` on {} ranks: slowest rank {} at {} µs, {:.3} µs{pct} over the median",
+                    s.key,
+                    out::escape(&s.name),
+                    s.ranks,
+                    out::escape(&sp.max_rank),
+                    kineto_trace::ns_to_us_string(sp.max_ns),
+                    over / 1000.0,
+                )?;
+                render::table_header(&mut w, cols)?;
+            }
+            for row in render_ranks::rows(s) {
+                render::row(&mut w, format, cols, &row, &ctx)?;
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        out::write_failed(e);
+    }
+    out::finish(&mut w);
+    exit_code(failed)
+}
+
+fn top(t: &Top) -> ExitCode {
+    let l = &t.listing;
+    let (paths, rules, pattern) = match setup(l) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let by = match t.by {
+        By::Name => kineto_trace::analysis::GroupBy::Name,
+        By::Family => kineto_trace::analysis::GroupBy::Family,
+        By::Bucket => kineto_trace::analysis::GroupBy::Bucket,
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let mut w = out::stdout();
+    if format == Format::Csv
+        && let Err(e) = render::csv_header(&mut w, render_top::columns())
+    {
+        out::write_failed(e);
+    }
+    let per_step = t.per_step;
+    let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let a = Analysis::new(&parsed.trace, &pattern, &rules);
+        let tr = &parsed.trace;
+        let tables: Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> = if per_step {
+            a.steps
+                .steps
+                .iter()
+                .map(|s| {
+                    let g = kineto_trace::analysis::kernel_groups(
+                        tr,
+                        &a.classes,
+                        &rules,
+                        s.kernels.iter().copied(),
+                        by,
+                    );
+                    (Some(s.index as u64), g)
+                })
+                .collect()
+        } else {
+            let all = 0..tr.kernels.len() as u32;
+            let g = kineto_trace::analysis::kernel_groups(tr, &a.classes, &rules, all, by);
+            vec![(None, g)]
+        };
+        Ok((parsed, a, tables))
+    };
+    let mut failed = false;
+    let n = if t.n == 0 { usize::MAX } else { t.n };
+    kineto_trace::each_in_order(&paths, work, |result| match result {
+        Ok((p, a, tables)) => {
+            if format != Format::Table {
+                for note in render_notes::notes(&p, &a) {
+                    out::note(&format!("kineto: note: {note}"));
+                }
+            }
+            let file = p.path.display().to_string();
+            let cols = render_top::columns();
+            let ctx = Ctx::default();
+            let r = (|| -> std::io::Result<()> {
+                use std::io::Write;
+                if format == Format::Table {
+                    render_notes::table_header(&mut w, &p, &a, "")?;
+                }
+                for (step, groups) in &tables {
+                    if format == Format::Table {
+                        match step {
+                            Some(s) => writeln!(
+                                w,
+                                "  step {s} `{}`: {} groups",
+                                out::escape(&a.steps.steps[*s as usize].name),
+                                groups.len()
+                            )?,
+                            None => writeln!(w, "  all kernels: {} groups", groups.len())?,
+                        }
+                        render::table_header(&mut w, cols)?;
+                    }
+                    for g in groups.iter().take(n) {
+                        let row = render_top::TopRow {
+                            file: &file,
+                            rank: p.trace.header.rank,
+                            step: *step,
+                            group: g,
+                        };
+                        render::row(&mut w, format, cols, &row, &ctx)?;
+                    }
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                out::write_failed(e);
+            }
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    out::finish(&mut w);
+    exit_code(failed)
+}
+
+fn annotations(l: &Plain) -> ExitCode {
+    let paths = match kineto_trace::expand_paths(&l.traces) {
+        Ok(p) => p,
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let format = format_of(l.json, l.csv);
+    let opts = kineto_trace::Options {
+        salvage: l.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let mut w = out::stdout();
+    if format == Format::Csv
+        && let Err(e) = render::csv_header(&mut w, render_annotations::columns())
+    {
+        out::write_failed(e);
+    }
+    let mut failed = false;
+    let work = |path: &std::path::Path| {
+        kineto_trace::parse_file(path, &opts).map(|p| {
+            let stats = kineto_trace::analysis::annotation_stats(&p.trace);
+            (p, stats)
+        })
+    };
+    kineto_trace::each_in_order(&paths, work, |result| match result {
+        Ok((p, stats)) => {
+            let file = p.path.display().to_string();
+            let ctx = Ctx::default();
+            let cols = render_annotations::columns();
+            let r = (|| -> std::io::Result<()> {
+                if format == Format::Table {
+                    use std::io::Write;
+                    writeln!(
+                        w,
+                        "{}  rank {}  {} annotation names",
+                        out::escape(&file),
+                        p.trace
+                            .header
+                            .rank
+                            .map_or("-".to_string(), |r| r.to_string()),
+                        stats.len()
+                    )?;
+                    render::table_header(&mut w, cols)?;
+                }
+                for s in &stats {
+                    let row = render_annotations::AnnotationRow {
+                        file: &file,
+                        rank: p.trace.header.rank,
+                        stats: s,
+                    };
+                    render::row(&mut w, format, cols, &row, &ctx)?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                out::write_failed(e);
+            }
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    out::finish(&mut w);
+    exit_code(failed)
+}
+
+/// Which listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Steps,
+    Kernels,
+    Budget,
+}
+
+/// One trace, analysed, ready to print.
+struct Done {
+    parsed: Parsed,
+    analysis: Analysis,
+    budgets: Vec<StepBudget>,
+}
+
+/// Reads the paths, the rule table and the step pattern, or says what is wrong (status 2).
+fn setup(l: &Listing) -> Result<(Vec<PathBuf>, Rules, StepPattern), ExitCode> {
+    let r = || -> kineto_trace::Result<_> {
         let paths = kineto_trace::expand_paths(&l.traces)?;
         let rules = match &l.rules {
             Some(f) => Rules::load(f)?,
             None => Rules::builtin(),
         };
         let pattern = match &l.step_pattern {
-            Some(p) => StepPattern::new(p)?,
-            None => StepPattern::profiler_step(),
+            _ if l.whole_trace => StepPattern::whole_trace(),
+            Some(p) => StepPattern::new(p)?.or_whole_window(),
+            None => StepPattern::builtin(),
         };
         Ok((paths, rules, pattern))
     };
-    let (paths, rules, pattern) = match setup() {
+    r().map_err(|e| {
+        out::note(&format!("kineto: {e}"));
+        ExitCode::from(2)
+    })
+}
+
+fn listing(command: Command, l: &Listing) -> ExitCode {
+    let (paths, rules, pattern) = match setup(l) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("kineto: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    let format = if l.json {
-        Format::Json
-    } else if l.csv {
-        Format::Csv
-    } else {
-        Format::Table
-    };
+    let format = format_of(l.json, l.csv);
     let opts = kineto_trace::Options {
         salvage: l.salvage,
         // The listings do not print the hash; skip the pass over the stored bytes.
         sha256: false,
         ..kineto_trace::Options::default()
     };
+    let mut w = out::stdout();
     if format == Format::Csv {
-        println!("{}", csv_header(command));
+        let r = match command {
+            Command::Steps => render::csv_header(&mut w, render_steps::columns()),
+            Command::Kernels => render::csv_header(&mut w, render_kernels::columns()),
+            Command::Budget => render_budget::csv_header(&mut w),
+        };
+        if let Err(e) = r {
+            out::write_failed(e);
+        }
     }
     let mut failed = false;
-    render_paths_each(
-        &paths,
-        &opts,
-        &pattern,
-        &rules,
-        command,
-        format,
-        |result| match result {
-            Ok(r) => {
-                print!("{}", r.text);
-                for n in r.notes {
-                    eprintln!("kineto: note: {n}");
+    let work = |path: &std::path::Path| -> kineto_trace::Result<Done> {
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let analysis = Analysis::new(&parsed.trace, &pattern, &rules);
+        let budgets = if command == Command::Budget {
+            analysis.budgets(&parsed.trace, &rules)
+        } else {
+            Vec::new()
+        };
+        Ok(Done {
+            parsed,
+            analysis,
+            budgets,
+        })
+    };
+    kineto_trace::each_in_order(&paths, work, |result| match result {
+        Ok(d) => {
+            if format != Format::Table {
+                for n in render_notes::notes(&d.parsed, &d.analysis) {
+                    out::note(&format!("kineto: note: {n}"));
                 }
             }
-            Err(e) => {
-                eprintln!("kineto: {e}");
-                failed = true;
+            if let Err(e) = write_trace(&mut w, command, format, &d, &rules) {
+                out::write_failed(e);
             }
-        },
-    );
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    });
+    out::finish(&mut w);
     exit_code(failed)
+}
+
+/// Writes one trace's rows, one at a time.
+fn write_trace(
+    w: &mut out::Stdout,
+    command: Command,
+    format: Format,
+    d: &Done,
+    rules: &Rules,
+) -> std::io::Result<()> {
+    let (p, a) = (&d.parsed, &d.analysis);
+    let t = &p.trace;
+    let file = p.path.display().to_string();
+    let ctx = Ctx {
+        t0_ns: t.time_bounds.map_or(0, |b| b.0),
+    };
+    match command {
+        Command::Steps => {
+            let cols = render_steps::columns();
+            if format == Format::Table {
+                render_notes::table_header(w, p, a, "")?;
+                render::table_header(w, cols)?;
+            }
+            for s in &a.steps.steps {
+                let row = render_steps::StepRow {
+                    file: &file,
+                    rank: t.header.rank,
+                    step: s,
+                };
+                render::row(w, format, cols, &row, &ctx)?;
+            }
+        }
+        Command::Kernels => {
+            let cols = render_kernels::columns();
+            if format == Format::Table {
+                let what = format!(", rules {}", rules.origin().display());
+                render_notes::table_header(w, p, a, &what)?;
+                render::table_header(w, cols)?;
+            }
+            let steps = a.kernel_steps(t);
+            let overlaps = kineto_trace::step::same_stream_overlaps(t);
+            for i in 0..t.kernels.len() {
+                let row =
+                    render_kernels::KernelRow::of(&file, t, a, rules, i, steps[i], overlaps[i]);
+                render::row(w, format, cols, &row, &ctx)?;
+            }
+        }
+        Command::Budget => {
+            let rows =
+                a.steps
+                    .steps
+                    .iter()
+                    .zip(&d.budgets)
+                    .map(|(s, b)| render_budget::BudgetRow {
+                        file: &file,
+                        rank: t.header.rank,
+                        step: s,
+                        budget: b,
+                    });
+            match format {
+                Format::Json => {
+                    for r in rows {
+                        render_budget::json_row(w, &r, &ctx)?;
+                    }
+                }
+                Format::Csv => {
+                    for r in rows {
+                        render_budget::csv_rows(w, &r, &ctx)?;
+                    }
+                }
+                Format::Table => {
+                    let what = format!(
+                        ", rules {} ({} rules, {} families)",
+                        rules.origin().display(),
+                        rules.rules().len(),
+                        rules.families().len()
+                    );
+                    render_notes::table_header(w, p, a, &what)?;
+                    render_budget::table(w, p, a, &d.budgets, rules, &ctx)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn summary(
@@ -159,7 +623,7 @@ fn summary(
     let paths = match kineto_trace::expand_paths(traces) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("kineto: {e}");
+            out::note(&format!("kineto: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -173,13 +637,19 @@ fn summary(
         },
     };
     let mut failed = false;
+    let mut w = out::stdout();
     summarize_each(&paths, &opts, |result| match result {
-        Ok(s) => print_summary(&s, json),
+        Ok(s) => {
+            if let Err(e) = render_summary::write(&mut w, &s, json) {
+                out::write_failed(e);
+            }
+        }
         Err(e) => {
-            eprintln!("kineto: {e}");
+            out::note(&format!("kineto: {e}"));
             failed = true;
         }
     });
+    out::finish(&mut w);
     exit_code(failed)
 }
 
@@ -189,16 +659,5 @@ fn exit_code(failed: bool) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-fn print_summary(s: &Summary, json: bool) {
-    if json {
-        match serde_json::to_string(s) {
-            Ok(line) => println!("{line}"),
-            Err(e) => eprintln!("kineto: {}: cannot serialise summary: {e}", s.file),
-        }
-    } else {
-        print!("{}", s.to_text());
     }
 }

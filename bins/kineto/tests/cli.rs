@@ -136,3 +136,119 @@ fn readable_output_names_the_numbers() {
         "{text}"
     );
 }
+
+/// `kineto … | head`: the reader goes away after one line; the program ends quietly with status 0.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = kineto()
+        .args(["kernels", "--csv"])
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../testdata/traces/hta/trace_compare/base/base.json.gz"),
+        )
+        .arg(testdata("param/dlrm_kineto"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read");
+    assert!(first.starts_with("file,rank,kernel"), "{first}");
+    // The reader is dropped here: the rest of the output meets a closed pipe.
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `kineto … > /dev/full`: one message naming stdout, status 1, no panic.
+#[test]
+fn a_full_disk_is_an_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return; // not on this system
+    };
+    for cmd in ["summary", "steps", "kernels", "budget"] {
+        let out = kineto()
+            .arg(cmd)
+            .arg(testdata("hta/trace_compare/base/base.json.gz"))
+            .stdout(full.try_clone().expect("dup"))
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+        assert!(err.contains("kineto: writing to stdout: "), "{cmd}: {err}");
+        assert!(!err.contains("panicked"), "{cmd}: {err}");
+    }
+}
+
+/// A kernel name with terminal control sequences is escaped in tables and kept exact in JSON.
+#[test]
+fn control_characters_are_escaped_in_tables() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("ctl.json");
+    std::fs::write(
+        &path,
+        r#"{"traceEvents": [
+          {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 1, "args": {"correlation": 1}},
+          {"ph": "X", "cat": "kernel", "name": "evil\u001b[2J\u0007kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}}
+        ]}"#,
+    )
+    .expect("write");
+    for cmd in ["kernels", "budget"] {
+        let out = kineto().arg(cmd).arg(&path).output().expect("run");
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{cmd}: {text}"
+        );
+        assert!(text.contains("evil\\u{1b}[2J\\u{7}kernel"), "{cmd}: {text}");
+    }
+    let out = kineto()
+        .args(["kernels", "--json"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["name"], "evil\u{1b}[2J\u{7}kernel");
+}
+
+/// Copies per direction in `summary --json`, against the trace's six `gpu_memcpy` events read with
+/// Python's json: DtoD 1802240 B in 9 µs; HtoD 4 + 3895296 + 4 + 3895296 + 4 = 7790604 B in
+/// 3 + 476 + 3 + 740 + 4 = 1226 µs.
+#[test]
+fn summary_reports_copies_per_direction() {
+    let out = kineto()
+        .args(["summary", "--json"])
+        .arg(testdata("hta/trace_compare/base/base.json.gz"))
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let k = &v["memcpy"]["by_kind"];
+    assert_eq!(k.as_object().map(|o| o.len()), Some(2), "{k}");
+    assert_eq!(
+        (
+            k["DtoD"]["count"].as_u64(),
+            k["DtoD"]["bytes"].as_u64(),
+            k["DtoD"]["sum_ns"].as_i64()
+        ),
+        (Some(1), Some(1_802_240), Some(9_000))
+    );
+    assert_eq!(
+        (
+            k["HtoD"]["count"].as_u64(),
+            k["HtoD"]["bytes"].as_u64(),
+            k["HtoD"]["sum_ns"].as_i64()
+        ),
+        (Some(5), Some(7_790_604), Some(1_226_000))
+    );
+    // GB/s = bytes / ns.
+    assert_eq!(k["DtoD"]["gbps"].as_f64(), Some(1_802_240.0 / 9_000.0));
+    assert_eq!(k["HtoD"]["gbps"].as_f64(), Some(7_790_604.0 / 1_226_000.0));
+    assert_eq!(v["memcpy"]["sum_us"].as_f64(), Some(1235.0));
+}

@@ -1,5 +1,8 @@
 //! `kineto steps`, `kineto kernels` and `kineto budget` as a user runs them.
 
+// Helpers outside `#[test]` functions panic on purpose too: a failed run is a failed test.
+#![allow(clippy::expect_used)]
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -162,14 +165,14 @@ fn budget_csv_and_table() {
     assert_eq!(
         it.next(),
         Some(
-            "file,rank,index,name,phase,rows,requests,span_us,idle_us,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
+            "file,rank,index,name,phase,rows,requests,lo_us,lo_rel_us,hi_us,hi_rel_us,span_us,idle_us,comm_us,comm_overlapped_us,comm_exposed_us,comm_overlap_pct,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
         )
     );
     let gemm = csv.lines().find(|l| l.contains(",bucket,gemm,")).unwrap();
     assert!(gemm.ends_with(",bucket,gemm,,,,75.000,100.000"), "{gemm}");
-    // Every row has the header's 17 cells (the quoted name holds no comma here, but its brackets are kept).
+    // Every row has the header's 25 cells (the quoted name holds no comma here, but its brackets are kept).
     for l in csv.lines() {
-        assert_eq!(l.split(',').count(), 17, "{l}");
+        assert_eq!(l.split(',').count(), 25, "{l}");
     }
     let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
     assert!(table.contains("exclusive time per bucket"), "{table}");
@@ -186,7 +189,9 @@ fn kernels_csv_quotes_names() {
         &[synthetic()],
     ));
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].starts_with("file,rank,kernel,step,name,family,bucket,ts_us,dur_us"));
+    assert!(rows[0].starts_with(
+        "file,rank,kernel,step,name,family,bucket,matched,how,ts_us,ts_rel_us,dur_us"
+    ));
     assert_eq!(rows.len(), 1 + 10);
     let fill = rows.iter().find(|l| l.contains("FillFunctor")).unwrap();
     // The name has commas, so it is quoted; the kernel is in step 0, launched by the graph launch.
@@ -196,7 +201,10 @@ fn kernels_csv_quotes_names() {
         ),
         "{fill}"
     );
-    assert!(fill.contains(",fill,memory,1100.000,20.000,"), "{fill}");
+    // Matched by a rule; absolute µs, then µs from the trace's first event (the 90 µs annotation),
+    // then the duration.
+    assert!(fill.contains(",fill,memory,rule,rule "), "{fill}");
+    assert!(fill.contains(",1100.000,1010.000,20.000,"), "{fill}");
     assert!(
         fill.contains(",cudaGraphLaunch,10,step[DECODE bs=32 reqs=4],"),
         "{fill}"
@@ -250,7 +258,12 @@ fn kernels_carry_exact_ns_on_absolute_times() {
     assert_ne!((ts_us * 1000.0) as i64, ts_ns);
     let csv = ok(&run(&["kernels", "--csv"], &[path]));
     let row = csv.lines().nth(1).unwrap();
-    assert!(row.contains(",1717171717171717.123,1.501,"), "{row}");
+    // Absolute and relative (from the step marker at …171000.000) start, exact, then the duration.
+    assert!(
+        row.contains(",1717171717171717.123,717.123,1.501,"),
+        "{row}"
+    );
+    assert_eq!(k["ts_rel_us"].as_f64(), Some(717.123));
 }
 
 #[test]
@@ -303,4 +316,267 @@ fn bad_rules_and_patterns_are_named() {
         Some(2),
         "--json and --csv together are refused"
     );
+}
+
+/// A file of the shared corpus beside the clone; absent is a skip, except where CI sets
+/// KL1_REQUIRE_CORPUS.
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = root().join("../../shared/traces").join(rel);
+    assert!(
+        p.exists() || std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
+        "KL1_REQUIRE_CORPUS is set but {} is missing",
+        p.display()
+    );
+    p.exists().then_some(p)
+}
+
+/// `kineto annotations` on the vLLM capture trace against a plain `json.load` with Decimal durations
+/// (run once, values written here): 26 `user_annotation` events in 4 names (serving/INVENTORY.csv:
+/// 26), one GPU mirror.
+#[test]
+fn annotations_of_the_vllm_capture() {
+    let Some(p) = shared(
+        "serving/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+    ) else {
+        return;
+    };
+    let rows = lines(&ok(&run(&["annotations", "--json"], &[p])));
+    let by = |name: &str| rows.iter().find(|r| r["name"] == name).expect(name).clone();
+    let cap = by("capture_32_FULL");
+    assert_eq!(
+        (cap["count"].as_u64(), cap["total_ns"].as_i64()),
+        (Some(1), Some(58_406_933))
+    );
+    assert_eq!(
+        (
+            cap["gpu_count"].as_u64(),
+            cap["gpu_total_ns"].as_i64().map(|n| n > 0)
+        ),
+        (Some(1), Some(true))
+    );
+    let g = by("## Call CompiledFxGraph f4ii27ddivzklxr54hd45chngp247rp2ytmjxpq3f55wet4szuh7 ##");
+    // 41659.228 µs over 23 ranges: mean 1811.2707… µs, 1811.271 µs rounded to the ns.
+    assert_eq!(
+        (
+            g["count"].as_u64(),
+            g["total_ns"].as_i64(),
+            g["mean_ns"].as_i64()
+        ),
+        (Some(23), Some(41_659_228), Some(1_811_271))
+    );
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        26
+    );
+    // Most CPU time first.
+    assert_eq!(rows[0]["name"], "capture_32_FULL");
+}
+
+/// The vLLM decode trace without `--step-pattern`: one step from its TraceLens marker, with tokens.
+#[test]
+fn steps_of_the_vllm_decode_trace_without_a_pattern() {
+    let Some(p) = shared("serving/vllm_decode_full/graph_execution.json.gz") else {
+        return;
+    };
+    let out = run(&["steps", "--json"], &[p]);
+    let rows = lines(&ok(&out));
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(
+        (
+            r["decode_requests"].as_u64(),
+            r["decode_query_tokens"].as_u64(),
+            r["decode_context_tokens"].as_u64()
+        ),
+        (Some(32), Some(32), Some(55086))
+    );
+    assert_eq!(r["kernels"], 425);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("built-in `tracelens` markers"));
+}
+
+/// No marker and a pattern that matches nothing: one whole-window step, never an empty table, and
+/// a note naming the annotations there are.
+#[test]
+fn a_pattern_that_matches_nothing_says_so() {
+    let out = run(
+        &["budget", "--json", "--step-pattern", "iteration"],
+        &[synthetic()],
+    );
+    let rows = lines(&ok(&out));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["name"], "(whole trace)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("step pattern `iteration` matched no annotation; most frequent annotations: `forward` ×1"), "{err}");
+    let table = ok(&run(
+        &["steps", "--step-pattern", "iteration"],
+        &[synthetic()],
+    ));
+    assert!(
+        table.contains("(whole trace)") && table.contains("matched no annotation"),
+        "{table}"
+    );
+}
+
+/// `kineto top --by name --json -n 0` against `testdata/reference/top.py`'s plain aggregation
+/// (Python json, Decimal durations, `statistics`): every group, every field.
+#[test]
+fn top_by_name_matches_a_plain_aggregation() {
+    let reference: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("reference/top.json")).expect("reference"),
+    )
+    .expect("json");
+    let mut checked = 0;
+    for case in reference.as_array().expect("list") {
+        let rel = case["path"].as_str().expect("path");
+        let path = root().join("..").join(rel);
+        if rel.starts_with("../shared")
+            && shared("serving/vllm_decode_full/graph_execution.json.gz").is_none()
+        {
+            continue;
+        }
+        let got = lines(&ok(&run(
+            &["top", "--by", "name", "--json", "-n", "0"],
+            &[path],
+        )));
+        let want = case["rows"].as_array().expect("rows");
+        assert_eq!(got.len(), want.len(), "{rel}");
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!(g["name"], w["name"], "{rel}: order");
+            for k in ["count", "total_ns", "min_ns", "max_ns"] {
+                assert_eq!(g[k], w[k], "{rel} {}: {k}", w["name"]);
+            }
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            for (gk, wk, scale) in [
+                ("mean_us", "mean_ns", 1e-3),
+                ("median_us", "median_ns", 1e-3),
+                ("stddev_us", "stddev_ns", 1e-3),
+                ("pct", "pct", 1.0),
+            ] {
+                let (a, b) = (g[gk].as_f64().expect(gk), w[wk].as_f64().expect(wk) * scale);
+                assert!(close(a, b), "{rel} {}: {gk} {a} vs {b}", w["name"]);
+            }
+            assert_eq!(
+                g["total_us"].as_f64(),
+                Some(w["total_ns"].as_f64().expect("ns") / 1000.0)
+            );
+            has_keys(
+                g,
+                &[
+                    "name", "count", "total_us", "mean_us", "min_us", "max_us", "pct",
+                ],
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3 + 73, "{checked}");
+}
+
+/// `top -n 2 --per-step --by bucket` on the synthetic trace: two rows per step at most, keyed by
+/// step; the first step's buckets by Σ dur (gemm 100, comm 100, unmatched 30, memory 20,
+/// elementwise 10 µs).
+#[test]
+fn top_per_step() {
+    let rows = lines(&ok(&run(
+        &[
+            "top",
+            "--per-step",
+            "--by",
+            "bucket",
+            "-n",
+            "2",
+            "--json",
+            "--step-pattern",
+            PATTERN,
+        ],
+        &[synthetic()],
+    )));
+    let s0: Vec<&Value> = rows.iter().filter(|r| r["step"] == 0).collect();
+    assert_eq!(s0.len(), 2);
+    assert_eq!(
+        (s0[0]["name"].as_str(), s0[1]["name"].as_str()),
+        (Some("comm"), Some("gemm"))
+    );
+    // 100 of 260 µs.
+    assert!((s0[0]["pct"].as_f64().unwrap() - 100.0 * 100.0 / 260.0).abs() < 1e-9);
+}
+
+/// `kineto ranks` on the 8 dlrm ranks: the step's spans are those of `testdata/reference/steps.py`
+/// (ProfilerStep#10, ranks 0‥7: 13009, 18467, 11350, 17511, 16589, 16392, 11410, 10967 µs). Sorted:
+/// 10967 11350 11410 13009 16392 16589 17511 18467 → min 10967 (rank 7), median (13009 + 16392) / 2
+/// = 14700.5, max 18467 (rank 1), 3766.5 µs over the median.
+#[test]
+fn ranks_side_by_side() {
+    let Some(dir) = shared("param/dlrm_kineto") else {
+        return;
+    };
+    let rows = lines(&ok(&run(&["ranks", "--json"], &[dir])));
+    let span = rows
+        .iter()
+        .find(|r| r["quantity"] == "span")
+        .expect("span row");
+    assert_eq!(
+        (span["step"].as_str(), span["ranks"].as_u64()),
+        (Some("10"), Some(8))
+    );
+    assert_eq!(
+        (span["min_ns"].as_i64(), span["max_ns"].as_i64()),
+        (Some(10_967_000), Some(18_467_000))
+    );
+    assert_eq!(span["median_us"].as_f64(), Some(14_700.5));
+    assert_eq!(span["max_over_median_us"].as_f64(), Some(3_766.5));
+    assert_eq!(
+        (span["min_rank"].as_str(), span["max_rank"].as_str()),
+        (Some("7"), Some("1"))
+    );
+    // Idle per rank (same reference): 6419 6349 7046 6979 8887 9121 7051 8308 → min rank 1, max rank 5.
+    let idle = rows
+        .iter()
+        .find(|r| r["quantity"] == "idle")
+        .expect("idle row");
+    assert_eq!(
+        (idle["min_ns"].as_i64(), idle["max_ns"].as_i64()),
+        (Some(6_349_000), Some(9_121_000))
+    );
+    assert_eq!(
+        (idle["min_rank"].as_str(), idle["max_rank"].as_str()),
+        (Some("1"), Some("5"))
+    );
+    let table = ok(&run(
+        &["ranks"],
+        &[shared("param/dlrm_kineto").expect("dir")],
+    ));
+    assert!(
+        table.contains("slowest rank 1 at 18467.000 µs, 3766.500 µs (25.6 %) over the median"),
+        "{table}"
+    );
+}
+
+/// How each kernel got its family shows in `kernels` and `top`: a rule, a fallback word of the
+/// function name (`mylib::tile_xmma_loop`: the word `xmma`), or nothing.
+#[test]
+fn how_matched_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("how.json");
+    std::fs::write(
+        &path,
+        r#"{"traceEvents": [
+          {"ph": "X", "cat": "kernel", "name": "void mylib::tile_xmma_loop(int)", "pid": 0, "tid": 7, "ts": 0, "dur": 5, "args": {"device": 0, "stream": 7}},
+          {"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"device": 0, "stream": 7}},
+          {"ph": "X", "cat": "kernel", "name": "zzz_qqq", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"device": 0, "stream": 7}}
+        ]}"#,
+    )
+    .unwrap();
+    let k = lines(&ok(&run(
+        &["kernels", "--json"],
+        std::slice::from_ref(&path),
+    )));
+    let m: Vec<&str> = k.iter().map(|r| r["matched"].as_str().unwrap()).collect();
+    assert_eq!(m, ["fallback", "rule", "unmatched"]);
+    assert!(k[0]["how"].as_str().unwrap().contains("xmma"), "{}", k[0]);
+    let t = lines(&ok(&run(&["top", "--json", "--by", "name"], &[path])));
+    let by = |n: &str| t.iter().find(|r| r["name"] == n).unwrap()["matched"].clone();
+    assert_eq!(by("void mylib::tile_xmma_loop(int)"), "fallback");
+    assert_eq!(by("zzz_qqq"), "unmatched");
 }

@@ -84,3 +84,305 @@ impl Analysis {
         v
     }
 }
+
+/// One annotation name's CPU ranges and their GPU mirrors, over a whole trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnotationStats {
+    /// The annotation's name.
+    pub name: String,
+    /// `user_annotation` ranges of this name (a range recorded twice with the same thread, start and
+    /// duration counts once).
+    pub count: u64,
+    /// Σ their durations, ns (CPU time, nested ranges each counted whole).
+    pub total_ns: i64,
+    /// `gpu_user_annotation` ranges of the same name (the profiler's mirror of the range on a GPU
+    /// stream).
+    pub gpu_count: u64,
+    /// Σ the mirrors' durations, ns.
+    pub gpu_total_ns: i64,
+}
+
+impl AnnotationStats {
+    /// Mean CPU duration, ns, rounded half up (`None` without CPU ranges).
+    pub fn mean_ns(&self) -> Option<i64> {
+        (self.count > 0).then(|| {
+            let c = self.count as i128;
+            ((self.total_ns as i128 * 2 + c) / (2 * c)) as i64
+        })
+    }
+}
+
+/// Every annotation name of a trace with its counts and times, most CPU time first (then name).
+/// Names only mirrored on the GPU are listed too, with `count` 0.
+pub fn annotation_stats(trace: &Trace) -> Vec<AnnotationStats> {
+    use crate::model::Sym;
+    let mut by: FxHashMap<Sym, (u64, i64, u64, i64)> = FxHashMap::default();
+    let mut seen = rustc_hash::FxHashSet::default();
+    for s in &trace.user_annotations {
+        if seen.insert((s.name, s.track, s.ts_ns, s.dur_ns)) {
+            let e = by.entry(s.name).or_default();
+            e.0 += 1;
+            e.1 = e.1.saturating_add(s.dur_ns);
+        }
+    }
+    for s in &trace.gpu_user_annotations {
+        let e = by.entry(s.name).or_default();
+        e.2 += 1;
+        e.3 = e.3.saturating_add(s.dur_ns);
+    }
+    let mut v: Vec<AnnotationStats> = by
+        .into_iter()
+        .map(
+            |(s, (count, total_ns, gpu_count, gpu_total_ns))| AnnotationStats {
+                name: trace.name(s).to_string(),
+                count,
+                total_ns,
+                gpu_count,
+                gpu_total_ns,
+            },
+        )
+        .collect();
+    v.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    v
+}
+
+/// What `top` groups kernels by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    /// The kernel's name.
+    Name,
+    /// Its family (`unmatched` when no rule matched).
+    Family,
+    /// Its family's bucket (`unmatched` when no rule matched).
+    Bucket,
+}
+
+/// One group of kernels' durations: the row of a top-N table (HTA's kernel breakdown, `nsys stats`
+/// `cuda_gpu_kern_sum`). MEASURED: kernel durations as the profiler recorded them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelGroup {
+    /// The name, family or bucket.
+    pub key: String,
+    /// How many kernels.
+    pub count: u64,
+    /// Σ dur, ns.
+    pub total_ns: i64,
+    /// Shortest, ns.
+    pub min_ns: i64,
+    /// Longest, ns.
+    pub max_ns: i64,
+    /// Mean, ns (Σ / count).
+    pub mean_ns: f64,
+    /// Median, ns: the middle duration, or the mean of the two middle ones.
+    pub median_ns: f64,
+    /// Sample standard deviation (n − 1 in the denominator), ns; 0 for a single kernel.
+    pub stddev_ns: f64,
+    /// `total` as a percentage of the Σ dur of all kernels considered.
+    pub pct: f64,
+    /// How the group's kernels got their family (rule, fallback word, unmatched), when they all got
+    /// it the same way; `None` for a family or bucket reached both ways.
+    pub matched: Option<crate::family::MatchKind>,
+}
+
+/// Groups `kernels` (indices into `trace.kernels`) and returns the groups, most total time first
+/// (then key).
+pub fn kernel_groups(
+    trace: &Trace,
+    classes: &Classes,
+    rules: &Rules,
+    kernels: impl IntoIterator<Item = u32>,
+    by: GroupBy,
+) -> Vec<KernelGroup> {
+    let key_of = |i: usize| -> String {
+        let fam = classes.of(i).map(|f| rules.family(f));
+        match by {
+            GroupBy::Name => trace.name(trace.kernels[i].name).to_string(),
+            GroupBy::Family => fam
+                .map_or(crate::family::UNMATCHED, |f| f.name.as_str())
+                .to_string(),
+            GroupBy::Bucket => fam
+                .map_or(crate::family::UNMATCHED, |f| f.bucket.as_str())
+                .to_string(),
+        }
+    };
+    type Group = (Vec<i64>, Option<Option<crate::family::MatchKind>>);
+    let mut by_key: std::collections::BTreeMap<String, Group> = Default::default();
+    let mut all: i128 = 0;
+    for i in kernels {
+        let d = trace.kernels[i as usize].dur_ns;
+        all += i128::from(d);
+        let kind = classes.label(i as usize).kind();
+        let e = by_key.entry(key_of(i as usize)).or_default();
+        e.0.push(d);
+        e.1 = match e.1 {
+            None => Some(Some(kind)),
+            Some(Some(k)) if k == kind => Some(Some(k)),
+            Some(_) => Some(None),
+        };
+    }
+    let mut out: Vec<KernelGroup> = by_key
+        .into_iter()
+        .map(|(key, (mut d, matched))| {
+            d.sort_unstable();
+            let n = d.len();
+            let total: i128 = d.iter().map(|&x| i128::from(x)).sum();
+            let mean = total as f64 / n as f64;
+            let median = if n % 2 == 1 {
+                d[n / 2] as f64
+            } else {
+                (i128::from(d[n / 2 - 1]) + i128::from(d[n / 2])) as f64 / 2.0
+            };
+            // Σ (x − mean)² from exact integer sums: n·Σx² − (Σx)², over n(n − 1).
+            let stddev = if n > 1 {
+                let sq: i128 = d.iter().map(|&x| i128::from(x) * i128::from(x)).sum();
+                let num = (n as i128) * sq - total * total;
+                (num as f64 / (n as f64 * (n as f64 - 1.0))).max(0.0).sqrt()
+            } else {
+                0.0
+            };
+            KernelGroup {
+                key,
+                count: n as u64,
+                total_ns: i64::try_from(total).unwrap_or(i64::MAX),
+                min_ns: d[0],
+                max_ns: d[n - 1],
+                mean_ns: mean,
+                median_ns: median,
+                stddev_ns: stddev,
+                pct: if all > 0 {
+                    100.0 * total as f64 / all as f64
+                } else {
+                    0.0
+                },
+                matched: matched.flatten(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.key.cmp(&b.key)));
+    out
+}
+
+/// One quantity of one step across ranks: its spread and which ranks sit at the ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    /// Smallest value, ns.
+    pub min_ns: i64,
+    /// Median, ns (the mean of the two middle values for an even number of ranks).
+    pub median_ns: f64,
+    /// Largest value, ns.
+    pub max_ns: i64,
+    /// The rank with the smallest value (the first such, in the order given).
+    pub min_rank: String,
+    /// The rank with the largest value (the first such): for the span, the straggler.
+    pub max_rank: String,
+}
+
+impl Spread {
+    fn of(values: &[(String, i64)]) -> Option<Spread> {
+        let (min_rank, min_ns) = values.iter().min_by_key(|(_, v)| *v)?.clone();
+        let (max_rank, max_ns) = values.iter().rev().max_by_key(|(_, v)| *v)?.clone();
+        let mut v: Vec<i64> = values.iter().map(|(_, v)| *v).collect();
+        v.sort_unstable();
+        let n = v.len();
+        let median_ns = if n % 2 == 1 {
+            v[n / 2] as f64
+        } else {
+            (i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])) as f64 / 2.0
+        };
+        Some(Spread {
+            min_ns,
+            median_ns,
+            max_ns,
+            min_rank,
+            max_rank,
+        })
+    }
+
+    /// How far the largest value is above the median, ns.
+    pub fn max_over_median_ns(&self) -> f64 {
+        self.max_ns as f64 - self.median_ns
+    }
+}
+
+/// One step seen across the ranks of a run: the straggler view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepAcrossRanks {
+    /// What pairs the steps of different ranks: the marker's step number (`ProfilerStep#N`'s N)
+    /// when it has one, else its position among the rank's steps.
+    pub key: String,
+    /// The step's name on the first rank that has it.
+    pub name: String,
+    /// Ranks that have this step.
+    pub ranks: usize,
+    /// The step's GPU span.
+    pub span: Spread,
+    /// Its idle time.
+    pub idle: Spread,
+    /// Exclusive time per bucket (a rank without the bucket counts 0).
+    pub buckets: std::collections::BTreeMap<String, Spread>,
+}
+
+/// One rank's steps and their budgets, as [`compare_ranks`] takes them.
+#[derive(Debug, Clone)]
+pub struct RankSteps {
+    /// The rank's label (`distributedInfo.rank`, else the file).
+    pub rank: String,
+    /// Its steps (name, step number) and their budgets, in step order.
+    pub steps: Vec<(String, Option<u64>, StepBudget)>,
+}
+
+/// Lines the ranks' steps up (by step number, else by position) and gives each step's spread
+/// across ranks, in the order steps first appear.
+pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
+    let mut order: Vec<String> = Vec::new();
+    // Step key → (name on the first rank, each rank's budget of it).
+    type Seen<'b> = (String, Vec<(String, &'b StepBudget)>);
+    let mut by_key: FxHashMap<String, Seen<'_>> = FxHashMap::default();
+    for r in ranks {
+        for (pos, (name, number, b)) in r.steps.iter().enumerate() {
+            let key = number.map_or_else(|| format!("#{pos}"), |n| n.to_string());
+            let e = by_key.entry(key.clone()).or_insert_with(|| {
+                order.push(key.clone());
+                (name.clone(), Vec::new())
+            });
+            e.1.push((r.rank.clone(), b));
+        }
+    }
+    let mut out = Vec::new();
+    for key in order {
+        let Some((name, v)) = by_key.remove(&key) else {
+            continue;
+        };
+        let pick = |f: &dyn Fn(&StepBudget) -> i64| -> Vec<(String, i64)> {
+            v.iter().map(|(r, b)| (r.clone(), f(b))).collect()
+        };
+        let (Some(span), Some(idle)) = (
+            Spread::of(&pick(&|b| b.span_ns)),
+            Spread::of(&pick(&|b| b.idle_ns)),
+        ) else {
+            continue;
+        };
+        let names: std::collections::BTreeSet<&String> =
+            v.iter().flat_map(|(_, b)| b.buckets.keys()).collect();
+        let buckets = names
+            .into_iter()
+            .filter_map(|n| {
+                let vals = pick(&|b| b.buckets.get(n).map_or(0, |t| t.exclusive_ns));
+                Spread::of(&vals).map(|s| (n.clone(), s))
+            })
+            .collect();
+        out.push(StepAcrossRanks {
+            key,
+            name,
+            ranks: v.len(),
+            span,
+            idle,
+            buckets,
+        });
+    }
+    out
+}

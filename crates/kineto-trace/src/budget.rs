@@ -1,19 +1,79 @@
 //! Per-step time budgets: where a step's GPU time went, by bucket and family.
 //!
-//! For a step with kernels, the window is its GPU bounds `[lo, hi)`. [`crate::interval::sweep`] over
-//! the step's kernels, each labelled with its family's bucket (or `unmatched`), gives every bucket's
-//! exclusive time (each instant split equally among the buckets running then), its inclusive time
-//! (union) and the idle gaps; Σ exclusive + idle = hi − lo exactly, in ns. Per family: count, Σ dur
-//! and union. Unmatched kernels are a bucket of their own, so the identity holds, and are also
-//! reported apart with their count and time.
+//! The window is the step's GPU work: from the first start to the last end of its kernels, copies and
+//! fills. [`crate::interval::sweep`] over that work — each kernel labelled with its family's bucket
+//! (or `unmatched`), copies with [`MEMCPY`], fills with [`MEMSET`] — gives every bucket's exclusive
+//! time (each instant split equally among the buckets running then), its inclusive time (union) and
+//! the idle gaps (no kernel, copy or fill running); Σ exclusive + idle = span exactly, in ns. Per
+//! family: count, Σ dur and union. Unmatched kernels are a bucket of their own, so the identity
+//! holds, and are also reported apart with their count and time.
 
 use crate::family::{Classes, Rules, UNMATCHED};
 use crate::interval::{sweep, union};
 use crate::model::Trace;
 use crate::step::Step;
-use crate::time::ns_to_us;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// The bucket of GPU copies (`gpu_memcpy`) in budgets.
+pub const MEMCPY: &str = "memcpy";
+/// The bucket of GPU fills (`gpu_memset`) in budgets.
+pub const MEMSET: &str = "memset";
+/// The bucket whose kernels are communication (collectives, expert-parallel dispatch/combine): the
+/// rule tables file every communication family under this bucket name.
+pub const COMM: &str = "comm";
+
+/// Communication against computation in a step, HTA's `get_comm_comp_overlap` definition: comm is
+/// the union of the step's kernels in bucket [`COMM`], compute the union of its other kernels
+/// (copies and fills are neither).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommOverlap {
+    /// Time with a communication kernel running, ns.
+    pub comm_ns: i64,
+    /// Of that, time with a compute kernel running too, ns.
+    pub overlapped_ns: i64,
+    /// Of that, time with no compute kernel running: `comm − overlapped`, ns.
+    pub exposed_ns: i64,
+}
+
+impl CommOverlap {
+    /// `overlapped / comm` in percent (HTA's number); `None` without communication.
+    pub fn pct(&self) -> Option<f64> {
+        (self.comm_ns > 0).then(|| 100.0 * self.overlapped_ns as f64 / self.comm_ns as f64)
+    }
+}
+
+/// Sorted, disjoint, non-empty intervals covering the same time as `iv`.
+fn merged(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    iv.retain(|(a, b)| b > a);
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Length of the intersection of two merged interval lists.
+fn intersection(x: &[(i64, i64)], y: &[(i64, i64)]) -> i64 {
+    let (mut i, mut j, mut total) = (0, 0, 0i64);
+    while i < x.len() && j < y.len() {
+        let lo = x[i].0.max(y[j].0);
+        let hi = x[i].1.min(y[j].1);
+        if hi > lo {
+            total = total.saturating_add(hi - lo);
+        }
+        if x[i].1 < y[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    total
+}
 
 /// A bucket's time in a step, ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -40,14 +100,17 @@ pub struct FamilyTime {
 pub struct StepBudget {
     /// The step's index.
     pub index: usize,
-    /// `hi − lo`, ns (0 for a step without kernels).
+    /// The window: first start and last end of the step's kernels, copies and fills (`None` for a
+    /// step without GPU work).
+    pub window: Option<(i64, i64)>,
+    /// The window's length, ns (0 for a step without GPU work).
     pub span_ns: i64,
-    /// Time in `[lo, hi)` with no kernel of the step running, ns.
+    /// Time in the window with no kernel, copy or fill of the step running, ns.
     pub idle_ns: i64,
     /// The idle gaps.
     pub gaps: Vec<(i64, i64)>,
-    /// Per bucket: every bucket with a kernel in the step (zeros when all its kernels have zero
-    /// duration), including `unmatched` when there are unmatched kernels.
+    /// Per bucket: every bucket with a kernel, copy or fill in the step (zeros when all of them have
+    /// zero duration), including `unmatched` when there are unmatched kernels.
     pub buckets: BTreeMap<String, BucketTime>,
     /// Per family (matched kernels only).
     pub families: BTreeMap<String, FamilyTime>,
@@ -55,6 +118,8 @@ pub struct StepBudget {
     pub unmatched: FamilyTime,
     /// Same-stream overlaps among the step's kernels.
     pub same_stream_overlaps: u64,
+    /// Communication against computation.
+    pub comm: CommOverlap,
 }
 
 /// Computes a step's budget. O(k log k) in the step's kernels.
@@ -65,23 +130,33 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
         same_stream_overlaps: step.same_stream_overlaps,
         ..StepBudget::default()
     };
-    let (Some(lo), Some(hi)) = (step.lo_ns, step.hi_ns) else {
-        return b;
-    };
-    b.span_ns = hi.saturating_sub(lo);
     let bucket_of = |i: u32| -> &str {
         classes
             .of(i as usize)
             .map_or(UNMATCHED, |f| rules.family(f).bucket.as_str())
     };
-    let s = sweep(
-        step.kernels.iter().map(|&i| {
+    let work = || {
+        let kernels = step.kernels.iter().map(|&i| {
             let k = &ks[i as usize];
             (k.ts_ns, k.end_ns(), bucket_of(i))
-        }),
-        lo,
-        hi,
-    );
+        });
+        let copies = step.memcpys.iter().map(|&i| {
+            let c = &trace.memcpys[i as usize];
+            (c.ts_ns, c.end_ns(), MEMCPY)
+        });
+        let fills = step.memsets.iter().map(|&i| {
+            let f = &trace.memsets[i as usize];
+            (f.ts_ns, f.end_ns(), MEMSET)
+        });
+        kernels.chain(copies).chain(fills)
+    };
+    let Some(lo) = work().map(|w| w.0).min() else {
+        return b;
+    };
+    let hi = work().map(|w| w.1).max().unwrap_or(lo);
+    b.window = Some((lo, hi));
+    b.span_ns = hi.saturating_sub(lo);
+    let s = sweep(work(), lo, hi);
     b.idle_ns = s.idle();
     for (name, exclusive_ns) in &s.exclusive {
         b.buckets.insert(
@@ -93,14 +168,31 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
         );
     }
     b.gaps = s.gaps;
-    // A bucket whose kernels all have zero duration takes no time in the sweep and so has no entry
+    // A bucket whose work all has zero duration takes no time in the sweep and so has no entry
     // there; it still ran in the step (its families are listed), so it gets an entry of zeros.
-    for &i in &step.kernels {
-        let name = bucket_of(i);
+    for (_, _, name) in work() {
         if !b.buckets.contains_key(name) {
             b.buckets.insert(name.to_string(), BucketTime::default());
         }
     }
+
+    let (mut comm, mut compute) = (Vec::new(), Vec::new());
+    for &i in &step.kernels {
+        let k = &ks[i as usize];
+        if bucket_of(i) == COMM {
+            comm.push((k.ts_ns, k.end_ns()));
+        } else {
+            compute.push((k.ts_ns, k.end_ns()));
+        }
+    }
+    let (comm, compute) = (merged(comm), merged(compute));
+    let comm_ns = comm.iter().fold(0i64, |a, (x, y)| a.saturating_add(y - x));
+    let overlapped_ns = intersection(&comm, &compute);
+    b.comm = CommOverlap {
+        comm_ns,
+        overlapped_ns,
+        exposed_ns: comm_ns - overlapped_ns,
+    };
 
     let mut by_family: BTreeMap<Option<crate::family::FamilyId>, Vec<u32>> = BTreeMap::new();
     for &i in &step.kernels {
@@ -125,113 +217,4 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
         }
     }
     b
-}
-
-/// A bucket's time as printed, µs.
-#[derive(Debug, Clone, Serialize)]
-pub struct BucketRow {
-    /// Exclusive (equal-split) time, µs.
-    pub exclusive_us: f64,
-    /// Inclusive (union) time, µs.
-    pub inclusive_us: f64,
-}
-
-/// A family's kernels as printed.
-#[derive(Debug, Clone, Serialize)]
-pub struct FamilyRow {
-    /// Number of kernels.
-    pub count: u64,
-    /// Σ dur, µs.
-    pub sum_us: f64,
-    /// Union, µs.
-    pub union_us: f64,
-}
-
-/// Unmatched kernels as printed.
-#[derive(Debug, Clone, Serialize)]
-pub struct UnmatchedRow {
-    /// Number of kernels.
-    pub count: u64,
-    /// Σ dur, µs.
-    pub sum_us: f64,
-}
-
-/// One step's budget as `kineto budget --json` prints it.
-#[derive(Debug, Clone, Serialize)]
-pub struct BudgetRow {
-    /// The trace file.
-    pub file: String,
-    /// `distributedInfo.rank`.
-    pub rank: Option<u64>,
-    /// Step index.
-    pub index: usize,
-    /// Marker name.
-    pub name: String,
-    /// `phase` group.
-    pub phase: Option<String>,
-    /// `rows` group.
-    pub rows: Option<u64>,
-    /// `requests` group.
-    pub requests: Option<u64>,
-    /// `hi − lo`, µs.
-    pub span_us: f64,
-    /// Idle time in `[lo, hi)`, µs.
-    pub idle_us: f64,
-    /// Per bucket.
-    pub buckets: BTreeMap<String, BucketRow>,
-    /// Per family.
-    pub families: BTreeMap<String, FamilyRow>,
-    /// Unmatched kernels.
-    pub unmatched: UnmatchedRow,
-    /// Same-stream overlaps.
-    pub same_stream_overlaps: u64,
-}
-
-impl BudgetRow {
-    /// The printed form of a step's budget.
-    pub fn of(file: &str, trace: &Trace, step: &Step, b: &StepBudget) -> BudgetRow {
-        BudgetRow {
-            file: file.to_string(),
-            rank: trace.header.rank,
-            index: b.index,
-            name: step.name.clone(),
-            phase: step.phase.clone(),
-            rows: step.rows,
-            requests: step.requests,
-            span_us: ns_to_us(b.span_ns),
-            idle_us: ns_to_us(b.idle_ns),
-            buckets: b
-                .buckets
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        BucketRow {
-                            exclusive_us: ns_to_us(v.exclusive_ns),
-                            inclusive_us: ns_to_us(v.inclusive_ns),
-                        },
-                    )
-                })
-                .collect(),
-            families: b
-                .families
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        FamilyRow {
-                            count: v.count,
-                            sum_us: ns_to_us(v.sum_ns),
-                            union_us: ns_to_us(v.union_ns),
-                        },
-                    )
-                })
-                .collect(),
-            unmatched: UnmatchedRow {
-                count: b.unmatched.count,
-                sum_us: ns_to_us(b.unmatched.sum_ns),
-            },
-            same_stream_overlaps: b.same_stream_overlaps,
-        }
-    }
 }

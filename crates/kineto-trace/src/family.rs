@@ -2,20 +2,33 @@
 //!
 //! A rule file (TOML) maps each **family** to a **bucket** and lists **rules** in order; a kernel
 //! belongs to the family of the first rule whose pattern matches its demangled name (a regex search,
-//! unanchored unless the pattern anchors itself). Kernels no rule matches are *unmatched*: reported
-//! with their count and time, never dropped. The built-in table ([`Rules::builtin`],
-//! `rules/default.toml`) covers common PyTorch / CUDA / NCCL / Triton kernels; another table, such as
-//! one for a serving engine's own kernels, is loaded with [`Rules::load`].
+//! unanchored unless the pattern anchors itself). A file may end with a **fallback words** table
+//! (`[[fallback]]`): a name no rule matches is split into the words of its function name
+//! ([`crate::template::function_words`]) and placed by the first entry holding one of them, in a
+//! family of the entry's own. What is left is *unmatched*: reported with its count and time, never
+//! dropped. [`Rules::family_of`] returns a [`Label`] saying which of the three happened (the rule, the
+//! fallback word, or neither), so every output can show how a kernel was placed.
+//!
+//! The built-in table ([`Rules::builtin`], `rules/default.toml`, described in
+//! `docs/kernel-families.md`) covers PyTorch, CUDA and ROCm libraries and today's serving kernels;
+//! another table, such as one for a serving engine's own kernels, is loaded with [`Rules::load`] (it
+//! has a fallback only if it has `[[fallback]]` entries).
 //!
 //! ```toml
 //! [families]              # family = "bucket"
 //! nccl = "comm"
-//! cublas_gemm = "gemm"
+//! gemm_cublas = "gemm"
+//! "comm?" = "comm"
 //!
 //! [[rule]]
 //! family = "nccl"
 //! pattern = '^nccl'
 //! examples = ["ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"]
+//!
+//! [[fallback]]            # after every rule, first entry first
+//! family = "comm?"
+//! words = ["all_reduce", "dispatch", "*nccl"]
+//! examples = ["void my_ep::dispatch_tokens<8>(int)"]
 //! ```
 //!
 //! Validation at load, each failure naming the file, line and rule: a file with no rules; a
@@ -33,6 +46,13 @@
 //!
 //! The first three are checks on the pattern text and never reject a rule that can match; the
 //! examples are the complete check for the names they list.
+//!
+//! A fallback entry is refused, naming the file, line and entry, when its family has no bucket or is
+//! also a rule's family (a placement by words must stay visible per family); when it has no words;
+//! when a word has no letters or digits, or a `*` other than at one end of a single word; when a word
+//! repeats an earlier one; and when one of its examples is not placed by it (no word of the example's
+//! function name is the entry's, or an earlier entry takes it first). A family with neither a rule nor
+//! a fallback entry is refused.
 
 use crate::error::{Error, Result};
 use crate::model::Trace;
@@ -54,7 +74,7 @@ pub struct FamilyId(pub(crate) u16);
 /// A kernel family and the budget bucket it is counted in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Family {
-    /// The family's name (`cublas_gemm`, `nccl`, …).
+    /// The family's name (`gemm_cublas`, `nccl`, `comm?`, …).
     pub name: String,
     /// The bucket (`gemm`, `comm`, …).
     pub bucket: String,
@@ -80,6 +100,129 @@ pub struct Rules {
     origin: PathBuf,
     families: Vec<Family>,
     rules: Vec<Rule>,
+    fallback: Vec<FallbackEntry>,
+}
+
+/// One entry of the fallback words table: kernels no rule matches whose function name has one of
+/// these words belong to `family`.
+#[derive(Debug, Clone)]
+pub struct FallbackEntry {
+    /// The family (one no rule uses, so a fallback placement stays visible per family).
+    pub family: FamilyId,
+    /// The words as written (`gemm`, `all_reduce`, `*gemm`).
+    pub words: Vec<String>,
+    /// Names the entry is meant for; each is checked at load to be placed by this entry.
+    pub examples: Vec<String>,
+    /// 1-based line of the `words` key in the file.
+    pub line: usize,
+    matchers: Vec<WordMatch>,
+}
+
+/// A fallback word, compiled: a run of whole words in order (`all_reduce` → `all`, `reduce`), or one
+/// word's start (`gemm*`) or end (`*gemm`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum WordMatch {
+    Run(Vec<String>),
+    Prefix(String),
+    Suffix(String),
+}
+
+impl WordMatch {
+    fn parse(word: &str) -> std::result::Result<WordMatch, String> {
+        let (pre, body, suf) = (
+            word.starts_with('*'),
+            word.trim_matches('*'),
+            word.ends_with('*') && word.len() > 1,
+        );
+        if body.contains('*') {
+            return Err(format!("word `{word}`: `*` only at its start or end"));
+        }
+        let words = crate::template::split_words(body);
+        if words.is_empty() {
+            return Err(format!("word `{word}` has no letters or digits"));
+        }
+        match (pre, suf) {
+            (false, false) => Ok(WordMatch::Run(words)),
+            _ if words.len() != 1 || body.len() != words[0].len() => Err(format!(
+                "word `{word}`: a `*` word must be one word of letters and digits"
+            )),
+            (true, true) => Err(format!("word `{word}`: `*` at one end only")),
+            (true, false) => Ok(WordMatch::Suffix(words[0].clone())),
+            (false, true) => Ok(WordMatch::Prefix(words[0].clone())),
+        }
+    }
+
+    fn is_in(&self, words: &[String]) -> bool {
+        match self {
+            WordMatch::Run(run) => words.windows(run.len()).any(|w| w == run.as_slice()),
+            WordMatch::Prefix(p) => words.iter().any(|w| w.starts_with(p.as_str())),
+            WordMatch::Suffix(p) => words.iter().any(|w| w.ends_with(p.as_str())),
+        }
+    }
+}
+
+/// How a kernel name got its family: by a rule, by a fallback word, or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Label {
+    /// The first rule matching the name, 0-based index into [`Rules::rules`].
+    Rule {
+        /// The family.
+        family: FamilyId,
+        /// The rule.
+        rule: u16,
+    },
+    /// No rule matched; a word of the function name is in the fallback table.
+    Fallback {
+        /// The family.
+        family: FamilyId,
+        /// 0-based index into [`Rules::fallback`].
+        entry: u16,
+        /// 0-based index into that entry's `words`.
+        word: u16,
+    },
+    /// Neither a rule nor a fallback word places the name.
+    Unmatched,
+}
+
+/// The kind of a [`Label`], for outputs that show how each kernel was placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MatchKind {
+    /// By a rule's pattern.
+    Rule,
+    /// By a word of the function name, from the fallback table.
+    Fallback,
+    /// Not placed.
+    Unmatched,
+}
+
+impl MatchKind {
+    /// `rule`, `fallback` or `unmatched`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchKind::Rule => "rule",
+            MatchKind::Fallback => "fallback",
+            MatchKind::Unmatched => UNMATCHED,
+        }
+    }
+}
+
+impl Label {
+    /// The family; `None` when unmatched.
+    pub fn family(self) -> Option<FamilyId> {
+        match self {
+            Label::Rule { family, .. } | Label::Fallback { family, .. } => Some(family),
+            Label::Unmatched => None,
+        }
+    }
+
+    /// How the family was found.
+    pub fn kind(self) -> MatchKind {
+        match self {
+            Label::Rule { .. } => MatchKind::Rule,
+            Label::Fallback { .. } => MatchKind::Fallback,
+            Label::Unmatched => MatchKind::Unmatched,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -89,6 +232,17 @@ struct RawFile {
     families: BTreeMap<String, toml::Spanned<String>>,
     #[serde(default, rename = "rule")]
     rules: Vec<RawRule>,
+    #[serde(default)]
+    fallback: Vec<RawFallback>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFallback {
+    family: toml::Spanned<String>,
+    words: toml::Spanned<Vec<String>>,
+    #[serde(default)]
+    examples: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -222,16 +376,93 @@ impl Rules {
             rules.push(rule);
         }
 
+        let mut fallback: Vec<FallbackEntry> = Vec::with_capacity(raw.fallback.len());
+        for (i, r) in raw.fallback.iter().enumerate() {
+            let line = line_of(r.words.span().start);
+            let fam = r.family.get_ref();
+            let at = |m: String| {
+                fail(
+                    Some(line),
+                    None,
+                    format!("fallback entry {} (family `{fam}`): {m}", i + 1),
+                )
+            };
+            let Some(&family) = family_ids.get(fam.as_str()) else {
+                return Err(at(format!(
+                    "family `{fam}` has no bucket: add `{fam} = \"<bucket>\"` to [families]"
+                )));
+            };
+            if let Some(r) = rules.iter().find(|r| r.family == family) {
+                return Err(at(format!(
+                    "rule at line {} also uses family `{fam}`: give the fallback a family of its own \
+                     (such as `{fam}?`) so that what the words placed stays visible",
+                    r.line
+                )));
+            }
+            if r.words.get_ref().is_empty() {
+                return Err(at("no words".into()));
+            }
+            let mut matchers = Vec::new();
+            for w in r.words.get_ref() {
+                let m = WordMatch::parse(w).map_err(&at)?;
+                let earlier = fallback
+                    .iter()
+                    .flat_map(|e| e.words.iter().zip(&e.matchers))
+                    .chain(r.words.get_ref().iter().zip(&matchers))
+                    .find(|(_, em)| **em == m);
+                if let Some((ew, _)) = earlier {
+                    return Err(at(format!(
+                        "word `{w}` is the same as the earlier word `{ew}`"
+                    )));
+                }
+                matchers.push(m);
+            }
+            let entry = FallbackEntry {
+                family,
+                words: r.words.get_ref().clone(),
+                examples: r.examples.clone(),
+                line,
+                matchers,
+            };
+            fallback.push(entry);
+            for ex in &r.examples {
+                let words = crate::template::function_words(ex);
+                match place_by_words(&fallback, &words) {
+                    Some((k, _)) if k == i => {}
+                    Some((k, w)) => {
+                        return Err(at(format!(
+                            "example `{ex}` is placed first by fallback entry {} (family `{}`, word `{}`)",
+                            k + 1,
+                            families[fallback[k].family.0 as usize].name,
+                            fallback[k].words[w]
+                        )));
+                    }
+                    None => {
+                        return Err(at(format!(
+                            "example `{ex}` has none of the entry's words (its words: {})",
+                            words.join(" ")
+                        )));
+                    }
+                }
+            }
+        }
+
         for (k, f) in families.iter().enumerate() {
-            if !rules.iter().any(|r| r.family.0 as usize == k) {
+            let used = |id: FamilyId| id.0 as usize == k;
+            if !rules.iter().any(|r| used(r.family)) && !fallback.iter().any(|e| used(e.family)) {
                 let line = raw.families.get(&f.name).map(|b| line_of(b.span().start));
-                return Err(fail(line, None, format!("family `{}` has no rule", f.name)));
+                return Err(fail(
+                    line,
+                    None,
+                    format!("family `{}` has no rule and no fallback entry", f.name),
+                ));
             }
         }
         Ok(Rules {
             origin: origin.to_path_buf(),
             families,
             rules,
+            fallback,
         })
     }
 
@@ -243,6 +474,11 @@ impl Rules {
     /// The rules, in matching order.
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The fallback words table, in matching order (empty when the file has none).
+    pub fn fallback(&self) -> &[FallbackEntry] {
+        &self.fallback
     }
 
     /// The families, by [`FamilyId`] (sorted by name).
@@ -268,37 +504,101 @@ impl Rules {
         self.rules.iter().position(|r| r.regex.is_match(name))
     }
 
-    /// The family of a kernel name: the first matching rule's; `None` when unmatched.
+    /// The family of a kernel name and how it was found: the first rule whose pattern matches;
+    /// else the first fallback entry with a word of the name's function name
+    /// ([`crate::template::function_words`]); else [`Label::Unmatched`].
+    pub fn family_of(&self, name: &str) -> Label {
+        if let Some(i) = self.rule_for(name) {
+            return Label::Rule {
+                family: self.rules[i].family,
+                rule: i as u16,
+            };
+        }
+        if self.fallback.is_empty() {
+            return Label::Unmatched;
+        }
+        let words = crate::template::function_words(name);
+        match place_by_words(&self.fallback, &words) {
+            Some((entry, word)) => Label::Fallback {
+                family: self.fallback[entry].family,
+                entry: entry as u16,
+                word: word as u16,
+            },
+            None => Label::Unmatched,
+        }
+    }
+
+    /// The family of a kernel name, by rule or fallback word ([`Rules::family_of`] without the how).
     pub fn classify(&self, name: &str) -> Option<FamilyId> {
-        self.rule_for(name).map(|i| self.rules[i].family)
+        self.family_of(name).family()
+    }
+
+    /// What placed a kernel, in words: `rule 12 (line 240)`, `fallback word gemm (line 500)` or
+    /// `unmatched`.
+    pub fn how(&self, label: Label) -> String {
+        match label {
+            Label::Rule { rule, .. } => {
+                let line = self.rules.get(usize::from(rule)).map_or(0, |r| r.line);
+                format!("rule {} (line {line})", usize::from(rule) + 1)
+            }
+            Label::Fallback { entry, word, .. } => {
+                let e = self.fallback.get(usize::from(entry));
+                let w = e.and_then(|e| e.words.get(usize::from(word)));
+                format!(
+                    "fallback word {} (line {})",
+                    w.map_or("?", String::as_str),
+                    e.map_or(0, |e| e.line)
+                )
+            }
+            Label::Unmatched => UNMATCHED.to_string(),
+        }
     }
 
     /// Classifies every kernel of a trace. Each distinct name is matched once (names are interned),
     /// so the cost is the number of distinct names times the rules, not the number of kernels.
     pub fn classify_kernels(&self, trace: &Trace) -> Classes {
-        let mut by_name: Vec<Option<Option<FamilyId>>> = vec![None; trace.distinct_names()];
+        let mut by_name: Vec<Option<Label>> = vec![None; trace.distinct_names()];
         let of_kernel = trace
             .kernels
             .iter()
             .map(|k| {
                 let slot = &mut by_name[k.name.0 as usize];
-                *slot.get_or_insert_with(|| self.classify(trace.name(k.name)))
+                *slot.get_or_insert_with(|| self.family_of(trace.name(k.name)))
             })
             .collect();
         Classes { of_kernel }
     }
 }
 
-/// The family of each kernel of a trace, by index into `Trace::kernels`.
+/// The first fallback entry (and its first word) found among `words`.
+fn place_by_words(table: &[FallbackEntry], words: &[String]) -> Option<(usize, usize)> {
+    table.iter().enumerate().find_map(|(i, e)| {
+        e.matchers
+            .iter()
+            .position(|m| m.is_in(words))
+            .map(|w| (i, w))
+    })
+}
+
+/// The family of each kernel of a trace, and how it was found, by index into `Trace::kernels`.
 #[derive(Debug, Clone, Default)]
 pub struct Classes {
-    of_kernel: Vec<Option<FamilyId>>,
+    of_kernel: Vec<Label>,
 }
 
 impl Classes {
     /// The family of kernel `index` (`None`: unmatched, or no such kernel).
     pub fn of(&self, index: usize) -> Option<FamilyId> {
-        self.of_kernel.get(index).copied().flatten()
+        self.of_kernel.get(index).and_then(|l| l.family())
+    }
+
+    /// The label of kernel `index`: its family and how it was found ([`Label::Unmatched`] for no
+    /// such kernel).
+    pub fn label(&self, index: usize) -> Label {
+        self.of_kernel
+            .get(index)
+            .copied()
+            .unwrap_or(Label::Unmatched)
     }
 
     /// Number of kernels classified.

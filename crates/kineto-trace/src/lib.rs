@@ -24,7 +24,6 @@ pub mod family;
 pub mod interval;
 mod model;
 mod parse;
-pub mod report;
 mod scan;
 mod source;
 pub mod step;

@@ -25,16 +25,67 @@
 use crate::correlate::Links;
 use crate::error::{Error, Result};
 use crate::interval::union;
-use crate::model::{IdValue, Span, Sym, Trace, Track};
+use crate::model::{GpuOp, IdValue, Span, Sym, Trace, Track};
 use regex::Regex;
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
 
 /// The default step marker: `ProfilerStep#N`, N captured as `step`.
 pub const PROFILER_STEP: &str = r"ProfilerStep#(?P<step>\d+)";
 
-/// Which annotation names mark steps: a regex matched against the *whole* name, whose named groups
-/// give the step's fields — `phase` (text), `rows`, `requests` and `step` (integers).
+/// The KL1 marker: `kl1.step#N phase=decode|prefill rows=R [requests=Q]` (`requests` may be left
+/// out, as on prefill markers). `rows` are the step's query tokens.
+pub const KL1_STEP: &str = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<tokens>(?P<rows>\d+))(?: requests=(?P<requests>\d+))?";
+
+/// TraceLens-style serving markers of patched vLLM/SGLang servers:
+/// `execute_<N>_context_<R>(sq<Σq>sk<Σkv>sqsq<Σq²>sqsk<Σq·kv>)_generation_<R>(…)`, N the step's
+/// scheduled tokens, then per phase (context = prefill, generation = decode) the requests, Σ query
+/// tokens, Σ KV (context) tokens, Σ query² and Σ query·KV over the phase's requests.
+pub const TRACELENS_STEP: &str = concat!(
+    r"execute_(?P<rows>\d+)",
+    r"_context_(?P<prefill_requests>\d+)\(sq(?P<prefill_query_tokens>\d+)sk(?P<prefill_context_tokens>\d+)",
+    r"sqsq(?P<prefill_query_sq_sum>\d+)sqsk(?P<prefill_query_context_sum>\d+)\)",
+    r"_generation_(?P<decode_requests>\d+)\(sq(?P<decode_query_tokens>\d+)sk(?P<decode_context_tokens>\d+)",
+    r"sqsq(?P<decode_query_sq_sum>\d+)sqsk(?P<decode_query_context_sum>\d+)\)",
+);
+
+/// SGLang's scheduler markers: `step[DECODE bs=N]`, `step[EXTEND bs=N toks=T]` (and other
+/// forward modes): `bs` requests (also the step's `rows`), `toks` query tokens.
+pub const SGLANG_STEP: &str =
+    r"step\[(?P<phase>[A-Z_]+) bs=(?P<requests>(?P<rows>\d+))(?: toks=(?P<tokens>\d+))?\]";
+
+/// The built-in step profiles, in the order they are tried: the first that finds a marker in a
+/// trace is the one used. Serving markers come before `ProfilerStep#N`, which in a serving trace
+/// wraps whole profiler iterations rather than engine steps.
+pub const PROFILES: &[(&str, &str)] = &[
+    ("kl1", KL1_STEP),
+    ("tracelens", TRACELENS_STEP),
+    ("sglang", SGLANG_STEP),
+    ("profiler_step", PROFILER_STEP),
+];
+
+/// Named groups a step pattern may use. Integers except `phase`.
+const GROUPS: &[&str] = &[
+    "phase",
+    "rows",
+    "requests",
+    "step",
+    "tokens",
+    "prefill_requests",
+    "prefill_query_tokens",
+    "prefill_context_tokens",
+    "prefill_query_sq_sum",
+    "prefill_query_context_sum",
+    "decode_requests",
+    "decode_query_tokens",
+    "decode_context_tokens",
+    "decode_query_sq_sum",
+    "decode_query_context_sum",
+];
+
+/// Which annotation names mark steps: one regex (or, for the built-in profiles, a list tried in
+/// order) matched against the *whole* name, whose named groups give the step's fields — `phase`
+/// (text); `rows`, `requests`, `step`, `tokens` and the per-phase token groups (integers; see
+/// [`StepTokens`]).
 ///
 /// ```
 /// use kineto_trace::step::StepPattern;
@@ -45,13 +96,33 @@ pub const PROFILER_STEP: &str = r"ProfilerStep#(?P<step>\d+)";
 #[derive(Debug, Clone)]
 pub struct StepPattern {
     source: String,
-    regex: Regex,
+    /// (profile name, regex), tried in order.
+    profiles: Vec<(String, Regex)>,
+    /// With no marker at all, the whole GPU window is one step.
+    whole_window: bool,
 }
 
 impl Default for StepPattern {
     fn default() -> Self {
         StepPattern::profiler_step()
     }
+}
+
+fn compile(pattern: &str) -> Result<Regex> {
+    let fail = |message: String| Error::StepPattern {
+        pattern: pattern.to_string(),
+        message,
+    };
+    let regex = Regex::new(&format!("^(?:{pattern})$")).map_err(|e| fail(e.to_string()))?;
+    for name in regex.capture_names().flatten() {
+        if !GROUPS.contains(&name) {
+            return Err(fail(format!(
+                "unknown group `{name}`: the groups that set step fields are {}",
+                GROUPS.join(", ")
+            )));
+        }
+    }
+    Ok(regex)
 }
 
 impl StepPattern {
@@ -62,37 +133,100 @@ impl StepPattern {
         StepPattern::new(PROFILER_STEP).expect("the ProfilerStep pattern compiles")
     }
 
-    /// A pattern from a regex. It must match the whole annotation name (it is anchored here), and
-    /// the groups `rows`, `requests` and `step`, when present, must capture integers.
-    pub fn new(pattern: &str) -> Result<StepPattern> {
-        let fail = |message: String| Error::StepPattern {
-            pattern: pattern.to_string(),
-            message,
-        };
-        let regex = Regex::new(&format!("^(?:{pattern})$")).map_err(|e| fail(e.to_string()))?;
-        let known = ["phase", "rows", "requests", "step"];
-        for name in regex.capture_names().flatten() {
-            if !known.contains(&name) {
-                return Err(fail(format!(
-                    "unknown group `{name}`: the groups that set step fields are {}",
-                    known.join(", ")
-                )));
-            }
+    /// The built-in profiles ([`PROFILES`]), the first that finds a marker wins; with no marker at
+    /// all the whole GPU window is one step.
+    pub fn builtin() -> StepPattern {
+        let profiles = PROFILES
+            .iter()
+            .filter_map(|(name, p)| compile(p).ok().map(|r| (name.to_string(), r)))
+            .collect();
+        StepPattern {
+            source: PROFILES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join("|"),
+            profiles,
+            whole_window: true,
         }
+    }
+
+    /// A pattern from a regex. It must match the whole annotation name (it is anchored here), and
+    /// its named groups must be among the step fields (all integers but `phase`).
+    pub fn new(pattern: &str) -> Result<StepPattern> {
         Ok(StepPattern {
             source: pattern.to_string(),
-            regex,
+            profiles: vec![("pattern".to_string(), compile(pattern)?)],
+            whole_window: false,
         })
     }
 
-    /// The pattern as given.
+    /// No markers at all: every trace is one step over its whole GPU window.
+    pub fn whole_trace() -> StepPattern {
+        StepPattern {
+            source: String::new(),
+            profiles: Vec::new(),
+            whole_window: true,
+        }
+    }
+
+    /// The same pattern, but a trace where it finds no marker becomes one step over its whole GPU
+    /// window (with a note) instead of none.
+    pub fn or_whole_window(mut self) -> StepPattern {
+        self.whole_window = true;
+        self
+    }
+
+    /// The pattern as given (the built-in profiles' names, joined by `|`).
     pub fn as_str(&self) -> &str {
         &self.source
     }
 
-    /// Whether a name is a step marker.
+    /// Whether a name is a step marker of any of the pattern's profiles.
     pub fn is_match(&self, name: &str) -> bool {
-        self.regex.is_match(name)
+        self.profiles.iter().any(|(_, r)| r.is_match(name))
+    }
+}
+
+/// Token counts of one phase of a serving step, as its marker states them (MEASURED by the server
+/// that wrote the marker; `None` where the marker does not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseTokens {
+    /// Requests in this phase.
+    pub requests: Option<u64>,
+    /// Σ query (new) tokens over the phase's requests.
+    pub query_tokens: Option<u64>,
+    /// Σ KV-cache (context) tokens attended to over the phase's requests.
+    pub context_tokens: Option<u64>,
+    /// Σ query² over the requests (TraceLens `sqsq`): attention FLOPs of prefill scale with it.
+    pub query_sq_sum: Option<u64>,
+    /// Σ query·context over the requests (TraceLens `sqsk`).
+    pub query_context_sum: Option<u64>,
+}
+
+/// Per-phase token counts of a step (see [`PhaseTokens`]); a phase the marker does not mention is
+/// `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepTokens {
+    /// The prefill (context, extend) phase.
+    pub prefill: Option<PhaseTokens>,
+    /// The decode (generation) phase.
+    pub decode: Option<PhaseTokens>,
+}
+
+/// Which phase a `phase` group's text names: prefill (`prefill`, `extend`, `context`), decode
+/// (`decode`, `generation`), or neither (`mixed`, `idle`, …).
+fn phase_kind(text: &str) -> Option<bool> {
+    let t = text.to_ascii_lowercase();
+    if ["prefill", "extend", "context"]
+        .iter()
+        .any(|w| t.contains(w))
+    {
+        Some(true)
+    } else if ["decode", "generation"].iter().any(|w| t.contains(w)) {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -109,8 +243,10 @@ pub struct Step {
     pub phase: Option<String>,
     /// The `rows` group (batch rows / tokens).
     pub rows: Option<u64>,
-    /// The `requests` group.
+    /// The `requests` group, else the sum of the per-phase requests.
     pub requests: Option<u64>,
+    /// Per-phase token counts, when the marker states any.
+    pub tokens: Option<StepTokens>,
     /// The marker's thread.
     pub track: Track,
     /// Marker start, ns.
@@ -151,12 +287,31 @@ pub struct Steps {
     /// Markers whose `rows`, `requests` or `step` group did not read as an integer (the field is then
     /// `None`), one line each (first 20).
     pub warnings: Vec<String>,
+    /// How the steps were found, when that is not the plain reading of the pattern (no marker, so
+    /// the whole GPU window is one step; a pattern that matched nothing), one line each.
+    pub notes: Vec<String>,
 }
 
 /// Finds the steps of a trace. O(n log n) in events.
 pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
     let mut warnings = Vec::new();
-    let markers = markers(trace, pattern);
+    let mut notes = Vec::new();
+    // The first profile that finds a marker.
+    let (profile, regex, markers) = pattern
+        .profiles
+        .iter()
+        .map(|(n, r)| (n.as_str(), Some(r), markers(trace, r)))
+        .find(|(_, _, m)| !m.is_empty())
+        .unwrap_or(("", None, Vec::new()));
+    let Some(regex) = regex else {
+        return no_markers(trace, links, pattern);
+    };
+    if pattern.profiles.len() > 1 {
+        notes.push(format!(
+            "steps from the built-in `{profile}` markers ({} found)",
+            markers.len()
+        ));
+    }
 
     // Process of each track, interned, so a launch and a marker are compared by pid only.
     let mut pids: FxHashMap<&IdValue, u64> = FxHashMap::default();
@@ -169,7 +324,7 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
     let mut step_pid: Vec<u64> = Vec::with_capacity(markers.len());
     for (index, m) in markers.iter().enumerate() {
         let name = trace.name(m.name);
-        let caps = pattern.regex.captures(name);
+        let caps = regex.captures(name);
         let text = |g: &str| caps.as_ref().and_then(|c| c.name(g)).map(|m| m.as_str());
         let mut int = |g: &str| -> Option<u64> {
             let t = text(g)?;
@@ -182,13 +337,65 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
             v
         };
         let (number, rows, requests) = (int("step"), int("rows"), int("requests"));
+        let mut phase_tokens = |ph: &str| -> Option<PhaseTokens> {
+            let t = PhaseTokens {
+                requests: int(&format!("{ph}_requests")),
+                query_tokens: int(&format!("{ph}_query_tokens")),
+                context_tokens: int(&format!("{ph}_context_tokens")),
+                query_sq_sum: int(&format!("{ph}_query_sq_sum")),
+                query_context_sum: int(&format!("{ph}_query_context_sum")),
+            };
+            (t != PhaseTokens::default()).then_some(t)
+        };
+        let (prefill, decode) = (phase_tokens("prefill"), phase_tokens("decode"));
+        let mut phase = text("phase").map(str::to_string);
+        let tokens = if prefill.is_some() || decode.is_some() {
+            // Explicit per-phase groups; the phase is what has requests.
+            if phase.is_none() {
+                let has = |p: Option<PhaseTokens>| p.and_then(|p| p.requests).unwrap_or(0) > 0;
+                phase = match (has(prefill), has(decode)) {
+                    (true, true) => Some("mixed".to_string()),
+                    (true, false) => Some("prefill".to_string()),
+                    (false, true) => Some("decode".to_string()),
+                    (false, false) => None,
+                };
+            }
+            Some(StepTokens { prefill, decode })
+        } else {
+            // `requests` and `tokens` belong to the phase the `phase` group names.
+            let t = PhaseTokens {
+                requests,
+                query_tokens: int("tokens"),
+                ..PhaseTokens::default()
+            };
+            match phase.as_deref().and_then(phase_kind) {
+                Some(_) if t == PhaseTokens::default() => None,
+                Some(true) => Some(StepTokens {
+                    prefill: Some(t),
+                    decode: None,
+                }),
+                Some(false) => Some(StepTokens {
+                    prefill: None,
+                    decode: Some(t),
+                }),
+                None => None,
+            }
+        };
+        let requests = requests.or_else(|| {
+            let r = |p: Option<PhaseTokens>| p.and_then(|p| p.requests);
+            match (r(prefill), r(decode)) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+            }
+        });
         steps.push(Step {
             index,
             name: name.to_string(),
             number,
-            phase: text("phase").map(str::to_string),
+            phase,
             rows,
             requests,
+            tokens,
             track: m.track,
             cpu_lo_ns: m.ts_ns,
             cpu_hi_ns: m.end_ns(),
@@ -280,18 +487,122 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
     }
     out.steps = steps;
     out.warnings = warnings;
+    out.notes = notes;
     out
 }
 
+/// The annotation names a pattern could have matched, most frequent first (for the note that says
+/// a pattern found nothing).
+fn frequent_annotations(trace: &Trace, n: usize) -> Vec<(String, u64)> {
+    let mut by: FxHashMap<Sym, u64> = FxHashMap::default();
+    for s in &trace.user_annotations {
+        *by.entry(s.name).or_default() += 1;
+    }
+    let mut v: Vec<(String, u64)> = by
+        .into_iter()
+        .map(|(s, c)| (trace.name(s).to_string(), c))
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(n);
+    v
+}
+
+/// No marker: a note saying so, and — when the pattern asks for it — one step over the whole GPU
+/// window holding every kernel, copy and fill of the trace (linked to a launch or not).
+fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
+    let mut notes = Vec::new();
+    let frequent = if pattern.profiles.is_empty() {
+        Vec::new()
+    } else {
+        frequent_annotations(trace, 5)
+    };
+    let listed = if frequent.is_empty() {
+        "the trace has no user annotations".to_string()
+    } else {
+        let v: Vec<String> = frequent
+            .iter()
+            .map(|(n, c)| format!("`{n}` ×{c}"))
+            .collect();
+        format!("most frequent annotations: {}", v.join(", "))
+    };
+    if pattern.profiles.is_empty() {
+        // The whole trace was asked for: nothing to explain.
+    } else if pattern.profiles.len() > 1 {
+        notes.push(format!(
+            "no step markers of the built-in profiles ({}); {listed}",
+            pattern.as_str().replace('|', ", ")
+        ));
+    } else {
+        notes.push(format!(
+            "step pattern `{}` matched no annotation; {listed}",
+            pattern.as_str()
+        ));
+    }
+    let overlaps = same_stream_overlaps(trace);
+    let mut out = Steps {
+        same_stream_overlaps: overlaps.iter().filter(|&&o| o).count() as u64,
+        kernels_unlinked: links.kernel_launch.iter().filter(|l| l.is_none()).count() as u64,
+        ..Steps::default()
+    };
+    if !pattern.whole_window {
+        out.kernels_outside = trace.kernels.len() as u64 - out.kernels_unlinked;
+        out.notes = notes;
+        return out;
+    }
+    if trace.kernels.is_empty() && trace.memcpys.is_empty() && trace.memsets.is_empty() {
+        notes.push("no GPU work in the trace: no step".to_string());
+        out.notes = notes;
+        return out;
+    }
+    notes.push(
+        "the whole GPU window is analysed as one step (every kernel, copy and fill, with or without a launch)"
+            .to_string(),
+    );
+    let (cpu_lo, cpu_hi) = trace.time_bounds.unwrap_or((0, 0));
+    let ks = &trace.kernels;
+    let mut kernels: Vec<u32> = (0..ks.len() as u32).collect();
+    kernels.sort_unstable_by_key(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns(), i));
+    let mut memcpys: Vec<u32> = (0..trace.memcpys.len() as u32).collect();
+    memcpys.sort_unstable_by_key(|&i| (trace.memcpys[i as usize].ts_ns, i));
+    let mut memsets: Vec<u32> = (0..trace.memsets.len() as u32).collect();
+    memsets.sort_unstable_by_key(|&i| (trace.memsets[i as usize].ts_ns, i));
+    out.steps.push(Step {
+        index: 0,
+        name: WHOLE_WINDOW.to_string(),
+        number: None,
+        phase: None,
+        rows: None,
+        requests: None,
+        tokens: None,
+        track: trace.launches.first().map_or(Track(0), |l| l.track),
+        cpu_lo_ns: cpu_lo,
+        cpu_hi_ns: cpu_hi,
+        lo_ns: ks.iter().map(|k| k.ts_ns).min(),
+        hi_ns: ks.iter().map(GpuOp::end_ns).max(),
+        period_ns: None,
+        kernel_sum_ns: ks.iter().fold(0i64, |a, k| a.saturating_add(k.dur_ns)),
+        kernel_union_ns: union(ks.iter().map(|k| (k.ts_ns, k.end_ns()))),
+        same_stream_overlaps: out.same_stream_overlaps,
+        kernels,
+        memcpys,
+        memsets,
+    });
+    out.notes = notes;
+    out
+}
+
+/// The name of the one step a trace without markers is analysed as.
+pub const WHOLE_WINDOW: &str = "(whole trace)";
+
 /// The marker spans, deduplicated, in order of (start, longer first, file order).
-fn markers<'t>(trace: &'t Trace, pattern: &StepPattern) -> Vec<&'t Span> {
+fn markers<'t>(trace: &'t Trace, regex: &Regex) -> Vec<&'t Span> {
     let mut matches: FxHashMap<Sym, bool> = FxHashMap::default();
     let mut seen: FxHashSet<(Sym, Track, i64, i64)> = FxHashSet::default();
     let mut out: Vec<&Span> = Vec::new();
     for s in trace.user_annotations.iter().chain(&trace.cpu_ops) {
         let is = *matches
             .entry(s.name)
-            .or_insert_with(|| pattern.is_match(trace.name(s.name)));
+            .or_insert_with(|| regex.is_match(trace.name(s.name)));
         if is && seen.insert((s.name, s.track, s.ts_ns, s.dur_ns)) {
             out.push(s);
         }
@@ -331,83 +642,6 @@ pub fn same_stream_overlaps(trace: &Trace) -> Vec<bool> {
         }
     }
     out
-}
-
-/// Step rows as the `kineto steps` JSON prints them (µs from exact ns; ns kept for the bounds).
-#[derive(Debug, Clone, Serialize)]
-pub struct StepRow {
-    /// The trace file.
-    pub file: String,
-    /// `distributedInfo.rank`.
-    pub rank: Option<u64>,
-    /// Step index.
-    pub index: usize,
-    /// Marker name.
-    pub name: String,
-    /// `step` group.
-    pub number: Option<u64>,
-    /// `phase` group.
-    pub phase: Option<String>,
-    /// `rows` group.
-    pub rows: Option<u64>,
-    /// `requests` group.
-    pub requests: Option<u64>,
-    /// Marker start, µs on the trace clock.
-    pub cpu_lo_us: f64,
-    /// Marker end, µs.
-    pub cpu_hi_us: f64,
-    /// First kernel start, µs on the trace clock.
-    pub lo_us: Option<f64>,
-    /// Last kernel end, µs.
-    pub hi_us: Option<f64>,
-    /// `lo` in exact integer ns (µs of large absolute times are rounded by f64).
-    pub lo_ns: Option<i64>,
-    /// `hi` in exact ns.
-    pub hi_ns: Option<i64>,
-    /// Next step's `lo` − `lo`, µs.
-    pub period_us: Option<f64>,
-    /// Number of kernels.
-    pub kernels: usize,
-    /// Σ kernel dur, µs.
-    pub kernel_sum_us: f64,
-    /// Union of kernel intervals, µs.
-    pub kernel_union_us: f64,
-    /// Copies launched in the step.
-    pub memcpys: usize,
-    /// Fills launched in the step.
-    pub memsets: usize,
-    /// Same-stream overlaps.
-    pub same_stream_overlaps: u64,
-}
-
-impl StepRow {
-    /// The row of a step.
-    pub fn of(file: &str, trace: &Trace, s: &Step) -> StepRow {
-        use crate::time::ns_to_us;
-        StepRow {
-            file: file.to_string(),
-            rank: trace.header.rank,
-            index: s.index,
-            name: s.name.clone(),
-            number: s.number,
-            phase: s.phase.clone(),
-            rows: s.rows,
-            requests: s.requests,
-            cpu_lo_us: ns_to_us(s.cpu_lo_ns),
-            cpu_hi_us: ns_to_us(s.cpu_hi_ns),
-            lo_us: s.lo_ns.map(ns_to_us),
-            hi_us: s.hi_ns.map(ns_to_us),
-            lo_ns: s.lo_ns,
-            hi_ns: s.hi_ns,
-            period_us: s.period_ns.map(ns_to_us),
-            kernels: s.kernels.len(),
-            kernel_sum_us: ns_to_us(s.kernel_sum_ns),
-            kernel_union_us: ns_to_us(s.kernel_union_ns),
-            memcpys: s.memcpys.len(),
-            memsets: s.memsets.len(),
-            same_stream_overlaps: s.same_stream_overlaps,
-        }
-    }
 }
 
 #[cfg(test)]

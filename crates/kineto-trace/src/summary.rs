@@ -33,7 +33,7 @@ pub struct Summary {
     /// Copies.
     pub memcpy: CopyStats,
     /// Fills.
-    pub memset: Count,
+    pub memset: FillStats,
     /// `cuda_runtime` calls (`Runtime` in old traces).
     pub runtime: Count,
     /// `cuda_driver` calls.
@@ -80,6 +80,72 @@ pub struct CopyStats {
     pub count: u64,
     /// Σ `args.bytes`.
     pub bytes: u64,
+    /// Σ dur, µs.
+    pub sum_us: f64,
+    /// Per direction (`HtoD`, `DtoH`, `DtoD`, `PtoP`, …: the word after `Memcpy` in the copy's name,
+    /// `other` when the name has none), in name order.
+    pub by_kind: std::collections::BTreeMap<String, CopyKind>,
+}
+
+/// Copies of one direction.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopyKind {
+    /// Number of copies.
+    pub count: u64,
+    /// Σ `args.bytes` (copies without `bytes` add nothing).
+    pub bytes: u64,
+    /// Σ dur, µs.
+    pub sum_us: f64,
+    /// Σ dur, exact ns.
+    pub sum_ns: i64,
+    /// `bytes / sum_ns` (bytes per ns = GB/s, 10⁹ bytes): the mean achieved bandwidth weighted by
+    /// time; `None` when the copies took no time.
+    pub gbps: Option<f64>,
+}
+
+/// A copy's direction from its name: `Memcpy HtoD (Pageable -> Device)` → `HtoD`.
+pub fn copy_kind(name: &str) -> &str {
+    let mut words = name.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some(m), Some(k)) if m.eq_ignore_ascii_case("memcpy") => k,
+        _ => "other",
+    }
+}
+
+fn copy_kinds(t: &Trace) -> std::collections::BTreeMap<String, CopyKind> {
+    let mut by: std::collections::BTreeMap<String, (u64, u64, i64)> = Default::default();
+    for m in &t.memcpys {
+        let e = by.entry(copy_kind(t.name(m.name)).to_string()).or_default();
+        e.0 += 1;
+        e.1 = e.1.saturating_add(m.bytes.unwrap_or(0));
+        e.2 = e.2.saturating_add(m.dur_ns);
+    }
+    by.into_iter()
+        .map(|(k, (count, bytes, ns))| {
+            let gbps = (ns > 0).then(|| bytes as f64 / ns as f64);
+            (
+                k,
+                CopyKind {
+                    count,
+                    bytes,
+                    sum_us: ns_to_us(ns),
+                    sum_ns: ns,
+                    gbps,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Fill totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct FillStats {
+    /// Number of fills.
+    pub count: u64,
+    /// Σ `args.bytes`.
+    pub bytes: u64,
+    /// Σ dur, µs.
+    pub sum_us: f64,
 }
 
 /// A bare count.
@@ -134,10 +200,30 @@ impl Summary {
             },
             memcpy: CopyStats {
                 count: t.memcpys.len() as u64,
-                bytes: t.memcpys.iter().filter_map(|m| m.bytes).sum(),
+                bytes: t
+                    .memcpys
+                    .iter()
+                    .filter_map(|m| m.bytes)
+                    .fold(0, u64::saturating_add),
+                sum_us: ns_to_us(
+                    t.memcpys
+                        .iter()
+                        .fold(0i64, |a, m| a.saturating_add(m.dur_ns)),
+                ),
+                by_kind: copy_kinds(t),
             },
-            memset: Count {
+            memset: FillStats {
                 count: t.memsets.len() as u64,
+                bytes: t
+                    .memsets
+                    .iter()
+                    .filter_map(|m| m.bytes)
+                    .fold(0, u64::saturating_add),
+                sum_us: ns_to_us(
+                    t.memsets
+                        .iter()
+                        .fold(0i64, |a, m| a.saturating_add(m.dur_ns)),
+                ),
             },
             runtime: Count {
                 count: t.launches.iter().filter(|l| l.api == Api::Runtime).count() as u64,
@@ -171,67 +257,4 @@ pub fn summarize_each(
         |p| crate::parse_file(p, opts).map(|parsed| Summary::of(&parsed)),
         emit,
     );
-}
-
-impl Summary {
-    /// A readable block of `key: value` lines.
-    pub fn to_text(&self) -> String {
-        use std::fmt::Write;
-        let mut s = String::new();
-        let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-        let _ = writeln!(s, "{}", self.file);
-        let _ = writeln!(
-            s,
-            "  sha256          {}",
-            self.sha256.as_deref().unwrap_or("-")
-        );
-        let _ = writeln!(
-            s,
-            "  schema {}  rank {}  world_size {}",
-            self.schema_version
-                .map_or("-".to_string(), |v| v.to_string()),
-            opt(self.rank),
-            opt(self.world_size)
-        );
-        let _ = writeln!(
-            s,
-            "  events          {}   span {:.3} µs",
-            self.events, self.span_us
-        );
-        let _ = writeln!(
-            s,
-            "  kernels         {}   sum {:.3} µs   union {:.3} µs   streams {}",
-            self.kernels.count, self.kernels.sum_us, self.kernels.union_us, self.kernels.streams
-        );
-        let _ = writeln!(
-            s,
-            "  memcpy          {}   {} B     memset {}",
-            self.memcpy.count, self.memcpy.bytes, self.memset.count
-        );
-        let _ = writeln!(
-            s,
-            "  runtime         {}   driver {}   graph launches {}   flows {}",
-            self.runtime.count, self.driver.count, self.graph_launches, self.flows
-        );
-        let _ = writeln!(
-            s,
-            "  cpu_ops         {}   user annotations {}   gpu user annotations {}",
-            self.cpu_ops, self.user_annotations, self.gpu_user_annotations
-        );
-        let _ = writeln!(s, "  profiler steps  {}", self.profiler_steps);
-        if let Some(sv) = &self.salvage {
-            let _ = writeln!(
-                s,
-                "  SALVAGED        cut at byte {}: {}",
-                sv.cut_offset, sv.reason
-            );
-        }
-        if self.warnings_total > 0 {
-            let _ = writeln!(s, "  warnings        {}", self.warnings_total);
-            for w in self.warnings.iter().take(5) {
-                let _ = writeln!(s, "    byte {}: {}", w.offset, w.message);
-            }
-        }
-        s
-    }
 }

@@ -178,6 +178,143 @@ pub fn template_int(name: &str, pos: usize) -> Option<i64> {
     text.parse().ok()
 }
 
+/// The kernel's own function name, qualified, without return type, template arguments or
+/// parameters: `void deep_ep::internode::dispatch<8, true>(int4*, …)` → `deep_ep::internode::dispatch`;
+/// a name with none of these is itself (`nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NNT`). An
+/// Itanium-mangled name (`_ZN7ck_tile6kentryI…`, which some ROCm traces keep) gives its leading
+/// nested name, `ck_tile::kentry`; a ROCm kernel-descriptor suffix (`.kd`, ` [clone .kd]`) is dropped.
+/// Brackets that do not balance leave the name whole.
+///
+/// ```
+/// use kineto_trace::template::function_name;
+/// assert_eq!(function_name("void at::native::(anonymous namespace)::softmax_warp_forward<float, 10>(float*)"),
+///            "at::native::(anonymous namespace)::softmax_warp_forward");
+/// assert_eq!(function_name("_ZN7ck_tile6kentryILi1EEEvv"), "ck_tile::kentry");
+/// ```
+pub fn function_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(m) = mangled_nested_name(name) {
+        return std::borrow::Cow::Owned(m);
+    }
+    // ROCm tools name a kernel by its descriptor symbol: `foo.kd`, `void foo<…>(…) [clone .kd]`.
+    let name = name.trim();
+    let name = name
+        .strip_suffix("]")
+        .and_then(|n| n.rfind(" [clone ").map(|i| &n[..i]))
+        .unwrap_or(name);
+    let name = name.strip_suffix(".kd").unwrap_or(name);
+    let Some(groups) = top_groups(name) else {
+        return std::borrow::Cow::Borrowed(name.trim());
+    };
+    let ends_name = |g: &Group| name[g.end + 1..].trim().is_empty();
+    let mut cut = name.len();
+    let mut last = groups.len();
+    if let Some(g) = groups.last().filter(|g| g.open == b'(' && ends_name(g)) {
+        cut = g.start;
+        last -= 1;
+    }
+    if let Some(g) = last
+        .checked_sub(1)
+        .map(|i| groups[i])
+        .filter(|g| g.open == b'<' && name[g.end + 1..cut].trim().is_empty())
+    {
+        cut = g.start;
+    }
+    let head = &name[..cut];
+    // The return type ends at the last space outside every bracket group.
+    let inside = |i: usize| groups.iter().any(|g| g.start < i && i < g.end);
+    let from = head
+        .char_indices()
+        .filter(|&(i, c)| c == ' ' && !inside(i))
+        .map(|(i, _)| i + 1)
+        .next_back()
+        .unwrap_or(0);
+    let f = head[from..].trim();
+    std::borrow::Cow::Borrowed(if f.is_empty() { name.trim() } else { f })
+}
+
+/// The leading nested name of an Itanium-mangled symbol (`_ZN7ck_tile6kentryI…` → `ck_tile::kentry`,
+/// `_Z9my_kernelPf` → `my_kernel`); `None` when `name` is not one.
+fn mangled_nested_name(name: &str) -> Option<String> {
+    let b = name.strip_prefix("_Z")?.as_bytes();
+    let mut i = 0;
+    let nested = b.first() == Some(&b'N');
+    if nested {
+        i += 1;
+        while matches!(b.get(i), Some(b'K' | b'V' | b'r')) {
+            i += 1;
+        }
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    // An unqualified name is one <length><identifier>; what follows are parameter types.
+    while b.get(i).is_some_and(u8::is_ascii_digit) && (nested || parts.is_empty()) {
+        let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let len: usize = std::str::from_utf8(&b[i..i + digits]).ok()?.parse().ok()?;
+        let start = i + digits;
+        let part = b.get(start..start.checked_add(len)?)?;
+        parts.push(std::str::from_utf8(part).ok()?);
+        i = start + len;
+    }
+    (!parts.is_empty()).then(|| parts.join("::"))
+}
+
+/// The words of a kernel's function name ([`function_name`]), lowercase, in order: identifiers split
+/// at `_`, `::` and other punctuation, at camelCase humps (`RMSNormKernel` → `rms`, `norm`, `kernel`),
+/// and between letters and digits (`Rmsnorm2dFwd` → `rmsnorm`, `2`, `d`, `fwd`). Text inside bracket
+/// groups of the qualified name (`(anonymous namespace)`, a class's template arguments) is skipped.
+///
+/// ```
+/// use kineto_trace::template::function_words;
+/// assert_eq!(function_words("void vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(int)"),
+///            ["vllm", "fused", "add", "rms", "norm", "kernel"]);
+/// ```
+pub fn function_words(name: &str) -> Vec<String> {
+    let f = function_name(name);
+    let mut depth = 0usize;
+    let mut outer = String::with_capacity(f.len());
+    for c in f.chars() {
+        match c {
+            '<' | '(' | '[' | '{' => {
+                depth += 1;
+                outer.push(' ');
+            }
+            '>' | ')' | ']' | '}' => {
+                depth = depth.saturating_sub(1);
+                outer.push(' ');
+            }
+            _ if depth == 0 => outer.push(c),
+            _ => {}
+        }
+    }
+    split_words(&outer)
+}
+
+/// Splits text into lowercase words: at every character that is not an ASCII letter or digit, at
+/// lower→upper humps, before the last capital of a run followed by a lowercase letter (`FMHAKernel`
+/// → `fmha`, `kernel`), and between letters and digits.
+pub fn split_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let c: Vec<char> = run.chars().collect();
+        let mut start = 0;
+        for i in 1..c.len() {
+            let (a, b) = (c[i - 1], c[i]);
+            let hump = a.is_ascii_lowercase() && b.is_ascii_uppercase();
+            let acronym_end = a.is_ascii_uppercase()
+                && b.is_ascii_uppercase()
+                && c.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let digit_edge = a.is_ascii_digit() != b.is_ascii_digit();
+            if hump || acronym_end || digit_edge {
+                out.push(c[start..i].iter().collect::<String>().to_ascii_lowercase());
+                start = i;
+            }
+        }
+        if start < c.len() {
+            out.push(c[start..].iter().collect::<String>().to_ascii_lowercase());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,5 +425,61 @@ mod tests {
             "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float, 7>(int)";
         assert_eq!(template_int(n, 3), Some(7));
         assert_eq!(template_args("void k<>(int)").unwrap(), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn function_names_and_their_words() {
+        let f = |n: &str| function_name(n).into_owned();
+        assert_eq!(f("volta_sgemm_128x64_nn"), "volta_sgemm_128x64_nn");
+        assert_eq!(
+            f("void deep_ep::internode::dispatch<8, true>(int4*, float*)"),
+            "deep_ep::internode::dispatch"
+        );
+        assert_eq!(
+            f("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>"),
+            "cutlass::Kernel"
+        );
+        assert_eq!(
+            f("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, 7>(int)"),
+            "internal::gemvx::kernel"
+        );
+        assert_eq!(
+            f("at::cuda::(anonymous namespace)::spin_kernel(long)"),
+            "at::cuda::(anonymous namespace)::spin_kernel"
+        );
+        assert_eq!(
+            f("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            "ncclDevKernel_AllGather_RING_LL"
+        );
+        assert_eq!(f("void k<int(int)"), "void k<int(int)");
+        assert_eq!(
+            f("_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdE"),
+            "ck_tile::kentry"
+        );
+        assert_eq!(f("_Z9my_kernelPf"), "my_kernel");
+        assert_eq!(f("_Z9my_kernel5Class"), "my_kernel");
+        assert_eq!(f("_Zfoo"), "_Zfoo");
+        assert_eq!(f("_fwd_kernel.kd"), "_fwd_kernel");
+        assert_eq!(
+            f("void vllm::rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long) [clone .kd]"),
+            "vllm::rms_norm_kernel"
+        );
+        assert_eq!(
+            function_words("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            ["nccl", "dev", "kernel", "all", "gather", "ring", "ll"]
+        );
+        assert_eq!(
+            function_words("void foo<int>::FMHAKernel<4>(int)"),
+            ["foo", "fmha", "kernel"]
+        );
+        assert_eq!(
+            split_words("_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu"),
+            [
+                "matmul", "ogs", "nnt", "bf", "16", "xbf", "16", "xmxfp", "4", "16", "x", "128",
+                "x", "256", "x", "1", "swiglu"
+            ]
+        );
+        assert_eq!(split_words("Rmsnorm2dFwd"), ["rmsnorm", "2", "d", "fwd"]);
+        assert_eq!(split_words(""), Vec::<String>::new());
     }
 }

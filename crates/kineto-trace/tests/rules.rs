@@ -301,3 +301,154 @@ fn reordering_the_builtin_table_is_caught() {
         "{e}"
     );
 }
+
+const WORDS_HEAD: &str = "[families]\ngemm = \"gemm\"\n\"gemm?\" = \"gemm\"\n\"comm?\" = \"comm\"\n\
+                          [[rule]]\nfamily = \"gemm\"\npattern = '^volta_sgemm'\n";
+
+/// The fallback words place what no rule matched, first entry first, and the label says how.
+#[test]
+fn the_fallback_places_by_words_in_table_order() {
+    use kineto_trace::family::{Label, MatchKind};
+    let r = parse(&format!(
+        "{WORDS_HEAD}[[fallback]]\nfamily = \"gemm?\"\nwords = [\"gemm\", \"*mm\", \"matmul*\"]\n\
+         [[fallback]]\nfamily = \"comm?\"\nwords = [\"all_reduce\", \"dispatch\"]\n"
+    ))
+    .unwrap();
+    let fam = |n: &str| {
+        let l = r.family_of(n);
+        (l.family().map(|f| r.family(f).name.clone()), l.kind())
+    };
+    let by_words = |f: &str| (Some(f.to_string()), MatchKind::Fallback);
+    assert_eq!(
+        fam("volta_sgemm_128x64_nn"),
+        (Some("gemm".into()), MatchKind::Rule)
+    );
+    // A run of words matches across `_`, camelCase and `::`.
+    assert_eq!(fam("void x::OneShotAllReduce<8>(int)"), by_words("comm?"));
+    assert_eq!(fam("void x::one_shot_all_reduce(int)"), by_words("comm?"));
+    // The earlier entry wins: gemm words outrank comm words in the same name.
+    assert_eq!(fam("void x::gemm_all_reduce_fused(int)"), by_words("gemm?"));
+    // Word ends and starts.
+    assert_eq!(fam("void x::bmm_tile(int)"), by_words("gemm?"));
+    assert_eq!(fam("_matmulFP8Kernel"), by_words("gemm?"));
+    // Only the function name counts, not template arguments or parameters.
+    assert_eq!(
+        fam("void x::foo<gemm>(dispatch*)"),
+        (None, MatchKind::Unmatched)
+    );
+    // Whole words only: `reduce` alone is not `all_reduce`, `gemma` is not `gemm`.
+    assert_eq!(fam("void x::reduce(int)"), (None, MatchKind::Unmatched));
+    assert_eq!(fam("void x::gemma_norm(int)"), (None, MatchKind::Unmatched));
+    let l = r.family_of("void x::dispatch(int)");
+    assert_eq!(
+        l,
+        Label::Fallback {
+            family: r.find_family("comm?").unwrap(),
+            entry: 1,
+            word: 1
+        }
+    );
+    assert_eq!(r.how(l), "fallback word dispatch (line 13)");
+    assert_eq!(r.fallback().len(), 2);
+    assert_eq!(r.fallback()[1].words, ["all_reduce", "dispatch"]);
+}
+
+/// Each kind of bad fallback entry is refused, naming the file, the line and the entry.
+#[test]
+fn bad_fallback_entries() {
+    let entry = |family: &str, words: &str, examples: &str| {
+        format!(
+            "{WORDS_HEAD}[[fallback]]\nfamily = \"{family}\"\nwords = {words}\nexamples = {examples}\n"
+        )
+    };
+    for (text, want) in [
+        (
+            entry("gemm", "[\"gemm\"]", "[]"),
+            "my-rules.toml:10: fallback entry 1 (family `gemm`): rule at line 7 also uses family `gemm`",
+        ),
+        (
+            entry("attn?", "[\"attn\"]", "[]"),
+            "my-rules.toml:10: fallback entry 1 (family `attn?`): family `attn?` has no bucket",
+        ),
+        (
+            entry("gemm?", "[]", "[]"),
+            "fallback entry 1 (family `gemm?`): no words",
+        ),
+        (
+            entry("gemm?", "[\"__\"]", "[]"),
+            "word `__` has no letters or digits",
+        ),
+        (
+            entry("gemm?", "[\"ge*mm\"]", "[]"),
+            "word `ge*mm`: `*` only at its start or end",
+        ),
+        (
+            entry("gemm?", "[\"*all_reduce\"]", "[]"),
+            "a `*` word must be one word",
+        ),
+        (entry("gemm?", "[\"*gemm*\"]", "[]"), "`*` at one end only"),
+        (
+            entry("gemm?", "[\"AllReduce\", \"all_reduce\"]", "[]"),
+            "word `all_reduce` is the same as the earlier word `AllReduce`",
+        ),
+        (
+            entry("gemm?", "[\"gemm\"]", "[\"void x::matmul(int)\"]"),
+            "example `void x::matmul(int)` has none of the entry's words (its words: x matmul)",
+        ),
+    ] {
+        let e = refused(&text);
+        assert!(e.contains(want), "{text}\n{e}");
+    }
+    // An example an earlier entry places first.
+    let e = refused(&format!(
+        "{WORDS_HEAD}[[fallback]]\nfamily = \"gemm?\"\nwords = [\"gemm\"]\n\
+         [[fallback]]\nfamily = \"comm?\"\nwords = [\"dispatch\"]\nexamples = [\"void x::gemm_dispatch(int)\"]\n"
+    ));
+    assert!(
+        e.contains("fallback entry 2 (family `comm?`): example `void x::gemm_dispatch(int)` is placed first by fallback entry 1 (family `gemm?`, word `gemm`)"),
+        "{e}"
+    );
+    // A family used by neither rules nor words.
+    let e = refused(&format!(
+        "{WORDS_HEAD}[[fallback]]\nfamily = \"gemm?\"\nwords = [\"gemm\"]\n"
+    ));
+    assert!(
+        e.contains("family `comm?` has no rule and no fallback entry"),
+        "{e}"
+    );
+    // A malformed fallback table is a TOML fault at its line.
+    let e = refused(&format!(
+        "{WORDS_HEAD}[[fallback]]\nfamily = \"gemm?\"\nword = [\"gemm\"]\n"
+    ));
+    assert!(e.contains("unknown field `word`"), "{e}");
+}
+
+/// The built-in fallback table: each entry has examples that its words place, and every fallback
+/// family ends in `?` (so a placement by words shows in every per-family output).
+#[test]
+fn the_builtin_fallback_table() {
+    let r = Rules::builtin();
+    assert!(r.fallback().len() >= 20);
+    let mut wrong = Vec::new();
+    for e in r.fallback() {
+        let name = &r.family(e.family).name;
+        assert!(name.ends_with('?'), "{name}");
+        assert!(!e.examples.is_empty(), "{name}");
+        // Examples are names no rule matches, so that they show the words at work.
+        for ex in &e.examples {
+            let l = r.family_of(ex);
+            if (l.family(), l.kind()) != (Some(e.family), kineto_trace::family::MatchKind::Fallback)
+            {
+                wrong.push(format!("{ex}: {}", r.how(l)));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        r.rules()
+            .iter()
+            .all(|x| !r.family(x.family).name.ends_with('?'))
+    );
+    // The gemm words come first: an epilogue or communication word never outranks them.
+    assert_eq!(r.family(r.fallback()[0].family).name, "gemm?");
+}

@@ -19,10 +19,13 @@
 //!   250 thread 10  cudaStreamSynchronize (not a launch)
 //!   (none)                           → orphan_kernel stream 8 [1500, 1505), correlation 99
 
+// Helpers outside `#[test]` functions panic on purpose too: a failed parse is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::{BucketTime, FamilyTime};
 use kineto_trace::family::Rules;
-use kineto_trace::step::StepPattern;
+use kineto_trace::step::{PhaseTokens, StepPattern, StepTokens};
 use kineto_trace::{Options, parse_file};
 use std::path::{Path, PathBuf};
 
@@ -169,18 +172,23 @@ fn budgets_split_exactly() {
     assert_eq!(
         fams,
         [
-            ("cublas_gemm", ft(1, 100 * US, 100 * US)),
             ("elementwise", ft(1, 10 * US, 10 * US)),
             ("fill", ft(1, 20 * US, 20 * US)),
+            ("gemm_cublas", ft(1, 100 * US, 100 * US)),
             ("nccl", ft(1, 100 * US, 100 * US)),
         ]
     );
     assert_eq!(b[0].unmatched, ft(1, 30 * US, 30 * US));
 
-    // S1 over [1300, 1360.001): the shared 9999 ns split 4999/4999 with the spare ns going to
+    // S1's GPU work runs over [1300, 1410): its kernels to 1360.001, then its copy [1400, 1410).
+    // [1300, 1360.001): the shared 9999 ns split 4999/4999 with the spare ns going to
     // "elementwise" (first in bucket order); gemm 40001 + 4999, elementwise 5000 + 10001.
-    assert_eq!(b[1].span_ns, 60 * US + 1);
-    assert_eq!(b[1].idle_ns, 0);
+    // [1360.001, 1400) idle: 39.999 µs; [1400, 1410) memcpy: 10 µs.
+    assert_eq!(b[1].span_ns, 110 * US);
+    assert_eq!(b[1].window, Some((1300 * US, 1410 * US)));
+    assert_eq!(b[1].idle_ns, 40 * US - 1);
+    assert_eq!(b[1].gaps, [(1360 * US + 1, 1400 * US)]);
+    assert_eq!(b[1].buckets["memcpy"], bt(10 * US, 10 * US));
     assert_eq!(b[1].buckets["gemm"], bt(45_000, 50 * US));
     assert_eq!(b[1].buckets["elementwise"], bt(15_001, 20 * US));
     assert_eq!(b[1].same_stream_overlaps, 1);
@@ -255,7 +263,7 @@ fn a_bucket_of_zero_duration_kernels_is_listed() {
     // Step 2: the gemm takes the whole window; comm is listed with zeros.
     assert_eq!(b[1].span_ns, 10 * US);
     assert_eq!(b[1].families["nccl"].count, 1);
-    assert_eq!(b[1].families["cublas_gemm"].count, 1);
+    assert_eq!(b[1].families["gemm_cublas"].count, 1);
     let got: Vec<(&str, BucketTime)> = b[1].buckets.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     assert_eq!(
         got,
@@ -280,4 +288,204 @@ fn a_bucket_of_zero_duration_kernels_is_listed() {
         let excl: i64 = x.buckets.values().map(|v| v.exclusive_ns).sum();
         assert_eq!(excl + x.idle_ns, x.span_ns);
     }
+}
+
+/// A trace of one process: each annotation `[i·100, i·100 + 100)` µs on thread 1 launches one
+/// kernel at `i·100 + 10` that runs `[1000 + i·100, 1000 + i·100 + 5)`; plus one kernel with no
+/// launch at all.
+fn marked(names: &[&str]) -> kineto_trace::Trace {
+    let mut ev = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let t = i as u64 * 100;
+        let c = i + 1;
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":{},"pid":1,"tid":1,"ts":{t},"dur":100}}"#,
+            serde_json::to_string(n).unwrap()
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":1,"args":{{"correlation":{c}}}}}"#,
+            t + 10
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"kernel","name":"k{i}","pid":0,"tid":7,"ts":{},"dur":5,"args":{{"device":0,"stream":7,"correlation":{c}}}}}"#,
+            1000 + t
+        ));
+    }
+    ev.push(r#"{"ph":"X","cat":"kernel","name":"orphan","pid":0,"tid":7,"ts":5000,"dur":5,"args":{"device":0,"stream":7,"correlation":999}}"#.to_string());
+    let text = format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","));
+    kineto_trace::parse_reader(Path::new("marked.json"), &mut text.as_bytes(), false, false)
+        .unwrap()
+        .0
+}
+
+fn steps_of(names: &[&str], pattern: &StepPattern) -> kineto_trace::step::Steps {
+    let t = marked(names);
+    Analysis::new(&t, pattern, &Rules::builtin()).steps
+}
+
+fn phase(
+    requests: Option<u64>,
+    query_tokens: Option<u64>,
+    context_tokens: Option<u64>,
+    query_sq_sum: Option<u64>,
+    query_context_sum: Option<u64>,
+) -> Option<PhaseTokens> {
+    Some(PhaseTokens {
+        requests,
+        query_tokens,
+        context_tokens,
+        query_sq_sum,
+        query_context_sum,
+    })
+}
+
+#[test]
+fn kl1_markers_with_and_without_requests() {
+    let s = steps_of(
+        &[
+            "kl1.step#1 phase=decode rows=8 requests=8",
+            "kl1.step#2 phase=prefill rows=512",
+        ],
+        &StepPattern::builtin(),
+    );
+    assert_eq!(s.steps.len(), 2);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert!(s.notes[0].contains("`kl1`"), "{:?}", s.notes);
+    let (a, b) = (&s.steps[0], &s.steps[1]);
+    assert_eq!(
+        (a.number, a.phase.as_deref(), a.rows, a.requests),
+        (Some(1), Some("decode"), Some(8), Some(8))
+    );
+    assert_eq!(
+        a.tokens,
+        Some(StepTokens {
+            prefill: None,
+            decode: phase(Some(8), Some(8), None, None, None)
+        })
+    );
+    // A prefill marker without `requests`: the step is kept, its requests unknown.
+    assert_eq!(
+        (b.phase.as_deref(), b.rows, b.requests),
+        (Some("prefill"), Some(512), None)
+    );
+    assert_eq!(
+        b.tokens,
+        Some(StepTokens {
+            prefill: phase(None, Some(512), None, None, None),
+            decode: None
+        })
+    );
+    assert_eq!((a.kernels.len(), b.kernels.len()), (1, 1));
+}
+
+#[test]
+fn an_optional_requests_group_in_a_user_pattern() {
+    let p = StepPattern::new(
+        r"kl1\.step#(?P<step>\d+) phase=(?P<phase>\w+) rows=(?P<rows>\d+)(?: requests=(?P<requests>\d+))?",
+    )
+    .unwrap();
+    let s = steps_of(
+        &[
+            "kl1.step#1 phase=decode rows=8 requests=8",
+            "kl1.step#2 phase=prefill rows=512",
+        ],
+        &p,
+    );
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    assert_eq!(
+        s.steps.iter().map(|s| s.requests).collect::<Vec<_>>(),
+        [Some(8), None]
+    );
+}
+
+#[test]
+fn tracelens_markers_give_tokens_per_phase() {
+    // 2 prefill requests (Σ query 8, Σ KV 8, Σ q² 40, Σ q·kv 40) and 32 decode requests (Σ query 32,
+    // Σ KV 1000, Σ q² 32, Σ q·kv 1000) in one step of 40 scheduled tokens.
+    let s = steps_of(
+        &["execute_40_context_2(sq8sk8sqsq40sqsk40)_generation_32(sq32sk1000sqsq32sqsk1000)"],
+        &StepPattern::builtin(),
+    );
+    let st = &s.steps[0];
+    assert_eq!(
+        (st.phase.as_deref(), st.rows, st.requests),
+        (Some("mixed"), Some(40), Some(2 + 32))
+    );
+    assert_eq!(
+        st.tokens,
+        Some(StepTokens {
+            prefill: phase(Some(2), Some(8), Some(8), Some(40), Some(40)),
+            decode: phase(Some(32), Some(32), Some(1000), Some(32), Some(1000)),
+        })
+    );
+}
+
+#[test]
+fn sglang_markers_and_their_priority_over_profiler_steps() {
+    // ProfilerStep#7 wraps both SGLang steps; the serving markers are the steps.
+    let s = steps_of(
+        &[
+            "ProfilerStep#7",
+            "step[DECODE bs=16]",
+            "step[EXTEND bs=2 toks=300]",
+        ],
+        &StepPattern::builtin(),
+    );
+    assert!(s.notes[0].contains("`sglang`"), "{:?}", s.notes);
+    assert_eq!(s.steps.len(), 2);
+    let (d, e) = (&s.steps[0], &s.steps[1]);
+    assert_eq!(
+        (d.phase.as_deref(), d.rows, d.requests),
+        (Some("DECODE"), Some(16), Some(16))
+    );
+    assert_eq!(
+        d.tokens,
+        Some(StepTokens {
+            prefill: None,
+            decode: phase(Some(16), None, None, None, None)
+        })
+    );
+    assert_eq!(
+        e.tokens,
+        Some(StepTokens {
+            prefill: phase(Some(2), Some(300), None, None, None),
+            decode: None
+        })
+    );
+    // The ProfilerStep marker is not a step: its kernel is outside every step.
+    assert_eq!(s.kernels_outside, 1);
+}
+
+#[test]
+fn no_marker_means_one_whole_window_step_or_a_note() {
+    let s = steps_of(&["forward", "forward", "backward"], &StepPattern::builtin());
+    assert_eq!(s.steps.len(), 1);
+    let w = &s.steps[0];
+    assert_eq!(w.name, kineto_trace::step::WHOLE_WINDOW);
+    // All four kernels, the one without a launch included: [1000, 1005) … [5000, 5005).
+    assert_eq!(w.kernels.len(), 4);
+    assert_eq!((w.lo_ns, w.hi_ns), (Some(1000 * US), Some(5005 * US)));
+    assert_eq!(w.kernel_sum_ns, 4 * 5 * US);
+    assert!(
+        s.notes.iter().any(|n| n.contains("whole GPU window")),
+        "{:?}",
+        s.notes
+    );
+    assert!(
+        s.notes[0].contains("`forward` ×2, `backward` ×1"),
+        "{:?}",
+        s.notes
+    );
+
+    // A pattern of the user's that matches nothing says so and names what is there.
+    let p = StepPattern::new(r"iteration#(?P<step>\d+)").unwrap();
+    let s = steps_of(&["forward", "forward", "backward"], &p);
+    assert!(s.steps.is_empty());
+    assert!(
+        s.notes[0].starts_with("step pattern `iteration#(?P<step>\\d+)` matched no annotation; most frequent annotations: `forward` ×2"),
+        "{:?}",
+        s.notes
+    );
+    let s = steps_of(&["forward"], &p.or_whole_window());
+    assert_eq!(s.steps.len(), 1);
 }

@@ -1,0 +1,84 @@
+//! `kineto summary`: a readable block per trace, or one JSON object per line.
+
+use crate::out::escape;
+use kineto_trace::summary::Summary;
+use std::io::{self, Write};
+
+/// Writes one summary.
+pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
+    if json {
+        serde_json::to_writer(&mut *w, s).map_err(io::Error::other)?;
+        return writeln!(w);
+    }
+    let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    writeln!(w, "{}", escape(&s.file))?;
+    writeln!(
+        w,
+        "  sha256          {}",
+        s.sha256.as_deref().unwrap_or("-")
+    )?;
+    writeln!(
+        w,
+        "  schema {}  rank {}  world_size {}",
+        s.schema_version.map_or("-".to_string(), |v| v.to_string()),
+        opt(s.rank),
+        opt(s.world_size)
+    )?;
+    writeln!(
+        w,
+        "  events          {}   span {:.3} µs",
+        s.events, s.span_us
+    )?;
+    writeln!(
+        w,
+        "  kernels         {}   sum {:.3} µs   union {:.3} µs   streams {}",
+        s.kernels.count, s.kernels.sum_us, s.kernels.union_us, s.kernels.streams
+    )?;
+    writeln!(
+        w,
+        "  memcpy          {}   {} B   {:.3} µs     memset {}   {} B   {:.3} µs",
+        s.memcpy.count,
+        s.memcpy.bytes,
+        s.memcpy.sum_us,
+        s.memset.count,
+        s.memset.bytes,
+        s.memset.sum_us
+    )?;
+    for (kind, k) in &s.memcpy.by_kind {
+        writeln!(
+            w,
+            "    {:<6} {:>8}   {:>14} B   {:>14.3} µs   {} GB/s",
+            escape(kind),
+            k.count,
+            k.bytes,
+            k.sum_us,
+            k.gbps.map_or("-".to_string(), |g| format!("{g:.3}"))
+        )?;
+    }
+    writeln!(
+        w,
+        "  runtime         {}   driver {}   graph launches {}   flows {}",
+        s.runtime.count, s.driver.count, s.graph_launches, s.flows
+    )?;
+    writeln!(
+        w,
+        "  cpu_ops         {}   user annotations {}   gpu user annotations {}",
+        s.cpu_ops, s.user_annotations, s.gpu_user_annotations
+    )?;
+    writeln!(w, "  profiler steps  {}", s.profiler_steps)?;
+    if let Some(sv) = &s.salvage {
+        writeln!(
+            w,
+            "  SALVAGED        cut at byte {}: {}",
+            sv.cut_offset,
+            escape(&sv.reason)
+        )?;
+    }
+    if s.warnings_total > 0 {
+        writeln!(w, "  warnings        {}", s.warnings_total)?;
+        for x in s.warnings.iter().take(5) {
+            writeln!(w, "    byte {}: {}", x.offset, escape(&x.message))?;
+        }
+    }
+    Ok(())
+}

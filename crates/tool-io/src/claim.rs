@@ -1,0 +1,379 @@
+//! Result files: claimed before the work starts, written atomically after it ends.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::{Error, check_finite, kind_name};
+
+/// A result path reserved for this run.
+///
+/// [`Claim::new`] checks the path (refusing a non-regular file, or an existing file without `overwrite`),
+/// creates the missing parent directories, and takes an exclusive lock on a claim file beside the result
+/// (`.NAME.claim`, an advisory `flock`): a second run claiming the same name fails at once with
+/// [`Error::Busy`] instead of doing its whole work and finding the name taken at the end. The lock is the
+/// kernel's, so a run that crashes releases it; the claim file is removed when the claim is dropped.
+///
+/// A symlink to a regular file is followed: the file it points to is replaced (atomically, in its own
+/// directory) and the link stays a link.
+#[derive(Debug)]
+pub struct Claim {
+    /// Where the bytes go: absolute, with a symlink at the given path resolved.
+    target: PathBuf,
+    /// The path as given (made absolute), for messages.
+    path: PathBuf,
+    overwrite: bool,
+    lock_path: PathBuf,
+    /// Held open for the claim's life: the lock lives as long as this descriptor.
+    lock: Option<File>,
+}
+
+/// What [`inspect`] found at a result path.
+enum Found {
+    Nothing,
+    /// A regular file (followed through symlinks): its resolved path.
+    Regular(PathBuf),
+}
+
+/// Checks what is at `path` (absolute): nothing, or a regular file the caller may replace.
+fn inspect(path: &Path, overwrite: bool) -> Result<Found, Error> {
+    let link = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::Nothing),
+        Err(e) => return Err(Error::io(path, "inspect")(e)),
+    };
+    let meta = if link.file_type().is_symlink() {
+        match fs::metadata(path) {
+            Ok(m) => m,
+            // A dangling or looping symlink is something that is there; writing through it could create a
+            // file anywhere.
+            Err(_) => {
+                return Err(Error::Exists {
+                    path: path.to_owned(),
+                });
+            }
+        }
+    } else {
+        link
+    };
+    if meta.is_dir() {
+        return Err(Error::IsDirectory {
+            path: path.to_owned(),
+        });
+    }
+    if !meta.is_file() {
+        return Err(Error::NotRegular {
+            path: path.to_owned(),
+            kind: kind_name(meta.file_type()),
+        });
+    }
+    if !overwrite {
+        return Err(Error::Exists {
+            path: path.to_owned(),
+        });
+    }
+    let resolved = fs::canonicalize(path).map_err(Error::io(path, "resolve"))?;
+    Ok(Found::Regular(resolved))
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// `.NAME.claim` beside `target`.
+fn lock_path_for(target: &Path) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    parent_dir(target).join(format!(".{name}.claim"))
+}
+
+/// Opens and locks the claim file; retries when the file it locked was removed meanwhile by the claim that
+/// held it (the lock would then be on an unlinked file nobody else sees).
+fn take_lock(path: &Path, lock_path: &Path) -> Result<File, Error> {
+    for _ in 0..8 {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(lock_path)
+            .map_err(Error::io(lock_path, "create the claim file"))?;
+        match f.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::Busy {
+                    path: path.to_owned(),
+                    lock: lock_path.to_owned(),
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Error::io(lock_path, "lock the claim file")(e));
+            }
+        }
+        if same_file(&f, lock_path) {
+            return Ok(f);
+        }
+    }
+    Err(Error::Busy {
+        path: path.to_owned(),
+        lock: lock_path.to_owned(),
+    })
+}
+
+#[cfg(unix)]
+fn same_file(f: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+impl Claim {
+    /// Reserves `path` for a result, before any work is done.
+    ///
+    /// Fails with [`Error::NotRegular`] for anything but a regular file (or a symlink to one) at `path`,
+    /// [`Error::IsDirectory`] for a directory, [`Error::Exists`] for an existing file (or a dangling symlink)
+    /// without `overwrite`, [`Error::Busy`] while another claim on the same file is held, and
+    /// [`Error::Io`] when the directory cannot be created or written. A relative path is made absolute now,
+    /// so a run that changes directory still writes where it was asked to.
+    pub fn new(path: impl AsRef<Path>, overwrite: bool) -> Result<Claim, Error> {
+        let given = path.as_ref();
+        let path = std::path::absolute(given).map_err(Error::io(given, "resolve"))?;
+        if path.file_name().is_none() || given.as_os_str().to_string_lossy().ends_with('/') {
+            return Err(Error::IsDirectory { path });
+        }
+        // Checked before creating directories or the claim file, so a refusal leaves nothing behind …
+        let target = match inspect(&path, overwrite)? {
+            Found::Nothing => path.clone(),
+            Found::Regular(resolved) => resolved,
+        };
+        let dir = parent_dir(&target);
+        fs::create_dir_all(&dir).map_err(Error::io(&dir, "create the directory"))?;
+        let lock_path = lock_path_for(&target);
+        let lock = take_lock(&path, &lock_path)?;
+        let claim = Claim {
+            target,
+            path,
+            overwrite,
+            lock_path,
+            lock: Some(lock),
+        };
+        // … and again under the lock: a run that held it may have just written the file.
+        inspect(&claim.path, overwrite)?;
+        Ok(claim)
+    }
+
+    /// The claimed path (absolute, as given: a symlink is not resolved here).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether an existing file may be replaced.
+    pub fn overwrite(&self) -> bool {
+        self.overwrite
+    }
+
+    /// A temporary file beside the target, with the mode the result will have.
+    fn temp(&self) -> Result<tempfile::NamedTempFile, Error> {
+        let dir = parent_dir(&self.target);
+        let name = self
+            .target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // tempfile creates its files 0600; a result is meant to be read like any file a program writes.
+        // Asking for 0666 lets the kernel apply the process umask (0644 under the usual 022) without reading
+        // the umask, which cannot be done without changing it for every thread for a moment.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(fs::Permissions::from_mode(0o666));
+        }
+        let tmp = builder
+            .tempfile_in(&dir)
+            .map_err(Error::io(&dir, "create a temporary file"))?;
+        // A file being replaced keeps its mode: someone may have narrowed or widened it on purpose.
+        if self.overwrite
+            && let Ok(m) = fs::metadata(&self.target)
+            && m.is_file()
+        {
+            tmp.as_file()
+                .set_permissions(m.permissions())
+                .map_err(Error::io(tmp.path(), "set the mode"))?;
+        }
+        Ok(tmp)
+    }
+
+    /// Renames a finished, fsynced temporary file into place and makes the rename durable.
+    fn persist(&self, tmp: tempfile::NamedTempFile) -> Result<(), Error> {
+        if self.overwrite {
+            // What is there now must still be a regular file (or nothing): a rename over a device or FIFO
+            // that appeared since the claim would replace it.
+            match inspect(&self.target, true) {
+                Ok(_) | Err(Error::Exists { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            tmp.persist(&self.target)
+                .map_err(|e| Error::io(&self.target, "rename into place")(e.error))?;
+        } else {
+            tmp.persist_noclobber(&self.target).map_err(|e| {
+                if e.error.kind() == io::ErrorKind::AlreadyExists {
+                    Error::Exists {
+                        path: self.path.clone(),
+                    }
+                } else {
+                    Error::io(&self.target, "rename into place")(e.error)
+                }
+            })?;
+        }
+        // The rename is durable only once the directory entry is; a directory that cannot be fsynced (some
+        // file systems refuse) is not worth losing the result over.
+        if let Ok(d) = File::open(parent_dir(&self.target)) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` as the result: temporary file in the same directory, fsync, rename, fsync of the
+    /// directory. Without `overwrite`, a file that appeared at the path since the claim is not replaced
+    /// ([`Error::Exists`]). On any error no temporary file is left behind.
+    pub fn write_bytes(&self, bytes: &[u8]) -> Result<(), Error> {
+        let mut tmp = self.temp()?;
+        tmp.write_all(bytes)
+            .map_err(Error::io(&self.target, "write"))?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(Error::io(&self.target, "fsync"))?;
+        self.persist(tmp)
+    }
+
+    /// Writes `value` as pretty JSON ending in a newline (see [`Claim::write_bytes`]), after checking that
+    /// every number in it is finite ([`Error::NonFinite`] names the JSON path; nothing is written).
+    pub fn write_json<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), Error> {
+        let bytes = self.json_bytes(value)?;
+        self.write_bytes(&bytes)
+    }
+
+    /// The JSON text [`Claim::write_json`] would write.
+    pub fn json_bytes<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>, Error> {
+        check_finite(value).map_err(|e| Error::NonFinite {
+            path: self.path.clone(),
+            json_path: e.json_path,
+            value: e.value,
+        })?;
+        let mut text = serde_json::to_vec_pretty(value).map_err(|e| Error::Serialize {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        text.push(b'\n');
+        Ok(text)
+    }
+
+    /// Starts a result that is written as it comes (a long sample file): the bytes go to a temporary file
+    /// beside the target ([`Stream::in_progress`]), which [`Stream::finish`] fsyncs and renames into place.
+    /// Dropping the stream unfinished removes the temporary file; the claim is held until then.
+    pub fn stream(self) -> Result<Stream, Error> {
+        let tmp = self.temp()?;
+        let in_progress = tmp.path().to_owned();
+        let (file, tmp_path) = tmp.into_parts();
+        Ok(Stream {
+            writer: BufWriter::new(file),
+            tmp_path: Some(tmp_path),
+            in_progress,
+            claim: self,
+        })
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // Removed while still locked, then unlocked by closing: a claim racing with this one either fails on
+        // the lock or finds (in `take_lock`) that the file it locked is gone, and makes a new one.
+        if let Some(lock) = self.lock.take() {
+            let _ = fs::remove_file(&self.lock_path);
+            drop(lock);
+        }
+    }
+}
+
+/// A result file being written as its data comes; see [`Claim::stream`].
+#[derive(Debug)]
+pub struct Stream {
+    writer: BufWriter<File>,
+    /// Removes the temporary file if the stream is dropped unfinished.
+    tmp_path: Option<tempfile::TempPath>,
+    in_progress: PathBuf,
+    claim: Claim,
+}
+
+impl Stream {
+    /// The temporary file the data goes to until [`Stream::finish`] (to follow a long run with `tail -f`).
+    pub fn in_progress(&self) -> &Path {
+        &self.in_progress
+    }
+
+    /// The claimed result path.
+    pub fn path(&self) -> &Path {
+        self.claim.path()
+    }
+
+    /// Flushes what was written so far to the file (not to disk), so that a reader of
+    /// [`Stream::in_progress`] sees it.
+    pub fn flush_to_file(&mut self) -> Result<(), Error> {
+        self.writer
+            .flush()
+            .map_err(Error::io(&self.in_progress, "write"))
+    }
+
+    /// Flushes, fsyncs and renames the file into place (the same rules as [`Claim::write_bytes`]).
+    pub fn finish(mut self) -> Result<(), Error> {
+        self.flush_to_file()?;
+        self.writer
+            .get_ref()
+            .sync_all()
+            .map_err(Error::io(&self.in_progress, "fsync"))?;
+        let Some(tmp_path) = self.tmp_path.take() else {
+            return Err(Error::io(&self.in_progress, "finish")(io::Error::other(
+                "finished twice",
+            )));
+        };
+        // Reassemble the named temporary file (same path, same descriptor) to reuse the claim's rename.
+        let file = self
+            .writer
+            .get_ref()
+            .try_clone()
+            .map_err(Error::io(&self.in_progress, "finish"))?;
+        let tmp = tempfile::NamedTempFile::from_parts(file, tmp_path);
+        self.claim.persist(tmp)
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.writer.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}

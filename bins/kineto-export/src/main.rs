@@ -178,7 +178,10 @@ impl Job<'_> {
                 .join(table.name())
                 .join(format!("rank={rank}"))
                 .join(format!("{stem}.parquet"));
-            let claim = tool_io::Claim::new(&target, self.overwrite).map_err(|e| e.to_string())?;
+            let claim = tool_io::Claim::new(&target, self.overwrite).map_err(|e| match e {
+                tool_io::Error::Exists { .. } => format!("{e} (--overwrite replaces it)"),
+                e => e.to_string(),
+            })?;
             claims.push((table, claim));
         }
         let analysis = Analysis::new(t, self.pattern, self.rules);

@@ -59,7 +59,7 @@ fn a_rank_directory_becomes_one_partition_per_rank_and_table() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("exists"), "{err}");
+    assert!(err.contains("exists (--overwrite replaces it)"), "{err}");
     assert!(err.contains("rank=0"), "{err}");
     let after =
         std::fs::read(out.join("steps/rank=0/worker0_step_12.1694128201545.pt.trace.parquet"))

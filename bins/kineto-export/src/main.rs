@@ -1,0 +1,280 @@
+//! `kineto-export`: Kineto traces to Hive-partitioned Parquet tables (`DIR/<table>/rank=N/<trace>.parquet`)
+//! for DuckDB, Spark, pandas and polars. Parses arguments, calls `kineto-trace` and `kineto-parquet`,
+//! claims the files; nothing else lives here. A binary of its own so that `kineto` does not build Arrow.
+
+use clap::Parser;
+use kineto_parquet::{Analysed, Limits, Table, write_table};
+use kineto_trace::analysis::Analysis;
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+#[derive(Parser)]
+#[command(
+    name = "kineto-export",
+    version,
+    about = "Write Kineto traces as Parquet tables: DIR/<table>/rank=N/<trace>.parquet \
+             (tables gpu_ops, steps, budget, families, annotations; schema in docs/parquet.md)"
+)]
+struct Cli {
+    /// The dataset directory (created if missing); each rank's files go under `<table>/rank=N/`.
+    #[arg(long, value_name = "DIR", required = true)]
+    parquet: PathBuf,
+    /// Replace files of an earlier export of the same traces.
+    #[arg(long)]
+    overwrite: bool,
+    /// Kernel rule table (TOML); default: the built-in table.
+    #[arg(long, value_name = "FILE")]
+    rules: Option<PathBuf>,
+    /// Step markers: a regex matched against the whole annotation name (as `kineto budget`);
+    /// default: the built-in profiles.
+    #[arg(long, value_name = "RE")]
+    step_pattern: Option<String>,
+    /// Ignore step markers: each trace is one step over its whole GPU window.
+    #[arg(long, conflicts_with = "step_pattern")]
+    whole_trace: bool,
+    /// On a truncated file, keep the complete events before the cut.
+    #[arg(long)]
+    salvage: bool,
+    /// The rank of a trace without `distributedInfo.rank` (only with one trace); default: its
+    /// position among the inputs, with a note.
+    #[arg(long, value_name = "N")]
+    rank: Option<u64>,
+    /// Rows per Parquet row group.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().row_group_rows)]
+    row_group_rows: usize,
+    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let setup = || -> kineto_trace::Result<_> {
+        let paths = kineto_trace::expand_paths(&cli.traces)?;
+        let rules = match &cli.rules {
+            Some(f) => Rules::load(f)?,
+            None => Rules::builtin(),
+        };
+        let pattern = match &cli.step_pattern {
+            _ if cli.whole_trace => StepPattern::whole_trace(),
+            Some(p) => StepPattern::new(p)?.or_whole_window(),
+            None => StepPattern::builtin(),
+        };
+        Ok((paths, rules, pattern))
+    };
+    let (paths, rules, pattern) = match setup() {
+        Ok(v) => v,
+        Err(e) => {
+            note(&format!("kineto-export: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    if cli.rank.is_some() && paths.len() != 1 {
+        note("kineto-export: --rank names the rank of one trace; give exactly one");
+        return ExitCode::from(2);
+    }
+    let limits = Limits {
+        row_group_rows: cli.row_group_rows.max(1),
+        ..Limits::default()
+    };
+    let opts = kineto_trace::Options {
+        salvage: cli.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let position: HashMap<&Path, usize> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.as_path(), i))
+        .collect();
+    // Rank → the file exporting it: two files of one rank would be merged silently in `rank=N/`.
+    let taken: Mutex<HashMap<u64, PathBuf>> = Mutex::new(HashMap::new());
+    let job = Job {
+        dir: &cli.parquet,
+        overwrite: cli.overwrite,
+        rank: cli.rank,
+        rules: &rules,
+        pattern: &pattern,
+        opts: &opts,
+        limits,
+        taken: &taken,
+    };
+    let work = |path: &Path| job.export(path, position.get(path).copied().unwrap_or(0));
+    let mut failed = false;
+    kineto_trace::each_in_order(&paths, work, |r| match r {
+        Ok(line) => note(&line),
+        Err(e) => {
+            note(&format!("kineto-export: {e}"));
+            failed = true;
+        }
+    });
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// What every trace's export shares.
+struct Job<'a> {
+    dir: &'a Path,
+    overwrite: bool,
+    rank: Option<u64>,
+    rules: &'a Rules,
+    pattern: &'a StepPattern,
+    opts: &'a kineto_trace::Options,
+    limits: Limits,
+    taken: &'a Mutex<HashMap<u64, PathBuf>>,
+}
+
+impl Job<'_> {
+    /// Parses, analyses and writes one trace's tables; returns the line to report.
+    fn export(&self, path: &Path, position: usize) -> Result<String, String> {
+        let parsed = kineto_trace::parse_file(path, self.opts).map_err(|e| e.to_string())?;
+        let t = &parsed.trace;
+        let mut notes = Vec::new();
+        let rank = match (t.header.rank, self.rank) {
+            (Some(r), Some(given)) if r != given => {
+                return Err(format!(
+                    "{}: the trace says rank {r}, --rank says {given}",
+                    path.display()
+                ));
+            }
+            (Some(r), _) => r,
+            (None, Some(given)) => given,
+            (None, None) => {
+                notes.push(format!(
+                    "no distributedInfo.rank; exported as rank={position} (its position among the inputs; --rank sets it)"
+                ));
+                position as u64
+            }
+        };
+        {
+            let mut taken = self
+                .taken
+                .lock()
+                .map_err(|_| "a worker failed while holding the rank table".to_string())?;
+            if let Some(other) = taken.get(&rank) {
+                return Err(format!(
+                    "{}: rank {rank} is already exported from {} in this run; export them to separate directories",
+                    path.display(),
+                    other.display()
+                ));
+            }
+            taken.insert(rank, path.to_path_buf());
+        }
+        let stem = file_stem(path);
+        // Claim every table's file before the work, so a refusal (an existing file without
+        // --overwrite) leaves nothing half-written.
+        let mut claims = Vec::new();
+        for table in Table::ALL {
+            let target = self
+                .dir
+                .join(table.name())
+                .join(format!("rank={rank}"))
+                .join(format!("{stem}.parquet"));
+            let claim = tool_io::Claim::new(&target, self.overwrite).map_err(|e| match e {
+                tool_io::Error::Exists { .. } => format!("{e} (--overwrite replaces it)"),
+                e => e.to_string(),
+            })?;
+            claims.push((table, claim));
+        }
+        let analysis = Analysis::new(t, self.pattern, self.rules);
+        let budgets = analysis.budgets(t, self.rules);
+        let file = path.display().to_string();
+        let a = Analysed {
+            file: &file,
+            trace: t,
+            analysis: &analysis,
+            budgets: &budgets,
+            rules: self.rules,
+        };
+        let meta = [
+            ("kineto.rank", rank.to_string()),
+            ("kineto.rules", self.rules.origin().display().to_string()),
+            ("kineto.step_pattern", self.pattern.as_str().to_string()),
+            ("kineto.salvaged", t.salvaged.is_some().to_string()),
+        ];
+        let mut counts = Vec::new();
+        for (table, claim) in claims {
+            let target = claim.path().to_path_buf();
+            let stream = claim.stream().map_err(|e| e.to_string())?;
+            let (stream, rows) = write_table(table, &a, stream, &meta, self.limits)
+                .map_err(|e| format!("{}: {e}", target.display()))?;
+            stream.finish().map_err(|e| e.to_string())?;
+            counts.push(format!("{} {rows}", table.name()));
+        }
+        if let Some(s) = &t.salvaged {
+            notes.push(format!(
+                "salvaged: cut at byte {} ({})",
+                s.cut_offset, s.reason
+            ));
+        }
+        let mut line = format!(
+            "kineto-export: {} → rank={rank}: {}",
+            path.display(),
+            counts.join(", ")
+        );
+        for n in notes {
+            line.push_str(&format!("\nkineto-export: note: {}: {n}", path.display()));
+        }
+        Ok(line)
+    }
+}
+
+/// The trace's file name without `.json`/`.json.gz`, reduced to characters every file system and
+/// Hive reader takes.
+fn file_stem(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    let cut = [".json.gz", ".json"]
+        .iter()
+        .find(|s| lower.ends_with(*s))
+        .map_or(name.len(), |s| name.len() - s.len());
+    let stem: String = name[..cut]
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    // A leading dot or underscore hides the file from Spark and DuckDB's Hive readers.
+    let stem = stem.trim_start_matches(['.', '_']);
+    if stem.is_empty() {
+        "trace".to_string()
+    } else {
+        stem.to_string()
+    }
+}
+
+/// One line on stderr; a failure to write it is ignored (there is nowhere left to report it).
+fn note(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_drop_the_extension_and_hidden_prefixes() {
+        assert_eq!(
+            file_stem(Path::new("/x/worker0_step_12.1694.pt.trace.json.gz")),
+            "worker0_step_12.1694.pt.trace"
+        );
+        assert_eq!(file_stem(Path::new("a b.JSON")), "a_b");
+        assert_eq!(file_stem(Path::new("_hidden.json")), "hidden");
+        assert_eq!(file_stem(Path::new(".json")), "trace");
+    }
+}

@@ -1,0 +1,155 @@
+//! The `kineto-export` binary as a user runs it: layout, refusals, errors that name the file.
+#![allow(clippy::unwrap_used)] // Test helpers, outside `#[test]` functions.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn export(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kineto-export"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn testdata(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/traces")
+        .join(rel)
+}
+
+const TABLES: [&str; 5] = ["gpu_ops", "steps", "budget", "families", "annotations"];
+
+#[test]
+fn a_rank_directory_becomes_one_partition_per_rank_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ds");
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        testdata("param/dlrm_kineto").as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for t in TABLES {
+        for (rank, stem) in [
+            (0, "worker0_step_12.1694128201545.pt.trace"),
+            (1, "worker1_step_12.1694128201556.pt.trace"),
+        ] {
+            let f = out
+                .join(t)
+                .join(format!("rank={rank}"))
+                .join(format!("{stem}.parquet"));
+            let bytes = std::fs::read(&f).unwrap();
+            // Parquet files start and end with the magic `PAR1`.
+            assert_eq!(&bytes[..4], b"PAR1", "{}", f.display());
+            assert_eq!(&bytes[bytes.len() - 4..], b"PAR1", "{}", f.display());
+        }
+    }
+    let err = String::from_utf8_lossy(&o.stderr);
+    // worker0: 245 kernels + 16 copies (kineto summary), one ProfilerStep.
+    assert!(err.contains("rank=0: gpu_ops 261, steps 1,"), "{err}");
+
+    // A second run refuses to replace the files, names one, and keeps it; --overwrite replaces.
+    let before =
+        std::fs::read(out.join("steps/rank=0/worker0_step_12.1694128201545.pt.trace.parquet"))
+            .unwrap();
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        testdata("param/dlrm_kineto").as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("exists (--overwrite replaces it)"), "{err}");
+    assert!(err.contains("rank=0"), "{err}");
+    let after =
+        std::fs::read(out.join("steps/rank=0/worker0_step_12.1694128201545.pt.trace.parquet"))
+            .unwrap();
+    assert_eq!(before, after);
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        "--overwrite".as_ref(),
+        testdata("param/dlrm_kineto").as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn two_traces_of_one_rank_are_refused_not_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = testdata("param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz");
+    let copy = dir.path().join("again.json.gz");
+    std::fs::copy(&t, &copy).unwrap();
+    let out = dir.path().join("ds");
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        t.as_os_str(),
+        copy.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rank 0 is already exported from"), "{err}");
+    assert!(err.contains("again.json.gz"), "{err}");
+}
+
+#[test]
+fn a_trace_without_a_rank_takes_its_position_or_the_given_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = testdata("kineto-tb-plugin/before_fix_trace.json");
+    let out = dir.path().join("ds");
+    let o = export(&["--parquet".as_ref(), out.as_os_str(), t.as_os_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no distributedInfo.rank; exported as rank=0"),
+        "{err}"
+    );
+    assert!(
+        out.join("gpu_ops/rank=0/before_fix_trace.parquet")
+            .is_file()
+    );
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        "--rank".as_ref(),
+        "17".as_ref(),
+        t.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        out.join("annotations/rank=17/before_fix_trace.parquet")
+            .is_file()
+    );
+    // A rank the trace contradicts is an error.
+    let t0 = testdata("param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz");
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        "--rank".as_ref(),
+        "3".as_ref(),
+        t0.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the trace says rank 0, --rank says 3"));
+}
+
+#[test]
+fn a_bad_trace_is_named_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("cut.json");
+    std::fs::write(&bad, br#"{"traceEvents": [{"ph": "X", "name": "k""#).unwrap();
+    let out = dir.path().join("ds");
+    let o = export(&["--parquet".as_ref(), out.as_os_str(), bad.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cut.json"), "{err}");
+    assert!(!out.join("gpu_ops").exists());
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        dir.path().join("missing.json").as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
+}

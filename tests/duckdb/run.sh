@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The Parquet export checked through DuckDB: builds `kineto` and `kineto-export`, installs the pinned
+# duckdb wheel into target/py-duckdb, runs docs/parquet.md's queries on exported traces and compares them
+# with `kineto`'s JSON (tests/duckdb/check.py). Called by .ci/run; runnable alone from any directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DUCKDB_VERSION=2.0.1
+VENV=target/py-duckdb
+if ! "$VENV/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$DUCKDB_VERSION')" 2>/dev/null; then
+    python3 -m venv "$VENV" || { echo "tests/duckdb: cannot create a Python venv in $VENV (python3 -m venv)" >&2; exit 1; }
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "duckdb==$DUCKDB_VERSION" \
+        || { echo "tests/duckdb: cannot pip install duckdb==$DUCKDB_VERSION (needs PyPI)" >&2; exit 1; }
+fi
+cargo build --quiet -p kineto-cli -p kineto-export-cli
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+require=()
+if [ "${KL1_REQUIRE_CORPUS:-}" = 1 ]; then require=(--require-shared); fi
+"$VENV/bin/python" tests/duckdb/check.py --kineto target/debug/kineto --export target/debug/kineto-export \
+    --work "$work" "${require[@]}"

@@ -80,6 +80,14 @@ enum Cmd {
     /// Two runs' budgets, bucket by bucket: mean over steps old → new, Δ %, whether Δ exceeds the
     /// per-step spread. Exit 0 = pass, 1 = a bucket failed --fail-above, 2 = error.
     Diff(report::DiffArgs),
+    /// Parquet tables (gpu_ops, steps, budget, families, annotations) for DuckDB, Spark or pandas: runs
+    /// `kineto-export` (its own binary, so that this one builds no Arrow), see `kineto-export --help`.
+    #[command(disable_help_flag = true)]
+    Export {
+        /// Arguments of `kineto-export`, e.g. `--parquet DIR TRACE…`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 /// `kineto top`'s options.
@@ -181,6 +189,7 @@ fn main() -> ExitCode {
         Cmd::Ranks(l) => ranks(&l),
         Cmd::Report(r) => report::report(&r),
         Cmd::Diff(d) => report::diff(&d),
+        Cmd::Export { args } => export(&args),
     }
 }
 
@@ -663,5 +672,27 @@ fn exit_code(failed: bool) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `kineto export …`: runs `kineto-export` from beside this executable, else from PATH, with the same
+/// arguments, and exits with its status.
+fn export(args: &[std::ffi::OsString]) -> ExitCode {
+    const NAME: &str = "kineto-export";
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join(NAME)))
+        .filter(|p| p.is_file());
+    let program = beside.unwrap_or_else(|| PathBuf::from(NAME));
+    match std::process::Command::new(&program).args(args).status() {
+        Ok(s) => ExitCode::from(s.code().map_or(1, |c| u8::try_from(c & 0xff).unwrap_or(1))),
+        Err(e) => {
+            out::note(&format!(
+                "kineto export: cannot run {}: {e}; build it with `cargo build --release -p kineto-export-cli` \
+                 (it lives apart so that `kineto` builds no Arrow)",
+                program.display()
+            ));
+            ExitCode::from(2)
+        }
     }
 }

@@ -14,9 +14,6 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// The largest config.json read (real ones are a few KiB).
-const CONFIG_CAP: u64 = 4 << 20;
-
 /// `kineto roofline`'s options.
 #[derive(Args)]
 pub struct RooflineArgs {
@@ -629,15 +626,9 @@ fn kv_bytes(name: &str) -> Result<u64, String> {
 
 fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
     let paths = kineto_trace::expand_paths(&a.traces).map_err(|e| e.to_string())?;
-    let meta = std::fs::metadata(&a.model).map_err(|e| format!("{}: {e}", a.model.display()))?;
-    if !meta.is_file() || meta.len() > CONFIG_CAP {
-        return Err(format!(
-            "{}: not a regular file of at most {CONFIG_CAP} bytes",
-            a.model.display()
-        ));
-    }
-    let text =
-        std::fs::read_to_string(&a.model).map_err(|e| format!("{}: {e}", a.model.display()))?;
+    // A regular file, capped (tool-io's rules): a FIFO must not hang, nor /dev/zero grow.
+    let text = tool_io::read_input_string(&a.model, "model config", tool_io::caps::CONFIG)
+        .map_err(|e| e.to_string())?;
     let quant = a
         .quant
         .as_deref()

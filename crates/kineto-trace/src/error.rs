@@ -7,6 +7,10 @@ use std::path::PathBuf;
 /// Offsets count bytes of the JSON text: for a gzip file, of the decompressed stream.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A small input (a rule file) was refused or unreadable: not a regular file, over its size cap, not
+    /// UTF-8 (tool-io's rules; the message names the file).
+    #[error(transparent)]
+    Input(#[from] tool_io::Error),
     /// The file could not be opened or read.
     #[error("{file}: {source}")]
     Io {

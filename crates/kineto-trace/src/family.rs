@@ -268,10 +268,8 @@ impl Rules {
 
     /// Reads and validates a rule file.
     pub fn load(path: &Path) -> Result<Rules> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        // A regular file, capped: a FIFO must not hang the load, nor /dev/zero grow without bound.
+        let text = tool_io::read_input_string(path, "rule file", tool_io::caps::CONFIG)?;
         Rules::parse(&text, path)
     }
 

@@ -452,3 +452,13 @@ fn the_builtin_fallback_table() {
     // The gemm words come first: an epilogue or communication word never outranks them.
     assert_eq!(r.family(r.fallback()[0].family).name, "gemm?");
 }
+
+#[test]
+fn a_rule_file_that_is_a_device_or_missing_is_refused_naming_it() {
+    // /dev/zero would grow without bound if read: refused as not a regular file, before reading.
+    let e = Rules::load(Path::new("/dev/zero")).expect_err("a device");
+    assert!(matches!(e, Error::Input(_)), "{e:?}");
+    assert!(e.to_string().contains("/dev/zero"), "{e}");
+    let e = Rules::load(Path::new("/nonexistent/rules.toml")).expect_err("missing");
+    assert!(e.to_string().contains("/nonexistent/rules.toml"), "{e}");
+}

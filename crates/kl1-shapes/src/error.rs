@@ -10,15 +10,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A spec or GPU-table file could not be read.
-    #[error("reading {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A spec, GPU-table or config file was refused before reading: not a regular file, over its size
+    /// cap, not UTF-8 (tool-io's rules; the message names the file).
+    #[error(transparent)]
+    Input(#[from] tool_io::Error),
     /// The text is not TOML. `message` is the parser's, with the line and column.
     #[error("{origin}: {message}")]
     Parse {

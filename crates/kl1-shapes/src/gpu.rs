@@ -220,10 +220,7 @@ impl GpuTable {
 
     /// Loads and validates a table from a file.
     pub fn from_file(path: &Path) -> Result<GpuTable, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = tool_io::read_input_string(path, "GPU table", tool_io::caps::CONFIG)?;
         GpuTable::from_toml_str(&text, &path.display().to_string())
     }
 

@@ -346,10 +346,7 @@ impl Spec {
 
     /// Loads and validates a spec file against `gpus`.
     pub fn from_file_with_gpus(path: &Path, gpus: &GpuTable) -> Result<Spec, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = tool_io::read_input_string(path, "model spec", tool_io::caps::CONFIG)?;
         Spec::from_toml_str_with_gpus(&text, &path.display().to_string(), gpus)
     }
 

@@ -430,8 +430,18 @@ fn shape_and_type_errors_name_the_key() {
 fn reading_a_missing_file_names_it() {
     let path = std::path::Path::new("/nonexistent/kl1-shapes-spec.toml");
     let e = Spec::from_file(path).expect_err("no such file");
-    assert!(matches!(e, Error::Read { .. }));
+    assert!(matches!(e, Error::Input(_)));
     assert!(e.to_string().contains("kl1-shapes-spec.toml"), "{e}");
+}
+
+#[test]
+fn a_device_is_refused_not_read() {
+    // /dev/zero would grow without bound if read; it is refused as not a regular file.
+    let e = Spec::from_file(std::path::Path::new("/dev/zero")).expect_err("a device");
+    assert!(matches!(e, Error::Input(_)), "{e:?}");
+    assert!(e.to_string().contains("/dev/zero"), "{e}");
+    let e = GpuTable::from_file(std::path::Path::new("/dev/zero")).expect_err("a device");
+    assert!(e.to_string().contains("/dev/zero"), "{e}");
 }
 
 fn gpu_field(text: &str) -> String {

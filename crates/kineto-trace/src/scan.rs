@@ -1,7 +1,7 @@
 //! A byte-level JSON scanner over a window of the input.
 //!
 //! Why not serde_json: its streaming visitor tops out near 600 MB/s from a slice and halves that from a
-//! reader (see `shared/reference/parse-speed.md`). Kineto events are small, flat objects with a handful of
+//! reader (see `docs/parse-costs.md`). Kineto events are small, flat objects with a handful of
 //! keys we want; everything else is skipped with a validating skipper that never allocates. The scanner
 //! works on a window (`&[u8]`) that may end mid-value: running off its end yields [`Stop::NeedMore`],
 //! and the caller refills the window and re-parses the event from its start. One event is re-parsed per

@@ -1,7 +1,5 @@
 //! The crate's one error type.
 
-use std::path::PathBuf;
-
 /// Everything that can go wrong in this crate: loading a spec or GPU table, or handing a function a value
 /// (a kernel grid, a bit width, a duration) that has no meaning.
 ///

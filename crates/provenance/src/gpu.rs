@@ -37,26 +37,63 @@ pub struct GpuBackend {
     pub rejected: Vec<Rejection>,
 }
 
-/// The identity of every selected GPU, and the backend that gave it.
-pub(crate) fn identities(cfg: &MonitorConfig) -> (Probe<Vec<GpuIdentity>>, Probe<GpuBackend>) {
-    match gpu_monitor::gpu_identity(cfg) {
-        Ok(id) => (
-            Probe::Value(id.gpus),
-            Probe::Value(GpuBackend {
-                backend: id.backend,
-                rejected: id.rejected,
-            }),
-        ),
-        Err(e) => {
-            let why = e.to_string();
-            (Probe::unavailable(why.clone()), Probe::unavailable(why))
-        }
-    }
+/// The GPUs of one record, opened once: identity, the readings before and after, and the monitor all use
+/// one backend, so a record costs one `nvidia-smi` opening before the timed region instead of one per
+/// question (what each query took is in `recorder_s`). When no backend opens, each question says why.
+pub(crate) struct Gpus {
+    config: MonitorConfig,
+    source: Result<gpu_monitor::GpuSource, String>,
 }
 
-/// One reading of every selected GPU.
-pub(crate) fn sample(cfg: &MonitorConfig) -> Probe<Vec<Sample>> {
-    gpu_monitor::sample_once(cfg).into()
+impl Gpus {
+    pub fn open(config: &MonitorConfig) -> Gpus {
+        Gpus {
+            config: config.clone(),
+            source: gpu_monitor::GpuSource::open(config).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// The identity of every selected GPU, and the backend that gave it.
+    pub fn identities(&mut self) -> (Probe<Vec<GpuIdentity>>, Probe<GpuBackend>) {
+        match &mut self.source {
+            Ok(s) => {
+                let id = s.identity();
+                (
+                    Probe::Value(id.gpus),
+                    Probe::Value(GpuBackend {
+                        backend: id.backend,
+                        rejected: id.rejected,
+                    }),
+                )
+            }
+            Err(why) => (
+                Probe::unavailable(why.clone()),
+                Probe::unavailable(why.clone()),
+            ),
+        }
+    }
+
+    /// One reading of every selected GPU, now.
+    pub fn sample(&mut self) -> Probe<Vec<Sample>> {
+        match &mut self.source {
+            Ok(s) => s.sample_once().into(),
+            Err(why) => Probe::unavailable(why.clone()),
+        }
+    }
+
+    /// The monitor over the timed region, on the opened backend (or, with none, one that records why).
+    pub fn session(&self) -> Session {
+        let samples = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&samples);
+        let observer: gpu_monitor::Observer = Box::new(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        let monitor = match &self.source {
+            Ok(s) => s.monitor(Some(observer)),
+            Err(_) => Monitor::start_with_observer(self.config.clone(), observer),
+        };
+        Session { monitor, samples }
+    }
 }
 
 /// The GPU monitor over the timed region, counting samples as they arrive.
@@ -66,18 +103,6 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub fn start(cfg: MonitorConfig) -> Self {
-        let samples = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&samples);
-        let monitor = Monitor::start_with_observer(
-            cfg,
-            Box::new(move |_| {
-                counter.fetch_add(1, Ordering::Relaxed);
-            }),
-        );
-        Session { monitor, samples }
-    }
-
     pub fn samples(&self) -> usize {
         self.samples.load(Ordering::Relaxed)
     }

@@ -321,10 +321,11 @@ impl Provenance {
         let host = host_info();
         let environment = detect_environment();
         let is_wsl = self.windows_load && environment.class == EnvClass::Wsl;
-        let (gpus, gpu_backend) = gpu::identities(&self.monitor);
-        let before = snapshot(&self.monitor, is_wsl);
+        let mut opened = gpu::Gpus::open(&self.monitor);
+        let (gpus, gpu_backend) = opened.identities();
+        let before = snapshot(opened.sample(), is_wsl);
         let host_sampler = host_during::HostSampler::start(self.monitor.interval_ms);
-        let monitor = gpu::Session::start(self.monitor.clone());
+        let monitor = opened.session();
         let static_part = Static {
             time_utc,
             git,
@@ -341,7 +342,7 @@ impl Provenance {
             before,
             monitor,
             host_sampler,
-            monitor_config: self.monitor,
+            opened,
             is_wsl,
             own_pids: BTreeSet::from([std::process::id()]),
             interrupted: None,
@@ -436,7 +437,7 @@ pub struct Running {
     before: Snapshot,
     monitor: gpu::Session,
     host_sampler: host_during::HostSampler,
-    monitor_config: gpu_monitor::MonitorConfig,
+    opened: gpu::Gpus,
     is_wsl: bool,
     own_pids: BTreeSet<u32>,
     interrupted: Option<String>,
@@ -502,7 +503,7 @@ impl Running {
         // After the stop, so the walk of /proc is not inside the monitored region; our processes are still alive.
         self.own_pids
             .extend(procs::tree_of(&self.own_pids, Path::new("/proc")));
-        let after = snapshot(&self.monitor_config, self.is_wsl);
+        let after = snapshot(self.opened.sample(), self.is_wsl);
         let s = self.static_part;
         let first = s.gpus.as_ref().and_then(|g| match g.first() {
             Some(id) => Probe::Value(id),
@@ -568,8 +569,7 @@ pub struct Snapshot {
     pub windows_cpu_percent: Probe<f64>,
 }
 
-fn snapshot(config: &gpu_monitor::MonitorConfig, is_wsl: bool) -> Snapshot {
-    let gpus = gpu::sample(config);
+fn snapshot(gpus: Probe<Vec<gpu_monitor::Sample>>, is_wsl: bool) -> Snapshot {
     let load = loadavg();
     Snapshot {
         time_utc: time::iso_utc(SystemTime::now()),

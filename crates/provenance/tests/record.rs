@@ -412,3 +412,49 @@ fn ctrl_c_during_the_work_still_writes_the_record_marked_interrupted() {
         "{flags:?}"
     );
 }
+
+#[test]
+fn a_record_opens_nvidia_smi_once_for_identity_readings_and_the_monitor() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let real = fake_nvidia_smi(t.path(), "real-nvidia-smi", IDLE);
+    // A wrapper that logs each invocation's arguments, then runs the fake.
+    let log = t.path().join("calls");
+    let wrapper = t.path().join("nvidia-smi");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .expect("write");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let mut config = smi_config(wrapper);
+    config.read_processes = false;
+    let one_shots = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.contains("-lms"))
+            .count()
+    };
+    let running = Provenance::new()
+        .repo_dir(t.path())
+        .monitor_config(config)
+        .start();
+    // Before the timed region: opening (whose reading is the `before` snapshot), the identity listing and the
+    // banner for the CUDA version = 3. Asking each question on its own opened nvidia-smi 5 times.
+    assert_eq!(one_shots(), 3, "{:?}", std::fs::read_to_string(&log));
+    wait_for_samples(&running, 2);
+    let r = running.finish();
+    // After it: one reading for the `after` snapshot.
+    assert_eq!(one_shots(), 4, "{:?}", std::fs::read_to_string(&log));
+    assert_eq!(r.gpu_name.value().map(String::as_str), Some("NVIDIA H200"));
+    let v = r.to_value().expect("serialises");
+    assert_eq!(v["before"]["gpu"]["pstate"], "P8");
+    assert_eq!(v["after"]["gpu"]["pstate"], "P8");
+}

@@ -44,13 +44,11 @@ FIX=crates/html-report/tests/fixtures
 REPLAY=crates/gpu-monitor/tests/fixtures/replay.jsonl
 
 # Every page is written by the tool itself (its --html option, `kineto report`, the `diff` commands) from the
-# bundled data; only the roofline page goes through the render example, since `kineto roofline` has no page
-# of its own: the example is fed `kineto roofline --json` of the real vLLM trace and the budget beside it.
+# bundled data (the roofline of the real vLLM trace too); the render example only adds a page from a
+# hand-made roofline fixture beside the dlrm budget (several steps, both roofs crossed).
 $T/kl1-bandwidth --window testdata/windows/demo --output "$OUT/kl1.json" --html "$OUT/kl1.html" --overwrite --quiet
 $T/kineto budget --json testdata/traces/param/dlrm_kineto/ >"$OUT/budget-dlrm.jsonl" 2>/dev/null
 VLLM=testdata/traces/serving/vllm_decode_full/graph_execution.json.gz
-$T/kineto budget --json "$VLLM" >"$OUT/budget-vllm.jsonl" 2>/dev/null
-$T/kineto roofline --json --model testdata/models/gpt-oss-20b.json "$VLLM" >"$OUT/roofline-vllm.jsonl" 2>/dev/null
 $T/provenance run -o "$OUT/record.json" --overwrite --backend "replay:$REPLAY" --gpus all -- true 2>/dev/null
 
 # page name, expected number of charts, the command that writes $OUT/<name>.html
@@ -58,7 +56,7 @@ PAGES=(
     "kl1 6 true"
     "kineto-dlrm 2 $T/kineto report --overwrite --html $OUT/kineto-dlrm.html testdata/traces/param/dlrm_kineto/"
     "kineto-amd 1 $T/kineto report --overwrite --html $OUT/kineto-amd.html testdata/traces/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-    "kineto-vllm-roofline 2 $R kineto $OUT/budget-vllm.jsonl - $OUT/roofline-vllm.jsonl $OUT/kineto-vllm-roofline.html"
+    "kineto-vllm-roofline 1 $T/kineto roofline --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-roofline.html $VLLM"
     "kineto-hand-roofline 2 $R kineto $OUT/budget-dlrm.jsonl - $FIX/roofline-hand.json $OUT/kineto-hand-roofline.html"
     "gpu-monitor 4 $T/gpu-monitor --backend replay:$REPLAY -q --overwrite --html $OUT/gpu-monitor.html"
     "provenance 0 $T/provenance show $OUT/record.json --overwrite --html $OUT/provenance.html"

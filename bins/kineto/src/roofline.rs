@@ -56,6 +56,13 @@ pub struct RooflineArgs {
     /// Print the model's weights table (tensor groups, shapes, formats, per-rank bytes) instead of steps.
     #[arg(long)]
     weights: bool,
+    /// Also write a self-contained HTML page: achieved GB/s and TFLOP/s per step against the GPU's roofs,
+    /// the ridge point marked (the page embeds the rows `--json` prints).
+    #[arg(long, value_name = "FILE", conflicts_with = "weights")]
+    html: Option<PathBuf>,
+    /// Replace the HTML file if it exists.
+    #[arg(long)]
+    overwrite: bool,
 }
 
 /// A step with the columns that name its trace.
@@ -577,7 +584,7 @@ fn json_row(w: &mut impl Write, row: &Row<'_>) -> io::Result<()> {
 }
 
 fn write_trace(
-    w: &mut Stdout,
+    w: &mut impl Write,
     t: &TraceRoofline,
     format: render::Format,
     first: bool,
@@ -693,6 +700,23 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
 
 /// Runs `kineto roofline`.
 pub fn run(a: &RooflineArgs) -> ExitCode {
+    let page = match a
+        .html
+        .as_deref()
+        .map(|p| tool_io::Claim::new(p, a.overwrite))
+        .transpose()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            let hint = match e {
+                tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
+                _ => "",
+            };
+            note(&format!("kineto: {e}{hint}"));
+            return ExitCode::from(2);
+        }
+    };
+    let mut page_rows: Vec<serde_json::Value> = Vec::new();
     let (paths, setup) = match setup(a) {
         Ok(v) => v,
         Err(e) => {
@@ -755,6 +779,17 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
                 if let Err(e) = write_trace(&mut w, &t, format, i == 0) {
                     out::write_failed(e);
                 }
+                if page.is_some() {
+                    // The page's rows are the very text `--json` prints, read back.
+                    let mut buf = Vec::new();
+                    if write_trace(&mut buf, &t, render::Format::Json, i == 0).is_ok() {
+                        page_rows.extend(
+                            String::from_utf8_lossy(&buf)
+                                .lines()
+                                .filter_map(|l| serde_json::from_str(l).ok()),
+                        );
+                    }
+                }
                 if t.steps.is_empty() && t.failures.is_empty() {
                     note(&format!(
                         "kineto: {}: no step matched the step pattern",
@@ -777,6 +812,18 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
         }
     }
     out::finish(&mut w);
+    if let Some(page) = page {
+        let rows = serde_json::Value::Array(page_rows);
+        let html = html_report::kineto_html(&html_report::KinetoInputs {
+            budget: &[],
+            top: None,
+            roofline: Some(&rows),
+        });
+        if let Err(e) = page.write_bytes(html.as_bytes()) {
+            note(&format!("kineto: {e}"));
+            failed = true;
+        }
+    }
     if failed {
         ExitCode::from(1)
     } else {

@@ -171,3 +171,39 @@ fn weights_table() {
     let one: u64 = 2880 * 5760 / 2 + 90 * 5760 + 2 * 5760;
     assert_eq!(gu["rank_bytes"].as_f64(), Some((one * 32 * 24) as f64));
 }
+
+#[test]
+fn html_embeds_the_rows_json_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let page_path = dir.path().join("roofline.html");
+    let page_arg = page_path.to_str().unwrap();
+    let (code, out, err) = kineto(&[
+        "--model",
+        "testdata/models/gpt-oss-20b.json",
+        "--json",
+        "--html",
+        page_arg,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    let tag = r#"id="tool-json">"#;
+    let start = page.find(tag).unwrap() + tag.len();
+    let end = start + page[start..].find("</script>").unwrap();
+    let embedded: serde_json::Value =
+        serde_json::from_str(&page[start..end].replace(r"<\/", "</")).unwrap();
+    assert_eq!(embedded["roofline"], serde_json::Value::Array(rows));
+    assert!(page.contains("<svg"), "the roofline chart is drawn");
+    // The name is not taken over without --overwrite.
+    let (code, _, err) = kineto(&[
+        "--model",
+        "testdata/models/gpt-oss-20b.json",
+        "--html",
+        page_arg,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--overwrite"), "{err}");
+}

@@ -21,7 +21,7 @@ pub struct RooflineArgs {
     #[arg(long, value_name = "CONFIG.json")]
     model: PathBuf,
     /// Weight format replacing the config's quantization_config: none, bf16, fp8, fp8-block, awq, gptq,
-    /// int4-g<N>, mxfp4, nvfp4, exl3:<bits>.
+    /// int4-gN (group size N), mxfp4, nvfp4, exl3:BITS.
     #[arg(long, value_name = "Q")]
     quant: Option<String>,
     /// Tensor-parallel ranks: bytes and FLOPs are per rank.

@@ -33,8 +33,8 @@ mod time;
 
 pub use error::{Error, Result};
 pub use model::{
-    Api, Counts, DeviceProps, Flow, FlowPhase, GpuKind, GpuOp, Header, IdValue, Launch, Salvage,
-    Span, SpanKind, Sym, Trace, Track, TrackIds, Warning,
+    Api, Counts, DeviceProps, Flow, FlowPhase, GpuKind, GpuOp, Header, IdValue, Launch,
+    MAX_DEVICES, Salvage, Span, SpanKind, Sym, Trace, Track, TrackIds, Warning,
 };
 pub use parse::{Options, Parsed, parse_file, parse_raw, parse_reader};
 pub use source::{Feed, hex};

@@ -256,7 +256,7 @@ fn a_missing_file_is_named() {
     let e = Rules::load(Path::new("/nonexistent/rules.toml"))
         .unwrap_err()
         .to_string();
-    assert!(e.starts_with("/nonexistent/rules.toml:"), "{e}");
+    assert!(e.starts_with("rule file /nonexistent/rules.toml:"), "{e}");
 }
 
 #[test]
@@ -454,11 +454,9 @@ fn the_builtin_fallback_table() {
 }
 
 #[test]
-fn a_rule_file_that_is_a_device_or_missing_is_refused_naming_it() {
+fn a_rule_file_that_is_a_device_is_refused_naming_it() {
     // /dev/zero would grow without bound if read: refused as not a regular file, before reading.
     let e = Rules::load(Path::new("/dev/zero")).expect_err("a device");
     assert!(matches!(e, Error::Input(_)), "{e:?}");
     assert!(e.to_string().contains("/dev/zero"), "{e}");
-    let e = Rules::load(Path::new("/nonexistent/rules.toml")).expect_err("missing");
-    assert!(e.to_string().contains("/nonexistent/rules.toml"), "{e}");
 }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Every test, as the README's second command and CI run them: the Rust tests (the shared trace corpus
+# required when it is beside the clone), the provenance harness examples, the Parquet export read back by
+# DuckDB, and every HTML report opened in headless Chromium. The last two install what they need (pip,
+# apt-get) when it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -d ../shared/traces ]; then export KL1_REQUIRE_CORPUS=1; fi
+# Includes xtask/tests/tidy.rs: source files named in ARCHITECTURE.md, no CLI flag text in libraries, result
+# files only through tool-io, and no declared dependency left unused.
+cargo test --workspace
+# The harness examples on a tiny benchmark: one provenance record per benchmark.
+cargo run -q -p provenance --example criterion_bench -- --bench >/dev/null
+cargo run -q -p provenance --example divan_bench -- --bench >/dev/null
+t="${CARGO_TARGET_DIR:-target}"
+test -f "$t/criterion/sum_1000/provenance.json" && test -f "$t/divan/sum_1000/provenance.json"
+echo "harness examples: 2 passed, 0 failed"
+# The Parquet export read back by DuckDB (pip-installed into target/py-duckdb): the queries in docs/parquet.md
+# against kineto top/budget/ranks/summary/annotations, on the bundled and the shared traces.
+bash tests/duckdb/run.sh
+# Every HTML report written by the tools from bundled data and opened in headless Chromium (Debian's
+# package): fails on a console error, a blank page or a missing chart; screenshots in target/browser-test/.
+bash tests/browser/run.sh

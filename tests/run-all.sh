@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test, as the README's second command and CI run them: the Rust tests (the shared trace corpus
 # required when it is beside the clone), the provenance harness examples, the Parquet export read back by
-# DuckDB, and every HTML report opened in headless Chromium. The last two install what they need (pip,
+# DuckDB, the Python module built as a wheel and tested with pytest, and every HTML report opened in headless Chromium. The last two install what they need (pip,
 # apt-get) when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,9 @@ echo "harness examples: 2 passed, 0 failed"
 # The Parquet export read back by DuckDB (pip-installed into target/py-duckdb): the queries in docs/parquet.md
 # against kineto top/budget/ranks/summary/annotations, on the bundled and the shared traces.
 bash tests/duckdb/run.sh
+# The kineto_trace Python module: the abi3 wheel built with maturin, installed into target/py-kineto and
+# tested with pytest on the bundled and shared traces (python/tests).
+bash tests/python/run.sh
 # Every HTML report written by the tools from bundled data and opened in headless Chromium (Debian's
 # package): fails on a console error, a blank page or a missing chart; screenshots in target/browser-test/.
 bash tests/browser/run.sh

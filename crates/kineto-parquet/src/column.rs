@@ -3,7 +3,7 @@
 
 use arrow_array::ArrayRef;
 use arrow_array::builder::{
-    BooleanBuilder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
+    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
 };
 use arrow_schema::{DataType, Field};
 use std::sync::Arc;
@@ -21,6 +21,8 @@ pub enum Ty {
     U32,
     /// Boolean.
     Bool,
+    /// 64-bit float (means, medians and shares derived from integer times; not in the Parquet tables).
+    F64,
 }
 
 impl Ty {
@@ -32,6 +34,7 @@ impl Ty {
             Ty::U64 => DataType::UInt64,
             Ty::U32 => DataType::UInt32,
             Ty::Bool => DataType::Boolean,
+            Ty::F64 => DataType::Float64,
         }
     }
 
@@ -43,6 +46,7 @@ impl Ty {
             Ty::U64 => "uint64",
             Ty::U32 => "uint32",
             Ty::Bool => "bool",
+            Ty::F64 => "float64",
         }
     }
 }
@@ -60,6 +64,8 @@ pub enum Val<'r> {
     U32(Option<u32>),
     /// Flag (or null).
     Bool(Option<bool>),
+    /// Float (or null).
+    F64(Option<f64>),
 }
 
 impl Val<'_> {
@@ -71,6 +77,7 @@ impl Val<'_> {
             Val::U64(_) => Ty::U64,
             Val::U32(_) => Ty::U32,
             Val::Bool(_) => Ty::Bool,
+            Val::F64(_) => Ty::F64,
         }
     }
 }
@@ -103,6 +110,7 @@ pub(crate) enum Builder {
     U64(UInt64Builder),
     U32(UInt32Builder),
     Bool(BooleanBuilder),
+    F64(Float64Builder),
 }
 
 impl Builder {
@@ -114,6 +122,7 @@ impl Builder {
             Ty::U64 => Builder::U64(UInt64Builder::with_capacity(capacity)),
             Ty::U32 => Builder::U32(UInt32Builder::with_capacity(capacity)),
             Ty::Bool => Builder::Bool(BooleanBuilder::with_capacity(capacity)),
+            Ty::F64 => Builder::F64(Float64Builder::with_capacity(capacity)),
         }
     }
 
@@ -125,6 +134,7 @@ impl Builder {
             (Builder::U64(b), Val::U64(x)) => b.append_option(x),
             (Builder::U32(b), Val::U32(x)) => b.append_option(x),
             (Builder::Bool(b), Val::Bool(x)) => b.append_option(x),
+            (Builder::F64(b), Val::F64(x)) => b.append_option(x),
             _ => return false,
         }
         true
@@ -137,6 +147,7 @@ impl Builder {
             Builder::U64(b) => Arc::new(b.finish()),
             Builder::U32(b) => Arc::new(b.finish()),
             Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::F64(b) => Arc::new(b.finish()),
         }
     }
 }

@@ -9,6 +9,9 @@
 //! `kineto.schema_version` ([`SCHEMA_VERSION`]) in its key-value metadata; `docs/parquet.md`
 //! documents the schema and the queries.
 //!
+//! The same column lists build the in-memory Arrow tables of the Python module (`kineto_trace`,
+//! `python/`), through [`fill_table`] and [`Batcher`]: a table has one schema wherever it is read.
+//!
 //! What it is not: a parser or an analysis (those are `kineto-trace`'s: this crate takes an
 //! [`Analysed`] trace and only writes it), nor a file policy — it writes to any `Write + Send` sink;
 //! where the files go (`DIR/<table>/rank=N/…`), claims and overwrites belong to the `kineto-export`
@@ -17,14 +20,16 @@
 
 mod column;
 mod tables;
+mod top;
 mod writer;
 
 pub use column::{Col, Ty, Val};
 pub use tables::{
     Analysed, AnnotationRow, BudgetRow, FamilyRow, GpuOpRow, StepRow, Table, annotation_columns,
-    budget_columns, family_columns, gpu_op_columns, step_columns, write_table,
+    budget_columns, family_columns, fill_table, gpu_op_columns, step_columns, write_table,
 };
-pub use writer::{Limits, TableWriter};
+pub use top::{TopRow, top_batches, top_columns};
+pub use writer::{Batcher, Limits, TableWriter, schema_of};
 
 /// The version of the tables' schema, written into every file as `kineto.schema_version`. Raised
 /// when a column is removed, renamed or changes meaning; adding a column keeps it.

@@ -2,7 +2,9 @@
 
 use crate::Error;
 use crate::column::{Col, Ty, Val};
-use crate::writer::{Limits, TableWriter};
+use crate::writer::{Batcher, Limits, TableWriter, schema_of};
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::{BucketTime, FamilyTime, MEMCPY, MEMSET, StepBudget};
 use kineto_trace::family::{Label, Rules, UNMATCHED};
@@ -45,6 +47,22 @@ impl Table {
             Table::Families => "families",
             Table::Annotations => "annotations",
         }
+    }
+
+    /// The Arrow schema of the table's files and batches.
+    pub fn schema(self) -> SchemaRef {
+        match self {
+            Table::GpuOps => schema_of(gpu_op_columns()),
+            Table::Steps => schema_of(step_columns()),
+            Table::Budget => schema_of(budget_columns()),
+            Table::Families => schema_of(family_columns()),
+            Table::Annotations => schema_of(annotation_columns()),
+        }
+    }
+
+    /// The table named `name` (`gpu_ops`, `steps`, …).
+    pub fn from_name(name: &str) -> Option<Table> {
+        Table::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// `(column, type, nullable, description)` for every column, for documentation and its check.
@@ -90,54 +108,70 @@ pub fn write_table<W: Write + Send>(
     let mut meta = meta.to_vec();
     meta.push(("kineto.table", table.name().to_string()));
     meta.push(("kineto.file", a.file.to_string()));
+    let mut w = TableWriter::new(out, table.schema(), &meta, limits)?;
+    let rows = fill_table(table, a, limits.batch_rows, &mut |b| w.write(&b))?;
+    Ok((w.finish()?, rows))
+}
+
+/// Builds `table` for one trace and hands each record batch (at most `batch_rows` rows) to `emit`
+/// as soon as it is full; returns the row count. The batches' schema is [`Table::schema`].
+pub fn fill_table(
+    table: Table,
+    a: &Analysed<'_>,
+    batch_rows: usize,
+    emit: &mut dyn FnMut(RecordBatch) -> Result<(), Error>,
+) -> Result<u64, Error> {
     match table {
-        Table::GpuOps => write_gpu_ops(a, out, &meta, limits),
+        Table::GpuOps => fill_gpu_ops(a, batch_rows, emit),
         Table::Steps => {
-            let mut w = TableWriter::new(out, step_columns(), &meta, limits)?;
+            let mut b = Batcher::new(step_columns(), batch_rows);
             for (step, budget) in a.analysis.steps.steps.iter().zip(a.budgets) {
-                w.push(&StepRow {
+                let row = StepRow {
                     file: a.file,
                     step,
                     budget,
-                })?;
+                };
+                put(&mut b, &row, emit)?;
             }
-            w.finish()
+            done(b, emit)
         }
         Table::Budget => {
-            let mut w = TableWriter::new(out, budget_columns(), &meta, limits)?;
+            let mut b = Batcher::new(budget_columns(), batch_rows);
             for (step, budget) in a.analysis.steps.steps.iter().zip(a.budgets) {
                 for (bucket, time) in &budget.buckets {
-                    w.push(&BudgetRow {
+                    let row = BudgetRow {
                         file: a.file,
                         step,
                         bucket,
                         time,
-                    })?;
+                    };
+                    put(&mut b, &row, emit)?;
                 }
             }
-            w.finish()
+            done(b, emit)
         }
         Table::Families => {
-            let mut w = TableWriter::new(out, family_columns(), &meta, limits)?;
+            let mut b = Batcher::new(family_columns(), batch_rows);
             for (step, budget) in a.analysis.steps.steps.iter().zip(a.budgets) {
                 for (family, time) in &budget.families {
                     let bucket = a
                         .rules
                         .find_family(family)
                         .map_or(UNMATCHED, |f| a.rules.family(f).bucket.as_str());
-                    w.push(&FamilyRow {
+                    let row = FamilyRow {
                         file: a.file,
                         step,
                         family,
                         bucket,
                         time,
-                    })?;
+                    };
+                    put(&mut b, &row, emit)?;
                 }
             }
-            w.finish()
+            done(b, emit)
         }
         Table::Annotations => {
-            let mut w = TableWriter::new(out, annotation_columns(), &meta, limits)?;
+            let mut b = Batcher::new(annotation_columns(), batch_rows);
             let t = a.trace;
             for (kind, spans) in [
                 ("cpu", &t.user_annotations),
@@ -145,29 +179,52 @@ pub fn write_table<W: Write + Send>(
             ] {
                 for span in spans {
                     let ids = t.track(span.track);
-                    w.push(&AnnotationRow {
+                    let row = AnnotationRow {
                         file: a.file,
                         kind,
                         name: t.name(span.name),
                         span,
                         pid: ids.pid.to_string(),
                         tid: ids.tid.to_string(),
-                    })?;
+                    };
+                    put(&mut b, &row, emit)?;
                 }
             }
-            w.finish()
+            done(b, emit)
         }
     }
 }
 
-fn write_gpu_ops<W: Write + Send>(
+/// Pushes a row and hands on the batch it completes.
+fn put<R>(
+    b: &mut Batcher<'_, R>,
+    row: &R,
+    emit: &mut dyn FnMut(RecordBatch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    match b.push(row)? {
+        Some(batch) => emit(batch),
+        None => Ok(()),
+    }
+}
+
+/// Hands on the last, partial batch; returns the row count.
+fn done<R>(
+    mut b: Batcher<'_, R>,
+    emit: &mut dyn FnMut(RecordBatch) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    if let Some(batch) = b.flush()? {
+        emit(batch)?;
+    }
+    Ok(b.rows())
+}
+
+fn fill_gpu_ops(
     a: &Analysed<'_>,
-    out: W,
-    meta: &[(&str, String)],
-    limits: Limits,
-) -> Result<(W, u64), Error> {
+    batch_rows: usize,
+    emit: &mut dyn FnMut(RecordBatch) -> Result<(), Error>,
+) -> Result<u64, Error> {
     let (t, an, rules) = (a.trace, a.analysis, a.rules);
-    let mut w = TableWriter::new(out, gpu_op_columns(), meta, limits)?;
+    let mut w = Batcher::new(gpu_op_columns(), batch_rows);
     // The step of each copy and fill, as `Analysis::kernel_steps` gives it for kernels.
     let mut copy_step = vec![None; t.memcpys.len()];
     let mut fill_step = vec![None; t.memsets.len()];
@@ -237,10 +294,10 @@ fn write_gpu_ops<W: Write + Send>(
                     _ => None,
                 },
             };
-            w.push(&row)?;
+            put(&mut w, &row, emit)?;
         }
     }
-    w.finish()
+    done(w, emit)
 }
 
 /// A kernel, copy or fill with what the analysis says about it.

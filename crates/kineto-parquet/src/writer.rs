@@ -1,5 +1,6 @@
-//! Streams rows into a Parquet file: a record batch every [`Limits::batch_rows`] rows, a row group every
-//! [`Limits::row_group_rows`], so memory is bounded by the limits, not by the trace.
+//! Rows into Arrow record batches ([`Batcher`]), and batches into a Parquet file ([`TableWriter`]):
+//! a record batch every [`Limits::batch_rows`] rows, a row group every [`Limits::row_group_rows`], so
+//! memory is bounded by the limits, not by the trace.
 
 use crate::column::{Builder, Col, Ty};
 use crate::{Error, SCHEMA_VERSION};
@@ -34,28 +35,90 @@ impl Default for Limits {
     }
 }
 
-/// Writes rows of type `R` to one Parquet file.
-pub struct TableWriter<'c, R, W: Write + Send> {
+/// The Arrow schema of a column list.
+pub fn schema_of<R>(cols: &[Col<R>]) -> SchemaRef {
+    Arc::new(Schema::new(cols.iter().map(Col::field).collect::<Vec<_>>()))
+}
+
+/// Builds rows of type `R` into record batches of at most `batch_rows` rows: the one place a row
+/// becomes Arrow columns, for the Parquet files and the Python module's tables alike.
+pub struct Batcher<'c, R> {
     cols: &'c [Col<R>],
     builders: Vec<Builder>,
     pending: usize,
     rows: u64,
-    limits: Limits,
+    batch_rows: usize,
     schema: SchemaRef,
+}
+
+impl<'c, R> Batcher<'c, R> {
+    /// A batcher for the columns `cols`.
+    pub fn new(cols: &'c [Col<R>], batch_rows: usize) -> Self {
+        let batch_rows = batch_rows.max(1);
+        Batcher {
+            cols,
+            builders: cols
+                .iter()
+                .map(|c| Builder::new(c.ty, batch_rows))
+                .collect(),
+            pending: 0,
+            rows: 0,
+            batch_rows,
+            schema: schema_of(cols),
+        }
+    }
+
+    /// Rows pushed so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Adds one row; returns a full batch when this row completed one.
+    pub fn push(&mut self, row: &R) -> Result<Option<RecordBatch>, Error> {
+        for (c, b) in self.cols.iter().zip(&mut self.builders) {
+            let v = (c.get)(row);
+            if !b.append(v) {
+                return Err(Error::ColumnType {
+                    column: c.name,
+                    expected: c.ty.doc_name(),
+                    got: v.ty().doc_name(),
+                });
+            }
+        }
+        self.pending += 1;
+        self.rows += 1;
+        if self.pending >= self.batch_rows {
+            return self.flush();
+        }
+        Ok(None)
+    }
+
+    /// The rows pushed since the last batch, as a batch (`None` when there are none).
+    pub fn flush(&mut self) -> Result<Option<RecordBatch>, Error> {
+        if self.pending == 0 {
+            return Ok(None);
+        }
+        let arrays = self.builders.iter_mut().map(Builder::finish).collect();
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
+        self.pending = 0;
+        Ok(Some(batch))
+    }
+}
+
+/// Writes record batches of one schema to one Parquet file.
+pub struct TableWriter<W: Write + Send> {
     writer: ArrowWriter<W>,
 }
 
-impl<'c, R, W: Write + Send> TableWriter<'c, R, W> {
-    /// Starts a file with the columns `cols`; `meta` goes into the file's key-value metadata beside
+impl<W: Write + Send> TableWriter<W> {
+    /// Starts a file with `schema`; `meta` goes into the file's key-value metadata beside
     /// `kineto.schema_version`.
     pub fn new(
         out: W,
-        cols: &'c [Col<R>],
+        schema: SchemaRef,
         meta: &[(&str, String)],
         limits: Limits,
     ) -> Result<Self, Error> {
-        let schema: SchemaRef =
-            Arc::new(Schema::new(cols.iter().map(Col::field).collect::<Vec<_>>()));
         let mut kv = vec![KeyValue::new(
             "kineto.schema_version".to_string(),
             SCHEMA_VERSION.to_string(),
@@ -71,60 +134,25 @@ impl<'c, R, W: Write + Send> TableWriter<'c, R, W> {
             .set_max_row_group_row_count(Some(limits.row_group_rows.max(1)))
             .set_dictionary_enabled(false)
             .set_key_value_metadata(Some(kv));
-        for c in cols.iter().filter(|c| c.ty == Ty::Str) {
-            props = props.set_column_dictionary_enabled(ColumnPath::from(c.name), true);
+        for f in schema
+            .fields()
+            .iter()
+            .filter(|f| *f.data_type() == Ty::Str.arrow())
+        {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
         }
-        let writer = ArrowWriter::try_new(out, schema.clone(), Some(props.build()))?;
-        let batch = limits.batch_rows.max(1);
-        Ok(TableWriter {
-            cols,
-            builders: cols.iter().map(|c| Builder::new(c.ty, batch)).collect(),
-            pending: 0,
-            rows: 0,
-            limits: Limits {
-                batch_rows: batch,
-                ..limits
-            },
-            schema,
-            writer,
-        })
+        let writer = ArrowWriter::try_new(out, schema, Some(props.build()))?;
+        Ok(TableWriter { writer })
     }
 
-    /// Adds one row.
-    pub fn push(&mut self, row: &R) -> Result<(), Error> {
-        for (c, b) in self.cols.iter().zip(&mut self.builders) {
-            let v = (c.get)(row);
-            if !b.append(v) {
-                return Err(Error::ColumnType {
-                    column: c.name,
-                    expected: c.ty.doc_name(),
-                    got: v.ty().doc_name(),
-                });
-            }
-        }
-        self.pending += 1;
-        self.rows += 1;
-        if self.pending >= self.limits.batch_rows {
-            self.flush_batch()?;
-        }
+    /// Writes one batch.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
+        self.writer.write(batch)?;
         Ok(())
     }
 
-    fn flush_batch(&mut self) -> Result<(), Error> {
-        if self.pending == 0 {
-            return Ok(());
-        }
-        let arrays = self.builders.iter_mut().map(Builder::finish).collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
-        self.writer.write(&batch)?;
-        self.pending = 0;
-        Ok(())
-    }
-
-    /// Writes what is pending and the file footer; returns the sink and the number of rows.
-    pub fn finish(mut self) -> Result<(W, u64), Error> {
-        self.flush_batch()?;
-        let out = self.writer.into_inner()?;
-        Ok((out, self.rows))
+    /// Writes what is buffered and the file footer; returns the sink.
+    pub fn finish(self) -> Result<W, Error> {
+        Ok(self.writer.into_inner()?)
     }
 }

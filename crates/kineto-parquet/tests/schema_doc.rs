@@ -46,3 +46,35 @@ fn docs_list_every_column_of_every_table() {
     );
     assert!(doc.contains(&format!("`kineto.schema_version` = **{SCHEMA_VERSION}**")));
 }
+
+#[test]
+fn python_docs_list_every_column_of_the_top_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/python.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let mut want = String::from("| column | type | null | meaning |\n|---|---|---|---|\n");
+    for c in kineto_parquet::top_columns() {
+        want.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            c.name,
+            c.ty.doc_name(),
+            if c.nullable { "yes" } else { "no" },
+            c.doc
+        ));
+    }
+    let want = want.trim_end();
+    let (head, rest) = doc.split_once("<!-- top:begin -->\n").unwrap();
+    let (section, tail) = rest.split_once("<!-- top:end -->").unwrap();
+    let section = section.trim_end();
+    if std::env::var_os("KINETO_PARQUET_BLESS").is_some() {
+        std::fs::write(
+            &path,
+            format!("{head}<!-- top:begin -->\n{want}\n<!-- top:end -->{tail}"),
+        )
+        .unwrap();
+        return;
+    }
+    assert_eq!(
+        section, want,
+        "docs/python.md's top table is stale: rerun with KINETO_PARQUET_BLESS=1"
+    );
+}

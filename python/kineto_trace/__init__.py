@@ -1,0 +1,173 @@
+"""Kineto (PyTorch profiler) traces as Arrow tables, parsed and analysed in Rust.
+
+    import kineto_trace
+    t = kineto_trace.read("rank0.pt.trace.json.gz")
+    t.kernels().to_pandas()          # one row per kernel: family, bucket, step, exact ts/dur in ns
+    t.budget()                       # step x bucket: exclusive and inclusive ns
+    t.top(by="family", n=10)         # the top-N kernel table
+    ranks = kineto_trace.read_ranks("traces/")   # every rank, parsed in parallel
+
+Tables are pyarrow Tables whose columns are those of `kineto export --parquet` (docs/parquet.md,
+schema version SCHEMA_VERSION); they come from Rust through the Arrow C stream interface, without a
+copy of the columns. Times are integer nanoseconds on the trace's clock (MEASURED by the profiler).
+Errors reading a trace raise TraceError with `.path` and `.offset` (byte of the JSON text).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterable, List, Optional, Union
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _native
+from ._native import TraceError, __version__
+
+SCHEMA_VERSION = 1
+"""The version of the tables' schema (docs/parquet.md); equal to the Parquet files' kineto.schema_version."""
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+__all__ = ["read", "read_ranks", "Trace", "TraceError", "SCHEMA_VERSION", "__version__"]
+
+
+def _table(stream) -> pa.Table:
+    # pyarrow >= 15 imports any object with __arrow_c_stream__ (the Arrow PyCapsule interface).
+    return pa.RecordBatchReader.from_stream(stream).read_all()
+
+
+class Trace:
+    """One parsed and analysed trace. Every method returns a new pyarrow Table."""
+
+    def __init__(self, native):
+        self._native = native
+
+    def __repr__(self) -> str:
+        return f"kineto_trace.Trace({self.path!r}, rank={self.rank!r})"
+
+    @property
+    def path(self) -> str:
+        """The file as given."""
+        return self._native.path
+
+    @property
+    def rank(self) -> Optional[int]:
+        """distributedInfo.rank, or None."""
+        return self._native.rank
+
+    @property
+    def world_size(self) -> Optional[int]:
+        """distributedInfo.world_size, or None."""
+        return self._native.world_size
+
+    @property
+    def salvaged(self) -> bool:
+        """True when the file was cut short and only the complete events before the cut were kept."""
+        return self._native.salvaged
+
+    def gpu_ops(self) -> pa.Table:
+        """Every kernel, copy and fill (the `gpu_ops` table; `kind` says which)."""
+        return _table(self._native.table("gpu_ops"))
+
+    def kernels(self) -> pa.Table:
+        """Kernels only: `gpu_ops` rows whose kind is `kernel`."""
+        ops = self.gpu_ops()
+        return ops.filter(pc.equal(ops["kind"], "kernel"))
+
+    def steps(self) -> pa.Table:
+        """One row per step, with its budget's totals (the `steps` table)."""
+        return _table(self._native.table("steps"))
+
+    def budget(self) -> pa.Table:
+        """One row per step x bucket: exclusive and inclusive time (the `budget` table)."""
+        return _table(self._native.table("budget"))
+
+    def families(self) -> pa.Table:
+        """One row per step x kernel family (the `families` table)."""
+        return _table(self._native.table("families"))
+
+    def annotations(self) -> pa.Table:
+        """One row per user annotation range and GPU mirror of one (the `annotations` table)."""
+        return _table(self._native.table("annotations"))
+
+    def top(self, by: str = "name", n: Optional[int] = 20, per_step: bool = False) -> pa.Table:
+        """Kernels grouped by `name`, `family` or `bucket`, most total time first (`kineto top`).
+
+        `n` keeps the first n groups (of each step with per_step=True); None keeps all."""
+        t = _table(self._native.top(by, per_step))
+        if n is None:
+            return t
+        if not per_step:
+            return t.slice(0, n)
+        # Groups arrive step by step, each step's most total time first.
+        keep, seen = [], {}
+        for i, s in enumerate(t["step"].to_pylist()):
+            seen[s] = seen.get(s, 0) + 1
+            if seen[s] <= n:
+                keep.append(i)
+        return t.take(pa.array(keep, type=pa.int64()))
+
+    def summary_dict(self) -> dict:
+        """`kineto summary --json` of the trace, as a dict (counts, sums in µs, copies by direction)."""
+        return json.loads(self._native.summary_json())
+
+    def summary(self) -> pa.Table:
+        """`kineto summary` as a one-row table; nested objects are struct columns."""
+        d = self.summary_dict()
+        # Bytes are u128 sums in Rust; a count that does not fit a uint64 is kept as text, not cut.
+        for k in ("memcpy", "memset"):
+            if isinstance(d.get(k), dict) and d[k].get("bytes", 0) >= 2**64:
+                d[k]["bytes"] = str(d[k]["bytes"])
+        return pa.Table.from_pylist([d])
+
+
+def read(
+    path: PathLike,
+    salvage: bool = False,
+    rules: Optional[PathLike] = None,
+    step_pattern: Optional[str] = None,
+    whole_trace: bool = False,
+) -> Trace:
+    """Parses and analyses one trace (.json or .json.gz), as `kineto budget` does.
+
+    salvage: keep the complete events of a truncated file instead of raising TraceError.
+    rules: a kernel rule table (TOML) instead of the built-in one.
+    step_pattern: a regex matched against whole annotation names marking steps.
+    whole_trace: ignore step markers; the trace is one step."""
+    return Trace(
+        _native.read(
+            os.fspath(path),
+            salvage=salvage,
+            rules=None if rules is None else os.fspath(rules),
+            step_pattern=step_pattern,
+            whole_trace=whole_trace,
+        )
+    )
+
+
+def read_ranks(
+    paths: Union[PathLike, Iterable[PathLike]],
+    salvage: bool = False,
+    rules: Optional[PathLike] = None,
+    step_pattern: Optional[str] = None,
+    whole_trace: bool = False,
+) -> List[Trace]:
+    """Parses every trace under `paths` (a directory of per-rank traces, files, or a list of either)
+    in parallel, with the GIL released. Returns them sorted by rank (traces without one last, in
+    file order). One unreadable trace raises TraceError: a rank is never dropped silently."""
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    natives = _native.read_ranks(
+        [os.fspath(p) for p in paths],
+        salvage=salvage,
+        rules=None if rules is None else os.fspath(rules),
+        step_pattern=step_pattern,
+        whole_trace=whole_trace,
+    )
+    order = sorted(
+        range(len(natives)),
+        key=lambda i: (natives[i].rank is None, natives[i].rank or 0, i),
+    )
+    return [Trace(natives[i]) for i in order]

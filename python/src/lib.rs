@@ -1,0 +1,334 @@
+//! The native half of the `kineto_trace` Python module: parses Kineto traces with `kineto-trace`,
+//! analyses them as `kineto` does, and hands tables to Python as Arrow C streams (the Arrow PyCapsule
+//! interface), which pyarrow, polars and DuckDB import without copying the columns.
+//!
+//! What it is: a thin binding. The tables' columns are `kineto-parquet`'s column lists (one schema for
+//! the Parquet files and the Python tables; `docs/parquet.md`), the analysis is `kineto-trace`'s.
+//! What it is not: the Python API users call; `python/kineto_trace/__init__.py` wraps these functions
+//! into `read`, `read_ranks` and `Trace` with pyarrow tables.
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchIterator};
+use arrow_schema::SchemaRef;
+use kineto_parquet::{Analysed, Table, fill_table, top_batches};
+use kineto_trace::analysis::{Analysis, GroupBy, KernelGroup, kernel_groups};
+use kineto_trace::budget::StepBudget;
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use kineto_trace::summary::Summary;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pyo3::create_exception!(
+    kineto_trace,
+    TraceError,
+    PyException,
+    "A trace could not be read. `path` names the file, `offset` the byte of the JSON text where the \
+     fault is (decompressed bytes for .gz; None when not known)."
+);
+
+/// A parse error as a Python exception carrying the file and byte offset, as the CLI prints them.
+fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
+    use kineto_trace::Error as E;
+    let (path, offset): (Option<&Path>, Option<u64>) = match &e {
+        E::Io { file, .. } | E::NotAFile { file, .. } => (Some(file), None),
+        E::Gzip { file, offset, .. }
+        | E::Syntax { file, offset, .. }
+        | E::Event { file, offset, .. }
+        | E::Truncated { file, offset, .. } => (Some(file), Some(*offset)),
+        E::EmptyDir { dir } => (Some(dir), None),
+        // A rule file or step pattern is the caller's argument, not a trace: a ValueError.
+        E::Rules { .. } | E::StepPattern { .. } | E::Input(_) => {
+            return PyValueError::new_err(e.to_string());
+        }
+    };
+    let err = TraceError::new_err(e.to_string());
+    let value = err.value(py);
+    let path = path.map(|p| p.display().to_string());
+    if let Err(set) = value
+        .setattr("path", path)
+        .and_then(|()| value.setattr("offset", offset))
+    {
+        return set;
+    }
+    err
+}
+
+/// How traces are parsed and analysed: `kineto budget`'s `--salvage`, `--rules`, `--step-pattern`,
+/// `--whole-trace`.
+struct Setup {
+    salvage: bool,
+    rules: Arc<Rules>,
+    pattern: StepPattern,
+}
+
+impl Setup {
+    fn new(
+        salvage: bool,
+        rules: Option<PathBuf>,
+        step_pattern: Option<String>,
+        whole_trace: bool,
+    ) -> kineto_trace::Result<Setup> {
+        let rules = match rules {
+            Some(f) => Rules::load(&f)?,
+            None => Rules::builtin(),
+        };
+        let pattern = match step_pattern {
+            _ if whole_trace => StepPattern::whole_trace(),
+            Some(p) => StepPattern::new(&p)?.or_whole_window(),
+            None => StepPattern::builtin(),
+        };
+        Ok(Setup {
+            salvage,
+            rules: Arc::new(rules),
+            pattern,
+        })
+    }
+
+    fn load(&self, path: &Path) -> kineto_trace::Result<NativeTrace> {
+        let opts = kineto_trace::Options {
+            salvage: self.salvage,
+            sha256: false,
+            ..kineto_trace::Options::default()
+        };
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let analysis = Analysis::new(&parsed.trace, &self.pattern, &self.rules);
+        let budgets = analysis.budgets(&parsed.trace, &self.rules);
+        Ok(NativeTrace {
+            file: path.display().to_string(),
+            parsed,
+            analysis,
+            budgets,
+            rules: self.rules.clone(),
+        })
+    }
+}
+
+/// One parsed and analysed trace.
+#[pyclass(frozen, module = "kineto_trace._native")]
+struct NativeTrace {
+    file: String,
+    parsed: kineto_trace::Parsed,
+    analysis: Analysis,
+    budgets: Vec<StepBudget>,
+    rules: Arc<Rules>,
+}
+
+/// Record batches not yet handed to Python: taken once by `__arrow_c_stream__`.
+#[pyclass(frozen, module = "kineto_trace._native")]
+struct ArrowStream {
+    batches: Mutex<Option<(SchemaRef, Vec<RecordBatch>)>>,
+}
+
+impl ArrowStream {
+    fn new(schema: SchemaRef, batches: Vec<RecordBatch>) -> ArrowStream {
+        ArrowStream {
+            batches: Mutex::new(Some((schema, batches))),
+        }
+    }
+}
+
+#[pymethods]
+impl ArrowStream {
+    /// The Arrow PyCapsule stream protocol. The batches move into the consumer; a second call is an
+    /// error. A requested schema is ignored, as the protocol allows: the schema is the table's.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        drop(requested_schema);
+        let taken = self
+            .batches
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("a thread failed while holding this stream"))?
+            .take();
+        let (schema, batches) =
+            taken.ok_or_else(|| PyValueError::new_err("this Arrow stream was already consumed"))?;
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        // The capsule holds the struct itself: a consumer reads it through the capsule pointer and
+        // moves it out (its release set to null), so dropping it here afterwards releases nothing.
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+}
+
+fn arrow_err(e: kineto_parquet::Error) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+#[pymethods]
+impl NativeTrace {
+    /// The file as given.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.file
+    }
+
+    /// `distributedInfo.rank`, or None.
+    #[getter]
+    fn rank(&self) -> Option<u64> {
+        self.parsed.trace.header.rank
+    }
+
+    /// `distributedInfo.world_size`, or None.
+    #[getter]
+    fn world_size(&self) -> Option<u64> {
+        self.parsed.trace.header.world_size
+    }
+
+    /// Whether the file was cut short and only the complete events before the cut were kept.
+    #[getter]
+    fn salvaged(&self) -> bool {
+        self.parsed.trace.salvaged.is_some()
+    }
+
+    /// One of `kineto-parquet`'s tables (`gpu_ops`, `steps`, `budget`, `families`, `annotations`) as
+    /// an Arrow stream; built with the GIL released.
+    fn table(&self, py: Python<'_>, name: &str) -> PyResult<ArrowStream> {
+        let table = Table::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
+            PyValueError::new_err(format!("no table `{name}`; tables: {}", names.join(", ")))
+        })?;
+        let batches = py.detach(|| {
+            let a = Analysed {
+                file: &self.file,
+                trace: &self.parsed.trace,
+                analysis: &self.analysis,
+                budgets: &self.budgets,
+                rules: &self.rules,
+            };
+            let mut out = Vec::new();
+            fill_table(
+                table,
+                &a,
+                kineto_parquet::Limits::default().batch_rows,
+                &mut |b| {
+                    out.push(b);
+                    Ok(())
+                },
+            )
+            .map(|_| out)
+        });
+        Ok(ArrowStream::new(
+            table.schema(),
+            batches.map_err(arrow_err)?,
+        ))
+    }
+
+    /// Kernels grouped by `name`, `family` or `bucket`, most total time first, over the whole trace
+    /// or per step (`kineto top [--per-step]`).
+    fn top(&self, py: Python<'_>, by: &str, per_step: bool) -> PyResult<ArrowStream> {
+        let by = match by {
+            "name" => GroupBy::Name,
+            "family" => GroupBy::Family,
+            "bucket" => GroupBy::Bucket,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "by = `{other}`: expected `name`, `family` or `bucket`"
+                )));
+            }
+        };
+        let batches = py.detach(|| {
+            let t = &self.parsed.trace;
+            let a = &self.analysis;
+            let tables: Vec<(Option<u32>, Vec<KernelGroup>)> = if per_step {
+                a.steps
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        let g = kernel_groups(
+                            t,
+                            &a.classes,
+                            &self.rules,
+                            s.kernels.iter().copied(),
+                            by,
+                        );
+                        (Some(s.index as u32), g)
+                    })
+                    .collect()
+            } else {
+                let all = 0..t.kernels.len() as u32;
+                vec![(None, kernel_groups(t, &a.classes, &self.rules, all, by))]
+            };
+            top_batches(&tables)
+        });
+        Ok(ArrowStream::new(
+            kineto_parquet::schema_of(kineto_parquet::top_columns()),
+            batches.map_err(arrow_err)?,
+        ))
+    }
+
+    /// `kineto summary --json` of this trace.
+    fn summary_json(&self) -> PyResult<String> {
+        serde_json::to_string(&Summary::of(&self.parsed))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+}
+
+/// Parses and analyses one trace.
+#[pyfunction]
+#[pyo3(signature = (path, salvage=false, rules=None, step_pattern=None, whole_trace=false))]
+fn read(
+    py: Python<'_>,
+    path: PathBuf,
+    salvage: bool,
+    rules: Option<PathBuf>,
+    step_pattern: Option<String>,
+    whole_trace: bool,
+) -> PyResult<NativeTrace> {
+    py.detach(|| Setup::new(salvage, rules, step_pattern, whole_trace).and_then(|s| s.load(&path)))
+        .map_err(|e| trace_error(py, e))
+}
+
+/// Parses and analyses every trace under `paths` (files, or directories of per-rank traces), in
+/// parallel with the GIL released; returns them in the order of the expanded paths. One unreadable
+/// trace fails the call: a rank is never dropped silently.
+#[pyfunction]
+#[pyo3(signature = (paths, salvage=false, rules=None, step_pattern=None, whole_trace=false))]
+fn read_ranks(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    salvage: bool,
+    rules: Option<PathBuf>,
+    step_pattern: Option<String>,
+    whole_trace: bool,
+) -> PyResult<Vec<NativeTrace>> {
+    py.detach(|| {
+        let setup = Setup::new(salvage, rules, step_pattern, whole_trace)?;
+        let files = kineto_trace::expand_paths(&paths)?;
+        let mut out = Vec::with_capacity(files.len());
+        let mut first_err = None;
+        kineto_trace::each_in_order(
+            &files,
+            |p| setup.load(p),
+            |r| match r {
+                Ok(t) => out.push(t),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            },
+        );
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    })
+    .map_err(|e| trace_error(py, e))
+}
+
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(read_ranks, m)?)?;
+    m.add_class::<NativeTrace>()?;
+    m.add_class::<ArrowStream>()?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

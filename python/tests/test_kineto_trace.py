@@ -1,0 +1,281 @@
+"""The kineto_trace module on real traces: counts against the corpus's independent inventory, exact
+kernel durations against the JSON text read with Python's own json module, the top-N table against a
+pandas group-by of the kernels, every table against the Parquet file `kineto-export` writes, errors
+with file and byte offset.
+
+The shared corpus (../shared/traces beside the clone) is used when present and required when
+KL1_REQUIRE_CORPUS=1; the bundled testdata/traces always are.
+"""
+import csv
+import gzip
+import json
+import os
+import subprocess
+import threading
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import kineto_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "traces"
+BUNDLED = ROOT / "testdata" / "traces"
+REQUIRE = os.environ.get("KL1_REQUIRE_CORPUS") == "1"
+DLRM = "param/dlrm_kineto"
+
+
+def shared_or_skip():
+    if not SHARED.is_dir():
+        if REQUIRE:
+            pytest.fail(f"KL1_REQUIRE_CORPUS=1 but {SHARED} is missing")
+        pytest.skip(f"{SHARED} is not beside the clone")
+    return SHARED
+
+
+def inventory():
+    """(path, row) for every trace of the shared corpus's inventories (written by another tool)."""
+    rows = []
+    for inv in [SHARED / "INVENTORY.csv", SHARED / "serving" / "INVENTORY.csv"]:
+        if inv.exists():
+            with open(inv, newline="") as f:
+                rows += [(inv.parent / r["path"], r) for r in csv.DictReader(f)]
+    return rows
+
+
+INVENTORY = inventory()
+
+
+def load_json(path):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as f:
+        # Decimal keeps the text's digits: µs with a fraction become exact ns.
+        return json.load(f, parse_float=Decimal)
+
+
+def kernel_durations_ns(doc):
+    """Every kernel's dur in integer ns, from the JSON text (an X event of category kernel)."""
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    out = []
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "X" and str(e.get("cat", "")).lower() == "kernel":
+            out.append(int(Decimal(e["dur"]) * 1000))
+    return out
+
+
+@pytest.mark.parametrize(
+    "path,row", INVENTORY, ids=[str(p.relative_to(SHARED)) for p, _ in INVENTORY] or None
+)
+def test_counts_equal_the_inventory(path, row):
+    t = kineto_trace.read(path)
+    ops = t.gpu_ops()
+    kinds = pd.Series(ops["kind"].to_pylist(), dtype="object").value_counts()
+    assert int(kinds.get("kernel", 0)) == int(row["kernel"])
+    assert int(kinds.get("memcpy", 0)) == int(row["gpu_memcpy"])
+    assert int(kinds.get("memset", 0)) == int(row["gpu_memset"])
+    assert t.kernels().num_rows == int(row["kernel"])
+    assert t.rank == (int(row["rank"]) if row["rank"] else None)
+    s = t.summary_dict()
+    assert s["events"] == int(row["events"])
+    assert s["kernels"]["count"] == int(row["kernel"])
+
+
+def test_inventory_is_present_when_required():
+    if REQUIRE or SHARED.is_dir():
+        assert len(INVENTORY) >= 40, f"{len(INVENTORY)} traces in the inventories"
+
+
+def small_traces():
+    out = sorted(BUNDLED.rglob("*.json*"))
+    if SHARED.is_dir():
+        out += [p for p, _ in INVENTORY if p.stat().st_size < 8 << 20]
+    return out
+
+
+@pytest.mark.parametrize("path", small_traces(), ids=lambda p: p.name)
+def test_kernel_durations_are_exact_ns(path):
+    try:
+        t = kineto_trace.read(path)
+    except kineto_trace.TraceError:
+        pytest.skip("refused by the parser (its own tests cover why)")
+    k = t.kernels()
+    expected = kernel_durations_ns(load_json(path))
+    assert k.num_rows == len(expected)
+    assert sorted(k["dur_ns"].to_pylist()) == sorted(expected)
+
+
+def test_top_equals_a_pandas_group_by_of_the_kernels():
+    shared_or_skip()
+    t = kineto_trace.read(SHARED / DLRM / "worker0_step_12.1694128201545.pt.trace.json.gz")
+    k = t.kernels().to_pandas()
+    g = k.groupby("name")["dur_ns"]
+    want = pd.DataFrame(
+        {"count": g.size(), "total_ns": g.sum(), "min_ns": g.min(), "max_ns": g.max(), "median_ns": g.median()}
+    ).reset_index()
+    top = t.top(by="name", n=None).to_pandas()
+    assert len(top) == len(want)
+    merged = top.merge(want, on="name", suffixes=("", "_pd"))
+    assert len(merged) == len(want)
+    for c in ["count", "total_ns", "min_ns", "max_ns"]:
+        assert (merged[c].astype("int64") == merged[c + "_pd"].astype("int64")).all(), c
+    assert (merged["median_ns"] == merged["median_ns_pd"]).all()
+    assert abs(top["pct"].sum() - 100.0) < 1e-9
+    # Most total time first, then name.
+    assert list(top["total_ns"]) == sorted(top["total_ns"], reverse=True)
+    assert t.top(by="name", n=5).num_rows == 5
+    fam = t.top(by="family", n=None).to_pandas()
+    assert fam["count"].sum() == len(k)
+    assert fam["total_ns"].sum() == k["dur_ns"].sum()
+
+
+def test_top_per_step_keeps_n_of_each_step():
+    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    steps = t.steps()
+    per = t.top(by="bucket", n=2, per_step=True)
+    counts = pd.Series(per["step"].to_pylist()).value_counts()
+    assert set(counts.index) <= set(steps["step"].to_pylist())
+    assert (counts <= 2).all()
+
+
+def export(tmp_path, traces):
+    exe = os.environ.get("KINETO_EXPORT")
+    if not exe:
+        pytest.skip("KINETO_EXPORT (the kineto-export binary) is not set")
+    out = tmp_path / "pq"
+    r = subprocess.run([exe, "--parquet", str(out), *map(str, traces)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("table", ["gpu_ops", "steps", "budget", "families", "annotations"])
+def test_every_table_equals_the_parquet_export(tmp_path, table):
+    shared_or_skip()
+    out = export(tmp_path, [SHARED / DLRM])
+    ranks = kineto_trace.read_ranks(SHARED / DLRM)
+    assert [t.rank for t in ranks] == list(range(8))
+    for t in ranks:
+        files = list((out / table / f"rank={t.rank}").glob("*.parquet"))
+        assert len(files) == 1
+        from_file = pq.read_table(files[0])
+        mine = getattr(t, "gpu_ops" if table == "gpu_ops" else table)()
+        # The file carries the table's path as given to the exporter; the module the path as given to it.
+        assert mine.schema.remove_metadata() == from_file.schema.remove_metadata()
+        assert mine.drop_columns(["file"]).equals(from_file.drop_columns(["file"]))
+
+
+def test_read_ranks_reads_every_rank_in_parallel_and_sorts_by_rank():
+    shared_or_skip()
+    ranks = kineto_trace.read_ranks(str(SHARED / DLRM))
+    assert [t.rank for t in ranks] == list(range(8))
+    assert all(t.world_size == 8 for t in ranks)
+    one = kineto_trace.read(SHARED / DLRM / "worker3_step_12.1694128201557.pt.trace.json.gz")
+    assert ranks[3].kernels().equals(one.kernels())
+
+
+def test_read_ranks_releases_the_gil():
+    shared_or_skip()
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(1)
+
+    th = threading.Thread(target=tick)
+    th.start()
+    try:
+        for _ in range(3):
+            kineto_trace.read_ranks(SHARED / DLRM)
+    finally:
+        stop.set()
+        th.join()
+    # A thread holding the GIL through the parse would leave the ticker at a handful of switches.
+    assert len(ticks) > 1000
+
+
+def test_a_truncated_trace_raises_with_file_and_offset_and_salvage_keeps_the_rest(tmp_path):
+    src = BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz"
+    text = gzip.open(src, "rb").read()
+    cut = len(text) * 2 // 3
+    p = tmp_path / "cut.json"
+    p.write_bytes(text[:cut])
+    with pytest.raises(kineto_trace.TraceError) as e:
+        kineto_trace.read(p)
+    assert e.value.path == str(p)
+    assert e.value.offset is not None and 0 < e.value.offset <= cut
+    assert str(p) in str(e.value) and "truncated" in str(e.value)
+    t = kineto_trace.read(p, salvage=True)
+    assert t.salvaged
+    full = kineto_trace.read(src)
+    assert 0 < t.gpu_ops().num_rows <= full.gpu_ops().num_rows
+
+
+def test_bad_json_names_the_byte(tmp_path):
+    p = tmp_path / "bad.json"
+    body = b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2,}]}'
+    p.write_bytes(body)
+    with pytest.raises(kineto_trace.TraceError) as e:
+        kineto_trace.read(p)
+    assert e.value.path == str(p)
+    assert e.value.offset == body.index(b",}") + 1  # the '}' where a key must follow the comma
+    missing = tmp_path / "nope.json"
+    with pytest.raises(kineto_trace.TraceError) as e:
+        kineto_trace.read(missing)
+    assert e.value.path == str(missing) and e.value.offset is None
+
+
+def test_read_ranks_fails_whole_when_one_rank_is_unreadable(tmp_path):
+    d = tmp_path / "ranks"
+    d.mkdir()
+    src = BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz"
+    (d / "rank0.json.gz").write_bytes(src.read_bytes())
+    (d / "rank1.json").write_bytes(b'{"traceEvents": [')
+    with pytest.raises(kineto_trace.TraceError) as e:
+        kineto_trace.read_ranks(d)
+    assert e.value.path == str(d / "rank1.json")
+
+
+def test_arguments_are_checked():
+    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    with pytest.raises(ValueError, match="by"):
+        t.top(by="colour")
+    with pytest.raises(ValueError, match="step pattern"):
+        kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz",
+                          step_pattern="(")
+    with pytest.raises(ValueError, match="no table"):
+        t._native.table("kernels_and_more")
+
+
+def test_tables_go_to_pandas_and_polars_as_they_are():
+    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    k = t.kernels()
+    df = k.to_pandas()
+    assert len(df) == k.num_rows and list(df.columns) == k.column_names
+    p = pl.from_arrow(k)
+    assert p.height == k.num_rows and p["dur_ns"].sum() == df["dur_ns"].sum()
+    # polars also takes the native stream itself, through the Arrow PyCapsule interface.
+    s = pl.DataFrame(t._native.table("steps"))
+    assert s.height == t.steps().num_rows
+
+
+def test_a_stream_is_consumed_once():
+    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    s = t._native.table("budget")
+    first = pa.RecordBatchReader.from_stream(s).read_all()
+    assert first.num_rows > 0
+    with pytest.raises(ValueError, match="already consumed"):
+        pa.RecordBatchReader.from_stream(s)
+
+
+def test_summary_is_one_row_with_the_kineto_summary():
+    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    s = t.summary()
+    assert s.num_rows == 1
+    d = t.summary_dict()
+    assert s["kernels"][0].as_py()["count"] == d["kernels"]["count"] == t.kernels().num_rows
+    assert kineto_trace.SCHEMA_VERSION == 1

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The kineto_trace Python module as a user gets it: installs maturin, pyarrow, pandas, polars and pytest
+# (pinned) into target/py-kineto, builds the abi3 wheel from python/ with maturin, installs the wheel and
+# runs python/tests with pytest (the Parquet comparison uses the kineto-export binary). Called by
+# tests/run-all.sh; runnable alone from any directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+t="${CARGO_TARGET_DIR:-target}"
+VENV="$t/py-kineto"
+PINS=(maturin==1.16.0 pyarrow==26.0.1 pandas==3.1.1 polars==2.1.0 pytest==9.2.0)
+if ! "$VENV/bin/python" -c "import maturin, pyarrow, pandas, polars, pytest" 2>/dev/null; then
+    python3 -m venv "$VENV" || { echo "tests/python: cannot create a Python venv in $VENV (python3 -m venv)" >&2; exit 1; }
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "${PINS[@]}" \
+        || { echo "tests/python: cannot pip install ${PINS[*]} (needs PyPI)" >&2; exit 1; }
+fi
+wheels="$t/py-wheels"
+rm -rf "$wheels"
+# The dev profile shares the workspace's compiled dependencies with `cargo test`.
+"$VENV/bin/maturin" build --quiet --manifest-path python/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
+"$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kineto_trace-*.whl
+cargo build --quiet -p kineto-export-cli
+KINETO_EXPORT="$(cd "$t" && pwd)/debug/kineto-export" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests

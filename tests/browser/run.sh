@@ -59,7 +59,7 @@ PAGES=(
     "kineto-vllm-roofline 1 $T/kineto roofline --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-roofline.html $VLLM"
     "kineto-hand-roofline 2 $R kineto $OUT/budget-dlrm.jsonl - $FIX/roofline-hand.json $OUT/kineto-hand-roofline.html"
     "gpu-monitor 4 $T/gpu-monitor --backend replay:$REPLAY -q --overwrite --html $OUT/gpu-monitor.html"
-    "provenance 0 $T/provenance show $OUT/record.json --overwrite --html $OUT/provenance.html"
+    "provenance 4 $T/provenance show $OUT/record.json --overwrite --html $OUT/provenance.html"
     "kl1-diff 0 $T/kl1-bandwidth diff $OUT/kl1.json $OUT/kl1.json --overwrite --html $OUT/kl1-diff.html"
     "kineto-diff 0 $T/kineto diff testdata/traces/param/dlrm_kineto/ testdata/traces/param/dlrm_kineto/ --overwrite --html $OUT/kineto-diff.html"
 )

@@ -370,13 +370,13 @@ pub fn render_provenance(record: &Value) -> String {
     page.h2("GPUs over time");
     // The before/after snapshots are single readings, not a timeline: only a `samples` array counts.
     let mut samples = Vec::new();
-    for at in ["/samples", "/during/samples"] {
+    for at in ["/samples", "/during/samples", "/during/timeline/samples"] {
         if let Some(v) = record.pointer(at) {
             find_samples(v, &mut samples);
         }
     }
     if samples.is_empty() {
-        page.absent("per-sample readings (the record keeps the monitor's summary, shown below)");
+        page.absent("per-sample readings (a record from before `during.timeline`, or a run without a GPU; the monitor's summary is below)");
     } else {
         let end = record.get("monitored_s").and_then(Value::as_f64);
         let mut markers = vec![(0.0, "command start".to_owned())];
@@ -384,6 +384,20 @@ pub fn render_provenance(record: &Value) -> String {
             markers.push((e, "command end".to_owned()));
         }
         timeline(&mut page, &samples, &markers);
+        let every = record
+            .pointer("/during/timeline/every")
+            .and_then(Value::as_u64);
+        let total = record
+            .pointer("/during/timeline/n_total")
+            .and_then(Value::as_u64);
+        if let (Some(e), Some(n)) = (every, total)
+            && e > 1
+        {
+            page.p(&format!(
+                "One reading of each GPU in every {e} is drawn ({} of {n}; the record keeps at most that many); the summary below is over all {n}.",
+                samples.len()
+            ));
+        }
     }
     page.h2("GPUs during the command (monitor summary)");
     match record.pointer("/during/gpus").and_then(Value::as_array) {

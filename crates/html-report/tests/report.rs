@@ -197,7 +197,28 @@ fn monitor_and_provenance_pages() {
     for flag in record["verdict"]["flags"].as_array().unwrap() {
         assert!(html.contains(&format!("<td>{}</td>", flag["flag"].as_str().unwrap())));
     }
-    assert!(html.contains("per-sample readings (the record keeps the monitor&#39;s summary, shown below): not in this output."));
+    // A record from before `during.timeline`: the page says what is missing instead of drawing nothing.
+    assert!(html.contains("per-sample readings (a record from before `during.timeline`"));
+    assert_eq!(html.matches("<svg").count(), 0);
+
+    // With the monitor's readings kept in the record, the same four charts as gpu-monitor's page, and the
+    // thinning stated when there was any.
+    let mut with = record.clone();
+    with["during"]["timeline"] =
+        json!({"samples": samples, "n_total": samples.len() * 2, "every": 2});
+    let html = html_report::provenance_html(&with);
+    check_page(&html, &with);
+    assert_eq!(
+        html.matches("<svg").count(),
+        4,
+        "clocks, power, utilisation, temperature"
+    );
+    assert!(html.contains("command start") && html.contains("command end"));
+    assert!(html.contains(&format!(
+        "One reading of each GPU in every 2 is drawn ({} of {}",
+        samples.len(),
+        samples.len() * 2
+    )));
 }
 
 #[test]

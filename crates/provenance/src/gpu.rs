@@ -108,10 +108,54 @@ impl Session {
     }
 
     /// The summary (it exists even without a backend, and then says which backends were tried and why not),
-    /// and how much of the region the samples cover.
-    pub fn stop(self) -> (Summary, crate::coverage::Coverage) {
+    /// how much of the region the samples cover, and the readings kept for a timeline.
+    pub fn stop(self) -> (Summary, crate::coverage::Coverage, Timeline) {
         let capture = self.monitor.stop();
-        (capture.summary(), crate::coverage::of(&capture))
+        let summary = capture.summary();
+        let coverage = crate::coverage::of(&capture);
+        (summary, coverage, Timeline::thin(capture.samples))
+    }
+}
+
+/// At most this many readings (all GPUs together) are kept in a record for its timeline: at the default
+/// 500 ms interval, 8 GPUs for a minute. Each is a few hundred bytes of JSON.
+pub const MAX_TIMELINE_SAMPLES: usize = 1024;
+
+/// The monitor's readings over the timed region as kept in the record (`during.timeline`), for the
+/// clocks, power, utilisation and temperature over time that `provenance show --html` draws. MEASURED
+/// readings, thinned evenly when there are more than [`MAX_TIMELINE_SAMPLES`]; the summary (`during.gpus`)
+/// is always over every reading.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timeline {
+    /// The readings kept, in the monitor's order, with `t_s` (seconds since the monitor started) and `index`.
+    pub samples: Vec<Sample>,
+    /// Readings the monitor took over the region.
+    pub n_total: usize,
+    /// One reading of each GPU kept in every `every` (1: all kept).
+    pub every: usize,
+}
+
+impl Timeline {
+    /// Keeps each GPU's 1st, (1 + every)th, … reading, with `every` the smallest that keeps at most
+    /// [`MAX_TIMELINE_SAMPLES`] in all.
+    pub fn thin(samples: Vec<Sample>) -> Timeline {
+        let n_total = samples.len();
+        let every = n_total.div_ceil(MAX_TIMELINE_SAMPLES).max(1);
+        let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        let samples = samples
+            .into_iter()
+            .filter(|s| {
+                let i = seen.entry(s.index).or_insert(0);
+                let keep = i.is_multiple_of(every);
+                *i += 1;
+                keep
+            })
+            .collect();
+        Timeline {
+            samples,
+            n_total,
+            every,
+        }
     }
 }
 
@@ -433,5 +477,50 @@ mod tests {
         s.throttle_mask = Some(0x4);
         let e = throttle_evidence(&summary(Some(BackendKind::Nvml), vec![s])).expect("evidence");
         assert_eq!(e[0].reason_samples, vec![("sw_power_cap".to_owned(), 1)]);
+    }
+}
+
+#[cfg(test)]
+mod timeline_tests {
+    use super::*;
+
+    fn readings(gpus: u32, each: usize) -> Vec<Sample> {
+        let mut v = Vec::new();
+        for i in 0..each {
+            for g in 0..gpus {
+                v.push(Sample::empty(i as f64 * 0.5, g));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn a_short_region_keeps_every_reading() {
+        let t = Timeline::thin(readings(2, 10));
+        assert_eq!((t.n_total, t.every, t.samples.len()), (20, 1, 20));
+    }
+
+    #[test]
+    fn a_long_region_is_thinned_evenly_per_gpu_to_the_cap() {
+        // 2 GPUs × 1500 readings = 3000 > 1024: every = ⌈3000 / 1024⌉ = 3, so each GPU keeps readings
+        // 0, 3, 6, …, 1497: ⌈1500 / 3⌉ = 500, 1000 in all.
+        let t = Timeline::thin(readings(2, 1500));
+        assert_eq!((t.n_total, t.every), (3000, 3));
+        assert_eq!(t.samples.len(), 1000);
+        let gpu1: Vec<f64> = t
+            .samples
+            .iter()
+            .filter(|s| s.index == 1)
+            .map(|s| s.t_s)
+            .collect();
+        assert_eq!(gpu1.len(), 500);
+        assert_eq!(&gpu1[..3], &[0.0, 1.5, 3.0]);
+        assert_eq!(gpu1.last(), Some(&(1497.0 * 0.5)));
+    }
+
+    #[test]
+    fn exactly_the_cap_is_not_thinned() {
+        let t = Timeline::thin(readings(1, MAX_TIMELINE_SAMPLES));
+        assert_eq!((t.every, t.samples.len()), (1, MAX_TIMELINE_SAMPLES));
     }
 }

@@ -96,7 +96,7 @@ pub use coverage::{Coverage, GpuCoverage, MIN_COVERAGE_FRACTION};
 pub use cuda::{CudaSearch, CudaVersions, FoundVersion};
 pub use environment::{EnvClass, Environment, Signal, detect_environment};
 pub use git::{GitInfo, MAX_LISTED, git_info};
-pub use gpu::GpuBackend;
+pub use gpu::{GpuBackend, MAX_TIMELINE_SAMPLES, Timeline};
 pub use gpu_monitor;
 pub use harness::{Recorded, record};
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
@@ -498,7 +498,7 @@ impl Running {
     pub fn finish(mut self) -> Record {
         let ended = Instant::now();
         let monitored_s = round_ms(ended.duration_since(self.t0).as_secs_f64());
-        let (during, coverage) = self.monitor.stop();
+        let (during, coverage, timeline) = self.monitor.stop();
         let host_during = self.host_sampler.stop();
         // After the stop, so the walk of /proc is not inside the monitored region; our processes are still alive.
         self.own_pids
@@ -526,6 +526,7 @@ impl Running {
             before: self.before,
             during,
             coverage,
+            timeline,
             host_during,
             after,
             monitored_s,
@@ -652,6 +653,9 @@ pub struct Record {
     pub during: gpu_monitor::Summary,
     /// How much of the timed region the monitor's samples cover (written as `during.region_coverage`).
     pub coverage: Coverage,
+    /// The monitor's readings over the timed region, thinned to at most [`MAX_TIMELINE_SAMPLES`] (written as
+    /// `during.timeline`).
+    pub timeline: Timeline,
     /// The host's load and CPU busy % over the timed region (written as `during.host`, and the load's range
     /// as `during.wsl_loadavg_1m`).
     pub host_during: HostDuring,
@@ -736,6 +740,9 @@ impl Record {
                 "host".to_owned(),
                 self.host_during.to_checked_value("during.host")?,
             );
+            let mut timeline = self.timeline.to_checked_value("during.timeline")?;
+            no_negative_zero(&mut timeline);
+            m.insert("timeline".to_owned(), timeline);
             m.insert(
                 "wsl_loadavg_1m".to_owned(),
                 self.host_during

@@ -54,6 +54,16 @@ fn a_busy_power_capped_gpu_is_recorded_and_flagged() {
         v["before"]["gpu"]
     );
     assert!(v["after"]["gpus"][0].get("t_s").is_none());
+    // The streamed readings themselves are kept for the timeline: all of them (a few), with their monitor time.
+    let tl = &v["during"]["timeline"];
+    assert_eq!(tl["every"], 1);
+    let kept = tl["samples"].as_array().expect("timeline samples");
+    assert_eq!(Some(kept.len() as u64), tl["n_total"].as_u64());
+    assert_eq!(Some(kept.len() as u64), v["during"]["n_samples"].as_u64());
+    assert!(kept.len() >= 3);
+    assert!(kept.iter().all(|s| s["t_s"].is_number() && s["index"] == 0));
+    // 650.5 W: the fake's reading line (BUSY_POWER_CAPPED), every time.
+    assert!(kept.iter().all(|s| s["power.draw"] == 650.5));
     assert_eq!(v["gpus"][0]["uuid"], "GPU-test-0000");
     assert_eq!(v["gpus"][0]["cuda_driver_version"], "12.4");
     assert_eq!(v["gpus"][0]["power_limit_w"], 700.0);

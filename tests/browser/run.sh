@@ -56,6 +56,7 @@ PAGES=(
     "kl1 6 true"
     "kineto-dlrm 2 $T/kineto report --overwrite --html $OUT/kineto-dlrm.html testdata/traces/param/dlrm_kineto/"
     "kineto-amd 1 $T/kineto report --overwrite --html $OUT/kineto-amd.html testdata/traces/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+    "kineto-vllm-report-model 2 $T/kineto report --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-report-model.html $VLLM"
     "kineto-vllm-roofline 1 $T/kineto roofline --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-roofline.html $VLLM"
     "kineto-hand-roofline 2 $R kineto $OUT/budget-dlrm.jsonl - $FIX/roofline-hand.json $OUT/kineto-hand-roofline.html"
     "gpu-monitor 4 $T/gpu-monitor --backend replay:$REPLAY -q --overwrite --html $OUT/gpu-monitor.html"

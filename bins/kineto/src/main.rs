@@ -75,7 +75,7 @@ enum Cmd {
     /// max), the slowest rank and by how much.
     Ranks(Listing),
     /// A self-contained HTML page: per-step stacked bars of bucket time and idle, ranks side by side,
-    /// the sortable top kernel table, per-step spreads.
+    /// the sortable top kernel table, per-step spreads; with --model, the roofline chart.
     Report(report::ReportArgs),
     /// Two runs' budgets, bucket by bucket: mean over steps old → new, Δ %, whether Δ exceeds the
     /// per-step spread. Exit 0 = pass, 1 = a bucket failed --fail-above, 2 = error.

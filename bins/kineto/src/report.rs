@@ -28,6 +28,12 @@ pub struct ReportArgs {
     /// Kernel names in the top table of each trace (0: all).
     #[arg(short = 'n', long = "limit", default_value_t = 30)]
     n: usize,
+    /// A Hugging Face config.json: adds the roofline chart (achieved GB/s and TFLOP/s per step against the
+    /// GPU's roofs), computed as `kineto roofline` does with the same steps and kernel families.
+    #[arg(long, value_name = "CONFIG.json")]
+    model: Option<PathBuf>,
+    #[command(flatten)]
+    model_opts: crate::roofline::ModelOptions,
     #[command(flatten)]
     listing: Listing,
 }
@@ -164,6 +170,12 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         Ok(v) => v,
         Err(code) => return code,
     };
+    if r.model.is_none() && !r.model_opts.is_default() {
+        note(
+            "kineto report: --quant, --tp, --ep, --kv-dtype and --gpu describe the model: give --model CONFIG.json",
+        );
+        return ExitCode::from(2);
+    }
     let rows = match rows_of(&paths, &rules, &pattern, r.listing.salvage, r.n) {
         Ok(v) => v,
         Err(e) => {
@@ -171,11 +183,45 @@ pub fn report(r: &ReportArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let mut failed = false;
+    let roofline = match &r.model {
+        None => None,
+        Some(config) => {
+            let setup = match crate::roofline::model_setup(config, &r.model_opts, pattern, rules) {
+                Ok(s) => s,
+                Err(e) => {
+                    note(&format!("kineto report: {e}"));
+                    return ExitCode::from(2);
+                }
+            };
+            let mut steps = Vec::new();
+            for p in &paths {
+                match ::roofline::analyse(p, &setup) {
+                    Ok(t) => {
+                        steps.extend(crate::roofline::json_rows(&t));
+                        for n in &t.notes {
+                            note(&format!("kineto report: note: {n}"));
+                        }
+                        // A step the physics gate refused is left out of the chart and fails the run.
+                        for e in &t.failures {
+                            note(&format!("kineto report: {e}"));
+                            failed = true;
+                        }
+                    }
+                    Err(e) => {
+                        note(&format!("kineto report: {e}"));
+                        failed = true;
+                    }
+                }
+            }
+            Some(Value::Array(steps))
+        }
+    };
     let top = Value::Array(rows.top);
     let html = html_report::kineto_html(&html_report::KinetoInputs {
         budget: &rows.budget,
         top: Some(&top),
-        roofline: None,
+        roofline: roofline.as_ref(),
     });
     if let Err(e) = page.write_bytes(html.as_bytes()) {
         note(&format!("kineto report: {e}"));
@@ -186,7 +232,11 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         out::write_failed(e);
     }
     out::finish(&mut w);
-    ExitCode::SUCCESS
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 /// One side of a diff: a JSON budget listing, or traces to analyse.

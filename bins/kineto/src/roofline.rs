@@ -11,15 +11,12 @@ use kl1_shapes::{GpuTable, QuantOverride, RankSplit, RunOptions, TensorGroup, mo
 use roofline::{GpuChoice, Setup, StepRoofline, TraceRoofline};
 use std::borrow::Cow;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// `kineto roofline`'s options.
+/// How the model is read and split: `kineto roofline`'s and `kineto report --model`'s options.
 #[derive(Args)]
-pub struct RooflineArgs {
-    /// The model's Hugging Face config.json (with its quantization_config, if any).
-    #[arg(long, value_name = "CONFIG.json")]
-    model: PathBuf,
+pub struct ModelOptions {
     /// Weight format replacing the config's quantization_config: none, bf16, fp8, fp8-block, awq, gptq,
     /// int4-gN (group size N), mxfp4, nvfp4, exl3:BITS.
     #[arg(long, value_name = "Q")]
@@ -36,6 +33,27 @@ pub struct RooflineArgs {
     /// The GPU, by its name in the GPU table (default: from the trace's deviceProperties).
     #[arg(long, value_name = "NAME")]
     gpu: Option<String>,
+}
+
+impl ModelOptions {
+    /// Whether every option is at its default (nothing that needs a model was asked for).
+    pub fn is_default(&self) -> bool {
+        self.quant.is_none()
+            && self.tp == 1
+            && self.ep == 1
+            && self.kv_dtype.is_none()
+            && self.gpu.is_none()
+    }
+}
+
+/// `kineto roofline`'s options.
+#[derive(Args)]
+pub struct RooflineArgs {
+    /// The model's Hugging Face config.json (with its quantization_config, if any).
+    #[arg(long, value_name = "CONFIG.json")]
+    model: PathBuf,
+    #[command(flatten)]
+    opts: ModelOptions,
     /// Step markers (regex over the whole annotation name, with kineto's step groups); default: the
     /// built-in profiles (vLLM's TraceLens-style `execute_…`, SGLang, KL1, `ProfilerStep#N`).
     #[arg(long, value_name = "RE")]
@@ -633,8 +651,28 @@ fn kv_bytes(name: &str) -> Result<u64, String> {
 
 fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
     let paths = kineto_trace::expand_paths(&a.traces).map_err(|e| e.to_string())?;
+    let pattern = match &a.step_pattern {
+        Some(p) => StepPattern::new(p).map_err(|e| e.to_string())?,
+        None => StepPattern::builtin(),
+    };
+    let rules = match &a.rules {
+        Some(f) => Rules::load(f).map_err(|e| e.to_string())?,
+        None => Rules::builtin(),
+    };
+    let setup = model_setup(&a.model, &a.opts, pattern, rules)?;
+    Ok((paths, setup))
+}
+
+/// The roofline's setup from a model config and its options, with the steps and kernel families of
+/// `pattern` and `rules`; the model's notes go to stderr.
+pub fn model_setup(
+    config: &Path,
+    a: &ModelOptions,
+    pattern: StepPattern,
+    rules: Rules,
+) -> Result<Setup, String> {
     // A regular file, capped (tool-io's rules): a FIFO must not hang, nor /dev/zero grow.
-    let text = tool_io::read_input_string(&a.model, "model config", tool_io::caps::CONFIG)
+    let text = tool_io::read_input_string(config, "model config", tool_io::caps::CONFIG)
         .map_err(|e| e.to_string())?;
     let quant = a
         .quant
@@ -647,8 +685,8 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
         ep: a.ep,
         quant,
     };
-    let model = model_from_config(&text, &a.model.display().to_string(), &run)
-        .map_err(|e| e.to_string())?;
+    let model =
+        model_from_config(&text, &config.display().to_string(), &run).map_err(|e| e.to_string())?;
     let kv = match &a.kv_dtype {
         Some(d) => kv_bytes(d)?,
         None => model.activation_bytes,
@@ -674,28 +712,29 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
         )),
         None => GpuChoice::FromTrace,
     };
-    let pattern = match &a.step_pattern {
-        Some(p) => StepPattern::new(p).map_err(|e| e.to_string())?,
-        None => StepPattern::builtin(),
-    };
     for n in &model.notes {
         note(&format!("kineto: note: {n}"));
     }
-    let rules = match &a.rules {
-        Some(f) => Rules::load(f).map_err(|e| e.to_string())?,
-        None => Rules::builtin(),
-    };
-    Ok((
-        paths,
-        Setup {
-            rules,
-            model,
-            kv_bytes: kv,
-            pattern,
-            gpu,
-            table,
-        },
-    ))
+    Ok(Setup {
+        rules,
+        model,
+        kv_bytes: kv,
+        pattern,
+        gpu,
+        table,
+    })
+}
+
+/// A trace's steps as the JSON objects `--json` prints, read back (what an HTML page embeds).
+pub fn json_rows(t: &TraceRoofline) -> Vec<serde_json::Value> {
+    let mut buf = Vec::new();
+    if write_trace(&mut buf, t, render::Format::Json, true).is_err() {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&buf)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// Runs `kineto roofline`.
@@ -781,14 +820,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
                 }
                 if page.is_some() {
                     // The page's rows are the very text `--json` prints, read back.
-                    let mut buf = Vec::new();
-                    if write_trace(&mut buf, &t, render::Format::Json, i == 0).is_ok() {
-                        page_rows.extend(
-                            String::from_utf8_lossy(&buf)
-                                .lines()
-                                .filter_map(|l| serde_json::from_str(l).ok()),
-                        );
-                    }
+                    page_rows.extend(json_rows(&t));
                 }
                 if t.steps.is_empty() && t.failures.is_empty() {
                     note(&format!(

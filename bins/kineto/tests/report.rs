@@ -155,3 +155,56 @@ fn a_trace_against_its_own_listing_does_not_move() {
             .contains("kineto diff")
     );
 }
+
+#[test]
+fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
+    let vllm = testdata("serving/vllm_decode_full/graph_execution.json.gz");
+    let model =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/models/gpt-oss-20b.json");
+    let out = kineto()
+        .args(["roofline", "--json", "--model"])
+        .arg(&model)
+        .arg(&vllm)
+        .output()
+        .expect("run kineto roofline");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect();
+    assert_eq!(want.len(), 1, "the trace has one decode step");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page_path = dir.path().join("r.html");
+    let out = kineto()
+        .args(["report", "--html"])
+        .arg(&page_path)
+        .arg("--model")
+        .arg(&model)
+        .arg(&vllm)
+        .output()
+        .expect("run kineto report");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&page_path).expect("the page");
+    assert_eq!(embedded(&page)["roofline"], Value::Array(want));
+    // The budget bars and the roofline chart.
+    assert_eq!(page.matches("<svg").count(), 2);
+
+    // Model options without a model are refused, not ignored.
+    let out = kineto()
+        .args(["report", "--overwrite", "--tp", "2", "--html"])
+        .arg(&page_path)
+        .arg(&vllm)
+        .output()
+        .expect("run kineto report");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --model CONFIG.json"));
+}

@@ -11,7 +11,7 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use arrow_schema::SchemaRef;
 use kineto_parquet::{Analysed, Table, fill_table, top_batches};
-use kineto_trace::analysis::{Analysis, GroupBy, KernelGroup, kernel_groups};
+use kineto_trace::analysis::{Analysis, GroupBy, KernelGroup, top_tables};
 use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
@@ -234,27 +234,16 @@ impl NativeTrace {
             }
         };
         let batches = py.detach(|| {
-            let t = &self.parsed.trace;
-            let a = &self.analysis;
-            let tables: Vec<(Option<u32>, Vec<KernelGroup>)> = if per_step {
-                a.steps
-                    .steps
-                    .iter()
-                    .map(|s| {
-                        let g = kernel_groups(
-                            t,
-                            &a.classes,
-                            &self.rules,
-                            s.kernels.iter().copied(),
-                            by,
-                        );
-                        (Some(s.index as u32), g)
-                    })
-                    .collect()
-            } else {
-                let all = 0..t.kernels.len() as u32;
-                vec![(None, kernel_groups(t, &a.classes, &self.rules, all, by))]
-            };
+            let tables: Vec<(Option<u32>, Vec<KernelGroup>)> = top_tables(
+                &self.parsed.trace,
+                &self.analysis,
+                &self.rules,
+                by,
+                per_step,
+            )
+            .into_iter()
+            .map(|(step, g)| (step.map(|i| i as u32), g))
+            .collect();
             top_batches(&tables)
         });
         Ok(ArrowStream::new(

@@ -303,27 +303,11 @@ fn top(t: &Top) -> ExitCode {
     let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
         let parsed = kineto_trace::parse_file(path, &opts)?;
         let a = Analysis::new(&parsed.trace, &pattern, &rules);
-        let tr = &parsed.trace;
-        let tables: Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> = if per_step {
-            a.steps
-                .steps
-                .iter()
-                .map(|s| {
-                    let g = kineto_trace::analysis::kernel_groups(
-                        tr,
-                        &a.classes,
-                        &rules,
-                        s.kernels.iter().copied(),
-                        by,
-                    );
-                    (Some(s.index as u64), g)
-                })
-                .collect()
-        } else {
-            let all = 0..tr.kernels.len() as u32;
-            let g = kineto_trace::analysis::kernel_groups(tr, &a.classes, &rules, all, by);
-            vec![(None, g)]
-        };
+        let tables: Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> =
+            kineto_trace::analysis::top_tables(&parsed.trace, &a, &rules, by, per_step)
+                .into_iter()
+                .map(|(step, g)| (step.map(|i| i as u64), g))
+                .collect();
         Ok((parsed, a, tables))
     };
     let n = if t.n == 0 { usize::MAX } else { t.n };

@@ -266,6 +266,32 @@ pub fn kernel_groups(
     out
 }
 
+/// The groups of `kineto top`: over every kernel of the trace (one table, step `None`), or with
+/// `per_step` one table per step over that step's kernels (step `Some(index)`), in step order.
+pub fn top_tables(
+    trace: &Trace,
+    analysis: &Analysis,
+    rules: &Rules,
+    by: GroupBy,
+    per_step: bool,
+) -> Vec<(Option<usize>, Vec<KernelGroup>)> {
+    let classes = &analysis.classes;
+    if per_step {
+        analysis
+            .steps
+            .steps
+            .iter()
+            .map(|s| {
+                let g = kernel_groups(trace, classes, rules, s.kernels.iter().copied(), by);
+                (Some(s.index), g)
+            })
+            .collect()
+    } else {
+        let all = 0..trace.kernels.len() as u32;
+        vec![(None, kernel_groups(trace, classes, rules, all, by))]
+    }
+}
+
 /// One quantity of one step across ranks: its spread and which ranks sit at the ends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {

@@ -181,6 +181,13 @@ impl NativeTrace {
         self.parsed.trace.header.world_size
     }
 
+    /// Kernels in the trace: the first rows of the `gpu_ops` table, which lists kernels, then copies,
+    /// then fills.
+    #[getter]
+    fn kernel_count(&self) -> usize {
+        self.parsed.trace.kernels.len()
+    }
+
     /// Whether the file was cut short and only the complete events before the cut were kept.
     #[getter]
     fn salvaged(&self) -> bool {

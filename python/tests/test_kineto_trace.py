@@ -78,7 +78,11 @@ def test_counts_equal_the_inventory(path, row):
     assert int(kinds.get("kernel", 0)) == int(row["kernel"])
     assert int(kinds.get("memcpy", 0)) == int(row["gpu_memcpy"])
     assert int(kinds.get("memset", 0)) == int(row["gpu_memset"])
-    assert t.kernels().num_rows == int(row["kernel"])
+    k = t.kernels()
+    assert k.num_rows == int(row["kernel"])
+    # kernels() is the leading slice of gpu_ops: every kernel row first, no kernel after it.
+    assert set(k["kind"].to_pylist()) <= {"kernel"}
+    assert "kernel" not in ops.slice(k.num_rows)["kind"].to_pylist()
     assert t.rank == (int(row["rank"]) if row["rank"] else None)
     s = t.summary_dict()
     assert s["events"] == int(row["events"])

@@ -56,15 +56,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let setup = || -> kineto_trace::Result<_> {
         let paths = kineto_trace::expand_paths(&cli.traces)?;
-        let rules = match &cli.rules {
-            Some(f) => Rules::load(f)?,
-            None => Rules::builtin(),
-        };
-        let pattern = match &cli.step_pattern {
-            _ if cli.whole_trace => StepPattern::whole_trace(),
-            Some(p) => StepPattern::new(p)?.or_whole_window(),
-            None => StepPattern::builtin(),
-        };
+        let rules = Rules::load_or_builtin(cli.rules.as_deref())?;
+        let pattern = StepPattern::from_options(cli.step_pattern.as_deref(), cli.whole_trace)?;
         Ok((paths, rules, pattern))
     };
     let (paths, rules, pattern) = match setup() {

@@ -429,15 +429,8 @@ struct Done {
 fn setup(l: &Listing) -> Result<(Vec<PathBuf>, Rules, StepPattern), ExitCode> {
     let r = || -> kineto_trace::Result<_> {
         let paths = kineto_trace::expand_paths(&l.traces)?;
-        let rules = match &l.rules {
-            Some(f) => Rules::load(f)?,
-            None => Rules::builtin(),
-        };
-        let pattern = match &l.step_pattern {
-            _ if l.whole_trace => StepPattern::whole_trace(),
-            Some(p) => StepPattern::new(p)?.or_whole_window(),
-            None => StepPattern::builtin(),
-        };
+        let rules = Rules::load_or_builtin(l.rules.as_deref())?;
+        let pattern = StepPattern::from_options(l.step_pattern.as_deref(), l.whole_trace)?;
         Ok((paths, rules, pattern))
     };
     r().map_err(|e| {

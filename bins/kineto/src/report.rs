@@ -262,16 +262,9 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
             .map_err(|e| format!("{}: {e}", path.display()));
     }
     let listing_paths = kineto_trace::expand_paths(&paths).map_err(|e| e.to_string())?;
-    let rules = match &d.rules {
-        Some(f) => Rules::load(f).map_err(|e| e.to_string())?,
-        None => Rules::builtin(),
-    };
-    let pattern = match &d.step_pattern {
-        Some(p) => StepPattern::new(p)
-            .map_err(|e| e.to_string())?
-            .or_whole_window(),
-        None => StepPattern::builtin(),
-    };
+    let rules = Rules::load_or_builtin(d.rules.as_deref()).map_err(|e| e.to_string())?;
+    let pattern =
+        StepPattern::from_options(d.step_pattern.as_deref(), false).map_err(|e| e.to_string())?;
     Ok(rows_of(&listing_paths, &rules, &pattern, false, 0)?.budget)
 }
 

@@ -655,10 +655,7 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
         Some(p) => StepPattern::new(p).map_err(|e| e.to_string())?,
         None => StepPattern::builtin(),
     };
-    let rules = match &a.rules {
-        Some(f) => Rules::load(f).map_err(|e| e.to_string())?,
-        None => Rules::builtin(),
-    };
+    let rules = Rules::load_or_builtin(a.rules.as_deref()).map_err(|e| e.to_string())?;
     let setup = model_setup(&a.model, &a.opts, pattern, rules)?;
     Ok((paths, setup))
 }

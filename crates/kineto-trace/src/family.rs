@@ -266,6 +266,14 @@ impl Rules {
         Rules::parse(BUILTIN_TOML, Path::new("<built-in>")).expect("built-in rules are valid")
     }
 
+    /// The rule file given, or the built-in table when none is.
+    pub fn load_or_builtin(path: Option<&Path>) -> Result<Rules> {
+        match path {
+            Some(p) => Rules::load(p),
+            None => Ok(Rules::builtin()),
+        }
+    }
+
     /// Reads and validates a rule file.
     pub fn load(path: &Path) -> Result<Rules> {
         // A regular file, capped: a FIFO must not hang the load, nor /dev/zero grow without bound.

@@ -161,6 +161,16 @@ impl StepPattern {
         })
     }
 
+    /// The pattern the listings' options ask for: `whole_trace` ignores markers; a given regex finds
+    /// steps and falls back to the whole window where it finds none; neither is [`StepPattern::builtin`].
+    pub fn from_options(pattern: Option<&str>, whole_trace: bool) -> Result<StepPattern> {
+        Ok(match pattern {
+            _ if whole_trace => StepPattern::whole_trace(),
+            Some(p) => StepPattern::new(p)?.or_whole_window(),
+            None => StepPattern::builtin(),
+        })
+    }
+
     /// No markers at all: every trace is one step over its whole GPU window.
     pub fn whole_trace() -> StepPattern {
         StepPattern {

@@ -95,18 +95,7 @@ class Trace:
         """Kernels grouped by `name`, `family` or `bucket`, most total time first (`kineto top`).
 
         `n` keeps the first n groups (of each step with per_step=True); None keeps all."""
-        t = _table(self._native.top(by, per_step))
-        if n is None:
-            return t
-        if not per_step:
-            return t.slice(0, n)
-        # Groups arrive step by step, each step's most total time first.
-        keep, seen = [], {}
-        for i, s in enumerate(t["step"].to_pylist()):
-            seen[s] = seen.get(s, 0) + 1
-            if seen[s] <= n:
-                keep.append(i)
-        return t.take(pa.array(keep, type=pa.int64()))
+        return _table(self._native.top(by, per_step, n))
 
     def summary_dict(self) -> dict:
         """`kineto summary --json` of the trace, as a dict (counts, sums in µs, copies by direction)."""

@@ -72,15 +72,8 @@ impl Setup {
         step_pattern: Option<String>,
         whole_trace: bool,
     ) -> kineto_trace::Result<Setup> {
-        let rules = match rules {
-            Some(f) => Rules::load(&f)?,
-            None => Rules::builtin(),
-        };
-        let pattern = match step_pattern {
-            _ if whole_trace => StepPattern::whole_trace(),
-            Some(p) => StepPattern::new(&p)?.or_whole_window(),
-            None => StepPattern::builtin(),
-        };
+        let rules = Rules::load_or_builtin(rules.as_deref())?;
+        let pattern = StepPattern::from_options(step_pattern.as_deref(), whole_trace)?;
         Ok(Setup {
             salvage,
             rules: Arc::new(rules),
@@ -228,8 +221,15 @@ impl NativeTrace {
     }
 
     /// Kernels grouped by `name`, `family` or `bucket`, most total time first, over the whole trace
-    /// or per step (`kineto top [--per-step]`).
-    fn top(&self, py: Python<'_>, by: &str, per_step: bool) -> PyResult<ArrowStream> {
+    /// or per step (`kineto top [--per-step]`); the first `n` groups of each (all when `None`).
+    #[pyo3(signature = (by, per_step, n=None))]
+    fn top(
+        &self,
+        py: Python<'_>,
+        by: &str,
+        per_step: bool,
+        n: Option<usize>,
+    ) -> PyResult<ArrowStream> {
         let by = match by {
             "name" => GroupBy::Name,
             "family" => GroupBy::Family,
@@ -249,7 +249,10 @@ impl NativeTrace {
                 per_step,
             )
             .into_iter()
-            .map(|(step, g)| (step.map(|i| i as u32), g))
+            .map(|(step, mut g)| {
+                g.truncate(n.unwrap_or(usize::MAX));
+                (step.map(|i| i as u32), g)
+            })
             .collect();
             top_batches(&tables)
         });

@@ -195,25 +195,10 @@ pub fn report(r: &ReportArgs) -> ExitCode {
                 }
             };
             let mut steps = Vec::new();
-            for p in &paths {
-                match ::roofline::analyse(p, &setup) {
-                    Ok(t) => {
-                        steps.extend(crate::roofline::json_rows(&t));
-                        for n in &t.notes {
-                            note(&format!("kineto report: note: {n}"));
-                        }
-                        // A step the physics gate refused is left out of the chart and fails the run.
-                        for e in &t.failures {
-                            note(&format!("kineto report: {e}"));
-                            failed = true;
-                        }
-                    }
-                    Err(e) => {
-                        note(&format!("kineto report: {e}"));
-                        failed = true;
-                    }
-                }
-            }
+            // A step the physics gate refused is left out of the chart and fails the run.
+            failed = crate::roofline::analyse_each(&paths, &setup, "kineto report", |_, t| {
+                steps.extend(crate::roofline::json_rows(t))
+            });
             Some(Value::Array(steps))
         }
     };

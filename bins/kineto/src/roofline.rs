@@ -722,6 +722,45 @@ pub fn model_setup(
     })
 }
 
+/// Analyses each trace in order and hands it to `each` (with its position); says on stderr, after
+/// `who:`, what the rows do not show — the model's notes, steps the physics gate refused, a trace in
+/// which no step matched, a trace that could not be read — and returns whether any but the notes
+/// happened.
+pub fn analyse_each(
+    paths: &[PathBuf],
+    setup: &Setup,
+    who: &str,
+    mut each: impl FnMut(usize, &TraceRoofline),
+) -> bool {
+    let mut failed = false;
+    for (i, p) in paths.iter().enumerate() {
+        match roofline::analyse(p, setup) {
+            Ok(t) => {
+                each(i, &t);
+                if t.steps.is_empty() && t.failures.is_empty() {
+                    note(&format!(
+                        "{who}: {}: no step matched the step pattern",
+                        t.file
+                    ));
+                    failed = true;
+                }
+                for n in &t.notes {
+                    note(&format!("{who}: note: {n}"));
+                }
+                for e in &t.failures {
+                    note(&format!("{who}: {e}"));
+                    failed = true;
+                }
+            }
+            Err(e) => {
+                note(&format!("{who}: {e}"));
+                failed = true;
+            }
+        }
+    }
+    failed
+}
+
 /// A trace's steps as the JSON objects `--json` prints, read back (what an HTML page embeds).
 pub fn json_rows(t: &TraceRoofline) -> Vec<serde_json::Value> {
     let mut buf = Vec::new();
@@ -808,38 +847,15 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
             out::write_failed(e);
         }
     }
-    let mut failed = false;
-    for (i, p) in paths.iter().enumerate() {
-        match roofline::analyse(p, &setup) {
-            Ok(t) => {
-                if let Err(e) = write_trace(&mut w, &t, format, i == 0) {
-                    out::write_failed(e);
-                }
-                if page.is_some() {
-                    // The page's rows are the very text `--json` prints, read back.
-                    page_rows.extend(json_rows(&t));
-                }
-                if t.steps.is_empty() && t.failures.is_empty() {
-                    note(&format!(
-                        "kineto: {}: no step matched the step pattern",
-                        t.file
-                    ));
-                    failed = true;
-                }
-                for n in &t.notes {
-                    note(&format!("kineto: note: {n}"));
-                }
-                for e in &t.failures {
-                    note(&format!("kineto: {e}"));
-                    failed = true;
-                }
-            }
-            Err(e) => {
-                note(&format!("kineto: {e}"));
-                failed = true;
-            }
+    let mut failed = analyse_each(&paths, &setup, "kineto", |i, t| {
+        if let Err(e) = write_trace(&mut w, t, format, i == 0) {
+            out::write_failed(e);
         }
-    }
+        if page.is_some() {
+            // The page's rows are the very text `--json` prints, read back.
+            page_rows.extend(json_rows(t));
+        }
+    });
     out::finish(&mut w);
     if let Some(page) = page {
         let rows = serde_json::Value::Array(page_rows);

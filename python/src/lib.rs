@@ -91,7 +91,6 @@ impl Setup {
         let analysis = Analysis::new(&parsed.trace, &self.pattern, &self.rules);
         let budgets = analysis.budgets(&parsed.trace, &self.rules);
         Ok(NativeTrace {
-            file: path.display().to_string(),
             parsed,
             analysis,
             budgets,
@@ -103,7 +102,6 @@ impl Setup {
 /// One parsed and analysed trace.
 #[pyclass(frozen, module = "kineto_trace._native")]
 struct NativeTrace {
-    file: String,
     parsed: kineto_trace::Parsed,
     analysis: Analysis,
     budgets: Vec<StepBudget>,
@@ -158,8 +156,8 @@ fn arrow_err(e: kineto_parquet::Error) -> PyErr {
 impl NativeTrace {
     /// The file as given.
     #[getter]
-    fn path(&self) -> &str {
-        &self.file
+    fn path(&self) -> String {
+        self.parsed.path.display().to_string()
     }
 
     /// `distributedInfo.rank`, or None.
@@ -195,8 +193,9 @@ impl NativeTrace {
             PyValueError::new_err(format!("no table `{name}`; tables: {}", names.join(", ")))
         })?;
         let batches = py.detach(|| {
+            let file = self.path();
             let a = Analysed {
-                file: &self.file,
+                file: &file,
                 trace: &self.parsed.trace,
                 analysis: &self.analysis,
                 budgets: &self.budgets,

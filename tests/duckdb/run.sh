@@ -6,11 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUCKDB_VERSION=2.0.1
 VENV=target/py-duckdb
-if ! "$VENV/bin/python" -c "import duckdb, sys; sys.exit(duckdb.__version__ != '$DUCKDB_VERSION')" 2>/dev/null; then
-    python3 -m venv "$VENV" || { echo "tests/duckdb: cannot create a Python venv in $VENV (python3 -m venv)" >&2; exit 1; }
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "duckdb==$DUCKDB_VERSION" \
-        || { echo "tests/duckdb: cannot pip install duckdb==$DUCKDB_VERSION (needs PyPI)" >&2; exit 1; }
-fi
+source tests/venv.sh
+ensure_venv tests/duckdb "$VENV" "duckdb==$DUCKDB_VERSION"
 cargo build --quiet -p kineto-cli -p kineto-export-cli
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

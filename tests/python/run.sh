@@ -8,11 +8,8 @@ cd "$(dirname "$0")/../.."
 t="${CARGO_TARGET_DIR:-target}"
 VENV="$t/py-kineto"
 PINS=(maturin==1.16.0 pyarrow==26.0.1 pandas==3.1.1 polars==2.1.0 pytest==9.2.0)
-if ! "$VENV/bin/python" -c "import maturin, pyarrow, pandas, polars, pytest" 2>/dev/null; then
-    python3 -m venv "$VENV" || { echo "tests/python: cannot create a Python venv in $VENV (python3 -m venv)" >&2; exit 1; }
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "${PINS[@]}" \
-        || { echo "tests/python: cannot pip install ${PINS[*]} (needs PyPI)" >&2; exit 1; }
-fi
+source tests/venv.sh
+ensure_venv tests/python "$VENV" "${PINS[@]}"
 wheels="$t/py-wheels"
 rm -rf "$wheels"
 # The dev profile shares the workspace's compiled dependencies with `cargo test`.

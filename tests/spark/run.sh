@@ -7,11 +7,8 @@ VENV=target/py-spark
 PYSPARK_VERSION=4.3.0
 # Local mode only: the driver binds to loopback, never to a network interface.
 export SPARK_LOCAL_IP=127.0.0.1
-if ! "$VENV/bin/python" -c "import pyspark, sys; sys.exit(pyspark.__version__ != '$PYSPARK_VERSION')" 2>/dev/null; then
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check "pyspark==$PYSPARK_VERSION" \
-        || { echo "tests/spark: cannot pip install pyspark==$PYSPARK_VERSION" >&2; exit 1; }
-fi
+source tests/venv.sh
+ensure_venv tests/spark "$VENV" "pyspark==$PYSPARK_VERSION"
 command -v java >/dev/null || { echo "tests/spark: Spark needs java on PATH" >&2; exit 1; }
 cargo build --quiet -p kineto-cli -p kineto-export-cli
 traces=${1:-../shared/traces/param/dlrm_kineto}

@@ -10,7 +10,14 @@ use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::weights::{
-    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
+    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO, TensorGroup,
+    WeightFormat,
+};
+
+/// 64-bit integers: DeepSeek-V4's hash-router tables.
+const INT64: WeightFormat = WeightFormat::Float {
+    bytes: 8,
+    name: "int64",
 };
 
 /// Keys that change no weight shape or byte count, and why they may be skipped.
@@ -97,6 +104,7 @@ impl QuantOverride {
             "fp8-block" => QuantOverride::All(WeightFormat::Fp8Block {
                 block_out: 128,
                 block_in: 128,
+                scale_bytes: 4,
             }),
             "awq" | "gptq" => QuantOverride::All(WeightFormat::IntGroup {
                 bits: 4,
@@ -303,6 +311,7 @@ enum Family {
     Qwen2Moe,
     Qwen3Moe,
     DeepSeek,
+    DeepSeekV4,
     GptOss,
 }
 
@@ -320,6 +329,7 @@ impl Family {
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3_moe" => Family::Qwen3Moe,
             "deepseek_v2" | "deepseek_v3" | "kimi_k2" => Family::DeepSeek,
+            "deepseek_v4" => Family::DeepSeekV4,
             "gpt_oss" => Family::GptOss,
             _ => return None,
         })
@@ -352,11 +362,23 @@ fn read_quant(q: &mut Fields<'_>) -> Result<Quant, Error> {
     let format = match method.as_str() {
         "fp8" => {
             fp8_compute = true;
+            // DeepSeek-V4 stores its block scales as E8M0 (one byte); V3's `weight_scale_inv` are fp32.
+            let scale_bytes = match q.str_opt("scale_fmt")?.as_deref() {
+                None => 4,
+                Some("ue8m0") => 1,
+                Some(other) => {
+                    return Err(q.invalid(
+                        "scale_fmt",
+                        format!("`{other}` is not understood (ue8m0, or absent for fp32 scales)"),
+                    ));
+                }
+            };
             match q.u64s_opt("weight_block_size")? {
                 None => WeightFormat::Fp8PerTensor,
                 Some(b) if b.len() == 2 && b[0] > 0 && b[1] > 0 => WeightFormat::Fp8Block {
                     block_out: b[0],
                     block_in: b[1],
+                    scale_bytes,
                 },
                 Some(b) => {
                     return Err(q.invalid(
@@ -491,6 +513,7 @@ fn compressed_tensors(groups: &Fields<'_>) -> Result<(WeightFormat, bool), Error
                     [o, i] if *o > 0 && *i > 0 => WeightFormat::Fp8Block {
                         block_out: *o,
                         block_in: *i,
+                        scale_bytes: 4,
                     },
                     _ => {
                         return Err(groups
@@ -547,6 +570,225 @@ pub fn module_matches(pattern: &str, module: &str) -> bool {
     })
 }
 
+/// DeepSeek-V4's attention and mHC widths beyond [`Attention::Hybrid`].
+#[derive(Debug, Clone, Copy, Default)]
+struct V4Dims {
+    q_lora: u64,
+    o_lora: u64,
+    o_groups: u64,
+    hc_mult: u64,
+}
+
+/// DeepSeek-V4's attention: one shared key/value head (`num_key_value_heads` must be 1), queries through a
+/// low rank, grouped output projection, the lightning indexer's widths, and mHC's stream count.
+fn read_v4_attention(
+    f: &mut Fields<'_>,
+    heads: u64,
+    kv_heads: u64,
+    tp: u64,
+) -> Result<(Attention, V4Dims), Error> {
+    if kv_heads != 1 {
+        return Err(f.invalid(
+            "num_key_value_heads",
+            format!("{kv_heads}: DeepSeek-V4 attention has one key/value head shared by all"),
+        ));
+    }
+    let head_dim = f.positive("head_dim")?;
+    // The rotary part of head_dim sets no weight's shape.
+    let _ = f.u64_opt("qk_rope_head_dim")?;
+    let dims = V4Dims {
+        q_lora: f.positive("q_lora_rank")?,
+        o_lora: f.positive("o_lora_rank")?,
+        o_groups: f.positive("o_groups")?,
+        hc_mult: f.positive("hc_mult")?,
+    };
+    if !(heads * head_dim).is_multiple_of(dims.o_groups) {
+        return Err(f.invalid(
+            "o_groups",
+            format!(
+                "{} groups do not divide {heads} heads × {head_dim}",
+                dims.o_groups
+            ),
+        ));
+    }
+    if !dims.o_groups.is_multiple_of(tp) {
+        return Err(f.invalid(
+            "o_groups",
+            format!(
+                "{} output groups do not divide among {tp} tensor-parallel ranks",
+                dims.o_groups
+            ),
+        ));
+    }
+    // Sinkhorn iterations, its epsilon and the compressed layers' rotary base set no shape.
+    for key in ["hc_sinkhorn_iters", "hc_eps", "compress_rope_theta"] {
+        let _ = f.opt(key);
+    }
+    let attention = Attention::Hybrid {
+        heads,
+        head_dim,
+        index_heads: f.positive("index_n_heads")?,
+        index_dim: f.positive("index_head_dim")?,
+        index_topk: f.positive("index_topk")?,
+    };
+    Ok((attention, dims))
+}
+
+/// DeepSeek-V4's per-layer layout.
+struct V4Layers {
+    /// The compression ratio of each decoder layer (None: the window alone).
+    compress: Vec<Option<u64>>,
+    /// Whether each layer routes by a token → experts table.
+    hash_router: Vec<bool>,
+}
+
+/// DeepSeek-V4's layer kinds, from `compress_ratios` (one ratio per layer: 0 the window alone, 4 compressed
+/// sparse attention, 128 heavily compressed; entries past the decoder layers belong to the MTP layers) or
+/// from `layer_types` with `compress_rates` (the newer form), and the hash-routed layers from
+/// `num_hash_layers` (the first n) or `mlp_layer_types`.
+fn read_v4_layers(
+    f: &mut Fields<'_>,
+    n_layers: u64,
+    notes: &mut Vec<String>,
+) -> Result<V4Layers, Error> {
+    let n = n_layers as usize;
+    let ratios = f.u64s_opt("compress_ratios")?;
+    let types = f.strings_opt("layer_types")?;
+    let rates = match f.object_opt("compress_rates")? {
+        Some(mut r) => {
+            let csa = r.u64_opt("compressed_sparse_attention")?;
+            let hca = r.u64_opt("heavily_compressed_attention")?;
+            r.finish(&[])?;
+            (csa, hca)
+        }
+        None => (None, None),
+    };
+    let compress = match (ratios, types) {
+        (Some(_), Some(_)) => {
+            return Err(f.invalid("layer_types", "given with compress_ratios: one layout only"));
+        }
+        (Some(r), None) => {
+            if r.len() < n {
+                return Err(f.invalid(
+                    "compress_ratios",
+                    format!("{} entries for {n_layers} layers", r.len()),
+                ));
+            }
+            if r.len() > n {
+                notes.push(format!(
+                    "compress_ratios has {} entries past the {n_layers} decoder layers: the MTP / speculative layers', not counted",
+                    r.len() - n
+                ));
+            }
+            r[..n]
+                .iter()
+                .map(|&x| match x {
+                    0 => Ok(None),
+                    SPARSE_COMPRESS_RATIO | 128 => Ok(Some(x)),
+                    other => Err(f.invalid(
+                        "compress_ratios",
+                        format!("ratio {other} is not understood (0, 4, 128)"),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        (None, Some(t)) => {
+            if t.len() != n {
+                return Err(f.invalid(
+                    "layer_types",
+                    format!("{} entries for {n_layers} layers", t.len()),
+                ));
+            }
+            let csa = rates.0.unwrap_or(SPARSE_COMPRESS_RATIO);
+            if csa != SPARSE_COMPRESS_RATIO {
+                return Err(f.invalid(
+                    "compress_rates.compressed_sparse_attention",
+                    format!("{csa}: the indexer's ratio is 4"),
+                ));
+            }
+            let hca = rates.1.unwrap_or(128);
+            if hca == 0 {
+                return Err(f.invalid(
+                    "compress_rates.heavily_compressed_attention",
+                    "a ratio is positive",
+                ));
+            }
+            t.iter()
+                .map(|k| match k.as_str() {
+                    "sliding_attention" => Ok(None),
+                    "compressed_sparse_attention" => Ok(Some(csa)),
+                    "heavily_compressed_attention" => Ok(Some(hca)),
+                    other => Err(f.invalid(
+                        "layer_types",
+                        format!("`{other}` is not understood (sliding_attention, compressed_sparse_attention, heavily_compressed_attention)"),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        (None, None) => {
+            return Err(f.invalid(
+                "compress_ratios",
+                "missing (and no layer_types): each layer's compression",
+            ));
+        }
+    };
+    let hash_layers = f.u64_opt("num_hash_layers")?;
+    let mlp_types = f.strings_opt("mlp_layer_types")?;
+    let hash_router = match (hash_layers, mlp_types) {
+        (Some(_), Some(_)) => {
+            return Err(f.invalid(
+                "mlp_layer_types",
+                "given with num_hash_layers: one layout only",
+            ));
+        }
+        (Some(h), None) => (0..n_layers).map(|i| i < h).collect(),
+        (None, Some(t)) => {
+            if t.len() != n {
+                return Err(f.invalid(
+                    "mlp_layer_types",
+                    format!("{} entries for {n_layers} layers", t.len()),
+                ));
+            }
+            t.iter()
+                .map(|k| match k.as_str() {
+                    "hash_moe" => Ok(true),
+                    "moe" => Ok(false),
+                    other => Err(f.invalid(
+                        "mlp_layer_types",
+                        format!("`{other}` is not understood (hash_moe, moe)"),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        (None, None) => {
+            return Err(f.invalid(
+                "num_hash_layers",
+                "missing (and no mlp_layer_types): which layers route by token",
+            ));
+        }
+    };
+    // DSpark: a speculative drafter over some layers' hidden states, in its own (mtp.*) layers.
+    let dspark: Vec<String> = f
+        .map
+        .keys()
+        .filter(|k| k.starts_with("dspark_"))
+        .cloned()
+        .collect();
+    if !dspark.is_empty() {
+        for k in &dspark {
+            let _ = f.opt(k);
+        }
+        notes.push(format!(
+            "{}: the DSpark speculative-decoding stages are not counted (they run only when drafting)",
+            dspark.join(", ")
+        ));
+    }
+    Ok(V4Layers {
+        compress,
+        hash_router,
+    })
+}
+
 /// One tensor of one layer before grouping.
 struct Tensor {
     name: &'static str,
@@ -556,6 +798,9 @@ struct Tensor {
     bias: bool,
     per_layer: u64,
     quantizable: bool,
+    /// The format the checkpoint stores it in whatever the quantisation (fp32 mixing weights, int64
+    /// lookup tables).
+    fixed: Option<WeightFormat>,
     reads: Reads,
     split: RankSplit,
 }
@@ -588,7 +833,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         f.invalid(
             "model_type",
             format!(
-                "`{model_type}` is not understood (known: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss)"
+                "`{model_type}` is not understood (known: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, deepseek_v4, gpt_oss)"
             ),
         )
     })?;
@@ -733,7 +978,12 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
 
     // Attention.
     let mla = family == Family::DeepSeek;
-    let (attention, q_lora) = if mla {
+    let mut v4 = None;
+    let (attention, q_lora) = if family == Family::DeepSeekV4 {
+        let (attention, dims) = read_v4_attention(&mut f, heads, kv_heads, run.tp)?;
+        v4 = Some(dims);
+        (attention, Some(dims.q_lora))
+    } else if mla {
         let q_lora = f.u64_opt("q_lora_rank")?;
         let kv_lora_rank = f.positive("kv_lora_rank")?;
         let qk_nope_head_dim = f.positive("qk_nope_head_dim")?;
@@ -789,8 +1039,17 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
     let use_sliding = f.bool_opt("use_sliding_window")?;
     let max_window_layers = f.u64_opt("max_window_layers")?;
     let pattern = f.u64_opt("sliding_window_pattern")?;
-    let layer_types = f.strings_opt("layer_types")?;
-    let mut sliding = vec![false; n_layers as usize];
+    let mut compress = vec![None; n_layers as usize];
+    let mut hash_router = vec![false; n_layers as usize];
+    let layer_types = if family == Family::DeepSeekV4 {
+        let layout = read_v4_layers(&mut f, n_layers, &mut notes)?;
+        compress = layout.compress;
+        hash_router = layout.hash_router;
+        None
+    } else {
+        f.strings_opt("layer_types")?
+    };
+    let mut sliding = vec![family == Family::DeepSeekV4; n_layers as usize];
     if let Some(types) = &layer_types {
         if types.len() as u64 != n_layers {
             return Err(f.invalid(
@@ -873,13 +1132,20 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                 };
                 (e, k, i, s, si, 0, step, only)
             }
-            Family::DeepSeek => {
+            Family::DeepSeek | Family::DeepSeekV4 => {
                 let e = f.positive("n_routed_experts")?;
                 let k = f.positive("num_experts_per_tok")?;
                 let i = f.positive("moe_intermediate_size")?;
                 let s = f.u64_opt("n_shared_experts")?.unwrap_or(0);
-                let first = f.u64_opt("first_k_dense_replace")?.unwrap_or(0);
-                let every = f.u64_opt("moe_layer_freq")?.unwrap_or(1).max(1);
+                // DeepSeek-V4 has no dense layers: its configs carry neither key, and one would be an error.
+                let (first, every) = if family == Family::DeepSeek {
+                    (
+                        f.u64_opt("first_k_dense_replace")?.unwrap_or(0),
+                        f.u64_opt("moe_layer_freq")?.unwrap_or(1).max(1),
+                    )
+                } else {
+                    (0, 1)
+                };
                 if let Some(mtp) = f.u64_opt("num_nextn_predict_layers")?
                     && mtp > 0
                 {
@@ -910,7 +1176,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         ));
     }
     // DeepSeek: layer i is MoE when i % moe_layer_freq == 0; Qwen-MoE when (i + 1) % decoder_sparse_step == 0.
-    let step_offset = u64::from(family != Family::DeepSeek);
+    let step_offset = u64::from(!matches!(family, Family::DeepSeek | Family::DeepSeekV4));
     let is_moe_layer = |i: u64| -> bool {
         experts > 0
             && i >= dense_first
@@ -921,6 +1187,24 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
     if family == Family::Qwen2Moe {
         let _ = f.u64_opt("max_window_layers")?;
     }
+    // DeepSeek-V4 stores its routed experts in fp4 beside the fp8 of the other linears.
+    let expert_format = match f.str_opt("expert_dtype")?.as_deref() {
+        None => None,
+        Some("fp4") => Some(WeightFormat::Mxfp4),
+        Some(other) => {
+            return Err(f.invalid(
+                "expert_dtype",
+                format!("`{other}` is not understood (fp4: E2M1 with one E8M0 scale per 32)"),
+            ));
+        }
+    };
+    let expert_format = match (run.quant, expert_format) {
+        (Some(_), Some(_)) => {
+            notes.push("expert_dtype replaced by the format given on the command line".to_string());
+            None
+        }
+        (_, e) => e,
+    };
     let qk_norm = matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3);
     let norms_per_layer = if matches!(family, Family::Gemma2 | Family::Gemma3) {
         4
@@ -950,9 +1234,17 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         let moe = is_moe_layer(i);
         layer_kinds.push(LayerKind {
             sliding_window: if sliding[i as usize] { window } else { None },
+            compress_ratio: compress[i as usize],
             moe,
         });
-        let at = |m: &str| format!("model.layers.{i}.{m}");
+        // DeepSeek-V4's checkpoint names its modules `layers.{i}.attn.wq_a` (no `model.` prefix).
+        let at = |m: &str| {
+            if family == Family::DeepSeekV4 {
+                format!("layers.{i}.{m}")
+            } else {
+                format!("model.layers.{i}.{m}")
+            }
+        };
         let lin =
             |name: &'static str, module: String, k: u64, n: u64, bias: bool, split: RankSplit| {
                 Tensor {
@@ -963,6 +1255,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                     bias,
                     per_layer: 1,
                     quantizable: true,
+                    fixed: None,
                     reads: Reads::EveryStep,
                     split,
                 }
@@ -1116,6 +1409,154 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                     RankSplit::Row,
                 ));
             }
+            Attention::Hybrid {
+                heads,
+                head_dim,
+                index_heads,
+                index_dim,
+                ..
+            } => {
+                // A validated DeepSeek-V4 config has its dimensions in `v4`.
+                let d = v4.unwrap_or_default();
+                let vector = |name: &'static str, module: &str, width: u64, split: RankSplit| {
+                    let mut v = lin(name, at(module), 1, width, false, split);
+                    v.quantizable = false;
+                    v
+                };
+                t.push(lin(
+                    "attn.wq_a",
+                    at("attn.wq_a"),
+                    hidden,
+                    d.q_lora,
+                    false,
+                    RankSplit::Replicated,
+                ));
+                t.push(vector(
+                    "attn.q_norm",
+                    "attn.q_norm",
+                    d.q_lora,
+                    RankSplit::Replicated,
+                ));
+                t.push(lin(
+                    "attn.wq_b",
+                    at("attn.wq_b"),
+                    d.q_lora,
+                    heads * head_dim,
+                    false,
+                    RankSplit::Column,
+                ));
+                t.push(lin(
+                    "attn.wkv",
+                    at("attn.wkv"),
+                    hidden,
+                    head_dim,
+                    false,
+                    RankSplit::Replicated,
+                ));
+                t.push(vector(
+                    "attn.kv_norm",
+                    "attn.kv_norm",
+                    head_dim,
+                    RankSplit::Replicated,
+                ));
+                let mut sink = vector("attn.attn_sink", "attn.attn_sink", heads, RankSplit::Column);
+                sink.fixed = Some(WeightFormat::FP32);
+                t.push(sink);
+                // The o_groups grouped projections each map their heads' slice of the attention output
+                // (heads·head_dim / G) to o_lora: written as one (heads·head_dim / G) × (G·o_lora) tensor,
+                // the same parameters and bytes, and a column split hands each rank G / tp whole groups.
+                t.push(lin(
+                    "attn.wo_a",
+                    at("attn.wo_a"),
+                    heads * head_dim / d.o_groups,
+                    d.o_groups * d.o_lora,
+                    false,
+                    RankSplit::Column,
+                ));
+                t.push(lin(
+                    "attn.wo_b",
+                    at("attn.wo_b"),
+                    d.o_groups * d.o_lora,
+                    hidden,
+                    false,
+                    RankSplit::Row,
+                ));
+                if let Some(ratio) = compress[i as usize] {
+                    // The compressor pools `ratio` tokens into one entry; at the sparse ratio its
+                    // windows overlap and it projects twice the width (the reference `Compressor`'s coff).
+                    let coff = if ratio == SPARSE_COMPRESS_RATIO { 2 } else { 1 };
+                    let mut kv_gate = lin(
+                        "attn.compressor.wkv+wgate",
+                        at("attn.compressor"),
+                        hidden,
+                        coff * head_dim,
+                        false,
+                        RankSplit::Replicated,
+                    );
+                    kv_gate.per_layer = 2;
+                    kv_gate.quantizable = false;
+                    t.push(kv_gate);
+                    let mut ape = vector(
+                        "attn.compressor.ape",
+                        "attn.compressor.ape",
+                        ratio * coff * head_dim,
+                        RankSplit::Replicated,
+                    );
+                    ape.fixed = Some(WeightFormat::FP32);
+                    t.push(ape);
+                    t.push(vector(
+                        "attn.compressor.norm",
+                        "attn.compressor.norm",
+                        head_dim,
+                        RankSplit::Replicated,
+                    ));
+                    if ratio == SPARSE_COMPRESS_RATIO {
+                        t.push(lin(
+                            "attn.indexer.wq_b",
+                            at("attn.indexer.wq_b"),
+                            d.q_lora,
+                            index_heads * index_dim,
+                            false,
+                            RankSplit::Replicated,
+                        ));
+                        let mut w = lin(
+                            "attn.indexer.weights_proj",
+                            at("attn.indexer.weights_proj"),
+                            hidden,
+                            index_heads,
+                            false,
+                            RankSplit::Replicated,
+                        );
+                        w.quantizable = false;
+                        t.push(w);
+                        let mut kv_gate = lin(
+                            "attn.indexer.compressor.wkv+wgate",
+                            at("attn.indexer.compressor"),
+                            hidden,
+                            2 * index_dim,
+                            false,
+                            RankSplit::Replicated,
+                        );
+                        kv_gate.per_layer = 2;
+                        kv_gate.quantizable = false;
+                        t.push(kv_gate);
+                        let mut ape = vector(
+                            "attn.indexer.compressor.ape",
+                            "attn.indexer.compressor.ape",
+                            SPARSE_COMPRESS_RATIO * 2 * index_dim,
+                            RankSplit::Replicated,
+                        );
+                        ape.fixed = Some(WeightFormat::FP32);
+                        t.push(ape);
+                        t.push(vector(
+                            "attn.indexer.compressor.norm",
+                            "attn.indexer.compressor.norm",
+                            index_dim,
+                            RankSplit::Replicated,
+                        ));
+                    }
+                }
+            }
         }
         let mut norms = lin(
             "layer norms",
@@ -1128,10 +1569,38 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         norms.per_layer = norms_per_layer;
         norms.quantizable = false;
         t.push(norms);
+        if let Some(d) = v4 {
+            // mHC: per site (attention, FFN) the mixing weight `fn` of (2 + h)·h rows over h·hidden, and
+            // its (2 + h)·h base and 3 scales, all fp32.
+            let mix = (2 + d.hc_mult) * d.hc_mult;
+            let mut fns = lin(
+                "hc_attn_fn+hc_ffn_fn",
+                at("hc_attn_fn"),
+                d.hc_mult * hidden,
+                mix,
+                false,
+                RankSplit::Replicated,
+            );
+            fns.per_layer = 2;
+            fns.fixed = Some(WeightFormat::FP32);
+            t.push(fns);
+            let mut base = lin(
+                "hc_*_base+hc_*_scale",
+                at("hc_attn_base"),
+                1,
+                mix + 3,
+                false,
+                RankSplit::Replicated,
+            );
+            base.per_layer = 2;
+            base.fixed = Some(WeightFormat::FP32);
+            t.push(base);
+        }
         if moe {
             let (experts_module, router_module) = match family {
                 Family::Mixtral => ("block_sparse_moe.experts", "block_sparse_moe.gate"),
                 Family::GptOss => ("mlp.experts", "mlp.router"),
+                Family::DeepSeekV4 => ("ffn.experts", "ffn.gate"),
                 _ => ("mlp.experts", "mlp.gate"),
             };
             let expert_bias = family == Family::GptOss;
@@ -1168,9 +1637,41 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
             );
             r.quantizable = false;
             t.push(r);
+            if family == Family::DeepSeekV4 {
+                // Scored layers add an fp32 bias to the router's scores; hash-routed layers look each
+                // token's experts up in an int64 table of vocab × top_k instead.
+                let mut extra = if hash_router[i as usize] {
+                    let mut table = lin(
+                        "mlp.router.tid2eid",
+                        at("ffn.gate.tid2eid"),
+                        top_k,
+                        vocab,
+                        false,
+                        RankSplit::Replicated,
+                    );
+                    table.reads = Reads::TokenRows;
+                    table.fixed = Some(INT64);
+                    table
+                } else {
+                    let mut bias = lin(
+                        "mlp.router.bias",
+                        at("ffn.gate.bias"),
+                        1,
+                        experts,
+                        false,
+                        RankSplit::Replicated,
+                    );
+                    bias.fixed = Some(WeightFormat::FP32);
+                    bias
+                };
+                extra.quantizable = false;
+                t.push(extra);
+            }
             if shared_inter > 0 {
                 let module = if family == Family::Qwen2Moe {
                     "mlp.shared_expert"
+                } else if family == Family::DeepSeekV4 {
+                    "ffn.shared_experts"
                 } else {
                     "mlp.shared_experts"
                 };
@@ -1232,6 +1733,14 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
     // Group identical tensors across layers.
     let mut groups: Vec<TensorGroup> = Vec::new();
     let format_of = |t: &Tensor| -> WeightFormat {
+        if let Some(f) = t.fixed {
+            return f;
+        }
+        if t.reads == Reads::RoutedExperts
+            && let Some(e) = expert_format
+        {
+            return e;
+        }
         match quant.format {
             Some(q)
                 if t.quantizable && !quant.skip.iter().any(|p| module_matches(p, &t.module)) =>
@@ -1251,7 +1760,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         let (rank_in, rank_out) = match t.split {
             RankSplit::Column if kv_replicated => match attention {
                 Attention::Gqa { head_dim, .. } => (t.k, head_dim),
-                Attention::Mla { .. } => (t.k, t.n),
+                Attention::Mla { .. } | Attention::Hybrid { .. } => (t.k, t.n),
             },
             RankSplit::Column => (t.k, split_dim(t.n, ranks, t.name)?),
             RankSplit::Row => (split_dim(t.k, ranks, t.name)?, t.n),
@@ -1319,6 +1828,27 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         RankSplit::Replicated,
         hidden,
     ));
+    if let Some(d) = v4 {
+        // mHC's head site: h mixing rows over h·hidden, h base values and one scale, fp32.
+        groups.push(whole(
+            "hc_head_fn",
+            d.hc_mult * hidden,
+            d.hc_mult,
+            WeightFormat::FP32,
+            Reads::EveryStep,
+            RankSplit::Replicated,
+            d.hc_mult,
+        ));
+        groups.push(whole(
+            "hc_head_base+hc_head_scale",
+            1,
+            d.hc_mult + 1,
+            WeightFormat::FP32,
+            Reads::EveryStep,
+            RankSplit::Replicated,
+            d.hc_mult + 1,
+        ));
+    }
     groups.push(whole(
         "model.embed_tokens",
         hidden,

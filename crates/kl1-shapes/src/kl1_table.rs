@@ -220,6 +220,7 @@ impl Spec {
             layers: vec![
                 LayerKind {
                     sliding_window: None,
+                    compress_ratio: None,
                     moe: true,
                 };
                 layers as usize

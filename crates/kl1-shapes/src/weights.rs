@@ -11,7 +11,8 @@ use std::fmt;
 /// [`WeightFormat::bytes`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum WeightFormat {
-    /// Unquantised floats of `bytes` bytes each (bf16/fp16: 2, fp32: 4).
+    /// Unquantised elements of `bytes` bytes each (bf16/fp16: 2, fp32: 4; DeepSeek-V4's int64 router
+    /// tables: 8).
     Float {
         /// Bytes per element.
         bytes: u64,
@@ -22,12 +23,15 @@ pub enum WeightFormat {
     Fp8PerTensor,
     /// fp8 (E4M3) with one fp32 scale per output feature.
     Fp8PerChannel,
-    /// fp8 (E4M3) with one fp32 scale per `block_out` × `block_in` block (DeepSeek-V3: 128 × 128).
+    /// fp8 (E4M3) with one scale per `block_out` × `block_in` block (DeepSeek-V3: 128 × 128, fp32 scales;
+    /// DeepSeek-V4: E8M0 scales of one byte, `scale_fmt: ue8m0`).
     Fp8Block {
         /// Block height along the output features.
         block_out: u64,
         /// Block width along the input features.
         block_in: u64,
+        /// Bytes per scale: 4 (fp32) or 1 (E8M0).
+        scale_bytes: u64,
     },
     /// Integer weights of `bits` bits in groups of `group` input features, one fp16 scale per group and
     /// output feature, and (AWQ, GPTQ) a `bits`-bit zero point per group and output feature.
@@ -78,7 +82,8 @@ impl WeightFormat {
             WeightFormat::Fp8Block {
                 block_out,
                 block_in,
-            } => kn + 4.0 * (k.div_ceil(block_in) * n.div_ceil(block_out)) as f64,
+                scale_bytes,
+            } => kn + scale_bytes as f64 * (k.div_ceil(block_in) * n.div_ceil(block_out)) as f64,
             WeightFormat::IntGroup {
                 bits,
                 group,
@@ -113,7 +118,12 @@ impl fmt::Display for WeightFormat {
             WeightFormat::Fp8Block {
                 block_out,
                 block_in,
-            } => write!(f, "fp8-block{block_out}x{block_in}"),
+                scale_bytes,
+            } => write!(
+                f,
+                "fp8-block{block_out}x{block_in}{}",
+                if *scale_bytes == 1 { "-e8m0" } else { "" }
+            ),
             WeightFormat::IntGroup {
                 bits,
                 group,
@@ -250,16 +260,39 @@ pub enum Attention {
         /// Width of one value head.
         v_head_dim: u64,
     },
+    /// DeepSeek-V4 hybrid attention: one key/value head of `head_dim` shared by keys and values (the cache
+    /// holds one vector per token), attended over a sliding window in every layer; a layer with a
+    /// compression ratio r ([`LayerKind::compress_ratio`]) also keeps one compressed entry per r tokens:
+    /// r = 4 (compressed sparse attention) picks `index_topk` entries per query with a lightning indexer of
+    /// `index_heads` × `index_dim` keys (one per 4 tokens); any other r (heavily compressed) reads all.
+    Hybrid {
+        /// Query heads.
+        heads: u64,
+        /// Width of the shared key/value vector.
+        head_dim: u64,
+        /// Indexer query heads.
+        index_heads: u64,
+        /// Width of one indexer key.
+        index_dim: u64,
+        /// Compressed entries a query of a sparse layer attends to.
+        index_topk: u64,
+    },
 }
 
 impl Attention {
     /// Query heads.
     pub fn heads(&self) -> u64 {
         match *self {
-            Attention::Gqa { heads, .. } | Attention::Mla { heads, .. } => heads,
+            Attention::Gqa { heads, .. }
+            | Attention::Mla { heads, .. }
+            | Attention::Hybrid { heads, .. } => heads,
         }
     }
 }
+
+/// The compression ratio of DeepSeek-V4's compressed sparse attention: its layers select entries with the
+/// indexer; layers with other ratios read every compressed entry.
+pub const SPARSE_COMPRESS_RATIO: u64 = 4;
 
 /// The routed-expert part of a mixture-of-experts model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,6 +314,9 @@ pub struct Moe {
 pub struct LayerKind {
     /// The sliding window (keys a query attends to at most), if the layer uses one.
     pub sliding_window: Option<u64>,
+    /// DeepSeek-V4: the layer also keeps one compressed KV entry per this many tokens (with
+    /// [`Attention::Hybrid`] only).
+    pub compress_ratio: Option<u64>,
     /// Whether the layer's MLP is a mixture of experts.
     pub moe: bool,
 }
@@ -389,7 +425,8 @@ impl ModelShape {
 
     /// KV-cache bytes one token adds in one layer on one rank, at `kv_bytes` per element:
     /// GQA 2·max(1, kv_heads/tp)·head_dim (keys and values, v_head_dim for values); MLA
-    /// (kv_lora_rank + qk_rope_head_dim), held whole on every rank.
+    /// (kv_lora_rank + qk_rope_head_dim), held whole on every rank; DeepSeek-V4 head_dim (the window's
+    /// entry; its compressed entries are per r tokens, counted by the caller per layer kind).
     pub fn kv_bytes_per_token_layer(&self, kv_bytes: u64) -> u64 {
         match self.attention {
             Attention::Gqa {
@@ -406,6 +443,7 @@ impl ModelShape {
                 qk_rope_head_dim,
                 ..
             } => (kv_lora_rank + qk_rope_head_dim) * kv_bytes,
+            Attention::Hybrid { head_dim, .. } => head_dim * kv_bytes,
         }
     }
 }

@@ -46,6 +46,11 @@ const PUBLISHED: &[(&str, f64, Active)] = &[
         15.7e9,
         Active::WithoutEmbedding(2.4e9),
     ),
+    (
+        "deepseek-v4-flash.json",
+        284e9,
+        Active::WithoutEmbedding(13e9),
+    ),
 ];
 
 #[test]
@@ -324,4 +329,192 @@ fn compressed_tensors_modelopt_and_overrides() {
     };
     let m = llama_with(unknown, run).unwrap();
     assert_eq!(m.notes.len(), 1, "{:?}", m.notes);
+}
+
+fn v4_text() -> String {
+    std::fs::read_to_string(models_dir().join("deepseek-v4-flash.json")).unwrap()
+}
+
+fn v4(run: RunOptions) -> ModelShape {
+    model_from_config(&v4_text(), "deepseek-v4-flash.json", &run).unwrap()
+}
+
+fn v4_edited(
+    edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) -> Result<ModelShape, kl1_shapes::Error> {
+    let mut v: serde_json::Value = serde_json::from_str(&v4_text()).unwrap();
+    edit(v.as_object_mut().unwrap());
+    model_from_config(&v.to_string(), "edited.json", &RunOptions::default())
+}
+
+fn reference(key: &str) -> u64 {
+    let path = models_dir().join("../reference/deepseek_v4_params.json");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v[key].as_u64().unwrap()
+}
+
+/// DeepSeek-V4-Flash against `testdata/reference/deepseek_v4_params.py`, which counts the checkpoint's own
+/// tensor list (its names tally with a public inventory: 69,187 with the MTP layer) and prices each tensor
+/// in its stored format; with the MTP layer its bytes equal the checkpoint index's total_size to the byte.
+/// The table must give the same parameters, active parameters and bytes (tp 1) exactly.
+#[test]
+fn deepseek_v4_flash_matches_its_checkpoint_tensor_list() {
+    let m = v4(RunOptions::default());
+    assert_eq!(reference("names_with_mtp"), 69_187);
+    assert_eq!(reference("checkpoint_bytes_with_mtp"), 159_609_485_896);
+    assert_eq!(m.total_params(), reference("total_params_main"));
+    assert_eq!(
+        m.active_params(),
+        reference("active_params_without_embedding") as f64
+    );
+    let bytes: f64 = m.groups.iter().map(|g| g.rank_bytes()).sum();
+    assert_eq!(bytes, reference("checkpoint_bytes_main") as f64);
+    // Layer kinds: 2 window-only, then 21 sparse (ratio 4) and 20 heavily compressed (ratio 128), all MoE
+    // with a 128-token window; the three trailing ratios (MTP / DSpark) are not layers.
+    let ratio = |r: Option<u64>| m.layers.iter().filter(|l| l.compress_ratio == r).count();
+    assert_eq!((ratio(None), ratio(Some(4)), ratio(Some(128))), (2, 21, 20));
+    assert!(
+        m.layers
+            .iter()
+            .all(|l| l.moe && l.sliding_window == Some(128))
+    );
+    // One shared 512-wide key/value vector per token in the window.
+    assert_eq!(m.kv_bytes_per_token_layer(1), 512);
+    assert!(m.fp8_compute);
+    assert!(
+        m.notes.iter().any(|n| n.contains("dspark_block_size")),
+        "{:?}",
+        m.notes
+    );
+}
+
+/// Two tensor-parallel ranks: the query up-projection, the grouped output projections (4 of the 8 groups
+/// per rank) and the output down-projection divide; the indexer, compressors and wq_a/wkv do not. One
+/// routed expert on a rank in fp4: gate|up 4096 → 2·1024 is 4096·2048/2 + (4096/32)·2048 bytes, down
+/// 1024 → 4096 is 1024·4096/2 + (1024/32)·4096.
+#[test]
+fn deepseek_v4_on_two_ranks() {
+    let m = v4(RunOptions {
+        tp: 2,
+        ep: 1,
+        quant: None,
+    });
+    let g = |name: &str| m.groups.iter().find(|g| g.name == name).unwrap();
+    assert_eq!(
+        (g("attn.wq_b").rank_in, g("attn.wq_b").rank_out),
+        (1024, 16_384)
+    );
+    assert_eq!(
+        (g("attn.wo_a").rank_in, g("attn.wo_a").rank_out),
+        (4096, 4096)
+    );
+    assert_eq!(
+        (g("attn.wo_b").rank_in, g("attn.wo_b").rank_out),
+        (4096, 4096)
+    );
+    assert_eq!(
+        (g("attn.wq_a").rank_in, g("attn.wq_a").rank_out),
+        (4096, 1024)
+    );
+    assert_eq!(
+        (
+            g("attn.indexer.wq_b").rank_in,
+            g("attn.indexer.wq_b").rank_out
+        ),
+        (1024, 8192)
+    );
+    // wq_b on a rank in fp8 with one E8M0 byte per 128×128 block: 1024·16384 + 8·128.
+    assert_eq!(
+        g("attn.wq_b").rank_tensor_bytes(),
+        (1024 * 16_384 + 8 * 128) as f64
+    );
+    let gate_up = 4096 * 2048 / 2 + 128 * 2048;
+    let down = 1024 * 4096 / 2 + 32 * 4096;
+    assert_eq!(m.rank_expert_bytes(), (gate_up + down) as f64);
+    // o_groups must divide among the ranks: 16 ranks hold the 64 heads but not the 8 groups.
+    let e = model_from_config(
+        &v4_text(),
+        "deepseek-v4-flash.json",
+        &RunOptions {
+            tp: 16,
+            ep: 1,
+            quant: None,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.field(), Some("o_groups"), "{e}");
+}
+
+/// The newer transformers form of the layout (`layer_types`, `compress_rates`, `mlp_layer_types`) gives
+/// the same table as the checkpoint's `compress_ratios` and `num_hash_layers`.
+#[test]
+fn deepseek_v4_layer_types_form_is_the_same_model() {
+    let old = v4(RunOptions::default());
+    let new = v4_edited(|m| {
+        let ratios: Vec<u64> = m["compress_ratios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(43)
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        let types: Vec<&str> = ratios
+            .iter()
+            .map(|r| match r {
+                0 => "sliding_attention",
+                4 => "compressed_sparse_attention",
+                _ => "heavily_compressed_attention",
+            })
+            .collect();
+        m.remove("compress_ratios");
+        m.remove("num_hash_layers");
+        m.insert("layer_types".into(), serde_json::json!(types));
+        m.insert(
+            "compress_rates".into(),
+            serde_json::json!({"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}),
+        );
+        let mlp: Vec<&str> = (0..43).map(|i| if i < 3 { "hash_moe" } else { "moe" }).collect();
+        m.insert("mlp_layer_types".into(), serde_json::json!(mlp));
+    })
+    .unwrap();
+    assert_eq!(new.groups, old.groups);
+    assert_eq!(new.layers, old.layers);
+}
+
+/// What DeepSeek-V4's reader does not understand is an error naming the field.
+#[test]
+fn deepseek_v4_errors_name_the_field() {
+    let field = |edit: fn(&mut serde_json::Map<String, serde_json::Value>)| {
+        v4_edited(edit).unwrap_err().field().map(str::to_string)
+    };
+    let f = field(|m| {
+        m["compress_ratios"][5] = 2.into();
+    });
+    assert_eq!(f.as_deref(), Some("compress_ratios"));
+    let f = field(|m| {
+        m.insert("expert_dtype".into(), "fp6".into());
+    });
+    assert_eq!(f.as_deref(), Some("expert_dtype"));
+    let f = field(|m| {
+        m.insert("num_key_value_heads".into(), 8.into());
+    });
+    assert_eq!(f.as_deref(), Some("num_key_value_heads"));
+    let f = field(|m| {
+        m.remove("num_hash_layers");
+    });
+    assert_eq!(f.as_deref(), Some("num_hash_layers"));
+    let f = field(|m| {
+        m["compress_ratios"] = serde_json::json!([0, 4]);
+    });
+    assert_eq!(f.as_deref(), Some("compress_ratios"));
+    let f = field(|m| {
+        m["quantization_config"]["scale_fmt"] = "e4m3".into();
+    });
+    assert_eq!(f.as_deref(), Some("quantization_config.scale_fmt"));
+    // DeepSeek-V4.1's shared-KV layout is another architecture: its keys are refused, not skipped.
+    let f = field(|m| {
+        m.insert("kv_source_layer_ids".into(), serde_json::json!([2, 8]));
+    });
+    assert_eq!(f.as_deref(), Some("kv_source_layer_ids"));
 }

@@ -158,6 +158,18 @@ fn the_gpu_table_labels_every_figure() {
             }
             Citation::Assumed { reason } => prose += &format!("{reason}\n"),
         }
+        for p in &g.peak_tflops {
+            assert!(p.tflops > 0.0, "{}/{}", g.name, p.dtype);
+            match &p.provenance {
+                Citation::Cited { source, at, .. } => {
+                    sources.insert(source.clone());
+                    prose += &format!("{at}\n");
+                }
+                Citation::Assumed { .. } => {
+                    panic!("{}/{}: a peak must be cited", g.name, p.dtype)
+                }
+            }
+        }
         for r in &g.read_bandwidths {
             // A read never beats the specified bandwidth; a figure above it would be mislabelled.
             assert!(

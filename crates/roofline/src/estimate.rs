@@ -1,7 +1,9 @@
 //! ESTIMATED bytes and FLOPs of one step on one rank, from the model's weights table and the step's token
 //! counts. `docs/formulas.md` §9 writes out each formula.
 
-use kl1_shapes::{Attention, ModelShape, Reads, uniform_distinct_experts};
+use kl1_shapes::{
+    Attention, LayerKind, ModelShape, Reads, SPARSE_COMPRESS_RATIO, uniform_distinct_experts,
+};
 use serde::Serialize;
 
 use crate::tokens::{PhaseTokens, StepTokens};
@@ -126,8 +128,69 @@ fn flops_per_pair(a: &Attention, decode: bool) -> f64 {
                 2 * heads * (qk_nope_head_dim + qk_rope_head_dim) + 2 * heads * v_head_dim
             }
         }
+        // One vector serves as key and value: scores and values both over head_dim.
+        Attention::Hybrid {
+            heads, head_dim, ..
+        } => 4 * heads * head_dim,
     };
     f as f64
+}
+
+/// DeepSeek-V4's attention in one layer and phase: (KV bytes read, FLOPs). Every layer reads its window's
+/// keys (as [`keys_read`]); a layer of ratio r also holds Σ sk / r compressed entries (an upper bound:
+/// each request has ⌊sk / r⌋), all read at a heavily compressed ratio, at most Σ sq · top-k of them at the
+/// sparse ratio, whose indexer also reads a key of `index_dim` per entry and scores every (query, entry)
+/// pair over its heads. Compressed pairs are the causal pairs / r.
+fn hybrid_layer(a: &Attention, layer: &LayerKind, p: &PhaseTokens, kv_bytes: u64) -> (f64, f64) {
+    let Attention::Hybrid {
+        head_dim,
+        index_heads,
+        index_dim,
+        index_topk,
+        ..
+    } = *a
+    else {
+        return (0.0, 0.0);
+    };
+    let entry = (head_dim * kv_bytes) as f64;
+    let f_pair = flops_per_pair(a, true);
+    let mut read = keys_read(p, layer.sliding_window) * entry;
+    let mut flops = pairs(p, layer.sliding_window) * f_pair;
+    if let Some(r) = layer.compress_ratio {
+        let entries = p.kv_tokens as f64 / r as f64;
+        let compressed_pairs = p.causal_pairs() / r as f64;
+        if r == SPARSE_COMPRESS_RATIO {
+            let picked = (p.query_tokens * index_topk) as f64;
+            read += entries.min(picked) * entry + entries * (index_dim * kv_bytes) as f64;
+            flops += compressed_pairs.min(picked) * f_pair
+                + compressed_pairs * (2 * index_heads * index_dim) as f64;
+        } else {
+            read += entries * entry;
+            flops += compressed_pairs * f_pair;
+        }
+    }
+    (read, flops)
+}
+
+/// KV bytes one new token writes in a DeepSeek-V4 layer: its window entry, 1/r of a compressed entry,
+/// and at the sparse ratio 1/4 of an indexer key.
+fn hybrid_write(a: &Attention, layer: &LayerKind, kv_bytes: u64) -> f64 {
+    let Attention::Hybrid {
+        head_dim,
+        index_dim,
+        ..
+    } = *a
+    else {
+        return 0.0;
+    };
+    let mut w = (head_dim * kv_bytes) as f64;
+    if let Some(r) = layer.compress_ratio {
+        w += (head_dim * kv_bytes) as f64 / r as f64;
+        if r == SPARSE_COMPRESS_RATIO {
+            w += (index_dim * kv_bytes) as f64 / r as f64;
+        }
+    }
+    w
 }
 
 /// Bytes and FLOPs of one step on one rank. `kv_bytes` is the KV cache's bytes per element.
@@ -167,14 +230,30 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
     // KV cache and attention, layer by layer kind.
     let mut kv_read = 0.0;
     let mut attention = 0.0;
+    let hybrid = matches!(model.attention, Attention::Hybrid { .. });
     for layer in &model.layers {
         for (phase, decode) in [(&tokens.prefill, false), (&tokens.decode, true)] {
-            kv_read += keys_read(phase, layer.sliding_window) * kv_token_layer;
-            attention +=
-                pairs(phase, layer.sliding_window) * flops_per_pair(&model.attention, decode);
+            if hybrid {
+                let (read, flops) = hybrid_layer(&model.attention, layer, phase, kv_bytes);
+                kv_read += read;
+                attention += flops;
+            } else {
+                kv_read += keys_read(phase, layer.sliding_window) * kv_token_layer;
+                attention +=
+                    pairs(phase, layer.sliding_window) * flops_per_pair(&model.attention, decode);
+            }
         }
     }
-    let kv_write = (t * model.layers.len() as u64) as f64 * kv_token_layer;
+    let kv_write = if hybrid {
+        t as f64
+            * model
+                .layers
+                .iter()
+                .map(|l| hybrid_write(&model.attention, l, kv_bytes))
+                .sum::<f64>()
+    } else {
+        (t * model.layers.len() as u64) as f64 * kv_token_layer
+    };
 
     // FLOPs: dense parts divide among tp ranks, routed experts among ep ranks (or tp without ep).
     let tp = model.tp as f64;

@@ -329,3 +329,49 @@ fn mla_deepseek_v3_decode_on_a_generated_trace() {
     assert_eq!((s.span_ns, s.busy_ns), (24_100_000, 24_000_000));
     close(s.rates.gbps, e.bytes.total() / 24_100_000.0);
 }
+
+/// DeepSeek-V4-Flash (43 layers, each with a 128-token window over one shared 512-wide key/value vector;
+/// layers 2, 4, …, 42 compress 4 tokens into one entry and attend to the indexer's top 512, layers 3, 5, …,
+/// 41 compress 128 into one and attend to all; 256 fp4 experts top-6; the other linears fp8) on two
+/// tensor-parallel ranks: a decode step of 32 requests of 4,096 KV tokens each (131,072 in all), bf16 KV.
+#[test]
+fn deepseek_v4_hybrid_attention_decode_on_a_generated_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = generated_trace(
+        dir.path(),
+        "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk131072sqsq32sqsk131072)",
+        "NVIDIA H200",
+        20_000,
+    );
+    let t = analyse(&trace, &setup(model("deepseek-v4-flash.json", 2, 1))).unwrap();
+    assert!(t.failures.is_empty(), "{:?}", t.failures);
+    let e = &t.steps[0].estimate;
+    // One cache entry: 512 × 2 B = 1,024 B. Window: each request reads its last 128 keys, 32 × 128 = 4,096
+    // entries in every layer. Sparse layers: 131,072 / 4 = 32,768 compressed entries, of which the queries
+    // read at most 32 × 512 = 16,384, and every indexer key (128 × 2 B) of the 32,768. Heavily compressed
+    // layers: 131,072 / 128 = 1,024 entries, all read.
+    let window: u64 = 4096 * 1024;
+    let sparse: u64 = 16_384 * 1024 + 32_768 * 256;
+    let heavy: u64 = 1024 * 1024;
+    close(
+        e.bytes.kv_read,
+        (43 * window + 21 * sparse + 20 * heavy) as f64,
+    );
+    // A new token writes its window entry in 43 layers, a quarter entry and a quarter indexer key in the
+    // 21 sparse layers, 1/128 of an entry in the 20 heavy ones: 43·1024 + 21·(256 + 64) + 20·8 = 50,912 B.
+    close(e.bytes.kv_write, (32 * 50_912) as f64);
+    // FLOPs per (query, entry) pair: scores and values over the one 512-wide vector, 4·64·512 = 131,072.
+    // Window: 4,096 pairs per layer. Sparse: min(32,768, 16,384) pairs plus the indexer's 64 heads × 128
+    // over all 32,768 entries (2·64·128 each). Heavy: 1,024 pairs. Heads divide between the two ranks.
+    let f = 131_072u64;
+    let per_rank = 43 * 4096 * f + 21 * (16_384 * f + 32_768 * 2 * 64 * 128) + 20 * 1024 * f;
+    close(e.flops.attention, per_rank as f64 / 2.0);
+    // One routed expert on a rank, fp4 with one byte per 32 inputs: gate|up 4096 → 2048, down 1024 → 4096.
+    let expert: u64 = (4096 * 2048 / 2 + 128 * 2048) + (1024 * 4096 / 2 + 32 * 4096);
+    let d = 256.0 * (1.0 - (1.0 - 6.0f64 / 256.0).powi(32));
+    close(e.experts.uniform, d);
+    close(e.bytes.routed_experts, d * (expert * 43) as f64);
+    // LM head, bf16, vocabulary split: 4096 × 129,280 / 2.
+    close(e.bytes.lm_head, (4096u64 * 64_640 * 2) as f64);
+    assert_eq!(t.steps[0].dtype, "fp8");
+}

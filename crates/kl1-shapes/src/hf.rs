@@ -3,7 +3,7 @@
 //!
 //! Every key of the config is either read, or on a list of keys known not to change any weight's shape or
 //! bytes (token ids, rotary and normalisation constants, training knobs); any other key is an error that
-//! names it, so a new architecture feature is never ignored silently. `docs/formulas.md` §8 lists what
+//! names it, so a new architecture feature is never ignored silently. `docs/formulas.md` §16 lists what
 //! each architecture contributes to the table.
 
 use serde_json::{Map, Value};
@@ -297,6 +297,75 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// The `model_type`s understood, as the error for another one lists them.
+const KNOWN_TYPES: &str = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, deepseek_v32, deepseek_v4, gpt_oss, glm4_moe; multimodal: gemma3, mistral3, qwen2_vl, qwen2_5_vl";
+
+/// A multimodal model whose language model is its `text_config`: the wrapper's own keys set the vision
+/// side, which is not counted, or nothing.
+struct Wrapper {
+    model_type: &'static str,
+    /// The `text_config.model_type`s it holds; the first is taken when the key is absent.
+    text_types: &'static [&'static str],
+    /// Wrapper keys that set no weight: token ids, image token counts.
+    ignored: &'static [&'static str],
+    /// Wrapper keys that shape the vision projector, named in the note that it is not counted.
+    vision_keys: &'static [&'static str],
+}
+
+const WRAPPERS: &[Wrapper] = &[
+    // Gemma 3 (4B and larger): SigLIP encoder, a fixed projector (mm_input_projection, soft-embedding norm).
+    Wrapper {
+        model_type: "gemma3",
+        text_types: &["gemma3_text"],
+        ignored: &[
+            "boi_token_index",
+            "eoi_token_index",
+            "image_token_index",
+            "mm_tokens_per_image",
+        ],
+        vision_keys: &[],
+    },
+    // Mistral Small 3.1 and later: Pixtral encoder, a patch merger and a two-layer projector.
+    Wrapper {
+        model_type: "mistral3",
+        text_types: &["mistral"],
+        ignored: &["image_token_index"],
+        vision_keys: &[
+            "multimodal_projector_bias",
+            "projector_hidden_act",
+            "spatial_merge_size",
+            "vision_feature_layer",
+        ],
+    },
+];
+
+/// Multimodal models whose language model's keys sit at the top level beside a `vision_config`, with their
+/// keys that set no language-model weight.
+const VISION_BESIDE: &[(&str, &[&str])] =
+    &[("qwen2_vl", QWEN_VL_TOKENS), ("qwen2_5_vl", QWEN_VL_TOKENS)];
+
+const QWEN_VL_TOKENS: &[&str] = &[
+    "image_token_id",
+    "video_token_id",
+    "vision_start_token_id",
+    "vision_end_token_id",
+    "vision_token_id",
+];
+
+/// Gemma3TextConfig's defaults for the keys that shape weights: Gemma 3's multimodal configs give only
+/// what differs from them, and transformers fills the rest from the class, as this does (with a note).
+const GEMMA3_TEXT_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 262_208),
+    ("hidden_size", 2304),
+    ("intermediate_size", 9216),
+    ("num_hidden_layers", 26),
+    ("num_attention_heads", 8),
+    ("num_key_value_heads", 4),
+    ("head_dim", 256),
+    ("sliding_window", 4096),
+    ("sliding_window_pattern", 6),
+];
+
 /// The model family, from `model_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Family {
@@ -313,6 +382,7 @@ enum Family {
     DeepSeek,
     DeepSeekV4,
     GptOss,
+    Glm4Moe,
 }
 
 impl Family {
@@ -320,7 +390,7 @@ impl Family {
         Some(match model_type {
             "llama" => Family::Llama,
             "mistral" => Family::Mistral,
-            "qwen2" => Family::Qwen2,
+            "qwen2" | "qwen2_vl" | "qwen2_5_vl" => Family::Qwen2,
             "qwen3" => Family::Qwen3,
             "gemma" => Family::Gemma,
             "gemma2" => Family::Gemma2,
@@ -328,9 +398,10 @@ impl Family {
             "mixtral" => Family::Mixtral,
             "qwen2_moe" => Family::Qwen2Moe,
             "qwen3_moe" => Family::Qwen3Moe,
-            "deepseek_v2" | "deepseek_v3" | "kimi_k2" => Family::DeepSeek,
+            "deepseek_v2" | "deepseek_v3" | "kimi_k2" | "deepseek_v32" => Family::DeepSeek,
             "deepseek_v4" => Family::DeepSeekV4,
             "gpt_oss" => Family::GptOss,
+            "glm4_moe" => Family::Glm4Moe,
             _ => return None,
         })
     }
@@ -362,7 +433,8 @@ fn read_quant(q: &mut Fields<'_>) -> Result<Quant, Error> {
     let format = match method.as_str() {
         "fp8" => {
             fp8_compute = true;
-            // DeepSeek-V4 stores its block scales as E8M0 (one byte); V3's `weight_scale_inv` are fp32.
+            // `ue8m0`: power-of-two scales. DeepSeek-V4 stores them as E8M0 bytes; DeepSeek-V3.1 and V3.2
+            // store them as fp32 `weight_scale_inv`, like V3's: the family decides (`build`).
             let scale_bytes = match q.str_opt("scale_fmt")?.as_deref() {
                 None => 4,
                 Some("ue8m0") => 1,
@@ -801,6 +873,8 @@ struct Tensor {
     /// The format the checkpoint stores it in whatever the quantisation (fp32 mixing weights, int64
     /// lookup tables).
     fixed: Option<WeightFormat>,
+    /// Bytes per bias element when not the activation dtype's (the fp32 router correction biases).
+    bias_bytes: Option<u64>,
     reads: Reads,
     split: RankSplit,
 }
@@ -829,50 +903,127 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
     let model_type = f
         .str_opt("model_type")?
         .ok_or_else(|| f.invalid("model_type", "missing"))?;
-    let family = Family::of(&model_type).ok_or_else(|| {
+    let mut notes = Vec::new();
+    if let Some(w) = WRAPPERS.iter().find(|w| w.model_type == model_type) {
+        // The wrapper's dtype, quantisation and tying apply to its language model unless text_config
+        // gives its own.
+        let dtype = dtype_of(&mut f)?;
+        let quant = quant_of(&mut f, run, &mut notes)?;
+        let tie = f.bool_opt("tie_word_embeddings")?;
+        let mut text = f.object_opt("text_config")?.ok_or_else(|| {
+            f.invalid(
+                "text_config",
+                format!("missing: a `{model_type}` config holds its language model there"),
+            )
+        })?;
+        let mut vision: Vec<String> = Vec::new();
+        if f.opt("vision_config").is_some() {
+            vision.push("vision_config".to_string());
+        }
+        for key in w.vision_keys {
+            if f.opt(key).is_some() {
+                vision.push((*key).to_string());
+            }
+        }
+        if !vision.is_empty() {
+            notes.push(format!(
+                "{}: the vision encoder and its projector are not counted (they run only on image inputs)",
+                vision.join(", ")
+            ));
+        }
+        let ignored: Vec<&str> = IGNORED.iter().chain(w.ignored).copied().collect();
+        f.finish(&ignored)?;
+        let inner = text
+            .str_opt("model_type")?
+            .unwrap_or_else(|| w.text_types[0].to_string());
+        if !w.text_types.contains(&inner.as_str()) {
+            return Err(text.invalid(
+                "model_type",
+                format!(
+                    "`{inner}` is not understood inside `{model_type}` (known: {})",
+                    w.text_types.join(", ")
+                ),
+            ));
+        }
+        let family = family_of(&text, &inner)?;
+        let dtype = dtype_of(&mut text)?.or(dtype);
+        let tie = text.bool_opt("tie_word_embeddings")?.or(tie);
+        return build(
+            text,
+            family,
+            format!("{model_type} ({inner})"),
+            Inherited {
+                dtype,
+                quant,
+                tie,
+                layers: "language_model.model.layers",
+                ignored: &[],
+            },
+            run,
+            notes,
+        );
+    }
+    let family = family_of(&f, &model_type)?;
+    let mut ignored: &'static [&'static str] = &[];
+    if let Some((_, keys)) = VISION_BESIDE.iter().find(|(t, _)| *t == model_type) {
+        if f.opt("vision_config").is_some() {
+            notes.push(
+                "vision_config: the vision encoder is not counted (it runs only on image inputs)"
+                    .to_string(),
+            );
+        }
+        ignored = keys;
+    }
+    let dtype = dtype_of(&mut f)?;
+    let quant = quant_of(&mut f, run, &mut notes)?;
+    let tie = f.bool_opt("tie_word_embeddings")?;
+    build(
+        f,
+        family,
+        model_type,
+        Inherited {
+            dtype,
+            quant,
+            tie,
+            layers: "model.layers",
+            ignored,
+        },
+        run,
+        notes,
+    )
+}
+
+/// What a language model's reader takes from the level above its keys: a multimodal wrapper's dtype,
+/// quantisation and tying, and where its layers sit in the checkpoint.
+struct Inherited {
+    dtype: Option<String>,
+    quant: Quant,
+    tie: Option<bool>,
+    /// The layers' module path (`model.layers`; a wrapper's `language_model.model.layers`).
+    layers: &'static str,
+    /// Keys of this level that set no language-model weight, beyond [`IGNORED`].
+    ignored: &'static [&'static str],
+}
+
+/// `torch_dtype` (or the newer `dtype`).
+fn dtype_of(f: &mut Fields<'_>) -> Result<Option<String>, Error> {
+    let old = f.str_opt("torch_dtype")?;
+    let new = f.str_opt("dtype")?;
+    Ok(old.or(new))
+}
+
+/// The model family of a `model_type`, or an error naming the key and the known types.
+fn family_of(f: &Fields<'_>, model_type: &str) -> Result<Family, Error> {
+    Family::of(model_type).ok_or_else(|| {
         f.invalid(
             "model_type",
-            format!(
-                "`{model_type}` is not understood (known: llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, deepseek_v4, gpt_oss)"
-            ),
+            format!("`{model_type}` is not understood (known: {KNOWN_TYPES})"),
         )
-    })?;
-    let mut notes = Vec::new();
-    let dtype = match f.str_opt("torch_dtype")?.or(f.str_opt("dtype")?) {
-        Some(d) => d,
-        // gpt-oss configs carry no dtype; the checkpoints' unquantised tensors are bf16 (its model card).
-        None if family == Family::GptOss => {
-            notes
-                .push("torch_dtype absent: gpt-oss's unquantised tensors are bfloat16".to_string());
-            "bfloat16".to_string()
-        }
-        None => {
-            return Err(f.invalid(
-                "torch_dtype",
-                "missing: the activation and unquantised weight dtype",
-            ));
-        }
-    };
-    let act = match dtype.as_str() {
-        "bfloat16" => WeightFormat::BF16,
-        "float16" => WeightFormat::FP16,
-        "float32" => WeightFormat::FP32,
-        other => {
-            return Err(f.invalid(
-                "torch_dtype",
-                format!("`{other}`: expected bfloat16, float16 or float32"),
-            ));
-        }
-    };
-    let act_bytes = match act {
-        WeightFormat::Float { bytes, .. } => bytes,
-        _ => 2,
-    };
-    let act_name = match act {
-        WeightFormat::Float { name, .. } => name,
-        _ => "bf16",
-    };
+    })
+}
 
+/// The config's `quantization_config`, or the format given on the command line.
+fn quant_of(f: &mut Fields<'_>, run: &RunOptions, notes: &mut Vec<String>) -> Result<Quant, Error> {
     // A format given on the command line replaces the config's, which is then not read at all (so a
     // quantisation scheme this tool does not know can still be overridden).
     if run.quant.is_some() && f.opt("quantization_config").is_some() {
@@ -925,7 +1076,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         }
         None => None,
     };
-    let quant = match run.quant {
+    Ok(match run.quant {
         Some(QuantOverride::None) => Quant {
             format: None,
             skip: Vec::new(),
@@ -955,6 +1106,91 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
             head: None,
             fp8_compute: false,
         }),
+    })
+}
+
+/// A language model's table from its keys (the config, or a wrapper's `text_config`).
+fn build(
+    mut f: Fields<'_>,
+    family: Family,
+    model_type: String,
+    inherited: Inherited,
+    run: &RunOptions,
+    mut notes: Vec<String>,
+) -> Result<ModelShape, Error> {
+    let origin = f.origin;
+    let Inherited {
+        dtype,
+        mut quant,
+        tie,
+        layers: layer_root,
+        ignored,
+    } = inherited;
+    if let Some(WeightFormat::Fp8Block {
+        block_out,
+        block_in,
+        scale_bytes: 1,
+    }) = quant.format
+        && family != Family::DeepSeekV4
+    {
+        quant.format = Some(WeightFormat::Fp8Block {
+            block_out,
+            block_in,
+            scale_bytes: 4,
+        });
+        notes.push("scale_fmt ue8m0: power-of-two block scales, stored as fp32 `weight_scale_inv` as DeepSeek-V3.1/V3.2 checkpoints store them (DeepSeek-V4's alone are E8M0 bytes)".to_string());
+    }
+    if family == Family::Gemma3 {
+        let by_layer =
+            f.map.contains_key("layer_types") || f.map.contains_key("_sliding_window_pattern");
+        let mut taken = Vec::new();
+        for &(key, value) in GEMMA3_TEXT_DEFAULTS {
+            if f.map.contains_key(key) || (key == "sliding_window_pattern" && by_layer) {
+                continue;
+            }
+            f.map.insert(key.to_string(), Value::from(value));
+            taken.push(format!("{key} {value}"));
+        }
+        if !taken.is_empty() {
+            notes.push(format!(
+                "absent, Gemma3TextConfig's defaults taken as transformers takes them: {}",
+                taken.join(", ")
+            ));
+        }
+    }
+    let dtype = match dtype {
+        Some(d) => d,
+        // gpt-oss configs carry no dtype; the checkpoints' unquantised tensors are bf16 (its model card).
+        None if family == Family::GptOss => {
+            notes
+                .push("torch_dtype absent: gpt-oss's unquantised tensors are bfloat16".to_string());
+            "bfloat16".to_string()
+        }
+        None => {
+            return Err(f.invalid(
+                "torch_dtype",
+                "missing: the activation and unquantised weight dtype",
+            ));
+        }
+    };
+    let act = match dtype.as_str() {
+        "bfloat16" => WeightFormat::BF16,
+        "float16" => WeightFormat::FP16,
+        "float32" => WeightFormat::FP32,
+        other => {
+            return Err(f.invalid(
+                "torch_dtype",
+                format!("`{other}`: expected bfloat16, float16 or float32"),
+            ));
+        }
+    };
+    let act_bytes = match act {
+        WeightFormat::Float { bytes, .. } => bytes,
+        _ => 2,
+    };
+    let act_name = match act {
+        WeightFormat::Float { name, .. } => name,
+        _ => "bf16",
     };
 
     let hidden = f.positive("hidden_size")?;
@@ -969,7 +1205,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         ));
     }
     let tie_default = matches!(family, Family::Gemma | Family::Gemma2 | Family::Gemma3);
-    let tied = f.bool_opt("tie_word_embeddings")?.unwrap_or(tie_default);
+    let tied = tie.unwrap_or(tie_default);
     let attention_bias = f
         .bool_opt("attention_bias")?
         .unwrap_or(matches!(family, Family::GptOss));
@@ -979,12 +1215,29 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
     // Attention.
     let mla = family == Family::DeepSeek;
     let mut v4 = None;
+    // DeepSeek-V3.2's lightning indexer: query heads and width.
+    let mut indexer: Option<(u64, u64)> = None;
     let (attention, q_lora) = if family == Family::DeepSeekV4 {
         let (attention, dims) = read_v4_attention(&mut f, heads, kv_heads, run.tp)?;
         v4 = Some(dims);
         (attention, Some(dims.q_lora))
     } else if mla {
         let q_lora = f.u64_opt("q_lora_rank")?;
+        if model_type == "deepseek_v32" {
+            let heads = f.positive("index_n_heads")?;
+            let dim = f.positive("index_head_dim")?;
+            let topk = f.positive("index_topk")?;
+            if q_lora.is_none() {
+                return Err(f.invalid(
+                    "q_lora_rank",
+                    "missing: DeepSeek-V3.2's indexer takes its queries from the query low rank",
+                ));
+            }
+            indexer = Some((heads, dim));
+            notes.push(format!(
+                "index_topk = {topk}: attention is priced as dense MLA over every key (high past {topk} keys a query), and the indexer's key cache is not counted"
+            ));
+        }
         let kv_lora_rank = f.positive("kv_lora_rank")?;
         let qk_nope_head_dim = f.positive("qk_nope_head_dim")?;
         let qk_rope_head_dim = f.positive("qk_rope_head_dim")?;
@@ -1038,7 +1291,9 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
     let window = f.u64_opt("sliding_window")?;
     let use_sliding = f.bool_opt("use_sliding_window")?;
     let max_window_layers = f.u64_opt("max_window_layers")?;
+    // Newer Gemma 3 configs write the pattern as `_sliding_window_pattern` beside `layer_types`.
     let pattern = f.u64_opt("sliding_window_pattern")?;
+    let pattern = pattern.or(f.u64_opt("_sliding_window_pattern")?);
     let mut compress = vec![None; n_layers as usize];
     let mut hash_router = vec![false; n_layers as usize];
     let layer_types = if family == Family::DeepSeekV4 {
@@ -1132,19 +1387,24 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                 };
                 (e, k, i, s, si, 0, step, only)
             }
-            Family::DeepSeek | Family::DeepSeekV4 => {
+            Family::DeepSeek | Family::DeepSeekV4 | Family::Glm4Moe => {
                 let e = f.positive("n_routed_experts")?;
                 let k = f.positive("num_experts_per_tok")?;
                 let i = f.positive("moe_intermediate_size")?;
-                let s = f.u64_opt("n_shared_experts")?.unwrap_or(0);
                 // DeepSeek-V4 has no dense layers: its configs carry neither key, and one would be an error.
-                let (first, every) = if family == Family::DeepSeek {
-                    (
+                // GLM-4.5 has no moe_layer_freq: every layer from first_k_dense_replace on is MoE.
+                let (s, first, every) = match family {
+                    Family::DeepSeek => (
+                        f.u64_opt("n_shared_experts")?.unwrap_or(0),
                         f.u64_opt("first_k_dense_replace")?.unwrap_or(0),
                         f.u64_opt("moe_layer_freq")?.unwrap_or(1).max(1),
-                    )
-                } else {
-                    (0, 1)
+                    ),
+                    Family::Glm4Moe => (
+                        f.u64("n_shared_experts")?,
+                        f.u64("first_k_dense_replace")?,
+                        1,
+                    ),
+                    _ => (f.u64_opt("n_shared_experts")?.unwrap_or(0), 0, 1),
                 };
                 if let Some(mtp) = f.u64_opt("num_nextn_predict_layers")?
                     && mtp > 0
@@ -1176,7 +1436,10 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         ));
     }
     // DeepSeek: layer i is MoE when i % moe_layer_freq == 0; Qwen-MoE when (i + 1) % decoder_sparse_step == 0.
-    let step_offset = u64::from(!matches!(family, Family::DeepSeek | Family::DeepSeekV4));
+    let step_offset = u64::from(!matches!(
+        family,
+        Family::DeepSeek | Family::DeepSeekV4 | Family::Glm4Moe
+    ));
     let is_moe_layer = |i: u64| -> bool {
         experts > 0
             && i >= dense_first
@@ -1205,13 +1468,19 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         }
         (_, e) => e,
     };
-    let qk_norm = matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3);
+    // GLM-4.5 normalises queries and keys per head when `use_qk_norm` (GLM-4.5, not -Air).
+    let glm_qk_norm = family == Family::Glm4Moe && f.bool_opt("use_qk_norm")?.unwrap_or(false);
+    let qk_norm =
+        matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3) || glm_qk_norm;
+    // DeepSeek-V3.2 stores its norms in fp32 (the reference RMSNorm's weight dtype; its checkpoint).
+    let norm_fixed = indexer.map(|_| WeightFormat::FP32);
     let norms_per_layer = if matches!(family, Family::Gemma2 | Family::Gemma3) {
         4
     } else {
         2
     };
-    f.finish(IGNORED)?;
+    let ignored: Vec<&str> = IGNORED.iter().chain(ignored).copied().collect();
+    f.finish(&ignored)?;
 
     let tp = run.tp;
     let ep = run.ep;
@@ -1242,7 +1511,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
             if family == Family::DeepSeekV4 {
                 format!("layers.{i}.{m}")
             } else {
-                format!("model.layers.{i}.{m}")
+                format!("{layer_root}.{i}.{m}")
             }
         };
         let lin =
@@ -1256,6 +1525,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                     per_layer: 1,
                     quantizable: true,
                     fixed: None,
+                    bias_bytes: None,
                     reads: Reads::EveryStep,
                     split,
                 }
@@ -1294,12 +1564,13 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                     qkv_bias,
                     RankSplit::Column,
                 ));
+                // GLM-4.5's attention_bias is on q, k and v only.
                 t.push(lin(
                     "self_attn.o_proj",
                     at("self_attn.o_proj"),
                     heads * head_dim,
                     hidden,
-                    attention_bias,
+                    attention_bias && family != Family::Glm4Moe,
                     RankSplit::Row,
                 ));
                 if qk_norm {
@@ -1355,6 +1626,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                             RankSplit::Replicated,
                         );
                         n.quantizable = false;
+                        n.fixed = norm_fixed;
                         t.push(n);
                         t.push(lin(
                             "self_attn.q_b_proj",
@@ -1391,6 +1663,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                     RankSplit::Replicated,
                 );
                 n.quantizable = false;
+                n.fixed = norm_fixed;
                 t.push(n);
                 t.push(lin(
                     "self_attn.kv_b_proj",
@@ -1408,6 +1681,49 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
                     false,
                     RankSplit::Row,
                 ));
+                if let (Some((index_heads, index_dim)), Some(r)) = (indexer, q_lora) {
+                    // The lightning indexer (DeepSeek-V3.2 `Indexer`): queries from the query low rank,
+                    // one key head, a LayerNorm on the key (weight and bias, fp32), and per-head weights
+                    // (bf16); every rank holds all of it (plain `Linear`s in the reference code).
+                    t.push(lin(
+                        "self_attn.indexer.wq_b",
+                        at("self_attn.indexer.wq_b"),
+                        r,
+                        index_heads * index_dim,
+                        false,
+                        RankSplit::Replicated,
+                    ));
+                    t.push(lin(
+                        "self_attn.indexer.wk",
+                        at("self_attn.indexer.wk"),
+                        hidden,
+                        index_dim,
+                        false,
+                        RankSplit::Replicated,
+                    ));
+                    let mut k_norm = lin(
+                        "self_attn.indexer.k_norm",
+                        at("self_attn.indexer.k_norm"),
+                        1,
+                        index_dim,
+                        true,
+                        RankSplit::Replicated,
+                    );
+                    k_norm.quantizable = false;
+                    k_norm.fixed = Some(WeightFormat::FP32);
+                    k_norm.bias_bytes = Some(4);
+                    t.push(k_norm);
+                    let mut w = lin(
+                        "self_attn.indexer.weights_proj",
+                        at("self_attn.indexer.weights_proj"),
+                        hidden,
+                        index_heads,
+                        false,
+                        RankSplit::Replicated,
+                    );
+                    w.quantizable = false;
+                    t.push(w);
+                }
             }
             Attention::Hybrid {
                 heads,
@@ -1568,6 +1884,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         );
         norms.per_layer = norms_per_layer;
         norms.quantizable = false;
+        norms.fixed = norm_fixed;
         t.push(norms);
         if let Some(d) = v4 {
             // mHC: per site (attention, FFN) the mixing weight `fn` of (2 + h)·h rows over h·hidden, and
@@ -1626,16 +1943,22 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
             dn.reads = Reads::RoutedExperts;
             t.push(gu);
             t.push(dn);
-            let router_bias = matches!(family, Family::GptOss | Family::DeepSeek);
+            // DeepSeek-V3's and GLM-4.5's routers add an fp32 `e_score_correction_bias` to their scores;
+            // DeepSeek-V2's router has no bias.
+            let correction = family == Family::Glm4Moe
+                || (family == Family::DeepSeek && model_type != "deepseek_v2");
             let mut r = lin(
                 "mlp.router",
                 at(router_module),
                 hidden,
                 experts,
-                router_bias,
+                family == Family::GptOss || correction,
                 RankSplit::Replicated,
             );
             r.quantizable = false;
+            if correction {
+                r.bias_bytes = Some(4);
+            }
             t.push(r);
             if family == Family::DeepSeekV4 {
                 // Scored layers add an fp32 bias to the router's scores; hash-routed layers look each
@@ -1789,7 +2112,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
             per_layer: t.per_layer,
             layers: 1,
             format,
-            bias_bytes: act_bytes,
+            bias_bytes: t.bias_bytes.unwrap_or(act_bytes),
             reads: t.reads,
             split: t.split,
             rank_in,
@@ -1823,7 +2146,7 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
         "model.norm",
         1,
         hidden,
-        act,
+        norm_fixed.unwrap_or(act),
         Reads::EveryStep,
         RankSplit::Replicated,
         hidden,

@@ -3,7 +3,7 @@
 //! a step read it.
 //!
 //! The table is built from a Hugging Face `config.json` by [`crate::hf`]; this module only describes it
-//! and counts. Byte formulas per format are in `docs/formulas.md` §8.
+//! and counts. Byte formulas per format are in `docs/formulas.md` §16.
 
 use std::fmt;
 

@@ -298,7 +298,7 @@ impl<'a> Fields<'a> {
 }
 
 /// The `model_type`s understood, as the error for another one lists them.
-const KNOWN_TYPES: &str = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, deepseek_v32, deepseek_v4, gpt_oss, glm4_moe; multimodal: gemma3, mistral3, qwen2_vl, qwen2_5_vl";
+const KNOWN_TYPES: &str = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, deepseek_v32, deepseek_v4, gpt_oss, glm4_moe, minimax_m2; multimodal: gemma3, mistral3, qwen2_vl, qwen2_5_vl";
 
 /// A multimodal model whose language model is its `text_config`: the wrapper's own keys set the vision
 /// side, which is not counted, or nothing.
@@ -383,6 +383,7 @@ enum Family {
     DeepSeekV4,
     GptOss,
     Glm4Moe,
+    MiniMaxM2,
 }
 
 impl Family {
@@ -402,6 +403,7 @@ impl Family {
             "deepseek_v4" => Family::DeepSeekV4,
             "gpt_oss" => Family::GptOss,
             "glm4_moe" => Family::Glm4Moe,
+            "minimax_m2" => Family::MiniMaxM2,
             _ => return None,
         })
     }
@@ -858,6 +860,82 @@ fn read_v4_layers(
     Ok(V4Layers {
         compress,
         hash_router,
+    })
+}
+
+/// MiniMax-M2's options beyond a Mixtral-like MoE.
+#[derive(Debug, Clone, Copy, Default)]
+struct MiniMax {
+    /// Per-layer q/k norms over all heads (`use_qk_norm` with `qk_norm_type: per_layer`).
+    qk_norm: bool,
+    /// The router's `e_score_correction_bias` (`use_routing_bias`).
+    routing_bias: bool,
+}
+
+/// MiniMax-M2's keys: every layer softmax attention (`attn_type_list` all 1; MiniMax-01's lightning
+/// attention layers, 0, are not modelled), q/k norms per layer, the routing bias, no shared expert, and MTP
+/// modules that are not counted.
+fn read_minimax(
+    f: &mut Fields<'_>,
+    n_layers: u64,
+    notes: &mut Vec<String>,
+) -> Result<MiniMax, Error> {
+    if let Some(types) = f.u64s_opt("attn_type_list")? {
+        if types.len() as u64 != n_layers {
+            return Err(f.invalid(
+                "attn_type_list",
+                format!("{} entries for {n_layers} layers", types.len()),
+            ));
+        }
+        if let Some(i) = types.iter().position(|&t| t != 1) {
+            return Err(f.invalid(
+                "attn_type_list",
+                format!(
+                    "layer {i} is type {}: only softmax attention (1) is modelled, not lightning attention",
+                    types[i]
+                ),
+            ));
+        }
+    }
+    let qk_norm = f.bool_opt("use_qk_norm")?.unwrap_or(false);
+    if qk_norm {
+        match f.str_opt("qk_norm_type")?.as_deref() {
+            Some("per_layer") => {}
+            other => {
+                return Err(f.invalid(
+                    "qk_norm_type",
+                    format!("{other:?}: only per_layer (norms over all heads) is understood"),
+                ));
+            }
+        }
+    } else {
+        let _ = f.str_opt("qk_norm_type")?;
+    }
+    if let Some(s) = f.u64_opt("shared_intermediate_size")?
+        && s > 0
+    {
+        return Err(f.invalid(
+            "shared_intermediate_size",
+            format!("{s}: a shared expert is not modelled for minimax_m2"),
+        ));
+    }
+    // Partial rotary embedding sets no shape.
+    let _ = f.u64_opt("rotary_dim")?;
+    let mut mtp = Vec::new();
+    for key in ["use_mtp", "num_mtp_modules", "mtp_transformer_layers"] {
+        if f.opt(key).is_some() {
+            mtp.push(key);
+        }
+    }
+    if !mtp.is_empty() {
+        notes.push(format!(
+            "{}: the multi-token-prediction modules are not counted (they run only for speculative decoding)",
+            mtp.join(", ")
+        ));
+    }
+    Ok(MiniMax {
+        qk_norm,
+        routing_bias: f.bool_opt("use_routing_bias")?.unwrap_or(false),
     })
 }
 
@@ -1358,7 +1436,7 @@ fn build(
     // Experts.
     let (experts, top_k, expert_inter, shared, shared_inter, dense_first, moe_every, mlp_only) =
         match family {
-            Family::Mixtral | Family::GptOss => {
+            Family::Mixtral | Family::GptOss | Family::MiniMaxM2 => {
                 let e = f.positive("num_local_experts")?;
                 let k = f.positive("num_experts_per_tok")?;
                 if family == Family::GptOss
@@ -1472,6 +1550,11 @@ fn build(
     let glm_qk_norm = family == Family::Glm4Moe && f.bool_opt("use_qk_norm")?.unwrap_or(false);
     let qk_norm =
         matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3) || glm_qk_norm;
+    let minimax = if family == Family::MiniMaxM2 {
+        read_minimax(&mut f, n_layers, &mut notes)?
+    } else {
+        MiniMax::default()
+    };
     // DeepSeek-V3.2 stores its norms in fp32 (the reference RMSNorm's weight dtype; its checkpoint).
     let norm_fixed = indexer.map(|_| WeightFormat::FP32);
     let norms_per_layer = if matches!(family, Family::Gemma2 | Family::Gemma3) {
@@ -1573,6 +1656,17 @@ fn build(
                     attention_bias && family != Family::Glm4Moe,
                     RankSplit::Row,
                 ));
+                if minimax.qk_norm {
+                    // MiniMax-M2's per-layer q/k norms span every head: heads·d and kv_heads·d wide.
+                    for (name, width) in [
+                        ("self_attn.q_norm", heads * head_dim),
+                        ("self_attn.k_norm", kv_heads * head_dim),
+                    ] {
+                        let mut n = lin(name, at(name), 1, width, false, RankSplit::Replicated);
+                        n.quantizable = false;
+                        t.push(n);
+                    }
+                }
                 if qk_norm {
                     let mut n = lin(
                         "self_attn.q_norm+k_norm",
@@ -1915,7 +2009,9 @@ fn build(
         }
         if moe {
             let (experts_module, router_module) = match family {
-                Family::Mixtral => ("block_sparse_moe.experts", "block_sparse_moe.gate"),
+                Family::Mixtral | Family::MiniMaxM2 => {
+                    ("block_sparse_moe.experts", "block_sparse_moe.gate")
+                }
                 Family::GptOss => ("mlp.experts", "mlp.router"),
                 Family::DeepSeekV4 => ("ffn.experts", "ffn.gate"),
                 _ => ("mlp.experts", "mlp.gate"),
@@ -1947,17 +2043,23 @@ fn build(
             // DeepSeek-V2's router has no bias.
             let correction = family == Family::Glm4Moe
                 || (family == Family::DeepSeek && model_type != "deepseek_v2");
+            // MiniMax-M2 adds its `e_score_correction_bias` when `use_routing_bias`; its checkpoints store
+            // the router's weight and bias in fp32 (their shard headers, as a public loader records them).
+            let minimax_bias = family == Family::MiniMaxM2 && minimax.routing_bias;
             let mut r = lin(
                 "mlp.router",
                 at(router_module),
                 hidden,
                 experts,
-                family == Family::GptOss || correction,
+                family == Family::GptOss || correction || minimax_bias,
                 RankSplit::Replicated,
             );
             r.quantizable = false;
-            if correction {
+            if correction || minimax_bias {
                 r.bias_bytes = Some(4);
+            }
+            if family == Family::MiniMaxM2 {
+                r.fixed = Some(WeightFormat::FP32);
             }
             t.push(r);
             if family == Family::DeepSeekV4 {

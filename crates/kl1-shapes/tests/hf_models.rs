@@ -28,10 +28,13 @@ enum Active {
 }
 
 /// How far a total may be from its published figure: 0.5 %, but 1 % for GLM-4.5's 355 B, which no count
-/// of its tensors reproduces (the main model is 352.80 B, with the MTP layer 356.79 B;
-/// `testdata/models/README.md`).
+/// of its tensors reproduces (the main model is 352.80 B, with the MTP layer 356.79 B), and for MiniMax's
+/// "230 B", two significant digits of 228.69 B (`testdata/models/README.md`).
 fn total_tolerance(file: &str) -> f64 {
-    if file == "glm-4.7.json" { 0.01 } else { 0.005 }
+    match file {
+        "glm-4.7.json" | "minimax-m2.7.json" => 0.01,
+        _ => 0.005,
+    }
 }
 
 /// (file, published total parameters, published active parameters).
@@ -71,6 +74,7 @@ const PUBLISHED: &[(&str, f64, Active)] = &[
     ("qwen2.5-vl-7b-instruct-awq.json", 7.61e9, Active::None),
     ("glm-4.7.json", 355e9, Active::Truncated(32e9)),
     ("deepseek-v3.2.json", 671e9, Active::None),
+    ("minimax-m2.7.json", 230e9, Active::Truncated(10e9)),
 ];
 
 #[test]
@@ -871,4 +875,70 @@ fn deepseek_v32_errors_name_the_field() {
         c.insert("model_type".into(), "deepseek_v3".into());
     });
     assert_eq!(f.as_deref(), Some("index_head_dim"));
+}
+
+/// MiniMax-M2.7 against `testdata/reference/minimax_m2_params.py` (the checkpoint's tensor names and
+/// dtypes): per-layer q/k norms over all heads, the fp32 router and correction bias left unquantised by
+/// `modules_to_not_convert`, fp8 block-quantised attention and experts; MTP modules are a note.
+#[test]
+fn minimax_m2_matches_its_tensor_list() {
+    let r = reference_json("minimax_m2_params.json");
+    let n = |k: &str| r[k].as_u64().unwrap();
+    let m = load("minimax-m2.7.json");
+    assert_eq!(m.total_params(), n("total_params"));
+    assert_eq!(
+        m.active_params(),
+        n("active_params_without_embedding") as f64
+    );
+    let bytes: f64 = m.groups.iter().map(|g| g.rank_bytes()).sum();
+    assert_eq!(bytes, n("bytes") as f64);
+    assert_eq!(
+        (
+            group(&m, "self_attn.q_norm").out_features,
+            group(&m, "self_attn.k_norm").out_features
+        ),
+        (48 * 128, 8 * 128)
+    );
+    let router = group(&m, "mlp.router");
+    assert_eq!(
+        (router.format.to_string(), router.bias),
+        ("fp32".to_string(), true)
+    );
+    assert_eq!(
+        group(&m, "mlp.experts.down_proj").format.to_string(),
+        "fp8-block128x128"
+    );
+    assert!(m.layers.iter().all(|l| l.moe && l.sliding_window.is_none()));
+    assert!(
+        m.notes.iter().any(|n| n.contains("num_mtp_modules")),
+        "{:?}",
+        m.notes
+    );
+}
+
+/// What MiniMax-M2's reader does not understand is an error naming the field: lightning-attention
+/// layers, another q/k norm type, a shared expert.
+#[test]
+fn minimax_m2_errors_name_the_field() {
+    let mm = "minimax-m2.7.json";
+    let f = field_of(mm, |c| {
+        c["attn_type_list"][7] = 0.into();
+    });
+    assert_eq!(f.as_deref(), Some("attn_type_list"));
+    let f = field_of(mm, |c| {
+        c["attn_type_list"] = serde_json::json!([1, 1]);
+    });
+    assert_eq!(f.as_deref(), Some("attn_type_list"));
+    let f = field_of(mm, |c| {
+        c.insert("qk_norm_type".into(), "per_head".into());
+    });
+    assert_eq!(f.as_deref(), Some("qk_norm_type"));
+    let f = field_of(mm, |c| {
+        c.insert("shared_intermediate_size".into(), 1536.into());
+    });
+    assert_eq!(f.as_deref(), Some("shared_intermediate_size"));
+    let f = field_of(mm, |c| {
+        c.insert("mlp_intermediate_size".into(), 8192.into());
+    });
+    assert_eq!(f.as_deref(), Some("mlp_intermediate_size"));
 }

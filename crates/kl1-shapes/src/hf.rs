@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use crate::Error;
 use crate::weights::{
-    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO, TensorGroup,
-    WeightFormat,
+    Attention, LayerKind, MlaIndexer, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO,
+    TensorGroup, WeightFormat,
 };
 
 /// 64-bit integers: DeepSeek-V4's hash-router tables.
@@ -1293,8 +1293,8 @@ fn build(
     // Attention.
     let mla = family == Family::DeepSeek;
     let mut v4 = None;
-    // DeepSeek-V3.2's lightning indexer: query heads and width.
-    let mut indexer: Option<(u64, u64)> = None;
+    // DeepSeek-V3.2's lightning indexer.
+    let mut indexer: Option<MlaIndexer> = None;
     let (attention, q_lora) = if family == Family::DeepSeekV4 {
         let (attention, dims) = read_v4_attention(&mut f, heads, kv_heads, run.tp)?;
         v4 = Some(dims);
@@ -1311,10 +1311,7 @@ fn build(
                     "missing: DeepSeek-V3.2's indexer takes its queries from the query low rank",
                 ));
             }
-            indexer = Some((heads, dim));
-            notes.push(format!(
-                "index_topk = {topk}: attention is priced as dense MLA over every key (high past {topk} keys a query), and the indexer's key cache is not counted"
-            ));
+            indexer = Some(MlaIndexer { heads, dim, topk });
         }
         let kv_lora_rank = f.positive("kv_lora_rank")?;
         let qk_nope_head_dim = f.positive("qk_nope_head_dim")?;
@@ -1329,6 +1326,7 @@ fn build(
                 qk_nope_head_dim,
                 qk_rope_head_dim,
                 v_head_dim,
+                indexer,
             },
             q_lora,
         )
@@ -1699,6 +1697,7 @@ fn build(
                 qk_nope_head_dim,
                 qk_rope_head_dim,
                 v_head_dim,
+                ..
             } => {
                 let q_head = qk_nope_head_dim + qk_rope_head_dim;
                 match q_lora {
@@ -1775,7 +1774,15 @@ fn build(
                     false,
                     RankSplit::Row,
                 ));
-                if let (Some((index_heads, index_dim)), Some(r)) = (indexer, q_lora) {
+                if let (
+                    Some(MlaIndexer {
+                        heads: index_heads,
+                        dim: index_dim,
+                        ..
+                    }),
+                    Some(r),
+                ) = (indexer, q_lora)
+                {
                     // The lightning indexer (DeepSeek-V3.2 `Indexer`): queries from the query low rank,
                     // one key head, a LayerNorm on the key (weight and bias, fp32), and per-head weights
                     // (bf16); every rank holds all of it (plain `Linear`s in the reference code).

@@ -78,6 +78,6 @@ pub use spec::{
     BUILTIN_SPECS, Dtype, Dtypes, ExpertSplit, KMix, Model, Parallelism, Quant, RankShapes, Spec,
 };
 pub use weights::{
-    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO, TensorGroup,
-    WeightFormat,
+    Attention, LayerKind, MlaIndexer, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO,
+    TensorGroup, WeightFormat,
 };

@@ -259,6 +259,8 @@ pub enum Attention {
         qk_rope_head_dim: u64,
         /// Width of one value head.
         v_head_dim: u64,
+        /// DeepSeek-V3.2's lightning indexer, when each query attends only to the keys it picks.
+        indexer: Option<MlaIndexer>,
     },
     /// DeepSeek-V4 hybrid attention: one key/value head of `head_dim` shared by keys and values (the cache
     /// holds one vector per token), attended over a sliding window in every layer; a layer with a
@@ -277,6 +279,18 @@ pub enum Attention {
         /// Compressed entries a query of a sparse layer attends to.
         index_topk: u64,
     },
+}
+
+/// DeepSeek-V3.2's lightning indexer over MLA: it keeps one key of `dim` per token and layer, scores every
+/// (query, key) pair with `heads` heads, and each query attends to the `topk` keys it scores highest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MlaIndexer {
+    /// Indexer query heads.
+    pub heads: u64,
+    /// Width of one indexer key.
+    pub dim: u64,
+    /// Keys a query attends to at most.
+    pub topk: u64,
 }
 
 impl Attention {
@@ -425,8 +439,9 @@ impl ModelShape {
 
     /// KV-cache bytes one token adds in one layer on one rank, at `kv_bytes` per element:
     /// GQA 2·max(1, kv_heads/tp)·head_dim (keys and values, v_head_dim for values); MLA
-    /// (kv_lora_rank + qk_rope_head_dim), held whole on every rank; DeepSeek-V4 head_dim (the window's
-    /// entry; its compressed entries are per r tokens, counted by the caller per layer kind).
+    /// (kv_lora_rank + qk_rope_head_dim), held whole on every rank (DeepSeek-V3.2's indexer key, `dim` more,
+    /// is counted by the caller); DeepSeek-V4 head_dim (the window's entry; its compressed entries are per
+    /// r tokens, counted by the caller per layer kind).
     pub fn kv_bytes_per_token_layer(&self, kv_bytes: u64) -> u64 {
         match self.attention {
             Attention::Gqa {

@@ -838,11 +838,17 @@ fn deepseek_v32_matches_its_checkpoint_tensor_list() {
         group(&m, "self_attn.q_b_proj").format.to_string(),
         "fp8-block128x128"
     );
-    assert!(
-        m.notes.iter().any(|n| n.starts_with("index_topk = 2048")),
-        "{:?}",
-        m.notes
-    );
+    assert!(matches!(
+        m.attention,
+        kl1_shapes::Attention::Mla {
+            indexer: Some(kl1_shapes::MlaIndexer {
+                heads: 64,
+                dim: 128,
+                topk: 2048
+            }),
+            ..
+        }
+    ));
     // The indexer is replicated: eight ranks each hold all of wq_b, while q_b_proj divides.
     let text = std::fs::read_to_string(models_dir().join("deepseek-v3.2.json")).unwrap();
     let run = RunOptions {

@@ -121,6 +121,7 @@ fn flops_per_pair(a: &Attention, decode: bool) -> f64 {
             qk_nope_head_dim,
             qk_rope_head_dim,
             v_head_dim,
+            ..
         } => {
             if decode {
                 2 * heads * (kv_lora_rank + qk_rope_head_dim) + 2 * heads * kv_lora_rank
@@ -237,6 +238,18 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
                 let (read, flops) = hybrid_layer(&model.attention, layer, phase, kv_bytes);
                 kv_read += read;
                 attention += flops;
+            } else if let Attention::Mla {
+                indexer: Some(ix), ..
+            } = model.attention
+            {
+                // DeepSeek-V3.2: a query attends to at most top-k of its keys, which the indexer picks
+                // by reading every key's indexer entry and scoring every pair over its heads.
+                let keys = keys_read(phase, layer.sliding_window);
+                let all_pairs = pairs(phase, layer.sliding_window);
+                let picked = (phase.query_tokens * ix.topk) as f64;
+                kv_read += keys.min(picked) * kv_token_layer + keys * (ix.dim * kv_bytes) as f64;
+                attention += all_pairs.min(picked) * flops_per_pair(&model.attention, decode)
+                    + all_pairs * (2 * ix.heads * ix.dim) as f64;
             } else {
                 kv_read += keys_read(phase, layer.sliding_window) * kv_token_layer;
                 attention +=
@@ -252,7 +265,14 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
                 .map(|l| hybrid_write(&model.attention, l, kv_bytes))
                 .sum::<f64>()
     } else {
-        (t * model.layers.len() as u64) as f64 * kv_token_layer
+        // DeepSeek-V3.2's indexer also caches one key per token and layer.
+        let index_key = match model.attention {
+            Attention::Mla {
+                indexer: Some(ix), ..
+            } => (ix.dim * kv_bytes) as f64,
+            _ => 0.0,
+        };
+        (t * model.layers.len() as u64) as f64 * (kv_token_layer + index_key)
     };
 
     // FLOPs: dense parts divide among tp ranks, routed experts among ep ranks (or tp without ep).

@@ -375,3 +375,31 @@ fn deepseek_v4_hybrid_attention_decode_on_a_generated_trace() {
     close(e.bytes.lm_head, (4096u64 * 64_640 * 2) as f64);
     assert_eq!(t.steps[0].dtype, "fp8");
 }
+
+/// DeepSeek-V3.2 (DeepSeek-V3's MLA plus the lightning indexer: 64 heads × 128, top 2,048 keys) on 8
+/// tensor-parallel ranks: a decode step of 64 requests over 262,144 KV tokens (4,096 each), bf16 KV.
+#[test]
+fn mla_deepseek_v32_sparse_decode_on_a_generated_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = generated_trace(
+        dir.path(),
+        "execute_64_context_0(sq0sk0sqsq0sqsk0)_generation_64(sq64sk262144sqsq64sqsk262144)",
+        "NVIDIA H200",
+        20_000,
+    );
+    let t = analyse(&trace, &setup(model("deepseek-v3.2.json", 8, 1))).unwrap();
+    assert!(t.failures.is_empty(), "{:?}", t.failures);
+    let e = &t.steps[0].estimate;
+    // Each of the 64 queries reads at most 2,048 latent entries (576 × 2 B), 131,072 of the 262,144, and the
+    // indexer reads every key's 128 × 2 B entry, in each of 61 layers.
+    close(
+        e.bytes.kv_read,
+        ((131_072u64 * 1152 + 262_144 * 256) * 61) as f64,
+    );
+    // A new token writes its latent entry and its indexer key: (1,152 + 256) B per layer.
+    close(e.bytes.kv_write, (64u64 * 1408 * 61) as f64);
+    // Absorbed decode pairs, 278,528 FLOPs each, over the 131,072 picked keys; the indexer scores all
+    // 262,144 pairs over 64 heads × 128 (2·64·128 each); heads divide among the 8 ranks.
+    let per_layer = 131_072u64 * 278_528 + 262_144 * 2 * 64 * 128;
+    close(e.flops.attention, (per_layer * 61) as f64 / 8.0);
+}

@@ -1,18 +1,18 @@
 //! The per-step sections of the seed, each writing flat keys (`dense.wq_b.gbps`) into a step's row.
 //!
-//! Every byte count comes from `kl1-shapes` (ESTIMATED, `docs/formulas.md`); every duration from the trace
-//! (MEASURED); every GB/s is the one over the other. Sections fail on a step that does not fit the KL1
-//! contract (`docs/kl1-window.md`) with a reason naming what was found, and on any number that is not finite
-//! with the key it would have been written under.
+//! Every weight byte count is the spec's weights table read per kernel (`Spec::kl1_bytes`, ESTIMATED,
+//! `docs/formulas.md`); the reconstruct kernels' bytes are the slice each launch's grid names (also
+//! `kl1-shapes`), not weights of the model. Every duration comes from the trace (MEASURED); every GB/s is the
+//! one over the other. Sections fail on a step that does not fit the KL1 contract (`docs/kl1-window.md`) with
+//! a reason naming what was found, and on any number that is not finite with the key it would have been
+//! written under.
 
 use std::collections::BTreeMap;
 
 use kineto_trace::interval::{sweep, union_within};
 use kl1_shapes::{
-    Bits, DenseLaunch, ExpertBytes, ExpertSplit, ReconstructKernel, Spec, decode_dense_launches,
-    expected_distinct_experts_per_rank, experts_readable, lm_head, mean_expert_bytes,
-    mhc_prenorm_bytes, moe_layer_weight_bytes, reconstruct_bytes, reconstruct_shape, router_bytes,
-    shared_expert_bytes, shared_runs,
+    DenseLaunch, ExpertSplit, Kl1Bytes, ReconstructKernel, Spec,
+    expected_distinct_experts_per_rank, reconstruct_bytes, reconstruct_shape, shared_runs,
 };
 
 use crate::Error;
@@ -126,12 +126,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) spec: &'a Spec,
     pub(crate) rules: &'a Kl1Rules,
     f: Fams,
-    pub(crate) dense: [DenseLaunch; 4],
-    pub(crate) expert: ExpertBytes,
-    pub(crate) lm_head_bytes: u64,
-    pub(crate) lm_head_bits: Bits,
-    pub(crate) router_bytes: u64,
-    pub(crate) mhc_bytes: u64,
+    /// One rank's weight bytes per kernel, read from the spec's weights table once.
+    pub(crate) bytes: Kl1Bytes,
     pub(crate) ceilings: Vec<Ceiling>,
     l2pf_bucket: BucketId,
 }
@@ -200,17 +196,11 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        let head = lm_head(spec);
         Ok(Ctx {
             spec,
             rules,
             f,
-            dense: decode_dense_launches(spec),
-            expert: mean_expert_bytes(spec),
-            lm_head_bytes: head.bytes(),
-            lm_head_bits: head.bits(),
-            router_bytes: router_bytes(spec),
-            mhc_bytes: mhc_prenorm_bytes(spec),
+            bytes: spec.kl1_bytes(),
             ceilings,
             l2pf_bucket: rules
                 .bucket_id(L2PF_BUCKET)
@@ -362,14 +352,14 @@ fn sat_sum(ns: impl IntoIterator<Item = i64>) -> i64 {
 fn dense_decode(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> {
     let f = &ctx.f;
     let ks: Vec<&Kernel> = s.kernels.iter().filter(|k| k.family == f.mrow).collect();
-    let per_layer = ctx.dense.len();
+    let per_layer = ctx.bytes.dense.len();
     if ks.is_empty() || !ks.len().is_multiple_of(per_layer) {
         return Err(row.fault(format!(
             "{} mrow launches, not a positive multiple of {per_layer} (wq_a+wkv, wq_b, wo_a, wo_b a layer)",
             ks.len()
         )));
     }
-    for (j, lin) in ctx.dense.iter().enumerate() {
+    for (j, lin) in ctx.bytes.dense.iter().enumerate() {
         let mine: Vec<&Kernel> = ks.iter().skip(j).step_by(per_layer).copied().collect();
         for (i, k) in mine.iter().enumerate() {
             if k.k != Some(lin.bits) {
@@ -384,7 +374,7 @@ fn dense_decode(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> 
             }
         }
         let ns = sum_ns(mine.iter().copied());
-        let bytes = lin.bytes() as f64;
+        let bytes = lin.bytes();
         let p = format!("dense.{}", lin.name);
         row.put(format!("{p}.launches"), mine.len() as f64)?;
         row.put(format!("{p}.us_per_step"), ns as f64 / NS_PER_US)?;
@@ -392,8 +382,8 @@ fn dense_decode(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> 
         row.put_gbps(format!("{p}.gbps"), bytes * mine.len() as f64, ns)?;
     }
     let ns = sum_ns(ks.iter().copied());
-    let layer_bytes: u64 = ctx.dense.iter().map(DenseLaunch::bytes).sum();
-    let total = layer_bytes as f64 * (ks.len() / per_layer) as f64;
+    let layer_bytes: f64 = ctx.bytes.dense.iter().map(DenseLaunch::bytes).sum();
+    let total = layer_bytes * (ks.len() / per_layer) as f64;
     row.put("dense.all.launches", ks.len() as f64)?;
     row.put("dense.all.us_per_step", ns as f64 / NS_PER_US)?;
     row.put("dense.all.mb_per_step", total / 1e6)?;
@@ -405,20 +395,21 @@ fn dense_decode(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> 
         .kernels
         .iter()
         .filter(|k| {
-            k.family == f.mrow_head || (k.family == f.exl3_gemm && k.k == Some(ctx.lm_head_bits))
+            k.family == f.mrow_head
+                || (k.family == f.exl3_gemm && k.k == Some(ctx.bytes.lm_head_bits))
         })
         .collect();
     if !head.is_empty() {
         let ns = sum_ns(head.iter().copied());
-        let bytes = ctx.lm_head_bytes as f64;
+        let bytes = ctx.bytes.lm_head;
         row.put("dense.lm_head.launches", head.len() as f64)?;
         row.put("dense.lm_head.us_per_step", ns as f64 / NS_PER_US)?;
         row.put("dense.lm_head.mb_per_step", bytes / 1e6)?;
         row.put_gbps("dense.lm_head.gbps", bytes, ns)?;
     }
     for (fam, name, bytes) in [
-        (f.router, "router", ctx.router_bytes),
-        (f.hc_prenorm, "hc_prenorm", ctx.mhc_bytes),
+        (f.router, "router", ctx.bytes.router),
+        (f.hc_prenorm, "hc_prenorm", ctx.bytes.mhc_prenorm),
     ] {
         let ks2: Vec<&Kernel> = s.kernels.iter().filter(|k| k.family == fam).collect();
         if ks2.is_empty() {
@@ -428,8 +419,8 @@ fn dense_decode(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), Fault> 
         let p = format!("dense.{name}");
         row.put(format!("{p}.launches"), ks2.len() as f64)?;
         row.put(format!("{p}.us_per_step"), ns as f64 / NS_PER_US)?;
-        row.put(format!("{p}.mb_per_launch"), bytes as f64 / 1e6)?;
-        row.put_gbps(format!("{p}.gbps"), bytes as f64 * ks2.len() as f64, ns)?;
+        row.put(format!("{p}.mb_per_launch"), bytes / 1e6)?;
+        row.put_gbps(format!("{p}.gbps"), bytes * ks2.len() as f64, ns)?;
     }
     Ok(())
 }
@@ -624,22 +615,24 @@ fn smoe_decode(
     row.put("smoe.unique_uniform", uni)?;
     row.put_gbps(
         "smoe.gbps_if_uniform",
-        moe_layer_weight_bytes(ctx.spec, uni, m) * n,
+        ctx.bytes.moe_layer_weight_bytes(uni, m) * n,
         span,
     )?;
     if let Some(requests) = requests {
         let six = uni.min(per_request_bound(ctx, requests));
         row.put_gbps(
             "smoe.gbps_if_6_per_request",
-            moe_layer_weight_bytes(ctx.spec, six, m) * n,
+            ctx.bytes.moe_layer_weight_bytes(six, m) * n,
             span,
         )?;
     }
     let per_layer_us = span as f64 / NS_PER_US / n;
     for c in &ctx.ceilings {
         let key = format!("smoe.unique_max_at_{}", c.key);
-        let v =
-            experts_readable(ctx.spec, c.gbps, per_layer_us, m).map_err(|_| Fault::NonFinite {
+        let v = ctx
+            .bytes
+            .experts_readable(c.gbps, per_layer_us, m)
+            .map_err(|_| Fault::NonFinite {
                 step: s.index,
                 field: key.clone(),
                 value: per_layer_us,
@@ -686,12 +679,12 @@ fn tf_prefill(ctx: &Ctx<'_>, s: &Kl1Step, rows: u64, row: &mut Row) -> Result<()
         row.put(format!("{k}.down_ms"), down as f64 / NS_PER_MS)?;
         row.put_gbps(
             format!("{k}.gu_gbps_if_uniform"),
-            uni * ctx.expert.gate_up * n,
+            uni * ctx.bytes.expert.gate_up * n,
             gu,
         )?;
         row.put_gbps(
             format!("{k}.down_gbps_if_uniform"),
-            uni * ctx.expert.down * n,
+            uni * ctx.bytes.expert.down * n,
             down,
         )?;
         row.put(format!("{k}.span_ms"), span as f64 / NS_PER_MS)?;
@@ -756,11 +749,6 @@ fn reconstruct_prefill(ctx: &Ctx<'_>, s: &Kl1Step, row: &mut Row) -> Result<(), 
         row.put_gbps("reconstruct.all.gbps", all_bytes, all_ns)?;
     }
     Ok(())
-}
-
-/// The shared expert's bytes on one rank, as `f64` (for the constants block).
-pub(crate) fn shared_bytes(spec: &Spec) -> f64 {
-    shared_expert_bytes(spec) as f64
 }
 
 #[cfg(test)]

@@ -407,14 +407,12 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
     use serde_json::json;
     let spec = ctx.spec;
     let gpu = spec.gpu();
-    let dense = ctx
+    let bytes = &ctx.bytes;
+    let dense = bytes
         .dense
         .iter()
         .map(|l| {
-            let v = finite(
-                &format!("dense_mb_per_layer.{}", l.name),
-                l.bytes() as f64 / 1e6,
-            )?;
+            let v = finite(&format!("dense_mb_per_layer.{}", l.name), l.bytes() / 1e6)?;
             Ok((l.name.to_string(), v))
         })
         .collect::<Result<serde_json::Map<String, serde_json::Value>, Error>>()?;
@@ -487,13 +485,13 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
             "per-step keys": "see field_labels",
         },
         "mean_k": finite("mean_k", kl1_shapes::mean_routed_k(spec))?,
-        "expert_gu_mb": finite("expert_gu_mb", ctx.expert.gate_up / 1e6)?,
-        "expert_down_mb": finite("expert_down_mb", ctx.expert.down / 1e6)?,
-        "shared_expert_mb": finite("shared_expert_mb", analysis::shared_bytes(spec) / 1e6)?,
+        "expert_gu_mb": finite("expert_gu_mb", bytes.expert.gate_up / 1e6)?,
+        "expert_down_mb": finite("expert_down_mb", bytes.expert.down / 1e6)?,
+        "shared_expert_mb": finite("shared_expert_mb", bytes.shared_expert / 1e6)?,
         "dense_mb_per_layer": dense,
-        "lm_head_mb": finite("lm_head_mb", ctx.lm_head_bytes as f64 / 1e6)?,
-        "router_mb": finite("router_mb", ctx.router_bytes as f64 / 1e6)?,
-        "mhc_mb": finite("mhc_mb", ctx.mhc_bytes as f64 / 1e6)?,
+        "lm_head_mb": finite("lm_head_mb", bytes.lm_head / 1e6)?,
+        "router_mb": finite("router_mb", bytes.router / 1e6)?,
+        "mhc_mb": finite("mhc_mb", bytes.mhc_prenorm / 1e6)?,
         "gb10_spec_gbps": finite("gb10_spec_gbps", gpu.spec_bandwidth_gbps)?,
         "source_read_gbps": source_read,
         "source_decode_gbps": [],

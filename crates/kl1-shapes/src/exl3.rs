@@ -259,6 +259,9 @@ pub fn reconstruct_shape(kernel: ReconstructKernel, grid: [u32; 3]) -> Result<Sh
 ///
 /// Assumes each byte crosses DRAM once; the fp16 output usually stays partly in L2 for the GEMM that follows,
 /// so written bytes are an upper bound on write traffic.
+///
+/// Not read from the weights table ([`crate::Spec::kl1_bytes`]): the slice is whatever the launch's grid
+/// says it dequantised, a per-launch shape from the trace, not a tensor of the model.
 pub fn reconstruct_bytes(
     kernel: ReconstructKernel,
     grid: [u32; 3],

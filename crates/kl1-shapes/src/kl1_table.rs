@@ -1,14 +1,31 @@
-//! The KL1 spec as one instance of the general weights table: [`Spec::model_shape`].
+//! The KL1 spec as one instance of the general weights table ([`Spec::model_shape`]), and the table read
+//! back per KL1 kernel ([`Spec::kl1_bytes`]).
 //!
-//! `kl1-bandwidth` keeps using the kernel-level functions of [`crate::estimate`] (its output does not
-//! change); this view lets the per-step engine (`roofline`) and the tests see the same model through the
-//! same table as any Hugging Face config, and checks that both give the same per-rank bytes.
+//! The table is the one source of the KL1 bytes: `kl1-bandwidth` reports what [`Spec::kl1_bytes`] reads from
+//! it, so its numbers are the table's; and the spec can go wherever a [`ModelShape`] goes (the per-step engine
+//! `roofline`, the tests), as any Hugging Face config's can. Which groups make up which kernel (the four dense
+//! decode launches, the experts' gate|up and down) is kernel knowledge the table does not hold: it lives in
+//! the reader, next to the writer, which share the group names as constants so neither can drift.
 
-use crate::exl3::Shape;
+use crate::estimate::{DenseLaunch, ExpertBytes, Kl1Bytes};
+use crate::exl3::{Bits, Shape};
 use crate::spec::{ExpertSplit, Spec};
 use crate::weights::{
     Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
 };
+
+const WQ_A: &str = "attn.wq_a";
+const WKV: &str = "attn.wkv";
+const WQ_B: &str = "attn.wq_b";
+const WO_A: &str = "attn.wo_a";
+const WO_B: &str = "attn.wo_b";
+const EXPERT_GATE_UP: [&str; 2] = ["ffn.experts.w1 (gate)", "ffn.experts.w3 (up)"];
+const EXPERT_DOWN: &str = "ffn.experts.w2 (down)";
+const SHARED_GATE_UP: [&str; 2] = ["ffn.shared_experts.w1 (gate)", "ffn.shared_experts.w3 (up)"];
+const SHARED_DOWN: &str = "ffn.shared_experts.w2 (down)";
+const ROUTER: &str = "ffn.gate";
+const MHC: &str = "hc_attn_fn + hc_ffn_fn";
+const LM_HEAD: &str = "head";
 
 impl Spec {
     /// The spec's model as a [`ModelShape`] for its ranks: per MoE layer `wq_a`, `wkv` (replicated),
@@ -54,7 +71,7 @@ impl Spec {
         let qd = m.heads * m.head_dim;
         let mut groups = vec![
             group(
-                "attn.wq_a",
+                WQ_A,
                 (m.hidden, m.q_lora_rank),
                 kn(s.wq_a),
                 1,
@@ -64,7 +81,7 @@ impl Spec {
                 RankSplit::Replicated,
             ),
             group(
-                "attn.wkv",
+                WKV,
                 (m.hidden, m.head_dim),
                 kn(s.wkv),
                 1,
@@ -74,7 +91,7 @@ impl Spec {
                 RankSplit::Replicated,
             ),
             group(
-                "attn.wq_b",
+                WQ_B,
                 (m.q_lora_rank, qd),
                 kn(s.wq_b),
                 1,
@@ -84,7 +101,7 @@ impl Spec {
                 RankSplit::Column,
             ),
             group(
-                "attn.wo_a",
+                WO_A,
                 (qd / m.o_groups, m.o_lora_rank),
                 kn(s.wo_a),
                 m.o_groups,
@@ -94,7 +111,7 @@ impl Spec {
                 RankSplit::Replicated,
             ),
             group(
-                "attn.wo_b",
+                WO_B,
                 (m.o_groups * m.o_lora_rank, m.hidden),
                 kn(s.wo_b),
                 1,
@@ -115,7 +132,7 @@ impl Spec {
             ExpertSplit::Tensor => split,
             ExpertSplit::Whole => RankSplit::Replicated,
         };
-        for name in ["ffn.experts.w1 (gate)", "ffn.experts.w3 (up)"] {
+        for name in EXPERT_GATE_UP {
             groups.push(group(
                 name,
                 (m.hidden, m.expert_intermediate),
@@ -128,7 +145,7 @@ impl Spec {
             ));
         }
         groups.push(group(
-            "ffn.experts.w2 (down)",
+            EXPERT_DOWN,
             (m.expert_intermediate, m.hidden),
             kn(s.expert_down),
             m.routed_experts,
@@ -140,7 +157,7 @@ impl Spec {
         if let (Some(gu), Some(dn)) = (s.shared_gate_up, s.shared_down) {
             let width = m.shared_experts * m.expert_intermediate;
             let k = exl3(q.shared_expert.get());
-            for name in ["ffn.shared_experts.w1 (gate)", "ffn.shared_experts.w3 (up)"] {
+            for name in SHARED_GATE_UP {
                 groups.push(group(
                     name,
                     (m.hidden, width),
@@ -153,7 +170,7 @@ impl Spec {
                 ));
             }
             groups.push(group(
-                "ffn.shared_experts.w2 (down)",
+                SHARED_DOWN,
                 (width, m.hidden),
                 kn(dn),
                 1,
@@ -172,7 +189,7 @@ impl Spec {
             },
         };
         let mut router = group(
-            "ffn.gate",
+            ROUTER,
             (m.hidden, m.routed_experts),
             (m.hidden, m.routed_experts),
             1,
@@ -186,7 +203,7 @@ impl Spec {
         groups.push(router);
         let h = m.mhc_expansion;
         groups.push(group(
-            "hc_attn_fn + hc_ffn_fn",
+            MHC,
             (h * m.hidden, (2 + h) * h),
             (h * m.hidden, (2 + h) * h),
             2,
@@ -196,7 +213,7 @@ impl Spec {
             RankSplit::Replicated,
         ));
         let mut head = group(
-            "head",
+            LM_HEAD,
             (m.hidden, m.vocab),
             kn(s.lm_head),
             1,
@@ -252,4 +269,95 @@ impl Spec {
 /// A shape as (k, n).
 fn kn(s: Shape) -> (u64, u64) {
     (s.k(), s.n())
+}
+
+impl Spec {
+    /// One rank's weight bytes per KL1 kernel, read from [`Spec::model_shape`]'s table (made once here):
+    /// each byte count is a group's format over its `rank_in` × `rank_out`, times its `rank_per_layer`
+    /// where a kernel reads a layer's worth, plus its bias.
+    ///
+    /// The routed experts are the exception that needs the spec too: the table holds them at the K mix's
+    /// mean K, while the mean expert is taken over the mix, Σ_K n_K·bytes(K) / N, with each K on the
+    /// table's shapes. Both are the same number (bytes are linear in K); the mix's sum is the one
+    /// `kl1-bandwidth` has always reported, to the last bit.
+    pub fn kl1_bytes(&self) -> Kl1Bytes {
+        let table = self.model_shape();
+        let t = &table;
+        let q = self.quant();
+        let launch = |name, bits, groups: &[&str]| DenseLaunch {
+            name,
+            bits,
+            groups: groups.iter().map(|g| group(t, g).clone()).collect(),
+        };
+        let expert_by_k = Bits::ALL.map(|k| ExpertBytes {
+            gate_up: EXPERT_GATE_UP
+                .iter()
+                .map(|g| tensor_bytes_at(group(t, g), k))
+                .sum(),
+            down: tensor_bytes_at(group(t, EXPERT_DOWN), k),
+        });
+        let mix = q.routed_experts.entries();
+        let experts = q.routed_experts.experts() as f64;
+        let mean = |part: fn(&ExpertBytes) -> f64| {
+            mix.iter()
+                .map(|&(k, n)| n as f64 * part(&expert_by_k[usize::from(k.get()) - 1]))
+                .sum::<f64>()
+                / experts
+        };
+        Kl1Bytes {
+            dense: [
+                launch("wq_a+wkv", q.wq_a, &[WQ_A, WKV]),
+                launch("wq_b", q.wq_b, &[WQ_B]),
+                launch("wo_a", q.wo_a, &[WO_A]),
+                launch("wo_b", q.wo_b, &[WO_B]),
+            ],
+            expert: ExpertBytes {
+                gate_up: mean(|e| e.gate_up),
+                down: mean(|e| e.down),
+            },
+            // A spec without a shared expert has none of its groups. Folded from +0.0: an empty f64 sum is
+            // −0.0, which the report would print as such.
+            shared_expert: SHARED_GATE_UP
+                .iter()
+                .chain([&SHARED_DOWN])
+                .filter_map(|g| find(t, g))
+                .fold(0.0, |sum, g| sum + layer_bytes(g)),
+            lm_head: layer_bytes(group(t, LM_HEAD)),
+            lm_head_bits: q.lm_head,
+            router: layer_bytes(group(t, ROUTER)),
+            // One launch per site: one of the layer's two mixing weights.
+            mhc_prenorm: group(t, MHC).rank_tensor_bytes(),
+            expert_by_k,
+        }
+    }
+}
+
+/// The group `name` of a table [`Spec::model_shape`] made. Only [`Spec::kl1_bytes`] calls it, on the table
+/// it has just made, with names that table has for every valid spec (the shared expert, which a spec may
+/// lack, is looked up with [`find`]).
+#[allow(clippy::expect_used)] // model_shape writes these groups for every valid spec (tested for each built-in)
+fn group<'t>(table: &'t ModelShape, name: &str) -> &'t TensorGroup {
+    find(table, name).expect("Spec::model_shape writes every group Spec::kl1_bytes reads")
+}
+
+/// The group `name`, if the table has it.
+fn find<'t>(table: &'t ModelShape, name: &str) -> Option<&'t TensorGroup> {
+    table.groups.iter().find(|g| g.name == name)
+}
+
+/// Bytes one rank reads of `g` in one layer: its `rank_per_layer` tensors.
+fn layer_bytes(g: &TensorGroup) -> f64 {
+    g.rank_per_layer as f64 * g.rank_tensor_bytes()
+}
+
+/// One tensor of `g` on one rank stored in EXL3 at `bits` rather than the table's format: one K of the
+/// routed experts' mix, which the table holds at its mean K.
+fn tensor_bytes_at(g: &TensorGroup, bits: Bits) -> f64 {
+    TensorGroup {
+        format: WeightFormat::Exl3 {
+            bits: f64::from(bits.get()),
+        },
+        ..g.clone()
+    }
+    .rank_tensor_bytes()
 }

@@ -10,11 +10,13 @@
 //!   parallelism. The result, a [`ModelShape`], holds the general weights table ([`TensorGroup`]s: shape,
 //!   count per layer, format, which tokens read them, how ranks divide them), the KV cache per token and the
 //!   parameter counts. A config key it does not understand is an error naming it.
-//! * **The KL1 deployment** (DeepSeek-V4.1-Flash in EXL3 on two GB10s) as a cited [`Spec`] (TOML), with the
-//!   kernel-level functions of [`estimate`] and [`exl3`]: per-rank bytes of a routed expert at a K and over
-//!   the K mix, the shared expert, the four dense decode launches of a layer, LM head, router, mHC pre-norm,
-//!   reconstruct kernels from their launch grid. `kl1-bandwidth` uses these; its output does not depend on
-//!   the general table.
+//! * **The KL1 deployment** (DeepSeek-V4.1-Flash in EXL3 on two GB10s) as a cited [`Spec`] (TOML). The spec
+//!   is one instance of the general table ([`Spec::model_shape`]), and [`Spec::kl1_bytes`] reads that table
+//!   back per kernel ([`Kl1Bytes`], module [`estimate`]): per-rank bytes of a routed expert at a K and over
+//!   the K mix, the shared expert, the four dense decode launches of a layer, LM head, router, mHC
+//!   pre-norm, one MoE layer and its inverse. `kl1-bandwidth` reports these bytes, so the table is their one
+//!   source. The reconstruct kernels' bytes ([`exl3`]) come from each launch's grid instead: a slice of a
+//!   tensor per launch, not a weight of the model.
 //!
 //! Shared by both: the expected number of distinct experts a batch of rows reads
 //! ([`uniform_distinct_experts`]), GB/s from bytes and microseconds, and the GPU table ([`GpuTable`],
@@ -28,15 +30,16 @@
 //! vendor's specification, a measurement someone published, or a claim.
 //!
 //! ```
-//! use kl1_shapes::{Bits, Spec, expected_distinct_experts, expert_bytes, gbps, shared_expert_bytes};
+//! use kl1_shapes::{Bits, Spec, expected_distinct_experts, gbps};
 //!
 //! let spec = Spec::builtin(); // DeepSeek-V4.1-Flash, EXL3, 2 × GB10
+//! let bytes = spec.kl1_bytes(); // read from the weights table, spec.model_shape()
 //! let k2 = Bits::new(2)?;
 //! // One routed expert on one rank at K = 2: 3·5120·1152·2/8 + 2·(3·5120 + 3·1152).
-//! assert_eq!(expert_bytes(&spec, k2), 4_461_312);
+//! assert_eq!(bytes.expert_at(k2).total(), 4_461_312.0);
 //! // Two rows pick 6 of 384 experts each: about 11.9 distinct experts under uniform routing.
 //! let experts = expected_distinct_experts(&spec, 2);
-//! let bytes = experts * expert_bytes(&spec, k2) as f64 + shared_expert_bytes(&spec) as f64;
+//! let bytes = experts * bytes.expert_at(k2).total() + bytes.shared_expert;
 //! let achieved = gbps(bytes, 400.0)?; // if the layer's MoE took 400 µs
 //! assert!(achieved < spec.gpu().spec_bandwidth_gbps);
 //! # Ok::<(), kl1_shapes::Error>(())
@@ -57,10 +60,8 @@ pub mod weights;
 pub use citation::Citation;
 pub use error::Error;
 pub use estimate::{
-    DECODE_DENSE_LAUNCHES, DenseLaunch, ExpertBytes, SHARED_RUN_ROWS, decode_dense_launches,
-    expected_distinct_experts, expected_distinct_experts_per_rank, expert_bytes, expert_down_bytes,
-    expert_gate_up_bytes, experts_readable, gbps, lm_head, lm_head_bytes, mean_expert_bytes,
-    mean_routed_k, mhc_prenorm_bytes, moe_layer_weight_bytes, router_bytes, shared_expert_bytes,
+    DECODE_DENSE_LAUNCHES, DenseLaunch, ExpertBytes, Kl1Bytes, SHARED_RUN_ROWS,
+    expected_distinct_experts, expected_distinct_experts_per_rank, gbps, mean_routed_k,
     shared_runs, uniform_distinct_experts,
 };
 pub use exl3::{

@@ -4,11 +4,8 @@
 
 use kl1_shapes::{
     BandwidthLabel, Bits, Citation, ExpertSplit, GpuTable, ReconstructKernel, Shape, Spec, Split,
-    decode_dense_launches, expected_distinct_experts, expected_distinct_experts_per_rank,
-    expert_bytes, expert_down_bytes, expert_gate_up_bytes, experts_readable, gbps, lm_head,
-    lm_head_bytes, mean_expert_bytes, mean_routed_k, mhc_prenorm_bytes, moe_layer_weight_bytes,
-    reconstruct_bytes, reconstruct_shape, router_bytes, shared_expert_bytes, shared_runs,
-    uniform_distinct_experts,
+    expected_distinct_experts, expected_distinct_experts_per_rank, gbps, mean_routed_k,
+    reconstruct_bytes, reconstruct_shape, shared_runs, uniform_distinct_experts,
 };
 
 fn k(v: u64) -> Bits {
@@ -32,6 +29,11 @@ fn v41_whole() -> Spec {
     let spec = Spec::from_toml_str(&text, "test: whole experts").expect("valid");
     assert_eq!(spec.parallelism().expert_split, ExpertSplit::Whole);
     spec
+}
+
+/// One routed expert on one rank at `bits` (gate + up + down), as the weights table gives it.
+fn expert_bytes(spec: &Spec, bits: Bits) -> f64 {
+    spec.kl1_bytes().expert_at(bits).total()
 }
 
 fn close(actual: f64, expected: f64) {
@@ -93,7 +95,7 @@ fn v4_flash_expert_at_k4_matches_the_issue() {
     let signs = 2 * (3 * 4096 + 3 * 1024); // suh + svh of the three
     assert_eq!(trellis, 6_291_456);
     assert_eq!(signs, 30_720);
-    assert_eq!(expert_bytes(&spec, k(4)), trellis + signs);
+    assert_eq!(expert_bytes(&spec, k(4)), (trellis + signs) as f64);
 }
 
 #[test]
@@ -101,18 +103,19 @@ fn v41_flash_expert_parts_per_k() {
     let spec = v41();
     // Intermediate 2304 / 2 ranks = 1152 = 9 × 128 columns per rank.
     assert_eq!(spec.expert_intermediate_per_rank(), 1152);
+    let k2 = spec.kl1_bytes().expert_at(k(2));
     // gate|up: 2 × (5120·1152·K/8 + 2·5120 + 2·1152)
     assert_eq!(
-        expert_gate_up_bytes(&spec, k(2)),
-        2 * (5120 * 1152 * 2 / 8 + 2 * 5120 + 2 * 1152)
+        k2.gate_up,
+        (2 * (5120 * 1152 * 2 / 8 + 2 * 5120 + 2 * 1152)) as f64
     );
-    assert_eq!(expert_gate_up_bytes(&spec, k(2)), 2_974_208);
+    assert_eq!(k2.gate_up, 2_974_208.0);
     // down: 1152·5120·K/8 + 2·1152 + 2·5120
-    assert_eq!(expert_down_bytes(&spec, k(2)), 1_474_560 + 2_304 + 10_240);
-    assert_eq!(expert_bytes(&spec, k(2)), 2_974_208 + 1_487_104);
+    assert_eq!(k2.down, (1_474_560 + 2_304 + 10_240) as f64);
+    assert_eq!(expert_bytes(&spec, k(2)), (2_974_208 + 1_487_104) as f64);
     assert_eq!(
         expert_bytes(&spec, k(3)),
-        3 * 5120 * 1152 * 3 / 8 + 2 * (3 * 5120 + 3 * 1152)
+        (3 * 5120 * 1152 * 3 / 8 + 2 * (3 * 5120 + 3 * 1152)) as f64
     );
 }
 
@@ -121,9 +124,12 @@ fn whole_expert_split_keeps_experts_whole() {
     let spec = v41_whole();
     assert_eq!(spec.expert_intermediate_per_rank(), 2304);
     // 3·5120·2304·2/8 + 2·(3·5120 + 3·2304)
-    assert_eq!(expert_bytes(&spec, k(2)), 8_847_360 + 44_544);
+    assert_eq!(expert_bytes(&spec, k(2)), (8_847_360 + 44_544) as f64);
     // The shared expert is still tensor-split (its own GatedMLP).
-    assert_eq!(shared_expert_bytes(&spec), shared_expert_bytes(&v41()));
+    assert_eq!(
+        spec.kl1_bytes().shared_expert,
+        v41().kl1_bytes().shared_expert
+    );
     // Each rank holds half the experts, so under uniform routing it reads half the distinct ones.
     close(
         expected_distinct_experts_per_rank(&spec, 2),
@@ -135,7 +141,7 @@ fn whole_expert_split_keeps_experts_whole() {
 fn mean_expert_over_the_k_mix() {
     // The default mix is every expert at K = 2, so the mean is the K = 2 expert.
     let spec = v41();
-    let mean = mean_expert_bytes(&spec);
+    let mean = spec.kl1_bytes().expert;
     close(mean.gate_up, 2_974_208.0);
     close(mean.down, 1_487_104.0);
     close(mean_routed_k(&spec), 2.0);
@@ -152,7 +158,7 @@ fn mean_expert_over_the_k_mix() {
     close(mean_routed_k(&mixed), 8.0 / 3.0);
     // gate|up(K) = 2·(5120·1152·K/8) + 2·(2·5120 + 2·1152) = 1,474,560·K + 25,088, linear in K, so the mean is
     // gate|up at the mean K.
-    let mean = mean_expert_bytes(&mixed);
+    let mean = mixed.kl1_bytes().expert;
     close(mean.gate_up, 1_474_560.0 * 8.0 / 3.0 + 25_088.0); // 3,957,248
     close(mean.down, 737_280.0 * 8.0 / 3.0 + 12_544.0); // 1,978,624
     close(mean.total(), 3_957_248.0 + 1_978_624.0);
@@ -195,10 +201,11 @@ fn shared_expert_and_its_runs() {
     // gate|up 2·(5120·1152·4/8 + 2·5120 + 2·1152), down 1152·5120·4/8 + 2·1152 + 2·5120.
     let gate_up = 2 * (2_949_120 + 10_240 + 2_304);
     let down = 2_949_120 + 2_304 + 10_240;
-    assert_eq!(shared_expert_bytes(&v41()), gate_up + down);
-    assert_eq!(shared_expert_bytes(&v41()), 8_884_992);
+    let shared = |spec: Spec| spec.kl1_bytes().shared_expert;
+    assert_eq!(shared(v41()), (gate_up + down) as f64);
+    assert_eq!(shared(v41()), 8_884_992.0);
     // V4-Flash at K = 6: 3·4096·1024·6/8 + 2·(3·4096 + 3·1024)
-    assert_eq!(shared_expert_bytes(&v4()), 9_437_184 + 30_720);
+    assert_eq!(shared(v4()), (9_437_184 + 30_720) as f64);
 
     assert_eq!(shared_runs(0), 0);
     assert_eq!(shared_runs(1), 1);
@@ -234,55 +241,63 @@ fn distinct_experts_under_uniform_routing() {
 
 #[test]
 fn moe_layer_bytes_and_its_inverse() {
-    let spec = v41();
+    let bytes = v41().kl1_bytes();
     // 10 distinct experts of 4,461,312 B, 9 live rows = 2 runs of the 8,884,992 B shared expert.
     close(
-        moe_layer_weight_bytes(&spec, 10.0, 9),
+        bytes.moe_layer_weight_bytes(10.0, 9),
         10.0 * 4_461_312.0 + 2.0 * 8_884_992.0,
     );
     // 273 GB/s for 100 µs = 27,300,000 B; less one shared run, over the mean expert.
     close(
-        experts_readable(&spec, 273.0, 100.0, 1).expect("valid"),
+        bytes.experts_readable(273.0, 100.0, 1).expect("valid"),
         (27_300_000.0 - 8_884_992.0) / 4_461_312.0,
     );
     // Too short a span for the shared expert alone: negative, not clamped.
-    assert!(experts_readable(&spec, 273.0, 1.0, 8).expect("valid") < 0.0);
-    assert!(experts_readable(&spec, f64::NAN, 1.0, 8).is_err());
-    assert!(experts_readable(&spec, 273.0, -1.0, 8).is_err());
+    assert!(bytes.experts_readable(273.0, 1.0, 8).expect("valid") < 0.0);
+    assert!(bytes.experts_readable(f64::NAN, 1.0, 8).is_err());
+    assert!(bytes.experts_readable(273.0, -1.0, 8).is_err());
 }
 
 #[test]
 fn decode_dense_launches_v41() {
-    let [qa_kv, qb, oa, ob] = decode_dense_launches(&v41());
+    let [qa_kv, qb, oa, ob] = v41().kl1_bytes().dense;
     let names = [qa_kv.name, qb.name, oa.name, ob.name];
     assert_eq!(names, ["wq_a+wkv", "wq_b", "wo_a", "wo_b"]);
     assert!([&qa_kv, &qb, &oa, &ob].iter().all(|l| l.bits == k(4)));
     // wq_a 5120×1280 and wkv 5120×512, replicated.
     assert_eq!(
         qa_kv.bytes(),
-        (5120 * 1280 * 4 / 8 + 2 * (5120 + 1280)) + (5120 * 512 * 4 / 8 + 2 * (5120 + 512))
+        ((5120 * 1280 * 4 / 8 + 2 * (5120 + 1280)) + (5120 * 512 * 4 / 8 + 2 * (5120 + 512)))
+            as f64
     );
-    assert_eq!(qa_kv.bytes(), 3_289_600 + 1_321_984);
+    assert_eq!(qa_kv.bytes(), (3_289_600 + 1_321_984) as f64);
     // wq_b 1280 × 64·512/2 = 1280 × 16384.
-    assert_eq!(qb.bytes(), 1280 * 16384 * 4 / 8 + 2 * (1280 + 16384));
+    assert_eq!(
+        qb.bytes(),
+        (1280 * 16384 * 4 / 8 + 2 * (1280 + 16384)) as f64
+    );
     // wo_a: 8/2 = 4 slices of (64·512/8) × 1024 = 4096 × 1024.
-    assert_eq!(oa.matrices.len(), 4);
-    assert_eq!(oa.bytes(), 4 * (4096 * 1024 * 4 / 8 + 2 * (4096 + 1024)));
-    assert_eq!(oa.bytes(), 8_429_568);
+    assert_eq!(oa.groups[0].rank_per_layer, 4);
+    assert_eq!(
+        oa.bytes(),
+        (4 * (4096 * 1024 * 4 / 8 + 2 * (4096 + 1024))) as f64
+    );
+    assert_eq!(oa.bytes(), 8_429_568.0);
     // wo_b: (8/2)·1024 × 5120.
-    assert_eq!(ob.bytes(), 4096 * 5120 * 4 / 8 + 2 * (4096 + 5120));
-    assert_eq!(ob.bytes(), 10_504_192);
+    assert_eq!(ob.bytes(), (4096 * 5120 * 4 / 8 + 2 * (4096 + 5120)) as f64);
+    assert_eq!(ob.bytes(), 10_504_192.0);
 }
 
 #[test]
 fn decode_dense_shapes_v4_flash() {
     // docs/exl3-and-deepseek-v4.md §4.1: wq_a 4096×1024, wkv 4096×512, wq_b 1024×16384, wo_a 4×(4096×1024), wo_b 4096×4096.
-    let launches = decode_dense_launches(&v4());
+    let launches = v4().kl1_bytes().dense;
+    // Each matrix the launch reads on one rank: a group's rank_per_layer tensors of rank_in × rank_out.
     let dims = |i: usize| -> Vec<(u64, u64)> {
         launches[i]
-            .matrices
+            .groups
             .iter()
-            .map(|m| (m.shape().k(), m.shape().n()))
+            .flat_map(|g| (0..g.rank_per_layer).map(|_| (g.rank_in, g.rank_out)))
             .collect()
     };
     assert_eq!(dims(0), vec![(4096, 1024), (4096, 512)]);
@@ -295,28 +310,36 @@ fn decode_dense_shapes_v4_flash() {
 #[test]
 fn lm_head_router_and_mhc() {
     let spec = v41();
+    let bytes = spec.kl1_bytes();
     // 129280 / 2 = 64640 vocabulary columns per rank, at K = 6.
-    let head = lm_head(&spec);
+    let table = spec.model_shape();
+    let head = table
+        .groups
+        .iter()
+        .find(|g| g.name == "head")
+        .expect("the table has the LM head");
     assert_eq!(
-        (head.shape().k(), head.shape().n(), head.bits()),
+        (head.rank_in, head.rank_out, bytes.lm_head_bits),
         (5120, 64640, k(6))
     );
     assert_eq!(
-        lm_head_bytes(&spec),
-        5120 * 64640 * 6 / 8 + 2 * (5120 + 64640)
+        bytes.lm_head,
+        (5120 * 64640 * 6 / 8 + 2 * (5120 + 64640)) as f64
     );
-    assert_eq!(lm_head_bytes(&spec), 248_217_600 + 139_520);
+    assert_eq!(bytes.lm_head, (248_217_600 + 139_520) as f64);
     // docs/exl3-and-deepseek-v4.md §4.1: V4-Flash LM head per rank at K = 6 = 198,574,080 B (+ 2·(4096 + 64640)).
-    assert_eq!(lm_head(&v4()).trellis_bytes(), 198_574_080);
-    assert_eq!(lm_head_bytes(&v4()), 198_574_080 + 2 * (4096 + 64640));
+    assert_eq!(
+        v4().kl1_bytes().lm_head,
+        (198_574_080 + 2 * (4096 + 64640)) as f64
+    );
 
     // Router: 384 experts × 5120 fp16 weights + 384 fp16 biases.
-    assert_eq!(router_bytes(&spec), 384 * 5120 * 2 + 384 * 2);
+    assert_eq!(bytes.router, (384 * 5120 * 2 + 384 * 2) as f64);
     // mHC fn: (2 + 4)·4 = 24 rows × 4·5120 fp32.
-    assert_eq!(mhc_prenorm_bytes(&spec), 24 * 4 * 5120 * 4);
-    assert_eq!(mhc_prenorm_bytes(&spec), 1_966_080);
+    assert_eq!(bytes.mhc_prenorm, (24 * 4 * 5120 * 4) as f64);
+    assert_eq!(bytes.mhc_prenorm, 1_966_080.0);
     // docs/exl3-and-deepseek-v4.md §4.2: 1.5 MiB at k = 4·4096 = 16384.
-    assert_eq!(mhc_prenorm_bytes(&v4()), 3 * 1024 * 1024 / 2);
+    assert_eq!(v4().kl1_bytes().mhc_prenorm, (3 * 1024 * 1024 / 2) as f64);
 }
 
 #[test]

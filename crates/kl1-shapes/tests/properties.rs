@@ -3,8 +3,8 @@
 
 use kl1_shapes::{
     Bits, Citation, Exl3Linear, ReconstructKernel, Shape, Spec, Split, expected_distinct_experts,
-    expert_bytes, experts_readable, gbps, mean_expert_bytes, mean_routed_k, moe_layer_weight_bytes,
-    reconstruct_bytes, reconstruct_shape, shared_runs, uniform_distinct_experts,
+    gbps, mean_routed_k, reconstruct_bytes, reconstruct_shape, shared_runs,
+    uniform_distinct_experts,
 };
 use proptest::prelude::*;
 
@@ -82,8 +82,10 @@ proptest! {
 
     #[test]
     fn expert_bytes_are_monotone_in_k(spec in specs(), a in bits(), b in bits()) {
-        prop_assert_eq!(a < b, expert_bytes(&spec, a) < expert_bytes(&spec, b));
-        prop_assert_eq!(a == b, expert_bytes(&spec, a) == expert_bytes(&spec, b));
+        let bytes = spec.kl1_bytes();
+        let (a_bytes, b_bytes) = (bytes.expert_at(a).total(), bytes.expert_at(b).total());
+        prop_assert_eq!(a < b, a_bytes < b_bytes);
+        prop_assert_eq!(a == b, a_bytes == b_bytes);
     }
 
     #[test]
@@ -97,9 +99,10 @@ proptest! {
         let used: Vec<Bits> = rescaled.iter().filter(|&&(_, n)| n > 0)
             .map(|&(k, _)| Bits::new(k).expect("1..=8")).collect();
         let (lo, hi) = (used.iter().min().copied().expect("one"), used.iter().max().copied().expect("one"));
-        let mean = mean_expert_bytes(&mixed).total();
-        prop_assert!(expert_bytes(&mixed, lo) as f64 <= mean * (1.0 + 1e-12));
-        prop_assert!(mean <= expert_bytes(&mixed, hi) as f64 * (1.0 + 1e-12));
+        let bytes = mixed.kl1_bytes();
+        let mean = bytes.expert.total();
+        prop_assert!(bytes.expert_at(lo).total() <= mean * (1.0 + 1e-12));
+        prop_assert!(mean <= bytes.expert_at(hi).total() * (1.0 + 1e-12));
         let k = mean_routed_k(&mixed);
         prop_assert!(f64::from(lo.get()) - 1e-12 <= k && k <= f64::from(hi.get()) + 1e-12);
     }
@@ -111,7 +114,7 @@ proptest! {
         let spec = Spec::builtin();
         let before = spec.with_routed_k_mix(&[(from, n + 1), (to, 383 - n)], assumed()).expect("adds up");
         let after = spec.with_routed_k_mix(&[(from, n), (to, 384 - n)], assumed()).expect("adds up");
-        prop_assert!(mean_expert_bytes(&after).total() > mean_expert_bytes(&before).total());
+        prop_assert!(after.kl1_bytes().expert.total() > before.kl1_bytes().expert.total());
         prop_assert!(mean_routed_k(&after) > mean_routed_k(&before));
     }
 
@@ -155,11 +158,12 @@ proptest! {
     fn moe_bytes_are_monotone_and_inverted_by_experts_readable(
         spec in specs(), d in 0.0f64..384.0, extra in 0.0f64..10.0, rows in 0u64..512, span in 1.0f64..10_000.0
     ) {
-        let bytes = moe_layer_weight_bytes(&spec, d, rows);
-        prop_assert!(moe_layer_weight_bytes(&spec, d + extra, rows) >= bytes);
-        prop_assert!(moe_layer_weight_bytes(&spec, d, rows + 1) >= bytes);
+        let kl1 = spec.kl1_bytes();
+        let bytes = kl1.moe_layer_weight_bytes(d, rows);
+        prop_assert!(kl1.moe_layer_weight_bytes(d + extra, rows) >= bytes);
+        prop_assert!(kl1.moe_layer_weight_bytes(d, rows + 1) >= bytes);
         let rate = gbps(bytes, span).expect("valid");
-        let back = experts_readable(&spec, rate, span, rows).expect("valid");
+        let back = kl1.experts_readable(rate, span, rows).expect("valid");
         prop_assert!((back - d).abs() <= 1e-6 * d.max(1.0), "{} came back as {}", d, back);
     }
 

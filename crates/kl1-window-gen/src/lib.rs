@@ -27,9 +27,8 @@ use std::path::Path;
 
 use kineto_trace::interval::union_within;
 use kl1_shapes::{
-    Bits, ReconstructKernel, Shape, Spec, decode_dense_launches,
-    expected_distinct_experts_per_rank, lm_head, mean_expert_bytes, mhc_prenorm_bytes,
-    moe_layer_weight_bytes, reconstruct_bytes, router_bytes, shared_expert_bytes,
+    Bits, Kl1Bytes, ReconstructKernel, Shape, Spec, expected_distinct_experts_per_rank,
+    reconstruct_bytes,
 };
 use serde::Serialize;
 
@@ -441,14 +440,9 @@ fn graph_rows(rows: u64) -> u64 {
 /// The per-rank quantities the generator needs, computed once.
 struct Model<'a> {
     spec: &'a Spec,
+    /// Weight bytes per kernel, as `kl1-bandwidth` reads them from the spec's weights table.
+    bytes: Kl1Bytes,
     dense: Vec<(String, Bits, f64)>,
-    head_bits: Bits,
-    head_bytes: f64,
-    router: f64,
-    mhc: f64,
-    shared: f64,
-    gate_up_mean: f64,
-    down_mean: f64,
     layers: u64,
     full_layers: u64,
     suffix_rows: u64,
@@ -488,19 +482,15 @@ pub fn write_window(
     }
     let p = rules.prefill();
     let units = spec.expert_intermediate_per_rank() / 128;
+    let bytes = spec.kl1_bytes();
     let model = Model {
         spec,
-        dense: decode_dense_launches(spec)
+        dense: bytes
+            .dense
             .iter()
-            .map(|l| (l.name.to_string(), l.bits, l.bytes() as f64))
+            .map(|l| (l.name.to_string(), l.bits, l.bytes()))
             .collect(),
-        head_bits: lm_head(spec).bits(),
-        head_bytes: lm_head(spec).bytes() as f64,
-        router: router_bytes(spec) as f64,
-        mhc: mhc_prenorm_bytes(spec) as f64,
-        shared: shared_expert_bytes(spec) as f64,
-        gate_up_mean: mean_expert_bytes(spec).gate_up,
-        down_mean: mean_expert_bytes(spec).down,
+        bytes,
         layers: spec.model().moe_layers,
         full_layers: p.full_layers.min(spec.model().moe_layers),
         suffix_rows: p.suffix_rows,
@@ -693,7 +683,7 @@ impl Builder<'_, '_> {
     }
 
     fn mhc_site(&mut self) {
-        let d = self.rate_dur(self.m.mhc, self.plan.rates.mhc);
+        let d = self.rate_dur(self.m.bytes.mhc_prenorm, self.plan.rates.mhc);
         let h = self.m.spec.model().mhc_expansion;
         self.push(
             format!("void hc_mix_partials_kernel<{h}>(float const*, float const*, float*, float*, int, int)"),
@@ -735,7 +725,7 @@ impl Builder<'_, '_> {
 
     fn routing(&mut self) {
         let e = self.m.spec.model().routed_experts;
-        let d = self.rate_dur(self.m.router, self.plan.rates.router);
+        let d = self.rate_dur(self.m.bytes.router, self.plan.rates.router);
         self.push(
             format!(
                 "void routing_gemv_kernel<{e}>(__half const*, __half const*, __half*, int, int)"
@@ -760,7 +750,7 @@ impl Builder<'_, '_> {
 
     /// The L2 prefetch of the next layer's shared expert, on the side stream, from `at`.
     fn l2pf(&mut self, at: i64) {
-        let d = self.rate_dur(self.m.shared, self.plan.rates.l2pf);
+        let d = self.rate_dur(self.m.bytes.shared_expert, self.plan.rates.l2pf);
         self.kernels.push(Kern {
             name: "_l2_prefetch_kernel".to_string(),
             role: Role::L2pf,
@@ -832,7 +822,7 @@ impl Builder<'_, '_> {
             *self.graph += 1;
             let g = Via::Graph(*self.graph);
             let experts = expected_distinct_experts_per_rank(m.spec, s.rows);
-            let span = self.rate_dur(moe_layer_weight_bytes(m.spec, experts, s.rows), rates.smoe);
+            let span = self.rate_dur(m.bytes.moe_layer_weight_bytes(experts, s.rows), rates.smoe);
             // Rotation 2 % of the span, gate|up 66 %, a gap of at most 300 ns between them, and down the rest,
             // starting early by a quarter of gate|up (at most 1.5 µs) as PDL allows. The span is ≥ 1 µs
             // (`jittered`), so down always ends after gate|up: 0.32·span − gap > 0.
@@ -883,7 +873,7 @@ impl Builder<'_, '_> {
             self.residual_add();
         }
         // The head: its mHC site, the LM head, the logits all-gather (vocabulary split) and sampling.
-        let d = self.rate_dur(m.mhc, rates.mhc);
+        let d = self.rate_dur(m.bytes.mhc_prenorm, rates.mhc);
         self.push(
             format!("void hc_mix_partials_kernel<{}>(float const*, float const*, float*, float*, int, int)", m.spec.model().mhc_expansion),
             Role::Prenorm,
@@ -891,8 +881,8 @@ impl Builder<'_, '_> {
             [48, 1, 1],
             Via::Runtime,
         );
-        let d = self.rate_dur(m.head_bytes, rates.lm_head);
-        let k = m.head_bits.get();
+        let d = self.rate_dur(m.bytes.lm_head, rates.lm_head);
+        let k = m.bytes.lm_head_bits.get();
         if c.lm_head_gemm {
             self.push(
                 format!("void exl3_gemm_kernel<{k}, false, 1, 16, 32, 128, 4, 3>(__half const*, unsigned short const*, void*, int, int, int, int*, __half const*, __half*, __half const*)"),
@@ -1048,7 +1038,7 @@ impl Builder<'_, '_> {
                 [rows as u32, 1, 1],
                 Via::Runtime,
             );
-            let d = self.rate_dur(experts * m.gate_up_mean, rates.tf_gu);
+            let d = self.rate_dur(experts * m.bytes.expert.gate_up, rates.tf_gu);
             self.push(
                 "void tf_moe_gate_up_kernel<128, 1>(__half const*, unsigned short const* const*, int const*, int const*, __half*, int)".to_string(),
                 Role::TfGu { full },
@@ -1056,7 +1046,7 @@ impl Builder<'_, '_> {
                 [(experts.ceil() as u32) * m.units as u32, 1, 1],
                 Via::Runtime,
             );
-            let d = self.rate_dur(experts * m.down_mean, rates.tf_down);
+            let d = self.rate_dur(experts * m.bytes.expert.down, rates.tf_down);
             self.push(
                 "void tf_moe_down_kernel<128, 1>(__half const*, unsigned short const* const*, int const*, int const*, float*, int)".to_string(),
                 Role::TfDown { full },
@@ -1086,9 +1076,9 @@ impl Builder<'_, '_> {
             self.residual_add();
         }
         // The last position's logits only.
-        let d = self.rate_dur(m.head_bytes, rates.lm_head);
+        let d = self.rate_dur(m.bytes.lm_head, rates.lm_head);
         self.push(
-            format!("void exl3_gemm_kernel<{}, false, 1, 16, 32, 128, 4, 3>(__half const*, unsigned short const*, void*, int, int, int, int*, __half const*, __half*, __half const*)", m.head_bits.get()),
+            format!("void exl3_gemm_kernel<{}, false, 1, 16, 32, 128, 4, 3>(__half const*, unsigned short const*, void*, int, int, int, int*, __half const*, __half*, __half const*)", m.bytes.lm_head_bits.get()),
             Role::Gemm,
             d,
             [48, 1, 1],
@@ -1324,19 +1314,22 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
                 e.insert("dense.all.gbps".into(), gbps(all_bytes, sum(&dense)));
                 e.insert(
                     "dense.lm_head.gbps".into(),
-                    gbps(m.head_bytes, sum(&|r| matches!(r, Role::Head { .. }))),
+                    gbps(m.bytes.lm_head, sum(&|r| matches!(r, Role::Head { .. }))),
                 );
                 let nr = count(&|r| *r == Role::Router);
                 e.insert("dense.router.launches".into(), nr as f64);
                 e.insert(
                     "dense.router.gbps".into(),
-                    gbps(m.router * nr as f64, sum(&|r| *r == Role::Router)),
+                    gbps(m.bytes.router * nr as f64, sum(&|r| *r == Role::Router)),
                 );
                 let np = count(&|r| *r == Role::Prenorm);
                 e.insert("dense.hc_prenorm.launches".into(), np as f64);
                 e.insert(
                     "dense.hc_prenorm.gbps".into(),
-                    gbps(m.mhc * np as f64, sum(&|r| *r == Role::Prenorm)),
+                    gbps(
+                        m.bytes.mhc_prenorm * np as f64,
+                        sum(&|r| *r == Role::Prenorm),
+                    ),
                 );
                 // Sparse MoE: rotation start → down end of each layer, by role and order.
                 let rots: Vec<&Kern> = s.kernels.iter().filter(|k| k.role == Role::Rot).collect();
@@ -1353,7 +1346,7 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
                 let layers = downs.len() as f64;
                 e.insert(
                     "smoe.gbps_if_uniform".into(),
-                    gbps(moe_layer_weight_bytes(m.spec, experts, rows) * layers, span),
+                    gbps(m.bytes.moe_layer_weight_bytes(experts, rows) * layers, span),
                 );
                 e.insert("smoe.span_ms".into(), ms(span));
                 e.insert("smoe.gu_ms".into(), ms(gus.iter().map(|k| k.dur).sum()));
@@ -1383,11 +1376,11 @@ fn step_truths(m: &Model<'_>, steps: &[Laid]) -> Vec<StepTruth> {
                     e.insert(format!("tf.{tag}.rows"), rows as f64);
                     e.insert(
                         format!("tf.{tag}.gu_gbps_if_uniform"),
-                        gbps(experts * m.gate_up_mean * n as f64, gu_ns),
+                        gbps(experts * m.bytes.expert.gate_up * n as f64, gu_ns),
                     );
                     e.insert(
                         format!("tf.{tag}.down_gbps_if_uniform"),
-                        gbps(experts * m.down_mean * n as f64, dn_ns),
+                        gbps(experts * m.bytes.expert.down * n as f64, dn_ns),
                     );
                 }
                 let mut rec: BTreeMap<String, (usize, f64, i64)> = BTreeMap::new();

@@ -1,0 +1,252 @@
+//! One decoder layer's attention tensors for the two kinds most families share: grouped-query attention
+//! (with each family's biases, q/k norms and sinks) and DeepSeek's multi-head latent attention (with
+//! DeepSeek-V3.2's lightning indexer). DeepSeek-V4's hybrid attention is in `deepseek_v4.rs`.
+
+use super::family::Family;
+use super::minimax::MiniMax;
+use super::{Tensor, lin};
+use crate::weights::{Attention, MlaIndexer, RankSplit, WeightFormat};
+
+/// q, k, v and o, and what the family adds to them. Empty for another kind of attention.
+pub(super) fn gqa_tensors(
+    at: &dyn Fn(&str) -> String,
+    hidden: u64,
+    attention: Attention,
+    family: Family,
+    attention_bias: bool,
+    minimax: MiniMax,
+    qk_norm: bool,
+) -> Vec<Tensor> {
+    let Attention::Gqa {
+        heads,
+        kv_heads,
+        head_dim,
+        ..
+    } = attention
+    else {
+        return Vec::new();
+    };
+    let mut t = Vec::new();
+    let qkv_bias = attention_bias || family == Family::Qwen2 || family == Family::Qwen2Moe;
+    t.push(lin(
+        "self_attn.q_proj",
+        at("self_attn.q_proj"),
+        hidden,
+        heads * head_dim,
+        qkv_bias,
+        RankSplit::Column,
+    ));
+    t.push(lin(
+        "self_attn.k_proj",
+        at("self_attn.k_proj"),
+        hidden,
+        kv_heads * head_dim,
+        qkv_bias,
+        RankSplit::Column,
+    ));
+    t.push(lin(
+        "self_attn.v_proj",
+        at("self_attn.v_proj"),
+        hidden,
+        kv_heads * head_dim,
+        qkv_bias,
+        RankSplit::Column,
+    ));
+    // GLM-4.5's attention_bias is on q, k and v only.
+    t.push(lin(
+        "self_attn.o_proj",
+        at("self_attn.o_proj"),
+        heads * head_dim,
+        hidden,
+        attention_bias && family != Family::Glm4Moe,
+        RankSplit::Row,
+    ));
+    if minimax.qk_norm {
+        // MiniMax-M2's per-layer q/k norms span every head: heads·d and kv_heads·d wide.
+        for (name, width) in [
+            ("self_attn.q_norm", heads * head_dim),
+            ("self_attn.k_norm", kv_heads * head_dim),
+        ] {
+            let mut n = lin(name, at(name), 1, width, false, RankSplit::Replicated);
+            n.quantizable = false;
+            t.push(n);
+        }
+    }
+    if qk_norm {
+        let mut n = lin(
+            "self_attn.q_norm+k_norm",
+            at("self_attn.q_norm"),
+            1,
+            head_dim,
+            false,
+            RankSplit::Replicated,
+        );
+        n.per_layer = 2;
+        n.quantizable = false;
+        t.push(n);
+    }
+    if family == Family::GptOss {
+        let mut s = lin(
+            "self_attn.sinks",
+            at("self_attn.sinks"),
+            1,
+            heads,
+            false,
+            RankSplit::Column,
+        );
+        s.quantizable = false;
+        t.push(s);
+    }
+    t
+}
+
+/// The query projection (through the low rank `q_lora` when given), the key/value latent and its
+/// up-projection, o, and DeepSeek-V3.2's indexer; `norm_fixed` is the norms' stored format when not the
+/// activation dtype's. Empty for another kind of attention.
+pub(super) fn mla_tensors(
+    at: &dyn Fn(&str) -> String,
+    hidden: u64,
+    attention: Attention,
+    q_lora: Option<u64>,
+    norm_fixed: Option<WeightFormat>,
+) -> Vec<Tensor> {
+    let Attention::Mla {
+        heads,
+        kv_lora_rank,
+        qk_nope_head_dim,
+        qk_rope_head_dim,
+        v_head_dim,
+        indexer,
+    } = attention
+    else {
+        return Vec::new();
+    };
+    let mut t = Vec::new();
+    let q_head = qk_nope_head_dim + qk_rope_head_dim;
+    match q_lora {
+        Some(r) => {
+            t.push(lin(
+                "self_attn.q_a_proj",
+                at("self_attn.q_a_proj"),
+                hidden,
+                r,
+                false,
+                RankSplit::Replicated,
+            ));
+            let mut n = lin(
+                "self_attn.q_a_layernorm",
+                at("self_attn.q_a_layernorm"),
+                1,
+                r,
+                false,
+                RankSplit::Replicated,
+            );
+            n.quantizable = false;
+            n.fixed = norm_fixed;
+            t.push(n);
+            t.push(lin(
+                "self_attn.q_b_proj",
+                at("self_attn.q_b_proj"),
+                r,
+                heads * q_head,
+                false,
+                RankSplit::Column,
+            ));
+        }
+        None => t.push(lin(
+            "self_attn.q_proj",
+            at("self_attn.q_proj"),
+            hidden,
+            heads * q_head,
+            false,
+            RankSplit::Column,
+        )),
+    }
+    t.push(lin(
+        "self_attn.kv_a_proj_with_mqa",
+        at("self_attn.kv_a_proj_with_mqa"),
+        hidden,
+        kv_lora_rank + qk_rope_head_dim,
+        false,
+        RankSplit::Replicated,
+    ));
+    let mut n = lin(
+        "self_attn.kv_a_layernorm",
+        at("self_attn.kv_a_layernorm"),
+        1,
+        kv_lora_rank,
+        false,
+        RankSplit::Replicated,
+    );
+    n.quantizable = false;
+    n.fixed = norm_fixed;
+    t.push(n);
+    t.push(lin(
+        "self_attn.kv_b_proj",
+        at("self_attn.kv_b_proj"),
+        kv_lora_rank,
+        heads * (qk_nope_head_dim + v_head_dim),
+        false,
+        RankSplit::Column,
+    ));
+    t.push(lin(
+        "self_attn.o_proj",
+        at("self_attn.o_proj"),
+        heads * v_head_dim,
+        hidden,
+        false,
+        RankSplit::Row,
+    ));
+    if let (
+        Some(MlaIndexer {
+            heads: index_heads,
+            dim: index_dim,
+            ..
+        }),
+        Some(r),
+    ) = (indexer, q_lora)
+    {
+        // The lightning indexer (DeepSeek-V3.2 `Indexer`): queries from the query low rank,
+        // one key head, a LayerNorm on the key (weight and bias, fp32), and per-head weights
+        // (bf16); every rank holds all of it (plain `Linear`s in the reference code).
+        t.push(lin(
+            "self_attn.indexer.wq_b",
+            at("self_attn.indexer.wq_b"),
+            r,
+            index_heads * index_dim,
+            false,
+            RankSplit::Replicated,
+        ));
+        t.push(lin(
+            "self_attn.indexer.wk",
+            at("self_attn.indexer.wk"),
+            hidden,
+            index_dim,
+            false,
+            RankSplit::Replicated,
+        ));
+        let mut k_norm = lin(
+            "self_attn.indexer.k_norm",
+            at("self_attn.indexer.k_norm"),
+            1,
+            index_dim,
+            true,
+            RankSplit::Replicated,
+        );
+        k_norm.quantizable = false;
+        k_norm.fixed = Some(WeightFormat::FP32);
+        k_norm.bias_bytes = Some(4);
+        t.push(k_norm);
+        let mut w = lin(
+            "self_attn.indexer.weights_proj",
+            at("self_attn.indexer.weights_proj"),
+            hidden,
+            index_heads,
+            false,
+            RankSplit::Replicated,
+        );
+        w.quantizable = false;
+        t.push(w);
+    }
+    t
+}

@@ -370,11 +370,18 @@ pub struct ModelShape {
 }
 
 impl ModelShape {
-    /// Total parameters (all ranks); a tied LM head is counted once, as the embedding.
+    /// Total parameters (all ranks); a tied LM head's matrix is counted once, as the embedding (a bias of
+    /// its own, Phi-3's `lm_head_bias`, is not tied and counted).
     pub fn total_params(&self) -> u64 {
         let all: u64 = self.groups.iter().map(TensorGroup::params).sum();
         if self.tied_embeddings {
-            all - self.params_of(Reads::LogitRows)
+            let head: u64 = self
+                .groups
+                .iter()
+                .filter(|g| g.reads == Reads::LogitRows)
+                .map(|g| g.per_layer * g.layers * g.in_features * g.out_features)
+                .sum();
+            all - head
         } else {
             all
         }

@@ -28,11 +28,12 @@ enum Active {
 }
 
 /// How far a total may be from its published figure: 0.5 %, but 1 % for GLM-4.5's 355 B, which no count
-/// of its tensors reproduces (the main model is 352.80 B, with the MTP layer 356.79 B), and for MiniMax's
-/// "230 B", two significant digits of 228.69 B (`testdata/models/README.md`).
+/// of its tensors reproduces (the main model is 352.80 B, with the MTP layer 356.79 B), for MiniMax's
+/// "230 B", two significant digits of 228.69 B, and for Phi-4-mini's "3.8 B", two digits of 3.836 B
+/// (`testdata/models/README.md`).
 fn total_tolerance(file: &str) -> f64 {
     match file {
-        "glm-4.7.json" | "minimax-m2.7.json" => 0.01,
+        "glm-4.7.json" | "minimax-m2.7.json" | "phi-4-mini-instruct.json" => 0.01,
         _ => 0.005,
     }
 }
@@ -75,6 +76,10 @@ const PUBLISHED: &[(&str, f64, Active)] = &[
     ("glm-4.7.json", 355e9, Active::Truncated(32e9)),
     ("deepseek-v3.2.json", 671e9, Active::None),
     ("minimax-m2.7.json", 230e9, Active::Truncated(10e9)),
+    // Phi-3 family: fused qkv_proj and gate_up_proj.
+    ("phi-3-mini-4k-instruct.json", 3_821_079_552.0, Active::None),
+    ("phi-4.json", 14.7e9, Active::None),
+    ("phi-4-mini-instruct.json", 3.8e9, Active::None),
 ];
 
 #[test]
@@ -947,4 +952,110 @@ fn minimax_m2_errors_name_the_field() {
         c.insert("mlp_intermediate_size".into(), 8192.into());
     });
     assert_eq!(f.as_deref(), Some("mlp_intermediate_size"));
+}
+
+/// Phi-3's fused `qkv_proj` and `gate_up_proj` are listed as q, k, v and gate|up with the checkpoint's module
+/// names (for quantisation patterns); under tensor parallelism a rank holds whole heads of each, as vLLM
+/// splits the fused projection. Phi-3-mini-4k's window applies to every layer (transformers' Phi3Attention
+/// passes `config.sliding_window` to each); Phi-4-mini ties its embeddings and has a window longer than
+/// its context.
+#[test]
+fn phi3_fused_projections() {
+    let mini = load("phi-3-mini-4k-instruct.json");
+    assert_eq!(mini.total_params(), 3_821_079_552);
+    assert!(mini.layers.iter().all(|l| l.sliding_window == Some(2047)));
+    let phi4 = load("phi-4.json");
+    assert!(phi4.layers.iter().all(|l| l.sliding_window.is_none()));
+    assert_eq!(
+        (
+            group(&phi4, "self_attn.q_proj").out_features,
+            group(&phi4, "self_attn.k_proj").out_features,
+            group(&phi4, "self_attn.v_proj").out_features,
+            group(&phi4, "mlp.gate_up_proj").out_features,
+        ),
+        (40 * 128, 10 * 128, 10 * 128, 2 * 17920)
+    );
+    assert!(phi4.notes.iter().any(|n| n.contains("qkv_proj")));
+    let m4 = load("phi-4-mini-instruct.json");
+    assert!(m4.tied_embeddings && !group(&m4, "lm_head").bias);
+    assert!(m4.layers.iter().all(|l| l.sliding_window == Some(262_144)));
+
+    // Two ranks: 20 query heads and 5 KV heads each; o and down split by rows.
+    let text = std::fs::read_to_string(models_dir().join("phi-4.json")).unwrap();
+    let run = |tp| RunOptions {
+        tp,
+        ep: 1,
+        quant: None,
+    };
+    let r2 = model_from_config(&text, "phi-4.json", &run(2)).unwrap();
+    let rank = |m: &ModelShape, name: &str| {
+        let g = group(m, name);
+        (g.rank_in, g.rank_out)
+    };
+    assert_eq!(rank(&r2, "self_attn.q_proj"), (5120, 20 * 128));
+    assert_eq!(rank(&r2, "self_attn.k_proj"), (5120, 5 * 128));
+    assert_eq!(rank(&r2, "self_attn.o_proj"), (20 * 128, 5120));
+    assert_eq!(rank(&r2, "mlp.gate_up_proj"), (5120, 17920));
+    // Eight ranks would split 10 KV heads into 1.25 each: an error naming the field, as vLLM refuses it.
+    let e = model_from_config(&text, "phi-4.json", &run(8)).unwrap_err();
+    assert_eq!(e.field(), Some("num_key_value_heads"));
+    // Phi-4-mini on sixteen ranks: 8 KV heads, one replicated head each; 24 heads do not divide.
+    let text = std::fs::read_to_string(models_dir().join("phi-4-mini-instruct.json")).unwrap();
+    let r8 = model_from_config(&text, "phi-4-mini", &run(8)).unwrap();
+    assert_eq!(rank(&r8, "self_attn.k_proj"), (3072, 128));
+    let e = model_from_config(&text, "phi-4-mini", &run(16)).unwrap_err();
+    assert_eq!(e.field(), Some("num_attention_heads"));
+
+    // The fused module's name is the one a quantisation pattern matches: leaving layer 0's qkv_proj in
+    // bf16 leaves its q, k and v alike.
+    let q = edited("phi-3-mini-4k-instruct.json", |c| {
+        c.insert(
+            "quantization_config".into(),
+            serde_json::json!({
+                "quant_method": "fp8", "activation_scheme": "dynamic",
+                "modules_to_not_convert": ["model.layers.0.self_attn.qkv_proj"]
+            }),
+        );
+    })
+    .unwrap();
+    for name in ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"] {
+        let formats: Vec<(String, u64)> = q
+            .groups
+            .iter()
+            .filter(|g| g.name == name)
+            .map(|g| (g.format.to_string(), g.layers))
+            .collect();
+        assert_eq!(
+            formats,
+            [("bf16".to_string(), 1), ("fp8".to_string(), 31)],
+            "{name}"
+        );
+    }
+}
+
+/// What Phi-3's reader does not understand is an error naming the field: Phi-3-small's block-sparse keys
+/// (a different `model_type` in its own configs), a `full_attn_mod` other than 1.
+#[test]
+fn phi3_errors_name_the_field() {
+    let f = field_of("phi-3-mini-4k-instruct.json", |c| {
+        c.insert("blocksparse_block_size".into(), 64.into());
+    });
+    assert_eq!(f.as_deref(), Some("blocksparse_block_size"));
+    let f = field_of("phi-4-mini-instruct.json", |c| {
+        c.insert("full_attn_mod".into(), 4.into());
+    });
+    assert_eq!(f.as_deref(), Some("full_attn_mod"));
+    let f = field_of("phi-4.json", |c| {
+        c.insert("lm_head_bias".into(), "no".into());
+    });
+    assert_eq!(f.as_deref(), Some("lm_head_bias"));
+    // The LM-head bias, when a config sets it, is a vocabulary-wide vector.
+    let m = edited("phi-4-mini-instruct.json", |c| {
+        c.insert("lm_head_bias".into(), true.into());
+    })
+    .unwrap();
+    assert_eq!(
+        m.total_params(),
+        load("phi-4-mini-instruct.json").total_params() + 200_064
+    );
 }

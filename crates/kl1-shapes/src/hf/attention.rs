@@ -28,9 +28,18 @@ pub(super) fn gqa_tensors(
     };
     let mut t = Vec::new();
     let qkv_bias = attention_bias || family == Family::Qwen2 || family == Family::Qwen2Moe;
+    // Phi-3 fuses q, k and v into one `qkv_proj` of (heads + 2·kv_heads)·d outputs: listed as its three
+    // parts (the same parameters), so that a rank holds whole heads of each as vLLM splits it.
+    let module = |m: &str| {
+        if family == Family::Phi3 {
+            at("self_attn.qkv_proj")
+        } else {
+            at(m)
+        }
+    };
     t.push(lin(
         "self_attn.q_proj",
-        at("self_attn.q_proj"),
+        module("self_attn.q_proj"),
         hidden,
         heads * head_dim,
         qkv_bias,
@@ -38,7 +47,7 @@ pub(super) fn gqa_tensors(
     ));
     t.push(lin(
         "self_attn.k_proj",
-        at("self_attn.k_proj"),
+        module("self_attn.k_proj"),
         hidden,
         kv_heads * head_dim,
         qkv_bias,
@@ -46,7 +55,7 @@ pub(super) fn gqa_tensors(
     ));
     t.push(lin(
         "self_attn.v_proj",
-        at("self_attn.v_proj"),
+        module("self_attn.v_proj"),
         hidden,
         kv_heads * head_dim,
         qkv_bias,

@@ -68,7 +68,7 @@ pub(super) const IGNORED: &[&str] = &[
 ];
 
 /// The `model_type`s understood, as the error for another one lists them.
-const KNOWN_TYPES: &str = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, deepseek_v32, deepseek_v4, gpt_oss, glm4_moe, minimax_m2; multimodal: gemma3, mistral3, qwen2_vl, qwen2_5_vl";
+const KNOWN_TYPES: &str = "llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, deepseek_v32, deepseek_v4, gpt_oss, glm4_moe, minimax_m2, phi3; multimodal: gemma3, mistral3, qwen2_vl, qwen2_5_vl";
 
 /// A multimodal model whose language model is its `text_config`: the wrapper's own keys set the vision
 /// side, which is not counted, or nothing.
@@ -107,6 +107,16 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
             "vision_feature_layer",
         ],
     },
+];
+
+/// Phi-3's keys that set no weight: dropouts (`embd_pdrop`, `resid_pdrop`) and rotary constants
+/// (`original_max_position_embeddings`, the LongRoPE base length; `interpolate_factor`, Phi-4-mini's position
+/// interpolation, which transformers' Phi3 does not read).
+pub(super) const PHI3_IGNORED: &[&str] = &[
+    "embd_pdrop",
+    "resid_pdrop",
+    "original_max_position_embeddings",
+    "interpolate_factor",
 ];
 
 /// Multimodal models whose language model's keys sit at the top level beside a `vision_config`, with their
@@ -154,6 +164,7 @@ pub(super) enum Family {
     GptOss,
     Glm4Moe,
     MiniMaxM2,
+    Phi3,
 }
 
 impl Family {
@@ -174,6 +185,7 @@ impl Family {
             "gpt_oss" => Family::GptOss,
             "glm4_moe" => Family::Glm4Moe,
             "minimax_m2" => Family::MiniMaxM2,
+            "phi3" => Family::Phi3,
             _ => return None,
         })
     }

@@ -21,7 +21,9 @@ use crate::weights::{
 };
 use attention::{gqa_tensors, mla_tensors};
 use deepseek_v4::{INT64, hybrid_tensors, mhc_tensors, read_v4_attention, read_v4_layers};
-use family::{Family, IGNORED, VISION_BESIDE, WRAPPERS, family_of, take_gemma3_defaults};
+use family::{
+    Family, IGNORED, PHI3_IGNORED, VISION_BESIDE, WRAPPERS, family_of, take_gemma3_defaults,
+};
 use fields::Fields;
 use minimax::{MiniMax, read_minimax};
 use quant::{Quant, quant_of};
@@ -143,6 +145,9 @@ pub fn model_from_config(text: &str, origin: &str, run: &RunOptions) -> Result<M
             );
         }
         ignored = keys;
+    }
+    if family == Family::Phi3 {
+        ignored = PHI3_IGNORED;
     }
     let dtype = dtype_of(&mut f)?;
     let quant = quant_of(&mut f, run, &mut notes)?;
@@ -343,6 +348,20 @@ fn build(
         ));
     }
 
+    // Each rank holds whole KV heads (or, with fewer KV heads than ranks, one replicated head), as vLLM
+    // splits q/k/v and Phi-3's fused qkv_proj per head.
+    if let Attention::Gqa { kv_heads, .. } = attention
+        && kv_heads >= run.tp
+        && !kv_heads.is_multiple_of(run.tp)
+    {
+        return Err(f.invalid(
+            "num_key_value_heads",
+            format!(
+                "{kv_heads} KV heads do not divide among {} tensor-parallel ranks",
+                run.tp
+            ),
+        ));
+    }
     // Sliding windows.
     let window = f.u64_opt("sliding_window")?;
     let use_sliding = f.bool_opt("use_sliding_window")?;
@@ -382,7 +401,8 @@ fn build(
         }
     } else {
         match family {
-            Family::Mistral | Family::Mixtral => sliding.fill(window.is_some()),
+            // Phi-3's attention passes `config.sliding_window` to every layer (transformers' Phi3Attention).
+            Family::Mistral | Family::Mixtral | Family::Phi3 => sliding.fill(window.is_some()),
             Family::Qwen2 | Family::Qwen3 | Family::Qwen2Moe | Family::Qwen3Moe
                 if use_sliding == Some(true) && window.is_some() =>
             {
@@ -533,6 +553,21 @@ fn build(
     } else {
         MiniMax::default()
     };
+    // Phi-4-mini's configs (Microsoft's own Phi3Config) add an LM-head bias switch and `full_attn_mod`, the
+    // period of full-attention layers among sliding ones: 1, every layer alike, is the only value read.
+    let mut lm_head_bias = false;
+    if family == Family::Phi3 {
+        lm_head_bias = f.bool_opt("lm_head_bias")?.unwrap_or(false);
+        if let Some(m) = f.u64_opt("full_attn_mod")?
+            && m != 1
+        {
+            return Err(f.invalid(
+                "full_attn_mod",
+                format!("{m}: only 1 (every layer alike) is understood"),
+            ));
+        }
+        notes.push("phi3: qkv_proj and gate_up_proj are fused in the checkpoint; listed as q, k, v and gate|up (the same parameters; a rank holds whole heads of each)".to_string());
+    }
     // DeepSeek-V3.2 stores its norms in fp32 (the reference RMSNorm's weight dtype; its checkpoint).
     let norm_fixed = indexer.map(|_| WeightFormat::FP32);
     let norms_per_layer = if matches!(family, Family::Gemma2 | Family::Gemma3) {
@@ -738,9 +773,15 @@ fn build(
                 field: "intermediate_size".to_string(),
                 reason: "missing: needed for the dense MLP".to_string(),
             })?;
+            // Phi-3's checkpoint fuses gate and up into one `mlp.gate_up_proj`.
+            let gate_module = if family == Family::Phi3 {
+                "mlp.gate_up_proj"
+            } else {
+                "mlp.gate_proj"
+            };
             t.push(lin(
                 "mlp.gate_up_proj",
-                at("mlp.gate_proj"),
+                at(gate_module),
                 hidden,
                 2 * inter,
                 mlp_bias,
@@ -890,7 +931,7 @@ fn build(
         notes.push("tie_word_embeddings: the LM head is the embedding (its parameters are counted once, its bytes read as the LM head)".to_string());
     }
     let head_format = quant.head.unwrap_or(act);
-    groups.push(whole(
+    let mut head = whole(
         "lm_head",
         hidden,
         vocab,
@@ -898,7 +939,9 @@ fn build(
         Reads::LogitRows,
         RankSplit::Column,
         vocab.div_ceil(tp),
-    ));
+    );
+    head.bias = lm_head_bias;
+    groups.push(head);
     let moe_layers = layer_kinds.iter().filter(|l| l.moe).count() as u64;
     let shape = ModelShape {
         model_type,

@@ -79,6 +79,6 @@ pub use spec::{
     BUILTIN_SPECS, Dtype, Dtypes, ExpertSplit, KMix, Model, Parallelism, Quant, RankShapes, Spec,
 };
 pub use weights::{
-    Attention, LayerKind, MlaIndexer, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO,
+    Attention, Indexer, LayerKind, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO,
     TensorGroup, WeightFormat,
 };

@@ -260,36 +260,33 @@ pub enum Attention {
         /// Width of one value head.
         v_head_dim: u64,
         /// DeepSeek-V3.2's lightning indexer, when each query attends only to the keys it picks.
-        indexer: Option<MlaIndexer>,
+        indexer: Option<Indexer>,
     },
     /// DeepSeek-V4 hybrid attention: one key/value head of `head_dim` shared by keys and values (the cache
     /// holds one vector per token), attended over a sliding window in every layer; a layer with a
     /// compression ratio r ([`LayerKind::compress_ratio`]) also keeps one compressed entry per r tokens:
-    /// r = 4 (compressed sparse attention) picks `index_topk` entries per query with a lightning indexer of
-    /// `index_heads` × `index_dim` keys (one per 4 tokens); any other r (heavily compressed) reads all.
+    /// r = 4 (compressed sparse attention) picks `indexer.topk` entries per query with the lightning indexer
+    /// (one index key per 4 tokens); any other r (heavily compressed) reads all.
     Hybrid {
         /// Query heads.
         heads: u64,
         /// Width of the shared key/value vector.
         head_dim: u64,
-        /// Indexer query heads.
-        index_heads: u64,
-        /// Width of one indexer key.
-        index_dim: u64,
-        /// Compressed entries a query of a sparse layer attends to.
-        index_topk: u64,
+        /// The lightning indexer of the sparse layers.
+        indexer: Indexer,
     },
 }
 
-/// DeepSeek-V3.2's lightning indexer over MLA: it keeps one key of `dim` per token and layer, scores every
-/// (query, key) pair with `heads` heads, and each query attends to the `topk` keys it scores highest.
+/// DeepSeek's lightning indexer (V3.2 over MLA's keys, V4 over the compressed entries): it keeps one key of
+/// `dim` per entry, scores every (query, entry) pair with `heads` heads, and each query attends to the
+/// `topk` entries it scores highest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MlaIndexer {
+pub struct Indexer {
     /// Indexer query heads.
     pub heads: u64,
     /// Width of one indexer key.
     pub dim: u64,
-    /// Keys a query attends to at most.
+    /// Entries a query attends to at most.
     pub topk: u64,
 }
 

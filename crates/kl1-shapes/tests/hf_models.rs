@@ -851,7 +851,7 @@ fn deepseek_v32_matches_its_checkpoint_tensor_list() {
     assert!(matches!(
         m.attention,
         kl1_shapes::Attention::Mla {
-            indexer: Some(kl1_shapes::MlaIndexer {
+            indexer: Some(kl1_shapes::Indexer {
                 heads: 64,
                 dim: 128,
                 topk: 2048

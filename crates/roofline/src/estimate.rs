@@ -2,7 +2,8 @@
 //! counts. `docs/formulas.md` §9 writes out each formula.
 
 use kl1_shapes::{
-    Attention, LayerKind, ModelShape, Reads, SPARSE_COMPRESS_RATIO, uniform_distinct_experts,
+    Attention, Indexer, LayerKind, ModelShape, Reads, SPARSE_COMPRESS_RATIO,
+    uniform_distinct_experts,
 };
 use serde::Serialize;
 
@@ -137,68 +138,100 @@ fn flops_per_pair(a: &Attention, decode: bool) -> f64 {
     f as f64
 }
 
-/// DeepSeek-V4's attention in one layer and phase: (KV bytes read, FLOPs). Every layer reads its window's
-/// keys (as [`keys_read`]); a layer of ratio r also holds Σ sk / r compressed entries (an upper bound:
-/// each request has ⌊sk / r⌋), all read at a heavily compressed ratio, at most Σ sq · top-k of them at the
-/// sparse ratio, whose indexer also reads a key of `index_dim` per entry and scores every (query, entry)
-/// pair over its heads. Compressed pairs are the causal pairs / r.
-fn hybrid_layer(a: &Attention, layer: &LayerKind, p: &PhaseTokens, kv_bytes: u64) -> (f64, f64) {
-    let Attention::Hybrid {
-        head_dim,
-        index_heads,
-        index_dim,
-        index_topk,
-        ..
-    } = *a
-    else {
-        return (0.0, 0.0);
-    };
-    let entry = (head_dim * kv_bytes) as f64;
-    let f_pair = flops_per_pair(a, true);
-    let mut read = keys_read(p, layer.sliding_window) * entry;
-    let mut flops = pairs(p, layer.sliding_window) * f_pair;
-    if let Some(r) = layer.compress_ratio {
-        let entries = p.kv_tokens as f64 / r as f64;
-        let compressed_pairs = p.causal_pairs() / r as f64;
-        if r == SPARSE_COMPRESS_RATIO {
-            let picked = (p.query_tokens * index_topk) as f64;
-            read += entries.min(picked) * entry + entries * (index_dim * kv_bytes) as f64;
-            flops += compressed_pairs.min(picked) * f_pair
-                + compressed_pairs * (2 * index_heads * index_dim) as f64;
-        } else {
-            read += entries * entry;
-            flops += compressed_pairs * f_pair;
-        }
-    }
-    (read, flops)
+/// What a phase's queries attend to when DeepSeek's lightning indexer picks at most `topk` of `keys` entries
+/// per query (`pairs` causal pairs among them), the indexer itself reading every entry's index key and
+/// scoring every pair over its heads: (entries attended, pairs attended, index-key bytes read, indexer
+/// FLOPs).
+fn indexed(
+    ix: &Indexer,
+    keys: f64,
+    pairs: f64,
+    p: &PhaseTokens,
+    kv_bytes: u64,
+) -> (f64, f64, f64, f64) {
+    let picked = (p.query_tokens * ix.topk) as f64;
+    (
+        keys.min(picked),
+        pairs.min(picked),
+        keys * (ix.dim * kv_bytes) as f64,
+        pairs * (2 * ix.heads * ix.dim) as f64,
+    )
 }
 
-/// KV bytes one new token writes in a DeepSeek-V4 layer: its window entry, 1/r of a compressed entry,
-/// and at the sparse ratio 1/4 of an indexer key.
-fn hybrid_write(a: &Attention, layer: &LayerKind, kv_bytes: u64) -> f64 {
-    let Attention::Hybrid {
-        head_dim,
-        index_dim,
-        ..
-    } = *a
-    else {
-        return 0.0;
-    };
-    let mut w = (head_dim * kv_bytes) as f64;
-    if let Some(r) = layer.compress_ratio {
-        w += (head_dim * kv_bytes) as f64 / r as f64;
-        if r == SPARSE_COMPRESS_RATIO {
-            w += (index_dim * kv_bytes) as f64 / r as f64;
+/// One layer's attention in one phase: (KV bytes read, FLOPs). GQA and MLA read the keys of their window (or
+/// all) and compute every causal pair; DeepSeek-V3.2's indexer narrows MLA to the picked keys. DeepSeek-V4
+/// reads its window's entries, and a layer of ratio r also Σ sk / r compressed entries (an upper bound: each
+/// request has ⌊sk / r⌋) over the causal pairs / r: all of them at a heavily compressed ratio, the indexer's
+/// pick at the sparse ratio.
+fn layer_attention(
+    model: &ModelShape,
+    layer: &LayerKind,
+    p: &PhaseTokens,
+    decode: bool,
+    kv_bytes: u64,
+) -> (f64, f64) {
+    let a = &model.attention;
+    let entry = model.kv_bytes_per_token_layer(kv_bytes) as f64;
+    let f_pair = flops_per_pair(a, decode);
+    let keys = keys_read(p, layer.sliding_window);
+    let all_pairs = pairs(p, layer.sliding_window);
+    match *a {
+        Attention::Mla {
+            indexer: Some(ix), ..
+        } => {
+            let (k, q, index_read, index_flops) = indexed(&ix, keys, all_pairs, p, kv_bytes);
+            (k * entry + index_read, q * f_pair + index_flops)
+        }
+        Attention::Hybrid { indexer: ix, .. } => {
+            let mut read = keys * entry;
+            let mut flops = all_pairs * f_pair;
+            if let Some(r) = layer.compress_ratio {
+                let entries = p.kv_tokens as f64 / r as f64;
+                let compressed_pairs = p.causal_pairs() / r as f64;
+                if r == SPARSE_COMPRESS_RATIO {
+                    let (k, q, index_read, index_flops) =
+                        indexed(&ix, entries, compressed_pairs, p, kv_bytes);
+                    read += k * entry + index_read;
+                    flops += q * f_pair + index_flops;
+                } else {
+                    read += entries * entry;
+                    flops += compressed_pairs * f_pair;
+                }
+            }
+            (read, flops)
+        }
+        Attention::Gqa { .. } | Attention::Mla { indexer: None, .. } => {
+            (keys * entry, all_pairs * f_pair)
         }
     }
-    w
+}
+
+/// KV bytes one new token writes in one layer: its cache entry, and DeepSeek's indexer key (V3.2: every
+/// layer; V4: a quarter key on sparse layers); on DeepSeek-V4's compressed layers also 1/r of an entry.
+fn layer_write(model: &ModelShape, layer: &LayerKind, kv_bytes: u64) -> f64 {
+    let entry = model.kv_bytes_per_token_layer(kv_bytes) as f64;
+    match model.attention {
+        Attention::Mla {
+            indexer: Some(ix), ..
+        } => entry + (ix.dim * kv_bytes) as f64,
+        Attention::Hybrid { indexer: ix, .. } => {
+            let mut w = entry;
+            if let Some(r) = layer.compress_ratio {
+                w += entry / r as f64;
+                if r == SPARSE_COMPRESS_RATIO {
+                    w += (ix.dim * kv_bytes) as f64 / r as f64;
+                }
+            }
+            w
+        }
+        Attention::Gqa { .. } | Attention::Mla { indexer: None, .. } => entry,
+    }
 }
 
 /// Bytes and FLOPs of one step on one rank. `kv_bytes` is the KV cache's bytes per element.
 pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepEstimate {
     let t = tokens.query_tokens();
     let requests = tokens.requests();
-    let kv_token_layer = model.kv_bytes_per_token_layer(kv_bytes) as f64;
 
     // Weights.
     let weights = model.rank_bytes_of(Reads::EveryStep);
@@ -231,49 +264,19 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
     // KV cache and attention, layer by layer kind.
     let mut kv_read = 0.0;
     let mut attention = 0.0;
-    let hybrid = matches!(model.attention, Attention::Hybrid { .. });
     for layer in &model.layers {
         for (phase, decode) in [(&tokens.prefill, false), (&tokens.decode, true)] {
-            if hybrid {
-                let (read, flops) = hybrid_layer(&model.attention, layer, phase, kv_bytes);
-                kv_read += read;
-                attention += flops;
-            } else if let Attention::Mla {
-                indexer: Some(ix), ..
-            } = model.attention
-            {
-                // DeepSeek-V3.2: a query attends to at most top-k of its keys, which the indexer picks
-                // by reading every key's indexer entry and scoring every pair over its heads.
-                let keys = keys_read(phase, layer.sliding_window);
-                let all_pairs = pairs(phase, layer.sliding_window);
-                let picked = (phase.query_tokens * ix.topk) as f64;
-                kv_read += keys.min(picked) * kv_token_layer + keys * (ix.dim * kv_bytes) as f64;
-                attention += all_pairs.min(picked) * flops_per_pair(&model.attention, decode)
-                    + all_pairs * (2 * ix.heads * ix.dim) as f64;
-            } else {
-                kv_read += keys_read(phase, layer.sliding_window) * kv_token_layer;
-                attention +=
-                    pairs(phase, layer.sliding_window) * flops_per_pair(&model.attention, decode);
-            }
+            let (read, flops) = layer_attention(model, layer, phase, decode, kv_bytes);
+            kv_read += read;
+            attention += flops;
         }
     }
-    let kv_write = if hybrid {
-        t as f64
-            * model
-                .layers
-                .iter()
-                .map(|l| hybrid_write(&model.attention, l, kv_bytes))
-                .sum::<f64>()
-    } else {
-        // DeepSeek-V3.2's indexer also caches one key per token and layer.
-        let index_key = match model.attention {
-            Attention::Mla {
-                indexer: Some(ix), ..
-            } => (ix.dim * kv_bytes) as f64,
-            _ => 0.0,
-        };
-        (t * model.layers.len() as u64) as f64 * (kv_token_layer + index_key)
-    };
+    let kv_write = t as f64
+        * model
+            .layers
+            .iter()
+            .map(|l| layer_write(model, l, kv_bytes))
+            .sum::<f64>();
 
     // FLOPs: dense parts divide among tp ranks, routed experts among ep ranks (or tp without ep).
     let tp = model.tp as f64;

@@ -3,9 +3,11 @@
 //! DeepSeek-V3.2's lightning indexer). DeepSeek-V4's hybrid attention is in `deepseek_v4.rs`.
 
 use super::family::Family;
+use super::fields::Fields;
 use super::minimax::MiniMax;
 use super::{Tensor, lin};
-use crate::weights::{Attention, MlaIndexer, RankSplit, WeightFormat};
+use crate::Error;
+use crate::weights::{Attention, Indexer, RankSplit, WeightFormat};
 
 /// q, k, v and o, and what the family adds to them. Empty for another kind of attention.
 pub(super) fn gqa_tensors(
@@ -207,7 +209,7 @@ pub(super) fn mla_tensors(
         RankSplit::Row,
     ));
     if let (
-        Some(MlaIndexer {
+        Some(Indexer {
             heads: index_heads,
             dim: index_dim,
             ..
@@ -258,4 +260,13 @@ pub(super) fn mla_tensors(
         t.push(w);
     }
     t
+}
+
+/// DeepSeek's lightning indexer (V3.2, V4) from its three keys.
+pub(super) fn read_indexer(f: &mut Fields<'_>) -> Result<Indexer, Error> {
+    Ok(Indexer {
+        heads: f.positive("index_n_heads")?,
+        dim: f.positive("index_head_dim")?,
+        topk: f.positive("index_topk")?,
+    })
 }

@@ -2,10 +2,11 @@
 //! which route by a token table) from the config, and the tensors a layer adds for them: the hybrid
 //! attention with its compressors and indexer, and mHC.
 
+use super::attention::read_indexer;
 use super::fields::Fields;
 use super::{Tensor, lin};
 use crate::Error;
-use crate::weights::{Attention, RankSplit, SPARSE_COMPRESS_RATIO, WeightFormat};
+use crate::weights::{Attention, Indexer, RankSplit, SPARSE_COMPRESS_RATIO, WeightFormat};
 
 /// 64-bit integers: DeepSeek-V4's hash-router tables.
 pub(super) const INT64: WeightFormat = WeightFormat::Float {
@@ -70,9 +71,7 @@ pub(super) fn read_v4_attention(
     let attention = Attention::Hybrid {
         heads,
         head_dim,
-        index_heads: f.positive("index_n_heads")?,
-        index_dim: f.positive("index_head_dim")?,
-        index_topk: f.positive("index_topk")?,
+        indexer: read_indexer(f)?,
     };
     Ok((attention, dims))
 }
@@ -245,9 +244,12 @@ pub(super) fn hybrid_tensors(
     let Attention::Hybrid {
         heads,
         head_dim,
-        index_heads,
-        index_dim,
-        ..
+        indexer:
+            Indexer {
+                heads: index_heads,
+                dim: index_dim,
+                ..
+            },
     } = attention
     else {
         return Vec::new();

@@ -17,9 +17,9 @@ use serde_json::Value;
 
 use crate::Error;
 use crate::weights::{
-    Attention, LayerKind, MlaIndexer, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
+    Attention, Indexer, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
 };
-use attention::{gqa_tensors, mla_tensors};
+use attention::{gqa_tensors, mla_tensors, read_indexer};
 use deepseek_v4::{INT64, hybrid_tensors, mhc_tensors, read_v4_attention, read_v4_layers};
 use family::{
     Family, IGNORED, PHI3_IGNORED, VISION_BESIDE, WRAPPERS, family_of, take_gemma3_defaults,
@@ -279,7 +279,7 @@ fn build(
     let mla = family == Family::DeepSeek;
     let mut v4 = None;
     // DeepSeek-V3.2's lightning indexer.
-    let mut indexer: Option<MlaIndexer> = None;
+    let mut indexer: Option<Indexer> = None;
     let (attention, q_lora) = if family == Family::DeepSeekV4 {
         let (attention, dims) = read_v4_attention(&mut f, heads, kv_heads, run.tp)?;
         v4 = Some(dims);
@@ -287,16 +287,14 @@ fn build(
     } else if mla {
         let q_lora = f.u64_opt("q_lora_rank")?;
         if model_type == "deepseek_v32" {
-            let heads = f.positive("index_n_heads")?;
-            let dim = f.positive("index_head_dim")?;
-            let topk = f.positive("index_topk")?;
+            let ix = read_indexer(&mut f)?;
             if q_lora.is_none() {
                 return Err(f.invalid(
                     "q_lora_rank",
                     "missing: DeepSeek-V3.2's indexer takes its queries from the query low rank",
                 ));
             }
-            indexer = Some(MlaIndexer { heads, dim, topk });
+            indexer = Some(ix);
         }
         let kv_lora_rank = f.positive("kv_lora_rank")?;
         let qk_nope_head_dim = f.positive("qk_nope_head_dim")?;

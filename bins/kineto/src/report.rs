@@ -82,13 +82,15 @@ fn json_lines(
         .collect()
 }
 
-/// Analyses each trace: budget rows, and the `n` kernel names with the most time (0: all).
+/// Analyses each trace: budget rows, and the `n` kernel names with the most time (0: all); `also` sees each
+/// trace as parsed, for a listing that needs the same trace (the roofline).
 fn rows_of(
     paths: &[PathBuf],
     rules: &Rules,
     pattern: &StepPattern,
     salvage: bool,
     n: usize,
+    mut also: impl FnMut(&Path, &kineto_trace::Trace),
 ) -> Result<Rows, String> {
     let opts = kineto_trace::Options {
         salvage,
@@ -101,6 +103,7 @@ fn rows_of(
     };
     for path in paths {
         let parsed = kineto_trace::parse_file(path, &opts).map_err(|e| e.to_string())?;
+        also(path, &parsed.trace);
         let a = Analysis::new(&parsed.trace, pattern, rules);
         let budgets = a.budgets(&parsed.trace, rules);
         let t = &parsed.trace;
@@ -176,32 +179,50 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let rows = match rows_of(&paths, &rules, &pattern, r.listing.salvage, r.n) {
+    // The model is read before any trace, so a bad config is named at once.
+    let setup = match &r.model {
+        None => None,
+        Some(config) => {
+            match crate::roofline::model_setup(
+                config,
+                &r.model_opts,
+                pattern.clone(),
+                rules.clone(),
+            ) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    note(&format!("kineto report: {e}"));
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let mut failed = false;
+    let mut steps = Vec::new();
+    // The roofline reads the trace the budget rows read (salvaged alike); a step the physics gate refused
+    // is left out of the chart and fails the run.
+    let rows = match rows_of(
+        &paths,
+        &rules,
+        &pattern,
+        r.listing.salvage,
+        r.n,
+        |path, trace| {
+            if let Some(setup) = &setup {
+                let t = roofline::analyse_trace(trace, &path.display().to_string(), setup);
+                failed |= crate::roofline::judge(t, "kineto report", |t| {
+                    steps.extend(crate::roofline::json_rows(t))
+                });
+            }
+        },
+    ) {
         Ok(v) => v,
         Err(e) => {
             note(&format!("kineto report: {e}"));
             return ExitCode::from(1);
         }
     };
-    let mut failed = false;
-    let roofline = match &r.model {
-        None => None,
-        Some(config) => {
-            let setup = match crate::roofline::model_setup(config, &r.model_opts, pattern, rules) {
-                Ok(s) => s,
-                Err(e) => {
-                    note(&format!("kineto report: {e}"));
-                    return ExitCode::from(2);
-                }
-            };
-            let mut steps = Vec::new();
-            // A step the physics gate refused is left out of the chart and fails the run.
-            failed = crate::roofline::analyse_each(&paths, &setup, "kineto report", |_, t| {
-                steps.extend(crate::roofline::json_rows(t))
-            });
-            Some(Value::Array(steps))
-        }
-    };
+    let roofline = setup.is_some().then_some(Value::Array(steps));
     let top = Value::Array(rows.top);
     let html = html_report::kineto_html(&html_report::KinetoInputs {
         budget: &rows.budget,
@@ -250,7 +271,7 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
     let rules = Rules::load_or_builtin(d.rules.as_deref()).map_err(|e| e.to_string())?;
     let pattern =
         StepPattern::from_options(d.step_pattern.as_deref(), false).map_err(|e| e.to_string())?;
-    Ok(rows_of(&listing_paths, &rules, &pattern, false, 0)?.budget)
+    Ok(rows_of(&listing_paths, &rules, &pattern, false, 0, |_, _| {})?.budget)
 }
 
 /// A `kineto budget --json` listing is JSON lines (or an array) of step objects carrying `buckets` and

@@ -734,31 +734,43 @@ pub fn analyse_each(
 ) -> bool {
     let mut failed = false;
     for (i, p) in paths.iter().enumerate() {
-        match roofline::analyse(p, setup) {
-            Ok(t) => {
-                each(i, &t);
-                if t.steps.is_empty() && t.failures.is_empty() {
-                    note(&format!(
-                        "{who}: {}: no step matched the step pattern",
-                        t.file
-                    ));
-                    failed = true;
-                }
-                for n in &t.notes {
-                    note(&format!("{who}: note: {n}"));
-                }
-                for e in &t.failures {
-                    note(&format!("{who}: {e}"));
-                    failed = true;
-                }
+        failed |= judge(roofline::analyse(p, setup), who, |t| each(i, t));
+    }
+    failed
+}
+
+/// One trace's roofline handed to `each`, its notes, refused steps and a trace where no step matched named
+/// on stderr; whether any of that fails the run.
+pub fn judge(
+    result: Result<TraceRoofline, roofline::Error>,
+    who: &str,
+    each: impl FnOnce(&TraceRoofline),
+) -> bool {
+    match result {
+        Ok(t) => {
+            each(&t);
+            let mut failed = false;
+            if t.steps.is_empty() && t.failures.is_empty() {
+                note(&format!(
+                    "{who}: {}: no step matched the step pattern",
+                    t.file
+                ));
+                failed = true;
             }
-            Err(e) => {
+            for n in &t.notes {
+                note(&format!("{who}: note: {n}"));
+            }
+            for e in &t.failures {
                 note(&format!("{who}: {e}"));
                 failed = true;
             }
+            failed
+        }
+        Err(e) => {
+            note(&format!("{who}: {e}"));
+            true
         }
     }
-    failed
 }
 
 /// A trace's steps as the JSON objects `--json` prints, read back (what an HTML page embeds).

@@ -198,6 +198,32 @@ fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
     // The budget bars and the roofline chart.
     assert_eq!(page.matches("<svg").count(), 2);
 
+    // The roofline reads the trace the budget reads: a trace cut short (its last 40 bytes, after the last
+    // kernel) is salvaged for both, not refused by a second, unsalvaged read.
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&vllm).expect("open")),
+        &mut text,
+    )
+    .expect("gunzip");
+    let cut = dir.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() - 40]).expect("write");
+    let out = kineto()
+        .args(["report", "--overwrite", "--salvage", "--html"])
+        .arg(&page_path)
+        .arg("--model")
+        .arg(&model)
+        .arg(&cut)
+        .output()
+        .expect("run kineto report");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&page_path).expect("the page");
+    assert_eq!(embedded(&page)["roofline"].as_array().map(Vec::len), Some(1));
+
     // Model options without a model are refused, not ignored.
     let out = kineto()
         .args(["report", "--overwrite", "--tp", "2", "--html"])

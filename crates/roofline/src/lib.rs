@@ -21,7 +21,9 @@ pub mod trace;
 pub use estimate::{Bytes, Experts, Flops, StepEstimate, estimate};
 pub use measure::{Bound, Rates, experts_peak_allows, rates};
 pub use tokens::{PhaseTokens, StepTokens, from_step};
-pub use trace::{BUCKET_BYTES, BucketRate, GpuChoice, Setup, StepRoofline, TraceRoofline, analyse};
+pub use trace::{
+    BUCKET_BYTES, BucketRate, GpuChoice, Setup, StepRoofline, TraceRoofline, analyse, analyse_trace,
+};
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]

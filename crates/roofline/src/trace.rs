@@ -169,8 +169,17 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
         ..kineto_trace::Options::default()
     };
     let parsed = kineto_trace::parse_file(path, &opts)?;
-    let trace = &parsed.trace;
-    let file = path.display().to_string();
+    analyse_trace(&parsed.trace, &path.display().to_string(), setup)
+}
+
+/// The roofline of each step of a trace already parsed (`file` names it in the output and errors), for a
+/// caller that reads the trace for other listings too.
+pub fn analyse_trace(
+    trace: &kineto_trace::Trace,
+    file: &str,
+    setup: &Setup,
+) -> Result<TraceRoofline, Error> {
+    let file = file.to_string();
     let (gpu, gpu_from) = gpu_of(setup, &file, trace)?;
     let links = Links::build(trace);
     let steps = find_steps(trace, &links, &setup.pattern);

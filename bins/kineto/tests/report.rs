@@ -222,7 +222,10 @@ fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
         String::from_utf8_lossy(&out.stderr)
     );
     let page = std::fs::read_to_string(&page_path).expect("the page");
-    assert_eq!(embedded(&page)["roofline"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        embedded(&page)["roofline"].as_array().map(Vec::len),
+        Some(1)
+    );
 
     // Model options without a model are refused, not ignored.
     let out = kineto()

@@ -368,12 +368,10 @@ pub fn render_provenance(record: &Value) -> String {
     page.table(&t);
 
     page.h2("GPUs over time");
-    // The before/after snapshots are single readings, not a timeline: only a `samples` array counts.
+    // The before/after snapshots are single readings, not a timeline: only the kept readings count.
     let mut samples = Vec::new();
-    for at in ["/samples", "/during/samples", "/during/timeline/samples"] {
-        if let Some(v) = record.pointer(at) {
-            find_samples(v, &mut samples);
-        }
+    if let Some(v) = record.pointer("/during/timeline/samples") {
+        find_samples(v, &mut samples);
     }
     if samples.is_empty() {
         page.absent("per-sample readings (a record from before `during.timeline`, or a run without a GPU; the monitor's summary is below)");
@@ -387,14 +385,11 @@ pub fn render_provenance(record: &Value) -> String {
         let every = record
             .pointer("/during/timeline/every")
             .and_then(Value::as_u64);
-        let total = record
-            .pointer("/during/timeline/n_total")
-            .and_then(Value::as_u64);
-        if let (Some(e), Some(n)) = (every, total)
+        if let Some(e) = every
             && e > 1
         {
             page.p(&format!(
-                "One reading of each GPU in every {e} is drawn ({} of {n}; the record keeps at most that many); the summary below is over all {n}.",
+                "One reading of each GPU in every {e} the monitor took is drawn ({} readings: a long run's monitor keeps fewer than it takes, and a record at most 1,024).",
                 samples.len()
             ));
         }

@@ -113,7 +113,11 @@ impl Session {
         let capture = self.monitor.stop();
         let summary = capture.summary();
         let coverage = crate::coverage::of(&capture);
-        (summary, coverage, Timeline::thin(capture.samples))
+        (
+            summary,
+            coverage,
+            Timeline::thin(capture.samples, capture.kept_every),
+        )
     }
 }
 
@@ -129,32 +133,29 @@ pub const MAX_TIMELINE_SAMPLES: usize = 1024;
 pub struct Timeline {
     /// The readings kept, in the monitor's order, with `t_s` (seconds since the monitor started) and `index`.
     pub samples: Vec<Sample>,
-    /// Readings the monitor took over the region.
-    pub n_total: usize,
-    /// One reading of each GPU kept in every `every` (1: all kept).
-    pub every: usize,
+    /// One reading of each GPU kept in every `every` the monitor took (1: all kept): the monitor's own
+    /// thinning of a long run (`kept_every`) times the record's.
+    pub every: u64,
 }
 
 impl Timeline {
-    /// Keeps each GPU's 1st, (1 + every)th, … reading, with `every` the smallest that keeps at most
-    /// [`MAX_TIMELINE_SAMPLES`] in all.
-    pub fn thin(samples: Vec<Sample>) -> Timeline {
-        let n_total = samples.len();
-        let every = n_total.div_ceil(MAX_TIMELINE_SAMPLES).max(1);
+    /// Keeps each GPU's 1st, (1 + k)th, … of the readings the monitor kept (one in every `kept_every` it
+    /// took), with k the smallest that keeps at most [`MAX_TIMELINE_SAMPLES`] in all.
+    pub fn thin(samples: Vec<Sample>, kept_every: u64) -> Timeline {
+        let k = samples.len().div_ceil(MAX_TIMELINE_SAMPLES).max(1);
         let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
         let samples = samples
             .into_iter()
             .filter(|s| {
                 let i = seen.entry(s.index).or_insert(0);
-                let keep = i.is_multiple_of(every);
+                let keep = i.is_multiple_of(k);
                 *i += 1;
                 keep
             })
             .collect();
         Timeline {
             samples,
-            n_total,
-            every,
+            every: k as u64 * kept_every.max(1),
         }
     }
 }
@@ -496,16 +497,16 @@ mod timeline_tests {
 
     #[test]
     fn a_short_region_keeps_every_reading() {
-        let t = Timeline::thin(readings(2, 10));
-        assert_eq!((t.n_total, t.every, t.samples.len()), (20, 1, 20));
+        let t = Timeline::thin(readings(2, 10), 1);
+        assert_eq!((t.every, t.samples.len()), (1, 20));
     }
 
     #[test]
     fn a_long_region_is_thinned_evenly_per_gpu_to_the_cap() {
         // 2 GPUs × 1500 readings = 3000 > 1024: every = ⌈3000 / 1024⌉ = 3, so each GPU keeps readings
         // 0, 3, 6, …, 1497: ⌈1500 / 3⌉ = 500, 1000 in all.
-        let t = Timeline::thin(readings(2, 1500));
-        assert_eq!((t.n_total, t.every), (3000, 3));
+        let t = Timeline::thin(readings(2, 1500), 1);
+        assert_eq!(t.every, 3);
         assert_eq!(t.samples.len(), 1000);
         let gpu1: Vec<f64> = t
             .samples
@@ -520,7 +521,15 @@ mod timeline_tests {
 
     #[test]
     fn exactly_the_cap_is_not_thinned() {
-        let t = Timeline::thin(readings(1, MAX_TIMELINE_SAMPLES));
+        let t = Timeline::thin(readings(1, MAX_TIMELINE_SAMPLES), 1);
         assert_eq!((t.every, t.samples.len()), (1, MAX_TIMELINE_SAMPLES));
+    }
+
+    #[test]
+    fn the_monitors_own_thinning_is_in_every() {
+        // The monitor kept one reading in 4 of a long run; 3000 kept → the record keeps one in 3 of those,
+        // so one in 12 the monitor took.
+        let t = Timeline::thin(readings(2, 1500), 4);
+        assert_eq!((t.every, t.samples.len()), (12, 1000));
     }
 }

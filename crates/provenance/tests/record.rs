@@ -58,7 +58,6 @@ fn a_busy_power_capped_gpu_is_recorded_and_flagged() {
     let tl = &v["during"]["timeline"];
     assert_eq!(tl["every"], 1);
     let kept = tl["samples"].as_array().expect("timeline samples");
-    assert_eq!(Some(kept.len() as u64), tl["n_total"].as_u64());
     assert_eq!(Some(kept.len() as u64), v["during"]["n_samples"].as_u64());
     assert!(kept.len() >= 3);
     assert!(kept.iter().all(|s| s["t_s"].is_number() && s["index"] == 0));

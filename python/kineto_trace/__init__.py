@@ -22,10 +22,10 @@ from typing import Iterable, List, Optional, Union
 import pyarrow as pa
 
 from . import _native
-from ._native import TraceError, __version__
+from ._native import SCHEMA_VERSION, TraceError, __version__
 
-SCHEMA_VERSION = 1
-"""The version of the tables' schema (docs/parquet.md); equal to the Parquet files' kineto.schema_version."""
+# SCHEMA_VERSION: the version of the tables' schema (docs/parquet.md), kineto-parquet's own constant, so equal
+# to the Parquet files' kineto.schema_version.
 
 PathLike = Union[str, "os.PathLike[str]"]
 

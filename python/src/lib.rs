@@ -301,14 +301,26 @@ fn read_ranks(
         let files = kineto_trace::expand_paths(&paths)?;
         let mut out = Vec::with_capacity(files.len());
         let mut first_err = None;
+        // Once one trace failed the call, the traces not yet started are not parsed for nothing.
+        let failed = std::sync::atomic::AtomicBool::new(false);
         kineto_trace::each_in_order(
             &files,
-            |p| setup.load(p),
+            |p| {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    return None;
+                }
+                let r = setup.load(p);
+                if r.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Some(r)
+            },
             |r| match r {
-                Ok(t) => out.push(t),
-                Err(e) => {
+                Some(Ok(t)) => out.push(t),
+                Some(Err(e)) => {
                     first_err.get_or_insert(e);
                 }
+                None => {}
             },
         );
         match first_err {
@@ -328,5 +340,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowStream>()?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SCHEMA_VERSION", kineto_parquet::SCHEMA_VERSION)?;
     Ok(())
 }

@@ -558,6 +558,11 @@ fn deepseek_v4_errors_name_the_field() {
         m["quantization_config"]["scale_fmt"] = "e4m3".into();
     });
     assert_eq!(f.as_deref(), Some("quantization_config.scale_fmt"));
+    // Only the drafter keys V4-Flash carries are known to stay out of the main layers.
+    let f = field(|m| {
+        m.insert("dspark_shared_head".into(), true.into());
+    });
+    assert_eq!(f.as_deref(), Some("dspark_shared_head"));
     // DeepSeek-V4.1's shared-KV layout is another architecture: its keys are refused, not skipped.
     let f = field(|m| {
         m.insert("kv_source_layer_ids".into(), serde_json::json!([2, 8]));

@@ -210,16 +210,18 @@ pub(super) fn read_v4_layers(
         }
     };
     // DSpark: a speculative drafter over some layers' hidden states, in its own (mtp.*) layers.
-    let dspark: Vec<String> = f
-        .map
-        .keys()
-        .filter(|k| k.starts_with("dspark_"))
-        .cloned()
-        .collect();
+    // The four keys DeepSeek-V4-Flash's config carries; another `dspark_` key is not known to stay out of
+    // the main layers, so it is left for the unknown-key error.
+    let dspark: Vec<&str> = [
+        "dspark_block_size",
+        "dspark_markov_rank",
+        "dspark_noise_token_id",
+        "dspark_target_layer_ids",
+    ]
+    .into_iter()
+    .filter(|k| f.opt(k).is_some())
+    .collect();
     if !dspark.is_empty() {
-        for k in &dspark {
-            let _ = f.opt(k);
-        }
         notes.push(format!(
             "{}: the DSpark speculative-decoding stages are not counted (they run only when drafting)",
             dspark.join(", ")

@@ -211,9 +211,13 @@ pub struct TensorGroup {
 impl TensorGroup {
     /// Parameters of the whole group on all ranks: per_layer · layers · (in·out + out if bias).
     pub fn params(&self) -> u64 {
-        let one =
-            self.in_features * self.out_features + if self.bias { self.out_features } else { 0 };
-        self.per_layer * self.layers * one
+        let bias = if self.bias { self.out_features } else { 0 };
+        self.matrix_params() + self.per_layer * self.layers * bias
+    }
+
+    /// Parameters of the group's matrices alone (no biases): per_layer · layers · in·out.
+    pub fn matrix_params(&self) -> u64 {
+        self.per_layer * self.layers * self.in_features * self.out_features
     }
 
     /// Bytes of one tensor as one rank holds it: format bytes of rank_in × rank_out, plus the bias.
@@ -376,7 +380,7 @@ impl ModelShape {
                 .groups
                 .iter()
                 .filter(|g| g.reads == Reads::LogitRows)
-                .map(|g| g.per_layer * g.layers * g.in_features * g.out_features)
+                .map(TensorGroup::matrix_params)
                 .sum();
             all - head
         } else {

@@ -78,35 +78,35 @@ pub(super) fn gqa_tensors(
             ("self_attn.q_norm", heads * head_dim),
             ("self_attn.k_norm", kv_heads * head_dim),
         ] {
-            let mut n = lin(name, at(name), 1, width, false, RankSplit::Replicated);
-            n.quantizable = false;
-            t.push(n);
+            t.push(lin(name, at(name), 1, width, false, RankSplit::Replicated).kept());
         }
     }
     if qk_norm {
-        let mut n = lin(
-            "self_attn.q_norm+k_norm",
-            at("self_attn.q_norm"),
-            1,
-            head_dim,
-            false,
-            RankSplit::Replicated,
+        t.push(
+            lin(
+                "self_attn.q_norm+k_norm",
+                at("self_attn.q_norm"),
+                1,
+                head_dim,
+                false,
+                RankSplit::Replicated,
+            )
+            .times(2)
+            .kept(),
         );
-        n.per_layer = 2;
-        n.quantizable = false;
-        t.push(n);
     }
     if family == Family::GptOss {
-        let mut s = lin(
-            "self_attn.sinks",
-            at("self_attn.sinks"),
-            1,
-            heads,
-            false,
-            RankSplit::Column,
+        t.push(
+            lin(
+                "self_attn.sinks",
+                at("self_attn.sinks"),
+                1,
+                heads,
+                false,
+                RankSplit::Column,
+            )
+            .kept(),
         );
-        s.quantizable = false;
-        t.push(s);
     }
     t
 }
@@ -248,16 +248,17 @@ pub(super) fn mla_tensors(
         k_norm.fixed = Some(WeightFormat::FP32);
         k_norm.bias_bytes = Some(4);
         t.push(k_norm);
-        let mut w = lin(
-            "self_attn.indexer.weights_proj",
-            at("self_attn.indexer.weights_proj"),
-            hidden,
-            index_heads,
-            false,
-            RankSplit::Replicated,
+        t.push(
+            lin(
+                "self_attn.indexer.weights_proj",
+                at("self_attn.indexer.weights_proj"),
+                hidden,
+                index_heads,
+                false,
+                RankSplit::Replicated,
+            )
+            .kept(),
         );
-        w.quantizable = false;
-        t.push(w);
     }
     t
 }

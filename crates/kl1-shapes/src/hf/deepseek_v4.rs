@@ -256,98 +256,69 @@ pub(super) fn hybrid_tensors(
     else {
         return Vec::new();
     };
-    let mut t = Vec::new();
-    let vector = |name: &'static str, module: &str, width: u64, split: RankSplit| {
-        let mut v = lin(name, at(module), 1, width, false, split);
-        v.quantizable = false;
-        v
+    let vector = |name: &'static str, width: u64, split: RankSplit| {
+        lin(name, at(name), 1, width, false, split).kept()
     };
-    t.push(lin(
-        "attn.wq_a",
-        at("attn.wq_a"),
-        hidden,
-        d.q_lora,
-        false,
-        RankSplit::Replicated,
-    ));
-    t.push(vector(
-        "attn.q_norm",
-        "attn.q_norm",
-        d.q_lora,
-        RankSplit::Replicated,
-    ));
-    t.push(lin(
-        "attn.wq_b",
-        at("attn.wq_b"),
-        d.q_lora,
-        heads * head_dim,
-        false,
-        RankSplit::Column,
-    ));
-    t.push(lin(
-        "attn.wkv",
-        at("attn.wkv"),
-        hidden,
-        head_dim,
-        false,
-        RankSplit::Replicated,
-    ));
-    t.push(vector(
-        "attn.kv_norm",
-        "attn.kv_norm",
-        head_dim,
-        RankSplit::Replicated,
-    ));
-    let mut sink = vector("attn.attn_sink", "attn.attn_sink", heads, RankSplit::Column);
-    sink.fixed = Some(WeightFormat::FP32);
-    t.push(sink);
-    // The o_groups grouped projections each map their heads' slice of the attention output
-    // (heads·head_dim / G) to o_lora: written as one (heads·head_dim / G) × (G·o_lora) tensor,
-    // the same parameters and bytes, and a column split hands each rank G / tp whole groups.
-    t.push(lin(
-        "attn.wo_a",
-        at("attn.wo_a"),
-        heads * head_dim / d.o_groups,
-        d.o_groups * d.o_lora,
-        false,
-        RankSplit::Column,
-    ));
-    t.push(lin(
-        "attn.wo_b",
-        at("attn.wo_b"),
-        d.o_groups * d.o_lora,
-        hidden,
-        false,
-        RankSplit::Row,
-    ));
-    if let Some(ratio) = compress {
-        // The compressor pools `ratio` tokens into one entry; at the sparse ratio its
-        // windows overlap and it projects twice the width (the reference `Compressor`'s coff).
-        let coff = if ratio == SPARSE_COMPRESS_RATIO { 2 } else { 1 };
-        let mut kv_gate = lin(
-            "attn.compressor.wkv+wgate",
-            at("attn.compressor"),
+    let mut t = vec![
+        lin(
+            "attn.wq_a",
+            at("attn.wq_a"),
             hidden,
-            coff * head_dim,
+            d.q_lora,
             false,
             RankSplit::Replicated,
-        );
-        kv_gate.per_layer = 2;
-        kv_gate.quantizable = false;
-        t.push(kv_gate);
-        let mut ape = vector(
-            "attn.compressor.ape",
-            "attn.compressor.ape",
-            ratio * coff * head_dim,
-            RankSplit::Replicated,
-        );
-        ape.fixed = Some(WeightFormat::FP32);
-        t.push(ape);
-        t.push(vector(
-            "attn.compressor.norm",
-            "attn.compressor.norm",
+        ),
+        vector("attn.q_norm", d.q_lora, RankSplit::Replicated),
+        lin(
+            "attn.wq_b",
+            at("attn.wq_b"),
+            d.q_lora,
+            heads * head_dim,
+            false,
+            RankSplit::Column,
+        ),
+        lin(
+            "attn.wkv",
+            at("attn.wkv"),
+            hidden,
             head_dim,
+            false,
             RankSplit::Replicated,
+        ),
+        vector("attn.kv_norm", head_dim, RankSplit::Replicated),
+        vector("attn.attn_sink", heads, RankSplit::Column).stored_as(WeightFormat::FP32),
+        // The o_groups grouped projections each map their heads' slice of the attention output
+        // (heads·head_dim / G) to o_lora: written as one (heads·head_dim / G) × (G·o_lora) tensor,
+        // the same parameters and bytes, and a column split hands each rank G / tp whole groups.
+        lin(
+            "attn.wo_a",
+            at("attn.wo_a"),
+            heads * head_dim / d.o_groups,
+            d.o_groups * d.o_lora,
+            false,
+            RankSplit::Column,
+        ),
+        lin(
+            "attn.wo_b",
+            at("attn.wo_b"),
+            d.o_groups * d.o_lora,
+            hidden,
+            false,
+            RankSplit::Row,
+        ),
+    ];
+    if let Some(ratio) = compress {
+        t.extend(compressor(
+            at,
+            hidden,
+            ratio,
+            head_dim,
+            "attn.compressor",
+            [
+                "attn.compressor.wkv+wgate",
+                "attn.compressor.ape",
+                "attn.compressor.norm",
+            ],
         ));
         if ratio == SPARSE_COMPRESS_RATIO {
             t.push(lin(
@@ -358,72 +329,103 @@ pub(super) fn hybrid_tensors(
                 false,
                 RankSplit::Replicated,
             ));
-            let mut w = lin(
-                "attn.indexer.weights_proj",
-                at("attn.indexer.weights_proj"),
+            t.push(
+                lin(
+                    "attn.indexer.weights_proj",
+                    at("attn.indexer.weights_proj"),
+                    hidden,
+                    index_heads,
+                    false,
+                    RankSplit::Replicated,
+                )
+                .kept(),
+            );
+            t.extend(compressor(
+                at,
                 hidden,
-                index_heads,
-                false,
-                RankSplit::Replicated,
-            );
-            w.quantizable = false;
-            t.push(w);
-            let mut kv_gate = lin(
-                "attn.indexer.compressor.wkv+wgate",
-                at("attn.indexer.compressor"),
-                hidden,
-                2 * index_dim,
-                false,
-                RankSplit::Replicated,
-            );
-            kv_gate.per_layer = 2;
-            kv_gate.quantizable = false;
-            t.push(kv_gate);
-            let mut ape = vector(
-                "attn.indexer.compressor.ape",
-                "attn.indexer.compressor.ape",
-                SPARSE_COMPRESS_RATIO * 2 * index_dim,
-                RankSplit::Replicated,
-            );
-            ape.fixed = Some(WeightFormat::FP32);
-            t.push(ape);
-            t.push(vector(
-                "attn.indexer.compressor.norm",
-                "attn.indexer.compressor.norm",
+                SPARSE_COMPRESS_RATIO,
                 index_dim,
-                RankSplit::Replicated,
+                "attn.indexer.compressor",
+                [
+                    "attn.indexer.compressor.wkv+wgate",
+                    "attn.indexer.compressor.ape",
+                    "attn.indexer.compressor.norm",
+                ],
             ));
         }
     }
     t
 }
 
+/// A compressor (the reference `Compressor`) pooling `ratio` tokens into one entry of `dim`: wkv and wgate
+/// (hidden → c·dim, unquantised; c = 2 at the sparse ratio, whose windows overlap, else 1), the fp32
+/// position bias `ape` (ratio × c·dim) and a norm of `dim`; `names` are the three groups' names.
+fn compressor(
+    at: &dyn Fn(&str) -> String,
+    hidden: u64,
+    ratio: u64,
+    dim: u64,
+    module: &str,
+    names: [&'static str; 3],
+) -> [Tensor; 3] {
+    let coff = if ratio == SPARSE_COMPRESS_RATIO { 2 } else { 1 };
+    let [kv_gate, ape, norm] = names;
+    [
+        lin(
+            kv_gate,
+            at(module),
+            hidden,
+            coff * dim,
+            false,
+            RankSplit::Replicated,
+        )
+        .times(2)
+        .kept(),
+        lin(
+            ape,
+            at(&format!("{module}.ape")),
+            1,
+            ratio * coff * dim,
+            false,
+            RankSplit::Replicated,
+        )
+        .stored_as(WeightFormat::FP32),
+        lin(
+            norm,
+            at(&format!("{module}.norm")),
+            1,
+            dim,
+            false,
+            RankSplit::Replicated,
+        )
+        .kept(),
+    ]
+}
+
 /// One layer's mHC tensors: per site (attention, FFN) the mixing weight `fn` of (2 + h)·h rows over
 /// h·hidden, and its (2 + h)·h base and 3 scales, all fp32.
 pub(super) fn mhc_tensors(at: &dyn Fn(&str) -> String, hidden: u64, d: V4Dims) -> Vec<Tensor> {
-    let mut t = Vec::new();
     let mix = (2 + d.hc_mult) * d.hc_mult;
-    let mut fns = lin(
-        "hc_attn_fn+hc_ffn_fn",
-        at("hc_attn_fn"),
-        d.hc_mult * hidden,
-        mix,
-        false,
-        RankSplit::Replicated,
-    );
-    fns.per_layer = 2;
-    fns.fixed = Some(WeightFormat::FP32);
-    t.push(fns);
-    let mut base = lin(
-        "hc_*_base+hc_*_scale",
-        at("hc_attn_base"),
-        1,
-        mix + 3,
-        false,
-        RankSplit::Replicated,
-    );
-    base.per_layer = 2;
-    base.fixed = Some(WeightFormat::FP32);
-    t.push(base);
-    t
+    vec![
+        lin(
+            "hc_attn_fn+hc_ffn_fn",
+            at("hc_attn_fn"),
+            d.hc_mult * hidden,
+            mix,
+            false,
+            RankSplit::Replicated,
+        )
+        .times(2)
+        .stored_as(WeightFormat::FP32),
+        lin(
+            "hc_*_base+hc_*_scale",
+            at("hc_attn_base"),
+            1,
+            mix + 3,
+            false,
+            RankSplit::Replicated,
+        )
+        .times(2)
+        .stored_as(WeightFormat::FP32),
+    ]
 }

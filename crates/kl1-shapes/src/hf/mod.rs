@@ -753,16 +753,17 @@ fn build(
                     RankSplit::Row,
                 ));
                 if family == Family::Qwen2Moe {
-                    let mut g = lin(
-                        "mlp.shared_expert_gate",
-                        at("mlp.shared_expert_gate"),
-                        hidden,
-                        1,
-                        false,
-                        RankSplit::Replicated,
+                    t.push(
+                        lin(
+                            "mlp.shared_expert_gate",
+                            at("mlp.shared_expert_gate"),
+                            hidden,
+                            1,
+                            false,
+                            RankSplit::Replicated,
+                        )
+                        .kept(),
                     );
-                    g.quantizable = false;
-                    t.push(g);
                 }
             }
         } else {
@@ -982,6 +983,27 @@ struct Tensor {
     bias_bytes: Option<u64>,
     reads: Reads,
     split: RankSplit,
+}
+
+impl Tensor {
+    /// Never quantised (norms, routers, sinks, projections a checkpoint keeps in its dtype).
+    fn kept(mut self) -> Tensor {
+        self.quantizable = false;
+        self
+    }
+
+    /// Stored in `format` whatever the quantisation (fp32 mixing weights and norms, int64 tables).
+    fn stored_as(mut self, format: WeightFormat) -> Tensor {
+        self.quantizable = false;
+        self.fixed = Some(format);
+        self
+    }
+
+    /// `n` of them in each layer.
+    fn times(mut self, n: u64) -> Tensor {
+        self.per_layer = n;
+        self
+    }
 }
 
 /// One linear of one layer, read every step and quantised with the others; callers change what differs.

@@ -303,49 +303,46 @@ fn top(t: &Top) -> ExitCode {
     let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
         let parsed = kineto_trace::parse_file(path, &opts)?;
         let a = Analysis::new(&parsed.trace, &pattern, &rules);
-        let tables: Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> =
-            kineto_trace::analysis::top_tables(&parsed.trace, &a, &rules, by, per_step)
-                .into_iter()
-                .map(|(step, g)| (step.map(|i| i as u64), g))
-                .collect();
+        let tables = kineto_trace::analysis::top_tables(&parsed.trace, &a, &rules, by, per_step);
         Ok((parsed, a, tables))
     };
     let n = if t.n == 0 { usize::MAX } else { t.n };
-    let print = |w: &mut out::Stdout, (p, a, tables): (Parsed, Analysis, Vec<_>)| {
-        use std::io::Write;
-        notes_unless_table(format, &p, &a);
-        let file = p.path.display().to_string();
-        let cols = render_top::columns();
-        let ctx = Ctx::default();
-        if format == Format::Table {
-            render_notes::table_header(w, &p, &a, "")?;
-        }
-        let tables: &Vec<(Option<u64>, Vec<kineto_trace::analysis::KernelGroup>)> = &tables;
-        for (step, groups) in tables {
+    let print =
+        |w: &mut out::Stdout,
+         (p, a, tables): (Parsed, Analysis, kineto_trace::analysis::TopTables)| {
+            use std::io::Write;
+            notes_unless_table(format, &p, &a);
+            let file = p.path.display().to_string();
+            let cols = render_top::columns();
+            let ctx = Ctx::default();
             if format == Format::Table {
-                match step {
-                    Some(s) => writeln!(
-                        w,
-                        "  step {s} `{}`: {} groups",
-                        out::escape(&a.steps.steps[*s as usize].name),
-                        groups.len()
-                    )?,
-                    None => writeln!(w, "  all kernels: {} groups", groups.len())?,
+                render_notes::table_header(w, &p, &a, "")?;
+            }
+            for (step, groups) in &tables {
+                if format == Format::Table {
+                    match step {
+                        Some(s) => writeln!(
+                            w,
+                            "  step {s} `{}`: {} groups",
+                            out::escape(&a.steps.steps[*s].name),
+                            groups.len()
+                        )?,
+                        None => writeln!(w, "  all kernels: {} groups", groups.len())?,
+                    }
+                    render::table_header(w, cols)?;
                 }
-                render::table_header(w, cols)?;
+                for g in groups.iter().take(n) {
+                    let row = render_top::TopRow {
+                        file: &file,
+                        rank: p.trace.header.rank,
+                        step: step.map(|s| s as u64),
+                        group: g,
+                    };
+                    render::row(w, format, cols, &row, &ctx)?;
+                }
             }
-            for g in groups.iter().take(n) {
-                let row = render_top::TopRow {
-                    file: &file,
-                    rank: p.trace.header.rank,
-                    step: *step,
-                    group: g,
-                };
-                render::row(w, format, cols, &row, &ctx)?;
-            }
-        }
-        Ok(())
-    };
+            Ok(())
+        };
     each_trace(
         &paths,
         csv_header_if(format, render_top::columns()),

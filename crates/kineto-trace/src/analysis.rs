@@ -266,6 +266,9 @@ pub fn kernel_groups(
     out
 }
 
+/// Kernel groups per step (index into the analysis's steps), or of the whole trace (`None`).
+pub type TopTables = Vec<(Option<usize>, Vec<KernelGroup>)>;
+
 /// The groups of `kineto top`: over every kernel of the trace (one table, step `None`), or with
 /// `per_step` one table per step over that step's kernels (step `Some(index)`), in step order.
 pub fn top_tables(
@@ -274,7 +277,7 @@ pub fn top_tables(
     rules: &Rules,
     by: GroupBy,
     per_step: bool,
-) -> Vec<(Option<usize>, Vec<KernelGroup>)> {
+) -> TopTables {
     let classes = &analysis.classes;
     if per_step {
         analysis

@@ -273,6 +273,48 @@ fn truncated_gzip_stream_is_salvageable() {
     assert!(s.trace.counts.events > 0 && s.trace.counts.events < 92);
 }
 
+/// A gzip member ends with an 8-byte trailer (CRC-32 and length, RFC 1952 §2.3): a stream that stops
+/// inside it, or before it, is cut short even when the JSON inside is complete, and its CRC was never
+/// checked — a changed digit would otherwise pass unnoticed. Small files (read in one refill) and large
+/// ones, with either feed.
+#[test]
+fn a_gzip_without_its_whole_trailer_is_truncated() {
+    let small = one_event_per_line().0;
+    // Large enough that the decoder's data arrives over several reads before the missing trailer.
+    let large = {
+        let mut s = String::from("{\"traceEvents\": [\n");
+        for i in 0..40_000 {
+            s.push_str(&format!(
+                "{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"ts\": {i}, \"dur\": 1, \"pid\": 0, \"tid\": 7}},\n",
+                i % 97
+            ));
+        }
+        s.push_str("{\"ph\": \"i\", \"name\": \"end\", \"ts\": 0, \"pid\": 0, \"tid\": 0}]}\n");
+        s
+    };
+    for text in [small, large] {
+        let full = gz(text.as_bytes());
+        for missing in [8, 5, 1] {
+            let t = write("notrailer.json.gz", &full[..full.len() - missing]);
+            match parse(&t, false) {
+                Err(e @ Error::Truncated { .. }) => {
+                    let msg = e.to_string();
+                    assert!(msg.contains("notrailer.json.gz"), "{msg}");
+                }
+                other => {
+                    panic!("{missing} trailer bytes missing: expected Truncated, got {other:?}")
+                }
+            }
+            // Salvage keeps every event (the JSON was whole) and says the file was cut.
+            let s = parse(&t, true).expect("salvage");
+            assert!(s.trace.salvaged.is_some(), "{missing} bytes missing");
+        }
+        // The whole file is read as complete.
+        let t = write("whole.json.gz", &full);
+        assert!(parse(&t, false).expect("whole").trace.salvaged.is_none());
+    }
+}
+
 #[test]
 fn corrupt_gzip_is_an_error_not_a_truncation() {
     let (text, _) = one_event_per_line();

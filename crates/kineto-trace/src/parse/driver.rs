@@ -262,10 +262,19 @@ impl Parser<'_> {
             match self.win.refill().map_err(|e| self.io(e))? {
                 Refill::More => {}
                 Refill::Eof => break,
+                // The JSON is whole but the gzip member is not (typically its 8-byte trailer, the
+                // CRC-32 and length, is missing): the bytes were never checked, so the file is cut
+                // short like any other, and salvage keeps every event.
                 Refill::CutGzip(msg) => {
-                    return Err(
-                        self.syntax(self.win.pos, format!("the gzip stream ends early: {msg}"))
-                    );
+                    let at = self.win.pos;
+                    self.cut(
+                        at,
+                        format!(
+                            "the gzip stream ends before its end (its CRC-32 and length were not \
+                             checked): {msg}"
+                        ),
+                    )?;
+                    break;
                 }
             }
         }

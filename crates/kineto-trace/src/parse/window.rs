@@ -18,6 +18,11 @@ pub(super) struct Window<'r> {
     /// Offset of `buf[0]` in the stream.
     pub(super) base: u64,
     pub(super) eof: bool,
+    /// The decoder said the stream ends early (a gzip member cut before its end, its 8-byte trailer
+    /// included) after delivering bytes in the same refill: reported by the next refill, never
+    /// forgotten, so a stream that stops before its trailer is never read as complete (its CRC was
+    /// never checked).
+    cut: Option<String>,
     /// The most the window may grow to ([`MAX_VALUE`]; smaller in tests).
     max: usize,
 }
@@ -44,6 +49,7 @@ impl<'r> Window<'r> {
             end: 0,
             base: 0,
             eof: false,
+            cut: None,
         }
     }
 
@@ -63,7 +69,10 @@ impl<'r> Window<'r> {
     /// Keeps `buf[pos..end]`, moves it to the front and reads more behind it.
     pub(super) fn refill(&mut self) -> io::Result<Refill> {
         if self.eof {
-            return Ok(Refill::Eof);
+            return Ok(match self.cut.take() {
+                Some(msg) => Refill::CutGzip(msg),
+                None => Refill::Eof,
+            });
         }
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
@@ -98,6 +107,7 @@ impl<'r> Window<'r> {
                     if got == 0 {
                         return Ok(Refill::CutGzip(e.to_string()));
                     }
+                    self.cut = Some(e.to_string());
                     break;
                 }
                 Err(e) => return Err(e),

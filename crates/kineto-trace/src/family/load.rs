@@ -1,11 +1,13 @@
 //! Reading a rule file: the TOML tables, every check at load (each error names the file, line and
 //! rule or fallback entry), the built-in table.
 
-use super::shadow::shadowed_by;
-use super::words::{WordMatch, place_by_words};
+use super::prefilter::Prefilter;
+use super::shadow::ShadowIndex;
+use super::words::{WordIndex, WordMatch};
 use super::{BUILTIN_TOML, FallbackEntry, Family, FamilyId, Rule, Rules, UNMATCHED};
 use crate::error::{Error, Result};
 use regex::RegexBuilder;
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,7 +76,8 @@ impl Rules {
             rule,
             message,
         };
-        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+        let lines = Lines::of(text);
+        let line_of = |offset: usize| lines.line(offset);
         let raw: RawFile = toml::from_str(text).map_err(|e| {
             fail(
                 e.span().map(|s| line_of(s.start)),
@@ -107,6 +110,9 @@ impl Rules {
             });
         }
 
+        // Every rule is compiled first (a family without a bucket, a pattern that does not compile),
+        // then checked against the earlier ones through indexes over the whole table: each check is
+        // linear in the table, never a rule against every earlier rule.
         let mut rules: Vec<Rule> = Vec::with_capacity(raw.rules.len());
         for (i, r) in raw.rules.iter().enumerate() {
             let n = Some(i + 1);
@@ -122,6 +128,7 @@ impl Rules {
                 ));
             };
             let pattern = r.pattern.get_ref();
+            work(pattern.len());
             let regex = RegexBuilder::new(pattern)
                 .size_limit(REGEX_SIZE_LIMIT)
                 .build()
@@ -132,14 +139,24 @@ impl Rules {
                         format!("invalid pattern `{pattern}` (family `{fam}`): {e}"),
                     )
                 })?;
-            let rule = Rule {
+            rules.push(Rule {
                 family,
                 pattern: pattern.clone(),
                 examples: r.examples.clone(),
                 line,
                 regex,
-            };
-            if let Some(why) = shadowed_by(&rules, &rule) {
+            });
+        }
+        let shadows = ShadowIndex::new(&rules);
+        let prefilter = Prefilter::new(rules.iter().map(|r| r.pattern.as_str()));
+        for (i, rule) in rules.iter().enumerate() {
+            let (n, line, fam) = (
+                Some(i + 1),
+                rule.line,
+                &families[rule.family.0 as usize].name,
+            );
+            let pattern = &rule.pattern;
+            if let Some(why) = shadows.shadowed(&rules, i) {
                 return Err(fail(
                     Some(line),
                     n,
@@ -147,9 +164,15 @@ impl Rules {
                 ));
             }
             for ex in &rule.examples {
-                let first = rules.iter().position(|e| e.regex.is_match(ex));
+                work(ex.len());
+                // The first of the rules up to this one that can match the example (the prefilter's
+                // candidates) and does.
+                let first = prefilter
+                    .candidates(ex, i + 1)
+                    .into_iter()
+                    .find(|&k| rules[k].regex.is_match(ex));
                 let message = match first {
-                    Some(k) => format!(
+                    Some(k) if k < i => format!(
                         "example `{ex}` is matched first by rule {} (family `{}`, line {}): \
                          rule {} (family `{fam}`) is shadowed for it",
                         k + 1,
@@ -157,17 +180,21 @@ impl Rules {
                         rules[k].line,
                         i + 1
                     ),
-                    None if !rule.regex.is_match(ex) => {
-                        format!("example `{ex}` does not match the rule's pattern `{pattern}`")
-                    }
-                    None => continue,
+                    Some(k) if k == i => continue,
+                    _ => format!("example `{ex}` does not match the rule's pattern `{pattern}`"),
                 };
                 return Err(fail(Some(line), n, message));
             }
-            rules.push(rule);
         }
 
+        // The line of the first rule of each family, for a fallback entry that reuses one.
+        let mut rule_of_family: BTreeMap<FamilyId, usize> = BTreeMap::new();
+        for r in &rules {
+            rule_of_family.entry(r.family).or_insert(r.line);
+        }
         let mut fallback: Vec<FallbackEntry> = Vec::with_capacity(raw.fallback.len());
+        let mut index = WordIndex::default();
+        let mut seen_words: FxHashMap<WordMatch, &str> = FxHashMap::default();
         for (i, r) in raw.fallback.iter().enumerate() {
             let line = line_of(r.words.span().start);
             let fam = r.family.get_ref();
@@ -183,42 +210,36 @@ impl Rules {
                     "family `{fam}` has no bucket: add `{fam} = \"<bucket>\"` to [families]"
                 )));
             };
-            if let Some(r) = rules.iter().find(|r| r.family == family) {
+            if let Some(rule_line) = rule_of_family.get(&family) {
                 return Err(at(format!(
-                    "rule at line {} also uses family `{fam}`: give the fallback a family of its own \
-                     (such as `{fam}?`) so that what the words placed stays visible",
-                    r.line
+                    "rule at line {rule_line} also uses family `{fam}`: give the fallback a family of \
+                     its own (such as `{fam}?`) so that what the words placed stays visible"
                 )));
             }
             if r.words.get_ref().is_empty() {
                 return Err(at("no words".into()));
             }
-            let mut matchers = Vec::new();
-            for w in r.words.get_ref() {
+            for (k, w) in r.words.get_ref().iter().enumerate() {
+                work(w.len());
                 let m = WordMatch::parse(w).map_err(&at)?;
-                let earlier = fallback
-                    .iter()
-                    .flat_map(|e| e.words.iter().zip(&e.matchers))
-                    .chain(r.words.get_ref().iter().zip(&matchers))
-                    .find(|(_, em)| **em == m);
-                if let Some((ew, _)) = earlier {
+                if let Some(ew) = seen_words.get(&m) {
                     return Err(at(format!(
                         "word `{w}` is the same as the earlier word `{ew}`"
                     )));
                 }
-                matchers.push(m);
+                index.insert(&m, i, k);
+                seen_words.insert(m, w);
             }
-            let entry = FallbackEntry {
+            fallback.push(FallbackEntry {
                 family,
                 words: r.words.get_ref().clone(),
                 examples: r.examples.clone(),
                 line,
-                matchers,
-            };
-            fallback.push(entry);
+            });
             for ex in &r.examples {
+                work(ex.len());
                 let words = crate::template::function_words(ex);
-                match place_by_words(&fallback, &words) {
+                match index.place(&words) {
                     Some((k, _)) if k == i => {}
                     Some((k, w)) => {
                         return Err(at(format!(
@@ -238,24 +259,66 @@ impl Rules {
             }
         }
 
-        for (k, f) in families.iter().enumerate() {
-            let used = |id: FamilyId| id.0 as usize == k;
-            if !rules.iter().any(|r| used(r.family)) && !fallback.iter().any(|e| used(e.family)) {
-                let line = raw.families.get(&f.name).map(|b| line_of(b.span().start));
-                return Err(fail(
-                    line,
-                    None,
-                    format!("family `{}` has no rule and no fallback entry", f.name),
-                ));
-            }
+        let mut used = vec![false; families.len()];
+        for id in rules
+            .iter()
+            .map(|r| r.family)
+            .chain(fallback.iter().map(|e| e.family))
+        {
+            used[id.0 as usize] = true;
+        }
+        if let Some(k) = used.iter().position(|u| !u) {
+            let f = &families[k];
+            let line = raw.families.get(&f.name).map(|b| line_of(b.span().start));
+            return Err(fail(
+                line,
+                None,
+                format!("family `{}` has no rule and no fallback entry", f.name),
+            ));
         }
         Ok(Rules {
             origin: origin.to_path_buf(),
             families,
             rules,
             fallback,
+            index,
+            prefilter,
         })
     }
+}
+
+/// The start of each line of a text, for line numbers in time logarithmic in its size (counting
+/// newlines from the start for every error and rule would make loading quadratic).
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn of(text: &str) -> Lines {
+        work(text.len());
+        Lines(memchr::memchr_iter(b'\n', text.as_bytes()).collect())
+    }
+
+    /// The 1-based line holding byte `offset`.
+    fn line(&self, offset: usize) -> usize {
+        work(usize::BITS as usize - self.0.len().leading_zeros() as usize);
+        self.0.partition_point(|&nl| nl < offset) + 1
+    }
+}
+
+#[cfg(test)]
+std::thread_local! {
+    /// Units of work done on this thread by loading rule tables and placing names by words: bytes of
+    /// text, pattern, word or name examined, steps of a search.
+    static WORK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `n` units of load work, in tests only: the operation count that shows the load is linear in
+/// the file's size (`loading_is_linear_in_the_table`).
+#[inline]
+pub(super) fn work(n: usize) {
+    #[cfg(test)]
+    WORK.with(|w| w.set(w.get() + n as u64));
+    #[cfg(not(test))]
+    let _ = n;
 }
 
 /// The 1-based rule whose table holds byte `offset` of `text`: the number of `[[rule]]` headers up
@@ -343,6 +406,66 @@ fn check_name(what: &str, name: &str) -> std::result::Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A valid table of `n` rules and `n` fallback entries, each with one example: distinct literal
+    /// prefixes and words, so nothing shadows anything.
+    fn table(n: usize) -> String {
+        // Four letters for `i`, so that no word of one entry ends another's.
+        let letters = |i: usize| -> String {
+            (0..4)
+                .map(|k| char::from(b'a' + (i / 26usize.pow(k) % 26) as u8))
+                .collect()
+        };
+        let mut t = String::from("[families]\n");
+        for i in 0..n {
+            t.push_str(&format!(
+                "f{i} = \"b{}\"\n\"fb{i}?\" = \"b{}\"\n",
+                i % 7,
+                i % 5
+            ));
+        }
+        for i in 0..n {
+            t.push_str(&format!(
+                "[[rule]]\nfamily = \"f{i}\"\npattern = '^lib{i}_kernel_\\w+'\nexamples = [\"lib{i}_kernel_fwd<8>(int)\"]\n\
+                 [[rule]]\nfamily = \"f{i}\"\npattern = 'other{i}x'\nexamples = [\"void other{i}x(int)\"]\n"
+            ));
+        }
+        for i in 0..n {
+            t.push_str(&format!(
+                "[[fallback]]\nfamily = \"fb{i}?\"\nwords = [\"w{i}x\", \"*q{}\"]\nexamples = [\"void my::w{i}x_run(int)\"]\n",
+                letters(i)
+            ));
+        }
+        t
+    }
+
+    fn work_to_load(text: &str) -> u64 {
+        WORK.with(|w| w.set(0));
+        let rules = Rules::parse(text, Path::new("big.toml")).expect("a valid table");
+        assert!(!rules.rules().is_empty());
+        WORK.with(|w| w.get())
+    }
+
+    /// Loading is linear in the table: four times the rules is about four times the work (a quadratic
+    /// load — every rule against every earlier one, line numbers counted from the start each time — is
+    /// sixteen times), and the work is a small multiple of the file's bytes. The table has every kind
+    /// of check: anchored and unanchored literals, examples, fallback words of both kinds.
+    #[test]
+    fn loading_is_linear_in_the_table() {
+        let (small, large) = (table(200), table(800));
+        let (a, b) = (work_to_load(&small), work_to_load(&large));
+        assert!(
+            b <= 5 * a,
+            "work {a} for {} bytes, {b} for {} bytes: not linear",
+            small.len(),
+            large.len()
+        );
+        assert!(
+            b <= 16 * large.len() as u64,
+            "work {b} for {} bytes",
+            large.len()
+        );
+    }
 
     #[test]
     fn table_headers_and_the_rule_at_an_offset() {

@@ -47,6 +47,11 @@
 //! The first three are checks on the pattern text and never reject a rule that can match; the
 //! examples are the complete check for the names they list.
 //!
+//! Loading is linear in the file: each check runs through an index over the whole table (`shadow.rs`,
+//! `prefilter.rs`, `words.rs`), never one rule against every earlier one, and line numbers come from
+//! one index of the file's lines. The one exception is a pattern with no literal to index (`.+x` has
+//! `x`, but `.+` has none): it is tried on every later example, as on every name.
+//!
 //! A fallback entry is refused, naming the file, line and entry, when its family has no bucket or is
 //! also a rule's family (a placement by words must stay visible per family); when it has no words;
 //! when a word has no letters or digits, or a `*` other than at one end of a single word; when a word
@@ -55,13 +60,15 @@
 //! a fallback entry is refused.
 
 mod load;
+mod prefilter;
 mod shadow;
 mod words;
 
 use crate::model::Trace;
+use prefilter::Prefilter;
 use regex::Regex;
 use std::path::{Path, PathBuf};
-use words::{WordMatch, place_by_words};
+use words::WordIndex;
 
 /// The name reserved for kernels no rule matches, as a bucket in budgets.
 pub const UNMATCHED: &str = "unmatched";
@@ -103,6 +110,10 @@ pub struct Rules {
     families: Vec<Family>,
     rules: Vec<Rule>,
     fallback: Vec<FallbackEntry>,
+    /// Every fallback word, indexed.
+    index: WordIndex,
+    /// Which rules can match a name.
+    prefilter: Prefilter,
 }
 
 /// One entry of the fallback words table: kernels no rule matches whose function name has one of
@@ -117,7 +128,6 @@ pub struct FallbackEntry {
     pub examples: Vec<String>,
     /// 1-based line of the `words` key in the file.
     pub line: usize,
-    matchers: Vec<WordMatch>,
 }
 
 /// How a kernel name got its family: by a rule, by a fallback word, or not at all.
@@ -220,7 +230,11 @@ impl Rules {
 
     /// The 0-based index of the first rule matching `name`.
     pub fn rule_for(&self, name: &str) -> Option<usize> {
-        self.rules.iter().position(|r| r.regex.is_match(name))
+        // Only the rules whose literals the name holds can match it (`prefilter.rs`).
+        self.prefilter
+            .candidates(name, usize::MAX)
+            .into_iter()
+            .find(|&k| self.rules[k].regex.is_match(name))
     }
 
     /// The family of a kernel name and how it was found: the first rule whose pattern matches;
@@ -237,7 +251,7 @@ impl Rules {
             return Label::Unmatched;
         }
         let words = crate::template::function_words(name);
-        match place_by_words(&self.fallback, &words) {
+        match self.index.place(&words) {
             Some((entry, word)) => Label::Fallback {
                 family: self.fallback[entry].family,
                 entry: entry as u16,

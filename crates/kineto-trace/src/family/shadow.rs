@@ -2,38 +2,132 @@
 //! (the same text, a pattern matching everything, a literal every match contains).
 
 use super::Rule;
+use super::load::work;
+use aho_corasick::AhoCorasick;
 use regex::Regex;
+use rustc_hash::FxHashMap;
 
-/// Why an earlier rule takes every name `rule` could match, if the pattern text shows it.
-pub(super) fn shadowed_by(earlier: &[Rule], rule: &Rule) -> Option<String> {
-    let later = Shape::of(&rule.pattern);
-    for (k, e) in earlier.iter().enumerate() {
-        let by = format!("rule {} (`{}`, line {})", k + 1, e.pattern, e.line);
-        if e.pattern == rule.pattern {
-            return Some(format!("{by} has the same pattern"));
+/// The shadow checks of a whole table at once, each rule against every earlier one in time linear in
+/// the table's text: the same pattern text (a hash map), the first pattern that matches everything, an
+/// unanchored literal inside a later pattern's literal runs (one Aho-Corasick automaton over every
+/// literal, scanned over each rule's runs), a `^`-anchored literal that starts a later pattern's
+/// anchored prefix (a trie). Each structure keeps, per literal, the first rule that has it, so "an
+/// earlier rule" is "a first index below this rule's".
+pub(super) struct ShadowIndex {
+    shapes: Vec<Shape>,
+    /// Pattern text → the first rule with it.
+    same: FxHashMap<String, usize>,
+    /// The first rule whose pattern matches every name.
+    everything: Option<usize>,
+    /// Distinct unanchored whole-pattern literals and the first rule of each.
+    literals: Vec<(String, usize)>,
+    automaton: Option<AhoCorasick>,
+    /// Anchored literals: a byte trie, each node with the first rule whose literal ends there.
+    anchored: Vec<(FxHashMap<u8, usize>, Option<usize>)>,
+}
+
+impl ShadowIndex {
+    pub(super) fn new(rules: &[Rule]) -> ShadowIndex {
+        let mut ix = ShadowIndex {
+            shapes: Vec::with_capacity(rules.len()),
+            same: FxHashMap::default(),
+            everything: None,
+            literals: Vec::new(),
+            automaton: None,
+            anchored: vec![(FxHashMap::default(), None)],
+        };
+        let mut literal_ids: FxHashMap<String, usize> = FxHashMap::default();
+        for (k, r) in rules.iter().enumerate() {
+            work(r.pattern.len());
+            let shape = Shape::of(&r.pattern);
+            ix.same.entry(r.pattern.clone()).or_insert(k);
+            if ix.everything.is_none() && shape.matches_everything(&r.regex) {
+                ix.everything = Some(k);
+            }
+            match &shape.literal {
+                Some((false, lit)) => {
+                    literal_ids.entry(lit.clone()).or_insert_with(|| {
+                        ix.literals.push((lit.clone(), k));
+                        ix.literals.len() - 1
+                    });
+                }
+                Some((true, lit)) => {
+                    let mut node = 0;
+                    for b in lit.bytes() {
+                        node = match ix.anchored[node].0.get(&b) {
+                            Some(&n) => n,
+                            None => {
+                                ix.anchored.push((FxHashMap::default(), None));
+                                let n = ix.anchored.len() - 1;
+                                ix.anchored[node].0.insert(b, n);
+                                n
+                            }
+                        };
+                    }
+                    ix.anchored[node].1.get_or_insert(k);
+                }
+                None => {}
+            }
+            ix.shapes.push(shape);
         }
-        let shape = Shape::of(&e.pattern);
-        if shape.matches_everything(&e.regex) {
-            return Some(format!("{by} matches every name"));
-        }
-        if let Some((anchored, lit)) = &shape.literal {
-            let covered = if *anchored {
-                later
-                    .anchored_prefix
-                    .as_deref()
-                    .is_some_and(|p| p.starts_with(lit.as_str()))
-            } else {
-                later.runs.iter().any(|r| r.contains(lit.as_str()))
-            };
-            if covered {
-                return Some(format!(
-                    "{by} matches the literal `{lit}`, which every name this pattern matches contains{}",
-                    if *anchored { " at its start" } else { "" }
-                ));
+        // Literals are plain text, so building cannot fail short of a size limit; without the automaton
+        // the unanchored literal check is skipped (it never refuses a rule that can match anyway).
+        ix.automaton = AhoCorasick::new(ix.literals.iter().map(|(l, _)| l.as_str())).ok();
+        ix
+    }
+
+    /// Why an earlier rule takes every name rule `i` could match, if the pattern text shows it.
+    pub(super) fn shadowed(&self, rules: &[Rule], i: usize) -> Option<String> {
+        let later = &self.shapes[i];
+        let before = |k: &usize| *k < i;
+        let same = self.same.get(&rules[i].pattern).copied().filter(before);
+        let everything = self.everything.filter(before);
+        let mut contained: Option<usize> = None;
+        if let Some(ac) = &self.automaton {
+            for run in &later.runs {
+                work(run.len());
+                for m in ac.find_overlapping_iter(run.as_str()) {
+                    work(1);
+                    let k = self.literals[m.pattern().as_usize()].1;
+                    if k < i {
+                        contained = Some(contained.map_or(k, |c| c.min(k)));
+                    }
+                }
             }
         }
+        let mut starts: Option<usize> = None;
+        if let Some(p) = &later.anchored_prefix {
+            let mut node = 0;
+            for b in p.bytes() {
+                work(1);
+                let Some(&n) = self.anchored[node].0.get(&b) else {
+                    break;
+                };
+                node = n;
+                if let Some(k) = self.anchored[node].1.filter(before) {
+                    starts = Some(starts.map_or(k, |s| s.min(k)));
+                }
+            }
+        }
+        // The first earlier rule any check names, with the reason in the order the checks are listed.
+        let k = [same, everything, contained, starts]
+            .into_iter()
+            .flatten()
+            .min()?;
+        let e = &rules[k];
+        let by = format!("rule {} (`{}`, line {})", k + 1, e.pattern, e.line);
+        if same == Some(k) {
+            return Some(format!("{by} has the same pattern"));
+        }
+        if everything == Some(k) {
+            return Some(format!("{by} matches every name"));
+        }
+        let (anchored, lit) = self.shapes[k].literal.clone()?;
+        Some(format!(
+            "{by} matches the literal `{lit}`, which every name this pattern matches contains{}",
+            if anchored { " at its start" } else { "" }
+        ))
     }
-    None
 }
 
 /// What the text of a pattern shows, read conservatively: anything not understood makes the

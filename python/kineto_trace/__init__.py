@@ -103,12 +103,21 @@ class Trace:
 
     def summary(self) -> pa.Table:
         """`kineto summary` as a one-row table; nested objects are struct columns."""
-        d = self.summary_dict()
-        # Bytes are u128 sums in Rust; a count that does not fit a uint64 is kept as text, not cut.
-        for k in ("memcpy", "memset"):
-            if isinstance(d.get(k), dict) and d[k].get("bytes", 0) >= 2**64:
-                d[k]["bytes"] = str(d[k]["bytes"])
-        return pa.Table.from_pylist([d])
+        # Sums are u128 in Rust and exact Python ints here; an int64 column cannot hold one of 2**63 or
+        # more (copy bytes reach it), so such a value, at any depth (`memcpy.by_kind.*.bytes` too), is
+        # kept as its exact decimal text, never cut or rounded.
+        return pa.Table.from_pylist([_int64_or_text(self.summary_dict())])
+
+
+def _int64_or_text(v):
+    """`v` with every int outside int64 replaced by its decimal text, at any depth."""
+    if isinstance(v, dict):
+        return {k: _int64_or_text(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_int64_or_text(x) for x in v]
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+        return str(v)
+    return v
 
 
 def read(
@@ -144,7 +153,10 @@ def read_ranks(
 ) -> List[Trace]:
     """Parses every trace under `paths` (a directory of per-rank traces, files, or a list of either)
     in parallel, with the GIL released. Returns them sorted by rank (traces without one last, in
-    file order). One unreadable trace raises TraceError: a rank is never dropped silently."""
+    file order). One unreadable trace raises TraceError: a rank is never dropped silently. Two traces
+    claiming one rank raise TraceError naming both (never counted as two ranks); a rank past its world
+    size, or world sizes that differ, warn (RuntimeWarning: the traces may be from different runs).
+    Ctrl-C raises KeyboardInterrupt at once, between files and inside a parse."""
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         paths = [paths]
     natives = _native.read_ranks(

@@ -20,6 +20,7 @@ use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 pyo3::create_exception!(
@@ -40,6 +41,8 @@ fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
         | E::Event { file, offset, .. }
         | E::Truncated { file, offset, .. } => (Some(file), Some(*offset)),
         E::EmptyDir { dir } => (Some(dir), None),
+        // Two traces of one rank (the rank rule of `kineto_trace::ranks`): the second is named.
+        E::SameRank { second, .. } => (Some(second), None),
         // A rule file or step pattern is the caller's argument, not a trace: a ValueError.
         E::Rules { .. } | E::StepPattern { .. } | E::Input(_) => {
             return PyValueError::new_err(e.to_string());
@@ -81,13 +84,22 @@ impl Setup {
         })
     }
 
-    fn load(&self, path: &Path) -> kineto_trace::Result<NativeTrace> {
+    /// Parses and analyses one trace; once `stop` is set, its reads fail and the parse ends there.
+    fn load(&self, path: &Path, stop: &Arc<AtomicBool>) -> kineto_trace::Result<NativeTrace> {
         let opts = kineto_trace::Options {
             salvage: self.salvage,
             sha256: false,
             ..kineto_trace::Options::default()
         };
-        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let file = std::fs::File::open(path).map_err(|source| kineto_trace::Error::Io {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        let reader = Stoppable {
+            inner: file,
+            stop: stop.clone(),
+        };
+        let parsed = kineto_trace::parse_raw(path, reader, &opts)?;
         let analysis = Analysis::new(&parsed.trace, &self.pattern, &self.rules);
         let budgets = analysis.budgets(&parsed.trace, &self.rules);
         Ok(NativeTrace {
@@ -97,6 +109,59 @@ impl Setup {
             rules: self.rules.clone(),
         })
     }
+}
+
+/// A reader whose reads fail once `stop` is set: how a parse on a worker thread learns of Ctrl-C.
+struct Stoppable<R> {
+    inner: R,
+    stop: Arc<AtomicBool>,
+}
+
+impl<R: std::io::Read> std::io::Read for Stoppable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            // Not `ErrorKind::Interrupted`, which readers retry.
+            return Err(std::io::Error::other("interrupted by a signal"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// Runs `work` on a helper thread with the GIL released, while this thread checks for signals every
+/// 50 ms: Ctrl-C raises its `KeyboardInterrupt` at once (after telling the work to stop, and waiting
+/// for it to notice, which takes one read), not when every trace is parsed. Signals are only seen on
+/// the main thread, as Python delivers them there.
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(&Arc<AtomicBool>) -> T + Send,
+) -> PyResult<T> {
+    let stop = Arc::new(AtomicBool::new(false));
+    py.detach(|| {
+        std::thread::scope(|scope| {
+            let (done_tx, done) = std::sync::mpsc::channel::<()>();
+            let stop_for_work = stop.clone();
+            let handle = scope.spawn(move || {
+                let out = work(&stop_for_work);
+                let _ = done_tx.send(());
+                out
+            });
+            loop {
+                match done.recv_timeout(std::time::Duration::from_millis(50)) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        if let Err(e) = Python::attach(|py| py.check_signals()) {
+                            stop.store(true, Ordering::Relaxed);
+                            let _ = handle.join();
+                            return Err(e);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            handle
+                .join()
+                .map_err(|_| PyRuntimeError::new_err("a worker thread panicked"))
+        })
+    })
 }
 
 /// One parsed and analysed trace.
@@ -279,13 +344,17 @@ fn read(
     step_pattern: Option<String>,
     whole_trace: bool,
 ) -> PyResult<NativeTrace> {
-    py.detach(|| Setup::new(salvage, rules, step_pattern, whole_trace).and_then(|s| s.load(&path)))
-        .map_err(|e| trace_error(py, e))
+    interruptible(py, |stop| {
+        Setup::new(salvage, rules, step_pattern, whole_trace).and_then(|s| s.load(&path, stop))
+    })?
+    .map_err(|e| trace_error(py, e))
 }
 
 /// Parses and analyses every trace under `paths` (files, or directories of per-rank traces), in
 /// parallel with the GIL released; returns them in the order of the expanded paths. One unreadable
-/// trace fails the call: a rank is never dropped silently.
+/// trace fails the call: a rank is never dropped silently. Two traces of one rank fail it too (the
+/// rank rule, `kineto_trace::ranks`); ranks that look like other runs are warned about
+/// (`RuntimeWarning`). Ctrl-C stops it between files and inside a parse.
 #[pyfunction]
 #[pyo3(signature = (paths, salvage=false, rules=None, step_pattern=None, whole_trace=false))]
 fn read_ranks(
@@ -296,22 +365,23 @@ fn read_ranks(
     step_pattern: Option<String>,
     whole_trace: bool,
 ) -> PyResult<Vec<NativeTrace>> {
-    py.detach(|| {
+    let (traces, warnings) = interruptible(py, |stop| {
         let setup = Setup::new(salvage, rules, step_pattern, whole_trace)?;
         let files = kineto_trace::expand_paths(&paths)?;
         let mut out = Vec::with_capacity(files.len());
         let mut first_err = None;
-        // Once one trace failed the call, the traces not yet started are not parsed for nothing.
-        let failed = std::sync::atomic::AtomicBool::new(false);
+        // Once one trace failed the call (or Ctrl-C stopped it), the traces not yet started are not parsed
+        // for nothing.
+        let failed = AtomicBool::new(false);
         kineto_trace::each_in_order(
             &files,
             |p| {
-                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                if failed.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                     return None;
                 }
-                let r = setup.load(p);
+                let r = setup.load(p, stop);
                 if r.is_err() {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    failed.store(true, Ordering::Relaxed);
                 }
                 Some(r)
             },
@@ -323,12 +393,29 @@ fn read_ranks(
                 None => {}
             },
         );
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(out),
+        if let Some(e) = first_err {
+            return Err(e);
         }
-    })
-    .map_err(|e| trace_error(py, e))
+        let warnings =
+            kineto_trace::ranks::check_ranks(out.iter().map(|t| kineto_trace::ranks::RankClaim {
+                file: &t.parsed.path,
+                rank: t.parsed.trace.header.rank,
+                world_size: t.parsed.trace.header.world_size,
+            }))?;
+        Ok((out, warnings))
+    })?
+    .map_err(|e| trace_error(py, e))?;
+    for w in warnings {
+        let msg = std::ffi::CString::new(w.to_string().replace('\0', " "))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        PyErr::warn(
+            py,
+            py.get_type::<pyo3::exceptions::PyRuntimeWarning>().as_any(),
+            &msg,
+            1,
+        )?;
+    }
+    Ok(traces)
 }
 
 #[pymodule]

@@ -294,3 +294,84 @@ def test_summary_is_one_row_with_the_kineto_summary():
     assert s.num_rows == 1
     d = t.summary_dict()
     assert s["kernels"][0].as_py()["count"] == d["kernels"]["count"] == t.kernels().num_rows
+
+
+def _kernel_trace(path, kernels, rank=None, world_size=None):
+    """A trace of `kernels` back-to-back kernels of 1 µs (JSON text written here)."""
+    info = {}
+    if rank is not None:
+        info["rank"] = rank
+    if world_size is not None:
+        info["world_size"] = world_size
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, ')
+        if info:
+            f.write(f'"distributedInfo": {json.dumps(info)}, ')
+        f.write('"traceEvents": [\n')
+        for i in range(kernels):
+            f.write(f'{{"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, '
+                    f'"ts": {i}, "dur": 1, "args": {{"device": 0, "stream": 7, "correlation": {i}}}}},\n')
+        f.write('{"ph": "i", "name": "end", "ts": 0, "pid": 0, "tid": 0}]}\n')
+    return path
+
+
+def test_ctrl_c_stops_read_ranks_at_once(tmp_path):
+    import _thread
+    big = _kernel_trace(tmp_path / "big.json", 200_000)
+    t0 = time.perf_counter()
+    kineto_trace.read(big)
+    one = time.perf_counter() - t0
+    # 200 traces take at least 200 · one / cores to read; Ctrl-C after about one trace's time must stop
+    # the call within a trace's time (what is left of the parses in flight ends at their next read).
+    fired = []
+
+    def interrupt():
+        fired.append(time.perf_counter())
+        _thread.interrupt_main()
+
+    timer = threading.Timer(one, interrupt)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            kineto_trace.read_ranks([big] * 200)
+        raised = time.perf_counter()
+    finally:
+        timer.cancel()
+    assert fired, "the interrupt fired"
+    lag = raised - fired[0]
+    assert lag < one + 1.0, f"KeyboardInterrupt {lag:.2f} s after Ctrl-C; one trace takes {one:.2f} s"
+
+
+def test_summary_keeps_copy_bytes_past_int64_exactly(tmp_path):
+    # Two copies of 2**62 bytes: Σ = 2**63, past int64 (and the per-direction sum too).
+    events = [
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7,
+         "ts": i, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": i, "bytes": 2**62}}
+        for i in range(2)
+    ]
+    p = tmp_path / "copies.json"
+    p.write_text(json.dumps({"traceEvents": events}))
+    t = kineto_trace.read(p)
+    assert t.summary_dict()["memcpy"]["bytes"] == 2**63
+    row = t.summary().to_pylist()[0]
+    assert row["memcpy"]["bytes"] == str(2**63)
+    assert row["memcpy"]["by_kind"]["HtoD"]["bytes"] == str(2**63)
+    assert row["memcpy"]["count"] == 2
+
+
+def test_two_traces_of_one_rank_are_refused_and_other_runs_warned_about(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir()
+    _kernel_trace(d / "a.json", 3, rank=0, world_size=2)
+    _kernel_trace(d / "b.json", 3, rank=0, world_size=2)
+    with pytest.raises(kineto_trace.TraceError) as e:
+        kineto_trace.read_ranks(d)
+    assert "a.json" in str(e.value) and "b.json" in str(e.value) and "rank 0" in str(e.value)
+    assert e.value.path == str(d / "b.json")
+    w = tmp_path / "mixed"
+    w.mkdir()
+    _kernel_trace(w / "a.json", 3, rank=0, world_size=2)
+    _kernel_trace(w / "b.json", 3, rank=5, world_size=8)
+    with pytest.warns(RuntimeWarning, match="different world sizes"):
+        ranks = kineto_trace.read_ranks(w)
+    assert [t.rank for t in ranks] == [0, 5]

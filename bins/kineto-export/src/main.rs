@@ -87,6 +87,7 @@ fn main() -> ExitCode {
         .collect();
     // Rank → the file exporting it: two files of one rank would be merged silently in `rank=N/`.
     let taken: Mutex<HashMap<u64, PathBuf>> = Mutex::new(HashMap::new());
+    let claims: Mutex<Vec<Claim>> = Mutex::new(Vec::new());
     let job = Job {
         dir: &cli.parquet,
         overwrite: cli.overwrite,
@@ -96,6 +97,7 @@ fn main() -> ExitCode {
         opts: &opts,
         limits,
         taken: &taken,
+        claims: &claims,
     };
     let work = |path: &Path| job.export(path, position.get(path).copied().unwrap_or(0));
     let mut failed = false;
@@ -106,6 +108,19 @@ fn main() -> ExitCode {
             failed = true;
         }
     });
+    // Ranks that look like different runs (a rank past its world size, world sizes that differ).
+    let mut claims = claims.into_inner().unwrap_or_default();
+    claims.sort_by_key(|c| c.0);
+    let warnings = kineto_trace::ranks::check_ranks(claims.iter().map(|(_, file, rank, world)| {
+        kineto_trace::ranks::RankClaim {
+            file,
+            rank: *rank,
+            world_size: *world,
+        }
+    }));
+    for w in warnings.unwrap_or_default() {
+        note(&format!("kineto-export: note: {w}"));
+    }
     if failed {
         ExitCode::from(1)
     } else {
@@ -123,7 +138,12 @@ struct Job<'a> {
     opts: &'a kineto_trace::Options,
     limits: Limits,
     taken: &'a Mutex<HashMap<u64, PathBuf>>,
+    /// (position, file, rank, world size) of each trace exported, for the rank rule's warnings.
+    claims: &'a Mutex<Vec<Claim>>,
 }
+
+/// A trace's position among the inputs, file, rank and world size.
+type Claim = (usize, PathBuf, Option<u64>, Option<u64>);
 
 impl Job<'_> {
     /// Parses, analyses and writes one trace's tables; returns the line to report.
@@ -153,13 +173,25 @@ impl Job<'_> {
                 .lock()
                 .map_err(|_| "a worker failed while holding the rank table".to_string())?;
             if let Some(other) = taken.get(&rank) {
+                // The rank rule every tool follows (`kineto_trace::ranks`), in its words.
+                let e = kineto_trace::Error::SameRank {
+                    rank,
+                    first: other.clone(),
+                    second: path.to_path_buf(),
+                };
                 return Err(format!(
-                    "{}: rank {rank} is already exported from {} in this run; export them to separate directories",
-                    path.display(),
-                    other.display()
+                    "{e}; rank={rank} is already exported in this run: export them to separate directories"
                 ));
             }
             taken.insert(rank, path.to_path_buf());
+            if let Ok(mut c) = self.claims.lock() {
+                c.push((
+                    position,
+                    path.to_path_buf(),
+                    t.header.rank,
+                    t.header.world_size,
+                ));
+            }
         }
         let stem = file_stem(path);
         // Claim every table's file before the work, so a refusal (an existing file without

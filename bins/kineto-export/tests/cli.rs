@@ -89,8 +89,15 @@ fn two_traces_of_one_rank_are_refused_not_merged() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("rank 0 is already exported from"), "{err}");
-    assert!(err.contains("again.json.gz"), "{err}");
+    // The rank rule's words (as `kineto ranks`, `kineto diff` and `read_ranks` say it), both files named.
+    assert!(
+        err.contains("claims rank 0, as") && err.contains("already exported"),
+        "{err}"
+    );
+    assert!(
+        err.contains("again.json.gz") && err.contains("worker0_step_12"),
+        "{err}"
+    );
 }
 
 #[test]

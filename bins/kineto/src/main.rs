@@ -195,6 +195,8 @@ fn main() -> ExitCode {
 
 fn ranks(l: &Listing) -> ExitCode {
     use kineto_trace::analysis::RankSteps;
+    /// A trace's file, rank and world size.
+    type RankOf = (std::path::PathBuf, Option<u64>, Option<u64>);
     let (paths, rules, pattern) = match setup(l) {
         Ok(v) => v,
         Err(code) => return code,
@@ -205,14 +207,19 @@ fn ranks(l: &Listing) -> ExitCode {
         sha256: false,
         ..kineto_trace::Options::default()
     };
-    let work = |path: &std::path::Path| -> kineto_trace::Result<RankSteps> {
+    let work = |path: &std::path::Path| -> kineto_trace::Result<(RankSteps, RankOf)> {
         let p = kineto_trace::parse_file(path, &opts)?;
+        let claim = (
+            path.to_path_buf(),
+            p.trace.header.rank,
+            p.trace.header.world_size,
+        );
         let a = Analysis::new(&p.trace, &pattern, &rules);
         for n in render_notes::notes(&p, &a) {
             out::note(&format!("kineto: note: {n}"));
         }
         let budgets = a.budgets(&p.trace, &rules);
-        Ok(RankSteps {
+        let steps = RankSteps {
             rank: p
                 .trace
                 .header
@@ -225,17 +232,42 @@ fn ranks(l: &Listing) -> ExitCode {
                 .zip(budgets)
                 .map(|(s, b)| (s.name, s.number, b))
                 .collect(),
-        })
+        };
+        Ok((steps, claim))
     };
     let mut failed = false;
     let mut all = Vec::new();
+    let mut claims = Vec::new();
     kineto_trace::each_in_order(&paths, work, |r| match r {
-        Ok(r) => all.push(r),
+        Ok((r, claim)) => {
+            all.push(r);
+            claims.push(claim);
+        }
         Err(e) => {
             out::note(&format!("kineto: {e}"));
             failed = true;
         }
     });
+    // Two traces of one rank are never lined up as two ranks: refused, naming both (the rank rule).
+    let checked =
+        kineto_trace::ranks::check_ranks(claims.iter().map(|(file, rank, world_size)| {
+            kineto_trace::ranks::RankClaim {
+                file,
+                rank: *rank,
+                world_size: *world_size,
+            }
+        }));
+    match checked {
+        Ok(warnings) => {
+            for w in warnings {
+                out::note(&format!("kineto: note: {w}"));
+            }
+        }
+        Err(e) => {
+            out::note(&format!("kineto: {e}"));
+            return exit_code(true);
+        }
+    }
     let steps = kineto_trace::analysis::compare_ranks(&all);
     let mut w = out::stdout();
     let cols = render_ranks::columns();

@@ -2,7 +2,7 @@
 //! (two runs' budgets, bucket by bucket). Both work on the very JSON rows `kineto budget --json` and
 //! `kineto top --json` print, so the page's and the diff's numbers are the listings' numbers.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -42,13 +42,18 @@ pub struct ReportArgs {
 #[derive(Args)]
 pub struct DiffArgs {
     /// The older run: `kineto budget --json` output (JSON lines or an array), or a trace or a
-    /// directory of per-rank traces to analyse.
+    /// directory of per-rank traces to analyse; a listing is told from a trace by its content, so a pipe
+    /// (`<(kineto budget --json T)`) serves too.
     old: PathBuf,
     /// The newer run, in the same forms.
     new: PathBuf,
-    /// Fail (exit 1) when a bucket moved by more than PCT % and outside its per-step spread.
+    /// Fail (exit 1) when a bucket moved by more than PCT % (a finite number ≥ 0) and outside its per-step
+    /// spread, or when a rank is in one run only, or when the runs share no rank.
     #[arg(long, value_name = "PCT")]
-    fail_above: Option<f64>,
+    fail_above: Option<step_stats::Threshold>,
+    /// With --fail-above: a rank in one run only does not fail the gate (it is still listed).
+    #[arg(long, requires = "fail_above")]
+    allow_missing: bool,
     /// Also write a self-contained HTML page of the comparison.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
@@ -83,7 +88,8 @@ fn json_lines(
 }
 
 /// Analyses each trace: budget rows, and the `n` kernel names with the most time (0: all); `also` sees each
-/// trace as parsed, for a listing that needs the same trace (the roofline).
+/// trace as parsed, for a listing that needs the same trace (the roofline). Two traces claiming one rank
+/// are refused, ranks that look like other runs noted (`kineto_trace::ranks`).
 fn rows_of(
     paths: &[PathBuf],
     rules: &Rules,
@@ -101,56 +107,92 @@ fn rows_of(
         budget: Vec::new(),
         top: Vec::new(),
     };
+    let mut claims = Vec::new();
     for path in paths {
         let parsed = kineto_trace::parse_file(path, &opts).map_err(|e| e.to_string())?;
         also(path, &parsed.trace);
-        let a = Analysis::new(&parsed.trace, pattern, rules);
-        let budgets = a.budgets(&parsed.trace, rules);
-        let t = &parsed.trace;
-        let file = parsed.path.display().to_string();
-        let ctx = Ctx {
-            t0_ns: t.time_bounds.map_or(0, |b| b.0),
-        };
-        rows.budget.extend(json_lines(|w| {
-            for (s, b) in a.steps.steps.iter().zip(&budgets) {
-                let row = render_budget::BudgetRow {
-                    file: &file,
-                    rank: t.header.rank,
-                    step: s,
-                    budget: b,
-                };
-                render_budget::json_row(w, &row, &ctx)?;
-            }
-            Ok(())
-        })?);
-        let groups = kernel_groups(
-            t,
-            &a.classes,
-            rules,
-            0..t.kernels.len() as u32,
-            GroupBy::Name,
-        );
-        let take = if n == 0 { usize::MAX } else { n };
-        rows.top.extend(json_lines(|w| {
-            for g in groups.iter().take(take) {
-                let row = render_top::TopRow {
-                    file: &file,
-                    rank: t.header.rank,
-                    step: None,
-                    group: g,
-                };
-                render::row(
-                    w,
-                    Format::Json,
-                    render_top::columns(),
-                    &row,
-                    &Ctx::default(),
-                )?;
-            }
-            Ok(())
-        })?);
+        claims.push((
+            path.clone(),
+            parsed.trace.header.rank,
+            parsed.trace.header.world_size,
+        ));
+        rows_of_trace(&mut rows, &parsed, rules, pattern, n)?;
     }
+    check_ranks(&claims)?;
     Ok(rows)
+}
+
+/// The rank rule over traces put side by side: an error for two of one rank, notes for other runs.
+fn check_ranks(claims: &[(PathBuf, Option<u64>, Option<u64>)]) -> Result<(), String> {
+    let warnings =
+        kineto_trace::ranks::check_ranks(claims.iter().map(|(file, rank, world_size)| {
+            kineto_trace::ranks::RankClaim {
+                file,
+                rank: *rank,
+                world_size: *world_size,
+            }
+        }))
+        .map_err(|e| e.to_string())?;
+    for w in warnings {
+        note(&format!("kineto: note: {w}"));
+    }
+    Ok(())
+}
+
+/// One parsed trace's budget rows and its `n` kernel names with the most time (0: all).
+fn rows_of_trace(
+    rows: &mut Rows,
+    parsed: &kineto_trace::Parsed,
+    rules: &Rules,
+    pattern: &StepPattern,
+    n: usize,
+) -> Result<(), String> {
+    let a = Analysis::new(&parsed.trace, pattern, rules);
+    let budgets = a.budgets(&parsed.trace, rules);
+    let t = &parsed.trace;
+    let file = parsed.path.display().to_string();
+    let ctx = Ctx {
+        t0_ns: t.time_bounds.map_or(0, |b| b.0),
+    };
+    rows.budget.extend(json_lines(|w| {
+        for (s, b) in a.steps.steps.iter().zip(&budgets) {
+            let row = render_budget::BudgetRow {
+                file: &file,
+                rank: t.header.rank,
+                step: s,
+                budget: b,
+            };
+            render_budget::json_row(w, &row, &ctx)?;
+        }
+        Ok(())
+    })?);
+    let groups = kernel_groups(
+        t,
+        &a.classes,
+        rules,
+        0..t.kernels.len() as u32,
+        GroupBy::Name,
+    );
+    let take = if n == 0 { usize::MAX } else { n };
+    rows.top.extend(json_lines(|w| {
+        for g in groups.iter().take(take) {
+            let row = render_top::TopRow {
+                file: &file,
+                rank: t.header.rank,
+                step: None,
+                group: g,
+            };
+            render::row(
+                w,
+                Format::Json,
+                render_top::columns(),
+                &row,
+                &Ctx::default(),
+            )?;
+        }
+        Ok(())
+    })?);
+    Ok(())
 }
 
 fn claim(path: &Path, overwrite: bool) -> Result<tool_io::Claim, String> {
@@ -245,41 +287,93 @@ pub fn report(r: &ReportArgs) -> ExitCode {
     }
 }
 
-/// One side of a diff: a JSON budget listing, or traces to analyse.
+/// How much of a diff input is read to tell a listing from a trace.
+const HEAD: usize = 64 << 10;
+
+/// One side of a diff: a directory of per-rank traces, or one input told by its content — a `kineto
+/// budget --json` listing or a trace (plain or gzip) — whether it is a file or a pipe.
 fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
-    let paths = [path.to_path_buf()];
-    let is_json = |p: &Path| {
-        p.is_file()
-            && p.extension().is_some_and(|e| e == "json" || e == "jsonl")
-            && std::fs::File::open(p)
-                .ok()
-                .and_then(|mut f| {
-                    let mut head = [0u8; 4096];
-                    std::io::Read::read(&mut f, &mut head)
-                        .ok()
-                        .map(|n| budget_listing_head(&head[..n]))
-                })
-                .unwrap_or(false)
-    };
-    if is_json(path) {
-        let text = tool_io::read_input_string(path, "budget listing", tool_io::caps::RECORD)
+    let setup = || -> Result<(Rules, StepPattern), String> {
+        let rules = Rules::load_or_builtin(d.rules.as_deref()).map_err(|e| e.to_string())?;
+        let pattern = StepPattern::from_options(d.step_pattern.as_deref(), false)
             .map_err(|e| e.to_string())?;
+        Ok((rules, pattern))
+    };
+    if path.is_dir() {
+        let listing_paths =
+            kineto_trace::expand_paths(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
+        let (rules, pattern) = setup()?;
+        return Ok(rows_of(&listing_paths, &rules, &pattern, false, 0, |_, _| {})?.budget);
+    }
+    let named = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut input = std::fs::File::open(path).map_err(named)?;
+    let mut head = Vec::with_capacity(HEAD);
+    (&mut input)
+        .take(HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(named)?;
+    if budget_listing_head(&head) {
+        let cap = tool_io::caps::RECORD;
+        let mut bytes = head;
+        (&mut input)
+            .take(cap.saturating_add(1).saturating_sub(bytes.len() as u64))
+            .read_to_end(&mut bytes)
+            .map_err(named)?;
+        if bytes.len() as u64 > cap {
+            return Err(format!(
+                "{}: a budget listing larger than {} MiB",
+                path.display(),
+                cap >> 20
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "{}: not UTF-8 at byte {}",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            )
+        })?;
+        if text.trim().is_empty() {
+            note(&format!(
+                "kineto diff: note: {}: an empty budget listing (no steps)",
+                path.display()
+            ));
+            return Ok(Vec::new());
+        }
         return html_report::parse_json_or_lines(&text)
             .map_err(|e| format!("{}: {e}", path.display()));
     }
-    let listing_paths = kineto_trace::expand_paths(&paths).map_err(|e| e.to_string())?;
-    let rules = Rules::load_or_builtin(d.rules.as_deref()).map_err(|e| e.to_string())?;
-    let pattern =
-        StepPattern::from_options(d.step_pattern.as_deref(), false).map_err(|e| e.to_string())?;
-    Ok(rows_of(&listing_paths, &rules, &pattern, false, 0, |_, _| {})?.budget)
+    // A trace: the bytes already read, then the rest of the stream.
+    let (rules, pattern) = setup()?;
+    let opts = kineto_trace::Options {
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let parsed = kineto_trace::parse_raw(path, std::io::Cursor::new(head).chain(input), &opts)
+        .map_err(|e| e.to_string())?;
+    check_ranks(&[(
+        path.to_path_buf(),
+        parsed.trace.header.rank,
+        parsed.trace.header.world_size,
+    )])?;
+    let mut rows = Rows {
+        budget: Vec::new(),
+        top: Vec::new(),
+    };
+    rows_of_trace(&mut rows, &parsed, &rules, &pattern, 0)?;
+    Ok(rows.budget)
 }
 
 /// A `kineto budget --json` listing is JSON lines (or an array) of step objects carrying `buckets` and
 /// `span_ns` (one of them within the first few KiB, whatever the key order); a Kineto trace is one object
 /// with the trace's keys (`traceEvents`, `schemaVersion`, …).
+/// Empty (or all-whitespace) input is an empty listing: `kineto budget --json` of a trace without steps.
 fn budget_listing_head(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
     let t = text.trim_start();
+    if t.is_empty() {
+        return true;
+    }
     let trace_keys = [
         "\"traceEvents\"",
         "\"schemaVersion\"",
@@ -304,11 +398,18 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let result = html_report::kineto_diff(&old, &new);
+    let result = match html_report::kineto_diff(&old, &new) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let gate = d.fail_above.map(|fail_above| step_stats::Gate {
+        fail_above,
+        allow_missing: d.allow_missing,
+    });
+    let verdict = gate.map(|g| result.verdict(g));
     if let Some(page) = page
-        && let Err(e) = page.write_bytes(
-            html_report::kineto_diff_page(&old, &new, &result, d.fail_above).as_bytes(),
-        )
+        && let Err(e) =
+            page.write_bytes(html_report::kineto_diff_page(&old, &new, &result, gate).as_bytes())
     {
         return fail(e.to_string());
     }
@@ -336,24 +437,13 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         }
         writeln!(
             w,
-            "{}. {}.",
+            "{}. {}. {}.",
             step_stats::EXCEEDS_RULE,
-            step_stats::FAIL_RULE
+            step_stats::FAIL_RULE,
+            step_stats::MISSING_RULE
         )?;
-        if let Some(pct) = d.fail_above {
-            let failing = result.failing(pct);
-            if failing.is_empty() {
-                writeln!(
-                    w,
-                    "PASS: no bucket moved by more than {pct} % outside its spread"
-                )?;
-            } else {
-                writeln!(
-                    w,
-                    "FAIL: {} bucket(s) moved by more than {pct} % outside their spread",
-                    failing.len()
-                )?;
-            }
+        if let Some(v) = &verdict {
+            writeln!(w, "{}", out::escape(&v.line()))?;
         }
         Ok(())
     })();
@@ -361,8 +451,8 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         out::write_failed(e);
     }
     out::finish(&mut w);
-    match d.fail_above {
-        Some(pct) if !result.failing(pct).is_empty() => ExitCode::from(1),
+    match verdict {
+        Some(v) if !v.passed() => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }
 }

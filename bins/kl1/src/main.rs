@@ -48,9 +48,14 @@ struct DiffArgs {
     old: PathBuf,
     /// The newer one.
     new: PathBuf,
-    /// Fail (exit 1) when a number moved by more than PCT % and outside its per-step spread.
+    /// Fail (exit 1) when a number moved by more than PCT % (a finite number ≥ 0) and outside its per-step
+    /// spread, or when a capture, rank or number is in one result only, or when they share nothing.
     #[arg(long, value_name = "PCT")]
-    fail_above: Option<f64>,
+    fail_above: Option<step_stats::Threshold>,
+    /// With --fail-above: a capture, rank or number in one result only does not fail the gate (it is still
+    /// listed).
+    #[arg(long, requires = "fail_above")]
+    allow_missing: bool,
     /// Also write a self-contained HTML page of the comparison.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
@@ -242,21 +247,26 @@ fn diff(d: &DiffArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(format!("{} / {}: {e}", d.old.display(), d.new.display())),
     };
+    let gate = d.fail_above.map(|fail_above| step_stats::Gate {
+        fail_above,
+        allow_missing: d.allow_missing,
+    });
+    let verdict = gate.map(|g| result.verdict(g));
     if let Some(c) = html_claim {
-        let page = html_report::kl1_diff_page(&old, &new, &result, d.fail_above);
+        let page = html_report::kl1_diff_page(&old, &new, &result, gate);
         if let Err(e) = c.write_bytes(page.as_bytes()) {
             return fail(e.to_string());
         }
     }
-    if let Err(e) = tool_io::stdout::write(|out| render::diff(out, &result, d.fail_above)) {
+    if let Err(e) = tool_io::stdout::write(|out| render::diff(out, &result, verdict.as_ref())) {
         return if e.is_closed_pipe() {
             ExitCode::SUCCESS
         } else {
             e.exit("kl1-bandwidth diff")
         };
     }
-    match d.fail_above {
-        Some(pct) if !result.failing(pct).is_empty() => ExitCode::FAILURE,
+    match verdict {
+        Some(v) if !v.passed() => ExitCode::FAILURE,
         _ => ExitCode::SUCCESS,
     }
 }

@@ -92,7 +92,7 @@ fn rows_text(hist: &[(u64, u64)]) -> String {
 pub fn diff(
     out: &mut dyn Write,
     d: &kl1_bandwidth::diff::Diff,
-    fail_above: Option<f64>,
+    verdict: Option<&kl1_bandwidth::diff::Verdict>,
 ) -> io::Result<()> {
     writeln!(
         out,
@@ -116,24 +116,13 @@ pub fn diff(
     }
     writeln!(
         out,
-        "{}. {}.",
+        "{}. {}. {}.",
         kl1_bandwidth::diff::EXCEEDS_RULE,
-        kl1_bandwidth::diff::FAIL_RULE
+        kl1_bandwidth::diff::FAIL_RULE,
+        kl1_bandwidth::diff::MISSING_RULE
     )?;
-    if let Some(pct) = fail_above {
-        let failing = d.failing(pct);
-        if failing.is_empty() {
-            writeln!(
-                out,
-                "PASS: no number moved by more than {pct} % outside its spread"
-            )?;
-        } else {
-            writeln!(
-                out,
-                "FAIL: {} number(s) moved by more than {pct} % outside their spread",
-                failing.len()
-            )?;
-        }
+    if let Some(v) = verdict {
+        writeln!(out, "{}", v.line())?;
     }
     Ok(())
 }

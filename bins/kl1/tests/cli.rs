@@ -513,3 +513,81 @@ fn html_embeds_the_result_and_diff_compares_two_results() {
     let bad = bandwidth(&["diff", &s(&out), &s(&tmp.path().join("missing.json"))]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `diff --fail-above` is a gate: a result that lost a rank or a capture, or shares nothing with the old
+/// one, fails it (unless missing ones are allowed, and never when nothing is shared); a threshold that is
+/// NaN, infinite or negative is refused.
+#[test]
+fn the_diff_gate_fails_on_what_is_missing_and_refuses_odd_thresholds() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let out = tmp.path().join("kl1.json");
+    let s = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    let o = bandwidth(&["--window", &s(&demo()), "--output", &s(&out), "--quiet"]);
+    assert!(o.status.success(), "stderr: {}", text(&o.stderr));
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
+    let write = |name: &str, v: &Value| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, serde_json::to_string(v).expect("json")).expect("write");
+        p
+    };
+    let captures = result["windows"]["demo"].as_object().expect("captures");
+    assert!(captures.len() >= 2, "the demo window has several captures");
+    let lost_capture = {
+        let mut v = result.clone();
+        let first = captures.keys().next().expect("a capture").clone();
+        v["windows"]["demo"]
+            .as_object_mut()
+            .expect("map")
+            .remove(&first);
+        write("lost-capture.json", &v)
+    };
+    let lost_rank = {
+        let mut v = result.clone();
+        let (cap, _) = captures
+            .iter()
+            .find(|(_, c)| c["ranks"].as_object().is_some_and(|r| r.len() >= 2))
+            .expect("a capture with two ranks");
+        v["windows"]["demo"][cap]["ranks"]
+            .as_object_mut()
+            .expect("ranks")
+            .remove("1");
+        write("lost-rank.json", &v)
+    };
+    let nothing = write(
+        "nothing.json",
+        &serde_json::json!({"windows": {"other": {}}}),
+    );
+    for new in [&lost_capture, &lost_rank] {
+        let d = bandwidth(&["diff", &s(&out), &s(new), "--fail-above", "5"]);
+        let t = text(&d.stdout);
+        assert_eq!(d.status.code(), Some(1), "{}: {t}", new.display());
+        assert!(t.contains("FAIL") && t.contains("only in OLD"), "{t}");
+        let allowed = bandwidth(&[
+            "diff",
+            &s(&out),
+            &s(new),
+            "--fail-above",
+            "5",
+            "--allow-missing",
+        ]);
+        assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed.stdout));
+    }
+    let d = bandwidth(&[
+        "diff",
+        &s(&out),
+        &s(&nothing),
+        "--fail-above",
+        "5",
+        "--allow-missing",
+    ]);
+    let t = text(&d.stdout);
+    assert_eq!(d.status.code(), Some(1), "{t}{}", text(&d.stderr));
+    assert!(t.contains("nothing in common"), "{t}");
+    for bad in ["NaN", "inf", "-1", "1e400"] {
+        let d = bandwidth(&["diff", &s(&out), &s(&out), &format!("--fail-above={bad}")]);
+        let e = text(&d.stderr);
+        assert_eq!(d.status.code(), Some(2), "{bad}: {e}");
+        assert!(e.contains("finite"), "{bad}: {e}");
+    }
+}

@@ -36,6 +36,11 @@ fn optional(path: &str) -> Result<Option<Value>, Box<dyn Error>> {
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The diff pages show the verdict of a 5 % gate.
+    let gate = step_stats::Gate {
+        fail_above: step_stats::Threshold::new(5.0)?,
+        allow_missing: false,
+    };
     let (html, out) = match a.as_slice() {
         ["kl1", report, out] => (hr::kl1_bandwidth_html(&one(report)?), *out),
         ["kineto", budget, top, roof, out] => {
@@ -62,12 +67,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         ["kl1-diff", old, new, out] => {
             let (old, new) = (one(old)?, one(new)?);
             let d = kl1_bandwidth::diff::diff(&old, &new, kl1_bandwidth::spread::is_headline_key)?;
-            (hr::kl1_diff_page(&old, &new, &d, Some(5.0)), *out)
+            (hr::kl1_diff_page(&old, &new, &d, Some(gate)), *out)
         }
         ["kineto-diff", old, new, out] => {
             let (old, new) = (read(old)?, read(new)?);
-            let d = hr::kineto_diff(&old, &new);
-            (hr::kineto_diff_page(&old, &new, &d, Some(5.0)), *out)
+            let d = hr::kineto_diff(&old, &new)?;
+            (hr::kineto_diff_page(&old, &new, &d, Some(gate)), *out)
         }
         _ => return Err("usage: see the doc comment of examples/render.rs".into()),
     };

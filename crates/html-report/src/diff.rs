@@ -1,20 +1,23 @@
 //! Two runs compared: the `kineto diff` logic (per rank and bucket, old → new, Δ % and whether Δ exceeds the
 //! per-step spread) and the page and plain-text rows for both it and `kl1_bandwidth::diff`.
 //!
-//! The kineto side compares the mean over steps of each bucket's exclusive time (and of the step span and
-//! idle time), per rank. Ranks are matched by their rank number, not their file name, since two runs' files
-//! are named differently. Nothing is dropped silently: ranks and buckets on one side only are listed.
+//! The kineto side compares the mean over steps of each bucket's exclusive time (a step without the
+//! bucket counts 0, as in its budget), of the step span and of the idle time, per rank. Ranks are matched
+//! by their rank number, not their file name, since two runs' files are named differently; traces without
+//! a rank are kept apart by file and matched by file name; two files of one side claiming the same rank
+//! are refused (`kineto_trace::ranks`, the rule every tool follows). Nothing is dropped silently: ranks
+//! on one side only are listed, and fail a gate ([`step_stats::MISSING_RULE`]).
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use step_stats::{Change, EXCEEDS_RULE, FAIL_RULE, spread};
+use step_stats::{Change, EXCEEDS_RULE, FAIL_RULE, Gate, MISSING_RULE, Verdict, spread};
 
 use crate::page::{Cell, Page, Source, Table, fmt_num};
 
 /// One bucket (or `span_us` / `idle_us`) of one rank in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KinetoDiffRow {
-    /// `rank N`.
+    /// `rank N` (`rank 3 → rank 1` for two lone ranks), or `file NAME` for traces without a rank.
     pub rank: String,
     /// Bucket name, or `span_us` / `idle_us`.
     pub bucket: String,
@@ -28,24 +31,63 @@ pub struct KinetoDiffRow {
 pub struct KinetoDiff {
     /// Rows: per rank (in the new run's order), span and idle first, then buckets by name.
     pub rows: Vec<KinetoDiffRow>,
-    /// `rank N[: bucket]` only in the old run.
+    /// `rank N` (or `file NAME`) only in the old run, and `…: span_us` / `idle_us` a rank lacks.
     pub only_in_old: Vec<String>,
     /// … only in the new run.
     pub only_in_new: Vec<String>,
 }
 
 impl KinetoDiff {
-    /// The rows that fail a fail-above-`pct` verdict (`step_stats::FAIL_RULE`); empty is a pass.
+    /// The rows that fail a fail-above-`pct` verdict (`step_stats::FAIL_RULE`).
     pub fn failing(&self, pct: f64) -> Vec<&KinetoDiffRow> {
         self.rows
             .iter()
             .filter(|r| r.change.fails_above(pct))
             .collect()
     }
+
+    /// The gate's verdict: failing rows, and what is on one side only (`step_stats::MISSING_RULE`).
+    pub fn verdict(&self, gate: Gate) -> Verdict {
+        Verdict::judge(
+            gate,
+            self.rows
+                .iter()
+                .map(|r| (format!("{}: {}", r.rank, r.bucket), &r.change)),
+            &self.only_in_old,
+            &self.only_in_new,
+        )
+    }
 }
 
-fn rank_of(row: &Value) -> String {
-    crate::kineto::rank_name(row)
+/// Who a budget row is: its rank, or its file when it has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Unit {
+    Rank(u64),
+    File(String),
+}
+
+impl Unit {
+    fn of(row: &Value) -> Unit {
+        match row.get("rank").and_then(Value::as_u64) {
+            Some(r) => Unit::Rank(r),
+            None => Unit::File(file_of(row).to_owned()),
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Unit::Rank(r) => format!("rank {r}"),
+            Unit::File(f) => format!("file {f}"),
+        }
+    }
+}
+
+fn file_of(row: &Value) -> &str {
+    row.get("file").and_then(Value::as_str).unwrap_or("")
+}
+
+fn base_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
 fn step_of(row: &Value, i: usize) -> String {
@@ -54,41 +96,93 @@ fn step_of(row: &Value, i: usize) -> String {
         .map_or_else(|| format!("#{i}"), str::to_owned)
 }
 
-/// Name (bucket, `span_us`, `idle_us`) → (step label, µs) of one rank.
+/// Name (bucket, `span_us`, `idle_us`) → (step label, µs) of one rank, every bucket with a value (0 when
+/// absent) for every step.
 type RankSeries = std::collections::BTreeMap<String, Vec<(String, f64)>>;
 
-/// Per rank: name → (step label, µs) for span, idle and each bucket's exclusive time.
-fn series(budget: &[Value]) -> Vec<(String, RankSeries)> {
-    let mut out: Vec<(String, RankSeries)> = Vec::new();
+/// One rank's steps: (step label, span, idle, bucket → exclusive µs).
+type Steps = Vec<(String, Option<f64>, Option<f64>, Vec<(String, f64)>)>;
+
+/// Per rank (or rankless file): name → (step label, µs) for span, idle and each bucket's exclusive time.
+/// Refused when two files claim one rank.
+fn series(budget: &[Value]) -> Result<Vec<(Unit, RankSeries)>, String> {
+    // Every (file, rank) pair the rows show, in order: the claims the rank rule judges.
+    let mut claims: Vec<(&str, u64)> = Vec::new();
     for row in budget {
-        let rank = rank_of(row);
-        let idx = match out.iter().position(|(r, _)| *r == rank) {
-            Some(i) => i,
-            None => {
-                out.push((rank, Default::default()));
-                out.len() - 1
-            }
-        };
-        let map = &mut out[idx].1;
-        let i = map.get("span_us").map_or(0, Vec::len);
-        let step = step_of(row, i);
-        for k in ["span_us", "idle_us"] {
-            if let Some(v) = row.get(k).and_then(Value::as_f64) {
-                map.entry(k.to_owned()).or_default().push((step.clone(), v));
+        if let Some(r) = row.get("rank").and_then(Value::as_u64) {
+            let c = (file_of(row), r);
+            if !claims.contains(&c) {
+                claims.push(c);
             }
         }
-        for (b, v) in row
+    }
+    kineto_trace::ranks::check_ranks(claims.iter().map(|&(f, r)| kineto_trace::ranks::RankClaim {
+        file: std::path::Path::new(f),
+        rank: Some(r),
+        world_size: None,
+    }))
+    .map_err(|e| e.to_string())?;
+    let mut units: Vec<(Unit, Steps)> = Vec::new();
+    for row in budget {
+        let unit = Unit::of(row);
+        let idx = match units.iter().position(|(u, _)| *u == unit) {
+            Some(i) => i,
+            None => {
+                units.push((unit, Vec::new()));
+                units.len() - 1
+            }
+        };
+        let steps = &mut units[idx].1;
+        let buckets = row
             .get("buckets")
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
-        {
-            if let Some(us) = v.get("exclusive_us").and_then(Value::as_f64) {
-                map.entry(b.clone()).or_default().push((step.clone(), us));
-            }
-        }
+            .filter_map(|(b, v)| Some((b.clone(), v.get("exclusive_us")?.as_f64()?)))
+            .collect();
+        steps.push((
+            step_of(row, steps.len()),
+            row.get("span_us").and_then(Value::as_f64),
+            row.get("idle_us").and_then(Value::as_f64),
+            buckets,
+        ));
     }
-    out
+    Ok(units
+        .into_iter()
+        .map(|(unit, steps)| {
+            let mut map = RankSeries::new();
+            for (step, span, idle, _) in &steps {
+                for (k, v) in [("span_us", span), ("idle_us", idle)] {
+                    if let Some(v) = v {
+                        map.entry(k.to_owned())
+                            .or_default()
+                            .push((step.clone(), *v));
+                    }
+                }
+            }
+            // A step without a bucket had none of its work: 0 µs, so the mean is over every step.
+            let mut names: Vec<&String> = steps
+                .iter()
+                .flat_map(|s| s.3.iter().map(|(b, _)| b))
+                .collect();
+            names.sort();
+            names.dedup();
+            for b in names {
+                let values = steps
+                    .iter()
+                    .map(|(step, _, _, buckets)| {
+                        let v = buckets
+                            .iter()
+                            .find(|(n, _)| n == b)
+                            .map_or(0.0, |(_, v)| *v);
+                        (step.clone(), v)
+                    })
+                    .collect();
+                map.insert(b.clone(), values);
+            }
+            (unit, map)
+        })
+        .collect())
 }
 
 fn order(k: &str) -> (u8, &str) {
@@ -99,64 +193,101 @@ fn order(k: &str) -> (u8, &str) {
     }
 }
 
-/// Compares two kineto budget listings in JSON (one object per step).
-pub fn kineto_diff(old: &[Value], new: &[Value]) -> KinetoDiff {
-    let (o, n) = (series(old), series(new));
+/// The zeros of a rank's steps: a bucket it never ran.
+fn zeros(map: &RankSeries) -> Vec<(String, f64)> {
+    map.get("span_us")
+        .map(|v| v.iter().map(|(s, _)| (s.clone(), 0.0)).collect())
+        .unwrap_or_default()
+}
+
+/// Compares two kineto budget listings in JSON (one object per step). An error when one side has two
+/// files claiming the same rank.
+pub fn kineto_diff(old: &[Value], new: &[Value]) -> Result<KinetoDiff, String> {
+    let (o, n) = (
+        series(old).map_err(|e| format!("OLD: {e}"))?,
+        series(new).map_err(|e| format!("NEW: {e}"))?,
+    );
     let mut out = KinetoDiff {
         rows: Vec::new(),
         only_in_old: Vec::new(),
         only_in_new: Vec::new(),
     };
-    // One rank on each side is one run against the other, whatever their numbers; otherwise ranks pair by
-    // number.
+    // One rank on each side is one run against the other, whatever their numbers. Otherwise ranks pair
+    // by number, and rankless traces by file name when exactly one on each side has it.
     let single = o.len() == 1 && n.len() == 1;
-    let pair = |rank: &String| -> Option<(String, &RankSeries)> {
-        if single {
-            let (orank, omap) = &o[0];
-            let label = if orank == rank {
-                rank.clone()
-            } else {
-                format!("{orank} → {rank}")
-            };
-            return Some((label, omap));
+    let unique_base = |side: &[(Unit, RankSeries)], name: &str| {
+        let mut m = side
+            .iter()
+            .enumerate()
+            .filter(|(_, (u, _))| matches!(u, Unit::File(f) if base_name(f) == name));
+        match (m.next(), m.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
         }
-        o.iter()
-            .find(|(r, _)| r == rank)
-            .map(|(_, m)| (rank.clone(), m))
     };
-    for (rank, _) in &o {
-        if !single && !n.iter().any(|(r, _)| r == rank) {
-            out.only_in_old.push(rank.clone());
+    let partner = |k: usize| -> Option<usize> {
+        if single {
+            return Some(0);
+        }
+        match &n[k].0 {
+            Unit::Rank(r) => o.iter().position(|(u, _)| *u == Unit::Rank(*r)),
+            Unit::File(f) => {
+                let name = base_name(f);
+                let i = unique_base(&o, name)?;
+                unique_base(&n, name).map(|_| i)
+            }
+        }
+    };
+    let pairs: Vec<Option<usize>> = (0..n.len()).map(partner).collect();
+    for (i, (unit, _)) in o.iter().enumerate() {
+        if !pairs.contains(&Some(i)) {
+            out.only_in_old.push(unit.label());
         }
     }
-    for (nrank, nmap) in &n {
-        let Some((rank, omap)) = pair(nrank) else {
-            out.only_in_new.push(nrank.clone());
+    for (k, (nunit, nmap)) in n.iter().enumerate() {
+        let Some(i) = pairs[k] else {
+            out.only_in_new.push(nunit.label());
             continue;
         };
-        for k in omap.keys().filter(|k| !nmap.contains_key(*k)) {
-            out.only_in_old.push(format!("{rank}: {k}"));
-        }
-        let mut keys: Vec<&String> = nmap.keys().collect();
+        let (ounit, omap) = &o[i];
+        let label = match (ounit, nunit) {
+            (a, b) if a == b => a.label(),
+            (Unit::File(a), Unit::File(b)) if base_name(a) == base_name(b) && !single => {
+                format!("file {}", base_name(b))
+            }
+            (a, b) => format!("{} → {}", a.label(), b.label()),
+        };
+        let mut keys: Vec<&String> = omap.keys().chain(nmap.keys()).collect();
         keys.sort_by_key(|k| order(k));
+        keys.dedup();
         for k in keys {
-            let Some(ov) = omap.get(k) else {
-                out.only_in_new.push(format!("{rank}: {k}"));
-                continue;
+            let bucket = order(k).0 == 2;
+            let (ov, nv) = match (omap.get(k), nmap.get(k)) {
+                (Some(a), Some(b)) => (a.clone(), b.clone()),
+                (Some(a), None) if bucket => (a.clone(), zeros(nmap)),
+                (None, Some(b)) if bucket => (zeros(omap), b.clone()),
+                (Some(_), None) => {
+                    out.only_in_old.push(format!("{label}: {k}"));
+                    continue;
+                }
+                _ => {
+                    out.only_in_new.push(format!("{label}: {k}"));
+                    continue;
+                }
             };
-            let (os, ns) = (spread(ov), spread(&nmap[k]));
+            let (os, ns) = (spread(&ov), spread(&nv));
             let (Some(om), Some(nm)) = (os.as_ref().map(|s| s.mean), ns.as_ref().map(|s| s.mean))
             else {
                 continue;
             };
             out.rows.push(KinetoDiffRow {
-                rank: rank.clone(),
+                rank: label.clone(),
                 bucket: k.clone(),
                 change: Change::between(om, nm, os, ns),
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// A change as plain-text cells for a terminal table: old, new, Δ %, per-step ranges (old / new), and
@@ -187,26 +318,16 @@ fn diff_page(
     rows: Vec<(String, String, &Change)>,
     only_old: &[String],
     only_new: &[String],
-    fail_above: Option<f64>,
+    verdict: Option<&Verdict>,
 ) -> String {
     let mut page = Page::new(title, tool);
-    page.p(&format!("{EXCEEDS_RULE}. {FAIL_RULE}."));
-    if let Some(p) = fail_above {
-        let failing: Vec<String> = rows
-            .iter()
-            .filter(|r| r.2.fails_above(p))
-            .map(|r| format!("{} {}", r.0, r.1))
-            .collect();
-        let verdict = if failing.is_empty() {
-            format!("<p class=\"ok\">PASS: no row fails at a threshold of {p} %</p>")
-        } else {
-            format!(
-                "<p class=\"flag\">FAIL: {} row(s) fail at a threshold of {p} %: {}</p>",
-                failing.len(),
-                crate::page::esc(&failing.join("; "))
-            )
-        };
-        page.raw(&verdict);
+    page.p(&format!("{EXCEEDS_RULE}. {FAIL_RULE}. {MISSING_RULE}."));
+    if let Some(v) = verdict {
+        let class = if v.passed() { "ok" } else { "flag" };
+        page.raw(&format!(
+            "<p class=\"{class}\">{}</p>",
+            crate::page::esc(&v.line())
+        ));
     }
     page.h2("Old → new (sortable: click a header)");
     let mut t = Table::new(
@@ -268,7 +389,7 @@ pub fn kl1_diff_page(
     old: &Value,
     new: &Value,
     diff: &kl1_bandwidth::diff::Diff,
-    fail_above: Option<f64>,
+    gate: Option<Gate>,
 ) -> String {
     let rows = diff
         .rows
@@ -289,7 +410,7 @@ pub fn kl1_diff_page(
         rows,
         &diff.only_in_old,
         &diff.only_in_new,
-        fail_above,
+        gate.map(|g| diff.verdict(g)).as_ref(),
     )
 }
 
@@ -298,7 +419,7 @@ pub fn kineto_diff_page(
     old: &[Value],
     new: &[Value],
     diff: &KinetoDiff,
-    fail_above: Option<f64>,
+    gate: Option<Gate>,
 ) -> String {
     let rows = diff
         .rows
@@ -313,6 +434,6 @@ pub fn kineto_diff_page(
         rows,
         &diff.only_in_old,
         &diff.only_in_new,
-        fail_above,
+        gate.map(|g| diff.verdict(g)).as_ref(),
     )
 }

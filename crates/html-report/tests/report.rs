@@ -255,6 +255,13 @@ fn step(rank: u32, name: &str, span: f64, gemm: f64) -> Value {
            "buckets": {"gemm": {"exclusive_us": gemm, "inclusive_us": gemm}}})
 }
 
+fn gate(pct: f64) -> step_stats::Gate {
+    step_stats::Gate {
+        fail_above: step_stats::Threshold::new(pct).unwrap(),
+        allow_missing: false,
+    }
+}
+
 #[test]
 fn kineto_diff_of_hand_made_budgets() {
     // Old rank 0: gemm 100, 110 (mean 105, range 10); new: 130, 134 (mean 132, range 4).
@@ -270,7 +277,7 @@ fn kineto_diff_of_hand_made_budgets() {
         step(0, "s2", 206.0, 134.0),
         step(2, "s1", 50.0, 5.0),
     ];
-    let d = html_report::kineto_diff(&old, &new);
+    let d = html_report::kineto_diff(&old, &new).unwrap();
     let row = |b: &str| {
         d.rows
             .iter()
@@ -304,9 +311,14 @@ fn kineto_diff_of_hand_made_budgets() {
             "yes".into()
         ]
     );
-    let html = html_report::kineto_diff_page(&old, &new, &d, Some(20.0));
+    let html = html_report::kineto_diff_page(&old, &new, &d, Some(gate(20.0)));
     check_page(&html, &json!({"old": old, "new": new}));
-    assert!(html.contains("FAIL: 2 row(s) fail at a threshold of 20 %"));
+    assert!(
+        html.contains("FAIL: 2 row(s) moved by more than 20 % outside their spread"),
+        "{html}"
+    );
+    // Ranks 1 (lost) and 2 (gained) fail the gate too, named.
+    assert!(html.contains("1 only in OLD (the new run lost it): rank 1"));
 }
 
 #[test]
@@ -314,9 +326,12 @@ fn kl1_diff_page_of_a_report_against_itself() {
     let r = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": 2.0},
         "per_step": [{"a.gbps": 1.0}, {"a.gbps": 3.0}]}}}}}});
     let d = kl1_bandwidth::diff::diff(&r, &r, kl1_bandwidth::spread::is_headline_key).unwrap();
-    let html = html_report::kl1_diff_page(&r, &r, &d, Some(1.0));
+    let html = html_report::kl1_diff_page(&r, &r, &d, Some(gate(1.0)));
     check_page(&html, &json!({"old": r, "new": r}));
-    assert!(html.contains("PASS: no row fails at a threshold of 1 %"));
+    assert!(
+        html.contains("PASS: 1 row(s) compared, none moved by more than 1 %"),
+        "{html}"
+    );
 }
 
 #[test]
@@ -325,10 +340,52 @@ fn kineto_diff_pairs_single_ranks_whatever_their_numbers() {
     let d = html_report::kineto_diff(
         &[step(3, "s1", 200.0, 100.0)],
         &[step(1, "s1", 200.0, 150.0)],
-    );
+    )
+    .unwrap();
     assert!(d.only_in_old.is_empty() && d.only_in_new.is_empty());
     let gemm = d.rows.iter().find(|r| r.bucket == "gemm").unwrap();
     assert_eq!(gemm.rank, "rank 3 → rank 1");
     assert_eq!(gemm.change.delta_pct, Some(50.0));
     assert_eq!(gemm.change.exceeds_spread, None, "one step: spread unknown");
+}
+
+#[test]
+fn a_step_without_a_bucket_counts_zero_and_unranked_files_stay_apart() {
+    // Rank 0: gemm 100 in s1 and none in s2: the mean over its steps is (100 + 0) / 2 = 50, not 100.
+    let mut s2 = step(0, "s2", 200.0, 0.0);
+    s2["buckets"] = json!({});
+    let old = vec![step(0, "s1", 200.0, 100.0), s2];
+    let new = vec![step(0, "s1", 200.0, 50.0), step(0, "s2", 200.0, 50.0)];
+    let d = html_report::kineto_diff(&old, &new).unwrap();
+    let gemm = d.rows.iter().find(|r| r.bucket == "gemm").unwrap();
+    assert_eq!((gemm.change.old, gemm.change.new), (50.0, 50.0));
+    // Two files of one rank on one side are refused, naming both.
+    let mut a = step(0, "s1", 200.0, 100.0);
+    a["file"] = json!("run/a.json");
+    let mut b = step(0, "s1", 200.0, 100.0);
+    b["file"] = json!("run/b.json");
+    let e = html_report::kineto_diff(&[a, b], &new).unwrap_err();
+    assert!(e.contains("run/a.json") && e.contains("run/b.json"), "{e}");
+    // Rankless files pair by file name, never pooled: x 100 → 180 (+80 %), y 100 → 56 (−44 %).
+    let rankless = |file: &str, gemm: f64| {
+        let mut r = step(0, "s1", 200.0, gemm);
+        r["rank"] = Value::Null;
+        r["file"] = json!(file);
+        r
+    };
+    let d = html_report::kineto_diff(
+        &[rankless("old/x.json", 100.0), rankless("old/y.json", 100.0)],
+        &[rankless("new/y.json", 56.0), rankless("new/x.json", 180.0)],
+    )
+    .unwrap();
+    let pct = |who: &str| {
+        d.rows
+            .iter()
+            .find(|r| r.rank == who && r.bucket == "gemm")
+            .and_then(|r| r.change.delta_pct)
+            .unwrap()
+    };
+    assert!((pct("file x.json") - 80.0).abs() < 1e-9);
+    assert!((pct("file y.json") + 44.0).abs() < 1e-9);
+    assert!(d.only_in_old.is_empty() && d.only_in_new.is_empty());
 }

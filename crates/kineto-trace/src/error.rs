@@ -93,6 +93,20 @@ pub enum Error {
         /// What is wrong, naming the family, pattern or example concerned.
         message: String,
     },
+    /// Two traces put side by side claim the same rank (`distributedInfo.rank`): their steps would be
+    /// pooled, or one rank counted twice (`ranks::check_ranks`).
+    #[error(
+        "{second}: claims rank {rank}, as {first} does: two traces of one rank cannot be put side by \
+         side (are they from two runs? give each run apart)"
+    )]
+    SameRank {
+        /// The rank.
+        rank: u64,
+        /// The trace that claimed it first.
+        first: PathBuf,
+        /// The trace that claims it again.
+        second: PathBuf,
+    },
     /// A step pattern (a regex matched against annotation names) is not valid.
     #[error("step pattern `{pattern}`: {message}")]
     StepPattern {

@@ -24,6 +24,7 @@ pub mod family;
 pub mod interval;
 mod model;
 mod parse;
+pub mod ranks;
 mod scan;
 mod source;
 pub mod step;

@@ -257,6 +257,9 @@ pub struct Step {
     pub requests: Option<u64>,
     /// Per-phase token counts, when the marker states any.
     pub tokens: Option<StepTokens>,
+    /// Number groups the marker has but that give no number: (group, why), e.g. (`rows`, "`99…9` is
+    /// out of range (more than 18446744073709551615)"). Their fields are `None`.
+    pub unreadable: Vec<(String, String)>,
     /// The marker's thread.
     pub track: Track,
     /// Marker start, ns.
@@ -336,13 +339,21 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         let name = trace.name(m.name);
         let caps = regex.captures(name);
         let text = |g: &str| caps.as_ref().and_then(|c| c.name(g)).map(|m| m.as_str());
+        let mut unreadable: Vec<(String, String)> = Vec::new();
         let mut int = |g: &str| -> Option<u64> {
             let t = text(g)?;
             let v = t.parse().ok();
-            if v.is_none() && warnings.len() < 20 {
-                warnings.push(format!(
-                    "step {index} `{name}`: group `{g}` = `{t}` is not an integer"
-                ));
+            if v.is_none() {
+                // All digits, yet no u64: an integer out of range, not a missing one.
+                let why = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                    "is out of range (more than 18446744073709551615)"
+                } else {
+                    "is not an integer"
+                };
+                if warnings.len() < 20 {
+                    warnings.push(format!("step {index} `{name}`: group `{g}` = `{t}` {why}"));
+                }
+                unreadable.push((g.to_owned(), format!("`{t}` {why}")));
             }
             v
         };
@@ -406,6 +417,7 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
             rows,
             requests,
             tokens,
+            unreadable,
             track: m.track,
             cpu_lo_ns: m.ts_ns,
             cpu_hi_ns: m.end_ns(),
@@ -584,6 +596,7 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
         rows: None,
         requests: None,
         tokens: None,
+        unreadable: Vec::new(),
         track: trace.launches.first().map_or(Track(0), |l| l.track),
         cpu_lo_ns: cpu_lo,
         cpu_hi_ns: cpu_hi,

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-pub use step_stats::{Change, EXCEEDS_RULE, FAIL_RULE};
+pub use step_stats::{Change, EXCEEDS_RULE, FAIL_RULE, Gate, MISSING_RULE, Verdict};
 
 use crate::spread::{RankSeries, ShapeError, rank_series};
 
@@ -46,6 +46,22 @@ impl Diff {
             .iter()
             .filter(|r| r.change.fails_above(pct))
             .collect()
+    }
+
+    /// The gate's verdict: failing rows, and what is in one report only (`MISSING_RULE`: a capture, rank
+    /// or number the new report lost or gained fails unless allowed).
+    pub fn verdict(&self, gate: Gate) -> Verdict {
+        Verdict::judge(
+            gate,
+            self.rows.iter().map(|r| {
+                (
+                    format!("{}/{}/rank {}: {}", r.window, r.capture, r.rank, r.key),
+                    &r.change,
+                )
+            }),
+            &self.only_in_old,
+            &self.only_in_new,
+        )
     }
 }
 
@@ -148,6 +164,32 @@ mod tests {
         assert!(d.failing(12.0).is_empty());
         // rank 1 never fails: inside its spread even at 0 %
         assert_eq!(d.failing(0.0).len(), 1);
+        // The gate also fails on rank 2 (lost) and the prefill capture (gained) unless they are allowed.
+        let gate = |allow_missing| Gate {
+            fail_above: step_stats::Threshold::new(12.0).unwrap(),
+            allow_missing,
+        };
+        let v = d.verdict(gate(false));
+        assert!(!v.passed(), "{}", v.line());
+        assert!(v.line().contains("w/c:decode/rank 2") && v.line().contains("w/c:prefill/rank 0"));
+        assert!(d.verdict(gate(true)).passed());
+    }
+
+    #[test]
+    fn a_report_sharing_nothing_fails_the_gate() {
+        let old = json!({"windows": {"w": {"a": {"ranks": {"0": rank(1.0, &[1.0])}}}}});
+        let new = json!({"windows": {"w": {"b": {"ranks": {"0": rank(1.0, &[1.0])}}}}});
+        let d = diff(&old, &new, is_headline_key).unwrap();
+        let gate = Gate {
+            fail_above: step_stats::Threshold::new(5.0).unwrap(),
+            allow_missing: true,
+        };
+        let v = d.verdict(gate);
+        assert!(
+            !v.passed() && v.line().contains("nothing in common"),
+            "{}",
+            v.line()
+        );
     }
 
     #[test]

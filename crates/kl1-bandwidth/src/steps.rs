@@ -84,6 +84,8 @@ pub struct Kl1Step {
     pub rows: Option<u64>,
     /// Requests, from the annotation's `requests` group.
     pub requests: Option<u64>,
+    /// Number groups the annotation has that give no number: (group, why), from kineto-trace's `Step`.
+    pub unreadable: Vec<(String, String)>,
     /// First kernel start, ns.
     pub lo: i64,
     /// Last kernel end, ns.
@@ -183,6 +185,7 @@ pub fn steps(trace: &Trace, rules: &Kl1Rules) -> Kl1Steps {
             phase: s.phase.clone().unwrap_or_default(),
             rows: s.rows,
             requests: s.requests,
+            unreadable: s.unreadable.clone(),
             lo,
             hi,
             period: s.period_ns,

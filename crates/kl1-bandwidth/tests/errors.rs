@@ -563,3 +563,58 @@ fn prefill_structure_beyond_the_spec_is_refused() {
     let e = analyze(&[dir], &Spec::builtin(), &rules, None).expect_err("41 > 40");
     assert!(e.to_string().contains("full_layers"), "{e}");
 }
+
+/// Sets `rows=` of step 1001's marker on `rank` of `label` to `rows` (text, so past u64 too).
+fn set_marker_rows(dir: &std::path::Path, label: &str, rank: u64, rows: &str) {
+    edit_events(dir, label, rank, |ev| {
+        let mut edited = 0;
+        for e in ev.iter_mut() {
+            let Some(name) = e["name"].as_str() else {
+                continue;
+            };
+            if name.starts_with("kl1.step#1001 ") {
+                let at = name.find("rows=").expect("a rows group") + "rows=".len();
+                let end = at + name[at..].find(' ').unwrap_or(name.len() - at);
+                let renamed = format!("{}{rows}{}", &name[..at], &name[end..]);
+                e["name"] = json!(renamed);
+                edited += 1;
+            }
+        }
+        assert!(edited > 0, "no step 1001 marker");
+    });
+}
+
+/// `rows=2^64 − 1` is an integer, but no decode step ran that many rows: the shared expert's reads alone
+/// (ceil(rows / 8) runs a layer, the part of the estimate that is no upper bound) would need 7.9e19 GB/s.
+/// The physics gate refuses it, naming the rows, the rate and the GPU's bandwidth; the 2 rows of the
+/// same step pass it.
+#[test]
+fn rows_no_step_can_have_fail_the_physics_gate() {
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    set_marker_rows(&dir, DECODE, 0, "18446744073709551615");
+    let (l, rank, step, reason) = step_error(run(&dir));
+    assert_eq!((l.as_str(), rank, step), (DECODE, 0, 1001), "{reason}");
+    assert!(
+        reason.contains("rows = 18446744073709551615")
+            && reason.contains("above the GB10's 273 GB/s")
+            && reason.contains("physics gate"),
+        "{reason}"
+    );
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    set_marker_rows(&dir, DECODE, 0, "2");
+    assert!(run(&dir).is_ok());
+}
+
+/// `rows` past u64 is out of range, and said so: not "gives no `rows`".
+#[test]
+fn rows_past_u64_are_out_of_range() {
+    let (_tmp, dir, _) = generate(&small_decode_plan());
+    set_marker_rows(&dir, DECODE, 0, "123456789012345678901234567890");
+    let (l, rank, step, reason) = step_error(run(&dir));
+    assert_eq!((l.as_str(), rank, step), (DECODE, 0, 1001), "{reason}");
+    assert!(reason.contains("out of range"), "{reason}");
+    assert!(
+        reason.contains("123456789012345678901234567890"),
+        "{reason}"
+    );
+}

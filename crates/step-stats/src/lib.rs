@@ -132,6 +132,156 @@ pub const EXCEEDS_RULE: &str = "Δ exceeds the spread when |new − old| is larg
 pub const FAIL_RULE: &str = "A row fails when |Δ %| > PCT and Δ does not lie within the per-step spread \
      (it exceeds it, or the spread is unknown); a value that was 0 and is no longer counts as an infinite Δ %";
 
+/// The rule for what a diff has on one side only, in words.
+pub const MISSING_RULE: &str = "A rank, capture or number present in one run only fails the gate (the new \
+     run lost or gained it) unless missing ones are allowed; a diff with nothing in common fails always: \
+     there is nothing to judge";
+
+/// A fail-above threshold: a percentage, finite and not negative (`NaN` would pass every change).
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
+pub struct Threshold(f64);
+
+impl Threshold {
+    /// The threshold `pct` %, refused when NaN, infinite or negative.
+    pub fn new(pct: f64) -> Result<Threshold, String> {
+        if pct.is_finite() && pct >= 0.0 {
+            // -0 is 0.
+            Ok(Threshold(pct.abs()))
+        } else {
+            Err(format!(
+                "{pct} is not a threshold: give a finite percentage ≥ 0 (such as 5 for 5 %)"
+            ))
+        }
+    }
+
+    /// The percentage.
+    pub fn pct(self) -> f64 {
+        self.0
+    }
+}
+
+impl std::str::FromStr for Threshold {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Threshold, String> {
+        let pct: f64 = s.trim().parse().map_err(|_| {
+            format!("`{s}` is not a number: give a finite percentage ≥ 0 (such as 5 for 5 %)")
+        })?;
+        Threshold::new(pct)
+    }
+}
+
+impl std::fmt::Display for Threshold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A fail-above gate: the threshold, and whether what is present in one run only may pass.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Gate {
+    /// Rows moving by more than this (and outside the spread) fail ([`FAIL_RULE`]).
+    pub fail_above: Threshold,
+    /// Ranks, captures or numbers in one run only do not fail the gate ([`MISSING_RULE`]).
+    pub allow_missing: bool,
+}
+
+/// A gate's verdict on one diff: the rows that failed and what is on one side only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// The gate.
+    pub gate: Gate,
+    /// Rows compared (present in both runs).
+    pub compared: usize,
+    /// Where each failing row is (`rank 1: gemm`), in row order.
+    pub failing: Vec<String>,
+    /// What the old run has and the new one lacks.
+    pub only_in_old: Vec<String>,
+    /// What the new run has and the old one lacks.
+    pub only_in_new: Vec<String>,
+}
+
+impl Verdict {
+    /// Judges `rows` (where, change) and the one-sided lists under `gate`.
+    pub fn judge<'c>(
+        gate: Gate,
+        rows: impl IntoIterator<Item = (String, &'c Change)>,
+        only_in_old: &[String],
+        only_in_new: &[String],
+    ) -> Verdict {
+        let mut compared = 0;
+        let mut failing = Vec::new();
+        for (place, c) in rows {
+            compared += 1;
+            if c.fails_above(gate.fail_above.pct()) {
+                failing.push(place);
+            }
+        }
+        Verdict {
+            gate,
+            compared,
+            failing,
+            only_in_old: only_in_old.to_vec(),
+            only_in_new: only_in_new.to_vec(),
+        }
+    }
+
+    /// Whether the gate passes: something compared, no row failing, and nothing on one side only
+    /// unless allowed.
+    pub fn passed(&self) -> bool {
+        self.reasons().is_empty()
+    }
+
+    /// Every reason the gate fails, in words; empty for a pass.
+    pub fn reasons(&self) -> Vec<String> {
+        let pct = self.gate.fail_above;
+        let mut out = Vec::new();
+        if self.compared == 0 {
+            out.push("the two runs have nothing in common: nothing was compared".to_owned());
+        }
+        if !self.failing.is_empty() {
+            out.push(format!(
+                "{} row(s) moved by more than {pct} % outside their spread: {}",
+                self.failing.len(),
+                self.failing.join("; ")
+            ));
+        }
+        if !self.gate.allow_missing {
+            for (list, side, what) in [
+                (&self.only_in_old, "OLD", "the new run lost it"),
+                (&self.only_in_new, "NEW", "the old run lacks it"),
+            ] {
+                if !list.is_empty() {
+                    out.push(format!(
+                        "{} only in {side} ({what}): {}",
+                        list.len(),
+                        list.join("; ")
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// The verdict in one line: `PASS: …` or `FAIL: …`, every reason given.
+    pub fn line(&self) -> String {
+        let reasons = self.reasons();
+        if reasons.is_empty() {
+            let mut s = format!(
+                "PASS: {} row(s) compared, none moved by more than {} % outside its spread",
+                self.compared, self.gate.fail_above
+            );
+            let missing = self.only_in_old.len() + self.only_in_new.len();
+            if missing > 0 {
+                s.push_str(&format!("; {missing} present in one run only, allowed"));
+            }
+            s
+        } else {
+            format!("FAIL: {}", reasons.join(". "))
+        }
+    }
+}
+
 /// One number in an old and a new run: the change and whether it stands out of the step-to-step noise.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
@@ -282,6 +432,53 @@ mod tests {
         assert_eq!(quantile(&[1.0, 3.0], 0.0), Some(1.0));
         assert_eq!(quantile(&[1.0, 3.0], 1.0), Some(3.0));
         assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.5)); // h = 1.5
+    }
+
+    #[test]
+    fn thresholds_are_finite_and_not_negative() {
+        for bad in [
+            "NaN", "nan", "inf", "-inf", "1e400", "-1", "-0.5", "five", "",
+        ] {
+            assert!(bad.parse::<Threshold>().is_err(), "{bad}");
+        }
+        assert_eq!("5".parse::<Threshold>().unwrap().pct(), 5.0);
+        assert_eq!("-0".parse::<Threshold>().unwrap().pct(), 0.0);
+        assert!(Threshold::new(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn a_verdict_fails_on_rows_on_missing_sides_and_on_nothing_compared() {
+        let gate = Gate {
+            fail_above: Threshold::new(5.0).unwrap(),
+            allow_missing: false,
+        };
+        let steady = Change::between(100.0, 101.0, None, None); // +1 %
+        let moved = Change::between(100.0, 110.0, None, None); // +10 %, spread unknown
+        let v = Verdict::judge(gate, [("rank 0: gemm".to_owned(), &steady)], &[], &[]);
+        assert!(v.passed(), "{}", v.line());
+        let v = Verdict::judge(gate, [("rank 0: gemm".to_owned(), &moved)], &[], &[]);
+        assert_eq!(v.failing, ["rank 0: gemm"]);
+        assert!(!v.passed());
+        let lost = ["rank 1".to_owned()];
+        let v = Verdict::judge(gate, [("rank 0: gemm".to_owned(), &steady)], &lost, &[]);
+        assert!(
+            !v.passed() && v.line().contains("only in OLD"),
+            "{}",
+            v.line()
+        );
+        let allowed = Gate {
+            allow_missing: true,
+            ..gate
+        };
+        let v = Verdict::judge(allowed, [("rank 0: gemm".to_owned(), &steady)], &lost, &[]);
+        assert!(v.passed() && v.line().contains("allowed"), "{}", v.line());
+        // Nothing compared: a fail, allowed or not.
+        let v = Verdict::judge(allowed, [], &lost, &["rank 2".to_owned()]);
+        assert!(
+            !v.passed() && v.line().contains("nothing in common"),
+            "{}",
+            v.line()
+        );
     }
 
     #[test]

@@ -1,0 +1,273 @@
+//! `kineto diff --fail-above` as a CI gate, and the one rule for ranks put side by side: a side that
+//! lost a rank or shares nothing fails the gate; a threshold must be a finite percentage ≥ 0; two traces
+//! of one rank are refused by every command; traces without a rank are kept apart by file; a listing is
+//! told from a trace by its content, from a file or a pipe. Every trace is written here, each step's
+//! gemm time chosen so the expected Δ % is the arithmetic in the test.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn kineto(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .args(args)
+        .output()
+        .expect("run kineto")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A trace with one `ProfilerStep#k` per entry of `gemm_us`, each launching one cuBLAS GEMM of that many
+/// µs (bucket `gemm`); `rank` and `world_size` go into `distributedInfo` when given.
+fn trace(
+    dir: &Path,
+    name: &str,
+    rank: Option<u64>,
+    world: Option<u64>,
+    gemm_us: &[u64],
+) -> PathBuf {
+    let mut events = Vec::new();
+    for (k, us) in gemm_us.iter().enumerate() {
+        let (step, kernel) = (1_000 * k as u64, 100_000 + 1_000 * k as u64);
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{k}", "pid": 1, "tid": 1, "ts": {step}, "dur": 500}}"#
+        ));
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 5, "args": {{"correlation": {}}}}}"#,
+            step + 10,
+            k + 1
+        ));
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": {kernel}, "dur": {us}, "args": {{"device": 0, "stream": 7, "correlation": {}}}}}"#,
+            k + 1
+        ));
+    }
+    let mut info = Vec::new();
+    if let Some(r) = rank {
+        info.push(format!(r#""rank": {r}"#));
+    }
+    if let Some(w) = world {
+        info.push(format!(r#""world_size": {w}"#));
+    }
+    let header = if info.is_empty() {
+        String::new()
+    } else {
+        format!(r#""distributedInfo": {{{}}}, "#, info.join(", "))
+    };
+    let path = dir.join(name);
+    std::fs::create_dir_all(dir).expect("dir");
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"schemaVersion": 1, {header}"traceEvents": [{}]}}"#,
+            events.join(",\n")
+        ),
+    )
+    .expect("write trace");
+    path
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Two ranks in OLD, one in NEW (the same gemm times): NEW lost rank 1, and the gate fails unless
+/// missing ranks are allowed; the lost rank is named either way.
+#[test]
+fn a_rank_lost_in_new_fails_the_gate() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(&old, "r0.json", Some(0), Some(2), &[100, 102]);
+    trace(&old, "r1.json", Some(1), Some(2), &[100, 102]);
+    trace(&new, "r0.json", Some(0), Some(2), &[100, 102]);
+    let out = kineto(&["diff", s(&old), s(&new), "--fail-above", "5"]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}{}", text(&out.stderr));
+    assert!(t.contains("only in OLD: rank 1"), "{t}");
+    assert!(t.contains("FAIL") && t.contains("only in OLD"), "{t}");
+    let allowed = kineto(&[
+        "diff",
+        s(&old),
+        s(&new),
+        "--fail-above",
+        "5",
+        "--allow-missing",
+    ]);
+    let t = text(&allowed.stdout);
+    assert_eq!(allowed.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("PASS") && t.contains("only in OLD: rank 1"),
+        "{t}"
+    );
+    // A rank NEW gained is a missing side too.
+    let gained = kineto(&["diff", s(&new), s(&old), "--fail-above", "5"]);
+    assert_eq!(gained.status.code(), Some(1), "{}", text(&gained.stdout));
+}
+
+/// Ranks 0 and 1 against ranks 2 and 3: nothing in common, nothing judged, so the gate cannot pass,
+/// even with missing ranks allowed.
+#[test]
+fn a_diff_that_shares_nothing_fails_the_gate() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(&old, "a.json", Some(0), Some(4), &[100]);
+    trace(&old, "b.json", Some(1), Some(4), &[100]);
+    trace(&new, "c.json", Some(2), Some(4), &[100]);
+    trace(&new, "d.json", Some(3), Some(4), &[100]);
+    for extra in [&[][..], &["--allow-missing"][..]] {
+        let mut args = vec!["diff", s(&old), s(&new), "--fail-above", "5"];
+        args.extend_from_slice(extra);
+        let out = kineto(&args);
+        let t = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {t}");
+        assert!(t.contains("FAIL") && t.contains("nothing in common"), "{t}");
+    }
+}
+
+/// `--fail-above` is a percentage: NaN, infinities and negative numbers are refused as usage errors.
+#[test]
+fn a_threshold_must_be_a_finite_percentage() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let a = trace(tmp.path(), "a.json", Some(0), None, &[100]);
+    for bad in ["NaN", "nan", "inf", "-inf", "1e400", "-1", "-0.5"] {
+        let out = kineto(&["diff", s(&a), s(&a), &format!("--fail-above={bad}")]);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {e}");
+        assert!(e.contains("finite") && e.contains('0'), "{bad}: {e}");
+    }
+    let ok = kineto(&["diff", s(&a), s(&a), "--fail-above", "0"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stdout));
+}
+
+/// Two traces claiming rank 0 are refused by `kineto ranks` and by `kineto diff` (traces or listings),
+/// naming both files: never pooled into one row, never counted as two ranks.
+#[test]
+fn two_traces_of_one_rank_are_refused_naming_both() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let run = tmp.path().join("run");
+    trace(&run, "a.json", Some(0), Some(2), &[100]);
+    trace(&run, "b.json", Some(0), Some(2), &[180]);
+    let named = |e: &str| e.contains("a.json") && e.contains("b.json") && e.contains("rank 0");
+    let out = kineto(&["ranks", s(&run)]);
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}{e}", text(&out.stdout));
+    assert!(named(&e), "{e}");
+    assert!(
+        !text(&out.stdout).contains("2 ranks"),
+        "{}",
+        text(&out.stdout)
+    );
+    let other = tmp.path().join("other");
+    trace(&other, "c.json", Some(0), Some(2), &[100]);
+    for (old, new) in [(&run, &other), (&other, &run)] {
+        let out = kineto(&["diff", s(old), s(new), "--fail-above", "5"]);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}{e}", text(&out.stdout));
+        assert!(named(&e), "{e}");
+    }
+    // The same from a listing: the rows of two files that both say rank 0.
+    let mut rows = String::new();
+    for f in ["a.json", "b.json"] {
+        let b = kineto(&["budget", "--json", s(&run.join(f))]);
+        assert!(b.status.success());
+        rows.push_str(&text(&b.stdout));
+    }
+    let listing = tmp.path().join("old.jsonl");
+    std::fs::write(&listing, rows).expect("write");
+    let out = kineto(&["diff", s(&listing), s(&other)]);
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}{e}", text(&out.stdout));
+    assert!(named(&e), "{e}");
+}
+
+/// Traces without a rank are kept apart by their file: `a.json` goes 100 → 180 µs (+80 %), `b.json`
+/// 100 → 56 µs (−44 %); pooled, they would read (236 − 200) / 200 = +18 %, or 0 % averaged the other
+/// way. Each is its own row, paired by file name across the two runs.
+#[test]
+fn traces_without_a_rank_are_kept_apart_by_file() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(&old, "a.json", None, None, &[100]);
+    trace(&old, "b.json", None, None, &[100]);
+    trace(&new, "a.json", None, None, &[180]);
+    trace(&new, "b.json", None, None, &[56]);
+    let out = kineto(&["diff", s(&old), s(&new)]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{t}{}", text(&out.stderr));
+    let gemm: Vec<&str> = t.lines().filter(|l| l.contains(" gemm ")).collect();
+    assert_eq!(gemm.len(), 2, "{t}");
+    assert!(
+        gemm.iter()
+            .any(|l| l.contains("a.json") && l.contains("+80.00")),
+        "{t}"
+    );
+    assert!(
+        gemm.iter()
+            .any(|l| l.contains("b.json") && l.contains("-44.00")),
+        "{t}"
+    );
+    // `kineto ranks` lists them as two ranks named by file.
+    let r = kineto(&["ranks", s(&old)]);
+    let t = text(&r.stdout);
+    assert!(r.status.success() && t.contains("2 ranks"), "{t}");
+}
+
+/// A rank at or past its world size, and world sizes that differ, are warned about (the traces may
+/// come from different runs); nothing is refused for it.
+#[test]
+fn ranks_of_different_runs_are_warned_about() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let run = tmp.path().join("run");
+    trace(&run, "a.json", Some(0), Some(2), &[100]);
+    trace(&run, "b.json", Some(5), Some(8), &[100]);
+    let out = kineto(&["ranks", s(&run)]);
+    let e = text(&out.stderr);
+    assert!(out.status.success(), "{e}");
+    assert!(e.contains("different world sizes"), "{e}");
+    let out = kineto(&["diff", s(&run), s(&run)]);
+    let e = text(&out.stderr);
+    assert!(out.status.success(), "{e}");
+    assert!(e.contains("different world sizes"), "{e}");
+    let lone = tmp.path().join("lone");
+    trace(&lone, "c.json", Some(3), Some(2), &[100]);
+    let out = kineto(&["ranks", s(&lone)]);
+    let e = text(&out.stderr);
+    assert!(e.contains("rank 3 is not below its world size 2"), "{e}");
+}
+
+/// `kineto diff OLD <(kineto budget --json T)`: the listing arrives through a pipe, without a name
+/// that says JSON, and is told from a trace by its content.
+#[test]
+fn a_listing_from_a_pipe_is_read_as_a_listing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let t = trace(tmp.path(), "a.json", Some(0), Some(1), &[100, 104]);
+    let listing = kineto(&["budget", "--json", s(&t)]);
+    assert!(listing.status.success());
+    for side in [["/dev/stdin", s(&t)], [s(&t), "/dev/stdin"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kineto"))
+            .args(["diff", side[0], side[1], "--fail-above", "0.01"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(&listing.stdout)
+            .expect("feed");
+        let out = child.wait_with_output().expect("wait");
+        let t = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{t}{}", text(&out.stderr));
+        assert!(t.contains("PASS"), "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.contains(" gemm ") && l.contains("+0.00")),
+            "{t}"
+        );
+    }
+}

@@ -145,16 +145,12 @@ fn interruptible<T: Send>(
                 let _ = done_tx.send(());
                 out
             });
-            loop {
-                match done.recv_timeout(std::time::Duration::from_millis(50)) {
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                        if let Err(e) = Python::attach(|py| py.check_signals()) {
-                            stop.store(true, Ordering::Relaxed);
-                            let _ = handle.join();
-                            return Err(e);
-                        }
-                    }
-                    _ => break,
+            let tick = std::time::Duration::from_millis(50);
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = done.recv_timeout(tick) {
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    stop.store(true, Ordering::Relaxed);
+                    let _ = handle.join();
+                    return Err(e);
                 }
             }
             handle

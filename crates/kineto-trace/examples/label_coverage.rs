@@ -1,13 +1,17 @@
 //! Label coverage over a corpus: per trace, kernel time and the shares of it that no rule matched.
 //!
 //! ```text
-//! cargo run --release -p kineto-trace --example label_coverage -- ../shared/traces [--names N]
+//! cargo run --release -p kineto-trace --example label_coverage -- ../shared/traces [--names N] [--rules FILE]
 //! ```
 //! Reads every trace listed in the `INVENTORY.csv` files under the directory (each file's paths are
 //! relative to its own directory), classifies its kernels with the built-in rules and prints one row
 //! per trace with kernels: its kernel time (Σ dur, µs) and the shares of it that no rule matched (unmatched,
 //! not even by the fallback words) and that the fallback words placed. `--names N` also lists, per
 //! trace, the N unmatched or fallback-placed names with the most time, each with how it was placed.
+//! `--rules FILE` classifies with another table (an older `default.toml`, to measure a change);
+//! `--changed OLD.toml` also lists every kernel name whose family differs between OLD and the table in use.
+//! `--names-from FILE` classifies the kernel names of a file of `ns<TAB>name` lines instead (names and times
+//! taken from another profiler's output: rocprofv3, nsys) and prints its shares and top names the same way.
 use kineto_trace::family::{MatchKind, Rules};
 use kineto_trace::{Options, parse_file};
 use std::collections::HashMap;
@@ -43,8 +47,66 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => 0,
     };
     let mut paths = Vec::new();
+    if let Some(i) = args.iter().position(|a| a == "--names-from") {
+        let file = args.get(i + 1).ok_or("--names-from FILE")?;
+        let rules = match args.iter().position(|a| a == "--rules") {
+            Some(i) => Rules::load(Path::new(args.get(i + 1).ok_or("--rules FILE")?))?,
+            None => Rules::builtin(),
+        };
+        let text = std::fs::read_to_string(file)?;
+        let (mut total, mut unm, mut fb) = (0i128, 0i128, 0i128);
+        let mut listed = Vec::new();
+        for line in text.lines() {
+            let Some((ns, name)) = line.split_once('\t') else {
+                continue;
+            };
+            let ns: i128 = ns.trim().parse()?;
+            total += ns;
+            let label = rules.family_of(name);
+            match label.kind() {
+                MatchKind::Unmatched => unm += ns,
+                MatchKind::Fallback => fb += ns,
+                MatchKind::Rule => continue,
+            }
+            listed.push((ns, name.to_owned(), rules.how(label)));
+        }
+        listed.sort_by(|a, b| b.0.cmp(&a.0));
+        let pct = |x: i128| {
+            if total > 0 {
+                x as f64 * 100.0 / total as f64
+            } else {
+                0.0
+            }
+        };
+        println!(
+            "{:>14.3} {:>9.3} {:>9.3}  {file}",
+            total as f64 / 1e3,
+            pct(unm),
+            pct(fb)
+        );
+        for (ns, name, how) in listed.iter().take(names) {
+            let short: String = name.chars().take(140).collect();
+            println!("{:>14} {:>9.3} {:>9}    {short}  [{how}]", "", pct(*ns), "");
+        }
+        return Ok(());
+    }
     inventories(&root, &mut paths)?;
-    let rules = Rules::builtin();
+    let rules = match args.iter().position(|a| a == "--rules") {
+        Some(i) => Rules::load(Path::new(args.get(i + 1).ok_or("--rules FILE")?))?,
+        None => Rules::builtin(),
+    };
+    let old = match args.iter().position(|a| a == "--changed") {
+        Some(i) => Some(Rules::load(Path::new(
+            args.get(i + 1).ok_or("--changed OLD.toml")?,
+        ))?),
+        None => None,
+    };
+    let family = |r: &Rules, name: &str| {
+        r.classify(name)
+            .map_or_else(|| "unmatched".to_owned(), |f| r.family(f).name.clone())
+    };
+    let mut changed: std::collections::BTreeMap<(String, String, String), i128> =
+        Default::default();
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -62,6 +124,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut by_name: HashMap<(&str, String), i128> = HashMap::new();
         for k in &t.kernels {
             let name = t.name(k.name);
+            if let Some(old) = &old {
+                let (was, is) = (family(old, name), family(&rules, name));
+                if was != is {
+                    *changed.entry((was, is, name.to_owned())).or_default() += i128::from(k.dur_ns);
+                }
+            }
             let label = rules.family_of(name);
             total += i128::from(k.dur_ns);
             match label.kind() {
@@ -122,5 +190,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         pct(all_fb),
         paths.len()
     )?;
+    if old.is_some() {
+        writeln!(out, "{} names whose family changed:", changed.len())?;
+        for ((was, is, name), ns) in &changed {
+            let short: String = name.chars().take(140).collect();
+            writeln!(out, "  {was} -> {is}  {:.3} us  {short}", *ns as f64 / 1e3)?;
+        }
+    }
     Ok(())
 }

@@ -312,6 +312,145 @@ const LIBRARY_NAMES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Names of the same libraries' schemes in training and diffusion traces (normalisation backward, attention
+/// libraries whose kernels carry no attention word, linear attention), other names than the rule table's
+/// examples: the rules must cover the scheme, not the examples. Each from the library's source (cited in
+/// `rules/default.toml` and `docs/kernel-families.md`): (name, family, bucket).
+const TRAINING_AND_DIFFUSION_NAMES: &[(&str, &str, &str)] = &[
+    // PyTorch layer norm backward for large rows (apex's kernels, also on ROCm), group norm forward and
+    // backward, batch norm and weight norm backward.
+    (
+        "void at::native::(anonymous namespace)::cuComputeGradGammaBeta<c10::Half, float>(float const*, float const*, long, long, long, c10::Half*, c10::Half*)",
+        "norm",
+        "norm",
+    ),
+    (
+        "void at::native::(anonymous namespace)::ComputeBackwardFusedParamsCUDAKernel<float>(long, long, long, float const*, float const*, float const*, float const*, float const*, float*, float*)",
+        "norm",
+        "norm",
+    ),
+    (
+        "void at::native::(anonymous namespace)::GammaBeta1dBackwardCUDAKernel2<c10::BFloat16>(long, long, long, c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, c10::BFloat16*, c10::BFloat16*)",
+        "norm",
+        "norm",
+    ),
+    (
+        "void at::native::batch_norm_backward_reduce_channels_last_kernel<4, float, float, float, int>(float const*, float const*, float const*, float const*, float*, float*, float*, float*, volatile float*, int*, int, int, int)",
+        "norm",
+        "norm",
+    ),
+    (
+        "void at::native::(anonymous namespace)::weight_norm_fwd_first_dim_kernel<float, float>(float*, float*, float const*, float const*, int)",
+        "norm",
+        "norm",
+    ),
+    // apex (Megatron's fused layer norm), Liger, Transformer Engine, composable_kernel.
+    (
+        "void cuComputePartGradGammaBeta<float, float, float, true>(float const*, float const*, int, int, float const*, float const*, float, float*, float*)",
+        "norm",
+        "norm",
+    ),
+    ("_group_norm_backward_kernel", "norm", "norm"),
+    ("_fused_add_rms_norm_backward_kernel", "norm", "norm"),
+    (
+        "void transformer_engine::normalization::ln_bwd_general_kernel<transformer_engine::normalization::Kernel_traits<float, __nv_bfloat16, __nv_bfloat16, float, unsigned int, 4096u, 1u, 1u, 4u, 16u> >(transformer_engine::normalization::BwdParams)",
+        "norm",
+        "norm",
+    ),
+    (
+        "_ZN2ck29kernel_normalization_bwd_dataINS_33GridwiseNormalizationBwdData_mk_to_mkIffffffNS_16TensorDescriptorEEEEEvT_",
+        "norm",
+        "norm",
+    ),
+    // ThunderKittens attention (FastVideo sliding tile attention), AOTriton (PyTorch SDPA on ROCm), the
+    // Triton fused-attention convention (vLLM, SGLang), native sparse attention, Transformer Engine's
+    // context-parallel corrections, cuDNN SDPA backward on Blackwell.
+    (
+        "void fwd_attend_ker<128, true, false, false, 1, 16, 16, 1, 16, 16>(fwd_globals<128>)",
+        "attention",
+        "attention",
+    ),
+    ("bwd_kernel_fuse", "attention", "attention"),
+    ("bwd_preprocess_varlen", "attention", "attention"),
+    ("_fwd_kernel_alibi", "attention", "attention"),
+    ("_fwd_kernel_stage1", "paged_attention", "attention"),
+    (
+        "parallel_nsa_compression_fwd_kernel",
+        "attention",
+        "attention",
+    ),
+    (
+        "void transformer_engine::context_parallel::thd_grad_correction_kernel<__nv_bfloat16, transformer_engine::context_parallel::AddFunctor<__nv_bfloat16>, 0, 16>(__nv_bfloat16*, __nv_bfloat16*, int*, int, int, int, int)",
+        "attention",
+        "attention",
+    ),
+    (
+        "cudnn_generated_fort_native_sdpa_sm100_flash_bprop_f16_knob_7_128x128x64_4x1x1_cga1x1x1_kernel0_0",
+        "flash_attention",
+        "attention",
+    ),
+    (
+        "compute_dot_do_o_ragged_specialized",
+        "flash_attention",
+        "attention",
+    ),
+    // SageAttention's CUDA and Triton kernels and its quantisation; FlashInfer's POD attention.
+    (
+        "void qk_int_sv_f16_attn_kernel<128u, 64u, 32u, 64u, 128u, (DataType)0, (QuantGranularity)2, (QuantGranularity)2, float, false, __nv_bfloat16, (ComputeUnit)0, (MaskMode)0, false, false>(signed char*, signed char*, __half*, __nv_bfloat16*, float*, float*, float*, __nv_bfloat16*, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, float)",
+        "attention",
+        "attention",
+    ),
+    ("_attn_fwd", "attention", "attention"),
+    (
+        "void MeanScaleKernel<128u, true, __half>(__half*, signed char*, float*, float*, float, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int)",
+        "quantize",
+        "quantize",
+    ),
+    (
+        "void flashinfer::PODWithKVCacheTensorKernel<flashinfer::KernelTraits<(flashinfer::MaskMode)0, 64u, 2u, 4u, 4u, 4u, 1u, 4u, (flashinfer::PosEncodingMode)0, __half, __half, __half, float, int>, flashinfer::KernelTraits<(flashinfer::MaskMode)0, 16u, 1u, 8u, 8u, 8u, 1u, 4u, (flashinfer::PosEncodingMode)0, __half, __half, __half, float, int> >(unsigned int, unsigned int*, unsigned int*)",
+        "flashinfer",
+        "attention",
+    ),
+    // flash-linear-attention (GLA, RWKV, delta rule and their WY / triangular-solve helpers).
+    ("chunk_simple_gla_bwd_kernel_dqkwg", "ssm", "ssm"),
+    ("fused_chunk_gla_fwd_kernel", "ssm", "ssm"),
+    ("merge_16x16_to_64x64_inverse_kernel", "ssm", "ssm"),
+    // PyTorch's embedding backward, FSDP2's copies, cuDNN's runtime-fused GEMM.
+    (
+        "void at::native::(anonymous namespace)::krn_partial_segment_offset<long>(long*, long const*, long const*, long const*, long)",
+        "embedding",
+        "embedding",
+    ),
+    (
+        "void at::native::(anonymous namespace)::chunk_cat_cuda_kernel<float, c10::BFloat16>(c10::BFloat16**, float*, long*, long*, long*, long*, long*, long*, long, long)",
+        "copy",
+        "memory",
+    ),
+    (
+        "cudnn_generated_fort_native_sm90_matMul_pointwise_knob_5_128x128x64_0_0",
+        "gemm",
+        "gemm",
+    ),
+];
+
+#[test]
+fn training_and_diffusion_library_names() {
+    let rules = Rules::builtin();
+    let mut wrong = Vec::new();
+    for (name, family, bucket) in TRAINING_AND_DIFFUSION_NAMES {
+        let got = label_of(&rules, name);
+        if got != (family.to_string(), bucket.to_string())
+            || rules.family_of(name).kind() != MatchKind::Rule
+        {
+            wrong.push(format!(
+                "{name}: got {got:?} ({}), want ({family}, {bucket})",
+                rules.how(rules.family_of(name))
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 #[test]
 fn library_names_not_in_the_traces() {
     let rules = Rules::builtin();

@@ -70,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             listed.push((ns, name.to_owned(), rules.how(label)));
         }
-        listed.sort_by(|a, b| b.0.cmp(&a.0));
+        listed.sort_by_key(|x| std::cmp::Reverse(x.0));
         let pct = |x: i128| {
             if total > 0 {
                 x as f64 * 100.0 / total as f64

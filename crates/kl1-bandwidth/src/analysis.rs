@@ -604,26 +604,8 @@ fn smoe_decode(
     let gu = sat_sum(layers.iter().map(|l| l.gu.dur()));
     let down_after = sat_sum(layers.iter().map(Layer::down_after_gu));
     let rot = sum_ns(layers.iter().filter_map(|l| l.rot));
-    // The physics gate (as the roofline's): each of the ceil(rows/8) runs of the shared expert reads its
-    // weights (§5), and those bytes alone — the part of the estimate that is no upper bound — must fit in
-    // the layers' span at the GPU's specified bandwidth; more means the marker's `rows` (or the spec) is
-    // wrong, never a GB/s above the GPU's.
-    let gpu = ctx.spec.gpu();
-    let shared_bytes = shared_runs(m) as f64 * ctx.bytes.shared_expert * n;
-    if let Ok(need) = kl1_shapes::gbps(shared_bytes, span as f64 / NS_PER_US)
-        && need > gpu.spec_bandwidth_gbps
-    {
-        return Err(row.fault(format!(
-            "rows = {m}: the shared expert alone ({} runs a layer × {:.3} MB × {n} layers in {:.3} ms) \
-             would be read at {need:.4e} GB/s, above the {}'s {} GB/s: no step can have run {m} rows \
-             (the physics gate; is the marker's `rows` right?)",
-            shared_runs(m),
-            ctx.bytes.shared_expert / 1e6,
-            span as f64 / NS_PER_MS,
-            gpu.name,
-            gpu.spec_bandwidth_gbps
-        )));
-    }
+    crate::physics::shared_expert_fits(m, n, ctx.bytes.shared_expert, span, ctx.spec.gpu())
+        .map_err(|r| row.fault(r))?;
     let uni = expected_distinct_experts_per_rank(ctx.spec, m);
     row.put("smoe.rows", m as f64)?;
     if let Some(requests) = requests {

@@ -39,6 +39,7 @@ pub mod diff;
 mod error;
 pub mod labels;
 pub mod manifest;
+mod physics;
 pub mod report;
 pub mod rules;
 pub mod spread;

@@ -104,7 +104,7 @@ fn rows_of(
     for path in paths {
         let parsed = kineto_trace::parse_file(path, &opts).map_err(|e| e.to_string())?;
         also(path, &parsed.trace);
-        let a = Analysis::new(&parsed.trace, pattern, rules);
+        let a = Analysis::at(&parsed, pattern, rules).map_err(|e| e.to_string())?;
         let budgets = a.budgets(&parsed.trace, rules);
         let t = &parsed.trace;
         let file = parsed.path.display().to_string();

@@ -822,7 +822,7 @@ pub fn judge(
             if !t.incomplete.is_empty() {
                 let steps: Vec<String> = t.incomplete.iter().map(usize::to_string).collect();
                 note(&format!(
-                    "{who}: note: {}: steps {} lack a token count the estimate needs (no marker states it, no GEMM shapes, no graph capture): their `unknown` terms are null; give the counts with --tokens N, --batch N, --kv-tokens N",
+                    "{who}: note: {}: steps {} lack token counts some terms need (the trace's marker, GEMM shapes or graph capture do not give them; `tokens_from` says what did): those terms, listed in `unknown`, are null; give the counts with --tokens N (query tokens), --batch N (requests), --kv-tokens N (KV tokens)",
                     t.file,
                     steps.join(", ")
                 ));

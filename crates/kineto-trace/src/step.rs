@@ -636,7 +636,7 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
             })
             .collect();
         let (_, op_step) = crate::correlate::stab(&spans, &points);
-        crate::tokens::from_gemm_rows(trace, &mut steps, &op_step);
+        crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
     }
 
     out.steps = steps;

@@ -88,8 +88,15 @@ pub fn describe(sources: &[TokenSource]) -> String {
 }
 
 /// Fills the query tokens of steps whose marker does not state them from their GEMMs' rows.
-/// `op_step[i]` is the step of `trace.gemm_rows[i]` (its op's start in the step's CPU range).
-pub(crate) fn from_gemm_rows(trace: &Trace, steps: &mut [Step], op_step: &[Option<u32>]) {
+/// `op_step[i]` is the step of `trace.gemm_rows[i]` (its op's start in the step's CPU range). A step
+/// that replays a CUDA/HIP graph is left alone: its layers ran inside the graph, and the GEMMs it
+/// records ran outside it — vLLM's LM head, whose rows are the logit rows, not the tokens.
+pub(crate) fn from_gemm_rows(
+    trace: &Trace,
+    links: &crate::correlate::Links,
+    steps: &mut [Step],
+    op_step: &[Option<u32>],
+) {
     // Per step: (start, rows, op name) of its GEMMs.
     let mut by_step: FxHashMap<u32, Vec<(i64, u32, crate::model::Sym)>> = FxHashMap::default();
     for (g, s) in trace.gemm_rows.iter().zip(op_step) {
@@ -104,6 +111,14 @@ pub(crate) fn from_gemm_rows(trace: &Trace, steps: &mut [Step], op_step: &[Optio
     for (s, mut gemms) in by_step {
         let step = &mut steps[s as usize];
         if step.tokens.and_then(|t| t.query_tokens()).is_some() {
+            continue;
+        }
+        let replays_a_graph = step.kernels.iter().any(|&k| {
+            links.kernel_launch[k as usize].is_some_and(|l| {
+                crate::correlate::is_graph_launch(trace.name(trace.launches[l as usize].name))
+            })
+        });
+        if replays_a_graph {
             continue;
         }
         // Stable: ops starting together (`aten::linear` over its `aten::addmm`) keep file order.

@@ -225,7 +225,8 @@ impl GraphCaptures {
     pub fn for_replay(&self, ops: u64) -> std::result::Result<&GraphCapture, String> {
         let counted: Vec<&GraphCapture> =
             self.captures.iter().filter(|c| c.ops.is_some()).collect();
-        let cands: Vec<&GraphCapture> = if counted.is_empty() {
+        let uncounted = counted.is_empty();
+        let cands: Vec<&GraphCapture> = if uncounted {
             self.captures.iter().collect()
         } else {
             counted.into_iter().filter(|c| c.ops == Some(ops)).collect()
@@ -242,14 +243,16 @@ impl GraphCaptures {
             let mut sizes: Vec<u64> = cands.iter().map(|c| c.size).collect();
             sizes.sort_unstable();
             sizes.dedup();
-            Err(format!(
-                "captures of sizes {} all have {ops} ops",
-                sizes
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
+            let sizes = sizes
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            Err(if uncounted {
+                format!("captures of sizes {sizes}, with no op counts to tell them apart")
+            } else {
+                format!("captures of sizes {sizes} all have {ops} ops")
+            })
         }
     }
 
@@ -366,4 +369,69 @@ fn read_details(path: &Path) -> Result<Vec<(String, u64, Option<String>)>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_execution_details_name_the_entry() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let details = dir.path().join("execution_details.json");
+        for (text, want) in [
+            ("{", "not JSON"),
+            (r#"{"file": "a"}"#, "expected a list"),
+            (r#"[{"batch_size": 8}]"#, "entry 0: no \"file\" string"),
+            (
+                r#"[{"file": "a", "batch_size": 8}, {"file": "b", "batch_size": "8"}]"#,
+                "entry 1: \"batch_size\" is not an integer",
+            ),
+        ] {
+            std::fs::write(&details, text).unwrap_or_else(|e| panic!("{e}"));
+            let e = GraphCaptures::read_dir(dir.path())
+                .err()
+                .map(|e| e.to_string());
+            let e = e.unwrap_or_default();
+            assert!(
+                e.contains("execution_details.json") && e.contains(want),
+                "{text}: {e}"
+            );
+        }
+        // A `null` size is TraceLens's "could not infer": no capture, no error.
+        std::fs::write(
+            &details,
+            r#"[{"file": "a", "batch_size": null, "mode": "FULL"}]"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let c = GraphCaptures::read_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.captures.is_empty());
+        // Entries alone: one size is every replay's; two sizes name neither.
+        std::fs::write(
+            &details,
+            r#"[{"file": "a", "batch_size": 32, "mode": "FULL"}]"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let c = GraphCaptures::read_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.for_replay(421).map(|c| c.size), Ok(32));
+        std::fs::write(
+            &details,
+            r#"[{"file": "a", "batch_size": 32}, {"file": "b", "batch_size": 64}]"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let c = GraphCaptures::read_dir(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let e = c.for_replay(421).map(|c| c.size).unwrap_err();
+        assert!(e.contains("sizes 32, 64"), "{e}");
+        // A capture trace that is not a trace is that file's error.
+        std::fs::write(dir.path().join("graph_capture_rank_0.json"), "not json")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let e = GraphCaptures::read_dir(dir.path())
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("graph_capture_rank_0.json")),
+            "{e:?}"
+        );
+    }
 }

@@ -24,8 +24,9 @@ pub struct PyFunction {
 pub enum PyRole {
     /// It starts a step (and ends it, unless a tail follows).
     Step,
-    /// It finishes the step before it: vLLM ≥ 0.11 samples in `sample_tokens`, called after
-    /// `execute_model` of the same step. A tail before any step is not a step.
+    /// It finishes the step before it: since vLLM split sampling from execution it samples in
+    /// `sample_tokens`, called after `execute_model` of the same step. A tail before any step is not
+    /// a step.
     Tail,
 }
 

@@ -441,3 +441,89 @@ fn mla_deepseek_v32_sparse_decode_on_a_generated_trace() {
     let per_layer = 131_072u64 * 278_528 + 262_144 * 2 * 64 * 128;
     close(e.flops.attention, (per_layer * 61) as f64 / 8.0);
 }
+
+/// SGLang's `step[EXTEND bs=2 toks=300]` gives requests and query tokens, not the KV tokens: the terms
+/// that need them are `None`, never a number; the rest are worked as for any step. Llama-3.1-8B, bf16.
+#[test]
+fn terms_without_their_counts_are_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = generated_trace(
+        dir.path(),
+        "step[EXTEND bs=2 toks=300]",
+        "NVIDIA H100 80GB HBM3",
+        1000,
+    );
+    let m = model("llama-3.1-8b.json", 1, 1);
+    let t = analyse(&trace, &setup(m.clone())).unwrap();
+    assert!(t.failures.is_empty(), "{:?}", t.failures);
+    let s = &t.steps[0];
+    assert_eq!(
+        (s.tokens.requests, s.tokens.query_tokens, s.tokens.kv_tokens),
+        (Some(2), Some(300), None)
+    );
+    assert_eq!(s.tokens.phase, Some("prefill"));
+    assert_eq!(s.tokens.from, "marker `sglang`");
+    let e = &s.estimate;
+    let layer_params: u64 =
+        4096 * 4096 + 2 * 4096 * 1024 + 4096 * 4096 + 4096 * 28672 + 14336 * 4096 + 2 * 4096;
+    let weights = (2u64 * (32 * layer_params + 4096)) as f64;
+    close(e.bytes.weights, weights);
+    close(e.bytes.kv_write, (300u64 * 4096 * 32) as f64);
+    close(e.bytes.lm_head, (128_256u64 * 4096 * 2) as f64);
+    close(e.bytes.embedding, (300u64 * 4096 * 2) as f64);
+    close(
+        e.flops.linear,
+        (2u64 * 300 * (32 * layer_params + 4096)) as f64,
+    );
+    close(e.flops.lm_head, (2u64 * 2 * 128_256 * 4096) as f64);
+    assert_eq!((e.bytes.kv_read, e.flops.attention), (None, None));
+    assert_eq!(s.unknown, ["bytes.kv_read", "flops.attention"]);
+    assert_eq!(e.bytes.total(), None);
+    assert!(s.rates.is_none());
+    assert_eq!(t.incomplete, [0]);
+    // Σ of the known terms: weights + KV written + LM head + embedding (no routed experts).
+    close(
+        s.bytes_known,
+        weights + (300u64 * 4096 * 32 + 128_256 * 4096 * 2 + 300 * 4096 * 2) as f64,
+    );
+
+    // The caller's KV tokens complete the bytes: 32 full-attention layers read all 400 keys.
+    let mut with_kv = setup(m.clone());
+    with_kv.given.kv_tokens = Some(400);
+    let t = analyse(&trace, &with_kv).unwrap();
+    let s = &t.steps[0];
+    assert_eq!(s.tokens.from, "marker `sglang` + given (KV tokens)");
+    close(s.estimate.bytes.kv_read, (400u64 * 4096 * 32) as f64);
+    // Causal prefill FLOPs need Σ sq² per request, which no count gives: still unknown, so no rates.
+    assert_eq!(s.unknown, ["flops.attention"]);
+    assert!(s.rates.is_none());
+
+    // No count at all (a ProfilerStep): the weights read once per step are all that is known.
+    let trace = generated_trace(dir.path(), "ProfilerStep#3", "NVIDIA H100 80GB HBM3", 1000);
+    let t = analyse(&trace, &setup(m)).unwrap();
+    let s = &t.steps[0];
+    assert_eq!(
+        (
+            s.tokens.requests,
+            s.tokens.query_tokens,
+            s.tokens.kv_tokens,
+            s.tokens.phase
+        ),
+        (None, None, None, None)
+    );
+    close(s.bytes_known, weights);
+    assert_eq!(
+        s.unknown,
+        [
+            "bytes.kv_read",
+            "bytes.kv_write",
+            "bytes.lm_head",
+            "bytes.embedding",
+            "flops.linear",
+            "flops.lm_head",
+            "flops.attention"
+        ]
+    );
+    // The GEMM bucket's GB/s needs the LM head's bytes: unknown as well.
+    assert_eq!(s.buckets[0].gbps, None);
+}

@@ -291,7 +291,7 @@ impl GraphCaptures {
                                     t.unphased = Some(p);
                                 }
                                 CaptureUnit::Requests => {
-                                    let d = t.decode.unwrap_or(PhaseTokens::default());
+                                    let d = t.decode.unwrap_or_default();
                                     t.decode = Some(PhaseTokens {
                                         requests: d.requests.or(Some(c.size)),
                                         ..d

@@ -125,7 +125,8 @@ pub const MODULE_PREFIX: &str = "nn.Module: ";
 /// Class-name endings of a whole language model (the module one forward of a serving step calls once):
 /// Hugging Face's and the servers' own model classes alike (`LlamaForCausalLM`, `GptOssForCausalLM`,
 /// `Qwen2VLForConditionalGeneration`, `GPT2LMHeadModel`).
-const MODEL_CLASS_ENDINGS: &[&str] = &["ForCausalLM", "ForConditionalGeneration", "LMHeadModel"];
+pub const MODEL_CLASS_ENDINGS: &[&str] =
+    &["ForCausalLM", "ForConditionalGeneration", "LMHeadModel"];
 
 /// Whether a span is the forward of a whole model: `nn.Module: <Class>` or `nn.Module: <Class>_<N>`
 /// with a class name ending as [`MODEL_CLASS_ENDINGS`] says.

@@ -35,7 +35,9 @@ pyo3::create_exception!(
 fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
     use kineto_trace::Error as E;
     let (path, offset): (Option<&Path>, Option<u64>) = match &e {
-        E::Io { file, .. } | E::NotAFile { file, .. } => (Some(file), None),
+        E::Io { file, .. } | E::NotAFile { file, .. } | E::Captures { file, .. } => {
+            (Some(file), None)
+        }
         E::Gzip { file, offset, .. }
         | E::Syntax { file, offset, .. }
         | E::Event { file, offset, .. }

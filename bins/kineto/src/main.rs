@@ -214,7 +214,7 @@ fn ranks(l: &Listing) -> ExitCode {
             p.trace.header.rank,
             p.trace.header.world_size,
         );
-        let a = Analysis::new(&p.trace, &pattern, &rules);
+        let a = Analysis::at(&p, &pattern, &rules)?;
         for n in render_notes::notes(&p, &a) {
             out::note(&format!("kineto: note: {n}"));
         }
@@ -334,7 +334,7 @@ fn top(t: &Top) -> ExitCode {
     let per_step = t.per_step;
     let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
         let parsed = kineto_trace::parse_file(path, &opts)?;
-        let a = Analysis::new(&parsed.trace, &pattern, &rules);
+        let a = Analysis::at(&parsed, &pattern, &rules)?;
         let tables = kineto_trace::analysis::top_tables(&parsed.trace, &a, &rules, by, per_step);
         Ok((parsed, a, tables))
     };
@@ -488,7 +488,7 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
     };
     let work = |path: &std::path::Path| -> kineto_trace::Result<Done> {
         let parsed = kineto_trace::parse_file(path, &opts)?;
-        let analysis = Analysis::new(&parsed.trace, &pattern, &rules);
+        let analysis = Analysis::at(&parsed, &pattern, &rules)?;
         let budgets = if command == Command::Budget {
             analysis.budgets(&parsed.trace, &rules)
         } else {

@@ -65,9 +65,18 @@ pub fn notes(p: &Parsed, a: &Analysis) -> Vec<String> {
         ));
     }
     if a.steps.kernels_outside > 0 {
+        let o = &a.steps.outside;
+        let ex: Vec<String> = o
+            .examples
+            .iter()
+            .map(|(n, c)| format!("{c}× {}", fit(n, 120)))
+            .collect();
         out.push(format!(
-            "{f}: {} kernels were launched outside every step",
-            a.steps.kernels_outside
+            "{f}: {} kernels ({} µs) from {} launch calls were launched outside every step, so no step: {}",
+            a.steps.kernels_outside,
+            us(o.sum_ns),
+            a.steps.launches_outside,
+            ex.join("; ")
         ));
     }
     for w in &a.steps.warnings {

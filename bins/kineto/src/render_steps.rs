@@ -158,6 +158,28 @@ pub fn columns<'a>() -> &'a [Col<StepRow<'a>>] {
             },
         },
         Col {
+            name: "query_tokens",
+            kind: Kind::Plain,
+            head: "q tok",
+            show: Show::Right(6),
+            get: |r| Val::u(r.step.tokens.and_then(|t| t.query_tokens())),
+        },
+        Col {
+            name: "tokens_from",
+            kind: Kind::Plain,
+            head: "tokens from",
+            show: Show::No,
+            get: |r| {
+                if r.step.tokens_from.is_empty() {
+                    Val::Null
+                } else {
+                    Val::Str(Cow::Owned(kineto_trace::tokens::describe(
+                        &r.step.tokens_from,
+                    )))
+                }
+            },
+        },
+        Col {
             name: "cpu_lo",
             kind: Kind::Time,
             head: "cpu lo",

@@ -147,7 +147,7 @@ fn rows_of_trace(
     pattern: &StepPattern,
     n: usize,
 ) -> Result<(), String> {
-    let a = Analysis::new(&parsed.trace, pattern, rules);
+    let a = Analysis::at(parsed, pattern, rules).map_err(|e| e.to_string())?;
     let budgets = a.budgets(&parsed.trace, rules);
     let t = &parsed.trace;
     let file = parsed.path.display().to_string();

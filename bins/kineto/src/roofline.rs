@@ -33,6 +33,21 @@ pub struct ModelOptions {
     /// The GPU, by its name in the GPU table (default: from the trace's deviceProperties).
     #[arg(long, value_name = "NAME")]
     gpu: Option<String>,
+    /// Query tokens of each step whose trace does not give them (its marker, GEMM shapes or graph
+    /// capture); without, the terms that need them are reported unknown.
+    #[arg(long, value_name = "N")]
+    tokens: Option<u64>,
+    /// Requests of each step whose trace does not give them.
+    #[arg(long, value_name = "N")]
+    batch: Option<u64>,
+    /// KV tokens (Σ over the requests) of each step whose trace does not give them.
+    #[arg(long, value_name = "N")]
+    kv_tokens: Option<u64>,
+    /// A directory of CUDA/HIP-graph capture traces (vLLM's graph_capture_rank_*, SGLang's *_bs_N_*,
+    /// TraceLens's execution_details.json) giving the size of each graph replay; default: the
+    /// capture_traces/ or graph_capture_profile/ directory beside each trace.
+    #[arg(long, value_name = "DIR")]
+    graph_captures: Option<PathBuf>,
 }
 
 impl ModelOptions {
@@ -43,6 +58,10 @@ impl ModelOptions {
             && self.ep == 1
             && self.kv_dtype.is_none()
             && self.gpu.is_none()
+            && self.tokens.is_none()
+            && self.batch.is_none()
+            && self.kv_tokens.is_none()
+            && self.graph_captures.is_none()
     }
 }
 
@@ -114,9 +133,16 @@ fn bucket_gbps(r: &Row<'_>, i: usize) -> Val<'static> {
         .map_or(Val::Null, Val::F)
 }
 
-/// GB with one decimal for the table.
-fn gb(x: f64) -> Val<'static> {
-    Val::Str(Cow::Owned(format!("{:.2}", x / 1e9)))
+/// GB with one decimal for the table; null when a term is unknown.
+fn gb(x: Option<f64>) -> Val<'static> {
+    x.map_or(Val::Null, |x| {
+        Val::Str(Cow::Owned(format!("{:.2}", x / 1e9)))
+    })
+}
+
+/// A rate of the step, null when a byte or FLOP term is unknown.
+fn rate(r: &Row<'_>, get: fn(&roofline::Rates) -> Option<f64>) -> Val<'static> {
+    opt(r.s.rates.as_ref().and_then(get))
 }
 
 /// The columns, in order. Dotted names nest in JSON (`bytes.weights` → `"bytes":{"weights":…}`).
@@ -155,28 +181,35 @@ fn columns<'a>() -> &'a [Col<Row<'a>>] {
             kind: Kind::Plain,
             head: "phase",
             show: Show::Left(7),
-            get: |r| Val::Str(Cow::Borrowed(r.s.tokens.phase())),
+            get: |r| Val::text(r.s.tokens.phase),
         },
         Col {
             name: "requests",
             kind: Kind::Plain,
             head: "reqs",
             show: Show::Right(5),
-            get: |r| Val::U(r.s.tokens.requests()),
+            get: |r| Val::u(r.s.tokens.requests),
         },
         Col {
             name: "query_tokens",
             kind: Kind::Plain,
             head: "q tok",
             show: Show::Right(6),
-            get: |r| Val::U(r.s.tokens.query_tokens()),
+            get: |r| Val::u(r.s.tokens.query_tokens),
         },
         Col {
             name: "context_tokens",
             kind: Kind::Plain,
             head: "kv tok",
             show: Show::Right(8),
-            get: |r| Val::U(r.s.tokens.kv_tokens()),
+            get: |r| Val::u(r.s.tokens.kv_tokens),
+        },
+        Col {
+            name: "tokens_from",
+            kind: Kind::Plain,
+            head: "tokens from",
+            show: Show::No,
+            get: |r| Val::Str(Cow::Borrowed(&r.s.tokens.from)),
         },
         Col {
             name: "",
@@ -190,63 +223,83 @@ fn columns<'a>() -> &'a [Col<Row<'a>>] {
             kind: Kind::Plain,
             head: "bytes",
             show: Show::No,
-            get: |r| f(r.s.estimate.bytes.total()),
+            get: |r| opt(r.s.estimate.bytes.total()),
+        },
+        Col {
+            name: "bytes_known",
+            kind: Kind::Plain,
+            head: "known bytes",
+            show: Show::No,
+            get: |r| f(r.s.bytes_known),
+        },
+        Col {
+            name: "unknown",
+            kind: Kind::Plain,
+            head: "unknown",
+            show: Show::No,
+            get: |r| {
+                if r.s.unknown.is_empty() {
+                    Val::Null
+                } else {
+                    Val::Str(Cow::Owned(r.s.unknown.join(" ")))
+                }
+            },
         },
         Col {
             name: "bytes.weights",
             kind: Kind::Plain,
             head: "weights",
             show: Show::No,
-            get: |r| f(r.s.estimate.bytes.weights),
+            get: |r| opt(r.s.estimate.bytes.weights),
         },
         Col {
             name: "bytes.routed_experts",
             kind: Kind::Plain,
             head: "experts",
             show: Show::No,
-            get: |r| f(r.s.estimate.bytes.routed_experts),
+            get: |r| opt(r.s.estimate.bytes.routed_experts),
         },
         Col {
             name: "bytes.kv_read",
             kind: Kind::Plain,
             head: "kv read",
             show: Show::No,
-            get: |r| f(r.s.estimate.bytes.kv_read),
+            get: |r| opt(r.s.estimate.bytes.kv_read),
         },
         Col {
             name: "bytes.kv_write",
             kind: Kind::Plain,
             head: "kv write",
             show: Show::No,
-            get: |r| f(r.s.estimate.bytes.kv_write),
+            get: |r| opt(r.s.estimate.bytes.kv_write),
         },
         Col {
             name: "bytes.lm_head",
             kind: Kind::Plain,
             head: "lm head",
             show: Show::No,
-            get: |r| f(r.s.estimate.bytes.lm_head),
+            get: |r| opt(r.s.estimate.bytes.lm_head),
         },
         Col {
             name: "bytes.embedding",
             kind: Kind::Plain,
             head: "embedding",
             show: Show::No,
-            get: |r| f(r.s.estimate.bytes.embedding),
+            get: |r| opt(r.s.estimate.bytes.embedding),
         },
         Col {
             name: "experts.uniform",
             kind: Kind::Plain,
             head: "experts",
             show: Show::No,
-            get: |r| f(r.s.estimate.experts.uniform),
+            get: |r| opt(r.s.estimate.experts.uniform),
         },
         Col {
             name: "experts.top_k_per_request",
             kind: Kind::Plain,
             head: "top-k/req",
             show: Show::No,
-            get: |r| f(r.s.estimate.experts.top_k_per_request),
+            get: |r| opt(r.s.estimate.experts.top_k_per_request),
         },
         Col {
             name: "experts.peak_allows",
@@ -267,28 +320,28 @@ fn columns<'a>() -> &'a [Col<Row<'a>>] {
             kind: Kind::Plain,
             head: "flops",
             show: Show::No,
-            get: |r| f(r.s.estimate.flops.total()),
+            get: |r| opt(r.s.estimate.flops.total()),
         },
         Col {
             name: "flops.linear",
             kind: Kind::Plain,
             head: "linear",
             show: Show::No,
-            get: |r| f(r.s.estimate.flops.linear),
+            get: |r| opt(r.s.estimate.flops.linear),
         },
         Col {
             name: "flops.lm_head",
             kind: Kind::Plain,
             head: "lm head",
             show: Show::No,
-            get: |r| f(r.s.estimate.flops.lm_head),
+            get: |r| opt(r.s.estimate.flops.lm_head),
         },
         Col {
             name: "flops.attention",
             kind: Kind::Plain,
             head: "attention",
             show: Show::No,
-            get: |r| f(r.s.estimate.flops.attention),
+            get: |r| opt(r.s.estimate.flops.attention),
         },
         Col {
             name: "span",
@@ -309,84 +362,84 @@ fn columns<'a>() -> &'a [Col<Row<'a>>] {
             kind: Kind::Plain,
             head: "GB/s",
             show: Show::Right(9),
-            get: |r| f(r.s.rates.gbps),
+            get: |r| rate(r, |x| Some(x.gbps)),
         },
         Col {
             name: "pct_of_peak_gbps",
             kind: Kind::Plain,
             head: "% peak",
             show: Show::Right(7),
-            get: |r| f(r.s.rates.pct_of_peak_gbps),
+            get: |r| rate(r, |x| Some(x.pct_of_peak_gbps)),
         },
         Col {
             name: "gbps_busy",
             kind: Kind::Plain,
             head: "busy GB/s",
             show: Show::Right(10),
-            get: |r| f(r.s.rates.gbps_busy),
+            get: |r| rate(r, |x| Some(x.gbps_busy)),
         },
         Col {
             name: "pct_of_peak_gbps_busy",
             kind: Kind::Plain,
             head: "% peak",
             show: Show::Right(7),
-            get: |r| f(r.s.rates.pct_of_peak_gbps_busy),
+            get: |r| rate(r, |x| Some(x.pct_of_peak_gbps_busy)),
         },
         Col {
             name: "tflops",
             kind: Kind::Plain,
             head: "TFLOP/s",
             show: Show::Right(8),
-            get: |r| f(r.s.rates.tflops),
+            get: |r| rate(r, |x| Some(x.tflops)),
         },
         Col {
             name: "tflops_busy",
             kind: Kind::Plain,
             head: "busy TFLOP/s",
             show: Show::No,
-            get: |r| f(r.s.rates.tflops_busy),
+            get: |r| rate(r, |x| Some(x.tflops_busy)),
         },
         Col {
             name: "pct_of_peak_tflops",
             kind: Kind::Plain,
             head: "% peak",
             show: Show::Right(7),
-            get: |r| opt(r.s.rates.pct_of_peak_tflops),
+            get: |r| rate(r, |x| x.pct_of_peak_tflops),
         },
         Col {
             name: "peak_gbps",
             kind: Kind::Plain,
             head: "peak GB/s",
             show: Show::No,
-            get: |r| f(r.s.rates.peak_gbps),
+            get: |r| rate(r, |x| Some(x.peak_gbps)),
         },
         Col {
             name: "peak_tflops",
             kind: Kind::Plain,
             head: "peak TFLOP/s",
             show: Show::No,
-            get: |r| opt(r.s.rates.peak_tflops),
+            get: |r| rate(r, |x| x.peak_tflops),
         },
         Col {
             name: "intensity",
             kind: Kind::Plain,
             head: "FLOP/B",
             show: Show::Right(7),
-            get: |r| f(r.s.rates.intensity),
+            get: |r| rate(r, |x| Some(x.intensity)),
         },
         Col {
             name: "ridge",
             kind: Kind::Plain,
             head: "ridge",
             show: Show::No,
-            get: |r| opt(r.s.rates.ridge),
+            get: |r| rate(r, |x| x.ridge),
         },
         Col {
             name: "bound",
             kind: Kind::Plain,
             head: "bound",
             show: Show::Left(7),
-            get: |r| Val::Str(Cow::Borrowed(r.s.rates.bound.as_str())),
+            get: |r| Val::text(r.s.rates.as_ref().map(|x| x.bound.as_str())),
         },
         Col {
             name: "buckets.weights_us",
@@ -719,6 +772,12 @@ pub fn model_setup(
         pattern,
         gpu,
         table,
+        given: roofline::Given {
+            query_tokens: a.tokens,
+            requests: a.batch,
+            kv_tokens: a.kv_tokens,
+        },
+        captures: a.graph_captures.clone(),
     })
 }
 
@@ -759,6 +818,14 @@ pub fn judge(
             }
             for n in &t.notes {
                 note(&format!("{who}: note: {n}"));
+            }
+            if !t.incomplete.is_empty() {
+                let steps: Vec<String> = t.incomplete.iter().map(usize::to_string).collect();
+                note(&format!(
+                    "{who}: note: {}: steps {} lack token counts some terms need (the trace's marker, GEMM shapes or graph capture do not give them; `tokens_from` says what did): those terms, listed in `unknown`, are null; give the counts with --tokens N (query tokens), --batch N (requests), --kv-tokens N (KV tokens)",
+                    t.file,
+                    steps.join(", ")
+                ));
             }
             for e in &t.failures {
                 note(&format!("{who}: {e}"));

@@ -207,3 +207,72 @@ fn html_embeds_the_rows_json_prints() {
     assert_eq!(code, 2);
     assert!(err.contains("--overwrite"), "{err}");
 }
+
+/// A stock SGLang decode step (`step[DECODE bs=8]`: 8 requests, one query token each, no KV tokens) on an
+/// H100: the terms that need the KV tokens are null and named, the note names the option that gives
+/// them, and with `--kv-tokens` the step is complete.
+#[test]
+fn unknown_counts_are_null_until_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sglang.json");
+    std::fs::write(
+        &trace,
+        r#"{"schemaVersion":1,"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":85899345920,"numSms":132}],
+"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"step[DECODE bs=8]","pid":1,"tid":1,"ts":100.0,"dur":50.0},
+{"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":110.0,"dur":5.0,"args":{"correlation":7}},
+{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":200.0,"dur":4000.0,"args":{"correlation":7,"device":0,"stream":7}},
+{"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":4300.0,"dur":1000.0,"args":{"correlation":7,"device":0,"stream":7}}
+]}"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+            .args([
+                "roofline",
+                "--json",
+                "--model",
+                "testdata/models/llama-3.1-8b.json",
+            ])
+            .args(extra)
+            .arg(&trace)
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+        (out.status.code(), v, String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, v, err) = run(&[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        (v["requests"].as_u64(), v["query_tokens"].as_u64()),
+        (Some(8), Some(8))
+    );
+    assert!(v["context_tokens"].is_null(), "{v}");
+    assert_eq!(v["tokens_from"], "marker `sglang`");
+    assert_eq!(v["unknown"], "bytes.kv_read flops.attention");
+    for k in ["bytes_total", "flops_total", "gbps", "tflops", "bound"] {
+        assert!(v[k].is_null(), "{k}: {v}");
+    }
+    assert!(
+        v["bytes"]["kv_read"].is_null() && v["bytes"]["weights"].is_number(),
+        "{v}"
+    );
+    assert!(
+        err.contains("steps 0 lack token counts") && err.contains("--kv-tokens N"),
+        "{err}"
+    );
+
+    // 8 requests over 8,192 KV tokens: Llama-3.1-8B reads 8,192 × 4,096 B in each of 32 layers.
+    let (code, v, err) = run(&["--kv-tokens", "8192"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["tokens_from"], "marker `sglang` + given (KV tokens)");
+    assert!(v["unknown"].is_null(), "{v}");
+    assert_eq!(
+        v["bytes"]["kv_read"].as_f64(),
+        Some((8192u64 * 4096 * 32) as f64)
+    );
+    assert!(v["gbps"].is_number() && v["bound"] == "memory", "{v}");
+    assert!(!err.contains("lack token counts"), "{err}");
+}

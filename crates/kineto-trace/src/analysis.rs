@@ -42,6 +42,22 @@ impl Analysis {
         }
     }
 
+    /// As [`Analysis::new`] for a trace read from a file, and when a graph-capture directory lies
+    /// beside the file ([`crate::capture::beside`]) its captured sizes give the graph replays' tokens.
+    /// A capture trace that cannot be read is an error naming it.
+    pub fn at(
+        parsed: &crate::Parsed,
+        pattern: &StepPattern,
+        rules: &Rules,
+    ) -> crate::Result<Analysis> {
+        let mut a = Analysis::new(&parsed.trace, pattern, rules);
+        if let Some(dir) = crate::capture::beside(&parsed.path) {
+            let c = crate::capture::GraphCaptures::read_dir(&dir)?;
+            c.apply(&parsed.trace, &a.links, &mut a.steps);
+        }
+        Ok(a)
+    }
+
     /// The budget of every step, in step order.
     pub fn budgets(&self, trace: &Trace, rules: &Rules) -> Vec<StepBudget> {
         self.steps

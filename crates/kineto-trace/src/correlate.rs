@@ -245,7 +245,10 @@ fn spans_on_tracks(spans: &[Span]) -> Vec<(u64, i64, i64)> {
 }
 
 /// The most frequent names in a count map, most frequent first (ties by name).
-fn top_names(trace: &Trace, counts: FxHashMap<crate::model::Sym, u64>) -> Vec<(String, u64)> {
+pub(crate) fn top_names(
+    trace: &Trace,
+    counts: FxHashMap<crate::model::Sym, u64>,
+) -> Vec<(String, u64)> {
     let mut v: Vec<(String, u64)> = counts
         .into_iter()
         .map(|(s, n)| (trace.name(s).to_string(), n))

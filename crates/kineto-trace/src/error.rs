@@ -107,6 +107,14 @@ pub enum Error {
         /// The trace that claims it again.
         second: PathBuf,
     },
+    /// A graph-capture directory's `execution_details.json` is not the list it should be.
+    #[error("{file}: {message}")]
+    Captures {
+        /// The file.
+        file: PathBuf,
+        /// What is wrong, naming the entry.
+        message: String,
+    },
     /// A step pattern (a regex matched against annotation names) is not valid.
     #[error("step pattern `{pattern}`: {message}")]
     StepPattern {

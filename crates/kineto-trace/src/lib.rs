@@ -18,6 +18,7 @@
 
 pub mod analysis;
 pub mod budget;
+pub mod capture;
 pub mod correlate;
 mod error;
 pub mod family;
@@ -25,16 +26,18 @@ pub mod interval;
 mod model;
 mod parse;
 pub mod ranks;
+pub mod profiles;
 mod scan;
 mod source;
 pub mod step;
 pub mod summary;
 pub mod template;
 mod time;
+pub mod tokens;
 
 pub use error::{Error, Result};
 pub use model::{
-    Api, Counts, DeviceProps, Flow, FlowPhase, GpuKind, GpuOp, Header, IdValue, Launch,
+    Api, Counts, DeviceProps, Flow, FlowPhase, GemmRows, GpuKind, GpuOp, Header, IdValue, Launch,
     MAX_DEVICES, Salvage, Span, SpanKind, Sym, Trace, Track, TrackIds, Warning,
 };
 pub use parse::{Options, Parsed, parse_file, parse_raw, parse_reader};

@@ -13,8 +13,9 @@ use std::num::NonZeroU64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(pub(crate) u32);
 
-/// An interned (pid, tid) pair: a CPU thread, or a GPU device's stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// An interned (pid, tid) pair: a CPU thread, or a GPU device's stream. The default is the first
+/// track of a trace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Track(pub(crate) u32);
 
 /// The pid and tid behind a [`Track`], as the trace wrote them.
@@ -213,6 +214,15 @@ impl Span {
     }
 }
 
+/// The activation rows of one GEMM op, from its `Input Dims`: the tokens it multiplies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmRows {
+    /// Index into `Trace::cpu_ops`.
+    pub cpu_op: u32,
+    /// Product of the activation input's dimensions but the last.
+    pub rows: u32,
+}
+
 /// Which end of a CPU→GPU flow arrow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -279,8 +289,8 @@ pub struct DeviceProps {
 pub struct Counts {
     /// Objects in `traceEvents`.
     pub events: u64,
-    /// `X` events of a category not kept in the model, by category (`python_function`, `Trace`,
-    /// `cuda_sync`, `mtia_runtime`, …).
+    /// `X` events of a category not kept in the model, by category (`python_function` — all of them,
+    /// the few kept in `Trace::python_functions` included —, `Trace`, `cuda_sync`, `mtia_runtime`, …).
     pub other_complete: std::collections::BTreeMap<String, u64>,
     /// Events by `ph` (`X`, `M`, `i`, `s`, `f`, …).
     pub by_phase: std::collections::BTreeMap<String, u64>,
@@ -323,6 +333,13 @@ pub struct Trace {
     pub user_annotations: Vec<Span>,
     /// `gpu_user_annotation` events.
     pub gpu_user_annotations: Vec<Span>,
+    /// The `python_function` events a step profile needs: a server's step function or a whole model's
+    /// forward ([`crate::profiles::keep_python_event`]); the rest are only counted
+    /// (`Counts::other_complete["python_function"]` counts all). 32 bytes each.
+    pub python_functions: Vec<Span>,
+    /// The input rows of GEMM `cpu_op`s recorded with `record_shapes` ([`crate::profiles::GEMM_OPS`]),
+    /// in file order. 8 bytes each.
+    pub gemm_rows: Vec<GemmRows>,
     /// CPU→GPU flow ends.
     pub flows: Vec<Flow>,
     /// Raw counts.

@@ -22,10 +22,12 @@
 //! * **same-stream overlaps**: kernels of the step that start before an earlier-starting kernel on
 //!   their (device, stream) has ended (PDL, ROCm duration overflow), counted over the whole trace.
 
-use crate::correlate::Links;
+use crate::correlate::{Links, Unlinked, is_graph_launch};
 use crate::error::{Error, Result};
 use crate::interval::union;
 use crate::model::{GpuOp, IdValue, Span, Sym, Trace, Track};
+use crate::profiles::{PyFunction, PyRole};
+use crate::tokens::TokenSource;
 use regex::Regex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -36,7 +38,8 @@ pub const PROFILER_STEP: &str = r"ProfilerStep#(?P<step>\d+)";
 /// out, as on prefill markers). `rows` are the step's query tokens.
 pub const KL1_STEP: &str = r"kl1\.step#(?P<step>\d+) phase=(?P<phase>decode|prefill) rows=(?P<tokens>(?P<rows>\d+))(?: requests=(?P<requests>\d+))?";
 
-/// TraceLens-style serving markers of patched vLLM/SGLang servers:
+/// TraceLens-style serving markers, which vLLM itself writes with its profiler's
+/// `detailed_trace_annotation` (and TraceLens's patched vLLM/SGLang servers always):
 /// `execute_<N>_context_<R>(sq<Σq>sk<Σkv>sqsq<Σq²>sqsk<Σq·kv>)_generation_<R>(…)`, N the step's
 /// scheduled tokens, then per phase (context = prefill, generation = decode) the requests, Σ query
 /// tokens, Σ KV (context) tokens, Σ query² and Σ query·KV over the phase's requests.
@@ -48,19 +51,66 @@ pub const TRACELENS_STEP: &str = concat!(
     r"sqsq(?P<decode_query_sq_sum>\d+)sqsk(?P<decode_query_context_sum>\d+)\)",
 );
 
-/// SGLang's scheduler markers: `step[DECODE bs=N]`, `step[EXTEND bs=N toks=T]` (and other
-/// forward modes): `bs` requests (also the step's `rows`), `toks` query tokens.
-pub const SGLANG_STEP: &str =
-    r"step\[(?P<phase>[A-Z_]+) bs=(?P<requests>(?P<rows>\d+))(?: toks=(?P<tokens>\d+))?\]";
+/// vLLM's own step annotation (`Worker.annotate_profile` around the model runner's `execute_model`,
+/// written whenever its torch profiler runs): `execute_context_<R>(<T>)_generation_<R>(<T>)`, requests
+/// and scheduled (query) tokens of the context (prefill, chunked prefill included) and generation
+/// (decode) requests.
+pub const VLLM_STEP: &str = concat!(
+    r"execute_context_(?P<prefill_requests>\d+)\((?P<prefill_query_tokens>\d+)\)",
+    r"_generation_(?P<decode_requests>\d+)\((?P<decode_query_tokens>\d+)\)",
+);
+
+/// SGLang's per-forward span (`ModelRunner.forward`, `build_step_span_name`): `step[DECODE bs=N]`,
+/// `step[EXTEND bs=N toks=T]` and the other forward modes, with the detailed annotations' `key=value`
+/// counts after them (`c=`, `g=` requests, `c_sq`, `c_sk`, `c_sqsq`, `c_sqsk` and the same with `g_`).
+/// `bs` is the requests (and `rows`), `toks` the extend tokens. A draft model's forward
+/// (`draft step[…]`) is not a step of the served model.
+pub const SGLANG_STEP: &str = r"step\[(?P<phase>[A-Z][A-Z0-9_]*) bs=(?P<requests>(?P<rows>\d+))(?: toks=(?P<tokens>\d+))?(?P<detail>(?: [a-z][a-z_]*=\d+)*)\]";
+
+/// TensorRT-LLM's executor step (an NVTX range of `PyExecutor._forward_step`, in native captures):
+/// `[Executor] _forward_step N: C ctx reqs, G gen reqs` (older releases without `[Executor] ` or N).
+pub const TRTLLM_STEP: &str = r"(?:\[Executor\] )?_forward_step(?: (?P<step>\d+))?: (?P<prefill_requests>\d+) ctx reqs, (?P<decode_requests>\d+) gen reqs";
+
+/// How a built-in profile finds its markers.
+#[derive(Debug, Clone, Copy)]
+pub enum Builtin {
+    /// `user_annotation` and `cpu_op` names (NVTX/roctx ranges of native captures too) matched whole
+    /// by a regex whose groups set the step's fields.
+    Names(&'static str),
+    /// A server's step functions among the `python_function` events ([`crate::profiles`]).
+    Python(&'static [PyFunction]),
+    /// Each forward of a whole model (`nn.Module: …ForCausalLM`), and each CUDA/HIP-graph replay
+    /// outside them (a graph replay does not call the module).
+    ModelForward,
+    /// With no marker at all: each CUDA/HIP-graph replay (`cudaGraphLaunch`, `hipGraphLaunch`).
+    GraphReplays,
+}
 
 /// The built-in step profiles, in the order they are tried: the first that finds a marker in a
-/// trace is the one used. Serving markers come before `ProfilerStep#N`, which in a serving trace
-/// wraps whole profiler iterations rather than engine steps.
-pub const PROFILES: &[(&str, &str)] = &[
-    ("kl1", KL1_STEP),
-    ("tracelens", TRACELENS_STEP),
-    ("sglang", SGLANG_STEP),
-    ("profiler_step", PROFILER_STEP),
+/// trace is the one used. Serving markers with token counts come first, then the servers' Python
+/// step functions, then `ProfilerStep#N` (which in a serving trace wraps whole profiler iterations
+/// rather than engine steps), then model forwards and graph replays.
+pub const PROFILES: &[(&str, Builtin)] = &[
+    ("kl1", Builtin::Names(KL1_STEP)),
+    ("tracelens", Builtin::Names(TRACELENS_STEP)),
+    ("vllm", Builtin::Names(VLLM_STEP)),
+    ("sglang", Builtin::Names(SGLANG_STEP)),
+    ("trtllm", Builtin::Names(TRTLLM_STEP)),
+    (
+        "vllm-python",
+        Builtin::Python(crate::profiles::VLLM_FUNCTIONS),
+    ),
+    (
+        "sglang-python",
+        Builtin::Python(crate::profiles::SGLANG_FUNCTIONS),
+    ),
+    (
+        "trtllm-python",
+        Builtin::Python(crate::profiles::TRTLLM_FUNCTIONS),
+    ),
+    ("profiler_step", Builtin::Names(PROFILER_STEP)),
+    ("model_forward", Builtin::ModelForward),
+    ("graph_replays", Builtin::GraphReplays),
 ];
 
 /// Named groups a step pattern may use. Integers except `phase`.
@@ -82,6 +132,18 @@ const GROUPS: &[&str] = &[
     "decode_query_context_sum",
 ];
 
+/// A group only built-in profiles use: SGLang's `key=value` counts, read by [`detail_tokens`].
+const DETAIL: &str = "detail";
+
+/// How one profile finds markers.
+#[derive(Debug, Clone)]
+enum Finder {
+    Names(Regex),
+    Python(&'static [PyFunction]),
+    ModelForward,
+    GraphReplays,
+}
+
 /// Which annotation names mark steps: one regex (or, for the built-in profiles, a list tried in
 /// order) matched against the *whole* name, whose named groups give the step's fields — `phase`
 /// (text); `rows`, `requests`, `step`, `tokens` and the per-phase token groups (integers; see
@@ -96,8 +158,8 @@ const GROUPS: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct StepPattern {
     source: String,
-    /// (profile name, regex), tried in order.
-    profiles: Vec<(String, Regex)>,
+    /// (profile name, finder), tried in order.
+    profiles: Vec<(String, Finder)>,
     /// With no marker at all, the whole GPU window is one step.
     whole_window: bool,
 }
@@ -108,14 +170,14 @@ impl Default for StepPattern {
     }
 }
 
-fn compile(pattern: &str) -> Result<Regex> {
+fn compile(pattern: &str, allowed: &[&str]) -> Result<Regex> {
     let fail = |message: String| Error::StepPattern {
         pattern: pattern.to_string(),
         message,
     };
     let regex = Regex::new(&format!("^(?:{pattern})$")).map_err(|e| fail(e.to_string()))?;
     for name in regex.capture_names().flatten() {
-        if !GROUPS.contains(&name) {
+        if !GROUPS.contains(&name) && !allowed.contains(&name) {
             return Err(fail(format!(
                 "unknown group `{name}`: the groups that set step fields are {}",
                 GROUPS.join(", ")
@@ -138,7 +200,15 @@ impl StepPattern {
     pub fn builtin() -> StepPattern {
         let profiles = PROFILES
             .iter()
-            .filter_map(|(name, p)| compile(p).ok().map(|r| (name.to_string(), r)))
+            .filter_map(|(name, b)| {
+                let f = match *b {
+                    Builtin::Names(p) => Finder::Names(compile(p, &[DETAIL]).ok()?),
+                    Builtin::Python(f) => Finder::Python(f),
+                    Builtin::ModelForward => Finder::ModelForward,
+                    Builtin::GraphReplays => Finder::GraphReplays,
+                };
+                Some((name.to_string(), f))
+            })
             .collect();
         StepPattern {
             source: PROFILES
@@ -156,7 +226,7 @@ impl StepPattern {
     pub fn new(pattern: &str) -> Result<StepPattern> {
         Ok(StepPattern {
             source: pattern.to_string(),
-            profiles: vec![("pattern".to_string(), compile(pattern)?)],
+            profiles: vec![("pattern".to_string(), Finder::Names(compile(pattern, &[])?))],
             whole_window: false,
         })
     }
@@ -192,9 +262,17 @@ impl StepPattern {
         &self.source
     }
 
-    /// Whether a name is a step marker of any of the pattern's profiles.
+    /// Whether a name is a step marker of any of the pattern's profiles: an annotation a regex
+    /// profile matches, a Python step function or a model forward of a built-in profile.
     pub fn is_match(&self, name: &str) -> bool {
-        self.profiles.iter().any(|(_, r)| r.is_match(name))
+        self.profiles.iter().any(|(_, f)| match f {
+            Finder::Names(r) => r.is_match(name),
+            Finder::Python(fs) => {
+                crate::profiles::python_function(name).is_some_and(|(_, f)| fs.contains(f))
+            }
+            Finder::ModelForward => crate::profiles::is_model_forward(name),
+            Finder::GraphReplays => false,
+        })
     }
 }
 
@@ -214,14 +292,30 @@ pub struct PhaseTokens {
     pub query_context_sum: Option<u64>,
 }
 
-/// Per-phase token counts of a step (see [`PhaseTokens`]); a phase the marker does not mention is
-/// `None`.
+/// Per-phase token counts of a step (see [`PhaseTokens`]); a phase no source mentions is `None`.
+/// `unphased` holds counts of the whole step from a source that does not split them by phase (the
+/// rows of its GEMMs, the size a CUDA graph was captured at): `Step::tokens_from` names the source.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StepTokens {
     /// The prefill (context, extend) phase.
     pub prefill: Option<PhaseTokens>,
     /// The decode (generation) phase.
     pub decode: Option<PhaseTokens>,
+    /// The whole step, phases not told apart.
+    pub unphased: Option<PhaseTokens>,
+}
+
+impl StepTokens {
+    /// Σ query tokens of the step: the phases' sum when every phase named gives them, else the
+    /// unphased count.
+    pub fn query_tokens(&self) -> Option<u64> {
+        let phases = [self.prefill, self.decode];
+        let named: Vec<PhaseTokens> = phases.into_iter().flatten().collect();
+        let sum = (!named.is_empty())
+            .then(|| named.iter().map(|p| p.query_tokens).sum::<Option<u64>>())
+            .flatten();
+        sum.or(self.unphased.and_then(|p| p.query_tokens))
+    }
 }
 
 /// Which phase a `phase` group's text names: prefill (`prefill`, `extend`, `context`), decode
@@ -233,7 +327,10 @@ fn phase_kind(text: &str) -> Option<bool> {
         .any(|w| t.contains(w))
     {
         Some(true)
-    } else if ["decode", "generation"].iter().any(|w| t.contains(w)) {
+    } else if ["decode", "generation", "verify"]
+        .iter()
+        .any(|w| t.contains(w))
+    {
         Some(false)
     } else {
         None
@@ -255,8 +352,11 @@ pub struct Step {
     pub rows: Option<u64>,
     /// The `requests` group, else the sum of the per-phase requests.
     pub requests: Option<u64>,
-    /// Per-phase token counts, when the marker states any.
+    /// Token counts, when any source gives them.
     pub tokens: Option<StepTokens>,
+    /// Where the token counts come from, in the order they were taken (a marker's requests, then its
+    /// GEMMs' rows for the query tokens it does not state).
+    pub tokens_from: Vec<TokenSource>,
     /// Number groups the marker has but that give no number: (group, why), e.g. (`rows`, "`99…9` is
     /// out of range (more than 18446744073709551615)"). Their fields are `None`.
     pub unreadable: Vec<(String, String)>,
@@ -291,8 +391,15 @@ pub struct Step {
 pub struct Steps {
     /// The steps, by index.
     pub steps: Vec<Step>,
+    /// The profile that found them (`pattern` for a user's regex); `None` for the whole-window step.
+    pub profile: Option<String>,
     /// Kernels with a launch that is in no step (before the first, between steps, another process).
     pub kernels_outside: u64,
+    /// Those kernels: how many, Σ dur and their most frequent names — GPU work no step owns, named
+    /// rather than dropped.
+    pub outside: Unlinked,
+    /// Launch calls whose kernels, copies or fills are in no step.
+    pub launches_outside: u64,
     /// Kernels with no launch at all (see [`crate::correlate::LinkReport`]): in no step.
     pub kernels_unlinked: u64,
     /// Same-stream overlaps over the whole trace.
@@ -305,122 +412,105 @@ pub struct Steps {
     pub notes: Vec<String>,
 }
 
+/// One step's marker before it is a step: its CPU range on a thread, or one launch.
+struct Marker {
+    name: Sym,
+    ts_ns: i64,
+    end_ns: i64,
+    track: Track,
+    /// A graph replay: the step is exactly this launch's GPU work, whatever else ran meanwhile.
+    launch: Option<u32>,
+}
+
+impl Marker {
+    fn of(s: &Span) -> Marker {
+        Marker {
+            name: s.name,
+            ts_ns: s.ts_ns,
+            end_ns: s.end_ns(),
+            track: s.track,
+            launch: None,
+        }
+    }
+}
+
+/// The fields a marker's name gives.
+#[derive(Default)]
+struct Fields {
+    number: Option<u64>,
+    phase: Option<String>,
+    rows: Option<u64>,
+    requests: Option<u64>,
+    tokens: Option<StepTokens>,
+    unreadable: Vec<(String, String)>,
+}
+
+/// Process of each track, interned, so a launch and a marker are compared by pid only.
+struct Pids<'t> {
+    trace: &'t Trace,
+    ids: FxHashMap<&'t IdValue, u64>,
+}
+
+impl<'t> Pids<'t> {
+    fn new(trace: &'t Trace) -> Self {
+        Pids {
+            trace,
+            ids: FxHashMap::default(),
+        }
+    }
+    fn of(&mut self, t: Track) -> u64 {
+        let n = self.ids.len() as u64;
+        *self.ids.entry(&self.trace.track(t).pid).or_insert(n)
+    }
+}
+
 /// Finds the steps of a trace. O(n log n) in events.
 pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
+    let mut pids = Pids::new(trace);
     // The first profile that finds a marker.
-    let (profile, regex, markers) = pattern
-        .profiles
-        .iter()
-        .map(|(n, r)| (n.as_str(), Some(r), markers(trace, r)))
-        .find(|(_, _, m)| !m.is_empty())
-        .unwrap_or(("", None, Vec::new()));
-    let Some(regex) = regex else {
+    let found = pattern.profiles.iter().find_map(|(n, f)| {
+        let m = find_markers(trace, links, f, &mut pids);
+        (!m.is_empty()).then_some((n.as_str(), f, m))
+    });
+    let Some((profile, finder, mut markers)) = found else {
         return no_markers(trace, links, pattern);
     };
+    // Stable: equal starts and durations keep the order found.
+    markers.sort_by_key(|m| (m.ts_ns, std::cmp::Reverse(m.end_ns - m.ts_ns)));
     if pattern.profiles.len() > 1 {
-        notes.push(format!(
-            "steps from the built-in `{profile}` markers ({} found)",
-            markers.len()
-        ));
+        notes.push(found_note(profile, finder, &markers, trace));
     }
-
-    // Process of each track, interned, so a launch and a marker are compared by pid only.
-    let mut pids: FxHashMap<&IdValue, u64> = FxHashMap::default();
-    let mut pid_of = |t: Track| -> u64 {
-        let n = pids.len() as u64;
-        *pids.entry(&trace.track(t).pid).or_insert(n)
-    };
 
     let mut steps: Vec<Step> = Vec::with_capacity(markers.len());
     let mut step_pid: Vec<u64> = Vec::with_capacity(markers.len());
     for (index, m) in markers.iter().enumerate() {
         let name = trace.name(m.name);
-        let caps = regex.captures(name);
-        let text = |g: &str| caps.as_ref().and_then(|c| c.name(g)).map(|m| m.as_str());
-        let mut unreadable: Vec<(String, String)> = Vec::new();
-        let mut int = |g: &str| -> Option<u64> {
-            let t = text(g)?;
-            let v = t.parse().ok();
-            if v.is_none() {
-                // All digits, yet no u64: an integer out of range, not a missing one.
-                let why = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-                    "is out of range (more than 18446744073709551615)"
-                } else {
-                    "is not an integer"
-                };
-                if warnings.len() < 20 {
-                    warnings.push(format!("step {index} `{name}`: group `{g}` = `{t}` {why}"));
-                }
-                unreadable.push((g.to_owned(), format!("`{t}` {why}")));
-            }
-            v
+        let f = match finder {
+            Finder::Names(regex) => fields(regex, name, index, &mut warnings),
+            _ => Fields::default(),
         };
-        let (number, rows, requests) = (int("step"), int("rows"), int("requests"));
-        let mut phase_tokens = |ph: &str| -> Option<PhaseTokens> {
-            let t = PhaseTokens {
-                requests: int(&format!("{ph}_requests")),
-                query_tokens: int(&format!("{ph}_query_tokens")),
-                context_tokens: int(&format!("{ph}_context_tokens")),
-                query_sq_sum: int(&format!("{ph}_query_sq_sum")),
-                query_context_sum: int(&format!("{ph}_query_context_sum")),
-            };
-            (t != PhaseTokens::default()).then_some(t)
-        };
-        let (prefill, decode) = (phase_tokens("prefill"), phase_tokens("decode"));
-        let mut phase = text("phase").map(str::to_string);
-        let tokens = if prefill.is_some() || decode.is_some() {
-            // Explicit per-phase groups; the phase is what has requests.
-            if phase.is_none() {
-                let has = |p: Option<PhaseTokens>| p.and_then(|p| p.requests).unwrap_or(0) > 0;
-                phase = match (has(prefill), has(decode)) {
-                    (true, true) => Some("mixed".to_string()),
-                    (true, false) => Some("prefill".to_string()),
-                    (false, true) => Some("decode".to_string()),
-                    (false, false) => None,
-                };
-            }
-            Some(StepTokens { prefill, decode })
+        let tokens_from = if f.tokens.is_some() {
+            vec![TokenSource::Marker {
+                profile: profile.to_string(),
+            }]
         } else {
-            // `requests` and `tokens` belong to the phase the `phase` group names.
-            let t = PhaseTokens {
-                requests,
-                query_tokens: int("tokens"),
-                ..PhaseTokens::default()
-            };
-            match phase.as_deref().and_then(phase_kind) {
-                Some(_) if t == PhaseTokens::default() => None,
-                Some(true) => Some(StepTokens {
-                    prefill: Some(t),
-                    decode: None,
-                }),
-                Some(false) => Some(StepTokens {
-                    prefill: None,
-                    decode: Some(t),
-                }),
-                None => None,
-            }
+            Vec::new()
         };
-        let requests = requests.or_else(|| {
-            let r = |p: Option<PhaseTokens>| p.and_then(|p| p.requests);
-            match (r(prefill), r(decode)) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
-            }
-        });
         steps.push(Step {
             index,
             name: name.to_string(),
-            number,
-            phase,
-            rows,
-            requests,
-            tokens,
-            unreadable,
+            number: f.number,
+            phase: f.phase,
+            rows: f.rows,
+            requests: f.requests,
+            tokens: f.tokens,
+            tokens_from,
+            unreadable: f.unreadable,
             track: m.track,
             cpu_lo_ns: m.ts_ns,
-            cpu_hi_ns: m.end_ns(),
+            cpu_hi_ns: m.end_ns,
             lo_ns: None,
             hi_ns: None,
             period_ns: None,
@@ -431,32 +521,54 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
             kernel_union_ns: 0,
             same_stream_overlaps: 0,
         });
-        step_pid.push(pid_of(m.track));
+        step_pid.push(pids.of(m.track));
     }
 
-    // The step of each launch: the innermost marker of the launch's process containing its start.
-    let spans: Vec<(u64, i64, i64)> = steps
+    // The step of each launch: the innermost range marker of the launch's process containing its
+    // start; a graph replay's launch is its own step.
+    let spans: Vec<(u64, i64, i64)> = markers
         .iter()
         .zip(&step_pid)
-        .map(|(s, &p)| (p, s.cpu_lo_ns, s.cpu_hi_ns))
+        .map(|(m, &p)| {
+            if m.launch.is_some() {
+                // An empty range contains nothing.
+                (p, m.ts_ns, m.ts_ns)
+            } else {
+                (p, m.ts_ns, m.end_ns)
+            }
+        })
         .collect();
     let points: Vec<(u64, i64)> = trace
         .launches
         .iter()
-        .map(|l| (pid_of(l.track), l.ts_ns))
+        .map(|l| (pids.of(l.track), l.ts_ns))
         .collect();
-    let (_, launch_step) = crate::correlate::stab(&spans, &points);
+    let (_, mut launch_step) = crate::correlate::stab(&spans, &points);
+    for (i, m) in markers.iter().enumerate() {
+        if let Some(l) = m.launch {
+            launch_step[l as usize] = Some(i as u32);
+        }
+    }
 
     let overlaps = same_stream_overlaps(trace);
     let mut out = Steps {
+        profile: Some(profile.to_string()),
         same_stream_overlaps: overlaps.iter().filter(|&&o| o).count() as u64,
         ..Steps::default()
     };
     let step_of = |launch: Option<u32>| launch.and_then(|l| launch_step[l as usize]);
+    let mut outside_names: FxHashMap<Sym, u64> = FxHashMap::default();
+    let mut outside_launches: FxHashSet<u32> = FxHashSet::default();
     for (k, &l) in links.kernel_launch.iter().enumerate() {
         match (l, step_of(l)) {
             (None, _) => out.kernels_unlinked += 1,
-            (Some(_), None) => out.kernels_outside += 1,
+            (Some(l), None) => {
+                out.kernels_outside += 1;
+                out.outside.count += 1;
+                out.outside.sum_ns = out.outside.sum_ns.saturating_add(trace.kernels[k].dur_ns);
+                *outside_names.entry(trace.kernels[k].name).or_default() += 1;
+                outside_launches.insert(l);
+            }
             (Some(_), Some(s)) => {
                 let st = &mut steps[s as usize];
                 st.kernels.push(k as u32);
@@ -464,16 +576,26 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
             }
         }
     }
+    out.outside.examples = crate::correlate::top_names(trace, outside_names);
     for (m, &l) in links.memcpy_launch.iter().enumerate() {
-        if let Some(s) = step_of(l) {
-            steps[s as usize].memcpys.push(m as u32);
+        match (l, step_of(l)) {
+            (Some(_), Some(s)) => steps[s as usize].memcpys.push(m as u32),
+            (Some(l), None) => {
+                outside_launches.insert(l);
+            }
+            _ => {}
         }
     }
     for (m, &l) in links.memset_launch.iter().enumerate() {
-        if let Some(s) = step_of(l) {
-            steps[s as usize].memsets.push(m as u32);
+        match (l, step_of(l)) {
+            (Some(_), Some(s)) => steps[s as usize].memsets.push(m as u32),
+            (Some(l), None) => {
+                outside_launches.insert(l);
+            }
+            _ => {}
         }
     }
+    out.launches_outside = outside_launches.len() as u64;
 
     for st in &mut steps {
         let ks = &trace.kernels;
@@ -507,10 +629,318 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         }
         next_of_pid.insert(p, i);
     }
+
+    // Query tokens the markers do not state: the rows of each step's GEMMs (`record_shapes`).
+    if !trace.gemm_rows.is_empty() {
+        let points: Vec<(u64, i64)> = trace
+            .gemm_rows
+            .iter()
+            .map(|g| {
+                let op = &trace.cpu_ops[g.cpu_op as usize];
+                (pids.of(op.track), op.ts_ns)
+            })
+            .collect();
+        let (_, op_step) = crate::correlate::stab(&spans, &points);
+        crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
+    }
+
     out.steps = steps;
     out.warnings = warnings;
     out.notes = notes;
     out
+}
+
+/// The note naming the profile that found the steps.
+fn found_note(profile: &str, finder: &Finder, markers: &[Marker], trace: &Trace) -> String {
+    let n = markers.len();
+    match finder {
+        Finder::Names(_) => format!("steps from the built-in `{profile}` markers ({n} found)"),
+        Finder::Python(_) => {
+            let mut names: Vec<&str> = markers
+                .iter()
+                .filter_map(|m| {
+                    crate::profiles::python_function(trace.name(m.name)).map(|(_, f)| f.path)
+                })
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            format!(
+                "steps from the built-in `{profile}` profile: {n} calls of the server's step function ({}) in the trace's python_function events",
+                names.join(", ")
+            )
+        }
+        Finder::ModelForward => {
+            let replays = markers.iter().filter(|m| m.launch.is_some()).count();
+            format!(
+                "no serving step marker: steps from the built-in `{profile}` profile, {} forwards of the whole model (`nn.Module: …ForCausalLM`) and {replays} CUDA/HIP-graph replays outside them",
+                n - replays
+            )
+        }
+        Finder::GraphReplays => format!(
+            "no step marker: each of the {n} CUDA/HIP-graph replays is one step (built-in `{profile}` profile; in full-graph decode one replay is one engine step, under piecewise graphs a step is several replays); GPU work outside the replays is outside every step"
+        ),
+    }
+}
+
+/// The markers one profile finds.
+fn find_markers(trace: &Trace, links: &Links, finder: &Finder, pids: &mut Pids<'_>) -> Vec<Marker> {
+    match finder {
+        Finder::Names(regex) => name_markers(trace, regex)
+            .into_iter()
+            .map(Marker::of)
+            .collect(),
+        Finder::Python(functions) => python_markers(trace, functions),
+        Finder::ModelForward => {
+            let forwards = outermost(
+                trace
+                    .user_annotations
+                    .iter()
+                    .chain(&trace.cpu_ops)
+                    .chain(&trace.python_functions)
+                    .filter(|s| crate::profiles::is_model_forward(trace.name(s.name))),
+            );
+            if forwards.is_empty() {
+                return Vec::new();
+            }
+            let spans: Vec<(u64, i64, i64)> = forwards
+                .iter()
+                .map(|s| (pids.of(s.track), s.ts_ns, s.end_ns()))
+                .collect();
+            let replays = graph_replays(trace, links);
+            let points: Vec<(u64, i64)> = replays
+                .iter()
+                .map(|m| (pids.of(m.track), m.ts_ns))
+                .collect();
+            let (_, inside) = crate::correlate::stab(&spans, &points);
+            forwards
+                .into_iter()
+                .map(Marker::of)
+                .chain(
+                    replays
+                        .into_iter()
+                        .zip(inside)
+                        .filter(|(_, s)| s.is_none())
+                        .map(|(m, _)| m),
+                )
+                .collect()
+        }
+        Finder::GraphReplays => graph_replays(trace, links),
+    }
+}
+
+/// Every CUDA/HIP-graph launch that produced GPU work, as a one-launch marker.
+fn graph_replays(trace: &Trace, links: &Links) -> Vec<Marker> {
+    trace
+        .launches
+        .iter()
+        .enumerate()
+        .filter(|&(i, l)| links.launch_gpu_ops[i] > 0 && is_graph_launch(trace.name(l.name)))
+        .map(|(i, l)| Marker {
+            name: l.name,
+            ts_ns: l.ts_ns,
+            end_ns: l.ts_ns.saturating_add(l.dur_ns),
+            track: l.track,
+            launch: Some(i as u32),
+        })
+        .collect()
+}
+
+/// Spans on each thread that no other span of the set contains (the first of equal ones), by start.
+fn outermost<'t>(spans: impl Iterator<Item = &'t Span>) -> Vec<&'t Span> {
+    let mut v: Vec<&Span> = spans.collect();
+    v.sort_by_key(|s| (s.track, s.ts_ns, std::cmp::Reverse(s.dur_ns)));
+    let mut out: Vec<&Span> = Vec::new();
+    let mut open: Option<(Track, i64)> = None;
+    for s in v {
+        if let Some((t, end)) = open
+            && t == s.track
+            && s.ts_ns < end
+        {
+            continue;
+        }
+        open = Some((s.track, s.end_ns()));
+        out.push(s);
+    }
+    out
+}
+
+/// One step per outermost call of a step function on its thread; a tail (`sample_tokens`) that
+/// follows extends the step before it on the same thread.
+fn python_markers(trace: &Trace, functions: &[PyFunction]) -> Vec<Marker> {
+    let role_of = |s: &Span| -> Option<PyRole> {
+        crate::profiles::python_function(trace.name(s.name))
+            .filter(|(_, f)| functions.contains(f))
+            .map(|(_, f)| f.role)
+    };
+    let calls = outermost(
+        trace
+            .python_functions
+            .iter()
+            .filter(|s| role_of(s).is_some()),
+    );
+    let mut out: Vec<Marker> = Vec::new();
+    // Per thread, the marker a tail extends.
+    let mut last: FxHashMap<Track, usize> = FxHashMap::default();
+    for s in calls {
+        match role_of(s) {
+            Some(PyRole::Step) => {
+                last.insert(s.track, out.len());
+                out.push(Marker::of(s));
+            }
+            Some(PyRole::Tail) => {
+                if let Some(&i) = last.get(&s.track) {
+                    out[i].end_ns = out[i].end_ns.max(s.end_ns());
+                }
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+/// The fields a regex marker's groups give.
+fn fields(regex: &Regex, name: &str, index: usize, warnings: &mut Vec<String>) -> Fields {
+    let caps = regex.captures(name);
+    let text = |g: &str| caps.as_ref().and_then(|c| c.name(g)).map(|m| m.as_str());
+    let mut unreadable: Vec<(String, String)> = Vec::new();
+    let mut int = |g: &str| -> Option<u64> {
+        let t = text(g)?;
+        let v = t.parse().ok();
+        if v.is_none() {
+            // All digits, yet no u64: an integer out of range, not a missing one.
+            let why = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                "is out of range (more than 18446744073709551615)"
+            } else {
+                "is not an integer"
+            };
+            if warnings.len() < 20 {
+                warnings.push(format!("step {index} `{name}`: group `{g}` = `{t}` {why}"));
+            }
+            unreadable.push((g.to_owned(), format!("`{t}` {why}")));
+        }
+        v
+    };
+    let (number, rows, requests) = (int("step"), int("rows"), int("requests"));
+    let mut phase_tokens = |ph: &str| -> Option<PhaseTokens> {
+        let t = PhaseTokens {
+            requests: int(&format!("{ph}_requests")),
+            query_tokens: int(&format!("{ph}_query_tokens")),
+            context_tokens: int(&format!("{ph}_context_tokens")),
+            query_sq_sum: int(&format!("{ph}_query_sq_sum")),
+            query_context_sum: int(&format!("{ph}_query_context_sum")),
+        };
+        (t != PhaseTokens::default()).then_some(t)
+    };
+    let (mut prefill, mut decode) = (phase_tokens("prefill"), phase_tokens("decode"));
+    let phase_text = text("phase");
+    if let Some(d) = text(DETAIL) {
+        detail_tokens(d, phase_text, requests, &mut prefill, &mut decode);
+    }
+    let mut phase = phase_text.map(str::to_string);
+    let tokens = if prefill.is_some() || decode.is_some() {
+        // Explicit per-phase groups; the phase is what has requests.
+        if phase.is_none() {
+            let has = |p: Option<PhaseTokens>| p.and_then(|p| p.requests).unwrap_or(0) > 0;
+            phase = match (has(prefill), has(decode)) {
+                (true, true) => Some("mixed".to_string()),
+                (true, false) => Some("prefill".to_string()),
+                (false, true) => Some("decode".to_string()),
+                (false, false) => None,
+            };
+        }
+        Some(StepTokens {
+            prefill,
+            decode,
+            unphased: None,
+        })
+    } else {
+        // `requests` and `tokens` belong to the phase the `phase` group names.
+        let mut t = PhaseTokens {
+            requests,
+            query_tokens: int("tokens"),
+            ..PhaseTokens::default()
+        };
+        // SGLang's DECODE forward runs one token per request (speculative verification is its own
+        // mode, TARGET_VERIFY, and a draft model's decode is a `draft step[…]`).
+        if phase_text == Some("DECODE") && text(DETAIL).is_some() && t.query_tokens.is_none() {
+            t.query_tokens = requests;
+        }
+        match phase.as_deref().and_then(phase_kind) {
+            Some(_) if t == PhaseTokens::default() => None,
+            Some(true) => Some(StepTokens {
+                prefill: Some(t),
+                ..StepTokens::default()
+            }),
+            Some(false) => Some(StepTokens {
+                decode: Some(t),
+                ..StepTokens::default()
+            }),
+            None => None,
+        }
+    };
+    let requests = requests.or_else(|| {
+        let r = |p: Option<PhaseTokens>| p.and_then(|p| p.requests);
+        match (r(prefill), r(decode)) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        }
+    });
+    Fields {
+        number,
+        phase,
+        rows,
+        requests,
+        tokens,
+        unreadable,
+    }
+}
+
+/// SGLang's detailed counts after `bs=`: `c=`/`g=` requests of a MIXED batch and `c_`/`g_` (context,
+/// generation) `sq`, `sk`, `sqsq`, `sqsk`. A phase the mode names gets the batch's requests; the
+/// extend tokens of `toks=` stay with the base label.
+fn detail_tokens(
+    detail: &str,
+    mode: Option<&str>,
+    bs: Option<u64>,
+    prefill: &mut Option<PhaseTokens>,
+    decode: &mut Option<PhaseTokens>,
+) {
+    let mut c = PhaseTokens::default();
+    let mut g = PhaseTokens::default();
+    for kv in detail.split_whitespace() {
+        let Some((k, v)) = kv.split_once('=') else {
+            continue;
+        };
+        let Ok(v) = v.parse::<u64>() else { continue };
+        let (p, key) = match k.split_once('_') {
+            Some(("c", key)) => (&mut c, key),
+            Some(("g", key)) => (&mut g, key),
+            _ => match k {
+                "c" => (&mut c, "requests"),
+                "g" => (&mut g, "requests"),
+                _ => continue,
+            },
+        };
+        match key {
+            "requests" => p.requests = Some(v),
+            "sq" => p.query_tokens = Some(v),
+            "sk" => p.context_tokens = Some(v),
+            "sqsq" => p.query_sq_sum = Some(v),
+            "sqsk" => p.query_context_sum = Some(v),
+            _ => {}
+        }
+    }
+    let kind = mode.and_then(phase_kind);
+    for (p, is_prefill, slot) in [(c, true, prefill), (g, false, decode)] {
+        if p == PhaseTokens::default() {
+            continue;
+        }
+        let mut p = p;
+        if p.requests.is_none() && kind == Some(is_prefill) {
+            p.requests = bs;
+        }
+        *slot = Some(p);
+    }
 }
 
 /// The annotation names a pattern could have matched, most frequent first (for the note that says
@@ -568,6 +998,25 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
     };
     if !pattern.whole_window {
         out.kernels_outside = trace.kernels.len() as u64 - out.kernels_unlinked;
+        let mut names: FxHashMap<Sym, u64> = FxHashMap::default();
+        let mut launches: FxHashSet<u32> = FxHashSet::default();
+        for (k, l) in links.kernel_launch.iter().enumerate() {
+            if let Some(l) = l {
+                out.outside.count += 1;
+                out.outside.sum_ns = out.outside.sum_ns.saturating_add(trace.kernels[k].dur_ns);
+                *names.entry(trace.kernels[k].name).or_default() += 1;
+                launches.insert(*l);
+            }
+        }
+        launches.extend(
+            links
+                .memcpy_launch
+                .iter()
+                .chain(&links.memset_launch)
+                .flatten(),
+        );
+        out.outside.examples = crate::correlate::top_names(trace, names);
+        out.launches_outside = launches.len() as u64;
         out.notes = notes;
         return out;
     }
@@ -596,6 +1045,7 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
         rows: None,
         requests: None,
         tokens: None,
+        tokens_from: Vec::new(),
         unreadable: Vec::new(),
         track: trace.launches.first().map_or(Track(0), |l| l.track),
         cpu_lo_ns: cpu_lo,
@@ -618,7 +1068,7 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
 pub const WHOLE_WINDOW: &str = "(whole trace)";
 
 /// The marker spans, deduplicated, in order of (start, longer first, file order).
-fn markers<'t>(trace: &'t Trace, regex: &Regex) -> Vec<&'t Span> {
+fn name_markers<'t>(trace: &'t Trace, regex: &Regex) -> Vec<&'t Span> {
     let mut matches: FxHashMap<Sym, bool> = FxHashMap::default();
     let mut seen: FxHashSet<(Sym, Track, i64, i64)> = FxHashSet::default();
     let mut out: Vec<&Span> = Vec::new();
@@ -683,7 +1133,9 @@ mod tests {
     #[test]
     fn every_built_in_profile_compiles_and_matches_its_marker() {
         for (name, p) in PROFILES {
-            assert!(compile(p).is_ok(), "{name}");
+            if let Builtin::Names(p) = p {
+                assert!(compile(p, &[DETAIL]).is_ok(), "{name}");
+            }
         }
         let b = StepPattern::builtin();
         assert_eq!(b.profiles.len(), PROFILES.len());
@@ -691,13 +1143,28 @@ mod tests {
             "kl1.step#3 phase=prefill rows=512",
             "kl1.step#4 phase=decode rows=8 requests=8",
             "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
+            "execute_context_1(512)_generation_31(31)",
             "step[DECODE bs=16]",
             "step[EXTEND bs=2 toks=300]",
+            "step[MIXED bs=2 c=1 g=1 c_sq=5 c_sk=8 c_sqsq=25 c_sqsk=40 g_sq=1 g_sk=12 g_sqsq=1 g_sqsk=12]",
+            "step[TARGET_VERIFY bs=2 g_sq=6 g_sqsq=18 g_sqsk=90 g_sk=30]",
+            "[Executor] _forward_step 12: 2 ctx reqs, 30 gen reqs",
+            "_forward_step: 0 ctx reqs, 8 gen reqs",
+            "vllm/v1/worker/gpu_model_runner.py(3380): execute_model",
+            "sglang/srt/model_executor/model_runner.py(1505): forward",
+            "nn.Module: LlamaForCausalLM_0",
             "ProfilerStep#7",
         ] {
             assert!(b.is_match(marker), "{marker}");
         }
-        assert!(!b.is_match("step[DECODE bs=16] x"));
+        for not in [
+            "step[DECODE bs=16] x",
+            "draft step[DECODE bs=32]",
+            "execute_context_1(512)_generation_31",
+            "vllm/v1/worker/gpu_model_runner.py(3380): _dummy_run",
+        ] {
+            assert!(!b.is_match(not), "{not}");
+        }
     }
 
     #[test]

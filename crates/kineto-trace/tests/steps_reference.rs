@@ -382,7 +382,14 @@ fn vllm_decode_step_from_its_tracelens_marker() {
         Some(kineto_trace::step::StepTokens {
             prefill: phase(0, 0, 0, 0, 0),
             decode: phase(32, 32, 55086, 32, 55086),
+            unphased: None,
         })
+    );
+    assert_eq!(
+        st.tokens_from,
+        [kineto_trace::tokens::TokenSource::Marker {
+            profile: "tracelens".to_string()
+        }]
     );
     assert_eq!(
         (st.phase.as_deref(), st.rows, st.requests),

@@ -360,7 +360,8 @@ fn kl1_markers_with_and_without_requests() {
         a.tokens,
         Some(StepTokens {
             prefill: None,
-            decode: phase(Some(8), Some(8), None, None, None)
+            decode: phase(Some(8), Some(8), None, None, None),
+            unphased: None
         })
     );
     // A prefill marker without `requests`: the step is kept, its requests unknown.
@@ -372,7 +373,8 @@ fn kl1_markers_with_and_without_requests() {
         b.tokens,
         Some(StepTokens {
             prefill: phase(None, Some(512), None, None, None),
-            decode: None
+            decode: None,
+            unphased: None
         })
     );
     assert_eq!((a.kernels.len(), b.kernels.len()), (1, 1));
@@ -416,6 +418,7 @@ fn tracelens_markers_give_tokens_per_phase() {
         Some(StepTokens {
             prefill: phase(Some(2), Some(8), Some(8), Some(40), Some(40)),
             decode: phase(Some(32), Some(32), Some(1000), Some(32), Some(1000)),
+            unphased: None
         })
     );
 }
@@ -438,18 +441,22 @@ fn sglang_markers_and_their_priority_over_profiler_steps() {
         (d.phase.as_deref(), d.rows, d.requests),
         (Some("DECODE"), Some(16), Some(16))
     );
+    // SGLang's DECODE forward mode runs one token per request (speculative verification is
+    // TARGET_VERIFY, a draft model's decode a `draft step[…]`), so bs is also the query tokens.
     assert_eq!(
         d.tokens,
         Some(StepTokens {
             prefill: None,
-            decode: phase(Some(16), None, None, None, None)
+            decode: phase(Some(16), Some(16), None, None, None),
+            unphased: None
         })
     );
     assert_eq!(
         e.tokens,
         Some(StepTokens {
             prefill: phase(Some(2), Some(300), None, None, None),
-            decode: None
+            decode: None,
+            unphased: None
         })
     );
     // The ProfilerStep marker is not a step: its kernel is outside every step.

@@ -1,5 +1,6 @@
 //! ESTIMATED bytes and FLOPs of one step on one rank, from the model's weights table and the step's token
-//! counts. `docs/formulas.md` §9 writes out each formula.
+//! counts. `docs/formulas.md` §9 writes out each formula. A term whose count no source gives is `None`,
+//! never a number: the weights read once per step are always known, the rest as far as the counts go.
 
 use kl1_shapes::{
     Attention, Indexer, LayerKind, ModelShape, Reads, SPARSE_COMPRESS_RATIO,
@@ -7,52 +8,101 @@ use kl1_shapes::{
 };
 use serde::Serialize;
 
-use crate::tokens::{PhaseTokens, StepTokens};
+use crate::tokens::{Counts, PhaseTokens};
 
-/// Bytes one rank reads or writes in a step, by what they are.
+/// Bytes one rank reads or writes in a step, by what they are; `None`: the step's counts do not say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Bytes {
     /// Weights read once per step: attention projections, dense MLPs, shared experts, routers, norms.
-    pub weights: f64,
-    /// Routed experts: [`Experts::uniform`] distinct experts per MoE layer, each read once.
-    pub routed_experts: f64,
-    /// KV cache read by attention: Σ keys per layer kind × KV bytes per token and layer.
-    pub kv_read: f64,
+    /// Known whatever the tokens.
+    pub weights: Option<f64>,
+    /// Routed experts: [`Experts::uniform`] distinct experts per MoE layer, each read once (needs the
+    /// query tokens).
+    pub routed_experts: Option<f64>,
+    /// KV cache read by attention: Σ keys per layer kind × KV bytes per token and layer (needs the KV
+    /// tokens, and for windowed layers the requests and query tokens).
+    pub kv_read: Option<f64>,
     /// KV cache written: Σ query tokens × KV bytes per token and layer × layers.
-    pub kv_write: f64,
-    /// The LM head, read once if any row makes logits.
-    pub lm_head: f64,
+    pub kv_write: Option<f64>,
+    /// The LM head, read once if any row makes logits (known once the step is known to have a
+    /// request or a query token).
+    pub lm_head: Option<f64>,
     /// Embedding rows gathered: query tokens × hidden × activation bytes.
-    pub embedding: f64,
+    pub embedding: Option<f64>,
+}
+
+/// The terms of [`Bytes`], by name, in field order.
+fn byte_terms(b: &Bytes) -> [(&'static str, Option<f64>); 6] {
+    [
+        ("weights", b.weights),
+        ("routed_experts", b.routed_experts),
+        ("kv_read", b.kv_read),
+        ("kv_write", b.kv_write),
+        ("lm_head", b.lm_head),
+        ("embedding", b.embedding),
+    ]
 }
 
 impl Bytes {
-    /// The sum.
-    pub fn total(&self) -> f64 {
-        self.weights
-            + self.routed_experts
-            + self.kv_read
-            + self.kv_write
-            + self.lm_head
-            + self.embedding
+    /// The sum, when every term is known.
+    pub fn total(&self) -> Option<f64> {
+        byte_terms(self).iter().map(|t| t.1).sum()
+    }
+
+    /// The sum of the known terms (a lower bound of the total when some are unknown).
+    pub fn known(&self) -> f64 {
+        byte_terms(self).iter().filter_map(|t| t.1).sum()
+    }
+
+    /// The terms the step's counts do not give.
+    pub fn unknown(&self) -> Vec<&'static str> {
+        byte_terms(self)
+            .iter()
+            .filter(|t| t.1.is_none())
+            .map(|t| t.0)
+            .collect()
     }
 }
 
-/// FLOPs of one rank in a step.
+/// FLOPs of one rank in a step; `None`: the step's counts do not say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Flops {
     /// 2 · (active decoder-layer parameters) · query tokens, divided among ranks.
-    pub linear: f64,
-    /// 2 · LM-head parameters · logit rows, divided among ranks.
-    pub lm_head: f64,
-    /// Attention scores and values: per (query, key) pair and layer, divided among ranks.
-    pub attention: f64,
+    pub linear: Option<f64>,
+    /// 2 · LM-head parameters · logit rows, divided among ranks (needs the requests).
+    pub lm_head: Option<f64>,
+    /// Attention scores and values: per (query, key) pair and layer, divided among ranks (needs every
+    /// per-phase count).
+    pub attention: Option<f64>,
 }
 
 impl Flops {
-    /// The sum.
-    pub fn total(&self) -> f64 {
-        self.linear + self.lm_head + self.attention
+    /// The sum, when every term is known.
+    pub fn total(&self) -> Option<f64> {
+        [self.linear, self.lm_head, self.attention]
+            .into_iter()
+            .sum()
+    }
+
+    /// The sum of the known terms (a lower bound of the total when some are unknown).
+    pub fn known(&self) -> f64 {
+        [self.linear, self.lm_head, self.attention]
+            .into_iter()
+            .flatten()
+            .sum()
+    }
+
+    /// The terms the step's counts do not give.
+    pub fn unknown(&self) -> Vec<&'static str> {
+        [
+            ("linear", self.linear),
+            ("lm_head", self.lm_head),
+            ("attention", self.attention),
+        ]
+        .iter()
+        .filter(|t| t.1.is_none())
+        .map(|t| t.0)
+        .collect()
     }
 }
 
@@ -62,9 +112,9 @@ impl Flops {
 pub struct Experts {
     /// Uniform routing: E·(1 − (1 − k/E)^T) for T query tokens, divided by ep. An upper bound (Jensen:
     /// uneven routing picks fewer); the bytes use it.
-    pub uniform: f64,
+    pub uniform: Option<f64>,
     /// min(E, k · requests) / ep: each request's tokens pick the same k experts.
-    pub top_k_per_request: f64,
+    pub top_k_per_request: Option<f64>,
     /// Experts per rank and MoE layer.
     pub on_rank: f64,
 }
@@ -228,26 +278,32 @@ fn layer_write(model: &ModelShape, layer: &LayerKind, kv_bytes: u64) -> f64 {
     }
 }
 
-/// Bytes and FLOPs of one step on one rank. `kv_bytes` is the KV cache's bytes per element.
-pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepEstimate {
-    let t = tokens.query_tokens();
-    let requests = tokens.requests();
+/// Bytes and FLOPs of one step on one rank. `kv_bytes` is the KV cache's bytes per element. Each term
+/// is computed from the counts it needs and is `None` when one of them is unknown; attention uses the
+/// per-phase counts when known, and with only totals reads Σ keys of a phase made of every request
+/// (for a windowed layer an upper bound of the per-phase sum; its FLOPs need the per-phase counts).
+pub fn estimate(model: &ModelShape, tokens: &Counts, kv_bytes: u64) -> StepEstimate {
+    let t = tokens.query_tokens;
+    let requests = tokens.requests;
 
     // Weights.
-    let weights = model.rank_bytes_of(Reads::EveryStep);
-    let lm_head = if requests > 0 {
-        model.rank_bytes_of(Reads::LogitRows)
-    } else {
-        0.0
+    let weights = Some(model.rank_bytes_of(Reads::EveryStep));
+    let head_bytes = model.rank_bytes_of(Reads::LogitRows);
+    let lm_head = match (requests, t) {
+        (Some(r), _) => Some(if r > 0 { head_bytes } else { 0.0 }),
+        (None, Some(t)) if t > 0 => Some(head_bytes),
+        (None, Some(_)) => Some(0.0),
+        (None, None) => None,
     };
-    let embedding = (t * model.hidden * model.activation_bytes) as f64;
+    let embedding = t.map(|t| (t * model.hidden * model.activation_bytes) as f64);
     let (experts, expert_bytes_all_layers) = match model.moe {
         Some(m) => {
             let ep = model.ep as f64;
             // A valid model has 1 ≤ k ≤ E; the fallback is unreachable.
-            let uniform =
-                uniform_distinct_experts(m.experts, m.top_k, t).unwrap_or(m.experts as f64) / ep;
-            let per_request = (m.experts.min(m.top_k * requests)) as f64 / ep;
+            let uniform = t.map(|t| {
+                uniform_distinct_experts(m.experts, m.top_k, t).unwrap_or(m.experts as f64) / ep
+            });
+            let per_request = requests.map(|r| (m.experts.min(m.top_k * r)) as f64 / ep);
             (
                 Experts {
                     uniform,
@@ -257,26 +313,59 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
                 model.rank_expert_bytes() * m.moe_layers as f64,
             )
         }
-        None => (Experts::default(), 0.0),
+        None => (
+            Experts {
+                uniform: Some(0.0),
+                top_k_per_request: Some(0.0),
+                on_rank: 0.0,
+            },
+            0.0,
+        ),
     };
-    let routed_experts = experts.uniform * expert_bytes_all_layers;
+    let routed_experts = experts.uniform.map(|u| u * expert_bytes_all_layers);
 
     // KV cache and attention, layer by layer kind.
-    let mut kv_read = 0.0;
-    let mut attention = 0.0;
-    for layer in &model.layers {
-        for (phase, decode) in [(&tokens.prefill, false), (&tokens.decode, true)] {
-            let (read, flops) = layer_attention(model, layer, phase, decode, kv_bytes);
-            kv_read += read;
-            attention += flops;
+    let phases: Option<[(PhaseTokens, bool); 2]> =
+        match (&tokens.phases, requests, t, tokens.kv_tokens) {
+            (Some(p), ..) => Some([(p.prefill, false), (p.decode, true)]),
+            (None, Some(requests), Some(query_tokens), Some(kv_tokens)) => Some([
+                (
+                    PhaseTokens {
+                        requests,
+                        query_tokens,
+                        kv_tokens,
+                        sq_sq: 0,
+                        sq_sk: 0,
+                    },
+                    false,
+                ),
+                (PhaseTokens::default(), true),
+            ]),
+            _ => None,
+        };
+    let (kv_read, attention) = match phases {
+        None => (None, None),
+        Some(phases) => {
+            let mut kv_read = 0.0;
+            let mut attention = 0.0;
+            for layer in &model.layers {
+                for (phase, decode) in &phases {
+                    let (read, flops) = layer_attention(model, layer, phase, *decode, kv_bytes);
+                    kv_read += read;
+                    attention += flops;
+                }
+            }
+            (Some(kv_read), tokens.phases.is_some().then_some(attention))
         }
-    }
-    let kv_write = t as f64
-        * model
-            .layers
-            .iter()
-            .map(|l| layer_write(model, l, kv_bytes))
-            .sum::<f64>();
+    };
+    let kv_write = t.map(|t| {
+        t as f64
+            * model
+                .layers
+                .iter()
+                .map(|l| layer_write(model, l, kv_bytes))
+                .sum::<f64>()
+    });
 
     // FLOPs: dense parts divide among tp ranks, routed experts among ep ranks (or tp without ep).
     let tp = model.tp as f64;
@@ -287,8 +376,8 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
     };
     let dense_active = model.active_layer_params() - routed_active;
     let expert_ranks = if model.ep > 1 { model.ep as f64 } else { tp };
-    let linear = 2.0 * t as f64 * (dense_active / tp + routed_active / expert_ranks);
-    let head = 2.0 * requests as f64 * model.params_of(Reads::LogitRows) as f64 / tp;
+    let linear = t.map(|t| 2.0 * t as f64 * (dense_active / tp + routed_active / expert_ranks));
+    let head = requests.map(|r| 2.0 * r as f64 * model.params_of(Reads::LogitRows) as f64 / tp);
 
     StepEstimate {
         bytes: Bytes {
@@ -302,7 +391,7 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
         flops: Flops {
             linear,
             lm_head: head,
-            attention: attention / tp,
+            attention: attention.map(|a| a / tp),
         },
         experts,
         expert_bytes_all_layers,

@@ -20,7 +20,7 @@ pub mod trace;
 
 pub use estimate::{Bytes, Experts, Flops, StepEstimate, estimate};
 pub use measure::{Bound, Rates, experts_peak_allows, rates};
-pub use tokens::{PhaseTokens, StepTokens, from_step};
+pub use tokens::{Counts, Given, PhaseTokens, StepTokens, from_step};
 pub use trace::{
     BUCKET_BYTES, BucketRate, GpuChoice, Setup, StepRoofline, TraceRoofline, analyse, analyse_trace,
 };
@@ -40,10 +40,9 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A step's marker does not carry the token counts the estimate needs.
-    #[error(
-        "{0} (the estimate needs requests, query and KV tokens per phase, as vLLM's TraceLens-style execute_… markers give them)"
-    )]
+    /// A step's counts do not give what an estimate needs (no longer raised: unknown terms are `None`;
+    /// kept for callers that match on it).
+    #[error("{0}")]
     NoTokens(String),
     /// A step without GPU time.
     #[error("no GPU time: span {span_ns} ns, busy {busy_ns} ns")]

@@ -61,28 +61,61 @@ pub struct Rates {
 }
 
 /// Rates of a step of `span_ns` (first kernel start to last kernel end) and `busy_ns` (union of its
-/// kernels) on `gpu`, computing in `dtype`.
+/// kernels) on `gpu`, computing in `dtype`; `None` when a byte or FLOP term is unknown (the step's
+/// counts do not give it), as a rate of part of the bytes would read as the step's.
 ///
 /// The physics gate: bytes / span above the GPU's specified bandwidth, or FLOPs / span above its dense peak,
 /// cannot have happened, so the estimate (model config, quantisation, parallel sizes) or the step bounds are
-/// wrong; that is [`Error::Physics`] with both numbers, never a percentage above 100. The busy-time rates are
-/// reported, not gated: the union of kernels can be shorter than the time the reads took.
+/// wrong; that is [`Error::Physics`] with both numbers, never a percentage above 100. The known terms alone
+/// are gated too: they are a lower bound. The busy-time rates are reported, not gated: the union of kernels
+/// can be shorter than the time the reads took.
 pub fn rates(
     e: &StepEstimate,
     span_ns: i64,
     busy_ns: i64,
     gpu: &Gpu,
     dtype: &str,
-) -> Result<Rates, Error> {
+) -> Result<Option<Rates>, Error> {
     if span_ns <= 0 || busy_ns <= 0 {
         return Err(Error::NoTime { span_ns, busy_ns });
     }
-    let bytes = e.bytes.total();
-    let flops = e.flops.total();
+    gate(e.bytes.known(), e.flops.known(), span_ns, gpu, dtype)?;
+    let (Some(bytes), Some(flops)) = (e.bytes.total(), e.flops.total()) else {
+        return Ok(None);
+    };
     let gbps = bytes / span_ns as f64;
     let gbps_busy = bytes / busy_ns as f64;
     let tflops = flops / span_ns as f64 / 1e3;
     let tflops_busy = flops / busy_ns as f64 / 1e3;
+    let peak_gbps = gpu.spec_bandwidth_gbps;
+    let peak_tflops = gpu.peak_tflops(dtype).map(|p| p.tflops);
+    let intensity = if bytes > 0.0 { flops / bytes } else { 0.0 };
+    let ridge = peak_tflops.map(|p| p * 1e12 / (peak_gbps * 1e9));
+    let bound = match ridge {
+        None => Bound::Unknown,
+        Some(r) if intensity < r => Bound::Memory,
+        Some(_) => Bound::Compute,
+    };
+    Ok(Some(Rates {
+        gbps,
+        gbps_busy,
+        tflops,
+        tflops_busy,
+        peak_gbps,
+        peak_tflops,
+        pct_of_peak_gbps: 100.0 * gbps / peak_gbps,
+        pct_of_peak_gbps_busy: 100.0 * gbps_busy / peak_gbps,
+        pct_of_peak_tflops: peak_tflops.map(|p| 100.0 * tflops / p),
+        intensity,
+        ridge,
+        bound,
+    }))
+}
+
+/// The physics gate over `bytes` and `flops` in `span_ns`.
+fn gate(bytes: f64, flops: f64, span_ns: i64, gpu: &Gpu, dtype: &str) -> Result<(), Error> {
+    let gbps = bytes / span_ns as f64;
+    let tflops = flops / span_ns as f64 / 1e3;
     let peak_gbps = gpu.spec_bandwidth_gbps;
     let peak_tflops = gpu.peak_tflops(dtype).map(|p| p.tflops);
     if gbps > peak_gbps {
@@ -105,36 +138,20 @@ pub fn rates(
             gpu: gpu.name.clone(),
         });
     }
-    let intensity = if bytes > 0.0 { flops / bytes } else { 0.0 };
-    let ridge = peak_tflops.map(|p| p * 1e12 / (peak_gbps * 1e9));
-    let bound = match ridge {
-        None => Bound::Unknown,
-        Some(r) if intensity < r => Bound::Memory,
-        Some(_) => Bound::Compute,
-    };
-    Ok(Rates {
-        gbps,
-        gbps_busy,
-        tflops,
-        tflops_busy,
-        peak_gbps,
-        peak_tflops,
-        pct_of_peak_gbps: 100.0 * gbps / peak_gbps,
-        pct_of_peak_gbps_busy: 100.0 * gbps_busy / peak_gbps,
-        pct_of_peak_tflops: peak_tflops.map(|p| 100.0 * tflops / p),
-        intensity,
-        ridge,
-        bound,
-    })
+    Ok(())
 }
 
 /// The expert count the GPU's specified bandwidth would allow in `span_ns`: (peak · span − every other
-/// byte) / bytes of one expert in all MoE layers. `None` for a dense model.
+/// byte) / bytes of one expert in all MoE layers. `None` for a dense model, or when another byte term is
+/// unknown.
 pub fn experts_peak_allows(e: &StepEstimate, span_ns: i64, gpu: &Gpu) -> Option<f64> {
     if e.expert_bytes_all_layers <= 0.0 {
         return None;
     }
     let budget = gpu.spec_bandwidth_gbps * span_ns as f64;
-    let others = e.bytes.total() - e.bytes.routed_experts;
+    let b = &e.bytes;
+    let others: f64 = [b.weights, b.kv_read, b.kv_write, b.lm_head, b.embedding]
+        .into_iter()
+        .sum::<Option<f64>>()?;
     Some((budget - others) / e.expert_bytes_all_layers)
 }

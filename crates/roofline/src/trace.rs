@@ -12,7 +12,9 @@ use serde::Serialize;
 use crate::Error;
 use crate::estimate::{StepEstimate, estimate};
 use crate::measure::{Rates, experts_peak_allows, rates};
-use crate::tokens::{StepTokens, from_step};
+use crate::tokens::{Counts, Given, from_step};
+use kineto_trace::capture::GraphCaptures;
+use std::path::PathBuf;
 
 /// Which GPU the steps ran on.
 #[derive(Debug, Clone)]
@@ -39,6 +41,11 @@ pub struct Setup {
     /// Kernel rules: the `gemm`+`moe` and `attention` buckets they fill are set against the bytes those
     /// kernels read.
     pub rules: Rules,
+    /// Token counts for steps whose trace does not give them.
+    pub given: Given,
+    /// A directory of CUDA/HIP-graph capture traces for the graph replays' sizes; `None`: the
+    /// `capture_traces/` (or `graph_capture_profile/`) directory beside each trace, if any.
+    pub captures: Option<PathBuf>,
 }
 
 /// Which bytes each group of kernel buckets reads: GEMM and MoE kernels the weights (every-step weights,
@@ -61,8 +68,8 @@ pub struct BucketRate {
     pub bucket: &'static str,
     /// Which bytes ([`BUCKET_BYTES`]).
     pub bytes_of: &'static str,
-    /// ESTIMATED bytes.
-    pub bytes: f64,
+    /// ESTIMATED bytes; `None` when one of them is unknown.
+    pub bytes: Option<f64>,
     /// Σ exclusive time of the buckets in the step, ns (MEASURED); 0 when they have no kernels.
     pub time_ns: i64,
     /// bytes / time, GB/s; `None` without kernels, or when it would exceed the GPU's peak (then the kernel
@@ -77,8 +84,8 @@ pub struct StepRoofline {
     pub index: usize,
     /// The step marker.
     pub name: String,
-    /// Token counts.
-    pub tokens: StepTokens,
+    /// Token counts, as far as known, and where they come from.
+    pub tokens: Counts,
     /// First kernel start to last kernel end, ns (MEASURED).
     pub span_ns: i64,
     /// Union of the step's kernels, ns (MEASURED).
@@ -87,8 +94,12 @@ pub struct StepRoofline {
     pub estimate: StepEstimate,
     /// Distinct experts per MoE layer and rank the GPU's specified bandwidth would allow in the span.
     pub experts_peak_allows: Option<f64>,
-    /// Rates against the peaks.
-    pub rates: Rates,
+    /// Rates against the peaks; `None` when a byte or FLOP term is unknown.
+    pub rates: Option<Rates>,
+    /// Σ of the byte terms that are known (all of them when `unknown` is empty).
+    pub bytes_known: f64,
+    /// The byte and FLOP terms the step's counts do not give (`bytes.kv_read`, `flops.attention`, …).
+    pub unknown: Vec<String>,
     /// Per kernel bucket: bytes over the bucket's time.
     pub buckets: Vec<BucketRate>,
     /// The compute dtype whose peak is used.
@@ -110,8 +121,10 @@ pub struct TraceRoofline {
     pub steps: Vec<StepRoofline>,
     /// Steps that failed (no token counts, no time, the physics gate), each naming the step.
     pub failures: Vec<Error>,
-    /// What the user should know (a bucket mapping that does not hold).
+    /// What the user should know (a bucket mapping that does not hold, how graph captures matched).
     pub notes: Vec<String>,
+    /// Steps (indices) with a term unknown for lack of a token count: the caller can give the counts.
+    pub incomplete: Vec<usize>,
 }
 
 /// The compute dtype: fp8 when the quantised weights are multiplied in fp8, else the activation dtype.
@@ -169,7 +182,17 @@ pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
         ..kineto_trace::Options::default()
     };
     let parsed = kineto_trace::parse_file(path, &opts)?;
-    analyse_trace(&parsed.trace, &path.display().to_string(), setup)
+    let dir = setup
+        .captures
+        .clone()
+        .or_else(|| kineto_trace::capture::beside(path));
+    let captures = dir.map(|d| GraphCaptures::read_dir(&d)).transpose()?;
+    analyse_with(
+        &parsed.trace,
+        &path.display().to_string(),
+        setup,
+        captures.as_ref(),
+    )
 }
 
 /// The roofline of each step of a trace already parsed (`file` names it in the output and errors), for a
@@ -179,25 +202,41 @@ pub fn analyse_trace(
     file: &str,
     setup: &Setup,
 ) -> Result<TraceRoofline, Error> {
+    let captures = setup
+        .captures
+        .as_deref()
+        .map(GraphCaptures::read_dir)
+        .transpose()?;
+    analyse_with(trace, file, setup, captures.as_ref())
+}
+
+fn analyse_with(
+    trace: &kineto_trace::Trace,
+    file: &str,
+    setup: &Setup,
+    captures: Option<&GraphCaptures>,
+) -> Result<TraceRoofline, Error> {
     let file = file.to_string();
     let (gpu, gpu_from) = gpu_of(setup, &file, trace)?;
     let links = Links::build(trace);
-    let steps = find_steps(trace, &links, &setup.pattern);
+    let mut steps = find_steps(trace, &links, &setup.pattern);
+    if let Some(c) = captures {
+        c.apply(trace, &links, &mut steps);
+    }
     let classes = setup.rules.classify_kernels(trace);
     let dtype = compute_dtype(&setup.model);
     let mut out = Vec::new();
     let mut failures = Vec::new();
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = steps
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("graph captures"))
+        .cloned()
+        .collect();
+    let mut incomplete = Vec::new();
     for s in &steps.steps {
         let mut one = || -> Result<StepRoofline, Error> {
-            let tokens = match &s.tokens {
-                Some(t) => from_step(t).map_err(Error::NoTokens)?,
-                None => {
-                    return Err(Error::NoTokens(
-                        "the step marker gives no token counts".to_string(),
-                    ));
-                }
-            };
+            let tokens = from_step(s, &setup.given);
             let (span_ns, busy_ns) = match (s.lo_ns, s.hi_ns) {
                 (Some(lo), Some(hi)) => (hi - lo, s.kernel_union_ns),
                 _ => (0, 0),
@@ -208,7 +247,9 @@ pub fn analyse_trace(
             let mut buckets = Vec::new();
             for (bucket, names, bytes_of) in BUCKET_BYTES {
                 let bytes = match bucket {
-                    "weights" => e.bytes.weights + e.bytes.routed_experts + e.bytes.lm_head,
+                    "weights" => [e.bytes.weights, e.bytes.routed_experts, e.bytes.lm_head]
+                        .into_iter()
+                        .sum::<Option<f64>>(),
                     _ => e.bytes.kv_read,
                 };
                 let time_ns: i64 = names
@@ -217,8 +258,8 @@ pub fn analyse_trace(
                     .map(|t| t.exclusive_ns)
                     .sum();
                 let kernels = names.join("`+`");
-                let mut gbps = (time_ns > 0).then(|| bytes / time_ns as f64);
-                if let Some(g) = gbps
+                let mut gbps = bytes.filter(|_| time_ns > 0).map(|b| b / time_ns as f64);
+                if let (Some(g), Some(bytes)) = (gbps, bytes)
                     && g > gpu.spec_bandwidth_gbps
                 {
                     notes.push(format!(
@@ -240,6 +281,13 @@ pub fn analyse_trace(
                     gbps,
                 });
             }
+            let unknown: Vec<String> = e
+                .bytes
+                .unknown()
+                .into_iter()
+                .map(|t| format!("bytes.{t}"))
+                .chain(e.flops.unknown().into_iter().map(|t| format!("flops.{t}")))
+                .collect();
             Ok(StepRoofline {
                 buckets,
                 index: s.index,
@@ -248,13 +296,20 @@ pub fn analyse_trace(
                 span_ns,
                 busy_ns,
                 experts_peak_allows: experts_peak_allows(&e, span_ns, &gpu),
+                bytes_known: e.bytes.known(),
+                unknown,
                 estimate: e,
                 rates: r,
                 dtype,
             })
         };
         match one() {
-            Ok(r) => out.push(r),
+            Ok(r) => {
+                if !r.unknown.is_empty() {
+                    incomplete.push(r.index);
+                }
+                out.push(r)
+            }
             Err(e) => failures.push(Error::Step {
                 file: file.clone(),
                 index: s.index,
@@ -271,5 +326,6 @@ pub fn analyse_trace(
         steps: out,
         failures,
         notes,
+        incomplete,
     })
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use kineto_trace::step::StepPattern;
 use kl1_shapes::{GpuTable, ModelShape, RunOptions, model_from_config};
-use roofline::{Bound, Error, GpuChoice, PhaseTokens, Setup, StepTokens, analyse, estimate, rates};
+use roofline::{
+    Bound, Counts, Error, GpuChoice, PhaseTokens, Setup, StepTokens, analyse, estimate, rates,
+};
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -24,7 +26,25 @@ fn model(name: &str, tp: u64, ep: u64) -> ModelShape {
     model_from_config(&text, name, &run).unwrap()
 }
 
-fn close(got: f64, want: f64) {
+/// A number the estimate knows: every count of these steps is given, so no term may be `None`.
+trait Known {
+    fn known(self) -> f64;
+}
+
+impl Known for f64 {
+    fn known(self) -> f64 {
+        self
+    }
+}
+
+impl Known for Option<f64> {
+    fn known(self) -> f64 {
+        self.expect("a known term")
+    }
+}
+
+fn close(got: impl Known, want: f64) {
+    let got = got.known();
     let tol = 1e-9 * want.abs().max(1.0);
     assert!((got - want).abs() <= tol, "got {got}, want {want}");
 }
@@ -37,6 +57,8 @@ fn setup(m: ModelShape) -> Setup {
         gpu: GpuChoice::FromTrace,
         table: GpuTable::builtin(),
         rules: kineto_trace::family::Rules::builtin(),
+        given: roofline::Given::default(),
+        captures: None,
     }
 }
 
@@ -53,8 +75,11 @@ fn gpt_oss_20b_on_the_shared_vllm_decode_step() {
     assert_eq!((t.gpu.as_str(), t.gpu_from), ("MI300X", "numSms+memory"));
     assert_eq!(t.steps.len(), 1);
     let s = &t.steps[0];
-    assert_eq!(s.tokens.decode, PhaseTokens::decode(32, 55_086));
-    assert_eq!(s.tokens.prefill, PhaseTokens::default());
+    let phases = s.tokens.phases.unwrap();
+    assert_eq!(phases.decode, PhaseTokens::decode(32, 55_086));
+    assert_eq!(phases.prefill, PhaseTokens::default());
+    assert_eq!(s.tokens.from, "marker `tracelens`");
+    assert!(s.unknown.is_empty(), "{:?}", s.unknown);
 
     // MEASURED, from the trace by plain json.load: first kernel start 6520618861901.761 µs, last kernel
     // end 6520618872601.742 µs; the 425 kernels do not overlap, so busy = Σ dur = 10,674.517 µs.
@@ -79,7 +104,7 @@ fn gpt_oss_20b_on_the_shared_vllm_decode_step() {
     // Uniform routing of 32 tokens, top-4 of 32: 32·(1 − (28/32)^32) ≈ 31.55 distinct experts per layer.
     let d = 32.0 * (1.0 - (28.0f64 / 32.0).powi(32));
     close(e.experts.uniform, d);
-    assert_eq!(e.experts.top_k_per_request, 32.0); // min(32, 4·32)
+    assert_eq!(e.experts.top_k_per_request, Some(32.0)); // min(32, 4·32)
     close(e.bytes.routed_experts, d * (expert * 24) as f64);
     // KV: 8 heads × (64 + 64) × 2 B = 2,048 B per token and layer. 12 full layers read all 55,086 keys,
     // 12 sliding layers at most 32 requests × 128.
@@ -109,15 +134,21 @@ fn gpt_oss_20b_on_the_shared_vllm_decode_step() {
 
     // Rates over the span against MI300X's 5,300 GB/s and 1,307.4 bf16 TFLOP/s (CLAIM).
     let span = s.span_ns as f64;
-    close(s.rates.gbps, e.bytes.total() / span);
-    close(s.rates.gbps_busy, e.bytes.total() / 10_674_517.0);
+    close(s.rates.unwrap().gbps, e.bytes.total().unwrap() / span);
     close(
-        s.rates.pct_of_peak_gbps,
-        100.0 * e.bytes.total() / span / 5300.0,
+        s.rates.unwrap().gbps_busy,
+        e.bytes.total().unwrap() / 10_674_517.0,
     );
-    close(s.rates.tflops, e.flops.total() / span / 1e3);
-    close(s.rates.ridge.unwrap(), 1307.4e12 / 5300e9);
-    assert_eq!(s.rates.bound, Bound::Memory);
+    close(
+        s.rates.unwrap().pct_of_peak_gbps,
+        100.0 * e.bytes.total().unwrap() / span / 5300.0,
+    );
+    close(
+        s.rates.unwrap().tflops,
+        e.flops.total().unwrap() / span / 1e3,
+    );
+    close(s.rates.unwrap().ridge.unwrap(), 1307.4e12 / 5300e9);
+    assert_eq!(s.rates.unwrap().bound, Bound::Memory);
     // Buckets (kernel times by plain json.load; one stream, no overlaps, so exclusive = Σ dur). GEMM and
     // MoE kernels read the weights: 73 `Cijk_*` hipBLASLt GEMMs 1,230.560 µs, 48 `_matmul_ogs_*` expert
     // GEMMs 7,034.595 µs and 24 `_finalize_matmul_scatter` 136.935 µs (the `gemm` bucket), 24
@@ -129,16 +160,17 @@ fn gpt_oss_20b_on_the_shared_vllm_decode_step() {
     assert_eq!((weights.bucket, weights.time_ns), ("weights", weights_ns));
     close(
         weights.gbps.unwrap(),
-        (e.bytes.weights + e.bytes.routed_experts + e.bytes.lm_head) / weights_ns as f64,
+        (e.bytes.weights.unwrap() + e.bytes.routed_experts.unwrap() + e.bytes.lm_head.unwrap())
+            / weights_ns as f64,
     );
     let kv = &s.buckets[1];
     assert_eq!((kv.bucket, kv.time_ns), ("kv", 655_692 + 68_668));
-    close(kv.gbps.unwrap(), e.bytes.kv_read / 724_360.0);
+    close(kv.gbps.unwrap(), e.bytes.kv_read.unwrap() / 724_360.0);
     assert!(t.notes.is_empty(), "{:?}", t.notes);
 
     // The numbers the command prints (13.92 GB, 1,300.7 GB/s, 24.5 % of peak).
-    assert!((e.bytes.total() / 1e9 - 13.917).abs() < 0.001);
-    assert!((s.rates.gbps - 1300.70).abs() < 0.01);
+    assert!((e.bytes.total().unwrap() / 1e9 - 13.917).abs() < 0.001);
+    assert!((s.rates.unwrap().gbps - 1300.70).abs() < 0.01);
 }
 
 /// The GPU's peak bandwidth in that step's span is 5,300 GB/s × 10,699,981 ns = 56.7 GB; an estimate that
@@ -150,7 +182,7 @@ fn the_physics_gate_refuses_impossible_estimates() {
         prefill: PhaseTokens::default(),
         decode: PhaseTokens::decode(32, 55_086),
     };
-    let e = estimate(&m, &tokens, 2);
+    let e = estimate(&m, &Counts::from(tokens), 2);
     let table = GpuTable::builtin();
     let mi300x = table.get("MI300X").unwrap();
     let err = rates(&e, 1_000_000, 1_000_000, mi300x, "bf16").unwrap_err();
@@ -228,13 +260,16 @@ fn dense_llama_decode_on_a_generated_trace() {
     close(e.flops.lm_head, (2u64 * 8 * 128_256 * 4096) as f64);
     // 2·32·128 + 2·32·128 = 16,384 FLOPs per pair, 8,192 pairs, 32 layers.
     close(e.flops.attention, (16_384u64 * 8192 * 32) as f64);
-    close(s.rates.gbps, e.bytes.total() / 5_100_000.0);
     close(
-        s.rates.pct_of_peak_gbps,
-        100.0 * e.bytes.total() / 5_100_000.0 / 3350.0,
+        s.rates.unwrap().gbps,
+        e.bytes.total().unwrap() / 5_100_000.0,
     );
-    close(s.rates.ridge.unwrap(), 989.4e12 / 3350e9);
-    assert_eq!(s.rates.bound, Bound::Memory);
+    close(
+        s.rates.unwrap().pct_of_peak_gbps,
+        100.0 * e.bytes.total().unwrap() / 5_100_000.0 / 3350.0,
+    );
+    close(s.rates.unwrap().ridge.unwrap(), 989.4e12 / 3350e9);
+    assert_eq!(s.rates.unwrap().bound, Bound::Memory);
 }
 
 /// A fresh prefill of one 1,000-token request: causal pairs 1 + 2 + … + 1000 = 500,500 per layer,
@@ -246,7 +281,7 @@ fn dense_llama_prefill_pairs() {
         prefill: PhaseTokens::fresh_prefill(1, 1000, 1_000_000),
         decode: PhaseTokens::default(),
     };
-    let e = estimate(&m, &tokens, 2);
+    let e = estimate(&m, &Counts::from(tokens), 2);
     close(e.flops.attention, (16_384u64 * 500_500 * 32) as f64);
     close(e.bytes.kv_read, (1000u64 * 4096 * 32) as f64);
     // One request makes logits: the head is read once and multiplied for one row.
@@ -270,7 +305,7 @@ fn sliding_window_prefill() {
         prefill,
         decode: PhaseTokens::default(),
     };
-    let e = estimate(&m, &tokens, 2);
+    let e = estimate(&m, &Counts::from(tokens), 2);
     // Keys: full layers 800; sliding min(800, 600 + 2·127 = 854) = 800. 12 + 12 layers, 2,048 B each.
     close(e.bytes.kv_read, ((800 * 12 + 800 * 12) * 2048) as f64);
     // Pairs: full 2·(300·400 − 300·299/2) = 150,300; sliding min(150,300, 600·128 = 76,800).
@@ -289,7 +324,7 @@ fn sliding_window_prefill() {
         },
         decode: PhaseTokens::default(),
     };
-    let e = estimate(&m, &tokens, 2);
+    let e = estimate(&m, &Counts::from(tokens), 2);
     close(e.bytes.kv_read, ((1010 * 12 + 137 * 12) * 2048) as f64);
 }
 
@@ -325,9 +360,12 @@ fn mla_deepseek_v3_decode_on_a_generated_trace() {
     // Absorbed decode attention per pair: 2·128·(512 + 64) + 2·128·512, over 8 ranks.
     close(e.flops.attention, (278_528u64 * 262_144 * 61) as f64 / 8.0);
     assert_eq!(s.dtype, "fp8");
-    close(s.rates.peak_tflops.unwrap(), 1978.9);
+    close(s.rates.unwrap().peak_tflops.unwrap(), 1978.9);
     assert_eq!((s.span_ns, s.busy_ns), (24_100_000, 24_000_000));
-    close(s.rates.gbps, e.bytes.total() / 24_100_000.0);
+    close(
+        s.rates.unwrap().gbps,
+        e.bytes.total().unwrap() / 24_100_000.0,
+    );
 }
 
 /// DeepSeek-V4-Flash (43 layers, each with a 128-token window over one shared 512-wide key/value vector;
@@ -402,4 +440,90 @@ fn mla_deepseek_v32_sparse_decode_on_a_generated_trace() {
     // 262,144 pairs over 64 heads × 128 (2·64·128 each); heads divide among the 8 ranks.
     let per_layer = 131_072u64 * 278_528 + 262_144 * 2 * 64 * 128;
     close(e.flops.attention, (per_layer * 61) as f64 / 8.0);
+}
+
+/// SGLang's `step[EXTEND bs=2 toks=300]` gives requests and query tokens, not the KV tokens: the terms
+/// that need them are `None`, never a number; the rest are worked as for any step. Llama-3.1-8B, bf16.
+#[test]
+fn terms_without_their_counts_are_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = generated_trace(
+        dir.path(),
+        "step[EXTEND bs=2 toks=300]",
+        "NVIDIA H100 80GB HBM3",
+        1000,
+    );
+    let m = model("llama-3.1-8b.json", 1, 1);
+    let t = analyse(&trace, &setup(m.clone())).unwrap();
+    assert!(t.failures.is_empty(), "{:?}", t.failures);
+    let s = &t.steps[0];
+    assert_eq!(
+        (s.tokens.requests, s.tokens.query_tokens, s.tokens.kv_tokens),
+        (Some(2), Some(300), None)
+    );
+    assert_eq!(s.tokens.phase, Some("prefill"));
+    assert_eq!(s.tokens.from, "marker `sglang`");
+    let e = &s.estimate;
+    let layer_params: u64 =
+        4096 * 4096 + 2 * 4096 * 1024 + 4096 * 4096 + 4096 * 28672 + 14336 * 4096 + 2 * 4096;
+    let weights = (2u64 * (32 * layer_params + 4096)) as f64;
+    close(e.bytes.weights, weights);
+    close(e.bytes.kv_write, (300u64 * 4096 * 32) as f64);
+    close(e.bytes.lm_head, (128_256u64 * 4096 * 2) as f64);
+    close(e.bytes.embedding, (300u64 * 4096 * 2) as f64);
+    close(
+        e.flops.linear,
+        (2u64 * 300 * (32 * layer_params + 4096)) as f64,
+    );
+    close(e.flops.lm_head, (2u64 * 2 * 128_256 * 4096) as f64);
+    assert_eq!((e.bytes.kv_read, e.flops.attention), (None, None));
+    assert_eq!(s.unknown, ["bytes.kv_read", "flops.attention"]);
+    assert_eq!(e.bytes.total(), None);
+    assert!(s.rates.is_none());
+    assert_eq!(t.incomplete, [0]);
+    // Σ of the known terms: weights + KV written + LM head + embedding (no routed experts).
+    close(
+        s.bytes_known,
+        weights + (300u64 * 4096 * 32 + 128_256 * 4096 * 2 + 300 * 4096 * 2) as f64,
+    );
+
+    // The caller's KV tokens complete the bytes: 32 full-attention layers read all 400 keys.
+    let mut with_kv = setup(m.clone());
+    with_kv.given.kv_tokens = Some(400);
+    let t = analyse(&trace, &with_kv).unwrap();
+    let s = &t.steps[0];
+    assert_eq!(s.tokens.from, "marker `sglang` + given (KV tokens)");
+    close(s.estimate.bytes.kv_read, (400u64 * 4096 * 32) as f64);
+    // Causal prefill FLOPs need Σ sq² per request, which no count gives: still unknown, so no rates.
+    assert_eq!(s.unknown, ["flops.attention"]);
+    assert!(s.rates.is_none());
+
+    // No count at all (a ProfilerStep): the weights read once per step are all that is known.
+    let trace = generated_trace(dir.path(), "ProfilerStep#3", "NVIDIA H100 80GB HBM3", 1000);
+    let t = analyse(&trace, &setup(m)).unwrap();
+    let s = &t.steps[0];
+    assert_eq!(
+        (
+            s.tokens.requests,
+            s.tokens.query_tokens,
+            s.tokens.kv_tokens,
+            s.tokens.phase
+        ),
+        (None, None, None, None)
+    );
+    close(s.bytes_known, weights);
+    assert_eq!(
+        s.unknown,
+        [
+            "bytes.kv_read",
+            "bytes.kv_write",
+            "bytes.lm_head",
+            "bytes.embedding",
+            "flops.linear",
+            "flops.lm_head",
+            "flops.attention"
+        ]
+    );
+    // The GEMM bucket's GB/s needs the LM head's bytes: unknown as well.
+    assert_eq!(s.buckets[0].gbps, None);
 }

@@ -3,7 +3,8 @@
 
 use super::event::{EventKind, RawEvent, event_kind};
 use crate::model::{
-    Api, Flow, FlowPhase, GpuOp, IdValue, Launch, Span, Sym, Trace, Track, TrackIds, Warning,
+    Api, Flow, FlowPhase, GemmRows, GpuOp, IdValue, Launch, Span, Sym, Trace, Track, TrackIds,
+    Warning,
 };
 use crate::scan::{Cursor, Scan, event_bad, parse_i64, parse_u64};
 use rustc_hash::FxHashMap;
@@ -46,6 +47,9 @@ pub(super) struct Builder {
     pub(super) base: u64,
     phase_counts: PhaseCounts,
     timed: bool,
+    /// `python_function` `X` events, counted here (a `with_stack` trace has millions) and folded into
+    /// `Counts::other_complete` at the end.
+    python_events: u64,
 }
 
 pub(super) const KEEP_WARNINGS: usize = 100;
@@ -227,9 +231,38 @@ impl Builder {
                     external_id: ev.args.external_id.and_then(NonZeroU64::new),
                 };
                 match cat {
-                    EventKind::CpuOp => self.trace.cpu_ops.push(span),
+                    EventKind::CpuOp => {
+                        if let Some(dims) = ev.input_dims
+                            && let Some(input) =
+                                ev.name.as_deref().and_then(crate::profiles::gemm_input)
+                            && let Some(rows) = super::event::input_rows(dims, input)
+                        {
+                            self.trace.gemm_rows.push(GemmRows {
+                                cpu_op: self.trace.cpu_ops.len() as u32,
+                                rows,
+                            });
+                        }
+                        self.trace.cpu_ops.push(span)
+                    }
                     EventKind::UserAnnotation => self.trace.user_annotations.push(span),
                     _ => self.trace.gpu_user_annotations.push(span),
+                }
+            }
+            (b'X', EventKind::PythonFunction) => {
+                self.python_events += 1;
+                if ev
+                    .name
+                    .as_deref()
+                    .is_some_and(crate::profiles::keep_python_event)
+                {
+                    let span = Span {
+                        name: self.name(ev.name.as_deref()),
+                        ts_ns: ts,
+                        dur_ns: dur,
+                        track: self.track(ev.pid, ev.tid),
+                        external_id: None,
+                    };
+                    self.trace.python_functions.push(span);
                 }
             }
             (b'X', _) => {
@@ -291,6 +324,14 @@ impl Builder {
                 let key = char::from(b as u8).to_string();
                 *self.trace.counts.by_phase.entry(key).or_insert(0) += n;
             }
+        }
+        if self.python_events > 0 {
+            *self
+                .trace
+                .counts
+                .other_complete
+                .entry("python_function".to_string())
+                .or_insert(0) += self.python_events;
         }
         if self.timed {
             self.trace.time_bounds = Some((self.min_ts, self.max_end));

@@ -18,6 +18,8 @@ pub(super) struct RawEvent<'a> {
     pub(super) args: Args,
     /// Where `args` is when it came before `cat` and could not be read in one pass.
     pub(super) late_args: Option<usize>,
+    /// A `cpu_op`'s `args["Input Dims"]` value as its raw text, read only for GEMM ops (`record_shapes`).
+    pub(super) input_dims: Option<&'a [u8]>,
 }
 
 #[derive(Default, Clone)]
@@ -49,6 +51,8 @@ pub(super) enum EventKind {
     CpuOp,
     UserAnnotation,
     GpuUserAnnotation,
+    /// `python_function` (`with_stack`, `with_modules`): kept only where a step profile needs it.
+    PythonFunction,
     Flow,
     Other,
 }
@@ -63,6 +67,7 @@ pub(super) fn event_kind(cat: &[u8]) -> EventKind {
         b"cpu_op" | b"Operator" => EventKind::CpuOp,
         b"user_annotation" => EventKind::UserAnnotation,
         b"gpu_user_annotation" | b"gpu_user_Annotation" => EventKind::GpuUserAnnotation,
+        b"python_function" => EventKind::PythonFunction,
         b"ac2g" | b"async_gpu" | b"async_cpu_to_gpu" => EventKind::Flow,
         _ => EventKind::Other,
     }
@@ -91,10 +96,10 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
             b"dur" => ev.dur = Some(time_field(c, v, "dur")?),
             b"id" => ev.id = Some(id_token(c, v)?),
             b"args" => match ev.cat.as_deref().map(event_kind) {
-                Some(EventKind::Other | EventKind::Flow) => {
+                Some(EventKind::Other | EventKind::Flow | EventKind::PythonFunction) => {
                     c.skip_value()?;
                 }
-                Some(k) => ev.args = args(c, k)?,
+                Some(k) => ev.args = args(c, k, &mut ev.input_dims)?,
                 None => {
                     ev.late_args = Some(c.pos);
                     c.skip_value()?;
@@ -123,10 +128,13 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
     }
     if let Some(at) = ev.late_args
         && let Some(k) = ev.cat.as_deref().map(event_kind)
-        && !matches!(k, EventKind::Other | EventKind::Flow)
+        && !matches!(
+            k,
+            EventKind::Other | EventKind::Flow | EventKind::PythonFunction
+        )
     {
         let mut again = Cursor::new(c.buf, at);
-        ev.args = args(&mut again, k)?;
+        ev.args = args(&mut again, k, &mut ev.input_dims)?;
     }
     Ok(())
 }
@@ -163,8 +171,9 @@ fn id_token<'a>(c: &mut Cursor<'a>, v: u8) -> Scan<&'a [u8]> {
 
 /// Reads `args`, keeping the fields the model uses for this category. Fields of other categories are
 /// skipped unread: the same key means different things elsewhere (ROCm runtime calls write
-/// `"stream": "0x0"`, Triton cpu_ops a `"grid"` string).
-fn args(c: &mut Cursor<'_>, cat: EventKind) -> Scan<Args> {
+/// `"stream": "0x0"`, Triton cpu_ops a `"grid"` string). A `cpu_op`'s `Input Dims` is validated and
+/// its text handed back in `input_dims`, to be read only if the op is a GEMM (the name may come later).
+fn args<'a>(c: &mut Cursor<'a>, cat: EventKind, input_dims: &mut Option<&'a [u8]>) -> Scan<Args> {
     let gpu = matches!(
         cat,
         EventKind::Kernel | EventKind::Memcpy | EventKind::Memset
@@ -215,6 +224,10 @@ fn args(c: &mut Cursor<'_>, cat: EventKind) -> Scan<Args> {
                 a.graph_node_id = uint(c, &mut a.odd_field, "graph node id")?
             }
             b"bytes" if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
+            b"Input Dims" if cat == EventKind::CpuOp => {
+                let at = c.skip_value()?;
+                *input_dims = Some(&c.buf[at..c.pos]);
+            }
             b"cbid" if api => {
                 a.cbid = small(uint(c, &mut a.odd_field, "cbid")?, &mut a.odd_field, "cbid")
             }
@@ -337,5 +350,76 @@ fn dims(
     } else {
         *odd = Some(field);
         Ok(None)
+    }
+}
+
+/// The rows of input `input` of an op's `Input Dims` text (`[[M, K], [N, K], []]`): the product of every
+/// dimension but the last (a 3-D activation `[B, S, K]` has B·S rows), 1 for a vector. `None` when the
+/// input is missing, not a list of integers, empty, or the rows do not fit a `u32`.
+pub(super) fn input_rows(dims: &[u8], input: usize) -> Option<u32> {
+    let mut c = Cursor::new(dims, 0);
+    if c.ws_peek().ok()? != b'[' {
+        return None;
+    }
+    c.pos += 1;
+    let mut i = 0;
+    loop {
+        if c.ws_peek().ok()? == b']' {
+            return None;
+        }
+        if i == input {
+            return tensor_rows(&mut c);
+        }
+        c.skip_value().ok()?;
+        match c.ws_peek().ok()? {
+            b',' => c.pos += 1,
+            _ => return None,
+        }
+        i += 1;
+    }
+}
+
+fn tensor_rows(c: &mut Cursor<'_>) -> Option<u32> {
+    if c.ws_peek().ok()? != b'[' {
+        return None;
+    }
+    c.pos += 1;
+    let mut dims: Vec<u64> = Vec::new();
+    if c.ws_peek().ok()? == b']' {
+        return None;
+    }
+    loop {
+        if !c.ws_peek().ok()?.is_ascii_digit() {
+            return None;
+        }
+        dims.push(c.uint().ok()??);
+        match c.ws_peek().ok()? {
+            b',' => c.pos += 1,
+            b']' => break,
+            _ => return None,
+        }
+    }
+    let rows = dims[..dims.len() - 1]
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))?;
+    u32::try_from(rows).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::input_rows;
+
+    #[test]
+    fn rows_of_an_input() {
+        let addmm = b"[[5120], [32, 2880], [2880, 5120], [], []]";
+        assert_eq!(input_rows(addmm, 1), Some(32));
+        assert_eq!(input_rows(addmm, 0), Some(1));
+        assert_eq!(input_rows(addmm, 3), None);
+        assert_eq!(input_rows(addmm, 9), None);
+        assert_eq!(input_rows(b"[[2, 128, 4096], [4096, 4096]]", 0), Some(256));
+        assert_eq!(input_rows(b"[[[2, 3], [2, 3]], []]", 0), None);
+        assert_eq!(input_rows(b"[[4294967296, 2]]", 0), None);
+        assert_eq!(input_rows(b"\"x\"", 0), None);
+        assert_eq!(input_rows(b"[]", 0), None);
     }
 }

@@ -246,6 +246,7 @@ mod tests {
             requests: None,
             tokens: Some(tokens),
             tokens_from: Vec::new(),
+            unreadable: Vec::new(),
             track: Default::default(),
             cpu_lo_ns: 0,
             cpu_hi_ns: 0,

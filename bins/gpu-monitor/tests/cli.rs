@@ -417,7 +417,12 @@ fn output_refuses_an_existing_file_and_the_file_being_replayed() {
             .arg(&rec)
             .arg("--overwrite"));
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("being replayed"));
+        // tool-io's rule: a result never replaces an input of the same run, by any name.
+        assert!(
+            text(&out.stderr).contains("is this run's replay recording"),
+            "{}",
+            text(&out.stderr)
+        );
         assert_eq!(std::fs::read(&rec).expect("read"), before);
     }
 

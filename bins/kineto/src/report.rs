@@ -229,12 +229,20 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         top: Some(&top),
         roofline: roofline.as_ref(),
     });
-    if let Err(e) = page.write_bytes(html.as_bytes()) {
-        note(&format!("kineto report: {e}"));
-        return ExitCode::from(1);
-    }
+    let written = match page.write_bytes(html.as_bytes()) {
+        Ok(w) => w,
+        Err(e) => {
+            note(&format!("kineto report: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    out::written("kineto report", &written);
     let mut w = out::stdout();
-    if let Err(e) = writeln!(w, "wrote {}", r.html.display()) {
+    if let Err(e) = writeln!(
+        w,
+        "wrote {}",
+        out::escape(&written.path().display().to_string())
+    ) {
         out::write_failed(e);
     }
     out::finish(&mut w);
@@ -305,12 +313,13 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
     let result = html_report::kineto_diff(&old, &new);
-    if let Some(page) = page
-        && let Err(e) = page.write_bytes(
+    if let Some(page) = page {
+        match page.write_bytes(
             html_report::kineto_diff_page(&old, &new, &result, d.fail_above).as_bytes(),
-        )
-    {
-        return fail(e.to_string());
+        ) {
+            Ok(w) => out::written("kineto diff", &w),
+            Err(e) => return fail(e.to_string()),
+        }
     }
     let mut w = out::stdout();
     let written = (|| -> std::io::Result<()> {

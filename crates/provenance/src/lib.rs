@@ -57,7 +57,8 @@
 //!     .start(); // after loading the model, just before the timed region
 //! // ... timed region ...
 //! let record = prov.finish();
-//! out.write_json(&BenchOutput { tokens_per_s: 1234.5, provenance: &record })?;
+//! let written = out.write_json(&BenchOutput { tokens_per_s: 1234.5, provenance: &record })?;
+//! // `written.path()` is where it went: beside the name if a file appeared there meanwhile.
 //! # Ok::<(), provenance::Error>(())
 //! ```
 //!
@@ -366,6 +367,14 @@ pub fn claim_output(path: impl AsRef<Path>, overwrite: bool) -> Result<Claim, Er
     Ok(Claim::new(path, overwrite)?)
 }
 
+/// For the one-call harnesses, which return the work's result and have no other channel: says on stderr
+/// when the record went beside its name because a file appeared there during the run.
+pub(crate) fn say_where(written: &tool_io::Written) {
+    if let Some(n) = written.notice() {
+        tool_io::terminal::note(&format!("provenance: {n}"));
+    }
+}
+
 /// Fails with [`Error::NonFinite`] naming the dotted path under `key` of the first NaN or infinity in `value`.
 fn check_finite<T: Serialize + ?Sized>(value: &T, key: &str) -> Result<(), Error> {
     tool_io::check_finite(value).map_err(|e| Error::NonFinite {
@@ -398,10 +407,17 @@ fn insert_field(
 /// Parses a `key=value` field argument. The value is read as JSON when it is valid JSON (`n=3`, `ok=true`,
 /// `tags=["a"]`) and kept as a string otherwise (`weights=bf16`); quote it to force a string (`v="3"`).
 ///
+/// A number is never rounded silently: a value whose numbers JSON as written here cannot hold exactly (an
+/// integer beyond 64 bits, a decimal with more digits than a double keeps) is kept as the string given.
+///
 /// ```
 /// use serde_json::json;
 /// assert_eq!(provenance::parse_field("n=3")?, ("n".to_owned(), json!(3)));
 /// assert_eq!(provenance::parse_field("weights=bf16")?.1, json!("bf16"));
+/// assert_eq!(
+///     provenance::parse_field("id=123456789012345678901234567890")?.1,
+///     json!("123456789012345678901234567890")
+/// );
 /// assert!(provenance::parse_field("no-equals").is_err());
 /// # Ok::<(), provenance::Error>(())
 /// ```
@@ -413,10 +429,85 @@ pub fn parse_field(arg: &str) -> Result<(String, Value), Error> {
         return Err(Error::BadField(arg.to_owned()));
     }
     let value = match serde_json::from_str::<Value>(v) {
-        Ok(parsed) => parsed,
-        Err(_) => Value::String(v.to_owned()),
+        Ok(parsed) if numbers_exact(v) => parsed,
+        _ => Value::String(v.to_owned()),
     };
     Ok((k.to_owned(), value))
+}
+
+/// Whether every number in the JSON text `json` keeps its exact value once parsed: an integer within i64 or
+/// u64 (kept as an integer), or a decimal whose double prints back as the same decimal value.
+fn numbers_exact(json: &str) -> bool {
+    let b = json.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() {
+                    match b[i] {
+                        b'\\' => i += 2,
+                        b'"' => {
+                            i += 1;
+                            break;
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+                {
+                    i += 1;
+                }
+                if !number_exact(&json[start..i]) {
+                    return false;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+fn number_exact(literal: &str) -> bool {
+    if !literal.contains(['.', 'e', 'E']) {
+        return literal.parse::<i64>().is_ok() || literal.parse::<u64>().is_ok();
+    }
+    match literal.parse::<f64>() {
+        // `{:e}` prints the shortest decimal that reads back as the same double.
+        Ok(x) if x.is_finite() => decimal(literal) == decimal(&format!("{x:e}")),
+        _ => false,
+    }
+}
+
+/// A decimal literal's value: (negative, significant digits without leading or trailing zeros, power of ten
+/// of the last digit); zero is `(false, "", 0)`.
+fn decimal(literal: &str) -> (bool, String, i64) {
+    let (negative, rest) = match literal.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, literal),
+    };
+    let (mantissa, mut exp) = match rest.find(['e', 'E']) {
+        Some(i) => (
+            &rest[..i],
+            rest[i + 1..].parse::<i64>().unwrap_or(i64::MAX / 2),
+        ),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    exp = exp.saturating_sub(frac.len() as i64);
+    let mut digits = format!("{int}{frac}").trim_start_matches('0').to_owned();
+    while digits.ends_with('0') {
+        digits.pop();
+        exp = exp.saturating_add(1);
+    }
+    if digits.is_empty() {
+        return (false, String::new(), 0);
+    }
+    (negative, digits, exp)
 }
 
 struct Static {
@@ -785,8 +876,9 @@ impl Record {
         })
     }
 
-    /// Writes the record alone to a claimed output.
-    pub fn write(&self, out: &Claim) -> Result<(), Error> {
+    /// Writes the record alone to a claimed output. Returns where it went: the claimed path, or beside it
+    /// when a file appeared there during the run ([`tool_io::Written`]: that file is kept, nothing is lost).
+    pub fn write(&self, out: &Claim) -> Result<tool_io::Written, Error> {
         // Checked here first for a typed error; serialising inside the writer would only carry its text.
         self.entries()?;
         Ok(out.write_json(self)?)

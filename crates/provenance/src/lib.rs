@@ -74,6 +74,7 @@ mod cuda;
 pub mod diff;
 mod environment;
 mod git;
+mod git_tree;
 mod gpu;
 mod harness;
 mod host;

@@ -41,7 +41,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
                   (128 + N when signal N ended it)."
 )]
 struct Args {
-    /// Requested interval between readings of each GPU, in milliseconds.
+    /// Requested interval between readings of each GPU, in milliseconds (1 to 60000).
     #[arg(long, default_value_t = 500, value_name = "N")]
     interval_ms: u64,
     /// auto | nvml | nvidia-smi | replay:FILE.
@@ -155,8 +155,8 @@ fn main() -> ExitCode {
         Ok(g) => g,
         Err(e) => return usage(format!("--gpus: {e}")),
     };
-    if args.interval_ms == 0 {
-        return usage("--interval-ms must be at least 1".into());
+    if let Err(why) = gpu_monitor::check_interval_ms(args.interval_ms) {
+        return usage(format!("--interval-ms: {why}"));
     }
     // The recording is noted as this run's input before any result is claimed, so that no output flag can
     // name it (by any name: tool-io compares files, not names). A recording that cannot be opened is left

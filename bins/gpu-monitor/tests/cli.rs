@@ -274,6 +274,9 @@ fn bad_arguments_exit_2() {
         vec!["--backend", "nvml", "extra"],
         vec!["--gpus", "first"],
         vec!["--interval-ms", "0"],
+        // Bounded (issue 21 item 11): a grace of 2 × 2^64 − 1 ms covered a monitor that died at once.
+        vec!["--interval-ms", "18446744073709551615"],
+        vec!["--interval-ms", "60001"],
         vec!["--format", "xml"],
     ] {
         let out = run(cmd(None).args(&args));

@@ -75,7 +75,7 @@ struct RunArgs {
     #[arg(long)]
     overwrite: bool,
     /// GPU sampling interval, ms [default: 500].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=provenance::gpu_monitor::MAX_INTERVAL_MS))]
     interval_ms: Option<u64>,
     /// A field for the record, KEY=VALUE (VALUE read as JSON when it is JSON, else as a string); repeatable.
     #[arg(long = "field", short = 'f', value_name = "KEY=VALUE", value_parser = parse_field)]

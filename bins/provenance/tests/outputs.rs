@@ -220,3 +220,16 @@ fn help_and_version_on_a_full_disk_fail_with_one_message() {
         assert!(closed.stderr.is_empty());
     }
 }
+
+#[test]
+fn an_interval_beyond_a_minute_is_a_usage_error() {
+    let d = tempfile::tempdir().unwrap();
+    for ms in ["60001", "18446744073709551615", "0"] {
+        let o = run(
+            d.path(),
+            &["--interval-ms", ms, "-o", "r.json", "--", "true"],
+        );
+        assert_eq!(o.status.code(), Some(2), "{ms}: {}", text(&o.stderr));
+        assert!(!d.path().join("r.json").exists());
+    }
+}

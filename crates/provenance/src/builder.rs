@@ -70,7 +70,7 @@ impl Provenance {
         Ok(self)
     }
 
-    /// Names the benchmark program (use [`program!`] in the calling crate).
+    /// Names the benchmark program (use [`program!`](crate::program!) in the calling crate).
     pub fn program(mut self, program: ProgramBuild) -> Self {
         self.program = Probe::Value(program);
         self
@@ -89,7 +89,7 @@ impl Provenance {
     }
 
     /// Where to read git state from (default: the program's own crate directory when it named itself with
-    /// [`program!`], else the current directory).
+    /// [`program!`](crate::program!), else the current directory).
     pub fn repo_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.repo_dir = Some(dir.into());
         self

@@ -13,9 +13,9 @@ use crate::{
 /// on the host's monotonic clock.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecorderCost {
-    /// [`Provenance::start`]: git, host, GPU identity, the `before` snapshot and starting the monitor, s.
+    /// [`Provenance::start`](crate::Provenance::start): git, host, GPU identity, the `before` snapshot and starting the monitor, s.
     pub start: f64,
-    /// [`Running::finish`]: stopping the monitor, the `after` snapshot and the verdict, s.
+    /// [`Running::finish`](crate::Running::finish): stopping the monitor, the `after` snapshot and the verdict, s.
     pub finish: f64,
 }
 
@@ -43,7 +43,7 @@ pub struct CommandRun {
 /// collected under `unavailable`; user fields sit at the top level, as in the seed.
 #[derive(Debug, Clone)]
 pub struct Record {
-    /// [`SCHEMA_VERSION`].
+    /// [`SCHEMA_VERSION`](crate::SCHEMA_VERSION).
     pub schema_version: u32,
     /// When the record was started (UTC, seconds).
     pub time_utc: String,
@@ -76,7 +76,7 @@ pub struct Record {
     pub during: gpu_monitor::Summary,
     /// How much of the timed region the monitor's samples cover (written as `during.region_coverage`).
     pub coverage: Coverage,
-    /// The monitor's readings over the timed region, thinned to at most [`MAX_TIMELINE_SAMPLES`] (written as
+    /// The monitor's readings over the timed region, thinned to at most [`MAX_TIMELINE_SAMPLES`](crate::MAX_TIMELINE_SAMPLES) (written as
     /// `during.timeline`).
     pub timeline: Timeline,
     /// The host's load and CPU busy % over the timed region (written as `during.host`, and the load's range
@@ -90,7 +90,7 @@ pub struct Record {
     pub recorder_s: RecorderCost,
     /// Whether the run was interrupted.
     pub interrupted: bool,
-    /// The wrapped command, when the record was made by [`wrap`].
+    /// The wrapped command, when the record was made by [`wrap`](crate::wrap).
     pub command: Option<CommandRun>,
     /// The clean-run verdict.
     pub verdict: Verdict,

@@ -27,7 +27,7 @@ pub(crate) struct Static {
     pub(crate) fields: BTreeMap<String, Value>,
 }
 
-/// A record whose timed region is running. Created by [`Provenance::start`]; ended by [`Running::finish`].
+/// A record whose timed region is running. Created by [`Provenance::start`](crate::Provenance::start); ended by [`Running::finish`].
 pub struct Running {
     pub(crate) static_part: Static,
     pub(crate) before: Snapshot,

@@ -3,6 +3,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
 
@@ -30,13 +31,14 @@ pub struct Claim {
     /// The path as given (made absolute), for messages.
     path: PathBuf,
     overwrite: bool,
-    /// The file at the target when the claim was made (`None`: nothing was there). Only that file is ever
-    /// replaced: one that appears or replaces it during the run is someone else's, and is kept.
-    found: Option<FileId>,
+    /// The file at the target when the claim was made (`None`: nothing was there), and after each write the
+    /// file written. Only that file is ever replaced: one that appears or replaces it during the run is
+    /// someone else's, and is kept.
+    found: Mutex<Option<FileId>>,
     lock_path: PathBuf,
     /// Held open for the claim's life: the lock lives as long as this descriptor.
     lock: Option<File>,
-    /// This claim in the process's registry of claims (`identity.rs`); 0 before it is registered.
+    /// This claim in the process's registry of claims (`identity.rs`).
     serial: u64,
 }
 
@@ -158,9 +160,10 @@ fn lock_path_for(target: &Path) -> PathBuf {
     parent_dir(target).join(format!(".{name}.claim"))
 }
 
-/// Opens and locks the claim file; retries when the file it locked was removed meanwhile by the claim that
-/// held it (the lock would then be on an unlinked file nobody else sees).
-fn take_lock(path: &Path, lock_path: &Path) -> Result<File, Error> {
+/// Opens and locks the claim file, registering the claim (its serial is returned); retries when the file it
+/// locked was removed meanwhile by the claim that held it (the lock would then be on an unlinked file nobody
+/// else sees).
+fn take_lock(path: &Path, lock_path: &Path) -> Result<(File, u64), Error> {
     for _ in 0..8 {
         let f = OpenOptions::new()
             .read(true)
@@ -169,28 +172,27 @@ fn take_lock(path: &Path, lock_path: &Path) -> Result<File, Error> {
             .truncate(false)
             .open(lock_path)
             .map_err(Error::io(lock_path, "create the claim file"))?;
-        match f.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                // Held by this very process: the same file named for two outputs.
-                if let Some(first) = identity::holder_of_lock(FileId::of_file(&f)) {
-                    return Err(Error::ClaimedTwice {
-                        path: path.to_owned(),
-                        first,
-                    });
-                }
+        let serial = match identity::try_lock(&f, path) {
+            Ok(identity::Locked::Held(serial)) => serial,
+            // Held by this very process: the same file named for two outputs.
+            Ok(identity::Locked::Twice(first)) => {
+                return Err(Error::ClaimedTwice {
+                    path: path.to_owned(),
+                    first,
+                });
+            }
+            Ok(identity::Locked::Busy) => {
                 return Err(Error::Busy {
                     path: path.to_owned(),
                     lock: lock_path.to_owned(),
                 });
             }
-            Err(fs::TryLockError::Error(e)) => {
-                return Err(Error::io(lock_path, "lock the claim file")(e));
-            }
-        }
+            Err(e) => return Err(Error::io(lock_path, "lock the claim file")(e)),
+        };
         if same_file(&f, lock_path) {
-            return Ok(f);
+            return Ok((f, serial));
         }
+        identity::released(serial);
     }
     Err(Error::Busy {
         path: path.to_owned(),
@@ -237,22 +239,25 @@ impl Claim {
         let dir = parent_dir(&target);
         fs::create_dir_all(&dir).map_err(Error::io(&dir, "create the directory"))?;
         let lock_path = lock_path_for(&target);
-        let lock = take_lock(&path, &lock_path)?;
-        let lock_id = FileId::of_file(&lock);
+        let (lock, serial) = take_lock(&path, &lock_path)?;
+        // From here, dropping the claim on an error releases it and removes the claim file it made.
         let mut claim = Claim {
             target,
             path,
             overwrite,
-            found,
+            found: Mutex::new(found),
             lock_path,
             lock: Some(lock),
-            serial: 0,
+            serial,
         };
         // … and again under the lock: a run that held it may have just written the file.
         inspect(&claim.path, overwrite)?;
-        claim.found = FileId::at(&claim.target);
-        // Dropping the claim on an error removes the claim file it just made.
-        claim.serial = identity::claiming(&claim.path, claim.found, lock_id)?;
+        let found = FileId::at(&claim.target);
+        *claim
+            .found
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner) = found;
+        identity::confirm(serial, &claim.path, found)?;
         Ok(claim)
     }
 
@@ -313,7 +318,9 @@ impl Claim {
             Err(e) => return Err(e),
         };
         identity::replacing(&self.path, now)?;
-        let ours = now.is_none() || (self.overwrite && now == self.found);
+        let mut found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
+        // The file found at claim time (with `overwrite`), or the one this claim wrote last (a second write).
+        let ours = now.is_none() || now == *found;
         let written = if ours && now.is_some() {
             tmp.persist(&self.target)
                 .map_err(|e| Error::io(&self.target, "rename into place")(e.error))?;
@@ -324,6 +331,10 @@ impl Claim {
         } else {
             self.persist_new(tmp)?
         };
+        if written.taken.is_none() {
+            *found = FileId::at(&self.target);
+        }
+        drop(found);
         // The rename is durable only once the directory entry is; a directory that cannot be fsynced (some
         // file systems refuse) is not worth losing the result over.
         if let Ok(d) = File::open(parent_dir(&self.target)) {

@@ -126,53 +126,69 @@ pub(crate) fn opened_input(file: &File, path: &Path, what: &str) -> Result<(), E
     })
 }
 
-/// Checks a claim about to be made on `path` (whose existing file, if any, is `target`; whose claim file is
-/// `lock`) against this process's inputs and live claims, and registers it. Returns the claim's serial, for
-/// [`released`].
-pub(crate) fn claiming(
-    path: &Path,
-    target: Option<FileId>,
-    lock: Option<FileId>,
-) -> Result<u64, Error> {
-    with(|r| {
-        if let Some(id) = target.filter(FileId::known)
-            && let Some(i) = r.inputs.get(&id)
-        {
-            return Err(Error::ResultIsInput {
+/// What [`try_lock`] found.
+pub(crate) enum Locked {
+    /// The claim file is locked; the claim is registered under this serial (see [`confirm`], [`released`]).
+    Held(u64),
+    /// Another claim of this process holds it (the claimed path given).
+    Twice(PathBuf),
+    /// Another process holds it.
+    Busy,
+}
+
+/// Tries the claim file's lock for a claim on `path`, registering the claim in the same step (under the
+/// registry's mutex, so that a thread of this process meeting the lock held always finds the holder).
+pub(crate) fn try_lock(f: &File, path: &Path) -> std::io::Result<Locked> {
+    let lock = FileId::of_file(f).filter(FileId::known);
+    with(|r| match f.try_lock() {
+        Ok(()) => {
+            r.next += 1;
+            let serial = r.next;
+            r.held.push(Held {
+                serial,
                 path: path.to_owned(),
-                what: i.what.clone(),
-                input: i.path.clone(),
+                target: None,
+                lock,
             });
+            Ok(Locked::Held(serial))
         }
-        let same = |h: &&Held| {
-            (target.is_some() && h.target == target) || (lock.is_some() && h.lock == lock)
-        };
-        if let Some(h) = r.held.iter().find(same) {
-            return Err(Error::ClaimedTwice {
-                path: path.to_owned(),
-                first: h.path.clone(),
-            });
-        }
-        r.next += 1;
-        let serial = r.next;
-        r.held.push(Held {
-            serial,
-            path: path.to_owned(),
-            target,
-            lock,
-        });
-        Ok(serial)
+        Err(std::fs::TryLockError::WouldBlock) => Ok(
+            match r.held.iter().find(|h| lock.is_some() && h.lock == lock) {
+                Some(h) => Locked::Twice(h.path.clone()),
+                None => Locked::Busy,
+            },
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     })
 }
 
-/// When another claim's lock is held: the claim of this process holding that claim file, if any.
-pub(crate) fn holder_of_lock(lock: Option<FileId>) -> Option<PathBuf> {
-    let lock = lock?;
+/// Completes the registration of claim `serial` on `path`, whose existing file (if any) is `target`: refused
+/// when that file is an input of this process, or the target of another of its live claims.
+pub(crate) fn confirm(serial: u64, path: &Path, target: Option<FileId>) -> Result<(), Error> {
     with(|r| {
-        r.held
-            .iter()
-            .find(|h| h.lock == Some(lock))
-            .map(|h| h.path.clone())
+        if let Some(id) = target.filter(FileId::known) {
+            if let Some(i) = r.inputs.get(&id) {
+                return Err(Error::ResultIsInput {
+                    path: path.to_owned(),
+                    what: i.what.clone(),
+                    input: i.path.clone(),
+                });
+            }
+            if let Some(h) = r
+                .held
+                .iter()
+                .find(|h| h.serial != serial && h.target == Some(id))
+            {
+                return Err(Error::ClaimedTwice {
+                    path: path.to_owned(),
+                    first: h.path.clone(),
+                });
+            }
+        }
+        if let Some(h) = r.held.iter_mut().find(|h| h.serial == serial) {
+            h.target = target;
+        }
+        Ok(())
     })
 }
 

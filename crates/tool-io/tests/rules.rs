@@ -129,6 +129,21 @@ fn a_file_that_appears_after_the_claim_is_kept_and_the_result_goes_beside_it() -
 }
 
 #[test]
+fn a_second_write_of_one_claim_replaces_its_own_first() -> R {
+    for overwrite in [false, true] {
+        let d = tempfile::tempdir()?;
+        let p = d.path().join("r.json");
+        let c = Claim::new(&p, overwrite)?;
+        here(c.write_bytes(b"first")?);
+        here(c.write_bytes(b"second")?);
+        assert_eq!(fs::read_to_string(&p)?, "second");
+        drop(c);
+        assert_eq!(names(d.path()), ["r.json"]);
+    }
+    Ok(())
+}
+
+#[test]
 fn with_overwrite_only_the_file_found_at_claim_time_is_replaced() -> R {
     let d = tempfile::tempdir()?;
     let p = d.path().join("rec.json");

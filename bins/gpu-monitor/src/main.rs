@@ -5,7 +5,7 @@ mod render;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,6 +18,13 @@ use gpu_monitor::{
 use tool_io::{Claim, Stream};
 
 const PROGRAM: &str = "gpu-monitor";
+
+/// One line on stderr, control characters from inputs escaped (`tool_io::terminal`).
+macro_rules! say {
+    ($($t:tt)*) => {
+        tool_io::terminal::note(&format!($($t)*))
+    };
+}
 /// How often a run without a command looks for a signal asking it to stop.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
@@ -34,7 +41,7 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
                   (128 + N when signal N ended it)."
 )]
 struct Args {
-    /// Requested interval between readings of each GPU, in milliseconds.
+    /// Requested interval between readings of each GPU, in milliseconds (1 to 60000).
     #[arg(long, default_value_t = 500, value_name = "N")]
     interval_ms: u64,
     /// auto | nvml | nvidia-smi | replay:FILE.
@@ -115,19 +122,29 @@ impl Sink {
     }
 }
 
-/// Whether `a` and `b` are the same existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
+/// A claim refused: `--overwrite` names the way out of an existing file; a result aimed at an input, or two
+/// results at one file, are contradictory options (exit 2).
+fn refused(e: &tool_io::Error) -> ExitCode {
+    let hint = match e {
+        tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
+        _ => "",
+    };
+    say!("{PROGRAM}: {e}{hint}");
+    match e {
+        tool_io::Error::ResultIsInput { .. } | tool_io::Error::ClaimedTwice { .. } => {
+            ExitCode::from(2)
+        }
+        _ => ExitCode::FAILURE,
     }
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = match tool_io::cli::parse(PROGRAM) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     let usage = |msg: String| {
-        eprintln!("{PROGRAM}: {msg}");
+        say!("{PROGRAM}: {msg}");
         ExitCode::from(2)
     };
     let backend = match BackendChoice::from_words(&args.backend) {
@@ -138,43 +155,26 @@ fn main() -> ExitCode {
         Ok(g) => g,
         Err(e) => return usage(format!("--gpus: {e}")),
     };
-    if args.interval_ms == 0 {
-        return usage("--interval-ms must be at least 1".into());
+    if let Err(why) = gpu_monitor::check_interval_ms(args.interval_ms) {
+        return usage(format!("--interval-ms: {why}"));
     }
-    // Checked before anything is claimed or truncated: the recording would be emptied before it was read.
-    if let (BackendChoice::Replay(input), Some(output)) = (&backend, &args.output)
-        && same_file(input, output)
-    {
-        return usage(format!(
-            "--output {} is the file being replayed; choose another name",
-            output.display()
-        ));
+    // The recording is noted as this run's input before any result is claimed, so that no output flag can
+    // name it (by any name: tool-io compares files, not names). A recording that cannot be opened is left
+    // to the backend, which says why in the summary.
+    if let BackendChoice::Replay(input) = &backend {
+        drop(tool_io::open_input(input, "replay recording"));
     }
     let file = match &args.output {
         Some(path) => match Claim::new(path, args.overwrite).and_then(Claim::stream) {
             Ok(s) => Some(s),
-            Err(e) => {
-                let hint = match e {
-                    tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
-                    _ => "",
-                };
-                eprintln!("{PROGRAM}: {e}{hint}");
-                return ExitCode::FAILURE;
-            }
+            Err(e) => return refused(&e),
         },
         None => None,
     };
     let html = match &args.html {
         Some(path) => match Claim::new(path, args.overwrite) {
             Ok(c) => Some(c),
-            Err(e) => {
-                let hint = match e {
-                    tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
-                    _ => "",
-                };
-                eprintln!("{PROGRAM}: {e}{hint}");
-                return ExitCode::FAILURE;
-            }
+            Err(e) => return refused(&e),
         },
         None => None,
     };
@@ -182,7 +182,7 @@ fn main() -> ExitCode {
     // With a command, stdout is the command's: samples never share it.
     let stdout = (!args.quiet && !with_command).then(io::stdout);
     if with_command && file.is_none() && !args.quiet {
-        eprintln!(
+        say!(
             "{PROGRAM}: samples are not streamed while a command runs (it owns stdout); --output FILE keeps them"
         );
     }
@@ -256,7 +256,7 @@ fn alone(args: &Args, config: MonitorConfig, sink: &Arc<Mutex<Sink>>, streaming:
     let runner = match Runner::install() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{PROGRAM}: {e}");
+            say!("{PROGRAM}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -264,7 +264,7 @@ fn alone(args: &Args, config: MonitorConfig, sink: &Arc<Mutex<Sink>>, streaming:
     let monitor = start(args, config, sink, streaming, &stop_slot, true);
     *stop_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(monitor.stop_handle());
     if monitor.backend().is_none() {
-        eprintln!("{PROGRAM}: no GPU backend available; see the summary for why");
+        say!("{PROGRAM}: no GPU backend available; see the summary for why");
     }
     while !monitor.wait_timeout(SIGNAL_POLL) {
         if !runner.received().is_empty() {
@@ -289,17 +289,17 @@ fn with_command_run(
     let runner = match Runner::install() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{PROGRAM}: {e}");
+            say!("{PROGRAM}: {e}");
             return ExitCode::FAILURE;
         }
     };
     let stop_slot = Arc::new(Mutex::new(None));
     let monitor = start(args, config, sink, streaming, &stop_slot, false);
     if monitor.backend().is_none() {
-        eprintln!("{PROGRAM}: no GPU backend available; see the summary for why");
+        say!("{PROGRAM}: no GPU backend available; see the summary for why");
     }
     let code = if let Some(first) = runner.received().first() {
-        eprintln!("{PROGRAM}: {first} before the command started; not running it");
+        say!("{PROGRAM}: {first} before the command started; not running it");
         128 + runner::signal_number(first)
     } else {
         let started_s = monitor.elapsed_s();
@@ -310,13 +310,13 @@ fn with_command_run(
                     end.exit_code
                 }
                 Err(e) => {
-                    eprintln!("{PROGRAM}: waiting for the command: {e}");
+                    say!("{PROGRAM}: waiting for the command: {e}");
                     1
                 }
             },
             Err(e) => {
                 let program = args.command[0].to_string_lossy();
-                eprintln!("{PROGRAM}: cannot run {program}: {e}");
+                say!("{PROGRAM}: cannot run {program}: {e}");
                 if e.kind() == io::ErrorKind::NotFound {
                     127
                 } else {
@@ -351,10 +351,14 @@ fn finish(
             Some(e) => Err(format!(
                 "writing samples to {shown}: {e}; nothing was kept as {target}"
             )),
-            None => file.finish().map_err(|e| e.to_string()),
+            None => file.finish().map_err(|e| e.to_string()).map(|w| {
+                if let Some(n) = w.notice() {
+                    say!("{PROGRAM}: {n}");
+                }
+            }),
         };
         if let Err(e) = finished {
-            eprintln!("{PROGRAM}: {e}");
+            say!("{PROGRAM}: {e}");
             write_failed = true;
         }
     }
@@ -365,7 +369,7 @@ fn finish(
             return ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1));
         }
         Some(e) => {
-            eprintln!("{PROGRAM}: writing samples to stdout: {e}; the summary covers every sample");
+            say!("{PROGRAM}: writing samples to stdout: {e}; the summary covers every sample");
             write_failed = true;
         }
         None => {}
@@ -378,14 +382,14 @@ fn finish(
     if let Some(claim) = html
         && let Err(e) = write_html(claim, recording, &summary, command_s)
     {
-        eprintln!("{PROGRAM}: {e}");
+        say!("{PROGRAM}: {e}");
         write_failed = true;
     }
     if args.summary {
         let json = match serde_json::to_string_pretty(&summary) {
             Ok(j) => j,
             Err(e) => {
-                eprintln!("{PROGRAM}: summary not serialisable: {e}");
+                say!("{PROGRAM}: summary not serialisable: {e}");
                 return ExitCode::FAILURE;
             }
         };
@@ -393,7 +397,11 @@ fn finish(
             return e.exit(PROGRAM);
         }
     } else {
-        let _ = write!(io::stderr().lock(), "{}", render::readable(&summary));
+        let _ = write!(
+            io::stderr().lock(),
+            "{}",
+            tool_io::terminal::escape_text(&render::readable(&summary))
+        );
     }
     if write_failed && code == 0 {
         code = 1;
@@ -421,7 +429,11 @@ fn write_html(
         summary: Some(&summary),
         command: command_s,
     });
-    claim
+    let written = claim
         .write_bytes(page.as_bytes())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    if let Some(n) = written.notice() {
+        say!("{PROGRAM}: {n}");
+    }
+    Ok(())
 }

@@ -3,6 +3,9 @@
 use std::fmt::Write;
 
 use gpu_monitor::{Coverage, GpuSummary, MonitorSummary, SourceEnd, Stat};
+// Values from the GPUs, their tools or a recording (names, UUIDs, reasons) go through `esc`: a control
+// character in one must not reach the terminal (the caller escapes the whole text again as a last guard).
+use tool_io::terminal::escape as esc;
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
@@ -27,9 +30,9 @@ pub(crate) fn readable(s: &MonitorSummary) -> String {
     let end = match &s.end {
         SourceEnd::Stopped => "stopped".to_owned(),
         SourceEnd::Exhausted => "replay finished".to_owned(),
-        SourceEnd::Died { detail } => format!("source died: {detail}"),
+        SourceEnd::Died { detail } => format!("source died: {}", esc(detail)),
         SourceEnd::NoBackend => "no backend".to_owned(),
-        SourceEnd::Lost { detail } => format!("lost: {detail}"),
+        SourceEnd::Lost { detail } => format!("lost: {}", esc(detail)),
     };
     let _ = writeln!(
         out,
@@ -37,7 +40,7 @@ pub(crate) fn readable(s: &MonitorSummary) -> String {
         s.duration_s, s.n_samples
     );
     for r in &s.rejected {
-        let _ = writeln!(out, "#   {} unavailable: {}", r.backend, r.reason);
+        let _ = writeln!(out, "#   {} unavailable: {}", r.backend, esc(&r.reason));
     }
     coverage(&mut out, "", &s.coverage);
     for g in &s.gpus {
@@ -62,11 +65,13 @@ pub(crate) fn readable(s: &MonitorSummary) -> String {
         let _ = writeln!(
             out,
             "# gpu {} {} unavailable: {}",
-            n.index, n.field, n.reason
+            n.index,
+            n.field,
+            esc(&n.reason)
         );
     }
     for w in &s.warnings {
-        let _ = writeln!(out, "# warning: {w}");
+        let _ = writeln!(out, "# warning: {}", esc(w));
     }
     out
 }
@@ -76,7 +81,7 @@ fn gpu(out: &mut String, g: &GpuSummary) {
         out,
         "# gpu {} {}: {} samples",
         g.index,
-        g.uuid.as_deref().unwrap_or("?"),
+        esc(g.uuid.as_deref().unwrap_or("?")),
         g.n_samples
     );
     stat_line(out, "clocks.sm", "MHz", g.stats.clocks_sm);
@@ -133,7 +138,7 @@ fn gpu(out: &mut String, g: &GpuSummary) {
         if g.stats.pstates_seen.is_empty() {
             "none".into()
         } else {
-            g.stats.pstates_seen.join(" ")
+            esc(&g.stats.pstates_seen.join(" ")).into_owned()
         }
     );
     let e = &g.energy;
@@ -151,7 +156,7 @@ fn gpu(out: &mut String, g: &GpuSummary) {
         opt(e.integrated_avg_power_w, 1),
         e.note
             .as_ref()
-            .map(|n| format!(" ({n})"))
+            .map(|n| format!(" ({})", esc(n)))
             .unwrap_or_default()
     );
     let i = &g.interval;
@@ -194,7 +199,7 @@ fn gpu(out: &mut String, g: &GpuSummary) {
             "#   process {} {} {} ({} MiB max)",
             p.pid,
             p.kind,
-            p.name.as_deref().unwrap_or("?"),
+            esc(p.name.as_deref().unwrap_or("?")),
             opt(p.used_memory_mib, 0)
         );
     }

@@ -274,6 +274,9 @@ fn bad_arguments_exit_2() {
         vec!["--backend", "nvml", "extra"],
         vec!["--gpus", "first"],
         vec!["--interval-ms", "0"],
+        // Bounded (issue 21 item 11): a grace of 2 × 2^64 − 1 ms covered a monitor that died at once.
+        vec!["--interval-ms", "18446744073709551615"],
+        vec!["--interval-ms", "60001"],
         vec!["--format", "xml"],
     ] {
         let out = run(cmd(None).args(&args));
@@ -417,7 +420,12 @@ fn output_refuses_an_existing_file_and_the_file_being_replayed() {
             .arg(&rec)
             .arg("--overwrite"));
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-        assert!(text(&out.stderr).contains("being replayed"));
+        // tool-io's rule: a result never replaces an input of the same run, by any name.
+        assert!(
+            text(&out.stderr).contains("is this run's replay recording"),
+            "{}",
+            text(&out.stderr)
+        );
         assert_eq!(std::fs::read(&rec).expect("read"), before);
     }
 

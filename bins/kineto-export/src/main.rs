@@ -8,7 +8,6 @@ use kineto_trace::analysis::Analysis;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -53,7 +52,10 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = match tool_io::cli::parse("kineto-export") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let setup = || -> kineto_trace::Result<_> {
         let paths = kineto_trace::expand_paths(&cli.traces)?;
         let rules = Rules::load_or_builtin(cli.rules.as_deref())?;
@@ -102,7 +104,7 @@ fn main() -> ExitCode {
     let work = |path: &Path| job.export(path, position.get(path).copied().unwrap_or(0));
     let mut failed = false;
     kineto_trace::each_in_order(&paths, work, |r| match r {
-        Ok(line) => note(&line),
+        Ok(lines) => lines.iter().for_each(|l| note(l)),
         Err(e) => {
             note(&format!("kineto-export: {e}"));
             failed = true;
@@ -146,8 +148,8 @@ struct Job<'a> {
 type Claim = (usize, PathBuf, Option<u64>, Option<u64>);
 
 impl Job<'_> {
-    /// Parses, analyses and writes one trace's tables; returns the line to report.
-    fn export(&self, path: &Path, position: usize) -> Result<String, String> {
+    /// Parses, analyses and writes one trace's tables; returns the lines to report.
+    fn export(&self, path: &Path, position: usize) -> Result<Vec<String>, String> {
         let parsed = kineto_trace::parse_file(path, self.opts).map_err(|e| e.to_string())?;
         let t = &parsed.trace;
         let mut notes = Vec::new();
@@ -231,7 +233,10 @@ impl Job<'_> {
             let stream = claim.stream().map_err(|e| e.to_string())?;
             let (stream, rows) = write_table(table, &a, stream, &meta, self.limits)
                 .map_err(|e| format!("{}: {e}", target.display()))?;
-            stream.finish().map_err(|e| e.to_string())?;
+            let written = stream.finish().map_err(|e| e.to_string())?;
+            if let Some(n) = written.notice() {
+                notes.push(n);
+            }
             counts.push(format!("{} {rows}", table.name()));
         }
         if let Some(s) = &t.salvaged {
@@ -240,15 +245,15 @@ impl Job<'_> {
                 s.cut_offset, s.reason
             ));
         }
-        let mut line = format!(
+        let mut lines = vec![format!(
             "kineto-export: {} → rank={rank}: {}",
             path.display(),
             counts.join(", ")
-        );
+        )];
         for n in notes {
-            line.push_str(&format!("\nkineto-export: note: {}: {n}", path.display()));
+            lines.push(format!("kineto-export: note: {}: {n}", path.display()));
         }
-        Ok(line)
+        Ok(lines)
     }
 }
 
@@ -283,10 +288,9 @@ fn file_stem(path: &Path) -> String {
     }
 }
 
-/// One line on stderr; a failure to write it is ignored (there is nowhere left to report it).
-fn note(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
-}
+/// One line on stderr, control characters escaped; a failure to write it is ignored (there is nowhere
+/// left to report it).
+use tool_io::terminal::note;
 
 #[cfg(test)]
 mod tests {

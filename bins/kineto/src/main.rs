@@ -171,7 +171,10 @@ struct Listing {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = match tool_io::cli::parse("kineto") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     match cli.cmd {
         Cmd::Summary {
             json,

@@ -37,38 +37,18 @@ pub fn finish(out: &mut Stdout) {
     }
 }
 
-/// One line on stderr, control characters escaped; a failure to write it is ignored (there is
-/// nowhere left to report it).
-pub fn note(line: &str) {
-    let _ = writeln!(io::stderr().lock(), "{}", escape(line));
-}
+/// One line on stderr, control characters escaped (`tool_io::terminal::note`, the one escaping rule every
+/// kl1 tool uses); a failure to write it is ignored (there is nowhere left to report it).
+pub use tool_io::terminal::note;
 
 /// A name made safe for a terminal: control characters (C0, DEL, C1) become `\u{…}` escapes, so a
-/// kernel or annotation name cannot move the cursor, clear the screen or change the colours.
-pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if c.is_control() {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+/// kernel or annotation name cannot move the cursor, clear the screen or change the colours
+/// (`tool_io::terminal::escape`).
+pub use tool_io::terminal::escape;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_control_characters_only() {
-        assert_eq!(escape("gemm<1, 2>"), "gemm<1, 2>");
-        assert_eq!(escape("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
-        assert_eq!(escape("x\ny\u{7f}\u{9b}"), "x\\u{a}y\\u{7f}\\u{9b}");
-        assert_eq!(escape("µs → ok"), "µs → ok");
+/// Says on stderr when a result went beside its name because a file appeared there during the run.
+pub fn written(program: &str, w: &tool_io::Written) {
+    if let Some(n) = w.notice() {
+        note(&format!("{program}: {n}"));
     }
 }

@@ -271,12 +271,20 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         top: Some(&top),
         roofline: roofline.as_ref(),
     });
-    if let Err(e) = page.write_bytes(html.as_bytes()) {
-        note(&format!("kineto report: {e}"));
-        return ExitCode::from(1);
-    }
+    let written = match page.write_bytes(html.as_bytes()) {
+        Ok(w) => w,
+        Err(e) => {
+            note(&format!("kineto report: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    out::written("kineto report", &written);
     let mut w = out::stdout();
-    if let Err(e) = writeln!(w, "wrote {}", r.html.display()) {
+    if let Err(e) = writeln!(
+        w,
+        "wrote {}",
+        out::escape(&written.path().display().to_string())
+    ) {
         out::write_failed(e);
     }
     out::finish(&mut w);
@@ -407,11 +415,11 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         allow_missing: d.allow_missing,
     });
     let verdict = gate.map(|g| result.verdict(g));
-    if let Some(page) = page
-        && let Err(e) =
-            page.write_bytes(html_report::kineto_diff_page(&old, &new, &result, gate).as_bytes())
-    {
-        return fail(e.to_string());
+    if let Some(page) = page {
+        match page.write_bytes(html_report::kineto_diff_page(&old, &new, &result, gate).as_bytes()) {
+            Ok(w) => out::written("kineto diff", &w),
+            Err(e) => return fail(e.to_string()),
+        }
     }
     let mut w = out::stdout();
     let written = (|| -> std::io::Result<()> {

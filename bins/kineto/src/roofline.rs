@@ -943,9 +943,12 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
             top: None,
             roofline: Some(&rows),
         });
-        if let Err(e) = page.write_bytes(html.as_bytes()) {
-            note(&format!("kineto: {e}"));
-            failed = true;
+        match page.write_bytes(html.as_bytes()) {
+            Ok(w) => out::written("kineto", &w),
+            Err(e) => {
+                note(&format!("kineto: {e}"));
+                failed = true;
+            }
         }
     }
     if failed {

@@ -4,7 +4,7 @@
 
 mod render;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,6 +12,7 @@ use clap::Parser;
 use kl1_bandwidth::{Error, Kl1Rules, Prefill, analyze};
 use kl1_shapes::Spec;
 use tool_io::stdout::StdoutError;
+use tool_io::terminal::{escape, note};
 
 #[derive(Parser)]
 #[command(
@@ -129,7 +130,10 @@ impl From<kl1_shapes::Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = match tool_io::cli::parse("kl1-bandwidth") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     if let Some(Command::Diff(d)) = &cli.command {
         return diff(d);
     }
@@ -142,12 +146,12 @@ fn main() -> ExitCode {
             if let Error::File(tool_io::Error::Exists { .. }) = e {
                 msg.push_str("; pass --overwrite to replace it");
             }
+            note(&msg);
             let mut src = std::error::Error::source(&e);
             while let Some(s) = src {
-                msg.push_str(&format!("\n  caused by: {s}"));
+                note(&format!("  caused by: {s}"));
                 src = s.source();
             }
-            let _ = writeln!(std::io::stderr().lock(), "{msg}");
             ExitCode::FAILURE
         }
     }
@@ -195,7 +199,7 @@ fn run(cli: &Analyse) -> Result<(), Failure> {
     // Cleared whatever the outcome.
     bar.finish();
     let report = report?;
-    report.write(&claim)?;
+    let mut written = vec![said(report.write(&claim)?)];
     drop(claim);
     if let Some(html_claim) = html_claim {
         // The page is rendered from the very JSON just written, so its numbers are the result's.
@@ -203,15 +207,16 @@ fn run(cli: &Analyse) -> Result<(), Failure> {
             serde_json::from_str(&report.to_json()?).map_err(|e| Error::Output {
                 reason: format!("re-reading the result as JSON for the HTML report: {e}"),
             })?;
-        html_claim.write_bytes(html_report::kl1_bandwidth_html(&value).as_bytes())?;
+        written.push(said(
+            html_claim.write_bytes(html_report::kl1_bandwidth_html(&value).as_bytes())?,
+        ));
     }
     if !cli.quiet {
         let gpu = spec.gpu();
         tool_io::stdout::write(|out| {
             render::summary(out, &report, gpu.spec_bandwidth_gbps, &gpu.name)?;
-            writeln!(out, "wrote {}", output.display())?;
-            if let Some(p) = &cli.html {
-                writeln!(out, "wrote {}", p.display())?;
+            for w in &written {
+                writeln!(out, "wrote {}", escape(&w.display().to_string()))?;
             }
             Ok(())
         })
@@ -220,15 +225,27 @@ fn run(cli: &Analyse) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Says on stderr when a result went beside its name (a file appeared there during the run); returns where
+/// it went.
+fn said(w: tool_io::Written) -> PathBuf {
+    if let Some(n) = w.notice() {
+        note(&format!("kl1-bandwidth: {n}"));
+    }
+    w.path().to_path_buf()
+}
+
 /// `kl1-bandwidth diff OLD NEW`: exit 0 = pass, 1 = failed --fail-above, 2 = error (as `diff(1)`).
 fn diff(d: &DiffArgs) -> ExitCode {
     let fail = |msg: String| {
-        let _ = writeln!(std::io::stderr().lock(), "kl1-bandwidth diff: {msg}");
+        note(&format!("kl1-bandwidth diff: {msg}"));
         ExitCode::from(2)
     };
     let html_claim = match &d.html {
         Some(p) => match tool_io::Claim::new(p, d.overwrite) {
             Ok(c) => Some(c),
+            Err(e @ tool_io::Error::Exists { .. }) => {
+                return fail(format!("{e}; pass --overwrite to replace it"));
+            }
             Err(e) => return fail(e.to_string()),
         },
         None => None,
@@ -254,8 +271,9 @@ fn diff(d: &DiffArgs) -> ExitCode {
     let verdict = gate.map(|g| result.verdict(g));
     if let Some(c) = html_claim {
         let page = html_report::kl1_diff_page(&old, &new, &result, gate);
-        if let Err(e) = c.write_bytes(page.as_bytes()) {
-            return fail(e.to_string());
+        match c.write_bytes(page.as_bytes()) {
+            Ok(w) => drop(said(w)),
+            Err(e) => return fail(e.to_string()),
         }
     }
     if let Err(e) = tool_io::stdout::write(|out| render::diff(out, &result, verdict.as_ref())) {

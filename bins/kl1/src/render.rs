@@ -4,6 +4,9 @@
 use std::io::{self, Write};
 
 use kl1_bandwidth::{CaptureKind, Report};
+// Names from a window (its directory, the manifest's cells and captures), a spec or a result go through
+// `esc`: a control character in one must not reach the terminal.
+use tool_io::terminal::escape as esc;
 
 /// Writes the summary of `report` to `out`; `spec_gbps` and `gpu` are the spec's GPU and its specified
 /// bandwidth (a CLAIM).
@@ -11,13 +14,14 @@ pub fn summary(out: &mut dyn Write, report: &Report, spec_gbps: f64, gpu: &str) 
     let pct = |g: f64| 100.0 * g / spec_gbps;
     writeln!(
         out,
-        "GB/s = ESTIMATED bytes / MEASURED kernel time (per-step means); % of {gpu}'s specified \
-         {spec_gbps} GB/s (a CLAIM)"
+        "GB/s = ESTIMATED bytes / MEASURED kernel time (per-step means); % of {}'s specified \
+         {spec_gbps} GB/s (a CLAIM)",
+        esc(gpu)
     )?;
     for w in &report.windows {
-        writeln!(out, "window {}", w.name)?;
+        writeln!(out, "window {}", esc(&w.name))?;
         for c in &w.captures {
-            writeln!(out, "  {} ({})", c.label, c.kind)?;
+            writeln!(out, "  {} ({})", esc(&c.label), c.kind)?;
             for r in &c.ranks {
                 let get = |k: &str| r.mean.get(k).copied();
                 let mut line = format!(
@@ -54,7 +58,7 @@ pub fn summary(out: &mut dyn Write, report: &Report, spec_gbps: f64, gpu: &str) 
                     let why = r
                         .steps_dropped
                         .iter()
-                        .map(|(why, n)| format!("{n} {why}"))
+                        .map(|(why, n)| format!("{n} {}", esc(why)))
                         .collect::<Vec<_>>()
                         .join(", ");
                     line.push_str(&format!(" | {dropped} dropped ({why})"));
@@ -66,7 +70,11 @@ pub fn summary(out: &mut dyn Write, report: &Report, spec_gbps: f64, gpu: &str) 
             writeln!(
                 out,
                 "  skipped (not a known capture): {}",
-                w.skipped.join(", ")
+                w.skipped
+                    .iter()
+                    .map(|n| esc(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )?;
         }
     }
@@ -104,15 +112,15 @@ pub fn diff(
         writeln!(
             out,
             "{:<44} {:<34} {old:>12} {new:>12} {pct:>9} {range:>23} {exceeds}",
-            format!("{}/{}/rank {}", r.window, r.capture, r.rank),
-            r.key
+            esc(&format!("{}/{}/rank {}", r.window, r.capture, r.rank)),
+            esc(&r.key)
         )?;
     }
     for o in &d.only_in_old {
-        writeln!(out, "only in OLD: {o}")?;
+        writeln!(out, "only in OLD: {}", esc(o))?;
     }
     for n in &d.only_in_new {
-        writeln!(out, "only in NEW: {n}")?;
+        writeln!(out, "only in NEW: {}", esc(n))?;
     }
     writeln!(
         out,

@@ -75,7 +75,7 @@ struct RunArgs {
     #[arg(long)]
     overwrite: bool,
     /// GPU sampling interval, ms [default: 500].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=provenance::gpu_monitor::MAX_INTERVAL_MS))]
     interval_ms: Option<u64>,
     /// A field for the record, KEY=VALUE (VALUE read as JSON when it is JSON, else as a string); repeatable.
     #[arg(long = "field", short = 'f', value_name = "KEY=VALUE", value_parser = parse_field)]
@@ -112,8 +112,18 @@ fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
         .map_err(|e: provenance::gpu_monitor::ParseError| e.to_string())
 }
 
+/// One line on stderr, control characters from inputs escaped (`tool_io::terminal`).
+macro_rules! say {
+    ($($t:tt)*) => {
+        tool_io::terminal::note(&format!($($t)*))
+    };
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = match tool_io::cli::parse("provenance") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     match cli.cmd {
         Cmd::Run(args) => run(args),
         Cmd::Diff { a, b, json } => diff_cmd(&a, &b, json),
@@ -140,11 +150,11 @@ fn run(args: RunArgs) -> ExitCode {
     let out = match wrap::prepare(&opts) {
         Ok(o) => o,
         Err(e @ provenance::Error::Output(tool_io::Error::Exists { .. })) => {
-            eprintln!("provenance: {e}; pass --overwrite to replace it");
+            say!("provenance: {e}; pass --overwrite to replace it");
             return ExitCode::from(EXIT_OWN_FAILURE);
         }
         Err(e) => {
-            eprintln!("provenance: {e}");
+            say!("provenance: {e}");
             return ExitCode::from(EXIT_OWN_FAILURE);
         }
     };
@@ -158,15 +168,18 @@ fn run(args: RunArgs) -> ExitCode {
                 format!("flagged: {}", names.join(", "))
             };
             match &outcome.written {
-                Ok(()) => {
-                    eprintln!(
+                Ok(w) => {
+                    if let Some(n) = w.notice() {
+                        say!("provenance: {n}");
+                    }
+                    say!(
                         "provenance: record written to {} ({verdict})",
-                        outcome.out.display()
+                        w.path().display()
                     );
                     ExitCode::from(u8::try_from(outcome.exit_code).unwrap_or(1))
                 }
                 Err(e) => {
-                    eprintln!(
+                    say!(
                         "provenance: the command exited with status {}, but its record could not be written: {e}",
                         outcome.exit_code
                     );
@@ -175,7 +188,7 @@ fn run(args: RunArgs) -> ExitCode {
             }
         }
         Err(provenance::Error::Spawn { program, source }) => {
-            eprintln!("provenance: cannot run {program}: {source}");
+            say!("provenance: cannot run {program}: {source}");
             let code = if source.kind() == std::io::ErrorKind::NotFound {
                 EXIT_NOT_FOUND
             } else {
@@ -184,7 +197,7 @@ fn run(args: RunArgs) -> ExitCode {
             ExitCode::from(code)
         }
         Err(e) => {
-            eprintln!("provenance: {e}");
+            say!("provenance: {e}");
             ExitCode::from(EXIT_OWN_FAILURE)
         }
     }
@@ -195,7 +208,7 @@ fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
     let (ra, rb) = match records {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("provenance diff: {e}");
+            say!("provenance diff: {e}");
             return ExitCode::from(2);
         }
     };
@@ -236,22 +249,29 @@ fn show_cmd(
                 tool_io::Error::Exists { .. } => "; pass --overwrite to replace it",
                 _ => "",
             };
-            eprintln!("provenance show: {e}{hint}");
+            say!("provenance show: {e}{hint}");
             return ExitCode::from(2);
         }
     };
     let r = match record_json::read_record(file) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("provenance show: {e}");
+            say!("provenance show: {e}");
             return ExitCode::from(2);
         }
     };
     if let Some(claim) = html_claim {
         let page = html_report::provenance_html(&r);
-        if let Err(e) = claim.write_bytes(page.as_bytes()) {
-            eprintln!("provenance show: {e}");
-            return ExitCode::from(2);
+        match claim.write_bytes(page.as_bytes()) {
+            Ok(w) => {
+                if let Some(n) = w.notice() {
+                    say!("provenance show: {n}");
+                }
+            }
+            Err(e) => {
+                say!("provenance show: {e}");
+                return ExitCode::from(2);
+            }
         }
     }
     let written = tool_io::stdout::write(|out| {

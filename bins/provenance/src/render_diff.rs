@@ -25,13 +25,15 @@ pub fn render(changes: &[Change]) -> String {
             s.push_str(h);
         }
         let pad = w - c.what.chars().count();
+        // Values from the records: control characters escaped (`tool_io::terminal`).
+        let e = tool_io::terminal::escape;
         s.push_str(&format!(
             "{}{}  {} → {}  ({})\n",
-            c.what,
+            e(&c.what),
             " ".repeat(pad),
-            c.a,
-            c.b,
-            c.why
+            e(&c.a),
+            e(&c.b),
+            e(&c.why)
         ));
     }
     s

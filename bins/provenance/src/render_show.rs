@@ -21,8 +21,15 @@ fn stat(g: &Value, key: &str, unit: &str) -> Option<String> {
 /// The record as a few labelled lines.
 pub fn render(r: &Value) -> String {
     let mut s = String::new();
+    // Every line is written here, so every value from the record (argv, names, paths, reasons) is escaped
+    // here: a control character in one must not reach the terminal, a newline must not forge a line.
     let mut line = |label: &str, body: String| {
-        let _ = writeln!(s, "{label:<11}{body}");
+        let _ = writeln!(
+            s,
+            "{:<11}{}",
+            tool_io::terminal::escape(label),
+            tool_io::terminal::escape(&body)
+        );
     };
 
     // First, what makes the rest less than it looks: a monitor that did not watch the run.

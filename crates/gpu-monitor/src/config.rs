@@ -15,10 +15,31 @@ pub const NVIDIA_SMI_ENV: &str = "KL1_NVIDIA_SMI";
 /// The environment variable naming the NVML library to load when [`MonitorConfig::nvml_library`] is `None`.
 pub const NVML_LIBRARY_ENV: &str = "KL1_NVML_LIBRARY";
 
+/// The longest interval between readings a monitor may be asked for, ms (one minute). Coverage grants a
+/// stretch of [`GAP_FACTOR`](crate::GAP_FACTOR) × the interval without a reading; beyond a minute that grace
+/// would let a monitor that read once and died pass for one that watched the run.
+pub const MAX_INTERVAL_MS: u64 = 60_000;
+
+/// Checks a requested interval: at least 1 ms, at most [`MAX_INTERVAL_MS`]. The error is the reason, for a
+/// usage message or a rejected backend.
+pub fn check_interval_ms(ms: u64) -> Result<(), String> {
+    if ms == 0 {
+        Err("interval_ms must be at least 1".into())
+    } else if ms > MAX_INTERVAL_MS {
+        Err(format!(
+            "interval_ms {ms} is over the limit of {MAX_INTERVAL_MS} ms: a monitor reading less often than once a \
+             minute cannot show that it watched the run"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// What to monitor, how often, and through which backend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MonitorConfig {
-    /// Requested interval between readings of each GPU, ms (at least 1). Default 500, the seed's.
+    /// Requested interval between readings of each GPU, ms (1 to [`MAX_INTERVAL_MS`]; another is refused at
+    /// start with the reason, [`check_interval_ms`]). Default 500, the seed's.
     pub interval_ms: u64,
     /// Which backend to use. Default [`BackendChoice::Auto`].
     pub backend: BackendChoice,

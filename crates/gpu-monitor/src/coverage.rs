@@ -114,9 +114,18 @@ pub(crate) fn of_gpu(times: &[f64], all: &[f64], r: &Region<'_>) -> Coverage {
     edges.extend(times.iter().map(|t| t.clamp(start, end)));
     edges.push(end);
     let stretches: Vec<f64> = edges.windows(2).map(|w| (w[1] - w[0]).max(0.0)).collect();
-    let uncovered: f64 = stretches.iter().map(|s| (s - threshold).max(0.0)).sum();
+    let mut uncovered: f64 = stretches.iter().map(|s| (s - threshold).max(0.0)).sum();
     let tail = times.last().map_or(region_s, |&t| end - t);
     let source_ended_s = r.source_ended_s.filter(|_| !r.replayed());
+    // A source that ended before the stop covers nothing after its end, however long the grace: the tail
+    // after the last reading is covered only up to the end of the source.
+    if let (Some(ended), Some(&last), Some(&tail_stretch)) =
+        (source_ended_s, times.last(), stretches.last())
+        && r.death().is_some()
+    {
+        let grace = threshold.min((ended - last.clamp(start, end)).max(0.0));
+        uncovered += (tail_stretch - grace).max(0.0) - (tail_stretch - threshold).max(0.0);
+    }
     let stalled = !r.replayed() && !times.is_empty() && tail > threshold;
     let problem = r.death().or_else(|| {
         if times.is_empty() {
@@ -215,8 +224,9 @@ mod tests {
         // Readings at 0.1 … 1.2 s, then nothing until the stop at 3.0 s.
         let times: Vec<f64> = (1..=12).map(|k| 0.1 * k as f64).collect();
         let c = of_gpu(&times, &times, &region(&end, 3.0, Some(1.25)));
-        // Tail stretch 3.0 − 1.2 = 1.8 s; uncovered 1.8 − 0.2 = 1.6 s; fraction (3 − 1.6) / 3.
-        let expected = (3.0 - (1.8 - 0.2)) / 3.0;
+        // Tail stretch 3.0 − 1.2 = 1.8 s. The grace is the threshold (0.2 s) but no more than the source lived
+        // after its last reading (1.25 − 1.2 = 0.05 s): uncovered 1.8 − 0.05 = 1.75 s; fraction (3 − 1.75) / 3.
+        let expected = (3.0 - (1.8 - 0.05)) / 3.0;
         assert!(
             (c.covered_fraction.unwrap() - expected).abs() < 1e-9,
             "{c:?}"
@@ -225,6 +235,19 @@ mod tests {
         assert_eq!(c.source_ended_s, Some(1.25));
         assert!(c.problem.unwrap().contains("died"));
         assert!((c.longest_gap_s.unwrap() - 1.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_huge_grace_never_covers_time_after_the_source_died() {
+        // One reading at 0.1 s, the source dead at 0.13 s of a 10 s region, a threshold of two minutes: before,
+        // the grace covered the whole region (1.0).
+        let detail = "nvidia-smi ended by itself".to_owned();
+        let end = SourceEnd::Died { detail };
+        let mut r = region(&end, 10.0, Some(0.13));
+        r.interval_ms = 60_000;
+        let c = of_gpu(&[0.1], &[0.1], &r);
+        // Covered: 0 … 0.1 (the start stretch, within the grace) and 0.1 … 0.13: 0.13 s of 10.
+        assert!((c.covered_fraction.unwrap() - 0.013).abs() < 1e-9, "{c:?}");
     }
 
     #[test]

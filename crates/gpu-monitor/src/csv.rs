@@ -22,6 +22,8 @@ pub(crate) enum Column {
     Mask,
     PowerLimit,
     Energy,
+    /// A column a recording's header names that gpu-monitor does not read: its cells are skipped.
+    Ignored,
 }
 
 /// What `nvidia-smi` is asked for, in this order (the seed's fields plus index and UUID first, so that lines
@@ -77,6 +79,8 @@ impl Column {
             Column::Mask => MASK_FIELD,
             Column::PowerLimit => "power.limit",
             Column::Energy => "energy_mj",
+            // Never written: not one of OUR_COLUMNS.
+            Column::Ignored => "(ignored)",
         }
     }
 
@@ -108,6 +112,7 @@ impl Column {
                 .map_or_else(|| NA.to_owned(), |m| format!("0x{m:016x}")),
             Column::PowerLimit => num(s.power_limit),
             Column::Energy => s.energy_mj.map_or_else(|| NA.to_owned(), |e| e.to_string()),
+            Column::Ignored => NA.to_owned(),
         }
     }
 }
@@ -272,19 +277,39 @@ pub(crate) fn parse_line(
             }
             Column::PowerLimit => s.power_limit = number(raw, stats),
             Column::Energy => s.energy_mj = integer(raw, stats),
+            Column::Ignored => {}
         }
     }
     Ok(s)
 }
 
-/// Columns named by one of our `# t_s,index,…` header lines; `None` for a comment that is not a header.
-pub(crate) fn parse_header(line: &str) -> Option<Vec<Column>> {
+/// A `# t_s,index,…` header line: its columns, and the names among them gpu-monitor does not read (their
+/// cells are skipped as [`Column::Ignored`]; the caller says which they were).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub columns: Vec<Column>,
+    pub unknown: Vec<String>,
+}
+
+/// The header a `#` line is, if it is one: comma-separated names including `index`; `None` for a comment.
+pub(crate) fn parse_header(line: &str) -> Option<Header> {
     let body = line.trim().strip_prefix('#')?;
     if !body.contains(',') {
         return None;
     }
-    let cols: Option<Vec<Column>> = body.split(',').map(Column::from_name).collect();
-    cols.filter(|c| c.contains(&Column::Index))
+    let mut unknown = Vec::new();
+    let columns: Vec<Column> = body
+        .split(',')
+        .map(|name| {
+            Column::from_name(name).unwrap_or_else(|| {
+                unknown.push(name.trim().to_owned());
+                Column::Ignored
+            })
+        })
+        .collect();
+    columns
+        .contains(&Column::Index)
+        .then_some(Header { columns, unknown })
 }
 
 impl Sample {
@@ -386,10 +411,21 @@ mod tests {
         s.throttle_mask = Some(0x104);
         s.energy_mj = Some(123_456_789);
         let header = parse_header(&Sample::csv_header()).expect("header");
+        assert!(header.unknown.is_empty());
         let mut st = ValueStats::default();
-        let back = parse_line(&s.to_csv_row(), &header, &mut st).expect("row");
+        let back = parse_line(&s.to_csv_row(), &header.columns, &mut st).expect("row");
         assert_eq!(back, s);
         assert_eq!(parse_header("# just a comment"), None);
         assert_eq!(parse_header("# foo,bar"), None);
+    }
+
+    #[test]
+    fn a_header_with_a_column_gpu_monitor_does_not_read_is_still_a_header_naming_it() {
+        let h = parse_header("# t_s,index,uuid,fan.speed,clocks.sm").expect("a header");
+        assert_eq!(h.unknown, ["fan.speed"]);
+        assert_eq!(h.columns[3], Column::Ignored);
+        let mut st = ValueStats::default();
+        let s = parse_line("1.5,0,GPU-x,47,1980", &h.columns, &mut st).expect("row");
+        assert_eq!((s.t_s, s.clocks_sm), (1.5, Some(1980.0)));
     }
 }

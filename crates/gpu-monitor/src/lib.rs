@@ -58,6 +58,7 @@ use serde::Serialize;
 mod backend;
 mod child;
 mod config;
+mod counter;
 mod coverage;
 mod csv;
 mod error;
@@ -73,14 +74,19 @@ mod sys;
 mod throttle;
 
 pub use backend::{Backend, FieldNote, Session, SourceEnd, StopHook, Timestamps};
-pub use config::{BackendChoice, MonitorConfig, NVIDIA_SMI_ENV, NVML_LIBRARY_ENV};
+pub use config::{
+    BackendChoice, MAX_INTERVAL_MS, MonitorConfig, NVIDIA_SMI_ENV, NVML_LIBRARY_ENV,
+    check_interval_ms,
+};
+pub use counter::COUNTER_SLACK_S;
 pub use coverage::{Coverage, GAP_FACTOR};
 pub use error::{ParseError, Unavailable};
 pub use identity::GpuIdentity;
 pub use kind::{BackendKind, Rejection};
 pub use monitor::{Monitor, MonitorCpu, Observer, Recording, StopHandle};
 pub use sample::{
-    GpuProcess, GpuRef, InvalidReading, MAX_PSTATE, Sample, VALID_RANGES, ViolationTimes,
+    GpuProcess, GpuRef, InvalidReading, MAX_POWER_W, MAX_PSTATE, Sample, VALID_RANGES,
+    ViolationTimes,
 };
 pub use select::{GpuId, GpuSelection};
 pub use source::{GpuSource, QueryTime};

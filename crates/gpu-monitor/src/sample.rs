@@ -78,11 +78,15 @@ pub const VALID_RANGES: [(&str, f64, f64, &str); 7] = [
     ("clocks.sm", 0.0, 100_000.0, "MHz"),
     ("clocks.mem", 0.0, 100_000.0, "MHz"),
     ("temperature.gpu", -50.0, 200.0, "°C"),
-    ("power.draw", 0.0, 10_000.0, "W"),
+    ("power.draw", 0.0, MAX_POWER_W, "W"),
     ("utilization.gpu", 0.0, 100.0, "%"),
     ("memory.used", 0.0, 10_485_760.0, "MiB"),
-    ("power.limit", 0.0, 10_000.0, "W"),
+    ("power.limit", 0.0, MAX_POWER_W, "W"),
 ];
+
+/// The most power a GPU board can draw, W: the bound of a `power.draw` reading, and of the energy counter's
+/// rate (`counter.rs`).
+pub const MAX_POWER_W: f64 = 10_000.0;
 
 /// The highest performance state: `P0` (fastest) … `P15`.
 pub const MAX_PSTATE: u32 = 15;

@@ -11,9 +11,10 @@ use serde::Serialize;
 use statrs::statistics::{Data, Max, Min, OrderStatistics};
 
 use crate::backend::{BackendKind, FieldNote, Rejection, SourceEnd, Timestamps};
+use crate::counter;
 use crate::coverage::{self, Coverage, GAP_FACTOR, Region};
 use crate::monitor::Recording;
-use crate::sample::{GpuProcess, Sample};
+use crate::sample::{GpuProcess, Sample, ViolationTimes};
 use crate::throttle::decode_throttle;
 
 /// Utilisation (%) at or above which a sample counts as busy for `clocks.sm_busy`, the seed's threshold: idle
@@ -73,6 +74,10 @@ pub struct ThrottleTime {
     pub low_utilization: Option<f64>,
     /// Board reliability limit.
     pub reliability: Option<f64>,
+    /// Policy → why its time is `null` though counters were read (the counter went backwards); see
+    /// `counter.rs`. Absent when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub reasons: BTreeMap<String, String>,
 }
 
 /// Energy over the region, from the counter and from the power samples, and whether they agree.
@@ -289,7 +294,9 @@ pub struct GpuSummary {
     /// Field → number of samples in which it was `null` (an invalid reading is counted in `invalid_values`
     /// instead).
     pub null_values: BTreeMap<String, usize>,
-    /// Field → number of impossible readings, marked invalid and left out of every statistic.
+    /// Field → number of impossible readings, marked invalid and left out of every statistic; for the
+    /// counters (`energy_mj`, `violation_ns.<policy>`), readings whose step from the one before could not
+    /// be (`counter.rs`).
     pub invalid_values: BTreeMap<String, usize>,
     /// Every process seen on the GPU, with the most memory it held (NVML only).
     pub processes_seen: Vec<GpuProcess>,
@@ -427,6 +434,8 @@ fn gpu_summary(
         }
     }
 
+    let throttle_time_s = throttle_time(samples, &mut invalid_values);
+    let energy = energy_check(samples, &mut invalid_values);
     GpuSummary {
         index,
         uuid,
@@ -434,8 +443,8 @@ fn gpu_summary(
         stats,
         power_limit: stat(samples.iter().filter_map(|s| s.power_limit)),
         throttle_reason_samples,
-        throttle_time_s: throttle_time(samples),
-        energy: energy_check(samples),
+        throttle_time_s,
+        energy,
         interval: interval_stats(samples, interval_ms, 1, timestamps),
         coverage: Coverage::empty(),
         null_values,
@@ -444,28 +453,62 @@ fn gpu_summary(
     }
 }
 
-fn throttle_time(samples: &[&Sample]) -> Option<ThrottleTime> {
+/// The policies of [`ViolationTimes`], by their serialised names.
+type Policy = (&'static str, fn(&ViolationTimes) -> Option<u64>);
+const POLICIES: [Policy; 6] = [
+    ("power", |v| v.power),
+    ("thermal", |v| v.thermal),
+    ("sync_boost", |v| v.sync_boost),
+    ("board_limit", |v| v.board_limit),
+    ("low_utilization", |v| v.low_utilization),
+    ("reliability", |v| v.reliability),
+];
+
+/// Time in each policy, each counter read by `counter::read`; impossible readings are counted into
+/// `invalid` under `violation_ns.<policy>`.
+fn throttle_time(
+    samples: &[&Sample],
+    invalid: &mut BTreeMap<String, usize>,
+) -> Option<ThrottleTime> {
     let with: Vec<&Sample> = samples
         .iter()
         .copied()
         .filter(|s| s.violation_ns.is_some())
         .collect();
     let (first, last) = (with.first()?, with.last()?);
-    let (a, b) = (first.violation_ns.as_ref()?, last.violation_ns.as_ref()?);
-    // A counter that went backwards was reset (driver reload); its difference means nothing.
-    let delta = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (Some(x), Some(y)) if y >= x => Some((y - x) as f64 / 1e9),
-        _ => None,
-    };
-    Some(ThrottleTime {
+    let mut out = ThrottleTime {
         span_s: (last.t_s - first.t_s).max(0.0),
-        power: delta(a.power, b.power),
-        thermal: delta(a.thermal, b.thermal),
-        sync_boost: delta(a.sync_boost, b.sync_boost),
-        board_limit: delta(a.board_limit, b.board_limit),
-        low_utilization: delta(a.low_utilization, b.low_utilization),
-        reliability: delta(a.reliability, b.reliability),
-    })
+        power: None,
+        thermal: None,
+        sync_boost: None,
+        board_limit: None,
+        low_utilization: None,
+        reliability: None,
+        reasons: BTreeMap::new(),
+    };
+    for (name, get) in POLICIES {
+        let r = counter::read(
+            with.iter()
+                .filter_map(|s| Some((s.t_s, get(s.violation_ns.as_ref()?)?))),
+            counter::VIOLATION_NS_PER_S,
+        );
+        if r.impossible > 0 {
+            *invalid.entry(format!("violation_ns.{name}")).or_insert(0) += r.impossible;
+        }
+        if let Some(why) = r.reason {
+            out.reasons.insert(name.to_owned(), why);
+        }
+        let secs = r.span.map(|s| s.delta as f64 / 1e9);
+        match name {
+            "power" => out.power = secs,
+            "thermal" => out.thermal = secs,
+            "sync_boost" => out.sync_boost = secs,
+            "board_limit" => out.board_limit = secs,
+            "low_utilization" => out.low_utilization = secs,
+            _ => out.reliability = secs,
+        }
+    }
+    Some(out)
 }
 
 /// Trapezoidal integral of power over `points` (time-ordered `(t_s, W)`), J.
@@ -476,7 +519,9 @@ pub(crate) fn trapezoid(points: &[(f64, f64)]) -> f64 {
         .sum()
 }
 
-fn energy_check(samples: &[&Sample]) -> EnergyCheck {
+/// The energy counter read by `counter::read` (impossible readings counted into `invalid` under `energy_mj`),
+/// and its cross-check against the integrated power samples.
+fn energy_check(samples: &[&Sample], invalid: &mut BTreeMap<String, usize>) -> EnergyCheck {
     let mut out = EnergyCheck {
         counter_span_s: None,
         counter_j: None,
@@ -489,22 +534,24 @@ fn energy_check(samples: &[&Sample]) -> EnergyCheck {
         agrees: None,
         note: None,
     };
-    let energy: Vec<(f64, u64)> = samples
-        .iter()
-        .filter_map(|s| s.energy_mj.map(|e| (s.t_s, e)))
-        .collect();
+    let counter = counter::read(
+        samples
+            .iter()
+            .filter_map(|s| s.energy_mj.map(|e| (s.t_s, e))),
+        counter::ENERGY_MJ_PER_S,
+    );
+    if counter.impossible > 0 {
+        *invalid.entry("energy_mj".to_owned()).or_insert(0) += counter.impossible;
+    }
     let mut window = (f64::NEG_INFINITY, f64::INFINITY);
-    if let (Some(&(t0, e0)), Some(&(t1, e1))) = (energy.first(), energy.last()) {
-        if e1 < e0 {
-            out.note =
-                Some("energy counter went backwards (driver reloaded?); no energy figure".into());
-        } else if t1 > t0 {
-            let j = (e1 - e0) as f64 / 1000.0;
-            out.counter_span_s = Some(t1 - t0);
-            out.counter_j = Some(j);
-            out.counter_avg_power_w = Some(j / (t1 - t0));
-            window = (t0, t1);
-        }
+    if let Some(why) = counter.reason {
+        out.note = Some(format!("energy counter: {why}; no energy figure"));
+    } else if let Some(sp) = counter.span {
+        let j = sp.delta as f64 / 1000.0;
+        out.counter_span_s = Some(sp.t1 - sp.t0);
+        out.counter_j = Some(j);
+        out.counter_avg_power_w = Some(j / (sp.t1 - sp.t0));
+        window = (sp.t0, sp.t1);
     }
     let power: Vec<(f64, f64)> = samples
         .iter()

@@ -379,3 +379,34 @@ fn a_recording_that_is_not_a_regular_file_is_refused_and_an_endless_line_is_cut(
         r.warnings
     );
 }
+
+#[test]
+fn a_csv_column_gpu_monitor_does_not_read_is_named_and_the_rows_are_still_read() {
+    // Before: the header was not recognised, and every row was "fewer fields than columns".
+    let text = "# t_s,index,uuid,fan.speed,clocks.sm\n0.0,0,GPU-x,40,1980\n0.5,0,GPU-x,41,1950\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rec.csv");
+    std::fs::write(&path, text).expect("write");
+    let monitor = Monitor::start(MonitorConfig {
+        interval_ms: 500,
+        backend: BackendChoice::Replay(path),
+        gpus: GpuSelection::All,
+        ..MonitorConfig::default()
+    });
+    monitor.wait();
+    let r = monitor.stop();
+    assert_eq!(r.samples.len(), 2);
+    assert_eq!(r.samples[1].clocks_sm, Some(1950.0));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("a column, `fan.speed`") && w.contains("line 1")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        !r.warnings.iter().any(|w| w.contains("fewer fields")),
+        "{:?}",
+        r.warnings
+    );
+}

@@ -184,6 +184,88 @@ fn counters_that_go_backwards_are_not_differenced() {
     );
 }
 
+/// 100 W for 2 s at 0.5 s readings: power 100 W each, the energy counter reset to 0 after 1 s.
+fn reset_mid_run() -> Vec<Sample> {
+    let mut v = Vec::new();
+    for (i, e) in [1_000_000u64, 1_050_000, 1_100_000, 0, 50_000]
+        .iter()
+        .enumerate()
+    {
+        let mut s = sample(0.5 * i as f64, 0, None, None);
+        s.power_draw = Some(100.0);
+        s.energy_mj = Some(*e);
+        v.push(s);
+    }
+    v
+}
+
+#[test]
+fn an_energy_counter_reset_mid_run_gives_no_figure_and_does_not_blame_the_power_samples() {
+    // Last − first (50 000 − 1 000 000) is negative; the same run from 1 000 000 to 1 000 005 after the
+    // reset would be 0.005 J: neither is the energy, so there is none, with the reason.
+    let mut samples = reset_mid_run();
+    samples[4].energy_mj = Some(1_000_005);
+    let g = &Recording::from_samples(500, Timestamps::HostSampled, samples)
+        .summary()
+        .gpus[0];
+    assert_eq!(g.energy.counter_j, None);
+    assert_eq!(g.energy.agrees, None);
+    let note = g.energy.note.as_deref().expect("a reason");
+    assert!(
+        note.contains("went backwards from 1100000 at 1.000 s to 0 at 1.500 s")
+            && !note.contains("power samples"),
+        "{note}"
+    );
+    // The power samples are still integrated: 100 W over 2 s.
+    assert_eq!(g.energy.integrated_power_j, Some(200.0));
+}
+
+#[test]
+fn every_counter_follows_one_rule_backwards_is_null_with_a_reason_impossible_is_left_out_and_counted()
+ {
+    let t = [0.0, 0.5, 1.0];
+    let mut samples: Vec<Sample> = t.iter().map(|&t| sample(t, 0, None, None)).collect();
+    // Energy: 2^63 mJ half a second in is 1.8e19 W (impossible); the other readings are 100 W.
+    for (s, e) in samples.iter_mut().zip([0u64, 1 << 63, 100_000]) {
+        s.energy_mj = Some(e);
+        s.power_draw = Some(100.0);
+    }
+    // Power-capping time: 1.8e19 ns (5.8e11 s) in half a second (impossible), then 0.5 s; thermal backwards.
+    for (s, (p, th)) in samples.iter_mut().zip([
+        (0u64, 3_000_000_000u64),
+        (18_000_000_000_000_000_000, 2_000_000_000),
+        (500_000_000, 1_000_000_000),
+    ]) {
+        s.violation_ns = Some(ViolationTimes {
+            power: Some(p),
+            thermal: Some(th),
+            ..Default::default()
+        });
+    }
+    let g = &Recording::from_samples(500, Timestamps::HostSampled, samples)
+        .summary()
+        .gpus[0];
+    // Energy over the two possible readings: 100 J in 1 s.
+    assert_eq!(g.energy.counter_j, Some(100.0));
+    assert_eq!(g.energy.counter_avg_power_w, Some(100.0));
+    assert_eq!(g.invalid_values.get("energy_mj"), Some(&1));
+    let th = g.throttle_time_s.as_ref().expect("counters were read");
+    assert_eq!(th.power, Some(0.5));
+    assert_eq!(g.invalid_values.get("violation_ns.power"), Some(&1));
+    assert_eq!(th.thermal, None);
+    assert!(
+        th.reasons
+            .get("thermal")
+            .is_some_and(|r| r.contains("went backwards from 3000000000 at 0.000 s")),
+        "{:?}",
+        th.reasons
+    );
+    // The summary's JSON says so too.
+    let v = serde_json::to_value(g).expect("json");
+    assert!(v["throttle_time_s"]["reasons"]["thermal"].is_string());
+    assert_eq!(v["invalid_values"]["violation_ns.power"], 1);
+}
+
 #[test]
 fn pstates_sort_numerically() {
     let samples: Vec<Sample> = ["P12", "P0", "P2", "P8", "P0"]

@@ -471,12 +471,20 @@ pub fn time_series(
             .draw()
             .map_err(err)?;
         let mut keys = Vec::new();
+        // Grouped by kind once: a kind per GPU and reason filtering every shade was quadratic in GPUs.
+        let mut by_kind: Vec<Vec<&Shade>> = vec![Vec::new(); shade_kinds.len()];
+        for s in shades {
+            crate::visit();
+            if let Some(v) = by_kind.get_mut(s.kind) {
+                v.push(s);
+            }
+        }
         for (k, name) in shade_kinds.iter().enumerate() {
             let c = shade_color(k);
             // Several reasons at once overlap; each is translucent so both stay visible.
             chart
                 .draw_series(
-                    shades.iter().filter(|s| s.kind == k).map(|s| {
+                    by_kind[k].iter().map(|s| {
                         Rectangle::new([(s.t0, y_lo), (s.t1, y_hi)], c.mix(0.45).filled())
                     }),
                 )

@@ -25,6 +25,20 @@ pub mod page;
 
 use serde_json::Value;
 
+// Counts the readings and shades the renderers visit, in tests: what the linear-time tests measure (an
+// operation count, not a time). Nothing in a build that is not a test.
+#[cfg(test)]
+thread_local! {
+    pub(crate) static VISITS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// One visit of a reading or a shade (see `VISITS`).
+#[inline]
+pub(crate) fn visit() {
+    #[cfg(test)]
+    VISITS.with(|v| v.set(v.get() + 1));
+}
+
 pub use diff::{
     KinetoDiff, KinetoDiffRow, change_cells, kineto_diff, kineto_diff_page, kl1_diff_page,
 };

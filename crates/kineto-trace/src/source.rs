@@ -7,9 +7,7 @@
 
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
-use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
@@ -41,10 +39,6 @@ enum DigestSlot {
 }
 
 impl Input {
-    pub(crate) fn open(path: &Path, hash: bool, feed: Feed) -> io::Result<Input> {
-        Input::from_raw(File::open(path)?, hash, feed)
-    }
-
     /// Reads the bytes of a trace as stored (plain or gzip, told by the magic bytes) from `raw`.
     pub(crate) fn from_raw(
         mut raw: impl Read + Send + 'static,

@@ -241,10 +241,10 @@ impl Report {
     }
 
     /// Writes the JSON to a claimed result file (tool-io: atomic, mode from the umask or the replaced file's,
-    /// fsynced). Fails on a non-finite number, naming the window, capture, rank and key.
-    pub fn write(&self, claim: &tool_io::Claim) -> Result<(), Error> {
+    /// fsynced). Fails on a non-finite number, naming the window, capture, rank and key. Returns where the
+    /// bytes went (beside the name when a file appeared there during the run; see [`tool_io::Written`]).
+    pub fn write(&self, claim: &tool_io::Claim) -> Result<tool_io::Written, Error> {
         self.check_finite()?;
-        claim.write_json(self)?;
-        Ok(())
+        Ok(claim.write_json(self)?)
     }
 }

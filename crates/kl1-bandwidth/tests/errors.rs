@@ -34,7 +34,8 @@ fn an_existing_output_is_refused_and_the_write_is_atomic() {
     }
     assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");
     let claim = tool_io::Claim::new(&out, true).expect("claim");
-    report.write(&claim).expect("overwrite");
+    let written = report.write(&claim).expect("overwrite");
+    assert_eq!(written.path(), out, "replaced in place, not written beside");
     drop(claim);
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");

@@ -469,6 +469,12 @@ pub fn write_window(
     overwrite: bool,
 ) -> Result<Truth, Error> {
     let bad = |reason: String| Error::Plan { reason };
+    // The manifest names each file: one written beside its name (a file appeared there meanwhile) would
+    // leave the window inconsistent, so it is an error saying where it went.
+    let placed = |w: tool_io::Written| match w.notice() {
+        None => Ok(()),
+        Some(n) => Err(bad(n)),
+    };
     if !(plan.jitter.is_finite() && (0.0..0.5).contains(&plan.jitter)) {
         return Err(bad(format!("jitter {} must be in [0, 0.5)", plan.jitter)));
     }
@@ -552,7 +558,7 @@ pub fn write_window(
             } else {
                 json.into_bytes()
             };
-            tool_io::Claim::new(dir.join(&file), overwrite)?.write_bytes(&bytes)?;
+            placed(tool_io::Claim::new(dir.join(&file), overwrite)?.write_bytes(&bytes)?)?;
             manifest.push(ManifestRow {
                 cell: c.cell.clone(),
                 capture: c.capture.clone(),
@@ -571,8 +577,7 @@ pub fn write_window(
     let write_json = |name: &str, value: &dyn erased::Json| -> Result<(), Error> {
         let mut text = value.to_pretty().map_err(|e| bad(e.to_string()))?;
         text.push('\n');
-        tool_io::Claim::new(dir.join(name), overwrite)?.write_bytes(text.as_bytes())?;
-        Ok(())
+        placed(tool_io::Claim::new(dir.join(name), overwrite)?.write_bytes(text.as_bytes())?)
     };
     write_json(MANIFEST, &manifest)?;
     write_json(TRUTH_FILE, &truth)?;

@@ -2,7 +2,6 @@
 //! (the `kl1-window-gen` library). Run as `cargo xtask gen-window`; `--out testdata/windows/demo --force`
 //! regenerates the demo window. A developer's tool: not part of the user-facing `kl1-cli` package.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,7 +45,10 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = match tool_io::cli::parse("kl1-gen-window") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let message = match run(&cli) {
         Ok(()) => return ExitCode::SUCCESS,
         Err(Failure::Stdout(e)) => return e.exit("kl1-gen-window"),
@@ -56,7 +58,7 @@ fn main() -> ExitCode {
         Err(Failure::Generate(e)) => e.to_string(),
         Err(Failure::Input(e)) => e,
     };
-    let _ = writeln!(std::io::stderr().lock(), "kl1-gen-window: {message}");
+    tool_io::terminal::note(&format!("kl1-gen-window: {message}"));
     ExitCode::FAILURE
 }
 

@@ -79,7 +79,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let record = prov.finish();
     let gflops = 2.0 * f64::from(iters) * n as f64 / elapsed / 1e9;
     // A typed result rather than `json!`: `json!` unwraps serialisation, and a record refuses NaN with an error.
-    out.write_json(&Output {
+    let written = out.write_json(&Output {
         result: BenchResult {
             elapsed_s: elapsed,
             gflop_per_s: gflops,
@@ -87,6 +87,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         },
         provenance: &record,
     })?;
+    if let Some(n) = written.notice() {
+        eprintln!("{n}");
+    }
     eprintln!(
         "{gflops:.2} GFLOP/s in {elapsed:.3} s; verdict: {}; written to {}",
         if record.verdict.clean {
@@ -94,7 +97,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         } else {
             "flagged"
         },
-        out.path().display()
+        written.path().display()
     );
     Ok(())
 }

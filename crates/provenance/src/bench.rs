@@ -38,7 +38,7 @@ pub fn record_benchmark<R>(
     let running = prov.start();
     let result = work();
     let record = running.finish();
-    record.write(&claim)?;
+    crate::say_where(&record.write(&claim)?);
     Ok(result)
 }
 

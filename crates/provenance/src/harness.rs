@@ -72,11 +72,12 @@ impl Provenance {
         };
         let record = running.finish();
         record.check()?;
-        claim.write_json(&Recorded {
+        let written = claim.write_json(&Recorded {
             result: Some(&result),
             provenance: &record,
             interrupt_watch: watch_text(&watch),
         })?;
+        crate::say_where(&written);
         Ok(result)
     }
 }
@@ -148,11 +149,13 @@ fn on_interrupt() {
             running.mark_interrupted("SIGINT (Ctrl-C) during the work");
             let record = running.finish();
             // Nothing to report a failure to: the process is ending on the user's request.
-            let _ = p.claim.write_json(&Recorded::<()> {
+            if let Ok(w) = p.claim.write_json(&Recorded::<()> {
                 result: None,
                 provenance: &record,
                 interrupt_watch: watch_text(&p.watch),
-            });
+            }) {
+                crate::say_where(&w);
+            }
         }
     }
     std::process::exit(130);

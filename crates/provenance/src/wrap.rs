@@ -56,9 +56,10 @@ pub struct WrapOutcome {
     pub record: Record,
     /// The status the wrapper should exit with: the command's exit code, or 128 + the signal that ended it.
     pub exit_code: i32,
-    /// Whether the record reached `out`. The command has run either way, so this is reported beside its exit
-    /// code rather than in place of it.
-    pub written: Result<(), Error>,
+    /// Whether the record was written, and where: `out`, or beside it when the command (or anyone) created
+    /// a file of that name during the run ([`tool_io::Written`]). The command has run either way, so this is
+    /// reported beside its exit code rather than in place of it.
+    pub written: Result<tool_io::Written, Error>,
 }
 
 /// The default record name for a run started at `t`.
@@ -81,6 +82,11 @@ pub fn prepare(opts: &WrapOptions) -> Result<Claim, Error> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(SystemTime::now()));
+    // A recording to replay is this run's input: noted before the claim, so that the record can never be
+    // aimed at it (by any name; tool-io compares files). One that cannot be opened is the monitor's to report.
+    if let Some(gpu_monitor::BackendChoice::Replay(input)) = &opts.backend {
+        drop(tool_io::open_input(input, "replay recording"));
+    }
     claim_output(out, opts.overwrite)
 }
 

@@ -230,3 +230,188 @@ fn reading_git_state_runs_no_program_the_repository_configures() {
     assert_eq!(g.modified, Probe::Value(vec!["a.txt".to_owned()]));
     assert!(g.diff_sha256.value().is_some(), "{:?}", g.diff_sha256);
 }
+
+/// `git diff HEAD` with the record's pins, run by hand: what the diff hash must be for files no filter
+/// converts.
+fn pinned_diff(home: &std::path::Path, dir: &std::path::Path) -> Vec<u8> {
+    let out = std::process::Command::new("git")
+        .args([
+            "--no-pager",
+            "-c",
+            "core.quotePath=true",
+            "-c",
+            "diff.suppressBlankEmpty=false",
+            "diff",
+            "HEAD",
+        ])
+        .args([
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--binary",
+            "--full-index",
+            "--no-renames",
+        ])
+        .args([
+            "--no-relative",
+            "--diff-algorithm=myers",
+            "--indent-heuristic",
+            "-O/dev/null",
+            "--unified=3",
+        ])
+        .args([
+            "--inter-hunk-context=0",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            "--ignore-submodules=none",
+        ])
+        .arg("--submodule=short")
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git diff");
+    assert!(out.status.success());
+    out.stdout
+}
+
+#[test]
+fn the_diff_is_git_diff_head_for_every_kind_of_change() {
+    use sha2::Digest;
+    let t = tempfile::tempdir().expect("tempdir");
+    let (home, dir) = repo(t.path());
+    let sha = |b: &[u8]| -> String {
+        sha2::Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    };
+    // More committed state to change: a binary file, a script, a link, a file that becomes a directory, a
+    // file in a directory that is emptied, a file renamed.
+    fs::create_dir_all(dir.join("deep/er")).expect("dir");
+    fs::write(dir.join("bin.dat"), [0u8, 1, 2, 255, 0, 7]).expect("write");
+    fs::write(dir.join("run.sh"), "echo hi\n").expect("write");
+    fs::write(dir.join("deep/er/x.txt"), "x\n").expect("write");
+    fs::write(dir.join("becomes-dir"), "file\n").expect("write");
+    fs::write(dir.join("old name.txt"), "renamed\n").expect("write");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("a.txt", dir.join("link")).expect("link");
+    git(&home, &dir, &["add", "-A"]);
+    git(&home, &dir, &["commit", "-q", "-m", "more"]);
+    // A file whose stat changed but not its bytes is not a change (git diff-files lists it; the bytes decide).
+    let f = fs::File::options()
+        .write(true)
+        .open(dir.join("b.txt"))
+        .expect("open");
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .expect("touch");
+    drop(f);
+    assert_eq!(git_info(&dir).dirty, Probe::Value(false));
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step> = vec![
+        (
+            "edit",
+            Box::new(|| fs::write(dir.join("a.txt"), "alpha\nmore\n").expect("write")),
+        ),
+        (
+            "binary",
+            Box::new(|| fs::write(dir.join("bin.dat"), [9u8, 0, 0, 1]).expect("write")),
+        ),
+        (
+            "delete",
+            Box::new(|| fs::remove_file(dir.join("b.txt")).expect("rm")),
+        ),
+        (
+            "chmod",
+            Box::new(|| {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    fs::set_permissions(dir.join("run.sh"), fs::Permissions::from_mode(0o755))
+                        .expect("chmod");
+                }
+            }),
+        ),
+        (
+            "relink",
+            Box::new(|| {
+                #[cfg(unix)]
+                {
+                    fs::remove_file(dir.join("link")).expect("rm");
+                    std::os::unix::fs::symlink("b.txt", dir.join("link")).expect("link");
+                }
+            }),
+        ),
+        (
+            "empty a directory",
+            Box::new(|| fs::remove_file(dir.join("deep/er/x.txt")).expect("rm")),
+        ),
+        (
+            "file to directory",
+            Box::new(|| {
+                fs::remove_file(dir.join("becomes-dir")).expect("rm");
+                fs::create_dir(dir.join("becomes-dir")).expect("mkdir");
+                fs::write(dir.join("becomes-dir/inner.txt"), "inner\n").expect("write");
+                git(&home, &dir, &["add", "becomes-dir"]);
+            }),
+        ),
+        (
+            "staged rename",
+            Box::new(|| git(&home, &dir, &["mv", "old name.txt", "new name.txt"])),
+        ),
+        (
+            "staged then changed again",
+            Box::new(|| {
+                fs::write(dir.join("new file.txt"), "one\n").expect("write");
+                git(&home, &dir, &["add", "new file.txt"]);
+                fs::write(dir.join("new file.txt"), "one\ntwo\n").expect("write");
+            }),
+        ),
+        (
+            "touched, not changed",
+            Box::new(|| {
+                let f = fs::File::options()
+                    .write(true)
+                    .open(dir.join("run.sh"))
+                    .expect("open");
+                f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+                    .expect("touch");
+            }),
+        ),
+    ];
+    for (what, step) in steps {
+        step();
+        let g = git_info(&dir);
+        let expected = pinned_diff(&home, &dir);
+        assert_eq!(
+            g.diff_sha256,
+            Probe::Value(sha(&expected)),
+            "after {what}: the diff differs from git diff HEAD:\n{}",
+            String::from_utf8_lossy(&expected)
+        );
+        assert_eq!(
+            g.diff_bytes,
+            Probe::Value(expected.len() as u64),
+            "after {what}"
+        );
+    }
+    let g = git_info(&dir);
+    let mut listed: Vec<String> = g.modified.value().expect("modified").clone();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            "a.txt",
+            "b.txt",
+            "becomes-dir",
+            "becomes-dir/inner.txt",
+            "bin.dat",
+            "deep/er/x.txt",
+            "link",
+            "new file.txt",
+            "new name.txt",
+            "old name.txt",
+            "run.sh",
+        ]
+    );
+}

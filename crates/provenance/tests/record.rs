@@ -304,9 +304,11 @@ fn a_second_claim_on_the_same_name_fails_while_the_first_is_held() {
     for overwrite in [false, true] {
         let second = claim_output(&p, overwrite);
         let e = second.expect_err("the name is taken");
-        assert!(e.to_string().contains("another run"), "{e}");
+        // Within one process the claim is this run's own (another process is told "another run").
+        assert!(e.to_string().contains("already claimed by this run"), "{e}");
     }
-    first.write_json(&json!({"run": 1})).expect("write");
+    let written = first.write_json(&json!({"run": 1})).expect("write");
+    assert_eq!(written.path(), p);
     drop(first);
     // Written and released: the name is now an existing file, refused without overwrite.
     assert!(claim_output(&p, false).is_err());
@@ -325,7 +327,8 @@ fn claim_output_refuses_an_existing_result_before_any_work() {
     }
     assert_eq!(std::fs::read_to_string(&p).expect("read"), "an earlier run");
     let out = claim_output(&p, true).expect("overwrite allowed");
-    out.write_json(&json!({"new": true})).expect("write");
+    let written = out.write_json(&json!({"new": true})).expect("write");
+    assert!(written.notice().is_none());
     assert_eq!(
         serde_json::from_str::<Value>(&std::fs::read_to_string(&p).expect("read")).expect("json")["new"],
         true

@@ -3,9 +3,11 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
 
+use crate::identity::{self, FileId};
 use crate::{Error, check_finite, kind_name};
 
 /// A result path reserved for this run.
@@ -18,6 +20,10 @@ use crate::{Error, check_finite, kind_name};
 ///
 /// A symlink to a regular file is followed: the file it points to is replaced (atomically, in its own
 /// directory) and the link stays a link.
+///
+/// A claim never replaces a file this process reads as an input, whatever its name ([`Error::ResultIsInput`],
+/// and [`Error::InputIsResult`] when the input is opened after the claim; see `identity.rs`), and two claims
+/// of one process on one file are refused as such ([`Error::ClaimedTwice`]).
 #[derive(Debug)]
 pub struct Claim {
     /// Where the bytes go: absolute, with a symlink at the given path resolved.
@@ -25,10 +31,69 @@ pub struct Claim {
     /// The path as given (made absolute), for messages.
     path: PathBuf,
     overwrite: bool,
+    /// The file at the target when the claim was made (`None`: nothing was there), and after each write the
+    /// file written. Only that file is ever replaced: one that appears or replaces it during the run is
+    /// someone else's, and is kept.
+    found: Mutex<Option<FileId>>,
     lock_path: PathBuf,
     /// Held open for the claim's life: the lock lives as long as this descriptor.
     lock: Option<File>,
+    /// This claim in the process's registry of claims (`identity.rs`).
+    serial: u64,
 }
+
+/// Where a result's bytes went.
+///
+/// Normally the claimed path ([`Written::path`]). When a file appeared at that path during the run (the
+/// wrapped command wrote it, another program did), that file is kept and the result goes beside it under a
+/// derived name (`NAME.1.EXT`, the first free one): nothing is lost, and [`Written::notice`] is the line a
+/// tool prints on stderr to say so.
+#[must_use = "a result written beside its name must be said (Written::notice)"]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    path: PathBuf,
+    /// The claimed path, when the result could not go there.
+    taken: Option<PathBuf>,
+}
+
+impl Written {
+    /// Where the bytes are.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The claimed path, when a file that appeared there during the run made the result go beside it.
+    pub fn taken(&self) -> Option<&Path> {
+        self.taken.as_deref()
+    }
+
+    /// The line to print on stderr when the result went beside its name; `None` when it is where asked.
+    pub fn notice(&self) -> Option<String> {
+        self.taken.as_ref().map(|taken| {
+            format!(
+                "{} was created by someone else during the run and is kept; the result was written beside it, to {}",
+                taken.display(),
+                self.path.display()
+            )
+        })
+    }
+}
+
+/// `dir/NAME.N.EXT` for `dir/NAME.EXT` (`dir/NAME.N` without an extension; a leading dot is part of the name).
+pub(crate) fn beside_name(target: &Path, n: u32) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let derived = match name.rfind('.') {
+        Some(i) if i > 0 => format!("{}.{n}{}", &name[..i], &name[i..]),
+        _ => format!("{name}.{n}"),
+    };
+    parent_dir(target).join(derived)
+}
+
+/// How many derived names are tried before giving up.
+const BESIDE_TRIES: u32 = 1000;
 
 /// What [`inspect`] found at a result path.
 enum Found {
@@ -48,10 +113,11 @@ fn inspect(path: &Path, overwrite: bool) -> Result<Found, Error> {
         match fs::metadata(path) {
             Ok(m) => m,
             // A dangling or looping symlink is something that is there; writing through it could create a
-            // file anywhere.
+            // file anywhere, so it is refused with or without `overwrite`, as what it is.
             Err(_) => {
-                return Err(Error::Exists {
+                return Err(Error::DanglingLink {
                     path: path.to_owned(),
+                    points_to: fs::read_link(path).unwrap_or_default(),
                 });
             }
         }
@@ -94,9 +160,10 @@ fn lock_path_for(target: &Path) -> PathBuf {
     parent_dir(target).join(format!(".{name}.claim"))
 }
 
-/// Opens and locks the claim file; retries when the file it locked was removed meanwhile by the claim that
-/// held it (the lock would then be on an unlinked file nobody else sees).
-fn take_lock(path: &Path, lock_path: &Path) -> Result<File, Error> {
+/// Opens and locks the claim file, registering the claim (its serial is returned); retries when the file it
+/// locked was removed meanwhile by the claim that held it (the lock would then be on an unlinked file nobody
+/// else sees).
+fn take_lock(path: &Path, lock_path: &Path) -> Result<(File, u64), Error> {
     for _ in 0..8 {
         let f = OpenOptions::new()
             .read(true)
@@ -105,21 +172,27 @@ fn take_lock(path: &Path, lock_path: &Path) -> Result<File, Error> {
             .truncate(false)
             .open(lock_path)
             .map_err(Error::io(lock_path, "create the claim file"))?;
-        match f.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
+        let serial = match identity::try_lock(&f, path) {
+            Ok(identity::Locked::Held(serial)) => serial,
+            // Held by this very process: the same file named for two outputs.
+            Ok(identity::Locked::Twice(first)) => {
+                return Err(Error::ClaimedTwice {
+                    path: path.to_owned(),
+                    first,
+                });
+            }
+            Ok(identity::Locked::Busy) => {
                 return Err(Error::Busy {
                     path: path.to_owned(),
                     lock: lock_path.to_owned(),
                 });
             }
-            Err(fs::TryLockError::Error(e)) => {
-                return Err(Error::io(lock_path, "lock the claim file")(e));
-            }
-        }
+            Err(e) => return Err(Error::io(lock_path, "lock the claim file")(e)),
+        };
         if same_file(&f, lock_path) {
-            return Ok(f);
+            return Ok((f, serial));
         }
+        identity::released(serial);
     }
     Err(Error::Busy {
         path: path.to_owned(),
@@ -160,19 +233,31 @@ impl Claim {
             Found::Nothing => path.clone(),
             Found::Regular(resolved) => resolved,
         };
+        let found = FileId::at(&target);
+        // An input of this run is refused before anything is created.
+        identity::replacing(&path, found)?;
         let dir = parent_dir(&target);
         fs::create_dir_all(&dir).map_err(Error::io(&dir, "create the directory"))?;
         let lock_path = lock_path_for(&target);
-        let lock = take_lock(&path, &lock_path)?;
-        let claim = Claim {
+        let (lock, serial) = take_lock(&path, &lock_path)?;
+        // From here, dropping the claim on an error releases it and removes the claim file it made.
+        let mut claim = Claim {
             target,
             path,
             overwrite,
+            found: Mutex::new(found),
             lock_path,
             lock: Some(lock),
+            serial,
         };
         // … and again under the lock: a run that held it may have just written the file.
         inspect(&claim.path, overwrite)?;
+        let found = FileId::at(&claim.target);
+        *claim
+            .found
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner) = found;
+        identity::confirm(serial, &claim.path, found)?;
         Ok(claim)
     }
 
@@ -221,39 +306,78 @@ impl Claim {
     }
 
     /// Renames a finished, fsynced temporary file into place and makes the rename durable.
-    fn persist(&self, tmp: tempfile::NamedTempFile) -> Result<(), Error> {
-        if self.overwrite {
+    ///
+    /// Only the file found at claim time (or nothing) is replaced: a file that appeared at the name since, or
+    /// replaced the one found, is someone else's and is kept, and the result goes beside it ([`Written`]).
+    fn persist(&self, tmp: tempfile::NamedTempFile) -> Result<Written, Error> {
+        let now = match inspect(&self.target, true) {
+            Ok(Found::Nothing) => None,
+            Ok(Found::Regular(_)) | Err(Error::Exists { .. }) => FileId::at(&self.target),
             // What is there now must still be a regular file (or nothing): a rename over a device or FIFO
             // that appeared since the claim would replace it.
-            match inspect(&self.target, true) {
-                Ok(_) | Err(Error::Exists { .. }) => {}
-                Err(e) => return Err(e),
-            }
+            Err(e) => return Err(e),
+        };
+        identity::replacing(&self.path, now)?;
+        let mut found = self.found.lock().unwrap_or_else(PoisonError::into_inner);
+        // The file found at claim time (with `overwrite`), or the one this claim wrote last (a second write).
+        let ours = now.is_none() || now == *found;
+        let written = if ours && now.is_some() {
             tmp.persist(&self.target)
                 .map_err(|e| Error::io(&self.target, "rename into place")(e.error))?;
+            Written {
+                path: self.path.clone(),
+                taken: None,
+            }
         } else {
-            tmp.persist_noclobber(&self.target).map_err(|e| {
-                if e.error.kind() == io::ErrorKind::AlreadyExists {
-                    Error::Exists {
-                        path: self.path.clone(),
-                    }
-                } else {
-                    Error::io(&self.target, "rename into place")(e.error)
-                }
-            })?;
+            self.persist_new(tmp)?
+        };
+        if written.taken.is_none() {
+            *found = FileId::at(&self.target);
         }
+        drop(found);
         // The rename is durable only once the directory entry is; a directory that cannot be fsynced (some
         // file systems refuse) is not worth losing the result over.
         if let Ok(d) = File::open(parent_dir(&self.target)) {
             let _ = d.sync_all();
         }
-        Ok(())
+        Ok(written)
+    }
+
+    /// Renames `tmp` to the target where nothing is there (atomically: never over a file that appears at the
+    /// last moment), else to the first free derived name beside it.
+    fn persist_new(&self, tmp: tempfile::NamedTempFile) -> Result<Written, Error> {
+        let mut tmp = match tmp.persist_noclobber(&self.target) {
+            Ok(_) => {
+                return Ok(Written {
+                    path: self.path.clone(),
+                    taken: None,
+                });
+            }
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => e.file,
+            Err(e) => return Err(Error::io(&self.target, "rename into place")(e.error)),
+        };
+        for n in 1..=BESIDE_TRIES {
+            let beside = beside_name(&self.target, n);
+            match tmp.persist_noclobber(&beside) {
+                Ok(_) => {
+                    return Ok(Written {
+                        path: beside,
+                        taken: Some(self.path.clone()),
+                    });
+                }
+                Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => tmp = e.file,
+                Err(e) => return Err(Error::io(&beside, "rename into place")(e.error)),
+            }
+        }
+        Err(Error::Exists {
+            path: beside_name(&self.target, BESIDE_TRIES),
+        })
     }
 
     /// Writes `bytes` as the result: temporary file in the same directory, fsync, rename, fsync of the
-    /// directory. Without `overwrite`, a file that appeared at the path since the claim is not replaced
-    /// ([`Error::Exists`]). On any error no temporary file is left behind.
-    pub fn write_bytes(&self, bytes: &[u8]) -> Result<(), Error> {
+    /// directory. A file that appeared at the path since the claim is not replaced, `overwrite` or not: the
+    /// result goes beside it ([`Written`]). On any error no temporary file is left behind.
+    pub fn write_bytes(&self, bytes: &[u8]) -> Result<Written, Error> {
         let mut tmp = self.temp()?;
         tmp.write_all(bytes)
             .map_err(Error::io(&self.target, "write"))?;
@@ -265,7 +389,7 @@ impl Claim {
 
     /// Writes `value` as pretty JSON ending in a newline (see [`Claim::write_bytes`]), after checking that
     /// every number in it is finite ([`Error::NonFinite`] names the JSON path; nothing is written).
-    pub fn write_json<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), Error> {
+    pub fn write_json<T: Serialize + ?Sized>(&self, value: &T) -> Result<Written, Error> {
         let bytes = self.json_bytes(value)?;
         self.write_bytes(&bytes)
     }
@@ -306,6 +430,7 @@ impl Drop for Claim {
         // Removed while still locked, then unlocked by closing: a claim racing with this one either fails on
         // the lock or finds (in `take_lock`) that the file it locked is gone, and makes a new one.
         if let Some(lock) = self.lock.take() {
+            identity::released(self.serial);
             let _ = fs::remove_file(&self.lock_path);
             drop(lock);
         }
@@ -342,7 +467,7 @@ impl Stream {
     }
 
     /// Flushes, fsyncs and renames the file into place (the same rules as [`Claim::write_bytes`]).
-    pub fn finish(mut self) -> Result<(), Error> {
+    pub fn finish(mut self) -> Result<Written, Error> {
         self.flush_to_file()?;
         self.writer
             .get_ref()
@@ -375,5 +500,23 @@ impl Write for Stream {
 
     fn flush(&mut self) -> io::Result<()> {
         self.writer.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_names_keep_the_extension() {
+        let n = |p: &str| beside_name(Path::new(p), 1);
+        assert_eq!(n("/r/rec.json"), Path::new("/r/rec.1.json"));
+        assert_eq!(n("/r/trace.json.gz"), Path::new("/r/trace.json.1.gz"));
+        assert_eq!(n("/r/out"), Path::new("/r/out.1"));
+        assert_eq!(n("/r/.hidden"), Path::new("/r/.hidden.1"));
+        assert_eq!(
+            beside_name(Path::new("/r/s.csv"), 12),
+            Path::new("/r/s.12.csv")
+        );
     }
 }

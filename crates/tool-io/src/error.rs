@@ -6,8 +6,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A result file exists and the caller did not ask to replace it (also: a dangling symlink is there).
-    /// The message names no option: the binary adds how to ask (`--overwrite` in every kl1 tool).
+    /// A result file exists and the caller did not ask to replace it. The message names no option: the binary
+    /// adds how to ask (`--overwrite` in every kl1 tool).
     #[error("{path} exists")]
     Exists {
         /// The result path.
@@ -21,6 +21,53 @@ pub enum Error {
         path: PathBuf,
         /// What is there ("a FIFO", "a character device", …).
         kind: &'static str,
+    },
+    /// A symbolic link to nothing (or a loop) is at the result path: writing through it could create a file
+    /// anywhere, so it is refused, `--overwrite` or not.
+    #[error(
+        "{path} is a symbolic link to {}, which does not exist (or loops); refusing to write through it",
+        points_to.display()
+    )]
+    DanglingLink {
+        /// The result path.
+        path: PathBuf,
+        /// What the link says.
+        points_to: PathBuf,
+    },
+    /// The result path is a file this run reads (by identity: any name, symlink or hard link of it).
+    #[error(
+        "{path} is this run's {what} {input}; a result never replaces what the run reads, even when told to overwrite"
+    )]
+    ResultIsInput {
+        /// The result path.
+        path: PathBuf,
+        /// The input's role ("trace", "manifest", …).
+        what: String,
+        /// The input as it was named.
+        input: PathBuf,
+    },
+    /// An input is the file a result of this run is claimed to replace (by identity).
+    #[error(
+        "{what} {path}: is also this run's result file {result}; a result never replaces what the run reads, \
+         even when told to overwrite"
+    )]
+    InputIsResult {
+        /// The input's role.
+        what: String,
+        /// The input.
+        path: PathBuf,
+        /// The result path that names the same file.
+        result: PathBuf,
+    },
+    /// Two results of one run name the same file (`--output F --html F`).
+    #[error(
+        "{path} is already claimed by this run for another result ({first}); give each result its own file"
+    )]
+    ClaimedTwice {
+        /// The second result path.
+        path: PathBuf,
+        /// The first one.
+        first: PathBuf,
     },
     /// The result path names a directory or has no file name.
     #[error("{path} is a directory; name a file")]

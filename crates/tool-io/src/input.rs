@@ -23,6 +23,8 @@ pub mod caps {
 ///
 /// The file is opened without blocking, so a FIFO (which would wait for a writer) is refused at once, and
 /// the type is checked on the opened descriptor, so the file cannot be swapped between check and read.
+/// The file is noted as an input of this run: a result claimed on it (by any name) is refused, and it is
+/// refused here if a live claim of this process would replace it ([`Error::InputIsResult`]).
 /// `what` names the input's role in errors ("manifest", "rule file"). For large inputs (traces) that are
 /// streamed; small ones use [`read_input`].
 pub fn open_input(path: &Path, what: &str) -> Result<File, Error> {
@@ -48,6 +50,7 @@ pub fn open_input(path: &Path, what: &str) -> Result<File, Error> {
             kind: kind_name(meta.file_type()),
         });
     }
+    crate::identity::opened_input(&f, path, what)?;
     Ok(f)
 }
 

@@ -24,12 +24,16 @@
 //! The rules, caps and their reasons are in `docs/result-files.md`.
 
 mod claim;
+#[cfg(feature = "clap")]
+pub mod cli;
 mod error;
 mod finite;
+mod identity;
 mod input;
 pub mod stdout;
+pub mod terminal;
 
-pub use claim::{Claim, Stream};
+pub use claim::{Claim, Stream, Written};
 pub use error::Error;
 pub use finite::{NonFinite, check_finite};
 pub use input::{caps, open_input, read_input, read_input_string};

@@ -9,9 +9,15 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::json;
-use tool_io::{Claim, Error, caps, read_input, read_input_string};
+use tool_io::{Claim, Error, Written, caps, read_input, read_input_string};
 
 type R = Result<(), Box<dyn std::error::Error>>;
+
+/// A result written where it was claimed (not beside it).
+#[track_caller]
+fn here(w: Written) {
+    assert!(w.taken().is_none() && w.notice().is_none(), "{w:?}");
+}
 
 fn mkfifo(p: &Path) {
     let ok = std::process::Command::new("mkfifo")
@@ -56,7 +62,7 @@ fn a_new_result_is_written_whole_and_nothing_else_is_left() -> R {
     let p = d.path().join("r.json");
     let c = Claim::new(&p, false)?;
     assert!(!p.exists(), "the claim must not create the result itself");
-    c.write_json(&json!({"x": [1.5, 2]}))?;
+    here(c.write_json(&json!({"x": [1.5, 2]}))?);
     drop(c);
     assert_eq!(
         fs::read_to_string(&p)?,
@@ -70,7 +76,7 @@ fn a_new_result_is_written_whole_and_nothing_else_is_left() -> R {
 fn missing_directories_are_created() -> R {
     let d = tempfile::tempdir()?;
     let p = d.path().join("a/b/r.json");
-    Claim::new(&p, false)?.write_bytes(b"hi")?;
+    here(Claim::new(&p, false)?.write_bytes(b"hi")?);
     assert_eq!(fs::read(&p)?, b"hi");
     Ok(())
 }
@@ -86,21 +92,76 @@ fn an_existing_file_is_refused_without_overwrite_and_left_alone() -> R {
     }
     assert_eq!(fs::read_to_string(&p)?, "precious");
     assert_eq!(names(d.path()), ["r.json"]);
-    Claim::new(&p, true)?.write_bytes(b"new")?;
+    here(Claim::new(&p, true)?.write_bytes(b"new")?);
     assert_eq!(fs::read_to_string(&p)?, "new");
     Ok(())
 }
 
 #[test]
-fn a_file_that_appears_after_the_claim_is_not_replaced() -> R {
+fn a_file_that_appears_after_the_claim_is_kept_and_the_result_goes_beside_it() -> R {
+    // The wrapped command wrote the result's name during the run (`gpu-monitor --output s.csv -- sh -c
+    // "… > s.csv"`): its file is kept, and the result is not lost either.
+    for overwrite in [false, true] {
+        let d = tempfile::tempdir()?;
+        let p = d.path().join("s.csv");
+        let c = Claim::new(&p, overwrite)?;
+        fs::write(&p, "someone else's")?;
+        fs::write(d.path().join("s.1.csv"), "taken too")?;
+        let w = c.write_bytes(b"mine")?;
+        assert_eq!(fs::read_to_string(&p)?, "someone else's");
+        assert_eq!(w.path(), d.path().join("s.2.csv"));
+        assert_eq!(w.taken(), Some(p.as_path()));
+        assert_eq!(fs::read_to_string(w.path())?, "mine");
+        let notice = w.notice().unwrap();
+        assert!(
+            notice.contains("s.csv was created by someone else during the run and is kept")
+                && notice.ends_with("s.2.csv"),
+            "{notice}"
+        );
+        drop(c);
+        assert_eq!(
+            names(d.path()),
+            ["s.1.csv", "s.2.csv", "s.csv"],
+            "no temporary file left"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_second_write_of_one_claim_replaces_its_own_first() -> R {
+    for overwrite in [false, true] {
+        let d = tempfile::tempdir()?;
+        let p = d.path().join("r.json");
+        let c = Claim::new(&p, overwrite)?;
+        here(c.write_bytes(b"first")?);
+        here(c.write_bytes(b"second")?);
+        assert_eq!(fs::read_to_string(&p)?, "second");
+        drop(c);
+        assert_eq!(names(d.path()), ["r.json"]);
+    }
+    Ok(())
+}
+
+#[test]
+fn with_overwrite_only_the_file_found_at_claim_time_is_replaced() -> R {
     let d = tempfile::tempdir()?;
-    let p = d.path().join("r.json");
-    let c = Claim::new(&p, false)?;
-    fs::write(&p, "someone else's")?;
-    assert!(matches!(c.write_bytes(b"mine"), Err(Error::Exists { .. })));
-    assert_eq!(fs::read_to_string(&p)?, "someone else's");
-    drop(c);
-    assert_eq!(names(d.path()), ["r.json"], "no temporary file left");
+    let p = d.path().join("rec.json");
+    fs::write(&p, "earlier result")?;
+    let c = Claim::new(&p, true)?;
+    // Replaced during the run by a new file (rename over it): that one is someone else's.
+    let other = d.path().join("other");
+    fs::write(&other, "written during the run")?;
+    fs::rename(&other, &p)?;
+    let w = c.write_bytes(b"mine")?;
+    assert_eq!(fs::read_to_string(&p)?, "written during the run");
+    assert_eq!(w.path(), d.path().join("rec.1.json"));
+    // Untouched: the earlier result is what --overwrite replaces.
+    let d2 = tempfile::tempdir()?;
+    let q = d2.path().join("rec.json");
+    fs::write(&q, "earlier result")?;
+    here(Claim::new(&q, true)?.write_bytes(b"mine")?);
+    assert_eq!(fs::read_to_string(&q)?, "mine");
     Ok(())
 }
 
@@ -218,7 +279,7 @@ fn a_symlink_to_a_regular_file_is_written_through_and_stays_a_link() -> R {
         Claim::new(&link, false),
         Err(Error::Exists { .. })
     ));
-    Claim::new(&link, true)?.write_bytes(b"new")?;
+    here(Claim::new(&link, true)?.write_bytes(b"new")?);
     assert!(fs::symlink_metadata(&link)?.file_type().is_symlink());
     assert_eq!(fs::read_to_string(&real)?, "new");
     Ok(())
@@ -239,10 +300,20 @@ fn a_symlink_to_a_device_or_nowhere_is_refused() -> R {
     ));
     let dangling = d.path().join("dangling.json");
     std::os::unix::fs::symlink(d.path().join("nowhere"), &dangling)?;
-    assert!(matches!(
-        Claim::new(&dangling, true),
-        Err(Error::Exists { .. })
-    ));
+    for overwrite in [false, true] {
+        // Said as what it is: "exists; pass --overwrite" would send the user round in a circle.
+        match Claim::new(&dangling, overwrite) {
+            Err(e @ Error::DanglingLink { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains("is a symbolic link to")
+                        && m.contains("nowhere, which does not exist"),
+                    "{m}"
+                );
+            }
+            other => panic!("expected DanglingLink, got {other:?}"),
+        }
+    }
     assert!(!d.path().join("nowhere").exists());
     Ok(())
 }
@@ -253,7 +324,7 @@ fn a_new_result_gets_the_umask_mode_not_0600() -> R {
     let d = tempfile::tempdir()?;
     let expected = default_mode(d.path());
     let p = d.path().join("r.json");
-    Claim::new(&p, false)?.write_json(&json!({}))?;
+    here(Claim::new(&p, false)?.write_json(&json!({}))?);
     assert_eq!(mode(&p), expected, "{:o} vs {expected:o}", mode(&p));
     if expected & 0o044 != 0 {
         assert_ne!(mode(&p), 0o600);
@@ -270,7 +341,7 @@ fn an_overwritten_result_keeps_its_mode() -> R {
     for m in [0o644, 0o640, 0o600] {
         fs::write(&p, "old")?;
         fs::set_permissions(&p, fs::Permissions::from_mode(m))?;
-        Claim::new(&p, true)?.write_bytes(b"new")?;
+        here(Claim::new(&p, true)?.write_bytes(b"new")?);
         assert_eq!(mode(&p), m, "{:o} became {:o}", m, mode(&p));
         assert_eq!(fs::read_to_string(&p)?, "new");
     }
@@ -282,19 +353,44 @@ fn a_second_claim_on_the_same_name_is_refused_while_the_first_is_held() -> R {
     let d = tempfile::tempdir()?;
     let p = d.path().join("r.json");
     let first = Claim::new(&p, false)?;
+    // The same process: the same file named for two results (`--output F --html F`), said as such.
     for overwrite in [false, true] {
         match Claim::new(&p, overwrite) {
-            Err(Error::Busy { path, .. }) => assert_eq!(path, p),
-            other => panic!("expected Busy, got {other:?}"),
+            Err(e @ Error::ClaimedTwice { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains("already claimed by this run for another result")
+                        && !m.contains("another run"),
+                    "{m}"
+                );
+            }
+            other => panic!("expected ClaimedTwice, got {other:?}"),
         }
     }
-    first.write_bytes(b"first")?;
+    here(first.write_bytes(b"first")?);
     drop(first);
     // Released: the next claim sees the result and refuses it for what it is.
     assert!(matches!(Claim::new(&p, false), Err(Error::Exists { .. })));
-    Claim::new(&p, true)?.write_bytes(b"second")?;
+    here(Claim::new(&p, true)?.write_bytes(b"second")?);
     assert_eq!(fs::read_to_string(&p)?, "second");
     assert_eq!(names(d.path()), ["r.json"]);
+    // An existing file claimed for replacing is held under its other names too.
+    #[cfg(unix)]
+    {
+        let held = Claim::new(&p, true)?;
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink("r.json", &link)?;
+        let hard = d.path().join("hard.json");
+        fs::hard_link(&p, &hard)?;
+        for other in [&link, &hard] {
+            assert!(
+                matches!(Claim::new(other, true), Err(Error::ClaimedTwice { .. })),
+                "{}",
+                other.display()
+            );
+        }
+        drop(held);
+    }
     Ok(())
 }
 
@@ -334,7 +430,7 @@ fn a_claim_held_by_another_process_is_refused() -> R {
     child.kill()?;
     child.wait()?;
     assert!(busy, "the other process's lock was never seen");
-    Claim::new(&p, false)?.write_bytes(b"x")?;
+    here(Claim::new(&p, false)?.write_bytes(b"x")?);
     assert_eq!(fs::read(&p)?, b"x");
     Ok(())
 }
@@ -354,9 +450,13 @@ fn concurrent_claims_let_exactly_one_run_proceed() -> R {
                     Ok(c) => {
                         // The "work", during which the others try and fail.
                         std::thread::sleep(Duration::from_millis(200));
-                        c.write_bytes(format!("{i}").as_bytes()).map(|()| 1)
+                        c.write_bytes(format!("{i}").as_bytes()).map(|w| {
+                            here(w);
+                            1
+                        })
                     }
-                    Err(Error::Busy { .. } | Error::Exists { .. }) => Ok(0),
+                    // Threads of one process: the others see this process's claim.
+                    Err(Error::ClaimedTwice { .. } | Error::Exists { .. }) => Ok(0),
                     Err(e) => Err(e),
                 }
             })
@@ -418,9 +518,12 @@ fn a_stream_is_invisible_until_finished_then_renamed_into_place() -> R {
         "t,gpu,mhz\n0,0,1800\n"
     );
     // The claim is held for the stream's life.
-    assert!(matches!(Claim::new(&p, true), Err(Error::Busy { .. })));
+    assert!(matches!(
+        Claim::new(&p, true),
+        Err(Error::ClaimedTwice { .. })
+    ));
     writeln!(s, "1,0,1790")?;
-    s.finish()?;
+    here(s.finish()?);
     assert_eq!(fs::read_to_string(&p)?, "t,gpu,mhz\n0,0,1800\n1,0,1790\n");
     assert_eq!(mode(&p), default_mode(d.path()));
     assert_eq!(names(d.path()), ["samples.csv"]);
@@ -556,5 +659,115 @@ fn bytes_that_are_not_utf8_are_named() -> R {
     fs::write(&p, b"ab\xffc")?;
     let e = read_input_string(&p, "rule file", caps::CONFIG).unwrap_err();
     assert!(matches!(e, Error::NotUtf8 { offset: 2, .. }), "{e:?}");
+    Ok(())
+}
+
+// ---- a result never replaces an input of the same run ---------------------------------------------
+
+/// The names one file has: itself, `./`-relative through its directory, a symlink, a hard link.
+#[cfg(unix)]
+fn names_of(d: &Path, file: &Path) -> Vec<PathBuf> {
+    let link = d.join("link-to-input.json");
+    std::os::unix::fs::symlink(file, &link).unwrap();
+    let hard = d.join("hard-link-to-input.json");
+    fs::hard_link(file, &hard).unwrap();
+    let dotted = d.join(".").join(file.file_name().unwrap());
+    vec![file.to_owned(), dotted, link, hard]
+}
+
+#[cfg(unix)]
+#[test]
+fn a_claim_on_a_file_already_read_is_refused_by_any_name() -> R {
+    let d = tempfile::tempdir()?;
+    let input = d.path().join("trace.json");
+    fs::write(&input, "{}")?;
+    read_input(&input, "trace", caps::RECORD)?;
+    for name in names_of(d.path(), &input) {
+        match Claim::new(&name, true) {
+            Err(e @ Error::ResultIsInput { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains("is this run's trace") && m.contains("even when told to overwrite"),
+                    "{m}"
+                );
+            }
+            other => panic!("{}: expected ResultIsInput, got {other:?}", name.display()),
+        }
+    }
+    assert_eq!(fs::read_to_string(&input)?, "{}");
+    // Nothing was created by the refusals: no claim file, no directory.
+    assert_eq!(
+        names(d.path()),
+        [
+            "hard-link-to-input.json",
+            "link-to-input.json",
+            "trace.json"
+        ]
+    );
+    Ok(())
+}
+
+#[cfg(unix)]
+#[test]
+fn an_input_opened_after_a_claim_on_it_is_refused_before_it_is_read() -> R {
+    for which in 0..4 {
+        let d = tempfile::tempdir()?;
+        let input = d.path().join("manifest.json");
+        fs::write(&input, "[]")?;
+        let name = names_of(d.path(), &input).swap_remove(which);
+        let claim = Claim::new(&name, true)?;
+        for given in [&input, &name] {
+            match tool_io::open_input(given, "manifest") {
+                Err(e @ Error::InputIsResult { .. }) => {
+                    let m = e.to_string();
+                    assert!(m.contains("is also this run's result file"), "{m}");
+                }
+                other => panic!("{}: expected InputIsResult, got {other:?}", given.display()),
+            }
+        }
+        drop(claim);
+        // Refused, it still counts as what the run reads: no later claim may replace it either.
+        assert!(matches!(
+            Claim::new(&input, true),
+            Err(Error::ResultIsInput { .. })
+        ));
+        assert_eq!(fs::read_to_string(&input)?, "[]");
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+#[test]
+fn a_rename_onto_an_input_that_took_the_name_during_the_run_is_refused() -> R {
+    let d = tempfile::tempdir()?;
+    let p = d.path().join("out.json");
+    let c = Claim::new(&p, true)?;
+    // Read during the run from elsewhere, then moved onto the result's name.
+    let input = d.path().join("spec.toml");
+    fs::write(&input, "x = 1")?;
+    read_input(&input, "model spec", caps::CONFIG)?;
+    fs::rename(&input, &p)?;
+    assert!(matches!(
+        c.write_bytes(b"result"),
+        Err(Error::ResultIsInput { .. })
+    ));
+    assert_eq!(fs::read_to_string(&p)?, "x = 1");
+    Ok(())
+}
+
+#[test]
+fn other_files_are_not_confused_with_inputs() -> R {
+    let d = tempfile::tempdir()?;
+    let input = d.path().join("in.json");
+    fs::write(&input, "1")?;
+    read_input(&input, "record", caps::RECORD)?;
+    let out = d.path().join("out.json");
+    fs::write(&out, "2")?;
+    here(Claim::new(&out, true)?.write_bytes(b"3")?);
+    assert_eq!(fs::read_to_string(&out)?, "3");
+    // A copy has its own identity.
+    let copy = d.path().join("copy.json");
+    fs::copy(&input, &copy)?;
+    here(Claim::new(&copy, true)?.write_bytes(b"4")?);
     Ok(())
 }

@@ -109,11 +109,8 @@ pub(crate) struct Opened {
 pub(crate) fn open(config: &MonitorConfig) -> Opened {
     let mut notes = Vec::new();
     let mut rejected = Vec::new();
-    if config.interval_ms == 0 {
-        let reason = Unavailable::BadConfig {
-            reason: "interval_ms must be at least 1".into(),
-        }
-        .to_string();
+    if let Err(reason) = crate::config::check_interval_ms(config.interval_ms) {
+        let reason = Unavailable::BadConfig { reason }.to_string();
         let kinds: &[BackendKind] = match &config.backend {
             BackendChoice::Auto => &[BackendKind::Nvml, BackendKind::NvidiaSmi],
             BackendChoice::Nvml => &[BackendKind::Nvml],

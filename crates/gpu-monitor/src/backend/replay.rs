@@ -101,8 +101,8 @@ fn sniff(path: &Path) -> Result<Form, Unavailable> {
         if t.starts_with('{') {
             return Ok(Form::Jsonl);
         }
-        if let Some(cols) = csv::parse_header(t) {
-            return Ok(Form::Csv(cols));
+        if let Some(h) = csv::parse_header(t) {
+            return Ok(Form::Csv(h.columns));
         }
         if t.starts_with('#') {
             continue;
@@ -152,8 +152,25 @@ impl Reader {
         if line.is_empty() {
             return Some(Ok(Item::Skip));
         }
-        if let Some(cols) = csv::parse_header(line) {
-            self.form = Form::Csv(cols);
+        if let Some(h) = csv::parse_header(line) {
+            self.form = Form::Csv(h.columns);
+            // Named, not met as every row "having fewer fields than columns": the rows are still read.
+            if !h.unknown.is_empty() {
+                let names: Vec<String> = h.unknown.iter().map(|n| format!("`{n}`")).collect();
+                return Some(Ok(Item::Bad {
+                    line_no: self.line_no,
+                    why: format!(
+                        "the header names {} that gpu-monitor does not read; {} values are skipped",
+                        if names.len() == 1 {
+                            format!("a column, {}", names[0])
+                        } else {
+                            format!("columns {}", names.join(", "))
+                        },
+                        if names.len() == 1 { "its" } else { "their" }
+                    ),
+                    text: line.chars().take(200).collect(),
+                }));
+            }
             return Some(Ok(Item::Skip));
         }
         if line.starts_with('#') {

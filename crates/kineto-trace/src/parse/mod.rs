@@ -56,8 +56,22 @@ pub struct Parsed {
 }
 
 /// Parses one trace file.
+///
+/// The file is opened through tool-io ([`tool_io::open_input`]): a regular file only (a FIFO is refused
+/// instead of blocking), and noted as an input of this run, so that no result of the run replaces it.
 pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
-    let input = Input::open(path, opts.sha256, opts.feed).map_err(|source| Error::Io {
+    let file = tool_io::open_input(path, "trace").map_err(|e| match e {
+        tool_io::Error::Input { error, .. } => Error::Io {
+            file: path.to_path_buf(),
+            source: error,
+        },
+        tool_io::Error::InputNotRegular { kind, .. } => Error::NotAFile {
+            file: path.to_path_buf(),
+            message: format!("is {kind}, not a regular file"),
+        },
+        e => Error::Input(e),
+    })?;
+    let input = Input::from_raw(file, opts.sha256, opts.feed).map_err(|source| Error::Io {
         file: path.to_path_buf(),
         source,
     })?;

@@ -14,6 +14,9 @@
 //!    `[build-dependencies]`) is used: its crate name (`-` → `_`) appears as a path (`name::`), a `use`,
 //!    an `extern crate` or a macro call (`name!`) in one of the crate's `.rs` files. The same check
 //!    `cargo-machete` makes, without installing it.
+//! 5. The crates keep their layers ([`LAYERS`]): no crate reaches, through its declared dependencies, a
+//!    workspace crate ARCHITECTURE.md's layering rule keeps it from (the trace crate no model, the model
+//!    table no trace, the roofline not the KL1 spec).
 //!
 //! Comments and everything after a file's first `#[cfg(test)]` are not checked by 2 and 3.
 //!
@@ -503,6 +506,135 @@ fn every_declared_dependency_is_used() {
         unused.is_empty(),
         "declared dependencies no source file uses (remove them from Cargo.toml):\n  {}",
         unused.join("\n  ")
+    );
+}
+
+/// (crate, workspace crates it must not reach, why) — the layering ARCHITECTURE.md states. A crate reaches
+/// what it declares (any dependency table) and, through those, their `[dependencies]`.
+const LAYERS: &[(&str, &[&str], &str)] = &[
+    (
+        "kineto-trace",
+        &["model-shapes", "kl1-shapes", "gpu-monitor", "provenance"],
+        "the trace crate knows no model, no GPU sampling, no provenance",
+    ),
+    (
+        "model-shapes",
+        &["kineto-trace", "kl1-shapes", "gpu-monitor", "provenance"],
+        "the general model table knows no trace and no one deployment",
+    ),
+    (
+        "kl1-shapes",
+        &["kineto-trace", "gpu-monitor", "provenance"],
+        "the KL1 spec knows no trace",
+    ),
+    (
+        "roofline",
+        &["kl1-shapes"],
+        "the roofline serves every model through the general table",
+    ),
+    (
+        "gpu-monitor",
+        &["provenance"],
+        "provenance uses gpu-monitor, never the reverse",
+    ),
+    ("step-stats", &["*"], "depends on no workspace crate"),
+    ("tool-io", &["*"], "sits below every crate"),
+];
+
+/// The `[package] name` of a Cargo.toml.
+fn package_name(toml: &str) -> Option<String> {
+    let mut in_package = false;
+    for line in toml.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_package = t == "[package]";
+        } else if in_package && let Some(v) = t.strip_prefix("name") {
+            return Some(
+                v.trim_start()
+                    .trim_start_matches('=')
+                    .trim()
+                    .trim_matches('"')
+                    .to_string(),
+            );
+        }
+    }
+    None
+}
+
+/// The dependency names of a Cargo.toml's `[dependencies]` table alone.
+fn normal_dependencies(toml: &str) -> Vec<String> {
+    let kept: String = {
+        let mut out = String::new();
+        let mut keep = false;
+        for line in toml.lines() {
+            let t = line.trim();
+            if t.starts_with('[') {
+                keep = t == "[dependencies]";
+            }
+            if keep {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    };
+    declared_dependencies(&kept)
+}
+
+#[test]
+fn crates_keep_their_layers() {
+    let root = root();
+    // package name → (declared anywhere, declared in [dependencies]), workspace crates only.
+    let mut crates: std::collections::BTreeMap<String, (Vec<String>, Vec<String>)> =
+        std::collections::BTreeMap::new();
+    for group in ["crates", "bins"] {
+        let Ok(entries) = fs::read_dir(root.join(group)) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let Ok(toml) = fs::read_to_string(e.path().join("Cargo.toml")) else {
+                continue;
+            };
+            if let Some(name) = package_name(&toml) {
+                crates.insert(
+                    name,
+                    (declared_dependencies(&toml), normal_dependencies(&toml)),
+                );
+            }
+        }
+    }
+    let workspace: Vec<String> = crates.keys().cloned().collect();
+    let mut broken = Vec::new();
+    for (name, forbidden, why) in LAYERS {
+        let Some((direct, _)) = crates.get(*name) else {
+            broken.push(format!("{name}: not a workspace crate (update LAYERS)"));
+            continue;
+        };
+        let mut reached: Vec<String> = Vec::new();
+        let mut todo: Vec<String> = direct
+            .iter()
+            .filter(|d| workspace.contains(d))
+            .cloned()
+            .collect();
+        while let Some(d) = todo.pop() {
+            if reached.contains(&d) {
+                continue;
+            }
+            if let Some((_, normal)) = crates.get(&d) {
+                todo.extend(normal.iter().filter(|n| workspace.contains(n)).cloned());
+            }
+            reached.push(d);
+        }
+        for r in &reached {
+            if forbidden.contains(&"*") || forbidden.contains(&r.as_str()) {
+                broken.push(format!("{name} reaches {r}: {why}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "layering broken:\n  {}",
+        broken.join("\n  ")
     );
 }
 

@@ -1,7 +1,7 @@
 //! The crate's one error type.
 
-/// Everything that can go wrong in this crate: loading a spec or GPU table, or handing a function a value
-/// (a kernel grid, a bit width, a duration) that has no meaning.
+/// Everything that can go wrong in this crate: loading a spec (or its GPU table, through `model-shapes`),
+/// or handing a function a value (a kernel grid, a bit width, a duration) that has no meaning.
 ///
 /// Spec and GPU-table errors name the field they are about, as a dotted path such as `model.hidden` or
 /// `quant.routed_experts[1].k`; [`Error::field`] returns it.
@@ -77,6 +77,9 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
+    /// Another error of `model-shapes` (the GPU table, cited TOML).
+    #[error(transparent)]
+    Model(model_shapes::Error),
 }
 
 impl Error {
@@ -84,7 +87,38 @@ impl Error {
     pub fn field(&self) -> Option<&str> {
         match self {
             Error::Invalid { field, .. } => Some(field),
+            Error::Model(e) => e.field(),
             _ => None,
+        }
+    }
+}
+
+/// `model-shapes`' errors as this crate's own kinds, so a spec's GPU-table error is an [`Error::Invalid`]
+/// like the spec's.
+impl From<model_shapes::Error> for Error {
+    fn from(e: model_shapes::Error) -> Error {
+        match e {
+            model_shapes::Error::Input(e) => Error::Input(e),
+            model_shapes::Error::Parse { origin, message } => Error::Parse { origin, message },
+            model_shapes::Error::Invalid {
+                origin,
+                field,
+                reason,
+            } => Error::Invalid {
+                origin,
+                field,
+                reason,
+            },
+            model_shapes::Error::Routing {
+                experts,
+                top_k,
+                reason,
+            } => Error::Routing {
+                experts,
+                top_k,
+                reason,
+            },
+            other => Error::Model(other),
         }
     }
 }

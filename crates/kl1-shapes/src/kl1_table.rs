@@ -10,7 +10,7 @@
 use crate::estimate::{DenseLaunch, ExpertBytes, Kl1Bytes};
 use crate::exl3::{Bits, Shape};
 use crate::spec::{ExpertSplit, Spec};
-use crate::weights::{
+use model_shapes::{
     Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
 };
 

@@ -9,9 +9,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::Error;
-use crate::citation::{Citation, Cited, Sources};
 use crate::exl3::{Bits, MAX_DIM, Shape, Split};
-use crate::gpu::{Gpu, GpuTable};
+use model_shapes::citation::{Cited, Sources};
+use model_shapes::{Citation, Gpu, GpuTable};
 
 /// exllamav3 divides linears among ranks in 128-channel units (`modules/linear.py:645-656`,
 /// `modules/block_sparse_mlp.py:1574-1586`).
@@ -300,7 +300,7 @@ struct RawDtypes {
 
 /// Deserialises the spec (serde derive, unknown keys refused); errors name the field by its dotted path.
 fn read(text: &str, origin: &str) -> Result<RawSpec, Error> {
-    crate::doc::from_toml(text, origin)
+    Ok(model_shapes::toml_doc::from_toml(text, origin)?)
 }
 
 impl Spec {
@@ -450,7 +450,8 @@ impl Spec {
             Citation::Assumed { reason } => !reason.trim().is_empty(),
         };
         if !said {
-            return Err(sources.invalid(
+            return Err(invalid(
+                &sources,
                 "quant.routed_experts",
                 "the provenance is empty: say where the mix comes from, or why it is assumed",
             ));
@@ -477,7 +478,7 @@ impl Taker<'_> {
     }
 
     fn invalid(&self, field: &str, reason: impl Into<String>) -> Error {
-        self.sources.invalid(field, reason)
+        invalid(&self.sources, field, reason)
     }
 
     /// A count or dimension in `min..=MAX_DIM`.
@@ -537,7 +538,7 @@ fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Spec, Error> 
     };
     sources.check_table()?;
     if raw.name.trim().is_empty() {
-        return Err(sources.invalid("name", "empty name"));
+        return Err(invalid(&sources, "name", "empty name"));
     }
     let mut t = Taker {
         sources,
@@ -777,16 +778,21 @@ fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Spec, Error> 
 fn k_mix(sources: &Sources<'_>, mix: &[(u64, u64)], routed_experts: u64) -> Result<KMix, Error> {
     const FIELD: &str = "quant.routed_experts";
     if mix.is_empty() {
-        return Err(sources.invalid(FIELD, "no entries: give { k, experts } for each K used"));
+        return Err(invalid(
+            sources,
+            FIELD,
+            "no entries: give { k, experts } for each K used",
+        ));
     }
     let mut seen = BTreeSet::new();
     let mut entries = Vec::with_capacity(mix.len());
     let mut total: u64 = 0;
     for (i, &(k, experts)) in mix.iter().enumerate() {
-        let bits =
-            Bits::new(k).map_err(|e| sources.invalid(&format!("{FIELD}[{i}].k"), e.to_string()))?;
+        let bits = Bits::new(k)
+            .map_err(|e| invalid(sources, &format!("{FIELD}[{i}].k"), e.to_string()))?;
         if !seen.insert(bits) {
-            return Err(sources.invalid(
+            return Err(invalid(
+                sources,
                 &format!("{FIELD}[{i}].k"),
                 format!("{bits} listed twice: give each K once with its total"),
             ));
@@ -795,7 +801,8 @@ fn k_mix(sources: &Sources<'_>, mix: &[(u64, u64)], routed_experts: u64) -> Resu
         entries.push((bits, experts));
     }
     if total != routed_experts {
-        return Err(sources.invalid(
+        return Err(invalid(
+            sources,
             FIELD,
             format!(
                 "expert counts add up to {total}, but model.routed_experts is {routed_experts}"
@@ -804,4 +811,9 @@ fn k_mix(sources: &Sources<'_>, mix: &[(u64, u64)], routed_experts: u64) -> Resu
     }
     entries.sort_by_key(|&(k, _)| k);
     Ok(KMix { entries })
+}
+
+/// An invalid-field error about `field` of the file `sources` describes.
+fn invalid(sources: &Sources<'_>, field: &str, reason: impl Into<String>) -> Error {
+    sources.invalid(field, reason).into()
 }

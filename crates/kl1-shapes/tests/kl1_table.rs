@@ -4,9 +4,8 @@
 //! a model without a shared expert.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] functions
 
-use kl1_shapes::{
-    BUILTIN_SPECS, Bits, Citation, Exl3Linear, ExpertSplit, Reads, Shape, Spec, WeightFormat,
-};
+use kl1_shapes::{BUILTIN_SPECS, Bits, Exl3Linear, ExpertSplit, Shape, Spec};
+use model_shapes::{Citation, Reads, WeightFormat};
 
 fn close(got: f64, want: f64, what: &str) {
     assert!(
@@ -20,7 +19,7 @@ fn same(got: f64, want: f64, what: &str) {
     assert_eq!(got.to_bits(), want.to_bits(), "{what}: {got:?} vs {want:?}");
 }
 
-fn per_layer(shape: &kl1_shapes::ModelShape, prefix: &str) -> f64 {
+fn per_layer(shape: &model_shapes::ModelShape, prefix: &str) -> f64 {
     shape
         .groups
         .iter()

@@ -1,7 +1,7 @@
 //! ESTIMATED bytes and FLOPs of one step on one rank, from the model's weights table and the step's token
 //! counts. `docs/formulas.md` §9 writes out each formula.
 
-use kl1_shapes::{
+use model_shapes::{
     Attention, Indexer, LayerKind, ModelShape, Reads, SPARSE_COMPRESS_RATIO,
     uniform_distinct_experts,
 };

@@ -170,7 +170,7 @@ fn the_kl1_spec_is_one_instance_of_the_weights_table() {
         let shape = spec.model_shape();
         let b = spec.kl1_bytes();
         let m = spec.model();
-        assert_eq!(shape.layers.len() as u64, m.moe_layers, "{name}");
+        assert_eq!(shape.layers.len(), m.moe_layers, "{name}");
         // The table holds the experts at the mix's mean K: the same bytes, as bytes are linear in K.
         close(shape.rank_expert_bytes(), b.expert.total(), "routed expert");
         let dense: f64 = b.dense.iter().map(|l| l.bytes()).sum();

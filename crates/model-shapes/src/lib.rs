@@ -55,6 +55,6 @@ pub use gpu::{BUILTIN_GPUS_TOML, BandwidthLabel, Gpu, GpuTable, PeakFlops, ReadB
 pub use hf::{QuantOverride, RunOptions, model_from_config};
 pub use routing::uniform_distinct_experts;
 pub use weights::{
-    Attention, Indexer, LayerKind, ModelShape, Moe, RankSplit, Reads, SPARSE_COMPRESS_RATIO,
-    TensorGroup, WeightFormat,
+    Attention, Indexer, LayerKind, Layers, ModelShape, Moe, RankSplit, Reads,
+    SPARSE_COMPRESS_RATIO, TensorGroup, WeightFormat,
 };

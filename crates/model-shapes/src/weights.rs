@@ -72,8 +72,11 @@ impl WeightFormat {
     };
 
     /// Bytes of one `k` (input) × `n` (output) matrix in this format, scales included, bias excluded.
+    ///
+    /// Products of dimensions are taken exactly (in u128) and rounded to f64 once, so no size wraps; a
+    /// block or group of 0 (which no reader accepts) counts as 1.
     pub fn bytes(&self, k: u64, n: u64) -> f64 {
-        let kn = (k * n) as f64;
+        let kn = exact(k, n);
         let (k_f, n_f) = (k as f64, n as f64);
         match *self {
             WeightFormat::Float { bytes, .. } => kn * bytes as f64,
@@ -83,13 +86,16 @@ impl WeightFormat {
                 block_out,
                 block_in,
                 scale_bytes,
-            } => kn + scale_bytes as f64 * (k.div_ceil(block_in) * n.div_ceil(block_out)) as f64,
+            } => {
+                kn + scale_bytes as f64
+                    * exact(k.div_ceil(block_in.max(1)), n.div_ceil(block_out.max(1)))
+            }
             WeightFormat::IntGroup {
                 bits,
                 group,
                 zero_points,
             } => {
-                let groups = (k.div_ceil(group) * n) as f64;
+                let groups = exact(k.div_ceil(group.max(1)), n);
                 let zeros = if zero_points {
                     groups * bits as f64 / 8.0
                 } else {
@@ -97,8 +103,8 @@ impl WeightFormat {
                 };
                 kn * bits as f64 / 8.0 + 2.0 * groups + zeros
             }
-            WeightFormat::Mxfp4 => kn / 2.0 + (k.div_ceil(32) * n) as f64,
-            WeightFormat::Nvfp4 => kn / 2.0 + (k.div_ceil(16) * n) as f64 + 4.0,
+            WeightFormat::Mxfp4 => kn / 2.0 + exact(k.div_ceil(32), n),
+            WeightFormat::Nvfp4 => kn / 2.0 + exact(k.div_ceil(16), n) + 4.0,
             WeightFormat::Exl3 { bits } => kn * bits / 8.0 + 2.0 * (k_f + n_f),
         }
     }
@@ -107,6 +113,11 @@ impl WeightFormat {
     pub fn is_quantized(&self) -> bool {
         !matches!(self, WeightFormat::Float { .. })
     }
+}
+
+/// a·b, exact, rounded to f64 once: what `(a * b) as f64` gives whenever that does not wrap.
+fn exact(a: u64, b: u64) -> f64 {
+    (u128::from(a) * u128::from(b)) as f64
 }
 
 impl fmt::Display for WeightFormat {
@@ -210,20 +221,38 @@ pub struct TensorGroup {
 
 impl TensorGroup {
     /// Parameters of the whole group on all ranks: per_layer · layers · (in·out + out if bias).
-    pub fn params(&self) -> u64 {
+    ///
+    /// Taken with checked arithmetic; `None` past u64. A table from [`crate::model_from_config`] or
+    /// `kl1-shapes`' spec never is (they refuse a model past 2^53 parameters): [`Self::params`] is this,
+    /// for them.
+    pub fn checked_params(&self) -> Option<u64> {
         let bias = if self.bias { self.out_features } else { 0 };
-        self.matrix_params() + self.per_layer * self.layers * bias
+        let tensors = self.per_layer.checked_mul(self.layers)?;
+        self.in_features
+            .checked_mul(self.out_features)?
+            .checked_add(bias)?
+            .checked_mul(tensors)
     }
 
-    /// Parameters of the group's matrices alone (no biases): per_layer · layers · in·out.
+    /// [`Self::checked_params`], saturating at u64::MAX (only a hand-built table past 2^64 gets there).
+    pub fn params(&self) -> u64 {
+        self.checked_params().unwrap_or(u64::MAX)
+    }
+
+    /// Parameters of the group's matrices alone (no biases): per_layer · layers · in·out, saturating at
+    /// u64::MAX as [`Self::params`].
     pub fn matrix_params(&self) -> u64 {
-        self.per_layer * self.layers * self.in_features * self.out_features
+        self.per_layer
+            .checked_mul(self.layers)
+            .and_then(|t| t.checked_mul(self.in_features))
+            .and_then(|t| t.checked_mul(self.out_features))
+            .unwrap_or(u64::MAX)
     }
 
     /// Bytes of one tensor as one rank holds it: format bytes of rank_in × rank_out, plus the bias.
     pub fn rank_tensor_bytes(&self) -> f64 {
         let bias = if self.bias {
-            (self.rank_out * self.bias_bytes) as f64
+            exact(self.rank_out, self.bias_bytes)
         } else {
             0.0
         };
@@ -232,7 +261,7 @@ impl TensorGroup {
 
     /// Bytes one rank holds of the group: rank_per_layer · layers · [`Self::rank_tensor_bytes`].
     pub fn rank_bytes(&self) -> f64 {
-        (self.rank_per_layer * self.layers) as f64 * self.rank_tensor_bytes()
+        exact(self.rank_per_layer, self.layers) * self.rank_tensor_bytes()
     }
 }
 
@@ -325,7 +354,7 @@ pub struct Moe {
 }
 
 /// One decoder layer's kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LayerKind {
     /// The sliding window (keys a query attends to at most), if the layer uses one.
     pub sliding_window: Option<u64>,
@@ -348,8 +377,8 @@ pub struct ModelShape {
     pub vocab: u64,
     /// Attention.
     pub attention: Attention,
-    /// One entry per decoder layer.
-    pub layers: Vec<LayerKind>,
+    /// Each decoder layer's kind, in order (stored as repeated blocks: see [`Layers`]).
+    pub layers: Layers,
     /// Routed experts, if any.
     pub moe: Option<Moe>,
     /// Bytes per activation element (`torch_dtype`).
@@ -372,17 +401,18 @@ pub struct ModelShape {
 
 impl ModelShape {
     /// Total parameters (all ranks); a tied LM head's matrix is counted once, as the embedding (a bias of
-    /// its own, Phi-3's `lm_head_bias`, is not tied and counted).
+    /// its own, Phi-3's `lm_head_bias`, is not tied and counted). Sums saturate at u64::MAX, which only a
+    /// hand-built table reaches: [`crate::model_from_config`] refuses a model past 2^53 parameters.
     pub fn total_params(&self) -> u64 {
-        let all: u64 = self.groups.iter().map(TensorGroup::params).sum();
+        let sum = |it: &mut dyn Iterator<Item = u64>| it.fold(0u64, u64::saturating_add);
+        let all = sum(&mut self.groups.iter().map(TensorGroup::params));
         if self.tied_embeddings {
-            let head: u64 = self
+            let head = sum(&mut self
                 .groups
                 .iter()
                 .filter(|g| g.reads == Reads::LogitRows)
-                .map(TensorGroup::matrix_params)
-                .sum();
-            all - head
+                .map(TensorGroup::matrix_params));
+            all.saturating_sub(head)
         } else {
             all
         }
@@ -412,13 +442,13 @@ impl ModelShape {
         self.active_params() - self.params_of(Reads::LogitRows) as f64
     }
 
-    /// Parameters of the groups read as `reads`.
+    /// Parameters of the groups read as `reads` (saturating as [`Self::total_params`]).
     pub fn params_of(&self, reads: Reads) -> u64 {
         self.groups
             .iter()
             .filter(|g| g.reads == reads)
             .map(TensorGroup::params)
-            .sum()
+            .fold(0, u64::saturating_add)
     }
 
     /// Bytes one rank holds of the groups read as `reads`.
@@ -449,7 +479,8 @@ impl ModelShape {
     /// GQA 2·max(1, kv_heads/tp)·head_dim (keys and values, v_head_dim for values); MLA
     /// (kv_lora_rank + qk_rope_head_dim), held whole on every rank (DeepSeek-V3.2's indexer key, `dim` more,
     /// is counted by the caller); DeepSeek-V4 head_dim (the window's entry; its compressed entries are per
-    /// r tokens, counted by the caller per layer kind).
+    /// r tokens, counted by the caller per layer kind). Saturates at u64::MAX, which no table from a
+    /// config reaches (its widths are bounded).
     pub fn kv_bytes_per_token_layer(&self, kv_bytes: u64) -> u64 {
         match self.attention {
             Attention::Gqa {
@@ -458,15 +489,172 @@ impl ModelShape {
                 v_head_dim,
                 ..
             } => {
-                let rank_heads = (kv_heads / self.tp).max(1);
-                rank_heads * (head_dim + v_head_dim) * kv_bytes
+                let rank_heads = (kv_heads / self.tp.max(1)).max(1);
+                rank_heads
+                    .saturating_mul(head_dim.saturating_add(v_head_dim))
+                    .saturating_mul(kv_bytes)
             }
             Attention::Mla {
                 kv_lora_rank,
                 qk_rope_head_dim,
                 ..
-            } => (kv_lora_rank + qk_rope_head_dim) * kv_bytes,
-            Attention::Hybrid { head_dim, .. } => head_dim * kv_bytes,
+            } => kv_lora_rank
+                .saturating_add(qk_rope_head_dim)
+                .saturating_mul(kv_bytes),
+            Attention::Hybrid { head_dim, .. } => head_dim.saturating_mul(kv_bytes),
         }
+    }
+}
+
+/// The decoder layers' kinds in order, held as blocks of runs, each block repeated: a model of a million
+/// alike layers, or of sliding and full layers alternating, takes the memory of one block, whatever its
+/// layer count. [`Layers::iter`] gives every layer in order.
+///
+/// [`Layers::push`] finds the repeats as layers arrive: a new layer extends the last run, continues a
+/// repetition of the current block, or (when it differs from what the repetition expects) starts a new
+/// block. Any sequence is kept exactly; one that repeats a block, after any prefix, takes the memory of the
+/// prefix's runs and the block's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layers {
+    blocks: Vec<Block>,
+    len: u64,
+}
+
+/// Runs of layer kinds, `repeats` times, then the first `partial` layers of them once more.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Block {
+    runs: Vec<(LayerKind, u64)>,
+    /// Layers in one repetition of `runs`.
+    width: u64,
+    /// Whole repetitions (at least 1).
+    repeats: u64,
+    /// Layers of the repetition under way, 0 ≤ partial < width.
+    partial: u64,
+    /// Where the next layer of the repetition under way falls: (run, layers into it).
+    at: (usize, u64),
+}
+
+impl Block {
+    fn new(kind: LayerKind) -> Block {
+        Block {
+            runs: vec![(kind, 1)],
+            width: 1,
+            repeats: 1,
+            partial: 0,
+            at: (0, 0),
+        }
+    }
+
+    /// Whether the block is still being written (its first repetition, no second begun).
+    fn growing(&self) -> bool {
+        self.repeats == 1 && self.partial == 0
+    }
+}
+
+impl Layers {
+    /// No layers.
+    pub fn new() -> Layers {
+        Layers::default()
+    }
+
+    /// `count` layers of one kind.
+    pub fn repeat(kind: LayerKind, count: u64) -> Layers {
+        let mut l = Layers::new();
+        if count > 0 {
+            let mut b = Block::new(kind);
+            b.runs[0].1 = count;
+            b.width = count;
+            l.blocks.push(b);
+            l.len = count;
+        }
+        l
+    }
+
+    /// Appends one layer.
+    pub fn push(&mut self, kind: LayerKind) {
+        self.len += 1;
+        let Some(b) = self.blocks.last_mut() else {
+            self.blocks.push(Block::new(kind));
+            return;
+        };
+        if b.growing() {
+            let last = b.runs.len() - 1;
+            if b.runs[last].0 == kind {
+                b.runs[last].1 += 1;
+                b.width += 1;
+            } else if b.runs[0].0 == kind {
+                // The block may repeat from here; a layer that breaks the repetition ends it.
+                b.partial = 1;
+                b.at = if b.runs[0].1 > 1 { (0, 1) } else { (1, 0) };
+            } else {
+                b.runs.push((kind, 1));
+                b.width += 1;
+            }
+            return;
+        }
+        let (run, into) = b.at;
+        if b.runs[run].0 != kind {
+            self.blocks.push(Block::new(kind));
+            return;
+        }
+        b.partial += 1;
+        b.at = if into + 1 < b.runs[run].1 {
+            (run, into + 1)
+        } else {
+            (run + 1, 0)
+        };
+        if b.partial == b.width {
+            b.repeats += 1;
+            b.partial = 0;
+            b.at = (0, 0);
+        }
+    }
+
+    /// Decoder layers.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every layer's kind, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &LayerKind> + '_ {
+        self.blocks.iter().flat_map(|b| {
+            let whole = (0..b.repeats).flat_map(move |_| expand(&b.runs));
+            let part = expand(&b.runs).take(usize::try_from(b.partial).unwrap_or(usize::MAX));
+            whole.chain(part)
+        })
+    }
+
+    /// How many runs the layers are stored as (the memory they take), for tests.
+    pub fn stored_runs(&self) -> usize {
+        self.blocks.iter().map(|b| b.runs.len()).sum()
+    }
+}
+
+fn expand(runs: &[(LayerKind, u64)]) -> impl Iterator<Item = &LayerKind> + '_ {
+    runs.iter()
+        .flat_map(|(k, n)| std::iter::repeat_n(k, usize::try_from(*n).unwrap_or(usize::MAX)))
+}
+
+impl FromIterator<LayerKind> for Layers {
+    fn from_iter<I: IntoIterator<Item = LayerKind>>(iter: I) -> Layers {
+        let mut l = Layers::new();
+        for k in iter {
+            l.push(k);
+        }
+        l
+    }
+}
+
+impl<'a> IntoIterator for &'a Layers {
+    type Item = &'a LayerKind;
+    type IntoIter = Box<dyn Iterator<Item = &'a LayerKind> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
     }
 }

@@ -9,6 +9,12 @@ use serde::Serialize;
 
 use crate::tokens::{PhaseTokens, StepTokens};
 
+/// a·b + c, exact, rounded to f64 once: what `(a * b + c) as f64` gives whenever that does not wrap (token
+/// counts come from a step's marker and may be anything).
+fn exact(a: u64, b: u64, c: u64) -> f64 {
+    (u128::from(a) * u128::from(b) + u128::from(c)) as f64
+}
+
 /// Bytes one rank reads or writes in a step, by what they are.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Bytes {
@@ -89,9 +95,7 @@ pub struct StepEstimate {
 fn keys_read(p: &PhaseTokens, window: Option<u64>) -> f64 {
     match window {
         None => p.kv_tokens as f64,
-        Some(w) => {
-            (p.kv_tokens as f64).min((p.query_tokens + p.requests * w.saturating_sub(1)) as f64)
-        }
+        Some(w) => (p.kv_tokens as f64).min(exact(p.requests, w.saturating_sub(1), p.query_tokens)),
     }
 }
 
@@ -101,7 +105,7 @@ fn pairs(p: &PhaseTokens, window: Option<u64>) -> f64 {
     let full = p.causal_pairs();
     match window {
         None => full,
-        Some(w) => full.min((p.query_tokens * w) as f64),
+        Some(w) => full.min(exact(p.query_tokens, w, 0)),
     }
 }
 
@@ -149,7 +153,7 @@ fn indexed(
     p: &PhaseTokens,
     kv_bytes: u64,
 ) -> (f64, f64, f64, f64) {
-    let picked = (p.query_tokens * ix.topk) as f64;
+    let picked = exact(p.query_tokens, ix.topk, 0);
     (
         keys.min(picked),
         pairs.min(picked),
@@ -240,14 +244,14 @@ pub fn estimate(model: &ModelShape, tokens: &StepTokens, kv_bytes: u64) -> StepE
     } else {
         0.0
     };
-    let embedding = (t * model.hidden * model.activation_bytes) as f64;
+    let embedding = exact(t, model.hidden * model.activation_bytes, 0);
     let (experts, expert_bytes_all_layers) = match model.moe {
         Some(m) => {
             let ep = model.ep as f64;
             // A valid model has 1 ≤ k ≤ E; the fallback is unreachable.
             let uniform =
                 uniform_distinct_experts(m.experts, m.top_k, t).unwrap_or(m.experts as f64) / ep;
-            let per_request = (m.experts.min(m.top_k * requests)) as f64 / ep;
+            let per_request = (m.experts.min(m.top_k.saturating_mul(requests))) as f64 / ep;
             (
                 Experts {
                     uniform,

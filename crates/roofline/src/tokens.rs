@@ -61,19 +61,21 @@ pub struct StepTokens {
 }
 
 impl StepTokens {
-    /// Requests in the step.
+    /// Requests in the step (saturating at u64::MAX: a marker's counts are not checked against each other).
     pub fn requests(&self) -> u64 {
-        self.prefill.requests + self.decode.requests
+        self.prefill.requests.saturating_add(self.decode.requests)
     }
 
-    /// Σ query tokens: the rows every linear layer multiplies.
+    /// Σ query tokens: the rows every linear layer multiplies (saturating).
     pub fn query_tokens(&self) -> u64 {
-        self.prefill.query_tokens + self.decode.query_tokens
+        self.prefill
+            .query_tokens
+            .saturating_add(self.decode.query_tokens)
     }
 
-    /// Σ KV tokens: the keys attention reads.
+    /// Σ KV tokens: the keys attention reads (saturating).
     pub fn kv_tokens(&self) -> u64 {
-        self.prefill.kv_tokens + self.decode.kv_tokens
+        self.prefill.kv_tokens.saturating_add(self.decode.kv_tokens)
     }
 
     /// `prefill`, `decode` or `mixed` (`idle` with no requests).

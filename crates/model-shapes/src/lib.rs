@@ -8,7 +8,10 @@
 //!   or per block), int4 AWQ/GPTQ, mxfp4, nvfp4 or EXL3; per rank under tensor and expert parallelism. The
 //!   result, a [`ModelShape`], holds the general weights table ([`TensorGroup`]s: shape, count per layer,
 //!   format, which tokens read them, how ranks divide them), the layer kinds, the KV cache per token and the
-//!   parameter counts. A config key it does not understand is an error naming it.
+//!   parameter counts. A config key it does not understand is an error naming it, and so is a value no model
+//!   has (past its plausibility bound, [`hf::bounds`], or a zero width); the table's counts are checked where
+//!   they are formed, and reading a config takes memory that does not grow with its layer count where
+//!   layers repeat ([`Layers`]).
 //! * **The GPU table** ([`GpuTable`], `specs/gpus.toml`): specified bandwidth, measured and claimed read
 //!   bandwidths, dense peak TFLOP/s per dtype, SM count and memory to name a GPU from a trace's
 //!   `deviceProperties`, every figure cited ([`Citation`], in the cited-TOML format of [`citation`] and

@@ -46,8 +46,10 @@
 
 pub mod citation;
 mod error;
+mod format;
 pub mod gpu;
 pub mod hf;
+mod layers;
 mod routing;
 pub mod toml_doc;
 pub mod weights;

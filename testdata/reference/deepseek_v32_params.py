@@ -1,5 +1,5 @@
 """Parameters and checkpoint bytes of DeepSeek-V3.2, counted from its checkpoint's tensor list,
-independently of kl1-shapes.
+independently of model-shapes.
 
 Tensor names and storage are the checkpoint's, as a public model-inventory report lists them beside the
 config (`model.layers.{i}.self_attn.indexer.wq_b.weight` [8192, 1536] float8_e4m3fn with a
@@ -12,7 +12,7 @@ scales powers of two; the checkpoint still stores them as fp32) for every linear
 indexer's weights_proj (bf16), the embedding and head (bf16); norms, the indexer's k_norm and the routers'
 e_score_correction_bias fp32.
 
-The main model (`*_main`, no MTP layer) is what kl1-shapes' table holds; `elements_with_mtp_and_scales`,
+The main model (`*_main`, no MTP layer) is what model-shapes' table holds; `elements_with_mtp_and_scales`,
 `tensors_with_mtp` and `checkpoint_gib_with_mtp` are the inventory's three totals.
 
 Run: python3 testdata/reference/deepseek_v32_params.py testdata/models/deepseek-v3.2.json

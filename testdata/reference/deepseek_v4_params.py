@@ -1,5 +1,5 @@
 """Parameters and checkpoint bytes of DeepSeek-V4-Flash, counted from its checkpoint's tensor list,
-independently of kl1-shapes.
+independently of model-shapes.
 
 Tensor names are the checkpoint's (`layers.{i}.attn.wq_a.weight`, `layers.{i}.ffn.experts.{e}.w1.weight`,
 ... as public checkpoint-inventory code lists them: 69,187 names of which 1,575 are the MTP layer's); each
@@ -14,7 +14,7 @@ With the MTP layer the bytes come to `checkpoint_bytes_with_mtp`, which equals t
 (159,609,485,896) of the checkpoint's model.safetensors.index.json as a public inventory test quotes it: a
 check of every format above to the byte. The main model (`*_main`, no MTP / DSpark layers: the
 compress_ratios entries past num_hidden_layers are theirs) is what DeepSeek's published 284 B / 13 B count
-and what kl1-shapes' table holds.
+and what model-shapes' table holds.
 
 Run: python3 testdata/reference/deepseek_v4_params.py testdata/models/deepseek-v4-flash.json
 Output: testdata/reference/deepseek_v4_params.json (kept beside this script).

@@ -1,12 +1,12 @@
 """Parameters of GLM-4.5-architecture models (transformers `glm4_moe`), counted from the checkpoint's
-tensor names independently of kl1-shapes.
+tensor names independently of model-shapes.
 
 Names and shapes are the checkpoint's as transformers' `Glm4MoeForCausalLM` writes them
 (`model.layers.{i}.self_attn.q_proj.{weight,bias}`, `...mlp.experts.{e}.gate_proj.weight`,
 `...mlp.gate.e_score_correction_bias`, ...): q, k, v with biases, o without; q_norm/k_norm of head_dim when
 `use_qk_norm`; the first `first_k_dense_replace` layers dense, the rest MoE with `n_shared_experts` shared
 experts of moe_intermediate_size. The MTP layer (`model.layers.{n}`: eh_proj, enorm, hnorm, a decoder layer
-and shared_head) is not counted, as kl1-shapes leaves it out.
+and shared_head) is not counted, as model-shapes leaves it out.
 
 GLM-4.5-Air's shapes are checked against a checkpoint: GLM-4.5V (`glm4v_moe`) is GLM-4.5-Air's language
 model beside a vision encoder, and a public model-inventory report lists its checkpoint's tensors (no MTP

@@ -1,5 +1,5 @@
 """Parameters and checkpoint bytes of MiniMax-M2-architecture models (MiniMax-M2, M2.1, M2.5, M2.7),
-counted from the checkpoint's tensor names independently of kl1-shapes.
+counted from the checkpoint's tensor names independently of model-shapes.
 
 Names, shapes and dtypes are the checkpoint's as a public loader records them from MiniMax-M2.7's
 `model.safetensors.index.json` and shard headers: embed_tokens, norm and lm_head bf16;

@@ -14,6 +14,12 @@
 //!    `[build-dependencies]`) is used: its crate name (`-` → `_`) appears as a path (`name::`), a `use`,
 //!    an `extern crate` or a macro call (`name!`) in one of the crate's `.rs` files. The same check
 //!    `cargo-machete` makes, without installing it.
+//! 5. The crates keep their layers ([`LAYERS`]): no crate reaches, through its declared dependencies, a
+//!    workspace crate ARCHITECTURE.md's layering rule keeps it from (the trace crate no model, the model
+//!    table no trace, the roofline not the KL1 spec).
+//! 6. No library source file (`crates/*/src`, `python/src`, any depth) is over [`MAX_LIBRARY_LINES`] lines:
+//!    past that a file holds more than one job, and is split by job. Files over it today are
+//!    [`PENDING_LONG_FILES`], each named with the branch that splits it.
 //!
 //! Comments and everything after a file's first `#[cfg(test)]` are not checked by 2 and 3.
 //!
@@ -68,6 +74,24 @@ const WRITES_ALLOWED: &[(&str, &str)] = &[(
 
 /// (file, pattern, what to do) — writes outside tool-io today; to be fixed by the owner.
 const PENDING_WRITES: &[(&str, &str, &str)] = &[];
+
+/// The most lines a library source file may have.
+const MAX_LIBRARY_LINES: usize = 800;
+
+/// (file, who splits it) — library files over [`MAX_LIBRARY_LINES`] today (issue 20); each is split by job on
+/// the branch named, and comes off this list when that branch merges.
+const PENDING_LONG_FILES: &[(&str, &str)] = &[
+    (
+        "crates/kineto-trace/src/family.rs",
+        "branch fixan: the rule table, its validation, the matcher",
+    ),
+    (
+        "crates/kineto-parquet/src/tables.rs",
+        "branch schema: one schema per table",
+    ),
+    ("crates/provenance/src/lib.rs", "branch fixio"),
+    ("crates/provenance/src/diff.rs", "branch fixio"),
+];
 
 /// Source files ARCHITECTURE.md does not name today; to be added to its code map by their owners.
 const PENDING_UNNAMED: &[&str] = &[];
@@ -314,6 +338,38 @@ fn every_source_file_is_named_in_architecture_md() {
     );
 }
 
+/// Every `.rs` file of the library crates' `src` directories (`crates/*/src`, `python/src`), sorted.
+fn library_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for (src, library) in src_dirs(root) {
+        if library {
+            rust_files(&src, &mut files);
+        }
+    }
+    files
+}
+
+#[test]
+fn library_files_hold_one_job() {
+    let root = root();
+    let long: Vec<String> = library_files(&root)
+        .into_iter()
+        .filter(|f| fs::read_to_string(f).map_or(0, |t| t.lines().count()) > MAX_LIBRARY_LINES)
+        .map(|f| rel(&root, &f))
+        .collect();
+    let pending: Vec<String> = PENDING_LONG_FILES
+        .iter()
+        .map(|(f, _)| f.to_string())
+        .collect();
+    check_with_pending(
+        &format!(
+            "library files over {MAX_LIBRARY_LINES} lines (split them by job, as ARCHITECTURE.md's code map lists them)"
+        ),
+        &long,
+        &pending,
+    );
+}
+
 #[test]
 fn library_crates_hold_no_cli_flag_text() {
     let root = root();
@@ -511,6 +567,135 @@ fn every_declared_dependency_is_used() {
         unused.is_empty(),
         "declared dependencies no source file uses (remove them from Cargo.toml):\n  {}",
         unused.join("\n  ")
+    );
+}
+
+/// (crate, workspace crates it must not reach, why) — the layering ARCHITECTURE.md states. A crate reaches
+/// what it declares (any dependency table) and, through those, their `[dependencies]`.
+const LAYERS: &[(&str, &[&str], &str)] = &[
+    (
+        "kineto-trace",
+        &["model-shapes", "kl1-shapes", "gpu-monitor", "provenance"],
+        "the trace crate knows no model, no GPU sampling, no provenance",
+    ),
+    (
+        "model-shapes",
+        &["kineto-trace", "kl1-shapes", "gpu-monitor", "provenance"],
+        "the general model table knows no trace and no one deployment",
+    ),
+    (
+        "kl1-shapes",
+        &["kineto-trace", "gpu-monitor", "provenance"],
+        "the KL1 spec knows no trace",
+    ),
+    (
+        "roofline",
+        &["kl1-shapes"],
+        "the roofline serves every model through the general table",
+    ),
+    (
+        "gpu-monitor",
+        &["provenance"],
+        "provenance uses gpu-monitor, never the reverse",
+    ),
+    ("step-stats", &["*"], "depends on no workspace crate"),
+    ("tool-io", &["*"], "sits below every crate"),
+];
+
+/// The `[package] name` of a Cargo.toml.
+fn package_name(toml: &str) -> Option<String> {
+    let mut in_package = false;
+    for line in toml.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_package = t == "[package]";
+        } else if in_package && let Some(v) = t.strip_prefix("name") {
+            return Some(
+                v.trim_start()
+                    .trim_start_matches('=')
+                    .trim()
+                    .trim_matches('"')
+                    .to_string(),
+            );
+        }
+    }
+    None
+}
+
+/// The dependency names of a Cargo.toml's `[dependencies]` table alone.
+fn normal_dependencies(toml: &str) -> Vec<String> {
+    let kept: String = {
+        let mut out = String::new();
+        let mut keep = false;
+        for line in toml.lines() {
+            let t = line.trim();
+            if t.starts_with('[') {
+                keep = t == "[dependencies]";
+            }
+            if keep {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        out
+    };
+    declared_dependencies(&kept)
+}
+
+#[test]
+fn crates_keep_their_layers() {
+    let root = root();
+    // package name → (declared anywhere, declared in [dependencies]), workspace crates only.
+    let mut crates: std::collections::BTreeMap<String, (Vec<String>, Vec<String>)> =
+        std::collections::BTreeMap::new();
+    for group in ["crates", "bins"] {
+        let Ok(entries) = fs::read_dir(root.join(group)) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let Ok(toml) = fs::read_to_string(e.path().join("Cargo.toml")) else {
+                continue;
+            };
+            if let Some(name) = package_name(&toml) {
+                crates.insert(
+                    name,
+                    (declared_dependencies(&toml), normal_dependencies(&toml)),
+                );
+            }
+        }
+    }
+    let workspace: Vec<String> = crates.keys().cloned().collect();
+    let mut broken = Vec::new();
+    for (name, forbidden, why) in LAYERS {
+        let Some((direct, _)) = crates.get(*name) else {
+            broken.push(format!("{name}: not a workspace crate (update LAYERS)"));
+            continue;
+        };
+        let mut reached: Vec<String> = Vec::new();
+        let mut todo: Vec<String> = direct
+            .iter()
+            .filter(|d| workspace.contains(d))
+            .cloned()
+            .collect();
+        while let Some(d) = todo.pop() {
+            if reached.contains(&d) {
+                continue;
+            }
+            if let Some((_, normal)) = crates.get(&d) {
+                todo.extend(normal.iter().filter(|n| workspace.contains(n)).cloned());
+            }
+            reached.push(d);
+        }
+        for r in &reached {
+            if forbidden.contains(&"*") || forbidden.contains(&r.as_str()) {
+                broken.push(format!("{name} reaches {r}: {why}"));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "layering broken:\n  {}",
+        broken.join("\n  ")
     );
 }
 

@@ -7,7 +7,9 @@ use crate::render::{self, Col, Ctx, Kind, Show, Val};
 use clap::Args;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
-use kl1_shapes::{GpuTable, QuantOverride, RankSplit, RunOptions, TensorGroup, model_from_config};
+use model_shapes::{
+    GpuTable, QuantOverride, RankSplit, RunOptions, TensorGroup, model_from_config,
+};
 use roofline::{GpuChoice, Setup, StepRoofline, TraceRoofline};
 use std::borrow::Cow;
 use std::io::{self, Write};

@@ -10,6 +10,11 @@ use std::process::Command;
 
 use proptest::prelude::*;
 
+// The mutations, shared with kineto-trace's parser test: one generator for both.
+#[path = "../../../crates/kineto-trace/tests/property/mutate.rs"]
+mod mutate;
+use mutate::{cuts, flips, splices};
+
 /// The real trace (HTA's CUDA event-sync example, 2.9 KB gzip), decompressed once.
 fn real() -> Vec<u8> {
     static DATA: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
@@ -77,28 +82,18 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     #[test]
-    fn flipped_bytes(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
-        let mut d = real();
-        for (i, b) in edits {
-            let i = i.index(d.len());
-            d[i] = b;
-        }
-        check(&d);
+    fn flipped_bytes(m in flips()) {
+        check(&m.apply(&real()));
     }
 
     #[test]
-    fn cut_anywhere(at in any::<prop::sample::Index>()) {
-        let d = real();
-        check(&d[..at.index(d.len())]);
+    fn cut_anywhere(m in cuts()) {
+        check(&m.apply(&real()));
     }
 
     #[test]
-    fn spliced(a in any::<prop::sample::Index>(), b in any::<prop::sample::Index>()) {
-        let d = real();
-        let (a, b) = (a.index(d.len()), b.index(d.len()));
-        let mut s = d[..a].to_vec();
-        s.extend_from_slice(&d[b..]);
-        check(&s);
+    fn spliced(m in splices()) {
+        check(&m.apply(&real()));
     }
 }
 

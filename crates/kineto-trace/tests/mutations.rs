@@ -6,8 +6,11 @@
 use proptest::prelude::*;
 
 mod common;
+#[path = "property/mutate.rs"]
+mod mutate;
 mod property;
 
+use mutate::{cuts, flips, splices};
 use property::check;
 
 /// The real trace, decompressed once.
@@ -20,28 +23,18 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
 
     #[test]
-    fn flipped_bytes(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8)) {
-        let mut d = real();
-        for (i, b) in edits {
-            let i = i.index(d.len());
-            d[i] = b;
-        }
-        check(&d);
+    fn flipped_bytes(m in flips()) {
+        check(&m.apply(&real()));
     }
 
     #[test]
-    fn cut_anywhere(at in any::<prop::sample::Index>()) {
-        let d = real();
-        check(&d[..at.index(d.len())]);
+    fn cut_anywhere(m in cuts()) {
+        check(&m.apply(&real()));
     }
 
     #[test]
-    fn spliced(a in any::<prop::sample::Index>(), b in any::<prop::sample::Index>()) {
-        let d = real();
-        let (a, b) = (a.index(d.len()), b.index(d.len()));
-        let mut s = d[..a].to_vec();
-        s.extend_from_slice(&d[b..]);
-        check(&s);
+    fn spliced(m in splices()) {
+        check(&m.apply(&real()));
     }
 
     #[test]

@@ -186,7 +186,7 @@ impl<'a> Ctx<'a> {
             gbps: gpu.spec_bandwidth_gbps,
         }];
         for r in &gpu.read_bandwidths {
-            if r.label == kl1_shapes::BandwidthLabel::Claim {
+            if r.label == model_shapes::BandwidthLabel::Claim {
                 let c = Ceiling {
                     key: gbps_key(r.low_gbps),
                     gbps: r.low_gbps,

@@ -423,7 +423,7 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
     let claim = gpu
         .read_bandwidths
         .iter()
-        .find(|r| r.label == kl1_shapes::BandwidthLabel::Claim);
+        .find(|r| r.label == model_shapes::BandwidthLabel::Claim);
     let source_read = match claim {
         Some(r) => vec![
             finite("source_read_gbps[0]", r.low_gbps)?,
@@ -523,10 +523,10 @@ fn constants(ctx: &Ctx<'_>) -> Result<serde_json::Value, Error> {
     }))
 }
 
-fn provenance_text(p: &kl1_shapes::Citation) -> String {
+fn provenance_text(p: &model_shapes::Citation) -> String {
     match p {
-        kl1_shapes::Citation::Cited { reference, at, .. } => format!("{reference}: {at}"),
-        kl1_shapes::Citation::Assumed { reason } => format!("assumed: {reason}"),
+        model_shapes::Citation::Cited { reference, at, .. } => format!("{reference}: {at}"),
+        model_shapes::Citation::Assumed { reason } => format!("assumed: {reason}"),
     }
 }
 

@@ -416,7 +416,7 @@ fn decode_and_prefill_numbers_match_the_hand_computation() {
     assert_eq!(c["dense_mb_per_layer"]["wq_a+wkv"], json!(0.025984));
     assert_eq!(c["gb10_spec_gbps"], json!(273.0));
     // The seed's shape: [low, high] of the GPU table's CLAIM read bandwidth (GB10's `seed-source-read`,
-    // 240–240 GB/s in crates/kl1-shapes/specs/gpus.toml); scripts read [1] as the 240 GB/s figure.
+    // 240–240 GB/s in crates/model-shapes/specs/gpus.toml); scripts read [1] as the 240 GB/s figure.
     assert_eq!(c["source_read_gbps"], json!([240.0, 240.0]));
     assert_eq!(c["source_read_gbps"][1], json!(240.0));
     assert_eq!(c["source_decode_gbps"], json!([]));

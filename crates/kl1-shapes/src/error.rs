@@ -1,37 +1,19 @@
 //! The crate's one error type.
 
-/// Everything that can go wrong in this crate: loading a spec or GPU table, or handing a function a value
-/// (a kernel grid, a bit width, a duration) that has no meaning.
+/// Everything that can go wrong in this crate: loading a spec, or handing a function a value (a kernel grid,
+/// a bit width, a duration) that has no meaning.
 ///
-/// Spec and GPU-table errors name the field they are about, as a dotted path such as `model.hidden` or
+/// Reading a spec fails as reading any cited table does ([`Error::Table`]: the file refused, not TOML, or a
+/// value that breaks a rule), naming the field as a dotted path such as `model.hidden` or
 /// `quant.routed_experts[1].k`; [`Error::field`] returns it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A spec, GPU-table or config file was refused before reading: not a regular file, over its size
-    /// cap, not UTF-8 (tool-io's rules; the message names the file).
+    /// The spec (or its GPU table) could not be read or breaks a rule: a key missing, unknown or of the
+    /// wrong type, a dimension that does not divide among the ranks, a K outside 1..=8, a K mix that does not
+    /// add up, a value without its provenance (`model_shapes::Error`'s `Input`, `Parse` and `Invalid`).
     #[error(transparent)]
-    Input(#[from] tool_io::Error),
-    /// The text is not TOML. `message` is the parser's, with the line and column.
-    #[error("{origin}: {message}")]
-    Parse {
-        /// Where the text came from (a path, or the name of a built-in file).
-        origin: String,
-        /// The parser's message.
-        message: String,
-    },
-    /// The TOML parses but does not make a valid spec or table: a key missing, unknown or of the wrong type,
-    /// or a value that breaks a rule (a dimension that does not divide among the ranks, a K outside 1..=8, a
-    /// K mix that does not add up, a value without its provenance).
-    #[error("{origin}: `{field}`: {reason}")]
-    Invalid {
-        /// Where the text came from.
-        origin: String,
-        /// The offending field, as a dotted path.
-        field: String,
-        /// Why it is rejected.
-        reason: String,
-    },
+    Table(#[from] model_shapes::Error),
     /// A bit width outside EXL3's 1..=8 bits per weight.
     #[error("K = {value} bits per weight: EXL3 has 1..=8")]
     BitsOutOfRange {
@@ -57,16 +39,6 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
-    /// A routing description with no meaning (no experts, or more picks per row than experts).
-    #[error("routing {top_k} of {experts} experts: {reason}")]
-    Routing {
-        /// Routed experts.
-        experts: u64,
-        /// Experts picked per row.
-        top_k: u64,
-        /// Why it is rejected.
-        reason: String,
-    },
     /// A rate asked for with a duration or byte count that makes it meaningless.
     #[error("rate of {bytes} B over {duration_us} µs: {reason}")]
     Rate {
@@ -80,11 +52,18 @@ pub enum Error {
 }
 
 impl Error {
-    /// The dotted path of the field an [`Error::Invalid`] is about; `None` for the other kinds.
+    /// The dotted path of the field a spec error is about; `None` for the other kinds.
     pub fn field(&self) -> Option<&str> {
         match self {
-            Error::Invalid { field, .. } => Some(field),
+            Error::Table(e) => e.field(),
             _ => None,
         }
+    }
+}
+
+/// A spec file refused before reading (tool-io's rules).
+impl From<tool_io::Error> for Error {
+    fn from(e: tool_io::Error) -> Error {
+        Error::Table(model_shapes::Error::Input(e))
     }
 }

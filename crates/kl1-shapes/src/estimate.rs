@@ -13,7 +13,7 @@
 use crate::Error;
 use crate::exl3::Bits;
 use crate::spec::{ExpertSplit, Spec};
-use crate::weights::TensorGroup;
+use model_shapes::{TensorGroup, uniform_distinct_experts};
 
 /// Live rows per read of the shared expert: the decode MoE kernels take at most 8 rows per pass
 /// (exllamav3 `MAX_BSZN = 8`, `block_sparse_mlp.py:20`; the m-row ladders cited in docs/exl3-and-deepseek-v4.md §3).
@@ -168,40 +168,10 @@ pub fn shared_runs(live_rows: u64) -> u64 {
     live_rows.div_ceil(SHARED_RUN_ROWS)
 }
 
-/// Expected number of distinct experts when `rows` rows each pick `top_k` of `experts` uniformly and
-/// independently: E·(1 − (1 − k/E)^m).
-///
-/// Each row picks k distinct experts, so an expert escapes one row with probability 1 − k/E and all m rows
-/// with (1 − k/E)^m. It is an upper bound for real routing: 1 − (1 − p)^m is concave in an expert's pick
-/// probability p, so for the same Σp = k any unevenness among experts lowers the sum (Jensen), and rows of the
-/// same request, which pick alike, lower it further. It never exceeds min(E, m·k). Computed as
-/// −E·expm1(m·ln1p(−k/E)) to stay accurate when k/E is small.
-pub fn uniform_distinct_experts(experts: u64, top_k: u64, rows: u64) -> Result<f64, Error> {
-    if experts == 0 || top_k == 0 || top_k > experts {
-        return Err(Error::Routing {
-            experts,
-            top_k,
-            reason: "needs at least one expert and 1 ≤ top_k ≤ experts".to_string(),
-        });
-    }
-    Ok(distinct(experts, top_k, rows))
-}
-
-/// The formula of [`uniform_distinct_experts`], for arguments already known valid.
-fn distinct(experts: u64, top_k: u64, rows: u64) -> f64 {
-    if rows == 0 {
-        return 0.0;
-    }
-    let e = experts as f64;
-    let p = top_k as f64 / e;
-    // At k = E, ln1p(−1) = −∞ and expm1(−∞) = −1: every expert is picked, as it should be.
-    -e * (rows as f64 * (-p).ln_1p()).exp_m1()
-}
-
 /// [`uniform_distinct_experts`] for the spec's model: routed experts and top-k, `rows` rows.
 pub fn expected_distinct_experts(spec: &Spec, rows: u64) -> f64 {
-    // A validated spec has 1 ≤ top_k ≤ routed_experts.
-    distinct(spec.model().routed_experts, spec.model().top_k, rows)
+    // A validated spec has 1 ≤ top_k ≤ routed_experts, so the formula always applies.
+    uniform_distinct_experts(spec.model().routed_experts, spec.model().top_k, rows).unwrap_or(0.0)
 }
 
 /// Expected distinct experts one rank reads for `rows` rows: all of [`expected_distinct_experts`] under a

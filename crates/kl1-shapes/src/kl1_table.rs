@@ -10,8 +10,8 @@
 use crate::estimate::{DenseLaunch, ExpertBytes, Kl1Bytes};
 use crate::exl3::{Bits, Shape};
 use crate::spec::{ExpertSplit, Spec};
-use crate::weights::{
-    Attention, LayerKind, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
+use model_shapes::{
+    Attention, LayerKind, Layers, ModelShape, Moe, RankSplit, Reads, TensorGroup, WeightFormat,
 };
 
 const WQ_A: &str = "attn.wq_a";
@@ -234,14 +234,14 @@ impl Spec {
                 head_dim: m.head_dim,
                 v_head_dim: m.head_dim,
             },
-            layers: vec![
+            layers: Layers::repeat(
                 LayerKind {
                     sliding_window: None,
                     compress_ratio: None,
                     moe: true,
-                };
-                layers as usize
-            ],
+                },
+                layers,
+            ),
             moe: Some(Moe {
                 experts: m.routed_experts,
                 top_k: m.top_k,

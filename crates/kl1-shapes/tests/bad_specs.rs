@@ -1,7 +1,9 @@
-//! Spec and GPU-table files that must be rejected, each with an error that names the field at fault.
+//! Spec files that must be rejected, each with an error that names the field at fault. (Bad GPU tables:
+//! model-shapes' `tests/gpu_table.rs`.)
 #![allow(clippy::expect_used)] // test helpers outside #[test] functions
 
-use kl1_shapes::{BUILTIN_GPUS_TOML, BUILTIN_SPECS, Error, GpuTable, Spec};
+use kl1_shapes::{BUILTIN_SPECS, Error, Spec};
+use model_shapes::GpuTable;
 use toml::{Table, Value};
 
 fn default_table() -> Table {
@@ -421,7 +423,9 @@ fn shape_and_type_errors_name_the_key() {
     );
     // Not TOML at all: the parser's own error, with the line.
     match Spec::from_toml_str("model = [", "test") {
-        Err(e @ Error::Parse { .. }) => assert!(e.to_string().contains("line 1"), "{e}"),
+        Err(e @ Error::Table(model_shapes::Error::Parse { .. })) => {
+            assert!(e.to_string().contains("line 1"), "{e}")
+        }
         other => panic!("expected a parse error, got {other:?}"),
     }
 }
@@ -430,7 +434,7 @@ fn shape_and_type_errors_name_the_key() {
 fn reading_a_missing_file_names_it() {
     let path = std::path::Path::new("/nonexistent/kl1-shapes-spec.toml");
     let e = Spec::from_file(path).expect_err("no such file");
-    assert!(matches!(e, Error::Input(_)));
+    assert!(matches!(e, Error::Table(model_shapes::Error::Input(_))));
     assert!(e.to_string().contains("kl1-shapes-spec.toml"), "{e}");
 }
 
@@ -438,62 +442,9 @@ fn reading_a_missing_file_names_it() {
 fn a_device_is_refused_not_read() {
     // /dev/zero would grow without bound if read; it is refused as not a regular file.
     let e = Spec::from_file(std::path::Path::new("/dev/zero")).expect_err("a device");
-    assert!(matches!(e, Error::Input(_)), "{e:?}");
+    assert!(
+        matches!(e, Error::Table(model_shapes::Error::Input(_))),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("/dev/zero"), "{e}");
-    let e = GpuTable::from_file(std::path::Path::new("/dev/zero")).expect_err("a device");
-    assert!(e.to_string().contains("/dev/zero"), "{e}");
-}
-
-fn gpu_field(text: &str) -> String {
-    match GpuTable::from_toml_str(text, "test table") {
-        Ok(_) => panic!("accepted a bad GPU table"),
-        Err(e) => e
-            .field()
-            .unwrap_or_else(|| panic!("no field in {e}"))
-            .to_string(),
-    }
-}
-
-#[test]
-fn bad_gpu_tables() {
-    let base = BUILTIN_GPUS_TOML;
-    assert!(GpuTable::from_toml_str(base, "test table").is_ok());
-    assert_eq!(
-        gpu_field(&base.replace("low_gbps = 231.0", "low_gbps = 236.0")),
-        "gpu[GB10].read_bandwidth[0].high_gbps",
-        "low above high"
-    );
-    assert_eq!(
-        gpu_field(&base.replace("low_gbps = 218.0", "low_gbps = -218.0")),
-        "gpu[GB10].read_bandwidth[1].low_gbps"
-    );
-    assert_eq!(
-        gpu_field(&base.replace("value = 273.0", "value = 0.0")),
-        "gpu[GB10].spec_bandwidth_gbps"
-    );
-    assert_eq!(
-        gpu_field(&base.replace("id = \"guide-copy\"", "id = \"ds4-read\"")),
-        "gpu[GB10].read_bandwidth[1].id"
-    );
-    assert_eq!(
-        gpu_field(&base.replace("source = \"ds4-773\"", "source = \"ds4-999\"")),
-        "gpu[GB10].read_bandwidth[0]"
-    );
-    assert_eq!(
-        gpu_field(&base.replace("name = \"H200\"", "name = \"GB10\"")),
-        "gpu[GB10].name"
-    );
-    // A label other than MEASURED or CLAIM.
-    let e = GpuTable::from_toml_str(
-        &base.replacen("label = \"CLAIM\"", "label = \"GUESS\"", 1),
-        "t",
-    )
-    .expect_err("unknown label");
-    assert_eq!(e.field(), Some("gpu[GB10].read_bandwidth[3].label"), "{e}");
-    assert!(e.to_string().contains("GUESS"), "{e}");
-    assert_eq!(
-        gpu_field(&base.replacen("note = ", "nota = ", 1)),
-        "gpu[GB10].read_bandwidth[0].nota"
-    );
-    assert_eq!(gpu_field("[references]\n"), "gpu");
 }

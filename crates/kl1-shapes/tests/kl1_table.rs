@@ -4,9 +4,8 @@
 //! a model without a shared expert.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] functions
 
-use kl1_shapes::{
-    BUILTIN_SPECS, Bits, Citation, Exl3Linear, ExpertSplit, Reads, Shape, Spec, WeightFormat,
-};
+use kl1_shapes::{BUILTIN_SPECS, Bits, Exl3Linear, ExpertSplit, Shape, Spec};
+use model_shapes::{Citation, Reads, WeightFormat};
 
 fn close(got: f64, want: f64, what: &str) {
     assert!(
@@ -20,7 +19,7 @@ fn same(got: f64, want: f64, what: &str) {
     assert_eq!(got.to_bits(), want.to_bits(), "{what}: {got:?} vs {want:?}");
 }
 
-fn per_layer(shape: &kl1_shapes::ModelShape, prefix: &str) -> f64 {
+fn per_layer(shape: &model_shapes::ModelShape, prefix: &str) -> f64 {
     shape
         .groups
         .iter()
@@ -171,7 +170,7 @@ fn the_kl1_spec_is_one_instance_of_the_weights_table() {
         let shape = spec.model_shape();
         let b = spec.kl1_bytes();
         let m = spec.model();
-        assert_eq!(shape.layers.len() as u64, m.moe_layers, "{name}");
+        assert_eq!(shape.layers.len(), m.moe_layers, "{name}");
         // The table holds the experts at the mix's mean K: the same bytes, as bytes are linear in K.
         close(shape.rank_expert_bytes(), b.expert.total(), "routed expert");
         let dense: f64 = b.dense.iter().map(|l| l.bytes()).sum();

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use kl1_shapes::{BUILTIN_GPUS_TOML, BUILTIN_SPECS, BandwidthLabel, Citation, GpuTable, Spec};
+use kl1_shapes::{BUILTIN_SPECS, Spec};
+use model_shapes::{BUILTIN_GPUS_TOML, BandwidthLabel, Citation, GpuTable};
 
 /// Fields every spec has, each with a provenance.
 const FIELDS: usize = 13 + 2 + 8 + 3 + 1;

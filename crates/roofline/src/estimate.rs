@@ -2,13 +2,19 @@
 //! counts. `docs/formulas.md` §9 writes out each formula. A term whose count no source gives is `None`,
 //! never a number: the weights read once per step are always known, the rest as far as the counts go.
 
-use kl1_shapes::{
+use model_shapes::{
     Attention, Indexer, LayerKind, ModelShape, Reads, SPARSE_COMPRESS_RATIO,
     uniform_distinct_experts,
 };
 use serde::Serialize;
 
 use crate::tokens::{Counts, PhaseTokens};
+
+/// a·b + c, exact, rounded to f64 once: what `(a * b + c) as f64` gives whenever that does not wrap (token
+/// counts come from a step's marker and may be anything).
+fn exact(a: u64, b: u64, c: u64) -> f64 {
+    (u128::from(a) * u128::from(b) + u128::from(c)) as f64
+}
 
 /// Bytes one rank reads or writes in a step, by what they are; `None`: the step's counts do not say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -139,9 +145,7 @@ pub struct StepEstimate {
 fn keys_read(p: &PhaseTokens, window: Option<u64>) -> f64 {
     match window {
         None => p.kv_tokens as f64,
-        Some(w) => {
-            (p.kv_tokens as f64).min((p.query_tokens + p.requests * w.saturating_sub(1)) as f64)
-        }
+        Some(w) => (p.kv_tokens as f64).min(exact(p.requests, w.saturating_sub(1), p.query_tokens)),
     }
 }
 
@@ -151,7 +155,7 @@ fn pairs(p: &PhaseTokens, window: Option<u64>) -> f64 {
     let full = p.causal_pairs();
     match window {
         None => full,
-        Some(w) => full.min((p.query_tokens * w) as f64),
+        Some(w) => full.min(exact(p.query_tokens, w, 0)),
     }
 }
 
@@ -199,7 +203,7 @@ fn indexed(
     p: &PhaseTokens,
     kv_bytes: u64,
 ) -> (f64, f64, f64, f64) {
-    let picked = (p.query_tokens * ix.topk) as f64;
+    let picked = exact(p.query_tokens, ix.topk, 0);
     (
         keys.min(picked),
         pairs.min(picked),
@@ -295,7 +299,7 @@ pub fn estimate(model: &ModelShape, tokens: &Counts, kv_bytes: u64) -> StepEstim
         (None, Some(_)) => Some(0.0),
         (None, None) => None,
     };
-    let embedding = t.map(|t| (t * model.hidden * model.activation_bytes) as f64);
+    let embedding = t.map(|t| exact(t, model.hidden * model.activation_bytes, 0));
     let (experts, expert_bytes_all_layers) = match model.moe {
         Some(m) => {
             let ep = model.ep as f64;
@@ -303,7 +307,7 @@ pub fn estimate(model: &ModelShape, tokens: &Counts, kv_bytes: u64) -> StepEstim
             let uniform = t.map(|t| {
                 uniform_distinct_experts(m.experts, m.top_k, t).unwrap_or(m.experts as f64) / ep
             });
-            let per_request = requests.map(|r| (m.experts.min(m.top_k * r)) as f64 / ep);
+            let per_request = requests.map(|r| (m.experts.min(m.top_k.saturating_mul(r))) as f64 / ep);
             (
                 Experts {
                     uniform,

@@ -1,7 +1,7 @@
 //! roofline: how close to the GPU's roofs each serving step of a Kineto trace ran, for any model given as
 //! a Hugging Face config.
 //!
-//! It composes two crates that know nothing of each other: `kl1-shapes` (the model's weights table, KV
+//! It composes two crates that know nothing of each other: `model-shapes` (the model's weights table, KV
 //! cache and GPU table: ESTIMATED bytes and FLOPs, CLAIMED peaks) and `kineto-trace` (steps and their
 //! MEASURED GPU time). Per step and rank it gives bytes by kind (weights, routed experts at the uniform
 //! distinct-expert bound, KV read and written, LM head), FLOPs (linear layers, LM head, attention), the

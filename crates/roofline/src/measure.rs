@@ -1,7 +1,7 @@
 //! Achieved rates: ESTIMATED bytes and FLOPs over MEASURED step time, against the GPU's CLAIMED peaks, and
 //! the physics gate that refuses an estimate no GPU could have met.
 
-use kl1_shapes::Gpu;
+use model_shapes::Gpu;
 use serde::Serialize;
 
 use crate::Error;

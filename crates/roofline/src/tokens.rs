@@ -61,19 +61,21 @@ pub struct StepTokens {
 }
 
 impl StepTokens {
-    /// Requests in the step.
+    /// Requests in the step (saturating at u64::MAX: a marker's counts are not checked against each other).
     pub fn requests(&self) -> u64 {
-        self.prefill.requests + self.decode.requests
+        self.prefill.requests.saturating_add(self.decode.requests)
     }
 
-    /// Σ query tokens: the rows every linear layer multiplies.
+    /// Σ query tokens: the rows every linear layer multiplies (saturating).
     pub fn query_tokens(&self) -> u64 {
-        self.prefill.query_tokens + self.decode.query_tokens
+        self.prefill
+            .query_tokens
+            .saturating_add(self.decode.query_tokens)
     }
 
-    /// Σ KV tokens: the keys attention reads.
+    /// Σ KV tokens: the keys attention reads (saturating).
     pub fn kv_tokens(&self) -> u64 {
-        self.prefill.kv_tokens + self.decode.kv_tokens
+        self.prefill.kv_tokens.saturating_add(self.decode.kv_tokens)
     }
 
     /// `prefill`, `decode` or `mixed` (`idle` with no requests).
@@ -158,7 +160,13 @@ pub fn from_step(step: &kineto_trace::step::Step, given: &Given) -> Counts {
         [t.prefill, t.decode].into_iter().flatten().collect();
     let sum = |f: fn(&kineto_trace::step::PhaseTokens) -> Option<u64>| -> Option<u64> {
         (!named.is_empty())
-            .then(|| named.iter().map(f).sum::<Option<u64>>())
+            .then(|| {
+                // Saturating: a marker's counts may be anything up to u64::MAX each.
+                named
+                    .iter()
+                    .map(f)
+                    .try_fold(0u64, |acc, v| v.map(|v| acc.saturating_add(v)))
+            })
             .flatten()
     };
     let unphased =

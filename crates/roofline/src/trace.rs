@@ -6,7 +6,7 @@ use kineto_trace::budget::budget;
 use kineto_trace::correlate::Links;
 use kineto_trace::family::Rules;
 use kineto_trace::step::{StepPattern, find_steps};
-use kl1_shapes::{Gpu, GpuTable, ModelShape};
+use model_shapes::{Gpu, GpuTable, ModelShape};
 use serde::Serialize;
 
 use crate::Error;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use kineto_trace::step::StepPattern;
-use kl1_shapes::{GpuTable, ModelShape, RunOptions, model_from_config};
+use model_shapes::{GpuTable, ModelShape, RunOptions, model_from_config};
 use roofline::{
     Bound, Counts, Error, GpuChoice, PhaseTokens, Setup, StepTokens, analyse, estimate, rates,
 };

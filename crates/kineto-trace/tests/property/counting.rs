@@ -1,7 +1,7 @@
 //! A counting global allocator: every allocation of the process passes through it, so a test binary
 //! (or the fuzz target) that includes this module can measure the heap a call uses. Included with
-//! `#[path]` by `tests/memory.rs` and `fuzz/fuzz_targets/parse.rs`; it declares the
-//! `#[global_allocator]`, so each binary includes it once.
+//! `#[path]` by `tests/memory.rs`, `fuzz/fuzz_targets/parse.rs` and model-shapes' `tests/memory.rs`; it
+//! declares the `#[global_allocator]`, so each binary includes it once.
 #![allow(dead_code)] // Each includer uses its own subset.
 
 use std::alloc::{GlobalAlloc, Layout, System};

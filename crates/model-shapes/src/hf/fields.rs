@@ -1,8 +1,10 @@
 //! The reader of one JSON object's keys: each key taken once, typed, and an error naming its dotted path
-//! when it is of the wrong kind; what is left at the end must be on a list of known-irrelevant keys.
+//! when it is of the wrong kind or (an integer) past its plausibility bound; what is left at the end must be
+//! on a list of known-irrelevant keys.
 
 use serde_json::{Map, Value};
 
+use super::bounds::bound_of;
 use crate::Error;
 
 /// The keys of one JSON object, taken one by one; what is left at the end must be known-irrelevant.
@@ -34,14 +36,32 @@ impl<'a> Fields<'a> {
         self.map.remove(key).filter(|v| !v.is_null())
     }
 
+    /// A non-negative integer within the key's plausibility bound ([`bound_of`]).
     pub(super) fn u64_opt(&mut self, key: &str) -> Result<Option<u64>, Error> {
         match self.opt(key) {
             None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| self.invalid(key, format!("{v} is not a non-negative integer"))),
+            Some(v) => {
+                let n = v.as_u64().ok_or_else(|| {
+                    self.invalid(key, format!("{v} is not a non-negative integer"))
+                })?;
+                self.bounded(key, n).map(Some)
+            }
         }
+    }
+
+    /// `n` if it is within `key`'s plausibility bound.
+    fn bounded(&self, key: &str, n: u64) -> Result<u64, Error> {
+        let b = bound_of(key);
+        if n > b.max {
+            return Err(self.invalid(
+                key,
+                format!(
+                    "{n} is past any model's ({}: at most {}); refused rather than counted",
+                    b.what, b.max
+                ),
+            ));
+        }
+        Ok(n)
     }
 
     pub(super) fn u64(&mut self, key: &str) -> Result<u64, Error> {
@@ -55,6 +75,14 @@ impl<'a> Fields<'a> {
             return Err(self.invalid(key, "must be positive"));
         }
         Ok(v)
+    }
+
+    /// A width that may be absent, but is never 0 when given.
+    pub(super) fn positive_opt(&mut self, key: &str) -> Result<Option<u64>, Error> {
+        match self.u64_opt(key)? {
+            Some(0) => Err(self.invalid(key, "must be positive")),
+            v => Ok(v),
+        }
     }
 
     pub(super) fn bool_opt(&mut self, key: &str) -> Result<Option<bool>, Error> {
@@ -108,6 +136,7 @@ impl<'a> Fields<'a> {
                 .map(|i| {
                     i.as_u64()
                         .ok_or_else(|| self.invalid(key, format!("{i} is not an integer")))
+                        .and_then(|n| self.bounded(key, n))
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::RunOptions;
+use super::bounds::WIDTH;
 use super::fields::Fields;
 use crate::Error;
 use crate::weights::WeightFormat;
@@ -195,6 +196,11 @@ fn read_quant(q: &mut Fields<'_>) -> Result<Quant, Error> {
                 return Err(q.invalid("bits", format!("{bits}: EXL3 has 1..=8 bits per weight")));
             }
             if let Some(h) = q.f64_opt("head_bits")? {
+                if !(h.is_finite() && (1.0..=8.0).contains(&h)) {
+                    return Err(
+                        q.invalid("head_bits", format!("{h}: EXL3 has 1..=8 bits per weight"))
+                    );
+                }
                 head = Some(WeightFormat::Exl3 { bits: h });
             }
             WeightFormat::Exl3 { bits }
@@ -244,11 +250,13 @@ fn compressed_tensors(groups: &Fields<'_>) -> Result<(WeightFormat, bool), Error
                     .map(|a| a.iter().filter_map(Value::as_u64).collect())
                     .unwrap_or_default();
                 match b.as_slice() {
-                    [o, i] if *o > 0 && *i > 0 => WeightFormat::Fp8Block {
-                        block_out: *o,
-                        block_in: *i,
-                        scale_bytes: 4,
-                    },
+                    [o, i] if (1..=WIDTH.max).contains(o) && (1..=WIDTH.max).contains(i) => {
+                        WeightFormat::Fp8Block {
+                            block_out: *o,
+                            block_in: *i,
+                            scale_bytes: 4,
+                        }
+                    }
                     _ => {
                         return Err(groups
                             .invalid(&at("block_structure"), "expected [block_out, block_in]"));
@@ -259,7 +267,7 @@ fn compressed_tensors(groups: &Fields<'_>) -> Result<(WeightFormat, bool), Error
             ("int", 4 | 8, "group") => WeightFormat::IntGroup {
                 bits,
                 group: int("group_size")
-                    .filter(|g| *g > 0)
+                    .filter(|g| (1..=WIDTH.max).contains(g))
                     .ok_or_else(|| groups.invalid(&at("group_size"), "missing"))?,
                 zero_points: w.get("symmetric").and_then(Value::as_bool) == Some(false),
             },

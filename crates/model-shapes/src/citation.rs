@@ -1,8 +1,9 @@
-//! Where each value in a spec or GPU table comes from.
+//! Where each value in a cited table (the GPU table; `kl1-shapes`' model specs) comes from.
 //!
 //! In the TOML every value is written as `{ value = …, source = "<reference>", at = "<where in it>" }` or
 //! `{ value = …, assumed = "<why>" }`; `<reference>` is a key of the file's `[references]` table, so a source
-//! is spelled out once and every citation of it is checked.
+//! is spelled out once and every citation of it is checked. [`Cited`] is such a value as read, [`Sources`]
+//! the file's references that resolve it into a [`Citation`].
 
 use std::collections::BTreeMap;
 
@@ -36,11 +37,12 @@ impl Citation {
     }
 }
 
-/// A value with its provenance, as written in TOML.
+/// A value with its provenance, as written in TOML; [`Sources::resolve`] checks the provenance.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Cited<T> {
-    pub(crate) value: T,
+pub struct Cited<T> {
+    /// The value.
+    pub value: T,
     #[serde(default)]
     source: Option<String>,
     #[serde(default)]
@@ -50,13 +52,16 @@ pub(crate) struct Cited<T> {
 }
 
 /// The `[references]` table of one file, and what errors should say the file is.
-pub(crate) struct Sources<'a> {
-    pub(crate) origin: &'a str,
-    pub(crate) references: &'a BTreeMap<String, String>,
+pub struct Sources<'a> {
+    /// What errors call the file (a path, or the name of a built-in file).
+    pub origin: &'a str,
+    /// The file's `[references]`: key → description of the source.
+    pub references: &'a BTreeMap<String, String>,
 }
 
 impl Sources<'_> {
-    pub(crate) fn invalid(&self, field: &str, reason: impl Into<String>) -> Error {
+    /// An [`Error::Invalid`] about `field` of this file.
+    pub fn invalid(&self, field: &str, reason: impl Into<String>) -> Error {
         Error::Invalid {
             origin: self.origin.to_string(),
             field: field.to_string(),
@@ -65,7 +70,7 @@ impl Sources<'_> {
     }
 
     /// Checks the `[references]` table itself: every description says something.
-    pub(crate) fn check_table(&self) -> Result<(), Error> {
+    pub fn check_table(&self) -> Result<(), Error> {
         for (key, description) in self.references {
             if key.trim().is_empty() {
                 return Err(self.invalid("references", "a reference with an empty key"));
@@ -78,7 +83,7 @@ impl Sources<'_> {
     }
 
     /// The provenance of `field`: exactly one of a citation (`source` and `at`) or `assumed`.
-    pub(crate) fn resolve<T>(&self, field: &str, cited: &Cited<T>) -> Result<Citation, Error> {
+    pub fn resolve<T>(&self, field: &str, cited: &Cited<T>) -> Result<Citation, Error> {
         match (&cited.source, &cited.at, &cited.assumed) {
             (None, None, None) => Err(self.invalid(
                 field,
@@ -107,7 +112,7 @@ impl Sources<'_> {
     }
 
     /// The provenance of a bare citation.
-    pub(crate) fn cite(&self, field: &str, source: &str, at: &str) -> Result<Citation, Error> {
+    pub fn cite(&self, field: &str, source: &str, at: &str) -> Result<Citation, Error> {
         let Some(reference) = self.references.get(source) else {
             return Err(self.invalid(
                 field,

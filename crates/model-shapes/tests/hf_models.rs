@@ -2,7 +2,7 @@
 //! its publisher states (sources in `testdata/models/README.md`).
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test helpers outside #[test] functions
 
-use kl1_shapes::{ModelShape, Reads, RunOptions, model_from_config};
+use model_shapes::{ModelShape, Reads, RunOptions, model_from_config};
 
 use std::path::PathBuf;
 
@@ -144,7 +144,7 @@ fn parameter_counts_match_the_published_totals() {
 /// nameless trace of either is refused rather than guessed.
 #[test]
 fn gpus_are_identified_from_device_properties() {
-    let t = kl1_shapes::GpuTable::builtin();
+    let t = model_shapes::GpuTable::builtin();
     assert_eq!(
         t.identify("", Some(304), Some(206_141_652_992))
             .unwrap()
@@ -179,7 +179,7 @@ fn gpus_are_identified_from_device_properties() {
 
 fn config_error(
     edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
-) -> kl1_shapes::Error {
+) -> model_shapes::Error {
     let text = std::fs::read_to_string(models_dir().join("qwen3-8b.json")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     edit(v.as_object_mut().unwrap());
@@ -289,7 +289,7 @@ fn ranks_and_formats() {
     let run = RunOptions {
         tp: 1,
         ep: 1,
-        quant: Some(kl1_shapes::QuantOverride::parse("nvfp4").unwrap()),
+        quant: Some(model_shapes::QuantOverride::parse("nvfp4").unwrap()),
     };
     let fp4 = model_from_config(&text, "q", &run).unwrap();
     let gu = 2048 * 1536 / 2 + (2048 / 16) * 1536 + 4;
@@ -319,7 +319,10 @@ fn awq_group_scales() {
     assert_eq!(head.format.to_string(), "fp16");
 }
 
-fn llama_with(quant: serde_json::Value, run: RunOptions) -> Result<ModelShape, kl1_shapes::Error> {
+fn llama_with(
+    quant: serde_json::Value,
+    run: RunOptions,
+) -> Result<ModelShape, model_shapes::Error> {
     let text = std::fs::read_to_string(models_dir().join("llama-3.1-8b.json")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["quantization_config"] = quant;
@@ -371,7 +374,7 @@ fn compressed_tensors_modelopt_and_overrides() {
     let run = RunOptions {
         tp: 1,
         ep: 1,
-        quant: Some(kl1_shapes::QuantOverride::parse("awq").unwrap()),
+        quant: Some(model_shapes::QuantOverride::parse("awq").unwrap()),
     };
     let m = llama_with(unknown, run).unwrap();
     assert_eq!(m.notes.len(), 1, "{:?}", m.notes);
@@ -387,7 +390,7 @@ fn v4(run: RunOptions) -> ModelShape {
 
 fn v4_edited(
     edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
-) -> Result<ModelShape, kl1_shapes::Error> {
+) -> Result<ModelShape, model_shapes::Error> {
     let mut v: serde_json::Value = serde_json::from_str(&v4_text()).unwrap();
     edit(v.as_object_mut().unwrap());
     model_from_config(&v.to_string(), "edited.json", &RunOptions::default())
@@ -572,7 +575,10 @@ fn deepseek_v4_errors_name_the_field() {
 
 type ConfigMap = serde_json::Map<String, serde_json::Value>;
 
-fn edited(file: &str, edit: impl FnOnce(&mut ConfigMap)) -> Result<ModelShape, kl1_shapes::Error> {
+fn edited(
+    file: &str,
+    edit: impl FnOnce(&mut ConfigMap),
+) -> Result<ModelShape, model_shapes::Error> {
     let text = std::fs::read_to_string(models_dir().join(file)).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     edit(v.as_object_mut().unwrap());
@@ -583,7 +589,7 @@ fn field_of(file: &str, edit: impl FnOnce(&mut ConfigMap)) -> Option<String> {
     edited(file, edit).unwrap_err().field().map(str::to_string)
 }
 
-fn group<'a>(m: &'a ModelShape, name: &str) -> &'a kl1_shapes::TensorGroup {
+fn group<'a>(m: &'a ModelShape, name: &str) -> &'a model_shapes::TensorGroup {
     m.groups
         .iter()
         .find(|g| g.name == name)
@@ -855,8 +861,8 @@ fn deepseek_v32_matches_its_checkpoint_tensor_list() {
     );
     assert!(matches!(
         m.attention,
-        kl1_shapes::Attention::Mla {
-            indexer: Some(kl1_shapes::Indexer {
+        model_shapes::Attention::Mla {
+            indexer: Some(model_shapes::Indexer {
                 heads: 64,
                 dim: 128,
                 topk: 2048

@@ -1,7 +1,7 @@
 //! GPUs as data: each one's specified memory bandwidth, and read bandwidths others have measured or claimed,
 //! each labelled as which.
 //!
-//! The built-in table is `specs/gpus.toml`. A spec names its GPU from a table (`[hardware] gpu`).
+//! The built-in table is `specs/gpus.toml`. A `kl1-shapes` spec names its GPU from a table (`[hardware] gpu`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -172,7 +172,7 @@ fn read(text: &str, origin: &str) -> Result<(BTreeMap<String, String>, Vec<RawGp
         }
         path.to_string()
     };
-    let mut raw: RawTable = crate::doc::from_toml_renamed(text, origin, &by_name)?;
+    let mut raw: RawTable = crate::toml_doc::from_toml_renamed(text, origin, &by_name)?;
     for g in &mut raw.gpu {
         g.path = format!("gpu[{}]", g.name);
         for (i, r) in g.read_bandwidth.iter_mut().enumerate() {

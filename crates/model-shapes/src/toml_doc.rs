@@ -1,4 +1,4 @@
-//! Reading TOML into the crate's raw structs (serde derive, `deny_unknown_fields`), with every error naming the
+//! Reading TOML into raw structs (serde derive, `deny_unknown_fields`), with every error naming the
 //! field by its full dotted path (`serde_path_to_error`): `model.vocab`, `quant.routed_experts[0].count`,
 //! `gpu[GB10].read_bandwidth[1].label`. A misspelt key is reported as itself (`model.hiden`), a missing one
 //! as missing.
@@ -12,12 +12,12 @@ use crate::Error;
 /// by its dotted path (`serde_path_to_error`). A value's provenance table (`{ value, source, at }`) is part
 /// of its field: an error inside it names the field (`model.vocab`, not `model.vocab.value`;
 /// `quant.routed_experts[0].count`).
-pub(crate) fn from_toml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Error> {
+pub fn from_toml<T: DeserializeOwned>(text: &str, origin: &str) -> Result<T, Error> {
     from_toml_renamed(text, origin, &|p: &str| p.to_string())
 }
 
 /// [`from_toml`], with the error's path passed through `rename` (e.g. to name array entries by a key).
-pub(crate) fn from_toml_renamed<T: DeserializeOwned>(
+pub fn from_toml_renamed<T: DeserializeOwned>(
     text: &str,
     origin: &str,
     rename: &dyn Fn(&str) -> String,

@@ -4,7 +4,7 @@
 
 use super::attention::read_indexer;
 use super::fields::Fields;
-use super::{Tensor, lin};
+use super::tensor::{Tensor, lin};
 use crate::Error;
 use crate::weights::{Attention, Indexer, RankSplit, SPARSE_COMPRESS_RATIO, WeightFormat};
 
@@ -78,10 +78,31 @@ pub(super) fn read_v4_attention(
 
 /// DeepSeek-V4's per-layer layout.
 pub(super) struct V4Layers {
-    /// The compression ratio of each decoder layer (None: the window alone).
+    /// The compression ratio of each decoder layer (None: the window alone), as the config lists them.
     pub(super) compress: Vec<Option<u64>>,
-    /// Whether each layer routes by a token → experts table.
-    pub(super) hash_router: Vec<bool>,
+    /// Which layers route by a token → experts table.
+    pub(super) hash_routed: HashRouted,
+}
+
+/// Which layers route by a token → experts table.
+pub(super) enum HashRouted {
+    /// The first n (`num_hash_layers`).
+    First(u64),
+    /// As `mlp_layer_types` lists them.
+    List(Vec<bool>),
+}
+
+impl HashRouted {
+    pub(super) fn routed(&self, i: u64) -> bool {
+        match self {
+            HashRouted::First(n) => i < *n,
+            HashRouted::List(l) => usize::try_from(i)
+                .ok()
+                .and_then(|i| l.get(i))
+                .copied()
+                .unwrap_or(false),
+        }
+    }
 }
 
 /// DeepSeek-V4's layer kinds, from `compress_ratios` (one ratio per layer: 0 the window alone, 4 compressed
@@ -93,7 +114,7 @@ pub(super) fn read_v4_layers(
     n_layers: u64,
     notes: &mut Vec<String>,
 ) -> Result<V4Layers, Error> {
-    let n = n_layers as usize;
+    let n = usize::try_from(n_layers).unwrap_or(usize::MAX);
     let ratios = f.u64s_opt("compress_ratios")?;
     let types = f.strings_opt("layer_types")?;
     let rates = match f.object_opt("compress_rates")? {
@@ -176,14 +197,14 @@ pub(super) fn read_v4_layers(
     };
     let hash_layers = f.u64_opt("num_hash_layers")?;
     let mlp_types = f.strings_opt("mlp_layer_types")?;
-    let hash_router = match (hash_layers, mlp_types) {
+    let hash_routed = match (hash_layers, mlp_types) {
         (Some(_), Some(_)) => {
             return Err(f.invalid(
                 "mlp_layer_types",
                 "given with num_hash_layers: one layout only",
             ));
         }
-        (Some(h), None) => (0..n_layers).map(|i| i < h).collect(),
+        (Some(h), None) => HashRouted::First(h),
         (None, Some(t)) => {
             if t.len() != n {
                 return Err(f.invalid(
@@ -191,16 +212,18 @@ pub(super) fn read_v4_layers(
                     format!("{} entries for {n_layers} layers", t.len()),
                 ));
             }
-            t.iter()
-                .map(|k| match k.as_str() {
-                    "hash_moe" => Ok(true),
-                    "moe" => Ok(false),
-                    other => Err(f.invalid(
-                        "mlp_layer_types",
-                        format!("`{other}` is not understood (hash_moe, moe)"),
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?
+            HashRouted::List(
+                t.iter()
+                    .map(|k| match k.as_str() {
+                        "hash_moe" => Ok(true),
+                        "moe" => Ok(false),
+                        other => Err(f.invalid(
+                            "mlp_layer_types",
+                            format!("`{other}` is not understood (hash_moe, moe)"),
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
         }
         (None, None) => {
             return Err(f.invalid(
@@ -229,7 +252,7 @@ pub(super) fn read_v4_layers(
     }
     Ok(V4Layers {
         compress,
-        hash_router,
+        hash_routed,
     })
 }
 
@@ -237,7 +260,6 @@ pub(super) fn read_v4_layers(
 /// grouped output projection, and on a compressed layer (ratio `compress`) its compressor, with the
 /// lightning indexer at the sparse ratio. Empty for another kind of attention.
 pub(super) fn hybrid_tensors(
-    at: &dyn Fn(&str) -> String,
     hidden: u64,
     attention: Attention,
     d: V4Dims,
@@ -257,12 +279,12 @@ pub(super) fn hybrid_tensors(
         return Vec::new();
     };
     let vector = |name: &'static str, width: u64, split: RankSplit| {
-        lin(name, at(name), 1, width, false, split).kept()
+        lin(name, name, 1, width, false, split).kept()
     };
     let mut t = vec![
         lin(
             "attn.wq_a",
-            at("attn.wq_a"),
+            "attn.wq_a",
             hidden,
             d.q_lora,
             false,
@@ -271,7 +293,7 @@ pub(super) fn hybrid_tensors(
         vector("attn.q_norm", d.q_lora, RankSplit::Replicated),
         lin(
             "attn.wq_b",
-            at("attn.wq_b"),
+            "attn.wq_b",
             d.q_lora,
             heads * head_dim,
             false,
@@ -279,7 +301,7 @@ pub(super) fn hybrid_tensors(
         ),
         lin(
             "attn.wkv",
-            at("attn.wkv"),
+            "attn.wkv",
             hidden,
             head_dim,
             false,
@@ -292,7 +314,7 @@ pub(super) fn hybrid_tensors(
         // the same parameters and bytes, and a column split hands each rank G / tp whole groups.
         lin(
             "attn.wo_a",
-            at("attn.wo_a"),
+            "attn.wo_a",
             heads * head_dim / d.o_groups,
             d.o_groups * d.o_lora,
             false,
@@ -300,7 +322,7 @@ pub(super) fn hybrid_tensors(
         ),
         lin(
             "attn.wo_b",
-            at("attn.wo_b"),
+            "attn.wo_b",
             d.o_groups * d.o_lora,
             hidden,
             false,
@@ -309,7 +331,6 @@ pub(super) fn hybrid_tensors(
     ];
     if let Some(ratio) = compress {
         t.extend(compressor(
-            at,
             hidden,
             ratio,
             head_dim,
@@ -323,7 +344,7 @@ pub(super) fn hybrid_tensors(
         if ratio == SPARSE_COMPRESS_RATIO {
             t.push(lin(
                 "attn.indexer.wq_b",
-                at("attn.indexer.wq_b"),
+                "attn.indexer.wq_b",
                 d.q_lora,
                 index_heads * index_dim,
                 false,
@@ -332,7 +353,7 @@ pub(super) fn hybrid_tensors(
             t.push(
                 lin(
                     "attn.indexer.weights_proj",
-                    at("attn.indexer.weights_proj"),
+                    "attn.indexer.weights_proj",
                     hidden,
                     index_heads,
                     false,
@@ -341,7 +362,6 @@ pub(super) fn hybrid_tensors(
                 .kept(),
             );
             t.extend(compressor(
-                at,
                 hidden,
                 SPARSE_COMPRESS_RATIO,
                 index_dim,
@@ -361,7 +381,6 @@ pub(super) fn hybrid_tensors(
 /// (hidden → c·dim, unquantised; c = 2 at the sparse ratio, whose windows overlap, else 1), the fp32
 /// position bias `ape` (ratio × c·dim) and a norm of `dim`; `names` are the three groups' names.
 fn compressor(
-    at: &dyn Fn(&str) -> String,
     hidden: u64,
     ratio: u64,
     dim: u64,
@@ -373,7 +392,7 @@ fn compressor(
     [
         lin(
             kv_gate,
-            at(module),
+            module,
             hidden,
             coff * dim,
             false,
@@ -383,7 +402,7 @@ fn compressor(
         .kept(),
         lin(
             ape,
-            at(&format!("{module}.ape")),
+            format!("{module}.ape"),
             1,
             ratio * coff * dim,
             false,
@@ -392,7 +411,7 @@ fn compressor(
         .stored_as(WeightFormat::FP32),
         lin(
             norm,
-            at(&format!("{module}.norm")),
+            format!("{module}.norm"),
             1,
             dim,
             false,
@@ -404,12 +423,12 @@ fn compressor(
 
 /// One layer's mHC tensors: per site (attention, FFN) the mixing weight `fn` of (2 + h)·h rows over
 /// h·hidden, and its (2 + h)·h base and 3 scales, all fp32.
-pub(super) fn mhc_tensors(at: &dyn Fn(&str) -> String, hidden: u64, d: V4Dims) -> Vec<Tensor> {
+pub(super) fn mhc_tensors(hidden: u64, d: V4Dims) -> Vec<Tensor> {
     let mix = (2 + d.hc_mult) * d.hc_mult;
     vec![
         lin(
             "hc_attn_fn+hc_ffn_fn",
-            at("hc_attn_fn"),
+            "hc_attn_fn",
             d.hc_mult * hidden,
             mix,
             false,
@@ -419,7 +438,7 @@ pub(super) fn mhc_tensors(at: &dyn Fn(&str) -> String, hidden: u64, d: V4Dims) -
         .stored_as(WeightFormat::FP32),
         lin(
             "hc_*_base+hc_*_scale",
-            at("hc_attn_base"),
+            "hc_attn_base",
             1,
             mix + 3,
             false,

@@ -1,17 +1,105 @@
-//! One decoder layer's attention tensors for the two kinds most families share: grouped-query attention
-//! (with each family's biases, q/k norms and sinks) and DeepSeek's multi-head latent attention (with
-//! DeepSeek-V3.2's lightning indexer). DeepSeek-V4's hybrid attention is in `deepseek_v4.rs`.
+//! Attention: its keys for every family ([`read_attention`]), and one decoder layer's attention tensors for
+//! the two kinds most families share: grouped-query attention (with each family's biases, q/k norms and
+//! sinks) and DeepSeek's multi-head latent attention (with DeepSeek-V3.2's lightning indexer). DeepSeek-V4's
+//! hybrid attention is in `deepseek_v4.rs`.
 
+use super::deepseek_v4::{V4Dims, read_v4_attention};
 use super::family::Family;
 use super::fields::Fields;
 use super::minimax::MiniMax;
-use super::{Tensor, lin};
+use super::tensor::{Tensor, lin};
 use crate::Error;
 use crate::weights::{Attention, Indexer, RankSplit, WeightFormat};
 
+/// A family's attention as its keys give it.
+pub(super) struct AttentionKeys {
+    pub(super) attention: Attention,
+    /// The query low rank (MLA with one, DeepSeek-V4).
+    pub(super) q_lora: Option<u64>,
+    /// DeepSeek-V4's widths beyond the attention.
+    pub(super) v4: Option<V4Dims>,
+    /// DeepSeek-V3.2's lightning indexer.
+    pub(super) indexer: Option<Indexer>,
+}
+
+/// The attention keys: DeepSeek-V4's hybrid attention, DeepSeek's MLA (V3.2 with its indexer), or GQA
+/// (`head_dim`, else hidden / heads).
+pub(super) fn read_attention(
+    f: &mut Fields<'_>,
+    family: Family,
+    model_type: &str,
+    (hidden, heads, kv_heads): (u64, u64, u64),
+    tp: u64,
+) -> Result<AttentionKeys, Error> {
+    if family == Family::DeepSeekV4 {
+        let (attention, dims) = read_v4_attention(f, heads, kv_heads, tp)?;
+        return Ok(AttentionKeys {
+            attention,
+            q_lora: Some(dims.q_lora),
+            v4: Some(dims),
+            indexer: None,
+        });
+    }
+    if family == Family::DeepSeek {
+        let q_lora = f.positive_opt("q_lora_rank")?;
+        let mut indexer = None;
+        if model_type == "deepseek_v32" {
+            let ix = read_indexer(f)?;
+            if q_lora.is_none() {
+                return Err(f.invalid(
+                    "q_lora_rank",
+                    "missing: DeepSeek-V3.2's indexer takes its queries from the query low rank",
+                ));
+            }
+            indexer = Some(ix);
+        }
+        let kv_lora_rank = f.positive("kv_lora_rank")?;
+        let qk_nope_head_dim = f.positive("qk_nope_head_dim")?;
+        let qk_rope_head_dim = f.positive("qk_rope_head_dim")?;
+        let v_head_dim = f.positive("v_head_dim")?;
+        // MLA's num_key_value_heads equals the heads and sets no shape, nor does head_dim.
+        let _ = f.positive_opt("head_dim")?;
+        return Ok(AttentionKeys {
+            attention: Attention::Mla {
+                heads,
+                kv_lora_rank,
+                qk_nope_head_dim,
+                qk_rope_head_dim,
+                v_head_dim,
+                indexer,
+            },
+            q_lora,
+            v4: None,
+            indexer,
+        });
+    }
+    let head_dim = match f.positive_opt("head_dim")? {
+        Some(d) => d,
+        None => {
+            if hidden % heads != 0 {
+                return Err(f.invalid(
+                    "head_dim",
+                    "missing, and hidden_size is not a multiple of the heads",
+                ));
+            }
+            hidden / heads
+        }
+    };
+    Ok(AttentionKeys {
+        attention: Attention::Gqa {
+            heads,
+            kv_heads,
+            head_dim,
+            v_head_dim: head_dim,
+        },
+        q_lora: None,
+        v4: None,
+        indexer: None,
+    })
+}
+
 /// q, k, v and o, and what the family adds to them. Empty for another kind of attention.
 pub(super) fn gqa_tensors(
-    at: &dyn Fn(&str) -> String,
     hidden: u64,
     attention: Attention,
     family: Family,
@@ -34,9 +122,9 @@ pub(super) fn gqa_tensors(
     // parts (the same parameters), so that a rank holds whole heads of each as vLLM splits it.
     let module = |m: &str| {
         if family == Family::Phi3 {
-            at("self_attn.qkv_proj")
+            "self_attn.qkv_proj".to_string()
         } else {
-            at(m)
+            m.to_string()
         }
     };
     t.push(lin(
@@ -66,7 +154,7 @@ pub(super) fn gqa_tensors(
     // GLM-4.5's attention_bias is on q, k and v only.
     t.push(lin(
         "self_attn.o_proj",
-        at("self_attn.o_proj"),
+        "self_attn.o_proj",
         heads * head_dim,
         hidden,
         attention_bias && family != Family::Glm4Moe,
@@ -78,14 +166,14 @@ pub(super) fn gqa_tensors(
             ("self_attn.q_norm", heads * head_dim),
             ("self_attn.k_norm", kv_heads * head_dim),
         ] {
-            t.push(lin(name, at(name), 1, width, false, RankSplit::Replicated).kept());
+            t.push(lin(name, name, 1, width, false, RankSplit::Replicated).kept());
         }
     }
     if qk_norm {
         t.push(
             lin(
                 "self_attn.q_norm+k_norm",
-                at("self_attn.q_norm"),
+                "self_attn.q_norm",
                 1,
                 head_dim,
                 false,
@@ -99,7 +187,7 @@ pub(super) fn gqa_tensors(
         t.push(
             lin(
                 "self_attn.sinks",
-                at("self_attn.sinks"),
+                "self_attn.sinks",
                 1,
                 heads,
                 false,
@@ -115,7 +203,6 @@ pub(super) fn gqa_tensors(
 /// up-projection, o, and DeepSeek-V3.2's indexer; `norm_fixed` is the norms' stored format when not the
 /// activation dtype's. Empty for another kind of attention.
 pub(super) fn mla_tensors(
-    at: &dyn Fn(&str) -> String,
     hidden: u64,
     attention: Attention,
     q_lora: Option<u64>,
@@ -138,7 +225,7 @@ pub(super) fn mla_tensors(
         Some(r) => {
             t.push(lin(
                 "self_attn.q_a_proj",
-                at("self_attn.q_a_proj"),
+                "self_attn.q_a_proj",
                 hidden,
                 r,
                 false,
@@ -146,7 +233,7 @@ pub(super) fn mla_tensors(
             ));
             let mut n = lin(
                 "self_attn.q_a_layernorm",
-                at("self_attn.q_a_layernorm"),
+                "self_attn.q_a_layernorm",
                 1,
                 r,
                 false,
@@ -157,7 +244,7 @@ pub(super) fn mla_tensors(
             t.push(n);
             t.push(lin(
                 "self_attn.q_b_proj",
-                at("self_attn.q_b_proj"),
+                "self_attn.q_b_proj",
                 r,
                 heads * q_head,
                 false,
@@ -166,7 +253,7 @@ pub(super) fn mla_tensors(
         }
         None => t.push(lin(
             "self_attn.q_proj",
-            at("self_attn.q_proj"),
+            "self_attn.q_proj",
             hidden,
             heads * q_head,
             false,
@@ -175,7 +262,7 @@ pub(super) fn mla_tensors(
     }
     t.push(lin(
         "self_attn.kv_a_proj_with_mqa",
-        at("self_attn.kv_a_proj_with_mqa"),
+        "self_attn.kv_a_proj_with_mqa",
         hidden,
         kv_lora_rank + qk_rope_head_dim,
         false,
@@ -183,7 +270,7 @@ pub(super) fn mla_tensors(
     ));
     let mut n = lin(
         "self_attn.kv_a_layernorm",
-        at("self_attn.kv_a_layernorm"),
+        "self_attn.kv_a_layernorm",
         1,
         kv_lora_rank,
         false,
@@ -194,7 +281,7 @@ pub(super) fn mla_tensors(
     t.push(n);
     t.push(lin(
         "self_attn.kv_b_proj",
-        at("self_attn.kv_b_proj"),
+        "self_attn.kv_b_proj",
         kv_lora_rank,
         heads * (qk_nope_head_dim + v_head_dim),
         false,
@@ -202,7 +289,7 @@ pub(super) fn mla_tensors(
     ));
     t.push(lin(
         "self_attn.o_proj",
-        at("self_attn.o_proj"),
+        "self_attn.o_proj",
         heads * v_head_dim,
         hidden,
         false,
@@ -222,7 +309,7 @@ pub(super) fn mla_tensors(
         // (bf16); every rank holds all of it (plain `Linear`s in the reference code).
         t.push(lin(
             "self_attn.indexer.wq_b",
-            at("self_attn.indexer.wq_b"),
+            "self_attn.indexer.wq_b",
             r,
             index_heads * index_dim,
             false,
@@ -230,7 +317,7 @@ pub(super) fn mla_tensors(
         ));
         t.push(lin(
             "self_attn.indexer.wk",
-            at("self_attn.indexer.wk"),
+            "self_attn.indexer.wk",
             hidden,
             index_dim,
             false,
@@ -238,7 +325,7 @@ pub(super) fn mla_tensors(
         ));
         let mut k_norm = lin(
             "self_attn.indexer.k_norm",
-            at("self_attn.indexer.k_norm"),
+            "self_attn.indexer.k_norm",
             1,
             index_dim,
             true,
@@ -251,7 +338,7 @@ pub(super) fn mla_tensors(
         t.push(
             lin(
                 "self_attn.indexer.weights_proj",
-                at("self_attn.indexer.weights_proj"),
+                "self_attn.indexer.weights_proj",
                 hidden,
                 index_heads,
                 false,

@@ -3,142 +3,12 @@
 //! a step read it.
 //!
 //! The table is built from a Hugging Face `config.json` by [`crate::hf`]; this module only describes it
-//! and counts. Byte formulas per format are in `docs/formulas.md` §16.
+//! and counts. A tensor's storage is a [`WeightFormat`] (`format.rs`), the layers' kinds are [`Layers`]
+//! (`layers.rs`). Byte formulas per format are in `docs/formulas.md` §16.
 
-use std::fmt;
-
-/// How one weight matrix is stored. Bytes of a matrix of `k` input × `n` output features are given by
-/// [`WeightFormat::bytes`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum WeightFormat {
-    /// Unquantised elements of `bytes` bytes each (bf16/fp16: 2, fp32: 4; DeepSeek-V4's int64 router
-    /// tables: 8).
-    Float {
-        /// Bytes per element.
-        bytes: u64,
-        /// `bf16`, `fp16` or `fp32`.
-        name: &'static str,
-    },
-    /// fp8 (E4M3) with one fp32 scale per tensor.
-    Fp8PerTensor,
-    /// fp8 (E4M3) with one fp32 scale per output feature.
-    Fp8PerChannel,
-    /// fp8 (E4M3) with one scale per `block_out` × `block_in` block (DeepSeek-V3: 128 × 128, fp32 scales;
-    /// DeepSeek-V4: E8M0 scales of one byte, `scale_fmt: ue8m0`).
-    Fp8Block {
-        /// Block height along the output features.
-        block_out: u64,
-        /// Block width along the input features.
-        block_in: u64,
-        /// Bytes per scale: 4 (fp32) or 1 (E8M0).
-        scale_bytes: u64,
-    },
-    /// Integer weights of `bits` bits in groups of `group` input features, one fp16 scale per group and
-    /// output feature, and (AWQ, GPTQ) a `bits`-bit zero point per group and output feature.
-    IntGroup {
-        /// Bits per weight (4 for AWQ/GPTQ int4).
-        bits: u64,
-        /// Input features per group.
-        group: u64,
-        /// Whether a packed zero point is stored per group.
-        zero_points: bool,
-    },
-    /// OCP MX fp4 (E2M1) with one E8M0 (1-byte) scale per 32 input features.
-    Mxfp4,
-    /// NVIDIA nvfp4 (E2M1) with one E4M3 (1-byte) scale per 16 input features and one fp32 scale per tensor.
-    Nvfp4,
-    /// EXL3 at `bits` bits per weight (possibly fractional for a mixed model): k·n·bits/8 + 2k + 2n.
-    Exl3 {
-        /// Bits per weight.
-        bits: f64,
-    },
-}
-
-impl WeightFormat {
-    /// bf16.
-    pub const BF16: WeightFormat = WeightFormat::Float {
-        bytes: 2,
-        name: "bf16",
-    };
-    /// fp16.
-    pub const FP16: WeightFormat = WeightFormat::Float {
-        bytes: 2,
-        name: "fp16",
-    };
-    /// fp32.
-    pub const FP32: WeightFormat = WeightFormat::Float {
-        bytes: 4,
-        name: "fp32",
-    };
-
-    /// Bytes of one `k` (input) × `n` (output) matrix in this format, scales included, bias excluded.
-    pub fn bytes(&self, k: u64, n: u64) -> f64 {
-        let kn = (k * n) as f64;
-        let (k_f, n_f) = (k as f64, n as f64);
-        match *self {
-            WeightFormat::Float { bytes, .. } => kn * bytes as f64,
-            WeightFormat::Fp8PerTensor => kn + 4.0,
-            WeightFormat::Fp8PerChannel => kn + 4.0 * n_f,
-            WeightFormat::Fp8Block {
-                block_out,
-                block_in,
-                scale_bytes,
-            } => kn + scale_bytes as f64 * (k.div_ceil(block_in) * n.div_ceil(block_out)) as f64,
-            WeightFormat::IntGroup {
-                bits,
-                group,
-                zero_points,
-            } => {
-                let groups = (k.div_ceil(group) * n) as f64;
-                let zeros = if zero_points {
-                    groups * bits as f64 / 8.0
-                } else {
-                    0.0
-                };
-                kn * bits as f64 / 8.0 + 2.0 * groups + zeros
-            }
-            WeightFormat::Mxfp4 => kn / 2.0 + (k.div_ceil(32) * n) as f64,
-            WeightFormat::Nvfp4 => kn / 2.0 + (k.div_ceil(16) * n) as f64 + 4.0,
-            WeightFormat::Exl3 { bits } => kn * bits / 8.0 + 2.0 * (k_f + n_f),
-        }
-    }
-
-    /// Whether this is a quantised format (not plain floats).
-    pub fn is_quantized(&self) -> bool {
-        !matches!(self, WeightFormat::Float { .. })
-    }
-}
-
-impl fmt::Display for WeightFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WeightFormat::Float { name, .. } => f.write_str(name),
-            WeightFormat::Fp8PerTensor => f.write_str("fp8"),
-            WeightFormat::Fp8PerChannel => f.write_str("fp8-channel"),
-            WeightFormat::Fp8Block {
-                block_out,
-                block_in,
-                scale_bytes,
-            } => write!(
-                f,
-                "fp8-block{block_out}x{block_in}{}",
-                if *scale_bytes == 1 { "-e8m0" } else { "" }
-            ),
-            WeightFormat::IntGroup {
-                bits,
-                group,
-                zero_points,
-            } => write!(
-                f,
-                "int{bits}-g{group}{}",
-                if *zero_points { "-zp" } else { "" }
-            ),
-            WeightFormat::Mxfp4 => f.write_str("mxfp4"),
-            WeightFormat::Nvfp4 => f.write_str("nvfp4"),
-            WeightFormat::Exl3 { bits } => write!(f, "exl3-{bits}bpw"),
-        }
-    }
-}
+pub use crate::format::WeightFormat;
+use crate::format::exact;
+pub use crate::layers::Layers;
 
 /// Which tokens of a step read a tensor group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -210,20 +80,38 @@ pub struct TensorGroup {
 
 impl TensorGroup {
     /// Parameters of the whole group on all ranks: per_layer · layers · (in·out + out if bias).
-    pub fn params(&self) -> u64 {
+    ///
+    /// Taken with checked arithmetic; `None` past u64. A table from [`crate::model_from_config`] or
+    /// `kl1-shapes`' spec never is (they refuse a model past 2^53 parameters): [`Self::params`] is this,
+    /// for them.
+    pub fn checked_params(&self) -> Option<u64> {
         let bias = if self.bias { self.out_features } else { 0 };
-        self.matrix_params() + self.per_layer * self.layers * bias
+        let tensors = self.per_layer.checked_mul(self.layers)?;
+        self.in_features
+            .checked_mul(self.out_features)?
+            .checked_add(bias)?
+            .checked_mul(tensors)
     }
 
-    /// Parameters of the group's matrices alone (no biases): per_layer · layers · in·out.
+    /// [`Self::checked_params`], saturating at u64::MAX (only a hand-built table past 2^64 gets there).
+    pub fn params(&self) -> u64 {
+        self.checked_params().unwrap_or(u64::MAX)
+    }
+
+    /// Parameters of the group's matrices alone (no biases): per_layer · layers · in·out, saturating at
+    /// u64::MAX as [`Self::params`].
     pub fn matrix_params(&self) -> u64 {
-        self.per_layer * self.layers * self.in_features * self.out_features
+        self.per_layer
+            .checked_mul(self.layers)
+            .and_then(|t| t.checked_mul(self.in_features))
+            .and_then(|t| t.checked_mul(self.out_features))
+            .unwrap_or(u64::MAX)
     }
 
     /// Bytes of one tensor as one rank holds it: format bytes of rank_in × rank_out, plus the bias.
     pub fn rank_tensor_bytes(&self) -> f64 {
         let bias = if self.bias {
-            (self.rank_out * self.bias_bytes) as f64
+            exact(self.rank_out, self.bias_bytes)
         } else {
             0.0
         };
@@ -232,7 +120,7 @@ impl TensorGroup {
 
     /// Bytes one rank holds of the group: rank_per_layer · layers · [`Self::rank_tensor_bytes`].
     pub fn rank_bytes(&self) -> f64 {
-        (self.rank_per_layer * self.layers) as f64 * self.rank_tensor_bytes()
+        exact(self.rank_per_layer, self.layers) * self.rank_tensor_bytes()
     }
 }
 
@@ -325,7 +213,7 @@ pub struct Moe {
 }
 
 /// One decoder layer's kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LayerKind {
     /// The sliding window (keys a query attends to at most), if the layer uses one.
     pub sliding_window: Option<u64>,
@@ -348,8 +236,8 @@ pub struct ModelShape {
     pub vocab: u64,
     /// Attention.
     pub attention: Attention,
-    /// One entry per decoder layer.
-    pub layers: Vec<LayerKind>,
+    /// Each decoder layer's kind, in order (stored as repeated blocks: see [`Layers`]).
+    pub layers: Layers,
     /// Routed experts, if any.
     pub moe: Option<Moe>,
     /// Bytes per activation element (`torch_dtype`).
@@ -372,17 +260,18 @@ pub struct ModelShape {
 
 impl ModelShape {
     /// Total parameters (all ranks); a tied LM head's matrix is counted once, as the embedding (a bias of
-    /// its own, Phi-3's `lm_head_bias`, is not tied and counted).
+    /// its own, Phi-3's `lm_head_bias`, is not tied and counted). Sums saturate at u64::MAX, which only a
+    /// hand-built table reaches: [`crate::model_from_config`] refuses a model past 2^53 parameters.
     pub fn total_params(&self) -> u64 {
-        let all: u64 = self.groups.iter().map(TensorGroup::params).sum();
+        let sum = |it: &mut dyn Iterator<Item = u64>| it.fold(0u64, u64::saturating_add);
+        let all = sum(&mut self.groups.iter().map(TensorGroup::params));
         if self.tied_embeddings {
-            let head: u64 = self
+            let head = sum(&mut self
                 .groups
                 .iter()
                 .filter(|g| g.reads == Reads::LogitRows)
-                .map(TensorGroup::matrix_params)
-                .sum();
-            all - head
+                .map(TensorGroup::matrix_params));
+            all.saturating_sub(head)
         } else {
             all
         }
@@ -412,13 +301,13 @@ impl ModelShape {
         self.active_params() - self.params_of(Reads::LogitRows) as f64
     }
 
-    /// Parameters of the groups read as `reads`.
+    /// Parameters of the groups read as `reads` (saturating as [`Self::total_params`]).
     pub fn params_of(&self, reads: Reads) -> u64 {
         self.groups
             .iter()
             .filter(|g| g.reads == reads)
             .map(TensorGroup::params)
-            .sum()
+            .fold(0, u64::saturating_add)
     }
 
     /// Bytes one rank holds of the groups read as `reads`.
@@ -449,7 +338,8 @@ impl ModelShape {
     /// GQA 2·max(1, kv_heads/tp)·head_dim (keys and values, v_head_dim for values); MLA
     /// (kv_lora_rank + qk_rope_head_dim), held whole on every rank (DeepSeek-V3.2's indexer key, `dim` more,
     /// is counted by the caller); DeepSeek-V4 head_dim (the window's entry; its compressed entries are per
-    /// r tokens, counted by the caller per layer kind).
+    /// r tokens, counted by the caller per layer kind). Saturates at u64::MAX, which no table from a
+    /// config reaches (its widths are bounded).
     pub fn kv_bytes_per_token_layer(&self, kv_bytes: u64) -> u64 {
         match self.attention {
             Attention::Gqa {
@@ -458,15 +348,19 @@ impl ModelShape {
                 v_head_dim,
                 ..
             } => {
-                let rank_heads = (kv_heads / self.tp).max(1);
-                rank_heads * (head_dim + v_head_dim) * kv_bytes
+                let rank_heads = (kv_heads / self.tp.max(1)).max(1);
+                rank_heads
+                    .saturating_mul(head_dim.saturating_add(v_head_dim))
+                    .saturating_mul(kv_bytes)
             }
             Attention::Mla {
                 kv_lora_rank,
                 qk_rope_head_dim,
                 ..
-            } => (kv_lora_rank + qk_rope_head_dim) * kv_bytes,
-            Attention::Hybrid { head_dim, .. } => head_dim * kv_bytes,
+            } => kv_lora_rank
+                .saturating_add(qk_rope_head_dim)
+                .saturating_mul(kv_bytes),
+            Attention::Hybrid { head_dim, .. } => head_dim.saturating_mul(kv_bytes),
         }
     }
 }

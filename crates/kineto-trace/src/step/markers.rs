@@ -1,0 +1,226 @@
+//! Finding the markers of one profile: annotation and CPU-op names, the servers' Python step functions,
+//! model forwards, CUDA/HIP-graph replays; and the notes that say which were found.
+
+use super::*;
+/// One step's marker before it is a step: its CPU range on a thread, or one launch.
+pub(super) struct Marker {
+    pub(super) name: Sym,
+    pub(super) ts_ns: i64,
+    pub(super) end_ns: i64,
+    pub(super) track: Track,
+    /// A graph replay: the step is exactly this launch's GPU work, whatever else ran meanwhile.
+    pub(super) launch: Option<u32>,
+}
+
+impl Marker {
+    pub(super) fn of(s: &Span) -> Marker {
+        Marker {
+            name: s.name,
+            ts_ns: s.ts_ns,
+            end_ns: s.end_ns(),
+            track: s.track,
+            launch: None,
+        }
+    }
+}
+
+/// Process of each track, interned, so a launch and a marker are compared by pid only.
+pub(super) struct Pids<'t> {
+    pub(super) trace: &'t Trace,
+    pub(super) ids: FxHashMap<&'t IdValue, u64>,
+}
+
+impl<'t> Pids<'t> {
+    pub(super) fn new(trace: &'t Trace) -> Self {
+        Pids {
+            trace,
+            ids: FxHashMap::default(),
+        }
+    }
+    pub(super) fn of(&mut self, t: Track) -> u64 {
+        let n = self.ids.len() as u64;
+        *self.ids.entry(&self.trace.track(t).pid).or_insert(n)
+    }
+}
+
+/// The note naming the profile that found the steps.
+pub(super) fn found_note(profile: &str, finder: &Finder, markers: &[Marker], trace: &Trace) -> String {
+    let n = markers.len();
+    match finder {
+        Finder::Names(_) => format!("steps from the built-in `{profile}` markers ({n} found)"),
+        Finder::Python(_) => {
+            let mut names: Vec<&str> = markers
+                .iter()
+                .filter_map(|m| {
+                    crate::profiles::python_function(trace.name(m.name)).map(|(_, f)| f.path)
+                })
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            format!(
+                "steps from the built-in `{profile}` profile: {n} calls of the server's step function ({}) in the trace's python_function events",
+                names.join(", ")
+            )
+        }
+        Finder::ModelForward => {
+            let replays = markers.iter().filter(|m| m.launch.is_some()).count();
+            format!(
+                "no serving step marker: steps from the built-in `{profile}` profile, {} forwards of the whole model (`nn.Module: …ForCausalLM`) and {replays} CUDA/HIP-graph replays outside them",
+                n - replays
+            )
+        }
+        Finder::GraphReplays => format!(
+            "no step marker: each of the {n} CUDA/HIP-graph replays is one step (built-in `{profile}` profile; in full-graph decode one replay is one engine step, under piecewise graphs a step is several replays); GPU work outside the replays is outside every step"
+        ),
+    }
+}
+
+/// The markers one profile finds.
+pub(super) fn find_markers(trace: &Trace, links: &Links, finder: &Finder, pids: &mut Pids<'_>) -> Vec<Marker> {
+    match finder {
+        Finder::Names(regex) => name_markers(trace, regex)
+            .into_iter()
+            .map(Marker::of)
+            .collect(),
+        Finder::Python(functions) => python_markers(trace, functions),
+        Finder::ModelForward => {
+            let forwards = outermost(
+                trace
+                    .user_annotations
+                    .iter()
+                    .chain(&trace.cpu_ops)
+                    .chain(&trace.python_functions)
+                    .filter(|s| crate::profiles::is_model_forward(trace.name(s.name))),
+            );
+            if forwards.is_empty() {
+                return Vec::new();
+            }
+            let spans: Vec<(u64, i64, i64)> = forwards
+                .iter()
+                .map(|s| (pids.of(s.track), s.ts_ns, s.end_ns()))
+                .collect();
+            let replays = graph_replays(trace, links);
+            let points: Vec<(u64, i64)> = replays
+                .iter()
+                .map(|m| (pids.of(m.track), m.ts_ns))
+                .collect();
+            let (_, inside) = crate::correlate::stab(&spans, &points);
+            forwards
+                .into_iter()
+                .map(Marker::of)
+                .chain(
+                    replays
+                        .into_iter()
+                        .zip(inside)
+                        .filter(|(_, s)| s.is_none())
+                        .map(|(m, _)| m),
+                )
+                .collect()
+        }
+        Finder::GraphReplays => graph_replays(trace, links),
+    }
+}
+
+/// Every CUDA/HIP-graph launch that produced GPU work, as a one-launch marker.
+pub(super) fn graph_replays(trace: &Trace, links: &Links) -> Vec<Marker> {
+    trace
+        .launches
+        .iter()
+        .enumerate()
+        .filter(|&(i, l)| links.launch_gpu_ops[i] > 0 && is_graph_launch(trace.name(l.name)))
+        .map(|(i, l)| Marker {
+            name: l.name,
+            ts_ns: l.ts_ns,
+            end_ns: l.ts_ns.saturating_add(l.dur_ns),
+            track: l.track,
+            launch: Some(i as u32),
+        })
+        .collect()
+}
+
+/// Spans on each thread that no other span of the set contains (the first of equal ones), by start.
+pub(super) fn outermost<'t>(spans: impl Iterator<Item = &'t Span>) -> Vec<&'t Span> {
+    let mut v: Vec<&Span> = spans.collect();
+    v.sort_by_key(|s| (s.track, s.ts_ns, std::cmp::Reverse(s.dur_ns)));
+    let mut out: Vec<&Span> = Vec::new();
+    let mut open: Option<(Track, i64)> = None;
+    for s in v {
+        if let Some((t, end)) = open
+            && t == s.track
+            && s.ts_ns < end
+        {
+            continue;
+        }
+        open = Some((s.track, s.end_ns()));
+        out.push(s);
+    }
+    out
+}
+
+/// One step per outermost call of a step function on its thread; a tail (`sample_tokens`) that
+/// follows extends the step before it on the same thread.
+pub(super) fn python_markers(trace: &Trace, functions: &[PyFunction]) -> Vec<Marker> {
+    let role_of = |s: &Span| -> Option<PyRole> {
+        crate::profiles::python_function(trace.name(s.name))
+            .filter(|(_, f)| functions.contains(f))
+            .map(|(_, f)| f.role)
+    };
+    let calls = outermost(
+        trace
+            .python_functions
+            .iter()
+            .filter(|s| role_of(s).is_some()),
+    );
+    let mut out: Vec<Marker> = Vec::new();
+    // Per thread, the marker a tail extends.
+    let mut last: FxHashMap<Track, usize> = FxHashMap::default();
+    for s in calls {
+        match role_of(s) {
+            Some(PyRole::Step) => {
+                last.insert(s.track, out.len());
+                out.push(Marker::of(s));
+            }
+            Some(PyRole::Tail) => {
+                if let Some(&i) = last.get(&s.track) {
+                    out[i].end_ns = out[i].end_ns.max(s.end_ns());
+                }
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+/// The annotation names a pattern could have matched, most frequent first (for the note that says
+/// a pattern found nothing).
+pub(super) fn frequent_annotations(trace: &Trace, n: usize) -> Vec<(String, u64)> {
+    let mut by: FxHashMap<Sym, u64> = FxHashMap::default();
+    for s in &trace.user_annotations {
+        *by.entry(s.name).or_default() += 1;
+    }
+    let mut v: Vec<(String, u64)> = by
+        .into_iter()
+        .map(|(s, c)| (trace.name(s).to_string(), c))
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(n);
+    v
+}
+
+/// The marker spans, deduplicated, in order of (start, longer first, file order).
+pub(super) fn name_markers<'t>(trace: &'t Trace, regex: &Regex) -> Vec<&'t Span> {
+    let mut matches: FxHashMap<Sym, bool> = FxHashMap::default();
+    let mut seen: FxHashSet<(Sym, Track, i64, i64)> = FxHashSet::default();
+    let mut out: Vec<&Span> = Vec::new();
+    for s in trace.user_annotations.iter().chain(&trace.cpu_ops) {
+        let is = *matches
+            .entry(s.name)
+            .or_insert_with(|| regex.is_match(trace.name(s.name)));
+        if is && seen.insert((s.name, s.track, s.ts_ns, s.dur_ns)) {
+            out.push(s);
+        }
+    }
+    // Stable: equal starts and durations keep file order.
+    out.sort_by_key(|s| (s.ts_ns, std::cmp::Reverse(s.dur_ns)));
+    out
+}

@@ -1,0 +1,548 @@
+//! Steps: the iterations of a training loop or a serving engine, found from their CPU-side markers,
+//! with the GPU work launched inside each.
+//!
+//! How each bound is derived (docs/steps-and-budgets.md says the same, with the reasons):
+//! * **markers**: `user_annotation` and `cpu_op` spans whose whole name matches the [`StepPattern`]
+//!   (by default `ProfilerStep#N`, which traces before 2022 record as a `cpu_op`). The
+//!   `gpu_user_annotation` mirror of a step, on a GPU stream, is never a marker, so a mirrored step
+//!   counts once; a span recorded as both annotation and op with the same name, thread, start and
+//!   duration also counts once.
+//! * **cpu_lo, cpu_hi**: the marker's start and end.
+//! * **inside**: a GPU op belongs to the step when its launch (linked by correlation, see
+//!   [`crate::correlate`]) was called on *any thread of the marker's process* at a time `t` with
+//!   `cpu_lo <= t < cpu_hi`. Any thread, because PyTorch runs the backward pass on autograd threads
+//!   and NCCL work on others, while the step marker is on the Python thread; the same process,
+//!   because another process's clock interval says nothing about this one's work. When markers of a
+//!   process nest or overlap, the launch goes to the innermost (latest-starting) one. CUDA-graph
+//!   replays follow their one `cudaGraphLaunch`.
+//! * **lo, hi**: the first start and the last end of the step's kernels (copies and fills are listed
+//!   but do not set the bounds); `None` for a step without kernels.
+//! * **period**: the next step's `lo` (next in start order among the same process's steps) minus this
+//!   `lo`; `None` for the last step or when either has no kernels.
+//! * **same-stream overlaps**: kernels of the step that start before an earlier-starting kernel on
+//!   their (device, stream) has ended (PDL, ROCm duration overflow), counted over the whole trace.
+
+use crate::correlate::{Links, Unlinked, is_graph_launch};
+use crate::error::{Error, Result};
+use crate::interval::union;
+use crate::model::{GpuOp, IdValue, Span, Sym, Trace, Track};
+use crate::profiles::{PyFunction, PyRole};
+use crate::tokens::TokenSource;
+use regex::Regex;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+mod fields;
+mod markers;
+mod pattern;
+
+use fields::*;
+use markers::*;
+pub use pattern::*;
+
+/// Token counts of one phase of a serving step, as its marker states them (MEASURED by the server
+/// that wrote the marker; `None` where the marker does not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseTokens {
+    /// Requests in this phase.
+    pub requests: Option<u64>,
+    /// Σ query (new) tokens over the phase's requests.
+    pub query_tokens: Option<u64>,
+    /// Σ KV-cache (context) tokens attended to over the phase's requests.
+    pub context_tokens: Option<u64>,
+    /// Σ query² over the requests (TraceLens `sqsq`): attention FLOPs of prefill scale with it.
+    pub query_sq_sum: Option<u64>,
+    /// Σ query·context over the requests (TraceLens `sqsk`).
+    pub query_context_sum: Option<u64>,
+}
+
+/// Per-phase token counts of a step (see [`PhaseTokens`]); a phase no source mentions is `None`.
+/// `unphased` holds counts of the whole step from a source that does not split them by phase (the
+/// rows of its GEMMs, the size a CUDA graph was captured at): `Step::tokens_from` names the source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepTokens {
+    /// The prefill (context, extend) phase.
+    pub prefill: Option<PhaseTokens>,
+    /// The decode (generation) phase.
+    pub decode: Option<PhaseTokens>,
+    /// The whole step, phases not told apart.
+    pub unphased: Option<PhaseTokens>,
+}
+
+impl StepTokens {
+    /// Σ query tokens of the step: the phases' sum when every phase named gives them, else the
+    /// unphased count.
+    pub fn query_tokens(&self) -> Option<u64> {
+        let phases = [self.prefill, self.decode];
+        let named: Vec<PhaseTokens> = phases.into_iter().flatten().collect();
+        let sum = (!named.is_empty())
+            .then(|| {
+                // Saturating: a marker's counts may be anything up to u64::MAX each.
+                named
+                    .iter()
+                    .map(|p| p.query_tokens)
+                    .try_fold(0u64, |acc, v| v.map(|v| acc.saturating_add(v)))
+            })
+            .flatten();
+        sum.or(self.unphased.and_then(|p| p.query_tokens))
+    }
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// 0-based position among the trace's steps, in order of CPU start.
+    pub index: usize,
+    /// The marker's name.
+    pub name: String,
+    /// The `step` group (N of `ProfilerStep#N`).
+    pub number: Option<u64>,
+    /// The `phase` group, as written (`DECODE`, `prefill`, …).
+    pub phase: Option<String>,
+    /// The `rows` group (batch rows / tokens).
+    pub rows: Option<u64>,
+    /// The `requests` group, else the sum of the per-phase requests.
+    pub requests: Option<u64>,
+    /// Token counts, when any source gives them.
+    pub tokens: Option<StepTokens>,
+    /// Where the token counts come from, in the order they were taken (a marker's requests, then its
+    /// GEMMs' rows for the query tokens it does not state).
+    pub tokens_from: Vec<TokenSource>,
+    /// Number groups the marker has but that give no number: (group, why), e.g. (`rows`, "`99…9` is
+    /// out of range (more than 18446744073709551615)"). Their fields are `None`.
+    pub unreadable: Vec<(String, String)>,
+    /// The marker's thread.
+    pub track: Track,
+    /// Marker start, ns.
+    pub cpu_lo_ns: i64,
+    /// Marker end, ns.
+    pub cpu_hi_ns: i64,
+    /// First start of the step's kernels, ns.
+    pub lo_ns: Option<i64>,
+    /// Last end of the step's kernels, ns.
+    pub hi_ns: Option<i64>,
+    /// Next step's `lo` minus this one's, ns.
+    pub period_ns: Option<i64>,
+    /// The step's kernels: indices into `Trace::kernels`, by start (then end, then index).
+    pub kernels: Vec<u32>,
+    /// The step's copies: indices into `Trace::memcpys`, by start.
+    pub memcpys: Vec<u32>,
+    /// The step's fills: indices into `Trace::memsets`, by start.
+    pub memsets: Vec<u32>,
+    /// Σ kernel dur, ns.
+    pub kernel_sum_ns: i64,
+    /// Time covered by at least one of the step's kernels, ns.
+    pub kernel_union_ns: i64,
+    /// Kernels of this step that started before an earlier kernel on their stream had ended.
+    pub same_stream_overlaps: u64,
+}
+
+/// The steps of a trace and what fell outside them.
+#[derive(Debug, Clone, Default)]
+pub struct Steps {
+    /// The steps, by index.
+    pub steps: Vec<Step>,
+    /// The profile that found them (`pattern` for a user's regex); `None` for the whole-window step.
+    pub profile: Option<String>,
+    /// Kernels with a launch that is in no step (before the first, between steps, another process).
+    pub kernels_outside: u64,
+    /// Those kernels: how many, Σ dur and their most frequent names — GPU work no step owns, named
+    /// rather than dropped.
+    pub outside: Unlinked,
+    /// Launch calls whose kernels, copies or fills are in no step.
+    pub launches_outside: u64,
+    /// Kernels with no launch at all (see [`crate::correlate::LinkReport`]): in no step.
+    pub kernels_unlinked: u64,
+    /// Same-stream overlaps over the whole trace.
+    pub same_stream_overlaps: u64,
+    /// Markers whose `rows`, `requests` or `step` group did not read as an integer (the field is then
+    /// `None`), one line each (first 20).
+    pub warnings: Vec<String>,
+    /// How the steps were found, when that is not the plain reading of the pattern (no marker, so
+    /// the whole GPU window is one step; a pattern that matched nothing), one line each.
+    pub notes: Vec<String>,
+}
+
+/// Finds the steps of a trace. O(n log n) in events.
+pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
+    let mut warnings = Vec::new();
+    let mut notes = Vec::new();
+    let mut pids = Pids::new(trace);
+    // The first profile that finds a marker.
+    let found = pattern.profiles.iter().find_map(|(n, f)| {
+        let m = find_markers(trace, links, f, &mut pids);
+        (!m.is_empty()).then_some((n.as_str(), f, m))
+    });
+    let Some((profile, finder, mut markers)) = found else {
+        return no_markers(trace, links, pattern);
+    };
+    // Stable: equal starts and durations keep the order found.
+    markers.sort_by_key(|m| (m.ts_ns, std::cmp::Reverse(m.end_ns - m.ts_ns)));
+    if pattern.profiles.len() > 1 {
+        notes.push(found_note(profile, finder, &markers, trace));
+    }
+
+    let mut steps: Vec<Step> = Vec::with_capacity(markers.len());
+    let mut step_pid: Vec<u64> = Vec::with_capacity(markers.len());
+    for (index, m) in markers.iter().enumerate() {
+        let name = trace.name(m.name);
+        let f = match finder {
+            Finder::Names(regex) => fields(regex, name, index, &mut warnings),
+            _ => Fields::default(),
+        };
+        let tokens_from = if f.tokens.is_some() {
+            vec![TokenSource::Marker {
+                profile: profile.to_string(),
+            }]
+        } else {
+            Vec::new()
+        };
+        steps.push(Step {
+            index,
+            name: name.to_string(),
+            number: f.number,
+            phase: f.phase,
+            rows: f.rows,
+            requests: f.requests,
+            tokens: f.tokens,
+            tokens_from,
+            unreadable: f.unreadable,
+            track: m.track,
+            cpu_lo_ns: m.ts_ns,
+            cpu_hi_ns: m.end_ns,
+            lo_ns: None,
+            hi_ns: None,
+            period_ns: None,
+            kernels: Vec::new(),
+            memcpys: Vec::new(),
+            memsets: Vec::new(),
+            kernel_sum_ns: 0,
+            kernel_union_ns: 0,
+            same_stream_overlaps: 0,
+        });
+        step_pid.push(pids.of(m.track));
+    }
+
+    // The step of each launch: the innermost range marker of the launch's process containing its
+    // start; a graph replay's launch is its own step.
+    let spans: Vec<(u64, i64, i64)> = markers
+        .iter()
+        .zip(&step_pid)
+        .map(|(m, &p)| {
+            if m.launch.is_some() {
+                // An empty range contains nothing.
+                (p, m.ts_ns, m.ts_ns)
+            } else {
+                (p, m.ts_ns, m.end_ns)
+            }
+        })
+        .collect();
+    let points: Vec<(u64, i64)> = trace
+        .launches
+        .iter()
+        .map(|l| (pids.of(l.track), l.ts_ns))
+        .collect();
+    let (_, mut launch_step) = crate::correlate::stab(&spans, &points);
+    for (i, m) in markers.iter().enumerate() {
+        if let Some(l) = m.launch {
+            launch_step[l as usize] = Some(i as u32);
+        }
+    }
+
+    let overlaps = same_stream_overlaps(trace);
+    let mut out = Steps {
+        profile: Some(profile.to_string()),
+        same_stream_overlaps: overlaps.iter().filter(|&&o| o).count() as u64,
+        ..Steps::default()
+    };
+    let step_of = |launch: Option<u32>| launch.and_then(|l| launch_step[l as usize]);
+    let mut outside_names: FxHashMap<Sym, u64> = FxHashMap::default();
+    let mut outside_launches: FxHashSet<u32> = FxHashSet::default();
+    for (k, &l) in links.kernel_launch.iter().enumerate() {
+        match (l, step_of(l)) {
+            (None, _) => out.kernels_unlinked += 1,
+            (Some(l), None) => {
+                out.kernels_outside += 1;
+                out.outside.count += 1;
+                out.outside.sum_ns = out.outside.sum_ns.saturating_add(trace.kernels[k].dur_ns);
+                *outside_names.entry(trace.kernels[k].name).or_default() += 1;
+                outside_launches.insert(l);
+            }
+            (Some(_), Some(s)) => {
+                let st = &mut steps[s as usize];
+                st.kernels.push(k as u32);
+                st.same_stream_overlaps += u64::from(overlaps[k]);
+            }
+        }
+    }
+    out.outside.examples = crate::correlate::top_names(trace, outside_names);
+    for (m, &l) in links.memcpy_launch.iter().enumerate() {
+        match (l, step_of(l)) {
+            (Some(_), Some(s)) => steps[s as usize].memcpys.push(m as u32),
+            (Some(l), None) => {
+                outside_launches.insert(l);
+            }
+            _ => {}
+        }
+    }
+    for (m, &l) in links.memset_launch.iter().enumerate() {
+        match (l, step_of(l)) {
+            (Some(_), Some(s)) => steps[s as usize].memsets.push(m as u32),
+            (Some(l), None) => {
+                outside_launches.insert(l);
+            }
+            _ => {}
+        }
+    }
+    out.launches_outside = outside_launches.len() as u64;
+
+    for st in &mut steps {
+        let ks = &trace.kernels;
+        st.kernels
+            .sort_unstable_by_key(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns(), i));
+        st.memcpys
+            .sort_unstable_by_key(|&i| (trace.memcpys[i as usize].ts_ns, i));
+        st.memsets
+            .sort_unstable_by_key(|&i| (trace.memsets[i as usize].ts_ns, i));
+        st.lo_ns = st.kernels.iter().map(|&i| ks[i as usize].ts_ns).min();
+        st.hi_ns = st.kernels.iter().map(|&i| ks[i as usize].end_ns()).max();
+        st.kernel_sum_ns = st
+            .kernels
+            .iter()
+            .fold(0i64, |acc, &i| acc.saturating_add(ks[i as usize].dur_ns));
+        st.kernel_union_ns = union(
+            st.kernels
+                .iter()
+                .map(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns())),
+        );
+    }
+    // Period: to the next step of the same process.
+    let mut next_of_pid: FxHashMap<u64, usize> = FxHashMap::default();
+    for i in (0..steps.len()).rev() {
+        let p = step_pid[i];
+        if let Some(&n) = next_of_pid.get(&p) {
+            steps[i].period_ns = match (steps[i].lo_ns, steps[n].lo_ns) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
+            };
+        }
+        next_of_pid.insert(p, i);
+    }
+
+    // Query tokens the markers do not state: the rows of each step's GEMMs (`record_shapes`).
+    if !trace.gemm_rows.is_empty() {
+        let points: Vec<(u64, i64)> = trace
+            .gemm_rows
+            .iter()
+            .map(|g| {
+                let op = &trace.cpu_ops[g.cpu_op as usize];
+                (pids.of(op.track), op.ts_ns)
+            })
+            .collect();
+        let (_, op_step) = crate::correlate::stab(&spans, &points);
+        crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
+    }
+
+    out.steps = steps;
+    out.warnings = warnings;
+    out.notes = notes;
+    out
+}
+
+/// No marker: a note saying so, and — when the pattern asks for it — one step over the whole GPU
+/// window holding every kernel, copy and fill of the trace (linked to a launch or not).
+fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
+    let mut notes = Vec::new();
+    let frequent = if pattern.profiles.is_empty() {
+        Vec::new()
+    } else {
+        frequent_annotations(trace, 5)
+    };
+    let listed = if frequent.is_empty() {
+        "the trace has no user annotations".to_string()
+    } else {
+        let v: Vec<String> = frequent
+            .iter()
+            .map(|(n, c)| format!("`{n}` ×{c}"))
+            .collect();
+        format!("most frequent annotations: {}", v.join(", "))
+    };
+    if pattern.profiles.is_empty() {
+        // The whole trace was asked for: nothing to explain.
+    } else if pattern.profiles.len() > 1 {
+        notes.push(format!(
+            "no step markers of the built-in profiles ({}); {listed}",
+            pattern.as_str().replace('|', ", ")
+        ));
+    } else {
+        notes.push(format!(
+            "step pattern `{}` matched no annotation; {listed}",
+            pattern.as_str()
+        ));
+    }
+    let overlaps = same_stream_overlaps(trace);
+    let mut out = Steps {
+        same_stream_overlaps: overlaps.iter().filter(|&&o| o).count() as u64,
+        kernels_unlinked: links.kernel_launch.iter().filter(|l| l.is_none()).count() as u64,
+        ..Steps::default()
+    };
+    if !pattern.whole_window {
+        out.kernels_outside = trace.kernels.len() as u64 - out.kernels_unlinked;
+        let mut names: FxHashMap<Sym, u64> = FxHashMap::default();
+        let mut launches: FxHashSet<u32> = FxHashSet::default();
+        for (k, l) in links.kernel_launch.iter().enumerate() {
+            if let Some(l) = l {
+                out.outside.count += 1;
+                out.outside.sum_ns = out.outside.sum_ns.saturating_add(trace.kernels[k].dur_ns);
+                *names.entry(trace.kernels[k].name).or_default() += 1;
+                launches.insert(*l);
+            }
+        }
+        launches.extend(
+            links
+                .memcpy_launch
+                .iter()
+                .chain(&links.memset_launch)
+                .flatten(),
+        );
+        out.outside.examples = crate::correlate::top_names(trace, names);
+        out.launches_outside = launches.len() as u64;
+        out.notes = notes;
+        return out;
+    }
+    if trace.kernels.is_empty() && trace.memcpys.is_empty() && trace.memsets.is_empty() {
+        notes.push("no GPU work in the trace: no step".to_string());
+        out.notes = notes;
+        return out;
+    }
+    notes.push(
+        "the whole GPU window is analysed as one step (every kernel, copy and fill, with or without a launch)"
+            .to_string(),
+    );
+    let (cpu_lo, cpu_hi) = trace.time_bounds.unwrap_or((0, 0));
+    let ks = &trace.kernels;
+    let mut kernels: Vec<u32> = (0..ks.len() as u32).collect();
+    kernels.sort_unstable_by_key(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns(), i));
+    let mut memcpys: Vec<u32> = (0..trace.memcpys.len() as u32).collect();
+    memcpys.sort_unstable_by_key(|&i| (trace.memcpys[i as usize].ts_ns, i));
+    let mut memsets: Vec<u32> = (0..trace.memsets.len() as u32).collect();
+    memsets.sort_unstable_by_key(|&i| (trace.memsets[i as usize].ts_ns, i));
+    out.steps.push(Step {
+        index: 0,
+        name: WHOLE_WINDOW.to_string(),
+        number: None,
+        phase: None,
+        rows: None,
+        requests: None,
+        tokens: None,
+        tokens_from: Vec::new(),
+        unreadable: Vec::new(),
+        track: trace.launches.first().map_or(Track(0), |l| l.track),
+        cpu_lo_ns: cpu_lo,
+        cpu_hi_ns: cpu_hi,
+        lo_ns: ks.iter().map(|k| k.ts_ns).min(),
+        hi_ns: ks.iter().map(GpuOp::end_ns).max(),
+        period_ns: None,
+        kernel_sum_ns: ks.iter().fold(0i64, |a, k| a.saturating_add(k.dur_ns)),
+        kernel_union_ns: union(ks.iter().map(|k| (k.ts_ns, k.end_ns()))),
+        same_stream_overlaps: out.same_stream_overlaps,
+        kernels,
+        memcpys,
+        memsets,
+    });
+    out.notes = notes;
+    out
+}
+
+/// The name of the one step a trace without markers is analysed as.
+pub const WHOLE_WINDOW: &str = "(whole trace)";
+
+/// Per kernel: whether it started before an earlier-starting kernel on its (device, stream) — or
+/// its track, when the trace gives no device and stream — had ended. Compared with the latest end
+/// so far on the stream, not only the previous kernel's, so one kernel with an overlong duration
+/// counts every kernel it covers.
+pub fn same_stream_overlaps(trace: &Trace) -> Vec<bool> {
+    #[derive(PartialEq, Eq, Hash, PartialOrd, Ord, Clone, Copy)]
+    enum Stream {
+        Ids(i64, i64),
+        Track(Track),
+    }
+    let ks = &trace.kernels;
+    let stream = |i: usize| match (ks[i].device, ks[i].stream) {
+        (Some(d), Some(s)) => Stream::Ids(d, s),
+        _ => Stream::Track(ks[i].track),
+    };
+    let mut order: Vec<usize> = (0..ks.len()).collect();
+    order.sort_unstable_by_key(|&i| (stream(i), ks[i].ts_ns, ks[i].end_ns(), i));
+    let mut out = vec![false; ks.len()];
+    let mut prev: Option<(Stream, i64)> = None;
+    for i in order {
+        let s = stream(i);
+        match prev {
+            Some((ps, end)) if ps == s => {
+                out[i] = ks[i].ts_ns < end;
+                prev = Some((s, end.max(ks[i].end_ns())));
+            }
+            _ => prev = Some((s, ks[i].end_ns())),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiler_step_pattern() {
+        let p = StepPattern::profiler_step();
+        assert!(p.is_match("ProfilerStep#12"));
+        assert!(!p.is_match("ProfilerStep#"));
+        assert!(!p.is_match("ProfilerStep#12 x"));
+        assert!(!p.is_match("## ProfilerStep#12"));
+    }
+
+    #[test]
+    fn every_built_in_profile_compiles_and_matches_its_marker() {
+        for (name, p) in PROFILES {
+            if let Builtin::Names(p) = p {
+                assert!(compile(p, &[DETAIL]).is_ok(), "{name}");
+            }
+        }
+        let b = StepPattern::builtin();
+        assert_eq!(b.profiles.len(), PROFILES.len());
+        for marker in [
+            "kl1.step#3 phase=prefill rows=512",
+            "kl1.step#4 phase=decode rows=8 requests=8",
+            "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
+            "execute_context_1(512)_generation_31(31)",
+            "step[DECODE bs=16]",
+            "step[EXTEND bs=2 toks=300]",
+            "step[MIXED bs=2 c=1 g=1 c_sq=5 c_sk=8 c_sqsq=25 c_sqsk=40 g_sq=1 g_sk=12 g_sqsq=1 g_sqsk=12]",
+            "step[TARGET_VERIFY bs=2 g_sq=6 g_sqsq=18 g_sqsk=90 g_sk=30]",
+            "[Executor] _forward_step 12: 2 ctx reqs, 30 gen reqs",
+            "_forward_step: 0 ctx reqs, 8 gen reqs",
+            "vllm/v1/worker/gpu_model_runner.py(3380): execute_model",
+            "sglang/srt/model_executor/model_runner.py(1505): forward",
+            "nn.Module: LlamaForCausalLM_0",
+            "ProfilerStep#7",
+        ] {
+            assert!(b.is_match(marker), "{marker}");
+        }
+        for not in [
+            "step[DECODE bs=16] x",
+            "draft step[DECODE bs=32]",
+            "execute_context_1(512)_generation_31",
+            "vllm/v1/worker/gpu_model_runner.py(3380): _dummy_run",
+        ] {
+            assert!(!b.is_match(not), "{not}");
+        }
+    }
+
+    #[test]
+    fn bad_patterns_name_themselves() {
+        let e = StepPattern::new("step[").unwrap_err().to_string();
+        assert!(e.starts_with("step pattern `step[`:"), "{e}");
+        let e = StepPattern::new("(?P<batch>\\d+)").unwrap_err().to_string();
+        assert!(e.contains("unknown group `batch`"), "{e}");
+    }
+}

@@ -39,7 +39,8 @@ fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
         | E::Syntax { file, offset, .. }
         | E::Event { file, offset, .. }
         | E::Truncated { file, offset, .. } => (Some(file), Some(*offset)),
-        E::EmptyDir { dir } => (Some(dir), None),
+        E::EmptyDir { dir } | E::MixedFormats { dir, .. } => (Some(dir), None),
+        E::Format { file, .. } | E::Native { file, .. } => (Some(file), None),
         // A rule file or step pattern is the caller's argument, not a trace: a ValueError.
         E::Rules { .. } | E::StepPattern { .. } | E::Input(_) => {
             return PyValueError::new_err(e.to_string());
@@ -334,6 +335,8 @@ fn read_ranks(
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Nsight Systems, rocpd and RPD SQLite, as `kineto` reads them.
+    kineto_sqlite::install();
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(read_ranks, m)?)?;
     m.add_class::<NativeTrace>()?;

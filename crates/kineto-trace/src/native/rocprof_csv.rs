@@ -244,7 +244,7 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
     }
     b.header().format_version = Some(
         if kt.has("streamid") {
-            "kernel_trace columns with Stream_Id (rocprofiler-sdk ≥ 0.6)"
+            "kernel_trace columns with Stream_Id"
         } else {
             "kernel_trace columns without Stream_Id"
         }

@@ -12,7 +12,8 @@ fills. The definitions are the ones docs/native-formats.md states:
   * a GPU op's launch: the API call with its correlation id in the same process (nsys: the kernel's
     globalPid = the call's globalTid & 0xFFFFFFFFFF000000; RPD: rocpd_api_ops; rpd2tracing: the flow
     pair, whose start lies within [call start − 2 µs, call end + 1 µs]);
-  * steps: ranges whose whole name matches the kl1 marker, ordered by (start, longer first); an op is
+  * steps: ranges whose whole name matches the kl1 marker (else the TraceLens `execute_…` one),
+    ordered by (start, longer first); an op is
     in the step of its launch's process whose range holds the launch's start (the latest-starting).
 
     python3 testdata/native/count_native.py testdata/native > testdata/native/counts.json
@@ -27,6 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 
 KL1 = re.compile(r"kl1\.step#(\d+) phase=(decode|prefill) rows=(\d+)(?: requests=(\d+))?")
+TRACELENS = re.compile(r"execute_\d+_context_\d+\(sq\d+sk\d+sqsq\d+sqsk\d+\)_generation_\d+\(sq\d+sk\d+sqsq\d+sqsk\d+\)")
 ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent)
 
 
@@ -47,7 +49,8 @@ def summarize(ops, launches, markers, calls):
         out[k + "s"] = len(mine)
         out[k + "_sum_ns"] = sum(o[2] - o[1] for o in mine)
         out[k + "_bytes"] = sum(o[3] or 0 for o in mine)
-    steps = [m for m in markers if KL1.fullmatch(m[1])]
+    # The built-in profiles in their order: the first that finds a marker gives the steps.
+    steps = [m for m in markers if KL1.fullmatch(m[1])] or [m for m in markers if TRACELENS.fullmatch(m[1])]
     steps.sort(key=lambda m: (m[2], -(m[3] - m[2])))
     rows = [{"name": m[1], "kernels": 0, "kernel_sum_ns": 0, "memcpys": 0, "memsets": 0} for m in steps]
     outside = 0

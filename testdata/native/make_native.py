@@ -47,6 +47,13 @@ def fresh(path):
     return sqlite3.connect(p)
 
 
+def tracelens(requests, kv):
+    """A TraceLens-style serving marker of a decode step: `requests` requests of one query token, each with
+    `kv` KV tokens (Σq = requests, Σkv = requests·kv, Σq² = requests, Σq·kv = requests·kv)."""
+    return (f"execute_{requests}_context_0(sq0sk0sqsq0sqsk0)_generation_{requests}"
+            f"(sq{requests}sk{requests * kv}sqsq{requests}sqsk{requests * kv})")
+
+
 def step(name, kernels, kernel_ns, memcpys=0, memsets=0):
     return {"name": name, "kernels": kernels, "kernel_sum_ns": kernel_ns, "memcpys": memcpys, "memsets": memsets}
 
@@ -249,7 +256,11 @@ def nsys_graph():
         c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE VALUES (?, ?, 0, 1, NULL, 7, ?, ?, ?, ?)",
                   (t0, t1, corr, gpid(P), graph, graph * 100))
 
-    nvtx("kl1.step#0 phase=decode rows=8 requests=8", 1000, 10000)
+    c.execute("""CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT,
+        busLocation TEXT, totalMemory INTEGER, memoryBandwidth INTEGER, smCount INTEGER, chipName TEXT)""")
+    c.execute("INSERT INTO TARGET_INFO_GPU VALUES (?, 0, 'NVIDIA H100 80GB HBM3', '0000:45:00.0', 85520809984, "
+              "3352320000000, 132, 'GH100')", (1 << 48,))
+    nvtx(tracelens(8, 1024), 1000, 10000)
     call("cudaGraphLaunch_v10000", 1100, 1200, 1)
     replay(2000, 8000, 1, 3)
     call("cudaLaunchKernel_v7000", 1300, 1350, 2)
@@ -258,7 +269,7 @@ def nsys_graph():
               "blockY, blockZ, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, "
               "gridId) VALUES (8000, 8500, 0, 1, 7, 2, ?, ?, ?, 32, 64, 1, 1, 128, 1, 1, 0, 0, 0, 0, 1)",
               (gpid(P), s("rmsnorm_kernel(float*, float const*, int)"), s("rmsnorm_kernel")))
-    nvtx("kl1.step#1 phase=decode rows=8 requests=8", 11000, 20000)
+    nvtx(tracelens(8, 1025), 11000, 20000)
     call("cudaGraphLaunch_v10000", 11100, 11200, 3)
     replay(12000, 18500, 3, 3)
     c.commit()
@@ -267,8 +278,7 @@ def nsys_graph():
         "kernel_sum_ns": 6000 + 500 + 6500, "memcpys": 0, "memsets": 0, "launches": 3, "driver": 0,
         "user_annotations": 2, "graph_trace_mode": "Graph", "graph_replays": 2, "graph_replays_ns": 12500,
         "kernels_complete": False, "kernels_outside_steps": 0,
-        "steps": [step("kl1.step#0 phase=decode rows=8 requests=8", 2, 6500),
-                  step("kl1.step#1 phase=decode rows=8 requests=8", 1, 6500)],
+        "steps": [step(tracelens(8, 1024), 2, 6500), step(tracelens(8, 1025), 1, 6500)],
     }
 
 
@@ -364,7 +374,7 @@ def rocpd():
             region_name_id=s(api), event_id=ev)
 
     region(cat_hsa, "hsa_queue_create", 1, 100, 200, 1)
-    region(cat_marker, "roctxThreadRangeA", 1, 500, 9000, 2, message="kl1.step#0 phase=decode rows=8 requests=8")
+    region(cat_marker, "roctxThreadRangeA", 1, 500, 9000, 2, message=tracelens(8, 2048))
     region(cat_hip, "hipLaunchKernel", 1, 1000, 1100, 11)
     dispatch("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1", 2, 1, 2000, 5000, 11)
     region(cat_hip, "hipMemsetAsync", 1, 1200, 1300, 12)
@@ -378,7 +388,7 @@ def rocpd():
     ev = ins("rocpd_event", guid=g, category_id=cat_marker, correlation_id=3, extdata='{"message": "tick"}')
     ins("rocpd_region", guid=g, nid=1, pid=1, tid=1, start=9500, end=9500, name_id=s("roctxMarkA"), event_id=ev,
         extdata='{"message": "tick"}')
-    region(cat_marker, "roctxThreadRangeA", 1, 10000, 20000, 4, message="kl1.step#1 phase=decode rows=8 requests=8")
+    region(cat_marker, "roctxThreadRangeA", 1, 10000, 20000, 4, message=tracelens(8, 2049))
     region(cat_hip, "hipLaunchKernel", 1, 10100, 10200, 14)
     dispatch("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", 3, 2, 11000, 15000, 14)
     # The views of rocprofiler-sdk's data_views.sql, with the columns it gives them.
@@ -432,8 +442,7 @@ def rocpd():
         "format": "rocpd_sqlite", "format_version": "3", "kernels": 2, "kernel_sum_ns": 3000 + 4000,
         "memcpys": 1, "memcpy_bytes": 1 << 20, "memsets": 1, "launches": 5, "driver": 1, "user_annotations": 2,
         "overruns": {"count": 1, "max_ns": 200}, "kernels_outside_steps": 0,
-        "steps": [step("kl1.step#0 phase=decode rows=8 requests=8", 1, 3000, memcpys=1, memsets=1),
-                  step("kl1.step#1 phase=decode rows=8 requests=8", 1, 4000)],
+        "steps": [step(tracelens(8, 2048), 1, 3000, memcpys=1, memsets=1), step(tracelens(8, 2049), 1, 4000)],
     }
 
 
@@ -498,7 +507,7 @@ def rpd():
                   (counter["op"], queue, t0, t1, s(desc), s(kind)))
         c.execute("INSERT INTO rocpd_api_ops (api_id, op_id) VALUES (?, ?)", (api_id, counter["op"]))
 
-    api("UserMarker", 6001, 1000, 10000, "kl1.step#0 phase=decode rows=4 requests=4")
+    api("UserMarker", 6001, 1000, 10000, tracelens(4, 512))
     a = api("hipLaunchKernel", 6001, 1100, 1200, "stream=0x0 | kernel=addition_kernel")
     c.execute("INSERT INTO rocpd_kernelapi VALUES (?, '0x0', 1024, 1, 1, 64, 1, 1, 0, 0, ?)",
               (a, s("_Z15addition_kernelIfEvPT_PKS0_S3_ii")))
@@ -510,7 +519,7 @@ def rpd():
     op(a, "FillBuffer", "", 4000, 4100)
     api("UserMarker", 6001, 10500, 10500, "tick")
     api("hipGetDeviceCount", 6001, 10600, 10650)
-    api("UserMarker", 6001, 11000, 30000, "kl1.step#1 phase=decode rows=4 requests=4")
+    api("UserMarker", 6001, 11000, 30000, tracelens(4, 513))
     a = api("hipGraphLaunch", 6001, 11100, 11300, "graphExec = 0x55 | stream = 0x0")
     # The graph's kernels: Task ops, no rocpd_kernelapi row; the second starts 100 ns before the first ends.
     op(a, "Task", "Cijk_Ailk_Bljk_SB_MT64x64x16_MI32x32x2x1", 12000, 15000)
@@ -522,8 +531,8 @@ def rpd():
         "memcpys": 1, "memcpy_bytes": 65536, "memsets": 1, "launches": 5, "driver": 0, "user_annotations": 2,
         "task_kernels": 3, "overruns": {"count": 1, "max_ns": 100}, "kernels_outside_steps": 0,
         "demangled": "void addition_kernel<float>(float*, float const*, float const*, int, int)",
-        "steps": [step("kl1.step#0 phase=decode rows=4 requests=4", 1, 600, memcpys=1, memsets=1),
-                  step("kl1.step#1 phase=decode rows=4 requests=4", 3, 3000 + 1100 + 4000)],
+        "steps": [step(tracelens(4, 512), 1, 600, memcpys=1, memsets=1),
+                  step(tracelens(4, 513), 3, 3000 + 1100 + 4000)],
     }
 
 
@@ -586,8 +595,8 @@ def rocprofv3_json():
                "dst_agent_id": {"handle": 101}, "src_agent_id": {"handle": 100}, "bytes": 1 << 20}]
     markers = [api("MARKER_CORE_API", 2, 7001, 1000, 10000, 10), api("MARKER_CORE_API", 2, 7001, 11000, 20000, 11),
                api("MARKER_CORE_API", 1, 7001, 10500, 10500, 12)]
-    messages = [{"key": 10, "value": "kl1.step#0 phase=decode rows=8 requests=8"},
-                {"key": 11, "value": "kl1.step#1 phase=decode rows=8 requests=8"}, {"key": 12, "value": "tick"}]
+    messages = [{"key": 10, "value": tracelens(8, 4096)}, {"key": 11, "value": tracelens(8, 4097)},
+                {"key": 12, "value": "tick"}]
     doc = {"rocprofiler-sdk-tool": [{
         "metadata": {"pid": pid, "init_time": 0, "fini_time": 30000, "command": ["python3", "serve.py"]},
         "agents": agents, "counters": [],
@@ -604,8 +613,8 @@ def rocprofv3_json():
         "memcpy_bytes": 1 << 20, "memsets": 1, "launches": 5, "driver": 0, "user_annotations": 2,
         "overruns": {"count": 1, "max_ns": 300}, "kernels_outside_steps": 0,
         "demangled": "void at::native::reduce_kernel<512, 1>(int)",
-        "steps": [step("kl1.step#0 phase=decode rows=8 requests=8", 1, 4000, memcpys=1, memsets=1),
-                  step("kl1.step#1 phase=decode rows=8 requests=8", 1, 2000, memcpys=1)],
+        "steps": [step(tracelens(8, 4096), 1, 4000, memcpys=1, memsets=1),
+                  step(tracelens(8, 4097), 1, 2000, memcpys=1)],
     }
 
 
@@ -690,14 +699,14 @@ def rocprofv3_csv():
             g(["HIP_RUNTIME_API_EXT", "hipLaunchKernel", pid, pid, 4, 1300, 1400]),
             g(["HIP_RUNTIME_API_EXT", "hipMemcpyAsync", pid, pid, 6, 1500, 1600])])
         write_csv(d / f"{pid}_marker_api_trace.csv", hd(api), [
-            g(["MARKER_CORE_RANGE_API", "kl1.step#0 phase=decode rows=2 requests=2", pid, pid, 5, 1000, 9000])])
+            g(["MARKER_CORE_RANGE_API", tracelens(2, 300), pid, pid, 5, 1000, 9000])])
         write_csv(d / f"{pid}_memory_copy_trace.csv", hd(copy), [
             g(["MEMORY_COPY", "MEMORY_COPY_DEVICE_TO_HOST", 1, "Agent 1", "Agent 0", 6, 3000, 3500])])
         truth[f"rocprofv3_csv_new/{pid}_kernel_trace.csv"] = {
             "format": "rocprofv3_csv", "kernels": 2, "kernel_sum_ns": 500 + 400, "memcpys": 1, "memsets": 0,
             "launches": 3, "driver": 0, "user_annotations": 1, "kernels_outside_steps": 0,
             "devices": {"3": 0, "4": 1},
-            "steps": [step("kl1.step#0 phase=decode rows=2 requests=2", 2, 900, memcpys=1)],
+            "steps": [step(tracelens(2, 300), 2, 900, memcpys=1)],
         }
 
 

@@ -294,3 +294,33 @@ def test_summary_is_one_row_with_the_kineto_summary():
     assert s.num_rows == 1
     d = t.summary_dict()
     assert s["kernels"][0].as_py()["count"] == d["kernels"]["count"] == t.kernels().num_rows
+
+
+NATIVE = ROOT / "testdata" / "native"
+NATIVE_COUNTS = json.loads((NATIVE / "counts.json").read_text())
+
+
+@pytest.mark.parametrize("rel", sorted(NATIVE_COUNTS), ids=lambda r: r.replace("/", "-"))
+def test_native_formats_read_as_python_counts_them(rel):
+    # Nsight Systems, rocpd and RPD SQLite, rocprofv3 JSON and CSV, Chrome-trace arrays: counted by
+    # testdata/native/count_native.py with Python's own sqlite3 / json / csv.
+    want = NATIVE_COUNTS[rel]
+    t = kineto_trace.read(NATIVE / rel)
+    d = t.summary_dict()
+    assert d["format"] in ("nsys_sqlite", "rocpd_sqlite", "rpd_sqlite", "rocprofv3_json", "rocprofv3_csv", "chrome_array")
+    ops = t.gpu_ops()
+    kinds = ops["kind"].to_pylist()
+    assert kinds.count("kernel") == want["kernels"]
+    assert kinds.count("memcpy") == want["memcpys"]
+    assert kinds.count("memset") == want["memsets"]
+    durs = [d for k, d in zip(kinds, ops["dur_ns"].to_pylist()) if k == "kernel"]
+    assert sum(durs) == want["kernel_sum_ns"]
+    if "steps" in want:
+        steps = t.steps()
+        assert steps["name"].to_pylist() == [s["name"] for s in want["steps"]]
+
+
+def test_read_ranks_of_a_rocprofv3_csv_directory():
+    ranks = kineto_trace.read_ranks(str(NATIVE / "rocprofv3_csv_new"))
+    assert len(ranks) == 2
+    assert all(r.summary_dict()["format"] == "rocprofv3_csv" for r in ranks)

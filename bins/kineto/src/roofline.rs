@@ -30,7 +30,8 @@ pub struct ModelOptions {
     /// KV-cache element type: bf16, fp16, fp8 (default: the config's torch_dtype).
     #[arg(long, value_name = "DTYPE")]
     kv_dtype: Option<String>,
-    /// The GPU, by its name in the GPU table (default: from the trace's deviceProperties).
+    /// The GPU, by its name in the GPU table (default: from the trace's own GPU table:
+    /// Kineto's deviceProperties, nsys TARGET_INFO_GPU, rocprofv3 and rocpd agents).
     #[arg(long, value_name = "NAME")]
     gpu: Option<String>,
 }

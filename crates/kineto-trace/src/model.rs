@@ -339,9 +339,10 @@ pub struct DeviceProps {
 /// Event counts by what the trace wrote, before any interpretation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
-    /// Objects in `traceEvents`.
+    /// Objects in `traceEvents` (for the native formats: the timed rows and records read).
     pub events: u64,
-    /// `X` events of a category not kept in the model, by category (`python_function`, `Trace`,
+    /// `X` events of a category not kept in the model (for the native formats: timed rows of kinds
+    /// the model does not keep, such as marks), by category (`python_function`, `Trace`,
     /// `cuda_sync`, `mtia_runtime`, …).
     pub other_complete: std::collections::BTreeMap<String, u64>,
     /// Events by `ph` (`X`, `M`, `i`, `s`, `f`, …).

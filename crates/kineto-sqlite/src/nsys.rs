@@ -187,6 +187,8 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         v
     };
     let table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    let mut kernel_syms: FxHashMap<(Option<i64>, Option<i64>, Option<i64>), kineto_trace::Sym> =
+        FxHashMap::default();
     if d.has(table) {
         let cols = gpu_cols(&[
             "?demangledName",
@@ -209,16 +211,25 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let int = |c: usize| get_int(r, c).map_err(e);
             let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
             let (dev, stream) = (int(2)?, int(3)?);
-            // Demangled, else the mangled symbol (demangled here), else the base name.
-            let name = [string(int(6)?), string(int(8)?), string(int(7)?)]
-                .into_iter()
-                .flatten()
-                .find(|s| !s.is_empty())
-                .map_or_else(
-                    || "(unnamed kernel)".to_string(),
-                    |s| kernel_name(s).into_owned(),
-                );
-            let sym = b.name(&name);
+            // Demangled, else the mangled symbol (demangled here), else the base name; named once
+            // per distinct set of string ids, not per row.
+            let ids = (int(6)?, int(8)?, int(7)?);
+            let sym = match kernel_syms.get(&ids) {
+                Some(&s) => s,
+                None => {
+                    let name = [string(ids.0), string(ids.1), string(ids.2)]
+                        .into_iter()
+                        .flatten()
+                        .find(|s| !s.is_empty())
+                        .map_or_else(
+                            || "(unnamed kernel)".to_string(),
+                            |s| kernel_name(s).into_owned(),
+                        );
+                    let s = b.name(&name);
+                    kernel_syms.insert(ids, s);
+                    s
+                }
+            };
             let track = b.track(
                 IdValue::Num(dev.unwrap_or(-1)),
                 IdValue::Num(stream.unwrap_or(-1)),
@@ -346,6 +357,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
 
     // Runtime and driver calls.
     let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
+    let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
     for (table, default_api) in [
         ("CUPTI_ACTIVITY_KIND_RUNTIME", None),
         ("CUPTI_ACTIVITY_KIND_DRIVER", Some(Api::Driver)),
@@ -366,7 +378,8 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let int = |c: usize| get_int(r, c).map_err(e);
             let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
             let gt = int(2)?.unwrap_or(0);
-            let raw = string(int(4)?).unwrap_or("(unnamed call)");
+            let name_id = int(4)?;
+            let raw = string(name_id).unwrap_or("(unnamed call)");
             let name = api_name(raw);
             let api = default_api.unwrap_or_else(|| {
                 let class = int(5).ok().flatten();
@@ -382,7 +395,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                     None => Api::Runtime,
                 }
             });
-            let sym = b.name(name);
+            let sym = *api_syms.entry(name_id).or_insert_with(|| b.name(name));
             let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
             let correlation =
                 b.correlation((gt & PID_MASK) as u64, int(3)?.unwrap_or(0).max(0) as u64);

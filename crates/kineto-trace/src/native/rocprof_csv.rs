@@ -105,44 +105,58 @@ fn siblings(kernel_file: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// One CSV table: folded header → column, and its rows.
+/// One CSV table: folded header → column; its rows are read as they are iterated (byte records, no
+/// copy of the table).
 struct Table {
     file: PathBuf,
     cols: FxHashMap<String, usize>,
-    rows: Vec<csv::StringRecord>,
+    bytes: Vec<u8>,
 }
 
 impl Table {
-    fn parse(file: &Path, bytes: &[u8]) -> Result<Table> {
+    fn parse(file: &Path, mut bytes: Vec<u8>) -> Result<Table> {
+        if bytes.starts_with(b"\xEF\xBB\xBF") {
+            bytes.drain(..3);
+        }
         let mut r = csv::ReaderBuilder::new()
             .flexible(true)
-            .from_reader(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes));
-        let bad = |e: csv::Error| Error::Native {
-            file: file.to_path_buf(),
-            at: e
-                .position()
-                .map_or("CSV".to_string(), |p| format!("line {}", p.line())),
-            message: format!("not CSV: {e}"),
-        };
-        let head = r.headers().map_err(bad)?.clone();
-        let cols = head.iter().enumerate().map(|(i, h)| (fold(h), i)).collect();
-        let rows = r
-            .records()
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(bad)?;
+            .from_reader(&bytes[..]);
+        let head = r.byte_headers().map_err(|e| csv_err(file, e))?.clone();
+        let cols = head
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (fold(&String::from_utf8_lossy(h)), i))
+            .collect();
         Ok(Table {
             file: file.to_path_buf(),
             cols,
-            rows,
+            bytes,
         })
+    }
+
+    /// The rows, with their line numbers (the header is line 1).
+    fn records(&self) -> impl Iterator<Item = Result<(usize, csv::ByteRecord)>> + '_ {
+        csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(&self.bytes[..])
+            .into_byte_records()
+            .map(|r| {
+                r.map(|rec| {
+                    let line = rec.position().map_or(0, |p| p.line() as usize);
+                    (line, rec)
+                })
+                .map_err(|e| csv_err(&self.file, e))
+            })
     }
 
     fn has(&self, col: &str) -> bool {
         self.cols.contains_key(col)
     }
 
-    fn get<'r>(&self, row: &'r csv::StringRecord, col: &str) -> Option<&'r str> {
-        let v = row.get(*self.cols.get(col)?)?.trim();
+    fn get<'r>(&self, row: &'r csv::ByteRecord, col: &str) -> Option<&'r str> {
+        let v = std::str::from_utf8(row.get(*self.cols.get(col)?)?)
+            .ok()?
+            .trim();
         (!v.is_empty()).then_some(v)
     }
 
@@ -154,8 +168,8 @@ impl Table {
         }
     }
 
-    /// An integer cell; `line` is the row's line (the header is line 1).
-    fn int(&self, row: &csv::StringRecord, col: &str, line: usize) -> Result<Option<i64>> {
+    /// An integer cell.
+    fn int(&self, row: &csv::ByteRecord, col: &str, line: usize) -> Result<Option<i64>> {
         match self.get(row, col) {
             None => Ok(None),
             Some(v) => v
@@ -165,9 +179,19 @@ impl Table {
         }
     }
 
-    fn need(&self, row: &csv::StringRecord, col: &str, line: usize) -> Result<i64> {
+    fn need(&self, row: &csv::ByteRecord, col: &str, line: usize) -> Result<i64> {
         self.int(row, col, line)?
             .ok_or_else(|| self.err(line, format!("no value in column {col}")))
+    }
+}
+
+fn csv_err(file: &Path, e: csv::Error) -> Error {
+    Error::Native {
+        file: file.to_path_buf(),
+        at: e
+            .position()
+            .map_or("CSV".to_string(), |p| format!("line {}", p.line())),
+        message: format!("not CSV: {e}"),
     }
 }
 
@@ -207,7 +231,7 @@ pub(crate) fn read(kernel_file: &Path, opts: &Options) -> Result<Parsed> {
             raw
         };
         total += bytes.len() as u64;
-        tables.push((f == kernel_file, Table::parse(f, &bytes)?));
+        tables.push((f == kernel_file, Table::parse(f, bytes)?));
     }
     let trace = build(kernel_file, tables)?;
     Ok(Parsed {
@@ -221,7 +245,7 @@ pub(crate) fn read(kernel_file: &Path, opts: &Options) -> Result<Parsed> {
 
 /// Reads a kernel-trace CSV alone, from its bytes (a stream: no files beside it).
 pub(crate) fn read_one(name: &Path, bytes: &[u8]) -> Result<Trace> {
-    build(name, vec![(true, Table::parse(name, bytes)?)])
+    build(name, vec![(true, Table::parse(name, bytes.to_vec())?)])
 }
 
 fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
@@ -258,26 +282,33 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
     for (_, t) in others {
         if t.has("agenttype") {
             let mut gpus = Vec::new();
-            for (i, row) in t.rows.iter().enumerate() {
-                if t.get(row, "agenttype")
+            for (i, rec) in t.records().enumerate() {
+                let (line, row) = rec?;
+                if t.get(&row, "agenttype")
                     .is_some_and(|v| v.eq_ignore_ascii_case("GPU"))
                 {
-                    let logical = t.int(row, "logicalnodeid", i + 2)?;
-                    let node = t.int(row, "nodeid", i + 2)?;
-                    gpus.push((logical.or(node).unwrap_or(i as i64), node, logical, row));
+                    let logical = t.int(&row, "logicalnodeid", line)?;
+                    let node = t.int(&row, "nodeid", line)?;
+                    let name = t
+                        .get(&row, "productname")
+                        .or_else(|| t.get(&row, "name"))
+                        .map(str::to_string);
+                    let cus: Option<u64> = t.get(&row, "cucount").and_then(|v| v.parse().ok());
+                    gpus.push((
+                        logical.or(node).unwrap_or(i as i64),
+                        node,
+                        logical,
+                        name,
+                        cus,
+                    ));
                 }
             }
             gpus.sort_by_key(|g| g.0);
-            for (dev, (_, node, logical, row)) in gpus.iter().enumerate() {
+            for (dev, (_, node, logical, name, cus)) in gpus.into_iter().enumerate() {
                 let dev = dev as i64;
                 for id in [node, logical].into_iter().flatten() {
-                    device_of.insert(*id, dev);
+                    device_of.insert(id, dev);
                 }
-                let name = t
-                    .get(row, "productname")
-                    .or_else(|| t.get(row, "name"))
-                    .map(str::to_string);
-                let cus = t.get(row, "cucount").and_then(|v| v.parse().ok());
                 b.header().devices.push(DeviceProps {
                     id: Some(dev),
                     name,
@@ -307,25 +338,41 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
         .and_then(|d| d.parse().ok());
     let pid = api_tables
         .iter()
-        .find_map(|t| t.rows.first().and_then(|r| t.get(r, "processid")))
-        .and_then(|v| v.parse().ok())
+        .find_map(|t| {
+            let (_, r) = t.records().next()?.ok()?;
+            t.get(&r, "processid")?.parse().ok()
+        })
         .or(prefix_pid)
         .unwrap_or(0);
 
     let mut overrun_rows = Vec::new();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let (mut fills, mut copy_kernels) = (0u64, 0u64);
-    for (i, row) in kt.rows.iter().enumerate() {
-        let line = i + 2;
-        let raw = kt.get(row, "kernelname").unwrap_or("");
-        let text = kernel_name(raw).into_owned();
+    // Named (and classified) once per distinct kernel name, not per row.
+    let mut names: FxHashMap<Vec<u8>, (crate::model::Sym, GpuKind)> = FxHashMap::default();
+    for rec in kt.records() {
+        let (line, row) = rec?;
+        let raw = kt
+            .cols
+            .get("kernelname")
+            .and_then(|&c| row.get(c))
+            .unwrap_or(b"");
+        let (sym, kind) = match names.get(raw) {
+            Some(&v) => v,
+            None => {
+                let text = kernel_name(String::from_utf8_lossy(raw).trim()).into_owned();
+                let v = (b.name(&text), blit_kind(&text).unwrap_or(GpuKind::Kernel));
+                names.insert(raw.to_vec(), v);
+                v
+            }
+        };
+        let row = &row;
         let start = kt.need(row, "starttimestamp", line)?;
         let end = kt.need(row, "endtimestamp", line)?;
         let agent = kt.get(row, "agentid").and_then(agent_number);
         let dev = device(agent);
         let queue = kt.int(row, "queueid", line)?.unwrap_or(0);
         let stream = kt.int(row, "streamid", line)?.unwrap_or(queue);
-        let sym = b.name(&text);
         let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = dev;
@@ -343,7 +390,6 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
             dim("workgroupsizey")?,
             dim("workgroupsizez")?,
         ];
-        let kind = blit_kind(&text).unwrap_or(GpuKind::Kernel);
         match kind {
             GpuKind::Memset => fills += 1,
             GpuKind::Memcpy => copy_kernels += 1,
@@ -356,8 +402,9 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
     }
 
     for t in &copy_tables {
-        for (i, row) in t.rows.iter().enumerate() {
-            let line = i + 2;
+        for rec in t.records() {
+            let (line, row) = rec?;
+            let row = &row;
             let start = t.need(row, "starttimestamp", line)?;
             let end = t.need(row, "endtimestamp", line)?;
             let text = copy_name(t.get(row, "direction").unwrap_or("MEMORY_COPY"));
@@ -382,8 +429,9 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
 
     let mut marks = 0u64;
     for t in &api_tables {
-        for (i, row) in t.rows.iter().enumerate() {
-            let line = i + 2;
+        for rec in t.records() {
+            let (line, row) = rec?;
+            let row = &row;
             let domain = t.get(row, "domain").unwrap_or("").to_ascii_uppercase();
             let function = t.get(row, "function").unwrap_or("?");
             let start = t.need(row, "starttimestamp", line)?;

@@ -225,6 +225,7 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
         }
         let names: FxHashMap<u64, &Symbol> =
             p.kernel_symbols.iter().map(|s| (s.kernel_id, s)).collect();
+        let mut sym_of: FxHashMap<u64, (crate::model::Sym, GpuKind)> = FxHashMap::default();
         let op_name = |kind: usize, op: usize| -> Option<&str> {
             p.strings
                 .buffer_records
@@ -244,25 +245,28 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
 
         for (i, d) in p.buffer_records.kernel_dispatch.iter().enumerate() {
             let info = &d.dispatch_info;
-            let raw = names.get(&info.kernel_id).map(|s| {
-                if !s.demangled_kernel_name.is_empty() {
-                    s.demangled_kernel_name.as_str()
-                } else if !s.formatted_kernel_name.is_empty() {
-                    s.formatted_kernel_name.as_str()
-                } else {
-                    s.kernel_name.as_str()
-                }
+            // Named (and classified) once per kernel symbol, not per dispatch.
+            let (sym, kind) = *sym_of.entry(info.kernel_id).or_insert_with(|| {
+                let raw = names.get(&info.kernel_id).map(|s| {
+                    if !s.demangled_kernel_name.is_empty() {
+                        s.demangled_kernel_name.as_str()
+                    } else if !s.formatted_kernel_name.is_empty() {
+                        s.formatted_kernel_name.as_str()
+                    } else {
+                        s.kernel_name.as_str()
+                    }
+                });
+                let text = match raw {
+                    Some(r) => kernel_name(r).into_owned(),
+                    None => format!("kernel_id {}", info.kernel_id),
+                };
+                (b.name(&text), blit_kind(&text).unwrap_or(GpuKind::Kernel))
             });
-            let text = match raw {
-                Some(r) => kernel_name(r).into_owned(),
-                None => format!("kernel_id {}", info.kernel_id),
-            };
             let device = device_of.get(&info.agent_id.handle).copied();
             let stream = d
                 .stream_id
                 .as_ref()
                 .map_or(info.queue_id.handle, |s| s.handle) as i64;
-            let sym = b.name(&text);
             let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
             let mut op = GpuOp::at(
                 sym,
@@ -280,7 +284,6 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
                 info.workgroup_size.y,
                 info.workgroup_size.z,
             ];
-            let kind = blit_kind(&text).unwrap_or(GpuKind::Kernel);
             match kind {
                 GpuKind::Memset => fills += 1,
                 GpuKind::Memcpy => copy_kernels += 1,

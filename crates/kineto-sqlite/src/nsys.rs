@@ -31,6 +31,9 @@ use kineto_trace::{
 };
 use rustc_hash::FxHashMap;
 
+/// A kernel row's (demangledName, mangledName, shortName) string ids.
+type NameIds = (Option<i64>, Option<i64>, Option<i64>);
+
 const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
 
 fn pid_of(global: i64) -> i64 {
@@ -187,8 +190,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         v
     };
     let table = "CUPTI_ACTIVITY_KIND_KERNEL";
-    let mut kernel_syms: FxHashMap<(Option<i64>, Option<i64>, Option<i64>), kineto_trace::Sym> =
-        FxHashMap::default();
+    let mut kernel_syms: FxHashMap<NameIds, kineto_trace::Sym> = FxHashMap::default();
     if d.has(table) {
         let cols = gpu_cols(&[
             "?demangledName",

@@ -53,6 +53,11 @@ pub(crate) fn head(raw: &[u8]) -> (bool, Vec<u8>) {
     (true, out)
 }
 
+/// Classifies a file by its first bytes as stored (inflated here when they are gzip).
+pub fn sniff_stored(raw: &[u8]) -> Sniffed {
+    sniff(&head(raw).1)
+}
+
 /// Classifies a file by its (inflated) first bytes.
 pub fn sniff(content: &[u8]) -> Sniffed {
     if content.starts_with(b"SQLite format 3\0") {

@@ -21,7 +21,7 @@ mod rocprof_csv;
 mod rocprof_json;
 
 pub use builder::{TraceBuilder, overruns};
-pub use detect::{LOOKED_FOR, Sniffed, sniff};
+pub use detect::{LOOKED_FOR, Sniffed, sniff, sniff_stored};
 pub use names::{demangle, kernel_name};
 pub(crate) use rocprof_csv::{csv_trace_sets, is_kernel_trace_name};
 

@@ -42,7 +42,8 @@ fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
         | E::Syntax { file, offset, .. }
         | E::Event { file, offset, .. }
         | E::Truncated { file, offset, .. } => (Some(file), Some(*offset)),
-        E::EmptyDir { dir } => (Some(dir), None),
+        E::EmptyDir { dir } | E::MixedFormats { dir, .. } => (Some(dir), None),
+        E::Format { file, .. } | E::Native { file, .. } => (Some(file), None),
         // Two traces of one rank (the rank rule of `kineto_trace::ranks`): the second is named.
         E::SameRank { second, .. } => (Some(second), None),
         // A rule file or step pattern is the caller's argument, not a trace: a ValueError.
@@ -419,6 +420,8 @@ fn read_ranks(
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Nsight Systems, rocpd and RPD SQLite, as `kineto` reads them.
+    kineto_sqlite::install();
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(read_ranks, m)?)?;
     m.add_class::<NativeTrace>()?;

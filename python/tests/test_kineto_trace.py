@@ -375,3 +375,33 @@ def test_two_traces_of_one_rank_are_refused_and_other_runs_warned_about(tmp_path
     with pytest.warns(RuntimeWarning, match="different world sizes"):
         ranks = kineto_trace.read_ranks(w)
     assert [t.rank for t in ranks] == [0, 5]
+
+
+NATIVE = ROOT / "testdata" / "native"
+NATIVE_COUNTS = json.loads((NATIVE / "counts.json").read_text())
+
+
+@pytest.mark.parametrize("rel", sorted(NATIVE_COUNTS), ids=lambda r: r.replace("/", "-"))
+def test_native_formats_read_as_python_counts_them(rel):
+    # Nsight Systems, rocpd and RPD SQLite, rocprofv3 JSON and CSV, Chrome-trace arrays: counted by
+    # testdata/native/count_native.py with Python's own sqlite3 / json / csv.
+    want = NATIVE_COUNTS[rel]
+    t = kineto_trace.read(NATIVE / rel)
+    d = t.summary_dict()
+    assert d["format"] in ("nsys_sqlite", "rocpd_sqlite", "rpd_sqlite", "rocprofv3_json", "rocprofv3_csv", "chrome_array")
+    ops = t.gpu_ops()
+    kinds = ops["kind"].to_pylist()
+    assert kinds.count("kernel") == want["kernels"]
+    assert kinds.count("memcpy") == want["memcpys"]
+    assert kinds.count("memset") == want["memsets"]
+    durs = [d for k, d in zip(kinds, ops["dur_ns"].to_pylist()) if k == "kernel"]
+    assert sum(durs) == want["kernel_sum_ns"]
+    if "steps" in want:
+        steps = t.steps()
+        assert steps["name"].to_pylist() == [s["name"] for s in want["steps"]]
+
+
+def test_read_ranks_of_a_rocprofv3_csv_directory():
+    ranks = kineto_trace.read_ranks(str(NATIVE / "rocprofv3_csv_new"))
+    assert len(ranks) == 2
+    assert all(r.summary_dict()["format"] == "rocprofv3_csv" for r in ranks)

@@ -266,14 +266,14 @@ fn file_len(p: &Path) -> Result<u64, String> {
 }
 
 #[derive(Clone, Copy)]
-struct Measure {
-    wall: Duration,
-    rss_kb: i64,
+pub(crate) struct Measure {
+    pub(crate) wall: Duration,
+    pub(crate) rss_kb: i64,
 }
 
 /// Runs a command to completion; wall time and the child's own peak RSS (wait4, so one child's
 /// figure is never mixed with another's).
-fn measure(cmd: &Path, argv: &[String]) -> Result<Measure, String> {
+pub(crate) fn measure(cmd: &Path, argv: &[String]) -> Result<Measure, String> {
     let t0 = Instant::now();
     let child = Command::new(cmd)
         .args(argv)

@@ -4,6 +4,7 @@
 //! ratio, so a figure is always relative to this machine on this day.
 
 mod bench_monitor;
+mod bench_native;
 mod bench_parse;
 mod gen_window;
 
@@ -13,7 +14,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(task) = args.first() else {
         eprintln!(
-            "usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-monitor, gen-window"
+            "usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-native, bench-monitor, gen-window"
         );
         std::process::exit(2);
     };
@@ -21,6 +22,7 @@ fn main() {
     let result = match task.as_str() {
         "bench-parse" => bench_parse::run(rest),
         "bench-parse-generate" => bench_parse::generate_task(rest),
+        "bench-native" => bench_native::run(rest),
         "bench-monitor" => bench_monitor::run(rest),
         "gen-window" => gen_window::run(rest),
         other => Err(format!("unknown task {other}")),

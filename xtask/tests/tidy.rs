@@ -57,6 +57,11 @@ const FLAG_TEXT_ALLOWED: &[(&str, &str, &str)] = &[
         "--release",
         "cargo's option, naming how a measured program was built",
     ),
+    (
+        "crates/kineto-sqlite/src/nsys.rs",
+        "--cuda-graph-trace",
+        "nsys's own option, naming how to capture every kernel of a graph replay",
+    ),
 ];
 
 /// (file, flag, what to do) — this tool's own options named in a library today; to be fixed by the owner.

@@ -46,12 +46,15 @@ struct Cli {
     /// Rows per Parquet row group.
     #[arg(long, value_name = "N", default_value_t = Limits::default().row_group_rows)]
     row_group_rows: usize,
-    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
+    /// SQLite; any of them .gz) or directories of per-rank traces.
     #[arg(required = true)]
     traces: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "sqlite")]
+    kineto_sqlite::install();
     let cli: Cli = match tool_io::cli::parse("kineto-export") {
         Ok(c) => c,
         Err(code) => return code,
@@ -226,6 +229,15 @@ impl Job<'_> {
             ("kineto.rules", self.rules.origin().display().to_string()),
             ("kineto.step_pattern", self.pattern.as_str().to_string()),
             ("kineto.salvaged", t.salvaged.is_some().to_string()),
+            ("kineto.format", t.header.format.key().to_string()),
+            (
+                "kineto.format_version",
+                t.header.format_version.clone().unwrap_or_default(),
+            ),
+            (
+                "kineto.kernels_complete",
+                t.capture.kernels_complete().to_string(),
+            ),
         ];
         let mut counts = Vec::new();
         for (table, claim) in claims {

@@ -160,3 +160,57 @@ fn a_bad_trace_is_named_and_writes_nothing() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
 }
+
+#[test]
+fn every_native_format_exports_with_its_format_in_the_metadata() {
+    let native = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native");
+    let counts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(native.join("counts.json")).unwrap())
+            .unwrap();
+    for (i, (rel, key)) in [
+        ("nsys_node_3.17.sqlite", "nsys_sqlite"),
+        ("rocpd_3.db", "rocpd_sqlite"),
+        ("rpd_3.rpd", "rpd_sqlite"),
+        ("rocprofv3_markers.json", "rocprofv3_json"),
+        ("rocprofv3_csv_old/7101_kernel_trace.csv", "rocprofv3_csv"),
+        ("chrome_array_open.json", "chrome_array"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("ds");
+        let rank = i.to_string();
+        let o = export(&[
+            "--parquet".as_ref(),
+            out.as_os_str(),
+            "--rank".as_ref(),
+            rank.as_ref(),
+            native.join(rel).as_os_str(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{rel}: {err}");
+        // gpu_ops holds every kernel, copy and fill (counted by Python in counts.json).
+        let c = &counts[rel];
+        let ops = ["kernels", "memcpys", "memsets"]
+            .iter()
+            .map(|k| c[k].as_u64().unwrap())
+            .sum::<u64>();
+        assert!(err.contains(&format!("gpu_ops {ops},")), "{rel}: {err}");
+        // The file's key-value metadata (in the footer, uncompressed) names the format.
+        let part = out.join("gpu_ops").join(format!("rank={rank}"));
+        let file = std::fs::read_dir(&part)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let bytes = std::fs::read(&file).unwrap();
+        let has = |s: &str| bytes.windows(s.len()).any(|w| w == s.as_bytes());
+        assert!(
+            has("kineto.format") && has(key),
+            "{rel}: {}",
+            file.display()
+        );
+    }
+}

@@ -29,7 +29,7 @@ use std::process::ExitCode;
 #[command(
     name = "kineto",
     version,
-    about = "Read PyTorch-profiler (Kineto) traces"
+    about = "Read GPU profiler traces: PyTorch (Kineto) JSON, Nsight Systems SQLite, rocprofv3 JSON and CSV, rocpd and RPD SQLite, Chrome-trace arrays"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -53,7 +53,8 @@ enum Cmd {
         /// Skip the sha256 of each file (it is then null): saves a pass over the stored bytes.
         #[arg(long)]
         no_sha256: bool,
-        /// Trace files (.json, .json.gz) or directories of per-rank traces.
+        /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
+        /// SQLite; any of them .gz) or directories of per-rank traces.
         #[arg(required = true)]
         traces: Vec<PathBuf>,
     },
@@ -125,7 +126,8 @@ struct Plain {
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     salvage: bool,
-    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
+    /// SQLite; any of them .gz) or directories of per-rank traces.
     #[arg(required = true)]
     traces: Vec<PathBuf>,
 }
@@ -165,12 +167,15 @@ struct Listing {
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     salvage: bool,
-    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
+    /// SQLite; any of them .gz) or directories of per-rank traces.
     #[arg(required = true)]
     traces: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "sqlite")]
+    kineto_sqlite::install();
     let cli: Cli = match tool_io::cli::parse("kineto") {
         Ok(c) => c,
         Err(code) => return code,

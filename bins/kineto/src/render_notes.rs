@@ -25,6 +25,29 @@ pub fn notes(p: &Parsed, a: &Analysis) -> Vec<String> {
     } else {
         "so no step"
     };
+    let h = &p.trace.header;
+    if h.format != kineto_trace::TraceFormat::Kineto {
+        out.push(format!(
+            "{f}: read as {}{}",
+            h.format.title(),
+            h.format_version
+                .as_deref()
+                .map_or(String::new(), |v| format!(" {v}"))
+        ));
+    }
+    for n in &p.trace.capture.notes {
+        out.push(format!("{f}: {n}"));
+    }
+    if let Some(o) = &p.trace.capture.queue_overruns
+        && o.count > 0
+    {
+        out.push(format!(
+            "{f}: {} dispatches started before the previous one on their GPU queue had ended (max {} µs, Σ {} µs): the AMD runtime's overlap, counted once in busy time",
+            o.count,
+            us(o.max_ns),
+            us(o.sum_ns)
+        ));
+    }
     for n in &a.steps.notes {
         out.push(format!("{f}: {n}"));
     }
@@ -91,8 +114,9 @@ pub fn table_header(w: &mut impl Write, p: &Parsed, a: &Analysis, what: &str) ->
     let r = &a.links.report;
     writeln!(
         w,
-        "{}  rank {}  {} steps{}",
+        "{}  {}  rank {}  {} steps{}",
         escape(&p.path.display().to_string()),
+        t.header.format.title(),
         t.header.rank.map_or("-".to_string(), |r| r.to_string()),
         a.steps.steps.len(),
         what

@@ -19,6 +19,17 @@ pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
     )?;
     writeln!(
         w,
+        "  format          {}{}{}",
+        s.format.title(),
+        s.format_version
+            .as_deref()
+            .map_or(String::new(), |v| format!(" {}", escape(v))),
+        s.producer
+            .as_deref()
+            .map_or(String::new(), |p| format!(" (written by {})", escape(p)))
+    )?;
+    writeln!(
+        w,
         "  schema {}  rank {}  world_size {}",
         s.schema_version.map_or("-".to_string(), |v| v.to_string()),
         opt(s.rank),
@@ -66,6 +77,33 @@ pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
         s.cpu_ops, s.user_annotations, s.gpu_user_annotations
     )?;
     writeln!(w, "  profiler steps  {}", s.profiler_steps)?;
+    let c = &s.capture;
+    if let Some(m) = &c.graph_trace_mode {
+        writeln!(
+            w,
+            "  cuda graphs     trace mode {}   whole-graph replays {} ({:.3} µs){}",
+            escape(m),
+            c.graph_replays,
+            kineto_trace::ns_to_us(c.graph_replays_ns),
+            if s.kernels_complete {
+                ""
+            } else {
+                "   KERNELS INCOMPLETE: the replays' kernels were not recorded"
+            }
+        )?;
+    }
+    if let Some(o) = &c.queue_overruns {
+        writeln!(
+            w,
+            "  queue overruns  {}   max {:.3} µs   Σ {:.3} µs (counted once in union and busy time)",
+            o.count,
+            kineto_trace::ns_to_us(o.max_ns),
+            kineto_trace::ns_to_us(o.sum_ns)
+        )?;
+    }
+    for n in &c.notes {
+        writeln!(w, "  note            {}", escape(n))?;
+    }
     if let Some(sv) = &s.salvage {
         writeln!(
             w,

@@ -32,7 +32,8 @@ pub struct ModelOptions {
     /// KV-cache element type: bf16, fp16, fp8 (default: the config's torch_dtype).
     #[arg(long, value_name = "DTYPE")]
     kv_dtype: Option<String>,
-    /// The GPU, by its name in the GPU table (default: from the trace's deviceProperties).
+    /// The GPU, by its name in the GPU table (default: from the trace's own GPU table:
+    /// Kineto's deviceProperties, nsys TARGET_INFO_GPU, rocprofv3 and rocpd agents).
     #[arg(long, value_name = "NAME")]
     gpu: Option<String>,
     /// Query tokens of each step whose trace does not give them (its marker, GEMM shapes or graph
@@ -89,7 +90,8 @@ pub struct RooflineArgs {
     /// CSV with a header line.
     #[arg(long)]
     csv: bool,
-    /// Trace files (.json, .json.gz) or directories of per-rank traces.
+    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
+    /// SQLite; any of them .gz) or directories of per-rank traces.
     #[arg(required_unless_present = "weights")]
     traces: Vec<PathBuf>,
     /// Print the model's weights table (tensor groups, shapes, formats, per-rank bytes) instead of steps.

@@ -66,8 +66,47 @@ pub enum Error {
         /// Complete events read before it.
         events: u64,
     },
+    /// The file is not a format this build reads (none of them, or an SQLite database in a build
+    /// without the SQLite reader).
+    #[error("{file}: {message}")]
+    Format {
+        /// The file.
+        file: PathBuf,
+        /// What it is, and what was looked for.
+        message: String,
+    },
+    /// A file of a native profiler format (Nsight Systems, rocprofv3, rocpd, RPD, a Chrome-trace
+    /// array) holds something its format does not allow: `at` names the place (byte offset, table
+    /// and row, file and line).
+    #[error("{file}: {at}: {message}")]
+    Native {
+        /// The file.
+        file: PathBuf,
+        /// Where in it.
+        at: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A directory given as ranks holds files of more than one format.
+    #[error(
+        "{dir}: files of different formats ({first}: {first_format}; {other}: {other_format}); a directory of ranks holds one format — pass the files of one"
+    )]
+    MixedFormats {
+        /// The directory.
+        dir: PathBuf,
+        /// A file of the first format.
+        first: PathBuf,
+        /// Its format.
+        first_format: String,
+        /// A file of another format.
+        other: PathBuf,
+        /// Its format.
+        other_format: String,
+    },
     /// A path given as a directory of traces holds none.
-    #[error("{dir}: no trace files (*.json, *.json.gz) in this directory")]
+    #[error(
+        "{dir}: no trace files (*.json, *.sqlite, *.db, *.rpd, *kernel_trace.csv, each optionally .gz) in this directory"
+    )]
     EmptyDir {
         /// The directory.
         dir: PathBuf,

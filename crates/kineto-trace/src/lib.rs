@@ -1,10 +1,13 @@
-//! Streaming parser and compact model of PyTorch-profiler (Kineto) Chrome traces.
+//! Streaming parser and compact model of PyTorch-profiler (Kineto) Chrome traces, and readers of the
+//! vendors' own profiler formats into the same model.
 //!
 //! What it is: a reader for the `.json` / `.json.gz` files `torch.profiler` writes, from the 2021
 //! format (`Kernel`/`Runtime` categories, integer absolute microseconds) to the current one (3-decimal
 //! relative microseconds with `baseTimeNanoseconds`), for CUDA, ROCm and MTIA captures. It keeps what
 //! trace analyses need — kernels, copies, fills, runtime/driver launches, CPU ops, annotations, CPU→GPU
-//! flows and the header — in fixed-size records with interned names and integer nanoseconds.
+//! flows and the header — in fixed-size records with interned names and integer nanoseconds. The
+//! [`native`] module reads rocprofv3 JSON and CSV and Chrome-trace JSON arrays into that model, and is
+//! the seam where the `kineto-sqlite` crate plugs in Nsight Systems, rocpd and RPD SQLite.
 //!
 //! What it is not: a general JSON library, a trace viewer, or anything that knows about GPUs at run
 //! time, model shapes or provenance. Those live in other crates of the workspace and build on this one.
@@ -24,6 +27,7 @@ mod error;
 pub mod family;
 pub mod interval;
 mod model;
+pub mod native;
 mod parse;
 pub mod ranks;
 pub mod profiles;
@@ -37,8 +41,9 @@ pub mod tokens;
 
 pub use error::{Error, Result};
 pub use model::{
-    Api, Counts, DeviceProps, Flow, FlowPhase, GemmRows, GpuKind, GpuOp, Header, IdValue, Launch,
-    MAX_DEVICES, Salvage, Span, SpanKind, Sym, Trace, Track, TrackIds, Warning,
+    Api, Capture, Counts, DeviceProps, Flow, FlowPhase, GRAPH_REPLAY_PREFIX, GemmRows, GpuKind,
+    GpuOp, Header, IdValue, Launch, MAX_DEVICES, Overruns, Salvage, Span, SpanKind, Sym, Trace,
+    TraceFormat, Track, TrackIds, Warning,
 };
 pub use parse::{Options, Parsed, parse_file, parse_raw, parse_reader};
 pub use source::{Feed, hex};
@@ -47,12 +52,16 @@ pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 use std::path::{Path, PathBuf};
 
 /// Expands the command line's trace arguments: a file stays itself; a directory becomes its trace
-/// files (`*.json`, `*.json.gz`, any case of `.pt.trace.json[.gz]`), sorted by name, one per rank in
-/// the usual layout.
+/// files, sorted by name, one per rank in the usual layout: `*.json` (any case of
+/// `.pt.trace.json`), SQLite exports (`*.sqlite`, `*.sqlite3`, `*.db`, `*.rpd`), each optionally
+/// `.gz`, and one rocprofv3 CSV set per process (its `*kernel_trace.csv`; the files beside it with
+/// the same prefix are read with it).
 ///
 /// An entry named like a trace that is not a regular file (or a symlink to one) is an error naming it
 /// ([`Error::NotAFile`]): a dangling or looping symlink, a directory, a FIFO. Skipping it would drop a
-/// rank without a word.
+/// rank without a word. The files of one directory must be of one format (told by content;
+/// [`Error::MixedFormats`] otherwise): an RPD file beside its `rpd2tracing` JSON is one run twice,
+/// not two ranks.
 pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in args {
@@ -77,6 +86,7 @@ pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
                 return Err(Error::EmptyDir { dir: p.clone() });
             }
             found.sort();
+            check_one_format(p, &found)?;
             out.extend(found);
         } else {
             out.push(p.clone());
@@ -171,7 +181,39 @@ fn is_trace_name(p: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    name.ends_with(".json") || name.ends_with(".json.gz")
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    [".json", ".sqlite", ".sqlite3", ".db", ".rpd"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+        || native::is_kernel_trace_name(name)
+}
+
+/// The files of one directory are of one format (SQLite exports count as one family here).
+fn check_one_format(dir: &Path, files: &[PathBuf]) -> Result<()> {
+    let mut first: Option<(&PathBuf, TraceFormat)> = None;
+    for f in files {
+        let Some(format) = native::format_of_file(f)? else {
+            continue;
+        };
+        match first {
+            None => first = Some((f, format)),
+            Some((a, fa)) if fa != format => {
+                let title = |t: TraceFormat| match t {
+                    TraceFormat::NsysSqlite => "an SQLite database".to_string(),
+                    t => t.title().to_string(),
+                };
+                return Err(Error::MixedFormats {
+                    dir: dir.to_path_buf(),
+                    first: a.clone(),
+                    first_format: title(fa),
+                    other: f.clone(),
+                    other_format: title(format),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

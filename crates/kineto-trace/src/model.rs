@@ -246,10 +246,72 @@ pub struct Flow {
     pub track: Track,
 }
 
+/// The file format a trace was read from (told by content, never by name).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// PyTorch-profiler (Kineto) JSON: an object with `traceEvents`.
+    #[default]
+    Kineto,
+    /// Chrome-trace JSON in array form (`[ {...}, … ]`), as `rpd2tracing` and other converters write it.
+    ChromeArray,
+    /// Nsight Systems SQLite export (`nsys export --type sqlite`).
+    NsysSqlite,
+    /// rocprofv3 JSON (`--output-format json`): `{"rocprofiler-sdk-tool": [...]}`.
+    Rocprofv3Json,
+    /// rocprofv3 CSV: a process's `*_kernel_trace.csv` and the files beside it.
+    Rocprofv3Csv,
+    /// rocpd SQLite (ROCm ≥ 7's default rocprofv3 output), read through its views.
+    RocpdSqlite,
+    /// RPD SQLite (rocmProfileData's tracer), schema 2 or 3.
+    RpdSqlite,
+}
+
+impl TraceFormat {
+    /// The name a user knows the format by.
+    pub fn title(self) -> &'static str {
+        match self {
+            TraceFormat::Kineto => "Kineto JSON",
+            TraceFormat::ChromeArray => "Chrome-trace JSON array",
+            TraceFormat::NsysSqlite => "Nsight Systems SQLite",
+            TraceFormat::Rocprofv3Json => "rocprofv3 JSON",
+            TraceFormat::Rocprofv3Csv => "rocprofv3 CSV",
+            TraceFormat::RocpdSqlite => "rocpd SQLite",
+            TraceFormat::RpdSqlite => "RPD SQLite",
+        }
+    }
+
+    /// The key JSON output and Parquet metadata carry (`kineto`, `nsys_sqlite`, …).
+    pub fn key(self) -> &'static str {
+        match self {
+            TraceFormat::Kineto => "kineto",
+            TraceFormat::ChromeArray => "chrome_array",
+            TraceFormat::NsysSqlite => "nsys_sqlite",
+            TraceFormat::Rocprofv3Json => "rocprofv3_json",
+            TraceFormat::Rocprofv3Csv => "rocprofv3_csv",
+            TraceFormat::RocpdSqlite => "rocpd_sqlite",
+            TraceFormat::RpdSqlite => "rpd_sqlite",
+        }
+    }
+}
+
+impl std::fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.title())
+    }
+}
+
 /// The trace's top-level metadata: the values analyses read. Other top-level keys (`deviceProperties`,
 /// the rest of `distributedInfo`, unknown ones) are validated and skipped, never kept.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Header {
+    /// The file format the trace was read from.
+    pub format: TraceFormat,
+    /// The format's own version as the file states it: Kineto's `schemaVersion`, the nsys export
+    /// schema (`3.16.1`), RPD's and rocpd's `schema_version`, rocprofv3's tool version.
+    pub format_version: Option<String>,
+    /// The program that wrote the file, as the file names it (`NVIDIA Nsight Systems 2024.6.2.25`).
+    pub producer: Option<String>,
     /// `schemaVersion`.
     pub schema_version: Option<i64>,
     /// `distributedInfo.rank`.
@@ -287,10 +349,11 @@ pub struct DeviceProps {
 /// Event counts by what the trace wrote, before any interpretation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
-    /// Objects in `traceEvents`.
+    /// Objects in `traceEvents` (for the native formats: the timed rows and records read).
     pub events: u64,
-    /// `X` events of a category not kept in the model, by category (`python_function` — all of them,
-    /// the few kept in `Trace::python_functions` included —, `Trace`, `cuda_sync`, `mtia_runtime`, …).
+    /// `X` events of a category not kept in the model (for the native formats: timed rows of kinds
+    /// the model does not keep, such as marks), by category (`python_function` — all of them, the few
+    /// kept in `Trace::python_functions` included —, `Trace`, `cuda_sync`, `mtia_runtime`, …).
     pub other_complete: std::collections::BTreeMap<String, u64>,
     /// Events by `ph` (`X`, `M`, `i`, `s`, `f`, …).
     pub by_phase: std::collections::BTreeMap<String, u64>,
@@ -314,11 +377,54 @@ pub struct Salvage {
     pub reason: String,
 }
 
-/// A parsed trace: the compact model of one Kineto file.
+/// Consecutive dispatches on one GPU queue where a dispatch ends after its successor started: the
+/// AMD runtime records such overruns (up to about 0.5 µs) on the same hardware queue. Counted, never
+/// added twice: busy time is an interval union.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Overruns {
+    /// Dispatches that started before their predecessor on the queue ended.
+    pub count: u64,
+    /// The largest overrun (predecessor's end − this start), ns.
+    pub max_ns: i64,
+    /// Σ overrun, ns (the time a plain sum of durations counts twice).
+    pub sum_ns: i64,
+}
+
+/// How the profiler captured the GPU work, where that changes what the rows mean; empty for Kineto.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Capture {
+    /// CUDA-graph tracing mode the profiler recorded (nsys `CUDA_GRAPH_TRACE_OPTIONS:MODE`: `Graph`
+    /// or `Node`), per process where they differ, joined by `,`.
+    pub graph_trace_mode: Option<String>,
+    /// Whole-graph replays kept as one GPU op each (in `Trace::kernels`, named
+    /// [`GRAPH_REPLAY_PREFIX`]…): the kernels inside them were not recorded, so per-kernel tables and
+    /// budgets of this trace are incomplete.
+    pub graph_replays: u64,
+    /// Σ duration of those replays, ns.
+    pub graph_replays_ns: i64,
+    /// Same-queue overruns, counted by readers of AMD formats (rocprofv3, rocpd, RPD).
+    pub queue_overruns: Option<Overruns>,
+    /// What the reader did that someone reading the rows should know, one line each.
+    pub notes: Vec<String>,
+}
+
+impl Capture {
+    /// False when some GPU work is in the trace only as whole-graph replays.
+    pub fn kernels_complete(&self) -> bool {
+        self.graph_replays == 0
+    }
+}
+
+/// The name of a whole-graph replay kept as one GPU op starts with this (then the graph id).
+pub const GRAPH_REPLAY_PREFIX: &str = "CUDA graph replay";
+
+/// A parsed trace: the compact model of one trace file, whatever its format.
 #[derive(Debug, Default)]
 pub struct Trace {
     /// Top-level metadata.
     pub header: Header,
+    /// How the GPU work was captured (graph mode, queue overruns, reader notes).
+    pub capture: Capture,
     /// Kernels, in file order.
     pub kernels: Vec<GpuOp>,
     /// Copies, in file order.

@@ -5,7 +5,7 @@
 //! nanoseconds.
 
 use crate::interval::union;
-use crate::model::{Api, Salvage, Trace, Warning};
+use crate::model::{Api, Capture, Salvage, Trace, TraceFormat, Warning};
 use crate::parse::Parsed;
 use crate::time::ns_to_us;
 use serde::Serialize;
@@ -18,6 +18,18 @@ pub struct Summary {
     pub file: String,
     /// sha256 of the file as stored.
     pub sha256: Option<String>,
+    /// The file's format (`kineto`, `nsys_sqlite`, `rocprofv3_json`, …).
+    pub format: TraceFormat,
+    /// The format's version as the file states it (Kineto `schemaVersion`, nsys export schema, …).
+    pub format_version: Option<String>,
+    /// The program that wrote the file, as the file names it.
+    pub producer: Option<String>,
+    /// False when some GPU work is only in whole-graph replay rows (nsys `Graph` mode): kernel counts
+    /// and per-kernel tables then miss the kernels inside the replays.
+    pub kernels_complete: bool,
+    /// How the GPU work was captured: graph-trace mode, whole-graph replays, same-queue overruns,
+    /// reader notes.
+    pub capture: Capture,
     /// `schemaVersion`.
     pub schema_version: Option<i64>,
     /// `distributedInfo.rank`.
@@ -189,6 +201,11 @@ impl Summary {
         Summary {
             file: p.path.display().to_string(),
             sha256: p.sha256.clone(),
+            format: t.header.format,
+            format_version: t.header.format_version.clone(),
+            producer: t.header.producer.clone(),
+            kernels_complete: t.capture.kernels_complete(),
+            capture: t.capture.clone(),
             schema_version: t.header.schema_version,
             rank: t.header.rank,
             world_size: t.header.world_size,

@@ -101,8 +101,12 @@ fn empty_file() {
 
 #[test]
 fn wrong_top_level_shape() {
-    syntax_at(b"[{\"ph\": \"X\"}]", 0, "top level is an array");
+    // A top-level array is a Chrome-trace array (docs/native-formats.md): its events are checked as
+    // events, and what is not an event object is named with its byte.
+    event_err(b"[{\"ph\": \"X\"}]", 0, 1, "no \"ts\"");
+    syntax_at(b"[1, 2]", 1, "expected an event object");
     syntax_at(b"  42", 2, "not JSON");
+    syntax_at(b"  42", 2, "Chrome-trace JSON array");
     syntax_at(br#"{"schemaVersion": 1}"#, 0, "no \"traceEvents\"");
     syntax_at(br#"{"traceEvents": {"a": 1}}"#, 16, "'['");
     syntax_at(br#"{"traceEvents": [1, 2]}"#, 17, "event object");

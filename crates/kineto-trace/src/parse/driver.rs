@@ -33,6 +33,7 @@ fn parse_in(name: &Path, win: Window<'_>, salvage: bool, gzip: bool) -> Result<(
     let total = p.win.base + p.win.end as u64;
     let mut trace = p.b.finish();
     trace.names.freeze();
+    trace.header.format_version = trace.header.schema_version.map(|v| v.to_string());
     Ok((trace, total))
 }
 
@@ -180,7 +181,11 @@ impl Parser<'_> {
                 ),
                 other => bad(
                     c.pos,
-                    format!("not JSON: expected '{{' to open the trace object, found {}", show_byte(other)),
+                    format!(
+                        "not JSON: expected '{{' to open the trace object, found {}; nor any other format read here (looked for {})",
+                        show_byte(other),
+                        crate::native::LOOKED_FOR
+                    ),
                 ),
             }
         })?

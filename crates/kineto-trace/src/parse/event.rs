@@ -42,7 +42,7 @@ pub(super) struct Args {
 
 /// What an event is, by its `cat` across format eras: the categories the model keeps, and the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum EventKind {
+pub(crate) enum EventKind {
     Kernel,
     Memcpy,
     Memset,
@@ -57,7 +57,7 @@ pub(super) enum EventKind {
     Other,
 }
 
-pub(super) fn event_kind(cat: &[u8]) -> EventKind {
+pub(crate) fn event_kind(cat: &[u8]) -> EventKind {
     match cat {
         b"kernel" | b"Kernel" => EventKind::Kernel,
         b"gpu_memcpy" | b"Memcpy" => EventKind::Memcpy,

@@ -8,12 +8,13 @@
 
 mod builder;
 mod driver;
-mod event;
+pub(crate) mod event;
 mod header;
 mod window;
 
 use crate::error::{Error, Result};
 use crate::model::Trace;
+use crate::native::Sniffed;
 use crate::source::{Feed, Input};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,8 @@ impl Default for Options {
     }
 }
 
-/// A parsed file: the trace plus facts about the file itself.
+/// A parsed file: the trace plus facts about the file itself (the format is in
+/// [`crate::Header::format`]).
 #[derive(Debug)]
 pub struct Parsed {
     /// The file as given.
@@ -49,18 +51,28 @@ pub struct Parsed {
     pub sha256: Option<String>,
     /// Whether the file was gzip.
     pub gzip: bool,
-    /// Bytes of JSON read (decompressed size for gzip).
+    /// Bytes of content read: JSON or CSV text (decompressed size for gzip), or the SQLite database.
     pub json_bytes: u64,
     /// The model.
     pub trace: Trace,
 }
 
-/// Parses one trace file.
+/// Parses one trace file, of any format read here: Kineto JSON, a Chrome-trace JSON array, rocprofv3
+/// JSON or CSV, or (with an SQLite reader installed, see [`crate::native`]) Nsight Systems, rocpd and
+/// RPD SQLite — each plain or gzip, told by content, not by name. A directory is read as one
+/// process's rocprofv3 CSV files.
 ///
 /// The file is opened through tool-io ([`tool_io::open_input`]): a regular file only (a FIFO is refused
 /// instead of blocking), and noted as an input of this run, so that no result of the run replaces it.
 pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
-    let file = tool_io::open_input(path, "trace").map_err(|e| match e {
+    let io_err = |source| Error::Io {
+        file: path.to_path_buf(),
+        source,
+    };
+    if path.is_dir() {
+        return crate::native::read_dir(path, opts);
+    }
+    let mut file = tool_io::open_input(path, "trace").map_err(|e| match e {
         tool_io::Error::Input { error, .. } => Error::Io {
             file: path.to_path_buf(),
             source: error,
@@ -71,22 +83,49 @@ pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
         },
         e => Error::Input(e),
     })?;
-    let input = Input::from_raw(file, opts.sha256, opts.feed).map_err(|source| Error::Io {
-        file: path.to_path_buf(),
-        source,
-    })?;
-    parse_input(path, input, opts)
+    let head = read_head(&mut file).map_err(io_err)?;
+    let (_, content) = crate::native::detect::head(&head);
+    let raw = std::io::Cursor::new(head).chain(file);
+    match crate::native::sniff(&content) {
+        Sniffed::KinetoObject | Sniffed::Unknown => {
+            let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(io_err)?;
+            parse_input(path, input, opts)
+        }
+        kind => crate::native::read_native(path, kind, raw, opts, Some(path)),
+    }
 }
 
-/// Parses a trace from the bytes of a file as stored — plain JSON or gzip, told by the magic bytes —
-/// read from `raw` (a socket, an archive member, memory), exactly as [`parse_file`] reads a file:
-/// same feeds, hash and salvage. `name` is used in errors and as [`Parsed::path`].
-pub fn parse_raw(name: &Path, raw: impl Read + Send + 'static, opts: &Options) -> Result<Parsed> {
-    let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(|source| Error::Io {
+/// Parses a trace from the bytes of a file as stored — any format [`parse_file`] reads, plain or
+/// gzip, told by content — read from `raw` (a socket, an archive member, memory), exactly as
+/// [`parse_file`] reads a file: same feeds, hash and salvage. `name` is used in errors and as
+/// [`Parsed::path`]. (A rocprofv3 CSV read this way is its kernel-trace file alone.)
+pub fn parse_raw(
+    name: &Path,
+    mut raw: impl Read + Send + 'static,
+    opts: &Options,
+) -> Result<Parsed> {
+    let io_err = |source| Error::Io {
         file: name.to_path_buf(),
         source,
-    })?;
-    parse_input(name, input, opts)
+    };
+    let head = read_head(&mut raw).map_err(io_err)?;
+    let (_, content) = crate::native::detect::head(&head);
+    let raw = std::io::Cursor::new(head).chain(raw);
+    match crate::native::sniff(&content) {
+        Sniffed::KinetoObject | Sniffed::Unknown => {
+            let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(io_err)?;
+            parse_input(name, input, opts)
+        }
+        kind => crate::native::read_native(name, kind, raw, opts, None),
+    }
+}
+
+/// The first bytes of a stored stream, for telling its format.
+fn read_head(raw: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(crate::native::detect::SNIFF);
+    raw.take(crate::native::detect::SNIFF as u64)
+        .read_to_end(&mut head)?;
+    Ok(head)
 }
 
 fn parse_input(path: &Path, mut input: Input, opts: &Options) -> Result<Parsed> {

@@ -1,0 +1,52 @@
+//! Readers of the SQLite trace databases GPU profilers write, into `kineto-trace`'s [`Trace`] model:
+//!
+//! - **Nsight Systems** (`nsys export --type sqlite`, schema 3.16 and later): [`nsys`];
+//! - **rocpd** (ROCm ≥ 7's default rocprofv3 output), read through its views: [`rocpd`];
+//! - **RPD** (rocmProfileData's tracer), schema 2 and 3: [`rpd`].
+//!
+//! Which one a database is, its tables tell ([`read`]); columns are selected by name, never by
+//! position, and absent tables mean nothing of that kind was captured. Files are opened read-only.
+//!
+//! What it is not: a general SQLite layer, or a reader of the JSON formats (those are in
+//! `kineto-trace` itself, which needs no SQLite). It is its own crate because SQLite is a C library
+//! built from source (`rusqlite`'s `bundled` feature; the system one is older than `libsqlite3-sys`
+//! accepts): a build without this crate still reads every other format. A binary calls [`install`]
+//! once, after which `kineto_trace::parse_file` reads SQLite files too.
+
+mod db;
+pub mod nsys;
+pub mod rocpd;
+pub mod rpd;
+
+use kineto_trace::{Error, Result, Trace};
+use std::path::Path;
+
+/// Makes `kineto_trace::parse_file` (and everything built on it) read SQLite trace databases.
+pub fn install() {
+    kineto_trace::native::install_sqlite_reader(read);
+}
+
+/// Reads an SQLite trace database: Nsight Systems, rocpd or RPD, told by its tables. `db` is the
+/// file to open (read-only), `shown_as` the name errors use.
+pub fn read(db: &Path, shown_as: &Path) -> Result<Trace> {
+    let d = db::Db::open(db, shown_as)?;
+    if d.has("rocpd_op") {
+        rpd::read(&d)
+    } else if d.has("rocpd_info_agent") || d.has_prefix("rocpd_kernel_dispatch") {
+        rocpd::read(&d)
+    } else if d.has("StringIds")
+        && (d.has("META_DATA_EXPORT")
+            || d.has_prefix("CUPTI_ACTIVITY_KIND_")
+            || d.has("TARGET_INFO_GPU"))
+    {
+        nsys::read(&d)
+    } else {
+        Err(Error::Format {
+            file: shown_as.to_path_buf(),
+            message: "an SQLite database, but not a trace this tool reads: looked for Nsight Systems \
+                      (StringIds with CUPTI_ACTIVITY_KIND_* or META_DATA_EXPORT), rocpd (rocpd_info_agent, \
+                      rocpd_kernel_dispatch) and RPD (rocpd_op) tables"
+                .into(),
+        })
+    }
+}

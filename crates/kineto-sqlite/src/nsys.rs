@@ -1,0 +1,542 @@
+//! Nsight Systems SQLite (`nsys export --type sqlite`), export schema 3.16 and later.
+//!
+//! Where each number lives (NVIDIA's export schema reference and `nsys stats` report SQL; checked on
+//! an nsys 2024.6.2 export, schema 3.16.1, and on files built from the 3.17 schema):
+//! * kernels — `CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, globalPid,
+//!   demangledName → StringIds, gridX/Y/Z, blockX/Y/Z, registersPerThread, static/dynamicSharedMemory,
+//!   graphNodeId, graphId)`;
+//! * copies — `CUPTI_ACTIVITY_KIND_MEMCPY(…, bytes, copyKind → ENUM_CUDA_MEMCPY_OPER, srcKind,
+//!   dstKind → ENUM_CUDA_MEM_KIND)`, named `Memcpy HtoD (Pageable -> Device)` as Kineto names them;
+//!   fills — `CUPTI_ACTIVITY_KIND_MEMSET(…, bytes, memKind)`, named `Memset (Device)`;
+//! * runtime and driver calls — `CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId,
+//!   nameId, eventClass → ENUM_NSYS_EVENT_CLASS)`, the `_vNNNN` suffix dropped from names;
+//! * ranges — `NVTX_EVENTS` push/pop and start/end ranges (event types by name from
+//!   `ENUM_NSYS_EVENT_TYPE`), name `text` else `textId → StringIds`, on the thread of `globalTid`;
+//! * GPUs — `TARGET_INFO_GPU(id, name, smCount, totalMemory)`; versions — `META_DATA_EXPORT`;
+//!   CUDA-graph mode — `META_DATA_CAPTURE` `PROCESS_n:CUDA_GRAPH_TRACE_OPTIONS:MODE`; whole-graph
+//!   replays — `CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, deviceId, streamId, correlationId,
+//!   graphId, globalPid)`.
+//!
+//! `globalTid` packs the process in bits 24–47 and the thread in bits 0–23 (NVIDIA's report SQL:
+//! `(globalTid >> 24) & 0xFFFFFF`, `globalTid & 0xFFFFFF`); correlation ids are per process, so a
+//! kernel links to the call with its `correlationId` in its `globalPid` (= `globalTid &
+//! 0xFFFFFFFFFF000000`), as NVIDIA's own join does. Times are integer ns from the session start;
+//! `TARGET_INFO_SESSION_START_TIME.utcEpochNs` is the header's `base_time_ns`.
+
+use crate::db::{Db, get_int, get_text};
+use kineto_trace::native::{TraceBuilder, kernel_name};
+use kineto_trace::{
+    Api, DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind,
+    Trace, TraceFormat,
+};
+use rustc_hash::FxHashMap;
+
+/// A kernel row's (demangledName, mangledName, shortName) string ids.
+type NameIds = (Option<i64>, Option<i64>, Option<i64>);
+
+const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
+
+fn pid_of(global: i64) -> i64 {
+    (global >> 24) & 0xFF_FFFF
+}
+
+fn tid_of(global: i64) -> i64 {
+    global & 0xFF_FFFF
+}
+
+/// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`.
+fn api_name(raw: &str) -> &str {
+    match raw.rfind("_v") {
+        Some(i)
+            if i > 0 && raw[i + 2..].bytes().all(|b| b.is_ascii_digit()) && raw.len() > i + 2 =>
+        {
+            &raw[..i]
+        }
+        _ => raw,
+    }
+}
+
+/// `CUDA_MEMCPY_KIND_HTOD` → `HtoD`, `CUDA_MEMCPY_KIND_UVM_DTOH` → `UVM_DtoH`.
+fn copy_short(enum_name: &str) -> String {
+    let s = enum_name
+        .strip_prefix("CUDA_MEMCPY_KIND_")
+        .unwrap_or(enum_name);
+    let (lead, core) = match s.rfind('_') {
+        Some(i) => (&s[..=i], &s[i + 1..]),
+        None => ("", s),
+    };
+    match core.split_once("TO") {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => format!("{lead}{a}to{b}"),
+        _ => s.to_string(),
+    }
+}
+
+/// An `ENUM_*(id, name, label)` table as id → (name, label); empty when absent.
+fn enum_table(d: &Db, table: &str) -> Result<FxHashMap<i64, (String, String)>> {
+    let mut out = FxHashMap::default();
+    if !d.has(table) {
+        return Ok(out);
+    }
+    d.each(table, &["id", "?name", "?label"], "", |i, r| {
+        let id = get_int(r, 0).map_err(|m| d.row_err(table, i, m))?;
+        let name = get_text(r, 1).map_err(|m| d.row_err(table, i, m))?;
+        let label = get_text(r, 2).map_err(|m| d.row_err(table, i, m))?;
+        if let Some(id) = id {
+            let name = name.unwrap_or_default();
+            let label = label.unwrap_or_else(|| name.clone());
+            out.insert(id, (name, label));
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Reads an Nsight Systems export.
+pub(crate) fn read(d: &Db) -> Result<Trace> {
+    let mut b = TraceBuilder::new(TraceFormat::NsysSqlite);
+    let strings = d.map("StringIds", "id", "value")?;
+    let string = |id: Option<i64>| id.and_then(|i| strings.get(&i)).map(String::as_str);
+
+    // Versions and capture options.
+    let mut export: FxHashMap<String, String> = FxHashMap::default();
+    if d.has("META_DATA_EXPORT") {
+        d.each("META_DATA_EXPORT", &["name", "value"], "", |i, r| {
+            let k = get_text(r, 0).map_err(|m| d.row_err("META_DATA_EXPORT", i, m))?;
+            let v = get_text(r, 1).map_err(|m| d.row_err("META_DATA_EXPORT", i, m))?;
+            if let (Some(k), Some(v)) = (k, v) {
+                export.insert(k, v);
+            }
+            Ok(())
+        })?;
+    }
+    b.header().format_version = export.get("EXPORT_SCHEMA_VERSION").cloned();
+    b.header().producer = match (
+        export.get("EXPORT_PRODUCT_NAME"),
+        export.get("EXPORT_PRODUCT_VERSION"),
+    ) {
+        (Some(n), Some(v)) => Some(format!("{n} {v}")),
+        (Some(n), None) => Some(n.clone()),
+        (None, Some(v)) => Some(format!("Nsight Systems {v}")),
+        (None, None) => None,
+    };
+    let mut modes: Vec<String> = Vec::new();
+    if d.has("META_DATA_CAPTURE") {
+        d.each("META_DATA_CAPTURE", &["name", "value"], "", |i, r| {
+            let k = get_text(r, 0).map_err(|m| d.row_err("META_DATA_CAPTURE", i, m))?;
+            let v = get_text(r, 1).map_err(|m| d.row_err("META_DATA_CAPTURE", i, m))?;
+            if let (Some(k), Some(v)) = (k, v)
+                && k.ends_with("CUDA_GRAPH_TRACE_OPTIONS:MODE")
+                && !modes.contains(&v)
+            {
+                modes.push(v);
+            }
+            Ok(())
+        })?;
+    }
+    if !modes.is_empty() {
+        b.capture().graph_trace_mode = Some(modes.join(","));
+    }
+    if d.has("TARGET_INFO_SESSION_START_TIME") {
+        d.each(
+            "TARGET_INFO_SESSION_START_TIME",
+            &["?utcEpochNs"],
+            "LIMIT 1",
+            |_, r| {
+                b.header().base_time_ns = get_int(r, 0).ok().flatten();
+                Ok(())
+            },
+        )?;
+    }
+
+    // GPUs.
+    if d.has("TARGET_INFO_GPU") {
+        let t = "TARGET_INFO_GPU";
+        d.each(
+            t,
+            &["id", "?name", "?smCount", "?totalMemory"],
+            "ORDER BY id",
+            |i, r| {
+                let id = get_int(r, 0).map_err(|m| d.row_err(t, i, m))?;
+                if b.trace().header.devices.iter().any(|x| x.id == id) {
+                    return Ok(());
+                }
+                let props = DeviceProps {
+                    id,
+                    name: get_text(r, 1).map_err(|m| d.row_err(t, i, m))?,
+                    num_sms: get_int(r, 2)
+                        .map_err(|m| d.row_err(t, i, m))?
+                        .map(|v| v.max(0) as u64),
+                    total_global_mem: get_int(r, 3)
+                        .map_err(|m| d.row_err(t, i, m))?
+                        .map(|v| v.max(0) as u64),
+                };
+                b.header().devices.push(props);
+                Ok(())
+            },
+        )?;
+    }
+
+    // GPU activities.
+    let gpu_cols = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec![
+            "start",
+            "end",
+            "?deviceId",
+            "?streamId",
+            "?correlationId",
+            "?globalPid",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    let table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    let mut kernel_syms: FxHashMap<NameIds, kineto_trace::Sym> = FxHashMap::default();
+    if d.has(table) {
+        let cols = gpu_cols(&[
+            "?demangledName",
+            "?shortName",
+            "?mangledName",
+            "?gridX",
+            "?gridY",
+            "?gridZ",
+            "?blockX",
+            "?blockY",
+            "?blockZ",
+            "?registersPerThread",
+            "?staticSharedMemory",
+            "?dynamicSharedMemory",
+            "?graphNodeId",
+            "?graphId",
+        ]);
+        d.each(table, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(table, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let (dev, stream) = (int(2)?, int(3)?);
+            // Demangled, else the mangled symbol (demangled here), else the base name; named once
+            // per distinct set of string ids, not per row.
+            let ids = (int(6)?, int(8)?, int(7)?);
+            let sym = match kernel_syms.get(&ids) {
+                Some(&s) => s,
+                None => {
+                    let name = [string(ids.0), string(ids.1), string(ids.2)]
+                        .into_iter()
+                        .flatten()
+                        .find(|s| !s.is_empty())
+                        .map_or_else(
+                            || "(unnamed kernel)".to_string(),
+                            |s| kernel_name(s).into_owned(),
+                        );
+                    let s = b.name(&name);
+                    kernel_syms.insert(ids, s);
+                    s
+                }
+            };
+            let track = b.track(
+                IdValue::Num(dev.unwrap_or(-1)),
+                IdValue::Num(stream.unwrap_or(-1)),
+            );
+            let mut op = GpuOp::at(sym, start, end - start, track);
+            op.device = dev;
+            op.stream = stream;
+            let scope = int(5)?.unwrap_or(0) & PID_MASK;
+            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
+            op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
+            op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
+            op.registers = int(15)?.map(|v| u(Some(v)));
+            op.shared_memory = match (int(16)?, int(17)?) {
+                (None, None) => None,
+                (a, c) => Some(u(Some(a.unwrap_or(0).saturating_add(c.unwrap_or(0))))),
+            };
+            op.graph_node_id = int(18)?.map(|v| v as u64);
+            op.graph_id = int(19)?.map(|v| v as u64);
+            b.gpu_op(GpuKind::Kernel, op).map_err(e)
+        })?;
+    }
+
+    let copy_kinds = enum_table(d, "ENUM_CUDA_MEMCPY_OPER")?;
+    let mem_kinds = enum_table(d, "ENUM_CUDA_MEM_KIND")?;
+    let table = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    if d.has(table) {
+        let cols = gpu_cols(&["?bytes", "?copyKind", "?srcKind", "?dstKind"]);
+        d.each(table, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(table, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let (dev, stream) = (int(2)?, int(3)?);
+            let kind = int(7)?;
+            let short = match kind.and_then(|k| copy_kinds.get(&k)) {
+                Some((n, _)) => copy_short(n),
+                None => format!("other (copyKind {})", kind.unwrap_or(-1)),
+            };
+            let label = |k: Option<i64>| k.and_then(|k| mem_kinds.get(&k)).map(|(_, l)| l.as_str());
+            let name = match (label(int(8)?), label(int(9)?)) {
+                (Some(s), Some(t)) => format!("Memcpy {short} ({s} -> {t})"),
+                _ => format!("Memcpy {short}"),
+            };
+            let sym = b.name(&name);
+            let track = b.track(
+                IdValue::Num(dev.unwrap_or(-1)),
+                IdValue::Num(stream.unwrap_or(-1)),
+            );
+            let mut op = GpuOp::at(sym, start, end - start, track);
+            op.device = dev;
+            op.stream = stream;
+            let scope = int(5)?.unwrap_or(0) & PID_MASK;
+            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            op.bytes = int(6)?.map(|v| v.max(0) as u64);
+            b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+        })?;
+    }
+
+    let table = "CUPTI_ACTIVITY_KIND_MEMSET";
+    if d.has(table) {
+        let cols = gpu_cols(&["?bytes", "?memKind"]);
+        d.each(table, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(table, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let (dev, stream) = (int(2)?, int(3)?);
+            let name = match int(7)?.and_then(|k| mem_kinds.get(&k)) {
+                Some((_, l)) => format!("Memset ({l})"),
+                None => "Memset".to_string(),
+            };
+            let sym = b.name(&name);
+            let track = b.track(
+                IdValue::Num(dev.unwrap_or(-1)),
+                IdValue::Num(stream.unwrap_or(-1)),
+            );
+            let mut op = GpuOp::at(sym, start, end - start, track);
+            op.device = dev;
+            op.stream = stream;
+            let scope = int(5)?.unwrap_or(0) & PID_MASK;
+            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            op.bytes = int(6)?.map(|v| v.max(0) as u64);
+            b.gpu_op(GpuKind::Memset, op).map_err(e)
+        })?;
+    }
+
+    // Whole-graph replays (graph-trace mode `Graph`): one row per replay, no kernel rows inside.
+    let table = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+    let (mut replays, mut replay_ns) = (0u64, 0i64);
+    if d.has(table) {
+        let cols = gpu_cols(&["?graphId", "?graphExecId"]);
+        d.each(table, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(table, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let (dev, stream) = (int(2)?, int(3)?);
+            let graph = int(6)?;
+            let name = match graph {
+                Some(g) => format!("{GRAPH_REPLAY_PREFIX} (graph {g})"),
+                None => GRAPH_REPLAY_PREFIX.to_string(),
+            };
+            let sym = b.name(&name);
+            let track = b.track(
+                IdValue::Num(dev.unwrap_or(-1)),
+                IdValue::Num(stream.unwrap_or(-1)),
+            );
+            let mut op = GpuOp::at(sym, start, end - start, track);
+            op.device = dev;
+            op.stream = stream;
+            let scope = int(5)?.unwrap_or(0) & PID_MASK;
+            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            op.graph_id = graph.map(|g| g as u64);
+            b.gpu_op(GpuKind::Kernel, op).map_err(e)?;
+            replays += 1;
+            replay_ns = replay_ns.saturating_add(end - start);
+            Ok(())
+        })?;
+    }
+    b.capture().graph_replays = replays;
+    b.capture().graph_replays_ns = replay_ns;
+    if replays > 0 {
+        b.note(format!(
+            "captured in CUDA-graph `Graph` mode: {replays} graph replays are single rows (named `{GRAPH_REPLAY_PREFIX} (graph N)`) and the kernels inside them were not recorded, so per-kernel tables and budgets are incomplete; capture with `nsys profile --cuda-graph-trace=node` for every kernel"
+        ));
+    }
+
+    // Runtime and driver calls.
+    let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
+    let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
+    for (table, default_api) in [
+        ("CUPTI_ACTIVITY_KIND_RUNTIME", None),
+        ("CUPTI_ACTIVITY_KIND_DRIVER", Some(Api::Driver)),
+    ] {
+        if !d.has(table) {
+            continue;
+        }
+        let cols = [
+            "start",
+            "end",
+            "?globalTid",
+            "?correlationId",
+            "?nameId",
+            "?eventClass",
+        ];
+        d.each(table, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(table, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let gt = int(2)?.unwrap_or(0);
+            let name_id = int(4)?;
+            let raw = string(name_id).unwrap_or("(unnamed call)");
+            let name = api_name(raw);
+            let api = default_api.unwrap_or_else(|| {
+                let class = int(5).ok().flatten();
+                match class.and_then(|c| classes.get(&c)) {
+                    Some((n, l))
+                        if n.contains("DRIVER") || l.to_ascii_lowercase().contains("driver") =>
+                    {
+                        Api::Driver
+                    }
+                    Some(_) => Api::Runtime,
+                    // No class table: the CUDA driver API's names start with `cu` but not `cuda`.
+                    None if name.starts_with("cu") && !name.starts_with("cuda") => Api::Driver,
+                    None => Api::Runtime,
+                }
+            });
+            let sym = *api_syms.entry(name_id).or_insert_with(|| b.name(name));
+            let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
+            let correlation =
+                b.correlation((gt & PID_MASK) as u64, int(3)?.unwrap_or(0).max(0) as u64);
+            b.launch(Launch {
+                name: sym,
+                api,
+                ts_ns: start,
+                dur_ns: end - start,
+                track,
+                correlation,
+                external_id: None,
+                cbid: None,
+            })
+            .map_err(e)
+        })?;
+    }
+
+    // NVTX ranges: the markers of this format.
+    let table = "NVTX_EVENTS";
+    if d.has(table) {
+        let types = enum_table(d, "ENUM_NSYS_EVENT_TYPE")?;
+        let range_ids: Vec<i64> = if types.is_empty() {
+            // The ids NVIDIA's schema documents, for an export without its enum tables.
+            vec![59, 60, 70, 71]
+        } else {
+            types
+                .iter()
+                .filter(|(_, (n, _))| {
+                    matches!(
+                        n.as_str(),
+                        "NvtxPushPopRange"
+                            | "NvtxStartEndRange"
+                            | "NvtxtPushPopRange"
+                            | "NvtxtStartEndRange"
+                    )
+                })
+                .map(|(&id, _)| id)
+                .collect()
+        };
+        let (mut open, mut marks) = (0u64, 0u64);
+        let cols = [
+            "start",
+            "?end",
+            "?eventType",
+            "?text",
+            "?textId",
+            "?globalTid",
+        ];
+        d.each(table, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(table, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let Some(kind) = int(2)? else { return Ok(()) };
+            if !range_ids.contains(&kind) {
+                if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
+                    marks += 1;
+                    let t = int(0)?.unwrap_or(0);
+                    b.other("nvtx mark", t, t).map_err(e)?;
+                }
+                return Ok(());
+            }
+            let start = int(0)?.unwrap_or(0);
+            let Some(end) = int(1)? else {
+                open += 1;
+                return Ok(());
+            };
+            let text = get_text(r, 3).map_err(e)?;
+            let name = match text {
+                Some(t) => t,
+                None => string(int(4)?).unwrap_or("").to_string(),
+            };
+            let gt = int(5)?.unwrap_or(0);
+            let sym = b.name(&name);
+            let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
+            b.span(
+                SpanKind::UserAnnotation,
+                Span {
+                    name: sym,
+                    ts_ns: start,
+                    dur_ns: end - start,
+                    track,
+                    external_id: None,
+                },
+            )
+            .map_err(e)
+        })?;
+        if open > 0 {
+            b.warn(
+                0,
+                format!("{table}: {open} NVTX ranges never ended (no end time); left out"),
+            );
+        }
+        if marks > 0 {
+            b.note(format!(
+                "{marks} NVTX marks (instants) are not ranges: counted, not steps"
+            ));
+        }
+    }
+
+    // The profiler's own warnings (buffer drops, lost events).
+    let table = "DIAGNOSTIC_EVENT";
+    if d.has(table) {
+        let levels = enum_table(d, "ENUM_DIAGNOSTIC_SEVERITY_LEVEL")?;
+        d.each(table, &["?severity", "?text"], "", |i, r| {
+            let e = |m: String| d.row_err(table, i, m);
+            let sev = get_int(r, 0).map_err(e)?;
+            let text = get_text(r, 1).map_err(e)?.unwrap_or_default();
+            let level = sev
+                .and_then(|s| levels.get(&s))
+                .map(|(n, _)| n.to_ascii_uppercase());
+            if level
+                .as_deref()
+                .is_some_and(|l| l.contains("WARN") || l.contains("ERROR"))
+            {
+                b.warn(0, format!("nsys diagnostic: {text}"));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_ids_as_nvidia_packs_them() {
+        assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
+        assert_eq!(
+            api_name("cudaGetDeviceProperties_v2_v12000"),
+            "cudaGetDeviceProperties_v2"
+        );
+        assert_eq!(copy_short("CUDA_MEMCPY_KIND_HTOD"), "HtoD");
+        assert_eq!(copy_short("CUDA_MEMCPY_KIND_PTOP"), "PtoP");
+        assert_eq!(copy_short("CUDA_MEMCPY_KIND_UVM_DTOH"), "UVM_DtoH");
+        // The sample export's thread: globalTid 281980910466508 is pid 30156, tid 30156.
+        assert_eq!(pid_of(281_980_910_466_508), 30156);
+        assert_eq!(tid_of(281_980_910_466_508), 30156);
+        assert_eq!(281_980_910_466_508 & PID_MASK, 281_980_910_436_352);
+    }
+}

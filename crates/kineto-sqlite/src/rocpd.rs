@@ -1,0 +1,307 @@
+//! rocpd SQLite (ROCm ≥ 7: rocprofv3's default output, `%hostname%/%pid%_results.db`), read through
+//! the views rocprofiler-sdk defines (`source/share/rocprofiler-sdk-rocpd/data_views.sql`): the
+//! physical tables carry a per-run suffix and two layouts share `schema_version` 3, the views are the
+//! stable interface.
+//!
+//! * kernels — `kernels(guid, pid, tid, name, agent_type_index, queue_id, stream_id, start, end,
+//!   grid_x/y/z, workgroup_x/y/z, corr_id)` (ns); compared with `rocpd_kernel_dispatch`'s count;
+//! * copies — `memory_copies(name = MEMORY_COPY_HOST_TO_DEVICE …, size, src/dst_agent_type[_index],
+//!   stream_id, queue_id, corr_id)`;
+//! * CPU calls and markers — `regions(category, name, pid, tid, start, end, corr_id, extdata)`:
+//!   `HIP_*` are runtime calls, `HSA_*` driver-level calls, `MARKER_*` roctx ranges named by
+//!   `extdata.message`, `RCCL_*` collective calls;
+//! * GPUs — `rocpd_info_agent(type = 'GPU', type_index, product_name, name, extdata.cu_count)`;
+//!   version — `rocpd_metadata(tag = 'schema_version')`.
+//!
+//! Correlation ids are per process and run (`guid`); fills run as `__amd_rocclr_fill*` kernels and
+//! are counted as fills (copies as `__amd_rocclr_copy*` likewise).
+
+use crate::db::{Db, get_int, get_text};
+use kineto_trace::native::names::{blit_kind, copy_name};
+use kineto_trace::native::{TraceBuilder, kernel_name, overruns};
+use kineto_trace::{
+    Api, DeviceProps, Error, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind, Trace,
+    TraceFormat,
+};
+use rustc_hash::FxHashMap;
+
+/// Reads a rocpd database.
+pub(crate) fn read(d: &Db) -> Result<Trace> {
+    let mut b = TraceBuilder::new(TraceFormat::RocpdSqlite);
+    b.header().producer = Some("rocprofv3 (rocpd)".into());
+    if d.has("rocpd_metadata") {
+        d.each("rocpd_metadata", &["tag", "value"], "", |i, r| {
+            let tag = get_text(r, 0).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
+            if tag.as_deref() == Some("schema_version") {
+                b.header().format_version =
+                    get_text(r, 1).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
+            }
+            Ok(())
+        })?;
+    }
+    if !d.has("kernels") {
+        return Err(Error::Native {
+            file: d.file.clone(),
+            at: "views".into(),
+            message:
+                "a rocpd database without its `kernels` view (rocprofiler-sdk's data_views.sql)"
+                    .into(),
+        });
+    }
+
+    // GPUs by their index among GPUs (the device number HIP gives them).
+    let t = "rocpd_info_agent";
+    if d.has(t) {
+        let cu = if d.columns(t)?.contains("extdata") {
+            "=json_extract(extdata, '$.cu_count')"
+        } else {
+            "?cu_count"
+        };
+        d.each(
+            t,
+            &["?type", "?type_index", "?product_name", "?name", cu],
+            "",
+            |i, r| {
+                let e = |m: String| d.row_err(t, i, m);
+                if get_text(r, 0).map_err(e)?.as_deref() != Some("GPU") {
+                    return Ok(());
+                }
+                let id = get_int(r, 1).map_err(e)?;
+                if b.trace().header.devices.iter().any(|x| x.id == id) {
+                    return Ok(());
+                }
+                let name = get_text(r, 2)
+                    .map_err(e)?
+                    .filter(|s| !s.is_empty())
+                    .or(get_text(r, 3).map_err(e)?);
+                let cus = get_int(r, 4).ok().flatten().map(|v| v.max(0) as u64);
+                b.header().devices.push(DeviceProps {
+                    id,
+                    name,
+                    num_sms: cus,
+                    total_global_mem: None,
+                });
+                Ok(())
+            },
+        )?;
+    }
+
+    let mut scopes: FxHashMap<(String, i64), u64> = FxHashMap::default();
+    let mut scope = |guid: Option<String>, pid: i64| -> u64 {
+        let n = scopes.len() as u64;
+        *scopes.entry((guid.unwrap_or_default(), pid)).or_insert(n)
+    };
+
+    let t = "kernels";
+    let mut queue_rows = Vec::new();
+    let mut queues: FxHashMap<(u64, i64, i64), u64> = FxHashMap::default();
+    let (mut fills, mut copy_kernels, mut rows) = (0u64, 0u64, 0u64);
+    let cols = [
+        "start",
+        "end",
+        "?name",
+        "?guid",
+        "?pid",
+        "?agent_type_index",
+        "?queue_id",
+        "?stream_id",
+        "?corr_id",
+        "?grid_x",
+        "?grid_y",
+        "?grid_z",
+        "?workgroup_x",
+        "?workgroup_y",
+        "?workgroup_z",
+        "?agent_abs_index",
+    ];
+    d.each(t, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(t, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let raw = get_text(r, 2).map_err(e)?.unwrap_or_default();
+        let name = kernel_name(&raw).into_owned();
+        let guid = get_text(r, 3).map_err(e)?;
+        let pid = int(4)?.unwrap_or(0);
+        let dev = int(5)?;
+        let queue = int(6)?.unwrap_or(0);
+        let stream = int(7)?.unwrap_or(queue);
+        let sc = scope(guid, pid);
+        let sym = b.name(&name);
+        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+        let mut op = GpuOp::at(sym, start, end - start, track);
+        op.device = dev;
+        op.stream = Some(stream);
+        op.correlation = b.correlation(sc, int(8)?.unwrap_or(0).max(0) as u64);
+        let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
+        op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
+        op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
+        let kind = blit_kind(&name).unwrap_or(GpuKind::Kernel);
+        match kind {
+            GpuKind::Memset => fills += 1,
+            GpuKind::Memcpy => copy_kernels += 1,
+            GpuKind::Kernel => {}
+        }
+        let agent = int(15)?.or(dev).unwrap_or(-1);
+        let n = queues.len() as u64;
+        let q = *queues.entry((sc, agent, queue)).or_insert(n);
+        queue_rows.push((q, start, end));
+        rows += 1;
+        b.gpu_op(kind, op).map_err(e)
+    })?;
+    if d.has("rocpd_kernel_dispatch") {
+        let all = d.count("rocpd_kernel_dispatch")?;
+        if all > rows {
+            b.warn(
+                0,
+                format!(
+                    "rocpd_kernel_dispatch holds {all} dispatches but the `kernels` view {rows}: {} dispatches without a symbol, agent, queue or event row are not read",
+                    all - rows
+                ),
+            );
+        }
+    }
+    if fills + copy_kernels > 0 {
+        b.note(format!(
+            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
+        ));
+    }
+    b.capture().queue_overruns = Some(overruns(&mut queue_rows));
+
+    let t = "memory_copies";
+    if d.has(t) {
+        let cols = [
+            "start",
+            "end",
+            "?name",
+            "?guid",
+            "?pid",
+            "?size",
+            "?src_agent_type",
+            "?src_agent_type_index",
+            "?dst_agent_type",
+            "?dst_agent_type_index",
+            "?stream_id",
+            "?corr_id",
+        ];
+        d.each(t, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(t, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let name = copy_name(&get_text(r, 2).map_err(e)?.unwrap_or_default());
+            let guid = get_text(r, 3).map_err(e)?;
+            let pid = int(4)?.unwrap_or(0);
+            let gpu =
+                |ty: Option<String>, idx: Option<i64>| idx.filter(|_| ty.as_deref() == Some("GPU"));
+            let dev = gpu(get_text(r, 8).map_err(e)?, int(9)?)
+                .or(gpu(get_text(r, 6).map_err(e)?, int(7)?));
+            let stream = int(10)?.unwrap_or(0);
+            let sc = scope(guid, pid);
+            let sym = b.name(&name);
+            let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+            let mut op = GpuOp::at(sym, start, end - start, track);
+            op.device = dev;
+            op.stream = Some(stream);
+            op.bytes = int(5)?.map(|v| v.max(0) as u64);
+            op.correlation = b.correlation(sc, int(11)?.unwrap_or(0).max(0) as u64);
+            b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+        })?;
+    }
+
+    let t = "regions";
+    if d.has(t) {
+        let message = if d.columns(t)?.contains("extdata") {
+            "=json_extract(extdata, '$.message')"
+        } else {
+            "?message"
+        };
+        let cols = [
+            "start",
+            "end",
+            "?category",
+            "?name",
+            "?guid",
+            "?pid",
+            "?tid",
+            "?corr_id",
+            message,
+        ];
+        let mut marks = 0u64;
+        d.each(t, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(t, i, m);
+            let int = |c: usize| get_int(r, c).map_err(e);
+            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let category = get_text(r, 2).map_err(e)?.unwrap_or_default();
+            let name = get_text(r, 3).map_err(e)?.unwrap_or_default();
+            let guid = get_text(r, 4).map_err(e)?;
+            let pid = int(5)?.unwrap_or(0);
+            let tid = int(6)?.unwrap_or(0);
+            let sc = scope(guid, pid);
+            let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
+            let cat = category.to_ascii_uppercase();
+            if cat.starts_with("MARKER") {
+                let text = get_text(r, 8)
+                    .ok()
+                    .flatten()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(name);
+                if end == start {
+                    marks += 1;
+                    return b.other("roctx mark", start, end).map_err(e);
+                }
+                let sym = b.name(&text);
+                return b
+                    .span(
+                        SpanKind::UserAnnotation,
+                        Span {
+                            name: sym,
+                            ts_ns: start,
+                            dur_ns: end - start,
+                            track,
+                            external_id: None,
+                        },
+                    )
+                    .map_err(e);
+            }
+            let sym = b.name(&name);
+            if cat.starts_with("RCCL") {
+                return b
+                    .span(
+                        SpanKind::CpuOp,
+                        Span {
+                            name: sym,
+                            ts_ns: start,
+                            dur_ns: end - start,
+                            track,
+                            external_id: None,
+                        },
+                    )
+                    .map_err(e);
+            }
+            let api = if cat.starts_with("HIP") {
+                Api::Runtime
+            } else if cat.starts_with("HSA") {
+                Api::Driver
+            } else {
+                return b.other(&category, start, end).map_err(e);
+            };
+            let correlation = b.correlation(sc, int(7)?.unwrap_or(0).max(0) as u64);
+            b.launch(Launch {
+                name: sym,
+                api,
+                ts_ns: start,
+                dur_ns: end - start,
+                track,
+                correlation,
+                external_id: None,
+                cbid: None,
+            })
+            .map_err(e)
+        })?;
+        if marks > 0 {
+            b.note(format!(
+                "{marks} roctx marks (instants) are not ranges: counted, not steps"
+            ));
+        }
+    }
+    Ok(b.finish())
+}

@@ -1,0 +1,290 @@
+//! RPD SQLite (ROCm/rocmProfileData's tracer, `runTracer.sh`), schema 2 and 3
+//! (`rocpd_metadata.schema_version`; v3 adds `rocpd_api.category_id`/`domain_id`, keeps argument
+//! text in `rocpd_ustring`, and drops columns of `rocpd_op` and `rocpd_kernelapi`).
+//!
+//! * GPU ops — `rocpd_op(id, gpuId, queueId, start, end, description_id, opType_id → rocpd_string)`,
+//!   ns. The op type says what it is: `KernelExecution` and **`Task`** (the kernels of a HIP-graph
+//!   launch, which RPD's own `kernel` view leaves out because they have no `rocpd_kernelapi` row) are
+//!   kernels; `Copy…` copies; `FillBuffer` fills. A kernel is named by its description (demangled
+//!   here when the tracer left it mangled), an op without one by its type.
+//! * launches — `rocpd_api(id, pid, tid, start, end, apiName_id, args_id)` linked to ops by
+//!   `rocpd_api_ops(api_id, op_id)`: the call's id is the correlation id of every op it enqueued
+//!   (one `hipGraphLaunch` → hundreds of `Task` ops). Grid and workgroup come from
+//!   `rocpd_kernelapi`, copy sizes from `rocpd_copyapi.size`, through the same link.
+//! * ranges — `rocpd_api` rows named `UserMarker` (roctx push/pop), their text in `args`;
+//!   zero-length ones are marks.
+//! * streams — an op's `queueId` (the hardware queue it ran on; ops carry no stream id).
+//!   No GPU table: devices are `gpuId` only.
+//!
+//! Ids are large offsets (about 2³² × session), not 1..N; row order by id is not start order.
+
+use crate::db::{Db, get_int, get_text};
+use kineto_trace::native::names::{blit_kind, copy_name};
+use kineto_trace::native::{TraceBuilder, kernel_name, overruns};
+use kineto_trace::{
+    Api, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind, Trace, TraceFormat,
+};
+use rustc_hash::FxHashMap;
+
+/// What an RPD op type is.
+fn op_kind(op_type: &str) -> Option<GpuKind> {
+    match op_type {
+        "KernelExecution" | "Task" => Some(GpuKind::Kernel),
+        "FillBuffer" => Some(GpuKind::Memset),
+        t if t.starts_with("Copy") => Some(GpuKind::Memcpy),
+        _ => None,
+    }
+}
+
+/// Reads an RPD database.
+pub(crate) fn read(d: &Db) -> Result<Trace> {
+    let mut b = TraceBuilder::new(TraceFormat::RpdSqlite);
+    b.header().producer = Some("rocmProfileData (rpd_tracer)".into());
+    if d.has("rocpd_metadata") {
+        d.each("rocpd_metadata", &["tag", "value"], "", |i, r| {
+            let tag = get_text(r, 0).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
+            if tag.as_deref() == Some("schema_version") {
+                b.header().format_version =
+                    get_text(r, 1).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
+            }
+            Ok(())
+        })?;
+    }
+    let strings = d.map("rocpd_string", "id", "string")?;
+    // Schema 3 keeps argument text apart; schema 2 in rocpd_string.
+    let ustrings = d.map("rocpd_ustring", "id", "string")?;
+    let args_text = |id: Option<i64>| -> Option<&str> {
+        let id = id?;
+        ustrings
+            .get(&id)
+            .or_else(|| strings.get(&id))
+            .map(String::as_str)
+    };
+
+    // Op → its API call (the first, should a tracer link more than one).
+    let mut api_of: FxHashMap<i64, i64> = FxHashMap::default();
+    if d.has("rocpd_api_ops") {
+        d.each(
+            "rocpd_api_ops",
+            &["api_id", "op_id"],
+            "ORDER BY id",
+            |i, r| {
+                let e = |m: String| d.row_err("rocpd_api_ops", i, m);
+                if let (Some(a), Some(o)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
+                    api_of.entry(o).or_insert(a);
+                }
+                Ok(())
+            },
+        )?;
+    }
+    let mut geometry: FxHashMap<i64, ([u32; 3], [u32; 3])> = FxHashMap::default();
+    if d.has("rocpd_kernelapi") {
+        let t = "rocpd_kernelapi";
+        let cols = [
+            "api_ptr_id",
+            "?gridX",
+            "?gridY",
+            "?gridZ",
+            "?workgroupX",
+            "?workgroupY",
+            "?workgroupZ",
+        ];
+        d.each(t, &cols, "", |i, r| {
+            let e = |m: String| d.row_err(t, i, m);
+            let u = |c: usize| -> Result<u32> {
+                Ok(get_int(r, c)
+                    .map_err(e)?
+                    .unwrap_or(0)
+                    .clamp(0, i64::from(u32::MAX)) as u32)
+            };
+            if let Some(api) = get_int(r, 0).map_err(e)? {
+                geometry.insert(api, ([u(1)?, u(2)?, u(3)?], [u(4)?, u(5)?, u(6)?]));
+            }
+            Ok(())
+        })?;
+    }
+    let mut copy_size: FxHashMap<i64, u64> = FxHashMap::default();
+    if d.has("rocpd_copyapi") {
+        let t = "rocpd_copyapi";
+        d.each(t, &["api_ptr_id", "?size"], "", |i, r| {
+            let e = |m: String| d.row_err(t, i, m);
+            if let (Some(api), Some(size)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?)
+            {
+                copy_size.insert(api, size.max(0) as u64);
+            }
+            Ok(())
+        })?;
+    }
+
+    let t = "rocpd_op";
+    let cols = [
+        "id",
+        "start",
+        "end",
+        "?gpuId",
+        "?queueId",
+        "?description_id",
+        "?opType_id",
+    ];
+    let mut other_types: FxHashMap<String, u64> = FxHashMap::default();
+    let (mut tasks, mut mangled, mut fills, mut copy_kernels) = (0u64, 0u64, 0u64, 0u64);
+    let mut queue_rows = Vec::new();
+    let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
+    d.each(t, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(t, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let id = int(0)?.unwrap_or(-1);
+        let (start, end) = (int(1)?.unwrap_or(0), int(2)?.unwrap_or(0));
+        let (gpu, queue) = (int(3)?, int(4)?.unwrap_or(0));
+        let desc = int(5)?
+            .and_then(|s| strings.get(&s))
+            .map_or("", String::as_str);
+        let op_type = int(6)?
+            .and_then(|s| strings.get(&s))
+            .map_or("", String::as_str);
+        let Some(mut kind) = op_kind(op_type) else {
+            *other_types.entry(op_type.to_string()).or_default() += 1;
+            return b.other(&format!("RPD op {op_type}"), start, end).map_err(e);
+        };
+        let name = match kind {
+            GpuKind::Kernel => {
+                if op_type == "Task" {
+                    tasks += 1;
+                }
+                if desc.starts_with("_Z") {
+                    mangled += 1;
+                }
+                if desc.is_empty() {
+                    op_type.to_string()
+                } else {
+                    kernel_name(desc).into_owned()
+                }
+            }
+            GpuKind::Memcpy => copy_name(op_type),
+            GpuKind::Memset => op_type.to_string(),
+        };
+        if kind == GpuKind::Kernel
+            && let Some(k) = blit_kind(&name)
+        {
+            kind = k;
+            match k {
+                GpuKind::Memset => fills += 1,
+                _ => copy_kernels += 1,
+            }
+        }
+        let api = api_of.get(&id).copied();
+        let sym = b.name(&name);
+        let track = b.track(IdValue::Num(gpu.unwrap_or(-1)), IdValue::Num(queue));
+        let mut op = GpuOp::at(sym, start, end - start, track);
+        op.device = gpu;
+        op.stream = Some(queue);
+        op.correlation = api.and_then(|a| b.correlation(0, a.max(0) as u64));
+        if let Some((grid, block)) = api.and_then(|a| geometry.get(&a)) {
+            op.grid = *grid;
+            op.block = *block;
+        }
+        if kind == GpuKind::Memcpy {
+            op.bytes = api.and_then(|a| copy_size.get(&a)).copied();
+        }
+        if kind == GpuKind::Kernel {
+            let n = queues.len() as u64;
+            let q = *queues.entry((gpu.unwrap_or(-1), queue)).or_insert(n);
+            queue_rows.push((q, start, end));
+        }
+        b.gpu_op(kind, op).map_err(e)
+    })?;
+    if tasks > 0 {
+        b.note(format!(
+            "{tasks} kernels are HIP-graph `Task` ops (RPD's own `kernel` view leaves them out; counted here)"
+        ));
+    }
+    if mangled > 0 {
+        b.note(format!(
+            "{mangled} kernels were named by mangled symbols in the file; demangled"
+        ));
+    }
+    if fills + copy_kernels > 0 {
+        b.note(format!(
+            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
+        ));
+    }
+    if !other_types.is_empty() {
+        let mut v: Vec<String> = other_types
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        v.sort();
+        b.note(format!(
+            "RPD ops of other types counted, not GPU work: {}",
+            v.join(", ")
+        ));
+    }
+    b.capture().queue_overruns = Some(overruns(&mut queue_rows));
+
+    let t = "rocpd_api";
+    let cols = [
+        "id",
+        "start",
+        "end",
+        "?pid",
+        "?tid",
+        "?apiName_id",
+        "?args_id",
+    ];
+    let mut marks = 0u64;
+    d.each(t, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(t, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let id = int(0)?.unwrap_or(0);
+        let (start, end) = (int(1)?.unwrap_or(0), int(2)?.unwrap_or(0));
+        let (pid, tid) = (int(3)?.unwrap_or(0), int(4)?.unwrap_or(0));
+        let api_name = int(5)?
+            .and_then(|s| strings.get(&s))
+            .map_or("", String::as_str);
+        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
+        if api_name == "UserMarker" {
+            let text = args_text(int(6)?).unwrap_or("").to_string();
+            if end == start {
+                marks += 1;
+                return b.other("UserMarker mark", start, end).map_err(e);
+            }
+            let sym = b.name(&text);
+            return b
+                .span(
+                    SpanKind::UserAnnotation,
+                    Span {
+                        name: sym,
+                        ts_ns: start,
+                        dur_ns: end - start,
+                        track,
+                        external_id: None,
+                    },
+                )
+                .map_err(e);
+        }
+        let sym = b.name(api_name);
+        let api = if api_name.starts_with("hsa_") {
+            Api::Driver
+        } else {
+            Api::Runtime
+        };
+        let correlation = b.correlation(0, id.max(0) as u64);
+        b.launch(Launch {
+            name: sym,
+            api,
+            ts_ns: start,
+            dur_ns: end - start,
+            track,
+            correlation,
+            external_id: None,
+            cbid: None,
+        })
+        .map_err(e)
+    })?;
+    if marks > 0 {
+        b.note(format!(
+            "{marks} UserMarker marks (instants) are not ranges: counted, not steps"
+        ));
+    }
+    Ok(b.finish())
+}

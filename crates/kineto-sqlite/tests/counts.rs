@@ -1,0 +1,394 @@
+//! Every native-format file of testdata/native — the files built from the formats' public schemas and
+//! the copies of the shared samples — read through `kineto_trace::parse_file` with this crate's SQLite
+//! reader installed, against the independent counts of `testdata/native/count_native.py` (Python's
+//! sqlite3 / json / csv, output in counts.json) and what `make_native.py` put in each file (truth.json).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use kineto_trace::analysis::Analysis;
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use kineto_trace::{GpuKind, Options, Parsed, TraceFormat, parse_file};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native")
+}
+
+fn json(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
+}
+
+fn parse(path: &Path) -> Parsed {
+    kineto_sqlite::install();
+    parse_file(path, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn int(v: &Value, k: &str) -> i64 {
+    v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// Counts, sums and bytes of every GPU-op kind, API calls and marker ranges, and the steps.
+fn check(rel: &str, want: &Value) {
+    let p = parse(&dir().join(rel));
+    let t = &p.trace;
+    for (kind, key) in [
+        (GpuKind::Kernel, "kernel"),
+        (GpuKind::Memcpy, "memcpy"),
+        (GpuKind::Memset, "memset"),
+    ] {
+        let ops = t.gpu_ops(kind);
+        assert_eq!(
+            ops.len() as i64,
+            int(want, &format!("{key}s")),
+            "{rel}: {key}s"
+        );
+        let sum: i64 = ops.iter().map(|o| o.dur_ns).sum();
+        assert_eq!(
+            sum,
+            int(want, &format!("{key}_sum_ns")),
+            "{rel}: Σ {key} ns"
+        );
+        let bytes: u64 = ops.iter().filter_map(|o| o.bytes).sum();
+        assert_eq!(
+            bytes as i64,
+            int(want, &format!("{key}_bytes")),
+            "{rel}: Σ {key} bytes"
+        );
+    }
+    assert_eq!(
+        t.launches.len() as i64,
+        int(want, "launches"),
+        "{rel}: API calls"
+    );
+    assert_eq!(
+        t.user_annotations.len() as i64,
+        int(want, "markers"),
+        "{rel}: marker ranges"
+    );
+    let Some(steps) = want["steps"].as_array() else {
+        return;
+    };
+    let rules = Rules::builtin();
+    let a = Analysis::new(t, &StepPattern::builtin(), &rules);
+    let got: Vec<(String, i64, i64, i64, i64)> = a
+        .steps
+        .steps
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.kernels.len() as i64,
+                s.kernel_sum_ns,
+                s.memcpys.len() as i64,
+                s.memsets.len() as i64,
+            )
+        })
+        .collect();
+    let expected: Vec<(String, i64, i64, i64, i64)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                int(s, "kernels"),
+                int(s, "kernel_sum_ns"),
+                int(s, "memcpys"),
+                int(s, "memsets"),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected, "{rel}: steps");
+    assert_eq!(
+        a.steps.kernels_outside as i64,
+        int(want, "kernels_outside_steps"),
+        "{rel}: kernels outside steps"
+    );
+}
+
+#[test]
+fn every_native_file_matches_the_independent_counts() {
+    let counts = json("counts.json");
+    let files = counts.as_object().unwrap();
+    // Seven built files (the CSV directory holds two processes), and the five shared samples.
+    assert_eq!(files.len(), 14, "{:?}", files.keys().collect::<Vec<_>>());
+    for (rel, want) in files {
+        check(rel, want);
+    }
+}
+
+#[test]
+fn what_each_built_file_holds_by_construction() {
+    let truth = json("truth.json");
+    for (rel, want) in truth.as_object().unwrap() {
+        let p = parse(&dir().join(rel));
+        let t = &p.trace;
+        assert_eq!(
+            serde_json::to_value(t.header.format).unwrap(),
+            want["format"],
+            "{rel}"
+        );
+        assert_eq!(t.header.format.key(), want["format"].as_str().unwrap());
+        if let Some(v) = want["format_version"].as_str() {
+            assert_eq!(t.header.format_version.as_deref(), Some(v), "{rel}");
+        }
+        assert_eq!(t.kernels.len() as i64, int(want, "kernels"), "{rel}");
+        let driver = t
+            .launches
+            .iter()
+            .filter(|l| l.api == kineto_trace::Api::Driver)
+            .count();
+        assert_eq!(
+            driver as i64,
+            int(want, "driver"),
+            "{rel}: driver-level calls"
+        );
+        if let Some(mode) = want["graph_trace_mode"].as_str() {
+            assert_eq!(t.capture.graph_trace_mode.as_deref(), Some(mode), "{rel}");
+            assert_eq!(
+                t.capture.graph_replays as i64,
+                int(want, "graph_replays"),
+                "{rel}"
+            );
+            assert_eq!(
+                t.capture.kernels_complete(),
+                want["kernels_complete"].as_bool().unwrap(),
+                "{rel}"
+            );
+        }
+        if let Some(o) = want.get("overruns") {
+            let got = t.capture.queue_overruns.expect("overruns counted");
+            assert_eq!(got.count as i64, int(o, "count"), "{rel}: overruns");
+            assert_eq!(got.max_ns, int(o, "max_ns"), "{rel}: largest overrun");
+        }
+        if let Some(name) = want["demangled"].as_str() {
+            assert!(
+                t.kernels.iter().any(|k| t.name(k.name) == name),
+                "{rel}: no kernel named {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn graph_mode_replays_are_kernels_of_their_own_and_the_capture_says_it_is_incomplete() {
+    let p = parse(&dir().join("nsys_graph_3.16.sqlite"));
+    let t = &p.trace;
+    let replays: Vec<_> = t
+        .kernels
+        .iter()
+        .filter(|k| {
+            t.name(k.name)
+                .starts_with(kineto_trace::GRAPH_REPLAY_PREFIX)
+        })
+        .collect();
+    // Two rows of CUPTI_ACTIVITY_KIND_GRAPH_TRACE: 2000..8000 and 12000..18500, graph 3.
+    assert_eq!(replays.len(), 2);
+    assert_eq!(t.capture.graph_replays_ns, (8000 - 2000) + (18500 - 12000));
+    assert!(replays.iter().all(|k| k.graph_id == Some(3)));
+    assert!(!t.capture.kernels_complete());
+    assert!(t.capture.notes.iter().any(|n| n.contains("incomplete")));
+    // The budget places them in the `graph` bucket, not `unmatched`.
+    let rules = Rules::builtin();
+    let a = Analysis::new(t, &StepPattern::builtin(), &rules);
+    let budgets = a.budgets(t, &rules);
+    let graph = &budgets[0].buckets["graph"];
+    // Step 0's window 2000..8500: the replay alone for 6000 ns, then the rmsnorm kernel.
+    assert_eq!((graph.exclusive_ns, graph.inclusive_ns), (6000, 6000));
+    assert_eq!(budgets[0].span_ns, 8500 - 2000);
+    // The session start anchors the clock.
+    assert_eq!(t.header.base_time_ns, Some(1_733_877_925_987_393_218));
+}
+
+#[test]
+fn nsys_reads_the_gpu_table_and_joins_correlations_per_process() {
+    let p = parse(&dir().join("nsys_node_3.17.sqlite"));
+    let t = &p.trace;
+    assert_eq!(t.header.devices.len(), 2);
+    let d = &t.header.devices[0];
+    assert_eq!(d.name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+    assert_eq!(
+        (d.num_sms, d.total_global_mem),
+        (Some(132), Some(85_520_809_984))
+    );
+    assert_eq!(
+        t.header.producer.as_deref(),
+        Some("NVIDIA Nsight Systems 2025.1.1.131")
+    );
+    // Process 4201's kernels link to its own calls (ids 1..3 are reused by process 4101).
+    let links = kineto_trace::correlate::Links::build(t);
+    assert_eq!(links.report.kernels_without_launch.count, 0);
+    assert_eq!(links.report.duplicate_correlations, 0);
+    for (k, l) in t.kernels.iter().zip(&links.kernel_launch) {
+        let launch = &t.launches[l.unwrap() as usize];
+        let (kp, lp) = (
+            k.device.unwrap(),
+            t.track(launch.track).pid.as_i64().unwrap(),
+        );
+        assert_eq!(kp == 1, lp == 4201, "{}", t.name(k.name));
+    }
+    // The copy is named as Kineto names it, from the ENUM tables.
+    assert_eq!(
+        t.name(t.memcpys[0].name),
+        "Memcpy HtoD (Pageable -> Device)"
+    );
+    assert_eq!(t.name(t.memsets[0].name), "Memset (Device)");
+    // `_vNNNN` suffixes dropped: the graph launch is seen as one.
+    let links = kineto_trace::correlate::Links::build(t);
+    assert_eq!(
+        (links.report.graph_launches, links.report.graph_kernels),
+        (1, 3)
+    );
+}
+
+#[test]
+fn csv_agents_are_numbered_as_hip_numbers_gpus() {
+    for (rel, first, second) in [
+        (
+            "rocprofv3_csv_old/7101_kernel_trace.csv",
+            "void addition_kernel<float>(float*, float const*, float const*, int, int)",
+            "subtract_kernel(float*, float const*, float const*, int, int)",
+        ),
+        (
+            "rocprofv3_csv_new/7202_kernel_trace.csv",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, float*)",
+            "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32",
+        ),
+    ] {
+        let p = parse(&dir().join(rel));
+        let t = &p.trace;
+        let dev = |n: &str| {
+            t.kernels
+                .iter()
+                .find(|k| t.name(k.name) == n)
+                .and_then(|k| k.device)
+        };
+        // Agent 1 is the first GPU (device 0), agent 2 the second, by agent_info.csv.
+        assert_eq!((dev(first), dev(second)), (Some(0), Some(1)), "{rel}");
+        assert_eq!(t.header.devices.len(), 2, "{rel}");
+        assert_eq!(t.header.devices[0].num_sms, Some(304), "{rel}");
+    }
+}
+
+#[test]
+fn a_directory_of_rocprofv3_csv_is_one_trace_per_process() {
+    let paths = kineto_trace::expand_paths(&[dir().join("rocprofv3_csv_new")]).unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["7201_kernel_trace.csv", "7202_kernel_trace.csv"]);
+}
+
+#[test]
+fn gzip_of_every_format_reads_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    for rel in [
+        "nsys_node_3.17.sqlite",
+        "rocpd_3.db",
+        "rpd_3.rpd",
+        "rocprofv3_markers.json",
+        "chrome_array_open.json",
+        "rocprofv3_csv_old/7101_kernel_trace.csv",
+    ] {
+        let plain = parse(&dir().join(rel));
+        let gzip = |from: &Path| {
+            let bytes = std::fs::read(from).unwrap();
+            let to = tmp.path().join(format!(
+                "{}.gz",
+                from.file_name().unwrap().to_string_lossy()
+            ));
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut e, &bytes).unwrap();
+            std::fs::write(&to, e.finish().unwrap()).unwrap();
+            to
+        };
+        // A CSV set is read with the files beside it: gzip them all.
+        let from = dir().join(rel);
+        if rel.ends_with(".csv") {
+            for f in std::fs::read_dir(from.parent().unwrap()).unwrap() {
+                gzip(&f.unwrap().path());
+            }
+        }
+        let z = parse(&gzip(&from));
+        assert!(z.gzip, "{rel}");
+        assert_eq!(z.trace.header.format, plain.trace.header.format, "{rel}");
+        assert_eq!(z.trace.kernels, plain.trace.kernels, "{rel}");
+        assert_eq!(z.trace.memcpys.len(), plain.trace.memcpys.len(), "{rel}");
+        assert_eq!(z.trace.launches.len(), plain.trace.launches.len(), "{rel}");
+        // The hash is of the stored (compressed) bytes.
+        assert_ne!(z.sha256, plain.sha256, "{rel}");
+    }
+}
+
+#[test]
+fn sqlite_databases_that_are_not_traces_or_lack_a_column_say_which() {
+    let tmp = tempfile::tempdir().unwrap();
+    let other = tmp.path().join("other.sqlite");
+    let c = rusqlite::Connection::open(&other).unwrap();
+    c.execute("CREATE TABLE people (name TEXT)", []).unwrap();
+    drop(c);
+    kineto_sqlite::install();
+    let e = parse_file(&other, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("other.sqlite") && e.contains("rocpd_op") && e.contains("StringIds"),
+        "{e}"
+    );
+
+    let broken = tmp.path().join("broken.sqlite");
+    let c = rusqlite::Connection::open(&broken).unwrap();
+    c.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+         CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, deviceId INTEGER);",
+    )
+    .unwrap();
+    drop(c);
+    let e = parse_file(&broken, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("CUPTI_ACTIVITY_KIND_KERNEL") && e.contains("no column `end`"),
+        "{e}"
+    );
+
+    // A row that ends before it starts names its table and row.
+    let bad = tmp.path().join("bad.sqlite");
+    let c = rusqlite::Connection::open(&bad).unwrap();
+    c.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+         CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, \"end\" INTEGER, bytes INTEGER);
+         INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (10, 20, 4), (50, 40, 4);",
+    )
+    .unwrap();
+    drop(c);
+    let e = parse_file(&bad, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("CUPTI_ACTIVITY_KIND_MEMSET, row 1") && e.contains("ends before it starts"),
+        "{e}"
+    );
+
+    // A file with the SQLite header but cut short: SQLite's own error, naming the file.
+    let cut = tmp.path().join("cut.sqlite");
+    let bytes = std::fs::read(dir().join("rpd_3.rpd")).unwrap();
+    std::fs::write(&cut, &bytes[..5000]).unwrap();
+    let e = parse_file(&cut, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cut.sqlite"), "{e}");
+}
+
+#[test]
+fn the_format_is_in_the_summary() {
+    let p = parse(&dir().join("rpd_3.rpd"));
+    let s = serde_json::to_value(kineto_trace::summary::Summary::of(&p)).unwrap();
+    assert_eq!(s["format"], "rpd_sqlite");
+    assert_eq!(s["format_version"], "3");
+    assert_eq!(s["kernels_complete"], true);
+    assert_eq!(s["capture"]["queue_overruns"]["count"], 1);
+    assert_eq!(TraceFormat::RpdSqlite.title(), "RPD SQLite");
+}

@@ -1,0 +1,299 @@
+//! [`TraceBuilder`]: how a reader of any format fills the one [`Trace`] model — names and tracks
+//! interned, every time checked against the model's bound, correlation ids made unique across the
+//! processes of a file, and the rows put in time order at the end.
+
+use crate::model::{
+    Capture, Flow, GpuKind, GpuOp, Header, IdValue, Launch, Overruns, Salvage, Span, SpanKind, Sym,
+    Trace, TraceFormat, Track, TrackIds, Warning,
+};
+use crate::time::{MAX_ABS_NS, RANGE};
+use rustc_hash::FxHashMap;
+use std::num::NonZeroU64;
+
+/// Warnings kept in full (the rest are counted), as the Kineto parser keeps them.
+const KEEP_WARNINGS: usize = 100;
+
+/// Builds a [`Trace`] row by row. Readers outside this crate (the SQLite formats) use it too, so every
+/// format ends in the same model with the same invariants: times within ±[`MAX_ABS_NS`], no negative
+/// duration, names interned, [`Trace::time_bounds`] over every timed row.
+#[derive(Debug)]
+pub struct TraceBuilder {
+    trace: Trace,
+    tracks: FxHashMap<TrackIds, u32>,
+    correlations: FxHashMap<(u64, u64), NonZeroU64>,
+    bounds: Option<(i64, i64)>,
+}
+
+impl TraceBuilder {
+    /// An empty trace of a format.
+    pub fn new(format: TraceFormat) -> TraceBuilder {
+        let mut trace = Trace::default();
+        trace.header.format = format;
+        TraceBuilder {
+            trace,
+            tracks: FxHashMap::default(),
+            correlations: FxHashMap::default(),
+            bounds: None,
+        }
+    }
+
+    /// The header, to fill in.
+    pub fn header(&mut self) -> &mut Header {
+        &mut self.trace.header
+    }
+
+    /// The capture facts, to fill in.
+    pub fn capture(&mut self) -> &mut Capture {
+        &mut self.trace.capture
+    }
+
+    /// Interns a name.
+    pub fn name(&mut self, text: &str) -> Sym {
+        Sym(self.trace.names.intern(text.as_bytes()))
+    }
+
+    /// Interns a (pid, tid) pair: a thread, or a device and stream.
+    pub fn track(&mut self, pid: IdValue, tid: IdValue) -> Track {
+        let ids = TrackIds { pid, tid };
+        if let Some(&t) = self.tracks.get(&ids) {
+            return Track(t);
+        }
+        let t = self.trace.tracks.len() as u32;
+        self.trace.tracks.push(ids.clone());
+        self.tracks.insert(ids, t);
+        Track(t)
+    }
+
+    /// A correlation id unique in the trace for the id `raw` of `scope` (a process: nsys and rocprof
+    /// number correlations per process, and two processes of one file reuse ids). `raw` 0 means none.
+    pub fn correlation(&mut self, scope: u64, raw: u64) -> Option<NonZeroU64> {
+        if raw == 0 {
+            return None;
+        }
+        let next = self.correlations.len() as u64 + 1;
+        Some(
+            *self
+                .correlations
+                .entry((scope, raw))
+                .or_insert(NonZeroU64::new(next)?),
+        )
+    }
+
+    /// Checks a `[start, end]` interval against the model's rules; the message says which is broken.
+    pub fn check(start: i64, end: i64) -> Result<(), String> {
+        if start.unsigned_abs() > MAX_ABS_NS.unsigned_abs()
+            || end.unsigned_abs() > MAX_ABS_NS.unsigned_abs()
+        {
+            return Err(format!("time out of range ({start}..{end} ns): {RANGE}"));
+        }
+        if end < start {
+            return Err(format!(
+                "ends before it starts (start {start} ns, end {end} ns)"
+            ));
+        }
+        Ok(())
+    }
+
+    fn timed(&mut self, start: i64, end: i64) -> Result<(), String> {
+        Self::check(start, end)?;
+        self.bounds = Some(match self.bounds {
+            None => (start, end),
+            Some((a, b)) => (a.min(start), b.max(end)),
+        });
+        self.trace.counts.events += 1;
+        Ok(())
+    }
+
+    /// Adds a kernel, copy or fill.
+    pub fn gpu_op(&mut self, kind: GpuKind, op: GpuOp) -> Result<(), String> {
+        self.timed(op.ts_ns, op.ts_ns.saturating_add(op.dur_ns))?;
+        match kind {
+            GpuKind::Kernel => self.trace.kernels.push(op),
+            GpuKind::Memcpy => self.trace.memcpys.push(op),
+            GpuKind::Memset => self.trace.memsets.push(op),
+        }
+        Ok(())
+    }
+
+    /// Adds a runtime or driver call.
+    pub fn launch(&mut self, l: Launch) -> Result<(), String> {
+        self.timed(l.ts_ns, l.ts_ns.saturating_add(l.dur_ns))?;
+        self.trace.launches.push(l);
+        Ok(())
+    }
+
+    /// Adds a CPU op or an annotation (an NVTX, roctx or RPD marker range is a `UserAnnotation`).
+    pub fn span(&mut self, kind: SpanKind, s: Span) -> Result<(), String> {
+        self.timed(s.ts_ns, s.end_ns())?;
+        match kind {
+            SpanKind::CpuOp => self.trace.cpu_ops.push(s),
+            SpanKind::UserAnnotation => self.trace.user_annotations.push(s),
+            SpanKind::GpuUserAnnotation => self.trace.gpu_user_annotations.push(s),
+        }
+        Ok(())
+    }
+
+    /// Adds one end of a CPU→GPU flow.
+    pub fn flow(&mut self, f: Flow) {
+        // A flow's time passed the same check as its event's; only the bounds are widened.
+        if Self::check(f.ts_ns, f.ts_ns).is_ok() {
+            let _ = self.timed(f.ts_ns, f.ts_ns);
+        }
+        self.trace.flows.push(f);
+    }
+
+    /// Marks the trace salvaged: the input was cut at `cut_offset` and the rows before it are kept.
+    pub(crate) fn trace_salvaged(&mut self, cut_offset: u64, reason: String) {
+        self.trace.salvaged = Some(Salvage { cut_offset, reason });
+    }
+
+    /// Counts a timed row the model does not keep (an instant marker, a counter sample) under `what`,
+    /// so that `time_bounds` and the counts still see it.
+    pub fn other(&mut self, what: &str, start: i64, end: i64) -> Result<(), String> {
+        self.timed(start, end)?;
+        *self
+            .trace
+            .counts
+            .other_complete
+            .entry(what.to_string())
+            .or_insert(0) += 1;
+        Ok(())
+    }
+
+    /// Counts a row by its kind (`by_phase` for JSON events, the table or record kind otherwise).
+    pub fn count(&mut self, kind: &str) {
+        *self
+            .trace
+            .counts
+            .by_phase
+            .entry(kind.to_string())
+            .or_insert(0) += 1;
+    }
+
+    /// A problem that did not stop the read. `offset` is a byte offset where the format has one
+    /// (JSON), else 0 with the place named in the message (table and row, file and line).
+    pub fn warn(&mut self, offset: u64, message: String) {
+        self.trace.warnings_total += 1;
+        if self.trace.warnings.len() < KEEP_WARNINGS {
+            self.trace.warnings.push(Warning { offset, message });
+        }
+    }
+
+    /// A line for [`Capture::notes`].
+    pub fn note(&mut self, message: String) {
+        self.trace.capture.notes.push(message);
+    }
+
+    /// The rows added so far, for a reader's own checks.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The finished trace: rows in time order (start, then end; ties keep the order added), time
+    /// bounds set, the name table frozen.
+    pub fn finish(mut self) -> Trace {
+        let t = &mut self.trace;
+        for ops in [&mut t.kernels, &mut t.memcpys, &mut t.memsets] {
+            ops.sort_by_key(|o| (o.ts_ns, o.end_ns()));
+        }
+        t.launches
+            .sort_by_key(|l| (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns)));
+        for spans in [
+            &mut t.cpu_ops,
+            &mut t.user_annotations,
+            &mut t.gpu_user_annotations,
+        ] {
+            // Longer first at equal starts, so an enclosing range precedes what it encloses.
+            spans.sort_by_key(|s| (s.ts_ns, std::cmp::Reverse(s.dur_ns)));
+        }
+        t.time_bounds = self.bounds;
+        t.names.freeze();
+        self.trace
+    }
+}
+
+/// Same-queue overruns among `(queue, start, end)` rows (sorted here): a row that starts before the
+/// latest end so far on its queue overruns by `min(that end, its end) − its start`.
+pub fn overruns(rows: &mut [(u64, i64, i64)]) -> Overruns {
+    rows.sort_unstable();
+    let mut out = Overruns::default();
+    let mut prev: Option<(u64, i64)> = None;
+    for &(q, start, end) in rows.iter() {
+        match prev {
+            Some((pq, latest)) if pq == q => {
+                if start < latest {
+                    let over = latest.min(end) - start;
+                    out.count += 1;
+                    out.max_ns = out.max_ns.max(latest - start);
+                    out.sum_ns = out.sum_ns.saturating_add(over);
+                }
+                prev = Some((q, latest.max(end)));
+            }
+            _ => prev = Some((q, end)),
+        }
+    }
+    out
+}
+
+impl GpuOp {
+    /// A GPU op with only its name, times and track; the other fields empty, to be set by the reader.
+    pub fn at(name: Sym, ts_ns: i64, dur_ns: i64, track: Track) -> GpuOp {
+        GpuOp {
+            name,
+            ts_ns,
+            dur_ns,
+            track,
+            device: None,
+            stream: None,
+            correlation: None,
+            external_id: None,
+            grid: [0; 3],
+            block: [0; 3],
+            registers: None,
+            shared_memory: None,
+            graph_id: None,
+            graph_node_id: None,
+            bytes: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overruns_count_each_row_that_starts_before_its_queue_is_free() {
+        // Queue 1: [0, 10), [9, 20) overruns by 1; [25, 30) does not; [26, 28) inside [25, 30) by 2.
+        // Queue 2: [5, 15) alone.
+        let mut rows = vec![(1, 25, 30), (1, 0, 10), (2, 5, 15), (1, 9, 20), (1, 26, 28)];
+        let o = overruns(&mut rows);
+        assert_eq!(o.count, 2);
+        assert_eq!(o.max_ns, 30 - 26);
+        assert_eq!(o.sum_ns, (10 - 9) + (28 - 26));
+    }
+
+    #[test]
+    fn correlations_are_per_scope_and_zero_is_none() {
+        let mut b = TraceBuilder::new(TraceFormat::NsysSqlite);
+        let a = b.correlation(7, 5);
+        assert_eq!(b.correlation(7, 5), a);
+        assert_ne!(b.correlation(8, 5), a);
+        assert_eq!(b.correlation(7, 0), None);
+    }
+
+    #[test]
+    fn bad_intervals_are_refused_with_the_reason() {
+        assert!(
+            TraceBuilder::check(5, 4)
+                .unwrap_err()
+                .contains("ends before")
+        );
+        assert!(
+            TraceBuilder::check(0, i64::MAX)
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(TraceBuilder::check(3, 3).is_ok());
+    }
+}

@@ -1,0 +1,531 @@
+//! Chrome-trace JSON in array form: `[ {event}, … ]`, possibly without its closing `]` (the Trace
+//! Event Format allows a writer to stop without it), `ts`/`dur`/`pid`/`tid` as numbers or strings.
+//!
+//! Two kinds of writer are read:
+//! * events with Kineto's categories (`kernel`, `cuda_runtime`, `user_annotation`, …) and
+//!   `args.correlation`: read as the Kineto parser reads them;
+//! * `rpd2tracing` (rocmProfileData), with no `cat`: GPU ops carry the op type in `args.desc`
+//!   (`KernelExecution`, `Task`, `Copy…`, `FillBuffer`) on a pid whose `process_name` is `GPU<n>`
+//!   (pid = GPU, tid = queue); API calls and `UserMarker` ranges are on the process's threads; each
+//!   API → op link is a flow pair (`cat: "api_op"`): the start near the end of the call (its end
+//!   − 2 µs, or the op's start if earlier), the finish at the op's start on the GPU track.
+//!
+//! Times are µs text converted to ns digit by digit, as for Kineto: nothing is rounded on the way in
+//! (a file whose writer rounded to whole µs stays at whole µs).
+
+use super::TraceBuilder;
+use super::names::{copy_name, kernel_name};
+use crate::error::{Error, Result};
+use crate::model::{
+    Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
+    Track,
+};
+use crate::parse::event::{EventKind, event_kind};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::path::Path;
+
+#[derive(Deserialize)]
+struct Ev<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    ph: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    ts: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    dur: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    args: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Args<'a> {
+    #[serde(borrow)]
+    desc: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    correlation: Option<&'a RawValue>,
+    #[serde(borrow, rename = "External id")]
+    external_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    device: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stream: Option<&'a RawValue>,
+    #[serde(borrow)]
+    bytes: Option<&'a RawValue>,
+    grid: Option<[u32; 3]>,
+    block: Option<[u32; 3]>,
+}
+
+/// A value's text: a string's content, or a number's token.
+fn text<'a>(v: &'a RawValue) -> Cow<'a, str> {
+    let s = v.get();
+    if s.starts_with('"') {
+        serde_json::from_str::<Cow<'a, str>>(s).unwrap_or(Cow::Borrowed(""))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+fn int(v: Option<&RawValue>) -> Option<i64> {
+    v.and_then(|v| text(v).trim().parse().ok())
+}
+
+/// A pid/tid as a value: an integer (also from a string of digits), else its text.
+fn id_value(v: Option<&RawValue>) -> IdValue {
+    match v {
+        None => IdValue::Str("null".into()),
+        Some(v) => {
+            let t = text(v);
+            match t.trim().parse::<i64>() {
+                Ok(n) => IdValue::Num(n),
+                Err(_) => IdValue::Str(t.into_owned()),
+            }
+        }
+    }
+}
+
+/// What an X event is, once every event has been seen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Gpu(GpuKind),
+    Launch(Api),
+    Span(SpanKind),
+    Other,
+}
+
+struct Item {
+    role: Role,
+    name: Sym,
+    ts: i64,
+    dur: i64,
+    track: Track,
+    pid: IdValue,
+    correlation: Option<NonZeroU64>,
+    external_id: Option<NonZeroU64>,
+    device: Option<i64>,
+    stream: Option<i64>,
+    bytes: Option<u64>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
+    decided: bool,
+    api_like: bool,
+    offset: u64,
+}
+
+/// The RPD op types (`rocpd_op.opType` as `rpd2tracing` writes it in `args.desc`).
+fn rpd_op_kind(desc: &str) -> Option<GpuKind> {
+    match desc {
+        "KernelExecution" | "Task" => Some(GpuKind::Kernel),
+        "FillBuffer" => Some(GpuKind::Memset),
+        d if d.starts_with("Copy") => Some(GpuKind::Memcpy),
+        _ => None,
+    }
+}
+
+/// True for HIP/HSA/CUDA/NCCL API names (`hipLaunchKernel`, `hsa_signal_wait`, `cuLaunchKernel`).
+fn api_like(name: &str) -> bool {
+    let word = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    word && ["hip", "hsa_", "cuda", "cu", "nccl", "rccl"]
+        .iter()
+        .any(|p| name.starts_with(p) && name.len() > p.len())
+}
+
+/// Reads a whole Chrome-trace array. `cut_gzip`: the stored gzip stream ended early.
+pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Result<Trace> {
+    let mut b = TraceBuilder::new(TraceFormat::ChromeArray);
+    let file = name.to_path_buf();
+    let bad = |at: usize, message: String| Error::Syntax {
+        file: file.clone(),
+        offset: at as u64,
+        message,
+    };
+    let ws = |mut i: usize| {
+        while i < buf.len() && buf[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut pos = ws(if buf.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    });
+    if buf.get(pos) != Some(&b'[') {
+        return Err(bad(pos, "expected '[' to open the event array".into()));
+    }
+    pos += 1;
+    let mut items: Vec<Item> = Vec::new();
+    let mut flows: Vec<(u64, FlowPhase, i64, Track)> = Vec::new();
+    let mut gpu_pids: Vec<IdValue> = Vec::new();
+    let mut index = 0u64;
+    let mut closed = false;
+    let mut expect_value = true;
+    loop {
+        pos = ws(pos);
+        match buf.get(pos) {
+            None => break,
+            Some(b']') => {
+                closed = true;
+                pos = ws(pos + 1);
+                if pos < buf.len() {
+                    return Err(bad(pos, "text after the end of the event array".into()));
+                }
+                break;
+            }
+            Some(b',') if !expect_value || index == 0 => {
+                expect_value = true;
+                pos += 1;
+                continue;
+            }
+            Some(b'{') => {}
+            Some(&c) => {
+                return Err(bad(
+                    pos,
+                    format!(
+                        "expected an event object, ',' or ']', found {}",
+                        crate::scan::show_byte(c)
+                    ),
+                ));
+            }
+        }
+        let start = pos;
+        let mut de = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<Ev<'_>>();
+        let ev = match de.next() {
+            Some(Ok(ev)) => ev,
+            Some(Err(e)) if e.is_eof() => {
+                if salvage {
+                    b.trace_salvaged(start as u64, "the file ends inside this event".into());
+                    break;
+                }
+                return Err(Error::Truncated {
+                    file,
+                    offset: start as u64,
+                    events: index,
+                });
+            }
+            Some(Err(e)) => {
+                return Err(Error::Event {
+                    file,
+                    offset: start as u64,
+                    index,
+                    message: e.to_string(),
+                });
+            }
+            None => break,
+        };
+        pos = start + de.byte_offset();
+        expect_value = false;
+        let this = index;
+        let ev_err = |message: String| Error::Event {
+            file: file.clone(),
+            offset: start as u64,
+            index: this,
+            message,
+        };
+        index += 1;
+        let ph = ev.ph.as_deref().unwrap_or("");
+        b.count(if ph.is_empty() { "(none)" } else { ph });
+        let args: Args<'_> = ev
+            .args
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .unwrap_or_default();
+        if ph == "M" {
+            if ev.name.as_deref() == Some("process_name")
+                && args
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.trim().to_ascii_uppercase().starts_with("GPU"))
+            {
+                gpu_pids.push(id_value(ev.pid));
+            }
+            continue;
+        }
+        if !matches!(ph, "X" | "s" | "f" | "t" | "i" | "I") {
+            continue;
+        }
+        let ts = match ev.ts {
+            None if ph == "X" || ph == "s" || ph == "f" => {
+                return Err(ev_err(format!("a \"{ph}\" event with no \"ts\"")));
+            }
+            None => continue,
+            Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
+                .ok_or_else(|| ev_err(format!("\"ts\" is not a time in µs: {}", v.get())))?,
+        };
+        let dur = match ev.dur {
+            None if ph == "X" => return Err(ev_err("an \"X\" event with no \"dur\"".into())),
+            None => 0,
+            Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
+                .ok_or_else(|| ev_err(format!("\"dur\" is not a time in µs: {}", v.get())))?,
+        };
+        if dur < 0 {
+            return Err(ev_err(format!("negative \"dur\" ({dur} ns)")));
+        }
+        TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
+        let pid = id_value(ev.pid);
+        let track = b.track(pid.clone(), id_value(ev.tid));
+        let cat = ev
+            .cat
+            .as_deref()
+            .map_or(EventKind::Other, |c| event_kind(c.as_bytes()));
+        if ph == "s" || ph == "f" {
+            let id = ev.id.and_then(|v| text(v).trim().parse::<u64>().ok());
+            match id {
+                Some(id) => {
+                    let phase = if ph == "s" {
+                        FlowPhase::Start
+                    } else {
+                        FlowPhase::Finish
+                    };
+                    flows.push((id, phase, ts, track));
+                }
+                None => b.warn(
+                    start as u64,
+                    "a flow event without an integer \"id\"; skipped".into(),
+                ),
+            }
+            continue;
+        }
+        if ph != "X" {
+            b.other(&format!("\"{ph}\" event"), ts, ts)
+                .map_err(ev_err)?;
+            continue;
+        }
+        let raw_name = ev.name.as_deref().unwrap_or("");
+        let desc_kind = args.desc.as_deref().and_then(rpd_op_kind);
+        let (role, decided) = match cat {
+            EventKind::Kernel => (Role::Gpu(GpuKind::Kernel), true),
+            EventKind::Memcpy => (Role::Gpu(GpuKind::Memcpy), true),
+            EventKind::Memset => (Role::Gpu(GpuKind::Memset), true),
+            EventKind::Runtime => (Role::Launch(Api::Runtime), true),
+            EventKind::Driver => (Role::Launch(Api::Driver), true),
+            EventKind::CpuOp => (Role::Span(SpanKind::CpuOp), true),
+            EventKind::UserAnnotation => (Role::Span(SpanKind::UserAnnotation), true),
+            EventKind::GpuUserAnnotation => (Role::Span(SpanKind::GpuUserAnnotation), true),
+            EventKind::Flow | EventKind::Other if ev.cat.is_some() && desc_kind.is_none() => {
+                (Role::Other, true)
+            }
+            _ => match desc_kind {
+                Some(k) => (Role::Gpu(k), true),
+                None => (Role::Span(SpanKind::UserAnnotation), false),
+            },
+        };
+        let display = match role {
+            Role::Gpu(GpuKind::Kernel) => kernel_name(raw_name),
+            // An RPD copy named by its op type (`CopyDeviceToHost`) gets the direction word the
+            // summary reads.
+            Role::Gpu(GpuKind::Memcpy)
+                if desc_kind.is_some() && args.desc.as_deref() == Some(raw_name) =>
+            {
+                Cow::Owned(copy_name(raw_name))
+            }
+            _ => Cow::Borrowed(raw_name),
+        };
+        let sym = b.name(&display);
+        if role == Role::Other {
+            let c = ev.cat.as_deref().unwrap_or("").to_string();
+            b.other(&c, ts, ts.saturating_add(dur)).map_err(ev_err)?;
+            continue;
+        }
+        items.push(Item {
+            role,
+            name: sym,
+            ts,
+            dur,
+            track,
+            pid,
+            correlation: int(args.correlation).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
+            external_id: int(args.external_id).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
+            device: int(args.device),
+            stream: int(args.stream),
+            bytes: int(args.bytes).map(|v| v.max(0) as u64),
+            grid: args.grid.unwrap_or_default(),
+            block: args.block.unwrap_or_default(),
+            decided,
+            api_like: api_like(raw_name),
+            offset: start as u64,
+        });
+    }
+    if !closed && index > 0 && b.trace().salvaged.is_none() {
+        b.note("the event array has no closing `]` (allowed by the Trace Event Format)".into());
+    }
+    if cut_gzip && b.trace().salvaged.is_none() {
+        if !salvage {
+            return Err(Error::Truncated {
+                file: name.to_path_buf(),
+                offset: buf.len() as u64,
+                events: index,
+            });
+        }
+        b.trace_salvaged(buf.len() as u64, "the gzip stream ends early".into());
+    }
+
+    // Roles that depend on the whole file: events on a GPU pid are GPU-side annotations (rpd2tracing's
+    // UserMarker frames and graph rows), API-named events on CPU threads are launches.
+    for it in items.iter_mut().filter(|it| !it.decided) {
+        it.role = if gpu_pids.contains(&it.pid) {
+            Role::Span(SpanKind::GpuUserAnnotation)
+        } else if it.api_like {
+            let api = if b.trace().name(it.name).starts_with("hsa_") {
+                Api::Driver
+            } else {
+                Api::Runtime
+            };
+            Role::Launch(api)
+        } else {
+            Role::Span(SpanKind::UserAnnotation)
+        };
+    }
+    link_by_flows(&mut items, &flows);
+
+    for it in items {
+        let res = match it.role {
+            Role::Gpu(kind) => {
+                let ids = b.trace().track(it.track).clone();
+                let mut op = GpuOp::at(it.name, it.ts, it.dur, it.track);
+                op.device = it.device.or_else(|| ids.pid.as_i64());
+                op.stream = it.stream.or_else(|| ids.tid.as_i64());
+                op.correlation = it.correlation;
+                op.external_id = it.external_id;
+                op.bytes = it.bytes;
+                op.grid = it.grid;
+                op.block = it.block;
+                b.gpu_op(kind, op)
+            }
+            Role::Launch(api) => b.launch(Launch {
+                name: it.name,
+                api,
+                ts_ns: it.ts,
+                dur_ns: it.dur,
+                track: it.track,
+                correlation: it.correlation,
+                external_id: it.external_id,
+                cbid: None,
+            }),
+            Role::Span(kind) => b.span(
+                kind,
+                Span {
+                    name: it.name,
+                    ts_ns: it.ts,
+                    dur_ns: it.dur,
+                    track: it.track,
+                    external_id: it.external_id,
+                },
+            ),
+            Role::Other => Ok(()),
+        };
+        res.map_err(|message| Error::Native {
+            file: name.to_path_buf(),
+            at: format!("byte {}", it.offset),
+            message,
+        })?;
+    }
+    for (id, phase, ts, track) in flows {
+        b.flow(Flow {
+            id,
+            phase,
+            ts_ns: ts,
+            track,
+        });
+    }
+    Ok(b.finish())
+}
+
+/// How far before a flow's start the API call it leaves may begin (`rpd2tracing` puts the start
+/// 2 µs before the call's end, which is before the start of a call shorter than that), and how far
+/// after the call's end (whole-µs rounding), ns.
+const FLOW_BEFORE_NS: i64 = 2_000;
+const FLOW_AFTER_NS: i64 = 1_000;
+
+/// Correlation ids from flow pairs, for GPU ops that carry none: the finish is at the op's start on
+/// its track, the start within the launching call on the caller's thread.
+fn link_by_flows(items: &mut [Item], flows: &[(u64, FlowPhase, i64, Track)]) {
+    if flows.is_empty()
+        || !items
+            .iter()
+            .any(|i| matches!(i.role, Role::Gpu(_)) && i.correlation.is_none())
+    {
+        return;
+    }
+    let mut starts: FxHashMap<u64, (i64, Track)> = FxHashMap::default();
+    let mut finishes: FxHashMap<u64, (i64, Track)> = FxHashMap::default();
+    for &(id, phase, ts, track) in flows {
+        match phase {
+            FlowPhase::Start => starts.insert(id, (ts, track)),
+            FlowPhase::Finish => finishes.insert(id, (ts, track)),
+        };
+    }
+    // Launches and ops by track, by start.
+    let mut launches: FxHashMap<Track, Vec<usize>> = FxHashMap::default();
+    let mut ops: FxHashMap<(Track, i64), Vec<usize>> = FxHashMap::default();
+    for (i, it) in items.iter().enumerate() {
+        match it.role {
+            Role::Launch(_) => launches.entry(it.track).or_default().push(i),
+            Role::Gpu(_) if it.correlation.is_none() => {
+                ops.entry((it.track, it.ts)).or_default().push(i)
+            }
+            _ => {}
+        }
+    }
+    for v in launches.values_mut() {
+        v.sort_by_key(|&i| items[i].ts);
+    }
+    let mut next_id = items
+        .iter()
+        .filter_map(|i| i.correlation.map(NonZeroU64::get))
+        .max()
+        .unwrap_or(0);
+    let mut ids: Vec<(u64, u64)> = starts.keys().map(|&k| (k, k)).collect();
+    ids.sort_unstable();
+    for (flow, _) in ids {
+        let (Some(&(ts_s, tr_s)), Some(&(ts_f, tr_f))) = (starts.get(&flow), finishes.get(&flow))
+        else {
+            continue;
+        };
+        let Some(op) = ops
+            .get_mut(&(tr_f, ts_f))
+            .and_then(|v| (!v.is_empty()).then(|| v.remove(0)))
+        else {
+            continue;
+        };
+        let Some(cands) = launches.get(&tr_s) else {
+            continue;
+        };
+        // The latest-starting call that begins no later than FLOW_BEFORE_NS after the flow start
+        // and ends no earlier than FLOW_AFTER_NS before it.
+        let upto = cands.partition_point(|&i| items[i].ts <= ts_s + FLOW_BEFORE_NS);
+        let launch = cands[..upto]
+            .iter()
+            .rev()
+            .find(|&&i| items[i].ts + items[i].dur >= ts_s - FLOW_AFTER_NS)
+            .copied();
+        let Some(l) = launch else { continue };
+        let c = match items[l].correlation {
+            Some(c) => c,
+            None => {
+                next_id += 1;
+                let Some(c) = NonZeroU64::new(next_id) else {
+                    continue;
+                };
+                items[l].correlation = Some(c);
+                c
+            }
+        };
+        items[op].correlation = Some(c);
+    }
+}

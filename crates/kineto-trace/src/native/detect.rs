@@ -1,0 +1,158 @@
+//! Which format a file is, told by its first bytes (inflated first when they are gzip), never by its
+//! name: the SQLite header, the JSON value's shape and first key, a rocprofv3 CSV header line.
+
+use flate2::read::MultiGzDecoder;
+use std::io::{self, Read};
+
+/// Bytes looked at: enough for the SQLite header, a JSON object's first key (after a long run of
+/// whitespace) and a CSV header line.
+pub(crate) const SNIFF: usize = 64 * 1024;
+
+/// The file's kind, as far as its first bytes tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sniffed {
+    /// A JSON object whose first key is not rocprofv3's: the Kineto parser reads it (and says what is
+    /// wrong if it is not a Kineto trace).
+    KinetoObject,
+    /// A JSON array of events.
+    ChromeArray,
+    /// `{"rocprofiler-sdk-tool": [...]}`.
+    Rocprofv3Json,
+    /// A CSV whose header names rocprofv3's kernel-trace columns.
+    Rocprofv3Csv,
+    /// An SQLite database (Nsight Systems, rocpd or RPD: the tables tell which).
+    Sqlite,
+    /// Nothing read here: the Kineto parser's error names the byte.
+    Unknown,
+}
+
+/// What was looked for, for the error on a file that is none of them.
+pub const LOOKED_FOR: &str = "a Kineto JSON object with \"traceEvents\", a Chrome-trace JSON array, \
+     rocprofv3 JSON (\"rocprofiler-sdk-tool\"), a rocprofv3 CSV (Kernel_Name, Start_Timestamp, …) or an SQLite \
+     database (Nsight Systems, rocpd, RPD), each optionally gzip";
+
+/// The first bytes of a file as stored (`raw`): whether it is gzip, and up to [`SNIFF`] bytes of its
+/// content (inflated when gzip; a cut or corrupt gzip head gives what inflated before the fault).
+pub(crate) fn head(raw: &[u8]) -> (bool, Vec<u8>) {
+    let gzip = raw.starts_with(&[0x1f, 0x8b]);
+    if !gzip {
+        return (false, raw[..raw.len().min(SNIFF)].to_vec());
+    }
+    let mut out = Vec::with_capacity(SNIFF);
+    let mut d = MultiGzDecoder::new(raw);
+    let mut buf = [0u8; 8192];
+    while out.len() < SNIFF {
+        match d.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    out.truncate(SNIFF);
+    (true, out)
+}
+
+/// Classifies a file by its first bytes as stored (inflated here when they are gzip).
+pub fn sniff_stored(raw: &[u8]) -> Sniffed {
+    sniff(&head(raw).1)
+}
+
+/// Classifies a file by its (inflated) first bytes.
+pub fn sniff(content: &[u8]) -> Sniffed {
+    if content.starts_with(b"SQLite format 3\0") {
+        return Sniffed::Sqlite;
+    }
+    let text = content.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(content);
+    let start = text.iter().position(|b| !b.is_ascii_whitespace());
+    match start.map(|i| (i, text[i])) {
+        Some((_, b'[')) => Sniffed::ChromeArray,
+        Some((i, b'{')) => {
+            if first_key(&text[i + 1..]) == Some(&b"rocprofiler-sdk-tool"[..]) {
+                Sniffed::Rocprofv3Json
+            } else {
+                Sniffed::KinetoObject
+            }
+        }
+        _ if is_rocprof_csv_header(text) => Sniffed::Rocprofv3Csv,
+        _ => Sniffed::Unknown,
+    }
+}
+
+/// The first key of an object whose `{` has been read, when it is a plain string (no escapes).
+fn first_key(rest: &[u8]) -> Option<&[u8]> {
+    let i = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+    let rest = rest[i..].strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    (rest[end] == b'"').then_some(&rest[..end])
+}
+
+/// A header column name folded for comparison across releases and `rocpd2csv`'s re-casing:
+/// lower case, letters and digits only (`"Kernel_Name"` → `kernelname`).
+pub(crate) fn fold(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// True when the first line is a CSV header with rocprofv3's kernel-trace columns.
+fn is_rocprof_csv_header(text: &[u8]) -> bool {
+    let line = text.split(|&b| b == b'\n').next().unwrap_or(b"");
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    let cols: Vec<String> = line.split(',').map(fold).collect();
+    let has = |c: &str| cols.iter().any(|x| x == c);
+    // counter_collection.csv has these columns too, one row per counter: not a kernel trace.
+    has("kernelname") && has("starttimestamp") && has("endtimestamp") && !has("countername")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_format_by_its_first_bytes() {
+        assert_eq!(sniff(b"SQLite format 3\0\x10\x00"), Sniffed::Sqlite);
+        assert_eq!(sniff(b"  [ {}\n,{\"ph\":\"X\"}"), Sniffed::ChromeArray);
+        assert_eq!(
+            sniff(b"{\n    \"rocprofiler-sdk-tool\": [\n"),
+            Sniffed::Rocprofv3Json
+        );
+        assert_eq!(sniff(b"{\"schemaVersion\": 1"), Sniffed::KinetoObject);
+        assert_eq!(
+            sniff(b"\xEF\xBB\xBF{\"traceEvents\": []}"),
+            Sniffed::KinetoObject
+        );
+        assert_eq!(
+            sniff(b"\"Kind\",\"Agent_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n"),
+            Sniffed::Rocprofv3Csv
+        );
+        assert_eq!(
+            sniff(b"GUID,KIND,KERNEL_NAME,START_TIMESTAMP,END_TIMESTAMP\r\n"),
+            Sniffed::Rocprofv3Csv
+        );
+        assert_eq!(
+            sniff(b"Correlation_Id,Kernel_Name,Counter_Name,Start_Timestamp,End_Timestamp\n"),
+            Sniffed::Unknown
+        );
+        assert_eq!(sniff(b"hello"), Sniffed::Unknown);
+        assert_eq!(sniff(b""), Sniffed::Unknown);
+    }
+
+    #[test]
+    fn gzip_heads_are_inflated() {
+        use flate2::{Compression, write::GzEncoder};
+        use std::io::Write;
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(b"SQLite format 3\0rest").unwrap_or_default();
+        let z = e.finish().unwrap_or_default();
+        let (gz, content) = head(&z);
+        assert!(gz);
+        assert_eq!(sniff(&content), Sniffed::Sqlite);
+        // A gzip cut after a few bytes still gives what inflated.
+        let (gz, content) = head(&z[..12]);
+        assert!(gz && content.len() < 20);
+    }
+}

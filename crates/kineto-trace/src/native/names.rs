@@ -1,0 +1,108 @@
+//! Kernel names as the family rules expect them: demangled, without the code-object suffixes AMD
+//! tools leave on (`.kd`, ` [clone .kd]`). Kineto writes demangled names; the vendors' formats keep
+//! some mangled (RPD's `_ZN…`, rocprofv3's `kernel_name`), so a reader demangles what is left.
+
+use std::borrow::Cow;
+
+/// The name with AMD's code-object descriptor suffixes removed and an Itanium-mangled symbol
+/// (`_Z…`) demangled; other names (extern "C", Tensile's `Cijk_…`) as they are.
+///
+/// ```
+/// use kineto_trace::native::kernel_name;
+/// assert_eq!(kernel_name("__amd_rocclr_fillBufferAligned.kd"), "__amd_rocclr_fillBufferAligned");
+/// assert_eq!(kernel_name("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>) [clone .kd]"),
+///            "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
+/// assert_eq!(kernel_name("_Z15addition_kernelIfEvPT_PKS0_S3_ii"),
+///            "void addition_kernel<float>(float*, float const*, float const*, int, int)");
+/// ```
+pub fn kernel_name(raw: &str) -> Cow<'_, str> {
+    let trimmed = raw
+        .strip_suffix(" [clone .kd]")
+        .or_else(|| raw.strip_suffix(".kd"))
+        .unwrap_or(raw);
+    if trimmed.starts_with("_Z")
+        && let Some(d) = demangle(trimmed)
+    {
+        return Cow::Owned(d);
+    }
+    Cow::Borrowed(trimmed)
+}
+
+/// An Itanium C++ symbol demangled as `c++filt` prints it, or `None` when it does not demangle.
+pub fn demangle(symbol: &str) -> Option<String> {
+    let sym = cpp_demangle::Symbol::new(symbol).ok()?;
+    sym.demangle().ok()
+}
+
+/// The HIP runtime's own blit kernels (`__amd_rocclr_fillBuffer…`, `__amd_rocclr_copyBuffer…`,
+/// images too): rocprofv3 and rocpd record fills, and some copies, only as these kernels, so a
+/// reader counts them as what they do. `None` for every other kernel.
+pub fn blit_kind(name: &str) -> Option<crate::model::GpuKind> {
+    let rest = name.strip_prefix("__amd_rocclr_")?;
+    if rest.starts_with("fill") {
+        Some(crate::model::GpuKind::Memset)
+    } else if rest.starts_with("copy") {
+        Some(crate::model::GpuKind::Memcpy)
+    } else {
+        None
+    }
+}
+
+/// A copy's name in the form the summary reads its direction from (`Memcpy HtoD (…)`), from an AMD
+/// direction word (`MEMORY_COPY_HOST_TO_DEVICE`, `CopyHostToDevice`, `HOST_TO_DEVICE`); the original
+/// word is kept in the parentheses.
+pub fn copy_name(direction: &str) -> String {
+    let folded: String = direction
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    let short = [
+        ("hosttodevice", "HtoD"),
+        ("devicetohost", "DtoH"),
+        ("devicetodevice", "DtoD"),
+        ("hosttohost", "HtoH"),
+        ("peertopeer", "PtoP"),
+    ]
+    .iter()
+    .find(|(long, _)| folded.contains(long))
+    .map_or("other", |(_, s)| s);
+    format!("Memcpy {short} ({direction})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_names_carry_the_direction_the_summary_reads() {
+        assert_eq!(
+            copy_name("MEMORY_COPY_HOST_TO_DEVICE"),
+            "Memcpy HtoD (MEMORY_COPY_HOST_TO_DEVICE)"
+        );
+        assert_eq!(
+            copy_name("CopyDeviceToHost"),
+            "Memcpy DtoH (CopyDeviceToHost)"
+        );
+        assert_eq!(
+            copy_name("MEMORY_COPY_NONE"),
+            "Memcpy other (MEMORY_COPY_NONE)"
+        );
+        assert_eq!(
+            crate::summary::copy_kind(&copy_name("MEMORY_COPY_DEVICE_TO_DEVICE")),
+            "DtoD"
+        );
+    }
+
+    #[test]
+    fn runtime_blits_are_fills_and_copies() {
+        use crate::model::GpuKind;
+        assert_eq!(
+            blit_kind("__amd_rocclr_fillBufferAligned"),
+            Some(GpuKind::Memset)
+        );
+        assert_eq!(blit_kind("__amd_rocclr_copyBuffer"), Some(GpuKind::Memcpy));
+        assert_eq!(blit_kind("__amd_rocclr_gwsInit"), None);
+        assert_eq!(blit_kind("Cijk_Ailk_Bljk"), None);
+    }
+}

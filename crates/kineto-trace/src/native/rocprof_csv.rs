@@ -1,0 +1,504 @@
+//! rocprofv3 CSV: one process's `<prefix>kernel_trace.csv` and the files beside it with the same
+//! prefix (`hip_api_trace.csv`, `hsa_api_trace.csv`, `marker_api_trace.csv`, `rccl_api_trace.csv`,
+//! `memory_copy_trace.csv`, `agent_info.csv`).
+//!
+//! Every column is found by its header name, folded (lower case, letters and digits only), so the
+//! releases' differences — `Stream_Id` added, `Private_Segment_Size` replaced by `Scratch_Size`,
+//! `Agent_Id` as `1` or `"Agent 1"`, `rocpd2csv`'s `Guid` column and re-cased names — read alike.
+//! Each file beside the kernel trace is told by its columns, not its name: `Domain` + `Function` is an
+//! API trace (HIP, HSA, markers, RCCL by the domain), `Direction` a copy trace, `Agent_Type` the
+//! agent list. A CSV belongs to the kernel set with the longest prefix it starts with.
+//!
+//! `Kernel_Name` is the full demangled signature; fills and copies that ran as the runtime's
+//! `__amd_rocclr_*` kernels count as fills and copies. `memory_copy_trace.csv` has no byte count.
+
+use super::TraceBuilder;
+use super::detect::fold;
+use super::names::{blit_kind, copy_name, kernel_name};
+use crate::error::{Error, Result};
+use crate::model::{
+    Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
+};
+use crate::parse::{Options, Parsed};
+use rustc_hash::FxHashMap;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+const KERNEL_TRACE: &str = "kernel_trace.csv";
+
+/// True for a (lower-case) file name of a rocprofv3 kernel trace, plain or gzip.
+pub(crate) fn is_kernel_trace_name(lower: &str) -> bool {
+    lower
+        .strip_suffix(".gz")
+        .unwrap_or(lower)
+        .ends_with(KERNEL_TRACE)
+}
+
+/// The kernel-trace files of a directory, one per process, sorted.
+pub(crate) fn csv_trace_sets(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = list(dir)?
+        .into_iter()
+        .filter(|p| is_kernel_trace_name(&lower_name(p)))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+fn lower_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+fn list(dir: &Path) -> Result<Vec<PathBuf>> {
+    let io_err = |source| Error::Io {
+        file: dir.to_path_buf(),
+        source,
+    };
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io_err)? {
+        let p = e.map_err(io_err)?.path();
+        if p.is_file() {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+fn prefix_of(kernel_file: &Path) -> String {
+    let lower = lower_name(kernel_file);
+    let lower = lower.strip_suffix(".gz").unwrap_or(&lower);
+    lower
+        .strip_suffix(KERNEL_TRACE)
+        .unwrap_or(lower)
+        .to_string()
+}
+
+/// The CSV files beside `kernel_file` that belong to its set (longest matching prefix), sorted.
+fn siblings(kernel_file: &Path) -> Result<Vec<PathBuf>> {
+    let dir = kernel_file.parent().filter(|d| !d.as_os_str().is_empty());
+    let dir = dir.unwrap_or(Path::new("."));
+    let files = list(dir)?;
+    let prefixes: Vec<String> = files
+        .iter()
+        .filter(|p| is_kernel_trace_name(&lower_name(p)))
+        .map(|p| prefix_of(p))
+        .collect();
+    let mine = prefix_of(kernel_file);
+    let mut out: Vec<PathBuf> = files
+        .into_iter()
+        .filter(|p| {
+            let n = lower_name(p);
+            let n = n.strip_suffix(".gz").unwrap_or(&n);
+            if !n.ends_with(".csv") || is_kernel_trace_name(n) || !n.starts_with(&mine) {
+                return false;
+            }
+            // Belongs to the longest kernel-set prefix it starts with.
+            prefixes
+                .iter()
+                .filter(|q| n.starts_with(q.as_str()))
+                .max_by_key(|q| q.len())
+                .is_some_and(|q| *q == mine)
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// One CSV table: folded header → column; its rows are read as they are iterated (byte records, no
+/// copy of the table).
+struct Table {
+    file: PathBuf,
+    cols: FxHashMap<String, usize>,
+    bytes: Vec<u8>,
+}
+
+impl Table {
+    fn parse(file: &Path, mut bytes: Vec<u8>) -> Result<Table> {
+        if bytes.starts_with(b"\xEF\xBB\xBF") {
+            bytes.drain(..3);
+        }
+        let mut r = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(&bytes[..]);
+        let head = r.byte_headers().map_err(|e| csv_err(file, e))?.clone();
+        let cols = head
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (fold(&String::from_utf8_lossy(h)), i))
+            .collect();
+        Ok(Table {
+            file: file.to_path_buf(),
+            cols,
+            bytes,
+        })
+    }
+
+    /// The rows, with their line numbers (the header is line 1).
+    fn records(&self) -> impl Iterator<Item = Result<(usize, csv::ByteRecord)>> + '_ {
+        csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(&self.bytes[..])
+            .into_byte_records()
+            .map(|r| {
+                r.map(|rec| {
+                    let line = rec.position().map_or(0, |p| p.line() as usize);
+                    (line, rec)
+                })
+                .map_err(|e| csv_err(&self.file, e))
+            })
+    }
+
+    fn has(&self, col: &str) -> bool {
+        self.cols.contains_key(col)
+    }
+
+    fn get<'r>(&self, row: &'r csv::ByteRecord, col: &str) -> Option<&'r str> {
+        let v = std::str::from_utf8(row.get(*self.cols.get(col)?)?)
+            .ok()?
+            .trim();
+        (!v.is_empty()).then_some(v)
+    }
+
+    fn err(&self, line: usize, message: String) -> Error {
+        Error::Native {
+            file: self.file.clone(),
+            at: format!("line {line}"),
+            message,
+        }
+    }
+
+    /// An integer cell.
+    fn int(&self, row: &csv::ByteRecord, col: &str, line: usize) -> Result<Option<i64>> {
+        match self.get(row, col) {
+            None => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| self.err(line, format!("column {col} is `{v}`, not an integer"))),
+        }
+    }
+
+    fn need(&self, row: &csv::ByteRecord, col: &str, line: usize) -> Result<i64> {
+        self.int(row, col, line)?
+            .ok_or_else(|| self.err(line, format!("no value in column {col}")))
+    }
+}
+
+fn csv_err(file: &Path, e: csv::Error) -> Error {
+    Error::Native {
+        file: file.to_path_buf(),
+        at: e
+            .position()
+            .map_or("CSV".to_string(), |p| format!("line {}", p.line())),
+        message: format!("not CSV: {e}"),
+    }
+}
+
+/// `1`, `"Agent 1"`: the number in an agent column.
+fn agent_number(v: &str) -> Option<i64> {
+    v.rsplit(' ').next()?.parse().ok()
+}
+
+/// Reads the set of `kernel_file` (with the files beside it), hashing every file read in name order.
+pub(crate) fn read(kernel_file: &Path, opts: &Options) -> Result<Parsed> {
+    let mut files = vec![kernel_file.to_path_buf()];
+    files.extend(siblings(kernel_file)?);
+    files.sort();
+    let mut hasher = opts.sha256.then(Sha256::new);
+    let mut tables = Vec::new();
+    let mut total = 0u64;
+    let mut gzip = false;
+    for f in &files {
+        let raw = std::fs::read(f).map_err(|source| Error::Io {
+            file: f.clone(),
+            source,
+        })?;
+        if let Some(h) = &mut hasher {
+            h.update(&raw);
+        }
+        let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
+            gzip = true;
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
+                .map_err(|e| Error::Gzip {
+                    file: f.clone(),
+                    offset: out.len() as u64,
+                    message: e.to_string(),
+                })?;
+            out
+        } else {
+            raw
+        };
+        total += bytes.len() as u64;
+        tables.push((f == kernel_file, Table::parse(f, bytes)?));
+    }
+    let trace = build(kernel_file, tables)?;
+    Ok(Parsed {
+        path: kernel_file.to_path_buf(),
+        sha256: hasher.map(|h| crate::source::hex(&h.finalize())),
+        gzip,
+        json_bytes: total,
+        trace,
+    })
+}
+
+/// Reads a kernel-trace CSV alone, from its bytes (a stream: no files beside it).
+pub(crate) fn read_one(name: &Path, bytes: &[u8]) -> Result<Trace> {
+    build(name, vec![(true, Table::parse(name, bytes.to_vec())?)])
+}
+
+fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
+    let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Csv);
+    b.header().producer = Some("rocprofv3 (rocprofiler-sdk)".into());
+    let (kernels, others): (Vec<_>, Vec<_>) = tables.into_iter().partition(|(k, _)| *k);
+    let Some((_, kt)) = kernels.into_iter().next() else {
+        return Err(Error::Format {
+            file: kernel_file.to_path_buf(),
+            message: "no kernel trace".into(),
+        });
+    };
+    for col in ["kernelname", "starttimestamp", "endtimestamp"] {
+        if !kt.has(col) {
+            return Err(kt.err(
+                1,
+                format!("the header has no {col} column: not a rocprofv3 kernel trace"),
+            ));
+        }
+    }
+    b.header().format_version = Some(
+        if kt.has("streamid") {
+            "kernel_trace columns with Stream_Id"
+        } else {
+            "kernel_trace columns without Stream_Id"
+        }
+        .into(),
+    );
+
+    // Agents: a GPU's device index is its position among the GPU agents by logical node.
+    let mut device_of: FxHashMap<i64, i64> = FxHashMap::default();
+    let mut api_tables = Vec::new();
+    let mut copy_tables = Vec::new();
+    for (_, t) in others {
+        if t.has("agenttype") {
+            let mut gpus = Vec::new();
+            for (i, rec) in t.records().enumerate() {
+                let (line, row) = rec?;
+                if t.get(&row, "agenttype")
+                    .is_some_and(|v| v.eq_ignore_ascii_case("GPU"))
+                {
+                    let logical = t.int(&row, "logicalnodeid", line)?;
+                    let node = t.int(&row, "nodeid", line)?;
+                    let name = t
+                        .get(&row, "productname")
+                        .or_else(|| t.get(&row, "name"))
+                        .map(str::to_string);
+                    let cus: Option<u64> = t.get(&row, "cucount").and_then(|v| v.parse().ok());
+                    gpus.push((
+                        logical.or(node).unwrap_or(i as i64),
+                        node,
+                        logical,
+                        name,
+                        cus,
+                    ));
+                }
+            }
+            gpus.sort_by_key(|g| g.0);
+            for (dev, (_, node, logical, name, cus)) in gpus.into_iter().enumerate() {
+                let dev = dev as i64;
+                for id in [node, logical].into_iter().flatten() {
+                    device_of.insert(id, dev);
+                }
+                b.header().devices.push(DeviceProps {
+                    id: Some(dev),
+                    name,
+                    num_sms: cus,
+                    total_global_mem: None,
+                });
+            }
+        } else if t.has("domain") && t.has("function") {
+            api_tables.push(t);
+        } else if t.has("direction") && t.has("starttimestamp") {
+            copy_tables.push(t);
+        }
+    }
+    if device_of.is_empty() {
+        b.note(
+            "no agent_info.csv beside the kernel trace: device numbers are rocprofv3's agent ids"
+                .into(),
+        );
+    }
+    let device = |agent: Option<i64>| agent.map(|a| device_of.get(&a).copied().unwrap_or(a));
+
+    // The process: from the API files, else the prefix's digits.
+    let prefix_pid: Option<i64> = prefix_of(kernel_file)
+        .trim_end_matches('_')
+        .rsplit(['/', '_'])
+        .next()
+        .and_then(|d| d.parse().ok());
+    let pid = api_tables
+        .iter()
+        .find_map(|t| {
+            let (_, r) = t.records().next()?.ok()?;
+            t.get(&r, "processid")?.parse().ok()
+        })
+        .or(prefix_pid)
+        .unwrap_or(0);
+
+    let mut overrun_rows = Vec::new();
+    let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
+    let (mut fills, mut copy_kernels) = (0u64, 0u64);
+    // Named (and classified) once per distinct kernel name, not per row.
+    let mut names: FxHashMap<Vec<u8>, (crate::model::Sym, GpuKind)> = FxHashMap::default();
+    for rec in kt.records() {
+        let (line, row) = rec?;
+        let raw = kt
+            .cols
+            .get("kernelname")
+            .and_then(|&c| row.get(c))
+            .unwrap_or(b"");
+        let (sym, kind) = match names.get(raw) {
+            Some(&v) => v,
+            None => {
+                let text = kernel_name(String::from_utf8_lossy(raw).trim()).into_owned();
+                let v = (b.name(&text), blit_kind(&text).unwrap_or(GpuKind::Kernel));
+                names.insert(raw.to_vec(), v);
+                v
+            }
+        };
+        let row = &row;
+        let start = kt.need(row, "starttimestamp", line)?;
+        let end = kt.need(row, "endtimestamp", line)?;
+        let agent = kt.get(row, "agentid").and_then(agent_number);
+        let dev = device(agent);
+        let queue = kt.int(row, "queueid", line)?.unwrap_or(0);
+        let stream = kt.int(row, "streamid", line)?.unwrap_or(queue);
+        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+        let mut op = GpuOp::at(sym, start, end - start, track);
+        op.device = dev;
+        op.stream = Some(stream);
+        op.correlation = b.correlation(0, kt.int(row, "correlationid", line)?.unwrap_or(0) as u64);
+        let dim = |c: &str| -> Result<u32> {
+            Ok(kt
+                .int(row, c, line)?
+                .unwrap_or(0)
+                .clamp(0, i64::from(u32::MAX)) as u32)
+        };
+        op.grid = [dim("gridsizex")?, dim("gridsizey")?, dim("gridsizez")?];
+        op.block = [
+            dim("workgroupsizex")?,
+            dim("workgroupsizey")?,
+            dim("workgroupsizez")?,
+        ];
+        match kind {
+            GpuKind::Memset => fills += 1,
+            GpuKind::Memcpy => copy_kernels += 1,
+            GpuKind::Kernel => {}
+        }
+        let n = queues.len() as u64;
+        let q = *queues.entry((agent.unwrap_or(-1), queue)).or_insert(n);
+        overrun_rows.push((q, start, end));
+        b.gpu_op(kind, op).map_err(|m| kt.err(line, m))?;
+    }
+
+    for t in &copy_tables {
+        for rec in t.records() {
+            let (line, row) = rec?;
+            let row = &row;
+            let start = t.need(row, "starttimestamp", line)?;
+            let end = t.need(row, "endtimestamp", line)?;
+            let text = copy_name(t.get(row, "direction").unwrap_or("MEMORY_COPY"));
+            let dst = device(t.get(row, "destinationagentid").and_then(agent_number));
+            let src = device(t.get(row, "sourceagentid").and_then(agent_number));
+            // The GPU side: CPU agents are not in the GPU list (with agent_info.csv).
+            let gpu = |d: Option<i64>| {
+                d.filter(|d| device_of.is_empty() || device_of.values().any(|v| v == d))
+            };
+            let dev = gpu(dst).or(gpu(src));
+            let stream = t.int(row, "streamid", line)?.unwrap_or(0);
+            let sym = b.name(&text);
+            let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+            let mut op = GpuOp::at(sym, start, end - start, track);
+            op.device = dev;
+            op.stream = Some(stream);
+            op.correlation =
+                b.correlation(0, t.int(row, "correlationid", line)?.unwrap_or(0) as u64);
+            b.gpu_op(GpuKind::Memcpy, op).map_err(|m| t.err(line, m))?;
+        }
+    }
+
+    let mut marks = 0u64;
+    for t in &api_tables {
+        for rec in t.records() {
+            let (line, row) = rec?;
+            let row = &row;
+            let domain = t.get(row, "domain").unwrap_or("").to_ascii_uppercase();
+            let function = t.get(row, "function").unwrap_or("?");
+            let start = t.need(row, "starttimestamp", line)?;
+            let end = t.need(row, "endtimestamp", line)?;
+            let row_pid = t.int(row, "processid", line)?.unwrap_or(pid);
+            let tid = t.int(row, "threadid", line)?.unwrap_or(0);
+            let corr = t.int(row, "correlationid", line)?.unwrap_or(0) as u64;
+            let sym = b.name(function);
+            let track = b.track(IdValue::Num(row_pid), IdValue::Num(tid));
+            let res = if domain.starts_with("MARKER") {
+                if end == start {
+                    marks += 1;
+                    b.other("roctx mark", start, end)
+                } else {
+                    b.span(
+                        SpanKind::UserAnnotation,
+                        Span {
+                            name: sym,
+                            ts_ns: start,
+                            dur_ns: end - start,
+                            track,
+                            external_id: None,
+                        },
+                    )
+                }
+            } else if domain.starts_with("RCCL") {
+                b.span(
+                    SpanKind::CpuOp,
+                    Span {
+                        name: sym,
+                        ts_ns: start,
+                        dur_ns: end - start,
+                        track,
+                        external_id: None,
+                    },
+                )
+            } else {
+                let api = if domain.starts_with("HSA") {
+                    Api::Driver
+                } else {
+                    Api::Runtime
+                };
+                let correlation = b.correlation(0, corr);
+                b.launch(Launch {
+                    name: sym,
+                    api,
+                    ts_ns: start,
+                    dur_ns: end - start,
+                    track,
+                    correlation,
+                    external_id: None,
+                    cbid: None,
+                })
+            };
+            res.map_err(|m| t.err(line, m))?;
+        }
+    }
+    if marks > 0 {
+        b.note(format!(
+            "{marks} roctx marks (instants) are not ranges: counted, not steps"
+        ));
+    }
+    if fills + copy_kernels > 0 {
+        b.note(format!(
+            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
+        ));
+    }
+    b.capture().queue_overruns = Some(super::overruns(&mut overrun_rows));
+    Ok(b.finish())
+}

@@ -1,0 +1,413 @@
+//! rocprofv3 JSON (`rocprofv3 --output-format json`): `{"rocprofiler-sdk-tool": [ process… ]}`.
+//!
+//! Per process (ROCm's rocprofiler-sdk `source/docs/rocprofv3-schema.json`, checked against a
+//! rocprofv3 file of ROCm 7.0 written on 8 × MI350X):
+//! * kernels — `buffer_records.kernel_dispatch[]`: `start_timestamp`, `end_timestamp` (ns, the
+//!   tool's clock), `thread_id`, `correlation_id.internal` (the launching API call's) and `.external`,
+//!   `dispatch_info.{agent_id.handle, queue_id.handle, kernel_id, workgroup_size, grid_size}`,
+//!   `stream_id.handle` (newer releases);
+//! * names — `kernel_symbols[]` by `kernel_id`: `demangled_kernel_name` (`.kd` and ` [clone .kd]`
+//!   removed), else `formatted_kernel_name`, else `kernel_name` demangled;
+//! * API calls — `hip_api[]`, `hsa_api[]`, `rccl_api[]`, `marker_api[]`, named by
+//!   `strings.buffer_records[kind].operations[operation]`; roctx ranges are `marker_api` records with
+//!   their text in `strings.marker_api[{key: correlation, value}]`;
+//! * copies — `memory_copy[]` with `bytes`, `src_agent_id`, `dst_agent_id`, the direction in the
+//!   operation's name (`MEMORY_COPY_HOST_TO_DEVICE` …);
+//! * GPUs — `agents[]` with `type == 2`: device index `gpu_index` (else `logical_node_type_id`),
+//!   `product_name` (else `name`), `cu_count`, `mem_banks[].size_in_bytes`.
+//!
+//! Fills have no record of their own: they run as the runtime's `__amd_rocclr_fill*` kernels, and
+//! some copies as `__amd_rocclr_copy*` kernels; those are counted as fills and copies
+//! ([`super::names::blit_kind`]). Correlation ids are per process, so they are made unique per
+//! process object.
+
+use super::TraceBuilder;
+use super::names::{blit_kind, copy_name, kernel_name};
+use crate::error::{Error, Result};
+use crate::model::{
+    Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
+};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use std::path::Path;
+
+#[derive(Deserialize)]
+struct Top {
+    #[serde(rename = "rocprofiler-sdk-tool")]
+    tool: Vec<Process>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Process {
+    metadata: Metadata,
+    agents: Vec<Agent>,
+    strings: Strings,
+    kernel_symbols: Vec<Symbol>,
+    buffer_records: Records,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Metadata {
+    pid: Option<i64>,
+    version: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Handle {
+    handle: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Agent {
+    id: Handle,
+    #[serde(rename = "type")]
+    kind: i64,
+    gpu_index: Option<i64>,
+    logical_node_type_id: Option<i64>,
+    name: Option<String>,
+    product_name: Option<String>,
+    cu_count: Option<u64>,
+    mem_banks: Vec<MemBank>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct MemBank {
+    size_in_bytes: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Strings {
+    buffer_records: Vec<KindNames>,
+    marker_api: Vec<KeyValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KindNames {
+    kind: String,
+    operations: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeyValue {
+    key: u64,
+    value: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Symbol {
+    kernel_id: u64,
+    kernel_name: String,
+    formatted_kernel_name: String,
+    demangled_kernel_name: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Records {
+    kernel_dispatch: Vec<Dispatch>,
+    hip_api: Vec<ApiRecord>,
+    hsa_api: Vec<ApiRecord>,
+    marker_api: Vec<ApiRecord>,
+    rccl_api: Vec<ApiRecord>,
+    memory_copy: Vec<Copy>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Correlation {
+    internal: u64,
+    external: u64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Dim3 {
+    x: u32,
+    y: u32,
+    z: u32,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct DispatchInfo {
+    agent_id: Handle,
+    queue_id: Handle,
+    kernel_id: u64,
+    workgroup_size: Dim3,
+    grid_size: Dim3,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Dispatch {
+    correlation_id: Correlation,
+    start_timestamp: i64,
+    end_timestamp: i64,
+    dispatch_info: DispatchInfo,
+    stream_id: Option<Handle>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ApiRecord {
+    kind: usize,
+    operation: usize,
+    thread_id: i64,
+    correlation_id: Correlation,
+    start_timestamp: i64,
+    end_timestamp: i64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Copy {
+    kind: usize,
+    operation: usize,
+    correlation_id: Correlation,
+    start_timestamp: i64,
+    end_timestamp: i64,
+    src_agent_id: Handle,
+    dst_agent_id: Handle,
+    bytes: Option<u64>,
+    stream_id: Option<Handle>,
+}
+
+/// Reads a whole rocprofv3 JSON text.
+pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
+    let top: Top = serde_json::from_slice(bytes).map_err(|e| Error::Native {
+        file: name.to_path_buf(),
+        at: format!("line {} column {}", e.line(), e.column()),
+        message: format!("not rocprofv3 JSON: {e}"),
+    })?;
+    let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Json);
+    b.header().producer = Some("rocprofv3 (rocprofiler-sdk)".into());
+    let mut overrun_rows = Vec::new();
+    let mut queues: FxHashMap<(u64, u64, u64), u64> = FxHashMap::default();
+    let (mut fills, mut copy_kernels) = (0u64, 0u64);
+    for (index, p) in top.tool.iter().enumerate() {
+        let at = |what: &str, i: usize| format!("process {index}, {what}[{i}]");
+        let bad = |at: String, message: String| Error::Native {
+            file: name.to_path_buf(),
+            at,
+            message,
+        };
+        if b.header().format_version.is_none() {
+            b.header().format_version = p.metadata.version.clone();
+        }
+        let pid = p.metadata.pid.unwrap_or(index as i64);
+        let scope = index as u64;
+        // GPU agents → device index and identity.
+        let mut device_of: FxHashMap<u64, i64> = FxHashMap::default();
+        for a in p.agents.iter().filter(|a| a.kind == 2) {
+            let Some(dev) = a.gpu_index.or(a.logical_node_type_id) else {
+                continue;
+            };
+            device_of.insert(a.id.handle, dev);
+            if !b.trace().header.devices.iter().any(|d| d.id == Some(dev)) {
+                let mem: u64 = a.mem_banks.iter().filter_map(|m| m.size_in_bytes).sum();
+                let props = DeviceProps {
+                    id: Some(dev),
+                    name: a.product_name.clone().or_else(|| a.name.clone()),
+                    num_sms: a.cu_count,
+                    total_global_mem: (mem > 0).then_some(mem),
+                };
+                b.header().devices.push(props);
+            }
+        }
+        let names: FxHashMap<u64, &Symbol> =
+            p.kernel_symbols.iter().map(|s| (s.kernel_id, s)).collect();
+        let mut sym_of: FxHashMap<u64, (crate::model::Sym, GpuKind)> = FxHashMap::default();
+        let op_name = |kind: usize, op: usize| -> Option<&str> {
+            p.strings
+                .buffer_records
+                .get(kind)?
+                .operations
+                .get(op)
+                .map(String::as_str)
+        };
+        let kind_name =
+            |kind: usize| -> &str { p.strings.buffer_records.get(kind).map_or("", |k| &k.kind) };
+        let messages: FxHashMap<u64, &str> = p
+            .strings
+            .marker_api
+            .iter()
+            .map(|kv| (kv.key, kv.value.as_str()))
+            .collect();
+
+        for (i, d) in p.buffer_records.kernel_dispatch.iter().enumerate() {
+            let info = &d.dispatch_info;
+            // Named (and classified) once per kernel symbol, not per dispatch.
+            let (sym, kind) = *sym_of.entry(info.kernel_id).or_insert_with(|| {
+                let raw = names.get(&info.kernel_id).map(|s| {
+                    if !s.demangled_kernel_name.is_empty() {
+                        s.demangled_kernel_name.as_str()
+                    } else if !s.formatted_kernel_name.is_empty() {
+                        s.formatted_kernel_name.as_str()
+                    } else {
+                        s.kernel_name.as_str()
+                    }
+                });
+                let text = match raw {
+                    Some(r) => kernel_name(r).into_owned(),
+                    None => format!("kernel_id {}", info.kernel_id),
+                };
+                (b.name(&text), blit_kind(&text).unwrap_or(GpuKind::Kernel))
+            });
+            let device = device_of.get(&info.agent_id.handle).copied();
+            let stream = d
+                .stream_id
+                .as_ref()
+                .map_or(info.queue_id.handle, |s| s.handle) as i64;
+            let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
+            let mut op = GpuOp::at(
+                sym,
+                d.start_timestamp,
+                d.end_timestamp - d.start_timestamp,
+                track,
+            );
+            op.device = device;
+            op.stream = Some(stream);
+            op.correlation = b.correlation(scope, d.correlation_id.internal);
+            op.external_id = std::num::NonZeroU64::new(d.correlation_id.external);
+            op.grid = [info.grid_size.x, info.grid_size.y, info.grid_size.z];
+            op.block = [
+                info.workgroup_size.x,
+                info.workgroup_size.y,
+                info.workgroup_size.z,
+            ];
+            match kind {
+                GpuKind::Memset => fills += 1,
+                GpuKind::Memcpy => copy_kernels += 1,
+                GpuKind::Kernel => {}
+            }
+            let n = queues.len() as u64;
+            let q = *queues
+                .entry((scope, info.agent_id.handle, info.queue_id.handle))
+                .or_insert(n);
+            overrun_rows.push((q, d.start_timestamp, d.end_timestamp));
+            b.gpu_op(kind, op)
+                .map_err(|m| bad(at("kernel_dispatch", i), m))?;
+        }
+
+        for (i, c) in p.buffer_records.memory_copy.iter().enumerate() {
+            let direction = op_name(c.kind, c.operation).unwrap_or("MEMORY_COPY");
+            let text = copy_name(direction);
+            let device = device_of
+                .get(&c.dst_agent_id.handle)
+                .or_else(|| device_of.get(&c.src_agent_id.handle))
+                .copied();
+            let stream = c.stream_id.as_ref().map_or(0, |s| s.handle) as i64;
+            let sym = b.name(&text);
+            let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
+            let mut op = GpuOp::at(
+                sym,
+                c.start_timestamp,
+                c.end_timestamp - c.start_timestamp,
+                track,
+            );
+            op.device = device;
+            op.stream = Some(stream);
+            op.correlation = b.correlation(scope, c.correlation_id.internal);
+            op.external_id = std::num::NonZeroU64::new(c.correlation_id.external);
+            op.bytes = c.bytes;
+            b.gpu_op(GpuKind::Memcpy, op)
+                .map_err(|m| bad(at("memory_copy", i), m))?;
+        }
+
+        for (list, what, api) in [
+            (&p.buffer_records.hip_api, "hip_api", Api::Runtime),
+            (&p.buffer_records.hsa_api, "hsa_api", Api::Driver),
+        ] {
+            for (i, r) in list.iter().enumerate() {
+                let text = op_name(r.kind, r.operation).unwrap_or("?").to_string();
+                let sym = b.name(&text);
+                let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
+                let l = Launch {
+                    name: sym,
+                    api,
+                    ts_ns: r.start_timestamp,
+                    dur_ns: r.end_timestamp - r.start_timestamp,
+                    track,
+                    correlation: b.correlation(scope, r.correlation_id.internal),
+                    external_id: std::num::NonZeroU64::new(r.correlation_id.external),
+                    cbid: None,
+                };
+                b.launch(l).map_err(|m| bad(at(what, i), m))?;
+            }
+        }
+
+        for (i, r) in p.buffer_records.rccl_api.iter().enumerate() {
+            let text = op_name(r.kind, r.operation).unwrap_or("?").to_string();
+            let sym = b.name(&text);
+            let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
+            let s = Span {
+                name: sym,
+                ts_ns: r.start_timestamp,
+                dur_ns: r.end_timestamp - r.start_timestamp,
+                track,
+                external_id: None,
+            };
+            b.span(SpanKind::CpuOp, s)
+                .map_err(|m| bad(at("rccl_api", i), m))?;
+        }
+
+        let mut open_ranges = 0u64;
+        for (i, r) in p.buffer_records.marker_api.iter().enumerate() {
+            let text = messages
+                .get(&r.correlation_id.internal)
+                .copied()
+                .or_else(|| op_name(r.kind, r.operation))
+                .unwrap_or("?")
+                .to_string();
+            if r.end_timestamp == 0 && r.start_timestamp > 0 {
+                open_ranges += 1;
+                continue;
+            }
+            if r.end_timestamp == r.start_timestamp {
+                b.other(
+                    &format!("{} mark", kind_name(r.kind)),
+                    r.start_timestamp,
+                    r.end_timestamp,
+                )
+                .map_err(|m| bad(at("marker_api", i), m))?;
+                continue;
+            }
+            let sym = b.name(&text);
+            let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
+            let s = Span {
+                name: sym,
+                ts_ns: r.start_timestamp,
+                dur_ns: r.end_timestamp - r.start_timestamp,
+                track,
+                external_id: None,
+            };
+            b.span(SpanKind::UserAnnotation, s)
+                .map_err(|m| bad(at("marker_api", i), m))?;
+        }
+        if open_ranges > 0 {
+            b.warn(
+                0,
+                format!(
+                    "process {index}: {open_ranges} roctx ranges were never closed (no end time); left out"
+                ),
+            );
+        }
+    }
+    if fills + copy_kernels > 0 {
+        b.note(format!(
+            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
+        ));
+    }
+    let o = super::overruns(&mut overrun_rows);
+    b.capture().queue_overruns = Some(o);
+    Ok(b.finish())
+}

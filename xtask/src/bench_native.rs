@@ -1,0 +1,293 @@
+//! `cargo xtask bench-native [--scale N] [--runs N]`
+//!
+//! Reading the native formats, against Python doing the same count in the same run. For each format
+//! the largest sample in testdata/native/samples is scaled up N times (default 200; the rocprofv3 JSON
+//! sample, 44 k dispatches, 10 times) by `python3` with its own sqlite3 / json / csv modules — rows
+//! copied with shifted times and ids, so the schema is the producer's — then timed:
+//!   * `kineto summary --json --no-sha256 FILE` (release build): reads the whole file into the model;
+//!   * the baseline: Python's `sqlite3` selecting the same rows (nsys: kernels, copies, fills, runtime
+//!     calls, NVTX; RPD: ops, API calls, their links) or `json.load` / `csv.reader` of the same file,
+//!     counting them;
+//!   * `kineto budget --json` on the same file: the reading's share of a full analysis.
+//!
+//! It prints rows, wall seconds, rows/s and the ratio to Python per format.
+
+use crate::bench_parse::measure;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Scales the samples (argv: samples dir, out dir, scale) and counts rows in a file (argv: count FILE).
+const PY: &str = r#"
+import csv, gzip, json, shutil, sqlite3, sys, time
+from pathlib import Path
+
+def scale_sqlite(src, dst, tables, n):
+    """Copies each table's rows n-1 more times: time columns shifted by the file's span, id columns by
+    k * 10^8 (so correlations and links stay one-to-one)."""
+    shutil.copy(src, dst)
+    c = sqlite3.connect(dst)
+    span = 0
+    for t, times, ids in tables:
+        if times:
+            r = c.execute(f'SELECT min("{times[0]}"), max("{times[-1]}") FROM {t}').fetchone()
+            if r[0] is not None:
+                span = max(span, r[1] - r[0] + 1)
+    for t, times, ids in tables:
+        cols = [r[1] for r in c.execute(f'PRAGMA table_info({t})')]
+        c.execute(f'CREATE TEMP TABLE orig AS SELECT * FROM {t}')
+        names = ', '.join(f'"{x}"' for x in cols)
+        for k in range(1, n):
+            def expr(col):
+                if col in times:
+                    return f'"{col}" + {k * span}'
+                if col in ids:
+                    return f'"{col}" + {k} * 100000000'
+                return f'"{col}"'
+            c.execute(f'INSERT INTO {t} ({names}) SELECT {", ".join(expr(x) for x in cols)} FROM orig')
+        c.execute('DROP TABLE orig')
+    c.commit()
+
+def count(path):
+    p = Path(path)
+    t0 = time.perf_counter()
+    head = (gzip.open(p).read(16) if p.suffix == '.gz' else p.read_bytes()[:16])
+    rows = 0
+    if head.startswith(b'SQLite format 3'):
+        c = sqlite3.connect(f'file:{p}?mode=ro', uri=True)
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
+        for t in ['CUPTI_ACTIVITY_KIND_KERNEL', 'CUPTI_ACTIVITY_KIND_MEMCPY', 'CUPTI_ACTIVITY_KIND_MEMSET',
+                  'CUPTI_ACTIVITY_KIND_RUNTIME', 'NVTX_EVENTS', 'rocpd_op', 'rocpd_api', 'rocpd_api_ops', 'StringIds',
+                  'rocpd_string']:
+            if t in tables:
+                for _ in c.execute(f'SELECT * FROM {t}'):
+                    rows += 1
+    elif p.name.endswith('.csv'):
+        with open(p, newline='') as f:
+            rows = sum(1 for r in csv.reader(f) if r) - 1
+    else:
+        opener = gzip.open if p.suffix == '.gz' else open
+        with opener(p, 'rt') as f:
+            text = f.read()
+        if text.lstrip().startswith('['):
+            if not text.rstrip().endswith(']'):
+                text = text.rstrip().rstrip(',') + ']'
+            rows = sum(1 for e in json.loads(text) if e)
+        else:
+            for proc in json.loads(text)['rocprofiler-sdk-tool']:
+                rows += sum(len(v) for v in proc['buffer_records'].values())
+    print(rows, time.perf_counter() - t0)
+
+def scale(samples, out, n):
+    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    s = Path(samples)
+    t = ['start', 'end']
+    scale_sqlite(s / 'nsys/nvfuser_test_matmul_nsys2024.6.sqlite', out / 'nsys.sqlite', [
+        ('CUPTI_ACTIVITY_KIND_KERNEL', t, ['correlationId']),
+        ('CUPTI_ACTIVITY_KIND_MEMCPY', t, ['correlationId']),
+        ('CUPTI_ACTIVITY_KIND_MEMSET', t, ['correlationId']),
+        ('CUPTI_ACTIVITY_KIND_RUNTIME', t, ['correlationId']),
+        ('NVTX_EVENTS', t, [])], n)
+    scale_sqlite(s / 'rpd/matmul_result.rpd', out / 'rpd.rpd', [
+        ('rocpd_op', t, ['id']), ('rocpd_api', t, ['id']),
+        ('rocpd_api_ops', [], ['id', 'api_id', 'op_id'])], n)
+    events = json.loads((s / 'rpd/matmul_result.rpd2tracing.json').read_text().rstrip().rstrip(',') )
+    with open(out / 'chrome.json', 'w') as f:
+        f.write('[\n')
+        for k in range(n):
+            for e in events:
+                if not e:
+                    continue
+                e = dict(e)
+                if 'ts' in e:
+                    e['ts'] = str(float(e['ts']) + k * 4_000_000)
+                if 'id' in e:
+                    e['id'] = str(int(e['id']) + k * 1000)
+                f.write(json.dumps(e) + ',\n')
+        f.write('{}]\n')
+    rows = list(csv.reader(open(s / 'rocprof-csv/kernel_trace.csv', newline='')))
+    head, body = rows[0], [r for r in rows[1:] if r]
+    with open(out / 'big_kernel_trace.csv', 'w', newline='') as f:
+        w = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)
+        w.writerow(head)
+        si, ei = head.index('Start_Timestamp'), head.index('End_Timestamp')
+        for k in range(n * 100):
+            for r in body:
+                r = list(r)
+                r[si] = int(r[si]) + k * 1_000_000
+                r[ei] = int(r[ei]) + k * 1_000_000
+                w.writerow(r)
+    doc = json.load(gzip.open(s / 'rocprofv3/mi350x_train_908_results.json.gz'))
+    proc = doc['rocprofiler-sdk-tool'][0]
+    disp = proc['buffer_records']['kernel_dispatch']
+    base = list(disp)
+    span = max(d['end_timestamp'] for d in base) - min(d['start_timestamp'] for d in base) + 1
+    for k in range(1, 10):
+        for d in base:
+            d = json.loads(json.dumps(d))
+            d['start_timestamp'] += k * span
+            d['end_timestamp'] += k * span
+            d['correlation_id']['internal'] += k * 10_000_000
+            disp.append(d)
+    with open(out / 'rocprofv3.json', 'w') as f:
+        json.dump(doc, f)
+
+if sys.argv[1] == 'count':
+    count(sys.argv[2])
+else:
+    scale(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+"#;
+
+struct Args {
+    scale: u64,
+    runs: usize,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut a = Args {
+        scale: 200,
+        runs: 3,
+    };
+    let mut it = args.iter();
+    while let Some(x) = it.next() {
+        let mut val = || it.next().ok_or(format!("{x} needs a value"));
+        match x.as_str() {
+            "--scale" => a.scale = val()?.parse().map_err(|e| format!("--scale: {e}"))?,
+            "--runs" => a.runs = val()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(a)
+}
+
+fn python(args: &[&str]) -> Result<String, String> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(PY)
+        .args(args)
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "python3 {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn best(runs: usize, mut f: impl FnMut() -> Result<Duration, String>) -> Result<Duration, String> {
+    let mut b = Duration::MAX;
+    for _ in 0..runs.max(1) {
+        b = b.min(f()?);
+    }
+    Ok(b)
+}
+
+/// Rows the model holds (`kineto summary`'s counts of what was read).
+fn model_rows(kineto: &Path, file: &Path) -> Result<u64, String> {
+    let out = Command::new(kineto)
+        .args(["summary", "--json", "--no-sha256"])
+        .arg(file)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("summary of {}: {e}", file.display()))?;
+    let n = |k: &str| v[k]["count"].as_u64().unwrap_or(0);
+    Ok(n("kernels")
+        + n("memcpy")
+        + n("memset")
+        + n("runtime")
+        + n("driver")
+        + v["user_annotations"].as_u64().unwrap_or(0))
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let a = parse_args(args)?;
+    let root = crate::workspace_root();
+    let kineto = crate::build_release_bin("kineto-cli", "kineto")?;
+    let tmp: PathBuf =
+        std::env::temp_dir().join(format!("kl1-bench-native-{}", std::process::id()));
+    let samples = root.join("testdata/native/samples");
+    eprintln!("scaling the samples ×{} into {} …", a.scale, tmp.display());
+    python(&[
+        "scale",
+        &samples.display().to_string(),
+        &tmp.display().to_string(),
+        &a.scale.to_string(),
+    ])?;
+    println!(
+        "{:<16} {:>10} {:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>10} {:>9}",
+        "format",
+        "MB",
+        "rows",
+        "model",
+        "kineto s",
+        "rows/s",
+        "python s",
+        "× py",
+        "budget s",
+        "RSS MiB"
+    );
+    for (format, file) in [
+        ("nsys SQLite", "nsys.sqlite"),
+        ("RPD SQLite", "rpd.rpd"),
+        ("rocprofv3 JSON", "rocprofv3.json"),
+        ("rocprofv3 CSV", "big_kernel_trace.csv"),
+        ("Chrome array", "chrome.json"),
+    ] {
+        let path = tmp.join(file);
+        let mb = std::fs::metadata(&path).map_err(|e| e.to_string())?.len() as f64 / 1e6;
+        let argv = |cmd: &str| -> Vec<String> {
+            vec![
+                cmd.to_string(),
+                "--json".into(),
+                if cmd == "summary" {
+                    "--no-sha256"
+                } else {
+                    "--whole-trace"
+                }
+                .into(),
+                path.display().to_string(),
+            ]
+        };
+        let mut rss = 0;
+        let read = best(a.runs, || {
+            let m = measure(&kineto, &argv("summary"))?;
+            rss = rss.max(m.rss_kb);
+            Ok(m.wall)
+        })?;
+        let budget = best(a.runs, || Ok(measure(&kineto, &argv("budget"))?.wall))?;
+        let mut rows = 0u64;
+        let py = best(a.runs, || {
+            let out = python(&["count", &path.display().to_string()])?;
+            let mut it = out.split_whitespace();
+            rows = it.next().and_then(|r| r.parse().ok()).unwrap_or(0);
+            let s: f64 = it.next().and_then(|r| r.parse().ok()).unwrap_or(0.0);
+            Ok(Duration::from_secs_f64(s))
+        })?;
+        let model = model_rows(&kineto, &path)?;
+        println!(
+            "{:<16} {:>10.1} {:>9} {:>10} {:>12.3} {:>10.0} {:>12.3} {:>8.1} {:>10.3} {:>9.0}",
+            format,
+            mb,
+            rows,
+            model,
+            read.as_secs_f64(),
+            rows as f64 / read.as_secs_f64(),
+            py.as_secs_f64(),
+            py.as_secs_f64() / read.as_secs_f64(),
+            budget.as_secs_f64(),
+            rss as f64 / 1024.0
+        );
+    }
+    println!(
+        "rows: what Python reads (all rows of the tables or events); model: kernels + copies + fills + \
+         API calls + ranges kept; kineto s: `kineto summary` wall time, whole process (best of {}); \
+         python s: the read-and-count alone, without interpreter start; budget s: `kineto budget --whole-trace` \
+         on the same file",
+        a.runs
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+    Ok(())
+}

@@ -2,7 +2,8 @@
 //! than the GPU's specified bandwidth cannot have happened, so it is an error about its inputs (the step's
 //! marker, the spec), never a GB/s above the GPU's.
 
-use kl1_shapes::{Gpu, shared_runs};
+use kl1_shapes::shared_runs;
+use model_shapes::Gpu;
 
 /// The shared expert's reads in a decode step of `rows` rows: each of the ceil(rows / 8) runs reads its
 /// `shared_expert_bytes` weights, in each of `layers` layers, within `span_ns` (docs/formulas.md §5). They

@@ -314,7 +314,8 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
         return Ok(rows_of(&listing_paths, &rules, &pattern, false, 0, |_, _| {})?.budget);
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
-    let mut input = std::fs::File::open(path).map_err(named)?;
+    // A file is noted as an input of this run (no result replaces it); a pipe is read as a stream.
+    let mut input = tool_io::open_stream(path, "diff input").map_err(|e| e.to_string())?;
     let mut head = Vec::with_capacity(HEAD);
     (&mut input)
         .take(HEAD as u64)
@@ -416,7 +417,8 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
     });
     let verdict = gate.map(|g| result.verdict(g));
     if let Some(page) = page {
-        match page.write_bytes(html_report::kineto_diff_page(&old, &new, &result, gate).as_bytes()) {
+        match page.write_bytes(html_report::kineto_diff_page(&old, &new, &result, gate).as_bytes())
+        {
             Ok(w) => out::written("kineto diff", &w),
             Err(e) => return fail(e.to_string()),
         }

@@ -307,7 +307,8 @@ pub fn estimate(model: &ModelShape, tokens: &Counts, kv_bytes: u64) -> StepEstim
             let uniform = t.map(|t| {
                 uniform_distinct_experts(m.experts, m.top_k, t).unwrap_or(m.experts as f64) / ep
             });
-            let per_request = requests.map(|r| (m.experts.min(m.top_k.saturating_mul(r))) as f64 / ep);
+            let per_request =
+                requests.map(|r| (m.experts.min(m.top_k.saturating_mul(r))) as f64 / ep);
             (
                 Experts {
                     uniform,

@@ -99,6 +99,9 @@ fn the_largest_counts_at_once() {
     for m in models() {
         let e = estimate(&m, &Counts::from(t), m.activation_bytes);
         finite(&m.model_type, e.bytes.total());
-        finite(&m.model_type, e.flops.linear.zip(e.flops.lm_head).map(|(a, b)| a + b));
+        finite(
+            &m.model_type,
+            e.flops.linear.zip(e.flops.lm_head).map(|(a, b)| a + b),
+        );
     }
 }

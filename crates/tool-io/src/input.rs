@@ -54,6 +54,34 @@ pub fn open_input(path: &Path, what: &str) -> Result<File, Error> {
     Ok(f)
 }
 
+/// Opens an input that may also be a pipe (`<(cmd)`, `/dev/stdin`): a regular file is opened and noted
+/// exactly as [`open_input`] does (so no result of this run replaces it); a FIFO or socket is opened
+/// as a stream (blocking until its writer writes, as a pipe should). Directories and devices are refused.
+pub fn open_stream(path: &Path, what: &str) -> Result<File, Error> {
+    let io = |error| Error::Input {
+        what: what.to_owned(),
+        path: path.to_owned(),
+        error,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() || t.is_socket() {
+            return File::open(path).map_err(io);
+        }
+    }
+    if !meta.is_file() {
+        return Err(Error::InputNotRegular {
+            what: what.to_owned(),
+            path: path.to_owned(),
+            kind: kind_name(meta.file_type()),
+        });
+    }
+    open_input(path, what)
+}
+
 /// Reads a small input whole: a regular file (or a symlink to one, see [`open_input`]) of at most `cap`
 /// bytes ([`caps`]). A larger file is refused before reading ([`Error::TooLarge`]), and reading stops at
 /// `cap` + 1 bytes in case it grows meanwhile.

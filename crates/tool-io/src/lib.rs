@@ -10,7 +10,7 @@
 //!   of an ordinary new file (the umask's) or the mode of the file it replaces, and the directory fsynced.
 //!   JSON results are checked finite first ([`check_finite`]): serde_json would write NaN as `null`.
 //!   Long sample files stream through [`Claim::stream`] and are renamed into place when finished.
-//! - **Small inputs** ([`read_input`], [`read_input_string`], [`open_input`]): regular files (or symlinks to
+//! - **Small inputs** ([`read_input`], [`read_input_string`], [`open_input`], [`open_stream`]): regular files (or symlinks to
 //!   one) only, opened so that a FIFO cannot block, and capped per kind of input ([`caps`]) so that
 //!   `/dev/zero` or a runaway file cannot grow memory. Every error names the input's role and path.
 //! - **Stdout** ([`stdout`]): data goes to a locked, buffered stdout through `io::Result`, never `println!`;
@@ -36,7 +36,7 @@ pub mod terminal;
 pub use claim::{Claim, Stream, Written};
 pub use error::Error;
 pub use finite::{NonFinite, check_finite};
-pub use input::{caps, open_input, read_input, read_input_string};
+pub use input::{caps, open_input, open_stream, read_input, read_input_string};
 
 use std::fs::FileType;
 

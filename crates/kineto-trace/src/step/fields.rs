@@ -33,7 +33,12 @@ pub(super) struct Fields {
 }
 
 /// The fields a regex marker's groups give.
-pub(super) fn fields(regex: &Regex, name: &str, index: usize, warnings: &mut Vec<String>) -> Fields {
+pub(super) fn fields(
+    regex: &Regex,
+    name: &str,
+    index: usize,
+    warnings: &mut Vec<String>,
+) -> Fields {
     let caps = regex.captures(name);
     let text = |g: &str| caps.as_ref().and_then(|c| c.name(g)).map(|m| m.as_str());
     let mut unreadable: Vec<(String, String)> = Vec::new();

@@ -44,7 +44,12 @@ impl<'t> Pids<'t> {
 }
 
 /// The note naming the profile that found the steps.
-pub(super) fn found_note(profile: &str, finder: &Finder, markers: &[Marker], trace: &Trace) -> String {
+pub(super) fn found_note(
+    profile: &str,
+    finder: &Finder,
+    markers: &[Marker],
+    trace: &Trace,
+) -> String {
     let n = markers.len();
     match finder {
         Finder::Names(_) => format!("steps from the built-in `{profile}` markers ({n} found)"),
@@ -76,7 +81,12 @@ pub(super) fn found_note(profile: &str, finder: &Finder, markers: &[Marker], tra
 }
 
 /// The markers one profile finds.
-pub(super) fn find_markers(trace: &Trace, links: &Links, finder: &Finder, pids: &mut Pids<'_>) -> Vec<Marker> {
+pub(super) fn find_markers(
+    trace: &Trace,
+    links: &Links,
+    finder: &Finder,
+    pids: &mut Pids<'_>,
+) -> Vec<Marker> {
     match finder {
         Finder::Names(regex) => name_markers(trace, regex)
             .into_iter()

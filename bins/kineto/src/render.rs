@@ -178,8 +178,10 @@ pub fn csv_row<R: ?Sized>(
     writeln!(w, "{}", cells.join(","))
 }
 
+// serde_json wraps the sink's error in its own; `io::Error::from` unwraps it again (an I/O error comes
+// back as it was), so a closed pipe still reads as one to tool-io's stdout policy.
 fn json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
-    serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
+    serde_json::to_writer(&mut *w, s).map_err(io::Error::from)
 }
 
 fn json_val(w: &mut impl Write, v: &Val<'_>) -> io::Result<()> {
@@ -189,7 +191,7 @@ fn json_val(w: &mut impl Write, v: &Val<'_>) -> io::Result<()> {
         Val::U(n) => write!(w, "{n}"),
         Val::I(n) => write!(w, "{n}"),
         Val::Bool(b) => write!(w, "{b}"),
-        Val::F(x) if x.is_finite() => serde_json::to_writer(&mut *w, x).map_err(io::Error::other),
+        Val::F(x) if x.is_finite() => serde_json::to_writer(&mut *w, x).map_err(io::Error::from),
         Val::F(_) => w.write_all(b"null"),
     }
 }
@@ -366,6 +368,36 @@ mod tests {
         let mut v = Vec::new();
         f(&mut v).unwrap();
         String::from_utf8(v).unwrap()
+    }
+
+    /// A writer whose reader has gone: every write fails as a closed pipe does.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_under_a_float_or_a_name_stays_a_closed_pipe() {
+        // `kineto … --json | head -1`: the write that meets the closed pipe may be a float or a name
+        // (serde_json writes those); the error must still read as a closed pipe, so the program ends
+        // quietly with 0 rather than "Broken pipe" and 1.
+        let r = R {
+            name: "gemm".into(),
+            ts: 0,
+            dur: Some(1),
+        };
+        for v in [Val::F(1.5), Val::Str(Cow::Borrowed("gemm"))] {
+            let e = json_val(&mut ClosedPipe, &v).unwrap_err();
+            assert!(tool_io::stdout::is_closed_pipe(&e), "{v:?}: {e:?}");
+        }
+        let e = json_row(&mut ClosedPipe, COLS, &r, &Ctx::default()).unwrap_err();
+        assert!(tool_io::stdout::is_closed_pipe(&e), "{e:?}");
     }
 
     #[test]

@@ -597,7 +597,7 @@ fn json_row(w: &mut impl Write, row: &Row<'_>) -> io::Result<()> {
             }
         }
     }
-    serde_json::to_writer(&mut *w, &top).map_err(io::Error::other)?;
+    serde_json::to_writer(&mut *w, &top).map_err(io::Error::from)?;
     w.write_all(b"\n")
 }
 

@@ -10,6 +10,12 @@
 //!    `persist`. Tests, `xtask/` and `fuzz/` are not checked (they write scratch files and generated
 //!    data). Exceptions are listed in [`WRITES_ALLOWED`] with their reason.
 //!
+//! 5. One column list per table: the tables `kineto` prints and exports are column lists in
+//!    `crates/kineto-tables/src` only — no other source file builds a column (`Col {` or `col!(`) — and
+//!    each list is the one `Table::columns` names for its table, once.
+//! 6. No library source file (`crates/*/src`, `python/src`) is over [`MAX_LIBRARY_LINES`] lines: a file
+//!    that grows past it is split by job. Files over it today are listed in [`PENDING_LONG`].
+//!
 //! 4. Every dependency a workspace crate declares (`[dependencies]`, `[dev-dependencies]`,
 //!    `[build-dependencies]`) is used: its crate name (`-` → `_`) appears as a path (`name::`), a `use`,
 //!    an `extern crate` or a macro call (`name!`) in one of the crate's `.rs` files. The same check
@@ -60,6 +66,23 @@ const WRITES_ALLOWED: &[(&str, &str)] = &[];
 
 /// (file, pattern, what to do) — writes outside tool-io today; to be fixed by the owner.
 const PENDING_WRITES: &[(&str, &str, &str)] = &[];
+
+/// The most lines a library source file may have.
+const MAX_LIBRARY_LINES: usize = 800;
+
+/// Library files over [`MAX_LIBRARY_LINES`] today; to be split by job by their owners.
+const PENDING_LONG: &[&str] = &[
+    "crates/kineto-trace/src/family.rs",
+    "crates/kl1-shapes/src/hf/mod.rs",
+    "crates/kl1-shapes/src/spec.rs",
+    "crates/kl1-window-gen/src/lib.rs",
+    "crates/provenance/src/diff.rs",
+    "crates/provenance/src/lib.rs",
+];
+
+/// Where the tables' column lists live, and the file that names each table's list.
+const TABLES_SRC: &str = "crates/kineto-tables/src";
+const TABLES_REGISTRY: &str = "crates/kineto-tables/src/table.rs";
 
 /// Source files ARCHITECTURE.md does not name today; to be added to its code map by their owners.
 const PENDING_UNNAMED: &[&str] = &[];
@@ -389,6 +412,94 @@ fn result_files_are_written_only_through_tool_io() {
     check_with_pending(
         "files written without tool-io (use tool_io::Claim; docs/result-files.md)",
         &found,
+        &pending,
+    );
+}
+
+#[test]
+fn one_column_list_per_table() {
+    let root = root();
+    let mut outside = Vec::new();
+    let mut lists: Vec<String> = Vec::new();
+    for (src, _) in src_dirs(&root) {
+        let in_tables = rel(&root, &src) == TABLES_SRC;
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let text = fs::read_to_string(&f).expect("read");
+            let (code, _) = code_and_strings(&text);
+            if in_tables {
+                lists.extend(column_lists(&code));
+            } else if code.contains("Col {") || code.contains("col!(") {
+                outside.push(rel(&root, &f));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "column lists outside {TABLES_SRC} (a table's columns are one list there; docs/tables.md):\n  {}",
+        outside.join("\n  ")
+    );
+    let registry = fs::read_to_string(root.join(TABLES_REGISTRY)).expect("table.rs");
+    let (code, _) = code_and_strings(&registry);
+    lists.sort();
+    for l in &lists {
+        let named = code.matches(&format!("crate::{l}()")).count();
+        assert_eq!(
+            named, 1,
+            "{l}: Table::columns in {TABLES_REGISTRY} names it {named} times (once: one list per table)"
+        );
+    }
+    let named = code.matches("_columns()").count();
+    assert_eq!(
+        named,
+        lists.len(),
+        "{TABLES_REGISTRY} names {named} column lists, {TABLES_SRC} defines {lists:?}"
+    );
+}
+
+/// The column lists a file defines: `fn NAME<…>() -> &… [Col<…>]`.
+fn column_lists(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in code.lines() {
+        let t = l.trim_start();
+        let Some(rest) = t.strip_prefix("pub fn ").or_else(|| t.strip_prefix("fn ")) else {
+            continue;
+        };
+        if l.split_once("->")
+            .is_some_and(|(_, ret)| ret.contains("[Col<"))
+        {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_library_file_is_over_the_line_limit() {
+    let root = root();
+    let mut long = Vec::new();
+    for (src, library) in src_dirs(&root) {
+        if !library {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let lines = fs::read_to_string(&f).expect("read").lines().count();
+            if lines > MAX_LIBRARY_LINES {
+                long.push(rel(&root, &f));
+            }
+        }
+    }
+    let pending: Vec<String> = PENDING_LONG.iter().map(|s| s.to_string()).collect();
+    check_with_pending(
+        &format!("library files over {MAX_LIBRARY_LINES} lines (split them by job)"),
+        &long,
         &pending,
     );
 }

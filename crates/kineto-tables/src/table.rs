@@ -35,8 +35,6 @@ pub struct About {
     pub name: &'static str,
     /// What one row is.
     pub rows: &'static str,
-    /// The `kineto` command that prints it.
-    pub cli: &'static str,
     /// Whether `kineto-export` writes it (`DIR/<name>/rank=N/<trace>.parquet`) and the Python module builds
     /// it per trace.
     pub exported: bool,
@@ -78,74 +76,54 @@ impl Table {
 
     /// What the table is and where it appears.
     pub fn about(self) -> About {
-        let (name, rows, cli, exported, python) = match self {
+        let (name, rows, exported, python) = match self {
             Table::GpuOps => (
                 "gpu_ops",
                 "one row per kernel, copy and fill: kernels in file order, then copies, then fills",
-                "`kineto kernels` (the kernel rows)",
                 true,
                 "`gpu_ops()`, `kernels()` (the kernel rows)",
             ),
             Table::Steps => (
                 "steps",
                 "one row per step, with its budget's totals",
-                "`kineto steps`; `kineto budget` (with the step's buckets and families nested)",
                 true,
                 "`steps()`",
             ),
-            Table::Budget => (
-                "budget",
-                "one row per step × bucket",
-                "`kineto budget` (nested in the step's row as `buckets`)",
-                true,
-                "`budget()`",
-            ),
+            Table::Budget => ("budget", "one row per step × bucket", true, "`budget()`"),
             Table::Families => (
                 "families",
                 "one row per step × kernel family",
-                "`kineto budget` (nested in the step's row as `families`, and `unmatched`)",
                 true,
                 "`families()`",
             ),
             Table::Annotations => (
                 "annotations",
                 "one row per user annotation range (CPU) and GPU mirror of one",
-                "—",
                 true,
                 "`annotations()`",
             ),
             Table::AnnotationStats => (
                 "annotation_stats",
                 "one row per annotation name, most CPU time first",
-                "`kineto annotations`",
                 false,
                 "",
             ),
             Table::Top => (
                 "top",
                 "one row per group of kernels (by name, family or bucket), most total time first",
-                "`kineto top`",
                 false,
                 "`top()`",
             ),
             Table::Ranks => (
                 "ranks",
                 "one row per step × quantity (`span`, `idle`, each bucket) across the ranks of a run",
-                "`kineto ranks`",
                 false,
                 "",
             ),
-            Table::Roofline => (
-                "roofline",
-                "one row per step and rank",
-                "`kineto roofline`",
-                false,
-                "",
-            ),
+            Table::Roofline => ("roofline", "one row per step and rank", false, ""),
             Table::Weights => (
                 "weights",
                 "one row per tensor group of the model, per rank for tp/ep",
-                "`kineto roofline --weights`",
                 false,
                 "",
             ),
@@ -153,7 +131,6 @@ impl Table {
         About {
             name,
             rows,
-            cli,
             exported,
             python,
         }

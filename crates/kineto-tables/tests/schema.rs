@@ -143,13 +143,33 @@ fn null(c: &ColInfo) -> &'static str {
     if c.nullable { "yes" } else { "no" }
 }
 
+/// The `kineto` command that prints each table (the library names no command line; the docs do).
+fn printed_by(t: Table) -> &'static str {
+    match t {
+        Table::GpuOps => "`kineto kernels` (the kernel rows)",
+        Table::Steps => {
+            "`kineto steps`, and `kineto budget` with the step's buckets and families nested"
+        }
+        Table::Budget => "`kineto budget`, nested in each step's row as `buckets`",
+        Table::Families => {
+            "`kineto budget`, nested in each step's row as `families` (and `unmatched`)"
+        }
+        Table::Annotations => "no listing (`kineto annotations` prints `annotation_stats`)",
+        Table::AnnotationStats => "`kineto annotations`",
+        Table::Top => "`kineto top`",
+        Table::Ranks => "`kineto ranks`",
+        Table::Roofline => "`kineto roofline`",
+        Table::Weights => "`kineto roofline --weights`",
+    }
+}
+
 /// docs/tables.md's generated section: every table, every column, its JSON and CSV keys.
 fn tables_md() -> String {
     let mut s = String::new();
     for t in Table::ALL {
         let a = t.about();
         s.push_str(&format!("### `{}`\n\n{}.", a.name, capitalised(a.rows)));
-        s.push_str(&format!(" Printed by {}", a.cli));
+        s.push_str(&format!(" Printed by {}", printed_by(t)));
         if a.exported {
             s.push_str(&format!(
                 "; exported as `DIR/{}/rank=N/<trace>.parquet`",

@@ -11,7 +11,8 @@ added values are checked where another output holds them: the new `steps` column
 rows, the new `budget` step columns against the new `steps` rows, the new kernel columns against the old
 Parquet `gpu_ops`, the µs/ns twins against each other. Parquet files (read with pyarrow when it can be
 imported, else compared as bytes) must hold the same columns and values, plus the documented additions, and
-`kineto.schema_version` 1 → 2. HTML pages must embed the same tool JSON after the same renames.
+`kineto.schema_version` 1 → 2. HTML pages must embed the same tool JSON after the same renames and be the same page but for the tables of
+the tool's rows (top kernels, roofline steps: they show every scalar key, renamed and added ones too).
 Prints one line per difference that is not allowed and a summary; exits 1 if there is any.
 """
 
@@ -62,13 +63,15 @@ def read_renames(path):
             continue
         where, old, new = cells
         where = where.strip("`")
-        news = re.findall(r"`([^`]+)`", new)
+        # Parentheses explain; the names are outside them. CSV `x` is a name only CSV has.
+        new = re.sub(r"\([^)]*\)", "", new)
+        news = re.findall(r"(?:(CSV|JSON) )?`([^`]+)`", new)
         if old in ("—", "-", ""):
             added.setdefault(where, []).extend(news)
-        else:
-            olds = re.findall(r"`([^`]+)`", old)
-            assert len(olds) == 1, line
-            renames.setdefault(where, []).append((olds[0], news))
+            continue
+        olds = re.findall(r"`([^`]+)`", old)
+        assert len(olds) == 1, line
+        renames.setdefault(where, []).append((olds[0], [n for _, n in news]))
     return renames, added
 
 
@@ -96,10 +99,15 @@ def rename_row(row, renames, form):
     return out
 
 
-def drop_added(row, added, where, problems, origin):
+def drop_added(row, added, where, problems, origin, form):
     """Sets the added keys of the new row aside (each must be there); returns them."""
     got = {}
-    for a in added:
+    for only, a in added:
+        if only and only.lower() != form:
+            continue
+        if form == "csv" and a.endswith("_ns"):
+            # CSV writes a duration as `X_us` only (the naming rule): an added `X_ns` adds no CSV key.
+            continue
         path = a.split(".")
         if len(path) == 1:
             keys = [k for k in expand(a) if k in row]
@@ -135,13 +143,24 @@ class Compare:
         self.before, self.after = before, after
         self.renames, self.added = renames, added
         self.problems = []
+        # Where each output tree was written (outputs.sh records it in `.root`): paths under it are the
+        # tree's own, not output.
+        self.roots = [before, after]
+        for d in (before, after):
+            try:
+                self.roots.append(open(os.path.join(d, ".root"), encoding="utf-8").read().strip())
+            except OSError:
+                pass
+        self.roots.sort(key=len, reverse=True)
         self.counts = {"files": 0, "identical": 0, "renamed": 0, "rows": 0}
         self.new_steps = {}
         self.old_budget = {}
         self.new_kernels = {}
 
     def norm(self, text):
-        return text.replace(self.before, "OUT").replace(self.after, "OUT")
+        for root in self.roots:
+            text = text.replace(root, "OUT")
+        return text
 
     def listing(self, rel, old, new, where, form):
         ren = self.renames.get(where, [])
@@ -160,7 +179,7 @@ class Compare:
         for i, (a, b) in enumerate(zip(o, n)):
             self.counts["rows"] += 1
             a = rename_row(a, ren, form)
-            extra = drop_added(b, add, where, self.problems, f"{rel} row {i}")
+            extra = drop_added(b, add, where, self.problems, f"{rel} row {i}", form)
             self.check_added(rel, where, form, i, a, b, extra)
             if a != b:
                 ka, kb = set(a), set(b)
@@ -215,7 +234,8 @@ class Compare:
                 um = old_b.get("unmatched", {})
                 if (s["unmatched_kernels"], s["unmatched_sum_ns"]) != (um.get("count"), um.get("sum_ns")):
                     self.problems.append(f"{d}: steps unmatched != the old budget's unmatched")
-                step_part = {k: v for k, v in new_b.items() if k not in ("buckets", "families", "unmatched")}
+                step_part = {k: v for k, v in new_b.items()
+                             if k not in ("buckets", "families", "unmatched") and "." not in k}
                 if step_part != s:
                     diff = sorted(k for k in set(step_part) | set(s) if step_part.get(k) != s.get(k))
                     self.problems.append(f"{d}: budget's step columns != steps: {diff[:8]}")
@@ -247,10 +267,11 @@ class Compare:
             return
         a, b = pq.read_table(old_path), pq.read_table(new_path)
         table = rel.split("/parquet/")[1].split("/")[0]
-        add = [c for c in self.added.get(f"Parquet {table}", [])]
-        ma, mb = a.schema.metadata or {}, b.schema.metadata or {}
-        ma = {k: v for k, v in ma.items() if k != b"ARROW:schema"}
-        mb = {k: v for k, v in mb.items() if k != b"ARROW:schema"}
+        add = [c for _, c in self.added.get(f"Parquet {table}", [])]
+        ma = dict(pq.read_metadata(old_path).metadata or {})
+        mb = dict(pq.read_metadata(new_path).metadata or {})
+        ma.pop(b"ARROW:schema", None)
+        mb.pop(b"ARROW:schema", None)
         if ma.get(b"kineto.schema_version") != b"1" or mb.get(b"kineto.schema_version") != b"2":
             self.problems.append(f"{rel}: schema_version {ma.get(b'kineto.schema_version')} → {mb.get(b'kineto.schema_version')}")
         ma.pop(b"kineto.schema_version", None)
@@ -288,13 +309,21 @@ class Compare:
                     continue
                 for i, (ra, rb) in enumerate(zip(xa, xb)):
                     ra = rename_row(ra, self.renames.get(where, []), "json")
-                    drop_added(rb, self.added.get(where, []), where, self.problems, f"{rel} {key} {i}")
+                    drop_added(rb, self.added.get(where, []), where, self.problems, f"{rel} {key} {i}", "json")
                     if ra != rb:
                         diff = sorted(k for k in set(ra) | set(rb) if ra.get(k) != rb.get(k))
                         self.problems.append(f"{rel}: {key} row {i} differs in {diff[:8]}")
                         break
             elif xa != xb:
                 self.problems.append(f"{rel}: {key} differs")
+        # The rest of the page: the same, but the tables of the tool's own rows (the top kernels, the
+        # roofline steps: a column per scalar key, `file` among them), which show renamed and added keys
+        # too; their values are the embedded JSON's, checked above.
+        def rest(t):
+            t = re.sub(r'<script type="application/json" id="tool-json">.*?</script>', "", t, flags=re.S)
+            return re.sub(r"<table\b(?:(?!</table>).)*?<th>file</th>.*?</table>", "", t, flags=re.S)
+        if self.norm(rest(old)) != self.norm(rest(new)):
+            self.problems.append(f"{rel}: the page beyond its embedded JSON and top table differs")
         self.counts["pages"] = self.counts.get("pages", 0) + 1
 
     def run(self):
@@ -314,6 +343,12 @@ class Compare:
                 new = open(new_path, encoding="utf-8", errors="replace").read()
                 if self.norm(old) == self.norm(new):
                     self.counts["identical"] += 1
+                    continue
+                if f.endswith(".err") and sorted(self.norm(old).splitlines()) == sorted(self.norm(new).splitlines()):
+                    # Notes printed by worker threads as each trace is read (`kineto ranks`): the same
+                    # lines, in the order the threads finished.
+                    self.counts["stderr, same lines in another order"] = self.counts.get(
+                        "stderr, same lines in another order", 0) + 1
                     continue
                 self.counts["renamed"] += 1
                 where, form = listing_of(f)

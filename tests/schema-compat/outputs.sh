@@ -14,6 +14,7 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+echo "$out" >"$out/.root"
 traces=()
 while IFS= read -r f; do traces+=("$f"); done < <(
     { find testdata/traces -name '*.json' -o -name '*.json.gz'

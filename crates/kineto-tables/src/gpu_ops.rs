@@ -102,8 +102,8 @@ impl<'a> GpuOps<'a> {
     fn row(&self, kind: GpuKind, i: usize) -> GpuOpRow<'_> {
         let (t, an, rules) = (self.trace, self.analysis, self.rules);
         let op = &t.gpu_ops(kind)[i];
-        let launch = an.links.launch_of(kind, i).and_then(|l| t.launches.get(l));
         let link = an.links.launch_of(kind, i);
+        let launch = link.and_then(|l| t.launches.get(l));
         let (family, bucket, matched, how) = match kind {
             GpuKind::Kernel => {
                 let label = an.classes.label(i);

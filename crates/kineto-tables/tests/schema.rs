@@ -3,6 +3,7 @@
 //! `docs/tables.md` (every table, every form's keys), `docs/parquet.md`'s schema section and
 //! `docs/python.md`'s `top()` section are the column lists, rendered: these tests render them and compare.
 //! `KINETO_TABLES_BLESS=1 cargo test -p kineto-tables --test schema` rewrites the sections.
+#![allow(clippy::unwrap_used)] // Test helpers, outside `#[test]` functions.
 
 use kineto_tables::{ColInfo, PARTITION, SCHEMA_VERSION, Table, Ty, Unit};
 use std::collections::BTreeMap;

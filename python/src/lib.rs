@@ -2,15 +2,16 @@
 //! analyses them as `kineto` does, and hands tables to Python as Arrow C streams (the Arrow PyCapsule
 //! interface), which pyarrow, polars and DuckDB import without copying the columns.
 //!
-//! What it is: a thin binding. The tables' columns are `kineto-parquet`'s column lists (one schema for
-//! the Parquet files and the Python tables; `docs/parquet.md`), the analysis is `kineto-trace`'s.
+//! What it is: a thin binding. The tables' columns are `kineto-tables`' column lists, made Arrow batches by
+//! `kineto-parquet` (one schema for the CLI, the Parquet files and the Python tables; `docs/tables.md`),
+//! the analysis is `kineto-trace`'s.
 //! What it is not: the Python API users call; `python/kineto_trace/__init__.py` wraps these functions
 //! into `read`, `read_ranks` and `Trace` with pyarrow tables.
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use arrow_schema::SchemaRef;
-use kineto_parquet::{Analysed, Table, fill_table, top_batches};
+use kineto_parquet::{Analysed, Table, fill_table, table_schema, top_batches};
 use kineto_trace::analysis::{Analysis, GroupBy, KernelGroup, top_tables};
 use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
@@ -249,13 +250,17 @@ impl NativeTrace {
         self.parsed.trace.salvaged.is_some()
     }
 
-    /// One of `kineto-parquet`'s tables (`gpu_ops`, `steps`, `budget`, `families`, `annotations`) as
-    /// an Arrow stream; built with the GIL released.
+    /// One of the per-trace tables (`gpu_ops`, `steps`, `budget`, `families`, `annotations`) as an
+    /// Arrow stream; built with the GIL released.
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<ArrowStream> {
-        let table = Table::from_name(name).ok_or_else(|| {
-            let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
-            PyValueError::new_err(format!("no table `{name}`; tables: {}", names.join(", ")))
-        })?;
+        let exported = |t: &Table| Table::EXPORTED.contains(t);
+        let (table, schema) = Table::from_name(name)
+            .filter(exported)
+            .and_then(|t| table_schema(t).map(|s| (t, s)))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Table::EXPORTED.iter().map(|t| t.name()).collect();
+                PyValueError::new_err(format!("no table `{name}`; tables: {}", names.join(", ")))
+            })?;
         let batches = py.detach(|| {
             let file = self.path();
             let a = Analysed {
@@ -277,10 +282,7 @@ impl NativeTrace {
             )
             .map(|_| out)
         });
-        Ok(ArrowStream::new(
-            table.schema(),
-            batches.map_err(arrow_err)?,
-        ))
+        Ok(ArrowStream::new(schema, batches.map_err(arrow_err)?))
     }
 
     /// Kernels grouped by `name`, `family` or `bucket`, most total time first, over the whole trace
@@ -317,10 +319,10 @@ impl NativeTrace {
                 (step.map(|i| i as u32), g)
             })
             .collect();
-            top_batches(&tables)
+            top_batches(&self.path(), self.rank(), &tables)
         });
         Ok(ArrowStream::new(
-            kineto_parquet::schema_of(kineto_parquet::top_columns()),
+            kineto_parquet::schema_of(kineto_tables::top_columns()),
             batches.map_err(arrow_err)?,
         ))
     }

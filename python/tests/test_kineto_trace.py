@@ -175,6 +175,37 @@ def test_every_table_equals_the_parquet_export(tmp_path, table):
         assert mine.drop_columns(["file"]).equals(from_file.drop_columns(["file"]))
 
 
+def cli_keys(row):
+    """The keys of a `kineto … --json` row that are columns: without the µs conveniences JSON adds beside
+    each `X_ns` (docs/tables.md, the naming rule) and without `rank` (in Python, as in Parquet, not a
+    column of one trace's tables)."""
+    keys = []
+    for k in row:
+        base = k[: -len("_rel_us")] if k.endswith("_rel_us") else k[: -len("_us")] if k.endswith("_us") else None
+        if k == "rank" or (base is not None and f"{base}_ns" in row):
+            continue
+        keys.append(k)
+    return keys
+
+
+@pytest.mark.parametrize(
+    "listing,method",
+    [(["kernels"], "kernels"), (["steps"], "steps"), (["top", "--by", "family"], "top")],
+)
+def test_the_cli_json_has_the_python_tables_columns(listing, method):
+    # One schema per table: `kineto kernels --json` has the columns of `kernels()`, in order, and so on.
+    exe = os.environ.get("KINETO_EXPORT")
+    if not exe:
+        pytest.skip("KINETO_EXPORT (beside it, the kineto binary) is not set")
+    kineto = Path(exe).with_name("kineto")
+    trace = BUNDLED / "hta/trace_compare/base/base.json.gz"
+    r = subprocess.run([str(kineto), *listing, "--json", str(trace)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    first = json.loads(r.stdout.splitlines()[0])
+    table = getattr(kineto_trace.read(trace), method)()
+    assert cli_keys(first) == table.column_names
+
+
 def test_read_ranks_reads_every_rank_in_parallel_and_sorts_by_rank():
     shared_or_skip()
     ranks = kineto_trace.read_ranks(str(SHARED / DLRM))

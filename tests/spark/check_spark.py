@@ -60,14 +60,14 @@ def main():
 
     comm = {(r["rank"], r["step"]): (r["comm_ns"], r["comm_exposed_ns"])
             for r in spark.sql("SELECT rank, step, comm_ns, comm_exposed_ns FROM steps").collect()}
-    wc = {(j["rank"], j["index"]): (j["comm_ns"], j["comm_exposed_ns"])
+    wc = {(j["rank"], j["step"]): (j["comm_ns"], j["comm_exposed_ns"])
           for j in run_json([a.kineto, "budget", "--json", *a.traces])}
     check(comm == wc, f"spark exposed_comm: {len(comm)} steps equal kineto budget's {len(wc)}")
 
     strag = spark.sql("SELECT coalesce(CAST(step_number AS STRING), concat('#', step)) AS step_key, "
                       "count(*) AS ranks, max(span_ns) AS max_span_ns, max_by(rank, span_ns) AS slowest_rank, "
                       "percentile_approx(span_ns, 0.5) AS approx_median_ns FROM steps GROUP BY 1").collect()
-    wr = {j["step"]: j for j in run_json([a.kineto, "ranks", "--json", *a.traces]) if j["quantity"] == "span"}
+    wr = {j["step_key"]: j for j in run_json([a.kineto, "ranks", "--json", *a.traces]) if j["quantity"] == "span"}
     check({r["step_key"] for r in strag} == set(wr), "spark stragglers: same step keys")
     check(all(r["max_span_ns"] == wr[r["step_key"]]["max_ns"] and r["ranks"] == wr[r["step_key"]]["ranks"]
               for r in strag if r["step_key"] in wr), "spark stragglers: ranks and max span equal kineto ranks")

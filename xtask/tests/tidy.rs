@@ -20,6 +20,9 @@
 //! 6. No library source file (`crates/*/src`, `python/src`, any depth) is over [`MAX_LIBRARY_LINES`] lines:
 //!    past that a file holds more than one job, and is split by job. Files over it today are
 //!    [`PENDING_LONG_FILES`], each named with the branch that splits it.
+//! 7. One column list per table: the tables `kineto` prints and exports are column lists in
+//!    `crates/kineto-tables/src` only — no other source file builds a column (`Col {` or `col!(`) — and
+//!    each list is the one `Table::columns` names for its table, once.
 //!
 //! Comments and everything after a file's first `#[cfg(test)]` are not checked by 2 and 3.
 //!
@@ -83,12 +86,13 @@ const PENDING_WRITES: &[(&str, &str, &str)] = &[];
 /// The most lines a library source file may have.
 const MAX_LIBRARY_LINES: usize = 800;
 
-/// (file, who splits it) — library files over [`MAX_LIBRARY_LINES`] today (issue 20); each is split by job on
-/// the branch named, and comes off this list when that branch merges.
-const PENDING_LONG_FILES: &[(&str, &str)] = &[(
-    "crates/kineto-parquet/src/tables.rs",
-    "branch schema: one schema per table",
-)];
+/// (file, who splits it) — library files over [`MAX_LIBRARY_LINES`] today; each is split by job by its
+/// owner and comes off this list (none is pending now).
+const PENDING_LONG_FILES: &[(&str, &str)] = &[];
+
+/// Where the tables' column lists live, and the file that names each table's list.
+const TABLES_SRC: &str = "crates/kineto-tables/src";
+const TABLES_REGISTRY: &str = "crates/kineto-tables/src/table.rs";
 
 /// Source files ARCHITECTURE.md does not name today; to be added to its code map by their owners.
 const PENDING_UNNAMED: &[&str] = &[];
@@ -452,6 +456,69 @@ fn result_files_are_written_only_through_tool_io() {
         &found,
         &pending,
     );
+}
+
+#[test]
+fn one_column_list_per_table() {
+    let root = root();
+    let mut outside = Vec::new();
+    let mut lists: Vec<String> = Vec::new();
+    for (src, _) in src_dirs(&root) {
+        let in_tables = rel(&root, &src) == TABLES_SRC;
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let text = fs::read_to_string(&f).expect("read");
+            let (code, _) = code_and_strings(&text);
+            if in_tables {
+                lists.extend(column_lists(&code));
+            } else if code.contains("Col {") || code.contains("col!(") {
+                outside.push(rel(&root, &f));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "column lists outside {TABLES_SRC} (a table's columns are one list there; docs/tables.md):\n  {}",
+        outside.join("\n  ")
+    );
+    let registry = fs::read_to_string(root.join(TABLES_REGISTRY)).expect("table.rs");
+    let (code, _) = code_and_strings(&registry);
+    lists.sort();
+    for l in &lists {
+        let named = code.matches(&format!("crate::{l}()")).count();
+        assert_eq!(
+            named, 1,
+            "{l}: Table::columns in {TABLES_REGISTRY} names it {named} times (once: one list per table)"
+        );
+    }
+    let named = code.matches("_columns()").count();
+    assert_eq!(
+        named,
+        lists.len(),
+        "{TABLES_REGISTRY} names {named} column lists, {TABLES_SRC} defines {lists:?}"
+    );
+}
+
+/// The column lists a file defines: `fn NAME<…>() -> &… [Col<…>]`.
+fn column_lists(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in code.lines() {
+        let t = l.trim_start();
+        let Some(rest) = t.strip_prefix("pub fn ").or_else(|| t.strip_prefix("fn ")) else {
+            continue;
+        };
+        if l.split_once("->")
+            .is_some_and(|(_, ret)| ret.contains("[Col<"))
+        {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            out.push(name);
+        }
+    }
+    out
 }
 
 #[test]

@@ -202,7 +202,7 @@ impl Job<'_> {
         // Claim every table's file before the work, so a refusal (an existing file without
         // --overwrite) leaves nothing half-written.
         let mut claims = Vec::new();
-        for table in Table::ALL {
+        for table in Table::EXPORTED {
             let target = self
                 .dir
                 .join(table.name())

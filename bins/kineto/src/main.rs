@@ -3,16 +3,12 @@
 
 mod out;
 mod render;
-mod render_annotations;
 mod render_budget;
-mod render_kernels;
 mod render_notes;
-mod render_ranks;
-mod render_steps;
 mod render_summary;
-mod render_top;
 mod report;
 mod roofline;
+mod views;
 
 use clap::{Args, Parser, Subcommand};
 use kineto_trace::Parsed;
@@ -278,12 +274,12 @@ fn ranks(l: &Listing) -> ExitCode {
     }
     let steps = kineto_trace::analysis::compare_ranks(&all);
     let mut w = out::stdout();
-    let cols = render_ranks::columns();
+    let listing = render::Listing::new(kineto_tables::rank_columns(), views::RANKS);
     let ctx = Ctx::default();
     let r = (|| -> std::io::Result<()> {
         use std::io::Write;
         if format == Format::Csv {
-            render::csv_header(&mut w, cols)?;
+            listing.csv_header(&mut w)?;
         }
         if format == Format::Table {
             writeln!(w, "{} ranks", all.len())?;
@@ -307,10 +303,10 @@ fn ranks(l: &Listing) -> ExitCode {
                     kineto_trace::ns_to_us_string(sp.max_ns),
                     over / 1000.0,
                 )?;
-                render::table_header(&mut w, cols)?;
+                listing.table_header(&mut w)?;
             }
-            for row in render_ranks::rows(s) {
-                render::row(&mut w, format, cols, &row, &ctx)?;
+            for row in kineto_tables::rank_rows(s) {
+                listing.row(&mut w, format, &row, &ctx)?;
             }
         }
         Ok(())
@@ -353,7 +349,7 @@ fn top(t: &Top) -> ExitCode {
             use std::io::Write;
             notes_unless_table(format, &p, &a);
             let file = p.path.display().to_string();
-            let cols = render_top::columns();
+            let listing = render::Listing::new(kineto_tables::top_columns(), views::TOP);
             let ctx = Ctx::default();
             if format == Format::Table {
                 render_notes::table_header(w, &p, &a, "")?;
@@ -369,23 +365,23 @@ fn top(t: &Top) -> ExitCode {
                         )?,
                         None => writeln!(w, "  all kernels: {} groups", groups.len())?,
                     }
-                    render::table_header(w, cols)?;
+                    listing.table_header(w)?;
                 }
                 for g in groups.iter().take(n) {
-                    let row = render_top::TopRow {
+                    let row = kineto_tables::TopRow {
                         file: &file,
                         rank: p.trace.header.rank,
-                        step: step.map(|s| s as u64),
+                        step: step.map(|s| s as u32),
                         group: g,
                     };
-                    render::row(w, format, cols, &row, &ctx)?;
+                    listing.row(w, format, &row, &ctx)?;
                 }
             }
             Ok(())
         };
     each_trace(
         &paths,
-        csv_header_if(format, render_top::columns()),
+        csv_header_if(format, kineto_tables::top_columns()),
         work,
         print,
     )
@@ -413,7 +409,10 @@ fn annotations(l: &Plain) -> ExitCode {
     };
     let print = |w: &mut out::Stdout, (p, stats): (Parsed, Vec<_>)| {
         let file = p.path.display().to_string();
-        let cols = render_annotations::columns();
+        let listing = render::Listing::new(
+            kineto_tables::annotation_stats_columns(),
+            views::ANNOTATIONS,
+        );
         if format == Format::Table {
             use std::io::Write;
             writeln!(
@@ -426,22 +425,22 @@ fn annotations(l: &Plain) -> ExitCode {
                     .map_or("-".to_string(), |r| r.to_string()),
                 stats.len()
             )?;
-            render::table_header(w, cols)?;
+            listing.table_header(w)?;
         }
         let stats: &Vec<kineto_trace::analysis::AnnotationStats> = &stats;
         for s in stats {
-            let row = render_annotations::AnnotationRow {
+            let row = kineto_tables::AnnotationStatsRow {
                 file: &file,
                 rank: p.trace.header.rank,
                 stats: s,
             };
-            render::row(w, format, cols, &row, &Ctx::default())?;
+            listing.row(w, format, &row, &Ctx::default())?;
         }
         Ok(())
     };
     each_trace(
         &paths,
-        csv_header_if(format, render_annotations::columns()),
+        csv_header_if(format, kineto_tables::annotation_stats_columns()),
         work,
         print,
     )
@@ -489,18 +488,19 @@ fn listing(command: Command, l: &Listing) -> ExitCode {
         ..kineto_trace::Options::default()
     };
     let header = |w: &mut out::Stdout| match (format, command) {
-        (Format::Csv, Command::Steps) => render::csv_header(w, render_steps::columns()),
-        (Format::Csv, Command::Kernels) => render::csv_header(w, render_kernels::columns()),
+        (Format::Csv, Command::Steps) => render::csv_header(w, kineto_tables::step_columns()),
+        (Format::Csv, Command::Kernels) => render::csv_header(w, kineto_tables::gpu_op_columns()),
         (Format::Csv, Command::Budget) => render_budget::csv_header(w),
         _ => Ok(()),
     };
     let work = |path: &std::path::Path| -> kineto_trace::Result<Done> {
         let parsed = kineto_trace::parse_file(path, &opts)?;
         let analysis = Analysis::at(&parsed, &pattern, &rules)?;
-        let budgets = if command == Command::Budget {
-            analysis.budgets(&parsed.trace, &rules)
-        } else {
+        // `steps` and `budget` print the `steps` table, which carries each step's budget totals.
+        let budgets = if command == Command::Kernels {
             Vec::new()
+        } else {
+            analysis.budgets(&parsed.trace, &rules)
         };
         Ok(Done {
             parsed,
@@ -529,72 +529,63 @@ fn write_trace(
     let ctx = Ctx {
         t0_ns: t.time_bounds.map_or(0, |b| b.0),
     };
+    let rows = || {
+        a.steps
+            .steps
+            .iter()
+            .zip(&d.budgets)
+            .map(|(s, b)| kineto_tables::StepRow {
+                file: &file,
+                rank: t.header.rank,
+                step: s,
+                budget: b,
+            })
+    };
     match command {
         Command::Steps => {
-            let cols = render_steps::columns();
+            let listing = render::Listing::new(kineto_tables::step_columns(), views::STEPS);
             if format == Format::Table {
                 render_notes::table_header(w, p, a, "")?;
-                render::table_header(w, cols)?;
+                listing.table_header(w)?;
             }
-            for s in &a.steps.steps {
-                let row = render_steps::StepRow {
-                    file: &file,
-                    rank: t.header.rank,
-                    step: s,
-                };
-                render::row(w, format, cols, &row, &ctx)?;
+            for row in rows() {
+                listing.row(w, format, &row, &ctx)?;
             }
         }
         Command::Kernels => {
-            let cols = render_kernels::columns();
+            let listing = render::Listing::new(kineto_tables::gpu_op_columns(), views::KERNELS);
             if format == Format::Table {
                 let what = format!(", rules {}", rules.origin().display());
                 render_notes::table_header(w, p, a, &what)?;
-                render::table_header(w, cols)?;
+                listing.table_header(w)?;
             }
-            let steps = a.kernel_steps(t);
-            let overlaps = kineto_trace::step::same_stream_overlaps(t);
-            for i in 0..t.kernels.len() {
-                let row =
-                    render_kernels::KernelRow::of(&file, t, a, rules, i, steps[i], overlaps[i]);
-                render::row(w, format, cols, &row, &ctx)?;
+            let ops = kineto_tables::GpuOps::new(&file, t, a, rules);
+            for row in ops.rows(kineto_trace::GpuKind::Kernel) {
+                listing.row(w, format, &row, &ctx)?;
             }
         }
-        Command::Budget => {
-            let rows =
-                a.steps
-                    .steps
-                    .iter()
-                    .zip(&d.budgets)
-                    .map(|(s, b)| render_budget::BudgetRow {
-                        file: &file,
-                        rank: t.header.rank,
-                        step: s,
-                        budget: b,
-                    });
-            match format {
-                Format::Json => {
-                    for r in rows {
-                        render_budget::json_row(w, &r, &ctx)?;
-                    }
-                }
-                Format::Csv => {
-                    for r in rows {
-                        render_budget::csv_rows(w, &r, &ctx)?;
-                    }
-                }
-                Format::Table => {
-                    let what = format!(
-                        ", rules {} ({} rules, {} families)",
-                        rules.origin().display(),
-                        rules.rules().len(),
-                        rules.families().len()
-                    );
-                    render_notes::table_header(w, p, a, &what)?;
-                    render_budget::table(w, p, a, &d.budgets, rules, &ctx)?;
+        Command::Budget => match format {
+            Format::Json => {
+                for r in rows() {
+                    render_budget::json_row(w, &r, rules, &ctx)?;
                 }
             }
-        }
+            Format::Csv => {
+                for r in rows() {
+                    render_budget::csv_rows(w, &r, rules, &ctx)?;
+                }
+            }
+            Format::Table => {
+                let what = format!(
+                    ", rules {} ({} rules, {} families)",
+                    rules.origin().display(),
+                    rules.rules().len(),
+                    rules.families().len()
+                );
+                render_notes::table_header(w, p, a, &what)?;
+                render_budget::table(w, p, a, &d.budgets, rules, &ctx)?;
+            }
+        },
     }
     Ok(())
 }
@@ -658,9 +649,9 @@ fn each_trace<T: Send>(
 }
 
 /// The CSV header of a column list when the format is CSV.
-fn csv_header_if<R: ?Sized>(
+fn csv_header_if<R>(
     format: Format,
-    cols: &[render::Col<R>],
+    cols: &[kineto_tables::Col<R>],
 ) -> impl FnOnce(&mut out::Stdout) -> std::io::Result<()> {
     move |w| {
         if format == Format::Csv {

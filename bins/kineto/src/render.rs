@@ -1,14 +1,16 @@
-//! The listing machinery: one column list drives the table header and cells, the CSV header and
-//! cells, and the JSON keys and values, so adding a column is one edit (as `gpu-monitor`'s `csv.rs`
-//! does for samples). Rows are written one at a time to the output; no listing is built in memory.
+//! The listing machinery: a table's column list (`kineto-tables`, the one schema the CLI, Parquet and
+//! Python share) drives the CSV header and cells and the JSON keys and values; a view ([`Cell`]s, in
+//! `views.rs`) picks the columns the text table shows, with their headers and widths. Rows are written one
+//! at a time to the output; no listing is built in memory.
 //!
-//! Times: a [`Kind::Time`] column is an absolute time on the trace clock. JSON writes it three ways
-//! (`X_us` as f64, `X_ns` exact, `X_rel_us` from the trace's first event), CSV two (`X_us` and
-//! `X_rel_us`, both exact three-decimal text), the table one (relative µs). A [`Kind::Dur`] column is
-//! a duration: JSON `X_us` and `X_ns`, CSV `X_us`, table µs. CSV and table µs are exact decimal text
-//! from integer ns; nothing is ever NaN or infinite.
+//! Times follow the schema's naming rule (`kineto_tables::ColInfo::keys`): a duration or time column
+//! `X_ns` is written in JSON as `X_us` (f64) and `X_ns` (exact), plus `X_rel_us` (from the trace's first
+//! event) for an absolute time; in CSV as `X_us` (and `X_rel_us`), exact three-decimal text from integer
+//! ns; in the table as µs, relative for absolute times. Nothing is ever NaN or infinite: such a float is
+//! null in JSON and an empty cell in CSV and the table.
 
 use crate::out::escape;
+use kineto_tables::{Col, Unit, Val};
 use kineto_trace::{ns_to_us, ns_to_us_string};
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -24,22 +26,16 @@ pub enum Format {
     Csv,
 }
 
-/// What a column holds, which decides its keys in each format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Text, integer or boolean: one key, the column's name.
-    Plain,
-    /// A duration in ns: `NAME_us` (+ `NAME_ns` in JSON).
-    Dur,
-    /// An absolute time in ns: `NAME_us`, `NAME_rel_us` (+ `NAME_ns` in JSON); relative in tables.
-    Time,
+/// Per-trace context of the cells: the time relative times count from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ctx {
+    /// The trace's first event, ns.
+    pub t0_ns: i64,
 }
 
-/// How a column shows in the table.
+/// Where a shown column sits in the text table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Show {
-    /// Not in the table.
-    No,
+pub enum Place {
     /// Right-aligned in `width` characters.
     Right(usize),
     /// Left-aligned in `width` characters, cut with `…` when longer.
@@ -48,77 +44,145 @@ pub enum Show {
     Rest,
 }
 
-/// A cell's value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Val<'a> {
-    /// Absent: `null`, an empty CSV cell, `-` in a table.
-    Null,
-    /// Text.
-    Str(Cow<'a, str>),
-    /// An unsigned integer.
-    U(u64),
-    /// A signed integer (ns for `Dur` and `Time` columns).
-    I(i64),
-    /// A boolean.
-    Bool(bool),
-    /// A float (percentages, GB/s): finite by construction, `null` otherwise.
-    F(f64),
+/// How a shown column's value is written in the text table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fmt {
+    /// As the value is: text, integers, floats with three decimals, ns as µs; null is `-`.
+    Plain,
+    /// As [`Fmt::Plain`], null written as the given text.
+    NullAs(&'static str),
+    /// A float divided by 10⁹ with two decimals (bytes as GB).
+    Giga,
 }
 
-impl<'a> Val<'a> {
-    /// Text or null.
-    pub fn text(s: Option<impl Into<Cow<'a, str>>>) -> Val<'a> {
-        s.map_or(Val::Null, |s| Val::Str(s.into()))
-    }
-    /// Integer or null.
-    pub fn u(v: Option<impl Into<u64>>) -> Val<'a> {
-        v.map_or(Val::Null, |v| Val::U(v.into()))
-    }
-    /// ns or null.
-    pub fn ns(v: Option<i64>) -> Val<'a> {
-        v.map_or(Val::Null, Val::I)
-    }
-}
-
-/// One column of a listing.
-pub struct Col<R: ?Sized> {
-    /// JSON key and CSV header (the base, for `Dur` and `Time`); empty for a table-only column.
-    pub name: &'static str,
-    /// What it holds.
-    pub kind: Kind,
-    /// Table header.
+/// One column of a text table: the schema column it shows, its header (` µs` is added for a duration or
+/// time), its place and its format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    /// The schema column's name.
+    pub col: &'static str,
+    /// The header.
     pub head: &'static str,
-    /// Table placement.
-    pub show: Show,
-    /// The value of a row.
-    pub get: for<'r> fn(&'r R) -> Val<'r>,
+    /// Where it sits.
+    pub place: Place,
+    /// How its value is written.
+    pub fmt: Fmt,
 }
 
-/// Per-trace context of the cells: the time relative times count from.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Ctx {
-    /// The trace's first event, ns.
-    pub t0_ns: i64,
+/// A column of the view, right-aligned.
+pub const fn right(col: &'static str, head: &'static str, width: usize) -> Cell {
+    Cell {
+        col,
+        head,
+        place: Place::Right(width),
+        fmt: Fmt::Plain,
+    }
+}
+
+/// A column of the view, left-aligned and cut.
+pub const fn left(col: &'static str, head: &'static str, width: usize) -> Cell {
+    Cell {
+        col,
+        head,
+        place: Place::Left(width),
+        fmt: Fmt::Plain,
+    }
+}
+
+/// The last column of the view, as long as it is.
+pub const fn rest(col: &'static str, head: &'static str) -> Cell {
+    Cell {
+        col,
+        head,
+        place: Place::Rest,
+        fmt: Fmt::Plain,
+    }
+}
+
+impl Cell {
+    /// The same cell with another format.
+    pub const fn fmt(self, fmt: Fmt) -> Cell {
+        Cell { fmt, ..self }
+    }
+}
+
+/// A table's column list with the view its text table shows: everything a listing needs to write a row in
+/// any [`Format`].
+pub struct Listing<'c, R> {
+    cols: &'c [Col<R>],
+    shown: Vec<(&'c Col<R>, Cell)>,
+}
+
+impl<'c, R> Listing<'c, R> {
+    /// The listing of `cols` whose text table shows `view` (a cell naming no column shows nothing; the
+    /// tests check every view names only columns of its table).
+    pub fn new(cols: &'c [Col<R>], view: &[Cell]) -> Listing<'c, R> {
+        let shown = view
+            .iter()
+            .filter_map(|v| cols.iter().find(|c| c.name == v.col).map(|c| (c, *v)))
+            .collect();
+        Listing { cols, shown }
+    }
+
+    /// The view's cells that name no column of the table (empty for a correct view).
+    #[cfg(test)]
+    pub fn unknown(cols: &[Col<R>], view: &[Cell]) -> Vec<&'static str> {
+        view.iter()
+            .filter(|v| !cols.iter().any(|c| c.name == v.col))
+            .map(|v| v.col)
+            .collect()
+    }
+
+    /// Writes the CSV header line.
+    pub fn csv_header(&self, w: &mut impl Write) -> io::Result<()> {
+        csv_header(w, self.cols)
+    }
+
+    /// Writes the text table's header line (indented two spaces, like the rows).
+    pub fn table_header(&self, w: &mut impl Write) -> io::Result<()> {
+        let cells: Vec<String> = self
+            .shown
+            .iter()
+            .map(|(c, v)| {
+                let head = if c.unit.is_ns() {
+                    Cow::Owned(format!("{} µs", v.head))
+                } else {
+                    Cow::Borrowed(v.head)
+                };
+                placed(v.place, &head)
+            })
+            .collect();
+        writeln!(w, "  {}", cells.join(" ").trim_end())
+    }
+
+    /// Writes one text-table row: times relative to the trace's first event, names escaped.
+    pub fn table_row(&self, w: &mut impl Write, row: &R, ctx: &Ctx) -> io::Result<()> {
+        let cells: Vec<String> = self
+            .shown
+            .iter()
+            .map(|(c, v)| placed(v.place, &table_text(c, v.fmt, &(c.get)(row), ctx)))
+            .collect();
+        writeln!(w, "  {}", cells.join(" ").trim_end())
+    }
+
+    /// Writes one row in `format` (the CSV and table headers are the caller's, once per listing and once
+    /// per trace).
+    pub fn row(&self, w: &mut impl Write, format: Format, row: &R, ctx: &Ctx) -> io::Result<()> {
+        match format {
+            Format::Table => self.table_row(w, row, ctx),
+            Format::Csv => csv_row(w, self.cols, row, ctx),
+            Format::Json => json_row(w, self.cols, row, ctx),
+        }
+    }
 }
 
 /// The CSV header keys of a column list.
-pub fn csv_keys<R: ?Sized>(cols: &[Col<R>]) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in cols.iter().filter(|c| !c.name.is_empty()) {
-        match c.kind {
-            Kind::Plain => out.push(c.name.to_string()),
-            Kind::Dur => out.push(format!("{}_us", c.name)),
-            Kind::Time => {
-                out.push(format!("{}_us", c.name));
-                out.push(format!("{}_rel_us", c.name));
-            }
-        }
-    }
-    out
+pub fn csv_keys<'c, R: 'c>(cols: impl IntoIterator<Item = &'c Col<R>>) -> Vec<String> {
+    cols.into_iter().flat_map(|c| c.keys().csv).collect()
 }
 
-/// Writes the CSV header line.
-pub fn csv_header<R: ?Sized>(w: &mut impl Write, cols: &[Col<R>]) -> io::Result<()> {
+/// Writes the CSV header line of a column list.
+pub fn csv_header<R>(w: &mut impl Write, cols: &[Col<R>]) -> io::Result<()> {
     writeln!(w, "{}", csv_keys(cols).join(","))
 }
 
@@ -131,134 +195,211 @@ pub fn csv_quote(s: &str) -> Cow<'_, str> {
     }
 }
 
-fn plain_text(v: &Val<'_>) -> String {
-    match v {
-        Val::Null => String::new(),
-        Val::Str(s) => s.to_string(),
-        Val::U(n) => n.to_string(),
-        Val::I(n) => n.to_string(),
-        Val::Bool(b) => b.to_string(),
-        Val::F(x) if x.is_finite() => format!("{x:.3}"),
-        Val::F(_) => String::new(),
+/// A float with three decimals; empty when it is not finite.
+fn three(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        String::new()
     }
 }
 
+/// A value as plain text: empty for null.
+fn plain_text(v: &Val<'_>) -> String {
+    match v {
+        Val::Str(s) => s.as_deref().unwrap_or("").to_string(),
+        Val::Bool(b) => b.map_or(String::new(), |b| b.to_string()),
+        Val::U32(n) => n.map_or(String::new(), |n| n.to_string()),
+        Val::U64(n) => n.map_or(String::new(), |n| n.to_string()),
+        Val::I64(n) => n.map_or(String::new(), |n| n.to_string()),
+        Val::F64(x) => x.map_or(String::new(), three),
+    }
+}
+
+/// A duration or time as µs text, `minus` ns subtracted first: exact for integers, three decimals for
+/// floats; empty for null.
 fn us_text(v: &Val<'_>, minus: i64) -> String {
     match v {
-        Val::I(ns) => ns_to_us_string(ns.saturating_sub(minus)),
-        Val::U(ns) => ns_to_us_string((*ns as i64).saturating_sub(minus)),
+        Val::I64(Some(ns)) => ns_to_us_string(ns.saturating_sub(minus)),
+        Val::U64(Some(ns)) => ns_to_us_string((*ns as i64).saturating_sub(minus)),
+        Val::F64(Some(ns)) => three((ns - minus as f64) / 1000.0),
         _ => String::new(),
     }
 }
 
 /// The CSV cells of a row, in [`csv_keys`] order (without the line end), appended to `cells`.
-pub fn csv_cells<R: ?Sized>(cols: &[Col<R>], row: &R, ctx: &Ctx, cells: &mut Vec<String>) {
-    for c in cols.iter().filter(|c| !c.name.is_empty()) {
+pub fn csv_cells<'c, R: 'c>(
+    cols: impl IntoIterator<Item = &'c Col<R>>,
+    row: &R,
+    ctx: &Ctx,
+    cells: &mut Vec<String>,
+) {
+    for c in cols {
         let v = (c.get)(row);
-        match c.kind {
-            Kind::Plain => cells.push(csv_quote(&plain_text(&v)).into_owned()),
-            Kind::Dur => cells.push(us_text(&v, 0)),
-            Kind::Time => {
+        match c.unit {
+            Unit::Ns => cells.push(us_text(&v, 0)),
+            Unit::TimeNs => {
                 cells.push(us_text(&v, 0));
                 cells.push(us_text(&v, ctx.t0_ns));
             }
+            _ => cells.push(csv_quote(&plain_text(&v)).into_owned()),
         }
     }
 }
 
 /// Writes one CSV row.
-pub fn csv_row<R: ?Sized>(
-    w: &mut impl Write,
-    cols: &[Col<R>],
-    row: &R,
-    ctx: &Ctx,
-) -> io::Result<()> {
+pub fn csv_row<R>(w: &mut impl Write, cols: &[Col<R>], row: &R, ctx: &Ctx) -> io::Result<()> {
     let mut cells = Vec::with_capacity(cols.len() + 4);
     csv_cells(cols, row, ctx, &mut cells);
     writeln!(w, "{}", cells.join(","))
 }
 
+// serde_json wraps the sink's error in its own; `io::Error::from` unwraps it again (an I/O error comes
+// back as it was), so a closed pipe still reads as one to tool-io's stdout policy.
 fn json_str(w: &mut impl Write, s: &str) -> io::Result<()> {
-    serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
+    serde_json::to_writer(&mut *w, s).map_err(io::Error::from)
 }
 
-fn json_val(w: &mut impl Write, v: &Val<'_>) -> io::Result<()> {
-    match v {
-        Val::Null => w.write_all(b"null"),
-        Val::Str(s) => json_str(w, s),
-        Val::U(n) => write!(w, "{n}"),
-        Val::I(n) => write!(w, "{n}"),
-        Val::Bool(b) => write!(w, "{b}"),
-        Val::F(x) if x.is_finite() => serde_json::to_writer(&mut *w, x).map_err(io::Error::other),
-        Val::F(_) => w.write_all(b"null"),
-    }
-}
-
-fn json_us(w: &mut impl Write, v: &Val<'_>, minus: i64) -> io::Result<()> {
-    match v {
-        Val::I(ns) => json_val(w, &Val::F(ns_to_us(ns.saturating_sub(minus)))),
+fn json_f64(w: &mut impl Write, x: Option<f64>) -> io::Result<()> {
+    match x {
+        Some(x) if x.is_finite() => serde_json::to_writer(&mut *w, &x).map_err(io::Error::from),
         _ => w.write_all(b"null"),
     }
 }
 
-/// Writes the members of a row's JSON object (`"k":v,…`, no braces), `first` telling whether a
-/// comma is due before the first one.
-pub fn json_members<R: ?Sized>(
+fn json_val(w: &mut impl Write, v: &Val<'_>) -> io::Result<()> {
+    fn int(w: &mut impl Write, n: Option<impl std::fmt::Display>) -> io::Result<()> {
+        match n {
+            Some(n) => write!(w, "{n}"),
+            None => w.write_all(b"null"),
+        }
+    }
+    match v {
+        Val::Str(Some(s)) => json_str(w, s),
+        Val::Str(None) => w.write_all(b"null"),
+        Val::Bool(b) => int(w, *b),
+        Val::U32(n) => int(w, *n),
+        Val::U64(n) => int(w, *n),
+        Val::I64(n) => int(w, *n),
+        Val::F64(x) => json_f64(w, *x),
+    }
+}
+
+/// A duration or time in µs, `minus` ns subtracted first.
+fn json_us(w: &mut impl Write, v: &Val<'_>, minus: i64) -> io::Result<()> {
+    match v {
+        Val::I64(Some(ns)) => json_f64(w, Some(ns_to_us(ns.saturating_sub(minus)))),
+        Val::F64(Some(ns)) => json_f64(w, Some((ns - minus as f64) / 1000.0)),
+        _ => w.write_all(b"null"),
+    }
+}
+
+/// Writes the members of a row's JSON object (`"k":v,…`, no braces), `first` telling whether no member
+/// precedes them. Dotted names nest one level (`bytes.weights` → `"bytes":{"weights":…}`; a table's
+/// columns of one group are adjacent, which `kineto-tables` checks).
+pub fn json_members<'c, R: 'c>(
     w: &mut impl Write,
-    cols: &[Col<R>],
+    cols: impl IntoIterator<Item = &'c Col<R>>,
     row: &R,
     ctx: &Ctx,
     mut first: bool,
 ) -> io::Result<()> {
-    let mut key = |w: &mut dyn Write, k: &str| -> io::Result<()> {
-        if !first {
-            w.write_all(b",")?;
+    // The group whose object is open, and whether a member was written in it.
+    let mut open: Option<&str> = None;
+    let mut inner_first = true;
+    for c in cols {
+        let (group, name) = match c.name.split_once('.') {
+            Some((g, n)) => (Some(g), n),
+            None => (None, c.name),
+        };
+        if group != open {
+            if open.is_some() {
+                w.write_all(b"}")?;
+            }
+            if let Some(g) = group {
+                if !first {
+                    w.write_all(b",")?;
+                }
+                first = false;
+                write!(w, "\"{g}\":{{")?;
+                inner_first = true;
+            }
+            open = group;
         }
-        first = false;
-        write!(w, "\"{k}\":")
-    };
-    for c in cols.iter().filter(|c| !c.name.is_empty()) {
+        let comma = if open.is_some() {
+            &mut inner_first
+        } else {
+            &mut first
+        };
+        let mut key = |w: &mut dyn Write, k: &str| -> io::Result<()> {
+            if !*comma {
+                w.write_all(b",")?;
+            }
+            *comma = false;
+            write!(w, "\"{k}\":")
+        };
         let v = (c.get)(row);
-        match c.kind {
-            Kind::Plain => {
-                key(w, c.name)?;
+        match c.info().base() {
+            None => {
+                key(w, name)?;
                 json_val(w, &v)?;
             }
-            Kind::Dur | Kind::Time => {
-                key(w, &format!("{}_us", c.name))?;
+            Some(_) => {
+                // The name within its group, without `_ns`: the base of the conveniences.
+                let base = name.strip_suffix("_ns").unwrap_or(name);
+                key(w, &format!("{base}_us"))?;
                 json_us(w, &v, 0)?;
-                key(w, &format!("{}_ns", c.name))?;
+                key(w, name)?;
                 json_val(w, &v)?;
-                if c.kind == Kind::Time {
-                    key(w, &format!("{}_rel_us", c.name))?;
+                if c.unit == Unit::TimeNs {
+                    key(w, &format!("{base}_rel_us"))?;
                     json_us(w, &v, ctx.t0_ns)?;
                 }
             }
         }
     }
+    if open.is_some() {
+        w.write_all(b"}")?;
+    }
     Ok(())
 }
 
 /// Writes one JSON line.
-pub fn json_row<R: ?Sized>(
-    w: &mut impl Write,
-    cols: &[Col<R>],
-    row: &R,
-    ctx: &Ctx,
-) -> io::Result<()> {
+pub fn json_row<R>(w: &mut impl Write, cols: &[Col<R>], row: &R, ctx: &Ctx) -> io::Result<()> {
     w.write_all(b"{")?;
     json_members(w, cols, row, ctx, true)?;
     w.write_all(b"}\n")
 }
 
-/// A table cell's text, fitted to its column.
-fn table_cell(show: Show, text: &str) -> String {
+/// A value's text in a text-table cell: null as `-` (or the format's text), ns as µs (absolute times
+/// relative to the trace's first event), floats with three decimals.
+fn table_text<R>(c: &Col<R>, fmt: Fmt, v: &Val<'_>, ctx: &Ctx) -> String {
+    if let Val::F64(Some(x)) = v
+        && !x.is_finite()
+    {
+        return String::new();
+    }
+    if v.is_null() {
+        return match fmt {
+            Fmt::NullAs(s) => s.to_string(),
+            _ => "-".to_string(),
+        };
+    }
+    match (fmt, c.unit, v) {
+        (Fmt::Giga, _, Val::F64(Some(x))) => format!("{:.2}", x / 1e9),
+        (_, Unit::Ns, _) => us_text(v, 0),
+        (_, Unit::TimeNs, _) => us_text(v, ctx.t0_ns),
+        _ => plain_text(v),
+    }
+}
+
+/// A table cell's text, fitted to its place.
+fn placed(place: Place, text: &str) -> String {
     let text = escape(text);
-    match show {
-        Show::No => String::new(),
-        Show::Right(n) => format!("{text:>n$}"),
-        Show::Left(n) => format!("{:<n$}", fit(&text, n)),
-        Show::Rest => fit(&text, 160),
+    match place {
+        Place::Right(n) => format!("{text:>n$}"),
+        Place::Left(n) => format!("{:<n$}", fit(&text, n)),
+        Place::Rest => fit(&text, 160),
     }
 }
 
@@ -272,94 +413,34 @@ pub fn fit(name: &str, width: usize) -> String {
     }
 }
 
-/// Writes the table's header line (indented two spaces, like the rows).
-pub fn table_header<R: ?Sized>(w: &mut impl Write, cols: &[Col<R>]) -> io::Result<()> {
-    let cells: Vec<String> = cols
-        .iter()
-        .filter(|c| c.show != Show::No)
-        .map(|c| {
-            let head = match c.kind {
-                Kind::Plain => c.head.to_string(),
-                Kind::Dur | Kind::Time => format!("{} µs", c.head),
-            };
-            table_cell(c.show, &head)
-        })
-        .collect();
-    writeln!(w, "  {}", cells.join(" ").trim_end())
-}
-
-/// Writes one table row: times relative to the trace's first event, names escaped.
-pub fn table_row<R: ?Sized>(
-    w: &mut impl Write,
-    cols: &[Col<R>],
-    row: &R,
-    ctx: &Ctx,
-) -> io::Result<()> {
-    let cells: Vec<String> = cols
-        .iter()
-        .filter(|c| c.show != Show::No)
-        .map(|c| {
-            let v = (c.get)(row);
-            let text = match (c.kind, &v) {
-                (_, Val::Null) => "-".to_string(),
-                (Kind::Plain, _) => plain_text(&v),
-                (Kind::Dur, _) => us_text(&v, 0),
-                (Kind::Time, _) => us_text(&v, ctx.t0_ns),
-            };
-            table_cell(c.show, &text)
-        })
-        .collect();
-    writeln!(w, "  {}", cells.join(" ").trim_end())
-}
-
-/// Writes one row in `format` (the CSV and table headers are the caller's, once per listing and
-/// once per trace).
-pub fn row<R: ?Sized>(
-    w: &mut impl Write,
-    format: Format,
-    cols: &[Col<R>],
-    row: &R,
-    ctx: &Ctx,
-) -> io::Result<()> {
-    match format {
-        Format::Table => table_row(w, cols, row, ctx),
-        Format::Csv => csv_row(w, cols, row, ctx),
-        Format::Json => json_row(w, cols, row, ctx),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kineto_tables::col;
 
     struct R {
         name: String,
         ts: i64,
         dur: Option<i64>,
+        bytes: f64,
     }
 
-    const COLS: &[Col<R>] = &[
-        Col {
-            name: "name",
-            kind: Kind::Plain,
-            head: "name",
-            show: Show::Left(6),
-            get: |r| Val::Str(Cow::Borrowed(&r.name)),
-        },
-        Col {
-            name: "ts",
-            kind: Kind::Time,
-            head: "ts",
-            show: Show::Right(10),
-            get: |r| Val::I(r.ts),
-        },
-        Col {
-            name: "dur",
-            kind: Kind::Dur,
-            head: "dur",
-            show: Show::Right(8),
-            get: |r| Val::ns(r.dur),
-        },
+    #[rustfmt::skip]
+    fn cols<'a>() -> &'a [Col<R>] {
+        &[
+            col!("name", Str, None, "a name", |r| r.name.as_str()),
+            col!("ts_ns", I64, TimeNs, "a time", |r| r.ts),
+            col!("dur_ns", I64?, Ns, "a duration", |r| r.dur),
+            col!("bytes.weights", F64, Bytes, "a nested float", |r| r.bytes),
+            col!("bytes.kv_ns", I64?, Ns, "a nested duration", |r| r.dur),
+        ]
+    }
+
+    const VIEW: &[Cell] = &[
+        left("name", "name", 6),
+        right("ts_ns", "ts", 10),
+        right("dur_ns", "dur", 8),
+        right("bytes.weights", "GB", 5).fmt(Fmt::Giga),
     ];
 
     fn text(f: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
@@ -374,42 +455,91 @@ mod tests {
             name: "a,\"b\"\u{1b}".into(),
             ts: 1_717_171_717_171_717_123,
             dur: Some(1_501),
+            bytes: 2.5e9,
         };
         let ctx = Ctx {
             t0_ns: 1_717_171_717_171_000_000,
         };
+        let l = Listing::new(cols(), VIEW);
+        assert!(Listing::unknown(cols(), VIEW).is_empty());
         assert_eq!(
-            text(|w| csv_header(w, COLS)),
-            "name,ts_us,ts_rel_us,dur_us\n"
+            text(|w| l.csv_header(w)),
+            "name,ts_us,ts_rel_us,dur_us,bytes.weights,bytes.kv_us\n"
         );
         assert_eq!(
-            text(|w| csv_row(w, COLS, &r, &ctx)),
-            "\"a,\"\"b\"\"\u{1b}\",1717171717171717.123,717.123,1.501\n"
+            text(|w| l.row(w, Format::Csv, &r, &ctx)),
+            "\"a,\"\"b\"\"\u{1b}\",1717171717171717.123,717.123,1.501,2500000000.000,1.501\n"
         );
-        let j: serde_json::Value =
-            serde_json::from_str(&text(|w| json_row(w, COLS, &r, &ctx))).unwrap();
+        let line = text(|w| l.row(w, Format::Json, &r, &ctx));
+        assert!(
+            line.ends_with(
+                ",\"bytes\":{\"weights\":2500000000.0,\"kv_us\":1.501,\"kv_ns\":1501}}\n"
+            ),
+            "{line}"
+        );
+        let j: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(j["ts_ns"], 1_717_171_717_171_717_123i64);
         assert_eq!(j["ts_rel_us"], 717.123);
         assert_eq!(j["dur_ns"], 1_501);
         assert_eq!(j["dur_us"], 1.501);
         assert_eq!(j["name"], "a,\"b\"\u{1b}");
         assert_eq!(
-            text(|w| table_header(w, COLS)),
-            "  name        ts µs   dur µs\n"
+            text(|w| l.table_header(w)),
+            "  name        ts µs   dur µs    GB\n"
         );
-        // Relative time, escaped and fitted name.
+        // Relative time, escaped and fitted name, bytes as GB.
         assert_eq!(
-            text(|w| table_row(w, COLS, &r, &ctx)),
-            "  a,\"b\"…    717.123    1.501\n"
+            text(|w| l.table_row(w, &r, &ctx)),
+            "  a,\"b\"…    717.123    1.501  2.50\n"
         );
         let none = R {
             name: String::new(),
             ts: 0,
             dur: None,
+            bytes: f64::NAN,
         };
-        assert!(
-            text(|w| json_row(w, COLS, &none, &ctx)).contains("\"dur_us\":null,\"dur_ns\":null")
-        );
-        assert!(text(|w| csv_row(w, COLS, &none, &ctx)).ends_with(",\n"));
+        let line = text(|w| l.row(w, Format::Json, &none, &ctx));
+        assert!(line.contains("\"dur_us\":null,\"dur_ns\":null"), "{line}");
+        assert!(line.contains("\"weights\":null"), "{line}");
+        assert!(text(|w| l.row(w, Format::Csv, &none, &ctx)).ends_with(",,,\n"));
+        // A null duration shows `-`; a float that is not finite shows nothing.
+        assert!(text(|w| l.table_row(w, &none, &ctx)).ends_with("       -\n"));
+    }
+
+    #[test]
+    fn a_view_naming_no_column_is_found() {
+        let view = [right("nope", "nope", 4)];
+        assert_eq!(Listing::unknown(cols(), &view), vec!["nope"]);
+    }
+
+    /// A writer whose reader has gone: every write fails as a closed pipe does.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_under_a_float_or_a_name_stays_a_closed_pipe() {
+        // `kineto … --json | head -1`: the write that meets the closed pipe may be a float or a name
+        // (serde_json writes those); the error must still read as a closed pipe, so the program ends
+        // quietly with 0 rather than "Broken pipe" and 1.
+        let r = R {
+            name: "gemm".into(),
+            ts: 0,
+            dur: Some(1),
+            bytes: 1.0,
+        };
+        for v in [Val::F64(Some(1.5)), Val::Str(Some(Cow::Borrowed("gemm")))] {
+            let e = json_val(&mut ClosedPipe, &v).unwrap_err();
+            assert!(tool_io::stdout::is_closed_pipe(&e), "{v:?}: {e:?}");
+        }
+        let e = json_row(&mut ClosedPipe, cols(), &r, &Ctx::default()).unwrap_err();
+        assert!(tool_io::stdout::is_closed_pipe(&e), "{e:?}");
     }
 }

@@ -1,308 +1,120 @@
-//! `kineto budget`: one row per step with its buckets and families. JSON nests the buckets and
-//! families in the step's object; CSV is long-form (one `step` row, then one `bucket`, `family` or
-//! `unmatched` row per item, each carrying the step's columns); the table has one column per bucket.
+//! `kineto budget`: one row per step — the `steps` table's — with its buckets and families. JSON nests the
+//! step's rows of the `budget` and `families` tables in its object (`buckets`, `families`, `unmatched`,
+//! each keyed by bucket or family, holding the columns the step row does not have); CSV is long-form (one
+//! `step` row, then one `bucket`, `family` or `unmatched` row per item, each carrying the step's columns);
+//! the table has one column per bucket.
 
-use crate::render::{self, Col, Ctx, Kind, Show, Val, fit};
-use kineto_trace::budget::{FamilyTime, StepBudget};
+use crate::render::{self, Ctx, Listing, fit};
+use crate::views;
+use kineto_tables::{
+    Col, StepRow, bucket_rows, budget_columns, family_columns, family_rows, step_columns,
+    unmatched_row,
+};
+use kineto_trace::budget::StepBudget;
 use kineto_trace::family::{Rules, UNMATCHED};
-use kineto_trace::step::Step;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-/// A step's budget with the columns that name its trace.
-pub struct BudgetRow<'a> {
-    /// The trace file.
-    pub file: &'a str,
-    /// `distributedInfo.rank`.
-    pub rank: Option<u64>,
-    /// The step.
-    pub step: &'a Step,
-    /// Its budget.
-    pub budget: &'a StepBudget,
+/// The columns of a nested table that its parent's row does not already have, without the nested row's key
+/// (the name the parent keys it by).
+fn nested<'c, R>(cols: &'c [Col<R>], key: &str) -> Vec<&'c Col<R>> {
+    let parent = step_columns();
+    cols.iter()
+        .filter(|c| c.name != key && !parent.iter().any(|p| p.name == c.name))
+        .collect()
 }
 
-/// The step columns of `kineto budget`.
-pub fn columns<'a>() -> &'a [Col<BudgetRow<'a>>] {
-    &[
-        Col {
-            name: "file",
-            kind: Kind::Plain,
-            head: "file",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(r.file)),
-        },
-        Col {
-            name: "rank",
-            kind: Kind::Plain,
-            head: "rank",
-            show: Show::No,
-            get: |r| Val::u(r.rank),
-        },
-        Col {
-            name: "index",
-            kind: Kind::Plain,
-            head: "step",
-            show: Show::Right(5),
-            get: |r| Val::U(r.step.index as u64),
-        },
-        Col {
-            name: "name",
-            kind: Kind::Plain,
-            head: "name",
-            show: Show::Left(30),
-            get: |r| Val::Str(Cow::Borrowed(&r.step.name)),
-        },
-        Col {
-            name: "phase",
-            kind: Kind::Plain,
-            head: "phase",
-            show: Show::No,
-            get: |r| Val::text(r.step.phase.as_deref()),
-        },
-        Col {
-            name: "rows",
-            kind: Kind::Plain,
-            head: "rows",
-            show: Show::No,
-            get: |r| Val::u(r.step.rows),
-        },
-        Col {
-            name: "requests",
-            kind: Kind::Plain,
-            head: "reqs",
-            show: Show::No,
-            get: |r| Val::u(r.step.requests),
-        },
-        Col {
-            name: "lo",
-            kind: Kind::Time,
-            head: "lo",
-            show: Show::No,
-            get: |r| Val::ns(r.budget.window.map(|w| w.0)),
-        },
-        Col {
-            name: "hi",
-            kind: Kind::Time,
-            head: "hi",
-            show: Show::No,
-            get: |r| Val::ns(r.budget.window.map(|w| w.1)),
-        },
-        Col {
-            name: "span",
-            kind: Kind::Dur,
-            head: "span",
-            show: Show::Right(14),
-            get: |r| Val::I(r.budget.span_ns),
-        },
-        Col {
-            name: "idle",
-            kind: Kind::Dur,
-            head: "idle",
-            show: Show::Right(14),
-            get: |r| Val::I(r.budget.idle_ns),
-        },
-        Col {
-            name: "comm",
-            kind: Kind::Dur,
-            head: "comm",
-            show: Show::No,
-            get: |r| Val::I(r.budget.comm.comm_ns),
-        },
-        Col {
-            name: "comm_overlapped",
-            kind: Kind::Dur,
-            head: "comm ovl",
-            show: Show::No,
-            get: |r| Val::I(r.budget.comm.overlapped_ns),
-        },
-        Col {
-            name: "comm_exposed",
-            kind: Kind::Dur,
-            head: "exposed comm",
-            show: Show::Right(14),
-            get: |r| Val::I(r.budget.comm.exposed_ns),
-        },
-        Col {
-            name: "comm_overlap_pct",
-            kind: Kind::Plain,
-            head: "ovl %",
-            show: Show::Right(7),
-            get: |r| r.budget.comm.pct().map_or(Val::Null, Val::F),
-        },
-        Col {
-            name: "same_stream_overlaps",
-            kind: Kind::Plain,
-            head: "ovl",
-            show: Show::No,
-            get: |r| Val::U(r.budget.same_stream_overlaps),
-        },
-    ]
+/// The step listing with its text table's view.
+pub fn listing<'a>() -> Listing<'a, StepRow<'a>> {
+    Listing::new(step_columns(), views::BUDGET)
 }
 
-/// One item of a step's budget in the long-form CSV.
-pub struct Item<'a> {
-    kind: &'static str,
-    key: &'a str,
-    count: Option<u64>,
-    sum: Option<i64>,
-    union: Option<i64>,
-    exclusive: Option<i64>,
-    inclusive: Option<i64>,
-}
-
-/// The item columns of the long-form CSV, after the step columns.
-pub fn item_columns<'a>() -> &'a [Col<Item<'a>>] {
-    &[
-        Col {
-            name: "kind",
-            kind: Kind::Plain,
-            head: "kind",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(r.kind)),
-        },
-        Col {
-            name: "key",
-            kind: Kind::Plain,
-            head: "key",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(r.key)),
-        },
-        Col {
-            name: "count",
-            kind: Kind::Plain,
-            head: "count",
-            show: Show::No,
-            get: |r| Val::u(r.count),
-        },
-        Col {
-            name: "sum",
-            kind: Kind::Dur,
-            head: "sum",
-            show: Show::No,
-            get: |r| Val::ns(r.sum),
-        },
-        Col {
-            name: "union",
-            kind: Kind::Dur,
-            head: "union",
-            show: Show::No,
-            get: |r| Val::ns(r.union),
-        },
-        Col {
-            name: "exclusive",
-            kind: Kind::Dur,
-            head: "exclusive",
-            show: Show::No,
-            get: |r| Val::ns(r.exclusive),
-        },
-        Col {
-            name: "inclusive",
-            kind: Kind::Dur,
-            head: "inclusive",
-            show: Show::No,
-            get: |r| Val::ns(r.inclusive),
-        },
-    ]
-}
-
-/// The CSV header line: step columns, then item columns.
+/// The CSV header line: the step's columns, `kind` and `key`, then the families' and buckets' own.
 pub fn csv_header(w: &mut impl Write) -> io::Result<()> {
-    let mut keys = render::csv_keys(columns());
-    keys.extend(render::csv_keys(item_columns()));
+    let mut keys = render::csv_keys(step_columns());
+    keys.extend(["kind".to_string(), "key".to_string()]);
+    keys.extend(render::csv_keys(nested(family_columns(), "family")));
+    keys.extend(render::csv_keys(nested(budget_columns(), "bucket")));
     writeln!(w, "{}", keys.join(","))
 }
 
-fn family_item<'a>(kind: &'static str, key: &'a str, f: &FamilyTime) -> Item<'a> {
-    Item {
-        kind,
-        key,
-        count: Some(f.count),
-        sum: Some(f.sum_ns),
-        union: Some(f.union_ns),
-        exclusive: None,
-        inclusive: None,
-    }
-}
-
-/// Writes the long-form CSV rows of one step.
-pub fn csv_rows(w: &mut impl Write, r: &BudgetRow<'_>, ctx: &Ctx) -> io::Result<()> {
+/// Writes the long-form CSV rows of one step: `step`, then a `bucket` row per bucket, a `family` row per
+/// family and an `unmatched` row when the step has unmatched kernels; each carries the step's cells, and
+/// leaves empty the cells that are not its table's.
+pub fn csv_rows(w: &mut impl Write, r: &StepRow<'_>, rules: &Rules, ctx: &Ctx) -> io::Result<()> {
     let mut step = Vec::new();
-    render::csv_cells(columns(), r, ctx, &mut step);
-    let b = r.budget;
-    let mut items = vec![Item {
-        kind: "step",
-        key: "",
-        count: None,
-        sum: None,
-        union: None,
-        exclusive: None,
-        inclusive: None,
-    }];
-    items.extend(b.buckets.iter().map(|(k, v)| Item {
-        kind: "bucket",
-        key: k,
-        count: None,
-        sum: None,
-        union: None,
-        exclusive: Some(v.exclusive_ns),
-        inclusive: Some(v.inclusive_ns),
-    }));
-    items.extend(b.families.iter().map(|(k, v)| family_item("family", k, v)));
-    if b.unmatched.count > 0 {
-        items.push(family_item("unmatched", "", &b.unmatched));
-    }
-    for item in &items {
+    render::csv_cells(step_columns(), r, ctx, &mut step);
+    let families = nested(family_columns(), "family");
+    let buckets = nested(budget_columns(), "bucket");
+    let no_family = vec![String::new(); render::csv_keys(families.iter().copied()).len()];
+    let no_bucket = vec![String::new(); render::csv_keys(buckets.iter().copied()).len()];
+    let mut line = |kind: &str, key: &str, f: &[String], b: &[String]| {
         let mut cells = step.clone();
-        render::csv_cells(item_columns(), item, ctx, &mut cells);
-        writeln!(w, "{}", cells.join(","))?;
+        cells.push(kind.to_string());
+        cells.push(render::csv_quote(key).into_owned());
+        cells.extend_from_slice(f);
+        cells.extend_from_slice(b);
+        writeln!(w, "{}", cells.join(","))
+    };
+    line("step", "", &no_family, &no_bucket)?;
+    let b = r.budget;
+    for row in bucket_rows(r.file, r.rank, r.step, b) {
+        let mut cells = Vec::new();
+        render::csv_cells(buckets.iter().copied(), &row, ctx, &mut cells);
+        line("bucket", row.key(), &no_family, &cells)?;
+    }
+    let unmatched = (b.unmatched.count > 0).then(|| unmatched_row(r.file, r.rank, r.step, b));
+    for (kind, row) in family_rows(r.file, r.rank, r.step, b, rules)
+        .map(|f| ("family", f))
+        .chain(unmatched.map(|u| ("unmatched", u)))
+    {
+        let mut cells = Vec::new();
+        render::csv_cells(families.iter().copied(), &row, ctx, &mut cells);
+        let key = if kind == "unmatched" { "" } else { row.key() };
+        line(kind, key, &cells, &no_bucket)?;
     }
     Ok(())
 }
 
-/// Writes one step's JSON line: the step columns, then `buckets`, `families` and `unmatched`.
-pub fn json_row(w: &mut impl Write, r: &BudgetRow<'_>, ctx: &Ctx) -> io::Result<()> {
+/// Writes `"name":{…}` for each keyed row, inside an object of its own.
+fn keyed<'c, R: 'c>(
+    w: &mut impl Write,
+    cols: &[&'c Col<R>],
+    rows: impl Iterator<Item = R>,
+    key: impl Fn(&R) -> &str,
+    ctx: &Ctx,
+) -> io::Result<()> {
+    w.write_all(b"{")?;
+    for (i, row) in rows.enumerate() {
+        let key = key(&row);
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *w, key).map_err(io::Error::from)?;
+        w.write_all(b":{")?;
+        render::json_members(w, cols.iter().copied(), &row, ctx, true)?;
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"}")
+}
+
+/// Writes one step's JSON line: the step's columns, then `buckets`, `families` and `unmatched`.
+pub fn json_row(w: &mut impl Write, r: &StepRow<'_>, rules: &Rules, ctx: &Ctx) -> io::Result<()> {
     let b = r.budget;
     w.write_all(b"{")?;
-    render::json_members(w, columns(), r, ctx, true)?;
-    let us = kineto_trace::ns_to_us;
-    let buckets: BTreeMap<&str, serde_json::Value> = b
-        .buckets
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str(),
-                serde_json::json!({
-                    "exclusive_us": us(v.exclusive_ns), "exclusive_ns": v.exclusive_ns,
-                    "inclusive_us": us(v.inclusive_ns), "inclusive_ns": v.inclusive_ns,
-                }),
-            )
-        })
-        .collect();
-    let fam = |v: &FamilyTime| {
-        serde_json::json!({
-            "count": v.count, "sum_us": us(v.sum_ns), "sum_ns": v.sum_ns,
-            "union_us": us(v.union_ns), "union_ns": v.union_ns,
-        })
-    };
-    let families: BTreeMap<&str, serde_json::Value> = b
-        .families
-        .iter()
-        .map(|(k, v)| (k.as_str(), fam(v)))
-        .collect();
-    let tail = serde_json::json!({
-        "buckets": buckets, "families": families, "unmatched": fam(&b.unmatched),
-    });
-    // `tail` is an object: its members follow the step's, inside one pair of braces.
-    let text = tail.to_string();
-    let inner = text
-        .strip_prefix('{')
-        .and_then(|t| t.strip_suffix('}'))
-        .unwrap_or("");
-    if !inner.is_empty() {
-        write!(w, ",{inner}")?;
-    }
-    w.write_all(b"}\n")
+    render::json_members(w, step_columns(), r, ctx, true)?;
+    w.write_all(b",\"buckets\":")?;
+    let buckets = nested(budget_columns(), "bucket");
+    let rows = bucket_rows(r.file, r.rank, r.step, b);
+    keyed(w, &buckets, rows, |r| r.key(), ctx)?;
+    w.write_all(b",\"families\":")?;
+    let families = nested(family_columns(), "family");
+    let rows = family_rows(r.file, r.rank, r.step, b, rules);
+    keyed(w, &families, rows, |r| r.key(), ctx)?;
+    w.write_all(b",\"unmatched\":{")?;
+    let unmatched = unmatched_row(r.file, r.rank, r.step, b);
+    render::json_members(w, families.iter().copied(), &unmatched, ctx, true)?;
+    w.write_all(b"}}\n")
 }
 
 /// Writes the table of one trace's budgets (after its header block).
@@ -317,6 +129,7 @@ pub fn table(
     let file = p.path.display().to_string();
     let (rank, steps) = (p.trace.header.rank, &a.steps.steps);
     let unmatched = a.unmatched_names(&p.trace);
+    let listing = listing();
     // Bucket columns, most exclusive time first.
     let buckets: Vec<&String> = {
         let mut set: BTreeMap<&String, i64> = BTreeMap::new();
@@ -336,7 +149,7 @@ pub fn table(
         "  exclusive time per bucket, µs (each instant split equally among the buckets running):"
     )?;
     let mut head = Vec::new();
-    render::table_header(&mut head, columns())?;
+    listing.table_header(&mut head)?;
     let head = String::from_utf8_lossy(&head).trim_end().to_string();
     let mut line = head;
     for b in &buckets {
@@ -345,13 +158,13 @@ pub fn table(
     writeln!(w, "{line} {:>5}", "ovl")?;
     for (s, b) in steps.iter().zip(budgets) {
         let mut cells = Vec::new();
-        let row = BudgetRow {
+        let row = StepRow {
             file: &file,
             rank,
             step: s,
             budget: b,
         };
-        render::table_row(&mut cells, columns(), &row, ctx)?;
+        listing.table_row(&mut cells, &row, ctx)?;
         let mut line = String::from_utf8_lossy(&cells).trim_end().to_string();
         for k in &buckets {
             let v = b.buckets.get(*k).map_or("-".into(), |v| us(v.exclusive_ns));

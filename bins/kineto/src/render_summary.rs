@@ -7,7 +7,7 @@ use std::io::{self, Write};
 /// Writes one summary.
 pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
     if json {
-        serde_json::to_writer(&mut *w, s).map_err(io::Error::other)?;
+        serde_json::to_writer(&mut *w, s).map_err(io::Error::from)?;
         return writeln!(w);
     }
     let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
@@ -119,4 +119,33 @@ pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer whose reader has gone.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_stays_a_closed_pipe() {
+        let text = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#;
+        let opts = kineto_trace::Options {
+            sha256: false,
+            ..kineto_trace::Options::default()
+        };
+        let p = kineto_trace::parse_raw(std::path::Path::new("t.json"), &text[..], &opts).unwrap();
+        let e = write(&mut ClosedPipe, &Summary::of(&p), true).unwrap_err();
+        assert!(tool_io::stdout::is_closed_pipe(&e), "{e:?}");
+    }
 }

@@ -13,8 +13,8 @@ use kineto_trace::step::StepPattern;
 use serde_json::Value;
 
 use crate::out::{self, note};
-use crate::render::{self, Ctx, Format};
-use crate::{Listing, render_budget, render_top, setup};
+use crate::render::{self, Ctx};
+use crate::{Listing, render_budget, setup};
 
 /// `kineto report`'s options.
 #[derive(Args)]
@@ -156,13 +156,13 @@ fn rows_of_trace(
     };
     rows.budget.extend(json_lines(|w| {
         for (s, b) in a.steps.steps.iter().zip(&budgets) {
-            let row = render_budget::BudgetRow {
+            let row = kineto_tables::StepRow {
                 file: &file,
                 rank: t.header.rank,
                 step: s,
                 budget: b,
             };
-            render_budget::json_row(w, &row, &ctx)?;
+            render_budget::json_row(w, &row, rules, &ctx)?;
         }
         Ok(())
     })?);
@@ -176,19 +176,13 @@ fn rows_of_trace(
     let take = if n == 0 { usize::MAX } else { n };
     rows.top.extend(json_lines(|w| {
         for g in groups.iter().take(take) {
-            let row = render_top::TopRow {
+            let row = kineto_tables::TopRow {
                 file: &file,
                 rank: t.header.rank,
                 step: None,
                 group: g,
             };
-            render::row(
-                w,
-                Format::Json,
-                render_top::columns(),
-                &row,
-                &Ctx::default(),
-            )?;
+            render::json_row(w, kineto_tables::top_columns(), &row, &Ctx::default())?;
         }
         Ok(())
     })?);

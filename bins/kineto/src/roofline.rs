@@ -1,17 +1,16 @@
 //! `kineto roofline`: per step and rank, ESTIMATED bytes and FLOPs from a model config (crate `roofline`
-//! over `kl1-shapes`), MEASURED time from the trace, the rates against the GPU's CLAIMED peaks. Parses the
-//! options, calls `roofline::analyse`, prints; one column list drives table, CSV and JSON.
+//! over `model-shapes`), MEASURED time from the trace, the rates against the GPU's CLAIMED peaks. Parses the
+//! options, calls `roofline::analyse`, prints the `roofline` and `weights` tables of `kineto-tables`.
 
 use crate::out::{self, Stdout, note};
-use crate::render::{self, Col, Ctx, Kind, Show, Val};
+use crate::render::{self, Ctx};
+use crate::views;
 use clap::Args;
+use kineto_tables::RooflineRow;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
-use model_shapes::{
-    GpuTable, QuantOverride, RankSplit, RunOptions, TensorGroup, model_from_config,
-};
-use roofline::{GpuChoice, Setup, StepRoofline, TraceRoofline};
-use std::borrow::Cow;
+use model_shapes::{GpuTable, QuantOverride, RunOptions, model_from_config};
+use roofline::{GpuChoice, Setup, TraceRoofline};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -106,556 +105,19 @@ pub struct RooflineArgs {
     overwrite: bool,
 }
 
-/// A step with the columns that name its trace.
-struct Row<'a> {
-    file: &'a str,
-    rank: Option<u64>,
-    gpu: &'a str,
-    s: &'a StepRoofline,
-}
-
-fn f(x: f64) -> Val<'static> {
-    Val::F(x)
-}
-
-fn opt(x: Option<f64>) -> Val<'static> {
-    x.map_or(Val::Null, Val::F)
-}
-
-/// The union of bucket `i`'s kernels ([`roofline::BUCKET_BYTES`] order), µs.
-fn bucket_us(r: &Row<'_>, i: usize) -> Val<'static> {
-    r.s.buckets
-        .get(i)
-        .map_or(Val::Null, |b| Val::F(b.time_ns as f64 / 1e3))
-}
-
-/// Bucket `i`'s bytes over its time, GB/s (null when the mapping does not hold).
-fn bucket_gbps(r: &Row<'_>, i: usize) -> Val<'static> {
-    r.s.buckets
-        .get(i)
-        .and_then(|b| b.gbps)
-        .map_or(Val::Null, Val::F)
-}
-
-/// GB with one decimal for the table; null when a term is unknown.
-fn gb(x: Option<f64>) -> Val<'static> {
-    x.map_or(Val::Null, |x| {
-        Val::Str(Cow::Owned(format!("{:.2}", x / 1e9)))
-    })
-}
-
-/// A rate of the step, null when a byte or FLOP term is unknown.
-fn rate(r: &Row<'_>, get: fn(&roofline::Rates) -> Option<f64>) -> Val<'static> {
-    opt(r.s.rates.as_ref().and_then(get))
-}
-
-/// The columns, in order. Dotted names nest in JSON (`bytes.weights` → `"bytes":{"weights":…}`).
-fn columns<'a>() -> &'a [Col<Row<'a>>] {
-    &[
-        Col {
-            name: "file",
-            kind: Kind::Plain,
-            head: "file",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(r.file)),
-        },
-        Col {
-            name: "rank",
-            kind: Kind::Plain,
-            head: "rank",
-            show: Show::Right(4),
-            get: |r| Val::u(r.rank),
-        },
-        Col {
-            name: "index",
-            kind: Kind::Plain,
-            head: "step",
-            show: Show::Right(4),
-            get: |r| Val::U(r.s.index as u64),
-        },
-        Col {
-            name: "name",
-            kind: Kind::Plain,
-            head: "name",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(&r.s.name)),
-        },
-        Col {
-            name: "phase",
-            kind: Kind::Plain,
-            head: "phase",
-            show: Show::Left(7),
-            get: |r| Val::text(r.s.tokens.phase),
-        },
-        Col {
-            name: "requests",
-            kind: Kind::Plain,
-            head: "reqs",
-            show: Show::Right(5),
-            get: |r| Val::u(r.s.tokens.requests),
-        },
-        Col {
-            name: "query_tokens",
-            kind: Kind::Plain,
-            head: "q tok",
-            show: Show::Right(6),
-            get: |r| Val::u(r.s.tokens.query_tokens),
-        },
-        Col {
-            name: "context_tokens",
-            kind: Kind::Plain,
-            head: "kv tok",
-            show: Show::Right(8),
-            get: |r| Val::u(r.s.tokens.kv_tokens),
-        },
-        Col {
-            name: "tokens_from",
-            kind: Kind::Plain,
-            head: "tokens from",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(&r.s.tokens.from)),
-        },
-        Col {
-            name: "",
-            kind: Kind::Plain,
-            head: "GB",
-            show: Show::Right(7),
-            get: |r| gb(r.s.estimate.bytes.total()),
-        },
-        Col {
-            name: "bytes_total",
-            kind: Kind::Plain,
-            head: "bytes",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.bytes.total()),
-        },
-        Col {
-            name: "bytes_known",
-            kind: Kind::Plain,
-            head: "known bytes",
-            show: Show::No,
-            get: |r| f(r.s.bytes_known),
-        },
-        Col {
-            name: "unknown",
-            kind: Kind::Plain,
-            head: "unknown",
-            show: Show::No,
-            get: |r| {
-                if r.s.unknown.is_empty() {
-                    Val::Null
-                } else {
-                    Val::Str(Cow::Owned(r.s.unknown.join(" ")))
-                }
-            },
-        },
-        Col {
-            name: "bytes.weights",
-            kind: Kind::Plain,
-            head: "weights",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.bytes.weights),
-        },
-        Col {
-            name: "bytes.routed_experts",
-            kind: Kind::Plain,
-            head: "experts",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.bytes.routed_experts),
-        },
-        Col {
-            name: "bytes.kv_read",
-            kind: Kind::Plain,
-            head: "kv read",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.bytes.kv_read),
-        },
-        Col {
-            name: "bytes.kv_write",
-            kind: Kind::Plain,
-            head: "kv write",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.bytes.kv_write),
-        },
-        Col {
-            name: "bytes.lm_head",
-            kind: Kind::Plain,
-            head: "lm head",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.bytes.lm_head),
-        },
-        Col {
-            name: "bytes.embedding",
-            kind: Kind::Plain,
-            head: "embedding",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.bytes.embedding),
-        },
-        Col {
-            name: "experts.uniform",
-            kind: Kind::Plain,
-            head: "experts",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.experts.uniform),
-        },
-        Col {
-            name: "experts.top_k_per_request",
-            kind: Kind::Plain,
-            head: "top-k/req",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.experts.top_k_per_request),
-        },
-        Col {
-            name: "experts.peak_allows",
-            kind: Kind::Plain,
-            head: "peak allows",
-            show: Show::No,
-            get: |r| opt(r.s.experts_peak_allows),
-        },
-        Col {
-            name: "experts.on_rank",
-            kind: Kind::Plain,
-            head: "on rank",
-            show: Show::No,
-            get: |r| f(r.s.estimate.experts.on_rank),
-        },
-        Col {
-            name: "flops_total",
-            kind: Kind::Plain,
-            head: "flops",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.flops.total()),
-        },
-        Col {
-            name: "flops.linear",
-            kind: Kind::Plain,
-            head: "linear",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.flops.linear),
-        },
-        Col {
-            name: "flops.lm_head",
-            kind: Kind::Plain,
-            head: "lm head",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.flops.lm_head),
-        },
-        Col {
-            name: "flops.attention",
-            kind: Kind::Plain,
-            head: "attention",
-            show: Show::No,
-            get: |r| opt(r.s.estimate.flops.attention),
-        },
-        Col {
-            name: "span",
-            kind: Kind::Dur,
-            head: "span",
-            show: Show::Right(11),
-            get: |r| Val::I(r.s.span_ns),
-        },
-        Col {
-            name: "busy",
-            kind: Kind::Dur,
-            head: "busy",
-            show: Show::Right(11),
-            get: |r| Val::I(r.s.busy_ns),
-        },
-        Col {
-            name: "gbps",
-            kind: Kind::Plain,
-            head: "GB/s",
-            show: Show::Right(9),
-            get: |r| rate(r, |x| Some(x.gbps)),
-        },
-        Col {
-            name: "pct_of_peak_gbps",
-            kind: Kind::Plain,
-            head: "% peak",
-            show: Show::Right(7),
-            get: |r| rate(r, |x| Some(x.pct_of_peak_gbps)),
-        },
-        Col {
-            name: "gbps_busy",
-            kind: Kind::Plain,
-            head: "busy GB/s",
-            show: Show::Right(10),
-            get: |r| rate(r, |x| Some(x.gbps_busy)),
-        },
-        Col {
-            name: "pct_of_peak_gbps_busy",
-            kind: Kind::Plain,
-            head: "% peak",
-            show: Show::Right(7),
-            get: |r| rate(r, |x| Some(x.pct_of_peak_gbps_busy)),
-        },
-        Col {
-            name: "tflops",
-            kind: Kind::Plain,
-            head: "TFLOP/s",
-            show: Show::Right(8),
-            get: |r| rate(r, |x| Some(x.tflops)),
-        },
-        Col {
-            name: "tflops_busy",
-            kind: Kind::Plain,
-            head: "busy TFLOP/s",
-            show: Show::No,
-            get: |r| rate(r, |x| Some(x.tflops_busy)),
-        },
-        Col {
-            name: "pct_of_peak_tflops",
-            kind: Kind::Plain,
-            head: "% peak",
-            show: Show::Right(7),
-            get: |r| rate(r, |x| x.pct_of_peak_tflops),
-        },
-        Col {
-            name: "peak_gbps",
-            kind: Kind::Plain,
-            head: "peak GB/s",
-            show: Show::No,
-            get: |r| rate(r, |x| Some(x.peak_gbps)),
-        },
-        Col {
-            name: "peak_tflops",
-            kind: Kind::Plain,
-            head: "peak TFLOP/s",
-            show: Show::No,
-            get: |r| rate(r, |x| x.peak_tflops),
-        },
-        Col {
-            name: "intensity",
-            kind: Kind::Plain,
-            head: "FLOP/B",
-            show: Show::Right(7),
-            get: |r| rate(r, |x| Some(x.intensity)),
-        },
-        Col {
-            name: "ridge",
-            kind: Kind::Plain,
-            head: "ridge",
-            show: Show::No,
-            get: |r| rate(r, |x| x.ridge),
-        },
-        Col {
-            name: "bound",
-            kind: Kind::Plain,
-            head: "bound",
-            show: Show::Left(7),
-            get: |r| Val::text(r.s.rates.as_ref().map(|x| x.bound.as_str())),
-        },
-        Col {
-            name: "buckets.weights_us",
-            kind: Kind::Plain,
-            head: "gemm+moe µs",
-            show: Show::No,
-            get: |r| bucket_us(r, 0),
-        },
-        Col {
-            name: "buckets.weights_gbps",
-            kind: Kind::Plain,
-            head: "gemm+moe GB/s",
-            show: Show::Right(13),
-            get: |r| bucket_gbps(r, 0),
-        },
-        Col {
-            name: "buckets.kv_us",
-            kind: Kind::Plain,
-            head: "attn µs",
-            show: Show::No,
-            get: |r| bucket_us(r, 1),
-        },
-        Col {
-            name: "buckets.kv_gbps",
-            kind: Kind::Plain,
-            head: "attn GB/s",
-            show: Show::Right(9),
-            get: |r| bucket_gbps(r, 1),
-        },
-        Col {
-            name: "dtype",
-            kind: Kind::Plain,
-            head: "dtype",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(r.s.dtype)),
-        },
-        Col {
-            name: "gpu",
-            kind: Kind::Plain,
-            head: "gpu",
-            show: Show::No,
-            get: |r| Val::Str(Cow::Borrowed(r.gpu)),
-        },
-    ]
-}
-
-/// The weights table's columns.
-fn weight_columns<'a>() -> &'a [Col<TensorGroup>] {
-    &[
-        Col {
-            name: "group",
-            kind: Kind::Plain,
-            head: "group",
-            show: Show::Left(30),
-            get: |g| Val::Str(Cow::Borrowed(&g.name)),
-        },
-        Col {
-            name: "in_features",
-            kind: Kind::Plain,
-            head: "in",
-            show: Show::Right(7),
-            get: |g| Val::U(g.in_features),
-        },
-        Col {
-            name: "out_features",
-            kind: Kind::Plain,
-            head: "out",
-            show: Show::Right(7),
-            get: |g| Val::U(g.out_features),
-        },
-        Col {
-            name: "bias",
-            kind: Kind::Plain,
-            head: "bias",
-            show: Show::No,
-            get: |g| Val::Bool(g.bias),
-        },
-        Col {
-            name: "per_layer",
-            kind: Kind::Plain,
-            head: "×/layer",
-            show: Show::Right(7),
-            get: |g| Val::U(g.per_layer),
-        },
-        Col {
-            name: "layers",
-            kind: Kind::Plain,
-            head: "layers",
-            show: Show::Right(6),
-            get: |g| Val::U(g.layers),
-        },
-        Col {
-            name: "format",
-            kind: Kind::Plain,
-            head: "format",
-            show: Show::Left(14),
-            get: |g| Val::Str(Cow::Owned(g.format.to_string())),
-        },
-        Col {
-            name: "reads",
-            kind: Kind::Plain,
-            head: "reads",
-            show: Show::Left(6),
-            get: |g| Val::Str(Cow::Borrowed(g.reads.as_str())),
-        },
-        Col {
-            name: "split",
-            kind: Kind::Plain,
-            head: "split",
-            show: Show::Left(10),
-            get: |g| {
-                Val::Str(Cow::Borrowed(match g.split {
-                    RankSplit::Column => "column",
-                    RankSplit::Row => "row",
-                    RankSplit::Replicated => "replicated",
-                }))
-            },
-        },
-        Col {
-            name: "rank_in",
-            kind: Kind::Plain,
-            head: "rank in",
-            show: Show::Right(7),
-            get: |g| Val::U(g.rank_in),
-        },
-        Col {
-            name: "rank_out",
-            kind: Kind::Plain,
-            head: "rank out",
-            show: Show::Right(8),
-            get: |g| Val::U(g.rank_out),
-        },
-        Col {
-            name: "rank_per_layer",
-            kind: Kind::Plain,
-            head: "rank ×",
-            show: Show::Right(6),
-            get: |g| Val::U(g.rank_per_layer),
-        },
-        Col {
-            name: "params",
-            kind: Kind::Plain,
-            head: "params",
-            show: Show::Right(14),
-            get: |g| Val::U(g.params()),
-        },
-        Col {
-            name: "rank_bytes",
-            kind: Kind::Plain,
-            head: "rank bytes",
-            show: Show::Right(16),
-            get: |g| Val::F(g.rank_bytes()),
-        },
-    ]
-}
-
 /// `--weights`: the model's weights table.
 fn write_weights(w: &mut Stdout, setup: &Setup, format: render::Format) -> io::Result<()> {
-    let cols = weight_columns();
+    let listing = render::Listing::new(kineto_tables::weight_columns(), views::WEIGHTS);
     let ctx = Ctx::default();
     match format {
-        render::Format::Csv => render::csv_header(w, cols)?,
-        render::Format::Table => render::table_header(w, cols)?,
+        render::Format::Csv => listing.csv_header(w)?,
+        render::Format::Table => listing.table_header(w)?,
         render::Format::Json => {}
     }
     for g in &setup.model.groups {
-        render::row(w, format, cols, g, &ctx)?;
+        listing.row(w, format, g, &ctx)?;
     }
     Ok(())
-}
-
-/// One JSON line: the columns' values, dotted names nested one level.
-fn json_row(w: &mut impl Write, row: &Row<'_>) -> io::Result<()> {
-    let mut top = serde_json::Map::new();
-    let value = |v: Val<'_>| -> serde_json::Value {
-        match v {
-            Val::Null => serde_json::Value::Null,
-            Val::Str(s) => serde_json::Value::String(s.into_owned()),
-            Val::U(n) => n.into(),
-            Val::I(n) => n.into(),
-            Val::Bool(b) => b.into(),
-            Val::F(x) => serde_json::Number::from_f64(x)
-                .map_or(serde_json::Value::Null, serde_json::Value::Number),
-        }
-    };
-    for c in columns().iter().filter(|c| !c.name.is_empty()) {
-        let v = (c.get)(row);
-        let entries: Vec<(String, serde_json::Value)> = match (c.kind, &v) {
-            (Kind::Dur, Val::I(ns)) => vec![
-                (format!("{}_us", c.name), value(Val::F(*ns as f64 / 1e3))),
-                (format!("{}_ns", c.name), value(Val::I(*ns))),
-            ],
-            _ => vec![(c.name.to_string(), value(v))],
-        };
-        for (k, v) in entries {
-            match k.split_once('.') {
-                Some((outer, inner)) => {
-                    let slot = top
-                        .entry(outer.to_string())
-                        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
-                    if let serde_json::Value::Object(m) = slot {
-                        m.insert(inner.to_string(), v);
-                    }
-                }
-                None => {
-                    top.insert(k, v);
-                }
-            }
-        }
-    }
-    serde_json::to_writer(&mut *w, &top).map_err(io::Error::other)?;
-    w.write_all(b"\n")
 }
 
 fn write_trace(
@@ -664,7 +126,7 @@ fn write_trace(
     format: render::Format,
     first: bool,
 ) -> io::Result<()> {
-    let cols = columns();
+    let listing = render::Listing::new(kineto_tables::roofline_columns(), views::ROOFLINE);
     let ctx = Ctx::default();
     if format == render::Format::Table {
         if !first {
@@ -678,19 +140,16 @@ fn write_trace(
             t.gpu,
             t.gpu_from
         )?;
-        render::table_header(w, cols)?;
+        listing.table_header(w)?;
     }
     for s in &t.steps {
-        let row = Row {
+        let row = RooflineRow {
             file: &t.file,
             rank: t.rank,
             gpu: &t.gpu,
-            s,
+            step: s,
         };
-        match format {
-            render::Format::Json => json_row(w, &row)?,
-            _ => render::row(w, format, cols, &row, &ctx)?,
-        }
+        listing.row(w, format, &row, &ctx)?;
     }
     Ok(())
 }
@@ -912,7 +371,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if format == render::Format::Csv
-        && let Err(e) = render::csv_header(&mut w, columns())
+        && let Err(e) = render::csv_header(&mut w, kineto_tables::roofline_columns())
     {
         out::write_failed(e);
     }

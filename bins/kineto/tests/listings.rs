@@ -61,7 +61,7 @@ fn steps_json() {
         has_keys(
             r,
             &[
-                "index",
+                "step",
                 "name",
                 "phase",
                 "rows",
@@ -76,7 +76,7 @@ fn steps_json() {
         );
     }
     let r = &rows[0];
-    assert_eq!(r["index"], 0);
+    assert_eq!(r["step"], 0);
     assert_eq!(r["name"], "step[DECODE bs=32 reqs=4]");
     assert_eq!(
         (
@@ -98,6 +98,18 @@ fn steps_json() {
     );
     assert_eq!(r["rank"], 3);
     assert!(rows[2]["lo_us"].is_null() && rows[2]["period_us"].is_null());
+    // The step's budget totals are `steps` columns too (the values `budget_json` works out).
+    assert_eq!(
+        (r["span_us"].as_f64(), r["idle_us"].as_f64()),
+        (Some(210.0), Some(50.0))
+    );
+    assert_eq!(
+        (
+            r["unmatched_kernels"].as_u64(),
+            r["unmatched_sum_ns"].as_i64()
+        ),
+        (Some(1), Some(30_000))
+    );
     // What did not link is told on stderr.
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("1 kernels (5.000 µs) have no launch"), "{err}");
@@ -119,7 +131,7 @@ fn budget_json() {
         has_keys(
             r,
             &[
-                "index",
+                "step",
                 "span_us",
                 "idle_us",
                 "buckets",
@@ -144,11 +156,23 @@ fn budget_json() {
     assert_eq!(r["buckets"]["gemm"]["exclusive_us"].as_f64(), Some(75.0));
     assert_eq!(r["buckets"]["gemm"]["inclusive_us"].as_f64(), Some(100.0));
     assert_eq!(r["families"]["nccl"]["count"], 1);
+    assert_eq!(r["families"]["nccl"]["bucket"], "comm");
+    assert_eq!(r["unmatched"]["bucket"], "unmatched");
     assert_eq!(r["families"]["nccl"]["sum_us"].as_f64(), Some(100.0));
     assert_eq!(r["families"]["nccl"]["union_us"].as_f64(), Some(100.0));
     assert_eq!(r["unmatched"]["count"], 1);
     assert_eq!(r["unmatched"]["sum_us"].as_f64(), Some(30.0));
     assert_eq!(rows[1]["same_stream_overlaps"], 1);
+    // Step 1's copy ends at 1410 µs, after its last kernel (1360.001 µs): the budget window is wider than
+    // the kernels' bounds, and each has its own name.
+    assert_eq!(
+        (
+            rows[1]["hi_us"].as_f64(),
+            rows[1]["window_hi_us"].as_f64(),
+            rows[1]["span_us"].as_f64()
+        ),
+        (Some(1360.001), Some(1410.0), Some(110.0))
+    );
     assert_eq!(
         rows[1]["buckets"]["elementwise"]["exclusive_us"].as_f64(),
         Some(15.001)
@@ -162,17 +186,26 @@ fn budget_csv_and_table() {
         &[synthetic()],
     ));
     let mut it = csv.lines();
-    assert_eq!(
-        it.next(),
-        Some(
-            "file,rank,index,name,phase,rows,requests,lo_us,lo_rel_us,hi_us,hi_rel_us,span_us,idle_us,comm_us,comm_overlapped_us,comm_exposed_us,comm_overlap_pct,same_stream_overlaps,kind,key,count,sum_us,union_us,exclusive_us,inclusive_us"
-        )
-    );
+    // The `steps` columns, then `kind` and `key`, then the `families` and `budget` columns a step's row
+    // does not have.
+    let header = "file,rank,step,step_number,name,phase,rows,requests,prefill_requests,prefill_query_tokens,\
+                  prefill_context_tokens,decode_requests,decode_query_tokens,decode_context_tokens,cpu_lo_us,\
+                  cpu_lo_rel_us,cpu_hi_us,cpu_hi_rel_us,lo_us,lo_rel_us,hi_us,hi_rel_us,period_us,kernels,\
+                  memcpys,memsets,kernel_sum_us,kernel_union_us,window_lo_us,window_lo_rel_us,window_hi_us,\
+                  window_hi_rel_us,span_us,idle_us,comm_us,comm_overlapped_us,comm_exposed_us,\
+                  comm_overlap_pct,unmatched_kernels,unmatched_sum_us,same_stream_overlaps,\
+                  kind,key,bucket,count,sum_us,union_us,exclusive_us,inclusive_us";
+    assert_eq!(it.next(), Some(header));
     let gemm = csv.lines().find(|l| l.contains(",bucket,gemm,")).unwrap();
-    assert!(gemm.ends_with(",bucket,gemm,,,,75.000,100.000"), "{gemm}");
-    // Every row has the header's 25 cells (the quoted name holds no comma here, but its brackets are kept).
+    assert!(gemm.ends_with(",bucket,gemm,,,,,75.000,100.000"), "{gemm}");
+    let nccl = csv.lines().find(|l| l.contains(",family,nccl,")).unwrap();
+    assert!(
+        nccl.ends_with(",family,nccl,comm,1,100.000,100.000,,"),
+        "{nccl}"
+    );
+    // Every row has the header's 49 cells (the quoted name holds no comma here, but its brackets are kept).
     for l in csv.lines() {
-        assert_eq!(l.split(',').count(), 25, "{l}");
+        assert_eq!(l.split(',').count(), 49, "{l}");
     }
     let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
     assert!(table.contains("exclusive time per bucket"), "{table}");
@@ -190,7 +223,7 @@ fn kernels_csv_quotes_names() {
     ));
     let rows: Vec<&str> = csv.lines().collect();
     assert!(rows[0].starts_with(
-        "file,rank,kernel,step,name,family,bucket,matched,how,ts_us,ts_rel_us,dur_us"
+        "file,rank,kind,index,step,name,family,bucket,matched,how,ts_us,ts_rel_us,dur_us"
     ));
     assert_eq!(rows.len(), 1 + 10);
     let fill = rows.iter().find(|l| l.contains("FillFunctor")).unwrap();
@@ -205,10 +238,12 @@ fn kernels_csv_quotes_names() {
     // then the duration.
     assert!(fill.contains(",fill,memory,rule,rule "), "{fill}");
     assert!(fill.contains(",1100.000,1010.000,20.000,"), "{fill}");
+    // The graph launch at 150 µs (60 µs from the first event) on thread 10; grid 1x1x1, block 128x1x1.
     assert!(
-        fill.contains(",cudaGraphLaunch,10,step[DECODE bs=32 reqs=4],"),
+        fill.contains(",cudaGraphLaunch,150.000,60.000,10,step[DECODE bs=32 reqs=4],"),
         "{fill}"
     );
+    assert!(fill.ends_with(",1,1,1,128,1,1,,false"), "{fill}");
     let json = ok(&run(
         &["kernels", "--json", "--step-pattern", PATTERN],
         &[synthetic()],
@@ -517,7 +552,7 @@ fn ranks_side_by_side() {
         .find(|r| r["quantity"] == "span")
         .expect("span row");
     assert_eq!(
-        (span["step"].as_str(), span["ranks"].as_u64()),
+        (span["step_key"].as_str(), span["ranks"].as_u64()),
         (Some("10"), Some(8))
     );
     assert_eq!(
@@ -525,6 +560,7 @@ fn ranks_side_by_side() {
         (Some(10_967_000), Some(18_467_000))
     );
     assert_eq!(span["median_us"].as_f64(), Some(14_700.5));
+    assert_eq!(span["median_ns"].as_f64(), Some(14_700_500.0));
     assert_eq!(span["max_over_median_us"].as_f64(), Some(3_766.5));
     assert_eq!(
         (span["min_rank"].as_str(), span["max_rank"].as_str()),

@@ -32,7 +32,7 @@ fn json_has_one_object_per_step_with_the_documented_keys() {
     assert_eq!(lines.len(), 1);
     let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
     for k in [
-        "index",
+        "step",
         "name",
         "phase",
         "requests",
@@ -69,6 +69,11 @@ fn json_has_one_object_per_step_with_the_documented_keys() {
     );
     assert_eq!(v["span_ns"], 10_699_981);
     assert_eq!(v["bound"], "memory");
+    // The GEMM and MoE kernels' exclusive time, exact in ns beside its µs (docs/roofline.md: 8,899.8 µs).
+    let b = &v["buckets"];
+    let ns = b["weights_ns"].as_i64().unwrap();
+    assert_eq!(Some(ns as f64 / 1e3), b["weights_us"].as_f64());
+    assert!((ns as f64 / 1e3 - 8_899.8).abs() < 0.05, "{b}");
     // Σ of the parts is the total.
     let parts: f64 = v["bytes"]
         .as_object()

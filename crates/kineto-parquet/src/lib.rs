@@ -1,39 +1,29 @@
-//! Columnar export of an analysed Kineto trace: Parquet tables for DuckDB, Spark, pandas and polars.
+//! Columnar export of an analysed Kineto trace: Parquet tables for DuckDB, Spark, pandas and polars, and
+//! the same tables as Arrow record batches for the Python module.
 //!
-//! What it is: the tables `gpu_ops` (one row per kernel, copy and fill), `steps`, `budget` (step ×
-//! bucket), `families` (step × kernel family) and `annotations`, each defined by ONE column list
-//! ([`Table::columns`]) that drives the Arrow schema, the Parquet encodings and the values, written
-//! with the Arrow project's `parquet` crate: zstd pages, names dictionary-encoded, rows streamed in
-//! record batches of [`Limits::batch_rows`] and row groups of [`Limits::row_group_rows`], so memory
-//! is bounded by the limits and not by the number of kernels. Every file carries
-//! `kineto.schema_version` ([`SCHEMA_VERSION`]) in its key-value metadata; `docs/parquet.md`
-//! documents the schema and the queries.
+//! What it is: the Arrow side of `kineto-tables`' schema. Each exported table (`gpu_ops`, `steps`,
+//! `budget`, `families`, `annotations`: [`Table::EXPORTED`]) and the top-N table is ONE column list in
+//! `kineto-tables`; this crate turns a list into the Arrow schema ([`schema_of`]) and its rows into record
+//! batches ([`Batcher`], [`fill_table`]), and writes them with the Arrow project's `parquet` crate: zstd
+//! pages, names dictionary-encoded, rows streamed in record batches of [`Limits::batch_rows`] and row
+//! groups of [`Limits::row_group_rows`], so memory is bounded by the limits and not by the number of
+//! kernels. Every file carries `kineto.schema_version` ([`SCHEMA_VERSION`]) in its key-value metadata;
+//! `docs/parquet.md` documents the files and the queries, `docs/tables.md` every column.
 //!
-//! The same column lists build the in-memory Arrow tables of the Python module (`kineto_trace`,
-//! `python/`), through [`fill_table`] and [`Batcher`]: a table has one schema wherever it is read.
-//!
-//! What it is not: a parser or an analysis (those are `kineto-trace`'s: this crate takes an
-//! [`Analysed`] trace and only writes it), nor a file policy — it writes to any `Write + Send` sink;
-//! where the files go (`DIR/<table>/rank=N/…`), claims and overwrites belong to the `kineto-export`
-//! binary. It lives in its own crate so the core `kineto` tool does not build Arrow.
+//! What it is not: a parser, an analysis or a column list (those are `kineto-trace`'s and
+//! `kineto-tables`'), nor a file policy — it writes to any `Write + Send` sink; where the files go
+//! (`DIR/<table>/rank=N/…`), claims and overwrites belong to the `kineto-export` binary. It lives in its own
+//! crate so the core `kineto` tool does not build Arrow.
 #![deny(missing_docs)]
 
-mod column;
+mod arrow;
 mod tables;
-mod top;
 mod writer;
 
-pub use column::{Col, Ty, Val};
-pub use tables::{
-    Analysed, AnnotationRow, BudgetRow, FamilyRow, GpuOpRow, StepRow, Table, annotation_columns,
-    budget_columns, family_columns, fill_table, gpu_op_columns, step_columns, write_table,
-};
-pub use top::{TopRow, top_batches, top_columns};
-pub use writer::{Batcher, Limits, TableWriter, schema_of};
-
-/// The version of the tables' schema, written into every file as `kineto.schema_version`. Raised
-/// when a column is removed, renamed or changes meaning; adding a column keeps it.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use arrow::{arrow_type, field};
+pub use kineto_tables::{Analysed, SCHEMA_VERSION, Table};
+pub use tables::{fill_table, table_schema, top_batches, write_table};
+pub use writer::{Batcher, Limits, TableWriter, schema_of, stored};
 
 /// Why a table could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -54,4 +44,7 @@ pub enum Error {
         /// The value's type.
         got: &'static str,
     },
+    /// The table is not one of the per-trace tables the export writes.
+    #[error("table {0} is not exported per trace")]
+    NotExported(&'static str),
 }

@@ -2,10 +2,11 @@
 //! a record batch every [`Limits::batch_rows`] rows, a row group every [`Limits::row_group_rows`], so
 //! memory is bounded by the limits, not by the trace.
 
-use crate::column::{Builder, Col, Ty};
+use crate::arrow::{Builder, arrow_type, field};
 use crate::{Error, SCHEMA_VERSION};
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
+use kineto_tables::{Col, PARTITION, Ty};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
@@ -35,15 +36,23 @@ impl Default for Limits {
     }
 }
 
-/// The Arrow schema of a column list.
+/// The columns of a list that one trace's Arrow table holds: all but the partition column (`rank`, the
+/// Hive partition of the export; every row of one trace has the same).
+pub fn stored<R>(cols: &[Col<R>]) -> Vec<&Col<R>> {
+    cols.iter().filter(|c| c.name != PARTITION).collect()
+}
+
+/// The Arrow schema of a column list (its [`stored`] columns).
 pub fn schema_of<R>(cols: &[Col<R>]) -> SchemaRef {
-    Arc::new(Schema::new(cols.iter().map(Col::field).collect::<Vec<_>>()))
+    Arc::new(Schema::new(
+        stored(cols).into_iter().map(field).collect::<Vec<_>>(),
+    ))
 }
 
 /// Builds rows of type `R` into record batches of at most `batch_rows` rows: the one place a row
 /// becomes Arrow columns, for the Parquet files and the Python module's tables alike.
 pub struct Batcher<'c, R> {
-    cols: &'c [Col<R>],
+    cols: Vec<&'c Col<R>>,
     builders: Vec<Builder>,
     pending: usize,
     rows: u64,
@@ -52,15 +61,16 @@ pub struct Batcher<'c, R> {
 }
 
 impl<'c, R> Batcher<'c, R> {
-    /// A batcher for the columns `cols`.
+    /// A batcher for the columns `cols` (the [`stored`] ones).
     pub fn new(cols: &'c [Col<R>], batch_rows: usize) -> Self {
         let batch_rows = batch_rows.max(1);
+        let kept = stored(cols);
         Batcher {
-            cols,
-            builders: cols
+            builders: kept
                 .iter()
                 .map(|c| Builder::new(c.ty, batch_rows))
                 .collect(),
+            cols: kept,
             pending: 0,
             rows: 0,
             batch_rows,
@@ -77,7 +87,7 @@ impl<'c, R> Batcher<'c, R> {
     pub fn push(&mut self, row: &R) -> Result<Option<RecordBatch>, Error> {
         for (c, b) in self.cols.iter().zip(&mut self.builders) {
             let v = (c.get)(row);
-            if !b.append(v) {
+            if !b.append(&v) {
                 return Err(Error::ColumnType {
                     column: c.name,
                     expected: c.ty.doc_name(),
@@ -137,7 +147,7 @@ impl<W: Write + Send> TableWriter<W> {
         for f in schema
             .fields()
             .iter()
-            .filter(|f| *f.data_type() == Ty::Str.arrow())
+            .filter(|f| *f.data_type() == arrow_type(Ty::Str))
         {
             props = props.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
         }

@@ -1,0 +1,148 @@
+//! What each listing's text table shows: a view over its table's columns (`kineto-tables`), with headers
+//! and widths. The CSV and JSON forms show every column; the table is for reading at a terminal.
+
+use crate::render::{Cell, Fmt, left, rest, right};
+
+/// `kineto steps`.
+pub const STEPS: &[Cell] = &[
+    right("step", "step", 5),
+    left("name", "name", 30),
+    left("phase", "phase", 8),
+    right("rows", "rows", 6),
+    right("requests", "reqs", 5),
+    right("query_tokens", "q tok", 6),
+    right("lo_ns", "lo", 14),
+    right("hi_ns", "hi", 14),
+    right("period_ns", "period", 12),
+    right("kernels", "kernels", 7),
+    right("kernel_sum_ns", "sum", 12),
+    right("kernel_union_ns", "union", 12),
+    right("same_stream_overlaps", "ovl", 5),
+];
+
+/// `kineto kernels`: family (or `(unmatched)`), how it was matched, then the name, last so it can be long.
+pub const KERNELS: &[Cell] = &[
+    right("index", "kernel", 6),
+    right("step", "step", 5),
+    right("ts_ns", "ts", 14),
+    right("dur_ns", "dur", 12),
+    right("stream", "stream", 8),
+    left("family", "family", 24).fmt(Fmt::NullAs("(unmatched)")),
+    left("matched", "matched", 9),
+    rest("name", "name"),
+];
+
+/// `kineto budget`'s step columns (the bucket columns follow, one per bucket).
+pub const BUDGET: &[Cell] = &[
+    right("step", "step", 5),
+    left("name", "name", 30),
+    right("span_ns", "span", 14),
+    right("idle_ns", "idle", 14),
+    right("comm_exposed_ns", "exposed comm", 14),
+    right("comm_overlap_pct", "ovl %", 7),
+];
+
+/// `kineto top`.
+pub const TOP: &[Cell] = &[
+    right("count", "count", 8),
+    right("total_ns", "total", 14),
+    right("pct", "%", 7),
+    right("mean_ns", "mean", 12),
+    right("median_ns", "median", 12),
+    right("min_ns", "min", 12),
+    right("max_ns", "max", 12),
+    right("stddev_ns", "stddev", 12),
+    left("matched", "matched", 9),
+    rest("name", "name"),
+];
+
+/// `kineto annotations`.
+pub const ANNOTATIONS: &[Cell] = &[
+    right("count", "count", 8),
+    right("total_ns", "total", 14),
+    right("mean_ns", "mean", 12),
+    right("gpu_count", "gpu count", 9),
+    right("gpu_total_ns", "gpu total", 14),
+    rest("name", "name"),
+];
+
+/// `kineto ranks`.
+pub const RANKS: &[Cell] = &[
+    left("quantity", "what", 14),
+    right("min_ns", "min", 14),
+    right("median_ns", "median", 14),
+    right("max_ns", "max", 14),
+    right("max_over_median_ns", "max−median", 14),
+    right("min_rank", "min rank", 9),
+    right("max_rank", "max rank", 9),
+];
+
+/// `kineto roofline`.
+pub const ROOFLINE: &[Cell] = &[
+    right("rank", "rank", 4),
+    right("step", "step", 4),
+    left("phase", "phase", 7),
+    right("requests", "reqs", 5),
+    right("query_tokens", "q tok", 6),
+    right("context_tokens", "kv tok", 8),
+    right("bytes_total", "GB", 7).fmt(Fmt::Giga),
+    right("span_ns", "span", 11),
+    right("busy_ns", "busy", 11),
+    right("gbps", "GB/s", 9),
+    right("pct_of_peak_gbps", "% peak", 7),
+    right("gbps_busy", "busy GB/s", 10),
+    right("pct_of_peak_gbps_busy", "% peak", 7),
+    right("tflops", "TFLOP/s", 8),
+    right("pct_of_peak_tflops", "% peak", 7),
+    right("intensity", "FLOP/B", 7),
+    left("bound", "bound", 7),
+    right("buckets.weights_gbps", "gemm+moe GB/s", 13),
+    right("buckets.kv_gbps", "attn GB/s", 9),
+];
+
+/// `kineto roofline --weights`.
+pub const WEIGHTS: &[Cell] = &[
+    left("group", "group", 30),
+    right("in_features", "in", 7),
+    right("out_features", "out", 7),
+    right("per_layer", "×/layer", 7),
+    right("layers", "layers", 6),
+    left("format", "format", 14),
+    left("reads", "reads", 6),
+    left("split", "split", 10),
+    right("rank_in", "rank in", 7),
+    right("rank_out", "rank out", 8),
+    right("rank_per_layer", "rank ×", 6),
+    right("params", "params", 14),
+    right("rank_bytes", "rank bytes", 16),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::Listing;
+    use kineto_tables as t;
+
+    #[test]
+    fn every_view_shows_columns_of_its_table() {
+        let unknown = [
+            ("steps", Listing::unknown(t::step_columns(), STEPS)),
+            ("kernels", Listing::unknown(t::gpu_op_columns(), KERNELS)),
+            ("budget", Listing::unknown(t::step_columns(), BUDGET)),
+            ("top", Listing::unknown(t::top_columns(), TOP)),
+            (
+                "annotations",
+                Listing::unknown(t::annotation_stats_columns(), ANNOTATIONS),
+            ),
+            ("ranks", Listing::unknown(t::rank_columns(), RANKS)),
+            (
+                "roofline",
+                Listing::unknown(t::roofline_columns(), ROOFLINE),
+            ),
+            ("weights", Listing::unknown(t::weight_columns(), WEIGHTS)),
+        ];
+        for (view, cols) in unknown {
+            assert!(cols.is_empty(), "{view}: {cols:?}");
+        }
+    }
+}

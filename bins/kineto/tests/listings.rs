@@ -189,8 +189,8 @@ fn budget_csv_and_table() {
     // The `steps` columns, then `kind` and `key`, then the `families` and `budget` columns a step's row
     // does not have.
     let header = "file,rank,step,step_number,name,phase,rows,requests,prefill_requests,prefill_query_tokens,\
-                  prefill_context_tokens,decode_requests,decode_query_tokens,decode_context_tokens,cpu_lo_us,\
-                  cpu_lo_rel_us,cpu_hi_us,cpu_hi_rel_us,lo_us,lo_rel_us,hi_us,hi_rel_us,period_us,kernels,\
+                  prefill_context_tokens,decode_requests,decode_query_tokens,decode_context_tokens,query_tokens,\
+                  tokens_from,cpu_lo_us,cpu_lo_rel_us,cpu_hi_us,cpu_hi_rel_us,lo_us,lo_rel_us,hi_us,hi_rel_us,period_us,kernels,\
                   memcpys,memsets,kernel_sum_us,kernel_union_us,window_lo_us,window_lo_rel_us,window_hi_us,\
                   window_hi_rel_us,span_us,idle_us,comm_us,comm_overlapped_us,comm_exposed_us,\
                   comm_overlap_pct,unmatched_kernels,unmatched_sum_us,same_stream_overlaps,\

@@ -203,9 +203,9 @@ fn budget_csv_and_table() {
         nccl.ends_with(",family,nccl,comm,1,100.000,100.000,,"),
         "{nccl}"
     );
-    // Every row has the header's 49 cells (the quoted name holds no comma here, but its brackets are kept).
+    // Every row has the header's 51 cells (the quoted name holds no comma here, but its brackets are kept).
     for l in csv.lines() {
-        assert_eq!(l.split(',').count(), 49, "{l}");
+        assert_eq!(l.split(',').count(), 51, "{l}");
     }
     let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
     assert!(table.contains("exclusive time per bucket"), "{table}");

@@ -267,6 +267,27 @@ def test_a_cpu_only_torch_gives_no_gpu_name_whatever_gpu_the_machine_has(tmp_pat
     assert rec["gpu_name"] is None and "CPU" in rec["unavailable"]["gpu_name"]
 
 
+def test_torch_whose_cuda_is_not_initialised_is_not_initialised_for_the_script(tmp_path, fake_smi):
+    # The seed called torch.cuda.get_device_name() unconditionally; in real torch that initialises CUDA (a
+    # context on the GPU, seconds). A script that has not touched CUDA yet is left as it was: gpu_name says
+    # why it is missing, and the device name was never asked.
+    script = write_script(tmp_path / "bench.py", """
+        import json, sys
+        import torch
+        from kl1_provenance import Provenance
+        rec = Provenance(interval_ms=100, backend="nvidia-smi").start().finish()
+        open(sys.argv[1], "w").write(json.dumps({"record": rec, "calls": torch.cuda.device_name_calls}))
+    """)
+    out = tmp_path / "out.json"
+    run_script(script, str(out), cwd=tmp_path, env=script_env(fake_smi, FAKE_TORCH="uninit"))
+    doc = load(out)
+    rec = doc["record"]
+    assert doc["calls"] == 0
+    assert rec["torch"] == "2.5.1+fake" and rec["cuda"] == "12.4" and rec["cudnn"] == 90100
+    assert rec["gpu_name"] is None
+    assert "is_initialized() is False" in rec["unavailable"]["gpu_name"], rec["unavailable"]
+
+
 def test_repo_dir_names_another_repository(tmp_path, fake_smi):
     repo = make_repo(tmp_path / "repo")
     other = make_repo(tmp_path / "other")

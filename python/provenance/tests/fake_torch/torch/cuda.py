@@ -1,6 +1,11 @@
 import os
 
-_CPU = os.environ.get("FAKE_TORCH") == "cpu"
+_MODE = os.environ.get("FAKE_TORCH")
+_CPU = _MODE == "cpu"
+# FAKE_TORCH=uninit: a CUDA build on a GPU machine before the script has touched CUDA.
+_INITIALIZED = not _CPU and _MODE != "uninit"
+#: How often get_device_name was called (it initialises CUDA in real torch).
+device_name_calls = 0
 
 
 def is_available():
@@ -8,10 +13,12 @@ def is_available():
 
 
 def is_initialized():
-    return not _CPU
+    return _INITIALIZED
 
 
 def get_device_name(device=None):
+    global device_name_calls
+    device_name_calls += 1
     if _CPU:
         raise RuntimeError("Found no NVIDIA driver on your system")
     return "Fake Device from torch"

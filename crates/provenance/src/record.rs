@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::{
     BuildInfo, Check, Claim, Coverage, Environment, Error, GitInfo, GpuBackend, HostDuring,
-    HostInfo, InterpreterVersions, Probe, RESERVED_KEYS, Snapshot, Timeline, Verdict, probe, verdict,
+    HostInfo, InterpreterVersions, Probe, RESERVED_KEYS, Snapshot, Timeline, Verdict, probe,
+    verdict,
 };
 /// What recording cost outside the timed region: the work a benchmark waits for before and after it, MEASURED
 /// on the host's monotonic clock.

@@ -10,9 +10,8 @@ use std::time::{Instant, SystemTime};
 use crate::field::insert_field;
 use crate::{
     BuildInfo, CpuFreq, Environment, Error, GitInfo, GpuBackend, HostInfo, InterpreterVersions,
-    LoadAvg, Probe, Record,
-    RecorderCost, SCHEMA_VERSION, Verdict, cpu_freq, gpu, host_during, loadavg, procs, time,
-    verdict, windows_cpu_percent,
+    LoadAvg, Probe, Record, RecorderCost, SCHEMA_VERSION, Verdict, cpu_freq, gpu, host_during,
+    loadavg, procs, time, verdict, windows_cpu_percent,
 };
 
 /// What is read once at start and written unchanged.

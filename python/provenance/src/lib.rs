@@ -28,10 +28,7 @@ pyo3::create_exception!(
 /// A `tool-io` error as [`OutputError`] with `path` set to the file it names.
 fn output_error(py: Python<'_>, path: &std::path::Path, e: impl std::fmt::Display) -> PyErr {
     let err = OutputError::new_err(e.to_string());
-    if let Err(set) = err
-        .value(py)
-        .setattr("path", path.display().to_string())
-    {
+    if let Err(set) = err.value(py).setattr("path", path.display().to_string()) {
         return set;
     }
     err

@@ -48,17 +48,23 @@ def interrupted_flag(rec):
     return [f for f in rec["verdict"]["flags"] if f["flag"] == "interrupted"]
 
 
-def test_ctrl_c_in_a_with_block_finishes_the_record_and_goes_on(tmp_path, fake_smi):
-    script = write_script(tmp_path / "bench.py", WITH_BLOCK)
+def sigint_in_the_region(tmp_path, fake_smi, body):
+    """Runs the benchmark script `body`, sends it SIGINT once it says it is in the region (and the monitor
+    has had 0.3 s to sample), and returns (its exit status, its stderr, the record it wrote)."""
+    script = write_script(tmp_path / "bench.py", body)
     out = tmp_path / "record.json"
     p = run_until(script, out, script_env(fake_smi, torch=False), "in the region", tmp_path)
     time.sleep(0.3)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
+    return p.returncode, err, (load(out) if out.exists() else None)
+
+
+def test_ctrl_c_in_a_with_block_finishes_the_record_and_goes_on(tmp_path, fake_smi):
+    status, err, rec = sigint_in_the_region(tmp_path, fake_smi, WITH_BLOCK)
     # The KeyboardInterrupt went on to the top: Python ends by SIGINT, as a shell expects.
-    assert p.returncode == -signal.SIGINT, err
+    assert status == -signal.SIGINT, err
     assert "KeyboardInterrupt" in err
-    rec = load(out)
     assert rec["interrupted"] is True
     (flag,) = interrupted_flag(rec)
     assert flag["evidence"] == "interrupted by SIGINT (Ctrl-C) during the timed region"
@@ -66,14 +72,8 @@ def test_ctrl_c_in_a_with_block_finishes_the_record_and_goes_on(tmp_path, fake_s
 
 
 def test_ctrl_c_then_finish_marks_the_record_interrupted(tmp_path, fake_smi):
-    script = write_script(tmp_path / "bench.py", START_FINISH)
-    out = tmp_path / "record.json"
-    p = run_until(script, out, script_env(fake_smi, torch=False), "in the region", tmp_path)
-    time.sleep(0.3)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
-    rec = load(out)
+    status, err, rec = sigint_in_the_region(tmp_path, fake_smi, START_FINISH)
+    assert status == 0, err
     assert rec["interrupted"] is True
     (flag,) = interrupted_flag(rec)
     assert flag["evidence"] == "interrupted by SIGINT (Ctrl-C) during the timed region"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every test, as the README's second command and CI run them: the Rust tests (the shared trace corpus
 # required when it is beside the clone), the provenance harness examples, the Parquet export read back by
-# DuckDB, the Python module built as a wheel and tested with pytest, and every HTML report opened in headless Chromium. The last two install what they need (pip,
-# apt-get) when it is missing.
+# DuckDB, the two Python modules built as wheels and tested with pytest, and every HTML report opened in
+# headless Chromium. The Python and browser checks install what they need (pip, apt-get) when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d ../shared/traces ]; then export KL1_REQUIRE_CORPUS=1; fi
@@ -21,6 +21,10 @@ bash tests/duckdb/run.sh
 # The kineto_trace Python module: the abi3 wheel built with maturin, installed into target/py-kineto and
 # tested with pytest on the bundled and shared traces (python/tests).
 bash tests/python/run.sh
+# The kl1_provenance Python module: its abi3 wheel built with maturin, installed into target/py-provenance with
+# pytest-benchmark, and tested with pytest (python/provenance/tests: a fake torch, gpu-monitor's fake
+# nvidia-smi, records read back by the provenance binary).
+bash tests/python-provenance/run.sh
 # Every HTML report written by the tools from bundled data and opened in headless Chromium (Debian's
 # package): fails on a console error, a blank page or a missing chart; screenshots in target/browser-test/.
 bash tests/browser/run.sh

@@ -9,8 +9,8 @@ use std::time::{Instant, SystemTime};
 use crate::field::insert_field;
 use crate::running::{Static, snapshot};
 use crate::{
-    BuildInfo, EnvClass, Error, Probe, ProgramBuild, Running, detect_environment, git_info, gpu,
-    host_during, host_info, time,
+    BuildInfo, EnvClass, Error, InterpreterVersions, Probe, ProgramBuild, Running,
+    detect_environment, git_info, gpu, host_during, host_info, time,
 };
 
 /// A provenance record being set up: user fields and options, before [`Provenance::start`].
@@ -22,6 +22,7 @@ pub struct Provenance {
     pub(crate) program: Probe<ProgramBuild>,
     pub(crate) command_line: Vec<String>,
     pub(crate) windows_load: bool,
+    pub(crate) interpreter: Option<InterpreterVersions>,
 }
 
 impl Default for Provenance {
@@ -46,6 +47,7 @@ impl Provenance {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
             windows_load: true,
+            interpreter: None,
         }
     }
 
@@ -88,6 +90,21 @@ impl Provenance {
         self
     }
 
+    /// The GPU monitor configuration the record will use: the default ([`Provenance::new`]: the seed's 500 ms,
+    /// the GPUs `CUDA_VISIBLE_DEVICES` names) with the changes made so far. To change one setting and keep the
+    /// rest, clone it and give it back with [`Provenance::monitor_config`].
+    ///
+    /// ```
+    /// let p = provenance::Provenance::new();
+    /// let mut config = p.monitor().clone();
+    /// config.read_processes = false;
+    /// let p = p.monitor_config(config);
+    /// assert_eq!(p.monitor().interval_ms, 500);
+    /// ```
+    pub fn monitor(&self) -> &gpu_monitor::MonitorConfig {
+        &self.monitor
+    }
+
     /// Where to read git state from (default: the program's own crate directory when it named itself with
     /// [`program!`](crate::program!), else the current directory).
     pub fn repo_dir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -98,6 +115,21 @@ impl Provenance {
     /// The command line to record (default: this process's arguments).
     pub fn command_line(mut self, argv: Vec<String>) -> Self {
         self.command_line = argv;
+        self
+    }
+
+    /// Versions only the interpreter running the benchmark knows (a Python script's `python`, `torch`,
+    /// `cuda`, `cudnn` and torch's GPU), written under the seed's keys; see [`InterpreterVersions`]. A program
+    /// that does not name itself with [`Provenance::program`] is then a script: `build.program` says so, and
+    /// the `debug_build` check has no build to judge.
+    pub fn interpreter(mut self, versions: InterpreterVersions) -> Self {
+        if self.program.value().is_none() {
+            self.program = Probe::unavailable(
+                "a script run by an interpreter: no debug or release build of its own to check (its versions are \
+                 python, torch, cuda, cudnn)",
+            );
+        }
+        self.interpreter = Some(versions);
         self
     }
 
@@ -142,6 +174,7 @@ impl Provenance {
             command_line: self.command_line,
             host,
             environment,
+            interpreter: self.interpreter,
             fields: self.fields,
         };
         Running {

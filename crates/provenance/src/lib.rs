@@ -81,6 +81,7 @@ mod gpu;
 mod harness;
 mod host;
 mod host_during;
+mod interpreter;
 mod probe;
 mod procs;
 mod record;
@@ -104,6 +105,7 @@ pub use gpu_monitor;
 pub use harness::{Recorded, record};
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};
 pub use host_during::{HostDuring, MinMax, Spread};
+pub use interpreter::{INTERPRETER_KEYS, InterpreterVersions};
 pub use probe::Probe;
 pub use record::{CommandRun, Record, RecorderCost};
 pub use running::{Running, Snapshot};
@@ -116,12 +118,18 @@ pub use verdict::{
 /// Version of the record's layout. Raised when a key changes meaning or moves; adding a key does not raise it.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Top-level keys the record writes itself; user fields may not take them.
-pub const RESERVED_KEYS: [&str; 22] = [
+/// Top-level keys the record writes itself; user fields may not take them. `python`, `torch`, `cuda` and
+/// `cudnn` are written only when the interpreter gives them ([`InterpreterVersions`]), and are reserved always:
+/// the seed's keys have one meaning and one source.
+pub const RESERVED_KEYS: [&str; 26] = [
     "schema_version",
     "time_utc",
     "finished_utc",
     "git",
+    "python",
+    "torch",
+    "cuda",
+    "cudnn",
     "gpu_name",
     "driver",
     "cpu_count",

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::{
     BuildInfo, Check, Claim, Coverage, Environment, Error, GitInfo, GpuBackend, HostDuring,
-    HostInfo, Probe, RESERVED_KEYS, Snapshot, Timeline, Verdict, probe, verdict,
+    HostInfo, InterpreterVersions, Probe, RESERVED_KEYS, Snapshot, Timeline, Verdict, probe,
+    verdict,
 };
 /// What recording cost outside the timed region: the work a benchmark waits for before and after it, MEASURED
 /// on the host's monotonic clock.
@@ -51,7 +52,8 @@ pub struct Record {
     pub finished_utc: String,
     /// Repository state.
     pub git: GitInfo,
-    /// The first GPU's name (the seed's key).
+    /// The GPU's name (the seed's key): torch's device when the interpreter gave it
+    /// ([`InterpreterVersions::gpu_name`](crate::InterpreterVersions::gpu_name)), else the first GPU in use.
     pub gpu_name: Probe<String>,
     /// The first GPU's driver version (the seed's key).
     pub driver: Probe<String>,
@@ -69,6 +71,9 @@ pub struct Record {
     pub host: HostInfo,
     /// Bare metal, VM, container or WSL, with the signals.
     pub environment: Environment,
+    /// The interpreter's own versions, when a Python benchmark gave them (written as the seed's top-level
+    /// `python`, `torch`, `cuda`, `cudnn`; absent otherwise).
+    pub interpreter: Option<InterpreterVersions>,
     /// State just before the timed region.
     pub before: Snapshot,
     /// The GPU monitor's summary of the timed region. Present even without a GPU: it then has no samples and
@@ -118,6 +123,13 @@ impl Record {
         put("time_utc", &self.time_utc)?;
         put("finished_utc", &self.finished_utc)?;
         put("git", &self.git)?;
+        // The seed's place for them: after `git`.
+        if let Some(i) = &self.interpreter {
+            put("python", &i.python)?;
+            put("torch", &i.torch)?;
+            put("cuda", &i.cuda)?;
+            put("cudnn", &i.cudnn)?;
+        }
         put("gpu_name", &self.gpu_name)?;
         put("driver", &self.driver)?;
         put("cpu_count", &self.cpu_count)?;

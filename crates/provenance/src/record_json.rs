@@ -140,17 +140,16 @@ pub fn flags(r: &Value) -> Vec<(String, String)> {
     }
 }
 
-/// Top-level keys of the Python tool's record that name software versions.
-pub const PYTHON_VERSION_KEYS: [&str; 4] = ["python", "torch", "cuda", "cudnn"];
+/// Top-level keys of the Python tool's record that name software versions (written by ours too when a Python
+/// interpreter gives them: [`crate::InterpreterVersions`]).
+pub const PYTHON_VERSION_KEYS: [&str; 4] = crate::INTERPRETER_KEYS;
 
 /// The user's own top-level fields.
 pub fn user_fields(r: &Value) -> BTreeSet<String> {
     match r {
         Value::Object(m) => m
             .keys()
-            .filter(|k| {
-                !RESERVED_KEYS.contains(&k.as_str()) && !PYTHON_VERSION_KEYS.contains(&k.as_str())
-            })
+            .filter(|k| !RESERVED_KEYS.contains(&k.as_str()))
             .cloned()
             .collect(),
         _ => BTreeSet::new(),

@@ -9,9 +9,9 @@ use std::time::{Instant, SystemTime};
 
 use crate::field::insert_field;
 use crate::{
-    BuildInfo, CpuFreq, Environment, Error, GitInfo, GpuBackend, HostInfo, LoadAvg, Probe, Record,
-    RecorderCost, SCHEMA_VERSION, Verdict, cpu_freq, gpu, host_during, loadavg, procs, time,
-    verdict, windows_cpu_percent,
+    BuildInfo, CpuFreq, Environment, Error, GitInfo, GpuBackend, HostInfo, InterpreterVersions,
+    LoadAvg, Probe, Record, RecorderCost, SCHEMA_VERSION, Verdict, cpu_freq, gpu, host_during,
+    loadavg, procs, time, verdict, windows_cpu_percent,
 };
 
 /// What is read once at start and written unchanged.
@@ -24,6 +24,7 @@ pub(crate) struct Static {
     pub(crate) command_line: Vec<String>,
     pub(crate) host: HostInfo,
     pub(crate) environment: Environment,
+    pub(crate) interpreter: Option<InterpreterVersions>,
     pub(crate) fields: BTreeMap<String, Value>,
 }
 
@@ -105,11 +106,16 @@ impl Running {
             Some(id) => Probe::Value(id),
             None => Probe::unavailable("no GPU in use"),
         });
+        // The GPU the interpreter's torch computes on, when it said; else the first GPU in use.
+        let gpu_name = match s.interpreter.as_ref().and_then(|i| i.gpu_name.clone()) {
+            Some(torch) => torch,
+            None => first.clone().and_then(gpu::name),
+        };
         let mut record = Record {
             schema_version: SCHEMA_VERSION,
             time_utc: s.time_utc,
             finished_utc: time::iso_utc(SystemTime::now()),
-            gpu_name: first.clone().and_then(gpu::name),
+            gpu_name,
             driver: first.and_then(gpu::driver),
             cpu_count: s.host.cpu_count.clone(),
             git: s.git,
@@ -119,6 +125,7 @@ impl Running {
             command_line: s.command_line,
             host: s.host,
             environment: s.environment,
+            interpreter: s.interpreter,
             before: self.before,
             during,
             coverage,

@@ -1,0 +1,1 @@
+from . import cudnn  # noqa: F401

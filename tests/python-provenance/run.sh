@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The kl1_provenance Python module as a user gets it: installs maturin, pytest and pytest-benchmark (pinned)
+# into target/py-provenance, builds the abi3 wheel from python/provenance with maturin, installs the wheel
+# (its pytest plugin with it) and runs python/provenance/tests with pytest, against the `provenance` binary
+# for `show` and `diff`. Called by tests/run-all.sh; runnable alone from any directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+t="${CARGO_TARGET_DIR:-target}"
+VENV="$t/py-provenance"
+PINS=(maturin==1.16.0 pytest==9.2.0 pytest-benchmark==5.3.1)
+source tests/venv.sh
+ensure_venv tests/python-provenance "$VENV" "${PINS[@]}"
+wheels="$t/py-provenance-wheels"
+rm -rf "$wheels"
+# The dev profile shares the workspace's compiled dependencies with `cargo test`.
+"$VENV/bin/maturin" build --quiet --manifest-path python/provenance/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
+"$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kl1_provenance-*.whl
+cargo build --quiet -p provenance-cli
+PROVENANCE_BIN="$(cd "$t" && pwd)/debug/provenance" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/provenance/tests

@@ -6,25 +6,30 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d ../shared/traces ]; then export KL1_REQUIRE_CORPUS=1; fi
+# A one-off build gains nothing from incremental compilation's caches, and writing them costs time and disk;
+# a developer who sets CARGO_INCREMENTAL keeps theirs.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Includes xtask/tests/tidy.rs: source files named in ARCHITECTURE.md, no CLI flag text in libraries, result
 # files only through tool-io, and no declared dependency left unused.
-cargo test --workspace
+source tests/tools.sh
+step cargo test --workspace
 # The harness examples on a tiny benchmark: one provenance record per benchmark.
-cargo run -q -p provenance --example criterion_bench -- --bench >/dev/null
-cargo run -q -p provenance --example divan_bench -- --bench >/dev/null
+step build_tools
 t="${CARGO_TARGET_DIR:-target}"
+"$t/debug/examples/criterion_bench" --bench >/dev/null
+"$t/debug/examples/divan_bench" --bench >/dev/null
 test -f "$t/criterion/sum_1000/provenance.json" && test -f "$t/divan/sum_1000/provenance.json"
 echo "harness examples: 2 passed, 0 failed"
 # The Parquet export read back by DuckDB (pip-installed into target/py-duckdb): the queries in docs/parquet.md
 # against kineto top/budget/ranks/summary/annotations, on the bundled and the shared traces.
-bash tests/duckdb/run.sh
+step bash tests/duckdb/run.sh
 # The kineto_trace Python module: the abi3 wheel built with maturin, installed into target/py-kineto and
 # tested with pytest on the bundled and shared traces (python/tests).
-bash tests/python/run.sh
+step bash tests/python/run.sh
 # The kl1_provenance Python module: its abi3 wheel built with maturin, installed into target/py-provenance with
 # pytest-benchmark, and tested with pytest (python/provenance/tests: a fake torch, gpu-monitor's fake
 # nvidia-smi, records read back by the provenance binary).
-bash tests/python-provenance/run.sh
+step bash tests/python-provenance/run.sh
 # Every HTML report written by the tools from bundled data and opened in headless Chromium (Debian's
 # package): fails on a console error, a blank page or a missing chart; screenshots in target/browser-test/.
-bash tests/browser/run.sh
+step bash tests/browser/run.sh

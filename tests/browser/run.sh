@@ -36,8 +36,8 @@ if [ -z "$CHROMIUM" ]; then
 fi
 echo "browser test: $("$CHROMIUM" --version 2>/dev/null | head -1)"
 
-cargo build -q -p kl1-cli -p kineto-cli -p gpu-monitor-cli -p provenance-cli
-cargo build -q -p html-report --example render
+source tests/tools.sh
+build_tools
 T=target/debug
 R=$T/examples/render
 FIX=crates/html-report/tests/fixtures

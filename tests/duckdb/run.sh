@@ -8,7 +8,8 @@ DUCKDB_VERSION=2.0.1
 VENV=target/py-duckdb
 source tests/venv.sh
 ensure_venv tests/duckdb "$VENV" "duckdb==$DUCKDB_VERSION"
-cargo build --quiet -p kineto-cli -p kineto-export-cli
+source tests/tools.sh
+build_tools
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 require=()

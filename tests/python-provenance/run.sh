@@ -15,5 +15,6 @@ rm -rf "$wheels"
 # The dev profile shares the workspace's compiled dependencies with `cargo test`.
 "$VENV/bin/maturin" build --quiet --manifest-path python/provenance/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kl1_provenance-*.whl
-cargo build --quiet -p provenance-cli
+source tests/tools.sh
+build_tools
 PROVENANCE_BIN="$(cd "$t" && pwd)/debug/provenance" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/provenance/tests

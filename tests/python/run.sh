@@ -15,7 +15,6 @@ rm -rf "$wheels"
 # The dev profile shares the workspace's compiled dependencies with `cargo test`.
 "$VENV/bin/maturin" build --quiet --manifest-path python/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kineto_trace-*.whl
-# The same package set as tests/duckdb/run.sh builds: cargo resolves features per set of packages, so any
-# other set would rebuild the Arrow crates once more.
-cargo build --quiet -p kineto-cli -p kineto-export-cli
+source tests/tools.sh
+build_tools
 KINETO_EXPORT="$(cd "$t" && pwd)/debug/kineto-export" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests

@@ -75,7 +75,9 @@ pub(crate) fn find(inputs: &[TraceInput<'_>]) -> Vec<Finding> {
             m2 as f64 / 2000.0,
             us(w),
         );
-        out.push(finding(t, FindingId::Straggler, total, steps, evidence));
+        let mut f = finding(t, FindingId::Straggler, total, steps, evidence);
+        f.share_pct = crate::share(total, t.analysed_span_ns());
+        out.push(f);
     }
     out
 }

@@ -662,6 +662,18 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
         &["provenance"],
         "provenance uses gpu-monitor, never the reverse",
     ),
+    (
+        "kineto-doctor",
+        &[
+            "kl1-shapes",
+            "html-report",
+            "kineto-tables",
+            "gpu-monitor",
+            "provenance",
+            "tool-io",
+        ],
+        "the doctor's rules compose the analyses; they render nothing and write no file",
+    ),
     ("step-stats", &["*"], "depends on no workspace crate"),
     ("tool-io", &["*"], "sits below every crate"),
 ];

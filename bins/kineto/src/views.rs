@@ -146,3 +146,14 @@ mod tests {
         }
     }
 }
+
+/// `kineto doctor`: the finding, where, how much, then the evidence (the command follows each row).
+pub const DOCTOR: &[Cell] = &[
+    left("finding", "finding", 18),
+    right("rank", "rank", 5),
+    right("time_at_stake_ns", "at stake", 14),
+    right("share_pct", "%", 7),
+    left("origin", "origin", 9),
+    left("step_list", "steps", 12),
+    rest("evidence", "evidence"),
+];

@@ -61,7 +61,10 @@ fn step_ops(t: &TraceInput<'_>, step: usize) -> Vec<(i64, GpuKind, usize)> {
         (GpuKind::Memset, &s.memsets),
     ] {
         let ops = tr.gpu_ops(kind);
-        v.extend(idx.iter().map(|&i| (ops[i as usize].ts_ns, kind, i as usize)));
+        v.extend(
+            idx.iter()
+                .map(|&i| (ops[i as usize].ts_ns, kind, i as usize)),
+        );
     }
     v.sort_unstable_by_key(|o| o.0);
     v

@@ -27,7 +27,7 @@ use kineto_trace::Trace;
 use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
-use roofline::TraceRoofline;
+use roofline::StepRoofline;
 
 /// Where a finding's time at stake comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -178,12 +178,16 @@ impl TrustId {
     /// What the check is, in one line (the `rule` column).
     pub fn what(self) -> &'static str {
         match self {
-            TrustId::SameStreamOverlap => "kernels on one stream overlapping in time (steps' same_stream_overlaps)",
+            TrustId::SameStreamOverlap => {
+                "kernels on one stream overlapping in time (steps' same_stream_overlaps)"
+            }
             TrustId::QueueOverruns => "AMD same-queue overruns the reader counted",
             TrustId::UnlinkedOps => "GPU ops whose correlation id matches no launch call",
             TrustId::LaunchesWithoutOp => "launch calls no GPU op links to",
             TrustId::Salvaged => "a cut file read up to the cut",
-            TrustId::GraphReplaysWithoutKernels => "graph-mode capture: whole-graph replays without their kernels",
+            TrustId::GraphReplaysWithoutKernels => {
+                "graph-mode capture: whole-graph replays without their kernels"
+            }
             TrustId::ParseWarnings => "problems the parser worked around",
             TrustId::KernelsOutsideSteps => "kernels launched outside every step",
             TrustId::NoStepMarkers => "no step marker: the whole trace is one step",
@@ -222,15 +226,34 @@ pub struct TraceInput<'a> {
     /// The rule table the families came from.
     pub rules: &'a Rules,
     /// The roofline of each step, when a model was given.
-    pub roofline: Option<&'a TraceRoofline>,
+    pub roofline: Option<Roofs<'a>>,
+}
+
+/// The rooflines of a trace's steps (`roofline::TraceRoofline`'s), as the roofline rule reads them.
+#[derive(Clone, Copy)]
+pub struct Roofs<'a> {
+    /// The GPU whose roofs they are.
+    pub gpu: &'a str,
+    /// Each step's roofline.
+    pub steps: &'a [StepRoofline],
 }
 
 impl TraceInput<'_> {
     /// The span the shares are of: first start to last end of the GPU work of every step, ns (the
     /// time between steps included). 0 for a trace without GPU work in a step.
     pub fn analysed_span_ns(&self) -> i64 {
-        let lo = self.budgets.iter().filter_map(|b| b.window).map(|w| w.0).min();
-        let hi = self.budgets.iter().filter_map(|b| b.window).map(|w| w.1).max();
+        let lo = self
+            .budgets
+            .iter()
+            .filter_map(|b| b.window)
+            .map(|w| w.0)
+            .min();
+        let hi = self
+            .budgets
+            .iter()
+            .filter_map(|b| b.window)
+            .map(|w| w.1)
+            .max();
         match (lo, hi) {
             (Some(lo), Some(hi)) => hi.saturating_sub(lo),
             _ => 0,

@@ -2,8 +2,7 @@
 //! for the model's bytes and FLOPs (`roofline`'s estimate); the time at stake is the span above it.
 
 use crate::gaps::finding;
-use crate::{Finding, FindingId, Thresholds, TraceInput, us};
-use roofline::TraceRoofline;
+use crate::{Finding, FindingId, Roofs, Thresholds, TraceInput, us};
 
 /// The time the roofs allow for a step, ns: the longer of bytes at the GPU's bandwidth and FLOPs at its
 /// peak (GB/s is bytes per ns; TFLOP/s × 10³ is FLOPs per ns). `None` when a term is unknown.
@@ -16,15 +15,10 @@ fn roof_ns(s: &roofline::StepRoofline) -> Option<f64> {
     Some(mem.max(compute))
 }
 
-pub(crate) fn find(
-    t: &TraceInput<'_>,
-    r: &TraceRoofline,
-    th: &Thresholds,
-    out: &mut Vec<Finding>,
-) {
+pub(crate) fn find(t: &TraceInput<'_>, r: Roofs<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     let (mut total, mut steps, mut rated) = (0i64, Vec::new(), 0usize);
     let mut worst: Option<(f64, usize, i64, f64)> = None;
-    for s in &r.steps {
+    for s in r.steps {
         let Some(roof) = roof_ns(s) else {
             continue;
         };
@@ -46,7 +40,11 @@ pub(crate) fn find(
     let Some((eff, i, span, roof)) = worst else {
         return;
     };
-    let bound = r.steps.iter().find(|s| s.index == i).and_then(|s| s.rates.as_ref());
+    let bound = r
+        .steps
+        .iter()
+        .find(|s| s.index == i)
+        .and_then(|s| s.rates.as_ref());
     let evidence = format!(
         "{} of {rated} steps with known bytes and FLOPs reach under {:.0} % of the binding roof on {}; \
          worst step {i}: {:.1} % ({} roof), span {} µs vs {} µs the roof allows",

@@ -65,7 +65,9 @@ fn exposed_comm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
 /// Whether kernel `k` was launched by a graph launch.
 fn from_graph(t: &TraceInput<'_>, k: usize) -> Option<bool> {
     let l = t.analysis.links.kernel_launch.get(k).copied().flatten()?;
-    Some(is_graph_launch(t.trace.name(t.trace.launches[l as usize].name)))
+    Some(is_graph_launch(
+        t.trace.name(t.trace.launches[l as usize].name),
+    ))
 }
 
 fn short_kernels(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
@@ -111,7 +113,11 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
             .iter()
             .any(|&k| from_graph(t, k as usize) == Some(true))
     };
-    let with_graph: Vec<usize> = steps.iter().filter(|s| graphed(s)).map(|s| s.index).collect();
+    let with_graph: Vec<usize> = steps
+        .iter()
+        .filter(|s| graphed(s))
+        .map(|s| s.index)
+        .collect();
     if with_graph.is_empty() {
         return;
     }
@@ -170,8 +176,8 @@ fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
             })
         };
         // Copy time with no kernel beside it: union(copies ∪ kernels) − union(kernels).
-        let alone = union(kernels().chain(copies.iter().map(|c| (c.ts_ns, c.end_ns()))))
-            - union(kernels());
+        let alone =
+            union(kernels().chain(copies.iter().map(|c| (c.ts_ns, c.end_ns())))) - union(kernels());
         exposed = exposed.saturating_add(alone);
         if alone > 0 {
             steps.push(s.index);
@@ -205,7 +211,13 @@ fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
         us(exposed),
         top_named(&names, th.top)
     );
-    out.push(finding(t, FindingId::CopiesInStep, exposed, steps, evidence));
+    out.push(finding(
+        t,
+        FindingId::CopiesInStep,
+        exposed,
+        steps,
+        evidence,
+    ));
 }
 
 fn median(v: &mut [i64]) -> f64 {

@@ -146,7 +146,10 @@ fn launch_bound_idle_is_the_gap_before_a_late_launch() {
     t.kernel(GEMM, 2.0, 100.0, 30.0); // launched at 2, long before the gap [95, 100): not the CPU's
     let d = one(&t);
     // The gap [40, 65) only; span 130 − 10 = 120 µs.
-    assert_eq!(found(&d), [(FindingId::LaunchBoundIdle, (65 - 40) * US, vec![0])]);
+    assert_eq!(
+        found(&d),
+        [(FindingId::LaunchBoundIdle, (65 - 40) * US, vec![0])]
+    );
     let f = &d.findings[0];
     assert!((f.share_pct - 100.0 * 25.0 / 120.0).abs() < 1e-9);
     assert_eq!(f.origin.as_str(), "MEASURED");
@@ -161,7 +164,14 @@ fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
     t.call("cudaStreamSynchronize", 12.0, 43.0); // [12, 55): waits for the kernel
     t.kernel(GEMM, 56.0, 60.0, 30.0); // [60, 90)
     let c = t.call("cudaMemcpy", 95.0, 35.0); // [95, 130): a blocking copy
-    t.gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 100.0, 10.0, 7, c); // [100, 110)
+    t.gpu(
+        "gpu_memcpy",
+        "Memcpy DtoH (Device -> Pageable)",
+        100.0,
+        10.0,
+        7,
+        c,
+    ); // [100, 110)
     t.kernel(GEMM, 131.0, 135.0, 30.0); // [135, 165)
     let d = one(&t);
     // Gaps [50, 60), [90, 100), [110, 135):
@@ -180,10 +190,16 @@ fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
     assert!((d.findings[0].share_pct - 100.0 * 30.0 / 155.0).abs() < 1e-9);
     let sync = &d.findings[0].evidence;
     assert!(sync.contains("`cudaMemcpy` ×2 25.000 µs"), "{sync}");
-    assert!(sync.contains("`cudaStreamSynchronize` ×1 5.000 µs"), "{sync}");
+    assert!(
+        sync.contains("`cudaStreamSynchronize` ×1 5.000 µs"),
+        "{sync}"
+    );
     let copies = &d.findings[2].evidence;
     assert!(copies.contains("1 pageable"), "{copies}");
-    assert!(copies.contains("Memcpy DtoH (Device -> Pageable)"), "{copies}");
+    assert!(
+        copies.contains("Memcpy DtoH (Device -> Pageable)"),
+        "{copies}"
+    );
 }
 
 #[test]
@@ -212,7 +228,10 @@ fn exposed_comm_is_comm_with_no_compute_beside_it() {
     t.gpu("kernel", NCCL, 30.0, 50.0, 8, c); // [30, 80) on stream 8
     let d = one(&t);
     // comm 50 µs, overlapped [30, 50) = 20 µs, exposed 30 µs; span 80 − 10 = 70 µs.
-    assert_eq!(found(&d), [(FindingId::ExposedComm, (50 - 20) * US, vec![0])]);
+    assert_eq!(
+        found(&d),
+        [(FindingId::ExposedComm, (50 - 20) * US, vec![0])]
+    );
     assert!((d.findings[0].share_pct - 100.0 * 30.0 / 70.0).abs() < 1e-9);
 }
 
@@ -239,7 +258,10 @@ fn stragglers_are_spans_over_the_median_rank() {
         .iter()
         .map(|f| (f.rank, f.time_at_stake_ns, f.steps.clone()))
         .collect();
-    assert_eq!(s, [(Some(2), 60 * US, vec![1]), (Some(1), 30 * US, vec![0])]);
+    assert_eq!(
+        s,
+        [(Some(2), 60 * US, vec![1]), (Some(1), 30 * US, vec![0])]
+    );
     assert!(d.findings.iter().all(|f| f.id == FindingId::Straggler));
     assert!((d.findings[0].share_pct - 100.0 * 60.0 / 260.0).abs() < 1e-9);
 
@@ -250,7 +272,10 @@ fn stragglers_are_spans_over_the_median_rank() {
         .map(|(r, s)| (format!("rank{r}.json"), rank(*s).json(Some(r as u64))))
         .collect();
     let d = Run::new(&texts).diagnose();
-    assert_eq!(found(&d), [(FindingId::Straggler, (130 - 100) * US / 2, vec![0])]);
+    assert_eq!(
+        found(&d),
+        [(FindingId::Straggler, (130 - 100) * US / 2, vec![0])]
+    );
 }
 
 #[test]
@@ -265,7 +290,11 @@ fn short_eager_kernels_count_and_total() {
     let d = one(&t);
     // Ten kernels of 2 µs < 5 µs: 20 µs of a 60 µs span.
     assert_eq!(found(&d), [(FindingId::ShortKernels, 10 * 2 * US, vec![0])]);
-    assert!(d.findings[0].evidence.starts_with("10 of 11 eagerly launched kernels"));
+    assert!(
+        d.findings[0]
+            .evidence
+            .starts_with("10 of 11 eagerly launched kernels")
+    );
 }
 
 #[test]
@@ -291,11 +320,15 @@ fn unsteady_steps_are_outliers_over_the_median_and_name_the_bucket() {
     let mut at = 10.0;
     for (s, span) in [100.0, 102.0, 98.0, 101.0, 150.0].into_iter().enumerate() {
         let b = 100.0 * s as f64;
-        t.step(s as u64 + 1, b, b + 100.0).kernel(GEMM, b + 1.0, at, span);
+        t.step(s as u64 + 1, b, b + 100.0)
+            .kernel(GEMM, b + 1.0, at, span);
         at += span;
     }
     let d = one(&t);
-    assert_eq!(found(&d), [(FindingId::UnsteadySteps, (150 - 101) * US, vec![4])]);
+    assert_eq!(
+        found(&d),
+        [(FindingId::UnsteadySteps, (150 - 101) * US, vec![4])]
+    );
     let e = &d.findings[0].evidence;
     assert!(e.contains("`gemm` +49.000 µs"), "{e}");
 }

@@ -301,7 +301,7 @@ fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     if total <= 0 {
         return;
     }
-    parts.sort_by(|a, b| b.0.cmp(&a.0));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
     let n = parts.len();
     let shown: Vec<String> = parts.into_iter().take(th.top).map(|p| p.1).collect();
     at.sort_unstable();

@@ -99,7 +99,7 @@ mod tests {
         ];
         let html = doctor_html(&rows);
         assert!(html.contains("exposed_comm"));
-        assert!(html.contains("data-v=\"30\""), "{html}");
+        assert!(html.contains("data-v=\"30.0\""), "{html}");
         assert!(html.contains("comm &lt;b&gt;"));
         assert!(html.find("exposed_comm") < html.find("Trust warnings"));
         assert!(html.contains("salvaged"));

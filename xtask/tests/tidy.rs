@@ -668,6 +668,17 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
         &["provenance"],
         "provenance uses gpu-monitor, never the reverse",
     ),
+    (
+        "kineto-doctor",
+        &[
+            "kl1-shapes",
+            "html-report",
+            "kineto-tables",
+            "gpu-monitor",
+            "provenance",
+        ],
+        "the doctor's rules compose the analyses; they render nothing (the tables and pages sit above)",
+    ),
     ("step-stats", &["*"], "depends on no workspace crate"),
     ("tool-io", &["*"], "sits below every crate"),
 ];

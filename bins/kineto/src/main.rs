@@ -1,6 +1,7 @@
 //! `kineto`: summaries and step analyses of Kineto traces. Parses arguments, calls `kineto-trace`,
 //! prints; nothing else lives here.
 
+mod doctor;
 mod out;
 mod render;
 mod render_budget;
@@ -74,6 +75,10 @@ enum Cmd {
     /// A self-contained HTML page: per-step stacked bars of bucket time and idle, ranks side by side,
     /// the sortable top kernel table, per-step spreads; with --model, the roofline chart.
     Report(report::ReportArgs),
+    /// What to fix first: findings ranked by the time at stake (MEASURED µs, an upper bound on what fixing
+    /// each recovers; ESTIMATED for the roofline rule with --model), each with its share of the GPU span,
+    /// steps, rank, evidence, rule and the command to drill down; then trust warnings (docs/doctor.md).
+    Doctor(doctor::DoctorArgs),
     /// Two runs' budgets, bucket by bucket: mean over steps old → new, Δ %, whether Δ exceeds the
     /// per-step spread. Exit 0 = pass, 1 = a bucket failed --fail-above, 2 = error.
     Diff(report::DiffArgs),
@@ -192,6 +197,7 @@ fn main() -> ExitCode {
         Cmd::Top(t) => top(&t),
         Cmd::Ranks(l) => ranks(&l),
         Cmd::Report(r) => report::report(&r),
+        Cmd::Doctor(d) => doctor::run(&d),
         Cmd::Diff(d) => report::diff(&d),
         Cmd::Export { args } => export(&args),
     }

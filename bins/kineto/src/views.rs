@@ -117,6 +117,17 @@ pub const WEIGHTS: &[Cell] = &[
     right("rank_bytes", "rank bytes", 16),
 ];
 
+/// `kineto doctor`: the finding, where, how much, then the evidence (the command follows each row).
+pub const DOCTOR: &[Cell] = &[
+    left("finding", "finding", 18),
+    right("rank", "rank", 5),
+    right("time_at_stake_ns", "at stake", 14),
+    right("share_pct", "%", 7),
+    left("origin", "origin", 9),
+    left("step_list", "steps", 12),
+    rest("evidence", "evidence"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +151,7 @@ mod tests {
                 Listing::unknown(t::roofline_columns(), ROOFLINE),
             ),
             ("weights", Listing::unknown(t::weight_columns(), WEIGHTS)),
+            ("doctor", Listing::unknown(t::doctor_columns(), DOCTOR)),
         ];
         for (view, cols) in unknown {
             assert!(cols.is_empty(), "{view}: {cols:?}");

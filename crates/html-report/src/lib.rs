@@ -18,6 +18,7 @@
 
 pub mod chart;
 pub mod diff;
+pub mod doctor;
 pub mod kineto;
 pub mod kl1;
 pub mod monitor;
@@ -42,6 +43,7 @@ pub(crate) fn visit() {
 pub use diff::{
     KinetoDiff, KinetoDiffRow, change_cells, kineto_diff, kineto_diff_page, kl1_diff_page,
 };
+pub use doctor::{doctor_html, doctor_section};
 pub use kineto::KinetoInputs;
 pub use monitor::MonitorInputs;
 

@@ -26,6 +26,8 @@ pub enum Table {
     Roofline,
     /// One row per tensor group of a model.
     Weights,
+    /// One row per finding of `kineto doctor` (most time at stake first), then per trust warning.
+    Doctor,
 }
 
 /// Where a table appears and what its rows are.
@@ -52,7 +54,7 @@ fn infos<R>(cols: &[Col<R>]) -> Vec<ColInfo> {
 
 impl Table {
     /// Every table, in the order they are documented.
-    pub const ALL: [Table; 10] = [
+    pub const ALL: [Table; 11] = [
         Table::GpuOps,
         Table::Steps,
         Table::Budget,
@@ -63,6 +65,7 @@ impl Table {
         Table::Ranks,
         Table::Roofline,
         Table::Weights,
+        Table::Doctor,
     ];
 
     /// The tables `kineto-export` writes and the Python module builds per trace, in the order written.
@@ -127,6 +130,12 @@ impl Table {
                 false,
                 "",
             ),
+            Table::Doctor => (
+                "doctor",
+                "one row per finding and rank, most time at stake first, then one per trust warning",
+                false,
+                "",
+            ),
         };
         About {
             name,
@@ -159,6 +168,7 @@ impl Table {
             Table::Ranks => infos(crate::rank_columns()),
             Table::Roofline => infos(crate::roofline_columns()),
             Table::Weights => infos(crate::weight_columns()),
+            Table::Doctor => infos(crate::doctor_columns()),
         }
     }
 }

@@ -161,6 +161,7 @@ fn printed_by(t: Table) -> &'static str {
         Table::Ranks => "`kineto ranks`",
         Table::Roofline => "`kineto roofline`",
         Table::Weights => "`kineto roofline --weights`",
+        Table::Doctor => "`kineto doctor`",
     }
 }
 

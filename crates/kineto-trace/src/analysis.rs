@@ -380,6 +380,12 @@ pub struct RankSteps {
     pub steps: Vec<(String, Option<u64>, StepBudget)>,
 }
 
+/// What pairs a step across ranks: the marker's step number when it has one, else `#` and the step's
+/// position among its rank's steps ([`StepAcrossRanks::key`]).
+pub fn step_key(number: Option<u64>, position: usize) -> String {
+    number.map_or_else(|| format!("#{position}"), |n| n.to_string())
+}
+
 /// Lines the ranks' steps up (by step number, else by position) and gives each step's spread
 /// across ranks, in the order steps first appear.
 pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
@@ -389,7 +395,7 @@ pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
     let mut by_key: FxHashMap<String, Seen<'_>> = FxHashMap::default();
     for r in ranks {
         for (pos, (name, number, b)) in r.steps.iter().enumerate() {
-            let key = number.map_or_else(|| format!("#{pos}"), |n| n.to_string());
+            let key = step_key(*number, pos);
             let e = by_key.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());
                 (name.clone(), Vec::new())

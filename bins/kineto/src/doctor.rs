@@ -1,0 +1,350 @@
+//! `kineto doctor`: what to fix first, with the time at stake. Reads every trace (and, with `--model`,
+//! each step's roofline), runs `kineto-doctor`'s rules, prints the `doctor` table of `kineto-tables`
+//! (findings ranked by time at stake, then the trust warnings) and names the command to drill down with.
+
+use crate::out::{self, note};
+use crate::render::{self, Ctx, Format};
+use crate::{Listing, format_of, render_notes, setup, views};
+use clap::Args;
+use kineto_doctor::{Diagnosis, Next, Thresholds, TraceInput, diagnose};
+use kineto_tables::{DoctorEntry, DoctorRow, doctor_columns};
+use kineto_trace::Parsed;
+use kineto_trace::analysis::Analysis;
+use kineto_trace::budget::StepBudget;
+use roofline::StepRoofline;
+use serde_json::Value;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `kineto doctor`'s options.
+#[derive(Args)]
+pub struct DoctorArgs {
+    /// A Hugging Face config.json: adds the below-the-roofline rule (ESTIMATED), each step's roofline
+    /// computed as `kineto roofline` does.
+    #[arg(long, value_name = "CONFIG.json")]
+    model: Option<PathBuf>,
+    #[command(flatten)]
+    model_opts: crate::roofline::ModelOptions,
+    /// Also write a self-contained HTML page of the findings (it embeds the rows `--json` prints).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Replace the HTML file if it exists.
+    #[arg(long)]
+    overwrite: bool,
+    #[command(flatten)]
+    listing: Listing,
+}
+
+/// One trace, analysed.
+struct Done {
+    parsed: Parsed,
+    analysis: Analysis,
+    budgets: Vec<StepBudget>,
+    /// The GPU and each step's roofline, with `--model`.
+    roofline: Option<(String, Vec<StepRoofline>)>,
+}
+
+/// A shell word: as it is when it needs no quoting, else in single quotes.
+fn word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=+,@%".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that shows the rows behind a finding of `file`.
+fn next_command(next: Next, file: &str, a: &DoctorArgs) -> String {
+    let l = &a.listing;
+    let mut opts = String::new();
+    if let Some(r) = &l.rules {
+        opts.push_str(&format!(" --rules {}", word(&r.display().to_string())));
+    }
+    if let Some(p) = &l.step_pattern {
+        opts.push_str(&format!(" --step-pattern {}", word(p)));
+    }
+    if l.whole_trace {
+        opts.push_str(" --whole-trace");
+    }
+    let all = || {
+        l.traces
+            .iter()
+            .map(|t| word(&t.display().to_string()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let file = word(file);
+    match next {
+        Next::Budget => format!("kineto budget{opts} {file}"),
+        Next::Steps => format!("kineto steps{opts} {file}"),
+        Next::Kernels => format!("kineto kernels{opts} --csv {file}"),
+        Next::TopPerStep => format!("kineto top --per-step{opts} {file}"),
+        Next::Ranks => format!("kineto ranks{opts} {}", all()),
+        Next::Summary => format!("kineto summary {file}"),
+        Next::Roofline => {
+            let model = a.model.as_ref().map_or_else(
+                || "CONFIG.json".to_string(),
+                |m| word(&m.display().to_string()),
+            );
+            format!("kineto roofline --model {model}{opts} {file}")
+        }
+    }
+}
+
+fn rows<'d>(d: &'d Diagnosis, a: &DoctorArgs) -> Vec<DoctorRow<'d>> {
+    let findings = d.findings.iter().map(|f| DoctorRow {
+        entry: DoctorEntry::Finding(f),
+        next: next_command(f.next, &f.file, a),
+    });
+    let warnings = d.warnings.iter().map(|w| DoctorRow {
+        entry: DoctorEntry::Trust(w),
+        next: next_command(w.next, &w.file, a),
+    });
+    findings.chain(warnings).collect()
+}
+
+fn write_text(w: &mut impl Write, d: &Diagnosis, rows: &[DoctorRow<'_>]) -> io::Result<()> {
+    let listing = render::Listing::new(doctor_columns(), views::DOCTOR);
+    let ctx = Ctx::default();
+    let steps: usize = d.traces.iter().map(|t| t.steps).sum();
+    writeln!(
+        w,
+        "kineto doctor: {} traces, {steps} steps; {} findings, {} trust warnings",
+        d.traces.len(),
+        d.findings.len(),
+        d.warnings.len()
+    )?;
+    for t in &d.traces {
+        if !d.findings.iter().any(|f| f.file == t.file) {
+            writeln!(
+                w,
+                "{} (rank {}): no finding above the rules' thresholds (docs/doctor.md)",
+                out::escape(&t.file),
+                t.rank.map_or("-".to_string(), |r| r.to_string())
+            )?;
+        }
+    }
+    let (findings, trust): (Vec<&DoctorRow<'_>>, Vec<&DoctorRow<'_>>) = rows
+        .iter()
+        .partition(|r| matches!(r.entry, DoctorEntry::Finding(_)));
+    if !findings.is_empty() {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "findings, most time at stake first (an upper bound each on what fixing it recovers; they may overlap):"
+        )?;
+        listing.table_header(w)?;
+        for r in findings {
+            listing.table_row(w, r, &ctx)?;
+            writeln!(w, "{:>8}{}", "→ ", out::escape(&r.next))?;
+        }
+    }
+    if !trust.is_empty() {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "trust warnings (not ranked: how far to trust the numbers):"
+        )?;
+        for r in trust {
+            if let DoctorEntry::Trust(t) = r.entry {
+                writeln!(
+                    w,
+                    "  {} {}: {}",
+                    t.id.as_str(),
+                    out::escape(&t.file),
+                    out::escape(&t.evidence)
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The rows as `--json` prints them, as values (what the HTML page embeds).
+fn json_values(rows: &[DoctorRow<'_>]) -> Result<Vec<Value>, String> {
+    let mut buf = Vec::new();
+    for r in rows {
+        render::json_row(&mut buf, doctor_columns(), r, &Ctx::default())
+            .map_err(|e| e.to_string())?;
+    }
+    let text = String::from_utf8(buf).map_err(|e| e.to_string())?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).map_err(|e| format!("a doctor row is not JSON: {e}")))
+        .collect()
+}
+
+/// Runs `kineto doctor`.
+pub fn run(a: &DoctorArgs) -> ExitCode {
+    let page = match &a.html {
+        None => None,
+        Some(p) => match tool_io::Claim::new(p, a.overwrite) {
+            Ok(c) => Some(c),
+            Err(e @ tool_io::Error::Exists { .. }) => {
+                note(&format!(
+                    "kineto doctor: {e}; pass --overwrite to replace it"
+                ));
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                note(&format!("kineto doctor: {e}"));
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let (paths, rules, pattern) = match setup(&a.listing) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    if a.model.is_none() && !a.model_opts.is_default() {
+        note(
+            "kineto doctor: --quant, --tp, --ep, --kv-dtype, --gpu, --tokens, --batch, --kv-tokens and \
+             --graph-captures describe the model: give --model CONFIG.json",
+        );
+        return ExitCode::from(2);
+    }
+    let model = match &a.model {
+        None => None,
+        Some(config) => {
+            match crate::roofline::model_setup(
+                config,
+                &a.model_opts,
+                pattern.clone(),
+                rules.clone(),
+            ) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    note(&format!("kineto doctor: {e}"));
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let format = format_of(a.listing.json, a.listing.csv);
+    let opts = kineto_trace::Options {
+        salvage: a.listing.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let work = |path: &Path| -> kineto_trace::Result<Done> {
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let analysis = Analysis::at(&parsed, &pattern, &rules)?;
+        let budgets = analysis.budgets(&parsed.trace, &rules);
+        Ok(Done {
+            parsed,
+            analysis,
+            budgets,
+            roofline: None,
+        })
+    };
+    let mut failed = false;
+    let mut done: Vec<Done> = Vec::new();
+    kineto_trace::each_in_order(&paths, work, |r| match r {
+        Ok(d) => done.push(d),
+        Err(e) => {
+            note(&format!("kineto doctor: {e}"));
+            failed = true;
+        }
+    });
+    for d in &mut done {
+        for n in render_notes::notes(&d.parsed, &d.analysis) {
+            note(&format!("kineto doctor: note: {n}"));
+        }
+        if let Some(setup) = &model {
+            let file = d.parsed.path.display().to_string();
+            let t = roofline::analyse_trace(&d.parsed.trace, &file, setup);
+            failed |= crate::roofline::judge(t, "kineto doctor", |t| {
+                d.roofline = Some((t.gpu.clone(), t.steps.clone()))
+            });
+        }
+    }
+    // Two traces of one rank are never compared as two ranks: refused, naming both (the rank rule).
+    let checked =
+        kineto_trace::ranks::check_ranks(done.iter().map(|d| kineto_trace::ranks::RankClaim {
+            file: &d.parsed.path,
+            rank: d.parsed.trace.header.rank,
+            world_size: d.parsed.trace.header.world_size,
+        }));
+    match checked {
+        Ok(warnings) => {
+            for w in warnings {
+                note(&format!("kineto doctor: note: {w}"));
+            }
+        }
+        Err(e) => {
+            note(&format!("kineto doctor: {e}"));
+            return ExitCode::from(1);
+        }
+    }
+    let files: Vec<String> = done
+        .iter()
+        .map(|d| d.parsed.path.display().to_string())
+        .collect();
+    let inputs: Vec<TraceInput<'_>> = done
+        .iter()
+        .zip(&files)
+        .map(|(d, file)| TraceInput {
+            file,
+            trace: &d.parsed.trace,
+            analysis: &d.analysis,
+            budgets: &d.budgets,
+            rules: &rules,
+            roofline: d
+                .roofline
+                .as_ref()
+                .map(|(gpu, steps)| kineto_doctor::Roofs { gpu, steps }),
+        })
+        .collect();
+    let diagnosis = diagnose(&inputs, &Thresholds::DEFAULT);
+    let rows = rows(&diagnosis, a);
+    if diagnosis.is_clean() && format != Format::Table {
+        note(&format!(
+            "kineto doctor: no finding in {} traces above the rules' thresholds (docs/doctor.md)",
+            diagnosis.traces.len()
+        ));
+    }
+    if let Some(page) = page {
+        let html = match json_values(&rows) {
+            Ok(v) => html_report::doctor_html(&v),
+            Err(e) => {
+                note(&format!("kineto doctor: {e}"));
+                return ExitCode::from(1);
+            }
+        };
+        match page.write_bytes(html.as_bytes()) {
+            Ok(w) => out::written("kineto doctor", &w),
+            Err(e) => {
+                note(&format!("kineto doctor: {e}"));
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let mut w = out::stdout();
+    let r = (|| -> io::Result<()> {
+        let listing = render::Listing::new(doctor_columns(), views::DOCTOR);
+        match format {
+            Format::Table => write_text(&mut w, &diagnosis, &rows),
+            Format::Csv => {
+                listing.csv_header(&mut w)?;
+                rows.iter()
+                    .try_for_each(|r| listing.row(&mut w, format, r, &Ctx::default()))
+            }
+            Format::Json => rows
+                .iter()
+                .try_for_each(|r| listing.row(&mut w, format, r, &Ctx::default())),
+        }
+    })();
+    if let Err(e) = r {
+        out::write_failed(e);
+    }
+    out::finish(&mut w);
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

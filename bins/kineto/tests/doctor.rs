@@ -1,0 +1,382 @@
+//! `kineto doctor` end to end: the JSON keys, every finding on real traces cross-checked against the
+//! listings that measure the same thing (`budget`, `ranks`, `steps`, `kernels`, `roofline`), a clean
+//! synthetic trace, the HTML page, bad input.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A file of the shared corpus beside the clone; absent is a skip, except where CI sets
+/// KL1_REQUIRE_CORPUS.
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = root().join("../shared/traces").join(rel);
+    assert!(
+        p.exists() || std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
+        "KL1_REQUIRE_CORPUS is set but {} is missing",
+        p.display()
+    );
+    p.exists().then_some(p)
+}
+
+fn kineto(args: &[&str], paths: &[&Path]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .args(args)
+        .args(paths)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The JSON lines of a listing that must succeed.
+fn rows(args: &[&str], paths: &[&Path]) -> Vec<Value> {
+    let (code, out, err) = kineto(args, paths);
+    assert_eq!(code, 0, "kineto {args:?}: {err}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn i(v: &Value, k: &str) -> i64 {
+    v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+fn findings<'v>(rows: &'v [Value], id: &str) -> Vec<&'v Value> {
+    rows.iter().filter(|r| r["finding"] == id).collect()
+}
+
+#[test]
+fn json_rows_carry_the_documented_keys_ranked_by_time_at_stake() {
+    let Some(p) = shared("hta/nccl_parser_config/nccl_data.json.gz") else {
+        return;
+    };
+    let r = rows(&["doctor", "--json"], &[&p]);
+    assert!(!r.is_empty());
+    for row in &r {
+        for k in [
+            "kind",
+            "finding",
+            "file",
+            "rank",
+            "origin",
+            "time_at_stake_us",
+            "time_at_stake_ns",
+            "share_pct",
+            "steps",
+            "step_list",
+            "evidence",
+            "rule",
+            "next",
+        ] {
+            assert!(row.get(k).is_some(), "{k} missing in {row}");
+        }
+    }
+    let ranked: Vec<i64> = r
+        .iter()
+        .filter(|x| x["kind"] == "finding")
+        .map(|x| i(x, "time_at_stake_ns"))
+        .collect();
+    assert!(ranked.windows(2).all(|w| w[0] >= w[1]), "{ranked:?}");
+    // Trust warnings come after every finding.
+    let first_trust = r.iter().position(|x| x["kind"] == "trust");
+    if let Some(t) = first_trust {
+        assert!(r[t..].iter().all(|x| x["kind"] == "trust"));
+    }
+    for x in r.iter().filter(|x| x["kind"] == "finding") {
+        let ns = i(x, "time_at_stake_ns");
+        assert_eq!(x["time_at_stake_us"].as_f64().unwrap(), ns as f64 / 1000.0);
+        assert!(x["next"].as_str().unwrap().starts_with("kineto "));
+        assert!(x["share_pct"].as_f64().unwrap() >= 1.0);
+    }
+}
+
+/// `exposed_comm` is Σ `comm_exposed_ns` of `kineto budget`, trace by trace.
+#[test]
+fn exposed_comm_equals_the_budgets_comm_exposed() {
+    let Some(p) = shared("hta/nccl_parser_config/nccl_data.json.gz") else {
+        return;
+    };
+    let budget = rows(&["budget", "--json"], &[&p]);
+    let want: i64 = budget.iter().map(|b| i(b, "comm_exposed_ns")).sum();
+    assert!(want > 0, "the trace has exposed communication");
+    let d = rows(&["doctor", "--json"], &[&p]);
+    let f = findings(&d, "exposed_comm");
+    assert_eq!(f.len(), 1, "{d:?}");
+    assert_eq!(i(f[0], "time_at_stake_ns"), want);
+    // Its steps are the budget's steps with exposed communication.
+    let steps = budget
+        .iter()
+        .filter(|b| i(b, "comm_exposed_ns") > 0)
+        .count();
+    assert_eq!(i(f[0], "steps") as usize, steps);
+}
+
+/// Stragglers over the 8 DLRM ranks: each rank's Σ (span − median) from `kineto steps`' spans, worked
+/// here, and the largest excess in each step is `kineto ranks`' `max_over_median_ns` of `span`.
+#[test]
+fn stragglers_match_steps_and_ranks() {
+    let dir = "param/dlrm_kineto";
+    let Some(d) = shared(dir) else {
+        return;
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("worker"))
+        .collect();
+    files.sort();
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let steps = rows(&["steps", "--json"], &paths);
+    // (step number or position) → [(rank, span)].
+    let mut by: std::collections::BTreeMap<String, Vec<(u64, i64)>> = Default::default();
+    let mut pos: std::collections::BTreeMap<u64, usize> = Default::default();
+    for s in &steps {
+        let rank = s["rank"].as_u64().unwrap();
+        let p = pos.entry(rank).or_default();
+        let key = s["step_number"]
+            .as_u64()
+            .map_or_else(|| format!("#{p}"), |n| n.to_string());
+        *p += 1;
+        by.entry(key).or_default().push((rank, i(s, "span_ns")));
+    }
+    let mut want: std::collections::BTreeMap<u64, i64> = Default::default();
+    let mut worst_per_step = Vec::new();
+    for v in by.values().filter(|v| v.len() >= 2) {
+        let mut spans: Vec<i64> = v.iter().map(|x| x.1).collect();
+        spans.sort_unstable();
+        let n = spans.len();
+        let twice = if n % 2 == 1 {
+            2 * spans[n / 2]
+        } else {
+            spans[n / 2 - 1] + spans[n / 2]
+        };
+        let mut worst = 0.0f64;
+        for &(rank, span) in v {
+            let over = (2 * span - twice) / 2;
+            if over > 0 {
+                *want.entry(rank).or_default() += over;
+            }
+            worst = worst.max(span as f64 - twice as f64 / 2.0);
+        }
+        worst_per_step.push(worst);
+    }
+    let ranks = rows(&["ranks", "--json"], &paths);
+    let mut from_ranks: Vec<f64> = ranks
+        .iter()
+        .filter(|r| r["quantity"] == "span" && r["ranks"].as_u64().unwrap() >= 2)
+        .map(|r| r["max_over_median_ns"].as_f64().unwrap())
+        .collect();
+    from_ranks.sort_by(f64::total_cmp);
+    worst_per_step.sort_by(f64::total_cmp);
+    assert_eq!(from_ranks, worst_per_step);
+
+    let d = rows(&["doctor", "--json"], &paths);
+    let got: std::collections::BTreeMap<u64, i64> = findings(&d, "straggler")
+        .iter()
+        .map(|f| (f["rank"].as_u64().unwrap(), i(f, "time_at_stake_ns")))
+        .collect();
+    assert!(!got.is_empty(), "8 ranks of one run have a straggler");
+    // Every reported straggler has the worked value; unreported ones are under the 1 % floor.
+    for (rank, ns) in &got {
+        assert_eq!(Some(ns), want.get(rank), "rank {rank}");
+    }
+    for (rank, ns) in &want {
+        if !got.contains_key(rank) {
+            let mine = || steps.iter().filter(|s| s["rank"].as_u64() == Some(*rank));
+            let lo = mine().filter_map(|s| s["lo_ns"].as_i64()).min().unwrap();
+            let hi = mine().filter_map(|s| s["hi_ns"].as_i64()).max().unwrap();
+            assert!(
+                100.0 * (*ns as f64) / ((hi - lo) as f64) < 1.0,
+                "rank {rank}"
+            );
+        }
+    }
+}
+
+/// `short_kernels` is Σ dur of the kernels `kineto kernels` lists in a step, launched by a call that is
+/// not a graph launch, under 5 µs.
+#[test]
+fn short_kernels_match_the_kernel_listing() {
+    let Some(p) = shared("hta/negative_queue_length_values_check/rank0.json.gz") else {
+        return;
+    };
+    let ks = rows(&["kernels", "--json"], &[&p]);
+    let short: Vec<&Value> = ks
+        .iter()
+        .filter(|k| {
+            !k["step"].is_null()
+                && k["launch"]
+                    .as_str()
+                    .is_some_and(|l| !l.contains("GraphLaunch"))
+                && i(k, "dur_ns") < 5000
+        })
+        .collect();
+    let want: i64 = short.iter().map(|k| i(k, "dur_ns")).sum();
+    assert!(want > 0);
+    let d = rows(&["doctor", "--json"], &[&p]);
+    let f = findings(&d, "short_kernels");
+    assert_eq!(f.len(), 1, "{d:?}");
+    assert_eq!(i(f[0], "time_at_stake_ns"), want);
+    let e = f[0]["evidence"].as_str().unwrap();
+    assert!(e.starts_with(&format!("{} of ", short.len())), "{e}");
+}
+
+/// The idle rules are parts of the budgets' idle: launch-bound + sync-blocked ≤ Σ idle of the steps,
+/// between-steps ≤ the analysed span − Σ step spans.
+#[test]
+fn idle_findings_fit_in_the_budgets_idle() {
+    for rel in [
+        "hta/negative_queue_length_values_check/rank0.json.gz",
+        "hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+        "hta/trace_diff/test/test.json.gz",
+    ] {
+        let Some(p) = shared(rel) else {
+            return;
+        };
+        let budget = rows(&["budget", "--json"], &[&p]);
+        let idle: i64 = budget.iter().map(|b| i(b, "idle_ns")).sum();
+        let d = rows(&["doctor", "--json"], &[&p]);
+        let inside: i64 = d
+            .iter()
+            .filter(|r| r["finding"] == "launch_bound_idle" || r["finding"] == "sync_blocked_idle")
+            .map(|r| i(r, "time_at_stake_ns"))
+            .sum();
+        assert!(inside <= idle, "{rel}: {inside} > {idle}");
+        let lo = budget
+            .iter()
+            .filter_map(|b| b["lo_ns"].as_i64())
+            .min()
+            .unwrap();
+        let hi = budget
+            .iter()
+            .filter_map(|b| b["hi_ns"].as_i64())
+            .max()
+            .unwrap();
+        let spans: i64 = budget.iter().map(|b| i(b, "span_ns")).sum();
+        for f in findings(&d, "between_steps") {
+            assert!(i(f, "time_at_stake_ns") <= (hi - lo) - spans, "{rel}");
+        }
+    }
+}
+
+/// With `--model`, `below_roofline`'s time at stake is span − the time the binding roof allows, from
+/// `kineto roofline`'s own row (bytes at the peak bandwidth, FLOPs at the peak rate).
+#[test]
+fn below_roofline_matches_the_roofline_row() {
+    let trace = root().join("testdata/traces/serving/vllm_decode_full/graph_execution.json.gz");
+    let model = ["--model", "testdata/models/gpt-oss-20b.json"];
+    let roof = rows(&[&["roofline", "--json"][..], &model].concat(), &[&trace]);
+    let d = rows(&[&["doctor", "--json"][..], &model].concat(), &[&trace]);
+    let mut want = 0i64;
+    for r in &roof {
+        let span = i(r, "span_ns") as f64;
+        let mem = r["bytes_total"].as_f64().unwrap() / r["peak_gbps"].as_f64().unwrap();
+        let compute =
+            r["flops_total"].as_f64().unwrap() / (r["peak_tflops"].as_f64().unwrap() * 1e3);
+        let allowed = mem.max(compute);
+        if 100.0 * allowed / span < 50.0 {
+            want += (span - allowed).floor() as i64;
+        }
+    }
+    let f = findings(&d, "below_roofline");
+    if want == 0 {
+        assert!(f.is_empty(), "{f:?}");
+    } else {
+        assert_eq!(f.len(), 1, "{d:?}");
+        assert_eq!(i(f[0], "time_at_stake_ns"), want);
+        assert_eq!(f[0]["origin"], "ESTIMATED");
+    }
+    // Without the model, no roofline finding.
+    let plain = rows(&["doctor", "--json"], &[&trace]);
+    assert!(findings(&plain, "below_roofline").is_empty());
+}
+
+#[test]
+fn a_clean_trace_says_so_in_every_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("clean.json");
+    // Two steps, each two 30 µs kernels launched ahead, back to back.
+    let mut ev = Vec::new();
+    for s in 0..2 {
+        let b = 60 * s;
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{s}","pid":1,"tid":1,"ts":{b},"dur":60}}"#
+        ));
+        for k in 0..2 {
+            let c = 10 * s + k + 1;
+            ev.push(format!(
+                r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":1,"args":{{"correlation":{c}}}}}"#,
+                b + 1 + k
+            ));
+            ev.push(format!(
+                r#"{{"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":{},"dur":30,"args":{{"device":0,"stream":7,"correlation":{c}}}}}"#,
+                b + 10 + 30 * k
+            ));
+        }
+    }
+    std::fs::write(&p, format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","))).unwrap();
+    let (code, out, err) = kineto(&["doctor"], &[&p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("0 findings, 0 trust warnings"), "{out}");
+    assert!(
+        out.contains("no finding above the rules' thresholds"),
+        "{out}"
+    );
+    let (code, out, err) = kineto(&["doctor", "--json"], &[&p]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert!(err.contains("no finding"), "{err}");
+    let (code, out, _) = kineto(&["doctor", "--csv"], &[&p]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("kind,finding,file,rank,origin,time_at_stake_us,share_pct,"));
+}
+
+#[test]
+fn text_and_html_show_the_findings() {
+    let Some(p) = shared("hta/nccl_parser_config/nccl_data.json.gz") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("doctor.html");
+    let (code, out, err) = kineto(&["doctor", "--html", html.to_str().unwrap()], &[&p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("exposed_comm"), "{out}");
+    assert!(out.contains("→ kineto budget"), "{out}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("What to fix first"));
+    assert!(page.contains("exposed_comm"));
+    // Refused a second time without --overwrite.
+    let (code, _, err) = kineto(&["doctor", "--html", html.to_str().unwrap()], &[&p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--overwrite"), "{err}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"traceEvents":[{"ph":"X","cat":"kernel","#).unwrap();
+    let (code, _, err) = kineto(&["doctor"], &[&bad]);
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.json"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let (code, _, err) = kineto(&["doctor", "--tp", "2"], &[&bad]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--model"), "{err}");
+    let missing = dir.path().join("none.json");
+    let (code, _, err) = kineto(&["doctor"], &[&missing]);
+    assert_ne!(code, 0);
+    assert!(err.contains("none.json"), "{err}");
+    let (code, _, err) = kineto(&["doctor", "--model", missing.to_str().unwrap()], &[&bad]);
+    assert_eq!(code, 2);
+    assert!(err.contains("none.json"), "{err}");
+}

@@ -1,0 +1,278 @@
+//! The GPU waiting on the CPU: idle gaps inside steps split into the part a blocking call spans
+//! (`sync_blocked_idle`) and, when the next GPU op was launched only after the GPU went idle, the rest
+//! (`launch_bound_idle`); and the idle between steps (`between_steps`).
+
+use crate::rules::is_blocking_call;
+use crate::{Finding, FindingId, Thresholds, TraceInput, rule, us};
+use kineto_trace::GpuKind;
+use kineto_trace::interval::union_within;
+use std::collections::BTreeMap;
+
+/// Intervals sorted by start with the running maximum of their ends, for "which of them overlap
+/// `[a, b)`" in O(log n + answers).
+struct Calls {
+    /// (start, end, index into `Trace::launches`), by start.
+    iv: Vec<(i64, i64, usize)>,
+    /// `max_end[i]`: the largest end among `iv[..=i]`.
+    max_end: Vec<i64>,
+}
+
+impl Calls {
+    fn blocking(t: &TraceInput<'_>) -> Calls {
+        let tr = t.trace;
+        let mut iv: Vec<(i64, i64, usize)> = tr
+            .launches
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| is_blocking_call(tr.name(l.name)))
+            .map(|(i, l)| (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns), i))
+            .collect();
+        iv.sort_unstable();
+        let mut m = i64::MIN;
+        let max_end = iv
+            .iter()
+            .map(|c| {
+                m = m.max(c.1);
+                m
+            })
+            .collect();
+        Calls { iv, max_end }
+    }
+
+    /// The calls overlapping `[a, b)`.
+    fn overlapping(&self, a: i64, b: i64) -> impl Iterator<Item = &(i64, i64, usize)> {
+        let end = self.iv.partition_point(|c| c.0 < b);
+        let mut i = end;
+        while i > 0 && self.max_end[i - 1] > a {
+            i -= 1;
+        }
+        self.iv[i..end].iter().filter(move |c| c.1 > a)
+    }
+}
+
+/// The step's GPU ops by start: (start, kind, index in its kind's vector).
+fn step_ops(t: &TraceInput<'_>, step: usize) -> Vec<(i64, GpuKind, usize)> {
+    let s = &t.analysis.steps.steps[step];
+    let tr = t.trace;
+    let mut v: Vec<(i64, GpuKind, usize)> = Vec::new();
+    for (kind, idx) in [
+        (GpuKind::Kernel, &s.kernels),
+        (GpuKind::Memcpy, &s.memcpys),
+        (GpuKind::Memset, &s.memsets),
+    ] {
+        let ops = tr.gpu_ops(kind);
+        v.extend(
+            idx.iter()
+                .map(|&i| (ops[i as usize].ts_ns, kind, i as usize)),
+        );
+    }
+    v.sort_unstable_by_key(|o| o.0);
+    v
+}
+
+/// Largest contributors by total, then name; at most `n`, as `name (µs)` joined.
+pub(crate) fn top_named(by: &BTreeMap<String, (u64, i64)>, n: usize) -> String {
+    let mut v: Vec<(&String, &(u64, i64))> = by.iter().collect();
+    v.sort_by(|a, b| b.1.1.cmp(&a.1.1).then_with(|| a.0.cmp(b.0)));
+    v.iter()
+        .take(n)
+        .map(|(name, (c, ns))| format!("`{name}` ×{c} {} µs", us(*ns)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let tr = t.trace;
+    let calls = Calls::blocking(t);
+    let (mut launch_ns, mut sync_ns) = (0i64, 0i64);
+    let (mut launch_gaps, mut sync_gaps) = (0u64, 0u64);
+    let (mut launch_steps, mut sync_steps) = (Vec::new(), Vec::new());
+    let mut next_ops: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    let mut sync_calls: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    let mut largest: Option<(i64, usize, String)> = None;
+    for b in t.budgets {
+        if b.gaps.is_empty() {
+            continue;
+        }
+        let ops = step_ops(t, b.index);
+        let (mut in_launch, mut in_sync) = (false, false);
+        for &(a, z) in &b.gaps {
+            let over: Vec<&(i64, i64, usize)> = calls.overlapping(a, z).collect();
+            let synced = union_within(over.iter().map(|c| (c.0, c.1)), a, z);
+            if synced > 0 {
+                sync_ns = sync_ns.saturating_add(synced);
+                sync_gaps += 1;
+                in_sync = true;
+                for c in &over {
+                    let name = tr.name(tr.launches[c.2].name).to_string();
+                    let e = sync_calls.entry(name).or_default();
+                    e.0 += 1;
+                    e.1 = e.1.saturating_add(c.1.min(z) - c.0.max(a));
+                }
+            }
+            // The ops that start where the gap ends: the GPU resumed with them. The gap is launch-bound
+            // when every one of them was launched after the GPU went idle.
+            let first = ops.partition_point(|o| o.0 < z);
+            let resumed: Vec<&(i64, GpuKind, usize)> =
+                ops[first..].iter().take_while(|o| o.0 == z).collect();
+            let launched: Vec<i64> = resumed
+                .iter()
+                .filter_map(|o| t.analysis.links.launch_of(o.1, o.2))
+                .map(|l| tr.launches[l].ts_ns)
+                .collect();
+            let late = !launched.is_empty()
+                && launched.len() == resumed.len()
+                && launched.iter().all(|&ts| ts > a);
+            let rest = (z - a) - synced;
+            if late && rest > 0 {
+                launch_ns = launch_ns.saturating_add(rest);
+                launch_gaps += 1;
+                in_launch = true;
+                let o = resumed[0];
+                let name = tr.name(tr.gpu_ops(o.1)[o.2].name).to_string();
+                let e = next_ops.entry(name.clone()).or_default();
+                e.0 += 1;
+                e.1 = e.1.saturating_add(rest);
+                if largest.as_ref().is_none_or(|l| rest > l.0) {
+                    largest = Some((rest, b.index, name));
+                }
+            }
+        }
+        if in_launch {
+            launch_steps.push(b.index);
+        }
+        if in_sync {
+            sync_steps.push(b.index);
+        }
+    }
+    if launch_ns > 0 {
+        let (l_ns, l_step, l_name) = largest.unwrap_or_default();
+        out.push(finding(
+            t,
+            FindingId::LaunchBoundIdle,
+            launch_ns,
+            launch_steps,
+            format!(
+                "{launch_gaps} gaps, {} µs idle; largest {} µs in step {l_step} before `{l_name}`; \
+                 GPU resumed with: {}",
+                us(launch_ns),
+                us(l_ns),
+                top_named(&next_ops, th.top)
+            ),
+        ));
+    }
+    if sync_ns > 0 {
+        out.push(finding(
+            t,
+            FindingId::SyncBlockedIdle,
+            sync_ns,
+            sync_steps,
+            format!(
+                "{sync_gaps} gaps, {} µs idle under blocking calls: {}",
+                us(sync_ns),
+                top_named(&sync_calls, th.top)
+            ),
+        ));
+    }
+    between_steps(t, out);
+}
+
+/// A finding of `t` with its rule's origin and next command; the share is filled in by `diagnose`.
+pub(crate) fn finding(
+    t: &TraceInput<'_>,
+    id: FindingId,
+    ns: i64,
+    steps: Vec<usize>,
+    evidence: String,
+) -> Finding {
+    let r = rule(id);
+    Finding {
+        id,
+        file: t.file.to_string(),
+        rank: t.trace.header.rank,
+        origin: r.origin,
+        time_at_stake_ns: ns,
+        share_pct: 0.0,
+        steps,
+        evidence,
+        next: r.next,
+    }
+}
+
+/// The GPU's busy time as sorted, disjoint intervals (every kernel, copy and fill of the trace).
+fn busy(t: &TraceInput<'_>) -> Vec<(i64, i64)> {
+    let tr = t.trace;
+    let mut iv: Vec<(i64, i64)> = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
+        .into_iter()
+        .flat_map(|k| tr.gpu_ops(k).iter().map(|o| (o.ts_ns, o.end_ns())))
+        .filter(|(a, b)| b > a)
+        .collect();
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match out.last_mut() {
+            Some(l) if a <= l.1 => l.1 = l.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Time in `[a, b)` that `merged` (sorted, disjoint) does not cover.
+fn idle_within(merged: &[(i64, i64)], a: i64, b: i64) -> i64 {
+    let first = merged.partition_point(|iv| iv.1 <= a);
+    let covered: i64 = merged[first..]
+        .iter()
+        .take_while(|iv| iv.0 < b)
+        .map(|iv| iv.1.min(b) - iv.0.max(a))
+        .sum();
+    (b - a) - covered
+}
+
+fn between_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
+    let mut windows: Vec<(i64, i64, usize)> = t
+        .budgets
+        .iter()
+        .filter_map(|b| b.window.map(|w| (w.0, w.1, b.index)))
+        .collect();
+    if windows.len() < 2 {
+        return;
+    }
+    windows.sort_unstable();
+    let merged = busy(t);
+    let steps = &t.analysis.steps.steps;
+    let (mut total, mut count) = (0i64, 0u64);
+    let mut at = Vec::new();
+    let mut largest: Option<(i64, usize, usize)> = None;
+    let mut hi = windows[0].1;
+    let mut prev = windows[0].2;
+    for &(lo, end, idx) in &windows[1..] {
+        if lo > hi {
+            let idle = idle_within(&merged, hi, lo);
+            if idle > 0 {
+                total = total.saturating_add(idle);
+                count += 1;
+                at.push(idx);
+                if largest.is_none_or(|l| idle > l.0) {
+                    largest = Some((idle, prev, idx));
+                }
+            }
+        }
+        if end > hi {
+            hi = end;
+            prev = idx;
+        }
+    }
+    if let Some((l, from, to)) = largest {
+        let evidence = format!(
+            "{count} of {} step boundaries, {} µs idle, mean {} µs; largest {} µs between step {from} `{}` and step {to} `{}`",
+            windows.len() - 1,
+            us(total),
+            us(total / count.max(1) as i64),
+            us(l),
+            steps[from].name,
+            steps[to].name,
+        );
+        out.push(finding(t, FindingId::BetweenSteps, total, at, evidence));
+    }
+}

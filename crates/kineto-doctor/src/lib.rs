@@ -1,0 +1,357 @@
+//! What to fix first in a trace: findings ranked by the time at stake, and trust warnings apart.
+//!
+//! What it is: the rules of `kineto doctor` ([`RULES`], their thresholds in [`Thresholds`]), run over
+//! traces already parsed and analysed by `kineto-trace` (and, for [`FindingId::BelowRoofline`], the
+//! roofline of each step from the `roofline` crate). Each [`Finding`] carries its time at stake — the
+//! time the pattern occupies, an upper bound on what fixing it can recover, MEASURED from the trace
+//! (ESTIMATED for the roofline rule, which sets measured time against a model's bytes and FLOPs) — its
+//! share of the analysed GPU span, the steps and rank it occurs in, the evidence (numbers and the top
+//! contributing kernels, gaps or calls) and what to look at next ([`Next`]). [`TrustWarning`]s say why
+//! a number may be wrong and are never ranked with the findings. `docs/doctor.md` states every rule.
+//!
+//! What it is not: a parser, a renderer or a command line. It reads no file, prints nothing and names
+//! no option: the `kineto` binary renders the `doctor` table (`kineto-tables`) and turns [`Next`] into
+//! a command.
+#![deny(missing_docs)]
+
+mod gaps;
+mod ranks;
+mod roof;
+mod rules;
+mod trust;
+mod work;
+
+pub use rules::{RULES, Rule, Thresholds, rule};
+
+use kineto_trace::Trace;
+use kineto_trace::analysis::Analysis;
+use kineto_trace::budget::StepBudget;
+use kineto_trace::family::Rules;
+use roofline::StepRoofline;
+
+/// Where a finding's time at stake comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Read from the trace: times of GPU ops, gaps and calls.
+    Measured,
+    /// Measured time set against a model's ESTIMATED bytes and FLOPs and the GPU's claimed peaks.
+    Estimated,
+}
+
+impl Origin {
+    /// `MEASURED` or `ESTIMATED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Measured => "MEASURED",
+            Origin::Estimated => "ESTIMATED",
+        }
+    }
+}
+
+/// The stable id of a finding (the `finding` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingId {
+    /// Idle inside a step whose next GPU op was launched only after the GPU went idle.
+    LaunchBoundIdle,
+    /// Idle inside a step while a blocking call (synchronize, blocking copy) ran on the CPU.
+    SyncBlockedIdle,
+    /// GPU idle between one step's work and the next's.
+    BetweenSteps,
+    /// Communication kernels with no compute kernel beside them.
+    ExposedComm,
+    /// A rank whose steps take longer than the median rank's.
+    Straggler,
+    /// Eagerly launched kernels shorter than the launch cost.
+    ShortKernels,
+    /// Steps run without a graph launch in a trace where graph launches appear.
+    EagerSteps,
+    /// Host↔device copies inside steps with no kernel running beside them.
+    CopiesInStep,
+    /// Steps far below the GPU's roof for the model's bytes and FLOPs.
+    BelowRoofline,
+    /// Steps whose span is an outlier among the steps of their phase.
+    UnsteadySteps,
+}
+
+impl FindingId {
+    /// Every finding, in the order `docs/doctor.md` documents them.
+    pub const ALL: [FindingId; 10] = [
+        FindingId::LaunchBoundIdle,
+        FindingId::SyncBlockedIdle,
+        FindingId::BetweenSteps,
+        FindingId::ExposedComm,
+        FindingId::Straggler,
+        FindingId::ShortKernels,
+        FindingId::EagerSteps,
+        FindingId::CopiesInStep,
+        FindingId::BelowRoofline,
+        FindingId::UnsteadySteps,
+    ];
+
+    /// The id as written in every output.
+    pub fn as_str(self) -> &'static str {
+        rule(self).id
+    }
+}
+
+/// What to look at next: the listing that shows the finding's rows. The binary turns it into a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Next {
+    /// Per-step buckets and idle (`budget`).
+    Budget,
+    /// The steps, their bounds and periods (`steps`).
+    Steps,
+    /// Every kernel with its launch time (`kernels`).
+    Kernels,
+    /// Kernels grouped by name, per step (`top`).
+    TopPerStep,
+    /// Steps across ranks (`ranks`, over every trace given).
+    Ranks,
+    /// The roofline of each step (`roofline` with the model).
+    Roofline,
+    /// Counts, copies by kind, links and warnings (`summary`).
+    Summary,
+}
+
+/// One finding in one trace (for [`FindingId::Straggler`]: one straggling rank).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// What was found.
+    pub id: FindingId,
+    /// The trace file as given.
+    pub file: String,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u64>,
+    /// MEASURED, or ESTIMATED for the roofline rule.
+    pub origin: Origin,
+    /// The time the pattern occupies, ns: an upper bound on what fixing it can recover.
+    pub time_at_stake_ns: i64,
+    /// The time at stake over the trace's analysed GPU span ([`TraceDiagnosis::analysed_span_ns`]), %.
+    pub share_pct: f64,
+    /// The steps it occurs in (indices into the trace's steps).
+    pub steps: Vec<usize>,
+    /// The numbers behind it and the top contributing kernels, gaps or calls, in one line.
+    pub evidence: String,
+    /// What to look at next.
+    pub next: Next,
+}
+
+/// The kind of a trust warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TrustId {
+    /// Kernels on one stream that overlap in time (a profiler or clock artefact on NVIDIA).
+    SameStreamOverlap,
+    /// AMD dispatches that end after their successor on the queue started.
+    QueueOverruns,
+    /// GPU ops with no launch call linked: the launch rules cannot see them.
+    UnlinkedOps,
+    /// Launch calls that no GPU op links to.
+    LaunchesWithoutOp,
+    /// The file was cut and only the events before the cut were kept.
+    Salvaged,
+    /// CUDA graphs recorded as whole replays: the kernels inside them are not in the trace.
+    GraphReplaysWithoutKernels,
+    /// Problems the parser worked around.
+    ParseWarnings,
+    /// Kernels outside every step: not in any step's numbers.
+    KernelsOutsideSteps,
+    /// No step marker was found: the whole trace is one step.
+    NoStepMarkers,
+}
+
+impl TrustId {
+    /// The id as written in every output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustId::SameStreamOverlap => "same_stream_overlap",
+            TrustId::QueueOverruns => "queue_overruns",
+            TrustId::UnlinkedOps => "unlinked_ops",
+            TrustId::LaunchesWithoutOp => "launches_without_op",
+            TrustId::Salvaged => "salvaged",
+            TrustId::GraphReplaysWithoutKernels => "graph_replays_without_kernels",
+            TrustId::ParseWarnings => "parse_warnings",
+            TrustId::KernelsOutsideSteps => "kernels_outside_steps",
+            TrustId::NoStepMarkers => "no_step_markers",
+        }
+    }
+
+    /// What the check is, in one line (the `rule` column).
+    pub fn what(self) -> &'static str {
+        match self {
+            TrustId::SameStreamOverlap => {
+                "kernels on one stream overlapping in time (steps' same_stream_overlaps)"
+            }
+            TrustId::QueueOverruns => "AMD same-queue overruns the reader counted",
+            TrustId::UnlinkedOps => "GPU ops whose correlation id matches no launch call",
+            TrustId::LaunchesWithoutOp => "launch calls no GPU op links to",
+            TrustId::Salvaged => "a cut file read up to the cut",
+            TrustId::GraphReplaysWithoutKernels => {
+                "graph-mode capture: whole-graph replays without their kernels"
+            }
+            TrustId::ParseWarnings => "problems the parser worked around",
+            TrustId::KernelsOutsideSteps => "kernels launched outside every step",
+            TrustId::NoStepMarkers => "no step marker: the whole trace is one step",
+        }
+    }
+}
+
+/// Why some number of a trace may be wrong; listed apart from the findings, never ranked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustWarning {
+    /// What it is.
+    pub id: TrustId,
+    /// The trace file as given.
+    pub file: String,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u64>,
+    /// Steps concerned (empty: the whole trace).
+    pub steps: Vec<usize>,
+    /// The numbers, in one line.
+    pub evidence: String,
+    /// What to look at next.
+    pub next: Next,
+}
+
+/// One trace as the doctor takes it: parsed, analysed, its budgets, and optionally its roofline.
+#[derive(Clone, Copy)]
+pub struct TraceInput<'a> {
+    /// The trace file as given.
+    pub file: &'a str,
+    /// The model.
+    pub trace: &'a Trace,
+    /// Links, steps, families.
+    pub analysis: &'a Analysis,
+    /// Every step's budget, in step order.
+    pub budgets: &'a [StepBudget],
+    /// The rule table the families came from.
+    pub rules: &'a Rules,
+    /// The roofline of each step, when a model was given.
+    pub roofline: Option<Roofs<'a>>,
+}
+
+/// The rooflines of a trace's steps (`roofline::TraceRoofline`'s), as the roofline rule reads them.
+#[derive(Clone, Copy)]
+pub struct Roofs<'a> {
+    /// The GPU whose roofs they are.
+    pub gpu: &'a str,
+    /// Each step's roofline.
+    pub steps: &'a [StepRoofline],
+}
+
+impl TraceInput<'_> {
+    /// The span the shares are of: first start to last end of the GPU work of every step, ns (the
+    /// time between steps included). 0 for a trace without GPU work in a step.
+    pub fn analysed_span_ns(&self) -> i64 {
+        let lo = self
+            .budgets
+            .iter()
+            .filter_map(|b| b.window)
+            .map(|w| w.0)
+            .min();
+        let hi = self
+            .budgets
+            .iter()
+            .filter_map(|b| b.window)
+            .map(|w| w.1)
+            .max();
+        match (lo, hi) {
+            (Some(lo), Some(hi)) => hi.saturating_sub(lo),
+            _ => 0,
+        }
+    }
+
+    /// The rank label `kineto ranks` uses: `distributedInfo.rank`, else the file.
+    pub fn rank_label(&self) -> String {
+        self.trace
+            .header
+            .rank
+            .map_or_else(|| self.file.to_string(), |r| r.to_string())
+    }
+}
+
+/// One trace's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceDiagnosis {
+    /// The trace file as given.
+    pub file: String,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u64>,
+    /// The span shares are of ([`TraceInput::analysed_span_ns`]).
+    pub analysed_span_ns: i64,
+    /// Steps analysed.
+    pub steps: usize,
+}
+
+/// The doctor's answer over every trace given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    /// Findings, most time at stake first (then finding id, file).
+    pub findings: Vec<Finding>,
+    /// Trust warnings, in trace order.
+    pub warnings: Vec<TrustWarning>,
+    /// Each trace, in the order given.
+    pub traces: Vec<TraceDiagnosis>,
+}
+
+impl Diagnosis {
+    /// Whether no rule found anything (trust warnings aside).
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+/// The share of `span_ns` that `ns` is, %; 0 for an empty span.
+pub(crate) fn share(ns: i64, span_ns: i64) -> f64 {
+    if span_ns > 0 {
+        100.0 * ns as f64 / span_ns as f64
+    } else {
+        0.0
+    }
+}
+
+/// `ns` as µs text with three decimals, exact.
+pub(crate) fn us(ns: i64) -> String {
+    kineto_trace::ns_to_us_string(ns)
+}
+
+/// Runs every rule over the traces (stragglers across all of them) and ranks the findings. A finding
+/// whose share of its trace's analysed span is below [`Thresholds::min_share_pct`], or with no time at
+/// stake, is not reported.
+pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
+    let mut findings = Vec::new();
+    let mut warnings = Vec::new();
+    let mut traces = Vec::new();
+    for t in inputs {
+        let span = t.analysed_span_ns();
+        let mut f = Vec::new();
+        gaps::find(t, th, &mut f);
+        work::find(t, th, &mut f);
+        if let Some(r) = t.roofline {
+            roof::find(t, r, th, &mut f);
+        }
+        for x in &mut f {
+            x.share_pct = share(x.time_at_stake_ns, span);
+        }
+        findings.extend(f);
+        warnings.extend(trust::find(t));
+        traces.push(TraceDiagnosis {
+            file: t.file.to_string(),
+            rank: t.trace.header.rank,
+            analysed_span_ns: span,
+            steps: t.analysis.steps.steps.len(),
+        });
+    }
+    findings.extend(ranks::find(inputs));
+    findings.retain(|f| f.time_at_stake_ns > 0 && f.share_pct >= th.min_share_pct);
+    findings.sort_by(|a, b| {
+        b.time_at_stake_ns
+            .cmp(&a.time_at_stake_ns)
+            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| a.file.cmp(&b.file))
+    });
+    Diagnosis {
+        findings,
+        warnings,
+        traces,
+    }
+}

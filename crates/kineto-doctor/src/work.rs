@@ -1,0 +1,313 @@
+//! The rules over the GPU work of each step: exposed communication, short eager kernels, steps run
+//! without graphs, host↔device copies, unsteady steps.
+
+use crate::gaps::{finding, top_named};
+use crate::{Finding, FindingId, Thresholds, TraceInput, us};
+use kineto_trace::budget::COMM;
+use kineto_trace::correlate::is_graph_launch;
+use kineto_trace::family::UNMATCHED;
+use kineto_trace::interval::union;
+use kineto_trace::summary::copy_kind;
+use std::collections::BTreeMap;
+
+pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    exposed_comm(t, th, out);
+    short_kernels(t, th, out);
+    eager_steps(t, out);
+    copies_in_step(t, th, out);
+    unsteady_steps(t, th, out);
+}
+
+fn bucket_of<'r>(t: &TraceInput<'r>, kernel: u32) -> &'r str {
+    t.analysis
+        .classes
+        .of(kernel as usize)
+        .map_or(UNMATCHED, |f| t.rules.family(f).bucket.as_str())
+}
+
+fn add(by: &mut BTreeMap<String, (u64, i64)>, name: &str, ns: i64) {
+    let e = by.entry(name.to_string()).or_default();
+    e.0 += 1;
+    e.1 = e.1.saturating_add(ns);
+}
+
+fn exposed_comm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let exposed: i64 = t.budgets.iter().map(|b| b.comm.exposed_ns).sum();
+    if exposed <= 0 {
+        return;
+    }
+    let comm: i64 = t.budgets.iter().map(|b| b.comm.comm_ns).sum();
+    let steps = t
+        .budgets
+        .iter()
+        .filter(|b| b.comm.exposed_ns > 0)
+        .map(|b| b.index)
+        .collect();
+    let mut kernels = BTreeMap::new();
+    for s in &t.analysis.steps.steps {
+        for &k in &s.kernels {
+            if bucket_of(t, k) == COMM {
+                let op = &t.trace.kernels[k as usize];
+                add(&mut kernels, t.trace.name(op.name), op.dur_ns);
+            }
+        }
+    }
+    let evidence = format!(
+        "comm {} µs, of it exposed {} µs ({:.1} %); comm kernels: {}",
+        us(comm),
+        us(exposed),
+        crate::share(exposed, comm),
+        top_named(&kernels, th.top)
+    );
+    out.push(finding(t, FindingId::ExposedComm, exposed, steps, evidence));
+}
+
+/// Whether kernel `k` was launched by a graph launch.
+fn from_graph(t: &TraceInput<'_>, k: usize) -> Option<bool> {
+    let l = t.analysis.links.kernel_launch.get(k).copied().flatten()?;
+    Some(is_graph_launch(
+        t.trace.name(t.trace.launches[l as usize].name),
+    ))
+}
+
+fn short_kernels(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let (mut count, mut total, mut eager) = (0u64, 0i64, 0u64);
+    let mut steps = Vec::new();
+    let mut names = BTreeMap::new();
+    for s in &t.analysis.steps.steps {
+        let mut here = false;
+        for &k in &s.kernels {
+            if from_graph(t, k as usize) != Some(false) {
+                continue;
+            }
+            eager += 1;
+            let op = &t.trace.kernels[k as usize];
+            if op.dur_ns < th.short_kernel_ns {
+                count += 1;
+                total = total.saturating_add(op.dur_ns);
+                here = true;
+                add(&mut names, t.trace.name(op.name), op.dur_ns);
+            }
+        }
+        if here {
+            steps.push(s.index);
+        }
+    }
+    if count == 0 {
+        return;
+    }
+    let evidence = format!(
+        "{count} of {eager} eagerly launched kernels in steps run under {} µs, Σ {} µs (mean {} µs); most: {}",
+        us(th.short_kernel_ns),
+        us(total),
+        us(total / count as i64),
+        top_named(&names, th.top)
+    );
+    out.push(finding(t, FindingId::ShortKernels, total, steps, evidence));
+}
+
+fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
+    let steps = &t.analysis.steps.steps;
+    let graphed = |s: &kineto_trace::step::Step| {
+        s.kernels
+            .iter()
+            .any(|&k| from_graph(t, k as usize) == Some(true))
+    };
+    let with_graph: Vec<usize> = steps
+        .iter()
+        .filter(|s| graphed(s))
+        .map(|s| s.index)
+        .collect();
+    if with_graph.is_empty() {
+        return;
+    }
+    let eager: Vec<usize> = steps
+        .iter()
+        .filter(|s| {
+            !s.kernels.is_empty()
+                && !graphed(s)
+                && s.phase.as_deref().is_none_or(|p| p == "decode")
+                && s.kernels
+                    .iter()
+                    .any(|&k| from_graph(t, k as usize) == Some(false))
+        })
+        .map(|s| s.index)
+        .collect();
+    if eager.is_empty() {
+        return;
+    }
+    let idle: i64 = eager.iter().map(|&i| t.budgets[i].idle_ns).sum();
+    let mean_span = |v: &[usize]| {
+        let s: i64 = v.iter().map(|&i| t.budgets[i].span_ns).sum();
+        s / v.len().max(1) as i64
+    };
+    let evidence = format!(
+        "{} decode or unphased steps launch kernels one by one while {} steps run graphs; their idle Σ {} µs; \
+         mean span {} µs eager vs {} µs with graphs",
+        eager.len(),
+        with_graph.len(),
+        us(idle),
+        us(mean_span(&eager)),
+        us(mean_span(&with_graph)),
+    );
+    out.push(finding(t, FindingId::EagerSteps, idle, eager, evidence));
+}
+
+fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let tr = t.trace;
+    let (mut exposed, mut total, mut count, mut bytes) = (0i64, 0i64, 0u64, 0u64);
+    let mut steps = Vec::new();
+    let mut names = BTreeMap::new();
+    let mut pageable = BTreeMap::new();
+    for s in &t.analysis.steps.steps {
+        let copies: Vec<&kineto_trace::GpuOp> = s
+            .memcpys
+            .iter()
+            .map(|&i| &tr.memcpys[i as usize])
+            .filter(|c| matches!(copy_kind(tr.name(c.name)), "HtoD" | "DtoH"))
+            .collect();
+        if copies.is_empty() {
+            continue;
+        }
+        let kernels = || {
+            s.kernels.iter().map(|&k| {
+                let op = &tr.kernels[k as usize];
+                (op.ts_ns, op.end_ns())
+            })
+        };
+        // Copy time with no kernel beside it: union(copies ∪ kernels) − union(kernels).
+        let alone =
+            union(kernels().chain(copies.iter().map(|c| (c.ts_ns, c.end_ns())))) - union(kernels());
+        exposed = exposed.saturating_add(alone);
+        if alone > 0 {
+            steps.push(s.index);
+        }
+        for c in copies {
+            let name = tr.name(c.name);
+            count += 1;
+            total = total.saturating_add(c.dur_ns);
+            bytes = bytes.saturating_add(c.bytes.unwrap_or(0));
+            add(&mut names, name, c.dur_ns);
+            if name.contains("Pageable") {
+                add(&mut pageable, name, c.dur_ns);
+            }
+        }
+    }
+    if count == 0 {
+        return;
+    }
+    let pageable_count: u64 = pageable.values().map(|v| v.0).sum();
+    let pageable_text = if pageable_count == 0 {
+        "none pageable".to_string()
+    } else {
+        format!(
+            "{pageable_count} pageable (not pinned): {}",
+            top_named(&pageable, th.top)
+        )
+    };
+    let evidence = format!(
+        "{count} host↔device copies in steps, Σ {} µs, {bytes} B; {} µs with no kernel beside them; {pageable_text}; by name: {}",
+        us(total),
+        us(exposed),
+        top_named(&names, th.top)
+    );
+    out.push(finding(
+        t,
+        FindingId::CopiesInStep,
+        exposed,
+        steps,
+        evidence,
+    ));
+}
+
+fn median(v: &mut [i64]) -> f64 {
+    v.sort_unstable();
+    let n = v.len();
+    if n == 0 {
+        return 0.0;
+    }
+    if n % 2 == 1 {
+        v[n / 2] as f64
+    } else {
+        (i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])) as f64 / 2.0
+    }
+}
+
+fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let steps = &t.analysis.steps.steps;
+    let mut phases: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for b in t.budgets.iter().filter(|b| b.window.is_some()) {
+        let p = steps[b.index].phase.as_deref().unwrap_or("unphased");
+        phases.entry(p).or_default().push(b.index);
+    }
+    let (mut total, mut at, mut parts) = (0i64, Vec::new(), Vec::new());
+    for (phase, idx) in &phases {
+        if idx.len() < th.unsteady_min_steps {
+            continue;
+        }
+        let values: Vec<(String, f64)> = idx
+            .iter()
+            .map(|&i| (i.to_string(), t.budgets[i].span_ns as f64))
+            .collect();
+        let Some(sp) = step_stats::spread(&values) else {
+            continue;
+        };
+        // Each quantity's median over the phase's steps: idle and every bucket (absent counts 0).
+        let mut names: Vec<&str> = idx
+            .iter()
+            .flat_map(|&i| t.budgets[i].buckets.keys().map(String::as_str))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let value = |i: usize, q: &str| -> i64 {
+            let b = &t.budgets[i];
+            if q == "idle" {
+                b.idle_ns
+            } else {
+                b.buckets.get(q).map_or(0, |x| x.exclusive_ns)
+            }
+        };
+        let quantities: Vec<(&str, f64)> = std::iter::once("idle")
+            .chain(names.iter().copied())
+            .map(|q| {
+                let mut v: Vec<i64> = idx.iter().map(|&i| value(i, q)).collect();
+                (q, median(&mut v))
+            })
+            .collect();
+        for o in sp.outliers.iter().filter(|o| o.value > sp.p50) {
+            let Ok(i) = o.step.parse::<usize>() else {
+                continue;
+            };
+            let excess = (o.value - sp.p50).round() as i64;
+            total = total.saturating_add(excess);
+            at.push(i);
+            let moved = quantities
+                .iter()
+                .map(|(q, m)| (*q, value(i, q) as f64 - m))
+                .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(a.0)));
+            let moved = moved.map_or(String::new(), |(q, d)| {
+                format!(", `{q}` +{} µs", us(d.round() as i64))
+            });
+            parts.push((
+                excess,
+                format!(
+                    "step {i} ({phase}) {} µs vs median {} µs{moved}",
+                    us(o.value as i64),
+                    us(sp.p50.round() as i64)
+                ),
+            ));
+        }
+    }
+    if total <= 0 {
+        return;
+    }
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+    let n = parts.len();
+    let shown: Vec<String> = parts.into_iter().take(th.top).map(|p| p.1).collect();
+    at.sort_unstable();
+    let evidence = format!(
+        "{n} outlier steps over the median (3 × MAD of span per phase): {}",
+        shown.join("; ")
+    );
+    out.push(finding(t, FindingId::UnsteadySteps, total, at, evidence));
+}

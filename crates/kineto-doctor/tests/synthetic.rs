@@ -1,0 +1,362 @@
+//! Traces written here with one known problem each; the time at stake of every finding is worked out by
+//! hand from the events (times in µs in the trace, ns in the findings), as the arithmetic below.
+
+use kineto_doctor::{Diagnosis, FindingId, Thresholds, TraceInput, TrustId, diagnose};
+use kineto_trace::analysis::Analysis;
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use std::path::Path;
+
+const GEMM: &str = "ampere_sgemm_128x64_nn";
+const NCCL: &str = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
+
+/// Events of a trace, written as JSON objects.
+#[derive(Default)]
+struct T {
+    ev: Vec<String>,
+    corr: u64,
+}
+
+impl T {
+    /// A step marker on the CPU thread 1, `[lo, hi)` µs.
+    fn step(&mut self, n: u64, lo: f64, hi: f64) -> &mut T {
+        self.ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{n}","pid":1,"tid":1,"ts":{lo},"dur":{}}}"#,
+            hi - lo
+        ));
+        self
+    }
+    /// A runtime call on thread 1 with the next correlation id; returns the id.
+    fn call(&mut self, name: &str, ts: f64, dur: f64) -> u64 {
+        self.corr += 1;
+        self.ev.push(format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur},"args":{{"correlation":{}}}}}"#,
+            self.corr
+        ));
+        self.corr
+    }
+    /// A GPU op of `cat` on stream `stream` linked to correlation `corr`.
+    fn gpu(&mut self, cat: &str, name: &str, ts: f64, dur: f64, stream: u64, corr: u64) -> &mut T {
+        self.ev.push(format!(
+            r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":{stream},"correlation":{corr}}}}}"#
+        ));
+        self
+    }
+    /// A kernel launched by `cudaLaunchKernel` at `launch` (1 µs long), running `[ts, ts + dur)`.
+    fn kernel(&mut self, name: &str, launch: f64, ts: f64, dur: f64) -> &mut T {
+        let c = self.call("cudaLaunchKernel", launch, 1.0);
+        self.gpu("kernel", name, ts, dur, 7, c)
+    }
+    fn json(&self, rank: Option<u64>) -> String {
+        let dist = rank.map_or(String::new(), |r| {
+            format!(r#","distributedInfo":{{"rank":{r},"world_size":3}}"#)
+        });
+        format!(r#"{{"traceEvents":[{}]{dist}}}"#, self.ev.join(","))
+    }
+}
+
+struct Run {
+    traces: Vec<(String, kineto_trace::Trace)>,
+}
+
+impl Run {
+    fn new(texts: &[(String, String)]) -> Run {
+        let traces = texts
+            .iter()
+            .map(|(name, text)| {
+                let (t, _) =
+                    kineto_trace::parse_reader(Path::new(name), &mut text.as_bytes(), true, false)
+                        .unwrap_or_else(|e| panic!("{name}: {e}"));
+                (name.clone(), t)
+            })
+            .collect();
+        Run { traces }
+    }
+
+    fn diagnose(&self) -> Diagnosis {
+        let rules = Rules::builtin();
+        let pattern = StepPattern::builtin();
+        let analyses: Vec<Analysis> = self
+            .traces
+            .iter()
+            .map(|(_, t)| Analysis::new(t, &pattern, &rules))
+            .collect();
+        let budgets: Vec<_> = self
+            .traces
+            .iter()
+            .zip(&analyses)
+            .map(|((_, t), a)| a.budgets(t, &rules))
+            .collect();
+        let inputs: Vec<TraceInput<'_>> = self
+            .traces
+            .iter()
+            .zip(&analyses)
+            .zip(&budgets)
+            .map(|(((file, trace), analysis), budgets)| TraceInput {
+                file,
+                trace,
+                analysis,
+                budgets,
+                rules: &rules,
+                roofline: None,
+            })
+            .collect();
+        diagnose(&inputs, &Thresholds::DEFAULT)
+    }
+}
+
+fn one(t: &T) -> Diagnosis {
+    Run::new(&[("t.json".to_string(), t.json(None))]).diagnose()
+}
+
+/// (finding, time at stake ns, steps) of every finding, in rank order.
+fn found(d: &Diagnosis) -> Vec<(FindingId, i64, Vec<usize>)> {
+    d.findings
+        .iter()
+        .map(|f| (f.id, f.time_at_stake_ns, f.steps.clone()))
+        .collect()
+}
+
+const US: i64 = 1000;
+
+#[test]
+fn a_clean_trace_has_no_finding_and_no_warning() {
+    // Four steps of three 30 µs kernels each, launched well ahead, back to back across steps:
+    // step s runs [90s + 10, 90s + 100) and the next starts where it ends.
+    let mut t = T::default();
+    for s in 0..4u32 {
+        let b = 90.0 * f64::from(s);
+        t.step(u64::from(s) + 1, b, b + 90.0);
+        for (i, off) in [10.0, 40.0, 70.0].into_iter().enumerate() {
+            t.kernel(GEMM, b + 1.0 + i as f64, b + off, 30.0);
+        }
+    }
+    let d = one(&t);
+    assert!(d.is_clean(), "{:?}", d.findings);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    assert_eq!(d.traces[0].analysed_span_ns, (370 - 10) * US);
+}
+
+#[test]
+fn launch_bound_idle_is_the_gap_before_a_late_launch() {
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0); // [10, 40)
+    t.kernel(GEMM, 60.0, 65.0, 30.0); // launched at 60, after the GPU went idle at 40
+    t.kernel(GEMM, 2.0, 100.0, 30.0); // launched at 2, long before the gap [95, 100): not the CPU's
+    let d = one(&t);
+    // The gap [40, 65) only; span 130 − 10 = 120 µs.
+    assert_eq!(
+        found(&d),
+        [(FindingId::LaunchBoundIdle, (65 - 40) * US, vec![0])]
+    );
+    let f = &d.findings[0];
+    assert!((f.share_pct - 100.0 * 25.0 / 120.0).abs() < 1e-9);
+    assert_eq!(f.origin.as_str(), "MEASURED");
+    assert!(f.evidence.contains("1 gaps"), "{}", f.evidence);
+}
+
+#[test]
+fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
+    let mut t = T::default();
+    t.step(1, 0.0, 300.0);
+    t.kernel(GEMM, 1.0, 10.0, 40.0); // [10, 50)
+    t.call("cudaStreamSynchronize", 12.0, 43.0); // [12, 55): waits for the kernel
+    t.kernel(GEMM, 56.0, 60.0, 30.0); // [60, 90)
+    let c = t.call("cudaMemcpy", 95.0, 35.0); // [95, 130): a blocking copy
+    t.gpu(
+        "gpu_memcpy",
+        "Memcpy DtoH (Device -> Pageable)",
+        100.0,
+        10.0,
+        7,
+        c,
+    ); // [100, 110)
+    t.kernel(GEMM, 131.0, 135.0, 30.0); // [135, 165)
+    let d = one(&t);
+    // Gaps [50, 60), [90, 100), [110, 135):
+    //   sync: [50, 55) + [95, 100) + [110, 130) = 5 + 5 + 20 = 30 µs;
+    //   launch-bound (the rest, the next op launched after the gap began):
+    //   [55, 60) (launch 56 > 50) + [90, 95) (launch 95 > 90) + [130, 135) (launch 131 > 110) = 15 µs.
+    // The copy [100, 110) runs with no kernel beside it: 10 µs. Span 165 − 10 = 155 µs.
+    assert_eq!(
+        found(&d),
+        [
+            (FindingId::SyncBlockedIdle, (5 + 5 + 20) * US, vec![0]),
+            (FindingId::LaunchBoundIdle, (5 + 5 + 5) * US, vec![0]),
+            (FindingId::CopiesInStep, 10 * US, vec![0]),
+        ]
+    );
+    assert!((d.findings[0].share_pct - 100.0 * 30.0 / 155.0).abs() < 1e-9);
+    let sync = &d.findings[0].evidence;
+    assert!(sync.contains("`cudaMemcpy` ×2 25.000 µs"), "{sync}");
+    assert!(
+        sync.contains("`cudaStreamSynchronize` ×1 5.000 µs"),
+        "{sync}"
+    );
+    let copies = &d.findings[2].evidence;
+    assert!(copies.contains("1 pageable"), "{copies}");
+    assert!(
+        copies.contains("Memcpy DtoH (Device -> Pageable)"),
+        "{copies}"
+    );
+}
+
+#[test]
+fn between_steps_is_the_gpu_idle_from_one_step_to_the_next() {
+    let mut t = T::default();
+    t.step(1, 0.0, 90.0).kernel(GEMM, 1.0, 10.0, 50.0); // [10, 60)
+    t.step(2, 100.0, 190.0).kernel(GEMM, 101.0, 130.0, 50.0); // [130, 180)
+    t.step(3, 200.0, 290.0).kernel(GEMM, 201.0, 200.0, 50.0); // [200, 250)
+    t.kernel(GEMM, 95.0, 70.0, 10.0); // launched between markers: in no step, runs [70, 80)
+    let d = one(&t);
+    // (60, 130) less the outside kernel's [70, 80) = 60 µs, and (180, 200) = 20 µs.
+    assert_eq!(
+        found(&d),
+        [(FindingId::BetweenSteps, (70 - 10 + 20) * US, vec![1, 2])]
+    );
+    let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
+    assert_eq!(ids, [TrustId::KernelsOutsideSteps]);
+}
+
+#[test]
+fn exposed_comm_is_comm_with_no_compute_beside_it() {
+    let mut t = T::default();
+    t.step(1, 0.0, 100.0);
+    t.kernel(GEMM, 1.0, 10.0, 40.0); // [10, 50) on stream 7
+    let c = t.call("cudaLaunchKernel", 2.0, 1.0);
+    t.gpu("kernel", NCCL, 30.0, 50.0, 8, c); // [30, 80) on stream 8
+    let d = one(&t);
+    // comm 50 µs, overlapped [30, 50) = 20 µs, exposed 30 µs; span 80 − 10 = 70 µs.
+    assert_eq!(
+        found(&d),
+        [(FindingId::ExposedComm, (50 - 20) * US, vec![0])]
+    );
+    assert!((d.findings[0].share_pct - 100.0 * 30.0 / 70.0).abs() < 1e-9);
+}
+
+fn rank(spans: [f64; 2]) -> T {
+    let mut t = T::default();
+    t.step(1, 0.0, 100.0).kernel(GEMM, 1.0, 10.0, spans[0]);
+    t.step(2, 100.0, 200.0)
+        .kernel(GEMM, 101.0, 10.0 + spans[0], spans[1]);
+    t
+}
+
+#[test]
+fn stragglers_are_spans_over_the_median_rank() {
+    let texts: Vec<(String, String)> = [[100.0, 100.0], [130.0, 100.0], [100.0, 160.0]]
+        .iter()
+        .enumerate()
+        .map(|(r, s)| (format!("rank{r}.json"), rank(*s).json(Some(r as u64))))
+        .collect();
+    let d = Run::new(&texts).diagnose();
+    // Step 1: spans 100, 130, 100, median 100: rank 1 is 30 µs over. Step 2: 100, 100, 160, median
+    // 100: rank 2 is 60 µs over. Rank 1's analysed span 230 µs, rank 2's 260 µs.
+    let s: Vec<(Option<u64>, i64, Vec<usize>)> = d
+        .findings
+        .iter()
+        .map(|f| (f.rank, f.time_at_stake_ns, f.steps.clone()))
+        .collect();
+    assert_eq!(
+        s,
+        [(Some(2), 60 * US, vec![1]), (Some(1), 30 * US, vec![0])]
+    );
+    assert!(d.findings.iter().all(|f| f.id == FindingId::Straggler));
+    assert!((d.findings[0].share_pct - 100.0 * 60.0 / 260.0).abs() < 1e-9);
+
+    // Two ranks: the median is their mean, so the slower is half the difference over.
+    let texts: Vec<(String, String)> = [[100.0, 100.0], [130.0, 100.0]]
+        .iter()
+        .enumerate()
+        .map(|(r, s)| (format!("rank{r}.json"), rank(*s).json(Some(r as u64))))
+        .collect();
+    let d = Run::new(&texts).diagnose();
+    assert_eq!(
+        found(&d),
+        [(FindingId::Straggler, (130 - 100) * US / 2, vec![0])]
+    );
+}
+
+#[test]
+fn short_eager_kernels_count_and_total() {
+    let mut t = T::default();
+    t.step(1, 0.0, 100.0);
+    for i in 0..10 {
+        let i = f64::from(i);
+        t.kernel("vectorized_elementwise_kernel", i, 20.0 + 2.0 * i, 2.0); // [20, 40) in 2 µs kernels
+    }
+    t.kernel(GEMM, 10.0, 40.0, 40.0); // [40, 80)
+    let d = one(&t);
+    // Ten kernels of 2 µs < 5 µs: 20 µs of a 60 µs span.
+    assert_eq!(found(&d), [(FindingId::ShortKernels, 10 * 2 * US, vec![0])]);
+    assert!(
+        d.findings[0]
+            .evidence
+            .starts_with("10 of 11 eagerly launched kernels")
+    );
+}
+
+#[test]
+fn eager_steps_beside_graph_steps() {
+    let mut t = T::default();
+    t.step(1, 0.0, 90.0);
+    let g = t.call("cudaGraphLaunch", 1.0, 5.0);
+    t.gpu("kernel", GEMM, 10.0, 30.0, 7, g); // [10, 40)
+    t.gpu("kernel", GEMM, 40.0, 30.0, 7, g); // [40, 70)
+    t.step(2, 90.0, 190.0);
+    t.kernel(GEMM, 91.0, 70.0, 30.0); // [70, 100)
+    t.kernel(GEMM, 92.0, 110.0, 30.0); // [110, 140): launched at 92, before the gap
+    let d = one(&t);
+    // Step 2 runs eagerly while step 1 replays a graph: its idle [100, 110) = 10 µs.
+    assert_eq!(found(&d), [(FindingId::EagerSteps, 10 * US, vec![1])]);
+}
+
+#[test]
+fn unsteady_steps_are_outliers_over_the_median_and_name_the_bucket() {
+    let mut t = T::default();
+    // Spans 100, 102, 98, 101, 150 µs, back to back. Sorted 98, 100, 101, 102, 150: median 101;
+    // deviations 3, 1, 0, 1, 49 → MAD 1; only 150 is more than 3 × MAD from the median.
+    let mut at = 10.0;
+    for (s, span) in [100.0, 102.0, 98.0, 101.0, 150.0].into_iter().enumerate() {
+        let b = 100.0 * s as f64;
+        t.step(s as u64 + 1, b, b + 100.0)
+            .kernel(GEMM, b + 1.0, at, span);
+        at += span;
+    }
+    let d = one(&t);
+    assert_eq!(
+        found(&d),
+        [(FindingId::UnsteadySteps, (150 - 101) * US, vec![4])]
+    );
+    let e = &d.findings[0].evidence;
+    assert!(e.contains("`gemm` +49.000 µs"), "{e}");
+}
+
+#[test]
+fn small_findings_are_not_reported() {
+    // One launch-bound gap of 1 µs in a 201 µs span: 0.5 % < 1 %.
+    let mut t = T::default();
+    t.step(1, 0.0, 300.0);
+    t.kernel(GEMM, 1.0, 10.0, 100.0); // [10, 110)
+    t.kernel(GEMM, 110.5, 111.0, 100.0); // [111, 211)
+    assert!(one(&t).is_clean());
+}
+
+#[test]
+fn trust_warnings_salvage_overlap_unlinked() {
+    let mut t = T::default();
+    t.step(1, 0.0, 100.0);
+    t.kernel(GEMM, 1.0, 10.0, 40.0); // [10, 50)
+    t.kernel(GEMM, 2.0, 30.0, 40.0); // [30, 70) on the same stream: overlaps
+    t.ev.push(format!(
+        r#"{{"ph":"X","cat":"kernel","name":"{GEMM}","pid":0,"tid":7,"ts":70,"dur":10,"args":{{"stream":7}}}}"#
+    ));
+    // Cut mid-event: salvaged.
+    let mut text = t.json(None);
+    text.truncate(text.len() - 20);
+    let d = Run::new(&[("cut.json".to_string(), text)]).diagnose();
+    let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
+    assert!(ids.contains(&TrustId::Salvaged), "{ids:?}");
+    assert!(ids.contains(&TrustId::SameStreamOverlap), "{ids:?}");
+}

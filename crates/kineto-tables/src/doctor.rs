@@ -1,0 +1,72 @@
+//! `doctor`: the findings of `kineto doctor`, most time at stake first, then the trust warnings
+//! (`kineto-doctor`'s rules; `docs/doctor.md` states each).
+
+use crate::{Col, col};
+use kineto_doctor::{Finding, TrustWarning, rule};
+
+/// A finding or a trust warning.
+#[derive(Clone, Copy)]
+pub enum DoctorEntry<'a> {
+    /// A ranked finding.
+    Finding(&'a Finding),
+    /// A trust warning (not ranked).
+    Trust(&'a TrustWarning),
+}
+
+/// One row of `doctor`.
+pub struct DoctorRow<'a> {
+    /// What it is.
+    pub entry: DoctorEntry<'a>,
+    /// The command to drill down with (the binary names its own commands).
+    pub next: String,
+}
+
+impl DoctorRow<'_> {
+    fn steps(&self) -> &[usize] {
+        match self.entry {
+            DoctorEntry::Finding(f) => &f.steps,
+            DoctorEntry::Trust(w) => &w.steps,
+        }
+    }
+}
+
+/// Step indices as runs: `0-3,5,9-10`.
+pub fn step_runs(steps: &[usize]) -> String {
+    let mut v = steps.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+/// The columns of `doctor`.
+#[rustfmt::skip]
+pub fn doctor_columns<'a>() -> &'a [Col<DoctorRow<'a>>] {
+    &[
+        col!("kind", Str, None, "`finding` (ranked by time at stake) or `trust` (a warning about the numbers, not ranked)", |r| match r.entry { DoctorEntry::Finding(_) => "finding", DoctorEntry::Trust(_) => "trust" }),
+        col!("finding", Str, None, "the stable id of the finding or warning (`launch_bound_idle`, `exposed_comm`, …; docs/doctor.md)", |r| match r.entry { DoctorEntry::Finding(f) => f.id.as_str(), DoctorEntry::Trust(w) => w.id.as_str() }),
+        col!("file", Str, None, "the trace file as given (for `straggler`, the straggling rank's)", |r| match r.entry { DoctorEntry::Finding(f) => f.file.as_str(), DoctorEntry::Trust(w) => w.file.as_str() }),
+        col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none)", |r| match r.entry { DoctorEntry::Finding(f) => f.rank, DoctorEntry::Trust(w) => w.rank }),
+        col!("origin", Str?, None, "where the time at stake comes from: MEASURED, or ESTIMATED for `below_roofline` (null for trust warnings)", |r| match r.entry { DoctorEntry::Finding(f) => Some(f.origin.as_str()), DoctorEntry::Trust(_) => None }),
+        col!("time_at_stake_ns", I64?, Ns, "the time the pattern occupies, an upper bound on what fixing it recovers (null for trust warnings)", |r| match r.entry { DoctorEntry::Finding(f) => Some(f.time_at_stake_ns), DoctorEntry::Trust(_) => None }),
+        col!("share_pct", F64?, Pct, "time at stake over the trace's analysed GPU span (first to last GPU work of its steps)", |r| match r.entry { DoctorEntry::Finding(f) => Some(f.share_pct), DoctorEntry::Trust(_) => None }),
+        col!("steps", U64, None, "how many steps it occurs in (0 for a warning about the whole trace)", |r| r.steps().len() as u64),
+        col!("step_list", Str, None, "those steps' indices, as runs (`0-3,5`)", |r| step_runs(r.steps())),
+        col!("evidence", Str, None, "the numbers behind it and the top contributing kernels, gaps or calls", |r| match r.entry { DoctorEntry::Finding(f) => f.evidence.as_str(), DoctorEntry::Trust(w) => w.evidence.as_str() }),
+        col!("rule", Str, None, "what the rule measures (docs/doctor.md gives its threshold and reasoning)", |r| match r.entry { DoctorEntry::Finding(f) => rule(f.id).what, DoctorEntry::Trust(w) => w.id.what() }),
+        col!("next", Str, None, "the command that shows the rows behind it", |r| r.next.as_str()),
+    ]
+}

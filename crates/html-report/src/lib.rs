@@ -22,6 +22,8 @@ pub mod kineto;
 pub mod kl1;
 pub mod monitor;
 pub mod page;
+pub mod timeline;
+pub mod view;
 
 use serde_json::Value;
 
@@ -44,6 +46,8 @@ pub use diff::{
 };
 pub use kineto::KinetoInputs;
 pub use monitor::MonitorInputs;
+pub use page::Section;
+pub use timeline::Mark;
 
 /// The `kl1-bandwidth` report page, from the JSON report (result file) `kl1-bandwidth` writes.
 pub fn kl1_bandwidth_html(report: &Value) -> String {

@@ -303,6 +303,7 @@ fn budget_section(
                 info: bucket,
                 key: format!("buckets.{b}.{}", view::BUCKET_TIME.name),
                 header: b.clone(),
+                unit_group: 0,
             });
         }
         let t = view::rows_table(&cols, rows);

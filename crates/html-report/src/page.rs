@@ -259,7 +259,10 @@ impl Section {
 
     /// A table.
     pub fn table(&mut self, t: &Table) {
+        // A wide table scrolls in its own box rather than past the page's edge.
+        self.body.push_str("<div class=\"tablewrap\">");
         self.body.push_str(&t.html());
+        self.body.push_str("</div>");
     }
 
     /// An inline SVG chart, or the reason it could not be drawn.
@@ -371,7 +374,7 @@ th[aria-sort=descending]::after{content:' \\25BC'}.hint{color:#555;font-size:13p
 details>summary{cursor:pointer;color:#335}table.sortable th{cursor:pointer}table.sortable th:hover{background:#e4e4e4}\
 .absent{color:#8a6d3b;background:#fcf8e3;padding:4px 8px;display:inline-block}\
 .chart{margin:.5em 0;overflow-x:auto}.flag{color:#a94442;font-weight:bold}.ok{color:#3c763d;font-weight:bold}\
-.foot{color:#777;font-size:12px;margin-top:2em}.row{display:flex;flex-wrap:wrap;gap:12px}";
+.tablewrap{overflow-x:auto;max-width:100%}.foot{color:#777;font-size:12px;margin-top:2em}.row{display:flex;flex-wrap:wrap;gap:12px}";
 
 // Sorts a table by the clicked column: numeric cells by data-v, the others as text; a second click reverses.
 // The last line marks the document once the script has run to its end, which the browser test looks for.

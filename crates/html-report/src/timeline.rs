@@ -413,20 +413,21 @@ pub fn section(
 pub const SCRIPT: &str = r#"<script>window.kl1Timeline=function(){
 var D=JSON.parse(document.getElementById('derived-json').textContent)||{},T=D.timelines||[],NS='http://www.w3.org/2000/svg';
 function el(n,a,p){var e=document.createElementNS(NS,n);for(var k in a){e.setAttribute(k,a[k])}if(p)p.appendChild(e);return e}
-function us(ns){var v=ns/1000,a=Math.abs(v);return a>=1000?v.toFixed(0):a>=100?v.toFixed(1):a>=10?v.toFixed(2):v.toFixed(3)}
+function us(ns){var v=ns/1000,a=Math.abs(v);return v===0?'0':a>=1000?v.toFixed(0):a>=100?v.toFixed(1):a>=10?v.toFixed(2):v.toFixed(3)}
+function tick(ns,span){return span>=1e7?(ns===0?'0':(ns/1e6).toFixed(ns%1e6===0?0:1))+' ms':us(ns)+' µs'}
 function nice(span,px){var raw=span/Math.max(1,px/110),p=Math.pow(10,Math.floor(Math.log10(raw))),m=raw/p;return p*(m<=1?1:m<=2?2:m<=5?5:10)}
 var tip=document.querySelector('div.tl-tip');if(!tip){tip=document.createElement('div');tip.className='tl-tip';document.body.appendChild(tip)}
 document.querySelectorAll('div.timeline').forEach(function(div){
 var t=T[+div.getAttribute('data-tl')];if(!t)return;
-var L=150,W=Math.max(600,div.clientWidth||1300),R=12,H=18,top=28+(t.marks.length?18:0),h=top+t.lanes.length*H+6,sc=(W-L-R)/t.span_ns;
+var L=150,W=Math.max(600,div.clientWidth||1300),R=12,H=20,top=28+(t.marks.length?18:0),h=top+t.lanes.length*H+6,sc=(W-L-R)/t.span_ns;
 var svg=el('svg',{width:W,height:h,viewBox:'0 0 '+W+' '+h,'class':'tl-svg'},div);
 function x(ns){return L+ns*sc}
 var step=nice(t.span_ns,W-L-R),g=el('g',{'class':'tl-axis'},svg);
-for(var v=0;v<=t.span_ns;v+=step){el('line',{x1:x(v),x2:x(v),y1:20,y2:h-4,stroke:'#e4e4e4'},g);var tx=el('text',{x:x(v),y:14,'text-anchor':'middle','font-size':11},g);tx.textContent=us(v)+' µs'}
+for(var v=0;v<=t.span_ns;v+=step){el('line',{x1:x(v),x2:x(v),y1:20,y2:h-4,stroke:'#e4e4e4'},g);var tx=el('text',{x:x(v),y:14,'text-anchor':'middle','font-size':11},g);tx.textContent=tick(v,t.span_ns)}
 t.lanes.forEach(function(n,i){var y=top+i*H;el('rect',{x:L,y:y,width:W-L-R,height:H,fill:i%2?'#fafafa':'#f3f3f3'},svg);
 var lt=el('text',{x:L-6,y:y+H-5,'text-anchor':'end','font-size':12,'class':'tl-lane'},svg);lt.textContent=n});
 t.gaps.forEach(function(q){el('rect',{x:x(q[0]),y:top,width:Math.max(0.5,q[1]*sc),height:t.lanes.length*H,'class':'tl-gap','data-a':q[0],'data-d':q[1]},svg)});
-t.bars.forEach(function(b,i){var c=b[3]<0?'#999':t.colors[b[3]],a={x:x(b[1]),y:top+b[0]*H+2,width:Math.max(0.5,b[2]*sc),height:H-4,fill:c,'class':b[4]>1?'tl-op tl-merged':'tl-op','data-i':i};el('rect',a,svg)});
+t.bars.forEach(function(b,i){var c=b[3]<0?'#999':t.colors[b[3]],a={x:x(b[1]),y:top+b[0]*H+2,width:Math.max(0.5,b[2]*sc),height:H-4,fill:c,'class':b[4]>1?'tl-op tl-merged':'tl-op','data-i':i,'data-lane':b[0]};el('rect',a,svg)});
 t.marks.forEach(function(m){el('rect',{x:x(m[0]),y:22,width:Math.max(2,m[1]*sc),height:12,'class':'tl-mark','data-l':m[2],'data-a':m[0],'data-d':m[1]},svg)});
 function text(e){var c=e.getAttribute('class')||'';if(c.indexOf('tl-op')>=0){var b=t.bars[+e.getAttribute('data-i')];
 return t.names[b[5]]+'\n'+(b[3]<0?'mixed buckets':t.buckets[b[3]])+' · '+t.lanes[b[0]]+'\nstart +'+us(b[1])+' µs · duration '+us(b[2])+' µs'}

@@ -17,10 +17,26 @@ pub struct Pick {
     pub name: &'static str,
     /// The header shown (the unit is added to it for a time or a share).
     pub header: &'static str,
+    /// Time columns of one group (not 0) share one unit, chosen from the largest value of any of them
+    /// (a kernel's mean, median, min and max read side by side); group 0: the column chooses alone.
+    pub unit_group: u8,
 }
 
 const fn pick(name: &'static str, header: &'static str) -> Pick {
-    Pick { name, header }
+    Pick {
+        name,
+        header,
+        unit_group: 0,
+    }
+}
+
+/// A pick whose unit is its group's (see [`Pick::unit_group`]).
+const fn grouped(name: &'static str, header: &'static str, unit_group: u8) -> Pick {
+    Pick {
+        name,
+        header,
+        unit_group,
+    }
 }
 
 /// The top kernels: the name first, then family, bucket, count, total, share, mean, median, min, max.
@@ -31,10 +47,10 @@ pub const TOP: &[Pick] = &[
     pick("count", "count"),
     pick("total_ns", "total"),
     pick("pct", "share"),
-    pick("mean_ns", "mean"),
-    pick("median_ns", "median"),
-    pick("min_ns", "min"),
-    pick("max_ns", "max"),
+    grouped("mean_ns", "mean", 1),
+    grouped("median_ns", "median", 1),
+    grouped("min_ns", "min", 1),
+    grouped("max_ns", "max", 1),
 ];
 
 /// A step's budget, before its bucket columns: which step, its span, idle, exposed communication.
@@ -139,6 +155,8 @@ pub struct Shown {
     pub key: String,
     /// The header, before its unit.
     pub header: String,
+    /// [`Pick::unit_group`].
+    pub unit_group: u8,
 }
 
 impl Shown {
@@ -148,6 +166,7 @@ impl Shown {
             info: column(schema, p.name),
             key: p.name.to_owned(),
             header: p.header.to_owned(),
+            unit_group: p.unit_group,
         }
     }
 }
@@ -169,12 +188,21 @@ pub fn get<'v>(row: &'v Value, key: &str) -> Option<&'v Value> {
 pub fn rows_table(cols: &[Shown], rows: &[&Value]) -> Table {
     let mut t = Table::new(&[], true);
     let mut units = Vec::new();
+    let largest = |c: &Shown| {
+        rows.iter()
+            .filter_map(|r| get(r, &c.key).and_then(Value::as_f64))
+            .fold(0.0, |m: f64, v| m.max(v.abs()))
+    };
     for c in cols {
         let unit = c.info.filter(|i| i.unit.is_ns()).map(|_| {
-            let max = rows
-                .iter()
-                .filter_map(|r| get(r, &c.key).and_then(Value::as_f64))
-                .fold(0.0, |m: f64, v| m.max(v.abs()));
+            let max = match c.unit_group {
+                0 => largest(c),
+                g => cols
+                    .iter()
+                    .filter(|o| o.unit_group == g)
+                    .map(largest)
+                    .fold(0.0, f64::max),
+            };
             TimeUnit::for_max_ns(max)
         });
         t.headers.push(match (c.info.map(|i| i.unit), unit) {

@@ -255,7 +255,7 @@ fn budget_section(
 
     if ranks.len() > 1 {
         page.h3("Step span per rank (MEASURED); the slowest rank named");
-        let spans: Vec<f64> = budget.iter().filter_map(|r| span_ns(r)).collect();
+        let spans: Vec<f64> = budget.iter().filter_map(span_ns).collect();
         let unit = TimeUnit::for_max_ns(spans.iter().fold(0.0, |m: f64, v| m.max(*v)));
         let mut headers: Vec<String> = vec!["step".into()];
         headers.extend(

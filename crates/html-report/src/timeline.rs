@@ -157,6 +157,12 @@ fn us(ns: f64) -> String {
     fmt_num(ns / 1000.0)
 }
 
+/// A duration with its unit, µs or ms as a table column would show it.
+fn time(ns: f64) -> String {
+    let u = crate::view::TimeUnit::for_max_ns(ns.abs());
+    format!("{} {}", fmt_num(ns / u.ns()), u.symbol())
+}
+
 /// The ops' lanes: one per stream (streams in number order, ops without a stream last).
 fn lanes_of(ops: &[Value], lo: i64, bucket_index: &mut Vec<String>) -> (Vec<String>, Vec<Vec<Op>>) {
     let mut by_stream: BTreeMap<(bool, i64), Vec<Op>> = BTreeMap::new();
@@ -325,11 +331,11 @@ pub fn section(
     let index = t.get("step").map(Value::to_string).unwrap_or_default();
     let chosen = t.get("chosen").and_then(Value::as_str).unwrap_or("");
     let mut text = format!(
-        "Step {step} (step {index}; {chosen}): {} µs from its first op's start to its last op's end; {n} GPU ops on {} stream{}; idle {} µs in {gap_count} gap{} (shaded: no op of the step running on any stream).",
-        us(span as f64),
+        "Step {step} (step {index}; {chosen}): {} from its first op's start to its last op's end; {n} GPU ops on {} stream{}; idle {} in {gap_count} gap{} (shaded: no op of the step running on any stream).",
+        time(span as f64),
         lanes.len(),
         if lanes.len() == 1 { "" } else { "s" },
-        us(gap_total as f64),
+        time(gap_total as f64),
         if gap_count == 1 { "" } else { "s" },
     );
     text.push_str(&gap_note);
@@ -441,8 +447,8 @@ div.setAttribute('data-drawn',String(t.bars.length))})};</script>"#;
 /// The timeline's style.
 pub const STYLE: &str = "<style>.timeline{overflow-x:auto;margin:.3em 0 1em}.tl-legend span{margin-right:14px;\
 font-size:13px;white-space:nowrap}.tl-legend i{display:inline-block;width:12px;height:12px;margin-right:4px;\
-vertical-align:-1px;border:1px solid #0003}.tl-idle,.tl-gap{fill:#e8a0a0;fill-opacity:.45;background:#e8a0a073}\
-.tl-merged{stroke:#222;stroke-width:.6}.tl-merged-key{border:1px solid #222!important;background:#bbb}\
+vertical-align:-1px;border:1px solid #0003}.tl-idle,.tl-gap{fill:#9a9a9a;fill-opacity:.35;background:#9a9a9a59}\
+.tl-merged{stroke:#000;stroke-opacity:.3;stroke-width:.5}.tl-merged-key{border:1px solid #222!important;background:#bbb}\
 .tl-mark{fill:#ff9800;fill-opacity:.8}.tl-mark-key{background:#ff9800}\
 .tl-tip{position:absolute;display:none;background:#fff;border:1px solid #888;padding:4px 6px;font-size:12px;\
 white-space:pre;pointer-events:none;box-shadow:0 1px 4px #0003;z-index:9;max-width:70em;overflow:hidden}</style>";

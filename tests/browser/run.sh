@@ -63,6 +63,7 @@ PAGES=(
     "provenance 4 $T/provenance show $OUT/record.json --overwrite --html $OUT/provenance.html"
     "kl1-diff 0 $T/kl1-bandwidth diff $OUT/kl1.json $OUT/kl1.json --overwrite --html $OUT/kl1-diff.html"
     "kineto-diff 0 $T/kineto diff testdata/traces/param/dlrm_kineto/ testdata/traces/param/dlrm_kineto/ --overwrite --html $OUT/kineto-diff.html"
+    "kineto-timeline 2 $T/kineto report --whole-trace --overwrite --html $OUT/kineto-timeline.html testdata/synthetic/sglang_steps.json"
 )
 
 chrome() { # chrome PROFILE ARGS... : one fresh, offline, headless Chromium
@@ -162,6 +163,31 @@ EOF
     fi
 }
 
+# probe NAME PAGE CHECK: a copy of PAGE with CHECK's script appended (after the page's own, so after the
+# timeline is drawn); CHECK logs to the console on a failure (which fails the test) and marks the document
+# data-probe="ok:…" at its end.
+probe() {
+    local name=$1 page=$2 check=$3
+    python3 - "$page" "$OUT/$name.html" "$check" <<'EOF'
+import sys
+html = open(sys.argv[1], encoding="utf-8").read()
+tag = sys.argv[3].split("/")[-1]
+script = ("<script>(function(){function bad(m){console.error('" + tag + ": '+m)}\n"
+          + open(sys.argv[3], encoding="utf-8").read() + "\n})();</script>")
+open(sys.argv[2], "w", encoding="utf-8").write(html.replace("</body>", script + "</body>"))
+EOF
+    local log="$OUT/$name.console.log"
+    chrome "$OUT/profile-$name" --dump-dom "file://$(pwd)/$OUT/$name.html" >"$OUT/$name.dom.html" 2>"$log" || true
+    if grep -q ':CONSOLE' "$log"; then
+        fail "$name: $(grep ':CONSOLE' "$log" | head -3)"
+    elif grep -q 'data-probe="ok' "$OUT/$name.dom.html"; then
+        echo "ok: $name: $(grep -o 'data-probe="ok[^"]*"' "$OUT/$name.dom.html")"
+        passed=$((passed + 1))
+    else
+        fail "$name: the probe did not run to its end"
+    fi
+}
+
 for spec in "${PAGES[@]}"; do
     read -r name charts cmd <<<"$spec"
     # shellcheck disable=SC2086
@@ -172,6 +198,10 @@ for spec in "${PAGES[@]}"; do
     check_page "$name" "$charts" "$OUT/$name.html"
 done
 sort_test
+# The kineto page's tables (sorting by a time column, tooltips, right-aligned numbers) on the dlrm ranks,
+# and the timeline of the synthetic trace's whole-trace step, counted by hand (tests/browser/timeline.js).
+probe kineto-tables-probe "$OUT/kineto-dlrm.html" tests/browser/tables.js
+probe kineto-timeline-probe "$OUT/kineto-timeline.html" tests/browser/timeline.js
 rm -rf "$OUT"/profile-*
 
 echo "browser: $passed passed, $failed failed"

@@ -1,6 +1,7 @@
-//! `kineto report` (a self-contained HTML page of the budgets and the top kernels) and `kineto diff`
-//! (two runs' budgets, bucket by bucket). Both work on the very JSON rows `kineto budget --json` and
-//! `kineto top --json` print, so the page's and the diff's numbers are the listings' numbers.
+//! `kineto report` (a self-contained HTML page of the budgets, the timeline of one step and the top
+//! kernels) and `kineto diff` (two runs' budgets, bucket by bucket). Both work on the very JSON rows
+//! `kineto budget --json`, `kineto top --json` and `kineto kernels --json` print, so the page's and the
+//! diff's numbers are the listings' numbers.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,11 @@ pub struct ReportArgs {
     /// Kernel names in the top table of each trace (0: all).
     #[arg(short = 'n', long = "limit", default_value_t = 30)]
     n: usize,
+    /// The step (its index, the `step` column of `kineto steps`) whose timeline the page draws, for every
+    /// trace; default: the first trace's median-span step (of its steps with GPU work, the one whose span
+    /// is the median: the shorter of the middle two for an even count, the earlier step on a tie).
+    #[arg(long, value_name = "N")]
+    timeline_step: Option<usize>,
     /// A Hugging Face config.json: adds the roofline chart (achieved GB/s and TFLOP/s per step against the
     /// GPU's roofs), computed as `kineto roofline` does with the same steps and kernel families.
     #[arg(long, value_name = "CONFIG.json")]
@@ -68,10 +74,41 @@ pub struct DiffArgs {
     step_pattern: Option<String>,
 }
 
-/// The budget and top rows of every trace, as `--json` writes them.
+/// The budget and top rows of every trace, as `--json` writes them, and each trace's timeline of one
+/// step when asked for.
 struct Rows {
     budget: Vec<Value>,
     top: Vec<Value>,
+    /// `None`: no timeline wanted (`kineto diff`).
+    timeline: Option<Timeline>,
+}
+
+/// The timelines of one step, one per trace.
+struct Timeline {
+    /// The step: given (`--timeline-step`), or chosen on the first trace.
+    step: Option<usize>,
+    /// Why this step (the page says it).
+    chosen: String,
+    traces: Vec<Value>,
+}
+
+/// Of the steps with GPU work, the one whose span is the median: with an even count the shorter of
+/// the middle two, so the step drawn is one that ran; the earlier step on a tie. (index, how many
+/// steps had GPU work, its span in ns).
+fn median_span_step(
+    steps: &[kineto_trace::step::Step],
+    budgets: &[kineto_trace::budget::StepBudget],
+) -> Option<(usize, usize, i64)> {
+    let mut spans: Vec<(i64, usize)> = steps
+        .iter()
+        .zip(budgets)
+        .filter(|(_, b)| b.window.is_some())
+        .map(|(s, b)| (b.span_ns, s.index))
+        .collect();
+    spans.sort_unstable();
+    let n = spans.len();
+    let (span, index) = *spans.get(n.checked_sub(1)? / 2)?;
+    Some((index, n, span))
 }
 
 /// Renders rows through a column list's JSON form and reads them back: the same text `--json` prints.
@@ -96,6 +133,7 @@ fn rows_of(
     pattern: &StepPattern,
     salvage: bool,
     n: usize,
+    timeline: Option<Timeline>,
     mut also: impl FnMut(&Path, &kineto_trace::Trace),
 ) -> Result<Rows, String> {
     let opts = kineto_trace::Options {
@@ -106,6 +144,7 @@ fn rows_of(
     let mut rows = Rows {
         budget: Vec::new(),
         top: Vec::new(),
+        timeline,
     };
     let mut claims = Vec::new();
     for path in paths {
@@ -186,7 +225,114 @@ fn rows_of_trace(
         }
         Ok(())
     })?);
+    if let Some(tl) = rows.timeline.as_mut() {
+        let entry = timeline_of(tl, parsed, &a, &budgets, rules, &file, &ctx)?;
+        tl.traces.push(entry);
+    }
     Ok(())
+}
+
+/// One trace's timeline entry (`html_report::KinetoInputs::timeline`): the step's window, the budget's
+/// idle gaps and the step's ops as `gpu_ops` rows, through the page's view of that table.
+fn timeline_of(
+    tl: &mut Timeline,
+    parsed: &kineto_trace::Parsed,
+    a: &Analysis,
+    budgets: &[kineto_trace::budget::StepBudget],
+    rules: &Rules,
+    file: &str,
+    ctx: &Ctx,
+) -> Result<Value, String> {
+    let t = &parsed.trace;
+    let head = serde_json::json!({"file": file, "rank": t.header.rank});
+    let with = |mut v: Value, more: Value| {
+        if let (Some(o), Value::Object(m)) = (v.as_object_mut(), more) {
+            o.extend(m);
+        }
+        v
+    };
+    let step = match tl.step {
+        Some(s) => s,
+        None => match median_span_step(&a.steps.steps, budgets) {
+            Some((index, n, span)) => {
+                tl.step = Some(index);
+                let of = match n {
+                    1 => "the only step with GPU work".to_owned(),
+                    n => format!("the median span of the {n} steps with GPU work"),
+                };
+                tl.chosen = format!(
+                    "{of} in {}, {} µs; --timeline-step N draws another",
+                    file.rsplit('/').next().unwrap_or(file),
+                    html_report::page::fmt_num(span as f64 / 1000.0)
+                );
+                index
+            }
+            None => {
+                return Ok(with(
+                    head,
+                    serde_json::json!({"absent": "no step with GPU work"}),
+                ));
+            }
+        },
+    };
+    let Some((s, b)) = a
+        .steps
+        .steps
+        .iter()
+        .zip(budgets)
+        .find(|(s, _)| s.index == step)
+    else {
+        return Ok(with(
+            head,
+            serde_json::json!({"step": step, "absent": format!("no step {step} in this trace, which has {}", a.steps.steps.len())}),
+        ));
+    };
+    let Some((lo, hi)) = b.window else {
+        return Ok(with(
+            head,
+            serde_json::json!({"step": step, "name": s.name, "absent": format!("step {step} has no GPU work")}),
+        ));
+    };
+    let step_u32 = u32::try_from(step).ok();
+    let ops = kineto_tables::GpuOps::new(file, t, a, rules);
+    let keys: Vec<String> = html_report::view::TIMELINE_OPS
+        .iter()
+        .filter_map(|p| {
+            kineto_tables::Table::GpuOps
+                .columns()
+                .into_iter()
+                .find(|c| c.name == p.name)
+        })
+        .map(|c| c.name.to_owned())
+        .collect();
+    let rows = json_lines(|w| {
+        for row in ops.all().filter(|r| r.step() == step_u32) {
+            render::json_row(w, kineto_tables::gpu_op_columns(), &row, ctx)?;
+        }
+        Ok(())
+    })?;
+    let ops: Vec<Value> = rows
+        .into_iter()
+        .map(|r| {
+            Value::Object(
+                keys.iter()
+                    .filter_map(|k| Some((k.clone(), r.get(k)?.clone())))
+                    .collect(),
+            )
+        })
+        .collect();
+    Ok(with(
+        head,
+        serde_json::json!({
+            "step": step,
+            "name": s.name,
+            "chosen": tl.chosen,
+            "window_lo_ns": lo,
+            "window_hi_ns": hi,
+            "idle_gaps_ns": b.gaps,
+            "ops": ops,
+        }),
+    ))
 }
 
 fn claim(path: &Path, overwrite: bool) -> Result<tool_io::Claim, String> {
@@ -243,6 +389,11 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         &pattern,
         r.listing.salvage,
         r.n,
+        Some(Timeline {
+            step: r.timeline_step,
+            chosen: "chosen with --timeline-step".to_owned(),
+            traces: Vec::new(),
+        }),
         |path, trace| {
             if let Some(setup) = &setup {
                 let t = roofline::analyse_trace(trace, &path.display().to_string(), setup);
@@ -260,10 +411,13 @@ pub fn report(r: &ReportArgs) -> ExitCode {
     };
     let roofline = setup.is_some().then_some(Value::Array(steps));
     let top = Value::Array(rows.top);
+    let timeline = rows.timeline.map(|t| Value::Array(t.traces));
     let html = html_report::kineto_html(&html_report::KinetoInputs {
         budget: &rows.budget,
         top: Some(&top),
         roofline: roofline.as_ref(),
+        timeline: timeline.as_ref(),
+        ..html_report::KinetoInputs::default()
     });
     let written = match page.write_bytes(html.as_bytes()) {
         Ok(w) => w,
@@ -305,7 +459,7 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
         let listing_paths =
             kineto_trace::expand_paths(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
         let (rules, pattern) = setup()?;
-        return Ok(rows_of(&listing_paths, &rules, &pattern, false, 0, |_, _| {})?.budget);
+        return Ok(rows_of(&listing_paths, &rules, &pattern, false, 0, None, |_, _| {})?.budget);
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
     // A file is noted as an input of this run (no result replaces it); a pipe is read as a stream.
@@ -362,6 +516,7 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
     let mut rows = Rows {
         budget: Vec::new(),
         top: Vec::new(),
+        timeline: None,
     };
     rows_of_trace(&mut rows, &parsed, &rules, &pattern, 0)?;
     Ok(rows.budget)

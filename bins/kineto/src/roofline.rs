@@ -405,6 +405,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
             budget: &[],
             top: None,
             roofline: Some(&rows),
+            ..html_report::KinetoInputs::default()
         });
         match page.write_bytes(html.as_bytes()) {
             Ok(w) => out::written("kineto", &w),

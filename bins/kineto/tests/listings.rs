@@ -537,6 +537,81 @@ fn top_per_step() {
     assert!((s0[0]["pct"].as_f64().unwrap() - 100.0 * 100.0 / 260.0).abs() < 1e-9);
 }
 
+/// `top --by name`'s `family` and `bucket` are those `kineto kernels` gives each kernel of the name (the
+/// per-kernel listing, another path through the rules): one family for every name of the synthetic trace,
+/// `unmatched` for a name no rule matched (where `kernels` has null); `--by bucket` groups families that
+/// differ, so its `family` is null where a bucket holds two.
+#[test]
+fn top_names_family_and_bucket() {
+    let kernels = lines(&ok(&run(
+        &["kernels", "--json", "--step-pattern", PATTERN],
+        &[synthetic()],
+    )));
+    let mut of_name: std::collections::BTreeMap<
+        String,
+        std::collections::BTreeSet<(String, String)>,
+    > = Default::default();
+    for k in &kernels {
+        let family = k["family"].as_str().unwrap_or("unmatched").to_owned();
+        let bucket = k["bucket"].as_str().expect("bucket").to_owned();
+        of_name
+            .entry(k["name"].as_str().expect("name").to_owned())
+            .or_default()
+            .insert((family, bucket));
+    }
+    let top = lines(&ok(&run(
+        &[
+            "top",
+            "--by",
+            "name",
+            "-n",
+            "0",
+            "--json",
+            "--step-pattern",
+            PATTERN,
+        ],
+        &[synthetic()],
+    )));
+    assert_eq!(top.len(), of_name.len());
+    for row in &top {
+        let want = &of_name[row["name"].as_str().expect("name")];
+        assert_eq!(want.len(), 1, "{row}");
+        let (f, b) = want.iter().next().expect("one");
+        assert_eq!(row["family"].as_str(), Some(f.as_str()), "{row}");
+        assert_eq!(row["bucket"].as_str(), Some(b.as_str()), "{row}");
+    }
+    let buckets = lines(&ok(&run(
+        &[
+            "top",
+            "--by",
+            "bucket",
+            "-n",
+            "0",
+            "--json",
+            "--step-pattern",
+            PATTERN,
+        ],
+        &[synthetic()],
+    )));
+    for row in &buckets {
+        let b = row["name"].as_str().expect("name");
+        let families: std::collections::BTreeSet<&String> = of_name
+            .values()
+            .flatten()
+            .filter(|(_, kb)| kb == b)
+            .map(|(f, _)| f)
+            .collect();
+        assert_eq!(row["bucket"].as_str(), Some(b), "{row}");
+        match families.len() {
+            1 => assert_eq!(
+                row["family"].as_str(),
+                families.into_iter().next().map(String::as_str)
+            ),
+            _ => assert!(row["family"].is_null(), "{row}"),
+        }
+    }
+}
+
 /// `kineto ranks` on the 8 dlrm ranks: the step's spans are those of `testdata/reference/steps.py`
 /// (ProfilerStep#10, ranks 0‥7: 13009, 18467, 11350, 17511, 16589, 16392, 11410, 10967 µs). Sorted:
 /// 10967 11350 11410 13009 16392 16589 17511 18467 → min 10967 (rank 7), median (13009 + 16392) / 2

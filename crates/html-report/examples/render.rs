@@ -50,6 +50,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                 budget: &budget,
                 top: top.as_ref(),
                 roofline: roof.as_ref(),
+                ..hr::KinetoInputs::default()
             };
             (hr::kineto_html(&inputs), *out)
         }

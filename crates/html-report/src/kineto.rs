@@ -1,5 +1,7 @@
-//! The `kineto` report: per-step stacked bars of bucket time and idle, ranks side by side (stragglers), the
-//! per-step spread of every bucket, a sortable top table, and a roofline chart when roofline JSON is given.
+//! The `kineto` report: the doctor's findings when given, then per-step stacked bars of bucket time and idle,
+//! ranks side by side (stragglers), each rank's step budget and the per-step spread of every bucket, the
+//! timeline of one chosen step, a sortable top table per trace, and a roofline chart when roofline JSON is
+//! given. The tables are views over `kineto-tables`' columns ([`crate::view`]).
 //!
 //! Tolerant by design: the budget rows, the `top` output and the roofline output gain fields as the tools
 //! grow, so every section renders what is present and says "not in this output" for what is not.
@@ -10,11 +12,17 @@ use serde_json::{Map, Value, json};
 use step_stats::{OUTLIER_RULE, Spread, spread};
 
 use crate::chart::{self, RoofPoint};
-use crate::page::{Cell, Page, Source, Table, fmt_num};
+use crate::page::{Cell, Page, Section, Source, Table, fmt_num};
+use crate::timeline::{self, Mark};
+use crate::view::{self, Shown, TimeUnit};
+use kineto_tables::Table as Schema;
 
 /// What one kineto report is made of: the tool's outputs, each as its JSON.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KinetoInputs<'a> {
+    /// The findings (`kineto doctor`'s), rendered apart: the page opens with them. `None`: the page
+    /// opens with the budget.
+    pub findings: Option<&'a Section>,
     /// The kineto budget listing as JSON: one object per step (per rank).
     pub budget: &'a [Value],
     /// The kineto top listing as JSON, if any (an array of rows, or an object holding one).
@@ -22,12 +30,27 @@ pub struct KinetoInputs<'a> {
     /// Roofline output, if any: objects with `gbps`, `tflops`, `peak_gbps`, `peak_tflops`, `bytes_total`,
     /// `flops_total` per step, anywhere in the value.
     pub roofline: Option<&'a Value>,
+    /// The timeline of one step per trace, if any: an array of objects with `file`, `rank`, `step`,
+    /// `name`, `chosen` (why this step), `window_lo_ns`, `window_hi_ns`, `idle_gaps_ns` (`[[lo, hi], …]`,
+    /// the budget's) and `ops` (the step's `gpu_ops` rows, [`crate::view::TIMELINE_OPS`]); or `absent`
+    /// (why a trace has none).
+    pub timeline: Option<&'a Value>,
+    /// Time ranges to mark on the timelines (the findings'); empty: none.
+    pub marks: &'a [Mark],
 }
 
 impl KinetoInputs<'_> {
-    /// The value embedded as the page's tool JSON: `{"budget": [...], "top": …, "roofline": …}`.
+    /// The value embedded as the page's tool JSON: `{"budget": [...], "top": …, "roofline": …,
+    /// "timeline": …, "marks": […], "findings": …}` (the findings' JSON, `null` without findings).
     pub fn embedded(&self) -> Value {
-        json!({ "budget": self.budget, "top": self.top, "roofline": self.roofline })
+        json!({
+            "budget": self.budget,
+            "top": self.top,
+            "roofline": self.roofline,
+            "timeline": self.timeline,
+            "marks": self.marks,
+            "findings": self.findings.map(Section::json),
+        })
     }
 }
 
@@ -62,20 +85,23 @@ fn rank_key(row: &Value) -> String {
     format!("{rank} ({file})")
 }
 
-fn spread_cells(s: Option<&Spread>) -> Vec<Cell> {
+/// A spread's cells; with a time unit, its µs values are shown in that unit (`data-v` the µs value).
+fn spread_cells(s: Option<&Spread>, unit: impl Into<Option<TimeUnit>>) -> Vec<Cell> {
+    let div = unit.into().map_or(1.0, |u| u.ns() / 1e3);
+    let v = |x: f64| Cell::Scaled(x, Source::Derived, div);
     match s {
         None => (0..7).map(|_| Cell::Missing).collect(),
         Some(s) => vec![
             Cell::Num(s.count as f64, Source::Derived),
-            Cell::Num(s.mean, Source::Derived),
-            Cell::Num(s.min, Source::Derived),
-            Cell::Num(s.p50, Source::Derived),
-            Cell::Num(s.p90, Source::Derived),
-            Cell::Num(s.max, Source::Derived),
+            v(s.mean),
+            v(s.min),
+            v(s.p50),
+            v(s.p90),
+            v(s.max),
             Cell::text(
                 s.outliers
                     .iter()
-                    .map(|o| format!("{} = {}", o.step, fmt_num(o.value)))
+                    .map(|o| format!("{} = {}", o.step, fmt_num(o.value / div)))
                     .collect::<Vec<_>>()
                     .join("; "),
             ),
@@ -126,11 +152,16 @@ fn bucket_us(row: &Value, bucket: &str) -> Option<f64> {
 /// The page for a kineto run.
 pub fn render(inputs: &KinetoInputs<'_>) -> String {
     let mut page = Page::new(
-        "kineto: step budget, top kernels, roofline",
+        "kineto: step budget, timeline, top kernels, roofline",
         inputs.embedded(),
     );
     let mut derived = Map::new();
-    budget_section(&mut page, inputs.budget, &mut derived);
+    if let Some(f) = inputs.findings {
+        page.section("findings", f);
+    }
+    let buckets = bucket_order(inputs.budget);
+    budget_section(&mut page, inputs.budget, &buckets, &mut derived);
+    timeline_section(&mut page, inputs, &buckets, &mut derived);
     top_section(&mut page, inputs, &mut derived);
     roofline_section(&mut page, inputs.roofline, &mut derived);
     derived.insert("outlier_rule".into(), OUTLIER_RULE.into());
@@ -138,14 +169,8 @@ pub fn render(inputs: &KinetoInputs<'_>) -> String {
     page.finish()
 }
 
-fn budget_section(page: &mut Page, budget: &[Value], derived: &mut Map<String, Value>) {
-    page.h2("Per-step budget: exclusive time per bucket and idle (µs, MEASURED)");
-    if budget.is_empty() {
-        page.absent("budget rows");
-        return;
-    }
-    let ranks = by_rank(budget);
-    // One bucket order for every rank, largest total first, so colours agree across the charts.
+/// Every bucket of the budget, largest total first: one order (and so one colour each) for every chart.
+fn bucket_order(budget: &[Value]) -> Vec<String> {
     let mut totals: BTreeMap<String, f64> = BTreeMap::new();
     for row in budget {
         for (b, _) in row
@@ -159,6 +184,38 @@ fn budget_section(page: &mut Page, budget: &[Value], derived: &mut Map<String, V
     }
     let mut buckets: Vec<String> = totals.keys().cloned().collect();
     buckets.sort_by(|a, b| totals[b].total_cmp(&totals[a]));
+    buckets
+}
+
+/// A bucket's colour on every chart of the page (the stacked bars' series colour).
+fn bucket_color(buckets: &[String], b: &str) -> String {
+    let c = match buckets.iter().position(|x| x == b) {
+        Some(i) => chart::color(i),
+        None => plotters::style::RGBColor(119, 119, 119),
+    };
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+/// `rank N — file` for a heading: the trace's file named once, not on every row.
+fn trace_heading(row: &Value) -> String {
+    let file = row.get("file").and_then(Value::as_str).unwrap_or("");
+    let short = file.rsplit('/').next().unwrap_or(file);
+    format!("{} — {short}", rank_name(row))
+}
+
+fn budget_section(
+    page: &mut Page,
+    budget: &[Value],
+    buckets: &[String],
+    derived: &mut Map<String, Value>,
+) {
+    page.h2("Per-step budget: exclusive time per bucket and idle (MEASURED)");
+    if budget.is_empty() {
+        page.absent("budget rows");
+        return;
+    }
+    let ranks = by_rank(budget);
+    let buckets = buckets.to_vec();
     let mut with_idle = buckets.clone();
     with_idle.push("idle".into());
     let stack = |row: &Value| -> Vec<f64> {
@@ -197,11 +254,21 @@ fn budget_section(page: &mut Page, budget: &[Value], derived: &mut Map<String, V
     page.raw("</div>");
 
     if ranks.len() > 1 {
-        page.h3("Step span per rank (µs, MEASURED); the slowest rank named");
-        let mut headers: Vec<&str> = vec!["step"];
-        headers.extend(ranks.iter().map(|(r, _)| r.as_str()));
-        headers.push("slowest");
+        page.h3("Step span per rank (MEASURED); the slowest rank named");
+        let spans: Vec<f64> = budget.iter().filter_map(span_ns).collect();
+        let unit = TimeUnit::for_max_ns(spans.iter().fold(0.0, |m: f64, v| m.max(*v)));
+        let mut headers: Vec<String> = vec!["step".into()];
+        headers.extend(
+            ranks
+                .iter()
+                .map(|(_, rows)| format!("{} ({})", rank_name(rows[0]), unit.symbol())),
+        );
+        headers.push("slowest".into());
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
         let mut t = Table::new(&headers, true);
+        t.titles = std::iter::once("the step (by position in each rank's list)".to_owned())
+            .chain(ranks.iter().map(|(k, _)| format!("span_ns of {k}")))
+            .collect();
         let n = ranks.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
         for i in 0..n {
             let first = ranks
@@ -209,43 +276,58 @@ fn budget_section(page: &mut Page, budget: &[Value], derived: &mut Map<String, V
                 .find_map(|(_, r)| r.get(i))
                 .map_or_else(|| format!("#{i}"), |r| step_label(r, i));
             let mut row = vec![Cell::text(first)];
-            let mut slowest: Option<(&str, f64)> = None;
-            for (name, rows) in &ranks {
-                let span = rows.get(i).and_then(|r| r.get("span_us"));
-                if let Some(s) = span.and_then(Value::as_f64)
-                    && slowest.is_none_or(|(_, m)| s > m)
+            let mut slowest: Option<(String, f64)> = None;
+            for (_, rows) in &ranks {
+                let span = rows.get(i).and_then(|r| span_ns(r));
+                if let Some(s) = span
+                    && slowest.as_ref().is_none_or(|(_, m)| s > *m)
                 {
-                    slowest = Some((name, s));
+                    slowest = Some((rank_name(rows[0]), s));
                 }
-                row.push(Cell::tool(span));
+                row.push(span_cell(rows.get(i).copied(), unit));
             }
-            row.push(Cell::text(slowest.map(|s| s.0).unwrap_or("")));
+            row.push(Cell::text(slowest.map(|s| s.0).unwrap_or_default()));
             t.rows.push(row);
         }
         page.table(&t);
     }
 
-    page.h3("Per-step spread of each bucket (µs)");
-    page.p(&format!("Outlier rule: {OUTLIER_RULE}."));
-    let mut t = Table::new(
-        &[
-            "rank",
-            "bucket",
-            "steps",
-            "mean",
-            "min",
-            "p50",
-            "p90",
-            "max",
-            "outlier steps",
-        ],
-        true,
-    );
     let mut rows_json = Vec::new();
-    for (rank, rows) in &ranks {
-        let mut names: Vec<String> = vec!["span_us".into(), "idle_us".into()];
-        names.extend(buckets.iter().cloned());
-        for b in names {
+    for (key, rows) in &ranks {
+        page.h3(&format!("{}: the step budget", trace_heading(rows[0])));
+        // Each step's span, idle and exposed comm, then every bucket's exclusive time.
+        let mut cols = view::shown(Schema::Steps, view::STEPS);
+        let bucket = view::column(Schema::Budget, view::BUCKET_TIME.name);
+        for b in &buckets {
+            cols.push(Shown {
+                info: bucket,
+                key: format!("buckets.{b}.{}", view::BUCKET_TIME.name),
+                header: b.clone(),
+                unit_group: 0,
+            });
+        }
+        let t = view::rows_table(&cols, rows);
+        if rows.len() > 30 {
+            page.raw(&format!(
+                "<details><summary>{} steps: show the table</summary>",
+                rows.len()
+            ));
+            page.table(&t);
+            page.raw("</details>");
+        } else {
+            page.table(&t);
+        }
+
+        page.p(&format!(
+            "Spread over the steps (outlier rule: {OUTLIER_RULE}):"
+        ));
+        let mut names: Vec<(String, String)> = vec![
+            ("span_us".into(), "step span".into()),
+            ("idle_us".into(), "idle".into()),
+        ];
+        names.extend(buckets.iter().map(|b| (b.clone(), b.clone())));
+        let mut spreads = Vec::new();
+        for (b, label) in names {
             let vals: Vec<(String, f64)> = rows
                 .iter()
                 .enumerate()
@@ -258,18 +340,85 @@ fn budget_section(page: &mut Page, budget: &[Value], derived: &mut Map<String, V
                     Some((step_label(r, i), v?))
                 })
                 .collect();
-            let sp = spread(&vals);
-            if sp.is_none() {
-                continue;
+            if let Some(sp) = spread(&vals) {
+                rows_json.push(json!({"rank": key, "bucket": b, "spread": sp}));
+                spreads.push((label, sp));
             }
-            let mut row = vec![Cell::text(rank.clone()), Cell::text(b.clone())];
-            row.extend(spread_cells(sp.as_ref()));
+        }
+        // One unit for the table's times, from its largest (µs values; ×1000 to ns).
+        let max = spreads
+            .iter()
+            .fold(0.0, |m: f64, (_, s)| m.max(s.max.abs()));
+        let unit = TimeUnit::for_max_ns(max * 1e3);
+        let u = unit.symbol();
+        let mut t = Table::new(
+            &[
+                "quantity",
+                "steps",
+                &format!("mean ({u})"),
+                &format!("min ({u})"),
+                &format!("median ({u})"),
+                &format!("p90 ({u})"),
+                &format!("max ({u})"),
+                "outlier steps",
+            ],
+            true,
+        );
+        for (label, sp) in &spreads {
+            let mut row = vec![Cell::text(label.clone())];
+            row.extend(spread_cells(Some(sp), unit));
             t.rows.push(row);
-            rows_json.push(json!({"rank": rank, "bucket": b, "spread": sp}));
+        }
+        page.table(&t);
+    }
+    derived.insert("bucket_spreads".into(), Value::Array(rows_json));
+}
+
+/// A budget row's span in ns (`span_ns`, or `span_us` of older listings × 1000).
+fn span_ns(r: &Value) -> Option<f64> {
+    num(r, "span_ns").or_else(|| num(r, "span_us").map(|u| u * 1e3))
+}
+
+/// A row's span in `unit`, its exact tool value in `data-v` (`span_ns`, else `span_us`).
+fn span_cell(r: Option<&Value>, unit: TimeUnit) -> Cell {
+    match r {
+        Some(r) => match (num(r, "span_ns"), num(r, "span_us")) {
+            (Some(ns), _) => Cell::Scaled(ns, Source::Tool, unit.ns()),
+            (None, Some(us)) => Cell::Scaled(us, Source::Tool, unit.ns() / 1e3),
+            _ => Cell::Missing,
+        },
+        None => Cell::Missing,
+    }
+}
+
+/// The timeline of the chosen step, one per trace: lanes per stream, ops coloured as the budget charts
+/// colour their buckets.
+fn timeline_section(
+    page: &mut Page,
+    inputs: &KinetoInputs<'_>,
+    buckets: &[String],
+    derived: &mut Map<String, Value>,
+) {
+    let Some(list) = inputs.timeline.and_then(Value::as_array) else {
+        return;
+    };
+    page.h2("Timeline of one step (MEASURED): one lane per stream, ops coloured by bucket");
+    page.raw(timeline::STYLE);
+    page.raw(
+        "<p class=\"hint\">Hover a bar for its kernel, bucket, stream, start and duration. Times are \
+         from the step's first op start.</p>",
+    );
+    let colors = |b: &str| bucket_color(buckets, b);
+    let mut layouts = Vec::new();
+    for t in list {
+        let file = t.get("file").and_then(Value::as_str).unwrap_or("");
+        let marks: Vec<&Mark> = inputs.marks.iter().filter(|m| m.file == file).collect();
+        if let Some(l) = timeline::section(page, t, layouts.len(), &colors, &marks) {
+            layouts.push(l);
         }
     }
-    page.table(&t);
-    derived.insert("bucket_spreads".into(), Value::Array(rows_json));
+    page.raw(timeline::SCRIPT);
+    derived.insert("timelines".into(), Value::Array(layouts));
 }
 
 /// The first array of objects in `v` (itself, or the first field holding one).
@@ -310,9 +459,27 @@ fn scalar_table(rows: &[Value], sortable: bool) -> Table {
 }
 
 fn top_section(page: &mut Page, inputs: &KinetoInputs<'_>, derived: &mut Map<String, Value>) {
-    page.h2("Top kernels (sortable: click a header)");
+    page.h2("Top kernels (MEASURED; click a header to sort)");
     if let Some(rows) = inputs.top.and_then(rows_of) {
-        page.table(&scalar_table(rows, true));
+        // One table per trace, its file and rank in the heading.
+        let mut traces: Vec<(String, Vec<&Value>)> = Vec::new();
+        for r in rows {
+            let k = trace_heading(r);
+            match traces.iter_mut().find(|(t, _)| *t == k) {
+                Some((_, v)) => v.push(r),
+                None => traces.push((k, vec![r])),
+            }
+        }
+        page.p(
+            "Kernels grouped by name over the whole trace, most total time first; share is of all \
+             kernels' Σ dur. Hover a header for the column's definition, a name for the whole name.",
+        );
+        for (heading, rows) in &traces {
+            if traces.len() > 1 || !heading.ends_with(" — ") {
+                page.h3(heading);
+            }
+            page.table(&view::table(Schema::Top, view::TOP, rows));
+        }
         return;
     }
     page.absent("a per-kernel top list");
@@ -427,12 +594,18 @@ fn roofline_section(page: &mut Page, roofline: Option<&Value>, derived: &mut Map
     );
     for (name, sp) in [("GB/s", &sp_gbps), ("TFLOP/s", &sp_tflops)] {
         let mut row = vec![Cell::text(name)];
-        row.extend(spread_cells(sp.as_ref()));
+        row.extend(spread_cells(sp.as_ref(), None));
         t.rows.push(row);
     }
     page.table(&t);
     page.h3("Per-step roofline numbers");
-    page.table(&scalar_table(&rows, true));
+    if rows.iter().any(|r| r.get("span_ns").is_some()) {
+        let rows: Vec<&Value> = rows.iter().collect();
+        page.table(&view::table(Schema::Roofline, view::ROOFLINE, &rows));
+    } else {
+        // Rows from elsewhere (a hand-made file): every key they have.
+        page.table(&scalar_table(&rows, true));
+    }
     derived.insert(
         "roofline_spread".into(),
         json!({"gbps": sp_gbps, "tflops": sp_tflops}),

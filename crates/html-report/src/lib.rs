@@ -23,6 +23,8 @@ pub mod kineto;
 pub mod kl1;
 pub mod monitor;
 pub mod page;
+pub mod timeline;
+pub mod view;
 
 use serde_json::Value;
 
@@ -46,6 +48,8 @@ pub use diff::{
 pub use doctor::{doctor_html, doctor_section};
 pub use kineto::KinetoInputs;
 pub use monitor::MonitorInputs;
+pub use page::Section;
+pub use timeline::Mark;
 
 /// The `kl1-bandwidth` report page, from the JSON report (result file) `kl1-bandwidth` writes.
 pub fn kl1_bandwidth_html(report: &Value) -> String {

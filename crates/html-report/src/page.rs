@@ -68,6 +68,16 @@ pub enum Source {
     Derived,
 }
 
+impl Source {
+    /// The `data-src` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Tool => "tool",
+            Source::Derived => "derived",
+        }
+    }
+}
+
 /// One table cell.
 #[derive(Debug, Clone)]
 pub enum Cell {
@@ -77,6 +87,12 @@ pub enum Cell {
     Num(f64, Source),
     /// A number followed by a unit or remark (e.g. "69.7 %"), sorted by the number.
     NumNote(f64, Source, String),
+    /// A number shown divided by `div` (the column's unit: ns shown in µs, µs in ms), its exact undivided
+    /// value in `data-v`: the tool's value as its JSON has it.
+    Scaled(f64, Source, f64),
+    /// A long name (a kernel's): shown whole when it fits, cut with an ellipsis when it does not, and always
+    /// whole in the `title` tooltip.
+    Name(String),
     /// Nothing to show (the field is missing from this output).
     Missing,
 }
@@ -100,6 +116,8 @@ impl Cell {
 pub struct Table {
     /// Column headers.
     pub headers: Vec<String>,
+    /// Each header's tooltip (what the column holds); empty or shorter than `headers`: none.
+    pub titles: Vec<String>,
     /// Rows of cells.
     pub rows: Vec<Vec<Cell>>,
     /// Whether clicking a header sorts.
@@ -111,6 +129,7 @@ impl Table {
     pub fn new(headers: &[&str], sortable: bool) -> Self {
         Table {
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            titles: Vec::new(),
             rows: Vec::new(),
             sortable,
         }
@@ -121,8 +140,20 @@ impl Table {
         let mut s = String::new();
         let class = if self.sortable { "sortable" } else { "plain" };
         let _ = write!(s, "<table class=\"{class}\"><thead><tr>");
-        for h in &self.headers {
-            let _ = write!(s, "<th>{}</th>", esc(h));
+        for (i, h) in self.headers.iter().enumerate() {
+            // A numeric column's header is right-aligned over its numbers.
+            let numeric = self.rows.iter().any(|r| {
+                matches!(
+                    r.get(i),
+                    Some(Cell::Num(..) | Cell::NumNote(..) | Cell::Scaled(..))
+                )
+            });
+            let class = if numeric { " class=\"num\"" } else { "" };
+            let title = match self.titles.get(i) {
+                Some(t) if !t.is_empty() => format!(" title=\"{}\"", esc(t)),
+                _ => String::new(),
+            };
+            let _ = write!(s, "<th{class}{title}>{}</th>", esc(h));
         }
         s.push_str("</tr></thead><tbody>");
         for row in &self.rows {
@@ -133,10 +164,7 @@ impl Table {
                         let _ = write!(s, "<td>{}</td>", esc(t));
                     }
                     Cell::Num(v, src) | Cell::NumNote(v, src, _) => {
-                        let src = match src {
-                            Source::Tool => "tool",
-                            Source::Derived => "derived",
-                        };
+                        let src = src.name();
                         let note = match c {
                             Cell::NumNote(_, _, n) => format!(" {}", esc(n)),
                             _ => String::new(),
@@ -147,6 +175,19 @@ impl Table {
                             json_number(*v),
                             fmt_num(*v)
                         );
+                    }
+                    Cell::Scaled(v, src, div) => {
+                        let _ = write!(
+                            s,
+                            "<td class=\"num\" data-src=\"{}\" data-v=\"{}\">{}</td>",
+                            src.name(),
+                            json_number(*v),
+                            fmt_num(*v / *div)
+                        );
+                    }
+                    Cell::Name(t) => {
+                        let t = esc(t);
+                        let _ = write!(s, "<td class=\"name\" title=\"{t}\">{t}</td>");
                     }
                     Cell::Missing => s.push_str("<td class=\"missing\">–</td>"),
                 }
@@ -163,29 +204,33 @@ pub fn json_number(v: f64) -> String {
     serde_json::Number::from_f64(v).map_or_else(|| v.to_string(), |n| n.to_string())
 }
 
-/// A whole report page, built section by section.
-#[derive(Debug, Clone)]
-pub struct Page {
-    title: String,
+/// Part of a page, built piece by piece: headings, paragraphs, tables, charts. A page's body is one; a
+/// section made apart from the page that shows it (the doctor's findings on the kineto page) is another,
+/// placed whole with [`Page::section`]. Its `json` is what its numbers come from: the page embeds it
+/// with the tool's JSON, so its cells' `data-v` are numbers of `#tool-json` as everywhere else.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
     body: String,
-    tool_json: Value,
-    derived: Value,
+    json: Value,
 }
 
-impl Page {
-    /// A page titled `title` embedding `tool_json` (the tool's output, unchanged).
-    pub fn new(title: &str, tool_json: Value) -> Self {
-        Page {
-            title: title.to_owned(),
+impl Section {
+    /// An empty section whose numbers come from `json`.
+    pub fn new(json: Value) -> Self {
+        Section {
             body: String::new(),
-            tool_json,
-            derived: Value::Null,
+            json,
         }
     }
 
-    /// Sets the derived block (numbers this crate computed).
-    pub fn derived(&mut self, v: Value) {
-        self.derived = v;
+    /// The JSON its numbers come from.
+    pub fn json(&self) -> &Value {
+        &self.json
+    }
+
+    /// Its HTML.
+    pub fn html(&self) -> &str {
+        &self.body
     }
 
     /// A section heading.
@@ -214,7 +259,10 @@ impl Page {
 
     /// A table.
     pub fn table(&mut self, t: &Table) {
+        // A wide table scrolls in its own box rather than past the page's edge.
+        self.body.push_str("<div class=\"tablewrap\">");
         self.body.push_str(&t.html());
+        self.body.push_str("</div>");
     }
 
     /// An inline SVG chart, or the reason it could not be drawn.
@@ -237,10 +285,60 @@ impl Page {
     pub(crate) fn raw(&mut self, html: &str) {
         self.body.push_str(html);
     }
+}
+
+/// A whole report page, built section by section: its body is a [`Section`] (`page.h2(…)`, `page.table(…)`
+/// are the body's).
+#[derive(Debug, Clone)]
+pub struct Page {
+    title: String,
+    body: Section,
+    tool_json: Value,
+    derived: Value,
+}
+
+impl std::ops::Deref for Page {
+    type Target = Section;
+    fn deref(&self) -> &Section {
+        &self.body
+    }
+}
+
+impl std::ops::DerefMut for Page {
+    fn deref_mut(&mut self) -> &mut Section {
+        &mut self.body
+    }
+}
+
+impl Page {
+    /// A page titled `title` embedding `tool_json` (the tool's output, unchanged).
+    pub fn new(title: &str, tool_json: Value) -> Self {
+        Page {
+            title: title.to_owned(),
+            body: Section::default(),
+            tool_json,
+            derived: Value::Null,
+        }
+    }
+
+    /// Sets the derived block (numbers this crate computed).
+    pub fn derived(&mut self, v: Value) {
+        self.derived = v;
+    }
+
+    /// Places a section made apart, whole, as a `<section>` with this class.
+    pub fn section(&mut self, class: &str, s: &Section) {
+        let _ = write!(
+            self.body.body,
+            "<section class=\"{}\">{}</section>",
+            esc(class),
+            s.body
+        );
+    }
 
     /// The finished document.
     pub fn finish(self) -> String {
-        let mut s = String::with_capacity(self.body.len() + 4096);
+        let mut s = String::with_capacity(self.body.body.len() + 4096);
         let _ = write!(
             s,
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -248,7 +346,7 @@ impl Page {
              <title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
             t = esc(&self.title)
         );
-        s.push_str(&self.body);
+        s.push_str(&self.body.body);
         let _ = write!(
             s,
             "<p class=\"foot\">Every table number carries its exact value (<code>data-v</code>); the tool's \
@@ -269,10 +367,14 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:
 h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;margin-top:1.6em}h3{font-size:1.05em}\
 table{border-collapse:collapse;margin:.5em 0 1em}th,td{border:1px solid #ddd;padding:2px 6px}\
 th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}\
-td.missing{color:#999;text-align:center}table.sortable th{cursor:pointer}table.sortable th:hover{background:#e4e4e4}\
+th.num{text-align:right}td.missing{color:#999;text-align:center}\
+td.name{max-width:44em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;\
+font:12px ui-monospace,monospace}th[aria-sort=ascending]::after{content:' \\25B2'}\
+th[aria-sort=descending]::after{content:' \\25BC'}.hint{color:#555;font-size:13px}\
+details>summary{cursor:pointer;color:#335}table.sortable th{cursor:pointer}table.sortable th:hover{background:#e4e4e4}\
 .absent{color:#8a6d3b;background:#fcf8e3;padding:4px 8px;display:inline-block}\
 .chart{margin:.5em 0;overflow-x:auto}.flag{color:#a94442;font-weight:bold}.ok{color:#3c763d;font-weight:bold}\
-.foot{color:#777;font-size:12px;margin-top:2em}.row{display:flex;flex-wrap:wrap;gap:12px}";
+.tablewrap{overflow-x:auto;max-width:100%}.foot{color:#777;font-size:12px;margin-top:2em}.row{display:flex;flex-wrap:wrap;gap:12px}";
 
 // Sorts a table by the clicked column: numeric cells by data-v, the others as text; a second click reverses.
 // The last line marks the document once the script has run to its end, which the browser test looks for.
@@ -285,7 +387,9 @@ vz=z&&z.hasAttribute('data-v')?parseFloat(z.getAttribute('data-v')):null,r;\
 if(va!==null&&vz!==null){r=va-vz}else if(va!==null){r=-1}else if(vz!==null){r=1}\
 else{r=(a?a.textContent:'').localeCompare(z?z.textContent:'')}return asc?r:-r});\
 rows.forEach(function(r){b.appendChild(r)});t.setAttribute('data-col',String(c));\
-t.setAttribute('data-dir',asc?'asc':'desc')})})(i)}});\
+t.setAttribute('data-dir',asc?'asc':'desc');for(var j=0;j<hs.length;j++){hs[j].removeAttribute('aria-sort')}\
+hs[c].setAttribute('aria-sort',asc?'ascending':'descending')})})(i)}});\
+if(window.kl1Timeline){window.kl1Timeline()}\
 document.documentElement.setAttribute('data-report-js','ok');";
 
 #[cfg(test)]

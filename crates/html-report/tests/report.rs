@@ -117,6 +117,7 @@ fn kineto_page_from_a_real_two_rank_budget() {
         budget: &budget,
         top: None,
         roofline: None,
+        ..KinetoInputs::default()
     };
     let html = html_report::kineto_html(&inputs);
     check_page(&html, &inputs.embedded());
@@ -126,7 +127,20 @@ fn kineto_page_from_a_real_two_rank_budget() {
         "one stacked-bar chart per rank"
     );
     // Straggler view: rank 1's step spans 17981 µs against rank 0's 12542 µs.
-    assert!(html.contains("<td>rank 1 (worker1_step_12.1694128201556.pt.trace.json.gz)</td></tr>"));
+    // Straggler view: rank 1's step spans 17981 µs against rank 0's 12542 µs (µs: below 10 ms? no —
+    // 17.981 ms is past 10 ms, so the column is in ms).
+    assert!(html.contains("<td>rank 1</td></tr>"), "slowest named");
+    assert!(html.contains(">rank 1 (ms)</th>"), "one unit per column");
+    assert!(
+        html.contains("data-v=\"17981.0\">17.98</td>"),
+        "µs value, shown in ms"
+    );
+    // Each trace's file is named once, in its heading, not on its rows.
+    assert_eq!(
+        html.matches("rank 1 — worker1_step_12.1694128201556.pt.trace.json.gz")
+            .count(),
+        1
+    );
     assert!(html.contains("a per-kernel top list: not in this output."));
     assert!(html.contains("roofline numbers: not in this output."));
 }
@@ -140,6 +154,7 @@ fn kineto_page_with_roofline_and_top() {
         budget: &budget,
         top: Some(&top),
         roofline: Some(&roof),
+        ..KinetoInputs::default()
     };
     let html = html_report::kineto_html(&inputs);
     check_page(&html, &inputs.embedded());
@@ -163,9 +178,149 @@ fn kineto_page_with_roofline_and_top() {
         .unwrap();
     assert!((p50 - 1.2 / 0.0102).abs() < 1e-9);
     assert!(
-        html.contains("<td>gemm_a</td>"),
+        html.contains("<td class=\"name\" title=\"gemm_a\">gemm_a</td>"),
         "the top table lists the given rows"
     );
+}
+
+/// The timeline of a step built by hand: window 1000‥1100 ns; stream 7 runs a (1000‥1030, gemm) and b
+/// (1040‥1060, gemm), stream 3 runs c (1010‥1020, comm) and a copy (1070‥1100, memcpy); the union
+/// leaves one gap, 1060‥1070. Lanes in stream order: stream 3 first. Relative to 1000: c at 10 for 10,
+/// the copy at 70 for 30, a at 0 for 30, b at 40 for 20. A mark 1050‥1065 falls inside; one at
+/// 5000‥6000 outside, and is said to be.
+#[test]
+fn timeline_of_a_hand_made_step() {
+    let op = |name: &str, bucket: &str, stream: i64, ts: i64, dur: i64| {
+        json!({"kind": "kernel", "name": name, "bucket": bucket, "family": null, "stream": stream,
+               "ts_ns": ts, "dur_ns": dur})
+    };
+    let timeline = json!([{
+        "file": "t.json", "rank": 0, "step": 2, "name": "ProfilerStep#2", "chosen": "given",
+        "window_lo_ns": 1000, "window_hi_ns": 1100, "idle_gaps_ns": [[1060, 1070]],
+        "ops": [op("a", "gemm", 7, 1000, 30), op("c", "comm", 3, 1010, 10), op("b", "gemm", 7, 1040, 20),
+                op("Memcpy HtoD", "memcpy", 3, 1070, 30)],
+    }]);
+    let marks = [
+        html_report::Mark {
+            file: "t.json".into(),
+            lo_ns: 1050,
+            hi_ns: 1065,
+            label: "launch-bound".into(),
+        },
+        html_report::Mark {
+            file: "t.json".into(),
+            lo_ns: 5000,
+            hi_ns: 6000,
+            label: "elsewhere".into(),
+        },
+        html_report::Mark {
+            file: "other.json".into(),
+            lo_ns: 1000,
+            hi_ns: 1001,
+            label: "not ours".into(),
+        },
+    ];
+    let budget = [
+        json!({"file": "t.json", "rank": 0, "step": 2, "name": "ProfilerStep#2", "span_ns": 100,
+                         "idle_ns": 10, "buckets": {"gemm": {"exclusive_ns": 45}, "comm": {"exclusive_ns": 5},
+                         "memcpy": {"exclusive_ns": 30}}}),
+    ];
+    let inputs = KinetoInputs {
+        budget: &budget,
+        timeline: Some(&timeline),
+        marks: &marks,
+        ..KinetoInputs::default()
+    };
+    let html = html_report::kineto_html(&inputs);
+    check_page(&html, &inputs.embedded());
+    let derived: Value = serde_json::from_str(block(&html, DERIVED_JSON_ID)).unwrap();
+    let t = &derived["timelines"][0];
+    assert_eq!(t["lanes"], json!(["stream 3", "stream 7"]));
+    assert_eq!(t["span_ns"], 100);
+    // [lane, start, duration, bucket index, ops, name index]; buckets in order of first sight.
+    let buckets = t["buckets"].as_array().unwrap();
+    let b = |n: &str| buckets.iter().position(|x| x == n).unwrap();
+    let names = t["names"].as_array().unwrap();
+    let bars: Vec<(i64, i64, i64, usize, String)> = t["bars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v[0].as_i64().unwrap(),
+                v[1].as_i64().unwrap(),
+                v[2].as_i64().unwrap(),
+                v[3].as_u64().unwrap() as usize,
+                names[v[5].as_u64().unwrap() as usize]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bars,
+        vec![
+            (0, 10, 10, b("comm"), "c".to_owned()),
+            (0, 70, 30, b("memcpy"), "Memcpy HtoD".to_owned()),
+            (1, 0, 30, b("gemm"), "a".to_owned()),
+            (1, 40, 20, b("gemm"), "b".to_owned()),
+        ]
+    );
+    assert_eq!(t["gaps"], json!([[60, 10]]));
+    assert_eq!(t["marks"], json!([[50, 15, "launch-bound"]]));
+    assert!(
+        html.contains("4 GPU ops on 2 streams; idle 0.010 µs in 1 gap"),
+        "statement"
+    );
+    assert!(html.contains("Every op is drawn (4 bars)."));
+    assert!(html.contains("1 finding mark of this trace lies outside this step."));
+    assert!(html.contains("data-lanes=\"2\" data-bars=\"4\""));
+    // The legend names the step's buckets with the budget chart's colours, and the finding.
+    assert!(html.contains("</i>memcpy</span>") && html.contains("</i>finding</span>"));
+}
+
+/// The page opens with the findings when given, else with the budget; nothing stands in their place.
+#[test]
+fn findings_open_the_page() {
+    let budget = html_report::parse_json_or_lines(&fixture("budget-dlrm.jsonl")).unwrap();
+    let mut findings =
+        html_report::Section::new(json!([{"finding": "exposed_comm", "time_at_stake_us": 5667.5}]));
+    findings.h2("Findings");
+    let mut t = html_report::page::Table::new(&["finding", "time at stake (µs)"], true);
+    t.rows.push(vec![
+        html_report::page::Cell::text("exposed_comm"),
+        html_report::page::Cell::Num(5667.5, html_report::page::Source::Tool),
+    ]);
+    findings.table(&t);
+    let inputs = KinetoInputs {
+        budget: &budget,
+        findings: Some(&findings),
+        ..KinetoInputs::default()
+    };
+    let html = html_report::kineto_html(&inputs);
+    check_page(&html, &inputs.embedded());
+    let first_h2 = |h: &str| {
+        h[h.find("<h2>").unwrap()..]
+            .chars()
+            .take(40)
+            .collect::<String>()
+    };
+    assert!(
+        first_h2(&html).starts_with("<h2>Findings</h2>"),
+        "{}",
+        first_h2(&html)
+    );
+    let without = html_report::kineto_html(&KinetoInputs {
+        budget: &budget,
+        ..KinetoInputs::default()
+    });
+    assert!(
+        first_h2(&without).starts_with("<h2>Per-step budget"),
+        "{}",
+        first_h2(&without)
+    );
+    assert!(!without.contains("Findings"));
 }
 
 #[test]
@@ -237,6 +392,10 @@ fn every_renderer_survives_empty_and_odd_inputs() {
             budget: &rows,
             top: Some(&v),
             roofline: Some(&json!([{"gbps": 1, "tflops": 1}])),
+            timeline: Some(
+                &json!([v.clone(), {"window_lo_ns": 5, "window_hi_ns": 1, "ops": [v.clone(), {"ts_ns": "a"}], "idle_gaps_ns": [[1], "x"]}]),
+            ),
+            ..KinetoInputs::default()
         };
         html_report::kineto_html(&inputs);
         let inputs = MonitorInputs {

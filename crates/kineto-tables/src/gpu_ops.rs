@@ -147,6 +147,13 @@ impl<'a> GpuOps<'a> {
     }
 }
 
+impl GpuOpRow<'_> {
+    /// The index of the op's step in `steps` (`None`: in no step).
+    pub fn step(&self) -> Option<u32> {
+        self.step
+    }
+}
+
 fn kind_name(k: GpuKind) -> &'static str {
     match k {
         GpuKind::Kernel => "kernel",

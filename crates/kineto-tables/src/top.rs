@@ -33,6 +33,8 @@ pub fn top_columns<'a>() -> &'a [Col<TopRow<'a>>] {
         col!("max_ns", I64, Ns, "longest", |r| r.group.max_ns),
         col!("stddev_ns", F64, Ns, "sample standard deviation (n − 1); 0 for one kernel", |r| r.group.stddev_ns),
         col!("matched", Str, None, "how the group's kernels got their family: `rule`, `fallback`, `unmatched`, or `mixed`", |r| r.group.matched.map_or("mixed", |m| m.as_str())),
+        col!("family", Str?, None, "the family of every kernel of the group (`unmatched`: no rule matched; null: its kernels' families differ)", |r| r.group.family.as_deref()),
+        col!("bucket", Str?, None, "the bucket of every kernel of the group (`unmatched` as for `family`; null: they differ)", |r| r.group.bucket.as_deref()),
         col!("name", Str, None, "the kernel name, family or bucket the group is keyed by", |r| r.group.key.as_str()),
     ]
 }

@@ -202,6 +202,11 @@ pub struct KernelGroup {
     /// How the group's kernels got their family (rule, fallback word, unmatched), when they all got
     /// it the same way; `None` for a family or bucket reached both ways.
     pub matched: Option<crate::family::MatchKind>,
+    /// The family of every kernel of the group (`unmatched` for kernels no rule matched); `None` when
+    /// the group's kernels have different families (a bucket's group, or a name two rules split).
+    pub family: Option<String>,
+    /// The bucket of every kernel of the group (`unmatched` as for `family`); `None` when they differ.
+    pub bucket: Option<String>,
 }
 
 /// Groups `kernels` (indices into `trace.kernels`) and returns the groups, most total time first
@@ -225,24 +230,44 @@ pub fn kernel_groups(
                 .to_string(),
         }
     };
-    type Group = (Vec<i64>, Option<Option<crate::family::MatchKind>>);
+    // Durations, and for each of the match kind, the family and the bucket: the one every kernel so far
+    // shares (`Some(Some(_))`), none yet (`None`), or more than one (`Some(None)`).
+    type Same<T> = Option<Option<T>>;
+    type Group<'r> = (
+        Vec<i64>,
+        Same<crate::family::MatchKind>,
+        Same<Option<crate::family::FamilyId>>,
+        Same<&'r str>,
+    );
+    fn same<T: PartialEq>(seen: Same<T>, v: T) -> Same<T> {
+        match seen {
+            None => Some(Some(v)),
+            Some(Some(k)) if k == v => Some(Some(k)),
+            Some(_) => Some(None),
+        }
+    }
+    let bucket_of = |f: Option<crate::family::FamilyId>| -> &str {
+        f.map_or(crate::family::UNMATCHED, |f| {
+            rules.family(f).bucket.as_str()
+        })
+    };
     let mut by_key: std::collections::BTreeMap<String, Group> = Default::default();
     let mut all: i128 = 0;
     for i in kernels {
         let d = trace.kernels[i as usize].dur_ns;
         all += i128::from(d);
         let kind = classes.label(i as usize).kind();
+        let fam = classes.of(i as usize);
         let e = by_key.entry(key_of(i as usize)).or_default();
         e.0.push(d);
-        e.1 = match e.1 {
-            None => Some(Some(kind)),
-            Some(Some(k)) if k == kind => Some(Some(k)),
-            Some(_) => Some(None),
-        };
+        e.1 = same(e.1.take(), kind);
+        e.2 = same(e.2.take(), fam);
+        // Families that differ may share a bucket: the bucket is followed on its own.
+        e.3 = same(e.3.take(), bucket_of(fam));
     }
     let mut out: Vec<KernelGroup> = by_key
         .into_iter()
-        .map(|(key, (mut d, matched))| {
+        .map(|(key, (mut d, matched, family, bucket))| {
             d.sort_unstable();
             let n = d.len();
             let total: i128 = d.iter().map(|&x| i128::from(x)).sum();
@@ -275,6 +300,11 @@ pub fn kernel_groups(
                     0.0
                 },
                 matched: matched.flatten(),
+                family: family.flatten().map(|f| {
+                    f.map_or(crate::family::UNMATCHED, |f| rules.family(f).name.as_str())
+                        .to_owned()
+                }),
+                bucket: bucket.flatten().map(str::to_owned),
             }
         })
         .collect();

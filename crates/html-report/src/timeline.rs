@@ -1,0 +1,508 @@
+//! The timeline of one chosen step: one lane per stream, each GPU op a bar coloured by its bucket, the
+//! step's idle gaps (the budget's: no op of the step running on any stream) shaded across the lanes, the
+//! findings' time ranges marked above them, hover for name, bucket, stream, start and duration.
+//!
+//! The input is the binary's: per trace the step's ops as `gpu_ops` rows ([`crate::view::TIMELINE_OPS`]),
+//! its window and its idle gaps, embedded with the tool's JSON. This module lays them out (lanes, ops
+//! relative to the window's start, in integer ns) into the derived block, and the page's script draws the
+//! SVG from there. A step with more ops than [`DRAW_CAP`] is drawn with neighbouring ops merged — never
+//! dropped — and the page says how many were merged into how many bars, and under what rule.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::page::{Section, esc, fmt_num};
+
+/// At most this many bars per timeline (ops, or runs of merged ops), and this many idle gaps: beyond it
+/// a browser slows and a bar is narrower than a pixel on any screen.
+pub const DRAW_CAP: usize = 4000;
+
+/// A time range to mark on a trace's timeline: what a finding points at (the doctor's), with its label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mark {
+    /// The trace file as given (the `file` of the listings' rows): which timeline it belongs to.
+    pub file: String,
+    /// Start on the trace's clock, ns.
+    pub lo_ns: i64,
+    /// End on the trace's clock, ns.
+    pub hi_ns: i64,
+    /// What is there (shown on hover and beside the mark).
+    pub label: String,
+}
+
+/// One op as the layout reads it.
+#[derive(Debug, Clone)]
+struct Op {
+    lane: usize,
+    start: i64,
+    end: i64,
+    bucket: usize,
+    name: String,
+}
+
+/// A bar: one op, or a run of ops merged.
+#[derive(Debug, Clone, PartialEq)]
+struct Bar {
+    lane: usize,
+    start: i64,
+    end: i64,
+    /// `None`: the run holds ops of more than one bucket.
+    bucket: Option<usize>,
+    /// The ops in it, in time order (indices into the lane's ops).
+    count: usize,
+    first: usize,
+    last: usize,
+}
+
+/// How the ops were merged to fit [`DRAW_CAP`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Merge {
+    /// Consecutive ops of one lane at most this far apart (ns) were merged.
+    gap_ns: i64,
+    /// Whether only ops of one bucket were merged.
+    same_bucket: bool,
+}
+
+/// Merges consecutive ops of a lane (sorted by start) whose gap is at most `m.gap_ns` (and, with
+/// `same_bucket`, of one bucket).
+fn merged(lanes: &[Vec<Op>], m: Merge) -> Vec<Bar> {
+    let mut out = Vec::new();
+    for ops in lanes {
+        let mut cur: Option<Bar> = None;
+        for (i, op) in ops.iter().enumerate() {
+            if let Some(b) = cur.as_mut() {
+                let joins = op.start.saturating_sub(b.end) <= m.gap_ns
+                    && (!m.same_bucket || b.bucket == Some(op.bucket));
+                if joins {
+                    b.end = b.end.max(op.end);
+                    b.count += 1;
+                    b.last = i;
+                    if b.bucket != Some(op.bucket) {
+                        b.bucket = None;
+                    }
+                    continue;
+                }
+                out.push(b.clone());
+            }
+            cur = Some(Bar {
+                lane: op.lane,
+                start: op.start,
+                end: op.end,
+                bucket: Some(op.bucket),
+                count: 1,
+                first: i,
+                last: i,
+            });
+        }
+        out.extend(cur);
+    }
+    out
+}
+
+/// The bars for `lanes`: every op its own bar when they fit `cap`; else the smallest merge (gap doubling
+/// from span / 4·cap, ops of one bucket first, then of any) that fits. Every op is in exactly one bar.
+fn bars(lanes: &[Vec<Op>], span: i64, cap: usize) -> (Vec<Bar>, Option<Merge>) {
+    let n: usize = lanes.iter().map(Vec::len).sum();
+    if n <= cap {
+        let mut out = Vec::with_capacity(n);
+        for ops in lanes {
+            for (i, op) in ops.iter().enumerate() {
+                out.push(Bar {
+                    lane: op.lane,
+                    start: op.start,
+                    end: op.end,
+                    bucket: Some(op.bucket),
+                    count: 1,
+                    first: i,
+                    last: i,
+                });
+            }
+        }
+        return (out, None);
+    }
+    let start = (span / (4 * cap as i64)).max(1);
+    for same_bucket in [true, false] {
+        let mut gap = start;
+        loop {
+            let m = Merge {
+                gap_ns: gap,
+                same_bucket,
+            };
+            let b = merged(lanes, m);
+            if b.len() <= cap {
+                return (b, Some(m));
+            }
+            if gap > span {
+                break;
+            }
+            gap = gap.saturating_mul(2);
+        }
+    }
+    // More lanes than the cap: one bar per lane, which the page says.
+    let m = Merge {
+        gap_ns: i64::MAX,
+        same_bucket: false,
+    };
+    (merged(lanes, m), Some(m))
+}
+
+fn int(v: &Value, k: &str) -> Option<i64> {
+    v.get(k).and_then(Value::as_i64)
+}
+
+fn us(ns: f64) -> String {
+    fmt_num(ns / 1000.0)
+}
+
+/// A duration with its unit, µs or ms as a table column would show it.
+fn time(ns: f64) -> String {
+    let u = crate::view::TimeUnit::for_max_ns(ns.abs());
+    format!("{} {}", fmt_num(ns / u.ns()), u.symbol())
+}
+
+/// The ops' lanes: one per stream (streams in number order, ops without a stream last).
+fn lanes_of(ops: &[Value], lo: i64, bucket_index: &mut Vec<String>) -> (Vec<String>, Vec<Vec<Op>>) {
+    let mut by_stream: BTreeMap<(bool, i64), Vec<Op>> = BTreeMap::new();
+    for o in ops {
+        let (Some(ts), Some(dur)) = (int(o, "ts_ns"), int(o, "dur_ns")) else {
+            continue;
+        };
+        let stream = int(o, "stream");
+        let bucket = o.get("bucket").and_then(Value::as_str).unwrap_or("?");
+        let b = match bucket_index.iter().position(|x| x == bucket) {
+            Some(i) => i,
+            None => {
+                bucket_index.push(bucket.to_owned());
+                bucket_index.len() - 1
+            }
+        };
+        by_stream
+            .entry((stream.is_none(), stream.unwrap_or(0)))
+            .or_default()
+            .push(Op {
+                lane: 0,
+                start: ts.saturating_sub(lo),
+                end: ts.saturating_add(dur.max(0)).saturating_sub(lo),
+                bucket: b,
+                name: o
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            });
+    }
+    let mut names = Vec::new();
+    let mut lanes = Vec::new();
+    for (i, ((none, s), mut ops)) in by_stream.into_iter().enumerate() {
+        names.push(if none {
+            "no stream".to_owned()
+        } else {
+            format!("stream {s}")
+        });
+        ops.sort_by_key(|o| (o.start, o.end));
+        for o in &mut ops {
+            o.lane = i;
+        }
+        lanes.push(ops);
+    }
+    (names, lanes)
+}
+
+/// A merged bar's hover text: how many ops, the names most of them have.
+fn merged_label(ops: &[Op], b: &Bar) -> String {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for o in &ops[b.first..=b.last] {
+        *count.entry(o.name.as_str()).or_default() += 1;
+    }
+    let mut v: Vec<(&str, usize)> = count.into_iter().collect();
+    v.sort_by(|a, z| z.1.cmp(&a.1).then(a.0.cmp(z.0)));
+    let mut s = format!("{} ops merged: ", b.count);
+    for (i, (n, c)) in v.iter().take(3).enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        let _ = write!(s, "{c}× {n}");
+    }
+    if v.len() > 3 {
+        let _ = write!(s, ", {} more names", v.len() - 3);
+    }
+    s
+}
+
+/// One trace's timeline: its statement and drawing slot in `page`, its layout (for the script) returned.
+/// `colors` gives each bucket's colour (the budget charts'); `marks` are this trace's.
+pub fn section(
+    page: &mut Section,
+    t: &Value,
+    slot: usize,
+    colors: &dyn Fn(&str) -> String,
+    marks: &[&Mark],
+) -> Option<Value> {
+    let file = t.get("file").and_then(Value::as_str).unwrap_or("");
+    let short = file.rsplit('/').next().unwrap_or(file);
+    let rank = crate::kineto::rank_name(t);
+    page.h3(&format!("{rank} — {short}"));
+    if let Some(why) = t.get("absent").and_then(Value::as_str) {
+        page.absent(&format!("the timeline ({why})"));
+        return None;
+    }
+    let (Some(lo), Some(hi)) = (int(t, "window_lo_ns"), int(t, "window_hi_ns")) else {
+        page.absent("the step's window (no GPU work in it)");
+        return None;
+    };
+    let span = hi.saturating_sub(lo).max(1);
+    let empty = Vec::new();
+    let ops = t.get("ops").and_then(Value::as_array).unwrap_or(&empty);
+    let mut buckets = Vec::new();
+    let (lane_names, lanes) = lanes_of(ops, lo, &mut buckets);
+    let n: usize = lanes.iter().map(Vec::len).sum();
+    let (bars, merge) = bars(&lanes, span, DRAW_CAP);
+
+    let mut names: Vec<String> = Vec::new();
+    let mut name_ix: HashMap<String, usize> = HashMap::new();
+    let mut intern = |s: String| -> usize {
+        if let Some(&i) = name_ix.get(&s) {
+            return i;
+        }
+        names.push(s.clone());
+        name_ix.insert(s, names.len() - 1);
+        names.len() - 1
+    };
+    let drawn: Vec<Value> = bars
+        .iter()
+        .map(|b| {
+            let lane = &lanes[b.lane];
+            let label = if b.count == 1 {
+                lane[b.first].name.clone()
+            } else {
+                merged_label(lane, b)
+            };
+            let bucket = b.bucket.map_or(-1, |x| x as i64);
+            json!([
+                b.lane,
+                b.start,
+                b.end - b.start,
+                bucket,
+                b.count,
+                intern(label)
+            ])
+        })
+        .collect();
+
+    let mut gaps: Vec<(i64, i64)> = t
+        .get("idle_gaps_ns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|g| Some((g.get(0)?.as_i64()?, g.get(1)?.as_i64()?)))
+        .collect();
+    let gap_total: i64 = gaps.iter().map(|(a, b)| b - a).sum();
+    let gap_count = gaps.len();
+    let mut gap_note = String::new();
+    if gaps.len() > DRAW_CAP {
+        gaps.sort_by_key(|(a, b)| std::cmp::Reverse(b - a));
+        let left: &[(i64, i64)] = &gaps[DRAW_CAP..];
+        let widest_left = left.iter().map(|(a, b)| b - a).max().unwrap_or(0);
+        let left_total: i64 = left.iter().map(|(a, b)| b - a).sum();
+        gap_note = format!(
+            " The {} narrowest gaps (each at most {} µs, {} µs in all) are not shaded: only the widest {DRAW_CAP} are.",
+            left.len(),
+            us(widest_left as f64),
+            us(left_total as f64)
+        );
+        gaps.truncate(DRAW_CAP);
+        gaps.sort_unstable();
+    }
+    let gaps_rel: Vec<Value> = gaps.iter().map(|(a, b)| json!([a - lo, b - a])).collect();
+    let (inside, outside): (Vec<&&Mark>, Vec<&&Mark>) =
+        marks.iter().partition(|m| m.hi_ns > lo && m.lo_ns < hi);
+    let marks_rel: Vec<Value> = inside
+        .iter()
+        .map(|m| {
+            let a = m.lo_ns.max(lo);
+            json!([a - lo, m.hi_ns.min(hi) - a, m.label])
+        })
+        .collect();
+
+    let step = t.get("name").and_then(Value::as_str).unwrap_or("");
+    let index = t.get("step").map(Value::to_string).unwrap_or_default();
+    let chosen = t.get("chosen").and_then(Value::as_str).unwrap_or("");
+    let mut text = format!(
+        "Step {step} (step {index}; {chosen}): {} from its first op's start to its last op's end; {n} GPU ops on {} stream{}; idle {} in {gap_count} gap{} (shaded: no op of the step running on any stream).",
+        time(span as f64),
+        lanes.len(),
+        if lanes.len() == 1 { "" } else { "s" },
+        time(gap_total as f64),
+        if gap_count == 1 { "" } else { "s" },
+    );
+    text.push_str(&gap_note);
+    match merge {
+        None => {
+            let _ = write!(text, " Every op is drawn ({n} bars).");
+        }
+        Some(m) => {
+            let merged_ops: usize = bars.iter().filter(|b| b.count > 1).map(|b| b.count).sum();
+            let runs = bars.iter().filter(|b| b.count > 1).count();
+            let rule = match (m.same_bucket, m.gap_ns) {
+                (_, i64::MAX) => "every op of a stream".to_owned(),
+                (true, g) => format!(
+                    "consecutive ops of one stream and one bucket at most {} µs apart",
+                    us(g as f64)
+                ),
+                (false, g) => format!(
+                    "consecutive ops of one stream at most {} µs apart, of any bucket (grey when mixed)",
+                    us(g as f64)
+                ),
+            };
+            let _ = write!(
+                text,
+                " More than {DRAW_CAP} ops: drawn as {} bars, {merged_ops} of the {n} ops merged into {runs} bars ({rule}); no op is left out — hover a merged bar for its count and names.",
+                bars.len()
+            );
+        }
+    }
+    if !outside.is_empty() {
+        let _ = write!(
+            text,
+            " {} finding mark{} of this trace {} outside this step.",
+            outside.len(),
+            if outside.len() == 1 { "" } else { "s" },
+            if outside.len() == 1 { "lies" } else { "lie" }
+        );
+    }
+    page.p(&text);
+    // The legend: the buckets in this step, idle, merged bars, findings.
+    let mut legend = String::from("<div class=\"tl-legend\">");
+    for b in &buckets {
+        let _ = write!(
+            legend,
+            "<span><i style=\"background:{}\"></i>{}</span>",
+            esc(&colors(b)),
+            esc(b)
+        );
+    }
+    legend.push_str("<span><i class=\"tl-idle\"></i>idle gap</span>");
+    if merge.is_some() {
+        legend.push_str("<span><i class=\"tl-merged-key\"></i>merged ops (outlined)</span>");
+    }
+    if !marks_rel.is_empty() {
+        legend.push_str("<span><i class=\"tl-mark-key\"></i>finding</span>");
+    }
+    legend.push_str("</div>");
+    page.raw(&legend);
+    page.raw(&format!(
+        "<div class=\"timeline\" data-tl=\"{slot}\" data-lanes=\"{}\" data-bars=\"{}\"></div>",
+        lanes.len(),
+        bars.len()
+    ));
+    Some(json!({
+        "file": file,
+        "span_ns": span,
+        "window_lo_ns": lo,
+        "lanes": lane_names,
+        "buckets": buckets,
+        "colors": buckets.iter().map(|b| colors(b)).collect::<Vec<_>>(),
+        "bars": drawn,
+        "names": names,
+        "gaps": gaps_rel,
+        "marks": marks_rel,
+        "ops": n,
+    }))
+}
+
+/// The script that draws every `div.timeline` from the derived block's `timelines`, run by the page's
+/// script before it marks the document done. Bars are `rect.tl-op` (merged ones also `.tl-merged`), idle
+/// gaps `rect.tl-gap`, marks `rect.tl-mark`, lane labels `text.tl-lane`; hovering one fills `div.tl-tip`.
+pub const SCRIPT: &str = r#"<script>window.kl1Timeline=function(){
+var D=JSON.parse(document.getElementById('derived-json').textContent)||{},T=D.timelines||[],NS='http://www.w3.org/2000/svg';
+function el(n,a,p){var e=document.createElementNS(NS,n);for(var k in a){e.setAttribute(k,a[k])}if(p)p.appendChild(e);return e}
+function us(ns){var v=ns/1000,a=Math.abs(v);return v===0?'0':a>=1000?v.toFixed(0):a>=100?v.toFixed(1):a>=10?v.toFixed(2):v.toFixed(3)}
+function tick(ns,span){return span>=1e7?(ns===0?'0':(ns/1e6).toFixed(ns%1e6===0?0:1))+' ms':us(ns)+' µs'}
+function nice(span,px){var raw=span/Math.max(1,px/110),p=Math.pow(10,Math.floor(Math.log10(raw))),m=raw/p;return p*(m<=1?1:m<=2?2:m<=5?5:10)}
+var tip=document.querySelector('div.tl-tip');if(!tip){tip=document.createElement('div');tip.className='tl-tip';document.body.appendChild(tip)}
+document.querySelectorAll('div.timeline').forEach(function(div){
+var t=T[+div.getAttribute('data-tl')];if(!t)return;
+var L=150,W=Math.max(600,div.clientWidth||1300),R=12,H=20,top=28+(t.marks.length?18:0),h=top+t.lanes.length*H+6,sc=(W-L-R)/t.span_ns;
+var svg=el('svg',{width:W,height:h,viewBox:'0 0 '+W+' '+h,'class':'tl-svg'},div);
+function x(ns){return L+ns*sc}
+var step=nice(t.span_ns,W-L-R),g=el('g',{'class':'tl-axis'},svg);
+for(var v=0;v<=t.span_ns;v+=step){el('line',{x1:x(v),x2:x(v),y1:20,y2:h-4,stroke:'#e4e4e4'},g);var tx=el('text',{x:x(v),y:14,'text-anchor':'middle','font-size':11},g);tx.textContent=tick(v,t.span_ns)}
+t.lanes.forEach(function(n,i){var y=top+i*H;el('rect',{x:L,y:y,width:W-L-R,height:H,fill:i%2?'#fafafa':'#f3f3f3'},svg);
+var lt=el('text',{x:L-6,y:y+H-5,'text-anchor':'end','font-size':12,'class':'tl-lane'},svg);lt.textContent=n});
+t.gaps.forEach(function(q){el('rect',{x:x(q[0]),y:top,width:Math.max(0.5,q[1]*sc),height:t.lanes.length*H,'class':'tl-gap','data-a':q[0],'data-d':q[1]},svg)});
+t.bars.forEach(function(b,i){var c=b[3]<0?'#999':t.colors[b[3]],a={x:x(b[1]),y:top+b[0]*H+2,width:Math.max(0.5,b[2]*sc),height:H-4,fill:c,'class':b[4]>1?'tl-op tl-merged':'tl-op','data-i':i,'data-lane':b[0]};el('rect',a,svg)});
+t.marks.forEach(function(m){el('rect',{x:x(m[0]),y:22,width:Math.max(2,m[1]*sc),height:12,'class':'tl-mark','data-l':m[2],'data-a':m[0],'data-d':m[1]},svg)});
+function text(e){var c=e.getAttribute('class')||'';if(c.indexOf('tl-op')>=0){var b=t.bars[+e.getAttribute('data-i')];
+return t.names[b[5]]+'\n'+(b[3]<0?'mixed buckets':t.buckets[b[3]])+' · '+t.lanes[b[0]]+'\nstart +'+us(b[1])+' µs · duration '+us(b[2])+' µs'}
+if(c.indexOf('tl-gap')>=0)return 'idle gap\nstart +'+us(+e.getAttribute('data-a'))+' µs · duration '+us(+e.getAttribute('data-d'))+' µs';
+if(c.indexOf('tl-mark')>=0)return e.getAttribute('data-l')+'\nstart +'+us(+e.getAttribute('data-a'))+' µs · duration '+us(+e.getAttribute('data-d'))+' µs';return null}
+svg.addEventListener('mousemove',function(ev){var s=text(ev.target);if(s===null){tip.style.display='none';return}
+tip.textContent=s;tip.style.display='block';tip.style.left=(ev.pageX+12)+'px';tip.style.top=(ev.pageY+12)+'px'});
+svg.addEventListener('mouseleave',function(){tip.style.display='none'});
+div.setAttribute('data-drawn',String(t.bars.length))})};</script>"#;
+
+/// The timeline's style.
+pub const STYLE: &str = "<style>.timeline{overflow-x:auto;margin:.3em 0 1em}.tl-legend span{margin-right:14px;\
+font-size:13px;white-space:nowrap}.tl-legend i{display:inline-block;width:12px;height:12px;margin-right:4px;\
+vertical-align:-1px;border:1px solid #0003}.tl-idle,.tl-gap{fill:#9a9a9a;fill-opacity:.35;background:#9a9a9a59}\
+.tl-merged{stroke:#000;stroke-opacity:.3;stroke-width:.5}.tl-merged-key{border:1px solid #222!important;background:#bbb}\
+.tl-mark{fill:#ff9800;fill-opacity:.8}.tl-mark-key{background:#ff9800}\
+.tl-tip{position:absolute;display:none;background:#fff;border:1px solid #888;padding:4px 6px;font-size:12px;\
+white-space:pre;pointer-events:none;box-shadow:0 1px 4px #0003;z-index:9;max-width:70em;overflow:hidden}</style>";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(lane: usize, start: i64, end: i64, bucket: usize) -> Op {
+        Op {
+            lane,
+            start,
+            end,
+            bucket,
+            name: format!("k{bucket}"),
+        }
+    }
+
+    /// Under the cap every op is a bar; over it, ops merge and every op is in exactly one bar.
+    #[test]
+    fn merging_keeps_every_op() {
+        let lanes = vec![vec![op(0, 0, 10, 0), op(0, 12, 20, 0), op(0, 30, 40, 1)]];
+        let (b, m) = bars(&lanes, 40, 3);
+        assert_eq!((b.len(), m), (3, None));
+        // Cap 2: the gap doubles from max(1, 40 / 8) = 5: 0–10 and 12–20 (gap 2, one bucket) merge.
+        let (b, m) = bars(&lanes, 40, 2);
+        assert_eq!(
+            m,
+            Some(Merge {
+                gap_ns: 5,
+                same_bucket: true
+            })
+        );
+        assert_eq!(b.len(), 2);
+        assert_eq!((b[0].start, b[0].end, b[0].count), (0, 20, 2));
+        assert_eq!(b.iter().map(|b| b.count).sum::<usize>(), 3);
+        // Cap 1: buckets 0 and 1 cannot merge by bucket; then any bucket: one grey bar of 3.
+        let (b, m) = bars(&lanes, 40, 1);
+        assert_eq!(m.map(|m| m.same_bucket), Some(false));
+        assert_eq!((b.len(), b[0].count, b[0].bucket), (1, 3, None));
+    }
+
+    /// 10 000 ops of 1 µs every 2 µs on two streams, cap 4000: merged to fit, none lost.
+    #[test]
+    fn a_big_step_fits_the_cap() {
+        let lanes: Vec<Vec<Op>> = (0..2)
+            .map(|l| {
+                (0..5000)
+                    .map(|i| op(l, i * 2000, i * 2000 + 1000, (i % 2) as usize))
+                    .collect()
+            })
+            .collect();
+        let (b, m) = bars(&lanes, 10_000_000, DRAW_CAP);
+        assert!(b.len() <= DRAW_CAP && m.is_some(), "{}", b.len());
+        assert_eq!(b.iter().map(|b| b.count).sum::<usize>(), 10_000);
+    }
+}

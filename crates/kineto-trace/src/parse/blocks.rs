@@ -170,7 +170,8 @@ pub(super) fn reader(
             // Jobs first: once the serial parser holds a block, a range parser has it queued.
             let _ = out.jobs.send(block.clone());
             if let Some(h) = &out.hash {
-                h.send(block.clone()).ok()?;
+                // A hasher that is gone only costs the digest (its join then fails), not the parse.
+                let _ = h.send(block.clone());
             }
             out.serial.send(Delivery::Block(block)).ok()?;
         } else {
@@ -206,6 +207,10 @@ pub(super) fn hasher(blocks: Receiver<Arc<Block>>) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// The most the serial parser's window takes per refill: enough for the events a block boundary cuts,
+/// little enough that the bytes a range then lets it skip are not copied first.
+const SEAM_READ: usize = 64 << 10;
+
 /// The serial parser's reader over the delivered blocks, skipping what a range's parse already read.
 pub(super) struct BlockReader {
     rx: Receiver<Delivery>,
@@ -233,7 +238,7 @@ impl Read for BlockReader {
                 let end = b.offset + b.bytes.len() as u64;
                 if self.next < end {
                     let from = (self.next - b.offset) as usize;
-                    let n = buf.len().min(b.bytes.len() - from);
+                    let n = buf.len().min(b.bytes.len() - from).min(SEAM_READ);
                     buf[..n].copy_from_slice(&b.bytes[from..from + n]);
                     self.next += n as u64;
                     return Ok(n);
@@ -262,5 +267,9 @@ impl Read for BlockReader {
 impl super::window::Source for BlockReader {
     fn skip_to(&mut self, offset: u64) {
         self.next = self.next.max(offset);
+    }
+
+    fn read_once(&self) -> bool {
+        true
     }
 }

@@ -257,9 +257,16 @@ fn parse_counted(
             serial: serial_tx,
             hash: hash_tx,
         };
-        let reader = std::thread::Builder::new()
+        let reader = match std::thread::Builder::new()
             .name("kineto-read".into())
-            .spawn_scoped(s, move || blocks::reader(raw, gzip, sha256, pool, outlets));
+            .spawn_scoped(s, move || blocks::reader(raw, gzip, sha256, pool, outlets))
+        {
+            Ok(h) => h,
+            Err(source) => {
+                let file = name.to_path_buf();
+                return (Err(Error::Io { file, source }), 0);
+            }
+        };
         let hasher = hash_rx.map(|rx| {
             std::thread::Builder::new()
                 .name("kineto-sha256".into())
@@ -311,7 +318,7 @@ fn parse_counted(
         drop(src);
         let used = ranges.used;
         drop(ranges);
-        let read = reader.ok().and_then(|h| h.join().ok()).flatten();
+        let read = reader.join().ok().flatten();
         let plain_digest = hasher.and_then(|h| h.ok()?.join().ok());
         let digest = match read {
             Some(d) if gzip => d,

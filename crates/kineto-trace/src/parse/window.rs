@@ -10,6 +10,12 @@ use std::io::{self, Read};
 pub(super) trait Source: Read {
     /// Makes the next read start at stream offset `offset` (never before the last byte read).
     fn skip_to(&mut self, offset: u64);
+
+    /// Whether a refill reads once rather than until the window is full: a source that skips reads
+    /// little at a time, since most of what lies ahead will be skipped, not copied.
+    fn read_once(&self) -> bool {
+        false
+    }
 }
 
 /// A plain reader as a [`Source`]; it never skips: the serial parse reads every byte.
@@ -150,6 +156,9 @@ impl<'r> Window<'r> {
                 Ok(n) => {
                     self.end += n;
                     got += n;
+                    if self.r.read_once() {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {

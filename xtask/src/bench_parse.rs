@@ -3,8 +3,12 @@
 //! Builds a realistic trace of about N MB (default 500) by replicating the events of a real trace with
 //! shifted times and ids (text-level, so the format — key order, 3-decimal µs, whitespace — is the
 //! profiler's own), gzips it, then in one run times:
-//!   * `kineto summary --json` on the plain and the gzip file (default: read/inflate/hash on a helper
-//!     thread) and with `--single-thread` (everything on one thread);
+//!   * `kineto summary --json` on the plain and the gzip file (default: every core, read/inflate/hash
+//!     on threads of their own) and with `--single-thread` (everything on one thread);
+//!   * one file on every core: `--no-sha256` pinned to one core with the serial parse (`taskset -c 0
+//!     --single-thread`), against `--threads 2` on two cores; the serial fraction that pair implies
+//!     (Amdahl) and what it predicts for 16 cores; with the hash, against hashing the file alone
+//!     (`openssl dgst -sha256`, else `sha256sum`);
 //!   * the baseline `python3 -c "import json; json.load(open(F))"` on the same files;
 //!   * inflating the gzip file alone (flate2 with zlib-rs, the parser's own decoder), to a sink, and
 //!     `gzip -dc` to /dev/null (the everyday tool);
@@ -126,6 +130,42 @@ pub fn run(args: &[String]) -> Result<(), String> {
     ));
     let kph = best(&kineto, k(&plain, &["--single-thread"]), a.runs)?;
     rows.push(("kineto summary --single-thread, plain".into(), json_mb, kph));
+    // One file on every core. The one-core baseline is the serial parse pinned to one core.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let one_core = {
+        let mut argv = vec![
+            "-c".to_string(),
+            "0".to_string(),
+            kineto.display().to_string(),
+        ];
+        argv.extend(k(&plain, &["--single-thread", "--no-sha256"]));
+        best(Path::new("taskset"), argv, a.runs)?
+    };
+    rows.push((
+        "taskset -c 0 … --single-thread --no-sha256".into(),
+        json_mb,
+        one_core,
+    ));
+    let two_cores = best(
+        &kineto,
+        k(&plain, &["--threads", "2", "--no-sha256"]),
+        a.runs,
+    )?;
+    rows.push((
+        "kineto summary --threads 2 --no-sha256".into(),
+        json_mb,
+        two_cores,
+    ));
+    let hashed = best(&kineto, k(&plain, &["--threads", "2"]), a.runs)?;
+    rows.push((
+        "kineto summary --threads 2 (sha256)".into(),
+        json_mb,
+        hashed,
+    ));
+    let hash_alone = hash_alone(&plain, a.runs);
+    if let Some((what, m)) = &hash_alone {
+        rows.push((format!("{what} (hash alone)"), json_mb, *m));
+    }
     let kg = best(&kineto, k(&gz, &[]), a.runs)?;
     rows.push(("kineto summary, gzip".into(), json_mb, kg));
     let kg1 = best(&kineto, k(&gz, &["--single-thread"]), a.runs)?;
@@ -205,7 +245,29 @@ pub fn run(args: &[String]) -> Result<(), String> {
         verdict(mbps(&kp1) >= 1000.0)
     );
     println!("  default plain:        {:.0} MB/s", mbps(&kp));
-    let rss_ratio = [kp, kp1, kph, kg, kg1]
+    let t1 = one_core.wall.as_secs_f64();
+    let t2 = two_cores.wall.as_secs_f64();
+    let speedup = t1 / t2;
+    println!(
+        "  2 cores / 1 core (--no-sha256): {speedup:.2}× (target ≥ 1.7×, {cores} cores here)  {}",
+        verdict(speedup >= 1.7)
+    );
+    // Amdahl: t2 / t1 = s + (1 − s) / 2, so s = 2·t2/t1 − 1; on n cores the speedup is
+    // 1 / (s + (1 − s) / n).
+    let serial = (2.0 * t2 / t1 - 1.0).clamp(0.0, 1.0);
+    let at16 = 1.0 / (serial + (1.0 - serial) / 16.0);
+    println!(
+        "  serial fraction (Amdahl, MEASURED from the pair): {serial:.3}; predicted on 16 cores: \
+         {at16:.1}× (ESTIMATED, = 1 / (s + (1 − s)/16))"
+    );
+    if let Some((what, h)) = &hash_alone {
+        let r = hashed.wall.as_secs_f64() / h.wall.as_secs_f64();
+        println!(
+            "  with sha256 / {what} alone: {r:.2}× (target ≤ 1.15×)  {}",
+            verdict(r <= 1.15)
+        );
+    }
+    let rss_ratio = [kp, kp1, kph, kg, kg1, two_cores, hashed]
         .iter()
         .map(|m| m.rss_kb)
         .max()
@@ -228,9 +290,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
     }
     if let Some(p) = py_plain {
+        let faster = p.wall.as_secs_f64() / kp.wall.as_secs_f64();
         println!(
-            "  vs python json.load:  {:.1}× faster, {:.1}× less memory (plain)",
-            p.wall.as_secs_f64() / kp.wall.as_secs_f64(),
+            "  vs python json.load:  {faster:.1}× faster (target ≥ 50×)  {}, {:.1}× less memory (plain)",
+            verdict(faster >= 50.0),
             p.rss_kb as f64 / kp.rss_kb as f64
         );
     }
@@ -241,6 +304,30 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// Hashing the file alone, the best of `runs`: `openssl dgst -sha256` (SHA extensions where the CPU
+/// has them), else `sha256sum`; `None` when neither runs.
+fn hash_alone(file: &Path, runs: usize) -> Option<(String, Measure)> {
+    let f = file.display().to_string();
+    let tools: [(&str, Vec<String>); 2] = [
+        ("openssl", vec!["dgst".into(), "-sha256".into(), f.clone()]),
+        ("sha256sum", vec![f]),
+    ];
+    for (tool, argv) in tools {
+        let mut best: Option<Measure> = None;
+        for _ in 0..runs.max(1) {
+            match measure(Path::new(tool), &argv) {
+                Ok(m) if best.is_none_or(|b| m.wall < b.wall) => best = Some(m),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        if let Some(m) = best {
+            return Some((tool.to_string(), m));
+        }
+    }
+    None
 }
 
 /// `cargo xtask bench-parse-generate SOURCE PLAIN GZ BYTES`: the generator step, run as a child.

@@ -47,6 +47,10 @@ enum Cmd {
         /// hashing run on a helper thread beside the parser).
         #[arg(long)]
         single_thread: bool,
+        /// Threads parsing one file's events (default: every core, shared among the files read at
+        /// once; 1: the serial parse). The result is the same whatever the count.
+        #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+        threads: usize,
         /// Skip the sha256 of each file (it is then null): saves a pass over the stored bytes.
         #[arg(long)]
         no_sha256: bool,
@@ -186,9 +190,23 @@ fn main() -> ExitCode {
             json,
             salvage,
             single_thread,
+            threads,
             no_sha256,
             traces,
-        } => summary(&traces, json, salvage, single_thread, !no_sha256),
+        } => {
+            let opts = kineto_trace::Options {
+                salvage,
+                sha256: !no_sha256,
+                feed: if single_thread {
+                    kineto_trace::Feed::Inline
+                } else {
+                    kineto_trace::Feed::Threaded
+                },
+                threads,
+                ..kineto_trace::Options::default()
+            };
+            summary(&traces, json, &opts)
+        }
         Cmd::Steps(l) => listing(Command::Steps, &l),
         Cmd::Kernels(l) => listing(Command::Kernels, &l),
         Cmd::Budget(l) => listing(Command::Budget, &l),
@@ -596,13 +614,7 @@ fn write_trace(
     Ok(())
 }
 
-fn summary(
-    traces: &[PathBuf],
-    json: bool,
-    salvage: bool,
-    single_thread: bool,
-    sha256: bool,
-) -> ExitCode {
+fn summary(traces: &[PathBuf], json: bool, opts: &kineto_trace::Options) -> ExitCode {
     let paths = match kineto_trace::expand_paths(traces) {
         Ok(p) => p,
         Err(e) => {
@@ -610,16 +622,7 @@ fn summary(
             return ExitCode::from(2);
         }
     };
-    let opts = kineto_trace::Options {
-        salvage,
-        sha256,
-        feed: if single_thread {
-            kineto_trace::Feed::Inline
-        } else {
-            kineto_trace::Feed::Threaded
-        },
-    };
-    let work = |p: &std::path::Path| kineto_trace::parse_file(p, &opts).map(|p| Summary::of(&p));
+    let work = |p: &std::path::Path| kineto_trace::parse_file(p, opts).map(|p| Summary::of(&p));
     let print = |w: &mut out::Stdout, s: Summary| render_summary::write(w, &s, json);
     each_trace(&paths, |_| Ok(()), work, print)
 }

@@ -88,6 +88,18 @@ impl Interner {
         self.strings.len()
     }
 
+    /// Interns every string of `other` (not frozen) in `other`'s id order, so that ids are handed out
+    /// as if `other`'s strings had been interned here one by one; returns `other`'s id → this id.
+    pub(crate) fn absorb(&mut self, other: &Interner) -> Vec<u32> {
+        let mut keys: Vec<&[u8]> = vec![&[]; other.strings.len()];
+        for (k, &id) in &other.map {
+            if let Some(slot) = keys.get_mut(id as usize) {
+                *slot = k;
+            }
+        }
+        keys.into_iter().map(|k| self.intern(k)).collect()
+    }
+
     /// Drops the lookup table once parsing is done: the id → text direction is all readers need.
     pub(crate) fn freeze(&mut self) {
         self.map = FxHashMap::default();

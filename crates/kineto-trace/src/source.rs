@@ -118,7 +118,7 @@ impl Input {
     }
 }
 
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
@@ -131,9 +131,9 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-struct HashingReader<R> {
-    inner: R,
-    hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>,
+pub(crate) struct HashingReader<R> {
+    pub(crate) inner: R,
+    pub(crate) hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>,
 }
 
 impl<R: Read> Read for HashingReader<R> {
@@ -217,7 +217,7 @@ fn feeder(
 }
 
 /// The digest, once every other handle on the hasher is dropped.
-fn digest(hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>) -> Option<[u8; 32]> {
+pub(crate) fn digest(hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>) -> Option<[u8; 32]> {
     let h = std::sync::Arc::try_unwrap(hasher?)
         .ok()?
         .into_inner()
@@ -227,13 +227,13 @@ fn digest(hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>) -> Option<[u
 
 /// The feeder's reader: the raw bytes as they are, or inflated; either way the raw bytes stay
 /// reachable, to be hashed to the end after a decoder error.
-enum Decoded<R: Read> {
+pub(crate) enum Decoded<R: Read> {
     Plain(R),
     Gzip(Box<MultiGzDecoder<io::BufReader<R>>>),
 }
 
 impl<R: Read> Decoded<R> {
-    fn into_raw(self) -> R {
+    pub(crate) fn into_raw(self) -> R {
         match self {
             Decoded::Plain(r) => r,
             Decoded::Gzip(d) => d.into_inner().into_inner(),

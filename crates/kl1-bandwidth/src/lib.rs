@@ -234,6 +234,7 @@ fn analyse_rank(
         sha256: true,
         // Files are already processed in parallel, one per rayon thread.
         feed: kineto_trace::Feed::Inline,
+        ..kineto_trace::Options::default()
     };
     let parsed = match kineto_trace::parse_file(&entry.path, &opts) {
         Ok(p) => p,

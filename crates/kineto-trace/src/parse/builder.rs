@@ -318,6 +318,98 @@ impl Builder {
         Sym(self.trace.names.intern(name.unwrap_or(b"")))
     }
 
+    /// Folds in `part`, a builder that read the events right after the ones read here, so that the
+    /// result is what this builder would hold had it read them itself: names and tracks get the ids
+    /// first appearance in file order gives them, records keep file order, counts and time bounds
+    /// add up, and the first [`KEEP_WARNINGS`] warnings overall are kept.
+    pub(super) fn absorb(&mut self, mut part: Builder) {
+        let names = self.trace.names.absorb(&part.trace.names);
+        let part_tracks = std::mem::take(&mut part.trace.tracks);
+        let mut keys: Vec<&[u8]> = vec![&[]; part_tracks.len()];
+        for (k, &id) in &part.track_map {
+            if let Some(slot) = keys.get_mut(id as usize) {
+                *slot = k;
+            }
+        }
+        let tracks: Vec<u32> = keys
+            .into_iter()
+            .zip(part_tracks)
+            .map(|(key, ids)| match self.track_map.get(key) {
+                Some(&id) => id,
+                None => {
+                    let id = self.trace.tracks.len() as u32;
+                    self.trace.tracks.push(ids);
+                    self.track_map.insert(key.into(), id);
+                    id
+                }
+            })
+            .collect();
+        let sym = |s: Sym| Sym(names.get(s.0 as usize).copied().unwrap_or(s.0));
+        let track = |t: Track| Track(tracks.get(t.0 as usize).copied().unwrap_or(t.0));
+        let ops = |to: &mut Vec<GpuOp>, from: Vec<GpuOp>| {
+            to.extend(from.into_iter().map(|o| GpuOp {
+                name: sym(o.name),
+                track: track(o.track),
+                ..o
+            }))
+        };
+        let t = &mut self.trace;
+        let p = part.trace;
+        ops(&mut t.kernels, p.kernels);
+        ops(&mut t.memcpys, p.memcpys);
+        ops(&mut t.memsets, p.memsets);
+        t.launches.extend(p.launches.into_iter().map(|l| Launch {
+            name: sym(l.name),
+            track: track(l.track),
+            ..l
+        }));
+        let cpu_ops = t.cpu_ops.len() as u32;
+        let spans = |to: &mut Vec<Span>, from: Vec<Span>| {
+            to.extend(from.into_iter().map(|s| Span {
+                name: sym(s.name),
+                track: track(s.track),
+                ..s
+            }))
+        };
+        spans(&mut t.cpu_ops, p.cpu_ops);
+        spans(&mut t.user_annotations, p.user_annotations);
+        spans(&mut t.gpu_user_annotations, p.gpu_user_annotations);
+        spans(&mut t.python_functions, p.python_functions);
+        t.gemm_rows
+            .extend(p.gemm_rows.into_iter().map(|g| GemmRows {
+                cpu_op: g.cpu_op + cpu_ops,
+                ..g
+            }));
+        t.flows.extend(p.flows.into_iter().map(|f| Flow {
+            track: track(f.track),
+            ..f
+        }));
+        t.counts.events += p.counts.events;
+        for (k, n) in p.counts.other_complete {
+            *t.counts.other_complete.entry(k).or_insert(0) += n;
+        }
+        for (k, n) in p.counts.by_phase {
+            *t.counts.by_phase.entry(k).or_insert(0) += n;
+        }
+        let room = KEEP_WARNINGS.saturating_sub(t.warnings.len());
+        t.warnings.extend(p.warnings.into_iter().take(room));
+        t.warnings_total += p.warnings_total;
+        for (mine, theirs) in self.phase_counts.0.iter_mut().zip(part.phase_counts.0) {
+            *mine += theirs;
+        }
+        self.python_events += part.python_events;
+        if part.timed {
+            if self.timed {
+                self.min_ts = self.min_ts.min(part.min_ts);
+                self.max_end = self.max_end.max(part.max_end);
+            } else {
+                self.timed = true;
+                self.min_ts = part.min_ts;
+                self.max_end = part.max_end;
+            }
+        }
+    }
+
     pub(super) fn finish(mut self) -> Trace {
         for (b, &n) in self.phase_counts.0.iter().enumerate() {
             if n > 0 {

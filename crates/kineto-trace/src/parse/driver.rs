@@ -4,7 +4,8 @@
 use super::builder::Builder;
 use super::event::{RawEvent, event};
 use super::header::header_value;
-use super::window::{Refill, Window};
+use super::ranges::{Range, Ranges};
+use super::window::{Plain, Refill, Window};
 use crate::error::{Error, Result};
 use crate::model::{Salvage, Trace};
 use crate::scan::{Cursor, Scan, Stop, bad, show_byte};
@@ -18,16 +19,26 @@ pub(super) fn parse(
     salvage: bool,
     gzip: bool,
 ) -> Result<(Trace, u64)> {
-    parse_in(name, Window::new(reader), salvage, gzip)
+    let mut src = Plain(reader);
+    parse_in(name, Window::new(&mut src), salvage, gzip, None)
 }
 
-fn parse_in(name: &Path, win: Window<'_>, salvage: bool, gzip: bool) -> Result<(Trace, u64)> {
+/// Parses a whole input through `win`; with `ranges`, an event start where a range's parse began is
+/// not read again: that range's result is folded in and the window jumps to where it ended.
+pub(super) fn parse_in(
+    name: &Path,
+    win: Window<'_>,
+    salvage: bool,
+    gzip: bool,
+    ranges: Option<&mut Ranges>,
+) -> Result<(Trace, u64)> {
     let mut p = Parser {
         file: name.to_path_buf(),
         win,
         b: Builder::default(),
         salvage,
         gzip,
+        ranges,
     };
     p.run()?;
     let total = p.win.base + p.win.end as u64;
@@ -37,15 +48,26 @@ fn parse_in(name: &Path, win: Window<'_>, salvage: bool, gzip: bool) -> Result<(
     Ok((trace, total))
 }
 
-struct Parser<'r> {
+struct Parser<'r, 'g> {
     file: PathBuf,
     win: Window<'r>,
     b: Builder,
     salvage: bool,
     gzip: bool,
+    ranges: Option<&'g mut Ranges>,
 }
 
-impl Parser<'_> {
+/// What the element step of `traceEvents` found.
+enum Element {
+    /// One event, folded in.
+    Event,
+    /// A range parsed on another thread starts here.
+    Range(Box<Range>),
+    /// The closing `]`.
+    End,
+}
+
+impl Parser<'_, '_> {
     fn syntax(&self, at: usize, msg: impl Into<String>) -> Error {
         Error::Syntax {
             file: self.file.clone(),
@@ -306,7 +328,8 @@ impl Parser<'_> {
         // stream offset), or nothing (a missing comma).
         let mut after_comma: Option<u64> = None;
         loop {
-            let Some(more) = self.step(|c, b| {
+            let mut ranges = self.ranges.take();
+            let element = self.step(|c, b| {
                 let v = c.ws_peek()?;
                 if v == b']' {
                     if let Some(comma) = after_comma {
@@ -316,7 +339,7 @@ impl Parser<'_> {
                         );
                     }
                     c.pos += 1;
-                    return Ok(false);
+                    return Ok(Element::End);
                 }
                 if v != b'{' {
                     return bad(
@@ -328,16 +351,32 @@ impl Parser<'_> {
                     );
                 }
                 let start = c.pos;
+                if let Some(r) = ranges.as_deref_mut()
+                    && let Some(range) = r.starting_at(b.base + start as u64)
+                {
+                    return Ok(Element::Range(range));
+                }
                 let mut ev = RawEvent::default();
                 event(c, &mut ev)?;
                 b.apply(&ev, start)?;
-                Ok(true)
-            })?
-            else {
+                Ok(Element::Event)
+            });
+            self.ranges = ranges;
+            let Some(element) = element? else {
                 return Ok(None);
             };
-            if !more {
-                return Ok(Some(()));
+            match element {
+                Element::End => return Ok(Some(())),
+                Element::Range(range) => {
+                    // The range was parsed from this very byte, in the state the serial parse is
+                    // in here (an element expected after '[' or ','), so it read what this loop
+                    // would have read, up to just after its last comma.
+                    self.b.absorb(range.builder);
+                    self.win.jump(range.resume);
+                    after_comma = Some(range.comma);
+                    continue;
+                }
+                Element::Event => {}
             }
             let Some(next) = self.step(|c, b| match c.ws_peek()? {
                 b',' => {
@@ -382,11 +421,13 @@ mod tests {
     /// Parses `text` through a window that starts at 64 bytes and may grow to 1 KiB.
     fn small_window(text: &[u8]) -> Result<(Trace, u64)> {
         let mut r = text;
+        let mut src = Plain(&mut r);
         parse_in(
             Path::new("w.json"),
-            Window::with_sizes(&mut r, 64, 1024),
+            Window::with_sizes(&mut src, 64, 1024),
             false,
             false,
+            None,
         )
     }
 

@@ -4,13 +4,19 @@
 //! - [`driver`]: the top-level object and `traceEvents`, refill-and-retry, truncation and salvage;
 //! - [`event`]: one event's fields in one pass, and the event categories ([`event::event_kind`]);
 //! - [`header`]: the top-level values other than `traceEvents`, kept only where used, with caps;
-//! - [`builder`]: the compact model built as events are accepted.
+//! - [`builder`]: the compact model built as events are accepted;
+//! - [`ranges`] and [`blocks`]: one file on every core (ranges of `traceEvents` parsed on workers,
+//!   proved and folded in by the serial parser; the input read, inflated and hashed beside them).
 
+mod blocks;
 mod builder;
 mod driver;
 pub(crate) mod event;
 mod header;
+mod ranges;
 mod window;
+
+pub use ranges::RANGE_BYTES;
 
 use crate::error::{Error, Result};
 use crate::model::Trace;
@@ -29,6 +35,16 @@ pub struct Options {
     pub sha256: bool,
     /// Where reading, inflating and hashing run.
     pub feed: Feed,
+    /// Threads that parse ranges of one Kineto file's `traceEvents` (with [`Feed::Threaded`]; the
+    /// reader, the hasher and the serial parser that proves and folds in their ranges run beside
+    /// them). `1` is the serial parse alone. `0`, the default, is the machine's available
+    /// parallelism shared among the Kineto parses running at that moment in this process, so that
+    /// files parsed side by side ([`crate::each_in_order`]) each read serially. Whatever the count,
+    /// the result — trace, errors, warnings, salvage — is the serial parse's.
+    pub threads: usize,
+    /// Bytes per block (and range) of the parallel parse ([`RANGE_BYTES`] by default; tests make
+    /// it small so that small files split too).
+    pub range_bytes: usize,
 }
 
 impl Default for Options {
@@ -37,7 +53,43 @@ impl Default for Options {
             salvage: false,
             sha256: true,
             feed: Feed::Threaded,
+            threads: 0,
+            range_bytes: RANGE_BYTES,
         }
+    }
+}
+
+/// Kineto parses under way in this process, for sharing cores among them (see [`Options::threads`]).
+static PARSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts one parse under way while alive.
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        PARSES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The range workers for this parse: as asked, or the cores shared among the parses under way.
+fn range_threads(opts: &Options) -> usize {
+    if opts.feed != Feed::Threaded {
+        return 1;
+    }
+    match opts.threads {
+        0 => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let running = PARSES.load(std::sync::atomic::Ordering::Relaxed).max(1);
+            (cores / running).max(1)
+        }
+        n => n,
     }
 }
 
@@ -87,10 +139,7 @@ pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
     let (_, content) = crate::native::detect::head(&head);
     let raw = std::io::Cursor::new(head).chain(file);
     match crate::native::sniff(&content) {
-        Sniffed::KinetoObject | Sniffed::Unknown => {
-            let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(io_err)?;
-            parse_input(path, input, opts)
-        }
+        Sniffed::KinetoObject | Sniffed::Unknown => parse_kineto(path, raw, opts),
         kind => crate::native::read_native(path, kind, raw, opts, Some(path)),
     }
 }
@@ -112,10 +161,7 @@ pub fn parse_raw(
     let (_, content) = crate::native::detect::head(&head);
     let raw = std::io::Cursor::new(head).chain(raw);
     match crate::native::sniff(&content) {
-        Sniffed::KinetoObject | Sniffed::Unknown => {
-            let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(io_err)?;
-            parse_input(name, input, opts)
-        }
+        Sniffed::KinetoObject | Sniffed::Unknown => parse_kineto(name, raw, opts),
         kind => crate::native::read_native(name, kind, raw, opts, None),
     }
 }
@@ -126,6 +172,27 @@ fn read_head(raw: &mut impl Read) -> std::io::Result<Vec<u8>> {
     raw.take(crate::native::detect::SNIFF as u64)
         .read_to_end(&mut head)?;
     Ok(head)
+}
+
+/// A Kineto trace (or bytes no other reader takes) as stored: serially, or in ranges on every core.
+fn parse_kineto(path: &Path, raw: impl Read + Send + 'static, opts: &Options) -> Result<Parsed> {
+    let _running = Running::start();
+    let threads = range_threads(opts);
+    if threads > 1 {
+        return ranges::parse(
+            path,
+            raw,
+            opts.salvage,
+            opts.sha256,
+            threads,
+            opts.range_bytes,
+        );
+    }
+    let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(|source| Error::Io {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    parse_input(path, input, opts)
 }
 
 fn parse_input(path: &Path, mut input: Input, opts: &Options) -> Result<Parsed> {

@@ -5,13 +5,47 @@
 
 use std::io::{self, Read};
 
+/// What the window reads from: any reader, or one that can also skip ahead (the parallel parse's
+/// blocks, [`super::blocks::BlockReader`], skip the bytes a range's parse already read).
+pub(super) trait Source: Read {
+    /// Makes the next read start at stream offset `offset` (never before the last byte read).
+    fn skip_to(&mut self, offset: u64);
+
+    /// Whether a refill reads once rather than until the window is full: a source that skips reads
+    /// little at a time, since most of what lies ahead will be skipped, not copied.
+    fn read_once(&self) -> bool {
+        false
+    }
+}
+
+/// A plain reader as a [`Source`]; it never skips: the serial parse reads every byte.
+pub(super) struct Plain<'r>(pub(super) &'r mut dyn Read);
+
+impl Read for Plain<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Source for Plain<'_> {
+    fn skip_to(&mut self, _offset: u64) {
+        unreachable_skip();
+    }
+}
+
+/// The serial parse never jumps; reaching this is a bug, reported without panicking in release.
+#[cold]
+fn unreachable_skip() {
+    debug_assert!(false, "the serial parse never skips");
+}
+
 pub(super) const WINDOW: usize = 4 << 20;
 /// A single top-level value (one event, or a metadata value) larger than this is refused: it would
 /// mean holding an unbounded value in memory, and no real trace has one.
 pub(super) const MAX_VALUE: usize = 1 << 30;
 
 pub(super) struct Window<'r> {
-    pub(super) r: &'r mut dyn Read,
+    pub(super) r: &'r mut dyn Source,
     pub(super) buf: Vec<u8>,
     pub(super) pos: usize,
     pub(super) end: usize,
@@ -23,6 +57,9 @@ pub(super) struct Window<'r> {
     /// forgotten, so a stream that stops before its trailer is never read as complete (its CRC was
     /// never checked).
     cut: Option<String>,
+    /// A read error met after bytes arrived in the same refill: reported by the next refill, so every
+    /// byte before the failure is parsed first (a syntax error there wins, wherever refills fall).
+    failed: Option<io::Error>,
     /// The most the window may grow to ([`MAX_VALUE`]; smaller in tests).
     max: usize,
 }
@@ -35,12 +72,12 @@ pub(super) enum Refill {
 }
 
 impl<'r> Window<'r> {
-    pub(super) fn new(r: &'r mut dyn Read) -> Self {
+    pub(super) fn new(r: &'r mut dyn Source) -> Self {
         Self::with_sizes(r, WINDOW, MAX_VALUE)
     }
 
     /// A window of `initial` bytes that may grow to `max`.
-    pub(super) fn with_sizes(r: &'r mut dyn Read, initial: usize, max: usize) -> Self {
+    pub(super) fn with_sizes(r: &'r mut dyn Source, initial: usize, max: usize) -> Self {
         Window {
             max,
             r,
@@ -50,6 +87,7 @@ impl<'r> Window<'r> {
             base: 0,
             eof: false,
             cut: None,
+            failed: None,
         }
     }
 
@@ -66,8 +104,26 @@ impl<'r> Window<'r> {
             .unwrap_or(rest.len());
     }
 
+    /// Moves to stream offset `to` (at or after the window position): within the window, or past it,
+    /// when the source skips the bytes between.
+    pub(super) fn jump(&mut self, to: u64) {
+        let end = self.base + self.end as u64;
+        if to <= end {
+            self.pos = (to - self.base) as usize;
+        } else {
+            self.pos = 0;
+            self.end = 0;
+            self.base = to;
+            self.r.skip_to(to);
+        }
+    }
+
     /// Keeps `buf[pos..end]`, moves it to the front and reads more behind it.
     pub(super) fn refill(&mut self) -> io::Result<Refill> {
+        if let Some(e) = self.failed.take() {
+            self.eof = true;
+            return Err(e);
+        }
         if self.eof {
             return Ok(match self.cut.take() {
                 Some(msg) => Refill::CutGzip(msg),
@@ -100,6 +156,9 @@ impl<'r> Window<'r> {
                 Ok(n) => {
                     self.end += n;
                     got += n;
+                    if self.r.read_once() {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
@@ -110,7 +169,11 @@ impl<'r> Window<'r> {
                     self.cut = Some(e.to_string());
                     break;
                 }
-                Err(e) => return Err(e),
+                Err(e) if got == 0 => return Err(e),
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
             }
         }
         Ok(if got > 0 { Refill::More } else { Refill::Eof })

@@ -44,6 +44,7 @@ pub fn check(data: &[u8]) {
                 salvage,
                 feed: Feed::Inline,
                 sha256: false,
+                ..Options::default()
             };
             parse_raw(
                 Path::new("m.json"),
@@ -68,6 +69,7 @@ pub fn check(data: &[u8]) {
             salvage,
             feed,
             sha256: true,
+            ..Options::default()
         };
         // The same JSON, gzip-compressed: the same outcome, and the hash of the gzip bytes.
         let feed = if salvage {

@@ -1,0 +1,411 @@
+//! One file on every core: `traceEvents` parsed in ranges on worker threads, proved and folded in by
+//! the serial parser.
+//!
+//! The input is cut into fixed-size blocks ([`super::blocks`]). For each block a worker *guesses* an
+//! event start inside it (a `{` after `},` — or after `: [` — followed by a key or `}`) and parses
+//! events from there, each with the serial parser's own code, for as long as they lie whole in the
+//! block and each is followed by a comma; its result is a [`Range`]: a builder holding those events,
+//! and where the serial parse resumes (just after the last comma).
+//!
+//! Nothing a worker computes is trusted until proved. The serial parser ([`super::driver`]) runs over
+//! the whole stream as it always does; when it is about to read an event at exactly the offset where
+//! a block's range began, it is in the state the worker assumed (an element of `traceEvents` expected
+//! after `[` or `,`) at the byte the worker started from, so the worker read exactly what it would
+//! have read: the range is folded in ([`super::builder::Builder::absorb`]) and the window jumps to the
+//! range's end. A guess the serial parser passes without landing on it (a `},{` inside a string, an
+//! array of objects in a header value) is dropped, and that block is read serially. Errors, warnings
+//! at odd bytes, truncation and salvage are therefore the serial parser's own: a worker never reports
+//! anything; it stops before whatever it cannot read as a plain event followed by a comma, and the
+//! serial parser reads that event itself.
+
+use super::blocks::{self, Block, BlockReader, Outlets, Pool};
+use super::builder::Builder;
+use super::event::{RawEvent, event};
+use super::window::Window;
+use crate::error::{Error, Result};
+use crate::scan::{Cursor, Stop};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+
+/// Bytes per block (and so per range) by default: small enough that every core gets work early and
+/// a few blocks in flight cost little memory, large enough that the seams (the event a block boundary
+/// cuts, read serially) and the merge are a small part of the work.
+pub const RANGE_BYTES: usize = 2 << 20;
+
+/// Event-start guesses a worker tries in one block before leaving the block to the serial parser.
+const GUESSES: usize = 64;
+
+/// Events a worker read, proved when the serial parser reaches `start`.
+pub(super) struct Range {
+    pub(super) builder: Builder,
+    /// Stream offset just after the last comma read: where the serial parse resumes.
+    pub(super) resume: u64,
+    /// Stream offset of that comma.
+    pub(super) comma: u64,
+}
+
+/// A block's outcome: where its range starts, and the range; `None` when no guess held.
+type Outcome = Option<(u64, Box<Range>)>;
+
+/// The ranges as workers finish them, looked up by the serial parser in block order.
+pub(super) struct Ranges {
+    rx: Receiver<(usize, Outcome)>,
+    got: BTreeMap<usize, Outcome>,
+    /// The first block whose range is neither used nor dropped.
+    next: usize,
+    block: u64,
+    /// Ranges folded in.
+    used: usize,
+}
+
+impl Ranges {
+    /// The range that starts at stream offset `at`, if the serial parser (about to read an event
+    /// there) can use one. Ranges that start before `at` were passed without being landed on:
+    /// dropped. Only blocks that start at or before `at` are waited for, and those have been
+    /// delivered, so their ranges are under way.
+    pub(super) fn starting_at(&mut self, at: u64) -> Option<Box<Range>> {
+        loop {
+            let k = self.next;
+            if at < (k as u64).saturating_mul(self.block) {
+                return None;
+            }
+            let outcome = self.wait(k)?;
+            match outcome {
+                Some((start, range)) if start == at => {
+                    self.next += 1;
+                    self.used += 1;
+                    return Some(range);
+                }
+                Some((start, range)) if start > at => {
+                    self.got.insert(k, Some((start, range)));
+                    return None;
+                }
+                _ => self.next += 1,
+            }
+        }
+    }
+
+    fn wait(&mut self, k: usize) -> Option<Outcome> {
+        loop {
+            if let Some(o) = self.got.remove(&k) {
+                return Some(o);
+            }
+            match self.rx.recv() {
+                Ok((i, o)) => {
+                    self.got.insert(i, o);
+                }
+                Err(_) => {
+                    // Every worker is gone: no range will come (the reader stopped early).
+                    self.next = usize::MAX;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// A worker's parse of one block.
+fn parse_block(block: &Block) -> Outcome {
+    let buf = &block.bytes[..];
+    let mut from = 0;
+    for _ in 0..GUESSES {
+        let g = guess(buf, from)?;
+        match parse_from(buf, g, block.offset) {
+            Attempt::Range(r) => return Some((block.offset + g as u64, r)),
+            Attempt::Wrong => from = g + 1,
+            Attempt::RanOut => return None,
+        }
+    }
+    None
+}
+
+enum Attempt {
+    Range(Box<Range>),
+    /// The first event did not read as an event followed by a comma: not an event start, or a fault
+    /// the serial parser will report.
+    Wrong,
+    /// The block ended inside the first event.
+    RanOut,
+}
+
+/// Events from `g` (a `{`) while each is whole in `buf`, valid, and followed by a comma.
+fn parse_from(buf: &[u8], g: usize, base: u64) -> Attempt {
+    let mut b = Builder::default();
+    b.base = base;
+    let mut start = g;
+    let mut last_comma = None;
+    loop {
+        let mut c = Cursor::new(buf, start);
+        let mut ev = RawEvent::default();
+        let read = event(&mut c, &mut ev).and_then(|()| c.ws_peek());
+        let stop = match read {
+            Ok(b',') => None,
+            Err(Stop::NeedMore) => Some(Attempt::RanOut),
+            _ => Some(Attempt::Wrong),
+        };
+        // An event is applied only once its comma is seen, so a range never ends inside the
+        // serial parser's separator step. (A failed `apply` may leave counts touched; the serial
+        // parser then fails on the same event, so the trace is never returned.)
+        let stop = stop.or_else(|| b.apply(&ev, start).err().map(|_| Attempt::Wrong));
+        if let Some(why) = stop {
+            return match last_comma {
+                None => why,
+                Some(comma) => Attempt::Range(Box::new(Range {
+                    builder: b,
+                    resume: base + comma as u64 + 1,
+                    comma: base + comma as u64,
+                })),
+            };
+        }
+        let comma = c.pos;
+        last_comma = Some(comma);
+        c.pos += 1;
+        match c.ws_peek() {
+            Ok(b'{') => start = c.pos,
+            _ => {
+                return Attempt::Range(Box::new(Range {
+                    builder: b,
+                    resume: base + comma as u64 + 1,
+                    comma: base + comma as u64,
+                }));
+            }
+        }
+    }
+}
+
+/// The next plausible event start at or after `from`: a `{` whose previous non-whitespace byte is a
+/// `,` after a `}` (or a `[` after a `:`), and whose next one opens a key or closes the object.
+fn guess(buf: &[u8], from: usize) -> Option<usize> {
+    let ws = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t');
+    let before = |i: usize| buf[..i].iter().rposition(|&b| !ws(b));
+    let mut at = from;
+    while at < buf.len() {
+        let i = at + memchr::memchr(b'{', &buf[at..])?;
+        at = i + 1;
+        let opens = buf[i + 1..]
+            .iter()
+            .find(|&&b| !ws(b))
+            .is_some_and(|&b| b == b'"' || b == b'}');
+        if !opens {
+            continue;
+        }
+        let Some(p) = before(i) else { continue };
+        let want = match buf[p] {
+            b',' => b'}',
+            b'[' => b':',
+            _ => continue,
+        };
+        if before(p).is_some_and(|q| buf[q] == want) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Parses the stored bytes in `raw` on `threads` range workers, with the reader, the hasher (plain
+/// input with a hash) and the serial parser on threads of their own. Returns the trace, the JSON
+/// bytes read, whether the input was gzip, and the sha256 when asked for.
+pub(super) fn parse(
+    name: &Path,
+    raw: impl Read + Send,
+    salvage: bool,
+    sha256: bool,
+    threads: usize,
+    range_bytes: usize,
+) -> Result<super::Parsed> {
+    parse_counted(name, raw, salvage, sha256, threads, range_bytes).0
+}
+
+/// [`parse`], and how many ranges were folded in (the rest of the input was read serially).
+fn parse_counted(
+    name: &Path,
+    mut raw: impl Read + Send,
+    salvage: bool,
+    sha256: bool,
+    threads: usize,
+    range_bytes: usize,
+) -> (Result<super::Parsed>, usize) {
+    let mut magic = [0u8; 2];
+    let n = match crate::source::read_full(&mut raw, &mut magic) {
+        Ok(n) => n,
+        Err(source) => {
+            let file = name.to_path_buf();
+            return (Err(Error::Io { file, source }), 0);
+        }
+    };
+    let gzip = n == 2 && magic == [0x1f, 0x8b];
+    let raw = std::io::Cursor::new(magic[..n].to_vec()).chain(raw);
+    let block = range_bytes.max(1);
+    let pool = Pool::new(2 * threads + 2, block);
+    let (jobs_tx, jobs_rx) = channel::<Arc<Block>>();
+    let jobs_rx = Mutex::new(jobs_rx);
+    let (serial_tx, serial_rx) = channel();
+    let (hash_tx, hash_rx) = if sha256 && !gzip {
+        let (tx, rx) = channel();
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let (parts_tx, parts_rx) = channel();
+    std::thread::scope(|s| {
+        let pool = &pool;
+        let outlets = Outlets {
+            jobs: jobs_tx,
+            serial: serial_tx,
+            hash: hash_tx,
+        };
+        let reader = match std::thread::Builder::new()
+            .name("kineto-read".into())
+            .spawn_scoped(s, move || blocks::reader(raw, gzip, sha256, pool, outlets))
+        {
+            Ok(h) => h,
+            Err(source) => {
+                let file = name.to_path_buf();
+                return (Err(Error::Io { file, source }), 0);
+            }
+        };
+        let hasher = hash_rx.map(|rx| {
+            std::thread::Builder::new()
+                .name("kineto-sha256".into())
+                .spawn_scoped(s, move || blocks::hasher(rx))
+        });
+        for _ in 0..threads {
+            let tx = parts_tx.clone();
+            let jobs = &jobs_rx;
+            let _ = std::thread::Builder::new()
+                .name("kineto-range".into())
+                .spawn_scoped(s, move || {
+                    loop {
+                        let job = match jobs.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => break,
+                        };
+                        let Ok(block) = job else { break };
+                        let outcome = if pool.is_closed() {
+                            None
+                        } else {
+                            parse_block(&block)
+                        };
+                        let index = block.index;
+                        drop(block);
+                        if tx.send((index, outcome)).is_err() {
+                            break;
+                        }
+                    }
+                });
+        }
+        drop(parts_tx);
+        let mut ranges = Ranges {
+            rx: parts_rx,
+            got: BTreeMap::new(),
+            next: 0,
+            block: block as u64,
+            used: 0,
+        };
+        let mut src = BlockReader::new(serial_rx);
+        let parsed = super::driver::parse_in(
+            name,
+            Window::new(&mut src),
+            salvage,
+            gzip,
+            Some(&mut ranges),
+        );
+        // Stop the other threads: the reader at its next block, the workers at their next job.
+        pool.close();
+        drop(src);
+        let used = ranges.used;
+        drop(ranges);
+        let read = reader.join().ok().flatten();
+        let plain_digest = hasher.and_then(|h| h.ok()?.join().ok());
+        let digest = match read {
+            Some(d) if gzip => d,
+            Some(_) => plain_digest,
+            None => None,
+        };
+        let parsed = parsed.map(|(trace, json_bytes)| super::Parsed {
+            path: name.to_path_buf(),
+            sha256: digest.map(|d| crate::source::hex(&d)),
+            gzip,
+            json_bytes,
+            trace,
+        });
+        (parsed, used)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ranges are used, not only proved safe by falling back: in a trace of Kineto-formatted events
+    /// (`},\n  {` between events, nested `args`), every block but those the header and the end of
+    /// the array occupy is folded in, plain and gzip, and the trace is the serial one.
+    #[test]
+    fn most_blocks_are_folded_in() {
+        let ev = |i: usize| {
+            format!(
+                "{{\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k{}\", \"pid\": 0, \"tid\": 7,\n    \
+                 \"ts\": {}.500, \"dur\": 2.250,\n    \"args\": {{\n      \"correlation\": {i}\n    }}\n  }}",
+                i % 13,
+                i * 10
+            )
+        };
+        let events: Vec<String> = (0..20_000).map(ev).collect();
+        let text = format!(
+            "{{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n  {}\n]}}",
+            events.join(",\n  ")
+        );
+        let range = 64 << 10;
+        let blocks = text.len().div_ceil(range);
+        let serial =
+            super::super::parse_reader(Path::new("r.json"), &mut text.as_bytes(), false, false)
+                .expect("serial");
+        let plain = text.clone().into_bytes();
+        let packed = {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&plain).expect("gzip");
+            e.finish().expect("gzip")
+        };
+        for (what, stored) in [("plain", plain), ("gzip", packed)] {
+            let (parsed, used) =
+                parse_counted(Path::new("r.json"), &stored[..], false, true, 3, range);
+            let parsed = parsed.expect("parallel");
+            assert!(
+                used + 2 >= blocks,
+                "{what}: {used} of {blocks} blocks folded in"
+            );
+            assert_eq!(
+                format!("{:?}", parsed.trace),
+                format!("{:?}", serial.0),
+                "{what}"
+            );
+            assert_eq!(parsed.json_bytes, text.len() as u64);
+            use sha2::Digest;
+            let want = crate::source::hex(&sha2::Sha256::digest(&stored));
+            assert_eq!(parsed.sha256.as_deref(), Some(want.as_str()), "{what}");
+        }
+    }
+
+    #[test]
+    fn guesses_land_on_event_starts_and_skip_lookalikes() {
+        let text = br#"{"a": [{"x": 1}], "traceEvents": [{"ph": "X"}, {"ph": "i"},{}]}"#;
+        let first = guess(text, 0).expect("a guess");
+        // `[{"x"` follows `"a": ` — a `:` before the `[`, so it is taken, and proved wrong later.
+        assert_eq!(&text[first - 1..first + 3], b"[{\"x");
+        let second = guess(text, first + 1).expect("a guess");
+        assert_eq!(&text[second - 3..second + 4], b": [{\"ph");
+        let third = guess(text, second + 1).expect("a guess");
+        assert_eq!(&text[third - 3..third + 5], b"}, {\"ph\"");
+        let fourth = guess(text, third + 1).expect("a guess");
+        assert_eq!(&text[fourth - 2..fourth + 2], b"},{}");
+        assert_eq!(guess(text, fourth + 1), None);
+        // Inside a string, `{` followed by a key-like quote is still a guess when `},` precedes it:
+        // the serial parser never lands on it, so it is never used.
+        let s = br#"{"name": "a},{"}"#;
+        assert_eq!(guess(s, 0), Some(13));
+    }
+}

@@ -1,0 +1,229 @@
+//! One file on every core gives the serial parse's result, byte for byte: over every real trace (the
+//! bundled ones and the shared corpus) and over mutated ones (cut, flipped, spliced), parsed in ranges
+//! on 2, 3 and 7 threads with ranges small enough that every file splits, the whole model (its
+//! `Debug` dump: every record, name, track, count, warning and the salvage note) equals the serial
+//! parse's, and a bad input fails with the same error (message, byte offset, event index).
+#![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
+
+use kineto_trace::{Feed, Options, Parsed, Result, parse_raw};
+use proptest::prelude::*;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+mod common;
+#[path = "property/mutate.rs"]
+mod mutate;
+
+use common::{shared_corpus, workspace};
+use mutate::{cuts, flips, splices};
+
+/// Thread counts and range sizes: each pair splits a file of a few KiB or more into many ranges,
+/// with boundaries falling at different places in the events.
+const SPLITS: [(usize, usize); 3] = [(2, 1000), (3, 4093), (7, 65_536)];
+
+fn parse(data: &[u8], salvage: bool, threads: usize, range_bytes: usize) -> Result<Parsed> {
+    let opts = Options {
+        salvage,
+        sha256: true,
+        feed: Feed::Threaded,
+        threads,
+        range_bytes,
+    };
+    parse_raw(
+        Path::new("p.json"),
+        std::io::Cursor::new(data.to_vec()),
+        &opts,
+    )
+}
+
+/// Everything a parse returns, as text: the trace's full dump and the file facts, or the error.
+fn describe(r: &Result<Parsed>, w: &mut dyn std::fmt::Write) -> std::fmt::Result {
+    match r {
+        Ok(p) => write!(
+            w,
+            "ok {:?} {} {} {:?}\n{:?}",
+            p.sha256, p.gzip, p.json_bytes, p.trace.header, p.trace
+        ),
+        Err(e) => write!(w, "error {e}"),
+    }
+}
+
+fn dump(r: &Result<Parsed>) -> String {
+    let mut s = String::new();
+    let _ = describe(r, &mut s);
+    s
+}
+
+/// The sha256 of [`describe`]'s text, written straight into the hasher (a large trace's dump is
+/// hundreds of MB).
+fn digest(r: &Result<Parsed>) -> [u8; 32] {
+    use sha2::Digest;
+    struct Hashing(sha2::Sha256);
+    impl std::fmt::Write for Hashing {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.update(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut h = Hashing(sha2::Sha256::new());
+    let _ = describe(r, &mut h);
+    h.0.finalize().into()
+}
+
+/// The serial parse and every split agree for these stored bytes, with salvage as given.
+fn check_with(data: &[u8], what: &str, salvages: &[bool]) {
+    for &salvage in salvages {
+        let serial = parse(data, salvage, 1, kineto_trace::RANGE_BYTES);
+        let want = digest(&serial);
+        for (threads, range) in SPLITS {
+            let parallel = parse(data, salvage, threads, range);
+            if digest(&parallel) != want {
+                let (a, b) = first_difference(&dump(&serial), &dump(&parallel));
+                panic!(
+                    "{what}: {threads} threads, {range}-byte ranges, salvage {salvage} differ from \
+                     the serial parse:\n serial: {a}\n parallel: {b}"
+                );
+            }
+        }
+    }
+}
+
+/// The serial parse and every split agree, salvage off and on.
+fn check(data: &[u8], what: &str) {
+    check_with(data, what, &[false, true]);
+}
+
+/// Where two dumps first differ, with some context.
+fn first_difference(a: &str, b: &str) -> (String, String) {
+    let at = a
+        .bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let from = at.saturating_sub(80);
+    let cut = |s: &str| {
+        s.get(from..(at + 160).min(s.len()))
+            .unwrap_or("")
+            .to_owned()
+    };
+    (cut(a), cut(b))
+}
+
+/// The files of an inventory, as stored.
+fn inventory(root: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(root.join("INVENTORY.csv")).expect("inventory");
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').next())
+        .filter(|p| !p.is_empty())
+        .map(|p| root.join(p))
+        .collect()
+}
+
+/// Each file as stored (most are gzip: ranges of the inflated text, the hash on the reader thread),
+/// and with `inflated`, its JSON as a plain file too (the hash on its own thread). Whole files read
+/// the same with salvage on or off, so only the corpus's cut files need both.
+fn check_files(files: &[PathBuf], inflated: bool) {
+    for f in files {
+        let stored = std::fs::read(f).expect("read");
+        check_with(&stored, &f.display().to_string(), &[false]);
+        let mut json = Vec::new();
+        if inflated
+            && flate2::read::MultiGzDecoder::new(&stored[..])
+                .read_to_end(&mut json)
+                .is_ok()
+        {
+            check(&json, &format!("{} (inflated)", f.display()));
+        }
+    }
+}
+
+#[test]
+fn bundled_traces_parse_the_same_on_every_split() {
+    let files = inventory(&workspace().join("testdata/traces"));
+    assert!(files.len() >= 10, "only {} bundled traces", files.len());
+    check_files(&files, true);
+}
+
+#[test]
+fn shared_corpus_parses_the_same_on_every_split() {
+    let Some(root) = shared_corpus() else {
+        return;
+    };
+    let files = inventory(&root);
+    assert!(files.len() >= 40, "only {} corpus traces", files.len());
+    check_files(&files, false);
+}
+
+/// The real trace the mutations start from, decompressed once.
+fn real() -> Vec<u8> {
+    static DATA: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    DATA.get_or_init(common::event_sync_trace).clone()
+}
+
+/// Hand-made inputs at the edges of a split: a range guess inside a string, inside a header array
+/// of objects, an error and a cut exactly in a range, a comma before `]`, a missing comma, warnings
+/// past the hundred kept, names and tracks first seen in a later range.
+#[test]
+fn edge_cases_parse_the_same_on_every_split() {
+    let ev = |i: usize| {
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "k{}", "pid": {}, "tid": "stream {}", "ts": {}, "dur": 2, "args": {{"correlation": {i}, "device": 0}}}}"#,
+            i % 7,
+            i % 3,
+            i % 5,
+            i * 10
+        )
+    };
+    let events: Vec<String> = (0..400).map(ev).collect();
+    let body = events.join(", ");
+    let lookalike = r#"{"ph": "i", "ts": 1, "name": "x}, {\"ph\": \"X\"}, {"}"#;
+    let header = r#""deviceProperties": [{"id": 0, "name": "gpu"}, {"id": 1, "name": "gpu"}]"#;
+    let odd =
+        r#"{"ph": "X", "cat": "kernel", "name": "o", "ts": 5, "dur": 1, "args": {"grid": "x"}}"#;
+    let odds = vec![odd; 150].join(",\n  ");
+    let cases = [
+        format!(r#"{{"traceEvents": [{body}]}}"#),
+        format!(r#"{{{header}, "traceEvents": [{body}, {lookalike}, {body}], "x": 1}}"#),
+        format!(r#"{{"traceEvents": [{body}, {{"ph": "X", "ts": 1}}, {body}]}}"#),
+        format!(r#"{{"traceEvents": [{body}, {body},]}}"#),
+        format!(r#"{{"traceEvents": [{body} {body}]}}"#),
+        format!(r#"{{"traceEvents": [{odds}, {body}]}}"#),
+        format!(r#"{{"traceEvents": [{body}, {body}"#),
+        format!(r#"{{"traceEvents": [{body}, {{"ph": "X", "cat": "kernel", "na"#),
+        format!(r#"{{"traceEvents": [{body}], "traceEvents": []}}"#),
+        format!(r#"{{"traceEvents": [{body}, 7, {body}]}}"#),
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        check(text.as_bytes(), &format!("case {i}"));
+        check(&gzip(text.as_bytes()), &format!("case {i} (gzip)"));
+    }
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).expect("gzip to memory");
+    e.finish().expect("gzip to memory")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn flipped_bytes(m in flips()) {
+        check(&m.apply(&real()), "flipped");
+    }
+
+    #[test]
+    fn cut_anywhere(m in cuts()) {
+        let cut = m.apply(&real());
+        check(&cut, "cut");
+        check(&gzip(&cut), "cut (gzip)");
+    }
+
+    #[test]
+    fn spliced(m in splices()) {
+        check(&m.apply(&real()), "spliced");
+    }
+}

@@ -1,5 +1,5 @@
 //! `cargo xtask bench-ranks [N…] [--trace FILE] [--timeout S] [--hta-timeout S] [--max-rss-mib M]
-//! [--skip-hta] [--skip-python] [--python PY] [--work DIR]`
+//! [--skip-hta] [--skip-python] [--python PY] [--bins DIR] [--work DIR]`
 //!
 //! Many ranks from one real trace: for each N (default 8, 128, 1024) writes N copies of the trace, each
 //! with its own `distributedInfo.rank` (and `world_size` = N, so the set is one consistent run), then in
@@ -45,6 +45,7 @@ struct Args {
     skip_hta: bool,
     skip_python: bool,
     python: Option<PathBuf>,
+    bins: Option<PathBuf>,
     work: Option<PathBuf>,
 }
 
@@ -58,6 +59,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         skip_hta: false,
         skip_python: false,
         python: None,
+        bins: None,
         work: None,
     };
     let mut it = args.iter();
@@ -82,6 +84,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--skip-python" => a.skip_python = true,
             "--python" => a.python = Some(PathBuf::from(val()?)),
             "--work" => a.work = Some(PathBuf::from(val()?)),
+            "--bins" => a.bins = Some(PathBuf::from(val()?)),
             n if n.parse::<usize>().is_ok() => {
                 let n: usize = n.parse().map_err(|e| format!("{n}: {e}"))?;
                 if n == 0 {
@@ -136,14 +139,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
     let work = a.work.clone().unwrap_or_else(|| target.join("bench-ranks"));
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let kineto = crate::build_release_bin("kineto-cli", "kineto")?;
-    let export = crate::build_release_bin("kineto-export-cli", "kineto-export")?;
+    // `--bins DIR` takes `kineto` and `kineto-export` as built (a smoke run of the harness); the figures
+    // that count are of the release build.
+    let (kineto, export) = match &a.bins {
+        Some(d) => (d.join("kineto"), d.join("kineto-export")),
+        None => (
+            crate::build_release_bin("kineto-cli", "kineto")?,
+            crate::build_release_bin("kineto-export-cli", "kineto-export")?,
+        ),
+    };
+    eprintln!(
+        "bench-ranks: binaries {} and {}",
+        kineto.display(),
+        export.display()
+    );
     let python = if a.skip_python && a.skip_hta {
         None
     } else {
         Some(match &a.python {
             Some(p) => p.clone(),
-            None => python_env(&root, &target)?,
+            None => python_env(&root, &target, !a.skip_python)?,
         })
     };
     let gz_len = std::fs::metadata(&trace)
@@ -662,8 +677,9 @@ a = TraceAnalysis(trace_dir=sys.argv[1])
 print(len(a.t.get_ranks()))
 "#;
 
-/// A venv with HTA, maturin and pyarrow (tests/venv.sh's pins), and the release wheel built into it.
-fn python_env(root: &Path, target: &Path) -> Result<PathBuf, String> {
+/// A venv with HTA, maturin and pyarrow (tests/venv.sh's pins), and (`wheel`) the release wheel built
+/// into it.
+fn python_env(root: &Path, target: &Path, wheel: bool) -> Result<PathBuf, String> {
     let venv = target.join("py-bench-ranks");
     let status = Command::new("bash")
         .current_dir(root)
@@ -680,13 +696,13 @@ fn python_env(root: &Path, target: &Path) -> Result<PathBuf, String> {
         );
     }
     let py = venv.join("bin/python");
+    if !wheel {
+        return Ok(py);
+    }
     let wheels = target.join("py-bench-ranks-wheels");
     let _ = std::fs::remove_dir_all(&wheels);
-    // The wheel builds in a target directory of its own: the Python package turns on other Arrow features
-    // than the binaries, so in the shared one each build would undo the other's.
     let ok = Command::new(venv.join("bin/maturin"))
         .current_dir(root)
-        .env("CARGO_TARGET_DIR", target.join("py-bench-ranks-build"))
         .args([
             "build",
             "--quiet",

@@ -6,6 +6,7 @@
 mod bench_monitor;
 mod bench_native;
 mod bench_parse;
+mod bench_ranks;
 mod gen_window;
 
 use std::path::PathBuf;
@@ -14,7 +15,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(task) = args.first() else {
         eprintln!(
-            "usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-native, bench-monitor, gen-window"
+            "usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-native, bench-ranks, bench-monitor, gen-window"
         );
         std::process::exit(2);
     };
@@ -23,6 +24,8 @@ fn main() {
         "bench-parse" => bench_parse::run(rest),
         "bench-parse-generate" => bench_parse::generate_task(rest),
         "bench-native" => bench_native::run(rest),
+        "bench-ranks" => bench_ranks::run(rest),
+        "bench-ranks-generate" => bench_ranks::generate_task(rest),
         "bench-monitor" => bench_monitor::run(rest),
         "gen-window" => gen_window::run(rest),
         other => Err(format!("unknown task {other}")),

@@ -11,6 +11,8 @@ use kineto_tables::{DoctorEntry, DoctorRow, doctor_columns};
 use kineto_trace::Parsed;
 use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::StepBudget;
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
 use roofline::StepRoofline;
 use serde_json::Value;
 use std::io::{self, Write};
@@ -58,8 +60,7 @@ fn word(s: &str) -> String {
 }
 
 /// The command that shows the rows behind a finding of `file`.
-fn next_command(next: Next, file: &str, a: &DoctorArgs) -> String {
-    let l = &a.listing;
+fn next_command(next: Next, file: &str, l: &Listing, model: Option<&Path>) -> String {
     let mut opts = String::new();
     if let Some(r) = &l.rules {
         opts.push_str(&format!(" --rules {}", word(&r.display().to_string())));
@@ -86,7 +87,7 @@ fn next_command(next: Next, file: &str, a: &DoctorArgs) -> String {
         Next::Ranks => format!("kineto ranks{opts} {}", all()),
         Next::Summary => format!("kineto summary {file}"),
         Next::Roofline => {
-            let model = a.model.as_ref().map_or_else(
+            let model = model.map_or_else(
                 || "CONFIG.json".to_string(),
                 |m| word(&m.display().to_string()),
             );
@@ -95,14 +96,14 @@ fn next_command(next: Next, file: &str, a: &DoctorArgs) -> String {
     }
 }
 
-fn rows<'d>(d: &'d Diagnosis, a: &DoctorArgs) -> Vec<DoctorRow<'d>> {
+fn rows<'d>(d: &'d Diagnosis, l: &Listing, model: Option<&Path>) -> Vec<DoctorRow<'d>> {
     let findings = d.findings.iter().map(|f| DoctorRow {
         entry: DoctorEntry::Finding(f),
-        next: next_command(f.next, &f.file, a),
+        next: next_command(f.next, &f.file, l, model),
     });
     let warnings = d.warnings.iter().map(|w| DoctorRow {
         entry: DoctorEntry::Trust(w),
-        next: next_command(w.next, &w.file, a),
+        next: next_command(w.next, &w.file, l, model),
     });
     findings.chain(warnings).collect()
 }
@@ -178,6 +179,109 @@ fn json_values(rows: &[DoctorRow<'_>]) -> Result<Vec<Value>, String> {
         .collect()
 }
 
+/// Reads `paths` and runs the doctor's rules on them (with `model`, the roofline rule too): the diagnosis,
+/// and whether a trace failed (named on stderr under `who`; with `notes`, each trace's notes too).
+/// `kineto doctor` and `kineto report` share it.
+pub fn diagnose_paths(
+    paths: &[PathBuf],
+    rules: &Rules,
+    pattern: &StepPattern,
+    listing: &Listing,
+    model: Option<&roofline::Setup>,
+    who: &str,
+    notes: bool,
+) -> Result<(Diagnosis, bool), ExitCode> {
+    let opts = kineto_trace::Options {
+        salvage: listing.salvage,
+        sha256: false,
+        ..kineto_trace::Options::default()
+    };
+    let work = |path: &Path| -> kineto_trace::Result<Done> {
+        let parsed = kineto_trace::parse_file(path, &opts)?;
+        let analysis = Analysis::at(&parsed, pattern, rules)?;
+        let budgets = analysis.budgets(&parsed.trace, rules);
+        Ok(Done {
+            parsed,
+            analysis,
+            budgets,
+            roofline: None,
+        })
+    };
+    let mut failed = false;
+    let mut done: Vec<Done> = Vec::new();
+    kineto_trace::each_in_order(paths, work, |r| match r {
+        Ok(d) => done.push(d),
+        Err(e) => {
+            note(&format!("{who}: {e}"));
+            failed = true;
+        }
+    });
+    for d in &mut done {
+        if notes {
+            for n in render_notes::notes(&d.parsed, &d.analysis) {
+                note(&format!("{who}: note: {n}"));
+            }
+        }
+        if let Some(setup) = model {
+            let file = d.parsed.path.display().to_string();
+            let t = roofline::analyse_trace(&d.parsed.trace, &file, setup);
+            failed |= crate::roofline::judge(t, who, |t| {
+                d.roofline = Some((t.gpu.clone(), t.steps.clone()))
+            });
+        }
+    }
+    // Two traces of one rank are never compared as two ranks: refused, naming both (the rank rule).
+    let checked =
+        kineto_trace::ranks::check_ranks(done.iter().map(|d| kineto_trace::ranks::RankClaim {
+            file: &d.parsed.path,
+            rank: d.parsed.trace.header.rank,
+            world_size: d.parsed.trace.header.world_size,
+        }));
+    match checked {
+        Ok(warnings) => {
+            for w in warnings {
+                note(&format!("{who}: note: {w}"));
+            }
+        }
+        Err(e) => {
+            note(&format!("{who}: {e}"));
+            return Err(ExitCode::from(1));
+        }
+    }
+    let files: Vec<String> = done
+        .iter()
+        .map(|d| d.parsed.path.display().to_string())
+        .collect();
+    let inputs: Vec<TraceInput<'_>> = done
+        .iter()
+        .zip(&files)
+        .map(|(d, file)| TraceInput {
+            file,
+            trace: &d.parsed.trace,
+            analysis: &d.analysis,
+            budgets: &d.budgets,
+            rules: &rules,
+            roofline: d
+                .roofline
+                .as_ref()
+                .map(|(gpu, steps)| kineto_doctor::Roofs { gpu, steps }),
+        })
+        .collect();
+    Ok((diagnose(&inputs, &Thresholds::DEFAULT), failed))
+}
+
+/// The findings section of the report page, from the doctor's rows as `--json` prints them.
+pub fn findings_section(
+    d: &Diagnosis,
+    listing: &Listing,
+    model: Option<&Path>,
+) -> Result<html_report::Section, String> {
+    let values = json_values(&rows(d, listing, model))?;
+    let mut section = html_report::Section::new(Value::Array(values.clone()));
+    html_report::doctor_section(&mut section, &values);
+    Ok(section)
+}
+
 /// Runs `kineto doctor`.
 pub fn run(a: &DoctorArgs) -> ExitCode {
     let page = match &a.html {
@@ -225,82 +329,19 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
         }
     };
     let format = format_of(a.listing.json, a.listing.csv);
-    let opts = kineto_trace::Options {
-        salvage: a.listing.salvage,
-        sha256: false,
-        ..kineto_trace::Options::default()
+    let (diagnosis, failed) = match diagnose_paths(
+        &paths,
+        &rules,
+        &pattern,
+        &a.listing,
+        model.as_ref(),
+        "kineto doctor",
+        true,
+    ) {
+        Ok(v) => v,
+        Err(code) => return code,
     };
-    let work = |path: &Path| -> kineto_trace::Result<Done> {
-        let parsed = kineto_trace::parse_file(path, &opts)?;
-        let analysis = Analysis::at(&parsed, &pattern, &rules)?;
-        let budgets = analysis.budgets(&parsed.trace, &rules);
-        Ok(Done {
-            parsed,
-            analysis,
-            budgets,
-            roofline: None,
-        })
-    };
-    let mut failed = false;
-    let mut done: Vec<Done> = Vec::new();
-    kineto_trace::each_in_order(&paths, work, |r| match r {
-        Ok(d) => done.push(d),
-        Err(e) => {
-            note(&format!("kineto doctor: {e}"));
-            failed = true;
-        }
-    });
-    for d in &mut done {
-        for n in render_notes::notes(&d.parsed, &d.analysis) {
-            note(&format!("kineto doctor: note: {n}"));
-        }
-        if let Some(setup) = &model {
-            let file = d.parsed.path.display().to_string();
-            let t = roofline::analyse_trace(&d.parsed.trace, &file, setup);
-            failed |= crate::roofline::judge(t, "kineto doctor", |t| {
-                d.roofline = Some((t.gpu.clone(), t.steps.clone()))
-            });
-        }
-    }
-    // Two traces of one rank are never compared as two ranks: refused, naming both (the rank rule).
-    let checked =
-        kineto_trace::ranks::check_ranks(done.iter().map(|d| kineto_trace::ranks::RankClaim {
-            file: &d.parsed.path,
-            rank: d.parsed.trace.header.rank,
-            world_size: d.parsed.trace.header.world_size,
-        }));
-    match checked {
-        Ok(warnings) => {
-            for w in warnings {
-                note(&format!("kineto doctor: note: {w}"));
-            }
-        }
-        Err(e) => {
-            note(&format!("kineto doctor: {e}"));
-            return ExitCode::from(1);
-        }
-    }
-    let files: Vec<String> = done
-        .iter()
-        .map(|d| d.parsed.path.display().to_string())
-        .collect();
-    let inputs: Vec<TraceInput<'_>> = done
-        .iter()
-        .zip(&files)
-        .map(|(d, file)| TraceInput {
-            file,
-            trace: &d.parsed.trace,
-            analysis: &d.analysis,
-            budgets: &d.budgets,
-            rules: &rules,
-            roofline: d
-                .roofline
-                .as_ref()
-                .map(|(gpu, steps)| kineto_doctor::Roofs { gpu, steps }),
-        })
-        .collect();
-    let diagnosis = diagnose(&inputs, &Thresholds::DEFAULT);
-    let rows = rows(&diagnosis, a);
+    let rows = rows(&diagnosis, &a.listing, a.model.as_deref());
     if diagnosis.is_clean() && format != Format::Table {
         note(&format!(
             "kineto doctor: no finding in {} traces above the rules' thresholds (docs/doctor.md)",

@@ -412,7 +412,31 @@ pub fn report(r: &ReportArgs) -> ExitCode {
     let roofline = setup.is_some().then_some(Value::Array(steps));
     let top = Value::Array(rows.top);
     let timeline = rows.timeline.map(|t| Value::Array(t.traces));
+    // The page opens with what to fix first: the doctor's findings on the same traces (read once more;
+    // their notes were printed with the budget rows').
+    let findings = match crate::doctor::diagnose_paths(
+        &paths,
+        &rules,
+        &pattern,
+        &r.listing,
+        setup.as_ref(),
+        "kineto report",
+        false,
+    ) {
+        Ok((d, f)) => {
+            failed |= f;
+            match crate::doctor::findings_section(&d, &r.listing, r.model.as_deref()) {
+                Ok(s) => s,
+                Err(e) => {
+                    note(&format!("kineto report: {e}"));
+                    return ExitCode::from(1);
+                }
+            }
+        }
+        Err(code) => return code,
+    };
     let html = html_report::kineto_html(&html_report::KinetoInputs {
+        findings: Some(&findings),
         budget: &rows.budget,
         top: Some(&top),
         roofline: roofline.as_ref(),

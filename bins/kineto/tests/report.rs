@@ -64,6 +64,23 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
     assert_eq!(e["budget"], Value::Array(budget_json(RANK0)));
     assert!(e["top"].as_array().is_some_and(|t| !t.is_empty()));
     assert!(page.contains("<svg"));
+    // The page opens with the doctor's findings: the rows `kineto doctor --json` prints, embedded, and
+    // their section before the budget's.
+    let doctor = kineto()
+        .args(["doctor", "--json"])
+        .arg(testdata(RANK0))
+        .output()
+        .expect("run");
+    assert!(doctor.status.success());
+    let rows: Vec<Value> = String::from_utf8_lossy(&doctor.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect();
+    assert_eq!(e["findings"], Value::Array(rows));
+    let body = &page[page.find("<body").expect("a body")..];
+    let findings = body.find("What to fix first").expect("the findings section");
+    let budget = body.find("<svg").expect("the budget chart");
+    assert!(findings < budget, "the findings come first");
     // Not replaced without --overwrite; replaced with it.
     let again = kineto()
         .args(["report", "--html"])

@@ -3,7 +3,7 @@
 //! apart. [`doctor_section`] adds it to any page (the report page opens with it); [`doctor_html`] is the
 //! page `kineto doctor --html` writes.
 
-use crate::page::{Cell, Page, Table};
+use crate::page::{Cell, Page, Section, Table};
 use serde_json::Value;
 
 fn text(row: &Value, key: &str) -> String {
@@ -14,8 +14,9 @@ fn text(row: &Value, key: &str) -> String {
     }
 }
 
-/// Adds the findings and the trust warnings of `rows` (the `doctor` table's JSON rows) to `page`.
-pub fn doctor_section(page: &mut Page, rows: &[Value]) {
+/// Adds the findings and the trust warnings of `rows` (the `doctor` table's JSON rows) to `page` (a page
+/// or a section placed whole on one).
+pub fn doctor_section(page: &mut Section, rows: &[Value]) {
     let kind = |r: &Value, k: &str| r.get("kind").and_then(Value::as_str) == Some(k);
     let findings: Vec<&Value> = rows.iter().filter(|r| kind(r, "finding")).collect();
     let trust: Vec<&Value> = rows.iter().filter(|r| kind(r, "trust")).collect();

@@ -260,7 +260,7 @@ pub fn diagnose_paths(
             trace: &d.parsed.trace,
             analysis: &d.analysis,
             budgets: &d.budgets,
-            rules: &rules,
+            rules,
             roofline: d
                 .roofline
                 .as_ref()

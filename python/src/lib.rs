@@ -103,7 +103,7 @@ impl Setup {
             inner: file,
             stop: stop.clone(),
         };
-        let parsed = kineto_trace::parse_raw(path, reader, &opts)?;
+        let parsed = kineto_trace::parse_file_from(path, reader, &opts)?;
         let analysis = Analysis::new(&parsed.trace, &self.pattern, &self.rules);
         let budgets = analysis.budgets(&parsed.trace, &self.rules);
         Ok(NativeTrace {

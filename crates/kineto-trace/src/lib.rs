@@ -45,7 +45,9 @@ pub use model::{
     GpuOp, Header, IdValue, Launch, MAX_DEVICES, Overruns, Salvage, Span, SpanKind, Sym, Trace,
     TraceFormat, Track, TrackIds, Warning,
 };
-pub use parse::{Options, Parsed, RANGE_BYTES, parse_file, parse_raw, parse_reader};
+pub use parse::{
+    Options, Parsed, RANGE_BYTES, parse_file, parse_file_from, parse_raw, parse_reader,
+};
 pub use source::{Feed, hex};
 pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 

@@ -148,10 +148,26 @@ pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
 /// gzip, told by content — read from `raw` (a socket, an archive member, memory), exactly as
 /// [`parse_file`] reads a file: same feeds, hash and salvage. `name` is used in errors and as
 /// [`Parsed::path`]. (A rocprofv3 CSV read this way is its kernel-trace file alone.)
-pub fn parse_raw(
+pub fn parse_raw(name: &Path, raw: impl Read + Send + 'static, opts: &Options) -> Result<Parsed> {
+    parse_stored(name, raw, opts, None)
+}
+
+/// Parses the file at `path` from `raw`, a reader over its bytes as stored that the caller opened (one
+/// whose reads it can stop, say): as [`parse_file`] reads it, the files beside it included (a rocprofv3
+/// CSV's copy and agent files), which [`parse_raw`] cannot know of.
+pub fn parse_file_from(
+    path: &Path,
+    raw: impl Read + Send + 'static,
+    opts: &Options,
+) -> Result<Parsed> {
+    parse_stored(path, raw, opts, Some(path))
+}
+
+fn parse_stored(
     name: &Path,
     mut raw: impl Read + Send + 'static,
     opts: &Options,
+    file: Option<&Path>,
 ) -> Result<Parsed> {
     let io_err = |source| Error::Io {
         file: name.to_path_buf(),
@@ -162,7 +178,7 @@ pub fn parse_raw(
     let raw = std::io::Cursor::new(head).chain(raw);
     match crate::native::sniff(&content) {
         Sniffed::KinetoObject | Sniffed::Unknown => parse_kineto(name, raw, opts),
-        kind => crate::native::read_native(name, kind, raw, opts, None),
+        kind => crate::native::read_native(name, kind, raw, opts, file),
     }
 }
 

@@ -78,7 +78,9 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
         .collect();
     assert_eq!(e["findings"], Value::Array(rows));
     let body = &page[page.find("<body").expect("a body")..];
-    let findings = body.find("What to fix first").expect("the findings section");
+    let findings = body
+        .find("What to fix first")
+        .expect("the findings section");
     let budget = body.find("<svg").expect("the budget chart");
     assert!(findings < budget, "the findings come first");
     // Not replaced without --overwrite; replaced with it.

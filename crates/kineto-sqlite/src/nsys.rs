@@ -232,15 +232,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                     s
                 }
             };
-            let track = b.track(
-                IdValue::Num(dev.unwrap_or(-1)),
-                IdValue::Num(stream.unwrap_or(-1)),
-            );
-            let mut op = GpuOp::at(sym, start, end - start, track);
-            op.device = dev;
-            op.stream = stream;
-            let scope = int(5)?.unwrap_or(0) & PID_MASK;
-            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
             let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
             op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
             op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
@@ -276,15 +268,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 _ => format!("Memcpy {short}"),
             };
             let sym = b.name(&name);
-            let track = b.track(
-                IdValue::Num(dev.unwrap_or(-1)),
-                IdValue::Num(stream.unwrap_or(-1)),
-            );
-            let mut op = GpuOp::at(sym, start, end - start, track);
-            op.device = dev;
-            op.stream = stream;
-            let scope = int(5)?.unwrap_or(0) & PID_MASK;
-            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
             op.bytes = int(6)?.map(|v| v.max(0) as u64);
             b.gpu_op(GpuKind::Memcpy, op).map_err(e)
         })?;
@@ -303,15 +287,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 None => "Memset".to_string(),
             };
             let sym = b.name(&name);
-            let track = b.track(
-                IdValue::Num(dev.unwrap_or(-1)),
-                IdValue::Num(stream.unwrap_or(-1)),
-            );
-            let mut op = GpuOp::at(sym, start, end - start, track);
-            op.device = dev;
-            op.stream = stream;
-            let scope = int(5)?.unwrap_or(0) & PID_MASK;
-            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
             op.bytes = int(6)?.map(|v| v.max(0) as u64);
             b.gpu_op(GpuKind::Memset, op).map_err(e)
         })?;
@@ -333,15 +309,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 None => GRAPH_REPLAY_PREFIX.to_string(),
             };
             let sym = b.name(&name);
-            let track = b.track(
-                IdValue::Num(dev.unwrap_or(-1)),
-                IdValue::Num(stream.unwrap_or(-1)),
-            );
-            let mut op = GpuOp::at(sym, start, end - start, track);
-            op.device = dev;
-            op.stream = stream;
-            let scope = int(5)?.unwrap_or(0) & PID_MASK;
-            op.correlation = b.correlation(scope as u64, int(4)?.unwrap_or(0).max(0) as u64);
+            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
             op.graph_id = graph.map(|g| g as u64);
             b.gpu_op(GpuKind::Kernel, op).map_err(e)?;
             replays += 1;
@@ -517,6 +485,28 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         })?;
     }
     Ok(b.finish())
+}
+
+/// The op of a row of a `gpu_cols` table, from the columns they all start with: start, end, device,
+/// stream, correlation id and global pid (the correlation's scope), on its device and stream's track.
+fn device_op(
+    b: &mut TraceBuilder,
+    sym: kineto_trace::Sym,
+    (start, end): (i64, i64),
+    (dev, stream): (Option<i64>, Option<i64>),
+    correlation: Option<i64>,
+    global_pid: Option<i64>,
+) -> GpuOp {
+    let track = b.track(
+        IdValue::Num(dev.unwrap_or(-1)),
+        IdValue::Num(stream.unwrap_or(-1)),
+    );
+    let mut op = GpuOp::at(sym, start, end - start, track);
+    op.device = dev;
+    op.stream = stream;
+    let scope = global_pid.unwrap_or(0) & PID_MASK;
+    op.correlation = b.correlation(scope as u64, correlation.unwrap_or(0).max(0) as u64);
+    op
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! holds, and are also reported apart with their count and time.
 
 use crate::family::{Classes, Rules, UNMATCHED};
-use crate::interval::{sweep, union};
+use crate::interval::{intersect, length, merge, subtract, sweep, union};
 use crate::model::Trace;
 use crate::step::Step;
 use serde::Serialize;
@@ -43,36 +43,46 @@ impl CommOverlap {
     }
 }
 
-/// Sorted, disjoint, non-empty intervals covering the same time as `iv`.
-fn merged(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    iv.retain(|(a, b)| b > a);
-    iv.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
-    for (a, b) in iv {
-        match out.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
+/// A step's communication against its computation: the overlap's numbers and the exposed time as
+/// intervals (comm less compute: sorted, disjoint), whose lengths sum to `exposed_ns`. The one home of
+/// the definition: [`budget`] and [`exposed_comm`] both read it.
+fn comm_overlap(
+    trace: &Trace,
+    step: &Step,
+    classes: &Classes,
+    rules: &Rules,
+) -> (CommOverlap, Vec<(i64, i64)>) {
+    let (mut comm, mut compute) = (Vec::new(), Vec::new());
+    for &i in &step.kernels {
+        let k = &trace.kernels[i as usize];
+        let bucket = classes
+            .of(i as usize)
+            .map_or(UNMATCHED, |f| rules.family(f).bucket.as_str());
+        if bucket == COMM {
+            comm.push((k.ts_ns, k.end_ns()));
+        } else {
+            compute.push((k.ts_ns, k.end_ns()));
         }
     }
-    out
+    let (comm, compute) = (merge(comm), merge(compute));
+    let exposed = subtract(&comm, &compute);
+    let overlap = CommOverlap {
+        comm_ns: length(&comm),
+        overlapped_ns: length(&intersect(&comm, &compute)),
+        exposed_ns: length(&exposed),
+    };
+    (overlap, exposed)
 }
 
-/// Length of the intersection of two merged interval lists.
-fn intersection(x: &[(i64, i64)], y: &[(i64, i64)]) -> i64 {
-    let (mut i, mut j, mut total) = (0, 0, 0i64);
-    while i < x.len() && j < y.len() {
-        let lo = x[i].0.max(y[j].0);
-        let hi = x[i].1.min(y[j].1);
-        if hi > lo {
-            total = total.saturating_add(hi - lo);
-        }
-        if x[i].1 < y[j].1 {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    total
+/// Where a step's communication ran with no compute kernel beside it: sorted, disjoint intervals whose
+/// lengths sum to the step's [`CommOverlap::exposed_ns`] exactly (the same computation).
+pub fn exposed_comm(
+    trace: &Trace,
+    step: &Step,
+    classes: &Classes,
+    rules: &Rules,
+) -> Vec<(i64, i64)> {
+    comm_overlap(trace, step, classes, rules).1
 }
 
 /// A bucket's time in a step, ns.
@@ -176,23 +186,7 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
         }
     }
 
-    let (mut comm, mut compute) = (Vec::new(), Vec::new());
-    for &i in &step.kernels {
-        let k = &ks[i as usize];
-        if bucket_of(i) == COMM {
-            comm.push((k.ts_ns, k.end_ns()));
-        } else {
-            compute.push((k.ts_ns, k.end_ns()));
-        }
-    }
-    let (comm, compute) = (merged(comm), merged(compute));
-    let comm_ns = comm.iter().fold(0i64, |a, (x, y)| a.saturating_add(y - x));
-    let overlapped_ns = intersection(&comm, &compute);
-    b.comm = CommOverlap {
-        comm_ns,
-        overlapped_ns,
-        exposed_ns: comm_ns - overlapped_ns,
-    };
+    b.comm = comm_overlap(trace, step, classes, rules).0;
 
     let mut by_family: BTreeMap<Option<crate::family::FamilyId>, Vec<u32>> = BTreeMap::new();
     for &i in &step.kernels {

@@ -45,6 +45,75 @@ fn union_sorted(v: &mut [(i64, i64)]) -> i64 {
     i64::try_from(total).unwrap_or(i64::MAX)
 }
 
+/// The time `intervals` cover, as sorted, disjoint, non-empty intervals (touching ones joined): the
+/// intervals whose lengths sum to [`union`] of the same input. Empty or inverted intervals cover nothing.
+pub fn merge(intervals: impl IntoIterator<Item = (i64, i64)>) -> Vec<(i64, i64)> {
+    let mut iv: Vec<(i64, i64)> = intervals.into_iter().filter(|(a, b)| b > a).collect();
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Σ of the lengths of `iv`, ns, saturating at `i64::MAX` (the length of [`merge`]'s output is the
+/// [`union`] of its input).
+pub fn length(iv: &[(i64, i64)]) -> i64 {
+    iv.iter()
+        .fold(0i64, |acc, (a, b)| acc.saturating_add(b.saturating_sub(*a)))
+}
+
+/// The time covered by both `x` and `y`, each sorted and disjoint as [`merge`] returns them: sorted,
+/// disjoint, non-empty intervals. O(|x| + |y|).
+pub fn intersect(x: &[(i64, i64)], y: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < x.len() && j < y.len() {
+        let lo = x[i].0.max(y[j].0);
+        let hi = x[i].1.min(y[j].1);
+        if hi > lo {
+            out.push((lo, hi));
+        }
+        if x[i].1 < y[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// The time covered by `x` and not by `y`, each sorted and disjoint as [`merge`] returns them: sorted,
+/// disjoint, non-empty intervals, so that `length(subtract(x, y)) + length(intersect(x, y)) =
+/// length(x)` exactly. O(|x| + |y|).
+pub fn subtract(x: &[(i64, i64)], y: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    let mut j = 0;
+    for &(a, b) in x {
+        let mut cur = a;
+        // Skip the parts of `y` that end before this interval starts.
+        while j < y.len() && y[j].1 <= a {
+            j += 1;
+        }
+        let mut k = j;
+        while k < y.len() && y[k].0 < b {
+            if y[k].0 > cur {
+                out.push((cur, y[k].0));
+            }
+            cur = cur.max(y[k].1);
+            k += 1;
+        }
+        if cur < b {
+            out.push((cur, b));
+        }
+    }
+    out
+}
+
 /// What [`sweep`] found in a window `[lo, hi)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sweep<B: Ord> {
@@ -266,7 +335,48 @@ mod tests {
         assert_eq!(s.inclusive[&0], 10);
     }
 
+    #[test]
+    fn merge_intersect_subtract_by_hand() {
+        // [0,10) ∪ [5,15) ∪ [15,18) ∪ [20,25): touching [15,18) joins; the empty [30,30) covers nothing.
+        let x = merge([(20, 25), (0, 10), (5, 15), (15, 18), (30, 30)]);
+        assert_eq!(x, vec![(0, 18), (20, 25)]);
+        assert_eq!(length(&x), 18 + 5);
+        let y = merge([(3, 4), (10, 22), (24, 40)]);
+        assert_eq!(
+            intersect(&x, &y),
+            vec![(3, 4), (10, 18), (20, 22), (24, 25)]
+        );
+        // x less y: [0,3), [4,10), [22,24).
+        assert_eq!(subtract(&x, &y), vec![(0, 3), (4, 10), (22, 24)]);
+        assert_eq!(subtract(&y, &x), vec![(18, 20), (25, 40)]);
+        assert_eq!(subtract(&x, &[]), x);
+        assert!(subtract(&[], &x).is_empty());
+    }
+
     proptest! {
+        /// merge, intersect and subtract against a brute-force walk of the nanoseconds of a small grid:
+        /// each output is sorted and disjoint, and covers exactly the nanoseconds its definition says.
+        #[test]
+        fn set_operations_match_brute_force(
+            a in prop::collection::vec((0i64..200, 0i64..40), 0..20),
+            b in prop::collection::vec((0i64..200, 0i64..40), 0..20),
+        ) {
+            let a: Vec<(i64, i64)> = a.iter().map(|&(s, d)| (s, s + d)).collect();
+            let b: Vec<(i64, i64)> = b.iter().map(|&(s, d)| (s, s + d)).collect();
+            let (x, y) = (merge(a.iter().copied()), merge(b.iter().copied()));
+            let covers = |iv: &[(i64, i64)], t: i64| iv.iter().any(|&(s, e)| s <= t && t < e);
+            let disjoint = |iv: &[(i64, i64)]| iv.windows(2).all(|w| w[0].1 < w[1].0) && iv.iter().all(|v| v.0 < v.1);
+            let (i, d) = (intersect(&x, &y), subtract(&x, &y));
+            prop_assert!(disjoint(&x) && disjoint(&i) && disjoint(&d));
+            for t in 0..240 {
+                prop_assert_eq!(covers(&x, t), covers(&a, t));
+                prop_assert_eq!(covers(&i, t), covers(&a, t) && covers(&b, t));
+                prop_assert_eq!(covers(&d, t), covers(&a, t) && !covers(&b, t));
+            }
+            prop_assert_eq!(length(&x), union(a.iter().copied()));
+            prop_assert_eq!(length(&d) + length(&i), length(&x));
+        }
+
         /// Against a brute-force count of covered nanoseconds on a small grid.
         #[test]
         fn union_matches_brute_force(v in prop::collection::vec((0i64..200, 0i64..50), 0..30),

@@ -1,16 +1,19 @@
 //! The GPU waiting on the CPU: idle gaps inside steps split into the part a blocking call spans
 //! (`sync_blocked_idle`) and, when the next GPU op was launched only after the GPU went idle, the rest
-//! (`launch_bound_idle`); and the idle between steps (`between_steps`).
+//! (`launch_bound_idle`); and the idle between steps (`between_steps`). [`classify`] and [`boundaries`]
+//! are each rule's one classification: the findings' totals and their marks (`crate::marks`) both read
+//! them.
 
 use crate::rules::is_blocking_call;
 use crate::{Finding, FindingId, Thresholds, TraceInput, rule, us};
 use kineto_trace::GpuKind;
-use kineto_trace::interval::union_within;
+use kineto_trace::budget::StepBudget;
+use kineto_trace::interval::{length, merge, subtract};
 use std::collections::BTreeMap;
 
 /// Intervals sorted by start with the running maximum of their ends, for "which of them overlap
 /// `[a, b)`" in O(log n + answers).
-struct Calls {
+pub(crate) struct Calls {
     /// (start, end, index into `Trace::launches`), by start.
     iv: Vec<(i64, i64, usize)>,
     /// `max_end[i]`: the largest end among `iv[..=i]`.
@@ -18,7 +21,7 @@ struct Calls {
 }
 
 impl Calls {
-    fn blocking(t: &TraceInput<'_>) -> Calls {
+    pub(crate) fn blocking(t: &TraceInput<'_>) -> Calls {
         let tr = t.trace;
         let mut iv: Vec<(i64, i64, usize)> = tr
             .launches
@@ -81,6 +84,62 @@ pub(crate) fn top_named(by: &BTreeMap<String, (u64, i64)>, n: usize) -> String {
         .join(", ")
 }
 
+/// One idle gap of a step, classified: the part blocking calls span (`sync_blocked_idle`), and the rest
+/// when the GPU resumed only with ops launched after the gap began (`launch_bound_idle`). The one home
+/// of both rules: their totals and their marks are this classification's intervals.
+pub(crate) struct Gap {
+    /// The gap ∩ the blocking calls: sorted, disjoint.
+    pub synced: Vec<(i64, i64)>,
+    /// The gap less the blocking calls, when the gap is launch-bound (else empty): sorted, disjoint.
+    pub launch_bound: Vec<(i64, i64)>,
+    /// The blocking calls overlapping the gap, clipped to it: (start, end, index into `Trace::launches`).
+    pub calls: Vec<(i64, i64, usize)>,
+    /// The first op the GPU resumed with, when the gap is launch-bound.
+    pub resumed: Option<(GpuKind, usize)>,
+}
+
+/// Classifies every idle gap of the step whose budget is `b`.
+pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec<Gap> {
+    if b.gaps.is_empty() {
+        return Vec::new();
+    }
+    let tr = t.trace;
+    let ops = step_ops(t, b.index);
+    let mut out = Vec::with_capacity(b.gaps.len());
+    for &(a, z) in &b.gaps {
+        let over: Vec<(i64, i64, usize)> = calls
+            .overlapping(a, z)
+            .map(|c| (c.0.max(a), c.1.min(z), c.2))
+            .collect();
+        let synced = merge(over.iter().map(|c| (c.0, c.1)));
+        // The ops that start where the gap ends: the GPU resumed with them. The gap is launch-bound
+        // when every one of them was launched after the GPU went idle.
+        let first = ops.partition_point(|o| o.0 < z);
+        let resumed: Vec<&(i64, GpuKind, usize)> =
+            ops[first..].iter().take_while(|o| o.0 == z).collect();
+        let launched: Vec<i64> = resumed
+            .iter()
+            .filter_map(|o| t.analysis.links.launch_of(o.1, o.2))
+            .map(|l| tr.launches[l].ts_ns)
+            .collect();
+        let late = !launched.is_empty()
+            && launched.len() == resumed.len()
+            && launched.iter().all(|&ts| ts > a);
+        let launch_bound = if late {
+            subtract(&[(a, z)], &synced)
+        } else {
+            Vec::new()
+        };
+        out.push(Gap {
+            resumed: (!launch_bound.is_empty()).then(|| (resumed[0].1, resumed[0].2)),
+            synced,
+            launch_bound,
+            calls: over,
+        });
+    }
+    out
+}
+
 pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     let tr = t.trace;
     let calls = Calls::blocking(t);
@@ -91,45 +150,26 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     let mut sync_calls: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut largest: Option<(i64, usize, String)> = None;
     for b in t.budgets {
-        if b.gaps.is_empty() {
-            continue;
-        }
-        let ops = step_ops(t, b.index);
         let (mut in_launch, mut in_sync) = (false, false);
-        for &(a, z) in &b.gaps {
-            let over: Vec<&(i64, i64, usize)> = calls.overlapping(a, z).collect();
-            let synced = union_within(over.iter().map(|c| (c.0, c.1)), a, z);
+        for g in classify(t, &calls, b) {
+            let synced = length(&g.synced);
             if synced > 0 {
                 sync_ns = sync_ns.saturating_add(synced);
                 sync_gaps += 1;
                 in_sync = true;
-                for c in &over {
+                for c in &g.calls {
                     let name = tr.name(tr.launches[c.2].name).to_string();
                     let e = sync_calls.entry(name).or_default();
                     e.0 += 1;
-                    e.1 = e.1.saturating_add(c.1.min(z) - c.0.max(a));
+                    e.1 = e.1.saturating_add(c.1 - c.0);
                 }
             }
-            // The ops that start where the gap ends: the GPU resumed with them. The gap is launch-bound
-            // when every one of them was launched after the GPU went idle.
-            let first = ops.partition_point(|o| o.0 < z);
-            let resumed: Vec<&(i64, GpuKind, usize)> =
-                ops[first..].iter().take_while(|o| o.0 == z).collect();
-            let launched: Vec<i64> = resumed
-                .iter()
-                .filter_map(|o| t.analysis.links.launch_of(o.1, o.2))
-                .map(|l| tr.launches[l].ts_ns)
-                .collect();
-            let late = !launched.is_empty()
-                && launched.len() == resumed.len()
-                && launched.iter().all(|&ts| ts > a);
-            let rest = (z - a) - synced;
-            if late && rest > 0 {
+            let rest = length(&g.launch_bound);
+            if let (Some(o), true) = (g.resumed, rest > 0) {
                 launch_ns = launch_ns.saturating_add(rest);
                 launch_gaps += 1;
                 in_launch = true;
-                let o = resumed[0];
-                let name = tr.name(tr.gpu_ops(o.1)[o.2].name).to_string();
+                let name = tr.name(tr.gpu_ops(o.0)[o.1].name).to_string();
                 let e = next_ops.entry(name.clone()).or_default();
                 e.0 += 1;
                 e.1 = e.1.saturating_add(rest);
@@ -202,60 +242,53 @@ pub(crate) fn finding(
 /// The GPU's busy time as sorted, disjoint intervals (every kernel, copy and fill of the trace).
 fn busy(t: &TraceInput<'_>) -> Vec<(i64, i64)> {
     let tr = t.trace;
-    let mut iv: Vec<(i64, i64)> = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
-        .into_iter()
-        .flat_map(|k| tr.gpu_ops(k).iter().map(|o| (o.ts_ns, o.end_ns())))
-        .filter(|(a, b)| b > a)
-        .collect();
-    iv.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
-    for (a, b) in iv {
-        match out.last_mut() {
-            Some(l) if a <= l.1 => l.1 = l.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
-    out
+    merge(
+        [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
+            .into_iter()
+            .flat_map(|k| tr.gpu_ops(k).iter().map(|o| (o.ts_ns, o.end_ns()))),
+    )
 }
 
-/// Time in `[a, b)` that `merged` (sorted, disjoint) does not cover.
-fn idle_within(merged: &[(i64, i64)], a: i64, b: i64) -> i64 {
+/// The parts of `[a, b)` that `merged` (sorted, disjoint) does not cover: sorted, disjoint.
+fn idle_within(merged: &[(i64, i64)], a: i64, b: i64) -> Vec<(i64, i64)> {
     let first = merged.partition_point(|iv| iv.1 <= a);
-    let covered: i64 = merged[first..]
-        .iter()
-        .take_while(|iv| iv.0 < b)
-        .map(|iv| iv.1.min(b) - iv.0.max(a))
-        .sum();
-    (b - a) - covered
+    let end = first + merged[first..].partition_point(|iv| iv.0 < b);
+    subtract(&[(a, b)], &merged[first..end])
 }
 
-fn between_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
+/// One step boundary with GPU idle across it: the step before (the one whose work ended last), the
+/// step after, and the idle between them (no GPU op of any step, or of none, running).
+pub(crate) struct Boundary {
+    pub before: usize,
+    pub after: usize,
+    pub idle: Vec<(i64, i64)>,
+}
+
+/// The idle between consecutive steps' GPU work, in window order. The one home of `between_steps`:
+/// its total and its marks are these intervals.
+pub(crate) fn boundaries(t: &TraceInput<'_>) -> Vec<Boundary> {
     let mut windows: Vec<(i64, i64, usize)> = t
         .budgets
         .iter()
         .filter_map(|b| b.window.map(|w| (w.0, w.1, b.index)))
         .collect();
     if windows.len() < 2 {
-        return;
+        return Vec::new();
     }
     windows.sort_unstable();
     let merged = busy(t);
-    let steps = &t.analysis.steps.steps;
-    let (mut total, mut count) = (0i64, 0u64);
-    let mut at = Vec::new();
-    let mut largest: Option<(i64, usize, usize)> = None;
+    let mut out = Vec::new();
     let mut hi = windows[0].1;
     let mut prev = windows[0].2;
     for &(lo, end, idx) in &windows[1..] {
         if lo > hi {
             let idle = idle_within(&merged, hi, lo);
-            if idle > 0 {
-                total = total.saturating_add(idle);
-                count += 1;
-                at.push(idx);
-                if largest.is_none_or(|l| idle > l.0) {
-                    largest = Some((idle, prev, idx));
-                }
+            if !idle.is_empty() {
+                out.push(Boundary {
+                    before: prev,
+                    after: idx,
+                    idle,
+                });
             }
         }
         if end > hi {
@@ -263,10 +296,29 @@ fn between_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
             prev = idx;
         }
     }
+    out
+}
+
+fn between_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
+    let found = boundaries(t);
+    let windows = t.budgets.iter().filter(|b| b.window.is_some()).count();
+    let steps = &t.analysis.steps.steps;
+    let (mut total, mut count) = (0i64, 0u64);
+    let mut at = Vec::new();
+    let mut largest: Option<(i64, usize, usize)> = None;
+    for b in &found {
+        let idle = length(&b.idle);
+        total = total.saturating_add(idle);
+        count += 1;
+        at.push(b.after);
+        if largest.is_none_or(|l| idle > l.0) {
+            largest = Some((idle, b.before, b.after));
+        }
+    }
     if let Some((l, from, to)) = largest {
         let evidence = format!(
             "{count} of {} step boundaries, {} µs idle, mean {} µs; largest {} µs between step {from} `{}` and step {to} `{}`",
-            windows.len() - 1,
+            windows.saturating_sub(1),
             us(total),
             us(total / count.max(1) as i64),
             us(l),

@@ -7,7 +7,9 @@
 //! (ESTIMATED for the roofline rule, which sets measured time against a model's bytes and FLOPs) — its
 //! share of the analysed GPU span, the steps and rank it occurs in, the evidence (numbers and the top
 //! contributing kernels, gaps or calls) and what to look at next ([`Next`]). [`TrustWarning`]s say why
-//! a number may be wrong and are never ranked with the findings. `docs/doctor.md` states every rule.
+//! a number may be wrong and are never ranked with the findings. [`marks`] gives the time ranges a
+//! reported finding occupies in one step (for a timeline), from the same classification as its total.
+//! `docs/doctor.md` states every rule.
 //!
 //! What it is not: a parser, a renderer or a command line. It reads no file, prints nothing and names
 //! no option: the `kineto` binary renders the `doctor` table (`kineto-tables`) and turns [`Next`] into
@@ -15,6 +17,7 @@
 #![deny(missing_docs)]
 
 mod gaps;
+mod marks;
 mod ranks;
 mod roof;
 mod rules;
@@ -91,6 +94,24 @@ impl FindingId {
     /// The id as written in every output.
     pub fn as_str(self) -> &'static str {
         rule(self).id
+    }
+
+    /// Whether the finding's [`marks`] are the very time it counts — Σ of its marks over all steps is its
+    /// time at stake, exactly — rather than the windows of the steps it judges as a whole (stragglers,
+    /// eager, unsteady and below-the-roofline steps).
+    pub fn marks_are_its_time(self) -> bool {
+        match self {
+            FindingId::LaunchBoundIdle
+            | FindingId::SyncBlockedIdle
+            | FindingId::BetweenSteps
+            | FindingId::ExposedComm
+            | FindingId::ShortKernels
+            | FindingId::CopiesInStep => true,
+            FindingId::Straggler
+            | FindingId::EagerSteps
+            | FindingId::BelowRoofline
+            | FindingId::UnsteadySteps => false,
+        }
     }
 }
 
@@ -298,6 +319,45 @@ impl Diagnosis {
     pub fn is_clean(&self) -> bool {
         self.findings.is_empty()
     }
+}
+
+/// A time range a reported finding occupies in one step, on the trace's clock (MEASURED: from the same
+/// classification of gaps, kernels and copies as the finding's time at stake).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    /// The finding.
+    pub id: FindingId,
+    /// Start, ns.
+    pub lo_ns: i64,
+    /// End, ns.
+    pub hi_ns: i64,
+}
+
+impl Mark {
+    /// `hi − lo`, ns.
+    pub fn dur_ns(&self) -> i64 {
+        self.hi_ns.saturating_sub(self.lo_ns)
+    }
+}
+
+/// The time ranges the reported `findings` (a [`diagnose`]'s, run with `th`) of trace `t` occupy in its
+/// step `step`, by finding then start; only findings of `t`'s file whose steps hold `step`:
+///
+/// - `launch_bound_idle`: the launch-bound part of each such idle gap (the gap less the blocking calls);
+/// - `sync_blocked_idle`: each gap ∩ the blocking calls;
+/// - `short_kernels`: each short eagerly launched kernel, `[start, end)`;
+/// - `exposed_comm`: the comm-kernel time with no compute kernel beside it
+///   (`kineto_trace::budget::exposed_comm`, the budget's own computation);
+/// - `copies_in_step`: the host↔device copy time with no kernel beside it;
+/// - `between_steps`: the idle from the previous step's GPU end to this step's first GPU start;
+/// - `eager_steps`, `unsteady_steps`, `below_roofline`, `straggler`: the step's window, one band.
+///
+/// Empty marks (a zero-length kernel) are left out. For every finding whose
+/// [`FindingId::marks_are_its_time`], Σ over all its steps of its marks' durations is its
+/// `time_at_stake_ns`, exactly: both come from one classification per rule. A step the trace lacks has
+/// no marks.
+pub fn marks(t: &TraceInput<'_>, step: usize, findings: &[Finding], th: &Thresholds) -> Vec<Mark> {
+    marks::of_step(t, step, findings, th)
 }
 
 /// The share of `span_ns` that `ns` is, %; 0 for an empty span.

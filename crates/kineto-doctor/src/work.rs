@@ -3,10 +3,12 @@
 
 use crate::gaps::{finding, top_named};
 use crate::{Finding, FindingId, Thresholds, TraceInput, us};
+use kineto_trace::GpuOp;
 use kineto_trace::budget::COMM;
 use kineto_trace::correlate::is_graph_launch;
 use kineto_trace::family::UNMATCHED;
-use kineto_trace::interval::union;
+use kineto_trace::interval::{length, merge, subtract};
+use kineto_trace::step::Step;
 use kineto_trace::summary::copy_kind;
 use std::collections::BTreeMap;
 
@@ -70,26 +72,38 @@ fn from_graph(t: &TraceInput<'_>, k: usize) -> Option<bool> {
     ))
 }
 
+/// A step's eagerly launched kernels (launched by a call that is not a graph launch): how many, and
+/// those shorter than the launch-cost threshold. The one home of `short_kernels`: its total and its
+/// marks are these kernels.
+pub(crate) fn short_eager(t: &TraceInput<'_>, th: &Thresholds, s: &Step) -> (u64, Vec<u32>) {
+    let mut eager = 0u64;
+    let mut short = Vec::new();
+    for &k in &s.kernels {
+        if from_graph(t, k as usize) != Some(false) {
+            continue;
+        }
+        eager += 1;
+        if t.trace.kernels[k as usize].dur_ns < th.short_kernel_ns {
+            short.push(k);
+        }
+    }
+    (eager, short)
+}
+
 fn short_kernels(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     let (mut count, mut total, mut eager) = (0u64, 0i64, 0u64);
     let mut steps = Vec::new();
     let mut names = BTreeMap::new();
     for s in &t.analysis.steps.steps {
-        let mut here = false;
-        for &k in &s.kernels {
-            if from_graph(t, k as usize) != Some(false) {
-                continue;
-            }
-            eager += 1;
+        let (e, short) = short_eager(t, th, s);
+        eager += e;
+        for &k in &short {
             let op = &t.trace.kernels[k as usize];
-            if op.dur_ns < th.short_kernel_ns {
-                count += 1;
-                total = total.saturating_add(op.dur_ns);
-                here = true;
-                add(&mut names, t.trace.name(op.name), op.dur_ns);
-            }
+            count += 1;
+            total = total.saturating_add(op.dur_ns);
+            add(&mut names, t.trace.name(op.name), op.dur_ns);
         }
-        if here {
+        if !short.is_empty() {
             steps.push(s.index);
         }
     }
@@ -108,7 +122,7 @@ fn short_kernels(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
 
 fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
     let steps = &t.analysis.steps.steps;
-    let graphed = |s: &kineto_trace::step::Step| {
+    let graphed = |s: &Step| {
         s.kernels
             .iter()
             .any(|&k| from_graph(t, k as usize) == Some(true))
@@ -153,6 +167,31 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
     out.push(finding(t, FindingId::EagerSteps, idle, eager, evidence));
 }
 
+/// A step's host↔device copies, and the time they run with no kernel of the step beside it: the
+/// copies' union less the kernels' (sorted, disjoint). The one home of `copies_in_step`: its total and
+/// its marks are these intervals.
+pub(crate) fn lone_copies<'t>(t: &TraceInput<'t>, s: &Step) -> (Vec<&'t GpuOp>, Vec<(i64, i64)>) {
+    let tr = t.trace;
+    let copies: Vec<&GpuOp> = s
+        .memcpys
+        .iter()
+        .map(|&i| &tr.memcpys[i as usize])
+        .filter(|c| matches!(copy_kind(tr.name(c.name)), "HtoD" | "DtoH"))
+        .collect();
+    if copies.is_empty() {
+        return (copies, Vec::new());
+    }
+    let kernels = merge(s.kernels.iter().map(|&k| {
+        let op = &tr.kernels[k as usize];
+        (op.ts_ns, op.end_ns())
+    }));
+    let alone = subtract(
+        &merge(copies.iter().map(|c| (c.ts_ns, c.end_ns()))),
+        &kernels,
+    );
+    (copies, alone)
+}
+
 fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     let tr = t.trace;
     let (mut exposed, mut total, mut count, mut bytes) = (0i64, 0i64, 0u64, 0u64);
@@ -160,24 +199,8 @@ fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     let mut names = BTreeMap::new();
     let mut pageable = BTreeMap::new();
     for s in &t.analysis.steps.steps {
-        let copies: Vec<&kineto_trace::GpuOp> = s
-            .memcpys
-            .iter()
-            .map(|&i| &tr.memcpys[i as usize])
-            .filter(|c| matches!(copy_kind(tr.name(c.name)), "HtoD" | "DtoH"))
-            .collect();
-        if copies.is_empty() {
-            continue;
-        }
-        let kernels = || {
-            s.kernels.iter().map(|&k| {
-                let op = &tr.kernels[k as usize];
-                (op.ts_ns, op.end_ns())
-            })
-        };
-        // Copy time with no kernel beside it: union(copies ∪ kernels) − union(kernels).
-        let alone =
-            union(kernels().chain(copies.iter().map(|c| (c.ts_ns, c.end_ns())))) - union(kernels());
+        let (copies, alone) = lone_copies(t, s);
+        let alone = length(&alone);
         exposed = exposed.saturating_add(alone);
         if alone > 0 {
             steps.push(s.index);

@@ -1,7 +1,7 @@
 //! Traces written here with one known problem each; the time at stake of every finding is worked out by
 //! hand from the events (times in µs in the trace, ns in the findings), as the arithmetic below.
 
-use kineto_doctor::{Diagnosis, FindingId, Thresholds, TraceInput, TrustId, diagnose};
+use kineto_doctor::{Diagnosis, FindingId, Mark, Thresholds, TraceInput, TrustId, diagnose, marks};
 use kineto_trace::analysis::Analysis;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
@@ -74,6 +74,13 @@ impl Run {
     }
 
     fn diagnose(&self) -> Diagnosis {
+        self.diagnose_and_mark().0
+    }
+
+    /// The diagnosis and, per trace, the marks of every step (in step order), after checking that every
+    /// interval finding's marks sum to its time at stake over its steps, and that no other finding has
+    /// marks outside its steps.
+    fn diagnose_and_mark(&self) -> (Diagnosis, Vec<Vec<Mark>>) {
         let rules = Rules::builtin();
         let pattern = StepPattern::builtin();
         let analyses: Vec<Analysis> = self
@@ -101,12 +108,42 @@ impl Run {
                 roofline: None,
             })
             .collect();
-        diagnose(&inputs, &Thresholds::DEFAULT)
+        let th = Thresholds::DEFAULT;
+        let d = diagnose(&inputs, &th);
+        let all: Vec<Vec<Mark>> = inputs
+            .iter()
+            .map(|t| {
+                (0..t.budgets.len())
+                    .flat_map(|s| marks(t, s, &d.findings, &th))
+                    .collect()
+            })
+            .collect();
+        for f in &d.findings {
+            let r = inputs.iter().position(|t| t.file == f.file);
+            let of: Vec<&Mark> = r
+                .map_or(&[][..], |r| &all[r][..])
+                .iter()
+                .filter(|m| m.id == f.id)
+                .collect();
+            if f.id.marks_are_its_time() {
+                let sum: i64 = of.iter().map(|m| m.dur_ns()).sum();
+                assert_eq!(sum, f.time_at_stake_ns, "{:?} marks {of:?}", f.id);
+            } else {
+                assert_eq!(of.len(), f.steps.len(), "{:?}: one band per step", f.id);
+            }
+        }
+        (d, all)
     }
 }
 
 fn one(t: &T) -> Diagnosis {
     Run::new(&[("t.json".to_string(), t.json(None))]).diagnose()
+}
+
+/// The marks of every step of a one-trace run, as (finding, start, end) in ns.
+fn one_marked(t: &T) -> Vec<(FindingId, i64, i64)> {
+    let (_, m) = Run::new(&[("t.json".to_string(), t.json(None))]).diagnose_and_mark();
+    m[0].iter().map(|m| (m.id, m.lo_ns, m.hi_ns)).collect()
 }
 
 /// (finding, time at stake ns, steps) of every finding, in rank order.
@@ -154,6 +191,11 @@ fn launch_bound_idle_is_the_gap_before_a_late_launch() {
     assert!((f.share_pct - 100.0 * 25.0 / 120.0).abs() < 1e-9);
     assert_eq!(f.origin.as_str(), "MEASURED");
     assert!(f.evidence.contains("1 gaps"), "{}", f.evidence);
+    // Its mark is the gap itself: no blocking call spans any of it.
+    assert_eq!(
+        one_marked(&t),
+        [(FindingId::LaunchBoundIdle, 40 * US, 65 * US)]
+    );
 }
 
 #[test]
@@ -200,6 +242,21 @@ fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
         copies.contains("Memcpy DtoH (Device -> Pageable)"),
         "{copies}"
     );
+    // The marks are the pieces summed above, by finding then start.
+    use FindingId::{CopiesInStep as C, LaunchBoundIdle as L, SyncBlockedIdle as S};
+    let want: Vec<(FindingId, i64, i64)> = [
+        (L, 55, 60),
+        (L, 90, 95),
+        (L, 130, 135),
+        (S, 50, 55),
+        (S, 95, 100),
+        (S, 110, 130),
+        (C, 100, 110),
+    ]
+    .into_iter()
+    .map(|(f, a, b)| (f, a * US, b * US))
+    .collect();
+    assert_eq!(one_marked(&t), want);
 }
 
 #[test]
@@ -217,6 +274,17 @@ fn between_steps_is_the_gpu_idle_from_one_step_to_the_next() {
     );
     let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
     assert_eq!(ids, [TrustId::KernelsOutsideSteps]);
+    // Step 1's mark is the idle before it less the outside kernel: [60, 70) and [80, 130); step 2's is
+    // [180, 200).
+    let b = FindingId::BetweenSteps;
+    assert_eq!(
+        one_marked(&t),
+        [
+            (b, 60 * US, 70 * US),
+            (b, 80 * US, 130 * US),
+            (b, 180 * US, 200 * US)
+        ]
+    );
 }
 
 #[test]
@@ -233,6 +301,8 @@ fn exposed_comm_is_comm_with_no_compute_beside_it() {
         [(FindingId::ExposedComm, (50 - 20) * US, vec![0])]
     );
     assert!((d.findings[0].share_pct - 100.0 * 30.0 / 70.0).abs() < 1e-9);
+    // The nccl kernel past the gemm's end.
+    assert_eq!(one_marked(&t), [(FindingId::ExposedComm, 50 * US, 80 * US)]);
 }
 
 fn rank(spans: [f64; 2]) -> T {
@@ -295,6 +365,17 @@ fn short_eager_kernels_count_and_total() {
             .evidence
             .starts_with("10 of 11 eagerly launched kernels")
     );
+    // One mark per short kernel, [20 + 2i, 22 + 2i).
+    let want: Vec<(FindingId, i64, i64)> = (0..10)
+        .map(|i| {
+            (
+                FindingId::ShortKernels,
+                (20 + 2 * i) * US,
+                (22 + 2 * i) * US,
+            )
+        })
+        .collect();
+    assert_eq!(one_marked(&t), want);
 }
 
 #[test]
@@ -310,6 +391,8 @@ fn eager_steps_beside_graph_steps() {
     let d = one(&t);
     // Step 2 runs eagerly while step 1 replays a graph: its idle [100, 110) = 10 µs.
     assert_eq!(found(&d), [(FindingId::EagerSteps, 10 * US, vec![1])]);
+    // A step-level finding: the step's window [70, 140) as one band.
+    assert_eq!(one_marked(&t), [(FindingId::EagerSteps, 70 * US, 140 * US)]);
 }
 
 #[test]

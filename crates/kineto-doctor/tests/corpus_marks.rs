@@ -1,0 +1,153 @@
+//! The marks against the findings on real traces of the shared corpus: for every reported finding whose
+//! marks are its time (`FindingId::marks_are_its_time`), Σ over its steps of its marks' durations equals
+//! its time at stake, exactly; a step-level finding has one band per step, the step's window; marks lie
+//! in or (between_steps) just before their step's window; no step outside a finding's steps has its
+//! marks. A drift between a rule's total and its marks fails here.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use kineto_doctor::{FindingId, Mark, Thresholds, TraceInput, diagnose, marks};
+use kineto_trace::analysis::Analysis;
+use kineto_trace::family::Rules;
+use kineto_trace::step::StepPattern;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// A file or directory of the shared corpus beside the clone; absent is a skip, except where CI sets
+/// KL1_REQUIRE_CORPUS.
+fn shared(rel: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(rel);
+    assert!(
+        p.exists() || std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
+        "KL1_REQUIRE_CORPUS is set but {} is missing",
+        p.display()
+    );
+    p.exists().then_some(p)
+}
+
+/// Diagnoses the traces of `rel` together (a directory: its ranks) and checks every finding's marks;
+/// returns the ids of the interval findings checked.
+fn check(rel: &str) -> BTreeSet<FindingId> {
+    let Some(p) = shared(rel) else {
+        return BTreeSet::new();
+    };
+    let rules = Rules::builtin();
+    let pattern = StepPattern::builtin();
+    let opts = kineto_trace::Options::default();
+    let parsed: Vec<kineto_trace::Parsed> = kineto_trace::expand_paths(&[p])
+        .unwrap()
+        .iter()
+        .map(|f| kineto_trace::parse_file(f, &opts).unwrap())
+        .collect();
+    let analyses: Vec<Analysis> = parsed
+        .iter()
+        .map(|p| Analysis::at(p, &pattern, &rules).unwrap())
+        .collect();
+    let budgets: Vec<_> = parsed
+        .iter()
+        .zip(&analyses)
+        .map(|(p, a)| a.budgets(&p.trace, &rules))
+        .collect();
+    let files: Vec<String> = parsed
+        .iter()
+        .map(|p| p.path.display().to_string())
+        .collect();
+    let inputs: Vec<TraceInput<'_>> = (0..parsed.len())
+        .map(|i| TraceInput {
+            file: &files[i],
+            trace: &parsed[i].trace,
+            analysis: &analyses[i],
+            budgets: &budgets[i],
+            rules: &rules,
+            roofline: None,
+        })
+        .collect();
+    let th = Thresholds::DEFAULT;
+    let d = diagnose(&inputs, &th);
+    let mut checked = BTreeSet::new();
+    for t in &inputs {
+        let per_step: Vec<Vec<Mark>> = (0..t.budgets.len())
+            .map(|s| marks(t, s, &d.findings, &th))
+            .collect();
+        if !d.findings.iter().any(|f| f.file == t.file) {
+            // Nothing reported (the vLLM graph replay): nothing marked.
+            assert!(
+                per_step.iter().all(Vec::is_empty),
+                "{rel}: marks without a finding"
+            );
+        }
+        for f in d.findings.iter().filter(|f| f.file == t.file) {
+            let mut sum = 0i64;
+            for (s, ms) in per_step.iter().enumerate() {
+                let of: Vec<&Mark> = ms.iter().filter(|m| m.id == f.id).collect();
+                if !f.steps.contains(&s) {
+                    assert!(
+                        of.is_empty(),
+                        "{rel}: {:?} marks step {s}, not its own",
+                        f.id
+                    );
+                    continue;
+                }
+                let w = t.budgets[s].window.unwrap();
+                for m in &of {
+                    assert!(m.hi_ns > m.lo_ns, "{rel}: an empty mark {m:?}");
+                    if f.id == FindingId::BetweenSteps {
+                        assert!(
+                            m.hi_ns <= w.0,
+                            "{rel}: between_steps {m:?} not before {w:?}"
+                        );
+                    } else {
+                        assert!(
+                            m.lo_ns >= w.0 && m.hi_ns <= w.1,
+                            "{rel}: {m:?} outside step {s}'s window {w:?}"
+                        );
+                    }
+                }
+                if f.id.marks_are_its_time() {
+                    sum += of.iter().map(|m| m.dur_ns()).sum::<i64>();
+                } else {
+                    assert_eq!(of.len(), 1, "{rel}: {:?} step {s}", f.id);
+                    assert_eq!((of[0].lo_ns, of[0].hi_ns), w, "{rel}: {:?} step {s}", f.id);
+                }
+            }
+            if f.id.marks_are_its_time() {
+                assert_eq!(
+                    sum, f.time_at_stake_ns,
+                    "{rel}: {} {:?}: Σ marks vs time at stake",
+                    f.file, f.id
+                );
+                checked.insert(f.id);
+            }
+        }
+    }
+    checked
+}
+
+#[test]
+fn marks_sum_to_the_time_at_stake_on_the_corpus() {
+    let mut seen = BTreeSet::new();
+    for rel in [
+        "hta/nccl_parser_config/nccl_data.json.gz",
+        "hta/negative_queue_length_values_check/rank0.json.gz",
+        "hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+        "hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "hta/trace_diff/test/test.json.gz",
+        "param/dlrm_kineto",
+        "serving/vllm_decode_full/graph_execution.json.gz",
+    ] {
+        let ids = check(rel);
+        eprintln!("{rel}: {ids:?}");
+        seen.extend(ids);
+    }
+    if shared("param/dlrm_kineto").is_some() {
+        // The corpus exercises every interval rule but the ones named here as absent from it: a rule
+        // that stops firing there, or starts, is noticed.
+        let all: BTreeSet<FindingId> = FindingId::ALL
+            .into_iter()
+            .filter(|f| f.marks_are_its_time())
+            .collect();
+        eprintln!("interval findings checked: {seen:?}");
+        assert_eq!(seen, all, "interval findings the corpus exercises");
+    }
+}

@@ -406,7 +406,9 @@ fn timeline_section(
     page.raw(timeline::STYLE);
     page.raw(
         "<p class=\"hint\">Hover a bar for its kernel, bucket, stream, start and duration. Times are \
-         from the step's first op start.</p>",
+         from the step's first op start. Above the streams, one lane per finding of the doctor marks \
+         the time it counts in this step (a step-level finding: the step's window); hover a mark for \
+         its finding and duration.</p>",
     );
     let colors = |b: &str| bucket_color(buckets, b);
     let mut layouts = Vec::new();

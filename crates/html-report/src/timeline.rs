@@ -3,10 +3,12 @@
 //! findings' time ranges marked above them, hover for name, bucket, stream, start and duration.
 //!
 //! The input is the binary's: per trace the step's ops as `gpu_ops` rows ([`crate::view::TIMELINE_OPS`]),
-//! its window and its idle gaps, embedded with the tool's JSON. This module lays them out (lanes, ops
-//! relative to the window's start, in integer ns) into the derived block, and the page's script draws the
-//! SVG from there. A step with more ops than [`DRAW_CAP`] is drawn with neighbouring ops merged — never
-//! dropped — and the page says how many were merged into how many bars, and under what rule.
+//! its window and its idle gaps, embedded with the tool's JSON, and the [`Mark`]s of its findings. This
+//! module lays them out (lanes, ops relative to the window's start, in integer ns; one mark lane per
+//! finding above the stream lanes) into the derived block, and the page's script draws the SVG from
+//! there. A step with more ops than [`DRAW_CAP`] is drawn with neighbouring ops merged — never dropped —
+//! and the page says how many were merged into how many bars, and under what rule; more than
+//! [`DRAW_CAP`] marks, and the narrowest are left undrawn, which the page counts.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -25,6 +27,8 @@ pub const DRAW_CAP: usize = 4000;
 pub struct Mark {
     /// The trace file as given (the `file` of the listings' rows): which timeline it belongs to.
     pub file: String,
+    /// The finding (its id): marks of one finding share a lane, a colour and a legend entry.
+    pub finding: String,
     /// Start on the trace's clock, ns.
     pub lo_ns: i64,
     /// End on the trace's clock, ns.
@@ -155,6 +159,141 @@ fn int(v: &Value, k: &str) -> Option<i64> {
 
 fn us(ns: f64) -> String {
     fmt_num(ns / 1000.0)
+}
+
+/// The marks' colours, by mark lane: apart from the buckets' pastel palette, strong enough to read on
+/// the lanes' grey.
+const MARK_COLORS: [&str; 8] = [
+    "#e65100", "#c62828", "#6a1b9a", "#00838f", "#2e7d32", "#ad1457", "#4e342e", "#283593",
+];
+
+/// How far the drawn range may reach past the step's window on either side to show a mark there (the
+/// idle before the step): at most the step's span, so the step keeps a third of the width at least.
+fn reach(span: i64) -> i64 {
+    span
+}
+
+/// The marks laid out: the drawn range (relative to the window's start), the mark lanes (finding ids, in
+/// order of first appearance), each drawn mark `[lane, start, duration, label]` relative to the window's
+/// start, and the page's statement about them.
+struct MarkLayout {
+    view_lo: i64,
+    view_hi: i64,
+    lanes: Vec<String>,
+    /// Per lane: how many marks near the step (drawn or not) and their whole time, ns.
+    per_lane: Vec<(usize, i64)>,
+    drawn: Vec<Value>,
+    note: String,
+}
+
+fn lay_out_marks(marks: &[&Mark], lo: i64, hi: i64) -> MarkLayout {
+    let span = hi.saturating_sub(lo);
+    let empty = marks.iter().filter(|m| m.hi_ns <= m.lo_ns).count();
+    let marks: Vec<&Mark> = marks
+        .iter()
+        .copied()
+        .filter(|m| m.hi_ns > m.lo_ns)
+        .collect();
+    let (near, far): (Vec<&Mark>, Vec<&Mark>) = marks.iter().partition(|m| {
+        m.hi_ns > lo.saturating_sub(reach(span)) && m.lo_ns < hi.saturating_add(reach(span))
+    });
+    let view_lo = near
+        .iter()
+        .map(|m| m.lo_ns)
+        .min()
+        .map_or(lo, |a| a.max(lo.saturating_sub(reach(span))).min(lo));
+    let view_hi = near
+        .iter()
+        .map(|m| m.hi_ns)
+        .max()
+        .map_or(hi, |b| b.min(hi.saturating_add(reach(span))).max(hi));
+    let mut lanes: Vec<String> = Vec::new();
+    for m in &near {
+        if !lanes.contains(&m.finding) {
+            lanes.push(m.finding.clone());
+        }
+    }
+    let per_lane = lanes
+        .iter()
+        .map(|l| {
+            near.iter()
+                .filter(|m| m.finding == *l)
+                .fold((0, 0i64), |(c, d), m| {
+                    (c + 1, d.saturating_add(m.hi_ns - m.lo_ns))
+                })
+        })
+        .collect();
+    let clipped = near
+        .iter()
+        .filter(|m| m.lo_ns < view_lo || m.hi_ns > view_hi)
+        .count();
+    let mut shown = near.clone();
+    let mut note = String::new();
+    if shown.len() > DRAW_CAP {
+        shown.sort_by_key(|m| std::cmp::Reverse(m.hi_ns - m.lo_ns));
+        let left = &shown[DRAW_CAP..];
+        let widest = left.iter().map(|m| m.hi_ns - m.lo_ns).max().unwrap_or(0);
+        let total: i64 = left.iter().map(|m| m.hi_ns - m.lo_ns).sum();
+        let _ = write!(
+            note,
+            " More than {DRAW_CAP} finding marks: the {} narrowest (each at most {} µs, {} µs in all) are not drawn, only the widest {DRAW_CAP}.",
+            left.len(),
+            us(widest as f64),
+            us(total as f64)
+        );
+        shown.truncate(DRAW_CAP);
+        shown.sort_by_key(|m| (m.lo_ns, m.hi_ns));
+    }
+    let drawn = shown
+        .iter()
+        .map(|m| {
+            let a = m.lo_ns.max(view_lo);
+            let lane = lanes.iter().position(|l| *l == m.finding).unwrap_or(0);
+            json!([lane, a - lo, m.hi_ns.min(view_hi) - a, m.label])
+        })
+        .collect();
+    if view_lo < lo || view_hi > hi {
+        let _ = write!(
+            note,
+            " Drawn from {} before the step's first op to {} after its last, to show the marks there (at most the step's span either side).",
+            time((lo - view_lo) as f64),
+            time((view_hi - hi) as f64)
+        );
+    }
+    if clipped > 0 {
+        let _ = write!(
+            note,
+            " {clipped} mark{} reach{} past the drawn range and {} cut at its edge (its hover gives the whole duration).",
+            if clipped == 1 { "" } else { "s" },
+            if clipped == 1 { "es" } else { "" },
+            if clipped == 1 { "is" } else { "are" },
+        );
+    }
+    if empty > 0 {
+        let _ = write!(
+            note,
+            " {empty} empty finding mark{} (no duration) {} not drawn.",
+            if empty == 1 { "" } else { "s" },
+            if empty == 1 { "is" } else { "are" }
+        );
+    }
+    if !far.is_empty() {
+        let _ = write!(
+            note,
+            " {} finding mark{} of this trace {} outside this step.",
+            far.len(),
+            if far.len() == 1 { "" } else { "s" },
+            if far.len() == 1 { "lies" } else { "lie" }
+        );
+    }
+    MarkLayout {
+        view_lo: view_lo - lo,
+        view_hi: view_hi - lo,
+        lanes,
+        per_lane,
+        drawn,
+        note,
+    }
 }
 
 /// A duration with its unit, µs or ms as a table column would show it.
@@ -317,15 +456,7 @@ pub fn section(
         gaps.sort_unstable();
     }
     let gaps_rel: Vec<Value> = gaps.iter().map(|(a, b)| json!([a - lo, b - a])).collect();
-    let (inside, outside): (Vec<&&Mark>, Vec<&&Mark>) =
-        marks.iter().partition(|m| m.hi_ns > lo && m.lo_ns < hi);
-    let marks_rel: Vec<Value> = inside
-        .iter()
-        .map(|m| {
-            let a = m.lo_ns.max(lo);
-            json!([a - lo, m.hi_ns.min(hi) - a, m.label])
-        })
-        .collect();
+    let ml = lay_out_marks(marks, lo, hi);
 
     let step = t.get("name").and_then(Value::as_str).unwrap_or("");
     let index = t.get("step").map(Value::to_string).unwrap_or_default();
@@ -364,15 +495,7 @@ pub fn section(
             );
         }
     }
-    if !outside.is_empty() {
-        let _ = write!(
-            text,
-            " {} finding mark{} of this trace {} outside this step.",
-            outside.len(),
-            if outside.len() == 1 { "" } else { "s" },
-            if outside.len() == 1 { "lies" } else { "lie" }
-        );
-    }
+    text.push_str(&ml.note);
     page.p(&text);
     // The legend: the buckets in this step, idle, merged bars, findings.
     let mut legend = String::from("<div class=\"tl-legend\">");
@@ -388,10 +511,22 @@ pub fn section(
     if merge.is_some() {
         legend.push_str("<span><i class=\"tl-merged-key\"></i>merged ops (outlined)</span>");
     }
-    if !marks_rel.is_empty() {
-        legend.push_str("<span><i class=\"tl-mark-key\"></i>finding</span>");
-    }
     legend.push_str("</div>");
+    if !ml.lanes.is_empty() {
+        legend.push_str("<div class=\"tl-legend tl-mark-legend\">findings marked (one lane each):");
+        for (i, (l, (count, ns))) in ml.lanes.iter().zip(&ml.per_lane).enumerate() {
+            let _ = write!(
+                legend,
+                " <span data-finding=\"{}\"><i style=\"background:{}\"></i>{} ({count} mark{}, {})</span>",
+                esc(l),
+                MARK_COLORS[i % MARK_COLORS.len()],
+                esc(l),
+                if *count == 1 { "" } else { "s" },
+                time(*ns as f64)
+            );
+        }
+        legend.push_str("</div>");
+    }
     page.raw(&legend);
     page.raw(&format!(
         "<div class=\"timeline\" data-tl=\"{slot}\" data-lanes=\"{}\" data-bars=\"{}\"></div>",
@@ -408,14 +543,19 @@ pub fn section(
         "bars": drawn,
         "names": names,
         "gaps": gaps_rel,
-        "marks": marks_rel,
+        "view_lo_ns": ml.view_lo,
+        "view_hi_ns": ml.view_hi,
+        "mark_lanes": ml.lanes,
+        "mark_colors": (0..ml.lanes.len()).map(|i| MARK_COLORS[i % MARK_COLORS.len()]).collect::<Vec<_>>(),
+        "marks": ml.drawn,
         "ops": n,
     }))
 }
 
 /// The script that draws every `div.timeline` from the derived block's `timelines`, run by the page's
 /// script before it marks the document done. Bars are `rect.tl-op` (merged ones also `.tl-merged`), idle
-/// gaps `rect.tl-gap`, marks `rect.tl-mark`, lane labels `text.tl-lane`; hovering one fills `div.tl-tip`.
+/// gaps `rect.tl-gap`, marks `rect.tl-mark` (one lane per finding, above the streams, labelled
+/// `text.tl-mark-lane`), lane labels `text.tl-lane`; hovering one fills `div.tl-tip`.
 pub const SCRIPT: &str = r#"<script>window.kl1Timeline=function(){
 var D=JSON.parse(document.getElementById('derived-json').textContent)||{},T=D.timelines||[],NS='http://www.w3.org/2000/svg';
 function el(n,a,p){var e=document.createElementNS(NS,n);for(var k in a){e.setAttribute(k,a[k])}if(p)p.appendChild(e);return e}
@@ -425,20 +565,24 @@ function nice(span,px){var raw=span/Math.max(1,px/110),p=Math.pow(10,Math.floor(
 var tip=document.querySelector('div.tl-tip');if(!tip){tip=document.createElement('div');tip.className='tl-tip';document.body.appendChild(tip)}
 document.querySelectorAll('div.timeline').forEach(function(div){
 var t=T[+div.getAttribute('data-tl')];if(!t)return;
-var L=150,W=Math.max(600,div.clientWidth||1300),R=12,H=20,top=28+(t.marks.length?18:0),h=top+t.lanes.length*H+6,sc=(W-L-R)/t.span_ns;
+var L=150,W=Math.max(600,div.clientWidth||1300),R=12,H=20,MH=14,ML=t.mark_lanes||[],top=28+ML.length*MH+(ML.length?4:0),h=top+t.lanes.length*H+6;
+var v0=t.view_lo_ns||0,v1=t.view_hi_ns===undefined?t.span_ns:t.view_hi_ns,vs=Math.max(1,v1-v0),sc=(W-L-R)/vs;
 var svg=el('svg',{width:W,height:h,viewBox:'0 0 '+W+' '+h,'class':'tl-svg'},div);
-function x(ns){return L+ns*sc}
-var step=nice(t.span_ns,W-L-R),g=el('g',{'class':'tl-axis'},svg);
-for(var v=0;v<=t.span_ns;v+=step){el('line',{x1:x(v),x2:x(v),y1:20,y2:h-4,stroke:'#e4e4e4'},g);var tx=el('text',{x:x(v),y:14,'text-anchor':'middle','font-size':11},g);tx.textContent=tick(v,t.span_ns)}
+function x(ns){return L+(ns-v0)*sc}
+var step=nice(vs,W-L-R),g=el('g',{'class':'tl-axis'},svg);
+for(var v=Math.ceil(v0/step)*step;v<=v1;v+=step){el('line',{x1:x(v),x2:x(v),y1:20,y2:h-4,stroke:'#e4e4e4'},g);var tx=el('text',{x:x(v),y:14,'text-anchor':'middle','font-size':11},g);tx.textContent=tick(v,vs)}
+ML.forEach(function(n,i){var y=24+i*MH;el('rect',{x:L,y:y,width:W-L-R,height:MH,fill:i%2?'#fdf8f2':'#faf1e6'},svg);
+var lt=el('text',{x:L-6,y:y+MH-3,'text-anchor':'end','font-size':11,fill:t.mark_colors[i],'class':'tl-mark-lane'},svg);lt.textContent=n});
 t.lanes.forEach(function(n,i){var y=top+i*H;el('rect',{x:L,y:y,width:W-L-R,height:H,fill:i%2?'#fafafa':'#f3f3f3'},svg);
 var lt=el('text',{x:L-6,y:y+H-5,'text-anchor':'end','font-size':12,'class':'tl-lane'},svg);lt.textContent=n});
+if(v0<0||v1>t.span_ns){[0,t.span_ns].forEach(function(e){el('line',{x1:x(e),x2:x(e),y1:20,y2:h-4,'class':'tl-edge'},svg)})}
 t.gaps.forEach(function(q){el('rect',{x:x(q[0]),y:top,width:Math.max(0.5,q[1]*sc),height:t.lanes.length*H,'class':'tl-gap','data-a':q[0],'data-d':q[1]},svg)});
 t.bars.forEach(function(b,i){var c=b[3]<0?'#999':t.colors[b[3]],a={x:x(b[1]),y:top+b[0]*H+2,width:Math.max(0.5,b[2]*sc),height:H-4,fill:c,'class':b[4]>1?'tl-op tl-merged':'tl-op','data-i':i,'data-lane':b[0]};el('rect',a,svg)});
-t.marks.forEach(function(m){el('rect',{x:x(m[0]),y:22,width:Math.max(2,m[1]*sc),height:12,'class':'tl-mark','data-l':m[2],'data-a':m[0],'data-d':m[1]},svg)});
+t.marks.forEach(function(m){el('rect',{x:x(m[1]),y:24+m[0]*MH+1,width:Math.max(2,m[2]*sc),height:MH-2,fill:t.mark_colors[m[0]],'class':'tl-mark','data-lane':m[0],'data-l':m[3],'data-a':m[1],'data-d':m[2]},svg)});
 function text(e){var c=e.getAttribute('class')||'';if(c.indexOf('tl-op')>=0){var b=t.bars[+e.getAttribute('data-i')];
 return t.names[b[5]]+'\n'+(b[3]<0?'mixed buckets':t.buckets[b[3]])+' · '+t.lanes[b[0]]+'\nstart +'+us(b[1])+' µs · duration '+us(b[2])+' µs'}
 if(c.indexOf('tl-gap')>=0)return 'idle gap\nstart +'+us(+e.getAttribute('data-a'))+' µs · duration '+us(+e.getAttribute('data-d'))+' µs';
-if(c.indexOf('tl-mark')>=0)return e.getAttribute('data-l')+'\nstart +'+us(+e.getAttribute('data-a'))+' µs · duration '+us(+e.getAttribute('data-d'))+' µs';return null}
+if(c==='tl-mark'){var a=+e.getAttribute('data-a');return e.getAttribute('data-l')+'\nstart '+(a<0?'':'+')+us(a)+' µs · drawn '+us(+e.getAttribute('data-d'))+' µs'}return null}
 svg.addEventListener('mousemove',function(ev){var s=text(ev.target);if(s===null){tip.style.display='none';return}
 tip.textContent=s;tip.style.display='block';tip.style.left=(ev.pageX+12)+'px';tip.style.top=(ev.pageY+12)+'px'});
 svg.addEventListener('mouseleave',function(){tip.style.display='none'});
@@ -449,7 +593,8 @@ pub const STYLE: &str = "<style>.timeline{overflow-x:auto;margin:.3em 0 1em}.tl-
 font-size:13px;white-space:nowrap}.tl-legend i{display:inline-block;width:12px;height:12px;margin-right:4px;\
 vertical-align:-1px;border:1px solid #0003}.tl-idle,.tl-gap{fill:#9a9a9a;fill-opacity:.35;background:#9a9a9a59}\
 .tl-merged{stroke:#000;stroke-opacity:.3;stroke-width:.5}.tl-merged-key{border:1px solid #222!important;background:#bbb}\
-.tl-mark{fill:#ff9800;fill-opacity:.8}.tl-mark-key{background:#ff9800}\
+.tl-mark{fill-opacity:.85;stroke:#fff;stroke-width:.5}.tl-edge{stroke:#555;stroke-dasharray:3 3}\
+.tl-mark-legend{margin-top:2px}\
 .tl-tip{position:absolute;display:none;background:#fff;border:1px solid #888;padding:4px 6px;font-size:12px;\
 white-space:pre;pointer-events:none;box-shadow:0 1px 4px #0003;z-index:9;max-width:70em;overflow:hidden}</style>";
 
@@ -489,6 +634,72 @@ mod tests {
         let (b, m) = bars(&lanes, 40, 1);
         assert_eq!(m.map(|m| m.same_bucket), Some(false));
         assert_eq!((b.len(), b[0].count, b[0].bucket), (1, 3, None));
+    }
+
+    fn mark(finding: &str, lo_ns: i64, hi_ns: i64) -> Mark {
+        Mark {
+            file: "t".into(),
+            finding: finding.into(),
+            lo_ns,
+            hi_ns,
+            label: format!("{finding} {}", hi_ns - lo_ns),
+        }
+    }
+
+    /// Window 1000‥1100 (span 100, so the drawn range may reach 900‥1200): idle before the step
+    /// 850‥1000 widens the range to 900 and is cut there; a mark at 1300 lies outside; lanes in order of
+    /// first appearance; a zero-length mark is counted, not drawn.
+    #[test]
+    fn marks_widen_the_range_up_to_the_span_and_say_what_is_not_drawn() {
+        let ms = [
+            mark("between_steps", 850, 1000),
+            mark("short_kernels", 1010, 1012),
+            mark("exposed_comm", 1050, 1060),
+            mark("short_kernels", 1020, 1020),
+            mark("short_kernels", 1300, 1310),
+        ];
+        let refs: Vec<&Mark> = ms.iter().collect();
+        let l = lay_out_marks(&refs, 1000, 1100);
+        assert_eq!((l.view_lo, l.view_hi), (-100, 100));
+        // The zero-length mark and the one outside are not counted in their lane.
+        assert_eq!(l.per_lane, vec![(1, 150), (1, 2), (1, 10)]);
+        assert_eq!(l.lanes, ["between_steps", "short_kernels", "exposed_comm"]);
+        // [lane, start − 1000, drawn duration, label]: between_steps cut to 900‥1000.
+        assert_eq!(
+            l.drawn,
+            vec![
+                json!([0, -100, 100, "between_steps 150"]),
+                json!([1, 10, 2, "short_kernels 2"]),
+                json!([2, 50, 10, "exposed_comm 10"]),
+            ]
+        );
+        for part in [
+            "Drawn from 0.100 µs before the step's first op to 0 µs after its last",
+            "1 mark reaches past the drawn range and is cut at its edge",
+            "1 empty finding mark (no duration) is not drawn.",
+            "1 finding mark of this trace lies outside this step.",
+        ] {
+            assert!(l.note.contains(part), "{part}: {}", l.note);
+        }
+    }
+
+    /// More marks than the cap: the widest are drawn and the rest counted with their time.
+    #[test]
+    fn marks_over_the_cap_are_counted() {
+        // DRAW_CAP + 3 marks in a 1 ms window: DRAW_CAP of 2 ns and 3 of 1 ns.
+        let mut ms: Vec<Mark> = (0..DRAW_CAP as i64)
+            .map(|i| mark("short_kernels", 10 * i, 10 * i + 2))
+            .collect();
+        ms.extend((0..3).map(|i| mark("short_kernels", 50_000 + 10 * i, 50_000 + 10 * i + 1)));
+        let refs: Vec<&Mark> = ms.iter().collect();
+        let l = lay_out_marks(&refs, 0, 1_000_000);
+        assert_eq!(l.drawn.len(), DRAW_CAP);
+        assert!(
+            l.note
+                .contains("the 3 narrowest (each at most 0.001 µs, 0.003 µs in all) are not drawn"),
+            "{}",
+            l.note
+        );
     }
 
     /// 10 000 ops of 1 µs every 2 µs on two streams, cap 4000: merged to fit, none lost.

@@ -203,18 +203,21 @@ fn timeline_of_a_hand_made_step() {
     let marks = [
         html_report::Mark {
             file: "t.json".into(),
+            finding: "launch_bound_idle".into(),
             lo_ns: 1050,
             hi_ns: 1065,
             label: "launch-bound".into(),
         },
         html_report::Mark {
             file: "t.json".into(),
+            finding: "launch_bound_idle".into(),
             lo_ns: 5000,
             hi_ns: 6000,
             label: "elsewhere".into(),
         },
         html_report::Mark {
             file: "other.json".into(),
+            finding: "exposed_comm".into(),
             lo_ns: 1000,
             hi_ns: 1001,
             label: "not ours".into(),
@@ -268,7 +271,13 @@ fn timeline_of_a_hand_made_step() {
         ]
     );
     assert_eq!(t["gaps"], json!([[60, 10]]));
-    assert_eq!(t["marks"], json!([[50, 15, "launch-bound"]]));
+    // [mark lane, start, duration, label]; one lane, the finding's.
+    assert_eq!(t["marks"], json!([[0, 50, 15, "launch-bound"]]));
+    assert_eq!(t["mark_lanes"], json!(["launch_bound_idle"]));
+    assert_eq!(
+        (t["view_lo_ns"].as_i64(), t["view_hi_ns"].as_i64()),
+        (Some(0), Some(100))
+    );
     assert!(
         html.contains("4 GPU ops on 2 streams; idle 0.010 µs in 1 gap"),
         "statement"
@@ -276,8 +285,13 @@ fn timeline_of_a_hand_made_step() {
     assert!(html.contains("Every op is drawn (4 bars)."));
     assert!(html.contains("1 finding mark of this trace lies outside this step."));
     assert!(html.contains("data-lanes=\"2\" data-bars=\"4\""));
-    // The legend names the step's buckets with the budget chart's colours, and the finding.
-    assert!(html.contains("</i>memcpy</span>") && html.contains("</i>finding</span>"));
+    // The legend names the step's buckets with the budget chart's colours, and the finding marked with
+    // its count and time in this step (the mark outside is not counted there).
+    assert!(html.contains("</i>memcpy</span>"));
+    assert!(
+        html.contains("</i>launch_bound_idle (1 mark, 0.015 µs)</span>"),
+        "mark legend"
+    );
 }
 
 /// The page opens with the findings when given, else with the budget; nothing stands in their place.

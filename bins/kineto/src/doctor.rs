@@ -38,13 +38,72 @@ pub struct DoctorArgs {
     listing: Listing,
 }
 
-/// One trace, analysed.
-struct Done {
-    parsed: Parsed,
-    analysis: Analysis,
-    budgets: Vec<StepBudget>,
+/// One trace, parsed and analysed once: what the doctor's rules read (`kineto doctor`'s and `kineto
+/// report`'s, which also draws its budget rows and timeline from it).
+pub struct Analysed {
+    /// The trace as read.
+    pub parsed: Parsed,
+    /// Links, steps, families.
+    pub analysis: Analysis,
+    /// Every step's budget, in step order.
+    pub budgets: Vec<StepBudget>,
     /// The GPU and each step's roofline, with `--model`.
-    roofline: Option<(String, Vec<StepRoofline>)>,
+    pub roofline: Option<(String, Vec<StepRoofline>)>,
+}
+
+impl Analysed {
+    /// Parses and analyses one trace.
+    pub fn read(
+        path: &Path,
+        opts: &kineto_trace::Options,
+        rules: &Rules,
+        pattern: &StepPattern,
+    ) -> kineto_trace::Result<Analysed> {
+        Analysed::of(kineto_trace::parse_file(path, opts)?, rules, pattern)
+    }
+
+    /// Analyses a trace already read.
+    pub fn of(
+        parsed: Parsed,
+        rules: &Rules,
+        pattern: &StepPattern,
+    ) -> kineto_trace::Result<Analysed> {
+        let analysis = Analysis::at(&parsed, pattern, rules)?;
+        let budgets = analysis.budgets(&parsed.trace, rules);
+        Ok(Analysed {
+            parsed,
+            analysis,
+            budgets,
+            roofline: None,
+        })
+    }
+
+    /// The trace file as the rows name it.
+    pub fn file(&self) -> String {
+        self.parsed.path.display().to_string()
+    }
+}
+
+/// The doctor's inputs over analysed traces; `files[i]` is `done[i]`'s file.
+pub fn inputs<'a>(
+    done: &'a [Analysed],
+    files: &'a [String],
+    rules: &'a Rules,
+) -> Vec<TraceInput<'a>> {
+    done.iter()
+        .zip(files)
+        .map(|(d, file)| TraceInput {
+            file,
+            trace: &d.parsed.trace,
+            analysis: &d.analysis,
+            budgets: &d.budgets,
+            rules,
+            roofline: d
+                .roofline
+                .as_ref()
+                .map(|(gpu, steps)| kineto_doctor::Roofs { gpu, steps }),
+        })
+        .collect()
 }
 
 /// A shell word: as it is when it needs no quoting, else in single quotes.
@@ -181,34 +240,22 @@ fn json_values(rows: &[DoctorRow<'_>]) -> Result<Vec<Value>, String> {
 
 /// Reads `paths` and runs the doctor's rules on them (with `model`, the roofline rule too): the diagnosis,
 /// and whether a trace failed (named on stderr under `who`; with `notes`, each trace's notes too).
-/// `kineto doctor` and `kineto report` share it.
-pub fn diagnose_paths(
+fn diagnose_paths(
     paths: &[PathBuf],
     rules: &Rules,
     pattern: &StepPattern,
     listing: &Listing,
     model: Option<&roofline::Setup>,
-    who: &str,
-    notes: bool,
 ) -> Result<(Diagnosis, bool), ExitCode> {
+    let who = "kineto doctor";
     let opts = kineto_trace::Options {
         salvage: listing.salvage,
         sha256: false,
         ..kineto_trace::Options::default()
     };
-    let work = |path: &Path| -> kineto_trace::Result<Done> {
-        let parsed = kineto_trace::parse_file(path, &opts)?;
-        let analysis = Analysis::at(&parsed, pattern, rules)?;
-        let budgets = analysis.budgets(&parsed.trace, rules);
-        Ok(Done {
-            parsed,
-            analysis,
-            budgets,
-            roofline: None,
-        })
-    };
+    let work = |path: &Path| Analysed::read(path, &opts, rules, pattern);
     let mut failed = false;
-    let mut done: Vec<Done> = Vec::new();
+    let mut done: Vec<Analysed> = Vec::new();
     kineto_trace::each_in_order(paths, work, |r| match r {
         Ok(d) => done.push(d),
         Err(e) => {
@@ -217,10 +264,8 @@ pub fn diagnose_paths(
         }
     });
     for d in &mut done {
-        if notes {
-            for n in render_notes::notes(&d.parsed, &d.analysis) {
-                note(&format!("{who}: note: {n}"));
-            }
+        for n in render_notes::notes(&d.parsed, &d.analysis) {
+            note(&format!("{who}: note: {n}"));
         }
         if let Some(setup) = model {
             let file = d.parsed.path.display().to_string();
@@ -248,26 +293,11 @@ pub fn diagnose_paths(
             return Err(ExitCode::from(1));
         }
     }
-    let files: Vec<String> = done
-        .iter()
-        .map(|d| d.parsed.path.display().to_string())
-        .collect();
-    let inputs: Vec<TraceInput<'_>> = done
-        .iter()
-        .zip(&files)
-        .map(|(d, file)| TraceInput {
-            file,
-            trace: &d.parsed.trace,
-            analysis: &d.analysis,
-            budgets: &d.budgets,
-            rules,
-            roofline: d
-                .roofline
-                .as_ref()
-                .map(|(gpu, steps)| kineto_doctor::Roofs { gpu, steps }),
-        })
-        .collect();
-    Ok((diagnose(&inputs, &Thresholds::DEFAULT), failed))
+    let files: Vec<String> = done.iter().map(Analysed::file).collect();
+    Ok((
+        diagnose(&inputs(&done, &files, rules), &Thresholds::DEFAULT),
+        failed,
+    ))
 }
 
 /// The findings section of the report page, from the doctor's rows as `--json` prints them.
@@ -329,18 +359,11 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
         }
     };
     let format = format_of(a.listing.json, a.listing.csv);
-    let (diagnosis, failed) = match diagnose_paths(
-        &paths,
-        &rules,
-        &pattern,
-        &a.listing,
-        model.as_ref(),
-        "kineto doctor",
-        true,
-    ) {
-        Ok(v) => v,
-        Err(code) => return code,
-    };
+    let (diagnosis, failed) =
+        match diagnose_paths(&paths, &rules, &pattern, &a.listing, model.as_ref()) {
+            Ok(v) => v,
+            Err(code) => return code,
+        };
     let rows = rows(&diagnosis, &a.listing, a.model.as_deref());
     if diagnosis.is_clean() && format != Format::Table {
         note(&format!(

@@ -13,9 +13,11 @@ use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
 use serde_json::Value;
 
+use crate::doctor::Analysed;
 use crate::out::{self, note};
 use crate::render::{self, Ctx};
 use crate::{Listing, render_budget, setup};
+use kineto_doctor::Thresholds;
 
 /// `kineto report`'s options.
 #[derive(Args)]
@@ -124,9 +126,11 @@ fn json_lines(
         .collect()
 }
 
-/// Analyses each trace: budget rows, and the `n` kernel names with the most time (0: all); `also` sees each
-/// trace as parsed, for a listing that needs the same trace (the roofline). Two traces claiming one rank
-/// are refused, ranks that look like other runs noted (`kineto_trace::ranks`).
+/// Reads and analyses each trace once: budget rows, and the `n` kernel names with the most time (0: all);
+/// `also` sees each trace as analysed, for what else reads the same trace (the roofline). With `keep`, the
+/// analysed traces are returned for the doctor (else each is dropped once its rows are made). Two traces
+/// claiming one rank are refused, ranks that look like other runs noted (`kineto_trace::ranks`).
+#[allow(clippy::too_many_arguments)]
 fn rows_of(
     paths: &[PathBuf],
     rules: &Rules,
@@ -134,8 +138,9 @@ fn rows_of(
     salvage: bool,
     n: usize,
     timeline: Option<Timeline>,
-    mut also: impl FnMut(&Path, &kineto_trace::Trace),
-) -> Result<Rows, String> {
+    keep: bool,
+    mut also: impl FnMut(&mut Analysed),
+) -> Result<(Rows, Vec<Analysed>), String> {
     let opts = kineto_trace::Options {
         salvage,
         sha256: false,
@@ -147,18 +152,19 @@ fn rows_of(
         timeline,
     };
     let mut claims = Vec::new();
+    let mut kept = Vec::new();
     for path in paths {
-        let parsed = kineto_trace::parse_file(path, &opts).map_err(|e| e.to_string())?;
-        also(path, &parsed.trace);
-        claims.push((
-            path.clone(),
-            parsed.trace.header.rank,
-            parsed.trace.header.world_size,
-        ));
-        rows_of_trace(&mut rows, &parsed, rules, pattern, n)?;
+        let mut a = Analysed::read(path, &opts, rules, pattern).map_err(|e| e.to_string())?;
+        also(&mut a);
+        let header = &a.parsed.trace.header;
+        claims.push((path.clone(), header.rank, header.world_size));
+        rows_of_trace(&mut rows, &a, rules, n)?;
+        if keep {
+            kept.push(a);
+        }
     }
     check_ranks(&claims)?;
-    Ok(rows)
+    Ok((rows, kept))
 }
 
 /// The rank rule over traces put side by side: an error for two of one rank, notes for other runs.
@@ -178,23 +184,16 @@ fn check_ranks(claims: &[(PathBuf, Option<u64>, Option<u64>)]) -> Result<(), Str
     Ok(())
 }
 
-/// One parsed trace's budget rows and its `n` kernel names with the most time (0: all).
-fn rows_of_trace(
-    rows: &mut Rows,
-    parsed: &kineto_trace::Parsed,
-    rules: &Rules,
-    pattern: &StepPattern,
-    n: usize,
-) -> Result<(), String> {
-    let a = Analysis::at(parsed, pattern, rules).map_err(|e| e.to_string())?;
-    let budgets = a.budgets(&parsed.trace, rules);
+/// One analysed trace's budget rows and its `n` kernel names with the most time (0: all).
+fn rows_of_trace(rows: &mut Rows, done: &Analysed, rules: &Rules, n: usize) -> Result<(), String> {
+    let (parsed, a, budgets) = (&done.parsed, &done.analysis, &done.budgets);
     let t = &parsed.trace;
     let file = parsed.path.display().to_string();
     let ctx = Ctx {
         t0_ns: t.time_bounds.map_or(0, |b| b.0),
     };
     rows.budget.extend(json_lines(|w| {
-        for (s, b) in a.steps.steps.iter().zip(&budgets) {
+        for (s, b) in a.steps.steps.iter().zip(budgets) {
             let row = kineto_tables::StepRow {
                 file: &file,
                 rank: t.header.rank,
@@ -226,7 +225,7 @@ fn rows_of_trace(
         Ok(())
     })?);
     if let Some(tl) = rows.timeline.as_mut() {
-        let entry = timeline_of(tl, parsed, &a, &budgets, rules, &file, &ctx)?;
+        let entry = timeline_of(tl, parsed, a, budgets, rules, &file, &ctx)?;
         tl.traces.push(entry);
     }
     Ok(())
@@ -381,9 +380,10 @@ pub fn report(r: &ReportArgs) -> ExitCode {
     };
     let mut failed = false;
     let mut steps = Vec::new();
-    // The roofline reads the trace the budget rows read (salvaged alike); a step the physics gate refused
-    // is left out of the chart and fails the run.
-    let rows = match rows_of(
+    // Each trace is read once: the budget rows, the timeline, the roofline (salvaged alike; a step the
+    // physics gate refused is left out of the chart and fails the run) and the doctor's findings all come
+    // from that one reading.
+    let (rows, done) = match rows_of(
         &paths,
         &rules,
         &pattern,
@@ -394,11 +394,13 @@ pub fn report(r: &ReportArgs) -> ExitCode {
             chosen: "chosen with --timeline-step".to_owned(),
             traces: Vec::new(),
         }),
-        |path, trace| {
+        true,
+        |a| {
             if let Some(setup) = &setup {
-                let t = roofline::analyse_trace(trace, &path.display().to_string(), setup);
+                let t = roofline::analyse_trace(&a.parsed.trace, &a.file(), setup);
                 failed |= crate::roofline::judge(t, "kineto report", |t| {
-                    steps.extend(crate::roofline::json_rows(t))
+                    steps.extend(crate::roofline::json_rows(t));
+                    a.roofline = Some((t.gpu.clone(), t.steps.clone()));
                 });
             }
         },
@@ -411,29 +413,41 @@ pub fn report(r: &ReportArgs) -> ExitCode {
     };
     let roofline = setup.is_some().then_some(Value::Array(steps));
     let top = Value::Array(rows.top);
+    // The page opens with what to fix first: the doctor's findings on the same traces, and their marks
+    // on the timeline's step.
+    let files: Vec<String> = done.iter().map(Analysed::file).collect();
+    let inputs = crate::doctor::inputs(&done, &files, &rules);
+    let th = Thresholds::DEFAULT;
+    let diagnosis = kineto_doctor::diagnose(&inputs, &th);
+    let marks: Vec<html_report::Mark> = match rows.timeline.as_ref().and_then(|t| t.step) {
+        None => Vec::new(),
+        Some(step) => inputs
+            .iter()
+            .flat_map(|t| {
+                kineto_doctor::marks(t, step, &diagnosis.findings, &th)
+                    .into_iter()
+                    .map(|m| html_report::Mark {
+                        file: t.file.to_string(),
+                        finding: m.id.as_str().to_owned(),
+                        lo_ns: m.lo_ns,
+                        hi_ns: m.hi_ns,
+                        label: format!(
+                            "{} {} µs",
+                            m.id.as_str(),
+                            html_report::page::fmt_num(m.dur_ns() as f64 / 1000.0)
+                        ),
+                    })
+            })
+            .collect(),
+    };
     let timeline = rows.timeline.map(|t| Value::Array(t.traces));
-    // The page opens with what to fix first: the doctor's findings on the same traces (read once more;
-    // their notes were printed with the budget rows').
-    let findings = match crate::doctor::diagnose_paths(
-        &paths,
-        &rules,
-        &pattern,
-        &r.listing,
-        setup.as_ref(),
-        "kineto report",
-        false,
-    ) {
-        Ok((d, f)) => {
-            failed |= f;
-            match crate::doctor::findings_section(&d, &r.listing, r.model.as_deref()) {
-                Ok(s) => s,
-                Err(e) => {
-                    note(&format!("kineto report: {e}"));
-                    return ExitCode::from(1);
-                }
-            }
+    let findings = match crate::doctor::findings_section(&diagnosis, &r.listing, r.model.as_deref())
+    {
+        Ok(s) => s,
+        Err(e) => {
+            note(&format!("kineto report: {e}"));
+            return ExitCode::from(1);
         }
-        Err(code) => return code,
     };
     let html = html_report::kineto_html(&html_report::KinetoInputs {
         findings: Some(&findings),
@@ -441,7 +455,7 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         top: Some(&top),
         roofline: roofline.as_ref(),
         timeline: timeline.as_ref(),
-        ..html_report::KinetoInputs::default()
+        marks: &marks,
     });
     let written = match page.write_bytes(html.as_bytes()) {
         Ok(w) => w,
@@ -483,7 +497,17 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
         let listing_paths =
             kineto_trace::expand_paths(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
         let (rules, pattern) = setup()?;
-        return Ok(rows_of(&listing_paths, &rules, &pattern, false, 0, None, |_, _| {})?.budget);
+        let (rows, _) = rows_of(
+            &listing_paths,
+            &rules,
+            &pattern,
+            false,
+            0,
+            None,
+            false,
+            |_| {},
+        )?;
+        return Ok(rows.budget);
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
     // A file is noted as an input of this run (no result replaces it); a pipe is read as a stream.
@@ -542,7 +566,8 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
         top: Vec::new(),
         timeline: None,
     };
-    rows_of_trace(&mut rows, &parsed, &rules, &pattern, 0)?;
+    let a = Analysed::of(parsed, &rules, &pattern).map_err(|e| e.to_string())?;
+    rows_of_trace(&mut rows, &a, &rules, 0)?;
     Ok(rows.budget)
 }
 

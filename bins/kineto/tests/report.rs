@@ -256,3 +256,97 @@ fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --model CONFIG.json"));
 }
+
+/// `kineto report` over two ranks reads each trace once and hands the doctor those readings: its findings
+/// are `kineto doctor --json`'s on the same traces (the straggler among them, which needs both ranks), and
+/// the timeline's marks are the findings' time in the drawn step — for a finding found only in that step,
+/// Σ of its marks is its time at stake; a step-level finding (straggler) marks the step's window.
+#[test]
+fn report_marks_the_doctors_findings_on_the_timeline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page_path = dir.path().join("r.html");
+    let ranks = testdata("param/dlrm_kineto");
+    let out = kineto()
+        .args(["report", "--html"])
+        .arg(&page_path)
+        .arg(&ranks)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e = embedded(&std::fs::read_to_string(&page_path).expect("written"));
+    let doctor = kineto()
+        .args(["doctor", "--json"])
+        .arg(&ranks)
+        .output()
+        .expect("run");
+    assert!(doctor.status.success());
+    let rows: Vec<Value> = String::from_utf8_lossy(&doctor.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect();
+    assert_eq!(e["findings"], Value::Array(rows.clone()));
+    let findings: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "finding").collect();
+    assert!(
+        findings.iter().any(|f| f["finding"] == "straggler"),
+        "{findings:?}"
+    );
+    let marks = e["marks"].as_array().expect("marks");
+    let timelines = e["timeline"].as_array().expect("timelines");
+    let mut checked = 0;
+    for f in &findings {
+        let file = f["file"].as_str().expect("file");
+        let id = f["finding"].as_str().expect("finding");
+        let tl = timelines
+            .iter()
+            .find(|t| t["file"] == file)
+            .expect("a timeline per trace");
+        let step = tl["step"].as_u64().expect("step");
+        let of: Vec<&Value> = marks
+            .iter()
+            .filter(|m| m["file"] == file && m["finding"] == id)
+            .collect();
+        // `step_list` is runs: `0-3,5`.
+        let steps: Vec<u64> = f["step_list"]
+            .as_str()
+            .expect("step_list")
+            .split(',')
+            .flat_map(|run| {
+                let (a, b) = run.split_once('-').unwrap_or((run, run));
+                let n = |x: &str| x.parse::<u64>().expect("a step index");
+                n(a)..=n(b)
+            })
+            .collect();
+        assert_eq!(steps.len() as u64, f["steps"].as_u64().expect("steps"));
+        if !steps.contains(&step) {
+            assert!(of.is_empty(), "{id} {file}: marks off its steps");
+            continue;
+        }
+        let dur = |m: &Value| m["hi_ns"].as_i64().expect("hi") - m["lo_ns"].as_i64().expect("lo");
+        if id == "straggler" {
+            let window = (tl["window_lo_ns"].as_i64(), tl["window_hi_ns"].as_i64());
+            assert_eq!(of.len(), 1, "{of:?}");
+            assert_eq!((of[0]["lo_ns"].as_i64(), of[0]["hi_ns"].as_i64()), window);
+        } else if steps == [step] {
+            let sum: i64 = of.iter().map(|m| dur(m)).sum();
+            assert_eq!(
+                sum,
+                f["time_at_stake_ns"].as_i64().expect("ns"),
+                "{id} {file}"
+            );
+        }
+        // Each mark says its finding and its own duration.
+        for m in &of {
+            let label = m["label"].as_str().expect("label");
+            assert!(
+                label.starts_with(&format!("{id} ")) && label.ends_with(" µs"),
+                "{label}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked} findings checked");
+}

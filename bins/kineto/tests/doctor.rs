@@ -230,6 +230,105 @@ fn short_kernels_match_the_kernel_listing() {
     assert!(e.starts_with(&format!("{} of ", short.len())), "{e}");
 }
 
+/// The `` `name` ×count total µs `` items of an evidence line's list after `after`.
+fn named_items(evidence: &str, after: &str) -> Vec<(String, i64, f64)> {
+    let list = &evidence[evidence.find(after).expect("the list") + after.len()..];
+    // `a` ×1 2.000 µs, `b` ×3 4.000 µs → ["", a, " ×1 2.000 µs, ", b, " ×3 4.000 µs"].
+    let parts: Vec<&str> = list.split('`').collect();
+    (1..parts.len())
+        .step_by(2)
+        .map(|k| {
+            let tail = parts[k + 1].trim().trim_end_matches(',');
+            let (count, total) = tail
+                .trim_start_matches('×')
+                .split_once(' ')
+                .expect("×count total");
+            let total = total.trim_end_matches(" µs").parse().expect("µs");
+            (parts[k].to_string(), count.parse().expect("count"), total)
+        })
+        .collect()
+}
+
+/// `short_kernels` against `kineto top --per-step` on the 8 DLRM ranks (no graph launches, every kernel
+/// linked to its launch: so every kernel of a step is eager, which the finding's "of M eagerly launched"
+/// is checked to equal top's Σ count). Top groups kernels by name with count, total, min and max per step,
+/// so it cannot give the finding's Σ exactly when a name has kernels on both sides of the 5 µs threshold;
+/// what it gives is checked:
+/// - a name whose every row in the finding's steps has max < 5 µs is all short: its evidence count and
+///   total are top's Σ count and Σ total over those steps, exactly;
+/// - a name with longer kernels too: evidence count < top's count and top's total ≥ evidence total +
+///   5 µs × (top's count − evidence count) (each kernel not counted lasts 5 µs at least);
+/// - over all names: Σ count and Σ total of names with max < 5 µs ≤ the finding's ≤ those of names with
+///   min < 5 µs, and the latter's Σ total ≥ the finding's total + 5 µs × the kernels it leaves out.
+#[test]
+fn short_kernels_match_top_per_step() {
+    let Some(dir) = shared("param/dlrm_kineto") else {
+        return;
+    };
+    let d = rows(&["doctor", "--json"], &[&dir]);
+    let top = rows(&["top", "--per-step", "-n", "0", "--json"], &[&dir]);
+    let f = findings(&d, "short_kernels");
+    assert_eq!(f.len(), 8, "one per rank: {f:?}");
+    const SHORT: i64 = 5000;
+    let (mut exact, mut bounded) = (0, 0);
+    for f in f {
+        let file = f["file"].as_str().unwrap();
+        let steps: Vec<i64> = f["step_list"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let rows: Vec<&Value> = top
+            .iter()
+            .filter(|r| r["file"] == file && steps.contains(&i(r, "step")))
+            .collect();
+        let e = f["evidence"].as_str().unwrap();
+        // "{count} of {eager} eagerly launched kernels in steps run under 5.000 µs, Σ {total} µs …".
+        let words: Vec<&str> = e.split(' ').collect();
+        let count: i64 = words[0].parse().unwrap();
+        let eager: i64 = words[2].parse().unwrap();
+        let all: i64 = rows.iter().map(|r| i(r, "count")).sum();
+        assert_eq!(eager, all, "{file}: every kernel of its steps is eager");
+        let total = i(f, "time_at_stake_ns");
+        let sum = |pick: &dyn Fn(&Value) -> bool, k: &str| -> i64 {
+            rows.iter().filter(|r| pick(r)).map(|r| i(r, k)).sum()
+        };
+        let all_short = |r: &Value| i(r, "max_ns") < SHORT;
+        let some_short = |r: &Value| i(r, "min_ns") < SHORT;
+        let (lo_n, lo_t) = (sum(&all_short, "count"), sum(&all_short, "total_ns"));
+        let (hi_n, hi_t) = (sum(&some_short, "count"), sum(&some_short, "total_ns"));
+        assert!(
+            lo_n <= count && count <= hi_n,
+            "{file}: {lo_n} ≤ {count} ≤ {hi_n}"
+        );
+        assert!(
+            lo_t <= total && total <= hi_t,
+            "{file}: {lo_t} ≤ {total} ≤ {hi_t}"
+        );
+        assert!(hi_t >= total + SHORT * (hi_n - count), "{file}");
+        let named = named_items(e, "most: ");
+        assert_eq!(named.len(), 3, "{e}");
+        for (name, c, us) in named {
+            let of: Vec<&&Value> = rows.iter().filter(|r| r["name"] == name.as_str()).collect();
+            let (n, t) = (
+                of.iter().map(|r| i(r, "count")).sum::<i64>(),
+                of.iter().map(|r| i(r, "total_ns")).sum::<i64>(),
+            );
+            let ns = (us * 1000.0).round() as i64;
+            if of.iter().all(|r| all_short(r)) {
+                assert_eq!((c, ns), (n, t), "{file}: {name}");
+                exact += 1;
+            } else {
+                assert!(c < n && t >= ns + SHORT * (n - c), "{file}: {name}");
+                bounded += 1;
+            }
+        }
+    }
+    // Both kinds of name occur, so neither check is vacuous.
+    assert!(exact > 0 && bounded > 0, "{exact} exact, {bounded} bounded");
+}
+
 /// The idle rules are parts of the budgets' idle: launch-bound + sync-blocked ≤ Σ idle of the steps,
 /// between-steps ≤ the analysed span − Σ step spans.
 #[test]

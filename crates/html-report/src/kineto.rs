@@ -411,11 +411,12 @@ fn timeline_section(
          its finding and duration.</p>",
     );
     let colors = |b: &str| bucket_color(buckets, b);
+    let order = timeline::finding_order(inputs.marks);
     let mut layouts = Vec::new();
     for t in list {
         let file = t.get("file").and_then(Value::as_str).unwrap_or("");
         let marks: Vec<&Mark> = inputs.marks.iter().filter(|m| m.file == file).collect();
-        if let Some(l) = timeline::section(page, t, layouts.len(), &colors, &marks) {
+        if let Some(l) = timeline::section(page, t, layouts.len(), &colors, &marks, &order) {
             layouts.push(l);
         }
     }

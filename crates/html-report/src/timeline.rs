@@ -174,7 +174,7 @@ fn reach(span: i64) -> i64 {
 }
 
 /// The marks laid out: the drawn range (relative to the window's start), the mark lanes (finding ids, in
-/// order of first appearance), each drawn mark `[lane, start, duration, label]` relative to the window's
+/// the page's order, [`finding_order`]), each drawn mark `[lane, start, duration, label]` relative to the window's
 /// start, and the page's statement about them.
 struct MarkLayout {
     view_lo: i64,
@@ -186,7 +186,25 @@ struct MarkLayout {
     note: String,
 }
 
-fn lay_out_marks(marks: &[&Mark], lo: i64, hi: i64) -> MarkLayout {
+/// The findings of `marks` in order of first appearance: the page's order of mark lanes, and the index
+/// of each finding's colour, so that a finding has one lane position and one colour on every timeline.
+pub fn finding_order(marks: &[Mark]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in marks {
+        if !out.contains(&m.finding) {
+            out.push(m.finding.clone());
+        }
+    }
+    out
+}
+
+/// The colour of finding `f` in the page's `order`.
+fn mark_color(order: &[String], f: &str) -> &'static str {
+    let i = order.iter().position(|x| x == f).unwrap_or(order.len());
+    MARK_COLORS[i % MARK_COLORS.len()]
+}
+
+fn lay_out_marks(marks: &[&Mark], lo: i64, hi: i64, order: &[String]) -> MarkLayout {
     let span = hi.saturating_sub(lo);
     let empty = marks.iter().filter(|m| m.hi_ns <= m.lo_ns).count();
     let marks: Vec<&Mark> = marks
@@ -213,6 +231,8 @@ fn lay_out_marks(marks: &[&Mark], lo: i64, hi: i64) -> MarkLayout {
             lanes.push(m.finding.clone());
         }
     }
+    // The page's order: a finding keeps its place on every trace's timeline.
+    lanes.sort_by_key(|l| order.iter().position(|x| x == l).unwrap_or(usize::MAX));
     let per_lane = lanes
         .iter()
         .map(|l| {
@@ -379,6 +399,7 @@ pub fn section(
     slot: usize,
     colors: &dyn Fn(&str) -> String,
     marks: &[&Mark],
+    order: &[String],
 ) -> Option<Value> {
     let file = t.get("file").and_then(Value::as_str).unwrap_or("");
     let short = file.rsplit('/').next().unwrap_or(file);
@@ -456,7 +477,7 @@ pub fn section(
         gaps.sort_unstable();
     }
     let gaps_rel: Vec<Value> = gaps.iter().map(|(a, b)| json!([a - lo, b - a])).collect();
-    let ml = lay_out_marks(marks, lo, hi);
+    let ml = lay_out_marks(marks, lo, hi, order);
 
     let step = t.get("name").and_then(Value::as_str).unwrap_or("");
     let index = t.get("step").map(Value::to_string).unwrap_or_default();
@@ -514,12 +535,12 @@ pub fn section(
     legend.push_str("</div>");
     if !ml.lanes.is_empty() {
         legend.push_str("<div class=\"tl-legend tl-mark-legend\">findings marked (one lane each):");
-        for (i, (l, (count, ns))) in ml.lanes.iter().zip(&ml.per_lane).enumerate() {
+        for (l, (count, ns)) in ml.lanes.iter().zip(&ml.per_lane) {
             let _ = write!(
                 legend,
                 " <span data-finding=\"{}\"><i style=\"background:{}\"></i>{} ({count} mark{}, {})</span>",
                 esc(l),
-                MARK_COLORS[i % MARK_COLORS.len()],
+                mark_color(order, l),
                 esc(l),
                 if *count == 1 { "" } else { "s" },
                 time(*ns as f64)
@@ -546,7 +567,7 @@ pub fn section(
         "view_lo_ns": ml.view_lo,
         "view_hi_ns": ml.view_hi,
         "mark_lanes": ml.lanes,
-        "mark_colors": (0..ml.lanes.len()).map(|i| MARK_COLORS[i % MARK_COLORS.len()]).collect::<Vec<_>>(),
+        "mark_colors": ml.lanes.iter().map(|l| mark_color(order, l)).collect::<Vec<_>>(),
         "marks": ml.drawn,
         "ops": n,
     }))
@@ -659,18 +680,21 @@ mod tests {
             mark("short_kernels", 1300, 1310),
         ];
         let refs: Vec<&Mark> = ms.iter().collect();
-        let l = lay_out_marks(&refs, 1000, 1100);
+        // The page's order puts exposed_comm before short_kernels.
+        let order = ["between_steps", "exposed_comm", "short_kernels"].map(String::from);
+        let l = lay_out_marks(&refs, 1000, 1100, &order);
         assert_eq!((l.view_lo, l.view_hi), (-100, 100));
         // The zero-length mark and the one outside are not counted in their lane.
-        assert_eq!(l.per_lane, vec![(1, 150), (1, 2), (1, 10)]);
-        assert_eq!(l.lanes, ["between_steps", "short_kernels", "exposed_comm"]);
+        assert_eq!(l.per_lane, vec![(1, 150), (1, 10), (1, 2)]);
+        assert_eq!(l.lanes, ["between_steps", "exposed_comm", "short_kernels"]);
+        assert_eq!(mark_color(&order, "short_kernels"), MARK_COLORS[2]);
         // [lane, start − 1000, drawn duration, label]: between_steps cut to 900‥1000.
         assert_eq!(
             l.drawn,
             vec![
                 json!([0, -100, 100, "between_steps 150"]),
-                json!([1, 10, 2, "short_kernels 2"]),
-                json!([2, 50, 10, "exposed_comm 10"]),
+                json!([2, 10, 2, "short_kernels 2"]),
+                json!([1, 50, 10, "exposed_comm 10"]),
             ]
         );
         for part in [
@@ -692,7 +716,7 @@ mod tests {
             .collect();
         ms.extend((0..3).map(|i| mark("short_kernels", 50_000 + 10 * i, 50_000 + 10 * i + 1)));
         let refs: Vec<&Mark> = ms.iter().collect();
-        let l = lay_out_marks(&refs, 0, 1_000_000);
+        let l = lay_out_marks(&refs, 0, 1_000_000, &finding_order(&ms));
         assert_eq!(l.drawn.len(), DRAW_CAP);
         assert!(
             l.note

@@ -9,7 +9,9 @@
 # with a message saying so) only when Chromium is not there and cannot be installed.
 #
 # Two negative controls run first, so that the checks are known to be able to fail: a page with a JS error
-# must be caught by the console check, and an empty page by the blank-screenshot check.
+# must be caught by the console check, and an empty page by the blank-screenshot check. The probes of the
+# tables and the timeline have their own: each must fail on a copy of its page broken in what it checks
+# (the timeline's script removed, a finding's mark removed, the kernel names' tooltips removed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=target/browser-test
@@ -163,10 +165,10 @@ EOF
     fi
 }
 
-# probe NAME PAGE CHECK: a copy of PAGE with CHECK's script appended (after the page's own, so after the
-# timeline is drawn); CHECK logs to the console on a failure (which fails the test) and marks the document
-# data-probe="ok:…" at its end.
-probe() {
+# probe_page NAME PAGE CHECK: a copy of PAGE with CHECK's script appended (after the page's own, so after
+# the timeline is drawn); CHECK logs to the console on a failure and marks the document data-probe="ok:…"
+# at its end. Sets PROBE to ok, bad (the console has output) or noend (the probe did not finish).
+probe_page() {
     local name=$1 page=$2 check=$3
     python3 - "$page" "$OUT/$name.html" "$check" <<'EOF'
 import sys
@@ -179,12 +181,55 @@ EOF
     local log="$OUT/$name.console.log"
     chrome "$OUT/profile-$name" --dump-dom "file://$(pwd)/$OUT/$name.html" >"$OUT/$name.dom.html" 2>"$log" || true
     if grep -q ':CONSOLE' "$log"; then
-        fail "$name: $(grep ':CONSOLE' "$log" | head -3)"
+        PROBE=bad
     elif grep -q 'data-probe="ok' "$OUT/$name.dom.html"; then
+        PROBE=ok
+    else
+        PROBE=noend
+    fi
+}
+
+# probe NAME PAGE CHECK: the probe must pass.
+probe() {
+    local name=$1
+    probe_page "$@"
+    case $PROBE in
+    ok)
         echo "ok: $name: $(grep -o 'data-probe="ok[^"]*"' "$OUT/$name.dom.html")"
         passed=$((passed + 1))
+        ;;
+    bad) fail "$name: $(grep ':CONSOLE' "$OUT/$name.console.log" | head -3)" ;;
+    *) fail "$name: the probe did not run to its end" ;;
+    esac
+}
+
+# control_probe NAME PAGE CHECK BREAK: a copy of PAGE broken on purpose (BREAK: a Python expression turning
+# `html` into the broken page; `derived(html, f)` edits the page's derived JSON with f) must make CHECK fail
+# with its own message: so the probe is known to see what it checks.
+control_probe() {
+    local name=$1 page=$2 check=$3 brk=$4
+    if ! python3 - "$page" "$OUT/$name.broken.html" "$brk" <<'EOF'; then
+import json, re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+def derived(html, f):
+    m = re.search(r'(<script type="application/json" id="derived-json">)(.*?)(</script>)', html, re.S)
+    d = json.loads(m.group(2).replace("<\\/", "</"))
+    f(d)
+    text = json.dumps(d, ensure_ascii=False).replace("</", "<\\/")
+    return html[:m.start(2)] + text + html[m.end(2):]
+broken = eval(sys.argv[3])
+assert broken != html, "the break changed nothing"
+open(sys.argv[2], "w", encoding="utf-8").write(broken)
+EOF
+        fail "control: $name: could not break the page"
+        return
+    fi
+    probe_page "$name" "$OUT/$name.broken.html" "$check"
+    local tag=${check##*/}
+    if [ "$PROBE" = bad ] && grep -q "$tag: " "$OUT/$name.console.log"; then
+        echo "ok: control: $name fails its probe: $(grep -o "$tag: .*" "$OUT/$name.console.log" | head -1 | cut -c1-140)"
     else
-        fail "$name: the probe did not run to its end"
+        fail "control: $name: the probe did not fail ($PROBE)"
     fi
 }
 
@@ -202,6 +247,13 @@ sort_test
 # and the timeline of the synthetic trace's whole-trace step, counted by hand (tests/browser/timeline.js).
 probe kineto-tables-probe "$OUT/kineto-dlrm.html" tests/browser/tables.js
 probe kineto-timeline-probe "$OUT/kineto-timeline.html" tests/browser/timeline.js
+# Negative controls of the probes: each on a copy of its page broken in what it checks.
+control_probe control-no-timeline-script "$OUT/kineto-timeline.html" tests/browser/timeline.js \
+    're.sub(r"<script>window\.kl1Timeline=.*?</script>", "", html, count=1, flags=re.S)'
+control_probe control-mark-missing "$OUT/kineto-timeline.html" tests/browser/timeline.js \
+    'derived(html, lambda d: d["timelines"][0].__setitem__("marks", []))'
+control_probe control-name-without-tooltip "$OUT/kineto-dlrm.html" tests/browser/tables.js \
+    're.sub(r"(<td class=\"name\") title=\"[^\"]*\"", r"\1", html)'
 rm -rf "$OUT"/profile-*
 
 echo "browser: $passed passed, $failed failed"

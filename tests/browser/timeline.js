@@ -7,6 +7,9 @@
 // The window is 900‥1505 µs; the union of the ops leaves 5 gaps: 910‥1000, 1150‥1200, 1210‥1300,
 // 1360.001‥1400, 1410‥1500. Hovering the nccl kernel names it, its bucket (comm), its stream, its start
 // (1050 − 900 = +150 µs) and its duration (100 µs).
+// The doctor's one finding there is copies_in_step: the HtoD copy 1400‥1410 runs with no kernel beside
+// it (stream 7's last kernel ends at 1360.001, stream 8's next starts at 1500), so one mark lane,
+// `copies_in_step`, holds one mark at +500 µs (1400 − 900) for 10 µs, within the step's window.
 var svg = document.querySelectorAll('div.timeline svg');
 if (svg.length !== 1) { bad('timelines drawn: ' + svg.length); return; }
 var lanes = Array.prototype.map.call(svg[0].querySelectorAll('text.tl-lane'), function (e) { return e.textContent; });
@@ -30,4 +33,24 @@ for (var w = 0; w < want.length; w++) {
 }
 if (tip.style.display !== 'block') { bad('the tooltip is not shown'); return; }
 if (document.body.textContent.indexOf('Every op is drawn (11 bars).') < 0) { bad('the page does not say every op is drawn'); return; }
-document.documentElement.setAttribute('data-probe', 'ok:3 lanes, 11 ops (7, 3, 1), 5 gaps, hover: ' + text.split('\n')[1] + ' / ' + text.split('\n')[2]);
+var markLanes = Array.prototype.map.call(svg[0].querySelectorAll('text.tl-mark-lane'), function (e) { return e.textContent; });
+if (markLanes.join('|') !== 'copies_in_step') { bad('mark lanes: ' + markLanes.join('|')); return; }
+var marks = svg[0].querySelectorAll('rect.tl-mark');
+if (marks.length !== 1) { bad('marks drawn: ' + marks.length); return; }
+var mbox = marks[0].getBoundingClientRect();
+marks[0].dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: mbox.left + 1, clientY: mbox.top + 1 }));
+var mtext = tip.textContent;
+var mwant = ['copies_in_step 10 µs', 'start +500.0 µs · drawn 10.00 µs'];
+for (var q = 0; q < mwant.length; q++) {
+    if (mtext.indexOf(mwant[q]) < 0) { bad('mark hover text lacks "' + mwant[q] + '": ' + mtext); return; }
+}
+var legend = document.querySelector('.tl-mark-legend span[data-finding="copies_in_step"]');
+if (!legend || legend.textContent.indexOf('copies_in_step (1 mark, 10 µs)') < 0) { bad('mark legend: ' + (legend ? legend.textContent : 'none')); return; }
+// The mark sits where the copy's bar is: the same left edge (within a pixel) as the HtoD copy's.
+var copy = null;
+for (var c = 0; c < ops.length; c++) {
+    if (D.names[D.bars[+ops[c].getAttribute('data-i')][5]].indexOf('Memcpy HtoD') === 0) copy = ops[c];
+}
+if (!copy || Math.abs(copy.getBoundingClientRect().left - mbox.left) > 1) { bad('the mark is not above the copy'); return; }
+document.documentElement.setAttribute('data-probe', 'ok:3 lanes, 11 ops (7, 3, 1), 5 gaps, hover: ' + text.split('\n')[1] + ' / ' + text.split('\n')[2] +
+    '; 1 mark lane, mark hover: ' + mtext.split('\n').join(' / '));

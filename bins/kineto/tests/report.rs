@@ -21,16 +21,23 @@ const RANK0: &str = "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.js
 const RANK1: &str = "param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json.gz";
 
 fn budget_json(trace: &str) -> Vec<Value> {
-    let out = kineto()
-        .args(["budget", "--json"])
-        .arg(testdata(trace))
-        .output()
-        .expect("run kineto budget");
+    json_listing(&["budget", "--json"], &testdata(trace))
+}
+
+/// Runs `kineto`, which must succeed.
+fn succeeds(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().expect("run kineto");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// The JSON lines a listing of `trace` prints (it must succeed).
+fn json_listing(args: &[&str], trace: &std::path::Path) -> Vec<Value> {
+    let out = succeeds(kineto().args(args).arg(trace));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON row"))
@@ -66,16 +73,7 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
     assert!(page.contains("<svg"));
     // The page opens with the doctor's findings: the rows `kineto doctor --json` prints, embedded, and
     // their section before the budget's.
-    let doctor = kineto()
-        .args(["doctor", "--json"])
-        .arg(testdata(RANK0))
-        .output()
-        .expect("run");
-    assert!(doctor.status.success());
-    let rows: Vec<Value> = String::from_utf8_lossy(&doctor.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON row"))
-        .collect();
+    let rows = json_listing(&["doctor", "--json"], &testdata(RANK0));
     assert_eq!(e["findings"], Value::Array(rows));
     let body = &page[page.find("<body").expect("a body")..];
     let findings = body
@@ -266,28 +264,14 @@ fn report_marks_the_doctors_findings_on_the_timeline() {
     let dir = tempfile::tempdir().expect("tempdir");
     let page_path = dir.path().join("r.html");
     let ranks = testdata("param/dlrm_kineto");
-    let out = kineto()
-        .args(["report", "--html"])
-        .arg(&page_path)
-        .arg(&ranks)
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        kineto()
+            .args(["report", "--html"])
+            .arg(&page_path)
+            .arg(&ranks),
     );
     let e = embedded(&std::fs::read_to_string(&page_path).expect("written"));
-    let doctor = kineto()
-        .args(["doctor", "--json"])
-        .arg(&ranks)
-        .output()
-        .expect("run");
-    assert!(doctor.status.success());
-    let rows: Vec<Value> = String::from_utf8_lossy(&doctor.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON row"))
-        .collect();
+    let rows = json_listing(&["doctor", "--json"], &ranks);
     assert_eq!(e["findings"], Value::Array(rows.clone()));
     let findings: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "finding").collect();
     assert!(

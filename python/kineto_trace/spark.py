@@ -10,7 +10,8 @@ trace file; each executor parses its file with the Rust reader (`kineto_trace.re
 analysis as `kineto budget`) and yields the table's Arrow batches. The columns are the Parquet export's
 (`kineto_trace.schema(table)`, from kineto-tables' one list) followed by `rank`, as Spark reads the
 export's `rank=N` partitions: `distributedInfo.rank`, or the file's position among the expanded paths for
-a trace without one (what `kineto-export` does). Unsigned columns take the types Spark gives the same
+a trace without one (what `kineto-export` does). `rank` is an int, the type Spark infers for the export's
+`rank=N` directories (every rank below 2³¹; a larger one fails the read, naming the file). Unsigned columns take the types Spark gives the same
 Parquet columns: uint32 → bigint, uint64 → decimal(20,0); so a query reads the export and this source
 alike.
 
@@ -35,6 +36,7 @@ from pyspark.sql.types import (
     DataType,
     DecimalType,
     DoubleType,
+    IntegerType,
     LongType,
     StringType,
     StructField,
@@ -70,7 +72,8 @@ def spark_schema(table: str) -> StructType:
         StructField(f.name, _spark_type(f.type), nullable=f.nullable)
         for f in kineto_trace.schema(table)
     ]
-    return StructType(fields + [StructField("rank", LongType(), nullable=False)])
+    # Spark infers the export's `rank=N` partition column as int while every N fits one.
+    return StructType(fields + [StructField("rank", IntegerType(), nullable=False)])
 
 
 @dataclass
@@ -146,10 +149,12 @@ class KinetoReader(DataSourceReader):
             whole_trace=self.whole_trace,
         )
         rank = t.rank if t.rank is not None else partition.position
+        if rank >= 2**31:
+            raise ValueError(f"kineto: {partition.path}: rank {rank} does not fit the int `rank` column")
         target = self.arrow_schema
         for batch in getattr(t, self.table)().to_batches():
             cols = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
-            cols.append(pa.array([rank] * batch.num_rows, pa.int64()))
+            cols.append(pa.array([rank] * batch.num_rows, pa.int32()))
             yield pa.RecordBatch.from_arrays(cols, schema=target)
 
 

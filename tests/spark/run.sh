@@ -18,7 +18,12 @@ wheels="$t/py-spark-wheels"
 rm -rf "$wheels"
 "$VENV/bin/maturin" build --quiet --manifest-path python/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kineto_trace-*.whl
-cargo build --quiet -p kineto-cli -p kineto-export-cli
+# The binaries from the test run's package set (tests/tools.sh): `-p` of two packages alone would build
+# their dependencies again with other features.
+source tests/tools.sh
+build_tools
+# Spark starts its Python workers with PYSPARK_PYTHON (else `python3` on PATH): the venv's, which has the wheel.
+export PYSPARK_PYTHON="$VENV/bin/python"
 shared=../shared/traces
 ranks=${1:-$shared/param/dlrm_kineto}
 work=$(mktemp -d)

@@ -22,14 +22,27 @@ from typing import Iterable, List, Optional, Union
 import pyarrow as pa
 
 from . import _native
-from ._native import SCHEMA_VERSION, TraceError, __version__
+from ._native import SCHEMA_VERSION, TABLES, TraceError, __version__
 
 # SCHEMA_VERSION: the version of the tables' schema (docs/parquet.md), kineto-parquet's own constant, so equal
 # to the Parquet files' kineto.schema_version.
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["read", "read_ranks", "Trace", "TraceError", "SCHEMA_VERSION", "__version__"]
+__all__ = [
+    "read",
+    "read_ranks",
+    "schema",
+    "expand_paths",
+    "Trace",
+    "TraceError",
+    "TABLES",
+    "SCHEMA_VERSION",
+    "__version__",
+]
+
+# TABLES: the per-trace tables (`gpu_ops`, `steps`, `budget`, `families`, `annotations`), in the order of
+# kineto-tables' list; each is a method of Trace and a directory of the Parquet export.
 
 
 def _table(stream) -> pa.Table:
@@ -118,6 +131,21 @@ def _int64_or_text(v):
     if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
         return str(v)
     return v
+
+
+def schema(table: str) -> pa.Schema:
+    """The pyarrow schema of one of TABLES, as Trace's method of that name returns it (the Parquet
+    files' columns; the rank is not a column of one trace's table)."""
+    return pa.RecordBatchReader.from_stream(_native.schema(table)).schema
+
+
+def expand_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[str]:
+    """The trace files `paths` name, as read_ranks and `kineto` expand them: a directory gives its
+    rank files (sorted by name), a file itself. A directory with no trace, or traces of mixed
+    formats, raises TraceError."""
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    return _native.expand_paths([os.fspath(p) for p in paths])
 
 
 def read(

@@ -253,14 +253,7 @@ impl NativeTrace {
     /// One of the per-trace tables (`gpu_ops`, `steps`, `budget`, `families`, `annotations`) as an
     /// Arrow stream; built with the GIL released.
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<ArrowStream> {
-        let exported = |t: &Table| Table::EXPORTED.contains(t);
-        let (table, schema) = Table::from_name(name)
-            .filter(exported)
-            .and_then(|t| table_schema(t).map(|s| (t, s)))
-            .ok_or_else(|| {
-                let names: Vec<&str> = Table::EXPORTED.iter().map(|t| t.name()).collect();
-                PyValueError::new_err(format!("no table `{name}`; tables: {}", names.join(", ")))
-            })?;
+        let (table, schema) = exported_schema(name)?;
         let batches = py.detach(|| {
             let file = self.path();
             let a = Analysed {
@@ -419,6 +412,35 @@ fn read_ranks(
     Ok(traces)
 }
 
+/// The Arrow schema of one of the per-trace tables (`gpu_ops`, `steps`, `budget`, `families`,
+/// `annotations`), as a stream of no batches: the columns `table()` gives, without a trace.
+#[pyfunction]
+fn schema(name: &str) -> PyResult<ArrowStream> {
+    let schema = exported_schema(name)?.1;
+    Ok(ArrowStream::new(schema, Vec::new()))
+}
+
+/// The trace files `paths` name, as `kineto` and `read_ranks` expand them (a directory → its rank
+/// files, sorted; a directory without one, or of mixed formats, is an error).
+#[pyfunction]
+fn expand_paths(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<String>> {
+    kineto_trace::expand_paths(&paths)
+        .map(|v| v.iter().map(|p| p.display().to_string()).collect())
+        .map_err(|e| trace_error(py, e))
+}
+
+/// A table `table()` and `schema()` make, by name, with its Arrow schema.
+fn exported_schema(name: &str) -> PyResult<(Table, SchemaRef)> {
+    let exported = |t: &Table| Table::EXPORTED.contains(t);
+    Table::from_name(name)
+        .filter(exported)
+        .and_then(|t| table_schema(t).map(|s| (t, s)))
+        .ok_or_else(|| {
+            let names: Vec<&str> = Table::EXPORTED.iter().map(|t| t.name()).collect();
+            PyValueError::new_err(format!("no table `{name}`; tables: {}", names.join(", ")))
+        })
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -426,10 +448,14 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     kineto_sqlite::install();
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(read_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_paths, m)?)?;
     m.add_class::<NativeTrace>()?;
     m.add_class::<ArrowStream>()?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("SCHEMA_VERSION", kineto_parquet::SCHEMA_VERSION)?;
+    let tables: Vec<&str> = Table::EXPORTED.iter().map(|t| t.name()).collect();
+    m.add("TABLES", tables)?;
     Ok(())
 }

@@ -175,6 +175,30 @@ def test_every_table_equals_the_parquet_export(tmp_path, table):
         assert mine.drop_columns(["file"]).equals(from_file.drop_columns(["file"]))
 
 
+def test_schema_is_the_exported_tables_schema_and_tables_lists_the_export_directories(tmp_path):
+    shared_or_skip()
+    out = export(tmp_path, [SHARED / DLRM])
+    # TABLES names the export's directories, each holding the table of that name.
+    assert sorted(kineto_trace.TABLES) == sorted(p.name for p in out.iterdir() if p.is_dir())
+    for table in kineto_trace.TABLES:
+        f = next((out / table / "rank=0").glob("*.parquet"))
+        assert kineto_trace.schema(table).remove_metadata() == pq.read_schema(f).remove_metadata()
+    with pytest.raises(ValueError, match="gpu_opz"):
+        kineto_trace.schema("gpu_opz")
+
+
+def test_expand_paths_gives_a_directorys_rank_files_sorted_and_refuses_an_empty_one(tmp_path):
+    shared_or_skip()
+    d = SHARED / DLRM
+    want = sorted(str(p) for p in d.iterdir() if p.name.endswith(".json.gz"))
+    assert kineto_trace.expand_paths(d) == want
+    assert kineto_trace.expand_paths([want[1], want[0]]) == [want[1], want[0]]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(kineto_trace.TraceError, match="empty"):
+        kineto_trace.expand_paths(empty)
+
+
 def cli_keys(row):
     """The keys of a `kineto … --json` row that are columns: without the µs conveniences JSON adds beside
     each `X_ns` (docs/tables.md, the naming rule) and without `rank` (in Python, as in Parquet, not a

@@ -260,7 +260,8 @@ fn timeline_of(
                     n => format!("the median span of the {n} steps with GPU work"),
                 };
                 tl.chosen = format!(
-                    "{of} in {}, {} µs; --timeline-step N draws another",
+                    "chosen on {} as {of} there, {} µs; every trace draws this step; \
+                     --timeline-step N draws another",
                     file.rsplit('/').next().unwrap_or(file),
                     html_report::page::fmt_num(span as f64 / 1000.0)
                 );

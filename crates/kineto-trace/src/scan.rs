@@ -56,12 +56,106 @@ pub(crate) fn event_bad<T>(at: usize, msg: impl Into<Cow<'static, str>>) -> Scan
 /// keeps a hostile file from costing unbounded work per byte.
 const MAX_DEPTH: usize = 256;
 
+// Word-at-a-time (SWAR) helpers: eight bytes of the window as one little-endian `u64`, the byte at
+// the lowest index in the lowest bits. Every mask below is exact per byte (no carry or borrow runs
+// from one byte into the next), so the lowest flagged byte — all the callers use — is the right one.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+/// The eight bytes at `i`, or `None` when fewer than eight remain.
+#[inline(always)]
+fn word_at(buf: &[u8], i: usize) -> Option<u64> {
+    let b: [u8; 8] = buf.get(i..i.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// The high bit of every byte of `x` that is zero.
+#[inline(always)]
+const fn zero_bytes(x: u64) -> u64 {
+    // (b & 0x7F) + 0x7F sets the high bit for any b with a low bit set, `| x` for b ≥ 0x80; the sum
+    // never exceeds 0xFE, so nothing carries into the next byte.
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// The high bit of every byte of `w` equal to `c`.
+#[inline(always)]
+const fn bytes_eq(w: u64, c: u8) -> u64 {
+    zero_bytes(w ^ (ONES * c as u64))
+}
+
+/// The high bit of every byte of `w` that is not an ASCII digit.
+#[inline(always)]
+const fn non_digits(w: u64) -> u64 {
+    // b ≥ '0' ⇔ high bit of ((b & 0x7F) + 0x50) | b;  b > '9' ⇔ high bit of ((b & 0x7F) + 0x46) | b.
+    let ge0 = ((w & LOW7) + ONES * 0x50) | w;
+    let gt9 = ((w & LOW7) + ONES * 0x46) | w;
+    (!ge0 | gt9) & HIGH
+}
+
+/// How many of the word's bytes, from the first, are ASCII digits (0 to 8).
+#[inline(always)]
+const fn leading_digits(w: u64) -> usize {
+    (non_digits(w).trailing_zeros() / 8) as usize
+}
+
+/// The decimal value of the first `k` bytes of `w` (1 ≤ `k` ≤ 8, all ASCII digits).
+#[inline(always)]
+const fn digits_value(w: u64, k: usize) -> u64 {
+    // Shifting the k digits to the top leaves zero bytes below them: leading zeros of the number.
+    let v = w << (8 * (8 - k));
+    // Pairs, then quads, then the eight digits (the well-known three-multiply reduction).
+    let v = ((v & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561)) >> 8;
+    let v = ((v & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601)) >> 16;
+    ((v & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001)) >> 32
+}
+
+const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// The first `k` bytes of `w` (0 ≤ `k` < 8), the rest zeroed.
+#[inline(always)]
+const fn first_bytes(w: u64, k: usize) -> u64 {
+    w & ((1u64 << (8 * k)) - 1)
+}
+
+/// An object key of at most 16 bytes as (length, bytes 0–7, bytes 8–15), zero-padded: compared as
+/// three integers instead of as text.
+pub(crate) type KeyWords = (usize, u64, u64);
+
+/// `key` packed as [`KeyWords`], or `None` when it is longer than 16 bytes.
+pub(crate) const fn pack_key(key: &[u8]) -> Option<KeyWords> {
+    if key.len() > 16 {
+        return None;
+    }
+    let mut w = [0u64; 2];
+    let mut i = 0;
+    while i < key.len() {
+        w[i / 8] |= (key[i] as u64) << (8 * (i % 8));
+        i += 1;
+    }
+    Some((key.len(), w[0], w[1]))
+}
+
+/// An object key as read: packed when it has at most 16 bytes (after decoding), else its text.
+pub(crate) enum Key<'a> {
+    Short(KeyWords),
+    Long(Str<'a>),
+}
+
 /// Index of the first `"` or `\\` in `s`. Eight bytes at a time for the first 64 (most strings in a
 /// trace are keys and short names, where memchr's setup cost dominates), memchr beyond.
 #[inline(always)]
 pub(crate) fn find_quote_or_backslash(s: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     const QUOTE: u64 = ONES * b'"' as u64;
     const BACKSLASH: u64 = ONES * b'\\' as u64;
     let mut i = 0;
@@ -127,6 +221,23 @@ impl<'a> Cursor<'a> {
                 return Ok(c);
             }
         }
+        self.ws_run()
+    }
+
+    /// [`Cursor::ws_peek`] past a run of whitespace longer than one space (Kineto indents with a
+    /// newline and spaces): eight bytes at a time, then byte by byte near the end of the window.
+    #[inline]
+    fn ws_run(&mut self) -> Scan<u8> {
+        while let Some(w) = word_at(self.buf, self.pos) {
+            let ws =
+                bytes_eq(w, b' ') | bytes_eq(w, b'\n') | bytes_eq(w, b'\r') | bytes_eq(w, b'\t');
+            let other = !ws & HIGH;
+            if other != 0 {
+                self.pos += (other.trailing_zeros() / 8) as usize;
+                return Ok(self.buf[self.pos]);
+            }
+            self.pos += 8;
+        }
         loop {
             let b = self.peek()?;
             match b {
@@ -177,6 +288,40 @@ impl<'a> Cursor<'a> {
                 Ok(Cow::Owned(out))
             }
         }
+    }
+
+    /// Reads an object key (the cursor at its opening quote), as [`Cursor::string`] reads it; a key of
+    /// at most 16 bytes comes back packed. One without escapes whose closing quote lies within the
+    /// window is packed straight from the window, without a scan.
+    #[inline(always)]
+    pub(crate) fn key(&mut self) -> Scan<Key<'a>> {
+        let at = self.pos;
+        if self.buf.get(at) == Some(&b'"')
+            && let (Some(w0), Some(w1)) = (word_at(self.buf, at + 1), word_at(self.buf, at + 9))
+        {
+            let m0 = bytes_eq(w0, b'"') | bytes_eq(w0, b'\\');
+            if m0 != 0 {
+                let k = (m0.trailing_zeros() / 8) as usize;
+                if self.buf[at + 1 + k] == b'"' {
+                    self.pos = at + k + 2;
+                    return Ok(Key::Short((k, first_bytes(w0, k), 0)));
+                }
+            } else {
+                let m1 = bytes_eq(w1, b'"') | bytes_eq(w1, b'\\');
+                if m1 != 0 {
+                    let k = (m1.trailing_zeros() / 8) as usize;
+                    if self.buf[at + 9 + k] == b'"' {
+                        self.pos = at + k + 10;
+                        return Ok(Key::Short((8 + k, w0, first_bytes(w1, k))));
+                    }
+                }
+            }
+        }
+        let s = self.string()?;
+        Ok(match pack_key(&s) {
+            Some(p) => Key::Short(p),
+            None => Key::Long(s),
+        })
     }
 
     /// Continues a string at a backslash, appending decoded bytes to `out` up to the closing quote.
@@ -324,6 +469,9 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let buf = self.buf;
         let n = buf.len();
+        if n - start >= 32 {
+            return self.micros_words(start);
+        }
         let mut i = start;
         let mut v: i64 = 0;
         while i < n {
@@ -376,6 +524,66 @@ impl<'a> Cursor<'a> {
         Ok(v.checked_mul(1000).and_then(|x| x.checked_add(frac)))
     }
 
+    /// [`Cursor::micros_as_ns`] with 32 bytes or more left in the window: the digits eight at a
+    /// time. Every form it reads fits in 31 bytes (18 digits, a point, 3 decimals, the byte after),
+    /// so the window cannot end inside one; every other form goes the general way, as there.
+    #[inline(always)]
+    fn micros_words(&mut self, start: usize) -> Scan<Option<i64>> {
+        let buf = self.buf;
+        let word = |i: usize| word_at(buf, i).unwrap_or(u64::MAX);
+        let w0 = word(start);
+        let k0 = leading_digits(w0);
+        let (digits, v) = if k0 < 8 {
+            (k0, if k0 == 0 { 0 } else { digits_value(w0, k0) })
+        } else {
+            let w1 = word(start + 8);
+            let k1 = leading_digits(w1);
+            let high = digits_value(w0, 8);
+            if k1 < 8 {
+                let v = if k1 == 0 {
+                    high
+                } else {
+                    high * POW10[k1] + digits_value(w1, k1)
+                };
+                (8 + k1, v)
+            } else {
+                let w2 = word(start + 16);
+                let k2 = leading_digits(w2);
+                if k2 > 2 {
+                    return self.micros_slow(start);
+                }
+                let v = high * 100_000_000 + digits_value(w1, 8);
+                let v = if k2 == 0 {
+                    v
+                } else {
+                    v * POW10[k2] + digits_value(w2, k2)
+                };
+                (16 + k2, v)
+            }
+        };
+        if digits == 0 || (digits > 1 && buf[start] == b'0') {
+            return self.micros_slow(start);
+        }
+        // At most 18 digits: below 10^18, so it fits an i64.
+        let v = v as i64;
+        let mut i = start + digits;
+        let mut frac: i64 = 0;
+        if buf[i] == b'.' {
+            let wf = word(i + 1);
+            let kf = leading_digits(wf);
+            if kf == 0 || kf > 3 {
+                return self.micros_slow(start);
+            }
+            frac = digits_value(wf, kf) as i64 * [0, 100, 10, 1][kf];
+            i += 1 + kf;
+        }
+        if buf[i] == b'e' || buf[i] == b'E' {
+            return self.micros_slow(start);
+        }
+        self.pos = i;
+        Ok(v.checked_mul(1000).and_then(|x| x.checked_add(frac)))
+    }
+
     #[cold]
     fn micros_slow(&mut self, start: usize) -> Scan<Option<i64>> {
         self.pos = start;
@@ -389,10 +597,17 @@ impl<'a> Cursor<'a> {
     pub(crate) fn token(&mut self) -> Scan<&'a [u8]> {
         let start = self.pos;
         let buf = self.buf;
-        let mut i = start;
-        while i < buf.len() && buf[i].is_ascii_digit() {
-            i += 1;
-        }
+        let i = match word_at(buf, start) {
+            // Up to 7 digits and the byte after them in one word (pids, tids, ids).
+            Some(w) if leading_digits(w) < 8 => start + leading_digits(w),
+            _ => {
+                let mut i = start;
+                while i < buf.len() && buf[i].is_ascii_digit() {
+                    i += 1;
+                }
+                i
+            }
+        };
         if i == buf.len() {
             return Err(Stop::NeedMore);
         }
@@ -419,16 +634,26 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let buf = self.buf;
         let n = buf.len();
-        let mut i = start;
-        let mut v: u64 = 0;
-        while i < n {
-            let d = buf[i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
+        let (i, v) = match word_at(buf, start) {
+            // Up to 7 digits and the byte after them in one word (ids, counts, dims).
+            Some(w) if leading_digits(w) < 8 => {
+                let k = leading_digits(w);
+                (start + k, if k == 0 { 0 } else { digits_value(w, k) })
             }
-            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-            i += 1;
-        }
+            _ => {
+                let mut i = start;
+                let mut v: u64 = 0;
+                while i < n {
+                    let d = buf[i].wrapping_sub(b'0');
+                    if d > 9 {
+                        break;
+                    }
+                    v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+                    i += 1;
+                }
+                (i, v)
+            }
+        };
         if i == n {
             return Err(Stop::NeedMore);
         }
@@ -546,7 +771,7 @@ impl<'a> Cursor<'a> {
                         depth -= 1;
                     } else {
                         if b == b'{' {
-                            self.key()?;
+                            self.skip_key()?;
                         }
                         continue;
                     }
@@ -570,7 +795,7 @@ impl<'a> Cursor<'a> {
                     b',' => {
                         self.pos += 1;
                         if obj {
-                            self.key()?;
+                            self.skip_key()?;
                         }
                         break;
                     }
@@ -592,7 +817,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips an object key and its colon.
-    fn key(&mut self) -> Scan<()> {
+    fn skip_key(&mut self) -> Scan<()> {
         let b = self.ws_peek()?;
         if b != b'"' {
             return bad(
@@ -775,6 +1000,170 @@ mod tests {
             let mut b = Cursor::new(text.as_bytes(), 0);
             assert_eq!(a.uint(), b.number().map(parse_u64), "uint {t}");
         }
+    }
+
+    /// Reference readers, byte by byte, for the word-at-a-time ones: the first non-whitespace byte,
+    /// a key as `string` reads it, a number of µs via `number` and `us_to_ns`, an unsigned integer.
+    fn ws_reference(buf: &[u8], pos: usize) -> Scan<(u8, usize)> {
+        let mut i = pos;
+        loop {
+            match buf.get(i) {
+                None => return Err(Stop::NeedMore),
+                Some(b' ' | b'\n' | b'\r' | b'\t') => i += 1,
+                Some(&b) => return Ok((b, i)),
+            }
+        }
+    }
+
+    fn key_reference(buf: &[u8]) -> Scan<(Option<KeyWords>, Vec<u8>, usize)> {
+        let mut c = Cursor::new(buf, 0);
+        let s = c.string()?;
+        Ok((pack_key(&s), s.into_owned(), c.pos))
+    }
+
+    /// Every token, followed by each of a few bytes and then by nothing or by enough padding that the
+    /// word-at-a-time paths run, reads as the general path reads it: value, end, or the same stop.
+    #[test]
+    fn word_at_a_time_readers_agree_with_byte_by_byte_ones() {
+        let mut toks: Vec<String> = [
+            "0",
+            "7",
+            "00",
+            "01",
+            "0.5",
+            "63.813",
+            "63.8",
+            "63.81",
+            "63.8130",
+            "1.",
+            "1e3",
+            "1E3",
+            "-2.5",
+            "12345678",
+            "123456789",
+            "1234567890123456",
+            "12345678901234567",
+            "123456789012345678",
+            "1234567890123456789",
+            "12345678901234567890",
+            "99999999999999999999",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1712195495519695.812",
+            "1712195495519695.8125",
+            "9223372036854775.807",
+            "9223372036854775.808",
+            "999999999999999999.999",
+            "4.0005",
+            "",
+            "x",
+            "\"1\"",
+            "12.e5",
+            "1.5e",
+            "7.",
+            "-",
+            "NaN",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every length of digit run around the word boundaries, with and without decimals.
+        for n in 1..=20 {
+            let d: String = (0..n).map(|i| char::from(b'1' + (i % 9) as u8)).collect();
+            for f in ["", ".", ".1", ".12", ".123", ".1234"] {
+                toks.push(format!("{d}{f}"));
+            }
+        }
+        for t in &toks {
+            for after in [",", "}", " ", "]", "e", "x", "\u{7f}", "\u{ff}"] {
+                for pad in [0, 40] {
+                    let text = format!("{t}{after}{}", " ".repeat(pad));
+                    let b = text.as_bytes();
+                    let mut fast = Cursor::new(b, 0);
+                    let mut slow = Cursor::new(b, 0);
+                    let got = fast.micros_as_ns().map(|v| (v, fast.pos));
+                    let want = slow
+                        .number()
+                        .map(crate::time::us_to_ns)
+                        .map(|v| (v, slow.pos));
+                    // The general path ends where a valid number ends; on a fault only the stop matters.
+                    match (&got, &want) {
+                        (Ok(g), Ok(w)) => assert_eq!(g, w, "micros {text:?}"),
+                        (Err(g), Err(w)) => assert_eq!(g, w, "micros {text:?}"),
+                        _ => panic!("micros {text:?}: {got:?} vs {want:?}"),
+                    }
+                    let mut fast = Cursor::new(b, 0);
+                    let mut slow = Cursor::new(b, 0);
+                    let got = fast.uint().map(|v| (v, fast.pos));
+                    let want = slow.number().map(parse_u64).map(|v| (v, slow.pos));
+                    match (&got, &want) {
+                        (Ok(g), Ok(w)) => assert_eq!(g, w, "uint {text:?}"),
+                        (Err(g), Err(w)) => assert_eq!(g, w, "uint {text:?}"),
+                        _ => panic!("uint {text:?}: {got:?} vs {want:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whitespace_runs_and_keys_read_as_byte_by_byte() {
+        let ws = [b' ', b'\n', b'\r', b'\t'];
+        let others = [b'"', b'{', b',', b'a', 0x0b, 0x00, 0x21, 0x2a, 0xff, 0x80];
+        for run in 0..20usize {
+            for (j, &o) in others.iter().enumerate() {
+                for pad in [0, 1, 9, 24] {
+                    let mut v: Vec<u8> = (0..run).map(|i| ws[(i * 7 + j) % 4]).collect();
+                    v.push(o);
+                    v.extend(std::iter::repeat_n(b'z', pad));
+                    let mut c = Cursor::new(&v, 0);
+                    let got = c.ws_peek().map(|b| (b, c.pos));
+                    assert_eq!(got, ws_reference(&v, 0), "{v:?}");
+                }
+                // Whitespace to the end of the window.
+                let v: Vec<u8> = (0..run).map(|i| ws[(i + j) % 4]).collect();
+                assert_eq!(Cursor::new(&v, 0).ws_peek(), Err(Stop::NeedMore), "{v:?}");
+            }
+        }
+        // Keys of every length around the two words, plain, with an escape at each place, or cut.
+        for len in 0..22usize {
+            let body: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let mut bodies = vec![body.clone()];
+            for at in 0..=len {
+                for esc in [&b"\\\""[..], b"\\n", b"\\u0041"] {
+                    let mut e = body.clone();
+                    e.splice(at..at, esc.iter().copied());
+                    bodies.push(e);
+                }
+            }
+            for b in bodies {
+                for pad in [0, 3, 20] {
+                    let mut v = vec![b'"'];
+                    v.extend_from_slice(&b);
+                    v.push(b'"');
+                    v.extend(std::iter::repeat_n(b':', pad));
+                    let mut c = Cursor::new(&v, 0);
+                    let got = c.key().map(|k| {
+                        let pos = c.pos;
+                        match k {
+                            Key::Short(p) => (Some(p), pos),
+                            Key::Long(s) => {
+                                assert_eq!(pack_key(&s), None);
+                                (None, pos)
+                            }
+                        }
+                    });
+                    let want = key_reference(&v).map(|(p, _, pos)| (p, pos));
+                    assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&v));
+                    // Cut before the closing quote: the window must be refilled.
+                    let cut = &v[..b.len() + 1];
+                    assert_eq!(Cursor::new(cut, 0).key().err(), Some(Stop::NeedMore));
+                }
+            }
+        }
+        assert_eq!(pack_key(b"ph"), Some((2, 0x6870, 0)));
+        assert_eq!(pack_key(b"0123456789abcdef").map(|k| k.0), Some(16));
+        assert_eq!(pack_key(b"registers per thread"), None);
     }
 
     #[test]

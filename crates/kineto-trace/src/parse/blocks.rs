@@ -80,7 +80,7 @@ impl Pool {
         if let Ok(mut s) = self.state.lock() {
             s.live = s.live.saturating_sub(1);
             // Kept at its length, not cleared: the reader reads over the old bytes, and zeroing
-            // 2 MiB per block again (`resize`) cost the reader thread a twentieth of its time.
+            // a block again (`resize`) cost the reader thread a twentieth of its time.
             if b.capacity() >= self.size {
                 s.free.push(b);
             }

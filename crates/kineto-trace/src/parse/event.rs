@@ -1,9 +1,8 @@
 //! One event's fields, read in one pass from the window: what the model keeps is decoded, the rest is
 //! skipped (and validated). Also the event categories the model knows across format eras.
 
-use crate::scan::{
-    Cursor, Key, KeyWords, Scan, Str, bad, event_bad, pack_key, parse_i64, show_byte,
-};
+use crate::scan::{Cursor, Key, Scan, Str, bad, event_bad, parse_i64, show_byte};
+use crate::words::{KeyWords, pack_key};
 
 /// The fields of one event that the model uses, borrowed from the window.
 #[derive(Default)]

@@ -38,6 +38,7 @@ pub mod summary;
 pub mod template;
 mod time;
 pub mod tokens;
+mod words;
 
 pub use error::{Error, Result};
 pub use model::{

@@ -1,7 +1,7 @@
 //! The model builder: folds accepted events into the [`Trace`], interning names and (pid, tid) pairs,
 //! counting phases and categories, keeping warnings (the first [`KEEP_WARNINGS`]) and time bounds.
 
-use super::event::{EventKind, RawEvent, event_kind};
+use super::event::{EventKind, RawEvent};
 use crate::model::{
     Api, Flow, FlowPhase, GemmRows, GpuOp, IdValue, Launch, Span, Sym, Trace, Track, TrackIds,
     Warning,
@@ -169,7 +169,7 @@ impl Builder {
             self.min_ts = ts;
             self.max_end = end;
         }
-        let cat = ev.cat.as_deref().map_or(EventKind::Other, event_kind);
+        let cat = ev.kind.unwrap_or(EventKind::Other);
         if let Some(field) = ev.args.odd_field {
             self.warn(
                 start,

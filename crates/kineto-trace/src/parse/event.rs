@@ -1,13 +1,16 @@
 //! One event's fields, read in one pass from the window: what the model keeps is decoded, the rest is
 //! skipped (and validated). Also the event categories the model knows across format eras.
 
-use crate::scan::{Cursor, Scan, Str, bad, event_bad, parse_i64, show_byte};
+use crate::scan::{Cursor, Key, Scan, Str, bad, event_bad, parse_i64, show_byte};
+use crate::words::{KeyWords, pack_key};
 
 /// The fields of one event that the model uses, borrowed from the window.
 #[derive(Default)]
 pub(super) struct RawEvent<'a> {
     pub(super) ph: Option<Str<'a>>,
     pub(super) cat: Option<Str<'a>>,
+    /// `event_kind` of `cat`, kept beside it.
+    pub(super) kind: Option<EventKind>,
     pub(super) name: Option<Str<'a>>,
     pub(super) pid: Option<&'a [u8]>,
     pub(super) tid: Option<&'a [u8]>,
@@ -73,6 +76,37 @@ pub(crate) fn event_kind(cat: &[u8]) -> EventKind {
     }
 }
 
+/// A key's packed form, for matching (every key named here has at most 16 bytes).
+const fn key(k: &[u8]) -> KeyWords {
+    match pack_key(k) {
+        Some(p) => p,
+        None => panic!("a key longer than 16 bytes"),
+    }
+}
+
+const PH: KeyWords = key(b"ph");
+const CAT: KeyWords = key(b"cat");
+const NAME: KeyWords = key(b"name");
+const PID: KeyWords = key(b"pid");
+const TID: KeyWords = key(b"tid");
+const TS: KeyWords = key(b"ts");
+const DUR: KeyWords = key(b"dur");
+const ID: KeyWords = key(b"id");
+const ARGS: KeyWords = key(b"args");
+const EXTERNAL_ID: KeyWords = key(b"External id");
+const EXTERNAL_ID_LOWER: KeyWords = key(b"external id");
+const CORRELATION: KeyWords = key(b"correlation");
+const DEVICE: KeyWords = key(b"device");
+const STREAM: KeyWords = key(b"stream");
+const SHARED_MEMORY: KeyWords = key(b"shared memory");
+const GRID: KeyWords = key(b"grid");
+const BLOCK: KeyWords = key(b"block");
+const GRAPH_ID: KeyWords = key(b"graph id");
+const GRAPH_NODE_ID: KeyWords = key(b"graph node id");
+const BYTES: KeyWords = key(b"bytes");
+const INPUT_DIMS: KeyWords = key(b"Input Dims");
+const CBID: KeyWords = key(b"cbid");
+
 /// Reads one event object (the cursor is at its `{`).
 #[inline]
 pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
@@ -83,23 +117,27 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
     }
     loop {
         c.ws_peek()?;
-        let key = c.string()?;
+        let key = c.key()?;
         c.expect(b':', "':' after a key")?;
         let v = c.ws_peek()?;
-        match &*key {
-            b"ph" => ev.ph = Some(string_field(c, v, "ph")?),
-            b"cat" => ev.cat = Some(string_field(c, v, "cat")?),
-            b"name" => ev.name = Some(string_field(c, v, "name")?),
-            b"pid" => ev.pid = Some(id_token(c, v)?),
-            b"tid" => ev.tid = Some(id_token(c, v)?),
-            b"ts" => ev.ts = Some(time_field(c, v, "ts")?),
-            b"dur" => ev.dur = Some(time_field(c, v, "dur")?),
-            b"id" => ev.id = Some(id_token(c, v)?),
-            b"args" => match ev.cat.as_deref().map(event_kind) {
+        match key {
+            Key::Short(PH) => ev.ph = Some(string_field(c, v, "ph")?),
+            Key::Short(CAT) => {
+                let cat = string_field(c, v, "cat")?;
+                ev.kind = Some(event_kind(&cat));
+                ev.cat = Some(cat);
+            }
+            Key::Short(NAME) => ev.name = Some(string_field(c, v, "name")?),
+            Key::Short(PID) => ev.pid = Some(id_token(c, v)?),
+            Key::Short(TID) => ev.tid = Some(id_token(c, v)?),
+            Key::Short(TS) => ev.ts = Some(time_field(c, v, "ts")?),
+            Key::Short(DUR) => ev.dur = Some(time_field(c, v, "dur")?),
+            Key::Short(ID) => ev.id = Some(id_token(c, v)?),
+            Key::Short(ARGS) => match ev.kind {
                 Some(EventKind::Other | EventKind::Flow | EventKind::PythonFunction) => {
                     c.skip_value()?;
                 }
-                Some(k) => ev.args = args(c, k, &mut ev.input_dims)?,
+                Some(k) => args(c, k, &mut ev.args, &mut ev.input_dims)?,
                 None => {
                     ev.late_args = Some(c.pos);
                     c.skip_value()?;
@@ -127,14 +165,14 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
         }
     }
     if let Some(at) = ev.late_args
-        && let Some(k) = ev.cat.as_deref().map(event_kind)
+        && let Some(k) = ev.kind
         && !matches!(
             k,
             EventKind::Other | EventKind::Flow | EventKind::PythonFunction
         )
     {
         let mut again = Cursor::new(c.buf, at);
-        ev.args = args(&mut again, k, &mut ev.input_dims)?;
+        args(&mut again, k, &mut ev.args, &mut ev.input_dims)?;
     }
     Ok(())
 }
@@ -169,66 +207,72 @@ fn id_token<'a>(c: &mut Cursor<'a>, v: u8) -> Scan<&'a [u8]> {
     }
 }
 
-/// Reads `args`, keeping the fields the model uses for this category. Fields of other categories are
-/// skipped unread: the same key means different things elsewhere (ROCm runtime calls write
-/// `"stream": "0x0"`, Triton cpu_ops a `"grid"` string). A `cpu_op`'s `Input Dims` is validated and
-/// its text handed back in `input_dims`, to be read only if the op is a GEMM (the name may come later).
-fn args<'a>(c: &mut Cursor<'a>, cat: EventKind, input_dims: &mut Option<&'a [u8]>) -> Scan<Args> {
+/// Reads `args` into `a` (reset first: a later `args` key replaces an earlier one whole), keeping the
+/// fields the model uses for this category. Fields of other categories are skipped unread: the same
+/// key means different things elsewhere (ROCm runtime calls write `"stream": "0x0"`, Triton cpu_ops a
+/// `"grid"` string). A `cpu_op`'s `Input Dims` is validated and its text handed back in
+/// `input_dims`, to be read only if the op is a GEMM (the name may come later).
+fn args<'a>(
+    c: &mut Cursor<'a>,
+    cat: EventKind,
+    a: &mut Args,
+    input_dims: &mut Option<&'a [u8]>,
+) -> Scan<()> {
     let gpu = matches!(
         cat,
         EventKind::Kernel | EventKind::Memcpy | EventKind::Memset
     );
     let api = matches!(cat, EventKind::Runtime | EventKind::Driver);
-    let mut a = Args::default();
+    *a = Args::default();
     if c.ws_peek()? != b'{' {
         c.skip_value()?;
         a.odd_field = Some("args");
-        return Ok(a);
+        return Ok(());
     }
     c.pos += 1;
     if c.ws_peek()? == b'}' {
         c.pos += 1;
-        return Ok(a);
+        return Ok(());
     }
     loop {
         c.ws_peek()?;
-        let key = c.string()?;
+        let key = c.key()?;
         c.expect(b':', "':' after a key")?;
-        match &*key {
-            b"External id" | b"external id" => {
+        match key {
+            Key::Short(EXTERNAL_ID | EXTERNAL_ID_LOWER) => {
                 a.external_id = uint(c, &mut a.odd_field, "External id")?
             }
-            b"correlation" if gpu || api => {
+            Key::Short(CORRELATION) if gpu || api => {
                 a.correlation = uint(c, &mut a.odd_field, "correlation")?
             }
-            b"device" if gpu => a.device = int(c, &mut a.odd_field, "device")?,
-            b"stream" if gpu => a.stream = int(c, &mut a.odd_field, "stream")?,
-            b"registers per thread" if gpu => {
+            Key::Short(DEVICE) if gpu => a.device = int(c, &mut a.odd_field, "device")?,
+            Key::Short(STREAM) if gpu => a.stream = int(c, &mut a.odd_field, "stream")?,
+            Key::Long(k) if gpu && *k == *b"registers per thread" => {
                 a.registers = small(
                     uint(c, &mut a.odd_field, "registers per thread")?,
                     &mut a.odd_field,
                     "registers per thread",
                 );
             }
-            b"shared memory" if gpu => {
+            Key::Short(SHARED_MEMORY) if gpu => {
                 a.shared_memory = small(
                     uint(c, &mut a.odd_field, "shared memory")?,
                     &mut a.odd_field,
                     "shared memory",
                 );
             }
-            b"grid" if gpu => a.grid = dims(c, &mut a.odd_field, "grid")?,
-            b"block" if gpu => a.block = dims(c, &mut a.odd_field, "block")?,
-            b"graph id" if gpu => a.graph_id = uint(c, &mut a.odd_field, "graph id")?,
-            b"graph node id" if gpu => {
+            Key::Short(GRID) if gpu => a.grid = dims(c, &mut a.odd_field, "grid")?,
+            Key::Short(BLOCK) if gpu => a.block = dims(c, &mut a.odd_field, "block")?,
+            Key::Short(GRAPH_ID) if gpu => a.graph_id = uint(c, &mut a.odd_field, "graph id")?,
+            Key::Short(GRAPH_NODE_ID) if gpu => {
                 a.graph_node_id = uint(c, &mut a.odd_field, "graph node id")?
             }
-            b"bytes" if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
-            b"Input Dims" if cat == EventKind::CpuOp => {
+            Key::Short(BYTES) if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
+            Key::Short(INPUT_DIMS) if cat == EventKind::CpuOp => {
                 let at = c.skip_value()?;
                 *input_dims = Some(&c.buf[at..c.pos]);
             }
-            b"cbid" if api => {
+            Key::Short(CBID) if api => {
                 a.cbid = small(uint(c, &mut a.odd_field, "cbid")?, &mut a.odd_field, "cbid")
             }
             _ => {
@@ -239,7 +283,7 @@ fn args<'a>(c: &mut Cursor<'a>, cat: EventKind, input_dims: &mut Option<&'a [u8]
             b',' => c.pos += 1,
             b'}' => {
                 c.pos += 1;
-                return Ok(a);
+                return Ok(());
             }
             other => {
                 return bad(

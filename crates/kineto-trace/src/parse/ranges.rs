@@ -30,10 +30,22 @@ use std::path::Path;
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 
-/// Bytes per block (and so per range) by default: small enough that every core gets work early and
-/// a few blocks in flight cost little memory, large enough that the seams (the event a block boundary
-/// cuts, read serially) and the merge are a small part of the work.
-pub const RANGE_BYTES: usize = 2 << 20;
+/// Bytes per block (and so per range) by default: small enough that every core gets work early, that
+/// the blocks in flight ([`blocks_in_flight`]) cost little memory (5 MiB on 2 threads, against 12
+/// MiB at 2 MiB blocks and twice as many in flight, which put the threaded parse above a quarter of
+/// the file) and that a block is still in cache when the hasher and a worker read it; large enough
+/// that the seams (the event a block boundary cuts, read serially) and the merge (a few hundred
+/// names per block) stay a small part of the work.
+pub const RANGE_BYTES: usize = 1 << 20;
+
+/// Blocks alive at once on `threads` workers: one per worker, the one the reader fills, the one the
+/// serial parser reads from, and one of slack so that the reader runs ahead of a worker that
+/// finishes early. Nothing waits on a block that needs a buffer to exist (the serial parser waits
+/// only for ranges of blocks it has been handed), so any count ≥ 2 is free of deadlock; more only
+/// lets the reader run further ahead of the hasher, which paces a hashed parse on few cores anyway.
+fn blocks_in_flight(threads: usize) -> usize {
+    threads + 3
+}
 
 /// Event-start guesses a worker tries in one block before leaving the block to the serial parser.
 const GUESSES: usize = 64;
@@ -239,7 +251,7 @@ fn parse_counted(
     let gzip = n == 2 && magic == [0x1f, 0x8b];
     let raw = std::io::Cursor::new(magic[..n].to_vec()).chain(raw);
     let block = range_bytes.max(1);
-    let pool = Pool::new(2 * threads + 2, block);
+    let pool = Pool::new(blocks_in_flight(threads), block);
     let (jobs_tx, jobs_rx) = channel::<Arc<Block>>();
     let jobs_rx = Mutex::new(jobs_rx);
     let (serial_tx, serial_rx) = channel();

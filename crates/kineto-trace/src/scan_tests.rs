@@ -1,0 +1,304 @@
+//! Tests of the scanner (`scan.rs`): values skipped and read, stops, and the word-at-a-time readers
+//! against byte-by-byte references.
+
+use super::*;
+
+fn skip(s: &str) -> Scan<usize> {
+    let mut c = Cursor::new(s.as_bytes(), 0);
+    c.skip_value()?;
+    Ok(c.pos)
+}
+
+#[test]
+fn skips_valid_values_to_their_end() {
+    for (s, end) in [
+        (r#"{"a": [1, 2.5e3, {"b": null}], "c": "x\"y"} tail"#, 43),
+        ("[]x", 2),
+        ("{ }x", 3),
+        ("-0.5,", 4),
+        ("true]", 4),
+        (r#""\u00e9""#, 8),
+    ] {
+        assert_eq!(skip(s), Ok(end), "{s}");
+    }
+}
+
+#[test]
+fn rejects_invalid_values() {
+    for s in [
+        r#"{"a" 1}"#,
+        "[1 2]",
+        "[1,]",
+        "{,}",
+        "01",
+        "1.,",
+        "1e,",
+        "NaN",
+        "-Infinity",
+        "[tru]",
+        r#""\x""#,
+        "{\"a\":1]",
+    ] {
+        assert!(matches!(skip(s), Err(Stop::Bad(_))), "{s} -> {:?}", skip(s));
+    }
+}
+
+#[test]
+fn asks_for_more_when_the_window_ends_inside_a_value() {
+    for s in [
+        r#"{"a": [1, 2"#,
+        r#""abc"#,
+        "12",
+        "tr",
+        "Na",
+        r#"{"a":"\u00"#,
+    ] {
+        assert_eq!(skip(s), Err(Stop::NeedMore), "{s}");
+    }
+}
+
+#[test]
+fn decodes_escapes_and_keeps_control_characters() {
+    let mut c = Cursor::new(b"\"a\\n\\u00e9\\ud83d\\ude00\x01b\"", 0);
+    let s = c.string().unwrap_or_default();
+    assert_eq!(
+        std::str::from_utf8(&s).ok(),
+        Some("a\n\u{e9}\u{1F600}\u{1}b")
+    );
+}
+
+#[test]
+fn finds_the_first_quote_or_backslash_at_every_position() {
+    for len in 0..140 {
+        for at in 0..len {
+            for c in [b'"', b'\\'] {
+                let mut v = vec![b'a'; len];
+                v[at] = c;
+                if at + 1 < len {
+                    v[at + 1] = b'"';
+                }
+                assert_eq!(find_quote_or_backslash(&v), Some(at), "len {len} at {at}");
+            }
+        }
+        // Bytes that differ from the targets by one bit or a borrow must not match.
+        let v: Vec<u8> = (0..len)
+            .map(|i| [b'#', b'!', b']', b'[', 0x00, 0xA2][i % 6])
+            .collect();
+        assert_eq!(find_quote_or_backslash(&v), None, "len {len}");
+    }
+}
+
+#[test]
+fn rejects_nesting_past_the_bound() {
+    let deep = "[".repeat(300) + &"]".repeat(300);
+    assert!(matches!(skip(&deep), Err(Stop::Bad(_))));
+    let ok = "[".repeat(200) + &"]".repeat(200);
+    assert_eq!(skip(&ok), Ok(400));
+}
+
+#[test]
+fn one_pass_numbers_agree_with_the_general_path() {
+    let toks = [
+        "0",
+        "7",
+        "63.813",
+        "63.8",
+        "63.81",
+        "1712195495519695.812",
+        "4.0005",
+        "1e3",
+        "-2.5",
+        "1610366662254362",
+        "12345678901234567890",
+        "0.5",
+        "99999999999999999999",
+        "18446744073709551615",
+        "18446744073709551616",
+        "3.",
+        "01",
+    ];
+    for t in toks {
+        let text = format!("{t},");
+        let mut a = Cursor::new(text.as_bytes(), 0);
+        let mut b = Cursor::new(text.as_bytes(), 0);
+        let fast = a.micros_as_ns();
+        let slow = b.number().map(crate::time::us_to_ns);
+        assert_eq!(fast, slow, "micros {t}");
+        let mut a = Cursor::new(text.as_bytes(), 0);
+        let mut b = Cursor::new(text.as_bytes(), 0);
+        assert_eq!(a.uint(), b.number().map(parse_u64), "uint {t}");
+    }
+}
+
+/// Reference readers, byte by byte, for the word-at-a-time ones: the first non-whitespace byte,
+/// a key as `string` reads it, a number of µs via `number` and `us_to_ns`, an unsigned integer.
+fn ws_reference(buf: &[u8], pos: usize) -> Scan<(u8, usize)> {
+    let mut i = pos;
+    loop {
+        match buf.get(i) {
+            None => return Err(Stop::NeedMore),
+            Some(b' ' | b'\n' | b'\r' | b'\t') => i += 1,
+            Some(&b) => return Ok((b, i)),
+        }
+    }
+}
+
+fn key_reference(buf: &[u8]) -> Scan<(Option<KeyWords>, Vec<u8>, usize)> {
+    let mut c = Cursor::new(buf, 0);
+    let s = c.string()?;
+    Ok((pack_key(&s), s.into_owned(), c.pos))
+}
+
+/// Every token, followed by each of a few bytes and then by nothing or by enough padding that the
+/// word-at-a-time paths run, reads as the general path reads it: value, end, or the same stop.
+#[test]
+fn word_at_a_time_readers_agree_with_byte_by_byte_ones() {
+    let mut toks: Vec<String> = [
+        "0",
+        "7",
+        "00",
+        "01",
+        "0.5",
+        "63.813",
+        "63.8",
+        "63.81",
+        "63.8130",
+        "1.",
+        "1e3",
+        "1E3",
+        "-2.5",
+        "12345678",
+        "123456789",
+        "1234567890123456",
+        "12345678901234567",
+        "123456789012345678",
+        "1234567890123456789",
+        "12345678901234567890",
+        "99999999999999999999",
+        "18446744073709551615",
+        "18446744073709551616",
+        "1712195495519695.812",
+        "1712195495519695.8125",
+        "9223372036854775.807",
+        "9223372036854775.808",
+        "999999999999999999.999",
+        "4.0005",
+        "",
+        "x",
+        "\"1\"",
+        "12.e5",
+        "1.5e",
+        "7.",
+        "-",
+        "NaN",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Every length of digit run around the word boundaries, with and without decimals.
+    for n in 1..=20 {
+        let d: String = (0..n).map(|i| char::from(b'1' + (i % 9) as u8)).collect();
+        for f in ["", ".", ".1", ".12", ".123", ".1234"] {
+            toks.push(format!("{d}{f}"));
+        }
+    }
+    for t in &toks {
+        for after in [",", "}", " ", "]", "e", "x", "\u{7f}", "\u{ff}"] {
+            for pad in [0, 40] {
+                let text = format!("{t}{after}{}", " ".repeat(pad));
+                let b = text.as_bytes();
+                let mut fast = Cursor::new(b, 0);
+                let mut slow = Cursor::new(b, 0);
+                let got = fast.micros_as_ns().map(|v| (v, fast.pos));
+                let want = slow
+                    .number()
+                    .map(crate::time::us_to_ns)
+                    .map(|v| (v, slow.pos));
+                // The general path ends where a valid number ends; on a fault only the stop matters.
+                match (&got, &want) {
+                    (Ok(g), Ok(w)) => assert_eq!(g, w, "micros {text:?}"),
+                    (Err(g), Err(w)) => assert_eq!(g, w, "micros {text:?}"),
+                    _ => panic!("micros {text:?}: {got:?} vs {want:?}"),
+                }
+                let mut fast = Cursor::new(b, 0);
+                let mut slow = Cursor::new(b, 0);
+                let got = fast.uint().map(|v| (v, fast.pos));
+                let want = slow.number().map(parse_u64).map(|v| (v, slow.pos));
+                match (&got, &want) {
+                    (Ok(g), Ok(w)) => assert_eq!(g, w, "uint {text:?}"),
+                    (Err(g), Err(w)) => assert_eq!(g, w, "uint {text:?}"),
+                    _ => panic!("uint {text:?}: {got:?} vs {want:?}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn whitespace_runs_and_keys_read_as_byte_by_byte() {
+    let ws = [b' ', b'\n', b'\r', b'\t'];
+    let others = [b'"', b'{', b',', b'a', 0x0b, 0x00, 0x21, 0x2a, 0xff, 0x80];
+    for run in 0..20usize {
+        for (j, &o) in others.iter().enumerate() {
+            for pad in [0, 1, 9, 24] {
+                let mut v: Vec<u8> = (0..run).map(|i| ws[(i * 7 + j) % 4]).collect();
+                v.push(o);
+                v.extend(std::iter::repeat_n(b'z', pad));
+                let mut c = Cursor::new(&v, 0);
+                let got = c.ws_peek().map(|b| (b, c.pos));
+                assert_eq!(got, ws_reference(&v, 0), "{v:?}");
+            }
+            // Whitespace to the end of the window.
+            let v: Vec<u8> = (0..run).map(|i| ws[(i + j) % 4]).collect();
+            assert_eq!(Cursor::new(&v, 0).ws_peek(), Err(Stop::NeedMore), "{v:?}");
+        }
+    }
+    // Keys of every length around the two words, plain, with an escape at each place, or cut.
+    for len in 0..22usize {
+        let body: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut bodies = vec![body.clone()];
+        for at in 0..=len {
+            for esc in [&b"\\\""[..], b"\\n", b"\\u0041"] {
+                let mut e = body.clone();
+                e.splice(at..at, esc.iter().copied());
+                bodies.push(e);
+            }
+        }
+        for b in bodies {
+            for pad in [0, 3, 20] {
+                let mut v = vec![b'"'];
+                v.extend_from_slice(&b);
+                v.push(b'"');
+                v.extend(std::iter::repeat_n(b':', pad));
+                let mut c = Cursor::new(&v, 0);
+                let got = c.key().map(|k| {
+                    let pos = c.pos;
+                    match k {
+                        Key::Short(p) => (Some(p), pos),
+                        Key::Long(s) => {
+                            assert_eq!(pack_key(&s), None);
+                            (None, pos)
+                        }
+                    }
+                });
+                let want = key_reference(&v).map(|(p, _, pos)| (p, pos));
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&v));
+                // Cut before the closing quote: the window must be refilled.
+                let cut = &v[..b.len() + 1];
+                assert_eq!(Cursor::new(cut, 0).key().err(), Some(Stop::NeedMore));
+            }
+        }
+    }
+    assert_eq!(pack_key(b"ph"), Some((2, 0x6870, 0)));
+    assert_eq!(pack_key(b"0123456789abcdef").map(|k| k.0), Some(16));
+    assert_eq!(pack_key(b"registers per thread"), None);
+}
+
+#[test]
+fn integers_parse_exactly_or_not_at_all() {
+    assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+    assert_eq!(parse_u64(b"18446744073709551616"), None);
+    assert_eq!(parse_u64(b"1.5"), None);
+    assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+    assert_eq!(parse_i64(b"9223372036854775808"), None);
+}

@@ -1,0 +1,123 @@
+//! Word-at-a-time (SWAR) helpers for the scanner: eight bytes as one little-endian `u64` (the byte at
+//! the lowest index in the lowest bits), with exact per-byte masks, digit runs and their values, and
+//! object keys packed into integers. Plain integer arithmetic: the same on every target.
+
+// Every mask below is exact per byte (no carry or borrow runs from one byte into the next), so the
+// lowest flagged byte — the one every caller uses — is the right one.
+pub(crate) const ONES: u64 = 0x0101_0101_0101_0101;
+pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+/// The eight bytes at `i`, or `None` when fewer than eight remain.
+#[inline(always)]
+pub(crate) fn word_at(buf: &[u8], i: usize) -> Option<u64> {
+    let b: [u8; 8] = buf.get(i..i.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// The high bit of every byte of `x` that is zero.
+#[inline(always)]
+pub(crate) const fn zero_bytes(x: u64) -> u64 {
+    // (b & 0x7F) + 0x7F sets the high bit for any b with a low bit set, `| x` for b ≥ 0x80; the sum
+    // never exceeds 0xFE, so nothing carries into the next byte.
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// The high bit of every byte of `w` equal to `c`.
+#[inline(always)]
+pub(crate) const fn bytes_eq(w: u64, c: u8) -> u64 {
+    zero_bytes(w ^ (ONES * c as u64))
+}
+
+/// The high bit of every byte of `w` that is not an ASCII digit.
+#[inline(always)]
+const fn non_digits(w: u64) -> u64 {
+    // b ≥ '0' ⇔ high bit of ((b & 0x7F) + 0x50) | b;  b > '9' ⇔ high bit of ((b & 0x7F) + 0x46) | b.
+    let ge0 = ((w & LOW7) + ONES * 0x50) | w;
+    let gt9 = ((w & LOW7) + ONES * 0x46) | w;
+    (!ge0 | gt9) & HIGH
+}
+
+/// How many of the word's bytes, from the first, are ASCII digits (0 to 8).
+#[inline(always)]
+pub(crate) const fn leading_digits(w: u64) -> usize {
+    (non_digits(w).trailing_zeros() / 8) as usize
+}
+
+/// The decimal value of the first `k` bytes of `w` (1 ≤ `k` ≤ 8, all ASCII digits).
+#[inline(always)]
+pub(crate) const fn digits_value(w: u64, k: usize) -> u64 {
+    // Shifting the k digits to the top leaves zero bytes below them: leading zeros of the number.
+    let v = w << (8 * (8 - k));
+    // Pairs, then quads, then the eight digits (the well-known three-multiply reduction).
+    let v = ((v & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561)) >> 8;
+    let v = ((v & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601)) >> 16;
+    ((v & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001)) >> 32
+}
+
+pub(crate) const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// The first `k` bytes of `w` (0 ≤ `k` < 8), the rest zeroed.
+#[inline(always)]
+pub(crate) const fn first_bytes(w: u64, k: usize) -> u64 {
+    w & ((1u64 << (8 * k)) - 1)
+}
+
+/// An object key of at most 16 bytes as (length, bytes 0–7, bytes 8–15), zero-padded: compared as
+/// three integers instead of as text.
+pub(crate) type KeyWords = (usize, u64, u64);
+
+/// `key` packed as [`KeyWords`], or `None` when it is longer than 16 bytes.
+pub(crate) const fn pack_key(key: &[u8]) -> Option<KeyWords> {
+    if key.len() > 16 {
+        return None;
+    }
+    let mut w = [0u64; 2];
+    let mut i = 0;
+    while i < key.len() {
+        w[i / 8] |= (key[i] as u64) << (8 * (i % 8));
+        i += 1;
+    }
+    Some((key.len(), w[0], w[1]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digit_runs_and_their_values() {
+        for k in 1..=8usize {
+            for tail in [b',', b'.', b'e', b'/', b':', 0x00, 0xb0, 0xff] {
+                let mut b = [tail; 8];
+                for (i, d) in b.iter_mut().take(k).enumerate() {
+                    *d = b'9' - (i as u8 * 7) % 10;
+                }
+                let w = u64::from_le_bytes(b);
+                let want: u64 = std::str::from_utf8(&b[..k])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                let k_found = if k < 8 { k } else { 8 };
+                assert_eq!(leading_digits(w), k_found, "{b:?}");
+                assert_eq!(digits_value(w, k), want, "{b:?}");
+            }
+        }
+        assert_eq!(leading_digits(u64::from_le_bytes(*b"/0123456")), 0);
+        assert_eq!(
+            bytes_eq(u64::from_le_bytes(*b"a!  \"x\"y"), b'"'),
+            (0x80 << 32) | (0x80 << 48)
+        );
+        assert_eq!(zero_bytes(0x0100), 0x8080_8080_8080_0080);
+    }
+}

@@ -31,9 +31,9 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 
 /// Bytes per block (and so per range) by default: small enough that every core gets work early, that
-/// the blocks in flight ([`blocks_in_flight`]) cost little memory (5 MiB on 2 threads, against 12
-/// MiB at 2 MiB blocks and twice as many in flight, which put the threaded parse above a quarter of
-/// the file) and that a block is still in cache when the hasher and a worker read it; large enough
+/// the blocks in flight (`blocks_in_flight`: threads + 3) cost little memory (5 MiB on 2 threads,
+/// against 12 MiB at 2 MiB blocks and twice as many in flight, which put the threaded parse above a
+/// quarter of the file) and that a block is still in cache when the hasher and a worker read it; large enough
 /// that the seams (the event a block boundary cuts, read serially) and the merge (a few hundred
 /// names per block) stay a small part of the work.
 pub const RANGE_BYTES: usize = 1 << 20;

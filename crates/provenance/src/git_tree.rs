@@ -9,7 +9,8 @@
 //! - **which work-tree files may differ from the index** is `git diff-files` on a private copy of the index
 //!   whose timestamp is the epoch: git then compares stat data only (an entry is "racily clean", and so
 //!   hashed through its filter, only when the index's own timestamp is not zero), and with
-//!   `--ignore-submodules=dirty` it runs no git inside a submodule;
+//!   `--ignore-submodules=dirty` it runs no git inside a submodule; the racy-clean check that the zero
+//!   timestamp turns off is made here instead (`racily_clean`: files written at or after the index);
 //! - **whether such a file really differs** is decided here: its bytes as stored (no filter, no end-of-line
 //!   conversion) hashed as a git blob and compared with the index's;
 //! - **the diff** is `git diff-tree -p` between HEAD's tree and a tree built here from the index and the
@@ -152,6 +153,42 @@ fn parse_raw(out: &[u8]) -> Vec<Raw> {
             status: f[4].bytes().next().unwrap_or(b'?'),
             path: path.to_vec(),
         });
+    }
+    v
+}
+
+/// The index entries (`git ls-files -z -s`: `mode oid stage\tpath\0…`) that diff-files did not list
+/// (`listed`) whose work-tree file was last modified at or after `written`, the index's own mtime: git's
+/// rule for a racily clean entry (diff-files saw equal stat data, so the file's mtime is the entry's). Each
+/// as a diff-files record with the index's mode on both sides (a mode change changes the stat data).
+fn racily_clean(
+    top: &Path,
+    stage: &[u8],
+    written: std::time::SystemTime,
+    listed: &[Raw],
+) -> Vec<Raw> {
+    let listed: std::collections::BTreeSet<&[u8]> = listed.iter().map(|r| &r.path[..]).collect();
+    let mut v = Vec::new();
+    for rec in stage.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+        let Some(tab) = rec.iter().position(|&b| b == b'\t') else {
+            continue;
+        };
+        let (meta, path) = (String::from_utf8_lossy(&rec[..tab]), &rec[tab + 1..]);
+        let f: Vec<&str> = meta.split(' ').collect();
+        if f.len() < 3 || f[2] != "0" || f[0] == "160000" || listed.contains(path) {
+            continue;
+        }
+        let recent = fs::symlink_metadata(top.join(path_of(path)))
+            .and_then(|m| m.modified())
+            .is_ok_and(|m| m >= written);
+        if recent {
+            v.push(Raw {
+                src: Entry::new(f[0], f[1]),
+                dst: Entry::new(f[0], ""),
+                status: b'M',
+                path: path.to_vec(),
+            });
+        }
     }
     v
 }
@@ -331,6 +368,21 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
         ],
         &env,
     )?);
+
+    // The private index's zero timestamp also turns off git's racy-clean check, so it is done here: an
+    // entry whose file was written in the same clock tick as the index, or later, can differ with its stat
+    // data unchanged (a file replaced by one of the same size, in the same inode, within one tick); such
+    // entries are compared by their bytes like the ones diff-files lists.
+    let racy = match fs::metadata(index).and_then(|m| m.modified()) {
+        Ok(written) => racily_clean(
+            &top,
+            &run(&["ls-files", "-z", "-s"], &env)?,
+            written,
+            &unstaged,
+        ),
+        Err(_) => Vec::new(),
+    };
+    let unstaged: Vec<Raw> = unstaged.into_iter().chain(racy).collect();
 
     let mut modified: BTreeMap<Vec<u8>, ()> = BTreeMap::new();
     let mut overlay: Overlay = BTreeMap::new();
@@ -580,6 +632,36 @@ mod tests {
         assert_eq!(v[0].status, b'M');
         assert_eq!(v[1].dst.mode, "0");
         assert_eq!(v[1].status, b'D');
+    }
+
+    #[test]
+    fn racily_clean_entries_are_the_stage_0_files_written_at_or_after_the_index() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for f in ["a b.txt", "listed"] {
+            fs::write(dir.path().join(f), "x\n").expect("write");
+        }
+        let stage = [
+            "100644 aaaa 0\ta b.txt",
+            "160000 bbbb 0\tsub",
+            "100644 cccc 1\tconflict",
+            "100644 dddd 0\tlisted",
+            "100644 eeee 0\tgone",
+        ]
+        .map(|r| format!("{r}\0"))
+        .concat();
+        let stage = stage.as_bytes();
+        let listed = parse_raw(b":100644 100644 dddd 0000 M\0listed\0");
+        let now = std::time::SystemTime::now();
+        // Index written before the files: the one stage-0 regular file diff-files did not list (a gitlink,
+        // an unmerged entry, a listed and a missing file are not).
+        let v = racily_clean(dir.path(), stage, std::time::UNIX_EPOCH, &listed);
+        let paths: Vec<&[u8]> = v.iter().map(|r| &r.path[..]).collect();
+        assert_eq!(paths, [&b"a b.txt"[..]]);
+        assert_eq!(v[0].src, Entry::new("100644", "aaaa"));
+        assert_eq!(v[0].dst.mode, "100644");
+        // Index written after them: nothing is racy.
+        let later = now + std::time::Duration::from_secs(3600);
+        assert!(racily_clean(dir.path(), stage, later, &listed).is_empty());
     }
 
     #[test]

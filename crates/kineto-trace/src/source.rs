@@ -176,19 +176,7 @@ fn feeder(
         chunk.resize(CHUNK, 0);
         // Fill the chunk; on an error, deliver what was read before it, then the error, so that a cut
         // gzip stream still yields every byte that decompressed.
-        let mut n = 0;
-        let mut failure = None;
-        while n < CHUNK {
-            match reader.read(&mut chunk[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
+        let (n, failure) = fill(&mut reader, &mut chunk);
         if n > 0 {
             chunk.truncate(n);
             if tx.send(Ok(chunk)).is_err() {
@@ -295,4 +283,19 @@ pub fn hex(d: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
     }
     s
+}
+
+/// Reads into `buf` until it is full or the input ends: the bytes read, and the error that stopped it
+/// early if one did (the bytes before an error still count: a cut gzip stream yields what inflated).
+pub(crate) fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
 }

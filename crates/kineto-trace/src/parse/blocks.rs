@@ -147,19 +147,7 @@ pub(super) fn reader(
         // Zeroed once per buffer (a recycled one keeps its length; only a short last block's tail
         // is zeroed again).
         bytes.resize(pool.size, 0);
-        let mut n = 0;
-        let mut failure = None;
-        while n < bytes.len() {
-            match r.read(&mut bytes[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
+        let (n, failure) = crate::source::fill(&mut r, &mut bytes);
         bytes.truncate(n);
         let full = n == pool.size;
         if n > 0 {

@@ -334,29 +334,15 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
         Ok(v) => v,
         Err(code) => return code,
     };
-    if a.model.is_none() && !a.model_opts.is_default() {
-        note(
-            "kineto doctor: --quant, --tp, --ep, --kv-dtype, --gpu, --tokens, --batch, --kv-tokens and \
-             --graph-captures describe the model: give --model CONFIG.json",
-        );
-        return ExitCode::from(2);
-    }
-    let model = match &a.model {
-        None => None,
-        Some(config) => {
-            match crate::roofline::model_setup(
-                config,
-                &a.model_opts,
-                pattern.clone(),
-                rules.clone(),
-            ) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    note(&format!("kineto doctor: {e}"));
-                    return ExitCode::from(2);
-                }
-            }
-        }
+    let model = match crate::roofline::optional_model(
+        "doctor",
+        a.model.as_deref(),
+        &a.model_opts,
+        &pattern,
+        &rules,
+    ) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
     let format = format_of(a.listing.json, a.listing.csv);
     let (diagnosis, failed) =

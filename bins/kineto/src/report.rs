@@ -355,29 +355,16 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         Ok(v) => v,
         Err(code) => return code,
     };
-    if r.model.is_none() && !r.model_opts.is_default() {
-        note(
-            "kineto report: --quant, --tp, --ep, --kv-dtype and --gpu describe the model: give --model CONFIG.json",
-        );
-        return ExitCode::from(2);
-    }
     // The model is read before any trace, so a bad config is named at once.
-    let setup = match &r.model {
-        None => None,
-        Some(config) => {
-            match crate::roofline::model_setup(
-                config,
-                &r.model_opts,
-                pattern.clone(),
-                rules.clone(),
-            ) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    note(&format!("kineto report: {e}"));
-                    return ExitCode::from(2);
-                }
-            }
-        }
+    let setup = match crate::roofline::optional_model(
+        "report",
+        r.model.as_deref(),
+        &r.model_opts,
+        &pattern,
+        &rules,
+    ) {
+        Ok(m) => m,
+        Err(code) => return code,
     };
     let mut failed = false;
     let mut steps = Vec::new();

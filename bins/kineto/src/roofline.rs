@@ -176,6 +176,34 @@ fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
     Ok((paths, setup))
 }
 
+/// The model of a command that takes `--model` optionally (`doctor`, `report`): `None` without one; the
+/// model flags without `--model`, or a config that cannot be read, are a usage error (exit 2), named for
+/// `cmd`. Read before any trace, so a bad config is named at once.
+pub fn optional_model(
+    cmd: &str,
+    config: Option<&Path>,
+    a: &ModelOptions,
+    pattern: &StepPattern,
+    rules: &Rules,
+) -> Result<Option<Setup>, std::process::ExitCode> {
+    let Some(config) = config else {
+        if !a.is_default() {
+            note(&format!(
+                "kineto {cmd}: --quant, --tp, --ep, --kv-dtype, --gpu, --tokens, --batch, --kv-tokens and \
+                 --graph-captures describe the model: give --model CONFIG.json"
+            ));
+            return Err(std::process::ExitCode::from(2));
+        }
+        return Ok(None);
+    };
+    model_setup(config, a, pattern.clone(), rules.clone())
+        .map(Some)
+        .map_err(|e| {
+            note(&format!("kineto {cmd}: {e}"));
+            std::process::ExitCode::from(2)
+        })
+}
+
 /// The roofline's setup from a model config and its options, with the steps and kernel families of
 /// `pattern` and `rules`; the model's notes go to stderr.
 pub fn model_setup(

@@ -10,6 +10,7 @@ import csv
 import gzip
 import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -384,6 +385,9 @@ def test_ctrl_c_stops_read_ranks_at_once(tmp_path):
         fired.append(time.perf_counter())
         _thread.interrupt_main()
 
+    # interrupt_main does nothing while SIGINT is not Python's own (a test run started from a script's
+    # background job inherits it ignored), so the test installs Python's handler for its duration.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(one, interrupt)
     timer.start()
     try:
@@ -392,6 +396,7 @@ def test_ctrl_c_stops_read_ranks_at_once(tmp_path):
         raised = time.perf_counter()
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, before)
     assert fired, "the interrupt fired"
     lag = raised - fired[0]
     assert lag < one + 1.0, f"KeyboardInterrupt {lag:.2f} s after Ctrl-C; one trace takes {one:.2f} s"

@@ -388,18 +388,20 @@ fn child_for_the_ctrl_c_test() {
 fn ctrl_c_during_the_work_still_writes_the_record_marked_interrupted() {
     let t = tempfile::tempdir().expect("tempdir");
     let out = t.path().join("result.json");
-    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
-        .args([
-            "--exact",
-            "child_for_the_ctrl_c_test",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("PROVENANCE_CTRL_C_CHILD", &out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("child starts");
+    let mut child = common::with_default_signals(&mut std::process::Command::new(
+        std::env::current_exe().expect("test binary"),
+    ))
+    .args([
+        "--exact",
+        "child_for_the_ctrl_c_test",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("PROVENANCE_CTRL_C_CHILD", &out)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .expect("child starts");
     let started = out.with_extension("started");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !started.exists() && Instant::now() < deadline {

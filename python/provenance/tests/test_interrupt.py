@@ -37,9 +37,16 @@ START_FINISH = """
 """
 
 
+def default_signals():
+    """Runs in the child before exec: SIGINT at its default, as an interactive shell starts a program. A test
+    run started from a script's background job inherits SIGINT ignored, and Python then never installs its
+    KeyboardInterrupt handler; a Ctrl-C test must not depend on how the test run was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_until(script, out, env, line, cwd):
     p = subprocess.Popen([sys.executable, str(script), str(out)], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     assert p.stdout.readline().strip() == line, p.stderr.read()
     return p
 
@@ -123,7 +130,7 @@ def test_ctrl_c_during_start_ends_the_record_there(tmp_path, fake_smi):
     out = tmp_path / "record.json"
     p = subprocess.Popen([sys.executable, str(script), str(out)], cwd=tmp_path,
                          env=script_env(fake_smi, torch=False), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=default_signals)
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.01)

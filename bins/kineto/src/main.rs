@@ -222,7 +222,7 @@ fn main() -> ExitCode {
 }
 
 fn ranks(l: &Listing) -> ExitCode {
-    use kineto_trace::analysis::RankSteps;
+    use kineto_trace::analysis::{RankStep, RankSteps};
     /// A trace's file, rank and world size.
     type RankOf = (std::path::PathBuf, Option<u64>, Option<u64>);
     let (paths, rules, pattern) = match setup(l) {
@@ -257,8 +257,8 @@ fn ranks(l: &Listing) -> ExitCode {
                 .steps
                 .steps
                 .into_iter()
-                .zip(budgets)
-                .map(|(s, b)| (s.name, s.number, b))
+                .zip(&budgets)
+                .map(|(s, b)| RankStep::of(s.name, s.number, b))
                 .collect(),
         };
         Ok((steps, claim))

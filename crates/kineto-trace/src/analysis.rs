@@ -6,6 +6,7 @@ use crate::family::{Classes, Rules};
 use crate::model::Trace;
 use crate::step::{StepPattern, Steps, find_steps};
 use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 /// The analysis of one trace. Holds indices into the trace, not copies of it.
 #[derive(Debug, Clone)]
@@ -401,13 +402,47 @@ pub struct StepAcrossRanks {
     pub buckets: std::collections::BTreeMap<String, Spread>,
 }
 
-/// One rank's steps and their budgets, as [`compare_ranks`] takes them.
+/// One rank's steps, as [`compare_ranks`] takes them.
 #[derive(Debug, Clone)]
 pub struct RankSteps {
     /// The rank's label (`distributedInfo.rank`, else the file).
     pub rank: String,
-    /// Its steps (name, step number) and their budgets, in step order.
-    pub steps: Vec<(String, Option<u64>, StepBudget)>,
+    /// Its steps, in step order.
+    pub steps: Vec<RankStep>,
+}
+
+/// What [`compare_ranks`] reads of one rank's step: a few numbers, not the whole [`StepBudget`]. A
+/// budget keeps the step's idle gaps and families (hundreds of KB for a step of thousands of kernels),
+/// and `kineto ranks` holds one of these per step of every rank until all ranks are read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankStep {
+    /// The step's name.
+    pub name: String,
+    /// Its step number (`ProfilerStep#N`'s N), if it has one.
+    pub number: Option<u64>,
+    /// [`StepBudget::span_ns`].
+    pub span_ns: i64,
+    /// [`StepBudget::idle_ns`].
+    pub idle_ns: i64,
+    /// Each bucket's [`BucketTime::exclusive_ns`](crate::budget::BucketTime::exclusive_ns).
+    pub exclusive_ns: BTreeMap<String, i64>,
+}
+
+impl RankStep {
+    /// The numbers of `budget` that the rank comparison reads.
+    pub fn of(name: String, number: Option<u64>, budget: &StepBudget) -> RankStep {
+        RankStep {
+            name,
+            number,
+            span_ns: budget.span_ns,
+            idle_ns: budget.idle_ns,
+            exclusive_ns: budget
+                .buckets
+                .iter()
+                .map(|(n, t)| (n.clone(), t.exclusive_ns))
+                .collect(),
+        }
+    }
 }
 
 /// What pairs a step across ranks: the marker's step number when it has one, else `#` and the step's
@@ -421,16 +456,16 @@ pub fn step_key(number: Option<u64>, position: usize) -> String {
 pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
     let mut order: Vec<String> = Vec::new();
     // Step key → (name on the first rank, each rank's budget of it).
-    type Seen<'b> = (String, Vec<(String, &'b StepBudget)>);
+    type Seen<'b> = (String, Vec<(&'b str, &'b RankStep)>);
     let mut by_key: FxHashMap<String, Seen<'_>> = FxHashMap::default();
     for r in ranks {
-        for (pos, (name, number, b)) in r.steps.iter().enumerate() {
-            let key = step_key(*number, pos);
+        for (pos, step) in r.steps.iter().enumerate() {
+            let key = step_key(step.number, pos);
             let e = by_key.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());
-                (name.clone(), Vec::new())
+                (step.name.clone(), Vec::new())
             });
-            e.1.push((r.rank.clone(), b));
+            e.1.push((r.rank.as_str(), step));
         }
     }
     let mut out = Vec::new();
@@ -438,8 +473,8 @@ pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
         let Some((name, v)) = by_key.remove(&key) else {
             continue;
         };
-        let pick = |f: &dyn Fn(&StepBudget) -> i64| -> Vec<(String, i64)> {
-            v.iter().map(|(r, b)| (r.clone(), f(b))).collect()
+        let pick = |f: &dyn Fn(&RankStep) -> i64| -> Vec<(String, i64)> {
+            v.iter().map(|(r, b)| ((*r).to_string(), f(b))).collect()
         };
         let (Some(span), Some(idle)) = (
             Spread::of(&pick(&|b| b.span_ns)),
@@ -448,11 +483,11 @@ pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
             continue;
         };
         let names: std::collections::BTreeSet<&String> =
-            v.iter().flat_map(|(_, b)| b.buckets.keys()).collect();
+            v.iter().flat_map(|(_, b)| b.exclusive_ns.keys()).collect();
         let buckets = names
             .into_iter()
             .filter_map(|n| {
-                let vals = pick(&|b| b.buckets.get(n).map_or(0, |t| t.exclusive_ns));
+                let vals = pick(&|b| b.exclusive_ns.get(n).copied().unwrap_or(0));
                 Spread::of(&vals).map(|s| (n.clone(), s))
             })
             .collect();
@@ -497,18 +532,26 @@ mod tests {
             RankSteps {
                 rank: "0".into(),
                 steps: vec![
-                    ("ProfilerStep#5".into(), Some(5), budget(100, 10, Some(90))),
-                    ("ProfilerStep#6".into(), Some(6), budget(200, 0, None)),
+                    RankStep::of("ProfilerStep#5".into(), Some(5), &budget(100, 10, Some(90))),
+                    RankStep::of("ProfilerStep#6".into(), Some(6), &budget(200, 0, None)),
                 ],
             },
             RankSteps {
                 rank: "1".into(),
                 // Step 6 only: step 5 is missing on this rank.
-                steps: vec![("ProfilerStep#6".into(), Some(6), budget(260, 60, Some(200)))],
+                steps: vec![RankStep::of(
+                    "ProfilerStep#6".into(),
+                    Some(6),
+                    &budget(260, 60, Some(200)),
+                )],
             },
             RankSteps {
                 rank: "2".into(),
-                steps: vec![("ProfilerStep#6".into(), Some(6), budget(230, 30, Some(200)))],
+                steps: vec![RankStep::of(
+                    "ProfilerStep#6".into(),
+                    Some(6),
+                    &budget(230, 30, Some(200)),
+                )],
             },
         ];
         let s = compare_ranks(&ranks);
@@ -535,11 +578,11 @@ mod tests {
         let pos = [
             RankSteps {
                 rank: "a".into(),
-                steps: vec![("x".into(), None, budget(10, 0, None))],
+                steps: vec![RankStep::of("x".into(), None, &budget(10, 0, None))],
             },
             RankSteps {
                 rank: "b".into(),
-                steps: vec![("y".into(), None, budget(20, 0, None))],
+                steps: vec![RankStep::of("y".into(), None, &budget(20, 0, None))],
             },
         ];
         let s = compare_ranks(&pos);

@@ -102,28 +102,44 @@ pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// thread) in the order of `paths`, each as soon as it and every earlier one are done.
 ///
 /// Workers take the next path from a shared counter rather than splitting the list in halves (as a
-/// parallel iterator does), so results finish nearly in order and few wait for an earlier rank: memory
-/// stays at about one trace per worker, however many ranks a run has.
+/// parallel iterator does), so results finish nearly in order. Nearly is not a bound: one large or slow
+/// file early in the list would let the other workers run on and every result after it wait in memory.
+/// So a worker starts path `i` only once fewer than [`IN_ORDER_AHEAD`] × workers results are ahead of the
+/// oldest one not yet emitted: at most that many results wait, however many ranks a run has and whatever
+/// their sizes.
 pub fn each_in_order<T: Send>(
     paths: &[PathBuf],
     work: impl Fn(&Path) -> T + Sync,
     mut emit: impl FnMut(T),
 ) {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex};
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(paths.len())
         .max(1);
+    let ahead = IN_ORDER_AHEAD * workers;
+    // How many results `emit` has taken; a worker waits on it before starting a path too far ahead.
+    let emitted = (Mutex::new(0usize), Condvar::new());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (next, work) = (&next, &work);
+            let (next, work, emitted) = (&next, &work, &emitted);
             s.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = paths.get(i) else { break };
+                    {
+                        // The worker holding the oldest pending path never waits here (i equals the
+                        // count emitted), so the run cannot stall. A poisoned lock means the emitting
+                        // thread panicked; the scope re-raises that, so the worker just stops waiting.
+                        let mut done = emitted.0.lock().unwrap_or_else(|p| p.into_inner());
+                        while i >= *done + ahead {
+                            done = emitted.1.wait(done).unwrap_or_else(|p| p.into_inner());
+                        }
+                    }
                     if tx.send((i, work(path))).is_err() {
                         break;
                     }
@@ -135,13 +151,22 @@ pub fn each_in_order<T: Send>(
         let mut due = 0;
         for (i, r) in rx {
             waiting.insert(i, r);
+            let before = due;
             while let Some(r) = waiting.remove(&due) {
                 emit(r);
                 due += 1;
             }
+            if due != before {
+                *emitted.0.lock().unwrap_or_else(|p| p.into_inner()) = due;
+                emitted.1.notify_all();
+            }
         }
     });
 }
+
+/// How far, in results per worker, [`each_in_order`] lets its workers run ahead of the oldest result not
+/// yet emitted.
+pub const IN_ORDER_AHEAD: usize = 2;
 
 /// A directory entry named like a trace must be a regular file, or a symlink to one.
 fn check_trace_entry(path: &Path) -> Result<()> {
@@ -241,5 +266,37 @@ mod tests {
         let mut none = Vec::new();
         each_in_order(&[], |_| 0u8, |x| none.push(x));
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn each_in_order_holds_a_bounded_number_of_results_behind_a_slow_first_path() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Path 0 is slow; every other path is instant. Unbounded, the other workers would finish all 200
+        // paths while path 0 runs. Counted: results made but not yet emitted, at their largest.
+        let paths: Vec<PathBuf> = (0..200).map(|i| PathBuf::from(i.to_string())).collect();
+        let (made, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let emitted = std::cell::Cell::new(0usize);
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        each_in_order(
+            &paths,
+            |p| {
+                if p == Path::new("0") {
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                made.fetch_add(1, Ordering::SeqCst)
+            },
+            |_| {
+                let pending = made.load(Ordering::SeqCst) - emitted.get();
+                peak.fetch_max(pending, Ordering::SeqCst);
+                emitted.set(emitted.get() + 1);
+            },
+        );
+        assert_eq!(emitted.get(), 200);
+        // At most IN_ORDER_AHEAD × workers paths are started at or after the oldest pending one.
+        assert!(
+            peak.load(Ordering::SeqCst) <= IN_ORDER_AHEAD * workers.min(200),
+            "{} results waited at once ({workers} workers)",
+            peak.load(Ordering::SeqCst)
+        );
     }
 }

@@ -12,16 +12,26 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Includes xtask/tests/tidy.rs: source files named in ARCHITECTURE.md, no CLI flag text in libraries, result
 # files only through tool-io, and no declared dependency left unused.
 source tests/tools.sh
+# The Python venvs and Chromium the later steps need are installed beside the Rust tests (downloads and
+# unpacking leave the cores to the compiler much of the time); each step still checks its own install and
+# redoes it, with its error shown, if this failed. The installs' output is in $t/prepare.log.
+t="${CARGO_TARGET_DIR:-target}"
+mkdir -p "$t"
+(for s in duckdb python python-provenance browser; do bash "tests/$s/run.sh" --prepare; done) \
+    >"$t/prepare.log" 2>&1 &
+prepare=$!
 step cargo test --workspace
 # The harness examples on a tiny benchmark: one provenance record per benchmark.
 step build_tools
-t="${CARGO_TARGET_DIR:-target}"
 "$t/debug/examples/criterion_bench" --bench >/dev/null
 "$t/debug/examples/divan_bench" --bench >/dev/null
 test -f "$t/criterion/sum_1000/provenance.json" && test -f "$t/divan/sum_1000/provenance.json"
 echo "harness examples: 2 passed, 0 failed"
 # The Parquet export read back by DuckDB (pip-installed into target/py-duckdb): the queries in docs/parquet.md
 # against kineto top/budget/ranks/summary/annotations, on the bundled and the shared traces.
+t0=$SECONDS
+wait "$prepare" || echo "run-all: the installs beside the Rust tests failed ($t/prepare.log); each step retries its own"
+echo "time: $(( SECONDS - t0 )) s: waiting for the installs"
 step bash tests/duckdb/run.sh
 # The kineto_trace Python module: the abi3 wheel built with maturin, installed into target/py-kineto and
 # tested with pytest on the bundled and shared traces (python/tests).

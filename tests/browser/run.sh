@@ -15,6 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=target/browser-test
+# `--prepare`: only the install (tests/run-all.sh does it beside the Rust tests); its log is kept apart.
+prepare=0
+if [ "${1:-}" = --prepare ]; then prepare=1; OUT=target/browser-prepare; fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -32,6 +35,7 @@ if [ -z "$CHROMIUM" ]; then
         CHROMIUM=$(find_chromium)
     fi
 fi
+if [ "$prepare" = 1 ]; then exit 0; fi
 if [ -z "$CHROMIUM" ]; then
     echo "SKIP: browser test: chromium is not installed and could not be installed (not root, no apt-get, or no network; see $OUT/apt.log if any)"
     exit 0

@@ -8,6 +8,8 @@ DUCKDB_VERSION=2.0.1
 VENV=target/py-duckdb
 source tests/venv.sh
 ensure_venv tests/duckdb "$VENV" "duckdb==$DUCKDB_VERSION"
+# `--prepare`: only the installs (tests/run-all.sh does them beside the Rust tests).
+if [ "${1:-}" = --prepare ]; then exit 0; fi
 source tests/tools.sh
 build_tools
 work=$(mktemp -d)

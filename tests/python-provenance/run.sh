@@ -10,6 +10,8 @@ VENV="$t/py-provenance"
 PINS=(maturin==1.16.0 pytest==9.2.0 pytest-benchmark==5.3.1)
 source tests/venv.sh
 ensure_venv tests/python-provenance "$VENV" "${PINS[@]}"
+# `--prepare`: only the installs (tests/run-all.sh does them beside the Rust tests).
+if [ "${1:-}" = --prepare ]; then exit 0; fi
 wheels="$t/py-provenance-wheels"
 rm -rf "$wheels"
 # The dev profile shares the workspace's compiled dependencies with `cargo test`.

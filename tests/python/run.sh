@@ -10,6 +10,8 @@ VENV="$t/py-kineto"
 PINS=(maturin==1.16.0 pyarrow==26.0.1 pandas==3.1.1 polars==2.1.0 pytest==9.2.0)
 source tests/venv.sh
 ensure_venv tests/python "$VENV" "${PINS[@]}"
+# `--prepare`: only the installs (tests/run-all.sh does them beside the Rust tests).
+if [ "${1:-}" = --prepare ]; then exit 0; fi
 wheels="$t/py-wheels"
 rm -rf "$wheels"
 # The dev profile shares the workspace's compiled dependencies with `cargo test`.

@@ -129,11 +129,37 @@ fn watch_interrupts() -> Watch {
     static INSTALLED: OnceLock<Watch> = OnceLock::new();
     INSTALLED
         .get_or_init(|| {
+            if sigint_ignored() {
+                // A background job's SIGINT is ignored (POSIX `&` without job control); Ctrl-C then ends
+                // nothing, so no record can be lost to it, and taking the signal over would let a Ctrl-C
+                // meant for the foreground end this run.
+                return Err(
+                    "not watched: SIGINT is ignored in this process (a background job), so \
+                            Ctrl-C cannot end the run"
+                        .to_owned(),
+                );
+            }
             ctrlc::try_set_handler(on_interrupt).map_err(|e| {
                 format!("not watched: Ctrl-C would end the run without a record ({e})")
             })
         })
         .clone()
+}
+
+/// Whether this process was started with SIGINT ignored.
+pub(crate) fn sigint_ignored() -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: `current` is a valid sigaction to write into; a null new action only reads.
+        let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let read = unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) };
+        read == 0 && current.sa_sigaction == libc::SIG_IGN
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// Finishes and writes every record in progress, marked interrupted, then exits with 130.

@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../../../crates/gpu-monitor/tests/support/signals.rs"]
+mod signals;
+use signals::with_default_signals;
+
 const BIN: &str = env!("CARGO_BIN_EXE_provenance");
 
 /// The command in `dir` (not a git repository, so git probes end at once) with no real GPU tools in reach:
@@ -20,24 +24,6 @@ fn provenance(dir: &Path) -> Command {
         .current_dir(dir)
         .env("KL1_NVIDIA_SMI", dir.join("no-such-nvidia-smi"));
     c
-}
-
-/// Starts the child with SIGINT, SIGTERM and SIGHUP at their defaults, as an interactive shell would. A test
-/// run started from a script's background job inherits SIGINT ignored (POSIX: a non-interactive shell's `&`
-/// ignores it), and the tools keep a signal they were started with ignored, by design; a signal test must
-/// not depend on how the test run was started.
-fn with_default_signals(c: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs between fork and exec and calls only signal(2), which is async-signal-safe;
-    // it allocates nothing.
-    unsafe {
-        c.pre_exec(|| {
-            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(s, libc::SIG_DFL);
-            }
-            Ok(())
-        })
-    }
 }
 
 fn run_args(out: &str) -> Vec<String> {

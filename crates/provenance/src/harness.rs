@@ -147,7 +147,7 @@ fn watch_interrupts() -> Watch {
 }
 
 /// Whether this process was started with SIGINT ignored.
-pub(crate) fn sigint_ignored() -> bool {
+fn sigint_ignored() -> bool {
     #[cfg(unix)]
     {
         // SAFETY: `current` is a valid sigaction to write into; a null new action only reads.

@@ -349,13 +349,7 @@ fn record_writes_the_result_beside_the_record_and_refuses_a_taken_name() {
     assert_eq!(v["result"]["tokens_per_s"], 1234.5);
     assert_eq!(v["provenance"]["interrupted"], false);
     // A test run started as a background job inherits SIGINT ignored; the harness then leaves it alone.
-    let ignored = {
-        // SAFETY: `current` is a valid sigaction to write into; a null new action only reads.
-        let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        let read = unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) };
-        read == 0 && current.sa_sigaction == libc::SIG_IGN
-    };
+    let ignored = common::sigint_ignored();
     if ignored {
         let w = v["interrupt_watch"].as_str().unwrap_or_default();
         assert!(w.starts_with("not watched: SIGINT is ignored"), "{w}");

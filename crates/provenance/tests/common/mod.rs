@@ -138,20 +138,8 @@ pub fn smi_config(nvidia_smi: PathBuf) -> MonitorConfig {
     }
 }
 
-/// Starts the child with SIGINT, SIGTERM and SIGHUP at their defaults, as an interactive shell would. A test
-/// run started from a script's background job inherits SIGINT ignored (POSIX: a non-interactive shell's `&`
-/// ignores it), and the tools keep a signal they were started with ignored, by design; a signal test must
-/// not depend on how the test run was started.
-pub fn with_default_signals(c: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs between fork and exec and calls only signal(2), which is async-signal-safe;
-    // it allocates nothing.
-    unsafe {
-        c.pre_exec(|| {
-            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(s, libc::SIG_DFL);
-            }
-            Ok(())
-        })
-    }
-}
+#[path = "../../../gpu-monitor/tests/support/signals.rs"]
+mod signals;
+// Not every test file that includes `common` uses these.
+#[allow(unused_imports)]
+pub use signals::{sigint_ignored, with_default_signals};

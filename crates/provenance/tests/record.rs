@@ -372,6 +372,58 @@ fn record_writes_the_result_beside_the_record_and_refuses_a_taken_name() {
     assert!(again.is_err() && !ran);
 }
 
+/// The child half of the disposition test: one record, whose `interrupt_watch` the parent reads.
+#[test]
+fn child_for_the_disposition_test() {
+    let Some(out) = std::env::var_os("PROVENANCE_DISPOSITION_CHILD") else {
+        return;
+    };
+    let out = std::path::PathBuf::from(out);
+    Provenance::new()
+        .monitor_config(smi_config(out.with_extension("no-smi")))
+        .record(&out, || 1)
+        .expect("recorded");
+}
+
+/// The harness watches Ctrl-C when SIGINT is at its default and leaves it alone when the process was started
+/// with it ignored (a background job), whichever way this test run itself was started.
+#[cfg(unix)]
+#[test]
+fn a_process_started_with_sigint_ignored_is_not_watched_and_says_why() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let watch = |ignored: bool| {
+        let out = t.path().join(format!("ignored-{ignored}.json"));
+        let mut c = std::process::Command::new(std::env::current_exe().expect("test binary"));
+        if ignored {
+            common::with_sigint_ignored(&mut c);
+        } else {
+            common::with_default_signals(&mut c);
+        }
+        let status = c
+            .args([
+                "--exact",
+                "child_for_the_disposition_test",
+                "--test-threads=1",
+            ])
+            .env("PROVENANCE_DISPOSITION_CHILD", &out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("child runs");
+        assert!(status.success(), "{status}");
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).expect("record written"))
+                .expect("json");
+        v["interrupt_watch"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(watch(false), "watched");
+    let w = watch(true);
+    assert!(
+        w.starts_with("not watched: SIGINT is ignored in this process (a background job)"),
+        "{w}"
+    );
+}
+
 /// The child half of the Ctrl-C test: records a long piece of work, announcing that it has started.
 #[test]
 fn child_for_the_ctrl_c_test() {

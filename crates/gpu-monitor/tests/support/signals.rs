@@ -20,6 +20,19 @@ pub fn with_default_signals(c: &mut Command) -> &mut Command {
     }
 }
 
+/// Starts the child with SIGINT ignored, as a non-interactive shell's `&` does.
+#[allow(dead_code)] // Only provenance's record test asks.
+pub fn with_sigint_ignored(c: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: as in `with_default_signals`: only signal(2) between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        })
+    }
+}
+
 /// Whether this process has SIGINT ignored (inherited from how the test run was started).
 #[allow(dead_code)] // Only provenance's record test asks.
 pub fn sigint_ignored() -> bool {

@@ -142,4 +142,4 @@ pub fn smi_config(nvidia_smi: PathBuf) -> MonitorConfig {
 mod signals;
 // Not every test file that includes `common` uses these.
 #[allow(unused_imports)]
-pub use signals::{sigint_ignored, with_default_signals};
+pub use signals::{sigint_ignored, with_default_signals, with_sigint_ignored};

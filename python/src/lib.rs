@@ -141,6 +141,7 @@ fn interruptible<T: Send>(
 ) -> PyResult<T> {
     let stop = Arc::new(AtomicBool::new(false));
     py.detach(|| {
+        release_freed_memory();
         std::thread::scope(|scope| {
             let (done_tx, done) = std::sync::mpsc::channel::<()>();
             let stop_for_work = stop.clone();
@@ -162,6 +163,19 @@ fn interruptible<T: Send>(
                 .map_err(|_| PyRuntimeError::new_err("a worker thread panicked"))
         })
     })
+}
+
+/// Hands the pages that freed memory holds back to the system (glibc's `malloc_trim`), before a call
+/// parses more. An interpreter reads batch after batch of traces; what a dropped batch freed stays in
+/// the malloc arenas of the threads that parsed it, and the next batch did not reuse all of it, so peak
+/// RSS grew batch by batch (batches of 64 ranks: 842, 1,064, 1,185, 1,219 MiB; with the trim 837, 846,
+/// 849, 849 MiB, docs/scale.md). The CLIs need none of this: they exit after one read.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointers; it only returns free pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// One parsed and analysed trace.

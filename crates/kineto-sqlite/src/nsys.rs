@@ -369,17 +369,8 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
             let correlation =
                 b.correlation((gt & PID_MASK) as u64, int(3)?.unwrap_or(0).max(0) as u64);
-            b.launch(Launch {
-                name: sym,
-                api,
-                ts_ns: start,
-                dur_ns: end - start,
-                track,
-                correlation,
-                external_id: None,
-                cbid: None,
-            })
-            .map_err(e)
+            b.launch(Launch::at(sym, api, start, end - start, track, correlation))
+                .map_err(e)
         })?;
     }
 
@@ -457,11 +448,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 format!("{table}: {open} NVTX ranges never ended (no end time); left out"),
             );
         }
-        if marks > 0 {
-            b.note(format!(
-                "{marks} NVTX marks (instants) are not ranges: counted, not steps"
-            ));
-        }
+        b.note_instant_marks(marks, "NVTX");
     }
 
     // The profiler's own warnings (buffer drops, lost events).

@@ -285,23 +285,10 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 return b.other(&category, start, end).map_err(e);
             };
             let correlation = b.correlation(sc, int(7)?.unwrap_or(0).max(0) as u64);
-            b.launch(Launch {
-                name: sym,
-                api,
-                ts_ns: start,
-                dur_ns: end - start,
-                track,
-                correlation,
-                external_id: None,
-                cbid: None,
-            })
-            .map_err(e)
+            b.launch(Launch::at(sym, api, start, end - start, track, correlation))
+                .map_err(e)
         })?;
-        if marks > 0 {
-            b.note(format!(
-                "{marks} roctx marks (instants) are not ranges: counted, not steps"
-            ));
-        }
+        b.note_instant_marks(marks, "roctx");
     }
     Ok(b.finish())
 }

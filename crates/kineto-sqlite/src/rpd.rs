@@ -269,22 +269,9 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             Api::Runtime
         };
         let correlation = b.correlation(0, id.max(0) as u64);
-        b.launch(Launch {
-            name: sym,
-            api,
-            ts_ns: start,
-            dur_ns: end - start,
-            track,
-            correlation,
-            external_id: None,
-            cbid: None,
-        })
-        .map_err(e)
+        b.launch(Launch::at(sym, api, start, end - start, track, correlation))
+            .map_err(e)
     })?;
-    if marks > 0 {
-        b.note(format!(
-            "{marks} UserMarker marks (instants) are not ranges: counted, not steps"
-        ));
-    }
+    b.note_instant_marks(marks, "UserMarker");
     Ok(b.finish())
 }

@@ -3,8 +3,8 @@
 //! processes of a file, and the rows put in time order at the end.
 
 use crate::model::{
-    Capture, Flow, GpuKind, GpuOp, Header, IdValue, Launch, Overruns, Salvage, Span, SpanKind, Sym,
-    Trace, TraceFormat, Track, TrackIds, Warning,
+    Api, Capture, Flow, GpuKind, GpuOp, Header, IdValue, Launch, Overruns, Salvage, Span, SpanKind,
+    Sym, Trace, TraceFormat, Track, TrackIds, Warning,
 };
 use crate::time::{MAX_ABS_NS, RANGE};
 use rustc_hash::FxHashMap;
@@ -184,6 +184,16 @@ impl TraceBuilder {
         self.trace.capture.notes.push(message);
     }
 
+    /// The note for `count` instant markers of `what` (NVTX, roctx, …), when there were any: the model
+    /// keeps ranges, and a step needs a range.
+    pub fn note_instant_marks(&mut self, count: u64, what: &str) {
+        if count > 0 {
+            self.note(format!(
+                "{count} {what} marks (instants) are not ranges: counted, not steps"
+            ));
+        }
+    }
+
     /// The rows added so far, for a reader's own checks.
     pub fn trace(&self) -> &Trace {
         &self.trace
@@ -233,6 +243,29 @@ pub fn overruns(rows: &mut [(u64, i64, i64)]) -> Overruns {
         }
     }
     out
+}
+
+impl Launch {
+    /// A runtime or driver call with no external id or callback id (the native formats have neither).
+    pub fn at(
+        name: Sym,
+        api: Api,
+        ts_ns: i64,
+        dur_ns: i64,
+        track: Track,
+        correlation: Option<NonZeroU64>,
+    ) -> Launch {
+        Launch {
+            name,
+            api,
+            ts_ns,
+            dur_ns,
+            track,
+            correlation,
+            external_id: None,
+            cbid: None,
+        }
+    }
 }
 
 impl GpuOp {

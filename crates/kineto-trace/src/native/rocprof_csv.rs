@@ -475,25 +475,12 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
                     Api::Runtime
                 };
                 let correlation = b.correlation(0, corr);
-                b.launch(Launch {
-                    name: sym,
-                    api,
-                    ts_ns: start,
-                    dur_ns: end - start,
-                    track,
-                    correlation,
-                    external_id: None,
-                    cbid: None,
-                })
+                b.launch(Launch::at(sym, api, start, end - start, track, correlation))
             };
             res.map_err(|m| t.err(line, m))?;
         }
     }
-    if marks > 0 {
-        b.note(format!(
-            "{marks} roctx marks (instants) are not ranges: counted, not steps"
-        ));
-    }
+    b.note_instant_marks(marks, "roctx");
     if fills + copy_kernels > 0 {
         b.note(format!(
             "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"

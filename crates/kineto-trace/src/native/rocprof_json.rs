@@ -331,16 +331,16 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
                 let text = op_name(r.kind, r.operation).unwrap_or("?").to_string();
                 let sym = b.name(&text);
                 let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
-                let l = Launch {
-                    name: sym,
+                let correlation = b.correlation(scope, r.correlation_id.internal);
+                let mut l = Launch::at(
+                    sym,
                     api,
-                    ts_ns: r.start_timestamp,
-                    dur_ns: r.end_timestamp - r.start_timestamp,
+                    r.start_timestamp,
+                    r.end_timestamp - r.start_timestamp,
                     track,
-                    correlation: b.correlation(scope, r.correlation_id.internal),
-                    external_id: std::num::NonZeroU64::new(r.correlation_id.external),
-                    cbid: None,
-                };
+                    correlation,
+                );
+                l.external_id = std::num::NonZeroU64::new(r.correlation_id.external);
                 b.launch(l).map_err(|m| bad(at(what, i), m))?;
             }
         }

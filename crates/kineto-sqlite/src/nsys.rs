@@ -396,7 +396,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 .map(|(&id, _)| id)
                 .collect()
         };
-        let (mut open, mut marks) = (0u64, 0u64);
+        let mut open = 0u64;
         let cols = [
             "start",
             "?end",
@@ -411,9 +411,8 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let Some(kind) = int(2)? else { return Ok(()) };
             if !range_ids.contains(&kind) {
                 if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
-                    marks += 1;
-                    let t = int(0)?.unwrap_or(0);
-                    b.other("nvtx mark", t, t).map_err(e)?;
+                    b.instant_mark("nvtx mark", int(0)?.unwrap_or(0))
+                        .map_err(e)?;
                 }
                 return Ok(());
             }
@@ -432,13 +431,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
             b.span(
                 SpanKind::UserAnnotation,
-                Span {
-                    name: sym,
-                    ts_ns: start,
-                    dur_ns: end - start,
-                    track,
-                    external_id: None,
-                },
+                Span::at(sym, start, end - start, track),
             )
             .map_err(e)
         })?;
@@ -448,7 +441,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 format!("{table}: {open} NVTX ranges never ended (no end time); left out"),
             );
         }
-        b.note_instant_marks(marks, "NVTX");
+        b.note_instant_marks("NVTX");
     }
 
     // The profiler's own warnings (buffer drops, lost events).

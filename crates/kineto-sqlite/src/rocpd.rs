@@ -225,7 +225,6 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "?corr_id",
             message,
         ];
-        let mut marks = 0u64;
         d.each(t, &cols, "", |i, r| {
             let e = |m: String| d.row_err(t, i, m);
             let int = |c: usize| get_int(r, c).map_err(e);
@@ -244,37 +243,12 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                     .flatten()
                     .filter(|s| !s.is_empty())
                     .unwrap_or(name);
-                if end == start {
-                    marks += 1;
-                    return b.other("roctx mark", start, end).map_err(e);
-                }
-                let sym = b.name(&text);
-                return b
-                    .span(
-                        SpanKind::UserAnnotation,
-                        Span {
-                            name: sym,
-                            ts_ns: start,
-                            dur_ns: end - start,
-                            track,
-                            external_id: None,
-                        },
-                    )
-                    .map_err(e);
+                return b.marker(&text, start, end, track, "roctx mark").map_err(e);
             }
             let sym = b.name(&name);
             if cat.starts_with("RCCL") {
                 return b
-                    .span(
-                        SpanKind::CpuOp,
-                        Span {
-                            name: sym,
-                            ts_ns: start,
-                            dur_ns: end - start,
-                            track,
-                            external_id: None,
-                        },
-                    )
+                    .span(SpanKind::CpuOp, Span::at(sym, start, end - start, track))
                     .map_err(e);
             }
             let api = if cat.starts_with("HIP") {
@@ -288,7 +262,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             b.launch(Launch::at(sym, api, start, end - start, track, correlation))
                 .map_err(e)
         })?;
-        b.note_instant_marks(marks, "roctx");
+        b.note_instant_marks("roctx");
     }
     Ok(b.finish())
 }

@@ -21,9 +21,7 @@
 use crate::db::{Db, get_int, get_text};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{TraceBuilder, kernel_name, overruns};
-use kineto_trace::{
-    Api, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind, Trace, TraceFormat,
-};
+use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
 use rustc_hash::FxHashMap;
 
 /// What an RPD op type is.
@@ -231,7 +229,6 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         "?apiName_id",
         "?args_id",
     ];
-    let mut marks = 0u64;
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -244,22 +241,8 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
         if api_name == "UserMarker" {
             let text = args_text(int(6)?).unwrap_or("").to_string();
-            if end == start {
-                marks += 1;
-                return b.other("UserMarker mark", start, end).map_err(e);
-            }
-            let sym = b.name(&text);
             return b
-                .span(
-                    SpanKind::UserAnnotation,
-                    Span {
-                        name: sym,
-                        ts_ns: start,
-                        dur_ns: end - start,
-                        track,
-                        external_id: None,
-                    },
-                )
+                .marker(&text, start, end, track, "UserMarker mark")
                 .map_err(e);
         }
         let sym = b.name(api_name);
@@ -272,6 +255,6 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         b.launch(Launch::at(sym, api, start, end - start, track, correlation))
             .map_err(e)
     })?;
-    b.note_instant_marks(marks, "UserMarker");
+    b.note_instant_marks("UserMarker");
     Ok(b.finish())
 }

@@ -205,3 +205,35 @@ fn a_directory_of_ranks_holds_one_format() {
     let p = kineto_trace::expand_paths(&[one.path().to_path_buf()]).unwrap();
     assert_eq!(p.len(), 2);
 }
+
+/// A marker that ends where it starts is an instant: counted (its time bounds the trace) and noted, never a
+/// range a step could be. The expected count is read from the file here, by the schema's fields.
+#[test]
+fn rocprofv3_json_instant_markers_are_counted_and_noted() {
+    let p = dir().join("rocprofv3_markers.json");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    let (mut instants, mut ranges) = (0u64, 0usize);
+    for proc in v["rocprofiler-sdk-tool"].as_array().unwrap() {
+        for m in proc["buffer_records"]["marker_api"].as_array().unwrap() {
+            let (s, e) = (m["start_timestamp"].as_i64(), m["end_timestamp"].as_i64());
+            if s == e {
+                instants += 1;
+            } else {
+                ranges += 1;
+            }
+        }
+    }
+    assert_eq!((instants, ranges), (1, 2), "the sample's markers, as built by make_native.py");
+    let t = parse_file(&p, &Options::default()).unwrap().trace;
+    assert_eq!(t.user_annotations.len(), ranges);
+    let marks: u64 = t
+        .counts
+        .other_complete
+        .iter()
+        .filter(|(k, _)| k.ends_with(" mark"))
+        .map(|(_, n)| *n)
+        .sum();
+    assert_eq!(marks, instants);
+    let note = format!("{instants} roctx marks (instants) are not ranges: counted, not steps");
+    assert!(t.capture.notes.contains(&note), "{:?}", t.capture.notes);
+}

@@ -22,6 +22,8 @@ pub struct TraceBuilder {
     tracks: FxHashMap<TrackIds, u32>,
     correlations: FxHashMap<(u64, u64), NonZeroU64>,
     bounds: Option<(i64, i64)>,
+    /// Instant markers since the last [`TraceBuilder::note_instant_marks`].
+    instant_marks: u64,
 }
 
 impl TraceBuilder {
@@ -34,6 +36,7 @@ impl TraceBuilder {
             tracks: FxHashMap::default(),
             correlations: FxHashMap::default(),
             bounds: None,
+            instant_marks: 0,
         }
     }
 
@@ -184,9 +187,38 @@ impl TraceBuilder {
         self.trace.capture.notes.push(message);
     }
 
-    /// The note for `count` instant markers of `what` (NVTX, roctx, …), when there were any: the model
-    /// keeps ranges, and a step needs a range.
-    pub fn note_instant_marks(&mut self, count: u64, what: &str) {
+    /// A marker (NVTX, roctx, RPD `UserMarker`): a range becomes a `UserAnnotation`, which a step can
+    /// be; one that ends where it starts is an instant, counted under `mark` (see [`Self::instant_mark`]).
+    pub fn marker(
+        &mut self,
+        text: &str,
+        start: i64,
+        end: i64,
+        track: Track,
+        mark: &str,
+    ) -> Result<(), String> {
+        if end == start {
+            return self.instant_mark(mark, start);
+        }
+        let name = self.name(text);
+        self.span(
+            SpanKind::UserAnnotation,
+            Span::at(name, start, end - start, track),
+        )
+    }
+
+    /// An instant marker, counted under `mark` (its time still bounds the trace) and in the count that
+    /// [`Self::note_instant_marks`] reports.
+    pub fn instant_mark(&mut self, mark: &str, at: i64) -> Result<(), String> {
+        self.other(mark, at, at)?;
+        self.instant_marks += 1;
+        Ok(())
+    }
+
+    /// The note for the instant markers of `what` (NVTX, roctx, …) since the last call, when there were
+    /// any: the model keeps ranges, and a step needs a range.
+    pub fn note_instant_marks(&mut self, what: &str) {
+        let count = std::mem::take(&mut self.instant_marks);
         if count > 0 {
             self.note(format!(
                 "{count} {what} marks (instants) are not ranges: counted, not steps"
@@ -243,6 +275,19 @@ pub fn overruns(rows: &mut [(u64, i64, i64)]) -> Overruns {
         }
     }
     out
+}
+
+impl Span {
+    /// A span with no external id (the native formats have none).
+    pub fn at(name: Sym, ts_ns: i64, dur_ns: i64, track: Track) -> Span {
+        Span {
+            name,
+            ts_ns,
+            dur_ns,
+            track,
+            external_id: None,
+        }
+    }
 }
 
 impl Launch {

@@ -427,7 +427,6 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
         }
     }
 
-    let mut marks = 0u64;
     for t in &api_tables {
         for rec in t.records() {
             let (line, row) = rec?;
@@ -442,32 +441,9 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
             let sym = b.name(function);
             let track = b.track(IdValue::Num(row_pid), IdValue::Num(tid));
             let res = if domain.starts_with("MARKER") {
-                if end == start {
-                    marks += 1;
-                    b.other("roctx mark", start, end)
-                } else {
-                    b.span(
-                        SpanKind::UserAnnotation,
-                        Span {
-                            name: sym,
-                            ts_ns: start,
-                            dur_ns: end - start,
-                            track,
-                            external_id: None,
-                        },
-                    )
-                }
+                b.marker(function, start, end, track, "roctx mark")
             } else if domain.starts_with("RCCL") {
-                b.span(
-                    SpanKind::CpuOp,
-                    Span {
-                        name: sym,
-                        ts_ns: start,
-                        dur_ns: end - start,
-                        track,
-                        external_id: None,
-                    },
-                )
+                b.span(SpanKind::CpuOp, Span::at(sym, start, end - start, track))
             } else {
                 let api = if domain.starts_with("HSA") {
                     Api::Driver
@@ -480,7 +456,7 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
             res.map_err(|m| t.err(line, m))?;
         }
     }
-    b.note_instant_marks(marks, "roctx");
+    b.note_instant_marks("roctx");
     if fills + copy_kernels > 0 {
         b.note(format!(
             "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"

@@ -349,13 +349,12 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
             let text = op_name(r.kind, r.operation).unwrap_or("?").to_string();
             let sym = b.name(&text);
             let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
-            let s = Span {
-                name: sym,
-                ts_ns: r.start_timestamp,
-                dur_ns: r.end_timestamp - r.start_timestamp,
+            let s = Span::at(
+                sym,
+                r.start_timestamp,
+                r.end_timestamp - r.start_timestamp,
                 track,
-                external_id: None,
-            };
+            );
             b.span(SpanKind::CpuOp, s)
                 .map_err(|m| bad(at("rccl_api", i), m))?;
         }
@@ -372,25 +371,9 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
                 open_ranges += 1;
                 continue;
             }
-            if r.end_timestamp == r.start_timestamp {
-                b.other(
-                    &format!("{} mark", kind_name(r.kind)),
-                    r.start_timestamp,
-                    r.end_timestamp,
-                )
-                .map_err(|m| bad(at("marker_api", i), m))?;
-                continue;
-            }
-            let sym = b.name(&text);
             let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
-            let s = Span {
-                name: sym,
-                ts_ns: r.start_timestamp,
-                dur_ns: r.end_timestamp - r.start_timestamp,
-                track,
-                external_id: None,
-            };
-            b.span(SpanKind::UserAnnotation, s)
+            let mark = format!("{} mark", kind_name(r.kind));
+            b.marker(&text, r.start_timestamp, r.end_timestamp, track, &mark)
                 .map_err(|m| bad(at("marker_api", i), m))?;
         }
         if open_ranges > 0 {
@@ -402,6 +385,7 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
             );
         }
     }
+    b.note_instant_marks("roctx");
     if fills + copy_kernels > 0 {
         b.note(format!(
             "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"

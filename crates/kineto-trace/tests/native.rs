@@ -223,7 +223,11 @@ fn rocprofv3_json_instant_markers_are_counted_and_noted() {
             }
         }
     }
-    assert_eq!((instants, ranges), (1, 2), "the sample's markers, as built by make_native.py");
+    assert_eq!(
+        (instants, ranges),
+        (1, 2),
+        "the sample's markers, as built by make_native.py"
+    );
     let t = parse_file(&p, &Options::default()).unwrap().trace;
     assert_eq!(t.user_annotations.len(), ranges);
     let marks: u64 = t

@@ -371,10 +371,15 @@ pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
                 open_ranges += 1;
                 continue;
             }
-            let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
             let mark = format!("{} mark", kind_name(r.kind));
-            b.marker(&text, r.start_timestamp, r.end_timestamp, track, &mark)
-                .map_err(|m| bad(at("marker_api", i), m))?;
+            let res = if r.end_timestamp == r.start_timestamp {
+                // No track for an instant: a thread with only instants has no row on it.
+                b.instant_mark(&mark, r.start_timestamp)
+            } else {
+                let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
+                b.marker(&text, r.start_timestamp, r.end_timestamp, track, &mark)
+            };
+            res.map_err(|m| bad(at("marker_api", i), m))?;
         }
         if open_ranges > 0 {
             b.warn(

@@ -181,13 +181,15 @@ struct Copy {
     stream_id: Option<Handle>,
 }
 
-/// Reads a whole rocprofv3 JSON text.
-pub(crate) fn read(name: &Path, bytes: &[u8]) -> Result<Trace> {
-    let top: Top = serde_json::from_slice(bytes).map_err(|e| Error::Native {
+/// Reads a whole rocprofv3 JSON text. The records own their fields, so the text is let go before the model
+/// is built: the peak is the text and the records, not the text, the records and the model.
+pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
+    let top: Top = serde_json::from_slice(&bytes).map_err(|e| Error::Native {
         file: name.to_path_buf(),
         at: format!("line {} column {}", e.line(), e.column()),
         message: format!("not rocprofv3 JSON: {e}"),
     })?;
+    drop(bytes);
     let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Json);
     b.header().producer = Some("rocprofv3 (rocprofiler-sdk)".into());
     let mut overrun_rows = Vec::new();

@@ -187,8 +187,8 @@ impl TraceBuilder {
         self.trace.capture.notes.push(message);
     }
 
-    /// A marker (NVTX, roctx, RPD `UserMarker`): a range becomes a `UserAnnotation`, which a step can
-    /// be; one that ends where it starts is an instant, counted under `mark` (see [`Self::instant_mark`]).
+    /// A marker (NVTX, roctx, RPD `UserMarker`): a range is a [`Self::marker_range`]; one that ends
+    /// where it starts is an instant, counted under `mark` (see [`Self::instant_mark`]).
     pub fn marker(
         &mut self,
         text: &str,
@@ -200,6 +200,17 @@ impl TraceBuilder {
         if end == start {
             return self.instant_mark(mark, start);
         }
+        self.marker_range(text, start, end, track)
+    }
+
+    /// A marker range: a `UserAnnotation`, which a step can be.
+    pub fn marker_range(
+        &mut self,
+        text: &str,
+        start: i64,
+        end: i64,
+        track: Track,
+    ) -> Result<(), String> {
         let name = self.name(text);
         self.span(
             SpanKind::UserAnnotation,

@@ -373,13 +373,12 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
                 open_ranges += 1;
                 continue;
             }
-            let mark = format!("{} mark", kind_name(r.kind));
             let res = if r.end_timestamp == r.start_timestamp {
                 // No track for an instant: a thread with only instants has no row on it.
-                b.instant_mark(&mark, r.start_timestamp)
+                b.instant_mark(&format!("{} mark", kind_name(r.kind)), r.start_timestamp)
             } else {
                 let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
-                b.marker(&text, r.start_timestamp, r.end_timestamp, track, &mark)
+                b.marker_range(&text, r.start_timestamp, r.end_timestamp, track)
             };
             res.map_err(|m| bad(at("marker_api", i), m))?;
         }

@@ -372,6 +372,17 @@ fn record_writes_the_result_beside_the_record_and_refuses_a_taken_name() {
     assert!(again.is_err() && !ran);
 }
 
+/// This test binary running only the child test `name`, told where its record goes by the variable `var`
+/// (unset, the child test returns at once: it is a no-op in a normal run).
+fn child_test(name: &str, var: &str, out: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new(std::env::current_exe().expect("test binary"));
+    c.args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(var, out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    c
+}
+
 /// The child half of the disposition test: one record, whose `interrupt_watch` the parent reads.
 #[test]
 fn child_for_the_disposition_test() {
@@ -393,23 +404,17 @@ fn a_process_started_with_sigint_ignored_is_not_watched_and_says_why() {
     let t = tempfile::tempdir().expect("tempdir");
     let watch = |ignored: bool| {
         let out = t.path().join(format!("ignored-{ignored}.json"));
-        let mut c = std::process::Command::new(std::env::current_exe().expect("test binary"));
+        let mut c = child_test(
+            "child_for_the_disposition_test",
+            "PROVENANCE_DISPOSITION_CHILD",
+            &out,
+        );
         if ignored {
             common::with_sigint_ignored(&mut c);
         } else {
             common::with_default_signals(&mut c);
         }
-        let status = c
-            .args([
-                "--exact",
-                "child_for_the_disposition_test",
-                "--test-threads=1",
-            ])
-            .env("PROVENANCE_DISPOSITION_CHILD", &out)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("child runs");
+        let status = c.status().expect("child runs");
         assert!(status.success(), "{status}");
         let v: Value =
             serde_json::from_str(&std::fs::read_to_string(&out).expect("record written"))
@@ -447,18 +452,11 @@ fn child_for_the_ctrl_c_test() {
 fn ctrl_c_during_the_work_still_writes_the_record_marked_interrupted() {
     let t = tempfile::tempdir().expect("tempdir");
     let out = t.path().join("result.json");
-    let mut child = common::with_default_signals(&mut std::process::Command::new(
-        std::env::current_exe().expect("test binary"),
-    ))
-    .args([
-        "--exact",
+    let mut child = common::with_default_signals(&mut child_test(
         "child_for_the_ctrl_c_test",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("PROVENANCE_CTRL_C_CHILD", &out)
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::null())
+        "PROVENANCE_CTRL_C_CHILD",
+        &out,
+    ))
     .spawn()
     .expect("child starts");
     let started = out.with_extension("started");

@@ -115,16 +115,18 @@ def nsys(path):
 
 
 def rocpd(path):
+    # The link is rocpd_event.stack_id: generateRocpd.cpp writes the internal correlation id there and the
+    # external one (0 unless a tool sets it) in correlation_id, the views' corr_id.
     c, t = sql(path)
     ops, launches, markers, calls = [], {}, [], 0
     for name, start, end, guid, pid, corr in c.execute(
-            'SELECT name, start, "end", guid, pid, corr_id FROM kernels'):
+            'SELECT name, start, "end", guid, pid, stack_id FROM kernels'):
         ops.append((kind_of_amd(name), start, end, None, (guid, pid, corr)))
     for start, end, guid, pid, corr, size in c.execute(
-            'SELECT start, "end", guid, pid, corr_id, size FROM memory_copies'):
+            'SELECT start, "end", guid, pid, stack_id, size FROM memory_copies'):
         ops.append(("memcpy", start, end, size, (guid, pid, corr)))
     for cat, name, start, end, guid, pid, corr, ext in c.execute(
-            'SELECT category, name, start, "end", guid, pid, corr_id, extdata FROM regions'):
+            'SELECT category, name, start, "end", guid, pid, stack_id, extdata FROM regions'):
         if cat.startswith("MARKER"):
             if end > start:
                 markers.append((pid, json.loads(ext or "{}").get("message", name), start, end))
@@ -141,7 +143,9 @@ def rpd(path):
     api_of = {}
     for api, op in c.execute("SELECT api_id, op_id FROM rocpd_api_ops ORDER BY id"):
         api_of.setdefault(op, api)
-    size = dict(c.execute("SELECT api_ptr_id, size FROM rocpd_copyapi")) if "rocpd_copyapi" in t else {}
+    # A size the tracer bound as '' is no size.
+    size = {a: (n if n != "" else None) for a, n in c.execute("SELECT api_ptr_id, size FROM rocpd_copyapi")} \
+        if "rocpd_copyapi" in t else {}
     ops, launches, markers = [], {}, []
     for oid, start, end, desc, op_type in c.execute(
             'SELECT id, start, "end", description_id, opType_id FROM rocpd_op'):
@@ -156,8 +160,14 @@ def rpd(path):
             continue
         api = api_of.get(oid)
         ops.append((kind, start, end, size.get(api) if kind == "memcpy" else None, api))
-    for aid, pid, start, end, name, args in c.execute(
-            'SELECT id, pid, start, "end", apiName_id, args_id FROM rocpd_api'):
+    cols = {r[1] for r in c.execute("PRAGMA table_info(rocpd_api)")}
+    domain = "domain_id" if "domain_id" in cols else "NULL"
+    for aid, pid, start, end, name, args, dom in c.execute(
+            f'SELECT id, pid, start, "end", apiName_id, args_id, {domain} FROM rocpd_api'):
+        # The tracer's own overhead records are not API calls: domain rpd_tracer (schema 3), or, with no
+        # domain (schema 2), named after its C++ methods or activity callbacks.
+        if (s.get(dom) == "rpd_tracer") if dom is not None else ("::" in s[name] or s[name].endswith("_activity_callback")):
+            continue
         if s[name] == "UserMarker":
             if end > start:
                 markers.append((pid, us.get(args, s.get(args, "")), start, end))

@@ -362,12 +362,15 @@ def rocpd():
 
     def region(cat, name, tid, t0, t1, corr, message=None):
         ext = json.dumps({"message": message}) if message else "{}"
-        ev = ins("rocpd_event", guid=g, category_id=cat, stack_id=corr, correlation_id=corr, extdata=ext)
+        # rocprofiler-sdk's generateRocpd writes the internal correlation id as stack_id and the external
+        # one (0 unless a tool sets it) as correlation_id, for the call and for what it launched.
+        ev = ins("rocpd_event", guid=g, category_id=cat, stack_id=corr, parent_stack_id=0, correlation_id=0,
+                 extdata=ext)
         ins("rocpd_region", guid=g, nid=1, pid=1, tid=tid, start=t0, end=t1, name_id=s(name), event_id=ev,
             extdata=ext)
 
     def dispatch(name, agent, queue, t0, t1, corr, api="hipLaunchKernel"):
-        ev = ins("rocpd_event", guid=g, category_id=cat_kernel, correlation_id=corr)
+        ev = ins("rocpd_event", guid=g, category_id=cat_kernel, stack_id=corr, parent_stack_id=corr, correlation_id=0)
         ins("rocpd_kernel_dispatch", guid=g, nid=1, pid=1, tid=1, agent_id=agent, kernel_id=sym(name),
             dispatch_id=corr, queue_id=queue, stream_id=queue, start=t0, end=t1, workgroup_size_x=256,
             workgroup_size_y=1, workgroup_size_z=1, grid_size_x=304 * 256, grid_size_y=1, grid_size_z=1,
@@ -381,11 +384,12 @@ def rocpd():
     # The fill runs as the runtime's kernel, 200 ns before the GEMM on its queue ends (an overrun).
     dispatch("__amd_rocclr_fillBufferAligned", 2, 1, 4800, 5200, 12, api="hipMemsetAsync")
     region(cat_hip, "hipMemcpyAsync", 2, 1400, 1500, 13)
-    ev = ins("rocpd_event", guid=g, category_id=cat_copy, correlation_id=13)
+    ev = ins("rocpd_event", guid=g, category_id=cat_copy, stack_id=13, parent_stack_id=13, correlation_id=0)
     ins("rocpd_memory_copy", guid=g, nid=1, pid=1, tid=2, start=2000, end=2800,
         name_id=s("MEMORY_COPY_HOST_TO_DEVICE"), dst_agent_id=2, src_agent_id=1, size=1 << 20, queue_id=1,
         stream_id=1, region_name_id=s("hipMemcpyAsync"), event_id=ev)
-    ev = ins("rocpd_event", guid=g, category_id=cat_marker, correlation_id=3, extdata='{"message": "tick"}')
+    ev = ins("rocpd_event", guid=g, category_id=cat_marker, stack_id=3, parent_stack_id=0, correlation_id=0,
+             extdata='{"message": "tick"}')
     ins("rocpd_region", guid=g, nid=1, pid=1, tid=1, start=9500, end=9500, name_id=s("roctxMarkA"), event_id=ev,
         extdata='{"message": "tick"}')
     region(cat_marker, "roctxThreadRangeA", 1, 10000, 20000, 4, message=tracelens(8, 2049))
@@ -493,11 +497,11 @@ def rpd():
     us("")
     counter = {"api": base + 100, "op": base + 1000}
 
-    def api(name, tid, t0, t1, args=""):
+    def api(name, tid, t0, t1, args="", domain=None, category=""):
         counter["api"] += 1
+        domain = domain or ("HIP" if name != "UserMarker" else "UserMarker")
         c.execute("INSERT INTO rocpd_api VALUES (?, 6001, ?, ?, ?, ?, ?, ?, ?)",
-                  (counter["api"], tid, t0, t1, s(name), s(""), s("HIP" if name != "UserMarker" else "UserMarker"),
-                   us(args)))
+                  (counter["api"], tid, t0, t1, s(name), s(category), s(domain), us(args)))
         return counter["api"]
 
     def op(api_id, kind, desc, t0, t1, queue=0):
@@ -517,6 +521,13 @@ def rpd():
     op(a, "CopyHostToDevice", "", 3000, 3900, queue=1)
     a = api("hipMemsetAsync", 6002, 1500, 1550, "dst=0x7f00 | size=0x100")
     op(a, "FillBuffer", "", 4000, 4100)
+    # A copy call whose size the tracer bound as '' (seen in a real rocmProfileData example file):
+    # SQLite keeps the text in the integer column.
+    a = api("hipMemcpyWithStream", 6002, 1600, 1700, "")
+    c.execute("INSERT INTO rocpd_copyapi VALUES (?, '0x0', '', '', '', 2, '0x7d00', '0x7f00', 0, 0, 1, 0)", (a,))
+    op(a, "CopyDeviceToHost", "", 4200, 4300, queue=1)
+    # The tracer's own overhead record (Logger::createOverheadRecord: domain rpd_tracer, category overhead).
+    api("OpTable::writeRows", 6001, 9000, 9400, "", domain="rpd_tracer", category="overhead")
     api("UserMarker", 6001, 10500, 10500, "tick")
     api("hipGetDeviceCount", 6001, 10600, 10650)
     api("UserMarker", 6001, 11000, 30000, tracelens(4, 513))
@@ -528,10 +539,10 @@ def rpd():
     c.commit()
     truth["rpd_3.rpd"] = {
         "format": "rpd_sqlite", "format_version": "3", "kernels": 4, "kernel_sum_ns": 600 + 3000 + 1100 + 4000,
-        "memcpys": 1, "memcpy_bytes": 65536, "memsets": 1, "launches": 5, "driver": 0, "user_annotations": 2,
+        "memcpys": 2, "memcpy_bytes": 65536, "memsets": 1, "launches": 6, "driver": 0, "user_annotations": 2,
         "task_kernels": 3, "overruns": {"count": 1, "max_ns": 100}, "kernels_outside_steps": 0,
         "demangled": "void addition_kernel<float>(float*, float const*, float const*, int, int)",
-        "steps": [step(tracelens(4, 512), 1, 600, memcpys=1, memsets=1),
+        "steps": [step(tracelens(4, 512), 1, 600, memcpys=2, memsets=1),
                   step(tracelens(4, 513), 3, 3000 + 1100 + 4000)],
     }
 

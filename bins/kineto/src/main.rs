@@ -26,7 +26,7 @@ use std::process::ExitCode;
 #[command(
     name = "kineto",
     version,
-    about = "Read GPU profiler traces: PyTorch (Kineto) JSON, Nsight Systems SQLite, rocprofv3 JSON and CSV, rocpd and RPD SQLite, Chrome-trace arrays"
+    about = "Read GPU profiler traces: PyTorch (Kineto) JSON, Nsight Systems SQLite, rocprofv3 JSON and CSV, rocpd and RPD SQLite, legacy rocprof (v1/v2) JSON, Chrome-trace arrays"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -115,7 +115,11 @@ pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
     if s.warnings_total > 0 {
         writeln!(w, "  warnings        {}", s.warnings_total)?;
         for x in s.warnings.iter().take(5) {
-            writeln!(w, "    byte {}: {}", x.offset, escape(&x.message))?;
+            if s.format.has_byte_offsets() {
+                writeln!(w, "    byte {}: {}", x.offset, escape(&x.message))?;
+            } else {
+                writeln!(w, "    {}", escape(&x.message))?;
+            }
         }
     }
     Ok(())
@@ -147,5 +151,34 @@ mod tests {
         let p = kineto_trace::parse_raw(std::path::Path::new("t.json"), &text[..], &opts).unwrap();
         let e = write(&mut ClosedPipe, &Summary::of(&p), true).unwrap_err();
         assert!(tool_io::stdout::is_closed_pipe(&e), "{e:?}");
+    }
+
+    #[test]
+    fn a_warning_names_its_byte_only_where_the_format_has_bytes() {
+        let text = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#;
+        let opts = kineto_trace::Options {
+            sha256: false,
+            ..kineto_trace::Options::default()
+        };
+        let p = kineto_trace::parse_raw(std::path::Path::new("t.json"), &text[..], &opts).unwrap();
+        let mut s = Summary::of(&p);
+        s.warnings_total = 1;
+        s.warnings = vec![kineto_trace::Warning {
+            offset: 0,
+            message: "nsys diagnostic: events dropped".into(),
+        }];
+        let shown = |s: &Summary| {
+            let mut out = Vec::new();
+            write(&mut out, s, false).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(shown(&s).contains("    byte 0: nsys diagnostic"));
+        s.format = kineto_trace::TraceFormat::NsysSqlite;
+        let text = shown(&s);
+        assert!(
+            text.contains("    nsys diagnostic: events dropped"),
+            "{text}"
+        );
+        assert!(!text.contains("byte 0"), "{text}");
     }
 }

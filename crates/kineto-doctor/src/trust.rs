@@ -119,7 +119,11 @@ pub(crate) fn find(t: &TraceInput<'_>) -> Vec<TrustWarning> {
     }
     if tr.warnings_total > 0 {
         let first = tr.warnings.first().map_or(String::new(), |w| {
-            format!("; first at byte {}: {}", w.offset, w.message)
+            if tr.header.format.has_byte_offsets() {
+                format!("; first at byte {}: {}", w.offset, w.message)
+            } else {
+                format!("; first: {}", w.message)
+            }
         });
         warn(
             TrustId::ParseWarnings,

@@ -214,6 +214,18 @@ pub(crate) fn get_int(r: &Row<'_>, i: usize) -> std::result::Result<Option<i64>,
     }
 }
 
+/// An optional quantity (a byte count, a size): [`get_int`], except that an empty text cell is no
+/// value. Tracers that bind `''` for "unknown" leave it in integer columns, which SQLite stores as
+/// text without complaint.
+pub(crate) fn get_quantity(r: &Row<'_>, i: usize) -> std::result::Result<Option<i64>, String> {
+    if let rusqlite::types::ValueRef::Text(t) = r.get_ref(i).map_err(|e| e.to_string())?
+        && t.iter().all(u8::is_ascii_whitespace)
+    {
+        return Ok(None);
+    }
+    get_int(r, i)
+}
+
 fn sorted(s: &FxHashSet<String>) -> Vec<String> {
     let mut v: Vec<String> = s.iter().cloned().collect();
     v.sort();

@@ -36,6 +36,7 @@ pub fn read(db: &Path, shown_as: &Path) -> Result<Trace> {
         rocpd::read(&d)
     } else if d.has("StringIds")
         && (d.has("META_DATA_EXPORT")
+            || d.has("EXPORT_META_DATA")
             || d.has_prefix("CUPTI_ACTIVITY_KIND_")
             || d.has("TARGET_INFO_GPU"))
     {

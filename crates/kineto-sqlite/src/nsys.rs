@@ -1,7 +1,8 @@
-//! Nsight Systems SQLite (`nsys export --type sqlite`), export schema 3.16 and later.
+//! Nsight Systems SQLite (`nsys export --type sqlite`), export schema 3.0 and later.
 //!
 //! Where each number lives (NVIDIA's export schema reference and `nsys stats` report SQL; checked on
-//! an nsys 2024.6.2 export, schema 3.16.1, and on files built from the 3.17 schema):
+//! an nsys 2024.6.2 export, schema 3.16.1, on files built from the 3.17 schema, and on public exports
+//! of schemas 3.0.0 to 3.25.0 and one older export without metadata or enum tables):
 //! * kernels — `CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, globalPid,
 //!   demangledName → StringIds, gridX/Y/Z, blockX/Y/Z, registersPerThread, static/dynamicSharedMemory,
 //!   graphNodeId, graphId)`;
@@ -12,7 +13,9 @@
 //!   nameId, eventClass → ENUM_NSYS_EVENT_CLASS)`, the `_vNNNN` suffix dropped from names;
 //! * ranges — `NVTX_EVENTS` push/pop and start/end ranges (event types by name from
 //!   `ENUM_NSYS_EVENT_TYPE`), name `text` else `textId → StringIds`, on the thread of `globalTid`;
-//! * GPUs — `TARGET_INFO_GPU(id, name, smCount, totalMemory)`; versions — `META_DATA_EXPORT`;
+//! * GPUs — `TARGET_INFO_GPU(id, name, smCount, totalMemory)` (schema 3.0–3.1: `deviceId`, with the SM
+//!   count and memory in `TARGET_INFO_CUDA_GPU`); versions — `META_DATA_EXPORT` (3.0–3.1:
+//!   `EXPORT_META_DATA`); an export without `ENUM_*` tables gets the ids every later export writes;
 //!   CUDA-graph mode — `META_DATA_CAPTURE` `PROCESS_n:CUDA_GRAPH_TRACE_OPTIONS:MODE`; whole-graph
 //!   replays — `CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, deviceId, streamId, correlationId,
 //!   graphId, globalPid)`.
@@ -71,6 +74,56 @@ fn copy_short(enum_name: &str) -> String {
     }
 }
 
+/// `ENUM_CUDA_MEMCPY_OPER` as every export that has it writes it (schemas 3.0–3.25 agree), for the
+/// exports without their enum tables: (id, name, label).
+const MEMCPY_OPER: [(i64, &str, &str); 14] = [
+    (0, "CUDA_MEMCPY_KIND_UNKNOWN", "Unknown"),
+    (1, "CUDA_MEMCPY_KIND_HTOD", "Host-to-Device"),
+    (2, "CUDA_MEMCPY_KIND_DTOH", "Device-to-Host"),
+    (3, "CUDA_MEMCPY_KIND_HTOA", "Host-to-Array"),
+    (4, "CUDA_MEMCPY_KIND_ATOH", "Array-to-Host"),
+    (5, "CUDA_MEMCPY_KIND_ATOA", "Array-to-Array"),
+    (6, "CUDA_MEMCPY_KIND_ATOD", "Array-to-Device"),
+    (7, "CUDA_MEMCPY_KIND_DTOA", "Device-to-Array"),
+    (8, "CUDA_MEMCPY_KIND_DTOD", "Device-to-Device"),
+    (9, "CUDA_MEMCPY_KIND_HTOH", "Host-to-Host"),
+    (10, "CUDA_MEMCPY_KIND_PTOP", "Peer-to-Peer"),
+    (11, "CUDA_MEMCPY_KIND_UVM_HTOD", "Unified Host-to-Device"),
+    (12, "CUDA_MEMCPY_KIND_UVM_DTOH", "Unified Device-to-Host"),
+    (13, "CUDA_MEMCPY_KIND_UVM_DTOD", "Unified Device-to-Device"),
+];
+
+/// `ENUM_CUDA_MEM_KIND` likewise (nsys's numbering, not CUPTI's: 0 is pageable).
+const MEM_KIND: [(i64, &str, &str); 8] = [
+    (0, "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", "Pageable"),
+    (1, "CUDA_MEMOPR_MEMORY_KIND_PINNED", "Pinned"),
+    (2, "CUDA_MEMOPR_MEMORY_KIND_DEVICE", "Device"),
+    (3, "CUDA_MEMOPR_MEMORY_KIND_ARRAY", "Array"),
+    (4, "CUDA_MEMOPR_MEMORY_KIND_MANAGED", "Managed"),
+    (5, "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC", "Device Static"),
+    (
+        6,
+        "CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC",
+        "Managed Static",
+    ),
+    (7, "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN", "Unknown"),
+];
+
+/// [`enum_table`], or `known` when the export has no such table (early exports wrote none).
+fn enum_or_known(
+    d: &Db,
+    table: &str,
+    known: &[(i64, &str, &str)],
+) -> Result<FxHashMap<i64, (String, String)>> {
+    if d.has(table) {
+        return enum_table(d, table);
+    }
+    Ok(known
+        .iter()
+        .map(|&(id, n, l)| (id, (n.to_string(), l.to_string())))
+        .collect())
+}
+
 /// An `ENUM_*(id, name, label)` table as id → (name, label); empty when absent.
 fn enum_table(d: &Db, table: &str) -> Result<FxHashMap<i64, (String, String)>> {
     let mut out = FxHashMap::default();
@@ -99,12 +152,16 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
 
     // Versions and capture options.
     let mut export: FxHashMap<String, String> = FxHashMap::default();
-    if d.has("META_DATA_EXPORT") {
-        d.each("META_DATA_EXPORT", &["name", "value"], "", |i, r| {
-            let k = get_text(r, 0).map_err(|m| d.row_err("META_DATA_EXPORT", i, m))?;
-            let v = get_text(r, 1).map_err(|m| d.row_err("META_DATA_EXPORT", i, m))?;
+    // Exports of schema 3.0–3.1 name the table EXPORT_META_DATA (3.4 and later: META_DATA_EXPORT).
+    for t in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
+        if !d.has(t) {
+            continue;
+        }
+        d.each(t, &["name", "value"], "", |i, r| {
+            let k = get_text(r, 0).map_err(|m| d.row_err(t, i, m))?;
+            let v = get_text(r, 1).map_err(|m| d.row_err(t, i, m))?;
             if let (Some(k), Some(v)) = (k, v) {
-                export.insert(k, v);
+                export.entry(k).or_insert(v);
             }
             Ok(())
         })?;
@@ -151,24 +208,47 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     // GPUs.
     if d.has("TARGET_INFO_GPU") {
         let t = "TARGET_INFO_GPU";
+        // Early exports (schema 3.0–3.1) key the GPU by `deviceId` and keep its SM count and memory in
+        // TARGET_INFO_CUDA_GPU.
+        let have = d.columns(t)?;
+        let id = if have.contains("id") {
+            "id"
+        } else {
+            "deviceId"
+        };
+        let mut cuda: FxHashMap<i64, (Option<i64>, Option<i64>)> = FxHashMap::default();
+        let c = "TARGET_INFO_CUDA_GPU";
+        if !have.contains("smCount") && d.has(c) {
+            d.each(
+                c,
+                &["deviceId", "?numMultiprocessors", "?globalMemorySize"],
+                "",
+                |i, r| {
+                    let e = |m: String| d.row_err(c, i, m);
+                    if let Some(dev) = get_int(r, 0).map_err(e)? {
+                        cuda.insert(dev, (get_int(r, 1).map_err(e)?, get_int(r, 2).map_err(e)?));
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        let order = format!("ORDER BY {}", crate::db::quote(id));
         d.each(
             t,
-            &["id", "?name", "?smCount", "?totalMemory"],
-            "ORDER BY id",
+            &[id, "?name", "?smCount", "?totalMemory"],
+            &order,
             |i, r| {
-                let id = get_int(r, 0).map_err(|m| d.row_err(t, i, m))?;
+                let e = |m: String| d.row_err(t, i, m);
+                let id = get_int(r, 0).map_err(e)?;
                 if b.trace().header.devices.iter().any(|x| x.id == id) {
                     return Ok(());
                 }
+                let (sms, mem) = id.and_then(|i| cuda.get(&i)).copied().unwrap_or_default();
                 let props = DeviceProps {
                     id,
-                    name: get_text(r, 1).map_err(|m| d.row_err(t, i, m))?,
-                    num_sms: get_int(r, 2)
-                        .map_err(|m| d.row_err(t, i, m))?
-                        .map(|v| v.max(0) as u64),
-                    total_global_mem: get_int(r, 3)
-                        .map_err(|m| d.row_err(t, i, m))?
-                        .map(|v| v.max(0) as u64),
+                    name: get_text(r, 1).map_err(e)?,
+                    num_sms: get_int(r, 2).map_err(e)?.or(sms).map(|v| v.max(0) as u64),
+                    total_global_mem: get_int(r, 3).map_err(e)?.or(mem).map(|v| v.max(0) as u64),
                 };
                 b.header().devices.push(props);
                 Ok(())
@@ -247,8 +327,8 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         })?;
     }
 
-    let copy_kinds = enum_table(d, "ENUM_CUDA_MEMCPY_OPER")?;
-    let mem_kinds = enum_table(d, "ENUM_CUDA_MEM_KIND")?;
+    let copy_kinds = enum_or_known(d, "ENUM_CUDA_MEMCPY_OPER", &MEMCPY_OPER)?;
+    let mem_kinds = enum_or_known(d, "ENUM_CUDA_MEM_KIND", &MEM_KIND)?;
     let table = "CUPTI_ACTIVITY_KIND_MEMCPY";
     if d.has(table) {
         let cols = gpu_cols(&["?bytes", "?copyKind", "?srcKind", "?dstKind"]);

@@ -13,10 +13,14 @@
 //! * GPUs — `rocpd_info_agent(type = 'GPU', type_index, product_name, name, extdata.cu_count)`;
 //!   version — `rocpd_metadata(tag = 'schema_version')`.
 //!
+//! A GPU op links to the API call that launched it through `rocpd_event.stack_id`: rocprofiler-sdk
+//! writes the internal correlation id there (for the call and for what it launched) and the
+//! *external* one, 0 unless a tool set it, in `correlation_id` (`corr_id` in the views). So the link
+//! is `stack_id`, and `corr_id` only where a row has no `stack_id` (or a view lacks the column).
 //! Correlation ids are per process and run (`guid`); fills run as `__amd_rocclr_fill*` kernels and
 //! are counted as fills (copies as `__amd_rocclr_copy*` likewise).
 
-use crate::db::{Db, get_int, get_text};
+use crate::db::{Db, get_int, get_quantity, get_text};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{TraceBuilder, kernel_name, overruns};
 use kineto_trace::{
@@ -24,6 +28,18 @@ use kineto_trace::{
     TraceFormat,
 };
 use rustc_hash::FxHashMap;
+
+/// The column expression that links a view's rows to their API calls: see the module doc.
+fn link(d: &Db, view: &str) -> Result<&'static str> {
+    let cols = d.columns(view)?;
+    Ok(
+        match (cols.contains("stack_id"), cols.contains("corr_id")) {
+            (true, true) => "=coalesce(nullif(stack_id, 0), corr_id)",
+            (true, false) => "?stack_id",
+            (false, _) => "?corr_id",
+        },
+    )
+}
 
 /// Reads a rocpd database.
 pub(crate) fn read(d: &Db) -> Result<Trace> {
@@ -105,7 +121,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         "?agent_type_index",
         "?queue_id",
         "?stream_id",
-        "?corr_id",
+        link(d, t)?,
         "?grid_x",
         "?grid_y",
         "?grid_z",
@@ -181,7 +197,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "?dst_agent_type",
             "?dst_agent_type_index",
             "?stream_id",
-            "?corr_id",
+            link(d, t)?,
         ];
         d.each(t, &cols, "", |i, r| {
             let e = |m: String| d.row_err(t, i, m);
@@ -201,7 +217,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let mut op = GpuOp::at(sym, start, end - start, track);
             op.device = dev;
             op.stream = Some(stream);
-            op.bytes = int(5)?.map(|v| v.max(0) as u64);
+            op.bytes = get_quantity(r, 5).map_err(e)?.map(|v| v.max(0) as u64);
             op.correlation = b.correlation(sc, int(11)?.unwrap_or(0).max(0) as u64);
             b.gpu_op(GpuKind::Memcpy, op).map_err(e)
         })?;
@@ -222,7 +238,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "?guid",
             "?pid",
             "?tid",
-            "?corr_id",
+            link(d, t)?,
             message,
         ];
         d.each(t, &cols, "", |i, r| {

@@ -18,7 +18,7 @@
 //!
 //! Ids are large offsets (about 2³² × session), not 1..N; row order by id is not start order.
 
-use crate::db::{Db, get_int, get_text};
+use crate::db::{Db, get_int, get_quantity, get_text};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{TraceBuilder, kernel_name, overruns};
 use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
@@ -102,16 +102,27 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         })?;
     }
     let mut copy_size: FxHashMap<i64, u64> = FxHashMap::default();
+    let mut sizeless = 0u64;
     if d.has("rocpd_copyapi") {
         let t = "rocpd_copyapi";
         d.each(t, &["api_ptr_id", "?size"], "", |i, r| {
             let e = |m: String| d.row_err(t, i, m);
-            if let (Some(api), Some(size)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?)
-            {
-                copy_size.insert(api, size.max(0) as u64);
+            let Some(api) = get_int(r, 0).map_err(e)? else {
+                return Ok(());
+            };
+            match get_quantity(r, 1).map_err(e)? {
+                Some(size) => {
+                    copy_size.insert(api, size.max(0) as u64);
+                }
+                None => sizeless += 1,
             }
             Ok(())
         })?;
+    }
+    if sizeless > 0 {
+        b.note(format!(
+            "{sizeless} copy calls in rocpd_copyapi have no size (NULL or empty text): their copies are read without a byte count"
+        ));
     }
 
     let t = "rocpd_op";
@@ -228,7 +239,9 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         "?tid",
         "?apiName_id",
         "?args_id",
+        "?domain_id",
     ];
+    let mut overhead = 0u64;
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -238,6 +251,11 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         let api_name = int(5)?
             .and_then(|s| strings.get(&s))
             .map_or("", String::as_str);
+        let domain = int(7)?.and_then(|s| strings.get(&s)).map(String::as_str);
+        if is_tracer_overhead(api_name, domain) {
+            overhead += 1;
+            return b.other("rpd_tracer overhead", start, end).map_err(e);
+        }
         let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
         if api_name == "UserMarker" {
             let text = args_text(int(6)?).unwrap_or("").to_string();
@@ -256,5 +274,21 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             .map_err(e)
     })?;
     b.note_instant_marks("UserMarker");
+    if overhead > 0 {
+        b.note(format!(
+            "{overhead} rocpd_api rows are rpd_tracer's own overhead records (its table writes and activity callbacks): counted as `rpd_tracer overhead`, not as API calls"
+        ));
+    }
     Ok(b.finish())
+}
+
+/// Whether a `rocpd_api` row is one the tracer writes about itself (`Logger::createOverheadRecord`):
+/// schema 3 files it under the domain `rpd_tracer`; schema 2 has no domain, and its overhead rows are
+/// named after the tracer's own functions (`OpTable::writeRows`, `hcc_activity_callback`), which no
+/// HIP, HSA or roctx entry point is: those are C functions, never `::`-qualified.
+fn is_tracer_overhead(api_name: &str, domain: Option<&str>) -> bool {
+    match domain {
+        Some(d) => d == "rpd_tracer",
+        None => api_name.contains("::") || api_name.ends_with("_activity_callback"),
+    }
 }

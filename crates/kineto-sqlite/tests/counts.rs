@@ -392,3 +392,47 @@ fn the_format_is_in_the_summary() {
     assert_eq!(s["capture"]["queue_overruns"]["count"], 1);
     assert_eq!(TraceFormat::RpdSqlite.title(), "RPD SQLite");
 }
+
+/// Early Nsight Systems exports (schema 3.0–3.1, seen in public ones: nsys 2021–2023) keep their
+/// versions in EXPORT_META_DATA and key TARGET_INFO_GPU by `deviceId`, with the SM count and memory in
+/// TARGET_INFO_CUDA_GPU; some have no ENUM_* tables at all. The 3.17 file rewritten that way must read
+/// as the same trace, down to every name (the copy names come from the enum ids) and device.
+#[test]
+fn an_early_nsys_export_reads_as_the_same_trace_as_a_later_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let later = dir().join("nsys_node_3.17.sqlite");
+    let early = tmp.path().join("early.sqlite");
+    std::fs::copy(&later, &early).unwrap();
+    let c = rusqlite::Connection::open(&early).unwrap();
+    c.execute_batch(
+        "ALTER TABLE META_DATA_EXPORT RENAME TO EXPORT_META_DATA;
+         CREATE TABLE TARGET_INFO_CUDA_GPU (vmId INTEGER, name TEXT, numMultiprocessors INTEGER,
+             globalMemorySize INTEGER, deviceId INTEGER, pid INTEGER);
+         INSERT INTO TARGET_INFO_CUDA_GPU
+             SELECT vmId, name, smCount, totalMemory, id, 1 FROM TARGET_INFO_GPU;
+         CREATE TABLE gpu AS SELECT vmId, id AS deviceId, name, busLocation, isDiscrete FROM TARGET_INFO_GPU;
+         DROP TABLE TARGET_INFO_GPU;
+         ALTER TABLE gpu RENAME TO TARGET_INFO_GPU;
+         DROP TABLE ENUM_CUDA_MEMCPY_OPER;
+         DROP TABLE ENUM_CUDA_MEM_KIND;",
+    )
+    .unwrap();
+    drop(c);
+    let (a, b) = (parse(&later), parse(&early));
+    assert_eq!(b.trace.header.format_version.as_deref(), Some("3.17.1"));
+    assert!(
+        b.trace
+            .header
+            .devices
+            .iter()
+            .all(|d| d.num_sms == Some(132))
+    );
+    let copies: Vec<&str> = b
+        .trace
+        .gpu_ops(GpuKind::Memcpy)
+        .iter()
+        .map(|o| b.trace.name(o.name))
+        .collect();
+    assert_eq!(copies, ["Memcpy HtoD (Pageable -> Device)"]);
+    assert_eq!(format!("{:?}", a.trace), format!("{:?}", b.trace));
+}

@@ -277,6 +277,9 @@ pub enum TraceFormat {
     RocpdSqlite,
     /// RPD SQLite (rocmProfileData's tracer), schema 2 or 3.
     RpdSqlite,
+    /// The JSON of the legacy rocprof (v1/v2, `--hip-trace`/`--sys-trace`, `results.json`): a
+    /// Chrome-trace object whose first event is `{}`.
+    RocprofLegacyJson,
 }
 
 impl TraceFormat {
@@ -290,7 +293,20 @@ impl TraceFormat {
             TraceFormat::Rocprofv3Csv => "rocprofv3 CSV",
             TraceFormat::RocpdSqlite => "rocpd SQLite",
             TraceFormat::RpdSqlite => "RPD SQLite",
+            TraceFormat::RocprofLegacyJson => "rocprof v1/v2 JSON",
         }
+    }
+
+    /// Whether a warning's `offset` is a byte of the file (the JSON formats) or 0 with the place named
+    /// in its message (tables and CSV lines).
+    pub fn has_byte_offsets(self) -> bool {
+        matches!(
+            self,
+            TraceFormat::Kineto
+                | TraceFormat::ChromeArray
+                | TraceFormat::Rocprofv3Json
+                | TraceFormat::RocprofLegacyJson
+        )
     }
 
     /// The key JSON output and Parquet metadata carry (`kineto`, `nsys_sqlite`, …).
@@ -303,6 +319,7 @@ impl TraceFormat {
             TraceFormat::Rocprofv3Csv => "rocprofv3_csv",
             TraceFormat::RocpdSqlite => "rocpd_sqlite",
             TraceFormat::RpdSqlite => "rpd_sqlite",
+            TraceFormat::RocprofLegacyJson => "rocprof_legacy_json",
         }
     }
 }

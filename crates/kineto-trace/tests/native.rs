@@ -241,3 +241,93 @@ fn rocprofv3_json_instant_markers_are_counted_and_noted() {
     let note = format!("{instants} roctx marks (instants) are not ranges: counted, not steps");
     assert!(t.capture.notes.contains(&note), "{:?}", t.capture.notes);
 }
+
+/// The legacy rocprof's (v1/v2) `results.json`, laid out as its writer writes it: the object opened
+/// with `{ "traceEvents":[{}`, processes named by `M` events, µs `ts`/`dur` as strings beside the exact
+/// `args.BeginNs`/`EndNs`, flows `s` → `t`, and `otherData` after the array.
+#[test]
+fn the_legacy_rocprof_json_reads_its_processes_flows_and_exact_times() {
+    let doc = br#"{ "traceEvents":[{}
+,{"args":{"name":"CPU HIP API"},"ph":"M","pid":2,"name":"process_name","sort_index":0}
+,{"args":{"name":"COPY"},"ph":"M","pid":1,"name":"process_name","sort_index":1}
+,{"args":{"name":"GPU0"},"ph":"M","pid":6,"name":"process_name","sort_index":2}
+,{"args":{"name":"GPU Barriers0"},"ph":"M","pid":518,"name":"process_name","sort_index":3}
+,{"ph":"X","name":"CopyHostToDevice","pid":1,"tid":0,"ts":"1000","dur":"3",
+  "args":{"BeginNs":"1000250","EndNs":"1003750","dev-id":"0","stream-id":"0"}}
+,{"ph":"X","name":"my_kernel(float*)","pid":6,"tid":1,"ts":"1010","dur":"20",
+  "args":{"BeginNs":"1010400","EndNs":"1030900","dev-id":"0","queue-id":"0","stream-id":"1"}}
+,{"ph":"X","name":"barrier","pid":518,"tid":1,"ts":"1031","dur":"0","args":{"BeginNs":"1031000","EndNs":"1031500"}}
+,{"ph":"X","name":"hipMemcpy","pid":2,"tid":77,"ts":"990","dur":"15","args":{"BeginNs":"990100","EndNs":"1005200"}}
+,{"ph":"X","name":"__hipPushCallConfiguration","pid":2,"tid":77,"ts":"1006","dur":"0",
+  "args":{"BeginNs":"1006000","EndNs":"1006300"}}
+,{"ph":"X","name":"hipLaunchKernel","pid":2,"tid":77,"ts":"1007","dur":"2","args":{"BeginNs":"1007000","EndNs":"1009100"}}
+,{"ts":995,"ph":"s","cat":"DataFlow","id":0,"pid":2,"tid":77,"name":"dep"}
+,{"ts":1000,"ph":"t","cat":"DataFlow","id":0,"pid":1,"tid":0,"name":"dep"}
+,{"ts":1008,"ph":"s","cat":"DataFlow","id":1,"pid":2,"tid":77,"name":"dep"}
+,{"ts":1010,"ph":"t","cat":"DataFlow","id":1,"pid":6,"tid":1,"name":"dep"}
+],
+"otherData": {
+  "CMD": "rocminfo"
+}
+}
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let t = parse_file(&write(tmp.path(), "results.json", doc), &Options::default())
+        .unwrap()
+        .trace;
+    assert_eq!(t.header.format, TraceFormat::RocprofLegacyJson);
+    // The exact ns times, not the whole µs: 1010400 .. 1030900 ns.
+    assert_eq!(t.kernels.len(), 1);
+    assert_eq!(
+        (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
+        (1_010_400, 1_030_900 - 1_010_400)
+    );
+    assert_eq!(t.kernels[0].stream, Some(1));
+    let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
+    assert_eq!(copies.len(), 1);
+    assert_eq!((copies[0].ts_ns, copies[0].dur_ns), (1_000_250, 3_500));
+    assert!(
+        t.name(copies[0].name).contains("HtoD"),
+        "{}",
+        t.name(copies[0].name)
+    );
+    // Three calls, the runtime's `__hip…` entry point among them; the barrier is counted, not a kernel.
+    let calls: Vec<&str> = t.launches.iter().map(|l| t.name(l.name)).collect();
+    assert_eq!(
+        calls,
+        ["hipMemcpy", "__hipPushCallConfiguration", "hipLaunchKernel"]
+    );
+    assert_eq!(
+        t.counts.other_complete.get("rocprof barrier packet"),
+        Some(&1)
+    );
+    // Flow 1 leaves hipLaunchKernel (1007.0–1009.1 µs holds 1008) and lands at the kernel's whole-µs
+    // start; flow 0 links the copy to hipMemcpy.
+    let corr = |name: &str| {
+        t.launches
+            .iter()
+            .find(|l| t.name(l.name) == name)
+            .unwrap()
+            .correlation
+    };
+    assert!(corr("hipLaunchKernel").is_some());
+    assert_eq!(t.kernels[0].correlation, corr("hipLaunchKernel"));
+    assert_eq!(copies[0].correlation, corr("hipMemcpy"));
+
+    // What follows the array must be the rest of the object.
+    let text = std::str::from_utf8(doc).unwrap();
+    let cut = text.replace("\"CMD\": \"rocminfo\"\n}\n}", "\"CMD\": \"rocminfo\"\n");
+    let at = text.find("],\n").unwrap() + 3;
+    match parse_file(
+        &write(tmp.path(), "cut.json", cut.as_bytes()),
+        &Options::default(),
+    ) {
+        Err(Error::Syntax {
+            offset, message, ..
+        }) => {
+            assert!(offset as usize >= at, "{offset} {message}");
+            assert!(message.contains("after the event array"), "{message}");
+        }
+        other => panic!("expected a syntax error, got {other:?}"),
+    }
+}

@@ -10,6 +10,13 @@
 //!   API → op link is a flow pair (`cat: "api_op"`): the start near the end of the call (its end
 //!   − 2 µs, or the op's start if earlier), the finish at the op's start on the GPU track.
 //!
+//! The legacy rocprof (v1/v2, `results.json`) writes the same events inside an object,
+//! `{ "traceEvents":[{}, …], "otherData": {…} }` ([`Layout::RocprofObject`]): its processes are named
+//! by `M` events (`GPU<n>`: kernels on queue tids, `COPY`: copies, `GPU Barriers<n>`: barrier
+//! packets, `CPU HIP API`: the calls), each call → op link is a flow pair `s` → `t` (`cat:
+//! "DataFlow"`: the start inside the call, the finish at the op's start in whole µs), and each event
+//! has its exact times in `args.BeginNs`/`args.EndNs`, which the model takes over the µs `ts`/`dur`.
+//!
 //! Times are µs text converted to ns digit by digit, as for Kineto: nothing is rounded on the way in
 //! (a file whose writer rounded to whole µs stays at whole µs).
 
@@ -67,6 +74,14 @@ struct Args<'a> {
     stream: Option<&'a RawValue>,
     #[serde(borrow)]
     bytes: Option<&'a RawValue>,
+    #[serde(borrow, rename = "BeginNs")]
+    begin_ns: Option<&'a RawValue>,
+    #[serde(borrow, rename = "EndNs")]
+    end_ns: Option<&'a RawValue>,
+    #[serde(borrow, rename = "dev-id")]
+    dev_id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "stream-id")]
+    stream_id: Option<&'a RawValue>,
     grid: Option<[u32; 3]>,
     block: Option<[u32; 3]>,
 }
@@ -112,6 +127,8 @@ struct Item {
     role: Role,
     name: Sym,
     ts: i64,
+    /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
+    flow_ts: i64,
     dur: i64,
     track: Track,
     pid: IdValue,
@@ -138,17 +155,64 @@ fn rpd_op_kind(desc: &str) -> Option<GpuKind> {
     }
 }
 
-/// True for HIP/HSA/CUDA/NCCL API names (`hipLaunchKernel`, `hsa_signal_wait`, `cuLaunchKernel`).
+/// True for HIP/HSA/CUDA/NCCL API names (`hipLaunchKernel`, `hsa_signal_wait`, `cuLaunchKernel`),
+/// also the runtime's internal entry points with leading underscores (`__hipPushCallConfiguration`).
 fn api_like(name: &str) -> bool {
     let word = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let name = name.trim_start_matches('_');
     word && ["hip", "hsa_", "cuda", "cu", "nccl", "rccl"]
         .iter()
         .any(|p| name.starts_with(p) && name.len() > p.len())
 }
 
-/// Reads a whole Chrome-trace array. `cut_gzip`: the stored gzip stream ended early.
-pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Result<Trace> {
-    let mut b = TraceBuilder::new(TraceFormat::ChromeArray);
+/// Where the event array is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// The whole file is the array.
+    Array,
+    /// The legacy rocprof's `{ "traceEvents": [...], … }` (see the module doc).
+    RocprofObject,
+}
+
+/// What the legacy rocprof's process names say a pid holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RocprofPid {
+    Kernels,
+    Copies,
+    Barriers,
+}
+
+fn rocprof_pid(process: &str) -> Option<RocprofPid> {
+    let p = process.trim();
+    if p == "COPY" {
+        Some(RocprofPid::Copies)
+    } else if p.starts_with("GPU Barriers") {
+        Some(RocprofPid::Barriers)
+    } else if p
+        .strip_prefix("GPU")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    {
+        Some(RocprofPid::Kernels)
+    } else {
+        None
+    }
+}
+
+/// Reads a whole Chrome-trace event array, laid out as `layout` says. `cut_gzip`: the stored gzip
+/// stream ended early.
+pub(crate) fn read(
+    name: &Path,
+    buf: &[u8],
+    layout: Layout,
+    cut_gzip: bool,
+    salvage: bool,
+) -> Result<Trace> {
+    let rocprof = layout == Layout::RocprofObject;
+    let mut b = TraceBuilder::new(if rocprof {
+        TraceFormat::RocprofLegacyJson
+    } else {
+        TraceFormat::ChromeArray
+    });
     let file = name.to_path_buf();
     let bad = |at: usize, message: String| Error::Syntax {
         file: file.clone(),
@@ -166,10 +230,26 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
     } else {
         0
     });
+    if rocprof {
+        // `{`, `"traceEvents"`, `:`, as the sniffer saw them.
+        for want in [&b"{"[..], b"\"traceEvents\"", b":"] {
+            if !buf[pos..].starts_with(want) {
+                return Err(bad(
+                    pos,
+                    format!(
+                        "expected {} before the event array",
+                        String::from_utf8_lossy(want)
+                    ),
+                ));
+            }
+            pos = ws(pos + want.len());
+        }
+    }
     if buf.get(pos) != Some(&b'[') {
         return Err(bad(pos, "expected '[' to open the event array".into()));
     }
     pos += 1;
+    let mut rocprof_pids: FxHashMap<IdValue, RocprofPid> = FxHashMap::default();
     let mut items: Vec<Item> = Vec::new();
     let mut flows: Vec<(u64, FlowPhase, i64, Track)> = Vec::new();
     let mut gpu_pids: Vec<IdValue> = Vec::new();
@@ -183,7 +263,9 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
             Some(b']') => {
                 closed = true;
                 pos = ws(pos + 1);
-                if pos < buf.len() {
+                if rocprof {
+                    object_tail(&buf[pos..]).map_err(|(at, m)| bad(pos + at, m))?;
+                } else if pos < buf.len() {
                     return Err(bad(pos, "text after the end of the event array".into()));
                 }
                 break;
@@ -247,12 +329,15 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
             .unwrap_or_default();
         if ph == "M" {
             if ev.name.as_deref() == Some("process_name")
-                && args
-                    .name
-                    .as_deref()
-                    .is_some_and(|n| n.trim().to_ascii_uppercase().starts_with("GPU"))
+                && let Some(n) = args.name.as_deref()
             {
-                gpu_pids.push(id_value(ev.pid));
+                if rocprof {
+                    if let Some(k) = rocprof_pid(n) {
+                        rocprof_pids.insert(id_value(ev.pid), k);
+                    }
+                } else if n.trim().to_ascii_uppercase().starts_with("GPU") {
+                    gpu_pids.push(id_value(ev.pid));
+                }
             }
             continue;
         }
@@ -277,13 +362,23 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
             return Err(ev_err(format!("negative \"dur\" ({dur} ns)")));
         }
         TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
+        let flow_ts = ts;
+        // rocprof's exact times, when both are integers in order (its `ts`/`dur` are whole µs).
+        let (ts, dur) = match (int(args.begin_ns), int(args.end_ns)) {
+            (Some(t0), Some(t1)) if rocprof && ph == "X" && t1 >= t0 => {
+                TraceBuilder::check(t0, t1).map_err(ev_err)?;
+                (t0, t1 - t0)
+            }
+            _ => (ts, dur),
+        };
         let pid = id_value(ev.pid);
         let track = b.track(pid.clone(), id_value(ev.tid));
         let cat = ev
             .cat
             .as_deref()
             .map_or(EventKind::Other, |c| event_kind(c.as_bytes()));
-        if ph == "s" || ph == "f" {
+        // rocprof ends its flows with a `t` (a step, in the Trace Event Format) and writes no `f`.
+        if ph == "s" || ph == "f" || (rocprof && ph == "t") {
             let id = ev.id.and_then(|v| text(v).trim().parse::<u64>().ok());
             match id {
                 Some(id) => {
@@ -346,13 +441,14 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
             role,
             name: sym,
             ts,
+            flow_ts,
             dur,
             track,
             pid,
             correlation: int(args.correlation).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
             external_id: int(args.external_id).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
-            device: int(args.device),
-            stream: int(args.stream),
+            device: int(args.device).or(int(args.dev_id)),
+            stream: int(args.stream).or(int(args.stream_id)),
             bytes: int(args.bytes).map(|v| v.max(0) as u64),
             grid: args.grid.unwrap_or_default(),
             block: args.block.unwrap_or_default(),
@@ -377,8 +473,18 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
 
     // Roles that depend on the whole file: events on a GPU pid are GPU-side annotations (rpd2tracing's
     // UserMarker frames and graph rows), API-named events on CPU threads are launches.
+    let mut barriers = 0u64;
     for it in items.iter_mut().filter(|it| !it.decided) {
-        it.role = if gpu_pids.contains(&it.pid) {
+        it.role = if let Some(&k) = rocprof_pids.get(&it.pid) {
+            match k {
+                RocprofPid::Kernels => Role::Gpu(GpuKind::Kernel),
+                RocprofPid::Copies => Role::Gpu(GpuKind::Memcpy),
+                RocprofPid::Barriers => {
+                    barriers += 1;
+                    Role::Other
+                }
+            }
+        } else if gpu_pids.contains(&it.pid) {
             Role::Span(SpanKind::GpuUserAnnotation)
         } else if it.api_like {
             let api = if b.trace().name(it.name).starts_with("hsa_") {
@@ -390,6 +496,26 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
         } else {
             Role::Span(SpanKind::UserAnnotation)
         };
+    }
+    if barriers > 0 {
+        b.note(format!(
+            "{barriers} barrier packets (the `GPU Barriers<n>` processes) counted as `rocprof barrier packet`, not as GPU work"
+        ));
+    }
+    // rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
+    for it in items
+        .iter_mut()
+        .filter(|it| rocprof_pids.contains_key(&it.pid) && !it.decided)
+    {
+        let raw = b.trace().name(it.name).to_string();
+        let shown = match it.role {
+            Role::Gpu(GpuKind::Kernel) => kernel_name(&raw).into_owned(),
+            Role::Gpu(GpuKind::Memcpy) => copy_name(&raw),
+            _ => continue,
+        };
+        if shown != raw {
+            it.name = b.name(&shown);
+        }
     }
     link_by_flows(&mut items, &flows);
 
@@ -427,7 +553,12 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
                     external_id: it.external_id,
                 },
             ),
-            Role::Other => Ok(()),
+            // The legacy rocprof's barrier packets: counted, not kept.
+            Role::Other => b.other(
+                "rocprof barrier packet",
+                it.ts,
+                it.ts.saturating_add(it.dur),
+            ),
         };
         res.map_err(|message| Error::Native {
             file: name.to_path_buf(),
@@ -444,6 +575,49 @@ pub(crate) fn read(name: &Path, buf: &[u8], cut_gzip: bool, salvage: bool) -> Re
         });
     }
     Ok(b.finish())
+}
+
+/// What may follow the legacy rocprof's event array: the rest of its object (`, "otherData": {…} }`),
+/// checked as JSON. Errors carry the offset within `tail`.
+fn object_tail(tail: &[u8]) -> std::result::Result<(), (usize, String)> {
+    match tail.first() {
+        Some(b'}') => {
+            let rest = tail[1..].iter().position(|b| !b.is_ascii_whitespace());
+            match rest {
+                None => Ok(()),
+                Some(i) => Err((i + 1, "text after the end of the trace object".into())),
+            }
+        }
+        Some(b',') => {
+            let mut obj = Vec::with_capacity(tail.len());
+            obj.push(b'{');
+            obj.extend_from_slice(&tail[1..]);
+            // `obj` has `tail`'s bytes at the same offsets, so serde's line and column give the byte.
+            serde_json::from_slice::<serde::de::IgnoredAny>(&obj)
+                .map(|_| ())
+                .map_err(|e| {
+                    let line_start = tail
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &b)| b == b'\n')
+                        .nth(e.line().saturating_sub(2))
+                        .map_or(0, |(i, _)| i + 1);
+                    let at = if e.line() <= 1 { 0 } else { line_start };
+                    (
+                        (at + e.column().saturating_sub(1)).min(tail.len()),
+                        format!("after the event array: {e}"),
+                    )
+                })
+        }
+        None => Err((0, "the trace object has no closing '}'".into())),
+        Some(&c) => Err((
+            0,
+            format!(
+                "expected ',' or '}}' after the event array, found {}",
+                crate::scan::show_byte(c)
+            ),
+        )),
+    }
 }
 
 /// How far before a flow's start the API call it leaves may begin (`rpd2tracing` puts the start
@@ -477,7 +651,7 @@ fn link_by_flows(items: &mut [Item], flows: &[(u64, FlowPhase, i64, Track)]) {
         match it.role {
             Role::Launch(_) => launches.entry(it.track).or_default().push(i),
             Role::Gpu(_) if it.correlation.is_none() => {
-                ops.entry((it.track, it.ts)).or_default().push(i)
+                ops.entry((it.track, it.flow_ts)).or_default().push(i)
             }
             _ => {}
         }

@@ -16,6 +16,9 @@ pub enum Sniffed {
     KinetoObject,
     /// A JSON array of events.
     ChromeArray,
+    /// `{ "traceEvents":[{}` …: the legacy rocprof's (v1/v2) JSON, whose writer opens the event array
+    /// with an empty event (a Kineto trace never holds one).
+    RocprofLegacyJson,
     /// `{"rocprofiler-sdk-tool": [...]}`.
     Rocprofv3Json,
     /// A CSV whose header names rocprofv3's kernel-trace columns.
@@ -28,6 +31,7 @@ pub enum Sniffed {
 
 /// What was looked for, for the error on a file that is none of them.
 pub const LOOKED_FOR: &str = "a Kineto JSON object with \"traceEvents\", a Chrome-trace JSON array, \
+     the legacy rocprof's JSON (`{ \"traceEvents\":[{}`), \
      rocprofv3 JSON (\"rocprofiler-sdk-tool\"), a rocprofv3 CSV (Kernel_Name, Start_Timestamp, …) or an SQLite \
      database (Nsight Systems, rocpd, RPD), each optionally gzip";
 
@@ -67,13 +71,13 @@ pub fn sniff(content: &[u8]) -> Sniffed {
     let start = text.iter().position(|b| !b.is_ascii_whitespace());
     match start.map(|i| (i, text[i])) {
         Some((_, b'[')) => Sniffed::ChromeArray,
-        Some((i, b'{')) => {
-            if first_key(&text[i + 1..]) == Some(&b"rocprofiler-sdk-tool"[..]) {
-                Sniffed::Rocprofv3Json
-            } else {
-                Sniffed::KinetoObject
+        Some((i, b'{')) => match first_key(&text[i + 1..]) {
+            Some(b"rocprofiler-sdk-tool") => Sniffed::Rocprofv3Json,
+            Some(b"traceEvents") if opens_with_empty_event(&text[i + 1..]) => {
+                Sniffed::RocprofLegacyJson
             }
-        }
+            _ => Sniffed::KinetoObject,
+        },
         _ if is_rocprof_csv_header(text) => Sniffed::Rocprofv3Csv,
         _ => Sniffed::Unknown,
     }
@@ -85,6 +89,24 @@ fn first_key(rest: &[u8]) -> Option<&[u8]> {
     let rest = rest[i..].strip_prefix(b"\"")?;
     let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
     (rest[end] == b'"').then_some(&rest[..end])
+}
+
+/// After an object's `{`: `"traceEvents"`, `:`, `[` and then an empty object `{}`, whitespace
+/// allowed between them.
+fn opens_with_empty_event(rest: &[u8]) -> bool {
+    let mut i = 0;
+    let mut expect = |want: &[u8]| -> bool {
+        while rest.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if rest[i.min(rest.len())..].starts_with(want) {
+            i += want.len();
+            true
+        } else {
+            false
+        }
+    };
+    expect(b"\"traceEvents\"") && expect(b":") && expect(b"[") && expect(b"{") && expect(b"}")
 }
 
 /// A header column name folded for comparison across releases and `rocpd2csv`'s re-casing:
@@ -116,6 +138,14 @@ mod tests {
     fn each_format_by_its_first_bytes() {
         assert_eq!(sniff(b"SQLite format 3\0\x10\x00"), Sniffed::Sqlite);
         assert_eq!(sniff(b"  [ {}\n,{\"ph\":\"X\"}"), Sniffed::ChromeArray);
+        assert_eq!(
+            sniff(b"{ \"traceEvents\":[{}\n,{\"ph\":\"M\"}"),
+            Sniffed::RocprofLegacyJson
+        );
+        assert_eq!(
+            sniff(b"{\"traceEvents\": [{\"ph\": \"X\"}"),
+            Sniffed::KinetoObject
+        );
         assert_eq!(
             sniff(b"{\n    \"rocprofiler-sdk-tool\": [\n"),
             Sniffed::Rocprofv3Json

@@ -154,7 +154,20 @@ pub(crate) fn read_native(
     let mut c = read_content(name, raw, opts.sha256, stored_len)?;
     let json_bytes = c.bytes.len() as u64;
     let trace = match kind {
-        Sniffed::ChromeArray => chrome::read(name, &c.bytes, c.cut_gzip, opts.salvage)?,
+        Sniffed::ChromeArray => chrome::read(
+            name,
+            &c.bytes,
+            chrome::Layout::Array,
+            c.cut_gzip,
+            opts.salvage,
+        )?,
+        Sniffed::RocprofLegacyJson => chrome::read(
+            name,
+            &c.bytes,
+            chrome::Layout::RocprofObject,
+            c.cut_gzip,
+            opts.salvage,
+        )?,
         Sniffed::Rocprofv3Json => {
             if c.cut_gzip && !opts.salvage {
                 return Err(Error::Truncated {
@@ -287,6 +300,7 @@ pub(crate) fn format_of_file(path: &Path) -> Result<Option<TraceFormat>> {
     Ok(match sniff(&content) {
         Sniffed::KinetoObject => Some(TraceFormat::Kineto),
         Sniffed::ChromeArray => Some(TraceFormat::ChromeArray),
+        Sniffed::RocprofLegacyJson => Some(TraceFormat::RocprofLegacyJson),
         Sniffed::Rocprofv3Json => Some(TraceFormat::Rocprofv3Json),
         Sniffed::Rocprofv3Csv => Some(TraceFormat::Rocprofv3Csv),
         // The three SQLite formats are told apart by their tables; one family for this check.

@@ -180,5 +180,8 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("byte 0"), "{text}");
+        // rocprofv3's JSON names the process its warning is about, not a byte.
+        s.format = kineto_trace::TraceFormat::Rocprofv3Json;
+        assert!(!shown(&s).contains("byte 0"));
     }
 }

@@ -144,6 +144,21 @@ impl Db {
         Ok(())
     }
 
+    /// Whether any row of `table` meets `condition` (SQL).
+    pub(crate) fn any(&self, table: &str, condition: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                &format!(
+                    "SELECT EXISTS(SELECT 1 FROM {} WHERE {condition})",
+                    quote(table)
+                ),
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n != 0)
+            .map_err(|e| self.sql_err(table, e))
+    }
+
     /// `SELECT count(*) FROM table`.
     pub(crate) fn count(&self, table: &str) -> Result<u64> {
         self.conn

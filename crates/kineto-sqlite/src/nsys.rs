@@ -109,15 +109,20 @@ const MEM_KIND: [(i64, &str, &str); 8] = [
     (7, "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN", "Unknown"),
 ];
 
-/// [`enum_table`], or `known` when the export has no such table (early exports wrote none).
+/// [`enum_table`], or `known` when the export has no such table (early exports wrote none), with
+/// a note saying so: the ids are read as every export that has the table numbers them.
 fn enum_or_known(
     d: &Db,
+    b: &mut TraceBuilder,
     table: &str,
     known: &[(i64, &str, &str)],
 ) -> Result<FxHashMap<i64, (String, String)>> {
     if d.has(table) {
         return enum_table(d, table);
     }
+    b.note(format!(
+        "no `{table}` table (exports before nsys 2021 wrote none): its ids read as every later export numbers them"
+    ));
     Ok(known
         .iter()
         .map(|&(id, n, l)| (id, (n.to_string(), l.to_string())))
@@ -327,8 +332,8 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         })?;
     }
 
-    let copy_kinds = enum_or_known(d, "ENUM_CUDA_MEMCPY_OPER", &MEMCPY_OPER)?;
-    let mem_kinds = enum_or_known(d, "ENUM_CUDA_MEM_KIND", &MEM_KIND)?;
+    let copy_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEMCPY_OPER", &MEMCPY_OPER)?;
+    let mem_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEM_KIND", &MEM_KIND)?;
     let table = "CUPTI_ACTIVITY_KIND_MEMCPY";
     if d.has(table) {
         let cols = gpu_cols(&["?bytes", "?copyKind", "?srcKind", "?dstKind"]);

@@ -16,7 +16,8 @@
 //! A GPU op links to the API call that launched it through `rocpd_event.stack_id`: rocprofiler-sdk
 //! writes the internal correlation id there (for the call and for what it launched) and the
 //! *external* one, 0 unless a tool set it, in `correlation_id` (`corr_id` in the views). So the link
-//! is `stack_id`, and `corr_id` only where a row has no `stack_id` (or a view lacks the column).
+//! is `stack_id` in a file where any row has one, else `corr_id`: decided once per file, because the
+//! two number different things and a row's external id must not meet another row's internal one.
 //! Correlation ids are per process and run (`guid`); fills run as `__amd_rocclr_fill*` kernels and
 //! are counted as fills (copies as `__amd_rocclr_copy*` likewise).
 
@@ -29,21 +30,32 @@ use kineto_trace::{
 };
 use rustc_hash::FxHashMap;
 
-/// The column expression that links a view's rows to their API calls: see the module doc.
-fn link(d: &Db, view: &str) -> Result<&'static str> {
-    let cols = d.columns(view)?;
-    Ok(
-        match (cols.contains("stack_id"), cols.contains("corr_id")) {
-            (true, true) => "=coalesce(nullif(stack_id, 0), corr_id)",
-            (true, false) => "?stack_id",
-            (false, _) => "?corr_id",
-        },
-    )
+/// The views whose rows link to each other.
+const LINKED: [&str; 3] = ["kernels", "memory_copies", "regions"];
+
+/// Whether this file links by `stack_id`: see the module doc.
+fn links_by_stack(d: &Db) -> Result<bool> {
+    for v in LINKED {
+        if d.has(v) && d.columns(v)?.contains("stack_id") && d.any(v, "stack_id != 0")? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The column that links a view's rows to their API calls, `by_stack` as [`links_by_stack`] says.
+fn link(d: &Db, view: &str, by_stack: bool) -> Result<&'static str> {
+    Ok(if by_stack && d.columns(view)?.contains("stack_id") {
+        "?stack_id"
+    } else {
+        "?corr_id"
+    })
 }
 
 /// Reads a rocpd database.
 pub(crate) fn read(d: &Db) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::RocpdSqlite);
+    let by_stack = links_by_stack(d)?;
     b.header().producer = Some("rocprofv3 (rocpd)".into());
     if d.has("rocpd_metadata") {
         d.each("rocpd_metadata", &["tag", "value"], "", |i, r| {
@@ -121,7 +133,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         "?agent_type_index",
         "?queue_id",
         "?stream_id",
-        link(d, t)?,
+        link(d, t, by_stack)?,
         "?grid_x",
         "?grid_y",
         "?grid_z",
@@ -197,7 +209,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "?dst_agent_type",
             "?dst_agent_type_index",
             "?stream_id",
-            link(d, t)?,
+            link(d, t, by_stack)?,
         ];
         d.each(t, &cols, "", |i, r| {
             let e = |m: String| d.row_err(t, i, m);
@@ -238,7 +250,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "?guid",
             "?pid",
             "?tid",
-            link(d, t)?,
+            link(d, t, by_stack)?,
             message,
         ];
         d.each(t, &cols, "", |i, r| {

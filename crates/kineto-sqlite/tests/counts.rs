@@ -434,5 +434,55 @@ fn an_early_nsys_export_reads_as_the_same_trace_as_a_later_one() {
         .map(|o| b.trace.name(o.name))
         .collect();
     assert_eq!(copies, ["Memcpy HtoD (Pageable -> Device)"]);
+    // The same trace, but for the two notes that say the built-in ids were used.
+    let mut b = b;
+    let said: Vec<String> = std::mem::take(&mut b.trace.capture.notes)
+        .into_iter()
+        .filter(|n| !a.trace.capture.notes.contains(n))
+        .collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said.iter().all(|n| n.contains("ENUM_CUDA_MEM")), "{said:?}");
+    b.trace.capture.notes = a.trace.capture.notes.clone();
     assert_eq!(format!("{:?}", a.trace), format!("{:?}", b.trace));
+}
+
+#[test]
+fn a_rocpd_file_links_by_stack_id_alone_when_it_has_them() {
+    // External correlation ids (a tool's numbering, here each row's stack_id - 1) on every row, and
+    // one dispatch (event 12, the second kernel, launched by stack 14; the dispatch of event 6 is
+    // hipMemsetAsync's fill, counted as a fill) that lost its stack_id. Mixing
+    // the two per row would link that kernel through external id 13 to stack 13, `hipMemcpyAsync`.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mixed.db");
+    std::fs::copy(dir().join("rocpd_3.db"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let table: String = c
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_event_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    c.execute_batch(&format!(
+        "UPDATE {table} SET correlation_id = stack_id - 1;
+         UPDATE {table} SET stack_id = 0 WHERE id = 12;"
+    ))
+    .unwrap();
+    drop(c);
+    let t = parse(&path).trace;
+    assert_eq!(t.kernels.len(), 2);
+    let launch = |k: &kineto_trace::GpuOp| {
+        k.correlation.and_then(|c| {
+            t.launches
+                .iter()
+                .find(|l| l.correlation == Some(c))
+                .map(|l| t.name(l.name))
+        })
+    };
+    let launched: Vec<Option<&str>> = t.kernels.iter().map(launch).collect();
+    assert_eq!(
+        launched,
+        [Some("hipLaunchKernel"), None],
+        "the kernel without a stack_id is left unlinked, not linked by its external id"
+    );
 }

@@ -297,15 +297,13 @@ impl TraceFormat {
         }
     }
 
-    /// Whether a warning's `offset` is a byte of the file (the JSON formats) or 0 with the place named
-    /// in its message (tables and CSV lines).
+    /// Whether a warning's `offset` is a byte of the file (the event-stream JSON formats) or 0 with the
+    /// place named in its message (tables, CSV lines, and rocprofv3's JSON, whose warnings name the
+    /// process and table they are about).
     pub fn has_byte_offsets(self) -> bool {
         matches!(
             self,
-            TraceFormat::Kineto
-                | TraceFormat::ChromeArray
-                | TraceFormat::Rocprofv3Json
-                | TraceFormat::RocprofLegacyJson
+            TraceFormat::Kineto | TraceFormat::ChromeArray | TraceFormat::RocprofLegacyJson
         )
     }
 

@@ -314,20 +314,159 @@ fn the_legacy_rocprof_json_reads_its_processes_flows_and_exact_times() {
     assert_eq!(t.kernels[0].correlation, corr("hipLaunchKernel"));
     assert_eq!(copies[0].correlation, corr("hipMemcpy"));
 
-    // What follows the array must be the rest of the object.
+    // What follows the array must be the rest of the object; a file that stops inside it was cut
+    // (every event was read: salvage keeps them all), one whose tail is not JSON is a syntax error.
     let text = std::str::from_utf8(doc).unwrap();
     let cut = text.replace("\"CMD\": \"rocminfo\"\n}\n}", "\"CMD\": \"rocminfo\"\n");
+    let cut_path = write(tmp.path(), "cut.json", cut.as_bytes());
+    match parse_file(&cut_path, &Options::default()) {
+        Err(Error::Truncated { offset, events, .. }) => {
+            assert_eq!(offset, cut.len() as u64);
+            // 1 `{}` + 4 `M` + 6 `X` + 4 flow events.
+            assert_eq!(events, 1 + 4 + 6 + 4);
+        }
+        other => panic!("expected Truncated, got {other:?}"),
+    }
+    let salvaged = parse_file(
+        &cut_path,
+        &Options {
+            salvage: true,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .trace;
+    assert_eq!(salvaged.kernels.len(), 1);
+    assert_eq!(
+        salvaged.salvaged.as_ref().map(|v| v.cut_offset),
+        Some(cut.len() as u64)
+    );
+    let bad = text.replace("\"CMD\": \"rocminfo\"", "\"CMD\" \"rocminfo\"");
     let at = text.find("],\n").unwrap() + 3;
     match parse_file(
-        &write(tmp.path(), "cut.json", cut.as_bytes()),
+        &write(tmp.path(), "bad.json", bad.as_bytes()),
         &Options::default(),
     ) {
         Err(Error::Syntax {
             offset, message, ..
         }) => {
-            assert!(offset as usize >= at, "{offset} {message}");
+            // `"CMD" "rocminfo"`: serde stops at the second string, 6 bytes into line 2 of the tail.
+            let want = at + "\"otherData\": {\n  \"CMD\" ".len();
+            assert_eq!(offset as usize, want, "{message}");
             assert!(message.contains("after the event array"), "{message}");
         }
         other => panic!("expected a syntax error, got {other:?}"),
     }
+    // Without its `]` the object is cut too (an array may stop without it; this object may not).
+    let open = &text[..at - 3];
+    match parse_file(
+        &write(tmp.path(), "open.json", open.as_bytes()),
+        &Options::default(),
+    ) {
+        Err(Error::Truncated { offset, .. }) => assert_eq!(offset, open.len() as u64),
+        other => panic!("expected Truncated, got {other:?}"),
+    }
+}
+
+/// The legacy rocprof as its writer of 2023 lays it out (rocprofiler's `tblextr.py` and `sqlitedb.py`):
+/// copies (from its op table, with `dev-id`) on the OS process, not on `COPY`; barrier packets named
+/// `<barrier packet>` on the `GPU<n>` process beside the kernels; flows that start on the `CPU HIP API`
+/// section (pid 2) and finish on the section of the op (`COPY` = 1, `GPU0` = 6) with the stream's
+/// index as tid, while the events themselves are on the OS pid and host thread.
+#[test]
+fn the_legacy_rocprof_json_of_2023_finds_copies_fills_and_barriers_by_its_writers_rules() {
+    let doc = br#"{ "traceEvents":[{}
+,{"args":{"name":"CPU HIP API"},"ph":"M","pid":2,"name":"process_name","sort_index":0}
+,{"args":{"name":"COPY"},"ph":"M","pid":1,"name":"process_name","sort_index":1}
+,{"args":{"name":"GPU0"},"ph":"M","pid":6,"name":"process_name","sort_index":2}
+,{"args":{"name":"GPU Barriers0"},"ph":"M","pid":518,"name":"process_name","sort_index":3}
+,{"ph":"X","name":"hipMemcpy","pid":4242,"tid":77,"ts":"990","dur":"15","args":{"BeginNs":"990100","EndNs":"1005200","pid":"4242","tid":"77","Name":"hipMemcpy","args":"","Data":""}}
+,{"ph":"X","name":"hipMemset","pid":4242,"tid":77,"ts":"1006","dur":"1","args":{"BeginNs":"1006000","EndNs":"1006900","pid":"4242","tid":"77","Name":"hipMemset","args":"","Data":""}}
+,{"ph":"X","name":"hipLaunchKernel","pid":4242,"tid":77,"ts":"1007","dur":"2","args":{"BeginNs":"1007000","EndNs":"1009100","pid":"4242","tid":"77","Name":"hipLaunchKernel","args":"","Data":""}}
+,{"ph":"X","name":"CopyHostToDevice","pid":4242,"tid":77,"ts":"1000","dur":"3","args":{"BeginNs":"1000250","EndNs":"1003750","dev-id":"0","queue-id":"0","Name":"CopyHostToDevice","pid":"4242","tid":"77","stream-id":"0","Data":""}}
+,{"ph":"X","name":"FillBuffer","pid":4242,"tid":77,"ts":"1008","dur":"1","args":{"BeginNs":"1008000","EndNs":"1008800","dev-id":"0","queue-id":"0","Name":"FillBuffer","pid":"4242","tid":"77","stream-id":"0","Data":""}}
+,{"ph":"X","name":"my_kernel(float*)","pid":6,"tid":77,"ts":"1010","dur":"20","args":{"BeginNs":"1010400","EndNs":"1030900","dev-id":"1","queue-id":"0","Name":"my_kernel(float*)","pid":"4242","tid":"77","stream-id":"1","Data":""}}
+,{"ph":"X","name":"<barrier packet>","pid":6,"tid":77,"ts":"1031","dur":"1","args":{"BeginNs":"1031000","EndNs":"1031500","dev-id":"0","queue-id":"0","Name":"<barrier packet>","pid":"4242","tid":"77","stream-id":"1","Data":""}}
+,{"ts":995,"ph":"s","cat":"DataFlow","id":0,"pid":2,"tid":77,"name":"dep"}
+,{"ts":1000,"ph":"t","cat":"DataFlow","id":0,"pid":1,"tid":0,"name":"dep"}
+,{"ts":1008,"ph":"s","cat":"DataFlow","id":1,"pid":2,"tid":77,"name":"dep"}
+,{"ts":1010,"ph":"t","cat":"DataFlow","id":1,"pid":6,"tid":1,"name":"dep"}
+],
+"otherData": {
+    "CMD": "rocminfo"
+  }
+}"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let t = parse_file(&write(tmp.path(), "results.json", doc), &Options::default())
+        .unwrap()
+        .trace;
+    assert_eq!(t.header.format, TraceFormat::RocprofLegacyJson);
+    assert_eq!(t.kernels.len(), 1);
+    // The device is the op's `dev-id` (1), not its pid (6).
+    assert_eq!(t.kernels[0].device, Some(1));
+    let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
+    let fills = t.gpu_ops(kineto_trace::GpuKind::Memset);
+    assert_eq!((copies.len(), fills.len()), (1, 1));
+    assert_eq!((fills[0].ts_ns, fills[0].dur_ns), (1_008_000, 800));
+    assert_eq!(copies[0].device, Some(0));
+    assert_eq!(
+        t.counts.other_complete.get("rocprof barrier packet"),
+        Some(&1)
+    );
+    let calls: Vec<&str> = t.launches.iter().map(|l| t.name(l.name)).collect();
+    assert_eq!(calls, ["hipMemcpy", "hipMemset", "hipLaunchKernel"]);
+    // Flow 0 ends on `COPY` (pid 1, tid 0), where no event is: the one op that starts at 1000 µs is
+    // the copy, and its start (995 µs, on pid 2) is within hipMemcpy (990–1005 µs) on tid 77.
+    let corr = |name: &str| {
+        t.launches
+            .iter()
+            .find(|l| t.name(l.name) == name)
+            .unwrap()
+            .correlation
+    };
+    assert!(corr("hipMemcpy").is_some());
+    assert_eq!(copies[0].correlation, corr("hipMemcpy"));
+    // Flow 1 ends on (6, 1); the kernel is on (6, 77): the op of pid 6 at 1010 µs.
+    assert!(corr("hipLaunchKernel").is_some());
+    assert_eq!(t.kernels[0].correlation, corr("hipLaunchKernel"));
+}
+
+/// The legacy rocprof as its writers before 2022 lay it out (rocprofiler's `json_utils.py`): every
+/// process name after its section's index (`2 GPU0`), every value of an event a string (`"pid":"6"`),
+/// a kernel-table row naming its device `gpu-id`, each flow's finish on tid 0, and the object closed
+/// right after the array (`]}`).
+#[test]
+fn the_legacy_rocprof_json_before_2022_reads_its_indexed_process_names_and_string_values() {
+    let doc = br#"{ "traceEvents":[{}
+,{"args":{"name":"0 CPU HIP API"},"ph":"M","pid":2,"name":"process_name"}
+,{"args":{"name":"1 COPY"},"ph":"M","pid":1,"name":"process_name"}
+,{"args":{"name":"2 GPU0"},"ph":"M","pid":6,"name":"process_name"}
+,{"args":{"name":"3 GPU1"},"ph":"M","pid":7,"name":"process_name"}
+,{"ph":"X","name":"hipLaunchKernel","pid":"2","tid":"77","ts":"1007","dur":"2","args":{"BeginNs":"1007000","EndNs":"1009100"}}
+,{"ph":"X","name":"CopyKernel","pid":"7","tid":"0","ts":"1010","dur":"20","args":{"Index":"0","KernelName":"CopyKernel","gpu-id":"1","queue-id":"0","BeginNs":"1010400","EndNs":"1030900"}}
+,{"ph":"X","name":"CopyDeviceToHost","pid":"1","tid":"0","ts":"1031","dur":"4","args":{"BeginNs":"1031000","EndNs":"1035000"}}
+,{"ts":1008,"ph":"s","cat":"DataFlow","id":0,"pid":2,"tid":77,"name":"dep"}
+,{"ts":1010,"ph":"t","cat":"DataFlow","id":0,"pid":7,"tid":0,"name":"dep"}
+]}
+"#;
+    let tmp = tempfile::tempdir().unwrap();
+    let t = parse_file(&write(tmp.path(), "results.json", doc), &Options::default())
+        .unwrap()
+        .trace;
+    assert_eq!(t.header.format, TraceFormat::RocprofLegacyJson);
+    // `CopyKernel` is on `GPU1`: a kernel, whatever its name; its device is its `gpu-id`.
+    assert_eq!(t.kernels.len(), 1);
+    assert_eq!(t.name(t.kernels[0].name), "CopyKernel");
+    assert_eq!(t.kernels[0].device, Some(1));
+    assert_eq!(
+        (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
+        (1_010_400, 20_500)
+    );
+    let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
+    assert_eq!(copies.len(), 1);
+    assert!(t.name(copies[0].name).contains("DtoH"));
+    // The flow's finish is on (7, 0), the kernel on ("7", "0"): the same track once read.
+    assert_eq!(t.launches.len(), 1);
+    assert!(t.launches[0].correlation.is_some());
+    assert_eq!(t.kernels[0].correlation, t.launches[0].correlation);
 }

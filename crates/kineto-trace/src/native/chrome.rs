@@ -13,15 +13,17 @@
 //! The legacy rocprof (v1/v2, `results.json`) writes the same events inside an object,
 //! `{ "traceEvents":[{}, …], "otherData": {…} }` ([`Layout::RocprofObject`]): its processes are named
 //! by `M` events (`GPU<n>`: kernels on queue tids, `COPY`: copies, `GPU Barriers<n>`: barrier
-//! packets, `CPU HIP API`: the calls), each call → op link is a flow pair `s` → `t` (`cat:
-//! "DataFlow"`: the start inside the call, the finish at the op's start in whole µs), and each event
-//! has its exact times in `args.BeginNs`/`args.EndNs`, which the model takes over the µs `ts`/`dur`.
+//! packets, `CPU HIP API`: the calls; ops elsewhere classed as its writer classes them, see
+//! `rocprof_legacy::rocprof_role`), each call → op link is a flow pair `s` → `t` (`cat: "DataFlow"`: the start
+//! inside the call, the finish at the op's start in whole µs), and each event has its exact times in
+//! `args.BeginNs`/`args.EndNs`, which the model takes over the µs `ts`/`dur`.
 //!
 //! Times are µs text converted to ns digit by digit, as for Kineto: nothing is rounded on the way in
 //! (a file whose writer rounded to whole µs stays at whole µs).
 
 use super::TraceBuilder;
 use super::names::{copy_name, kernel_name};
+use super::rocprof_legacy::{RocprofOp, RocprofPid, Tail, object_tail, rocprof_pid, rocprof_role};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
@@ -80,6 +82,9 @@ struct Args<'a> {
     end_ns: Option<&'a RawValue>,
     #[serde(borrow, rename = "dev-id")]
     dev_id: Option<&'a RawValue>,
+    /// The legacy rocprof's kernel table names the device `gpu-id`, its op table `dev-id`.
+    #[serde(borrow, rename = "gpu-id")]
+    gpu_id: Option<&'a RawValue>,
     #[serde(borrow, rename = "stream-id")]
     stream_id: Option<&'a RawValue>,
     grid: Option<[u32; 3]>,
@@ -129,6 +134,9 @@ struct Item {
     ts: i64,
     /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
     flow_ts: i64,
+    /// The event's own `ts + dur`, ns: flows are written on the `ts` clock, which a writer may have
+    /// rebased while `BeginNs` stays absolute.
+    flow_end: i64,
     dur: i64,
     track: Track,
     pid: IdValue,
@@ -142,6 +150,8 @@ struct Item {
     /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
     decided: bool,
     api_like: bool,
+    /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
+    on_device: bool,
     offset: u64,
 }
 
@@ -172,30 +182,6 @@ pub(crate) enum Layout {
     Array,
     /// The legacy rocprof's `{ "traceEvents": [...], … }` (see the module doc).
     RocprofObject,
-}
-
-/// What the legacy rocprof's process names say a pid holds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum RocprofPid {
-    Kernels,
-    Copies,
-    Barriers,
-}
-
-fn rocprof_pid(process: &str) -> Option<RocprofPid> {
-    let p = process.trim();
-    if p == "COPY" {
-        Some(RocprofPid::Copies)
-    } else if p.starts_with("GPU Barriers") {
-        Some(RocprofPid::Barriers)
-    } else if p
-        .strip_prefix("GPU")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    {
-        Some(RocprofPid::Kernels)
-    } else {
-        None
-    }
 }
 
 /// Reads a whole Chrome-trace event array, laid out as `layout` says. `cut_gzip`: the stored gzip
@@ -255,6 +241,8 @@ pub(crate) fn read(
     let mut gpu_pids: Vec<IdValue> = Vec::new();
     let mut index = 0u64;
     let mut closed = false;
+    // The legacy rocprof's object ends before its closing `}`: every event was read.
+    let mut tail_cut = false;
     let mut expect_value = true;
     loop {
         pos = ws(pos);
@@ -264,7 +252,11 @@ pub(crate) fn read(
                 closed = true;
                 pos = ws(pos + 1);
                 if rocprof {
-                    object_tail(&buf[pos..]).map_err(|(at, m)| bad(pos + at, m))?;
+                    match object_tail(&buf[pos..]) {
+                        Ok(()) => {}
+                        Err(Tail::Cut) => tail_cut = true,
+                        Err(Tail::Bad(at, m)) => return Err(bad(pos + at, m)),
+                    }
                 } else if pos < buf.len() {
                     return Err(bad(pos, "text after the end of the event array".into()));
                 }
@@ -362,7 +354,7 @@ pub(crate) fn read(
             return Err(ev_err(format!("negative \"dur\" ({dur} ns)")));
         }
         TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
-        let flow_ts = ts;
+        let (flow_ts, flow_end) = (ts, ts.saturating_add(dur));
         // rocprof's exact times, when both are integers in order (its `ts`/`dur` are whole µs).
         let (ts, dur) = match (int(args.begin_ns), int(args.end_ns)) {
             (Some(t0), Some(t1)) if rocprof && ph == "X" && t1 >= t0 => {
@@ -442,25 +434,29 @@ pub(crate) fn read(
             name: sym,
             ts,
             flow_ts,
+            flow_end,
             dur,
             track,
             pid,
             correlation: int(args.correlation).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
             external_id: int(args.external_id).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
-            device: int(args.device).or(int(args.dev_id)),
+            device: int(args.device).or(int(args.dev_id)).or(int(args.gpu_id)),
             stream: int(args.stream).or(int(args.stream_id)),
             bytes: int(args.bytes).map(|v| v.max(0) as u64),
             grid: args.grid.unwrap_or_default(),
             block: args.block.unwrap_or_default(),
             decided,
             api_like: api_like(raw_name),
+            on_device: args.dev_id.is_some() || args.gpu_id.is_some(),
             offset: start as u64,
         });
     }
-    if !closed && index > 0 && b.trace().salvaged.is_none() {
+    // An array may stop without its `]`; the legacy rocprof's object may not.
+    let array_cut = rocprof && !closed;
+    if !closed && !rocprof && index > 0 && b.trace().salvaged.is_none() {
         b.note("the event array has no closing `]` (allowed by the Trace Event Format)".into());
     }
-    if cut_gzip && b.trace().salvaged.is_none() {
+    if (cut_gzip || array_cut || tail_cut) && b.trace().salvaged.is_none() {
         if !salvage {
             return Err(Error::Truncated {
                 file: name.to_path_buf(),
@@ -468,18 +464,30 @@ pub(crate) fn read(
                 events: index,
             });
         }
-        b.trace_salvaged(buf.len() as u64, "the gzip stream ends early".into());
+        let reason = if cut_gzip {
+            "the gzip stream ends early"
+        } else if array_cut {
+            "the file ends inside the event array (no closing `]`)"
+        } else {
+            "the file ends after the event array, inside the trace object (every event was read)"
+        };
+        b.trace_salvaged(buf.len() as u64, reason.into());
     }
 
     // Roles that depend on the whole file: events on a GPU pid are GPU-side annotations (rpd2tracing's
     // UserMarker frames and graph rows), API-named events on CPU threads are launches.
     let mut barriers = 0u64;
     for it in items.iter_mut().filter(|it| !it.decided) {
-        it.role = if let Some(&k) = rocprof_pids.get(&it.pid) {
-            match k {
-                RocprofPid::Kernels => Role::Gpu(GpuKind::Kernel),
-                RocprofPid::Copies => Role::Gpu(GpuKind::Memcpy),
-                RocprofPid::Barriers => {
+        let by_rocprof = if rocprof {
+            let name = b.trace().name(it.name);
+            rocprof_role(rocprof_pids.get(&it.pid).copied(), name, it.on_device)
+        } else {
+            None
+        };
+        it.role = if let Some(op) = by_rocprof {
+            match op {
+                RocprofOp::Gpu(kind) => Role::Gpu(kind),
+                RocprofOp::Barrier => {
                     barriers += 1;
                     Role::Other
                 }
@@ -499,14 +507,11 @@ pub(crate) fn read(
     }
     if barriers > 0 {
         b.note(format!(
-            "{barriers} barrier packets (the `GPU Barriers<n>` processes) counted as `rocprof barrier packet`, not as GPU work"
+            "{barriers} barrier packets (`<barrier packet>`, or on a `GPU Barriers<n>` process) counted as `rocprof barrier packet`, not as GPU work"
         ));
     }
     // rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
-    for it in items
-        .iter_mut()
-        .filter(|it| rocprof_pids.contains_key(&it.pid) && !it.decided)
-    {
+    for it in items.iter_mut().filter(|it| rocprof && !it.decided) {
         let raw = b.trace().name(it.name).to_string();
         let shown = match it.role {
             Role::Gpu(GpuKind::Kernel) => kernel_name(&raw).into_owned(),
@@ -517,14 +522,19 @@ pub(crate) fn read(
             it.name = b.name(&shown);
         }
     }
-    link_by_flows(&mut items, &flows);
+    link_by_flows(&mut items, &flows, b.trace());
 
     for it in items {
         let res = match it.role {
             Role::Gpu(kind) => {
                 let ids = b.trace().track(it.track).clone();
                 let mut op = GpuOp::at(it.name, it.ts, it.dur, it.track);
-                op.device = it.device.or_else(|| ids.pid.as_i64());
+                // A rocprof pid is a section (6 + n for device n), not a device.
+                op.device = it.device.or(match rocprof_pids.get(&it.pid) {
+                    Some(&RocprofPid::Kernels(n)) => Some(n),
+                    _ if rocprof => None,
+                    _ => ids.pid.as_i64(),
+                });
                 op.stream = it.stream.or_else(|| ids.tid.as_i64());
                 op.correlation = it.correlation;
                 op.external_id = it.external_id;
@@ -577,49 +587,6 @@ pub(crate) fn read(
     Ok(b.finish())
 }
 
-/// What may follow the legacy rocprof's event array: the rest of its object (`, "otherData": {…} }`),
-/// checked as JSON. Errors carry the offset within `tail`.
-fn object_tail(tail: &[u8]) -> std::result::Result<(), (usize, String)> {
-    match tail.first() {
-        Some(b'}') => {
-            let rest = tail[1..].iter().position(|b| !b.is_ascii_whitespace());
-            match rest {
-                None => Ok(()),
-                Some(i) => Err((i + 1, "text after the end of the trace object".into())),
-            }
-        }
-        Some(b',') => {
-            let mut obj = Vec::with_capacity(tail.len());
-            obj.push(b'{');
-            obj.extend_from_slice(&tail[1..]);
-            // `obj` has `tail`'s bytes at the same offsets, so serde's line and column give the byte.
-            serde_json::from_slice::<serde::de::IgnoredAny>(&obj)
-                .map(|_| ())
-                .map_err(|e| {
-                    let line_start = tail
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &b)| b == b'\n')
-                        .nth(e.line().saturating_sub(2))
-                        .map_or(0, |(i, _)| i + 1);
-                    let at = if e.line() <= 1 { 0 } else { line_start };
-                    (
-                        (at + e.column().saturating_sub(1)).min(tail.len()),
-                        format!("after the event array: {e}"),
-                    )
-                })
-        }
-        None => Err((0, "the trace object has no closing '}'".into())),
-        Some(&c) => Err((
-            0,
-            format!(
-                "expected ',' or '}}' after the event array, found {}",
-                crate::scan::show_byte(c)
-            ),
-        )),
-    }
-}
-
 /// How far before a flow's start the API call it leaves may begin (`rpd2tracing` puts the start
 /// 2 µs before the call's end, which is before the start of a call shorter than that), and how far
 /// after the call's end (whole-µs rounding), ns.
@@ -627,8 +594,13 @@ const FLOW_BEFORE_NS: i64 = 2_000;
 const FLOW_AFTER_NS: i64 = 1_000;
 
 /// Correlation ids from flow pairs, for GPU ops that carry none: the finish is at the op's start on
-/// its track, the start within the launching call on the caller's thread.
-fn link_by_flows(items: &mut [Item], flows: &[(u64, FlowPhase, i64, Track)]) {
+/// its track, the start within the launching call on the caller's thread. Both ends are compared on
+/// the events' own `ts` clock, the one flows are written on. Where a writer put a flow's end on
+/// another track than its event (the legacy rocprof: a finish on tid 0 or on the stream's index, a
+/// start on its API section rather than the OS process), the finish falls back to an op of the same
+/// pid at that time, then to the one op anywhere at that time, and the start to a call of the same
+/// tid.
+fn link_by_flows(items: &mut [Item], flows: &[(u64, FlowPhase, i64, Track)], trace: &Trace) {
     if flows.is_empty()
         || !items
             .iter()
@@ -644,50 +616,76 @@ fn link_by_flows(items: &mut [Item], flows: &[(u64, FlowPhase, i64, Track)]) {
             FlowPhase::Finish => finishes.insert(id, (ts, track)),
         };
     }
-    // Launches and ops by track, by start.
+    // Launches by track and by tid, by start; ops by (track, start), (pid, start) and start.
     let mut launches: FxHashMap<Track, Vec<usize>> = FxHashMap::default();
+    let mut launches_by_tid: FxHashMap<IdValue, Vec<usize>> = FxHashMap::default();
     let mut ops: FxHashMap<(Track, i64), Vec<usize>> = FxHashMap::default();
+    let mut ops_by_pid: FxHashMap<(IdValue, i64), Vec<usize>> = FxHashMap::default();
+    let mut ops_by_ts: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
     for (i, it) in items.iter().enumerate() {
         match it.role {
-            Role::Launch(_) => launches.entry(it.track).or_default().push(i),
+            Role::Launch(_) => {
+                launches.entry(it.track).or_default().push(i);
+                let tid = trace.track(it.track).tid.clone();
+                launches_by_tid.entry(tid).or_default().push(i);
+            }
             Role::Gpu(_) if it.correlation.is_none() => {
-                ops.entry((it.track, it.flow_ts)).or_default().push(i)
+                ops.entry((it.track, it.flow_ts)).or_default().push(i);
+                ops_by_pid
+                    .entry((it.pid.clone(), it.flow_ts))
+                    .or_default()
+                    .push(i);
+                ops_by_ts.entry(it.flow_ts).or_default().push(i);
             }
             _ => {}
         }
     }
-    for v in launches.values_mut() {
-        v.sort_by_key(|&i| items[i].ts);
+    for v in launches.values_mut().chain(launches_by_tid.values_mut()) {
+        v.sort_by_key(|&i| (items[i].flow_ts, i));
     }
+    let mut linked = vec![false; items.len()];
     let mut next_id = items
         .iter()
         .filter_map(|i| i.correlation.map(NonZeroU64::get))
         .max()
         .unwrap_or(0);
-    let mut ids: Vec<(u64, u64)> = starts.keys().map(|&k| (k, k)).collect();
+    let mut ids: Vec<u64> = starts.keys().copied().collect();
     ids.sort_unstable();
-    for (flow, _) in ids {
+    for flow in ids {
         let (Some(&(ts_s, tr_s)), Some(&(ts_f, tr_f))) = (starts.get(&flow), finishes.get(&flow))
         else {
             continue;
         };
-        let Some(op) = ops
-            .get_mut(&(tr_f, ts_f))
-            .and_then(|v| (!v.is_empty()).then(|| v.remove(0)))
-        else {
-            continue;
-        };
-        let Some(cands) = launches.get(&tr_s) else {
-            continue;
-        };
+        let free = |v: Option<&Vec<usize>>| v.and_then(|v| v.iter().copied().find(|&i| !linked[i]));
+        let finish_pid = &trace.track(tr_f).pid;
+        let op = free(ops.get(&(tr_f, ts_f)))
+            .or_else(|| free(ops_by_pid.get(&(finish_pid.clone(), ts_f))))
+            .or_else(|| {
+                let mut at = ops_by_ts
+                    .get(&ts_f)
+                    .into_iter()
+                    .flatten()
+                    .filter(|&&i| !linked[i]);
+                match (at.next(), at.next()) {
+                    (Some(&i), None) => Some(i),
+                    _ => None,
+                }
+            });
+        let Some(op) = op else { continue };
         // The latest-starting call that begins no later than FLOW_BEFORE_NS after the flow start
         // and ends no earlier than FLOW_AFTER_NS before it.
-        let upto = cands.partition_point(|&i| items[i].ts <= ts_s + FLOW_BEFORE_NS);
-        let launch = cands[..upto]
-            .iter()
-            .rev()
-            .find(|&&i| items[i].ts + items[i].dur >= ts_s - FLOW_AFTER_NS)
-            .copied();
+        let holds = |cands: &Vec<usize>| {
+            let upto = cands.partition_point(|&i| items[i].flow_ts <= ts_s + FLOW_BEFORE_NS);
+            cands[..upto]
+                .iter()
+                .rev()
+                .find(|&&i| items[i].flow_end >= ts_s - FLOW_AFTER_NS)
+                .copied()
+        };
+        let launch = launches
+            .get(&tr_s)
+            .and_then(holds)
+            .or_else(|| launches_by_tid.get(&trace.track(tr_s).tid).and_then(holds));
         let Some(l) = launch else { continue };
         let c = match items[l].correlation {
             Some(c) => c,
@@ -700,6 +698,7 @@ fn link_by_flows(items: &mut [Item], flows: &[(u64, FlowPhase, i64, Track)]) {
                 c
             }
         };
+        linked[op] = true;
         items[op].correlation = Some(c);
     }
 }

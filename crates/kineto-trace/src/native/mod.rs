@@ -19,6 +19,7 @@ pub mod detect;
 pub mod names;
 mod rocprof_csv;
 mod rocprof_json;
+mod rocprof_legacy;
 
 pub use builder::{TraceBuilder, overruns};
 pub use detect::{LOOKED_FOR, Sniffed, sniff, sniff_stored};

@@ -14,7 +14,8 @@ ensure_venv tests/python-provenance "$VENV" "${PINS[@]}"
 if [ "${1:-}" = --prepare ]; then exit 0; fi
 wheels="$t/py-provenance-wheels"
 rm -rf "$wheels"
-# The dev profile shares the workspace's compiled dependencies with `cargo test`.
+# The dev profile shares the workspace's compiled dependencies with `cargo test` (the module's feature-
+# unification table keeps their features the same: xtask/tests/feature_unification.rs).
 "$VENV/bin/maturin" build --quiet --manifest-path python/provenance/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kl1_provenance-*.whl
 source tests/tools.sh

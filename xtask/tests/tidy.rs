@@ -14,7 +14,8 @@
 //! 4. Every dependency a workspace crate declares (`[dependencies]`, `[dev-dependencies]`,
 //!    `[build-dependencies]`) is used: its crate name (`-` → `_`) appears as a path (`name::`), a `use`,
 //!    an `extern crate` or a macro call (`name!`) in one of the crate's `.rs` files. The same check
-//!    `cargo-machete` makes, without installing it.
+//!    `cargo-machete` makes, without installing it. A Python module's `[target.'cfg(all())'.…]` tables
+//!    are not checked: they name crates for their features (xtask/tests/feature_unification.rs).
 //! 5. The crates keep their layers ([`LAYERS`]): no crate reaches, through its declared dependencies, a
 //!    workspace crate ARCHITECTURE.md's layering rule keeps it from (the trace crate no model, the model
 //!    table no trace, the roofline not the KL1 spec).
@@ -540,6 +541,10 @@ fn the_scanner_sees_strings_not_comments() {
     assert_eq!(flags("a --json, --csv-x b"), ["--json", "--csv-x"]);
 }
 
+/// The tables (`…dependencies`, `…build-dependencies`) where a Python module names crates only to build
+/// them with the workspace's features.
+const UNIFICATION_TABLE: &str = "target.'cfg(all())'.";
+
 /// The dependency names declared in a Cargo.toml's dependency tables.
 fn declared_dependencies(toml: &str) -> Vec<String> {
     let mut deps = Vec::new();
@@ -548,11 +553,14 @@ fn declared_dependencies(toml: &str) -> Vec<String> {
         let t = line.trim();
         if t.starts_with('[') {
             let table = t.trim_matches(|c| c == '[' || c == ']');
-            in_deps = table == "dependencies"
-                || table == "dev-dependencies"
-                || table == "build-dependencies"
-                || table.ends_with(".dependencies")
-                || table.ends_with(".dev-dependencies");
+            // A module's feature-unification table names crates for their features, not their code
+            // (xtask/tests/feature_unification.rs checks it instead).
+            in_deps = !table.starts_with(UNIFICATION_TABLE)
+                && (table == "dependencies"
+                    || table == "dev-dependencies"
+                    || table == "build-dependencies"
+                    || table.ends_with(".dependencies")
+                    || table.ends_with(".dev-dependencies"));
             continue;
         }
         if !in_deps || t.is_empty() || t.starts_with('#') {
@@ -806,6 +814,8 @@ fn the_dependency_scan_reads_cargo_toml_and_paths() {
         declared_dependencies(toml),
         ["kl1-shapes", "serde", "tempfile"]
     );
+    let unify = "[dependencies]\npyo3 = \"0.30\"\n[target.'cfg(all())'.dependencies]\ngetrandom = \"0.4\"\n[target.'cfg(all())'.build-dependencies]\nsyn = \"2\"\n[target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n";
+    assert_eq!(declared_dependencies(unify), ["pyo3", "libc"]);
     assert!(uses_crate(
         "let s = kl1_shapes::Spec::builtin();",
         "kl1_shapes"

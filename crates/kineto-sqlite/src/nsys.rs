@@ -495,7 +495,12 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let int = |c: usize| get_int(r, c).map_err(e);
             let Some(kind) = int(2)? else { return Ok(()) };
             if !range_ids.contains(&kind) {
-                if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
+                // 34 is NvtxMark in NVIDIA's schema, for an export without its enum tables.
+                let mark = match types.get(&kind) {
+                    Some((n, _)) => n.ends_with("Mark"),
+                    None => types.is_empty() && kind == 34,
+                };
+                if mark {
                     b.instant_mark("nvtx mark", int(0)?.unwrap_or(0))
                         .map_err(e)?;
                 }

@@ -396,7 +396,8 @@ fn the_format_is_in_the_summary() {
 /// Early Nsight Systems exports (schema 3.0–3.1, seen in public ones: nsys 2021–2023) keep their
 /// versions in EXPORT_META_DATA and key TARGET_INFO_GPU by `deviceId`, with the SM count and memory in
 /// TARGET_INFO_CUDA_GPU; some have no ENUM_* tables at all. The 3.17 file rewritten that way must read
-/// as the same trace, down to every name (the copy names come from the enum ids) and device.
+/// as the same trace, down to every name (the copy names come from the enum ids), device and NVTX mark
+/// (its one eventType-34 row, named NvtxMark only by ENUM_NSYS_EVENT_TYPE).
 #[test]
 fn an_early_nsys_export_reads_as_the_same_trace_as_a_later_one() {
     let tmp = tempfile::tempdir().unwrap();
@@ -414,7 +415,8 @@ fn an_early_nsys_export_reads_as_the_same_trace_as_a_later_one() {
          DROP TABLE TARGET_INFO_GPU;
          ALTER TABLE gpu RENAME TO TARGET_INFO_GPU;
          DROP TABLE ENUM_CUDA_MEMCPY_OPER;
-         DROP TABLE ENUM_CUDA_MEM_KIND;",
+         DROP TABLE ENUM_CUDA_MEM_KIND;
+         DROP TABLE ENUM_NSYS_EVENT_TYPE;",
     )
     .unwrap();
     drop(c);

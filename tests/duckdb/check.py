@@ -233,8 +233,10 @@ def main():
         # refuses, the corpus's bad inputs, are skipped: the export refuses them the same way).
         held_out = sorted(p for p in (ROOT.parent / "shared" / "traces").rglob("*")
                           if p.name.endswith((".json", ".json.gz")) and p.parent != shared)
-        readable = lambda f: subprocess.run([args.kineto, "summary", "--no-sha256", str(f)],
-                                            capture_output=True).returncode == 0
+        def readable(f):
+            return subprocess.run([args.kineto, "summary", "--no-sha256", str(f)],
+                                  capture_output=True).returncode == 0
+
         with ThreadPoolExecutor(os.cpu_count()) as pool:
             for f, ok in zip(held_out, pool.map(readable, held_out)):
                 if ok:

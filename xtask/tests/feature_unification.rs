@@ -4,8 +4,8 @@
 //! (`-p`-like, through its manifest), so any feature the rest of the workspace turns on and the module does
 //! not (clap's `env` from the binaries, getrandom's `std` from tempfile, serde's `alloc`) gave that crate a
 //! second build, and everything above it too: the kineto_trace wheel rebuilt ~40 crates, Arrow and
-//! kineto-trace included (85 s of a CI run on 2 cores, 2026-12-03), though `cargo test --workspace` had
-//! just built them. Each module's `[target.'cfg(all())'.dependencies]` table names those crates with
+//! kineto-trace included (85 s wall, 155 CPU-s on 2 cores right after `cargo test --workspace --no-run`
+//! in a fresh clone, 2026-12-03), though that had just built them. Each module's `[target.'cfg(all())'.dependencies]` table names those crates with
 //! those features only to unify them (tidy's unused-dependency check skips that table). This test says
 //! which are missing when a dependency changes: for every crate in a module's build, its features equal
 //! the workspace's (`cargo tree`, as `cargo test --workspace` resolves: normal, build and dev edges).

@@ -109,6 +109,17 @@ const MEM_KIND: [(i64, &str, &str); 8] = [
     (7, "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN", "Unknown"),
 ];
 
+/// `ENUM_NSYS_EVENT_TYPE`'s NVTX rows that the reader uses, the ranges and the marks, as nsys 2024.6
+/// numbers them (34, 59 and 60 are the same in the 3.16.1 and 3.17.1 exports of testdata/native).
+const NVTX_EVENT_TYPE: [(i64, &str, &str); 6] = [
+    (34, "NvtxMark", "NvtxMark"),
+    (59, "NvtxPushPopRange", "NvtxPushPopRange"),
+    (60, "NvtxStartEndRange", "NvtxStartEndRange"),
+    (65, "NvtxtMark", "NvtxtMark"),
+    (70, "NvtxtPushPopRange", "NvtxtPushPopRange"),
+    (71, "NvtxtStartEndRange", "NvtxtStartEndRange"),
+];
+
 /// [`enum_table`], or `known` when the export has no such table (early exports wrote none), with
 /// a note saying so: the ids are read as every export that has the table numbers them.
 fn enum_or_known(
@@ -462,25 +473,20 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     // NVTX ranges: the markers of this format.
     let table = "NVTX_EVENTS";
     if d.has(table) {
-        let types = enum_table(d, "ENUM_NSYS_EVENT_TYPE")?;
-        let range_ids: Vec<i64> = if types.is_empty() {
-            // The ids NVIDIA's schema documents, for an export without its enum tables.
-            vec![59, 60, 70, 71]
-        } else {
-            types
-                .iter()
-                .filter(|(_, (n, _))| {
-                    matches!(
-                        n.as_str(),
-                        "NvtxPushPopRange"
-                            | "NvtxStartEndRange"
-                            | "NvtxtPushPopRange"
-                            | "NvtxtStartEndRange"
-                    )
-                })
-                .map(|(&id, _)| id)
-                .collect()
-        };
+        let types = enum_or_known(d, &mut b, "ENUM_NSYS_EVENT_TYPE", &NVTX_EVENT_TYPE)?;
+        let range_ids: Vec<i64> = types
+            .iter()
+            .filter(|(_, (n, _))| {
+                matches!(
+                    n.as_str(),
+                    "NvtxPushPopRange"
+                        | "NvtxStartEndRange"
+                        | "NvtxtPushPopRange"
+                        | "NvtxtStartEndRange"
+                )
+            })
+            .map(|(&id, _)| id)
+            .collect();
         let mut open = 0u64;
         let cols = [
             "start",
@@ -495,12 +501,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let int = |c: usize| get_int(r, c).map_err(e);
             let Some(kind) = int(2)? else { return Ok(()) };
             if !range_ids.contains(&kind) {
-                // 34 is NvtxMark in NVIDIA's schema, for an export without its enum tables.
-                let mark = match types.get(&kind) {
-                    Some((n, _)) => n.ends_with("Mark"),
-                    None => types.is_empty() && kind == 34,
-                };
-                if mark {
+                if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
                     b.instant_mark("nvtx mark", int(0)?.unwrap_or(0))
                         .map_err(e)?;
                 }

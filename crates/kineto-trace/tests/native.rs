@@ -16,6 +16,15 @@ fn write(tmp: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
+/// The correlation id of the launch call named `call` (the first such call).
+fn launch_correlation(t: &kineto_trace::Trace, call: &str) -> Option<std::num::NonZeroU64> {
+    t.launches
+        .iter()
+        .find(|l| t.name(l.name) == call)
+        .unwrap_or_else(|| panic!("no call {call}"))
+        .correlation
+}
+
 #[test]
 fn each_format_is_told_by_content_whatever_the_name() {
     let tmp = tempfile::tempdir().unwrap();
@@ -303,13 +312,7 @@ fn the_legacy_rocprof_json_reads_its_processes_flows_and_exact_times() {
     );
     // Flow 1 leaves hipLaunchKernel (1007.0–1009.1 µs holds 1008) and lands at the kernel's whole-µs
     // start; flow 0 links the copy to hipMemcpy.
-    let corr = |name: &str| {
-        t.launches
-            .iter()
-            .find(|l| t.name(l.name) == name)
-            .unwrap()
-            .correlation
-    };
+    let corr = |call: &str| launch_correlation(&t, call);
     assert!(corr("hipLaunchKernel").is_some());
     assert_eq!(t.kernels[0].correlation, corr("hipLaunchKernel"));
     assert_eq!(copies[0].correlation, corr("hipMemcpy"));
@@ -417,13 +420,7 @@ fn the_legacy_rocprof_json_of_2023_finds_copies_fills_and_barriers_by_its_writer
     assert_eq!(calls, ["hipMemcpy", "hipMemset", "hipLaunchKernel"]);
     // Flow 0 ends on `COPY` (pid 1, tid 0), where no event is: the one op that starts at 1000 µs is
     // the copy, and its start (995 µs, on pid 2) is within hipMemcpy (990–1005 µs) on tid 77.
-    let corr = |name: &str| {
-        t.launches
-            .iter()
-            .find(|l| t.name(l.name) == name)
-            .unwrap()
-            .correlation
-    };
+    let corr = |call: &str| launch_correlation(&t, call);
     assert!(corr("hipMemcpy").is_some());
     assert_eq!(copies[0].correlation, corr("hipMemcpy"));
     // Flow 1 ends on (6, 1); the kernel is on (6, 77): the op of pid 6 at 1010 µs.

@@ -512,11 +512,15 @@ pub(crate) fn read(
     }
     // rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
     for it in items.iter_mut().filter(|it| rocprof && !it.decided) {
-        let raw = b.trace().name(it.name).to_string();
-        let shown = match it.role {
-            Role::Gpu(GpuKind::Kernel) => kernel_name(&raw).into_owned(),
-            Role::Gpu(GpuKind::Memcpy) => copy_name(&raw),
+        // Only kernels and copies are renamed: the calls, most of the events, are left uncopied.
+        let kind = match it.role {
+            Role::Gpu(k @ (GpuKind::Kernel | GpuKind::Memcpy)) => k,
             _ => continue,
+        };
+        let raw = b.trace().name(it.name).to_string();
+        let shown = match kind {
+            GpuKind::Kernel => kernel_name(&raw).into_owned(),
+            _ => copy_name(&raw),
         };
         if shown != raw {
             it.name = b.name(&shown);

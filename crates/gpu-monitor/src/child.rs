@@ -90,7 +90,8 @@ impl Child {
         self.pid
     }
 
-    /// Waits for output, the wake descriptor or the timeout; appends what was read to `buf`.
+    /// Waits for output, the wake descriptor or the timeout; appends what was read to `buf`. A readable wake
+    /// descriptor wins over output that is ready too.
     pub(crate) fn wait_output(
         &mut self,
         buf: &mut Vec<u8>,
@@ -124,6 +125,11 @@ impl Child {
             if n == 0 {
                 return Event::Timeout;
             }
+            // The wake descriptor first: a child that prints faster than we read keeps its pipe readable on every
+            // poll, and a stop must still be seen at once (the unread output stays in the pipe for the next call).
+            if fds[1].revents != 0 {
+                return Event::Woken;
+            }
             if fds[0].revents != 0 {
                 let mut chunk = [0u8; 8192];
                 match self.out.read(&mut chunk) {
@@ -135,9 +141,6 @@ impl Child {
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(_) => return Event::Eof,
                 }
-            }
-            if fds[1].revents != 0 {
-                return Event::Woken;
             }
         }
     }

@@ -518,20 +518,36 @@ fn a_gpu_source_opens_nvidia_smi_once_for_identity_before_and_the_monitor() {
     assert!(source.query_s() > 0.0);
 }
 
-#[test]
-fn a_flooding_nvidia_smi_is_held_to_the_requested_rate() {
+/// A fake whose `-lms` run floods its pipe with one valid line (`yes` prints it as fast as the pipe takes
+/// it: hundreds of thousands per second), `prelude` run first; stopped after 1.5 s. Returns the recording
+/// and the pid of the flooding process.
+///
+/// The Backend contract: `run` returns about a second after a stop is requested. A sampling thread that
+/// has not returned 10 s after the stop is left behind and the recording ends `lost`, so `end: stopped`
+/// is what says the stop was seen while the child kept the pipe full.
+fn flood(prelude: &str) -> (Recording, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("calls");
+    let pid_file = dir.path().join("yes.pid");
     let line = "0, GPU-fake-0000, P0, 1980, 2619, 60, 600.00, 90, 4096, 0x0000000000000000";
-    // `yes` prints the line as fast as the pipe takes it: hundreds of thousands per second.
     let script = logging_script(
         dir.path(),
         &log,
-        &format!("case \"$*\" in *-lms*) exec yes \"{line}\" ;; esac\necho \"{line}\""),
+        &format!(
+            "case \"$*\" in *-lms*) {prelude}\n echo $$ > {}\n exec yes \"{line}\" ;; esac\necho \"{line}\"",
+            pid_file.display()
+        ),
     );
     let (m, _) = start(config(&script, 100));
+    let pid = wait_for_pid(&pid_file);
     std::thread::sleep(Duration::from_millis(1500));
-    let r = stop_within_patience(m);
+    (stop_within_patience(m), pid)
+}
+
+#[test]
+fn a_flooding_nvidia_smi_is_held_to_the_requested_rate() {
+    let (r, pid) = flood("");
+    assert_killed(&pid);
     let over = r.counters.get("samples_over_rate").copied().unwrap_or(0);
     // At most one reading per half interval (50 ms) is kept: duration / 0.05 + 1.
     let most = (r.duration_s / 0.05).floor() as usize + 1;
@@ -541,4 +557,26 @@ fn a_flooding_nvidia_smi_is_held_to_the_requested_rate() {
     for w in r.samples.windows(2) {
         assert!(w[1].t_s - w[0].t_s >= 0.05, "{} {}", w[0].t_s, w[1].t_s);
     }
+    assert_eq!(r.end, SourceEnd::Stopped, "{:?}", r.warnings);
+    assert_eq!(
+        r.counters.get("stop_grace_expired"),
+        None,
+        "{:?}",
+        r.counters
+    );
+}
+
+/// The output never pauses, so the poll never times out: the grace must also end while data keeps coming.
+#[test]
+fn a_flooding_nvidia_smi_that_ignores_sigterm_is_killed_after_the_grace() {
+    let (r, pid) = flood("trap '' TERM");
+    assert_killed(&pid);
+    assert_eq!(r.end, SourceEnd::Stopped, "{:?}", r.warnings);
+    assert_eq!(
+        r.counters.get("stop_grace_expired"),
+        Some(&1),
+        "{:?}",
+        r.counters
+    );
+    assert!(!r.samples.is_empty());
 }

@@ -387,6 +387,11 @@ impl Backend for SmiBackend {
                     last_output = at;
                     next_check = at + silence;
                     reader.split(&mut buf, at, false);
+                    // A child that ignores SIGTERM and keeps printing never lets the poll time out.
+                    if stop_deadline.is_some_and(|d| at >= d) {
+                        reader.session.count("stop_grace_expired", 1);
+                        break SourceEnd::Stopped;
+                    }
                 }
                 Event::Eof => {
                     reader.split(&mut buf, Instant::now(), true);

@@ -23,7 +23,7 @@
 
 use crate::db::{Db, get_int, get_quantity, get_text};
 use kineto_trace::native::names::{blit_kind, copy_name};
-use kineto_trace::native::{TraceBuilder, kernel_name, overruns};
+use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{
     Api, DeviceProps, Error, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind, Trace,
     TraceFormat,
@@ -142,19 +142,19 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         "?workgroup_z",
         "?agent_abs_index",
     ];
+    let mut kernel_names = KernelNames::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
         let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
         let raw = get_text(r, 2).map_err(e)?.unwrap_or_default();
-        let name = kernel_name(&raw).into_owned();
+        let sym = kernel_names.sym(&mut b, &raw);
         let guid = get_text(r, 3).map_err(e)?;
         let pid = int(4)?.unwrap_or(0);
         let dev = int(5)?;
         let queue = int(6)?.unwrap_or(0);
         let stream = int(7)?.unwrap_or(queue);
         let sc = scope(guid, pid);
-        let sym = b.name(&name);
         let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = dev;
@@ -163,7 +163,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
         op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
         op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
-        let kind = blit_kind(&name).unwrap_or(GpuKind::Kernel);
+        let kind = blit_kind(b.trace().name(sym)).unwrap_or(GpuKind::Kernel);
         match kind {
             GpuKind::Memset => fills += 1,
             GpuKind::Memcpy => copy_kernels += 1,

@@ -20,7 +20,7 @@
 
 use crate::db::{Db, get_int, get_quantity, get_text};
 use kineto_trace::native::names::{blit_kind, copy_name};
-use kineto_trace::native::{TraceBuilder, kernel_name, overruns};
+use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
 use rustc_hash::FxHashMap;
 
@@ -139,6 +139,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     let (mut tasks, mut mangled, mut fills, mut copy_kernels) = (0u64, 0u64, 0u64, 0u64);
     let mut queue_rows = Vec::new();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
+    let mut kernel_names = KernelNames::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -155,7 +156,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             *other_types.entry(op_type.to_string()).or_default() += 1;
             return b.other(&format!("RPD op {op_type}"), start, end).map_err(e);
         };
-        let name = match kind {
+        let sym = match kind {
             GpuKind::Kernel => {
                 if op_type == "Task" {
                     tasks += 1;
@@ -164,16 +165,16 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                     mangled += 1;
                 }
                 if desc.is_empty() {
-                    op_type.to_string()
+                    b.name(op_type)
                 } else {
-                    kernel_name(desc).into_owned()
+                    kernel_names.sym(&mut b, desc)
                 }
             }
-            GpuKind::Memcpy => copy_name(op_type),
-            GpuKind::Memset => op_type.to_string(),
+            GpuKind::Memcpy => b.name(&copy_name(op_type)),
+            GpuKind::Memset => b.name(op_type),
         };
         if kind == GpuKind::Kernel
-            && let Some(k) = blit_kind(&name)
+            && let Some(k) = blit_kind(b.trace().name(sym))
         {
             kind = k;
             match k {
@@ -182,7 +183,6 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             }
         }
         let api = api_of.get(&id).copied();
-        let sym = b.name(&name);
         let track = b.track(IdValue::Num(gpu.unwrap_or(-1)), IdValue::Num(queue));
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = gpu;

@@ -467,3 +467,56 @@ fn the_legacy_rocprof_json_before_2022_reads_its_indexed_process_names_and_strin
     assert!(t.launches[0].correlation.is_some());
     assert_eq!(t.kernels[0].correlation, t.launches[0].correlation);
 }
+
+/// A mangled kernel name reads as `c++filt` prints it, in a Chrome array and in legacy rocprof JSON
+/// (whose kernels are named only after the pass that finds them), the same name every time it occurs.
+#[test]
+fn mangled_kernel_names_are_demangled_in_chrome_arrays_and_legacy_rocprof() {
+    let mangled = "_Z15addition_kernelIfEvPT_PKS0_S3_ii";
+    let demangled = "void addition_kernel<float>(float*, float const*, float const*, int, int)";
+    let kernel = |ts: u32| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{mangled}","pid":0,"tid":7,"ts":{ts},"dur":2,"args":{{"correlation":{ts}}}}}"#
+        )
+    };
+    let array = format!(
+        r#"[{},{},{{"ph":"X","cat":"kernel","name":"plain","pid":0,"tid":7,"ts":9,"dur":1}}]"#,
+        kernel(1),
+        kernel(5)
+    );
+    let legacy = format!(
+        r#"{{ "traceEvents":[{{}}
+,{{"args":{{"name":"GPU0"}},"ph":"M","pid":6,"name":"process_name","sort_index":0}}
+,{{"ph":"X","name":"{mangled}","pid":6,"tid":1,"ts":"10","dur":"2","args":{{"BeginNs":"10000","EndNs":"12000"}}}}
+,{{"ph":"X","name":"{mangled}.kd","pid":6,"tid":1,"ts":"20","dur":"2","args":{{"BeginNs":"20000","EndNs":"22000"}}}}
+],
+"otherData": {{ "CMD": "rocminfo" }}
+}}"#
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    for (file, text, format, kernels) in [
+        (
+            "array.json",
+            array,
+            TraceFormat::ChromeArray,
+            vec![demangled, demangled, "plain"],
+        ),
+        (
+            "results.json",
+            legacy,
+            TraceFormat::RocprofLegacyJson,
+            vec![demangled, demangled],
+        ),
+    ] {
+        let t = parse_file(
+            &write(tmp.path(), file, text.as_bytes()),
+            &Options::default(),
+        )
+        .unwrap()
+        .trace;
+        assert_eq!(t.header.format, format, "{file}");
+        let names: Vec<&str> = t.kernels.iter().map(|k| t.name(k.name)).collect();
+        assert_eq!(names, kernels, "{file}");
+        assert_eq!(t.kernels[0].name, t.kernels[1].name, "{file}");
+    }
+}

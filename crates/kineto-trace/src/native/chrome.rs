@@ -22,7 +22,7 @@
 //! (a file whose writer rounded to whole µs stays at whole µs).
 
 use super::TraceBuilder;
-use super::names::{copy_name, kernel_name};
+use super::names::{KernelNames, copy_name};
 use super::rocprof_legacy::{RocprofOp, RocprofPid, Tail, object_tail, rocprof_pid, rocprof_role};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -238,6 +238,7 @@ pub(crate) fn read(
     let mut rocprof_pids: FxHashMap<IdValue, RocprofPid> = FxHashMap::default();
     let mut items: Vec<Item> = Vec::new();
     let mut flows: Vec<(u64, FlowPhase, i64, Track)> = Vec::new();
+    let mut kernel_names = KernelNames::default();
     let mut gpu_pids: Vec<IdValue> = Vec::new();
     let mut index = 0u64;
     let mut closed = false;
@@ -412,18 +413,17 @@ pub(crate) fn read(
                 None => (Role::Span(SpanKind::UserAnnotation), false),
             },
         };
-        let display = match role {
-            Role::Gpu(GpuKind::Kernel) => kernel_name(raw_name),
+        let sym = match role {
+            Role::Gpu(GpuKind::Kernel) => kernel_names.sym(&mut b, raw_name),
             // An RPD copy named by its op type (`CopyDeviceToHost`) gets the direction word the
             // summary reads.
             Role::Gpu(GpuKind::Memcpy)
                 if desc_kind.is_some() && args.desc.as_deref() == Some(raw_name) =>
             {
-                Cow::Owned(copy_name(raw_name))
+                b.name(&copy_name(raw_name))
             }
-            _ => Cow::Borrowed(raw_name),
+            _ => b.name(raw_name),
         };
-        let sym = b.name(&display);
         if role == Role::Other {
             let c = ev.cat.as_deref().unwrap_or("").to_string();
             b.other(&c, ts, ts.saturating_add(dur)).map_err(ev_err)?;
@@ -518,13 +518,10 @@ pub(crate) fn read(
             _ => continue,
         };
         let raw = b.trace().name(it.name).to_string();
-        let shown = match kind {
-            GpuKind::Kernel => kernel_name(&raw).into_owned(),
-            _ => copy_name(&raw),
+        it.name = match kind {
+            GpuKind::Kernel => kernel_names.sym(&mut b, &raw),
+            _ => b.name(&copy_name(&raw)),
         };
-        if shown != raw {
-            it.name = b.name(&shown);
-        }
     }
     link_by_flows(&mut items, &flows, b.trace());
 

@@ -23,7 +23,7 @@ mod rocprof_legacy;
 
 pub use builder::{TraceBuilder, overruns};
 pub use detect::{LOOKED_FOR, Sniffed, sniff, sniff_stored};
-pub use names::{demangle, kernel_name};
+pub use names::{KernelNames, demangle, kernel_name};
 pub(crate) use rocprof_csv::{csv_trace_sets, is_kernel_trace_name};
 
 use crate::error::{Error, Result};

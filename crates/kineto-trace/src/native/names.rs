@@ -28,6 +28,26 @@ pub fn kernel_name(raw: &str) -> Cow<'_, str> {
     Cow::Borrowed(trimmed)
 }
 
+/// Kernel names as [`kernel_name`] gives them, interned, kept per name as the file writes it: a
+/// reader names each distinct kernel once rather than once per event (demangling a symbol takes ~5 µs,
+/// so a million launches of a few mangled kernels cost seconds).
+#[derive(Default)]
+pub struct KernelNames {
+    seen: rustc_hash::FxHashMap<String, crate::model::Sym>,
+}
+
+impl KernelNames {
+    /// The symbol of `raw`'s name as the family rules expect it, interned in `b`.
+    pub fn sym(&mut self, b: &mut super::TraceBuilder, raw: &str) -> crate::model::Sym {
+        if let Some(&sym) = self.seen.get(raw) {
+            return sym;
+        }
+        let sym = b.name(&kernel_name(raw));
+        self.seen.insert(raw.to_owned(), sym);
+        sym
+    }
+}
+
 /// An Itanium C++ symbol demangled as `c++filt` prints it, or `None` when it does not demangle.
 pub fn demangle(symbol: &str) -> Option<String> {
     let sym = cpp_demangle::Symbol::new(symbol).ok()?;

@@ -14,7 +14,7 @@
 
 use super::TraceBuilder;
 use super::detect::fold;
-use super::names::{blit_kind, copy_name, kernel_name};
+use super::names::{KernelNames, blit_kind, copy_name};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
@@ -348,8 +348,7 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
     let mut overrun_rows = Vec::new();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let (mut fills, mut copy_kernels) = (0u64, 0u64);
-    // Named (and classified) once per distinct kernel name, not per row.
-    let mut names: FxHashMap<Vec<u8>, (crate::model::Sym, GpuKind)> = FxHashMap::default();
+    let mut kernel_names = KernelNames::default();
     for rec in kt.records() {
         let (line, row) = rec?;
         let raw = kt
@@ -357,15 +356,8 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
             .get("kernelname")
             .and_then(|&c| row.get(c))
             .unwrap_or(b"");
-        let (sym, kind) = match names.get(raw) {
-            Some(&v) => v,
-            None => {
-                let text = kernel_name(String::from_utf8_lossy(raw).trim()).into_owned();
-                let v = (b.name(&text), blit_kind(&text).unwrap_or(GpuKind::Kernel));
-                names.insert(raw.to_vec(), v);
-                v
-            }
-        };
+        let sym = kernel_names.sym(&mut b, String::from_utf8_lossy(raw).trim());
+        let kind = blit_kind(b.trace().name(sym)).unwrap_or(GpuKind::Kernel);
         let row = &row;
         let start = kt.need(row, "starttimestamp", line)?;
         let end = kt.need(row, "endtimestamp", line)?;

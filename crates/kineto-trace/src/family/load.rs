@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,10 +48,21 @@ const REGEX_SIZE_LIMIT: usize = 1 << 22;
 
 impl Rules {
     /// The built-in table (`rules/default.toml`, compiled in).
+    ///
+    /// Read once per process and without the load's checks on patterns and examples: the table is part
+    /// of the crate and the unit test `builtin_table_loads` gives it every check of [`Rules::parse`]
+    /// (and compares the two loads), so what those checks cost (compiling every pattern, matching every
+    /// example) is not paid by each command. Its patterns are compiled on first use.
     pub fn builtin() -> Rules {
-        // The table is part of the crate and a unit test loads it, so failing here is a build defect.
-        #[allow(clippy::expect_used)]
-        Rules::parse(BUILTIN_TOML, Path::new("<built-in>")).expect("built-in rules are valid")
+        static BUILTIN: OnceLock<Rules> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                // Failing here is a build defect: the unit test loads the same text with every check.
+                #[allow(clippy::expect_used)]
+                Rules::read(BUILTIN_TOML, Path::new("<built-in>"), Checks::Trusted)
+                    .expect("built-in rules are valid")
+            })
+            .clone()
     }
 
     /// The rule file given, or the built-in table when none is.
@@ -70,6 +82,11 @@ impl Rules {
 
     /// Parses and validates rule-file text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &Path) -> Result<Rules> {
+        Rules::read(text, origin, Checks::All)
+    }
+
+    fn read(text: &str, origin: &Path, checks: Checks) -> Result<Rules> {
+        let all = checks == Checks::All;
         let fail = |line: Option<usize>, rule: Option<usize>, message: String| Error::Rules {
             file: origin.to_path_buf(),
             line,
@@ -129,16 +146,17 @@ impl Rules {
             };
             let pattern = r.pattern.get_ref();
             work(pattern.len());
-            let regex = RegexBuilder::new(pattern)
-                .size_limit(REGEX_SIZE_LIMIT)
-                .build()
-                .map_err(|e| {
+            let regex = OnceLock::new();
+            if all {
+                let compiled = compile(pattern).map_err(|e| {
                     fail(
                         Some(line),
                         n,
                         format!("invalid pattern `{pattern}` (family `{fam}`): {e}"),
                     )
                 })?;
+                let _ = regex.set(compiled);
+            }
             rules.push(Rule {
                 family,
                 pattern: pattern.clone(),
@@ -147,16 +165,20 @@ impl Rules {
                 regex,
             });
         }
-        let shadows = ShadowIndex::new(&rules);
         let prefilter = Prefilter::new(rules.iter().map(|r| r.pattern.as_str()));
-        for (i, rule) in rules.iter().enumerate() {
+        let shadows = if all {
+            Some(ShadowIndex::new(&rules))
+        } else {
+            None
+        };
+        for (i, rule) in rules.iter().enumerate().filter(|_| all) {
             let (n, line, fam) = (
                 Some(i + 1),
                 rule.line,
                 &families[rule.family.0 as usize].name,
             );
             let pattern = &rule.pattern;
-            if let Some(why) = shadows.shadowed(&rules, i) {
+            if let Some(why) = shadows.as_ref().and_then(|s| s.shadowed(&rules, i)) {
                 return Err(fail(
                     Some(line),
                     n,
@@ -170,7 +192,7 @@ impl Rules {
                 let first = prefilter
                     .candidates(ex, i + 1)
                     .into_iter()
-                    .find(|&k| rules[k].regex.is_match(ex));
+                    .find(|&k| rules[k].regex().is_match(ex));
                 let message = match first {
                     Some(k) if k < i => format!(
                         "example `{ex}` is matched first by rule {} (family `{}`, line {}): \
@@ -236,7 +258,7 @@ impl Rules {
                 examples: r.examples.clone(),
                 line,
             });
-            for ex in &r.examples {
+            for ex in r.examples.iter().filter(|_| all) {
                 work(ex.len());
                 let words = crate::template::function_words(ex);
                 match index.place(&words) {
@@ -285,6 +307,23 @@ impl Rules {
             prefilter,
         })
     }
+}
+
+/// How much of the load's checking a table gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// Every check `Rules::parse` documents; patterns compiled at load.
+    All,
+    /// The built-in table, checked in full by a unit test: the table's structure (keys, families,
+    /// buckets, words) still, but no pattern compiled, shadowed rule or example looked for.
+    Trusted,
+}
+
+/// A rule's pattern, compiled with the load's size limit.
+pub(super) fn compile(pattern: &str) -> std::result::Result<regex::Regex, regex::Error> {
+    RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
 }
 
 /// The start of each line of a text, for line numbers in time logarithmic in its size (counting

@@ -68,6 +68,7 @@ use crate::model::Trace;
 use prefilter::Prefilter;
 use regex::Regex;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use words::WordIndex;
 
 /// The name reserved for kernels no rule matches, as a bucket in budgets.
@@ -100,7 +101,22 @@ pub struct Rule {
     pub examples: Vec<String>,
     /// 1-based line of the pattern in the file.
     pub line: usize,
-    regex: Regex,
+    /// Compiled at load for a rule file (a pattern that does not compile is an error naming its line);
+    /// on first use for the built-in table, whose full load is a unit test, so that a command on a
+    /// trace with a few libraries' kernels compiles only the rules those names can reach.
+    regex: OnceLock<Regex>,
+}
+
+impl Rule {
+    /// The compiled pattern.
+    fn regex(&self) -> &Regex {
+        self.regex.get_or_init(|| {
+            // Only the built-in table's rules are compiled here (a file's are compiled at load), and the
+            // unit test `builtin_table_loads` compiles every one of them.
+            #[allow(clippy::expect_used)]
+            load::compile(&self.pattern).expect("built-in patterns compile")
+        })
+    }
 }
 
 /// An ordered rule table: name patterns → family → bucket, first match wins.
@@ -234,7 +250,7 @@ impl Rules {
         self.prefilter
             .candidates(name, usize::MAX)
             .into_iter()
-            .find(|&k| self.rules[k].regex.is_match(name))
+            .find(|&k| self.rules[k].regex().is_match(name))
     }
 
     /// The family of a kernel name and how it was found: the first rule whose pattern matches;
@@ -339,10 +355,40 @@ impl Classes {
 mod tests {
     use super::*;
 
+    /// The built-in table passes every check a rule file gets (`Rules::builtin` skips the pattern and
+    /// example checks on that ground), and the unchecked load is the same table: the same families,
+    /// rules, fallback entries, every pattern compiling, and every example placed as the checked load
+    /// places it.
     #[test]
     fn builtin_table_loads() {
+        let checked = Rules::parse(BUILTIN_TOML, Path::new("<built-in>")).unwrap();
         let r = Rules::builtin();
         assert!(r.rules().len() >= 20);
         assert!(r.rules().iter().all(|x| !x.examples.is_empty()));
+        assert_eq!(r.families(), checked.families());
+        let rule = |x: &Rule| (x.family, x.pattern.clone(), x.examples.clone(), x.line);
+        assert_eq!(
+            r.rules().iter().map(rule).collect::<Vec<_>>(),
+            checked.rules().iter().map(rule).collect::<Vec<_>>()
+        );
+        let entry = |x: &FallbackEntry| (x.family, x.words.clone(), x.examples.clone(), x.line);
+        assert_eq!(
+            r.fallback().iter().map(entry).collect::<Vec<_>>(),
+            checked.fallback().iter().map(entry).collect::<Vec<_>>()
+        );
+        for x in r.rules() {
+            assert!(
+                x.regex.get().is_none(),
+                "compiled before use: {}",
+                x.pattern
+            );
+        }
+        let examples = r.rules().iter().flat_map(|x| &x.examples);
+        for ex in examples.chain(r.fallback().iter().flat_map(|x| &x.examples)) {
+            assert_eq!(r.family_of(ex), checked.family_of(ex), "{ex}");
+        }
+        for x in r.rules() {
+            x.regex();
+        }
     }
 }

@@ -41,7 +41,7 @@ impl ShadowIndex {
             work(r.pattern.len());
             let shape = Shape::of(&r.pattern);
             ix.same.entry(r.pattern.clone()).or_insert(k);
-            if ix.everything.is_none() && shape.matches_everything(&r.regex) {
+            if ix.everything.is_none() && shape.matches_everything(r.regex()) {
                 ix.everything = Some(k);
             }
             match &shape.literal {

@@ -9,6 +9,8 @@
 //!     --single-thread`), against `--threads 2` on two cores; the serial fraction that pair implies
 //!     (Amdahl) and what it predicts for 16 cores; with the hash, against hashing the file alone
 //!     (`openssl dgst -sha256`, else `sha256sum`);
+//!   * `--threads 16` for its peak RSS: the memory bound on a 16-core workstation (16 workers'
+//!     blocks and malloc arenas), whatever the cores here;
 //!   * the baseline `python3 -c "import json; json.load(open(F))"` on the same files;
 //!   * inflating the gzip file alone (flate2 with zlib-rs, the parser's own decoder), to a sink, and
 //!     `gzip -dc` to /dev/null (the everyday tool);
@@ -156,6 +158,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         json_mb,
         two_cores,
     ));
+    // The memory bound on a workstation's core count: 16 range workers (on fewer cores the time is
+    // not a 16-core time, but what the workers, their blocks and their malloc arenas hold is).
+    let sixteen = best(
+        &kineto,
+        k(&plain, &["--threads", "16", "--no-sha256"]),
+        a.runs,
+    )?;
+    rows.push((
+        "--threads 16 --no-sha256 (for its RSS)".into(),
+        json_mb,
+        sixteen,
+    ));
     let hashed = best(&kineto, k(&plain, &["--threads", "2"]), a.runs)?;
     rows.push((
         "kineto summary --threads 2 (sha256)".into(),
@@ -283,7 +297,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             2.3 * h,
         );
     }
-    let rss_ratio = [kp, kp1, kph, kg, kg1, two_cores, hashed]
+    let rss_ratio = [kp, kp1, kph, kg, kg1, two_cores, sixteen, hashed]
         .iter()
         .map(|m| m.rss_kb)
         .max()

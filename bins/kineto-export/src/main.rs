@@ -53,6 +53,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // Many parse threads, few malloc arenas: the memory bound of a parse on every core.
+    kineto_trace::limit_malloc_arenas();
     #[cfg(feature = "sqlite")]
     kineto_sqlite::install();
     let cli: Cli = match tool_io::cli::parse("kineto-export") {

@@ -47,8 +47,8 @@ pub use model::{
     TraceFormat, Track, TrackIds, Warning,
 };
 pub use parse::{
-    MALLOC_ARENAS, Options, Parsed, RANGE_BYTES, limit_malloc_arenas, parse_file, parse_file_from,
-    parse_raw, parse_reader,
+    Options, Parsed, RANGE_BYTES, limit_malloc_arenas, parse_file, parse_file_from, parse_raw,
+    parse_reader,
 };
 pub use source::{Feed, hex};
 pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};

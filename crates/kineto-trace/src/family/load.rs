@@ -166,46 +166,48 @@ impl Rules {
             });
         }
         let prefilter = Prefilter::new(rules.iter().map(|r| r.pattern.as_str()));
-        let shadows = if all {
-            Some(ShadowIndex::new(&rules))
-        } else {
-            None
-        };
-        for (i, rule) in rules.iter().enumerate().filter(|_| all) {
-            let (n, line, fam) = (
-                Some(i + 1),
-                rule.line,
-                &families[rule.family.0 as usize].name,
-            );
-            let pattern = &rule.pattern;
-            if let Some(why) = shadows.as_ref().and_then(|s| s.shadowed(&rules, i)) {
-                return Err(fail(
-                    Some(line),
-                    n,
-                    format!("pattern `{pattern}` (family `{fam}`) can never match first: {why}",),
-                ));
-            }
-            for ex in &rule.examples {
-                work(ex.len());
-                // The first of the rules up to this one that can match the example (the prefilter's
-                // candidates) and does.
-                let first = prefilter
-                    .candidates(ex, i + 1)
-                    .into_iter()
-                    .find(|&k| rules[k].regex().is_match(ex));
-                let message = match first {
-                    Some(k) if k < i => format!(
-                        "example `{ex}` is matched first by rule {} (family `{}`, line {}): \
-                         rule {} (family `{fam}`) is shadowed for it",
-                        k + 1,
-                        families[rules[k].family.0 as usize].name,
-                        rules[k].line,
-                        i + 1
-                    ),
-                    Some(k) if k == i => continue,
-                    _ => format!("example `{ex}` does not match the rule's pattern `{pattern}`"),
-                };
-                return Err(fail(Some(line), n, message));
+        // The shadow and example checks (the built-in table's are a unit test's).
+        if let Some(shadows) = all.then(|| ShadowIndex::new(&rules)) {
+            for (i, rule) in rules.iter().enumerate() {
+                let (n, line, fam) = (
+                    Some(i + 1),
+                    rule.line,
+                    &families[rule.family.0 as usize].name,
+                );
+                let pattern = &rule.pattern;
+                if let Some(why) = shadows.shadowed(&rules, i) {
+                    return Err(fail(
+                        Some(line),
+                        n,
+                        format!(
+                            "pattern `{pattern}` (family `{fam}`) can never match first: {why}",
+                        ),
+                    ));
+                }
+                for ex in &rule.examples {
+                    work(ex.len());
+                    // The first of the rules up to this one that can match the example (the prefilter's
+                    // candidates) and does.
+                    let first = prefilter
+                        .candidates(ex, i + 1)
+                        .into_iter()
+                        .find(|&k| rules[k].regex().is_match(ex));
+                    let message = match first {
+                        Some(k) if k < i => format!(
+                            "example `{ex}` is matched first by rule {} (family `{}`, line {}): \
+                             rule {} (family `{fam}`) is shadowed for it",
+                            k + 1,
+                            families[rules[k].family.0 as usize].name,
+                            rules[k].line,
+                            i + 1
+                        ),
+                        Some(k) if k == i => continue,
+                        _ => {
+                            format!("example `{ex}` does not match the rule's pattern `{pattern}`")
+                        }
+                    };
+                    return Err(fail(Some(line), n, message));
+                }
             }
         }
 

@@ -60,18 +60,19 @@ impl Default for Options {
 }
 
 /// glibc malloc arenas a program that parses on many threads is held to ([`limit_malloc_arenas`]).
-pub const MALLOC_ARENAS: i32 = 4;
+const MALLOC_ARENAS: i32 = 4;
 
-/// Holds glibc's malloc to [`MALLOC_ARENAS`] arenas, unless `MALLOC_ARENA_MAX` in the environment
-/// already says how many; elsewhere than Linux with glibc, nothing.
+/// Holds glibc's malloc to 4 arenas, unless `MALLOC_ARENA_MAX` in the environment already says how
+/// many; elsewhere than Linux with glibc, nothing.
 ///
 /// For a program's `main`, before its threads start: the setting is the whole process's, so a
-/// library never calls it on its host's behalf (the Python module does not). Why: glibc gives each
-/// new thread an arena of its own up to 8 per core, and each range worker's arena keeps about half a
-/// MiB after its ranges are folded in: on 16 workers a 310 MB trace's parse held 80 MB, 0.26 of the
-/// file, against 72 MB on 2 workers; with 4 arenas, 74 MB (MEASURED, `--threads 16`, 2026-12-06). The
-/// workers call malloc ~150 times per MiB of JSON (MEASURED, uprobe on 2 workers), so four arenas
-/// are not a lock the workers queue on.
+/// library never calls it on its host's behalf (the Python module does not). Why: glibc gives a new
+/// thread an arena of its own while there are fewer than 8 per core, and an arena keeps memory after
+/// the ranges parsed in it are folded in: on 16 workers a 310 MB trace's parse peaked at 78–80 MiB,
+/// 0.26–0.27 of the file, against 70.4 MiB on 2 workers; with 4 arenas, 72.4–72.7 MiB, 0.245 (MEASURED,
+/// `--threads 16 --no-sha256`, 2026-12-06). The workers call malloc about 150 times per MiB of JSON
+/// (MEASURED, a uprobe on 2 workers), so four arenas should not be a lock they queue on (ESTIMATED:
+/// not measured on 16 cores).
 pub fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {

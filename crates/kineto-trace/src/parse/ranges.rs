@@ -49,8 +49,8 @@ fn blocks_in_flight(threads: usize) -> usize {
 
 /// Bytes of blocks alive at once, whatever the worker count: what 2 workers hold at [`RANGE_BYTES`]
 /// (5 × 1 MiB). Past 2 workers the blocks shrink so that the total stays here: on 16 workers 1 MiB
-/// blocks held 19 MiB, which with the model put a 310 MB trace's parse at 0.31 of the file (MEASURED,
-/// `--threads 16`); the bound the parse is held to is a quarter.
+/// blocks held 19 MiB, and a 310 MB trace's parse peaked at 0.32 of the file (MEASURED, `--threads 16
+/// --no-sha256`, with glibc's default arenas); the bound the parse is held to is a quarter.
 const IN_FLIGHT_BYTES: usize = 5 * RANGE_BYTES;
 
 /// The smallest block the budget shrinks to: each block costs a seam (one event read serially) and a

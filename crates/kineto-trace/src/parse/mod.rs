@@ -45,6 +45,11 @@ pub struct Options {
     /// Bytes per block (and range) of the parallel parse ([`RANGE_BYTES`] by default; tests make
     /// it small so that small files split too).
     pub range_bytes: usize,
+    /// Once this flag is set, the file's reads fail ("interrupted") and the parse ends with an error
+    /// naming the file: how a host that parses on a worker thread (the Python module, on Ctrl-C) stops
+    /// it within one read. `None`: never stopped. Only the file [`parse_file`] opens is watched (not a
+    /// rocprofv3 CSV's companion files).
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for Options {
@@ -55,6 +60,7 @@ impl Default for Options {
             feed: Feed::Threaded,
             threads: 0,
             range_bytes: RANGE_BYTES,
+            stop: None,
         }
     }
 }
@@ -142,14 +148,10 @@ pub struct Parsed {
 /// The file is opened through tool-io ([`tool_io::open_input`]): a regular file only (a FIFO is refused
 /// instead of blocking), and noted as an input of this run, so that no result of the run replaces it.
 pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
-    let io_err = |source| Error::Io {
-        file: path.to_path_buf(),
-        source,
-    };
     if path.is_dir() {
         return crate::native::read_dir(path, opts);
     }
-    let mut file = tool_io::open_input(path, "trace").map_err(|e| match e {
+    let file = tool_io::open_input(path, "trace").map_err(|e| match e {
         tool_io::Error::Input { error, .. } => Error::Io {
             file: path.to_path_buf(),
             source: error,
@@ -160,12 +162,31 @@ pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
         },
         e => Error::Input(e),
     })?;
-    let head = read_head(&mut file).map_err(io_err)?;
-    let (_, content) = crate::native::detect::head(&head);
-    let raw = std::io::Cursor::new(head).chain(file);
-    match crate::native::sniff(&content) {
-        Sniffed::KinetoObject | Sniffed::Unknown => parse_kineto(path, raw, opts),
-        kind => crate::native::read_native(path, kind, raw, opts, Some(path)),
+    match &opts.stop {
+        Some(stop) => {
+            let file = Stoppable {
+                inner: file,
+                stop: stop.clone(),
+            };
+            parse_stored(path, file, opts, Some(path))
+        }
+        None => parse_stored(path, file, opts, Some(path)),
+    }
+}
+
+/// A reader whose reads fail once `stop` is set ([`Options::stop`]).
+struct Stoppable<R> {
+    inner: R,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<R: Read> Read for Stoppable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // Not `ErrorKind::Interrupted`, which readers retry.
+            return Err(std::io::Error::other("interrupted"));
+        }
+        self.inner.read(buf)
     }
 }
 

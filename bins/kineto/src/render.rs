@@ -403,15 +403,7 @@ fn placed(place: Place, text: &str) -> String {
     }
 }
 
-/// A name cut to `width` characters for a table column.
-pub fn fit(name: &str, width: usize) -> String {
-    if name.chars().count() <= width {
-        name.to_string()
-    } else {
-        let s: String = name.chars().take(width.saturating_sub(1)).collect();
-        format!("{s}…")
-    }
-}
+pub use kineto_trace::notes::fit;
 
 #[cfg(test)]
 mod tests {

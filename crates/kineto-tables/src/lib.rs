@@ -66,6 +66,17 @@ pub struct Analysed<'a> {
 }
 
 impl<'a> Analysed<'a> {
+    /// A trace the session analysed, its rows naming it `file`.
+    pub fn of(file: &'a str, t: &'a kineto_trace::AnalysedTrace) -> Analysed<'a> {
+        Analysed {
+            file,
+            trace: t.trace(),
+            analysis: &t.analysis,
+            budgets: t.budgets(),
+            rules: t.rules(),
+        }
+    }
+
     /// What the `gpu_ops` rows are made from.
     pub fn gpu_ops(&self) -> GpuOps<'a> {
         GpuOps::new(self.file, self.trace, self.analysis, self.rules)

@@ -155,6 +155,18 @@ mod tests {
     }
 
     #[test]
+    fn a_mean_that_is_not_a_number_counts_as_absent() {
+        // null is how JSON writes a NaN mean: the number is missing from that report, on either side (it
+        // was dropped without a word when the new report's mean was null).
+        let old = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": 1.0, "b.gbps": null}}}}}}});
+        let new = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": null, "b.gbps": 2.0}}}}}}});
+        let d = diff(&old, &new, is_headline_key).unwrap();
+        assert!(d.rows.is_empty());
+        assert_eq!(d.only_in_old, vec!["w/c/rank 0: a.gbps"]);
+        assert_eq!(d.only_in_new, vec!["w/c/rank 0: b.gbps"]);
+    }
+
+    #[test]
     fn the_demo_window_against_itself_changes_nothing() {
         let demo =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo");

@@ -584,7 +584,7 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let result = match html_report::kineto_diff(&old, &new) {
+    let result = match run_compare::budget::compare_json(&old, &new) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
@@ -612,8 +612,8 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
             writeln!(
                 w,
                 "{:<8} {:<16} {o:>12} {n:>12} {pct:>9} {range:>23} {exceeds}",
-                out::escape(&r.rank),
-                out::escape(&r.bucket)
+                out::escape(&r.place),
+                out::escape(&r.key)
             )?;
         }
         for o in &result.only_in_old {

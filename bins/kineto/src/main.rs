@@ -10,18 +10,17 @@ mod export;
 mod listing;
 mod out;
 mod ranks;
-mod render;
-mod render_budget;
-mod render_notes;
-mod render_summary;
 mod report;
 mod roofline;
 mod summary;
 mod top;
-mod views;
 
 use args::{Listing, Plain, SummaryArgs, Top};
+// The text, CSV and JSON forms of the tables live beside their column lists (`kineto-tables`).
 use clap::{Parser, Subcommand};
+use kineto_tables::render::{
+    self, budget as render_budget, notes as render_notes, summary as render_summary, views,
+};
 use listing::Command;
 use std::process::ExitCode;
 

@@ -1,12 +1,12 @@
 //! What the rows do not show: the per-trace header block of the tables, and the same facts as
 //! `note:` lines on stderr for `--json` and `--csv`.
 
-use crate::out::escape;
 use kineto_trace::Parsed;
 use kineto_trace::analysis::Analysis;
 use kineto_trace::notes::notes;
 use kineto_trace::ns_to_us_string as us;
 use std::io::{self, Write};
+use tool_io::terminal::escape;
 
 /// The block a table starts with, per trace: file, rank, counts, notes.
 pub fn table_header(w: &mut impl Write, p: &Parsed, a: &Analysis, what: &str) -> io::Result<()> {

@@ -282,6 +282,18 @@ fn str_of(v: Option<&Value>) -> String {
 /// The page for a provenance record (the JSON `provenance run` writes).
 pub fn render_provenance(record: &Value) -> String {
     let mut page = Page::new("provenance: where this number came from", record.clone());
+    verdict_section(&mut page, record);
+    command_section(&mut page, record);
+    timeline_section(&mut page, record);
+    summary_section(&mut page, record);
+    before_after_section(&mut page, record);
+    unavailable_section(&mut page, record);
+    page.derived(Value::Object(Map::new()));
+    page.finish()
+}
+
+/// The verdict: clean or not, every check made or not, the flags with their evidence, the checks not made.
+fn verdict_section(page: &mut Page, record: &Value) {
     page.h2("Verdict");
     match record.get("verdict") {
         None => page.absent("the verdict"),
@@ -332,6 +344,10 @@ pub fn render_provenance(record: &Value) -> String {
             }
         }
     }
+}
+
+/// The command, when it ran, how it ended, and the code and GPU it ran on.
+fn command_section(page: &mut Page, record: &Value) {
     page.h2("The command");
     let mut t = Table::new(&["field", "value"], false);
     let argv: Vec<String> = record
@@ -371,7 +387,10 @@ pub fn render_provenance(record: &Value) -> String {
         ]);
     }
     page.table(&t);
+}
 
+/// The readings kept in the record, over time, with the command's start and end marked.
+fn timeline_section(page: &mut Page, record: &Value) {
     page.h2("GPUs over time");
     // The before/after snapshots are single readings, not a timeline: only the kept readings count.
     let mut samples = Vec::new();
@@ -386,7 +405,7 @@ pub fn render_provenance(record: &Value) -> String {
         if let Some(e) = end {
             markers.push((e, "command end".to_owned()));
         }
-        timeline(&mut page, &samples, &markers);
+        timeline(page, &samples, &markers);
         let every = record
             .pointer("/during/timeline/every")
             .and_then(Value::as_u64);
@@ -399,11 +418,18 @@ pub fn render_provenance(record: &Value) -> String {
             ));
         }
     }
+}
+
+fn summary_section(page: &mut Page, record: &Value) {
     page.h2("GPUs during the command (monitor summary)");
     match record.pointer("/during/gpus").and_then(Value::as_array) {
-        Some(g) => stats_table(&mut page, g),
+        Some(g) => stats_table(page, g),
         None => page.absent("the monitor summary"),
     }
+}
+
+/// The single readings just before and just after the command: the GPU and the host load.
+fn before_after_section(page: &mut Page, record: &Value) {
     page.h2("Before and after");
     let mut t = Table::new(&["reading", "before", "after"], false);
     for f in [
@@ -440,6 +466,10 @@ pub fn render_provenance(record: &Value) -> String {
     } else {
         page.table(&t);
     }
+}
+
+/// The record's `unavailable`: each field not recorded, and why.
+fn unavailable_section(page: &mut Page, record: &Value) {
     if let Some(Value::Object(u)) = record.get("unavailable") {
         page.h2("Not recorded, and why");
         let mut t = Table::new(&["field", "why"], false);
@@ -449,8 +479,6 @@ pub fn render_provenance(record: &Value) -> String {
         }
         page.table(&t);
     }
-    page.derived(Value::Object(Map::new()));
-    page.finish()
 }
 
 #[cfg(test)]

@@ -420,11 +420,28 @@ fn timeline_section(page: &mut Page, record: &Value) {
     }
 }
 
+/// The monitor's summary per GPU, and each backend it tried and did not use, with why: a record states those
+/// reasons only there (`during.rejected`), and its other fields point to it.
 fn summary_section(page: &mut Page, record: &Value) {
     page.h2("GPUs during the command (monitor summary)");
     match record.pointer("/during/gpus").and_then(Value::as_array) {
         Some(g) => stats_table(page, g),
         None => page.absent("the monitor summary"),
+    }
+    let mut t = Table::new(&["GPU backend not used", "why"], false);
+    for r in record
+        .pointer("/during/rejected")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        t.rows.push(vec![
+            Cell::text(str_of(r.get("backend"))),
+            Cell::text(str_of(r.get("reason"))),
+        ]);
+    }
+    if !t.rows.is_empty() {
+        page.table(&t);
     }
 }
 
@@ -514,5 +531,36 @@ mod tests {
         let many_readings: Vec<Value> = (0..1500).map(|i| reading(0, i as f64 * 0.1)).collect();
         let n = visits(&many_readings);
         assert!(n <= 16 * 1500, "{n} visits for 1 500 readings");
+    }
+
+    #[test]
+    fn the_provenance_page_says_why_each_gpu_backend_was_not_used() {
+        // A record without a GPU states each backend's reason once, under during.rejected; its other fields
+        // point there, so the page must show it.
+        let record = json!({
+            "time_utc": "2026-12-06T00:00:00+00:00",
+            "during": {"gpus": [], "rejected": [
+                {"backend": "nvml", "reason": "NVML could not be initialised: no libnvidia-ml"},
+                {"backend": "nvidia-smi", "reason": "nvidia-smi not found: PATH=/usr/bin"}
+            ]},
+            "unavailable": {"gpus": "no GPU backend (each backend's reason: during.rejected)"}
+        });
+        let page = render_provenance(&record);
+        let start = page
+            .find("GPU backend not used")
+            .expect("the table of backends not used");
+        let end = start + page[start..].find("<h2").expect("a section after it");
+        let section = &page[start..end];
+        assert!(
+            section.contains("NVML could not be initialised: no libnvidia-ml"),
+            "{section}"
+        );
+        assert!(
+            section.contains("nvidia-smi not found: PATH=/usr/bin"),
+            "{section}"
+        );
+        // A record whose backend was the first tried has no such table.
+        let quiet = json!({"time_utc": "t", "during": {"gpus": [], "rejected": []}});
+        assert!(!render_provenance(&quiet).contains("GPU backend not used"));
     }
 }

@@ -29,7 +29,7 @@ pub fn run(l: &Plain) -> ExitCode {
         write_trace(w, format, &p, &stats)
     };
     let header = csv_header_if(format, kineto_tables::annotation_stats_columns());
-    each_trace(&session, &paths, header, work, print)
+    each_trace(&session, &paths, format, header, work, print)
 }
 
 /// One trace's rows, after its header line in the text form.

@@ -346,7 +346,7 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
             }
         }
     }
-    let mut w = out::stdout();
+    let mut w = out::stdout(format);
     let r = (|| -> io::Result<()> {
         let listing = render::Listing::new(doctor_columns(), views::DOCTOR);
         match format {

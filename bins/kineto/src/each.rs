@@ -14,11 +14,12 @@ use std::process::ExitCode;
 pub fn each_trace<T: Send>(
     session: &Session,
     paths: &[PathBuf],
+    format: Format,
     header: impl FnOnce(&mut out::Stdout) -> std::io::Result<()>,
     work: impl Fn(&Path) -> kineto_trace::Result<T> + Sync,
     mut print: impl FnMut(&mut out::Stdout, T) -> std::io::Result<()>,
 ) -> ExitCode {
-    let mut w = out::stdout();
+    let mut w = out::stdout(format);
     if let Err(e) = header(&mut w) {
         out::write_failed(e);
     }

@@ -46,7 +46,7 @@ pub fn run(command: Command, l: &Listing) -> ExitCode {
         notes_unless_table(format, &t);
         write_trace(w, command, format, &t, session.rules())
     };
-    each_trace(&session, &paths, header, work, print)
+    each_trace(&session, &paths, format, header, work, print)
 }
 
 /// Writes one trace's rows, one at a time.

@@ -73,7 +73,7 @@ pub fn run(l: &Listing) -> ExitCode {
         }
     }
     let steps = compare_ranks(&all);
-    let mut w = out::stdout();
+    let mut w = out::stdout(format);
     if let Err(e) = write(&mut w, format, all.len(), &steps) {
         out::write_failed(e);
     }

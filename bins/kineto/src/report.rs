@@ -17,7 +17,7 @@ use crate::args::Listing;
 use crate::doctor::Analysed;
 use crate::each::refused;
 use crate::out::{self, note};
-use crate::render::{self, Ctx};
+use crate::render::{self, Ctx, Format};
 use crate::render_budget;
 use kineto_doctor::Thresholds;
 
@@ -446,7 +446,7 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         }
     };
     out::written("kineto report", &written);
-    let mut w = out::stdout();
+    let mut w = out::stdout(Format::Table);
     if let Err(e) = writeln!(
         w,
         "wrote {}",
@@ -600,7 +600,7 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
             Err(e) => return fail(e.to_string()),
         }
     }
-    let mut w = out::stdout();
+    let mut w = out::stdout(Format::Table);
     let written = (|| -> std::io::Result<()> {
         writeln!(
             w,

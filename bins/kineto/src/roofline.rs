@@ -384,7 +384,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
     } else {
         render::Format::Table
     };
-    let mut w = out::stdout();
+    let mut w = out::stdout(format);
     if a.weights {
         if format == render::Format::Table {
             let m = &setup.model;

@@ -17,5 +17,10 @@ pub fn run(a: &SummaryArgs) -> ExitCode {
     };
     let work = |p: &std::path::Path| session.read(p).map(|p| Summary::of(&p));
     let print = |w: &mut crate::out::Stdout, s: Summary| render_summary::write(w, &s, a.json);
-    each_trace(&session, &paths, |_| Ok(()), work, print)
+    let format = if a.json {
+        crate::render::Format::Json
+    } else {
+        crate::render::Format::Table
+    };
+    each_trace(&session, &paths, format, |_| Ok(()), work, print)
 }

@@ -33,7 +33,7 @@ pub fn run(t: &Top) -> ExitCode {
         write_trace(w, format, &a, &tables, n)
     };
     let header = csv_header_if(format, kineto_tables::top_columns());
-    each_trace(&session, &paths, header, work, print)
+    each_trace(&session, &paths, format, header, work, print)
 }
 
 /// One trace's tables (one, or one per step), each cut to its first `n` groups.

@@ -171,7 +171,8 @@ def test_graph_only_steps_take_their_tokens_from_the_capture_traces_beside_the_t
     t = kineto_trace.read(SYNTHETIC / "graph_only" / "graph_only.json")
     tokens = t.steps().column("query_tokens").to_pylist()
     assert tokens == [s["query_tokens"] for s in want["steps"]]
-    assert tokens == [8, 8, 16, 8]
+    # The four graph replays' sizes, as the issue saw `kineto steps` give them (the fifth step has none).
+    assert tokens[:4] == [8, 8, 16, 8]
 
 
 def test_the_traces_compared_include_every_format_and_the_synthetic_servers():

@@ -295,8 +295,8 @@ fn read_gpus(d: &Db, b: &mut TraceBuilder) -> Result<()> {
 
 /// Device id → (SM count, memory) from `TARGET_INFO_CUDA_GPU`, where early exports keep them; empty when
 /// the table is absent.
-fn early_gpu_sizes(d: &Db) -> Result<FxHashMap<i64, (Option<i64>, Option<i64>)>> {
-    let mut cuda: FxHashMap<i64, (Option<i64>, Option<i64>)> = FxHashMap::default();
+fn early_gpu_sizes(d: &Db) -> Result<GpuSizes> {
+    let mut cuda = GpuSizes::default();
     let c = "TARGET_INFO_CUDA_GPU";
     if d.has(c) {
         d.each(
@@ -314,6 +314,9 @@ fn early_gpu_sizes(d: &Db) -> Result<FxHashMap<i64, (Option<i64>, Option<i64>)>>
     }
     Ok(cuda)
 }
+
+/// Device id → (SM count, memory).
+type GpuSizes = FxHashMap<i64, (Option<i64>, Option<i64>)>;
 
 /// The columns of a GPU activity table: those every such table starts with ([`device_op`] reads them),
 /// then `extra`.

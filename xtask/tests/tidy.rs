@@ -124,9 +124,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "the html-report helper",
     ),
     ("crates/kineto-doctor/src/trust.rs", "find", "split"),
-    ("crates/kineto-sqlite/src/nsys.rs", "read", "split"),
-    ("crates/kineto-sqlite/src/rocpd.rs", "read", "split"),
-    ("crates/kineto-sqlite/src/rpd.rs", "read", "split"),
     (
         "crates/kineto-trace/examples/label_coverage.rs",
         "main",

@@ -18,7 +18,7 @@
 //!
 //! Ids are large offsets (about 2³² × session), not 1..N; row order by id is not start order.
 
-use crate::db::{Db, get_int, get_quantity, get_text};
+use crate::db::{Db, get_int, get_quantity};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
@@ -38,7 +38,7 @@ fn op_kind(op_type: &str) -> Option<GpuKind> {
 pub(crate) fn read(d: &Db) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::RpdSqlite);
     b.header().producer = Some("rocmProfileData (rpd_tracer)".into());
-    read_schema_version(d, &mut b)?;
+    b.header().format_version = d.rocpd_schema_version()?;
     let strings = d.map("rocpd_string", "id", "string")?;
     // Schema 3 keeps argument text apart; schema 2 in rocpd_string.
     let ustrings = d.map("rocpd_ustring", "id", "string")?;
@@ -50,21 +50,6 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_ops(d, &mut b, &strings, &links)?;
     read_calls(d, &mut b, &strings, &ustrings)?;
     Ok(b.finish())
-}
-
-/// The header's format version: `rocpd_metadata`'s `schema_version`.
-fn read_schema_version(d: &Db, b: &mut TraceBuilder) -> Result<()> {
-    if d.has("rocpd_metadata") {
-        d.each("rocpd_metadata", &["tag", "value"], "", |i, r| {
-            let tag = get_text(r, 0).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
-            if tag.as_deref() == Some("schema_version") {
-                b.header().format_version =
-                    get_text(r, 1).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
-            }
-            Ok(())
-        })?;
-    }
-    Ok(())
 }
 
 /// A kernel launch's (grid, workgroup).

@@ -163,7 +163,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "split",
     ),
     ("crates/kl1-window-gen/src/truth.rs", "step_truths", "split"),
-    ("crates/model-shapes/src/hf/build.rs", "build", "split"),
     (
         "crates/provenance/src/diff/mod.rs",
         "diff",

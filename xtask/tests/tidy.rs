@@ -151,12 +151,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "the trace readers' helper",
     ),
     ("crates/kineto-trace/src/step/mod.rs", "find_steps", "split"),
-    ("crates/kl1-shapes/src/kl1_table.rs", "model_shape", "split"),
-    (
-        "crates/kl1-shapes/src/spec/validate.rs",
-        "validate",
-        "split",
-    ),
     (
         "crates/kl1-window-gen/src/trace_json.rs",
         "trace_json",

@@ -129,7 +129,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "main",
         "split",
     ),
-    ("crates/kineto-trace/src/family/load.rs", "read", "split"),
     (
         "crates/kineto-trace/src/native/chrome.rs",
         "read",

@@ -149,7 +149,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "apply_inner",
         "the trace readers' helper",
     ),
-    ("crates/kineto-trace/src/step/mod.rs", "find_steps", "split"),
     (
         "crates/kl1-window-gen/src/trace_json.rs",
         "trace_json",

@@ -150,12 +150,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "the trace readers' helper",
     ),
     (
-        "crates/kl1-window-gen/src/trace_json.rs",
-        "trace_json",
-        "split",
-    ),
-    ("crates/kl1-window-gen/src/truth.rs", "step_truths", "split"),
-    (
         "crates/provenance/src/diff/mod.rs",
         "diff",
         "the provenance helper",

@@ -123,7 +123,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "section",
         "the html-report helper",
     ),
-    ("crates/kineto-doctor/src/trust.rs", "find", "split"),
     (
         "crates/kineto-trace/examples/label_coverage.rs",
         "main",

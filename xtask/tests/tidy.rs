@@ -163,7 +163,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "render",
         "the provenance helper",
     ),
-    ("xtask/src/bench_parse.rs", "run", "split"),
     ("xtask/src/bench_ranks.rs", "run", "split"),
 ];
 

@@ -163,7 +163,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "render",
         "the provenance helper",
     ),
-    ("xtask/src/bench_ranks.rs", "run", "split"),
 ];
 
 /// Where the tables' column lists live, and the file that names each table's list.

@@ -124,11 +124,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "the html-report helper",
     ),
     (
-        "crates/kineto-trace/examples/label_coverage.rs",
-        "main",
-        "split",
-    ),
-    (
         "crates/kineto-trace/src/native/chrome.rs",
         "read",
         "the trace readers' helper",

@@ -52,6 +52,16 @@ fn link(d: &Db, view: &str, by_stack: bool) -> Result<&'static str> {
     })
 }
 
+/// The optional column `key` of view `view`, or its key in the view's `extdata` JSON where the view has
+/// one (rocprofiler-sdk moved such fields there).
+fn column_or_extdata(d: &Db, view: &str, key: &str) -> Result<String> {
+    Ok(if d.columns(view)?.contains("extdata") {
+        format!("=json_extract(extdata, '$.{key}')")
+    } else {
+        format!("?{key}")
+    })
+}
+
 /// Reads a rocpd database.
 pub(crate) fn read(d: &Db) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::RocpdSqlite);
@@ -81,14 +91,10 @@ fn read_gpus(d: &Db, b: &mut TraceBuilder) -> Result<()> {
     if !d.has(t) {
         return Ok(());
     }
-    let cu = if d.columns(t)?.contains("extdata") {
-        "=json_extract(extdata, '$.cu_count')"
-    } else {
-        "?cu_count"
-    };
+    let cu = column_or_extdata(d, t, "cu_count")?;
     d.each(
         t,
-        &["?type", "?type_index", "?product_name", "?name", cu],
+        &["?type", "?type_index", "?product_name", "?name", &cu],
         "",
         |i, r| {
             let e = |m: String| d.row_err(t, i, m);
@@ -259,11 +265,7 @@ fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
     if !d.has(t) {
         return Ok(());
     }
-    let message = if d.columns(t)?.contains("extdata") {
-        "=json_extract(extdata, '$.message')"
-    } else {
-        "?message"
-    };
+    let message = column_or_extdata(d, t, "message")?;
     let cols = [
         "start",
         "end",
@@ -273,7 +275,7 @@ fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         "?pid",
         "?tid",
         link(d, t, by_stack)?,
-        message,
+        &message,
     ];
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);

@@ -919,6 +919,11 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
         "the doctor's rules compose the analyses; they render nothing (the tables and pages sit above)",
     ),
     ("step-stats", &["*"], "depends on no workspace crate"),
+    (
+        "child-run",
+        &["*"],
+        "the tools' child processes sit below the monitor and provenance",
+    ),
     ("tool-io", &["*"], "sits below every crate"),
 ];
 

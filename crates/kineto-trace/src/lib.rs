@@ -28,10 +28,12 @@ pub mod family;
 pub mod interval;
 mod model;
 pub mod native;
+pub mod notes;
 mod parse;
 pub mod profiles;
 pub mod ranks;
 mod scan;
+pub mod session;
 mod source;
 pub mod step;
 pub mod summary;
@@ -50,6 +52,7 @@ pub use parse::{
     Options, Parsed, RANGE_BYTES, limit_malloc_arenas, parse_file, parse_file_from, parse_raw,
     parse_reader,
 };
+pub use session::{AnalysedTrace, Session, SessionConfig};
 pub use source::{Feed, hex};
 pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 

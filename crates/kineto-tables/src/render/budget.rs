@@ -4,9 +4,9 @@
 //! `step` row, then one `bucket`, `family` or `unmatched` row per item, each carrying the step's columns);
 //! the table has one column per bucket.
 
+use crate::render::views;
 use crate::render::{self, Ctx, Listing, fit};
-use crate::views;
-use kineto_tables::{
+use crate::{
     Col, StepRow, bucket_rows, budget_columns, family_columns, family_rows, step_columns,
     unmatched_row,
 };
@@ -191,7 +191,7 @@ pub fn table(
     fv.sort_by(|x, y| y.1.1.cmp(&x.1.1).then_with(|| x.0.cmp(y.0)));
     writeln!(
         w,
-        "  families, all steps (per-step JSON/CSV: --json, --csv):"
+        "  families, all steps (per step in the JSON and CSV forms):"
     )?;
     writeln!(
         w,
@@ -205,8 +205,8 @@ pub fn table(
         writeln!(
             w,
             "  {:<26} {:<12} {c:>8} {:>14} {:>14}",
-            crate::out::escape(name),
-            crate::out::escape(bucket),
+            tool_io::terminal::escape(name),
+            tool_io::terminal::escape(bucket),
             us(sum),
             us(un)
         )?;
@@ -223,7 +223,7 @@ pub fn table(
                 "    {:>8}× {:>14} µs  {}",
                 u.count,
                 us(u.sum_ns),
-                fit(&crate::out::escape(&u.name), 120)
+                fit(&tool_io::terminal::escape(&u.name), 120)
             )?;
         }
     }

@@ -131,8 +131,8 @@ pub const DOCTOR: &[Cell] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate as t;
     use crate::render::Listing;
-    use kineto_tables as t;
 
     #[test]
     fn every_view_shows_columns_of_its_table() {

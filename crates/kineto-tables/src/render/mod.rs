@@ -3,17 +3,22 @@
 //! `views.rs`) picks the columns the text table shows, with their headers and widths. Rows are written one
 //! at a time to the output; no listing is built in memory.
 //!
-//! Times follow the schema's naming rule (`kineto_tables::ColInfo::keys`): a duration or time column
+//! Times follow the schema's naming rule (`crate::ColInfo::keys`): a duration or time column
 //! `X_ns` is written in JSON as `X_us` (f64) and `X_ns` (exact), plus `X_rel_us` (from the trace's first
 //! event) for an absolute time; in CSV as `X_us` (and `X_rel_us`), exact three-decimal text from integer
 //! ns; in the table as µs, relative for absolute times. Nothing is ever NaN or infinite: such a float is
 //! null in JSON and an empty cell in CSV and the table.
 
-use crate::out::escape;
-use kineto_tables::{Col, Unit, Val};
+pub mod budget;
+pub mod notes;
+pub mod summary;
+pub mod views;
+
+use crate::{Col, Unit, Val};
 use kineto_trace::{ns_to_us, ns_to_us_string};
 use std::borrow::Cow;
 use std::io::{self, Write};
+use tool_io::terminal::escape;
 
 /// Output form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -403,20 +408,12 @@ fn placed(place: Place, text: &str) -> String {
     }
 }
 
-/// A name cut to `width` characters for a table column.
-pub fn fit(name: &str, width: usize) -> String {
-    if name.chars().count() <= width {
-        name.to_string()
-    } else {
-        let s: String = name.chars().take(width.saturating_sub(1)).collect();
-        format!("{s}…")
-    }
-}
+pub use kineto_trace::notes::fit;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kineto_tables::col;
+    use crate::col;
 
     struct R {
         name: String,

@@ -104,26 +104,6 @@ const MAX_FUNCTION_LINES: usize = 150;
 /// steps it performs by its owner and comes off this list.
 const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
     (
-        "crates/html-report/src/kineto.rs",
-        "budget_section",
-        "the html-report helper",
-    ),
-    (
-        "crates/html-report/src/kl1.rs",
-        "render",
-        "the html-report helper",
-    ),
-    (
-        "crates/html-report/src/monitor.rs",
-        "render_provenance",
-        "the html-report helper",
-    ),
-    (
-        "crates/html-report/src/timeline.rs",
-        "section",
-        "the html-report helper",
-    ),
-    (
         "crates/kineto-trace/src/native/chrome.rs",
         "read",
         "the trace readers' helper",
@@ -142,21 +122,6 @@ const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
         "crates/kineto-trace/src/parse/builder.rs",
         "apply_inner",
         "the trace readers' helper",
-    ),
-    (
-        "crates/provenance/src/diff/mod.rs",
-        "diff",
-        "the provenance helper",
-    ),
-    (
-        "crates/provenance/src/git_tree.rs",
-        "changes",
-        "the provenance helper",
-    ),
-    (
-        "bins/provenance/src/render_show.rs",
-        "render",
-        "the provenance helper",
     ),
 ];
 

@@ -67,14 +67,7 @@ pub(super) fn build(
     let ignored: Vec<&str> = IGNORED.iter().chain(ignored).copied().collect();
     f.finish(&ignored)?;
 
-    // A dense layer needs the dense MLP's width (the first such layer would ask for it).
-    if w.intermediate.is_none() && (0..w.n_layers).any(|i| !experts.is_moe_layer(i)) {
-        return Err(Error::Invalid {
-            origin: origin.to_string(),
-            field: "intermediate_size".to_string(),
-            reason: "missing: needed for the dense MLP".to_string(),
-        });
-    }
+    check_dense_width(&w, &experts, origin)?;
     let decoder = Decoder {
         family,
         model_type: &model_type,
@@ -135,13 +128,7 @@ pub(super) fn build(
         vocab: w.vocab,
         attention,
         layers,
-        moe: (experts.experts > 0).then_some(Moe {
-            experts: experts.experts,
-            top_k: experts.top_k,
-            shared_experts: experts.shared,
-            expert_intermediate: experts.expert_inter,
-            moe_layers,
-        }),
+        moe: moe(&experts, moe_layers),
         activation_bytes: act_bytes,
         activation_dtype: act_name,
         fp8_compute: quant.fp8_compute,
@@ -150,6 +137,29 @@ pub(super) fn build(
         ep: run.ep,
         groups,
         notes,
+    })
+}
+
+/// A dense layer needs the dense MLP's width (the first such layer would ask for it).
+fn check_dense_width(w: &Widths, experts: &Experts, origin: &str) -> Result<(), Error> {
+    if w.intermediate.is_none() && (0..w.n_layers).any(|i| !experts.is_moe_layer(i)) {
+        return Err(Error::Invalid {
+            origin: origin.to_string(),
+            field: "intermediate_size".to_string(),
+            reason: "missing: needed for the dense MLP".to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The table's MoE summary, when the model has routed experts (`moe_layers` of its layers).
+fn moe(experts: &Experts, moe_layers: u64) -> Option<Moe> {
+    (experts.experts > 0).then_some(Moe {
+        experts: experts.experts,
+        top_k: experts.top_k,
+        shared_experts: experts.shared,
+        expert_intermediate: experts.expert_inter,
+        moe_layers,
     })
 }
 

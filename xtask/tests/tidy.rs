@@ -26,6 +26,11 @@
 //!    `crates/kineto-tables/src` only — no other source file builds a column (`Col {` or `col!(`) — and
 //!    each list is the one `Table::columns` names for its table, once.
 //!
+//! 8. Functions of one job: no non-test function (`crates/`, `bins/`, `python/`, `xtask/src`, examples and
+//!    build scripts included) is over [`MAX_FUNCTION_LINES`] lines, counted from its `fn` line to its
+//!    closing brace. Test code is not checked: files under `tests/` and `benches/`, `*_tests.rs` files, and
+//!    items under `#[cfg(test)]` (the `mod tests` blocks). Longer ones today are [`PENDING_LONG_FUNCTIONS`].
+//!
 //! Comments and everything after a file's first `#[cfg(test)]` are not checked by 2 and 3.
 //!
 //! Each check has two lists: exceptions that stay (with the reason), and `PENDING_*` gaps that exist today
@@ -91,6 +96,34 @@ const MAX_LIBRARY_LINES: usize = 800;
 /// (file, who splits it) — library files over [`MAX_LIBRARY_LINES`] today; each is split by job by its
 /// owner and comes off this list (none is pending now).
 const PENDING_LONG_FILES: &[(&str, &str)] = &[];
+
+/// The most lines a non-test function may have, from its `fn` line to its closing brace.
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// (file, function, who splits it) — functions over [`MAX_FUNCTION_LINES`] today; each is split into the
+/// steps it performs by its owner and comes off this list.
+const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
+    (
+        "crates/kineto-trace/src/native/chrome.rs",
+        "read",
+        "the trace readers' helper",
+    ),
+    (
+        "crates/kineto-trace/src/native/rocprof_csv.rs",
+        "build",
+        "the trace readers' helper",
+    ),
+    (
+        "crates/kineto-trace/src/native/rocprof_json.rs",
+        "read",
+        "the trace readers' helper",
+    ),
+    (
+        "crates/kineto-trace/src/parse/builder.rs",
+        "apply_inner",
+        "the trace readers' helper",
+    ),
+];
 
 /// Where the tables' column lists live, and the file that names each table's list.
 const TABLES_SRC: &str = "crates/kineto-tables/src";
@@ -198,6 +231,12 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
         Some(i) => &text[..i],
         None => text,
     };
+    blank_comments_and_strings(text)
+}
+
+/// `text` with comments dropped and string and char literals blanked (`""`, `' '`), newlines kept so lines
+/// keep their numbers, as (code, string literals with their line numbers).
+fn blank_comments_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
     let b = text.as_bytes();
     let mut code = String::with_capacity(text.len());
     let mut strings = Vec::new();
@@ -261,8 +300,9 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
                 }
                 k += 1;
             }
-            strings.push((start_line, text[start..k.min(b.len())].to_string()));
-            code.push_str("\"\"");
+            let literal = &text[start..k.min(b.len())];
+            strings.push((start_line, literal.to_string()));
+            push_blank_literal(&mut code, literal);
             i = k + 1 + hashes;
         } else if c == b'"' {
             let start_line = line;
@@ -276,8 +316,9 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
                 }
                 k += 1;
             }
-            strings.push((start_line, text[i + 1..k.min(b.len())].to_string()));
-            code.push_str("\"\"");
+            let literal = &text[i + 1..k.min(b.len())];
+            strings.push((start_line, literal.to_string()));
+            push_blank_literal(&mut code, literal);
             i = k + 1;
         } else if c == b'\'' && (b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\')) {
             // A char literal ('"', '\''), not a lifetime.
@@ -299,6 +340,14 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
         }
     }
     (code, strings)
+}
+
+/// A string literal blanked: `""` with the literal's newlines between the quotes, so the code's lines keep
+/// their numbers.
+fn push_blank_literal(code: &mut String, literal: &str) {
+    code.push('"');
+    code.extend(literal.chars().filter(|&c| c == '\n'));
+    code.push('"');
 }
 
 /// Whether `s` holds CLI flag text: two dashes, then a lowercase letter, not preceded by a third dash or a
@@ -372,6 +421,153 @@ fn library_files_hold_one_job() {
         &long,
         &pending,
     );
+}
+
+/// Every non-test `.rs` file of the workspace's crates (`crates/`, `bins/`, `python/`, `xtask/`, any depth),
+/// sorted: files under `tests/`, `benches/` and `target/` and `*_tests.rs` files are test code or output.
+fn non_test_rust_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for top in ["crates", "bins", "python", "xtask"] {
+        rust_files(&root.join(top), &mut files);
+    }
+    files.retain(|f| {
+        let r = rel(root, f);
+        !r.ends_with("_tests.rs")
+            && !r
+                .split('/')
+                .any(|part| ["tests", "benches", "target"].contains(&part))
+    });
+    files
+}
+
+/// The byte just past the item that starts at `from` in blanked code: its `;`, or the brace closing its
+/// first `{` (brackets and parentheses before it, as in `[u8; 4]`, are passed over).
+fn item_end(code: &[u8], from: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < code.len() {
+        match code[i] {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b';' if depth == 0 => return i + 1,
+            b'{' if depth == 0 => return block_end(code, i),
+            _ => {}
+        }
+        i += 1;
+    }
+    code.len()
+}
+
+/// The byte just past the `}` that closes the `{` at `open`.
+fn block_end(code: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, &c) in code.iter().enumerate().skip(open) {
+        if c == b'{' {
+            depth += 1;
+        } else if c == b'}' {
+            depth -= 1;
+            if depth == 0 {
+                return i + 1;
+            }
+        }
+    }
+    code.len()
+}
+
+/// (name, lines from the `fn` line to the closing brace) of every function with a body in a Rust file,
+/// items under `#[cfg(test)]` left out.
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let (code, _) = blank_comments_and_strings(text);
+    let b = code.as_bytes();
+    let line_of = |i: usize| b[..i].iter().filter(|&&c| c == b'\n').count() + 1;
+    let test_items: Vec<(usize, usize)> = code
+        .match_indices("#[cfg(test)]")
+        .map(|(i, a)| (i, item_end(b, i + a.len())))
+        .collect();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("fn") {
+        let word_starts = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_');
+        let after = &code[at + 2..];
+        let name: String = after
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        // `fn(u8)` is a pointer type, `fnx` another word; a function is `fn` space name.
+        let is_function = word_starts
+            && after.starts_with(char::is_whitespace)
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !is_function || test_items.iter().any(|&(s, e)| at > s && at < e) {
+            continue;
+        }
+        let end = item_end(b, at);
+        if b[end - 1] == b'}' {
+            out.push((name, line_of(end - 1) - line_of(at) + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn functions_hold_one_job() {
+    let root = root();
+    let mut long = Vec::new();
+    let mut lengths = Vec::new();
+    for f in non_test_rust_files(&root) {
+        let r = rel(&root, &f);
+        let text = fs::read_to_string(&f).expect("read");
+        for (name, lines) in function_lengths(&text) {
+            if lines > MAX_FUNCTION_LINES && !long.contains(&format!("{r}: {name}")) {
+                long.push(format!("{r}: {name}"));
+                lengths.push(format!("{r}: {name} ({lines} lines)"));
+            }
+        }
+    }
+    let pending: Vec<String> = PENDING_LONG_FUNCTIONS
+        .iter()
+        .map(|(f, name, _)| format!("{f}: {name}"))
+        .collect();
+    check_with_pending(
+        &format!(
+            "functions over {MAX_FUNCTION_LINES} lines (split each into the steps it performs); all long ones now:\n  {}\nnot on the PENDING list",
+            lengths.join("\n  ")
+        ),
+        &long,
+        &pending,
+    );
+}
+
+#[test]
+fn the_function_scan_counts_bodies_not_tests() {
+    let text = "fn short() -> [u8; 2] {\n    [1, 2]\n}\n\
+        pub(crate) fn three<T: Fn(u8)>(t: T)\nwhere\n    T: Copy,\n{\n    let s = \"}}\"; // }\n    t('}' as u8);\n}\n\
+        fn multi_line_string() {\n    let s = r#\"a\n{\n\"#;\n    let t = \"b\n}\";\n}\n\
+        trait A {\n    fn declared(&self);\n    fn with_default(&self) {}\n}\n\
+        fn outer() {\n    let f: fn(u8) = |_| {};\n    fn inner() {\n    }\n}\n\
+        #[cfg(test)]\nmod tests {\n    fn in_tests() {\n    }\n}\n\
+        #[cfg(test)]\nfn test_helper() {\n}\n";
+    let lengths = function_lengths(text);
+    let expected: Vec<(String, usize)> = [
+        ("short", 3),
+        ("three", 7),
+        ("multi_line_string", 7),
+        ("with_default", 1),
+        ("outer", 5),
+        ("inner", 2),
+    ]
+    .iter()
+    .map(|&(n, l)| (n.to_string(), l))
+    .collect();
+    assert_eq!(lengths, expected);
+    let root = root();
+    let files: Vec<String> = non_test_rust_files(&root)
+        .iter()
+        .map(|f| rel(&root, f))
+        .collect();
+    assert!(files.contains(&"xtask/src/main.rs".to_string()));
+    assert!(files.iter().any(|f| f.contains("/examples/")));
+    assert!(!files.iter().any(|f| f.starts_with("xtask/tests/")));
+    assert!(!files.contains(&"crates/kineto-trace/src/scan_tests.rs".to_string()));
 }
 
 #[test]
@@ -808,8 +1004,8 @@ fn owning_crate(top: &Path, file: &Path) -> PathBuf {
 
 /// The code of a whole file (tests included) with comments and strings blanked.
 fn code_and_strings_all(text: &str) -> String {
-    // `#[cfg(test)]` is what ends the scan in `code_and_strings`; a dependency used only in tests counts.
-    code_and_strings(&text.replace("#[cfg(test)]", "#[cfg(all(test))]")).0
+    // Unlike `code_and_strings`, tests are kept: a dependency used only in tests counts.
+    blank_comments_and_strings(text).0
 }
 
 #[test]

@@ -334,6 +334,13 @@ fn stragglers_are_spans_over_the_median_rank() {
     );
     assert!(d.findings.iter().all(|f| f.id == FindingId::Straggler));
     assert!((d.findings[0].share_pct - 100.0 * 60.0 / 260.0).abs() < 1e-9);
+    // The worst step named as every listing numbers it (index 1, the second step, `ProfilerStep#2`),
+    // its span 160 µs against the median 100 µs.
+    assert_eq!(
+        d.findings[0].evidence,
+        "rank 2 is slower than the median rank in 1 of 2 paired steps, Σ 60.000 µs over; \
+         worst step 1 `ProfilerStep#2`: 160.000 µs vs median 100.000 µs (+60.000 µs)"
+    );
 
     // Two ranks: the median is their mean, so the slower is half the difference over.
     let texts: Vec<(String, String)> = [[100.0, 100.0], [130.0, 100.0]]

@@ -28,6 +28,7 @@ fn parse(data: &[u8], salvage: bool, threads: usize, range_bytes: usize) -> Resu
         feed: Feed::Threaded,
         threads,
         range_bytes,
+        stop: None,
     };
     parse_raw(
         Path::new("p.json"),

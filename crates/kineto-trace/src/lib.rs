@@ -22,6 +22,7 @@
 pub mod analysis;
 pub mod budget;
 pub mod capture;
+mod category;
 pub mod correlate;
 mod error;
 pub mod family;
@@ -31,9 +32,10 @@ pub mod native;
 mod parse;
 pub mod profiles;
 pub mod ranks;
+mod read;
 mod scan;
-mod source;
 pub mod step;
+mod stored;
 pub mod summary;
 pub mod template;
 mod time;
@@ -46,11 +48,9 @@ pub use model::{
     GpuOp, Header, IdValue, Launch, MAX_DEVICES, Overruns, Salvage, Span, SpanKind, Sym, Trace,
     TraceFormat, Track, TrackIds, Warning,
 };
-pub use parse::{
-    Options, Parsed, RANGE_BYTES, limit_malloc_arenas, parse_file, parse_file_from, parse_raw,
-    parse_reader,
-};
-pub use source::{Feed, hex};
+pub use parse::{RANGE_BYTES, limit_malloc_arenas, parse_reader};
+pub use read::{Options, Parsed, parse_file, parse_file_from, parse_raw};
+pub use stored::{Feed, hex};
 pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 
 use std::path::{Path, PathBuf};
@@ -221,7 +221,7 @@ fn is_trace_name(p: &Path) -> bool {
 fn check_one_format(dir: &Path, files: &[PathBuf]) -> Result<()> {
     let mut first: Option<(&PathBuf, TraceFormat)> = None;
     for f in files {
-        let Some(format) = native::format_of_file(f)? else {
+        let Some(format) = read::format_of_file(f)? else {
             continue;
         };
         match first {

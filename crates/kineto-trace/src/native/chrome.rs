@@ -24,12 +24,12 @@
 use super::TraceBuilder;
 use super::names::{KernelNames, copy_name};
 use super::rocprof_legacy::{RocprofOp, RocprofPid, Tail, object_tail, rocprof_pid, rocprof_role};
+use crate::category::{EventKind, event_kind};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
     Track,
 };
-use crate::parse::event::{EventKind, event_kind};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -13,15 +13,14 @@
 //! `__amd_rocclr_*` kernels count as fills and copies. `memory_copy_trace.csv` has no byte count.
 
 use super::TraceBuilder;
-use super::detect::fold;
 use super::names::{KernelNames, blit_kind, copy_name};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
 };
-use crate::parse::{Options, Parsed};
+use crate::read::detect::fold;
+use crate::stored::whole::{FileSet, StoredFacts};
 use rustc_hash::FxHashMap;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 const KERNEL_TRACE: &str = "kernel_trace.csv";
@@ -201,46 +200,18 @@ fn agent_number(v: &str) -> Option<i64> {
 }
 
 /// Reads the set of `kernel_file` (with the files beside it), hashing every file read in name order.
-pub(crate) fn read(kernel_file: &Path, opts: &Options) -> Result<Parsed> {
+pub(crate) fn read_set(kernel_file: &Path, hash: bool) -> Result<(Trace, StoredFacts)> {
     let mut files = vec![kernel_file.to_path_buf()];
     files.extend(siblings(kernel_file)?);
     files.sort();
-    let mut hasher = opts.sha256.then(Sha256::new);
+    let mut stored = FileSet::new(hash);
     let mut tables = Vec::new();
-    let mut total = 0u64;
-    let mut gzip = false;
     for f in &files {
-        let raw = std::fs::read(f).map_err(|source| Error::Io {
-            file: f.clone(),
-            source,
-        })?;
-        if let Some(h) = &mut hasher {
-            h.update(&raw);
-        }
-        let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-            gzip = true;
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
-                .map_err(|e| Error::Gzip {
-                    file: f.clone(),
-                    offset: out.len() as u64,
-                    message: e.to_string(),
-                })?;
-            out
-        } else {
-            raw
-        };
-        total += bytes.len() as u64;
+        let bytes = stored.read(f)?;
         tables.push((f == kernel_file, Table::parse(f, bytes)?));
     }
     let trace = build(kernel_file, tables)?;
-    Ok(Parsed {
-        path: kernel_file.to_path_buf(),
-        sha256: hasher.map(|h| crate::source::hex(&h.finalize())),
-        gzip,
-        json_bytes: total,
-        trace,
-    })
+    Ok((trace, stored.finish()))
 }
 
 /// Reads a kernel-trace CSV alone, from its bytes (a stream: no files beside it).

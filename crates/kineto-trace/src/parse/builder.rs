@@ -1,7 +1,8 @@
 //! The model builder: folds accepted events into the [`Trace`], interning names and (pid, tid) pairs,
 //! counting phases and categories, keeping warnings (the first [`KEEP_WARNINGS`]) and time bounds.
 
-use super::event::{EventKind, RawEvent};
+use super::event::RawEvent;
+use crate::category::EventKind;
 use crate::model::{
     Api, Flow, FlowPhase, GemmRows, GpuOp, IdValue, Launch, Span, Sym, Trace, Track, TrackIds,
     Warning,

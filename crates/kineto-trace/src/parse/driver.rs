@@ -206,7 +206,7 @@ impl Parser<'_, '_> {
                     format!(
                         "not JSON: expected '{{' to open the trace object, found {}; nor any other format read here (looked for {})",
                         show_byte(other),
-                        crate::native::LOOKED_FOR
+                        crate::read::detect::LOOKED_FOR
                     ),
                 ),
             }

@@ -1,12 +1,15 @@
-//! Opening a trace file: plain or gzip (detected by magic bytes, not by name), hashed as it is read.
+//! The stored stream handed to the Kineto parser as content (inflated when gzip), hashed as it is read.
 //!
 //! Decompression and hashing run on a second thread that hands 1 MiB chunks to the parser through a
 //! bounded channel, so on two cores the parse overlaps the inflate instead of following it
 //! (`parse-speed.md`: zlib-rs inflates at ~1.2 GB/s, about the parser's own speed). Chunk buffers travel
-//! back for reuse, so memory stays at a few MiB whatever the file size.
+//! back for reuse, so memory stays at a few MiB whatever the file size. [`Feed::Inline`] does the same on
+//! the calling thread.
+//!
+//! What it is not: the parallel parse's input (`parse/blocks.rs`, which cuts the same content into
+//! blocks for its workers).
 
-use flate2::read::MultiGzDecoder;
-use sha2::{Digest, Sha256};
+use super::{Content, Hasher, fill, is_cut, split_magic};
 use std::io::{self, Read};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -34,45 +37,27 @@ pub(crate) struct Input {
 
 enum DigestSlot {
     None,
-    Inline(std::sync::Arc<std::sync::Mutex<Sha256>>),
+    Inline(Hasher),
     Thread(Option<JoinHandle<Option<[u8; 32]>>>),
 }
 
 impl Input {
     /// Reads the bytes of a trace as stored (plain or gzip, told by the magic bytes) from `raw`.
     pub(crate) fn from_raw(
-        mut raw: impl Read + Send + 'static,
+        raw: impl Read + Send + 'static,
         hash: bool,
         feed: Feed,
     ) -> io::Result<Input> {
-        let mut magic = [0u8; 2];
-        let n = read_full(&mut raw, &mut magic)?;
-        let gzip = n == 2 && magic == [0x1f, 0x8b];
-        let head = magic[..n].to_vec();
-        let raw = io::Cursor::new(head).chain(raw);
+        let (gzip, raw) = split_magic(raw)?;
         match feed {
             Feed::Inline => {
-                let (raw, digest): (Box<dyn Read + Send>, DigestSlot) = if hash {
-                    let h = std::sync::Arc::new(std::sync::Mutex::new(Sha256::new()));
-                    (
-                        Box::new(HashingReader {
-                            inner: raw,
-                            hasher: Some(h.clone()),
-                        }),
-                        DigestSlot::Inline(h),
-                    )
-                } else {
-                    (Box::new(raw), DigestSlot::None)
-                };
-                let reader: Box<dyn Read + Send> = if gzip {
-                    Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
-                        CHUNK, raw,
-                    )))
-                } else {
-                    raw
+                let content = Content::new(raw, gzip, hash);
+                let digest = match content.hasher() {
+                    Some(h) => DigestSlot::Inline(h),
+                    None => DigestSlot::None,
                 };
                 Ok(Input {
-                    reader,
+                    reader: Box::new(content),
                     digest,
                     gzip,
                 })
@@ -82,7 +67,7 @@ impl Input {
                 let (back_tx, back_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT + 2);
                 let handle = std::thread::Builder::new()
                     .name("kineto-feed".into())
-                    .spawn(move || feeder(raw, gzip, hash, tx, back_rx))?;
+                    .spawn(move || feeder(Content::new(raw, gzip, hash), tx, back_rx))?;
                 Ok(Input {
                     reader: Box::new(ChunkReader {
                         rx,
@@ -109,66 +94,19 @@ impl Input {
         drop(self.reader);
         match digest {
             DigestSlot::None => None,
-            DigestSlot::Inline(h) => {
-                let h = std::sync::Arc::try_unwrap(h).ok()?.into_inner().ok()?;
-                Some(h.finalize().into())
-            }
+            DigestSlot::Inline(h) => super::digest(Some(h)),
             DigestSlot::Thread(mut handle) => handle.take()?.join().ok().flatten(),
         }
     }
 }
 
-pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
-pub(crate) struct HashingReader<R> {
-    pub(crate) inner: R,
-    pub(crate) hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>,
-}
-
-impl<R: Read> Read for HashingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if let Some(h) = &self.hasher
-            && let Ok(mut h) = h.lock()
-        {
-            h.update(&buf[..n]);
-        }
-        Ok(n)
-    }
-}
-
-/// The helper thread: raw bytes → (hash) → (inflate) → chunks. Returns the digest when the whole file
+/// The helper thread: content → chunks. Returns the digest of the stored bytes when the whole file
 /// was read, `None` if the parser hung up early.
-fn feeder(
-    raw: impl Read + Send,
-    gzip: bool,
-    hash: bool,
+fn feeder<R: Read>(
+    mut content: Content<R>,
     tx: SyncSender<io::Result<Vec<u8>>>,
     back: Receiver<Vec<u8>>,
 ) -> Option<[u8; 32]> {
-    let hasher = hash.then(|| std::sync::Arc::new(std::sync::Mutex::new(Sha256::new())));
-    let hashing = HashingReader {
-        inner: raw,
-        hasher: hasher.clone(),
-    };
-    let mut reader = if gzip {
-        Decoded::Gzip(Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
-            CHUNK, hashing,
-        ))))
-    } else {
-        Decoded::Plain(hashing)
-    };
     loop {
         let mut chunk = back
             .try_recv()
@@ -176,7 +114,7 @@ fn feeder(
         chunk.resize(CHUNK, 0);
         // Fill the chunk; on an error, deliver what was read before it, then the error, so that a cut
         // gzip stream still yields every byte that decompressed.
-        let (n, failure) = fill(&mut reader, &mut chunk);
+        let (n, failure) = fill(&mut content, &mut chunk);
         if n > 0 {
             chunk.truncate(n);
             if tx.send(Ok(chunk)).is_err() {
@@ -184,58 +122,19 @@ fn feeder(
             }
         }
         if let Some(e) = failure {
-            // A cut gzip file can still be salvaged, and its sha256 is of the bytes as stored, not of
-            // what inflated: hash the rest of the file (nothing, for a cut one) before the digest.
-            let cut = e.kind() == io::ErrorKind::UnexpectedEof;
+            // A cut gzip file can still be salvaged, and its sha256 is of the bytes as stored.
+            let cut = is_cut(&e);
             let _ = tx.send(Err(e));
             if !cut {
                 return None;
             }
-            let mut raw = reader.into_raw();
-            io::copy(&mut raw, &mut io::sink()).ok()?;
-            drop(raw);
-            return digest(hasher);
+            return content.digest_to_end().ok()?;
         }
         if n < CHUNK {
             break;
         }
     }
-    drop(reader);
-    digest(hasher)
-}
-
-/// The digest, once every other handle on the hasher is dropped.
-pub(crate) fn digest(hasher: Option<std::sync::Arc<std::sync::Mutex<Sha256>>>) -> Option<[u8; 32]> {
-    let h = std::sync::Arc::try_unwrap(hasher?)
-        .ok()?
-        .into_inner()
-        .ok()?;
-    Some(h.finalize().into())
-}
-
-/// The feeder's reader: the raw bytes as they are, or inflated; either way the raw bytes stay
-/// reachable, to be hashed to the end after a decoder error.
-pub(crate) enum Decoded<R: Read> {
-    Plain(R),
-    Gzip(Box<MultiGzDecoder<io::BufReader<R>>>),
-}
-
-impl<R: Read> Decoded<R> {
-    pub(crate) fn into_raw(self) -> R {
-        match self {
-            Decoded::Plain(r) => r,
-            Decoded::Gzip(d) => d.into_inner().into_inner(),
-        }
-    }
-}
-
-impl<R: Read> Read for Decoded<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Decoded::Plain(r) => r.read(buf),
-            Decoded::Gzip(d) => d.read(buf),
-        }
-    }
+    content.digest()
 }
 
 struct ChunkReader {
@@ -273,29 +172,4 @@ impl Read for ChunkReader {
         self.at += n;
         Ok(n)
     }
-}
-
-/// Lowercase hex of a digest.
-pub fn hex(d: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(d.len() * 2);
-    for b in d {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
-
-/// Reads into `buf` until it is full or the input ends: the bytes read, and the error that stopped it
-/// early if one did (the bytes before an error still count: a cut gzip stream yields what inflated).
-pub(crate) fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (n, Some(e)),
-        }
-    }
-    (n, None)
 }

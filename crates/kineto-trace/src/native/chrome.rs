@@ -193,249 +193,322 @@ pub(crate) fn read(
     cut_gzip: bool,
     salvage: bool,
 ) -> Result<Trace> {
-    let rocprof = layout == Layout::RocprofObject;
-    let mut b = TraceBuilder::new(if rocprof {
-        TraceFormat::RocprofLegacyJson
-    } else {
-        TraceFormat::ChromeArray
-    });
-    let file = name.to_path_buf();
-    let bad = |at: usize, message: String| Error::Syntax {
-        file: file.clone(),
-        offset: at as u64,
-        message,
-    };
-    let ws = |mut i: usize| {
-        while i < buf.len() && buf[i].is_ascii_whitespace() {
+    let mut r = ArrayReader::new(name, buf, layout == Layout::RocprofObject);
+    let first = r.open_array()?;
+    let end = r.read_events(first, salvage)?;
+    r.check_end(end, cut_gzip, salvage)?;
+    r.settle_roles();
+    r.rename_rocprof_ops();
+    link_by_flows(&mut r.items, &r.flows, r.b.trace());
+    r.emit()
+}
+
+/// The event times of an event the model keeps, ns.
+struct Times {
+    /// Start: rocprof's `args.BeginNs` when given (with `EndNs`, in order), else `ts`.
+    ts: i64,
+    dur: i64,
+    /// The event's own `ts` and `ts + dur` (see [`Item::flow_ts`]).
+    flow_ts: i64,
+    flow_end: i64,
+}
+
+/// How the event array ended.
+struct ArrayEnd {
+    /// Its `]` was read.
+    closed: bool,
+    /// The legacy rocprof's object ends before its closing `}`: every event was read.
+    tail_cut: bool,
+}
+
+/// One Chrome-trace array read into the model: the events in file order first (each X event kept as an
+/// [`Item`], flows aside), then the roles that depend on the whole file, then the model.
+struct ArrayReader<'a> {
+    file: &'a Path,
+    buf: &'a [u8],
+    /// The legacy rocprof's object ([`Layout::RocprofObject`]).
+    rocprof: bool,
+    b: TraceBuilder,
+    kernel_names: KernelNames,
+    /// What each legacy rocprof process holds, by its `process_name`.
+    rocprof_pids: FxHashMap<IdValue, RocprofPid>,
+    /// Processes named `GPU…` (rpd2tracing).
+    gpu_pids: Vec<IdValue>,
+    items: Vec<Item>,
+    flows: Vec<(u64, FlowPhase, i64, Track)>,
+    /// Events read so far.
+    index: u64,
+}
+
+impl<'a> ArrayReader<'a> {
+    fn new(file: &'a Path, buf: &'a [u8], rocprof: bool) -> ArrayReader<'a> {
+        ArrayReader {
+            file,
+            buf,
+            rocprof,
+            b: TraceBuilder::new(if rocprof {
+                TraceFormat::RocprofLegacyJson
+            } else {
+                TraceFormat::ChromeArray
+            }),
+            kernel_names: KernelNames::default(),
+            rocprof_pids: FxHashMap::default(),
+            gpu_pids: Vec::new(),
+            items: Vec::new(),
+            flows: Vec::new(),
+            index: 0,
+        }
+    }
+
+    fn bad(&self, at: usize, message: String) -> Error {
+        Error::Syntax {
+            file: self.file.to_path_buf(),
+            offset: at as u64,
+            message,
+        }
+    }
+
+    /// The first byte at or after `i` that is not whitespace.
+    fn ws(&self, mut i: usize) -> usize {
+        while i < self.buf.len() && self.buf[i].is_ascii_whitespace() {
             i += 1;
         }
         i
-    };
-    let mut pos = ws(if buf.starts_with(b"\xEF\xBB\xBF") {
-        3
-    } else {
-        0
-    });
-    if rocprof {
-        // `{`, `"traceEvents"`, `:`, as the sniffer saw them.
-        for want in [&b"{"[..], b"\"traceEvents\"", b":"] {
-            if !buf[pos..].starts_with(want) {
-                return Err(bad(
-                    pos,
-                    format!(
-                        "expected {} before the event array",
-                        String::from_utf8_lossy(want)
-                    ),
-                ));
-            }
-            pos = ws(pos + want.len());
-        }
     }
-    if buf.get(pos) != Some(&b'[') {
-        return Err(bad(pos, "expected '[' to open the event array".into()));
-    }
-    pos += 1;
-    let mut rocprof_pids: FxHashMap<IdValue, RocprofPid> = FxHashMap::default();
-    let mut items: Vec<Item> = Vec::new();
-    let mut flows: Vec<(u64, FlowPhase, i64, Track)> = Vec::new();
-    let mut kernel_names = KernelNames::default();
-    let mut gpu_pids: Vec<IdValue> = Vec::new();
-    let mut index = 0u64;
-    let mut closed = false;
-    // The legacy rocprof's object ends before its closing `}`: every event was read.
-    let mut tail_cut = false;
-    let mut expect_value = true;
-    loop {
-        pos = ws(pos);
-        match buf.get(pos) {
-            None => break,
-            Some(b']') => {
-                closed = true;
-                pos = ws(pos + 1);
-                if rocprof {
-                    match object_tail(&buf[pos..]) {
-                        Ok(()) => {}
-                        Err(Tail::Cut) => tail_cut = true,
-                        Err(Tail::Bad(at, m)) => return Err(bad(pos + at, m)),
-                    }
-                } else if pos < buf.len() {
-                    return Err(bad(pos, "text after the end of the event array".into()));
+
+    /// Reads up to the event array's `[` (after rocprof's `{"traceEvents":`); the offset after it.
+    fn open_array(&self) -> Result<usize> {
+        let buf = self.buf;
+        let mut pos = self.ws(if buf.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        });
+        if self.rocprof {
+            // `{`, `"traceEvents"`, `:`, as the sniffer saw them.
+            for want in [&b"{"[..], b"\"traceEvents\"", b":"] {
+                if !buf[pos..].starts_with(want) {
+                    return Err(self.bad(
+                        pos,
+                        format!(
+                            "expected {} before the event array",
+                            String::from_utf8_lossy(want)
+                        ),
+                    ));
                 }
-                break;
-            }
-            Some(b',') if !expect_value || index == 0 => {
-                expect_value = true;
-                pos += 1;
-                continue;
-            }
-            Some(b'{') => {}
-            Some(&c) => {
-                return Err(bad(
-                    pos,
-                    format!(
-                        "expected an event object, ',' or ']', found {}",
-                        crate::scan::show_byte(c)
-                    ),
-                ));
+                pos = self.ws(pos + want.len());
             }
         }
-        let start = pos;
-        let mut de = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<Ev<'_>>();
-        let ev = match de.next() {
-            Some(Ok(ev)) => ev,
-            Some(Err(e)) if e.is_eof() => {
-                if salvage {
-                    b.trace_salvaged(start as u64, "the file ends inside this event".into());
+        if buf.get(pos) != Some(&b'[') {
+            return Err(self.bad(pos, "expected '[' to open the event array".into()));
+        }
+        Ok(pos + 1)
+    }
+
+    /// Reads the events from `pos` to the array's end, or to the end of the text (a cut event salvaged,
+    /// when asked, or an error).
+    fn read_events(&mut self, mut pos: usize, salvage: bool) -> Result<ArrayEnd> {
+        let buf = self.buf;
+        let mut end = ArrayEnd {
+            closed: false,
+            tail_cut: false,
+        };
+        let mut expect_value = true;
+        loop {
+            pos = self.ws(pos);
+            match buf.get(pos) {
+                None => break,
+                Some(b']') => {
+                    end.closed = true;
+                    end.tail_cut = self.after_array(pos + 1)?;
                     break;
                 }
-                return Err(Error::Truncated {
-                    file,
-                    offset: start as u64,
-                    events: index,
-                });
+                Some(b',') if !expect_value || self.index == 0 => {
+                    expect_value = true;
+                    pos += 1;
+                    continue;
+                }
+                Some(b'{') => {}
+                Some(&c) => {
+                    return Err(self.bad(
+                        pos,
+                        format!(
+                            "expected an event object, ',' or ']', found {}",
+                            crate::scan::show_byte(c)
+                        ),
+                    ));
+                }
             }
-            Some(Err(e)) => {
-                return Err(Error::Event {
-                    file,
-                    offset: start as u64,
-                    index,
-                    message: e.to_string(),
-                });
+            let start = pos;
+            let mut de = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<Ev<'_>>();
+            let ev = match de.next() {
+                Some(Ok(ev)) => ev,
+                Some(Err(e)) if e.is_eof() => {
+                    if salvage {
+                        self.b
+                            .trace_salvaged(start as u64, "the file ends inside this event".into());
+                        break;
+                    }
+                    return Err(Error::Truncated {
+                        file: self.file.to_path_buf(),
+                        offset: start as u64,
+                        events: self.index,
+                    });
+                }
+                Some(Err(e)) => {
+                    return Err(Error::Event {
+                        file: self.file.to_path_buf(),
+                        offset: start as u64,
+                        index: self.index,
+                        message: e.to_string(),
+                    });
+                }
+                None => break,
+            };
+            pos = start + de.byte_offset();
+            expect_value = false;
+            self.event(ev, start)?;
+        }
+        Ok(end)
+    }
+
+    /// What follows the array's `]` (at `pos`): nothing for an array; the rest of the legacy rocprof's
+    /// object, which may be cut (true).
+    fn after_array(&self, pos: usize) -> Result<bool> {
+        let pos = self.ws(pos);
+        if self.rocprof {
+            match object_tail(&self.buf[pos..]) {
+                Ok(()) => Ok(false),
+                Err(Tail::Cut) => Ok(true),
+                Err(Tail::Bad(at, m)) => Err(self.bad(pos + at, m)),
             }
-            None => break,
-        };
-        pos = start + de.byte_offset();
-        expect_value = false;
-        let this = index;
+        } else if pos < self.buf.len() {
+            Err(self.bad(pos, "text after the end of the event array".into()))
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// One event, at byte `start`: counted by phase; a process name noted; a flow end kept aside; an
+    /// `X` event kept as an [`Item`]; other timed events counted.
+    fn event(&mut self, ev: Ev<'a>, start: usize) -> Result<()> {
+        let this = self.index;
+        let file = self.file;
         let ev_err = |message: String| Error::Event {
-            file: file.clone(),
+            file: file.to_path_buf(),
             offset: start as u64,
             index: this,
             message,
         };
-        index += 1;
+        self.index += 1;
         let ph = ev.ph.as_deref().unwrap_or("");
-        b.count(if ph.is_empty() { "(none)" } else { ph });
+        self.b.count(if ph.is_empty() { "(none)" } else { ph });
         let args: Args<'_> = ev
             .args
             .and_then(|a| serde_json::from_str(a.get()).ok())
             .unwrap_or_default();
         if ph == "M" {
-            if ev.name.as_deref() == Some("process_name")
-                && let Some(n) = args.name.as_deref()
-            {
-                if rocprof {
-                    if let Some(k) = rocprof_pid(n) {
-                        rocprof_pids.insert(id_value(ev.pid), k);
-                    }
-                } else if n.trim().to_ascii_uppercase().starts_with("GPU") {
-                    gpu_pids.push(id_value(ev.pid));
-                }
-            }
-            continue;
+            self.process_name(&ev, &args);
+            return Ok(());
         }
         if !matches!(ph, "X" | "s" | "f" | "t" | "i" | "I") {
-            continue;
+            return Ok(());
         }
-        let ts = match ev.ts {
-            None if ph == "X" || ph == "s" || ph == "f" => {
-                return Err(ev_err(format!("a \"{ph}\" event with no \"ts\"")));
-            }
-            None => continue,
-            Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
-                .ok_or_else(|| ev_err(format!("\"ts\" is not a time in µs: {}", v.get())))?,
-        };
-        let dur = match ev.dur {
-            None if ph == "X" => return Err(ev_err("an \"X\" event with no \"dur\"".into())),
-            None => 0,
-            Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
-                .ok_or_else(|| ev_err(format!("\"dur\" is not a time in µs: {}", v.get())))?,
-        };
-        if dur < 0 {
-            return Err(ev_err(format!("negative \"dur\" ({dur} ns)")));
-        }
-        TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
-        let (flow_ts, flow_end) = (ts, ts.saturating_add(dur));
-        // rocprof's exact times, when both are integers in order (its `ts`/`dur` are whole µs).
-        let (ts, dur) = match (int(args.begin_ns), int(args.end_ns)) {
-            (Some(t0), Some(t1)) if rocprof && ph == "X" && t1 >= t0 => {
-                TraceBuilder::check(t0, t1).map_err(ev_err)?;
-                (t0, t1 - t0)
-            }
-            _ => (ts, dur),
+        let Some(t) = times(&ev, &args, ph, self.rocprof, &ev_err)? else {
+            return Ok(());
         };
         let pid = id_value(ev.pid);
-        let track = b.track(pid.clone(), id_value(ev.tid));
+        let track = self.b.track(pid.clone(), id_value(ev.tid));
+        // rocprof ends its flows with a `t` (a step, in the Trace Event Format) and writes no `f`.
+        if ph == "s" || ph == "f" || (self.rocprof && ph == "t") {
+            self.flow_end(&ev, ph, t.ts, track, start);
+            return Ok(());
+        }
+        if ph != "X" {
+            return self
+                .b
+                .other(&format!("\"{ph}\" event"), t.ts, t.ts)
+                .map_err(ev_err);
+        }
+        self.complete(&ev, &args, t, pid, track, start)
+            .map_err(ev_err)
+    }
+
+    /// A `process_name` metadata event: what a legacy rocprof process holds, or an rpd2tracing GPU.
+    fn process_name(&mut self, ev: &Ev<'_>, args: &Args<'_>) {
+        if ev.name.as_deref() == Some("process_name")
+            && let Some(n) = args.name.as_deref()
+        {
+            if self.rocprof {
+                if let Some(k) = rocprof_pid(n) {
+                    self.rocprof_pids.insert(id_value(ev.pid), k);
+                }
+            } else if n.trim().to_ascii_uppercase().starts_with("GPU") {
+                self.gpu_pids.push(id_value(ev.pid));
+            }
+        }
+    }
+
+    /// One end of a flow, kept for [`link_by_flows`] and the model; one without an integer id is
+    /// skipped with a warning.
+    fn flow_end(&mut self, ev: &Ev<'_>, ph: &str, ts: i64, track: Track, start: usize) {
+        let id = ev.id.and_then(|v| text(v).trim().parse::<u64>().ok());
+        match id {
+            Some(id) => {
+                let phase = if ph == "s" {
+                    FlowPhase::Start
+                } else {
+                    FlowPhase::Finish
+                };
+                self.flows.push((id, phase, ts, track));
+            }
+            None => self.b.warn(
+                start as u64,
+                "a flow event without an integer \"id\"; skipped".into(),
+            ),
+        }
+    }
+
+    /// An `X` event: its role as far as its own fields tell ([`first_role`]), named, and kept as an
+    /// [`Item`] (an event of another category is counted only).
+    fn complete(
+        &mut self,
+        ev: &Ev<'_>,
+        args: &Args<'_>,
+        t: Times,
+        pid: IdValue,
+        track: Track,
+        start: usize,
+    ) -> std::result::Result<(), String> {
         let cat = ev
             .cat
             .as_deref()
             .map_or(EventKind::Other, |c| event_kind(c.as_bytes()));
-        // rocprof ends its flows with a `t` (a step, in the Trace Event Format) and writes no `f`.
-        if ph == "s" || ph == "f" || (rocprof && ph == "t") {
-            let id = ev.id.and_then(|v| text(v).trim().parse::<u64>().ok());
-            match id {
-                Some(id) => {
-                    let phase = if ph == "s" {
-                        FlowPhase::Start
-                    } else {
-                        FlowPhase::Finish
-                    };
-                    flows.push((id, phase, ts, track));
-                }
-                None => b.warn(
-                    start as u64,
-                    "a flow event without an integer \"id\"; skipped".into(),
-                ),
-            }
-            continue;
-        }
-        if ph != "X" {
-            b.other(&format!("\"{ph}\" event"), ts, ts)
-                .map_err(ev_err)?;
-            continue;
-        }
         let raw_name = ev.name.as_deref().unwrap_or("");
         let desc_kind = args.desc.as_deref().and_then(rpd_op_kind);
-        let (role, decided) = match cat {
-            EventKind::Kernel => (Role::Gpu(GpuKind::Kernel), true),
-            EventKind::Memcpy => (Role::Gpu(GpuKind::Memcpy), true),
-            EventKind::Memset => (Role::Gpu(GpuKind::Memset), true),
-            EventKind::Runtime => (Role::Launch(Api::Runtime), true),
-            EventKind::Driver => (Role::Launch(Api::Driver), true),
-            EventKind::CpuOp => (Role::Span(SpanKind::CpuOp), true),
-            EventKind::UserAnnotation => (Role::Span(SpanKind::UserAnnotation), true),
-            EventKind::GpuUserAnnotation => (Role::Span(SpanKind::GpuUserAnnotation), true),
-            EventKind::Flow | EventKind::Other if ev.cat.is_some() && desc_kind.is_none() => {
-                (Role::Other, true)
-            }
-            _ => match desc_kind {
-                Some(k) => (Role::Gpu(k), true),
-                None => (Role::Span(SpanKind::UserAnnotation), false),
-            },
-        };
+        let (role, decided) = first_role(cat, ev.cat.is_some(), desc_kind);
         let sym = match role {
-            Role::Gpu(GpuKind::Kernel) => kernel_names.sym(&mut b, raw_name),
+            Role::Gpu(GpuKind::Kernel) => self.kernel_names.sym(&mut self.b, raw_name),
             // An RPD copy named by its op type (`CopyDeviceToHost`) gets the direction word the
             // summary reads.
             Role::Gpu(GpuKind::Memcpy)
                 if desc_kind.is_some() && args.desc.as_deref() == Some(raw_name) =>
             {
-                b.name(&copy_name(raw_name))
+                self.b.name(&copy_name(raw_name))
             }
-            _ => b.name(raw_name),
+            _ => self.b.name(raw_name),
         };
         if role == Role::Other {
             let c = ev.cat.as_deref().unwrap_or("").to_string();
-            b.other(&c, ts, ts.saturating_add(dur)).map_err(ev_err)?;
-            continue;
+            return self.b.other(&c, t.ts, t.ts.saturating_add(t.dur));
         }
-        items.push(Item {
+        self.items.push(Item {
             role,
             name: sym,
-            ts,
-            flow_ts,
-            flow_end,
-            dur,
+            ts: t.ts,
+            flow_ts: t.flow_ts,
+            flow_end: t.flow_end,
+            dur: t.dur,
             track,
             pid,
             correlation: int(args.correlation).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
@@ -450,90 +523,128 @@ pub(crate) fn read(
             on_device: args.dev_id.is_some() || args.gpu_id.is_some(),
             offset: start as u64,
         });
+        Ok(())
     }
-    // An array may stop without its `]`; the legacy rocprof's object may not.
-    let array_cut = rocprof && !closed;
-    if !closed && !rocprof && index > 0 && b.trace().salvaged.is_none() {
-        b.note("the event array has no closing `]` (allowed by the Trace Event Format)".into());
+
+    /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
+    /// stream is cut whatever the layout: an error, or the trace salvaged when asked.
+    fn check_end(&mut self, end: ArrayEnd, cut_gzip: bool, salvage: bool) -> Result<()> {
+        let array_cut = self.rocprof && !end.closed;
+        if !end.closed && !self.rocprof && self.index > 0 && self.b.trace().salvaged.is_none() {
+            self.b.note(
+                "the event array has no closing `]` (allowed by the Trace Event Format)".into(),
+            );
+        }
+        if (cut_gzip || array_cut || end.tail_cut) && self.b.trace().salvaged.is_none() {
+            if !salvage {
+                return Err(Error::Truncated {
+                    file: self.file.to_path_buf(),
+                    offset: self.buf.len() as u64,
+                    events: self.index,
+                });
+            }
+            let reason = if cut_gzip {
+                "the gzip stream ends early"
+            } else if array_cut {
+                "the file ends inside the event array (no closing `]`)"
+            } else {
+                "the file ends after the event array, inside the trace object (every event was read)"
+            };
+            self.b.trace_salvaged(self.buf.len() as u64, reason.into());
+        }
+        Ok(())
     }
-    if (cut_gzip || array_cut || tail_cut) && b.trace().salvaged.is_none() {
-        if !salvage {
-            return Err(Error::Truncated {
-                file: name.to_path_buf(),
-                offset: buf.len() as u64,
-                events: index,
+
+    /// Roles that depend on the whole file: events on a GPU pid are GPU-side annotations (rpd2tracing's
+    /// UserMarker frames and graph rows), API-named events on CPU threads are launches; the legacy
+    /// rocprof's by its own rules (its barrier packets counted, and noted).
+    fn settle_roles(&mut self) {
+        let mut barriers = 0u64;
+        for it in self.items.iter_mut().filter(|it| !it.decided) {
+            let by_rocprof = if self.rocprof {
+                let name = self.b.trace().name(it.name);
+                rocprof_role(self.rocprof_pids.get(&it.pid).copied(), name, it.on_device)
+            } else {
+                None
+            };
+            it.role = if let Some(op) = by_rocprof {
+                match op {
+                    RocprofOp::Gpu(kind) => Role::Gpu(kind),
+                    RocprofOp::Barrier => {
+                        barriers += 1;
+                        Role::Other
+                    }
+                }
+            } else if self.gpu_pids.contains(&it.pid) {
+                Role::Span(SpanKind::GpuUserAnnotation)
+            } else if it.api_like {
+                let api = if self.b.trace().name(it.name).starts_with("hsa_") {
+                    Api::Driver
+                } else {
+                    Api::Runtime
+                };
+                Role::Launch(api)
+            } else {
+                Role::Span(SpanKind::UserAnnotation)
+            };
+        }
+        if barriers > 0 {
+            self.b.note(format!(
+                "{barriers} barrier packets (`<barrier packet>`, or on a `GPU Barriers<n>` process) counted as `rocprof barrier packet`, not as GPU work"
+            ));
+        }
+    }
+
+    /// rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
+    fn rename_rocprof_ops(&mut self) {
+        let rocprof = self.rocprof;
+        for it in self.items.iter_mut().filter(|it| rocprof && !it.decided) {
+            // Only kernels and copies are renamed: the calls, most of the events, are left uncopied.
+            let kind = match it.role {
+                Role::Gpu(k @ (GpuKind::Kernel | GpuKind::Memcpy)) => k,
+                _ => continue,
+            };
+            let raw = self.b.trace().name(it.name).to_string();
+            it.name = match kind {
+                GpuKind::Kernel => self.kernel_names.sym(&mut self.b, &raw),
+                _ => self.b.name(&copy_name(&raw)),
+            };
+        }
+    }
+
+    /// The items, in file order, and the flows into the model.
+    fn emit(mut self) -> Result<Trace> {
+        let items = std::mem::take(&mut self.items);
+        for it in items {
+            let offset = it.offset;
+            self.emit_item(it).map_err(|message| Error::Native {
+                file: self.file.to_path_buf(),
+                at: format!("byte {offset}"),
+                message,
+            })?;
+        }
+        for (id, phase, ts, track) in std::mem::take(&mut self.flows) {
+            self.b.flow(Flow {
+                id,
+                phase,
+                ts_ns: ts,
+                track,
             });
         }
-        let reason = if cut_gzip {
-            "the gzip stream ends early"
-        } else if array_cut {
-            "the file ends inside the event array (no closing `]`)"
-        } else {
-            "the file ends after the event array, inside the trace object (every event was read)"
-        };
-        b.trace_salvaged(buf.len() as u64, reason.into());
+        Ok(self.b.finish())
     }
 
-    // Roles that depend on the whole file: events on a GPU pid are GPU-side annotations (rpd2tracing's
-    // UserMarker frames and graph rows), API-named events on CPU threads are launches.
-    let mut barriers = 0u64;
-    for it in items.iter_mut().filter(|it| !it.decided) {
-        let by_rocprof = if rocprof {
-            let name = b.trace().name(it.name);
-            rocprof_role(rocprof_pids.get(&it.pid).copied(), name, it.on_device)
-        } else {
-            None
-        };
-        it.role = if let Some(op) = by_rocprof {
-            match op {
-                RocprofOp::Gpu(kind) => Role::Gpu(kind),
-                RocprofOp::Barrier => {
-                    barriers += 1;
-                    Role::Other
-                }
-            }
-        } else if gpu_pids.contains(&it.pid) {
-            Role::Span(SpanKind::GpuUserAnnotation)
-        } else if it.api_like {
-            let api = if b.trace().name(it.name).starts_with("hsa_") {
-                Api::Driver
-            } else {
-                Api::Runtime
-            };
-            Role::Launch(api)
-        } else {
-            Role::Span(SpanKind::UserAnnotation)
-        };
-    }
-    if barriers > 0 {
-        b.note(format!(
-            "{barriers} barrier packets (`<barrier packet>`, or on a `GPU Barriers<n>` process) counted as `rocprof barrier packet`, not as GPU work"
-        ));
-    }
-    // rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
-    for it in items.iter_mut().filter(|it| rocprof && !it.decided) {
-        // Only kernels and copies are renamed: the calls, most of the events, are left uncopied.
-        let kind = match it.role {
-            Role::Gpu(k @ (GpuKind::Kernel | GpuKind::Memcpy)) => k,
-            _ => continue,
-        };
-        let raw = b.trace().name(it.name).to_string();
-        it.name = match kind {
-            GpuKind::Kernel => kernel_names.sym(&mut b, &raw),
-            _ => b.name(&copy_name(&raw)),
-        };
-    }
-    link_by_flows(&mut items, &flows, b.trace());
-
-    for it in items {
-        let res = match it.role {
+    /// One item into the model, as its role says.
+    fn emit_item(&mut self, it: Item) -> std::result::Result<(), String> {
+        let b = &mut self.b;
+        match it.role {
             Role::Gpu(kind) => {
                 let ids = b.trace().track(it.track).clone();
                 let mut op = GpuOp::at(it.name, it.ts, it.dur, it.track);
                 // A rocprof pid is a section (6 + n for device n), not a device.
-                op.device = it.device.or(match rocprof_pids.get(&it.pid) {
+                op.device = it.device.or(match self.rocprof_pids.get(&it.pid) {
                     Some(&RocprofPid::Kernels(n)) => Some(n),
-                    _ if rocprof => None,
+                    _ if self.rocprof => None,
                     _ => ids.pid.as_i64(),
                 });
                 op.stream = it.stream.or_else(|| ids.tid.as_i64());
@@ -570,22 +681,73 @@ pub(crate) fn read(
                 it.ts,
                 it.ts.saturating_add(it.dur),
             ),
-        };
-        res.map_err(|message| Error::Native {
-            file: name.to_path_buf(),
-            at: format!("byte {}", it.offset),
-            message,
-        })?;
+        }
     }
-    for (id, phase, ts, track) in flows {
-        b.flow(Flow {
-            id,
-            phase,
-            ts_ns: ts,
-            track,
-        });
+}
+
+/// The times of a timed event (`None`: an instant without `ts`, skipped): `ts` and `dur` as µs text,
+/// checked; for the legacy rocprof's `X` events, its exact `args.BeginNs`/`EndNs` when both are
+/// integers in order (its `ts`/`dur` are whole µs).
+fn times(
+    ev: &Ev<'_>,
+    args: &Args<'_>,
+    ph: &str,
+    rocprof: bool,
+    ev_err: &impl Fn(String) -> Error,
+) -> Result<Option<Times>> {
+    let ts = match ev.ts {
+        None if ph == "X" || ph == "s" || ph == "f" => {
+            return Err(ev_err(format!("a \"{ph}\" event with no \"ts\"")));
+        }
+        None => return Ok(None),
+        Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
+            .ok_or_else(|| ev_err(format!("\"ts\" is not a time in µs: {}", v.get())))?,
+    };
+    let dur = match ev.dur {
+        None if ph == "X" => return Err(ev_err("an \"X\" event with no \"dur\"".into())),
+        None => 0,
+        Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
+            .ok_or_else(|| ev_err(format!("\"dur\" is not a time in µs: {}", v.get())))?,
+    };
+    if dur < 0 {
+        return Err(ev_err(format!("negative \"dur\" ({dur} ns)")));
     }
-    Ok(b.finish())
+    TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
+    let (flow_ts, flow_end) = (ts, ts.saturating_add(dur));
+    let (ts, dur) = match (int(args.begin_ns), int(args.end_ns)) {
+        (Some(t0), Some(t1)) if rocprof && ph == "X" && t1 >= t0 => {
+            TraceBuilder::check(t0, t1).map_err(ev_err)?;
+            (t0, t1 - t0)
+        }
+        _ => (ts, dur),
+    };
+    Ok(Some(Times {
+        ts,
+        dur,
+        flow_ts,
+        flow_end,
+    }))
+}
+
+/// An `X` event's role by its own fields, and whether that is final: a Kineto category decides; an
+/// event of another category is `Other` unless `args.desc` names an RPD op type; an RPD op type decides;
+/// the rest are annotations until the whole file is seen ([`ArrayReader::settle_roles`]).
+fn first_role(cat: EventKind, has_cat: bool, desc_kind: Option<GpuKind>) -> (Role, bool) {
+    match cat {
+        EventKind::Kernel => (Role::Gpu(GpuKind::Kernel), true),
+        EventKind::Memcpy => (Role::Gpu(GpuKind::Memcpy), true),
+        EventKind::Memset => (Role::Gpu(GpuKind::Memset), true),
+        EventKind::Runtime => (Role::Launch(Api::Runtime), true),
+        EventKind::Driver => (Role::Launch(Api::Driver), true),
+        EventKind::CpuOp => (Role::Span(SpanKind::CpuOp), true),
+        EventKind::UserAnnotation => (Role::Span(SpanKind::UserAnnotation), true),
+        EventKind::GpuUserAnnotation => (Role::Span(SpanKind::GpuUserAnnotation), true),
+        EventKind::Flow | EventKind::Other if has_cat && desc_kind.is_none() => (Role::Other, true),
+        _ => match desc_kind {
+            Some(k) => (Role::Gpu(k), true),
+            None => (Role::Span(SpanKind::UserAnnotation), false),
+        },
+    }
 }
 
 /// How far before a flow's start the API call it leaves may begin (`rpd2tracing` puts the start

@@ -265,6 +265,39 @@ impl TraceBuilder {
     }
 }
 
+/// The kernel dispatches of a ROCm trace as they are read: each on its queue, for the same-queue
+/// overruns, and how many were the runtime's fill and copy kernels ([`super::names::blit_kind`]).
+#[derive(Default)]
+pub(crate) struct DispatchTally {
+    /// `(queue, start, end)`.
+    overrun_rows: Vec<(u64, i64, i64)>,
+    fills: u64,
+    copy_kernels: u64,
+}
+
+impl DispatchTally {
+    /// One dispatch of `kind`, on queue number `queue`.
+    pub(crate) fn add(&mut self, kind: GpuKind, queue: u64, start: i64, end: i64) {
+        match kind {
+            GpuKind::Memset => self.fills += 1,
+            GpuKind::Memcpy => self.copy_kernels += 1,
+            GpuKind::Kernel => {}
+        }
+        self.overrun_rows.push((queue, start, end));
+    }
+
+    /// Into the trace: the note on runtime fill and copy kernels, and the queue overruns.
+    pub(crate) fn finish(mut self, b: &mut TraceBuilder) {
+        let (fills, copy_kernels) = (self.fills, self.copy_kernels);
+        if fills + copy_kernels > 0 {
+            b.note(format!(
+                "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
+            ));
+        }
+        b.capture().queue_overruns = Some(overruns(&mut self.overrun_rows));
+    }
+}
+
 /// Same-queue overruns among `(queue, start, end)` rows (sorted here): a row that starts before the
 /// latest end so far on its queue overruns by `min(that end, its end) − its start`.
 pub fn overruns(rows: &mut [(u64, i64, i64)]) -> Overruns {

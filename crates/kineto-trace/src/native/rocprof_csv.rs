@@ -13,6 +13,7 @@
 //! `__amd_rocclr_*` kernels count as fills and copies. `memory_copy_trace.csv` has no byte count.
 
 use super::TraceBuilder;
+use super::builder::DispatchTally;
 use super::names::{KernelNames, blit_kind, copy_name};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -236,17 +237,7 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
     set.copy_rows(&mut b)?;
     set.api_rows(&mut b, pid)?;
     b.note_instant_marks("roctx");
-    let KernelTotals {
-        mut overrun_rows,
-        fills,
-        copy_kernels,
-    } = totals;
-    if fills + copy_kernels > 0 {
-        b.note(format!(
-            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
-        ));
-    }
-    b.capture().queue_overruns = Some(super::overruns(&mut overrun_rows));
+    totals.finish(&mut b);
     Ok(b.finish())
 }
 
@@ -312,14 +303,6 @@ fn gpu_agents(b: &mut TraceBuilder, t: &Table, device_of: &mut FxHashMap<i64, i6
     Ok(())
 }
 
-/// What the kernel rows add up to.
-struct KernelTotals {
-    /// `(queue, start, end)`, for the same-queue overruns.
-    overrun_rows: Vec<(u64, i64, i64)>,
-    fills: u64,
-    copy_kernels: u64,
-}
-
 /// The files of a set beside its kernel trace, told by their columns, and the devices its agent list
 /// names.
 struct SetTables {
@@ -381,12 +364,8 @@ impl SetTables {
 
     /// The kernel trace's rows: GPU ops (runtime fill and copy kernels as fills and copies), each on its
     /// queue for the overruns.
-    fn kernel_rows(&self, b: &mut TraceBuilder, kt: &Table) -> Result<KernelTotals> {
-        let mut totals = KernelTotals {
-            overrun_rows: Vec::new(),
-            fills: 0,
-            copy_kernels: 0,
-        };
+    fn kernel_rows(&self, b: &mut TraceBuilder, kt: &Table) -> Result<DispatchTally> {
+        let mut totals = DispatchTally::default();
         let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
         let mut kernel_names = KernelNames::default();
         for rec in kt.records() {
@@ -423,14 +402,9 @@ impl SetTables {
                 dim("workgroupsizey")?,
                 dim("workgroupsizez")?,
             ];
-            match kind {
-                GpuKind::Memset => totals.fills += 1,
-                GpuKind::Memcpy => totals.copy_kernels += 1,
-                GpuKind::Kernel => {}
-            }
             let n = queues.len() as u64;
             let q = *queues.entry((agent.unwrap_or(-1), queue)).or_insert(n);
-            totals.overrun_rows.push((q, start, end));
+            totals.add(kind, q, start, end);
             b.gpu_op(kind, op).map_err(|m| kt.err(line, m))?;
         }
         Ok(totals)

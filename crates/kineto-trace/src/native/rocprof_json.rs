@@ -22,6 +22,7 @@
 //! process object.
 
 use super::TraceBuilder;
+use super::builder::DispatchTally;
 use super::names::{blit_kind, copy_name, kernel_name};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -213,31 +214,16 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
         process.markers(&mut b)?;
     }
     b.note_instant_marks("roctx");
-    let Totals {
-        mut overrun_rows,
-        fills,
-        copy_kernels,
-        ..
-    } = totals;
-    if fills + copy_kernels > 0 {
-        b.note(format!(
-            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
-        ));
-    }
-    let o = super::overruns(&mut overrun_rows);
-    b.capture().queue_overruns = Some(o);
+    totals.dispatches.finish(&mut b);
     Ok(b.finish())
 }
 
 /// What the kernel dispatches of every process add up to.
 #[derive(Default)]
 struct Totals {
-    /// `(queue, start, end)`, for the same-queue overruns.
-    overrun_rows: Vec<(u64, i64, i64)>,
+    dispatches: DispatchTally,
     /// Queue numbers by (process, agent, queue handle).
     queues: FxHashMap<(u64, u64, u64), u64>,
-    fills: u64,
-    copy_kernels: u64,
 }
 
 /// The GPU agents of a process (`type == 2`): device index by agent handle, each device's identity
@@ -347,19 +333,14 @@ impl<'a> ProcessRecords<'a> {
                 info.workgroup_size.y,
                 info.workgroup_size.z,
             ];
-            match kind {
-                GpuKind::Memset => totals.fills += 1,
-                GpuKind::Memcpy => totals.copy_kernels += 1,
-                GpuKind::Kernel => {}
-            }
             let n = totals.queues.len() as u64;
             let q = *totals
                 .queues
                 .entry((self.scope, info.agent_id.handle, info.queue_id.handle))
                 .or_insert(n);
             totals
-                .overrun_rows
-                .push((q, d.start_timestamp, d.end_timestamp));
+                .dispatches
+                .add(kind, q, d.start_timestamp, d.end_timestamp);
             b.gpu_op(kind, op)
                 .map_err(|m| self.bad("kernel_dispatch", i, m))?;
         }

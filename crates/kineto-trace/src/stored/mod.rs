@@ -44,16 +44,10 @@ pub(crate) fn split_magic<R: Read>(mut raw: R) -> io::Result<(bool, Rejoined<R>)
 }
 
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    match fill(r, buf) {
+        (n, None) => Ok(n),
+        (_, Some(e)) => Err(e),
     }
-    Ok(n)
 }
 
 /// A sha256 shared between the reader that feeds it and whoever takes the digest at the end.

@@ -6,7 +6,7 @@
 //! What it is not: a reader of the content, nor the judge of a cut stream: [`Whole::cut_gzip`] says the
 //! gzip stream ended early and the format's reader decides whether that is an error or a salvage.
 
-use super::{HashingReader, digest, hasher, hex, is_cut, is_gzip, split_magic};
+use super::{Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip, split_magic};
 use crate::error::{Error, Result};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
@@ -21,6 +21,36 @@ pub(crate) struct StoredFacts {
     pub(crate) gzip: bool,
     /// Bytes of content (inflated size for gzip).
     pub(crate) content_bytes: u64,
+}
+
+/// A stored stream opened for reading whole: gzip or not, hashed as it is read.
+struct Hashed<R> {
+    gzip: bool,
+    reader: HashingReader<Rejoined<R>>,
+    /// Another handle on the reader's hasher, for the digest once the reader is dropped.
+    hasher: Option<Hasher>,
+}
+
+impl<R: Read> Hashed<R> {
+    fn open(raw: R, hash: bool) -> io::Result<Hashed<R>> {
+        let (gzip, raw) = split_magic(raw)?;
+        let hasher = hasher(hash);
+        let reader = HashingReader {
+            inner: raw,
+            hasher: hasher.clone(),
+        };
+        Ok(Hashed {
+            gzip,
+            reader,
+            hasher,
+        })
+    }
+
+    /// The sha256 of the stored bytes read, as hex.
+    fn sha256(self) -> Option<String> {
+        drop(self.reader);
+        digest(self.hasher).map(|d| hex(&d))
+    }
 }
 
 /// A stored stream's content, read whole.
@@ -45,16 +75,12 @@ pub(crate) fn read_whole(
         file: name.to_path_buf(),
         source,
     };
-    let (gzip, raw) = split_magic(raw).map_err(io_err)?;
-    let hasher = hasher(hash);
-    let mut r = HashingReader {
-        inner: raw,
-        hasher: hasher.clone(),
-    };
+    let mut stored = Hashed::open(raw, hash).map_err(io_err)?;
+    let (gzip, r) = (stored.gzip, &mut stored.reader);
     let mut bytes = Vec::new();
     let mut cut_gzip = false;
     if gzip {
-        let mut d = MultiGzDecoder::new(&mut r);
+        let mut d = MultiGzDecoder::new(&mut *r);
         match d.read_to_end(&mut bytes) {
             Ok(_) => {}
             Err(e) if is_cut(&e) => cut_gzip = true,
@@ -74,14 +100,13 @@ pub(crate) fn read_whole(
         r.read_to_end(&mut bytes).map_err(io_err)?;
     }
     // A cut gzip is hashed to the end of what is stored, like the Kineto path.
-    io::copy(&mut r, &mut io::sink()).map_err(io_err)?;
-    drop(r);
+    io::copy(r, &mut io::sink()).map_err(io_err)?;
     let content_bytes = bytes.len() as u64;
     Ok(Whole {
         bytes,
         cut_gzip,
         facts: StoredFacts {
-            sha256: digest(hasher).map(|d| hex(&d)),
+            sha256: stored.sha256(),
             gzip,
             content_bytes,
         },
@@ -110,15 +135,11 @@ pub(crate) fn database_file(
         file: name.to_path_buf(),
         source,
     };
-    let (gzip, raw) = split_magic(raw).map_err(io_err)?;
-    let hasher = hasher(hash);
-    let mut raw = HashingReader {
-        inner: raw,
-        hasher: hasher.clone(),
-    };
+    let mut stored = Hashed::open(raw, hash).map_err(io_err)?;
+    let (gzip, raw) = (stored.gzip, &mut stored.reader);
     let (path, size, copy) = match file_on_disk {
         Some(p) if !gzip => {
-            let size = io::copy(&mut raw, &mut io::sink()).map_err(io_err)?;
+            let size = io::copy(raw, &mut io::sink()).map_err(io_err)?;
             (p.to_path_buf(), size, None)
         }
         _ => {
@@ -127,27 +148,26 @@ pub(crate) fn database_file(
                 .tempfile()
                 .map_err(io_err)?;
             let size = if gzip {
-                let mut d = MultiGzDecoder::new(&mut raw);
+                let mut d = MultiGzDecoder::new(&mut *raw);
                 io::copy(&mut d, tmp.as_file_mut()).map_err(|e| Error::Gzip {
                     file: name.to_path_buf(),
                     offset: 0,
                     message: format!("{e} (an SQLite database cannot be read from a cut gzip)"),
                 })?
             } else {
-                io::copy(&mut raw, tmp.as_file_mut()).map_err(io_err)?
+                io::copy(raw, tmp.as_file_mut()).map_err(io_err)?
             };
-            io::copy(&mut raw, &mut io::sink()).map_err(io_err)?;
+            io::copy(raw, &mut io::sink()).map_err(io_err)?;
             tmp.as_file_mut().flush().map_err(io_err)?;
             let path = tmp.into_temp_path();
             (path.to_path_buf(), size, Some(path))
         }
     };
-    drop(raw);
     Ok(DatabaseFile {
         path,
         _copy: copy,
         facts: StoredFacts {
-            sha256: digest(hasher).map(|d| hex(&d)),
+            sha256: stored.sha256(),
             gzip,
             content_bytes: size,
         },

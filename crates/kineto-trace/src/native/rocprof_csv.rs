@@ -11,6 +11,9 @@
 //!
 //! `Kernel_Name` is the full demangled signature; fills and copies that ran as the runtime's
 //! `__amd_rocclr_*` kernels count as fills and copies. `memory_copy_trace.csv` has no byte count.
+//!
+//! What it is not: the stored bytes of the files (read, hashed and inflated by `crate::stored`), or the
+//! Kineto parser's CSV of anything.
 
 use super::TraceBuilder;
 use super::builder::DispatchTally;

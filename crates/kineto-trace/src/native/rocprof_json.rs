@@ -20,6 +20,9 @@
 //! some copies as `__amd_rocclr_copy*` kernels; those are counted as fills and copies
 //! ([`super::names::blit_kind`]). Correlation ids are per process, so they are made unique per
 //! process object.
+//!
+//! What it is not: the stored bytes (gzip, the sha256: `crate::stored`) or the check that a file is rocprofv3
+//! JSON (`crate::read::detect`); it takes the whole text.
 
 use super::TraceBuilder;
 use super::builder::DispatchTally;

@@ -4,6 +4,9 @@
 //! Every block comes from one pool of at most `cap` buffers, recycled as the last holder lets go, so
 //! memory is `cap` × the block size whatever the file size, and nothing waits on anything but a
 //! free buffer (the reader) or the next block (everyone else).
+//!
+//! What it is not: the serial feed (`crate::stored::feed`) or the gzip and hash rules (`crate::stored`),
+//! which it uses.
 
 use crate::stored::{Content, fill, is_cut};
 use sha2::{Digest, Sha256};

@@ -1,5 +1,8 @@
 //! The model builder: folds accepted events into the [`Trace`], interning names and (pid, tid) pairs,
 //! counting phases and categories, keeping warnings (the first [`KEEP_WARNINGS`]) and time bounds.
+//!
+//! What it is not: the vendor readers' builder (`crate::native::TraceBuilder`), which fills the same model
+//! from whole rows.
 
 use super::event::RawEvent;
 use crate::category::EventKind;

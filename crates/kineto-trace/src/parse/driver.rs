@@ -1,5 +1,7 @@
 //! The parse driver: the top-level object, `traceEvents` one event at a time, header values, and
 //! what happens when the window ends inside a value (refill and retry, or a cut: salvage or fail).
+//!
+//! What it is not: the reading of one event's fields (`super::event`) or of the stored bytes.
 
 use super::builder::Builder;
 use super::event::{RawEvent, event};

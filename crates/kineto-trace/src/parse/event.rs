@@ -1,5 +1,7 @@
 //! One event's fields, read in one pass from the window: what the model keeps is decoded, the rest is
 //! skipped (and validated). The categories (`cat`) it tells apart are [`crate::category`]'s.
+//!
+//! What it is not: what the model does with the fields (`super::builder`).
 
 use crate::category::{EventKind, event_kind};
 use crate::scan::{Cursor, Key, Scan, Str, bad, event_bad, parse_i64, show_byte};

@@ -17,6 +17,8 @@
 //! at odd bytes, truncation and salvage are therefore the serial parser's own: a worker never reports
 //! anything; it stops before whatever it cannot read as a plain event followed by a comma, and the
 //! serial parser reads that event itself.
+//!
+//! What it is not: a second parser: what a range found counts only once the serial parser proves it.
 
 use super::blocks::{self, Block, BlockReader, Outlets, Pool};
 use super::builder::Builder;

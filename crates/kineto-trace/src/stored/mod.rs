@@ -182,3 +182,23 @@ pub fn hex(d: &[u8]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_magic_is_told_and_put_back() {
+        for (stored, gzip) in [
+            (&b"\x1f\x8b\x08rest"[..], true),
+            (b"{\"a\":1}", false),
+            (b"\x1f", false),
+            (b"", false),
+        ] {
+            let (is, mut again) = split_magic(stored).unwrap_or_else(|e| panic!("{e}"));
+            let mut all = Vec::new();
+            again.read_to_end(&mut all).unwrap_or_default();
+            assert_eq!((is, all.as_slice()), (gzip, stored));
+        }
+    }
+}

@@ -227,3 +227,72 @@ impl FileSet {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::{Compression, write::GzEncoder};
+
+    fn gzip(content: &[u8]) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(content).unwrap_or_default();
+        e.finish().unwrap_or_default()
+    }
+
+    fn sha256_hex(stored: &[u8]) -> String {
+        hex(&Sha256::digest(stored))
+    }
+
+    #[test]
+    fn a_plain_stream_is_its_own_content_and_hashed_as_stored() {
+        let text = b"[{\"ph\":\"X\"}]".to_vec();
+        let w = read_whole(
+            Path::new("a.json"),
+            &text[..],
+            true,
+            Some(text.len() as u64),
+        );
+        let w = w.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.bytes, text);
+        assert!(!w.cut_gzip && !w.facts.gzip);
+        assert_eq!(w.facts.content_bytes, 12);
+        assert_eq!(w.facts.sha256, Some(sha256_hex(&text)));
+    }
+
+    #[test]
+    fn a_cut_gzip_gives_what_inflated_and_the_hash_of_every_stored_byte() {
+        // 4000 distinct lines compress to more than 64 bytes, so cutting the stream 40 bytes from its end
+        // leaves part of the deflate data (and no trailer).
+        let text: Vec<u8> = (0..4000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let z = gzip(&text);
+        let cut = &z[..z.len() - 40];
+        let w = read_whole(Path::new("c.json.gz"), cut, true, None);
+        let w = w.unwrap_or_else(|e| panic!("{e}"));
+        assert!(w.cut_gzip && w.facts.gzip);
+        assert!(text.starts_with(&w.bytes) && w.bytes.len() < text.len());
+        assert_eq!(w.facts.content_bytes, w.bytes.len() as u64);
+        assert_eq!(w.facts.sha256, Some(sha256_hex(cut)));
+    }
+
+    #[test]
+    fn a_set_is_hashed_as_its_files_one_after_another() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
+        let b_text = b"x,y\n3,4\n";
+        let b_stored = gzip(b_text);
+        std::fs::write(&a, b"x,y\n1,2\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&b, &b_stored).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = FileSet::new(true);
+        assert_eq!(set.read(&a).ok(), Some(b"x,y\n1,2\n".to_vec()));
+        assert_eq!(set.read(&b).ok(), Some(b_text.to_vec()));
+        let facts = set.finish();
+        let mut both = b"x,y\n1,2\n".to_vec();
+        both.extend_from_slice(&b_stored);
+        assert_eq!(facts.sha256, Some(sha256_hex(&both)));
+        // 8 + 8 bytes of content; one of the files was gzip.
+        assert_eq!(facts.content_bytes, 16);
+        assert!(facts.gzip);
+    }
+}

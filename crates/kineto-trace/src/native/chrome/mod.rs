@@ -20,6 +20,9 @@
 //!
 //! Times are µs text converted to ns digit by digit, as for Kineto: nothing is rounded on the way in
 //! (a file whose writer rounded to whole µs stays at whole µs).
+//!
+//! What it is not: the Kineto parser (a Kineto object goes there; only the categories, `crate::category`,
+//! are shared) or the stored bytes (`crate::stored`): it takes the whole text and whether the gzip was cut.
 
 mod flows;
 

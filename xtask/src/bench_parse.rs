@@ -56,16 +56,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = crate::workspace_root();
     let source = match a.source {
         Some(s) => s,
-        None => {
-            let shared = root.join(
-                "../shared/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-            );
-            if shared.exists() {
-                shared
-            } else {
-                root.join("testdata/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
-            }
-        }
+        None => default_source(&root),
     };
     let kineto = crate::build_release_bin("kineto-cli", "kineto")?;
     let dir = root.join("target/bench");
@@ -73,86 +64,146 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let plain = dir.join(format!("trace-{}MB.json", a.mb));
     let gz = dir.join(format!("trace-{}MB.json.gz", a.mb));
     if !plain.exists() || !gz.exists() {
-        // Generated in a child process: this one forks the measured commands, and a child's peak RSS
-        // (wait4) counts the pages it inherited until exec, so this process must stay small.
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let status = Command::new(exe)
-            .args(["bench-parse-generate", &source.display().to_string()])
-            .args([
-                &plain.display().to_string(),
-                &gz.display().to_string(),
-                &(a.mb * 1_000_000).to_string(),
-            ])
-            .status()
-            .map_err(|e| e.to_string())?;
-        if !status.success() {
-            return Err("generating the benchmark trace failed".into());
-        }
+        generate_in_child(&source, &plain, &gz, a.mb)?;
     }
     let json_mb = file_len(&plain)? as f64 / 1e6;
     let gz_mb = file_len(&gz)? as f64 / 1e6;
     eprintln!("input: {json_mb:.1} MB JSON, {gz_mb:.1} MB gzip");
 
-    let k = |file: &Path, extra: &[&str]| -> Vec<String> {
-        let mut v = vec!["summary".to_string(), "--json".to_string()];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v.push(file.display().to_string());
-        v
+    let mut rows: Vec<Row> = Vec::new();
+    let p = measure_plain(&kineto, &plain, a.runs, json_mb, &mut rows)?;
+    let g = measure_gzip(&kineto, &gz, a.runs, json_mb, &mut rows)?;
+    let py = if a.skip_python {
+        Python::default()
+    } else {
+        measure_python(&plain, &gz, json_mb, &mut rows)?
     };
-    let mut rows: Vec<(String, f64, Measure)> = Vec::new();
-    let best = |cmd: &Path, argv: Vec<String>, runs: usize| -> Result<Measure, String> {
-        let mut best: Option<Measure> = None;
-        for _ in 0..runs {
-            let m = measure(cmd, &argv)?;
-            best = Some(match best {
-                Some(b) if b.wall <= m.wall => Measure {
-                    rss_kb: b.rss_kb.max(m.rss_kb),
-                    ..b
-                },
-                Some(b) => Measure {
-                    rss_kb: b.rss_kb.max(m.rss_kb),
-                    ..m
-                },
-                None => m,
-            });
-        }
-        best.ok_or_else(|| "no runs".to_string())
-    };
-    let kp = best(&kineto, k(&plain, &[]), a.runs)?;
+    print_table(&rows, json_mb, &g);
+    print_ratios(json_mb, &p, &g, &py);
+    Ok(())
+}
+
+/// A row of the table: (what, MB of JSON it reads, its measure).
+type Row = (String, f64, Measure);
+
+/// The shared corpus's HTA trace where it is beside the clone, else the repository's DLRM trace.
+fn default_source(root: &Path) -> PathBuf {
+    let shared = root.join(
+        "../shared/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    );
+    if shared.exists() {
+        shared
+    } else {
+        root.join(
+            "testdata/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz",
+        )
+    }
+}
+
+/// Writes the plain and gzip benchmark traces of about `mb` MB from `source`, in a child process: this
+/// one forks the measured commands, and a child's peak RSS (wait4) counts the pages it inherited until
+/// exec, so this process must stay small.
+fn generate_in_child(source: &Path, plain: &Path, gz: &Path, mb: u64) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let status = Command::new(exe)
+        .args(["bench-parse-generate", &source.display().to_string()])
+        .args([
+            &plain.display().to_string(),
+            &gz.display().to_string(),
+            &(mb * 1_000_000).to_string(),
+        ])
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err("generating the benchmark trace failed".into());
+    }
+    Ok(())
+}
+
+/// `kineto summary --json EXTRA… FILE`.
+fn summary_argv(file: &Path, extra: &[&str]) -> Vec<String> {
+    let mut v = vec!["summary".to_string(), "--json".to_string()];
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v.push(file.display().to_string());
+    v
+}
+
+/// The fastest of `runs` runs, with the largest peak RSS of them all.
+fn best_of(cmd: &Path, argv: Vec<String>, runs: usize) -> Result<Measure, String> {
+    let mut best: Option<Measure> = None;
+    for _ in 0..runs {
+        let m = measure(cmd, &argv)?;
+        best = Some(match best {
+            Some(b) if b.wall <= m.wall => Measure {
+                rss_kb: b.rss_kb.max(m.rss_kb),
+                ..b
+            },
+            Some(b) => Measure {
+                rss_kb: b.rss_kb.max(m.rss_kb),
+                ..m
+            },
+            None => m,
+        });
+    }
+    best.ok_or_else(|| "no runs".to_string())
+}
+
+/// The runs on the plain file.
+struct PlainRuns {
+    /// Default: every core.
+    default: Measure,
+    /// `--single-thread --no-sha256`: the parser alone.
+    single_no_hash: Measure,
+    /// `--single-thread`.
+    single: Measure,
+    /// The serial parse pinned to one core.
+    one_core: Measure,
+    /// `--threads 2 --no-sha256`.
+    two_cores: Measure,
+    /// `--threads 16 --no-sha256`, for its RSS.
+    sixteen: Measure,
+    /// `--threads 2` with the hash.
+    hashed: Measure,
+    /// Hashing the file alone: (tool, measure).
+    hash_alone: Option<(String, Measure)>,
+}
+
+/// Times `kineto summary` on the plain file: default, one thread, one core against two, sixteen workers,
+/// with the hash against the hash alone; a row each.
+fn measure_plain(
+    kineto: &Path,
+    plain: &Path,
+    runs: usize,
+    json_mb: f64,
+    rows: &mut Vec<Row>,
+) -> Result<PlainRuns, String> {
+    let k = summary_argv;
+    let kp = best_of(kineto, k(plain, &[]), runs)?;
     rows.push(("kineto summary, plain".into(), json_mb, kp));
-    let kp1 = best(
-        &kineto,
-        k(&plain, &["--single-thread", "--no-sha256"]),
-        a.runs,
-    )?;
+    let kp1 = best_of(kineto, k(plain, &["--single-thread", "--no-sha256"]), runs)?;
     rows.push((
         "kineto summary --single-thread --no-sha256".into(),
         json_mb,
         kp1,
     ));
-    let kph = best(&kineto, k(&plain, &["--single-thread"]), a.runs)?;
+    let kph = best_of(kineto, k(plain, &["--single-thread"]), runs)?;
     rows.push(("kineto summary --single-thread, plain".into(), json_mb, kph));
     // One file on every core. The one-core baseline is the serial parse pinned to one core.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let one_core = {
         let mut argv = vec![
             "-c".to_string(),
             "0".to_string(),
             kineto.display().to_string(),
         ];
-        argv.extend(k(&plain, &["--single-thread", "--no-sha256"]));
-        best(Path::new("taskset"), argv, a.runs)?
+        argv.extend(k(plain, &["--single-thread", "--no-sha256"]));
+        best_of(Path::new("taskset"), argv, runs)?
     };
     rows.push((
         "taskset -c 0 … --single-thread --no-sha256".into(),
         json_mb,
         one_core,
     ));
-    let two_cores = best(
-        &kineto,
-        k(&plain, &["--threads", "2", "--no-sha256"]),
-        a.runs,
-    )?;
+    let two_cores = best_of(kineto, k(plain, &["--threads", "2", "--no-sha256"]), runs)?;
     rows.push((
         "kineto summary --threads 2 --no-sha256".into(),
         json_mb,
@@ -160,34 +211,62 @@ pub fn run(args: &[String]) -> Result<(), String> {
     ));
     // The memory bound on a workstation's core count: 16 range workers (on fewer cores the time is
     // not a 16-core time, but what the workers, their blocks and their malloc arenas hold is).
-    let sixteen = best(
-        &kineto,
-        k(&plain, &["--threads", "16", "--no-sha256"]),
-        a.runs,
-    )?;
+    let sixteen = best_of(kineto, k(plain, &["--threads", "16", "--no-sha256"]), runs)?;
     rows.push((
         "--threads 16 --no-sha256 (for its RSS)".into(),
         json_mb,
         sixteen,
     ));
-    let hashed = best(&kineto, k(&plain, &["--threads", "2"]), a.runs)?;
+    let hashed = best_of(kineto, k(plain, &["--threads", "2"]), runs)?;
     rows.push((
         "kineto summary --threads 2 (sha256)".into(),
         json_mb,
         hashed,
     ));
-    let hash_alone = hash_alone(&plain, a.runs);
+    let hash_alone = hash_alone(plain, runs);
     if let Some((what, m)) = &hash_alone {
         rows.push((format!("{what} (hash alone)"), json_mb, *m));
     }
-    let kg = best(&kineto, k(&gz, &[]), a.runs)?;
+    Ok(PlainRuns {
+        default: kp,
+        single_no_hash: kp1,
+        single: kph,
+        one_core,
+        two_cores,
+        sixteen,
+        hashed,
+        hash_alone,
+    })
+}
+
+/// The runs on the gzip file and its decompression baselines.
+struct GzipRuns {
+    /// Default: every core.
+    default: Measure,
+    /// `--single-thread`.
+    single: Measure,
+    /// Inflating alone (flate2 with zlib-rs), the best of the runs.
+    inflate: Duration,
+    /// `gzip -dc` to /dev/null, when it runs.
+    gzip_dc: Option<Measure>,
+}
+
+/// Times `kineto summary` on the gzip file (a row each), inflating alone and `gzip -dc`.
+fn measure_gzip(
+    kineto: &Path,
+    gz: &Path,
+    runs: usize,
+    json_mb: f64,
+    rows: &mut Vec<Row>,
+) -> Result<GzipRuns, String> {
+    let kg = best_of(kineto, summary_argv(gz, &[]), runs)?;
     rows.push(("kineto summary, gzip".into(), json_mb, kg));
-    let kg1 = best(&kineto, k(&gz, &["--single-thread"]), a.runs)?;
+    let kg1 = best_of(kineto, summary_argv(gz, &["--single-thread"]), runs)?;
     rows.push(("kineto summary --single-thread, gzip".into(), json_mb, kg1));
     let inflate = {
         let mut t = Duration::MAX;
-        for _ in 0..a.runs {
-            t = t.min(inflate_only(&gz)?);
+        for _ in 0..runs {
+            t = t.min(inflate_only(gz)?);
         }
         t
     };
@@ -197,37 +276,61 @@ pub fn run(args: &[String]) -> Result<(), String> {
         &["-dc".to_string(), gz.display().to_string()],
     )
     .ok();
-    let mut py_plain = None;
-    let mut py_gz = None;
-    if !a.skip_python {
-        let py = PathBuf::from("python3");
-        let m = measure(
-            &py,
-            &[
-                "-c".into(),
-                "import json,sys; json.load(open(sys.argv[1]))".into(),
-                plain.display().to_string(),
-            ],
-        )?;
-        rows.push(("python3 json.load, plain".into(), json_mb, m));
-        py_plain = Some(m);
-        let m = measure(
-            &py,
-            &[
-                "-c".into(),
-                "import gzip,json,sys; json.load(gzip.open(sys.argv[1]))".into(),
-                gz.display().to_string(),
-            ],
-        )?;
-        rows.push(("python3 json.load, gzip".into(), json_mb, m));
-        py_gz = Some(m);
-    }
+    Ok(GzipRuns {
+        default: kg,
+        single: kg1,
+        inflate,
+        gzip_dc,
+    })
+}
 
+/// Python's `json.load` on the plain and the gzip file (`None` when skipped).
+#[derive(Default)]
+struct Python {
+    plain: Option<Measure>,
+    gz: Option<Measure>,
+}
+
+/// Times the Python baseline on both files, a row each.
+fn measure_python(
+    plain: &Path,
+    gz: &Path,
+    json_mb: f64,
+    rows: &mut Vec<Row>,
+) -> Result<Python, String> {
+    let py = PathBuf::from("python3");
+    let m = measure(
+        &py,
+        &[
+            "-c".into(),
+            "import json,sys; json.load(open(sys.argv[1]))".into(),
+            plain.display().to_string(),
+        ],
+    )?;
+    rows.push(("python3 json.load, plain".into(), json_mb, m));
+    let py_plain = Some(m);
+    let m = measure(
+        &py,
+        &[
+            "-c".into(),
+            "import gzip,json,sys; json.load(gzip.open(sys.argv[1]))".into(),
+            gz.display().to_string(),
+        ],
+    )?;
+    rows.push(("python3 json.load, gzip".into(), json_mb, m));
+    Ok(Python {
+        plain: py_plain,
+        gz: Some(m),
+    })
+}
+
+/// The table: each row's wall time, MB/s, peak RSS and RSS per file byte; then the decompression lines.
+fn print_table(rows: &[Row], json_mb: f64, g: &GzipRuns) {
     println!(
         "\n{:<42} {:>9} {:>10} {:>11} {:>9}",
         "what", "wall s", "MB/s", "peak RSS", "RSS/file"
     );
-    for (what, mb, m) in &rows {
+    for (what, mb, m) in rows {
         println!(
             "{:<42} {:>9.3} {:>10.0} {:>8.1} MB {:>9.3}",
             what,
@@ -240,27 +343,85 @@ pub fn run(args: &[String]) -> Result<(), String> {
     println!(
         "{:<42} {:>9.3} {:>10.0}",
         "inflate alone (flate2 zlib-rs)",
-        inflate.as_secs_f64(),
-        json_mb / inflate.as_secs_f64()
+        g.inflate.as_secs_f64(),
+        json_mb / g.inflate.as_secs_f64()
     );
-    if let Some(g) = gzip_dc {
+    if let Some(d) = g.gzip_dc {
         println!(
             "{:<42} {:>9.3} {:>10.0}",
             "gzip -dc > /dev/null",
-            g.wall.as_secs_f64(),
-            json_mb / g.wall.as_secs_f64()
+            d.wall.as_secs_f64(),
+            json_mb / d.wall.as_secs_f64()
         );
     }
+}
+
+/// The ratios against the targets, each with its verdict.
+fn print_ratios(json_mb: f64, p: &PlainRuns, g: &GzipRuns, py: &Python) {
     println!("\nratios and targets:");
     let mbps = |m: &Measure| json_mb / m.wall.as_secs_f64();
     println!(
         "  parser alone, 1 thread: {:.0} MB/s (target ≥ 1000)  {}",
-        mbps(&kp1),
-        verdict(mbps(&kp1) >= 1000.0)
+        mbps(&p.single_no_hash),
+        verdict(mbps(&p.single_no_hash) >= 1000.0)
     );
-    println!("  default plain:        {:.0} MB/s", mbps(&kp));
-    let t1 = one_core.wall.as_secs_f64();
-    let t2 = two_cores.wall.as_secs_f64();
+    println!("  default plain:        {:.0} MB/s", mbps(&p.default));
+    print_core_scaling(p);
+    if let Some((what, h)) = &p.hash_alone {
+        print_hash_ratio(what, p.hashed, h.wall.as_secs_f64());
+    }
+    let rss_ratio = [
+        p.default,
+        p.single_no_hash,
+        p.single,
+        g.default,
+        g.single,
+        p.two_cores,
+        p.sixteen,
+        p.hashed,
+    ]
+    .iter()
+    .map(|m| m.rss_kb)
+    .max()
+    .unwrap_or(0) as f64
+        * 1024.0
+        / (json_mb * 1e6);
+    println!(
+        "  peak RSS / file:      {rss_ratio:.3} (target ≤ 0.25)  {}",
+        verdict(rss_ratio <= 0.25)
+    );
+    let gz_ratio = g.default.wall.as_secs_f64() / g.inflate.as_secs_f64();
+    println!(
+        "  gzip / inflate alone: {gz_ratio:.2}× (target ≤ 1.3×)  {}",
+        verdict(gz_ratio <= 1.3)
+    );
+    if let Some(d) = g.gzip_dc {
+        println!(
+            "  gzip / `gzip -dc`:    {:.2}×",
+            g.default.wall.as_secs_f64() / d.wall.as_secs_f64()
+        );
+    }
+    if let Some(m) = py.plain {
+        let faster = m.wall.as_secs_f64() / p.default.wall.as_secs_f64();
+        println!(
+            "  vs python json.load:  {faster:.1}× faster (target ≥ 50×)  {}, {:.1}× less memory (plain)",
+            verdict(faster >= 50.0),
+            m.rss_kb as f64 / p.default.rss_kb as f64
+        );
+    }
+    if let Some(m) = py.gz {
+        println!(
+            "                        {:.1}× faster (gzip)",
+            m.wall.as_secs_f64() / g.default.wall.as_secs_f64()
+        );
+    }
+}
+
+/// Two cores against one, and the serial fraction that pair implies with what it predicts for 16.
+fn print_core_scaling(p: &PlainRuns) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let t1 = p.one_core.wall.as_secs_f64();
+    let t2 = p.two_cores.wall.as_secs_f64();
     let speedup = t1 / t2;
     println!(
         "  2 cores / 1 core (--no-sha256): {speedup:.2}× (target ≥ 1.7×, {cores} cores here)  {}",
@@ -274,66 +435,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "  serial fraction (Amdahl, MEASURED from the pair): {serial:.3}; predicted on 16 cores: \
          {at16:.1}× (ESTIMATED, = 1 / (s + (1 − s)/16))"
     );
-    if let Some((what, h)) = &hash_alone {
-        let h = h.wall.as_secs_f64();
-        let r = hashed.wall.as_secs_f64() / h;
-        println!(
-            "  with sha256 / {what} alone: {r:.2}× (target ≤ 1.15×)  {}",
-            verdict(r <= 1.15)
-        );
-        // n cores give at most n CPU-seconds a second, and the hash is one sequential chain, so the
-        // hashed parse takes at least max(its CPU-seconds / n, the hash alone) on n cores, whatever the
-        // scheduling (the CPU-seconds taken as they are on this machine's run, with 2 workers).
-        let cpu = hashed.cpu.as_secs_f64();
-        println!(
-            "    its CPU: {cpu:.3} s over {:.3} s wall ({:.2} cores busy, MEASURED); the ratio's floor \
-             on n cores, max(CPU / n, hash) / hash (ESTIMATED; a floor, not a prediction): 2: {:.2}×, \
-             4: {:.2}×, 16: {:.2}×; 1.15× on 2 cores needs CPU ≤ 2.3 × the hash alone = {:.3} s",
-            hashed.wall.as_secs_f64(),
-            cpu / hashed.wall.as_secs_f64(),
-            (cpu / 2.0).max(h) / h,
-            (cpu / 4.0).max(h) / h,
-            (cpu / 16.0).max(h) / h,
-            2.3 * h,
-        );
-    }
-    let rss_ratio = [kp, kp1, kph, kg, kg1, two_cores, sixteen, hashed]
-        .iter()
-        .map(|m| m.rss_kb)
-        .max()
-        .unwrap_or(0) as f64
-        * 1024.0
-        / (json_mb * 1e6);
+}
+
+/// The hashed parse against hashing alone (`h` seconds, by `what`), and the floor its CPU time puts on
+/// that ratio on n cores.
+fn print_hash_ratio(what: &str, hashed: Measure, h: f64) {
+    let r = hashed.wall.as_secs_f64() / h;
     println!(
-        "  peak RSS / file:      {rss_ratio:.3} (target ≤ 0.25)  {}",
-        verdict(rss_ratio <= 0.25)
+        "  with sha256 / {what} alone: {r:.2}× (target ≤ 1.15×)  {}",
+        verdict(r <= 1.15)
     );
-    let gz_ratio = kg.wall.as_secs_f64() / inflate.as_secs_f64();
+    // n cores give at most n CPU-seconds a second, and the hash is one sequential chain, so the
+    // hashed parse takes at least max(its CPU-seconds / n, the hash alone) on n cores, whatever the
+    // scheduling (the CPU-seconds taken as they are on this machine's run, with 2 workers).
+    let cpu = hashed.cpu.as_secs_f64();
     println!(
-        "  gzip / inflate alone: {gz_ratio:.2}× (target ≤ 1.3×)  {}",
-        verdict(gz_ratio <= 1.3)
+        "    its CPU: {cpu:.3} s over {:.3} s wall ({:.2} cores busy, MEASURED); the ratio's floor \
+         on n cores, max(CPU / n, hash) / hash (ESTIMATED; a floor, not a prediction): 2: {:.2}×, \
+         4: {:.2}×, 16: {:.2}×; 1.15× on 2 cores needs CPU ≤ 2.3 × the hash alone = {:.3} s",
+        hashed.wall.as_secs_f64(),
+        cpu / hashed.wall.as_secs_f64(),
+        (cpu / 2.0).max(h) / h,
+        (cpu / 4.0).max(h) / h,
+        (cpu / 16.0).max(h) / h,
+        2.3 * h,
     );
-    if let Some(g) = gzip_dc {
-        println!(
-            "  gzip / `gzip -dc`:    {:.2}×",
-            kg.wall.as_secs_f64() / g.wall.as_secs_f64()
-        );
-    }
-    if let Some(p) = py_plain {
-        let faster = p.wall.as_secs_f64() / kp.wall.as_secs_f64();
-        println!(
-            "  vs python json.load:  {faster:.1}× faster (target ≥ 50×)  {}, {:.1}× less memory (plain)",
-            verdict(faster >= 50.0),
-            p.rss_kb as f64 / kp.rss_kb as f64
-        );
-    }
-    if let Some(p) = py_gz {
-        println!(
-            "                        {:.1}× faster (gzip)",
-            p.wall.as_secs_f64() / kg.wall.as_secs_f64()
-        );
-    }
-    Ok(())
 }
 
 /// Hashing the file alone, the best of `runs`: `openssl dgst -sha256` (SHA extensions where the CPU

@@ -139,6 +139,68 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or(root.join("target"), PathBuf::from);
     let work = a.work.clone().unwrap_or_else(|| target.join("bench-ranks"));
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let tools = tools(&a, &root, &target)?;
+    let gz_len = std::fs::metadata(&trace)
+        .map_err(|e| format!("{}: {e}", trace.display()))?
+        .len();
+    let max_n = a.ns.iter().copied().max().unwrap_or(0) as u64;
+    eprintln!(
+        "bench-ranks: {} ({} bytes stored); the largest N takes about {:.2} GB in {}",
+        trace.display(),
+        gz_len,
+        (gz_len * max_n) as f64 / 1e9,
+        work.display()
+    );
+    eprintln!("bench-ranks: load before: {}", uptime());
+
+    let mut rows: Vec<Row> = Vec::new();
+    let mut hta_stopped: Option<(usize, String)> = None;
+    for &n in &a.ns {
+        let dir = work.join(format!("ranks-{n}"));
+        let files = write_ranks(&trace, &dir, n)?;
+        let t0 = Instant::now();
+        let json_bytes = inflate_all(&files)?;
+        rows.push(Row {
+            n,
+            what: "baseline: inflate every file",
+            run: Run {
+                wall: t0.elapsed(),
+                max_proc_kb: 0,
+                tree_kb: 0,
+                outcome: Outcome::Done,
+                stdout: format!("{json_bytes}"),
+            },
+        });
+        measure_rust(&a, &tools, (n, &dir, &work), &mut rows)?;
+        if let (Some(py), false) = (&tools.python, a.skip_python) {
+            measure_read_ranks(&a, py, (n, &dir), &mut rows)?;
+        }
+        if let (Some(py), false) = (&tools.python, a.skip_hta)
+            && hta_stopped.is_none()
+        {
+            hta_stopped = measure_hta(&a, py, (n, &dir), &mut rows)?;
+        }
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        eprintln!("bench-ranks: N={n} done; load {}", uptime());
+    }
+    print_table(&rows, &a.ns);
+    if let Some((n, why)) = hta_stopped {
+        println!("HTA stopped at N={n} ({why}); not run at larger N.");
+    }
+    println!("load after: {}", uptime());
+    Ok(())
+}
+
+/// The programs measured.
+struct Tools {
+    kineto: PathBuf,
+    export: PathBuf,
+    /// The Python with the modules (and HTA), unless both Python runs are skipped.
+    python: Option<PathBuf>,
+}
+
+/// The binaries (release-built, or `--bins DIR`'s as built) and the Python environment.
+fn tools(a: &Args, root: &Path, target: &Path) -> Result<Tools, String> {
     // `--bins DIR` takes `kineto` and `kineto-export` as built (a smoke run of the harness); the figures
     // that count are of the release build.
     let (kineto, export) = match &a.bins {
@@ -158,144 +220,151 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else {
         Some(match &a.python {
             Some(p) => p.clone(),
-            None => python_env(&root, &target, !a.skip_python)?,
+            None => python_env(root, target, !a.skip_python)?,
         })
     };
-    let gz_len = std::fs::metadata(&trace)
-        .map_err(|e| format!("{}: {e}", trace.display()))?
-        .len();
-    let max_n = a.ns.iter().copied().max().unwrap_or(0) as u64;
+    Ok(Tools {
+        kineto,
+        export,
+        python,
+    })
+}
+
+/// Writes `n` rank copies of `trace` into `dir` (emptied first) and lists them. Generated in a child
+/// process: a child's peak RSS (wait4) counts the pages this process holds when it forks, so the trace's
+/// text is never held here.
+fn write_ranks(trace: &Path, dir: &Path, n: usize) -> Result<Vec<PathBuf>, String> {
+    let _ = std::fs::remove_dir_all(dir);
+    let t0 = Instant::now();
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let status = Command::new(exe)
+        .arg("bench-ranks-generate")
+        .arg(trace)
+        .arg(dir)
+        .arg(n.to_string())
+        .status()
+        .map_err(|e| format!("bench-ranks-generate: {e}"))?;
+    if !status.success() {
+        return Err(format!("writing {n} ranks into {} failed", dir.display()));
+    }
+    let files = rank_files(dir)?;
+    let bytes: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum();
     eprintln!(
-        "bench-ranks: {} ({} bytes stored); the largest N takes about {:.2} GB in {}",
-        trace.display(),
-        gz_len,
-        (gz_len * max_n) as f64 / 1e9,
-        work.display()
+        "bench-ranks: N={n}: wrote {} files, {:.1} MB, in {:.1} s; load {}",
+        files.len(),
+        bytes as f64 / 1e6,
+        t0.elapsed().as_secs_f64(),
+        uptime()
     );
-    eprintln!("bench-ranks: load before: {}", uptime());
+    Ok(files)
+}
 
-    let mut rows: Vec<Row> = Vec::new();
-    let mut hta_stopped: Option<(usize, String)> = None;
-    for &n in &a.ns {
-        let dir = work.join(format!("ranks-{n}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        // Generated in a child process: a child's peak RSS (wait4) counts the pages this process holds
-        // when it forks, so the trace's text is never held here.
-        let t0 = Instant::now();
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let status = Command::new(exe)
-            .arg("bench-ranks-generate")
-            .arg(&trace)
-            .arg(&dir)
-            .arg(n.to_string())
-            .status()
-            .map_err(|e| format!("bench-ranks-generate: {e}"))?;
-        if !status.success() {
-            return Err(format!("writing {n} ranks into {} failed", dir.display()));
+/// `kineto summary`, `kineto ranks` and `kineto-export --parquet` on the `n` ranks in `dir` (the export
+/// into a directory of `work`, removed after), each output checked; a row each.
+fn measure_rust(
+    a: &Args,
+    tools: &Tools,
+    (n, dir, work): (usize, &Path, &Path),
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let d = dir.display().to_string();
+    let r = limited(
+        &tools.kineto,
+        &["summary", "--json", &d],
+        a.timeout,
+        a.max_rss_kb,
+    )?;
+    check_lines(&r, n, "kineto summary")?;
+    rows.push(Row {
+        n,
+        what: "kineto summary",
+        run: r,
+    });
+    let r = limited(
+        &tools.kineto,
+        &["ranks", "--json", &d],
+        a.timeout,
+        a.max_rss_kb,
+    )?;
+    check_ranks_output(&r, n)?;
+    rows.push(Row {
+        n,
+        what: "kineto ranks",
+        run: r,
+    });
+    let out = work.join(format!("parquet-{n}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = out.display().to_string();
+    let r = limited(
+        &tools.export,
+        &["--parquet", &o, &d],
+        a.timeout,
+        a.max_rss_kb,
+    )?;
+    if matches!(r.outcome, Outcome::Done) {
+        let parts = std::fs::read_dir(out.join("gpu_ops"))
+            .map_err(|e| format!("{}: {e}", out.display()))?
+            .count();
+        if parts != n {
+            return Err(format!(
+                "kineto-export wrote {parts} rank partitions, not {n}"
+            ));
         }
-        let files = rank_files(&dir)?;
-        let bytes: u64 = files
-            .iter()
-            .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
-            .sum();
-        eprintln!(
-            "bench-ranks: N={n}: wrote {} files, {:.1} MB, in {:.1} s; load {}",
-            files.len(),
-            bytes as f64 / 1e6,
-            t0.elapsed().as_secs_f64(),
-            uptime()
-        );
-
-        let t0 = Instant::now();
-        let json_bytes = inflate_all(&files)?;
-        rows.push(Row {
-            n,
-            what: "baseline: inflate every file",
-            run: Run {
-                wall: t0.elapsed(),
-                max_proc_kb: 0,
-                tree_kb: 0,
-                outcome: Outcome::Done,
-                stdout: format!("{json_bytes}"),
-            },
-        });
-
-        let d = dir.display().to_string();
-        let r = limited(&kineto, &["summary", "--json", &d], a.timeout, a.max_rss_kb)?;
-        check_lines(&r, n, "kineto summary")?;
-        rows.push(Row {
-            n,
-            what: "kineto summary",
-            run: r,
-        });
-        let r = limited(&kineto, &["ranks", "--json", &d], a.timeout, a.max_rss_kb)?;
-        check_ranks_output(&r, n)?;
-        rows.push(Row {
-            n,
-            what: "kineto ranks",
-            run: r,
-        });
-        let out = work.join(format!("parquet-{n}"));
-        let _ = std::fs::remove_dir_all(&out);
-        let o = out.display().to_string();
-        let r = limited(&export, &["--parquet", &o, &d], a.timeout, a.max_rss_kb)?;
-        if matches!(r.outcome, Outcome::Done) {
-            let parts = std::fs::read_dir(out.join("gpu_ops"))
-                .map_err(|e| format!("{}: {e}", out.display()))?
-                .count();
-            if parts != n {
-                return Err(format!(
-                    "kineto-export wrote {parts} rank partitions, not {n}"
-                ));
-            }
-        }
-        let _ = std::fs::remove_dir_all(&out);
-        rows.push(Row {
-            n,
-            what: "kineto-export --parquet",
-            run: r,
-        });
-
-        if let (Some(py), false) = (&python, a.skip_python) {
-            for (what, chunk) in [
-                ("python read_ranks(DIR)", 0),
-                ("python read_ranks, 64 files a call", CHUNK),
-            ] {
-                let script = PY_READ_RANKS.replace("CHUNK", &chunk.to_string());
-                let r = limited(py, &["-c", &script, &d], a.timeout, a.max_rss_kb)?;
-                check_python(&r, n, what)?;
-                rows.push(Row { n, what, run: r });
-            }
-        }
-        if let (Some(py), false) = (&python, a.skip_hta)
-            && hta_stopped.is_none()
-        {
-            let r = limited(py, &["-c", PY_HTA, &d], a.hta_timeout, a.max_rss_kb)?;
-            match &r.outcome {
-                Outcome::Done => {}
-                Outcome::TimedOut => {
-                    hta_stopped = Some((n, format!("over {} s", a.hta_timeout.as_secs())))
-                }
-                Outcome::OverRss => {
-                    hta_stopped = Some((n, format!("over {} MiB", a.max_rss_kb / 1024)))
-                }
-                Outcome::Failed(e) => hta_stopped = Some((n, format!("failed: {e}"))),
-            }
-            rows.push(Row {
-                n,
-                what: "HTA TraceAnalysis",
-                run: r,
-            });
-        }
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        eprintln!("bench-ranks: N={n} done; load {}", uptime());
     }
-    print_table(&rows, &a.ns);
-    if let Some((n, why)) = hta_stopped {
-        println!("HTA stopped at N={n} ({why}); not run at larger N.");
-    }
-    println!("load after: {}", uptime());
+    let _ = std::fs::remove_dir_all(&out);
+    rows.push(Row {
+        n,
+        what: "kineto-export --parquet",
+        run: r,
+    });
     Ok(())
+}
+
+/// Python `read_ranks` on the `n` ranks in `dir`, whole and 64 files a call; a row each.
+fn measure_read_ranks(
+    a: &Args,
+    py: &Path,
+    (n, dir): (usize, &Path),
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let d = dir.display().to_string();
+    for (what, chunk) in [
+        ("python read_ranks(DIR)", 0),
+        ("python read_ranks, 64 files a call", CHUNK),
+    ] {
+        let script = PY_READ_RANKS.replace("CHUNK", &chunk.to_string());
+        let r = limited(py, &["-c", &script, &d], a.timeout, a.max_rss_kb)?;
+        check_python(&r, n, what)?;
+        rows.push(Row { n, what, run: r });
+    }
+    Ok(())
+}
+
+/// HTA's `TraceAnalysis` on the `n` ranks in `dir`, a row; why it stopped (then it is not run at larger
+/// N) when it did not finish.
+fn measure_hta(
+    a: &Args,
+    py: &Path,
+    (n, dir): (usize, &Path),
+    rows: &mut Vec<Row>,
+) -> Result<Option<(usize, String)>, String> {
+    let d = dir.display().to_string();
+    let r = limited(py, &["-c", PY_HTA, &d], a.hta_timeout, a.max_rss_kb)?;
+    let stopped = match &r.outcome {
+        Outcome::Done => None,
+        Outcome::TimedOut => Some((n, format!("over {} s", a.hta_timeout.as_secs()))),
+        Outcome::OverRss => Some((n, format!("over {} MiB", a.max_rss_kb / 1024))),
+        Outcome::Failed(e) => Some((n, format!("failed: {e}"))),
+    };
+    rows.push(Row {
+        n,
+        what: "HTA TraceAnalysis",
+        run: r,
+    });
+    Ok(stopped)
 }
 
 /// `bench-ranks-generate TRACE DIR N` (internal): writes the N copies.

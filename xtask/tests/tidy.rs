@@ -1,8 +1,10 @@
 //! Conventions checked mechanically (as rust-analyzer's tidy does), so they hold without a reviewer:
 //!
-//! 1. Every source file (`crates/*/src`, `bins/*/src`, `python/src`, `python/provenance/src`, `xtask/src`,
-//!    any depth) is named in ARCHITECTURE.md (its file name; `lib.rs`, `main.rs` and `mod.rs` are named by
-//!    their crate or directory).
+//! 1. ARCHITECTURE.md is a map a newcomer reads in minutes: at most [`MAX_ARCHITECTURE_LINES`] lines,
+//!    naming every crate (`crates/*`, `bins/*` by their directory) and every module folder (a directory
+//!    under a crate's `src`, as `name/`); what each source file does is said in its own opening `//!`
+//!    comment, which every source file (`crates/*/src`, `bins/*/src`, `python/src`,
+//!    `python/provenance/src`, `xtask/src`, any depth) has.
 //! 2. Library crates (`crates/*/src`, the Python modules' `src`; binaries' `main.rs` and `src/bin/` excepted)
 //!    hold no CLI flag text: no string literal contains `--x` (a letter after two dashes). Libraries return
 //!    data; the binary knows its options. Exceptions are listed in [`FLAG_TEXT_ALLOWED`] with their reason.
@@ -25,6 +27,11 @@
 //! 7. One column list per table: the tables `kineto` prints and exports are column lists in
 //!    `crates/kineto-tables/src` only — no other source file builds a column (`Col {` or `col!(`) — and
 //!    each list is the one `Table::columns` names for its table, once.
+//!
+//! 8. Functions of one job: no non-test function (`crates/`, `bins/`, `python/`, `xtask/src`, examples and
+//!    build scripts included) is over [`MAX_FUNCTION_LINES`] lines, counted from its `fn` line to its
+//!    closing brace. Test code is not checked: files under `tests/` and `benches/`, `*_tests.rs` files, and
+//!    items under `#[cfg(test)]` (the `mod tests` blocks). Longer ones today are [`PENDING_LONG_FUNCTIONS`].
 //!
 //! Comments and everything after a file's first `#[cfg(test)]` are not checked by 2 and 3.
 //!
@@ -92,12 +99,40 @@ const MAX_LIBRARY_LINES: usize = 800;
 /// owner and comes off this list (none is pending now).
 const PENDING_LONG_FILES: &[(&str, &str)] = &[];
 
+/// The most lines a non-test function may have, from its `fn` line to its closing brace.
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// (file, function, who splits it) — functions over [`MAX_FUNCTION_LINES`] today; each is split into the
+/// steps it performs by its owner and comes off this list.
+const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
+    (
+        "crates/kineto-trace/src/native/chrome.rs",
+        "read",
+        "the trace readers' helper",
+    ),
+    (
+        "crates/kineto-trace/src/native/rocprof_csv.rs",
+        "build",
+        "the trace readers' helper",
+    ),
+    (
+        "crates/kineto-trace/src/native/rocprof_json.rs",
+        "read",
+        "the trace readers' helper",
+    ),
+    (
+        "crates/kineto-trace/src/parse/builder.rs",
+        "apply_inner",
+        "the trace readers' helper",
+    ),
+];
+
 /// Where the tables' column lists live, and the file that names each table's list.
 const TABLES_SRC: &str = "crates/kineto-tables/src";
 const TABLES_REGISTRY: &str = "crates/kineto-tables/src/table.rs";
 
-/// Source files ARCHITECTURE.md does not name today; to be added to its code map by their owners.
-const PENDING_UNNAMED: &[&str] = &[];
+/// The longest ARCHITECTURE.md may be: a map, not a catalogue of files.
+const MAX_ARCHITECTURE_LINES: usize = 300;
 
 /// Fails on what `found` has beyond `pending`, and on `pending` entries no longer found (fixed: remove them).
 fn check_with_pending(what: &str, found: &[String], pending: &[String]) {
@@ -198,6 +233,12 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
         Some(i) => &text[..i],
         None => text,
     };
+    blank_comments_and_strings(text)
+}
+
+/// `text` with comments dropped and string and char literals blanked (`""`, `' '`), newlines kept so lines
+/// keep their numbers, as (code, string literals with their line numbers).
+fn blank_comments_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
     let b = text.as_bytes();
     let mut code = String::with_capacity(text.len());
     let mut strings = Vec::new();
@@ -261,8 +302,9 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
                 }
                 k += 1;
             }
-            strings.push((start_line, text[start..k.min(b.len())].to_string()));
-            code.push_str("\"\"");
+            let literal = &text[start..k.min(b.len())];
+            strings.push((start_line, literal.to_string()));
+            push_blank_literal(&mut code, literal);
             i = k + 1 + hashes;
         } else if c == b'"' {
             let start_line = line;
@@ -276,8 +318,9 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
                 }
                 k += 1;
             }
-            strings.push((start_line, text[i + 1..k.min(b.len())].to_string()));
-            code.push_str("\"\"");
+            let literal = &text[i + 1..k.min(b.len())];
+            strings.push((start_line, literal.to_string()));
+            push_blank_literal(&mut code, literal);
             i = k + 1;
         } else if c == b'\'' && (b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\')) {
             // A char literal ('"', '\''), not a lifetime.
@@ -301,6 +344,14 @@ fn code_and_strings(text: &str) -> (String, Vec<(usize, String)>) {
     (code, strings)
 }
 
+/// A string literal blanked: `""` with the literal's newlines between the quotes, so the code's lines keep
+/// their numbers.
+fn push_blank_literal(code: &mut String, literal: &str) {
+    code.push('"');
+    code.extend(literal.chars().filter(|&c| c == '\n'));
+    code.push('"');
+}
+
 /// Whether `s` holds CLI flag text: two dashes, then a lowercase letter, not preceded by a third dash or a
 /// letter (so `---` rules and `a--b` are not flags).
 fn has_flag_text(s: &str) -> bool {
@@ -314,31 +365,79 @@ fn has_flag_text(s: &str) -> bool {
 }
 
 #[test]
-fn every_source_file_is_named_in_architecture_md() {
+fn architecture_md_is_a_short_map_of_every_crate_and_module_folder() {
     let root = root();
     let arch = fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let lines = arch.lines().count();
+    assert!(
+        lines <= MAX_ARCHITECTURE_LINES,
+        "ARCHITECTURE.md has {lines} lines, over {MAX_ARCHITECTURE_LINES}: per-file detail belongs in the files' `//!` comments"
+    );
     let mut missing = Vec::new();
+    for (src, _) in src_dirs(&root) {
+        let krate = src.parent().unwrap_or(&src);
+        let name = format!(
+            "{}/",
+            krate.file_name().unwrap_or_default().to_string_lossy()
+        );
+        if !arch.contains(&name) && krate != root.join("xtask") && krate != root.join("python") {
+            missing.push(format!("crate {}", rel(&root, krate)));
+        }
+        for folder in module_folders(&src) {
+            let f = format!(
+                "{}/",
+                folder.file_name().unwrap_or_default().to_string_lossy()
+            );
+            if !arch.contains(&f) {
+                missing.push(format!("module folder {}", rel(&root, &folder)));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's map does not name:\n  {}",
+        missing.join("\n  ")
+    );
+}
+
+/// The directories under `src` (any depth), sorted.
+fn module_folders(src: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![src.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                out.push(p.clone());
+                todo.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_source_file_says_what_it_is() {
+    let root = root();
+    let mut silent = Vec::new();
     for (src, _) in src_dirs(&root) {
         let mut files = Vec::new();
         rust_files(&src, &mut files);
         for f in files {
-            let name = f
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if ["lib.rs", "main.rs", "mod.rs"].contains(&name.as_str()) {
-                continue;
-            }
-            if !arch.contains(&name) {
-                missing.push(rel(&root, &f));
+            let text = fs::read_to_string(&f).unwrap_or_default();
+            if !text.trim_start().starts_with("//!") {
+                silent.push(rel(&root, &f));
             }
         }
     }
-    let pending: Vec<String> = PENDING_UNNAMED.iter().map(|s| s.to_string()).collect();
-    check_with_pending(
-        "ARCHITECTURE.md does not name these source files (add them to the code map)",
-        &missing,
-        &pending,
+    assert!(
+        silent.is_empty(),
+        "source files without an opening `//!` comment saying what they are:\n  {}",
+        silent.join("\n  ")
     );
 }
 
@@ -372,6 +471,153 @@ fn library_files_hold_one_job() {
         &long,
         &pending,
     );
+}
+
+/// Every non-test `.rs` file of the workspace's crates (`crates/`, `bins/`, `python/`, `xtask/`, any depth),
+/// sorted: files under `tests/`, `benches/` and `target/` and `*_tests.rs` files are test code or output.
+fn non_test_rust_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for top in ["crates", "bins", "python", "xtask"] {
+        rust_files(&root.join(top), &mut files);
+    }
+    files.retain(|f| {
+        let r = rel(root, f);
+        !r.ends_with("_tests.rs")
+            && !r
+                .split('/')
+                .any(|part| ["tests", "benches", "target"].contains(&part))
+    });
+    files
+}
+
+/// The byte just past the item that starts at `from` in blanked code: its `;`, or the brace closing its
+/// first `{` (brackets and parentheses before it, as in `[u8; 4]`, are passed over).
+fn item_end(code: &[u8], from: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = from;
+    while i < code.len() {
+        match code[i] {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b';' if depth == 0 => return i + 1,
+            b'{' if depth == 0 => return block_end(code, i),
+            _ => {}
+        }
+        i += 1;
+    }
+    code.len()
+}
+
+/// The byte just past the `}` that closes the `{` at `open`.
+fn block_end(code: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, &c) in code.iter().enumerate().skip(open) {
+        if c == b'{' {
+            depth += 1;
+        } else if c == b'}' {
+            depth -= 1;
+            if depth == 0 {
+                return i + 1;
+            }
+        }
+    }
+    code.len()
+}
+
+/// (name, lines from the `fn` line to the closing brace) of every function with a body in a Rust file,
+/// items under `#[cfg(test)]` left out.
+fn function_lengths(text: &str) -> Vec<(String, usize)> {
+    let (code, _) = blank_comments_and_strings(text);
+    let b = code.as_bytes();
+    let line_of = |i: usize| b[..i].iter().filter(|&&c| c == b'\n').count() + 1;
+    let test_items: Vec<(usize, usize)> = code
+        .match_indices("#[cfg(test)]")
+        .map(|(i, a)| (i, item_end(b, i + a.len())))
+        .collect();
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("fn") {
+        let word_starts = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_');
+        let after = &code[at + 2..];
+        let name: String = after
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        // `fn(u8)` is a pointer type, `fnx` another word; a function is `fn` space name.
+        let is_function = word_starts
+            && after.starts_with(char::is_whitespace)
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !is_function || test_items.iter().any(|&(s, e)| at > s && at < e) {
+            continue;
+        }
+        let end = item_end(b, at);
+        if b[end - 1] == b'}' {
+            out.push((name, line_of(end - 1) - line_of(at) + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn functions_hold_one_job() {
+    let root = root();
+    let mut long = Vec::new();
+    let mut lengths = Vec::new();
+    for f in non_test_rust_files(&root) {
+        let r = rel(&root, &f);
+        let text = fs::read_to_string(&f).expect("read");
+        for (name, lines) in function_lengths(&text) {
+            if lines > MAX_FUNCTION_LINES && !long.contains(&format!("{r}: {name}")) {
+                long.push(format!("{r}: {name}"));
+                lengths.push(format!("{r}: {name} ({lines} lines)"));
+            }
+        }
+    }
+    let pending: Vec<String> = PENDING_LONG_FUNCTIONS
+        .iter()
+        .map(|(f, name, _)| format!("{f}: {name}"))
+        .collect();
+    check_with_pending(
+        &format!(
+            "functions over {MAX_FUNCTION_LINES} lines (split each into the steps it performs); all long ones now:\n  {}\nnot on the PENDING list",
+            lengths.join("\n  ")
+        ),
+        &long,
+        &pending,
+    );
+}
+
+#[test]
+fn the_function_scan_counts_bodies_not_tests() {
+    let text = "fn short() -> [u8; 2] {\n    [1, 2]\n}\n\
+        pub(crate) fn three<T: Fn(u8)>(t: T)\nwhere\n    T: Copy,\n{\n    let s = \"}}\"; // }\n    t('}' as u8);\n}\n\
+        fn multi_line_string() {\n    let s = r#\"a\n{\n\"#;\n    let t = \"b\n}\";\n}\n\
+        trait A {\n    fn declared(&self);\n    fn with_default(&self) {}\n}\n\
+        fn outer() {\n    let f: fn(u8) = |_| {};\n    fn inner() {\n    }\n}\n\
+        #[cfg(test)]\nmod tests {\n    fn in_tests() {\n    }\n}\n\
+        #[cfg(test)]\nfn test_helper() {\n}\n";
+    let lengths = function_lengths(text);
+    let expected: Vec<(String, usize)> = [
+        ("short", 3),
+        ("three", 7),
+        ("multi_line_string", 7),
+        ("with_default", 1),
+        ("outer", 5),
+        ("inner", 2),
+    ]
+    .iter()
+    .map(|&(n, l)| (n.to_string(), l))
+    .collect();
+    assert_eq!(lengths, expected);
+    let root = root();
+    let files: Vec<String> = non_test_rust_files(&root)
+        .iter()
+        .map(|f| rel(&root, f))
+        .collect();
+    assert!(files.contains(&"xtask/src/main.rs".to_string()));
+    assert!(files.iter().any(|f| f.contains("/examples/")));
+    assert!(!files.iter().any(|f| f.starts_with("xtask/tests/")));
+    assert!(!files.contains(&"crates/kineto-trace/src/scan_tests.rs".to_string()));
 }
 
 #[test]
@@ -688,6 +934,11 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
         "the doctor's rules compose the analyses; they render nothing (the tables and pages sit above)",
     ),
     ("step-stats", &["*"], "depends on no workspace crate"),
+    (
+        "child-run",
+        &["*"],
+        "the tools' child processes sit below the monitor and provenance",
+    ),
     ("tool-io", &["*"], "sits below every crate"),
 ];
 
@@ -803,8 +1054,8 @@ fn owning_crate(top: &Path, file: &Path) -> PathBuf {
 
 /// The code of a whole file (tests included) with comments and strings blanked.
 fn code_and_strings_all(text: &str) -> String {
-    // `#[cfg(test)]` is what ends the scan in `code_and_strings`; a dependency used only in tests counts.
-    code_and_strings(&text.replace("#[cfg(test)]", "#[cfg(all(test))]")).0
+    // Unlike `code_and_strings`, tests are kept: a dependency used only in tests counts.
+    blank_comments_and_strings(text).0
 }
 
 #[test]

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use child_run::runner::{self, Runner};
 use clap::{Parser, ValueEnum};
-use gpu_monitor::runner::{self, Runner};
 use gpu_monitor::{
     BackendChoice, GpuSelection, Monitor, MonitorConfig, Sample, SourceEnd, StopHandle,
 };

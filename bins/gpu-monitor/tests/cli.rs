@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../../crates/gpu-monitor/tests/support/signals.rs"]
+#[path = "../../../crates/child-run/tests/support/signals.rs"]
 mod signals;
 use signals::with_default_signals;
 

@@ -4,9 +4,7 @@
 
 use clap::Parser;
 use kineto_parquet::{Analysed, Limits, Table, write_table};
-use kineto_trace::analysis::Analysis;
-use kineto_trace::family::Rules;
-use kineto_trace::step::StepPattern;
+use kineto_trace::{Session, SessionConfig};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -62,12 +60,21 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     let setup = || -> kineto_trace::Result<_> {
-        let paths = kineto_trace::expand_paths(&cli.traces)?;
-        let rules = Rules::load_or_builtin(cli.rules.as_deref())?;
-        let pattern = StepPattern::from_options(cli.step_pattern.as_deref(), cli.whole_trace)?;
-        Ok((paths, rules, pattern))
+        let session = Session::new(SessionConfig {
+            rules: cli.rules.clone(),
+            step_pattern: cli.step_pattern.clone(),
+            whole_trace: cli.whole_trace,
+            parse: kineto_trace::Options {
+                salvage: cli.salvage,
+                sha256: false,
+                ..kineto_trace::Options::default()
+            },
+            ..SessionConfig::default()
+        })?;
+        let paths = session.expand(&cli.traces)?;
+        Ok((paths, session))
     };
-    let (paths, rules, pattern) = match setup() {
+    let (paths, session) = match setup() {
         Ok(v) => v,
         Err(e) => {
             note(&format!("kineto-export: {e}"));
@@ -82,11 +89,6 @@ fn main() -> ExitCode {
         row_group_rows: cli.row_group_rows.max(1),
         ..Limits::default()
     };
-    let opts = kineto_trace::Options {
-        salvage: cli.salvage,
-        sha256: false,
-        ..kineto_trace::Options::default()
-    };
     let position: HashMap<&Path, usize> = paths
         .iter()
         .enumerate()
@@ -99,16 +101,14 @@ fn main() -> ExitCode {
         dir: &cli.parquet,
         overwrite: cli.overwrite,
         rank: cli.rank,
-        rules: &rules,
-        pattern: &pattern,
-        opts: &opts,
+        session: &session,
         limits,
         taken: &taken,
         claims: &claims,
     };
     let work = |path: &Path| job.export(path, position.get(path).copied().unwrap_or(0));
     let mut failed = false;
-    kineto_trace::each_in_order(&paths, work, |r| match r {
+    session.each(&paths, work, |r| match r {
         Ok(lines) => lines.iter().for_each(|l| note(l)),
         Err(e) => {
             note(&format!("kineto-export: {e}"));
@@ -140,9 +140,7 @@ struct Job<'a> {
     dir: &'a Path,
     overwrite: bool,
     rank: Option<u64>,
-    rules: &'a Rules,
-    pattern: &'a StepPattern,
-    opts: &'a kineto_trace::Options,
+    session: &'a Session,
     limits: Limits,
     taken: &'a Mutex<HashMap<u64, PathBuf>>,
     /// (position, file, rank, world size) of each trace exported, for the rank rule's warnings.
@@ -155,7 +153,7 @@ type Claim = (usize, PathBuf, Option<u64>, Option<u64>);
 impl Job<'_> {
     /// Parses, analyses and writes one trace's tables; returns the lines to report.
     fn export(&self, path: &Path, position: usize) -> Result<Vec<String>, String> {
-        let parsed = kineto_trace::parse_file(path, self.opts).map_err(|e| e.to_string())?;
+        let parsed = self.session.read(path).map_err(|e| e.to_string())?;
         let t = &parsed.trace;
         let mut notes = Vec::new();
         let rank = match (t.header.rank, self.rank) {
@@ -216,20 +214,17 @@ impl Job<'_> {
             })?;
             claims.push((table, claim));
         }
-        let analysis = Analysis::new(t, self.pattern, self.rules);
-        let budgets = analysis.budgets(t, self.rules);
-        let file = path.display().to_string();
-        let a = Analysed {
-            file: &file,
-            trace: t,
-            analysis: &analysis,
-            budgets: &budgets,
-            rules: self.rules,
-        };
+        let done = self.session.analyse(parsed).map_err(|e| e.to_string())?;
+        let t = done.trace();
+        let file = done.file();
+        let a = Analysed::of(&file, &done);
         let meta = [
             ("kineto.rank", rank.to_string()),
-            ("kineto.rules", self.rules.origin().display().to_string()),
-            ("kineto.step_pattern", self.pattern.as_str().to_string()),
+            ("kineto.rules", done.rules().origin().display().to_string()),
+            (
+                "kineto.step_pattern",
+                self.session.pattern().as_str().to_string(),
+            ),
             ("kineto.salvaged", t.salvaged.is_some().to_string()),
             ("kineto.format", t.header.format.key().to_string()),
             (

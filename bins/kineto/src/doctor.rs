@@ -2,17 +2,16 @@
 //! each step's roofline), runs `kineto-doctor`'s rules, prints the `doctor` table of `kineto-tables`
 //! (findings ranked by time at stake, then the trust warnings) and names the command to drill down with.
 
+use crate::args::Listing;
+use crate::each::refused;
 use crate::out::{self, note};
 use crate::render::{self, Ctx, Format};
-use crate::{Listing, format_of, render_notes, setup, views};
+use crate::views;
 use clap::Args;
 use kineto_doctor::{Diagnosis, Next, Thresholds, TraceInput, diagnose};
 use kineto_tables::{DoctorEntry, DoctorRow, doctor_columns};
-use kineto_trace::Parsed;
-use kineto_trace::analysis::Analysis;
-use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
-use kineto_trace::step::StepPattern;
+use kineto_trace::{AnalysedTrace, Parsed, Session};
 use roofline::StepRoofline;
 use serde_json::Value;
 use std::io::{self, Write};
@@ -38,49 +37,34 @@ pub struct DoctorArgs {
     listing: Listing,
 }
 
-/// One trace, parsed and analysed once: what the doctor's rules read (`kineto doctor`'s and `kineto
-/// report`'s, which also draws its budget rows and timeline from it).
+/// One trace, parsed and analysed once by the session, with its roofline: what the doctor's rules read
+/// (`kineto doctor`'s and `kineto report`'s, which also draws its budget rows and timeline from it).
 pub struct Analysed {
-    /// The trace as read.
-    pub parsed: Parsed,
-    /// Links, steps, families.
-    pub analysis: Analysis,
-    /// Every step's budget, in step order.
-    pub budgets: Vec<StepBudget>,
+    /// The trace, read and analysed.
+    pub t: AnalysedTrace,
     /// The GPU and each step's roofline, with `--model`.
     pub roofline: Option<(String, Vec<StepRoofline>)>,
 }
 
+impl std::ops::Deref for Analysed {
+    type Target = AnalysedTrace;
+    fn deref(&self) -> &AnalysedTrace {
+        &self.t
+    }
+}
+
 impl Analysed {
-    /// Parses and analyses one trace.
-    pub fn read(
-        path: &Path,
-        opts: &kineto_trace::Options,
-        rules: &Rules,
-        pattern: &StepPattern,
-    ) -> kineto_trace::Result<Analysed> {
-        Analysed::of(kineto_trace::parse_file(path, opts)?, rules, pattern)
+    /// Reads and analyses one trace.
+    pub fn read(session: &Session, path: &Path) -> kineto_trace::Result<Analysed> {
+        Analysed::of(session, session.read(path)?)
     }
 
     /// Analyses a trace already read.
-    pub fn of(
-        parsed: Parsed,
-        rules: &Rules,
-        pattern: &StepPattern,
-    ) -> kineto_trace::Result<Analysed> {
-        let analysis = Analysis::at(&parsed, pattern, rules)?;
-        let budgets = analysis.budgets(&parsed.trace, rules);
+    pub fn of(session: &Session, parsed: Parsed) -> kineto_trace::Result<Analysed> {
         Ok(Analysed {
-            parsed,
-            analysis,
-            budgets,
+            t: session.analyse(parsed)?,
             roofline: None,
         })
-    }
-
-    /// The trace file as the rows name it.
-    pub fn file(&self) -> String {
-        self.parsed.path.display().to_string()
     }
 }
 
@@ -94,9 +78,9 @@ pub fn inputs<'a>(
         .zip(files)
         .map(|(d, file)| TraceInput {
             file,
-            trace: &d.parsed.trace,
+            trace: d.trace(),
             analysis: &d.analysis,
-            budgets: &d.budgets,
+            budgets: d.budgets(),
             rules,
             roofline: d
                 .roofline
@@ -241,22 +225,15 @@ fn json_values(rows: &[DoctorRow<'_>]) -> Result<Vec<Value>, String> {
 /// Reads `paths` and runs the doctor's rules on them (with `model`, the roofline rule too): the diagnosis,
 /// and whether a trace failed (named on stderr under `who`; with `notes`, each trace's notes too).
 fn diagnose_paths(
+    session: &Session,
     paths: &[PathBuf],
-    rules: &Rules,
-    pattern: &StepPattern,
-    listing: &Listing,
     model: Option<&roofline::Setup>,
 ) -> Result<(Diagnosis, bool), ExitCode> {
     let who = "kineto doctor";
-    let opts = kineto_trace::Options {
-        salvage: listing.salvage,
-        sha256: false,
-        ..kineto_trace::Options::default()
-    };
-    let work = |path: &Path| Analysed::read(path, &opts, rules, pattern);
+    let work = |path: &Path| Analysed::read(session, path);
     let mut failed = false;
     let mut done: Vec<Analysed> = Vec::new();
-    kineto_trace::each_in_order(paths, work, |r| match r {
+    session.each(paths, work, |r| match r {
         Ok(d) => done.push(d),
         Err(e) => {
             note(&format!("{who}: {e}"));
@@ -264,24 +241,18 @@ fn diagnose_paths(
         }
     });
     for d in &mut done {
-        for n in render_notes::notes(&d.parsed, &d.analysis) {
+        for n in d.notes() {
             note(&format!("{who}: note: {n}"));
         }
         if let Some(setup) = model {
-            let file = d.parsed.path.display().to_string();
-            let t = roofline::analyse_trace(&d.parsed.trace, &file, setup);
+            let t = roofline::analyse_trace(&d.t, setup);
             failed |= crate::roofline::judge(t, who, |t| {
                 d.roofline = Some((t.gpu.clone(), t.steps.clone()))
             });
         }
     }
     // Two traces of one rank are never compared as two ranks: refused, naming both (the rank rule).
-    let checked =
-        kineto_trace::ranks::check_ranks(done.iter().map(|d| kineto_trace::ranks::RankClaim {
-            file: &d.parsed.path,
-            rank: d.parsed.trace.header.rank,
-            world_size: d.parsed.trace.header.world_size,
-        }));
+    let checked = Session::check_ranks(done.iter().map(|d| &d.parsed));
     match checked {
         Ok(warnings) => {
             for w in warnings {
@@ -293,9 +264,12 @@ fn diagnose_paths(
             return Err(ExitCode::from(1));
         }
     }
-    let files: Vec<String> = done.iter().map(Analysed::file).collect();
+    let files: Vec<String> = done.iter().map(|d| d.file()).collect();
     Ok((
-        diagnose(&inputs(&done, &files, rules), &Thresholds::DEFAULT),
+        diagnose(
+            &inputs(&done, &files, session.rules()),
+            &Thresholds::DEFAULT,
+        ),
         failed,
     ))
 }
@@ -330,26 +304,25 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
             }
         },
     };
-    let (paths, rules, pattern) = match setup(&a.listing) {
+    let (session, paths) = match a.listing.open(a.model_opts.graph_captures.clone()) {
         Ok(v) => v,
-        Err(code) => return code,
+        Err(e) => return refused(e),
     };
     let model = match crate::roofline::optional_model(
         "doctor",
         a.model.as_deref(),
         &a.model_opts,
-        &pattern,
-        &rules,
+        session.pattern(),
+        session.rules(),
     ) {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let format = format_of(a.listing.json, a.listing.csv);
-    let (diagnosis, failed) =
-        match diagnose_paths(&paths, &rules, &pattern, &a.listing, model.as_ref()) {
-            Ok(v) => v,
-            Err(code) => return code,
-        };
+    let format = a.listing.format();
+    let (diagnosis, failed) = match diagnose_paths(&session, &paths, model.as_ref()) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
     let rows = rows(&diagnosis, &a.listing, a.model.as_deref());
     if diagnosis.is_clean() && format != Format::Table {
         note(&format!(
@@ -373,7 +346,7 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
             }
         }
     }
-    let mut w = out::stdout();
+    let mut w = out::stdout(format);
     let r = (|| -> io::Result<()> {
         let listing = render::Listing::new(doctor_columns(), views::DOCTOR);
         match format {

@@ -7,14 +7,22 @@
 //! the error, so [`write_failed`] applies the policy on the spot and ends the process. Notes for the
 //! user go to stderr through [`note`], which never panics either.
 
-use std::io::{self, BufWriter, StdoutLock, Write};
+use crate::render::Format;
+use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
+use tool_io::terminal::Wrapping;
 
-/// The program's stdout, buffered.
-pub type Stdout = BufWriter<StdoutLock<'static>>;
+/// The program's stdout, buffered; the text form's lines wrapped to the terminal's width.
+pub type Stdout = BufWriter<Wrapping<StdoutLock<'static>>>;
 
-/// Locks and buffers stdout.
-pub fn stdout() -> Stdout {
-    BufWriter::with_capacity(1 << 16, io::stdout().lock())
+/// Locks and buffers stdout for output in `format`: the text form's lines are wrapped at 120 columns on a
+/// terminal (`tool_io::terminal::text_width`); JSON and CSV lines are never touched.
+pub fn stdout(format: Format) -> Stdout {
+    let out = io::stdout();
+    let width = match format {
+        Format::Table => tool_io::terminal::text_width(out.is_terminal()),
+        Format::Json | Format::Csv => None,
+    };
+    BufWriter::with_capacity(1 << 16, Wrapping::new(out.lock(), width))
 }
 
 /// Ends the program after a failed write to stdout: quietly with status 0 when the reader went away,

@@ -8,15 +8,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use kineto_trace::Session;
 use kineto_trace::analysis::{Analysis, GroupBy, kernel_groups};
 use kineto_trace::family::Rules;
-use kineto_trace::step::StepPattern;
 use serde_json::Value;
 
+use crate::args::Listing;
 use crate::doctor::Analysed;
+use crate::each::refused;
 use crate::out::{self, note};
-use crate::render::{self, Ctx};
-use crate::{Listing, render_budget, setup};
+use crate::render::{self, Ctx, Format};
+use crate::render_budget;
 use kineto_doctor::Thresholds;
 
 /// `kineto report`'s options.
@@ -132,20 +134,13 @@ fn json_lines(
 /// claiming one rank are refused, ranks that look like other runs noted (`kineto_trace::ranks`).
 #[allow(clippy::too_many_arguments)]
 fn rows_of(
+    session: &Session,
     paths: &[PathBuf],
-    rules: &Rules,
-    pattern: &StepPattern,
-    salvage: bool,
     n: usize,
     timeline: Option<Timeline>,
     keep: bool,
     mut also: impl FnMut(&mut Analysed),
 ) -> Result<(Rows, Vec<Analysed>), String> {
-    let opts = kineto_trace::Options {
-        salvage,
-        sha256: false,
-        ..kineto_trace::Options::default()
-    };
     let mut rows = Rows {
         budget: Vec::new(),
         top: Vec::new(),
@@ -154,11 +149,11 @@ fn rows_of(
     let mut claims = Vec::new();
     let mut kept = Vec::new();
     for path in paths {
-        let mut a = Analysed::read(path, &opts, rules, pattern).map_err(|e| e.to_string())?;
+        let mut a = Analysed::read(session, path).map_err(|e| e.to_string())?;
         also(&mut a);
         let header = &a.parsed.trace.header;
         claims.push((path.clone(), header.rank, header.world_size));
-        rows_of_trace(&mut rows, &a, rules, n)?;
+        rows_of_trace(&mut rows, &a, session.rules(), n)?;
         if keep {
             kept.push(a);
         }
@@ -186,7 +181,7 @@ fn check_ranks(claims: &[(PathBuf, Option<u64>, Option<u64>)]) -> Result<(), Str
 
 /// One analysed trace's budget rows and its `n` kernel names with the most time (0: all).
 fn rows_of_trace(rows: &mut Rows, done: &Analysed, rules: &Rules, n: usize) -> Result<(), String> {
-    let (parsed, a, budgets) = (&done.parsed, &done.analysis, &done.budgets);
+    let (parsed, a, budgets) = (&done.parsed, &done.analysis, done.budgets());
     let t = &parsed.trace;
     let file = parsed.path.display().to_string();
     let ctx = Ctx {
@@ -351,17 +346,17 @@ pub fn report(r: &ReportArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (paths, rules, pattern) = match setup(&r.listing) {
+    let (session, paths) = match r.listing.open(r.model_opts.graph_captures.clone()) {
         Ok(v) => v,
-        Err(code) => return code,
+        Err(e) => return refused(e),
     };
     // The model is read before any trace, so a bad config is named at once.
     let setup = match crate::roofline::optional_model(
         "report",
         r.model.as_deref(),
         &r.model_opts,
-        &pattern,
-        &rules,
+        session.pattern(),
+        session.rules(),
     ) {
         Ok(m) => m,
         Err(code) => return code,
@@ -372,10 +367,8 @@ pub fn report(r: &ReportArgs) -> ExitCode {
     // physics gate refused is left out of the chart and fails the run) and the doctor's findings all come
     // from that one reading.
     let (rows, done) = match rows_of(
+        &session,
         &paths,
-        &rules,
-        &pattern,
-        r.listing.salvage,
         r.n,
         Some(Timeline {
             step: r.timeline_step,
@@ -385,7 +378,7 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         true,
         |a| {
             if let Some(setup) = &setup {
-                let t = roofline::analyse_trace(&a.parsed.trace, &a.file(), setup);
+                let t = roofline::analyse_trace(&a.t, setup);
                 failed |= crate::roofline::judge(t, "kineto report", |t| {
                     steps.extend(crate::roofline::json_rows(t));
                     a.roofline = Some((t.gpu.clone(), t.steps.clone()));
@@ -403,8 +396,8 @@ pub fn report(r: &ReportArgs) -> ExitCode {
     let top = Value::Array(rows.top);
     // The page opens with what to fix first: the doctor's findings on the same traces, and their marks
     // on the timeline's step.
-    let files: Vec<String> = done.iter().map(Analysed::file).collect();
-    let inputs = crate::doctor::inputs(&done, &files, &rules);
+    let files: Vec<String> = done.iter().map(|d| d.file()).collect();
+    let inputs = crate::doctor::inputs(&done, &files, session.rules());
     let th = Thresholds::DEFAULT;
     let diagnosis = kineto_doctor::diagnose(&inputs, &th);
     let marks: Vec<html_report::Mark> = match rows.timeline.as_ref().and_then(|t| t.step) {
@@ -453,7 +446,7 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         }
     };
     out::written("kineto report", &written);
-    let mut w = out::stdout();
+    let mut w = out::stdout(Format::Table);
     if let Err(e) = writeln!(
         w,
         "wrote {}",
@@ -475,26 +468,24 @@ const HEAD: usize = 64 << 10;
 /// One side of a diff: a directory of per-rank traces, or one input told by its content — a `kineto
 /// budget --json` listing or a trace (plain or gzip) — whether it is a file or a pipe.
 fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
-    let setup = || -> Result<(Rules, StepPattern), String> {
-        let rules = Rules::load_or_builtin(d.rules.as_deref()).map_err(|e| e.to_string())?;
-        let pattern = StepPattern::from_options(d.step_pattern.as_deref(), false)
-            .map_err(|e| e.to_string())?;
-        Ok((rules, pattern))
+    let setup = || -> Result<Session, String> {
+        Session::new(kineto_trace::SessionConfig {
+            rules: d.rules.clone(),
+            step_pattern: d.step_pattern.clone(),
+            parse: kineto_trace::Options {
+                sha256: false,
+                ..kineto_trace::Options::default()
+            },
+            ..kineto_trace::SessionConfig::default()
+        })
+        .map_err(|e| e.to_string())
     };
     if path.is_dir() {
-        let listing_paths =
-            kineto_trace::expand_paths(&[path.to_path_buf()]).map_err(|e| e.to_string())?;
-        let (rules, pattern) = setup()?;
-        let (rows, _) = rows_of(
-            &listing_paths,
-            &rules,
-            &pattern,
-            false,
-            0,
-            None,
-            false,
-            |_| {},
-        )?;
+        let session = setup()?;
+        let listing_paths = session
+            .expand(&[path.to_path_buf()])
+            .map_err(|e| e.to_string())?;
+        let (rows, _) = rows_of(&session, &listing_paths, 0, None, false, |_| {})?;
         return Ok(rows.budget);
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
@@ -537,13 +528,13 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
             .map_err(|e| format!("{}: {e}", path.display()));
     }
     // A trace: the bytes already read, then the rest of the stream.
-    let (rules, pattern) = setup()?;
-    let opts = kineto_trace::Options {
-        sha256: false,
-        ..kineto_trace::Options::default()
-    };
-    let parsed = kineto_trace::parse_raw(path, std::io::Cursor::new(head).chain(input), &opts)
-        .map_err(|e| e.to_string())?;
+    let session = setup()?;
+    let parsed = kineto_trace::parse_raw(
+        path,
+        std::io::Cursor::new(head).chain(input),
+        session.parse_options(),
+    )
+    .map_err(|e| e.to_string())?;
     check_ranks(&[(
         path.to_path_buf(),
         parsed.trace.header.rank,
@@ -554,8 +545,8 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
         top: Vec::new(),
         timeline: None,
     };
-    let a = Analysed::of(parsed, &rules, &pattern).map_err(|e| e.to_string())?;
-    rows_of_trace(&mut rows, &a, &rules, 0)?;
+    let a = Analysed::of(&session, parsed).map_err(|e| e.to_string())?;
+    rows_of_trace(&mut rows, &a, session.rules(), 0)?;
     Ok(rows.budget)
 }
 
@@ -593,7 +584,7 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let result = match html_report::kineto_diff(&old, &new) {
+    let result = match run_compare::budget::compare_json(&old, &new) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
@@ -609,7 +600,7 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
             Err(e) => return fail(e.to_string()),
         }
     }
-    let mut w = out::stdout();
+    let mut w = out::stdout(Format::Table);
     let written = (|| -> std::io::Result<()> {
         writeln!(
             w,
@@ -621,8 +612,8 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
             writeln!(
                 w,
                 "{:<8} {:<16} {o:>12} {n:>12} {pct:>9} {range:>23} {exceeds}",
-                out::escape(&r.rank),
-                out::escape(&r.bucket)
+                out::escape(&r.place),
+                out::escape(&r.key)
             )?;
         }
         for o in &result.only_in_old {

@@ -49,7 +49,7 @@ pub struct ModelOptions {
     /// TraceLens's execution_details.json) giving the size of each graph replay; default: the
     /// capture_traces/ or graph_capture_profile/ directory beside each trace.
     #[arg(long, value_name = "DIR")]
-    graph_captures: Option<PathBuf>,
+    pub graph_captures: Option<PathBuf>,
 }
 
 impl ModelOptions {
@@ -166,13 +166,16 @@ fn kv_bytes(name: &str) -> Result<u64, String> {
 }
 
 fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
-    let paths = kineto_trace::expand_paths(&a.traces).map_err(|e| e.to_string())?;
     let pattern = match &a.step_pattern {
         Some(p) => StepPattern::new(p).map_err(|e| e.to_string())?,
         None => StepPattern::builtin(),
     };
     let rules = Rules::load_or_builtin(a.rules.as_deref()).map_err(|e| e.to_string())?;
     let setup = model_setup(&a.model, &a.opts, pattern, rules)?;
+    let paths = setup
+        .session()
+        .expand(&a.traces)
+        .map_err(|e| e.to_string())?;
     Ok((paths, setup))
 }
 
@@ -282,9 +285,14 @@ pub fn analyse_each(
     who: &str,
     mut each: impl FnMut(usize, &TraceRoofline),
 ) -> bool {
+    let session = setup.session();
     let mut failed = false;
     for (i, p) in paths.iter().enumerate() {
-        failed |= judge(roofline::analyse(p, setup), who, |t| each(i, t));
+        let t = session
+            .open(p)
+            .map_err(roofline::Error::from)
+            .and_then(|t| roofline::analyse_trace(&t, setup));
+        failed |= judge(t, who, |t| each(i, t));
     }
     failed
 }
@@ -376,7 +384,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
     } else {
         render::Format::Table
     };
-    let mut w = out::stdout();
+    let mut w = out::stdout(format);
     if a.weights {
         if format == render::Format::Table {
             let m = &setup.model;

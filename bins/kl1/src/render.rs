@@ -112,7 +112,7 @@ pub fn diff(
         writeln!(
             out,
             "{:<44} {:<34} {old:>12} {new:>12} {pct:>9} {range:>23} {exceeds}",
-            esc(&format!("{}/{}/rank {}", r.window, r.capture, r.rank)),
+            esc(&r.place),
             esc(&r.key)
         )?;
     }

@@ -18,23 +18,46 @@ fn stat(g: &Value, key: &str, unit: &str) -> Option<String> {
     Some(format!("{key} {min}/{med}/{max}{unit}"))
 }
 
-/// The record as a few labelled lines.
-pub fn render(r: &Value) -> String {
-    let mut s = String::new();
-    // Every line is written here, so every value from the record (argv, names, paths, reasons) is escaped
-    // here: a control character in one must not reach the terminal, a newline must not forge a line.
-    let mut line = |label: &str, body: String| {
+/// The labelled lines being written. Every line goes through [`Lines::line`], so every value from the record
+/// (argv, names, paths, reasons) is escaped here: a control character in one must not reach the terminal, a
+/// newline must not forge a line.
+struct Lines(String);
+
+impl Lines {
+    fn line(&mut self, label: &str, body: String) {
         let _ = writeln!(
-            s,
+            self.0,
             "{:<11}{}",
             tool_io::terminal::escape(label),
             tool_io::terminal::escape(&body)
         );
-    };
+    }
+}
 
+/// The record as a few labelled lines.
+pub fn render(r: &Value) -> String {
+    let mut out = Lines(String::new());
     // First, what makes the rest less than it looks: a monitor that did not watch the run.
+    coverage_warning(r, &mut out);
+    time_lines(r, &mut out);
+    code_line(r, &mut out);
+    build_line(r, &mut out);
+    command_line(r, &mut out);
+    host_line(r, &mut out);
+    gpu_lines(r, &mut out);
+    for when in ["before", "after"] {
+        snapshot_line(r, when, &mut out);
+    }
+    during_host_line(r, &mut out);
+    during_gpu_lines(r, &mut out);
+    verdict_lines(r, &mut out);
+    fields_and_missing_lines(r, &mut out);
+    out.0
+}
+
+fn coverage_warning(r: &Value, out: &mut Lines) {
     if at(r, &["during", "region_coverage", "sufficient"]) == Some(&Value::Bool(false)) {
-        line(
+        out.line(
             "WARNING",
             format!(
                 "GPU monitor coverage too low, throttling/clocks/power not checked: {}",
@@ -42,7 +65,9 @@ pub fn render(r: &Value) -> String {
             ),
         );
     }
+}
 
+fn time_lines(r: &Value, out: &mut Lines) {
     let mut when = text(at(r, &["time_utc"]));
     if let Some(end) = opt(at(r, &["finished_utc"])) {
         when.push_str(&format!(" → {end}"));
@@ -53,11 +78,13 @@ pub fn render(r: &Value) -> String {
     if at(r, &["interrupted"]) == Some(&Value::Bool(true)) {
         when.push_str(", INTERRUPTED");
     }
-    line("time", when);
+    out.line("time", when);
     if let Some(v) = num(r, &["schema_version"]) {
-        line("schema", format!("{v}"));
+        out.line("schema", format!("{v}"));
     }
+}
 
+fn code_line(r: &Value, out: &mut Lines) {
     let mut code = match opt(at(r, &["git", "commit"])) {
         Some(c) => c.chars().take(12).collect::<String>(),
         None => format!("no commit ({})", reason(r, "git.commit")),
@@ -79,8 +106,10 @@ pub fn render(r: &Value) -> String {
         Some(Value::Bool(false)) => code.push_str(", clean"),
         _ => {}
     }
-    line("code", code);
+    out.line("code", code);
+}
 
+fn build_line(r: &Value, out: &mut Lines) {
     let mut build = Vec::new();
     if let Some(p) = at(r, &["build", "program"]) {
         let profile = if at(p, &["debug_assertions"]) == Some(&Value::Bool(true)) {
@@ -112,9 +141,11 @@ pub fn render(r: &Value) -> String {
         }
     }
     if !build.is_empty() {
-        line("build", build.join(", "));
+        out.line("build", build.join(", "));
     }
+}
 
+fn command_line(r: &Value, out: &mut Lines) {
     if let Some(argv) = at(r, &["command", "argv"]).and_then(Value::as_array) {
         let cmd: Vec<String> = argv.iter().map(|a| text(Some(a))).collect();
         let end = match (
@@ -125,9 +156,11 @@ pub fn render(r: &Value) -> String {
             (None, Some(sig)) => format!("killed by {sig}"),
             _ => "unknown end".to_owned(),
         };
-        line("command", format!("{} → {end}", cmd.join(" ")));
+        out.line("command", format!("{} → {end}", cmd.join(" ")));
     }
+}
 
+fn host_line(r: &Value, out: &mut Lines) {
     let host: Vec<String> = [
         opt(at(r, &["host", "hostname"])),
         opt(at(r, &["host", "cpu_model"])).map(|m| match num(r, &["cpu_count"]) {
@@ -156,14 +189,17 @@ pub fn render(r: &Value) -> String {
     .flatten()
     .collect();
     if !host.is_empty() {
-        line("host", host.join(", "));
+        out.line("host", host.join(", "));
     }
+}
 
+/// The GPUs in use, as identified before the run.
+fn gpu_lines(r: &Value, out: &mut Lines) {
     let ids = identity_gpus(r);
     if ids.is_empty() {
         match opt(at(r, &["gpu_name"])) {
-            Some(n) => line("gpu", format!("{n}, driver {}", text(at(r, &["driver"])))),
-            None => line("gpu", format!("none ({})", reason(r, "gpus"))),
+            Some(n) => out.line("gpu", format!("{n}, driver {}", text(at(r, &["driver"])))),
+            None => out.line("gpu", format!("none ({})", reason(r, "gpus"))),
         }
     }
     for (i, g) in &ids {
@@ -183,54 +219,57 @@ pub fn render(r: &Value) -> String {
         if let Some(Value::Bool(p)) = at(g, &["persistence_mode"]) {
             parts.push(format!("persistence {}", if *p { "on" } else { "off" }));
         }
-        line(&format!("gpu {i}"), parts.join(", "));
+        out.line(&format!("gpu {i}"), parts.join(", "));
     }
+}
 
-    for when in ["before", "after"] {
-        let Some(snap) = at(r, &[when]) else { continue };
-        let mut parts = Vec::new();
-        if let Some(l) = num(snap, &["loadavg", "1m"]).or_else(|| num(snap, &["wsl_loadavg_1m"])) {
-            parts.push(format!("load {l}"));
-        }
-        if let Some(f) = num(snap, &["cpu_freq", "mean_mhz"]) {
-            parts.push(format!("CPU {f} MHz"));
-        }
-        if let Some(w) = num(snap, &["windows_cpu_percent"]) {
-            parts.push(format!("Windows CPU {w} %"));
-        }
-        let gpus: Vec<&Value> = match at(snap, &["gpus"]) {
-            Some(Value::Array(g)) => g.iter().collect(),
-            _ => at(snap, &["gpu"]).into_iter().collect(),
-        };
-        for g in gpus {
-            let idx = opt(at(g, &["index"])).unwrap_or_else(|| "0".to_owned());
-            let mut gp = Vec::new();
-            if let Some(u) = num(g, &["utilization.gpu"]) {
-                gp.push(format!("{u} % busy"));
-            }
-            if let Some(c) = num(g, &["clocks.sm"]) {
-                gp.push(format!("SM {c} MHz"));
-            }
-            if let Some(t) = num(g, &["temperature.gpu"]) {
-                gp.push(format!("{t} °C"));
-            }
-            if let Some(p) = num(g, &["power.draw"]) {
-                gp.push(format!("{p} W"));
-            }
-            parts.push(format!(
-                "GPU {idx}: {}",
-                if gp.is_empty() {
-                    "no readings".to_owned()
-                } else {
-                    gp.join(" ")
-                }
-            ));
-        }
-        if !parts.is_empty() {
-            line(when, parts.join(", "));
-        }
+/// The `before` or `after` snapshot: host load, CPU clock, and each GPU's reading.
+fn snapshot_line(r: &Value, when: &str, out: &mut Lines) {
+    let Some(snap) = at(r, &[when]) else { return };
+    let mut parts = Vec::new();
+    if let Some(l) = num(snap, &["loadavg", "1m"]).or_else(|| num(snap, &["wsl_loadavg_1m"])) {
+        parts.push(format!("load {l}"));
     }
+    if let Some(f) = num(snap, &["cpu_freq", "mean_mhz"]) {
+        parts.push(format!("CPU {f} MHz"));
+    }
+    if let Some(w) = num(snap, &["windows_cpu_percent"]) {
+        parts.push(format!("Windows CPU {w} %"));
+    }
+    let gpus: Vec<&Value> = match at(snap, &["gpus"]) {
+        Some(Value::Array(g)) => g.iter().collect(),
+        _ => at(snap, &["gpu"]).into_iter().collect(),
+    };
+    for g in gpus {
+        let idx = opt(at(g, &["index"])).unwrap_or_else(|| "0".to_owned());
+        let mut gp = Vec::new();
+        if let Some(u) = num(g, &["utilization.gpu"]) {
+            gp.push(format!("{u} % busy"));
+        }
+        if let Some(c) = num(g, &["clocks.sm"]) {
+            gp.push(format!("SM {c} MHz"));
+        }
+        if let Some(t) = num(g, &["temperature.gpu"]) {
+            gp.push(format!("{t} °C"));
+        }
+        if let Some(p) = num(g, &["power.draw"]) {
+            gp.push(format!("{p} W"));
+        }
+        parts.push(format!(
+            "GPU {idx}: {}",
+            if gp.is_empty() {
+                "no readings".to_owned()
+            } else {
+                gp.join(" ")
+            }
+        ));
+    }
+    if !parts.is_empty() {
+        out.line(when, parts.join(", "));
+    }
+}
 
+fn during_host_line(r: &Value, out: &mut Lines) {
     let mut host = Vec::new();
     if let Some(l) = at(r, &["during", "host", "loadavg_1m"]) {
         host.push(format!(
@@ -254,9 +293,11 @@ pub fn render(r: &Value) -> String {
         ));
     }
     if !host.is_empty() {
-        line("during", format!("host {}", host.join(", ")));
+        out.line("during", format!("host {}", host.join(", ")));
     }
+}
 
+fn during_gpu_lines(r: &Value, out: &mut Lines) {
     let during = during_gpus(r);
     if during.is_empty() {
         let why = match at(r, &["during", "rejected"]) {
@@ -267,7 +308,7 @@ pub fn render(r: &Value) -> String {
                 .join("; "),
             _ => "no GPU samples".to_owned(),
         };
-        line("during", format!("not monitored ({why})"));
+        out.line("during", format!("not monitored ({why})"));
     }
     for (i, g) in &during {
         let mut parts = vec![format!("{} samples", text(at(g, &["n_samples"])))];
@@ -300,9 +341,11 @@ pub fn render(r: &Value) -> String {
             }
             _ => {}
         }
-        line(&format!("during {i}"), parts.join(", "));
+        out.line(&format!("during {i}"), parts.join(", "));
     }
+}
 
+fn verdict_lines(r: &Value, out: &mut Lines) {
     let fl = flags(r);
     let unchecked: Vec<String> = match at(r, &["verdict", "unchecked"]) {
         Some(Value::Array(u)) => u.iter().map(|x| text(x.get("check"))).collect(),
@@ -324,25 +367,27 @@ pub fn render(r: &Value) -> String {
         ),
         _ => "none recorded".to_owned(),
     };
-    line("verdict", verdict);
+    out.line("verdict", verdict);
     for (f, e) in &fl {
-        line("", format!("{f}: {e}"));
+        out.line("", format!("{f}: {e}"));
     }
     if !unchecked.is_empty() {
-        line("unchecked", unchecked.join(", "));
+        out.line("unchecked", unchecked.join(", "));
     }
+}
 
+fn fields_and_missing_lines(r: &Value, out: &mut Lines) {
     let fields: Vec<String> = user_fields(r)
         .into_iter()
         .map(|k| format!("{k}={}", text(r.get(&k))))
         .collect();
     if !fields.is_empty() {
-        line("fields", fields.join(", "));
+        out.line("fields", fields.join(", "));
     }
     if let Some(Value::Object(u)) = at(r, &["unavailable"])
         && !u.is_empty()
     {
-        line(
+        out.line(
             "missing",
             format!(
                 "{} probes unavailable (see the record's `unavailable`)",
@@ -350,7 +395,6 @@ pub fn render(r: &Value) -> String {
             ),
         );
     }
-    s
 }
 
 fn reason(r: &Value, key: &str) -> String {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../../crates/gpu-monitor/tests/support/signals.rs"]
+#[path = "../../../crates/child-run/tests/support/signals.rs"]
 mod signals;
 use signals::with_default_signals;
 
@@ -89,6 +89,93 @@ fn run_exits_with_the_commands_status_and_writes_the_record() {
     assert_eq!(r["weights"], "bf16");
     assert_eq!(r["batch"], 8);
     assert!(r["gpu_name"].is_null() && r["unavailable"]["gpu_name"].is_string());
+}
+
+/// How many times `reason` occurs in a record's JSON text, as JSON writes it (escaped), whole or inside a longer
+/// string (the old records joined the backends' reasons into each field's).
+fn occurrences(json_text: &str, reason: &str) -> usize {
+    let escaped = serde_json::to_string(reason).expect("a string serialises");
+    json_text.matches(&escaped[1..escaped.len() - 1]).count()
+}
+
+#[test]
+fn a_record_without_a_gpu_or_a_repository_states_each_reason_once() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let o = output(
+        provenance(t.path())
+            .args(run_args("r.json"))
+            .args(["--", "true"]),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = fs::read_to_string(t.path().join("r.json")).expect("record written");
+    let r: Value = serde_json::from_str(&text).expect("record is JSON");
+
+    // The backend's reason, once: in during.rejected (before: in 8 `unavailable` entries and 3 unchecked checks).
+    let rejected = r["during"]["rejected"].as_array().expect("rejected");
+    assert_eq!(rejected.len(), 1, "nvidia-smi forced: one backend tried");
+    let smi = rejected[0]["reason"].as_str().expect("a reason");
+    assert!(smi.contains("no-such-nvidia-smi"), "{smi}");
+    assert_eq!(occurrences(&text, smi), 1, "{text}");
+    let gpu_fields = ["gpus", "gpu_name", "driver", "gpu_backend"];
+    let snapshot_fields = ["before.gpu", "before.gpus", "after.gpu", "after.gpus"];
+    for key in gpu_fields.iter().chain(&snapshot_fields) {
+        assert_eq!(r["unavailable"][key], provenance::NO_GPU_BACKEND, "{key}");
+    }
+    let unchecked = r["verdict"]["unchecked"].as_array().expect("unchecked");
+    let reason_of = |check: &str| {
+        unchecked
+            .iter()
+            .find(|u| u["check"] == check)
+            .map(|u| u["reason"].clone())
+    };
+    for check in ["throttled", "other_gpu_processes", "gpu_busy_before_start"] {
+        assert_eq!(
+            reason_of(check),
+            Some(json!(provenance::NO_GPU_BACKEND)),
+            "{check}"
+        );
+    }
+
+    // Git's words once, under git.commit (before: 7 fields and the dirty_tree check).
+    let git = r["unavailable"]["git.commit"]
+        .as_str()
+        .expect("no commit here");
+    assert!(git.contains("not a git repository"), "{git}");
+    assert_eq!(occurrences(&text, git), 1);
+    let pointer = "git could not say (why: git.commit)";
+    for f in [
+        "dirty",
+        "modified",
+        "untracked",
+        "branch",
+        "diff_sha256",
+        "diff_bytes",
+    ] {
+        assert_eq!(r["unavailable"][format!("git.{f}")], pointer, "git.{f}");
+    }
+    assert_eq!(reason_of("dirty_tree"), Some(json!(pointer)));
+
+    // And no reason longer than a pointer to it is written twice.
+    let mut reasons: Vec<&str> = r["unavailable"]
+        .as_object()
+        .expect("unavailable")
+        .values()
+        .chain(unchecked.iter().map(|u| &u["reason"]))
+        .chain(rejected.iter().map(|x| &x["reason"]))
+        .filter_map(Value::as_str)
+        .filter(|s| s.len() > provenance::NO_GPU_BACKEND.len())
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    assert!(reasons.len() >= 2, "{reasons:?}");
+    for why in reasons {
+        assert_eq!(occurrences(&text, why), 1, "{why}");
+    }
 }
 
 #[test]

@@ -47,7 +47,7 @@
 //! Around a region that is recorded (identity, a reading before, the monitor, a reading after), open the
 //! backend once with [`GpuSource`]; its [`query_times`](GpuSource::query_times) say what the queries cost. A
 //! summary's [`Coverage`] says how much of the watched region the readings cover and why not all of it (the
-//! source died or stalled). To run a command beside the monitor, forwarding signals to it, use [`runner`].
+//! source died or stalled). To run a command beside the monitor, forwarding signals to it, use the `child-run` crate's runner.
 //!
 //! Nothing here panics on a machine without GPUs: every entry point either records [`Unavailable`] reasons
 //! in its result or returns them.
@@ -56,7 +56,6 @@
 use serde::Serialize;
 
 mod backend;
-mod child;
 mod config;
 mod counter;
 mod coverage;
@@ -65,7 +64,6 @@ mod error;
 mod identity;
 mod kind;
 mod monitor;
-pub mod runner;
 mod sample;
 mod select;
 mod source;

@@ -83,6 +83,22 @@ impl Monitor {
         Self::start_inner(&config, Some(opened), observer)
     }
 
+    /// A monitor for a caller whose [`GpuSource::open`](crate::GpuSource::open) found no backend: it reads
+    /// nothing, and its recording gives the `rejected` reasons the opening gave, instead of trying every backend
+    /// again a moment later (which would cost another opening and, where the two tries agreed, only repeat them).
+    pub fn start_unopened(
+        config: MonitorConfig,
+        rejected: Vec<Rejection>,
+        observer: Option<Observer>,
+    ) -> Monitor {
+        let opened = Opened {
+            backend: None,
+            rejected,
+            notes: Vec::new(),
+        };
+        Self::start_inner(&config, Some(opened), observer)
+    }
+
     /// Drives a backend already opened (by a [`GpuSource`](crate::GpuSource)), with what opening it noted.
     pub(crate) fn start_opened(
         config: &MonitorConfig,

@@ -7,18 +7,13 @@ pub(crate) fn thread_cpu_s() -> Option<f64> {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: a valid pointer to a `rusage` the call fills in; RUSAGE_THREAD is a valid selector on Linux.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    (rc == 0).then(|| rusage_s(&ru))
+    (rc == 0).then(|| child_run::rusage_cpu_s(&ru))
 }
 
 /// Without `RUSAGE_THREAD` there is no per-thread figure; `None` rather than a process-wide one mislabelled.
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn thread_cpu_s() -> Option<f64> {
     None
-}
-
-pub(crate) fn rusage_s(ru: &libc::rusage) -> f64 {
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// `/proc/<pid>/comm`, when that pid is visible from here.

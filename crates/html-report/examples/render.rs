@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         ["kineto-diff", old, new, out] => {
             let (old, new) = (read(old)?, read(new)?);
-            let d = hr::kineto_diff(&old, &new)?;
+            let d = run_compare::budget::compare_json(&old, &new)?;
             (hr::kineto_diff_page(&old, &new, &d, Some(gate)), *out)
         }
         _ => return Err("usage: see the doc comment of examples/render.rs".into()),

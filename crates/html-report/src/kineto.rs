@@ -203,6 +203,9 @@ fn trace_heading(row: &Value) -> String {
     format!("{} — {short}", rank_name(row))
 }
 
+/// One rank's steps (its `by_rank` key and budget rows).
+type RankRows<'a> = (String, Vec<&'a Value>);
+
 fn budget_section(
     page: &mut Page,
     budget: &[Value],
@@ -215,8 +218,20 @@ fn budget_section(
         return;
     }
     let ranks = by_rank(budget);
-    let buckets = buckets.to_vec();
-    let mut with_idle = buckets.clone();
+    budget_charts(page, budget, &ranks, buckets);
+    if ranks.len() > 1 {
+        span_per_rank_table(page, budget, &ranks);
+    }
+    let mut rows_json = Vec::new();
+    for (key, rows) in &ranks {
+        rank_budget_tables(page, key, rows, buckets, &mut rows_json);
+    }
+    derived.insert("bucket_spreads".into(), Value::Array(rows_json));
+}
+
+/// Stacked bars of each rank's steps (buckets, then idle), every rank on one time scale.
+fn budget_charts(page: &mut Page, budget: &[Value], ranks: &[RankRows<'_>], buckets: &[String]) {
+    let mut with_idle = buckets.to_vec();
     with_idle.push("idle".into());
     let stack = |row: &Value| -> Vec<f64> {
         let mut v: Vec<f64> = buckets
@@ -234,7 +249,7 @@ fn budget_section(
         page.p("Ranks side by side on one time scale: a straggler's bars stand taller.");
     }
     page.raw("<div class=\"row\">");
-    for (rank, rows) in &ranks {
+    for (rank, rows) in ranks {
         let steps: Vec<String> = rows
             .iter()
             .enumerate()
@@ -252,126 +267,144 @@ fn budget_section(
         ));
     }
     page.raw("</div>");
+}
 
-    if ranks.len() > 1 {
-        page.h3("Step span per rank (MEASURED); the slowest rank named");
-        let spans: Vec<f64> = budget.iter().filter_map(span_ns).collect();
-        let unit = TimeUnit::for_max_ns(spans.iter().fold(0.0, |m: f64, v| m.max(*v)));
-        let mut headers: Vec<String> = vec!["step".into()];
-        headers.extend(
-            ranks
-                .iter()
-                .map(|(_, rows)| format!("{} ({})", rank_name(rows[0]), unit.symbol())),
-        );
-        headers.push("slowest".into());
-        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
-        let mut t = Table::new(&headers, true);
-        t.titles = std::iter::once("the step (by position in each rank's list)".to_owned())
-            .chain(ranks.iter().map(|(k, _)| format!("span_ns of {k}")))
-            .collect();
-        let n = ranks.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
-        for i in 0..n {
-            let first = ranks
-                .iter()
-                .find_map(|(_, r)| r.get(i))
-                .map_or_else(|| format!("#{i}"), |r| step_label(r, i));
-            let mut row = vec![Cell::text(first)];
-            let mut slowest: Option<(String, f64)> = None;
-            for (_, rows) in &ranks {
-                let span = rows.get(i).and_then(|r| span_ns(r));
-                if let Some(s) = span
-                    && slowest.as_ref().is_none_or(|(_, m)| s > *m)
-                {
-                    slowest = Some((rank_name(rows[0]), s));
-                }
-                row.push(span_cell(rows.get(i).copied(), unit));
-            }
-            row.push(Cell::text(slowest.map(|s| s.0).unwrap_or_default()));
-            t.rows.push(row);
-        }
-        page.table(&t);
-    }
-
-    let mut rows_json = Vec::new();
-    for (key, rows) in &ranks {
-        page.h3(&format!("{}: the step budget", trace_heading(rows[0])));
-        // Each step's span, idle and exposed comm, then every bucket's exclusive time.
-        let mut cols = view::shown(Schema::Steps, view::STEPS);
-        let bucket = view::column(Schema::Budget, view::BUCKET_TIME.name);
-        for b in &buckets {
-            cols.push(Shown {
-                info: bucket,
-                key: format!("buckets.{b}.{}", view::BUCKET_TIME.name),
-                header: b.clone(),
-                unit_group: 0,
-            });
-        }
-        let t = view::rows_table(&cols, rows);
-        if rows.len() > 30 {
-            page.raw(&format!(
-                "<details><summary>{} steps: show the table</summary>",
-                rows.len()
-            ));
-            page.table(&t);
-            page.raw("</details>");
-        } else {
-            page.table(&t);
-        }
-
-        page.p(&format!(
-            "Spread over the steps (outlier rule: {OUTLIER_RULE}):"
-        ));
-        let mut names: Vec<(String, String)> = vec![
-            ("span_us".into(), "step span".into()),
-            ("idle_us".into(), "idle".into()),
-        ];
-        names.extend(buckets.iter().map(|b| (b.clone(), b.clone())));
-        let mut spreads = Vec::new();
-        for (b, label) in names {
-            let vals: Vec<(String, f64)> = rows
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| {
-                    let v = if b.ends_with("_us") {
-                        num(r, &b)
-                    } else {
-                        bucket_us(r, &b)
-                    };
-                    Some((step_label(r, i), v?))
-                })
-                .collect();
-            if let Some(sp) = spread(&vals) {
-                rows_json.push(json!({"rank": key, "bucket": b, "spread": sp}));
-                spreads.push((label, sp));
-            }
-        }
-        // One unit for the table's times, from its largest (µs values; ×1000 to ns).
-        let max = spreads
+/// Each step's span per rank (steps by position in each rank's list), the slowest rank named.
+fn span_per_rank_table(page: &mut Page, budget: &[Value], ranks: &[RankRows<'_>]) {
+    page.h3("Step span per rank (MEASURED); the slowest rank named");
+    let spans: Vec<f64> = budget.iter().filter_map(span_ns).collect();
+    let unit = TimeUnit::for_max_ns(spans.iter().fold(0.0, |m: f64, v| m.max(*v)));
+    let mut headers: Vec<String> = vec!["step".into()];
+    headers.extend(
+        ranks
             .iter()
-            .fold(0.0, |m: f64, (_, s)| m.max(s.max.abs()));
-        let unit = TimeUnit::for_max_ns(max * 1e3);
-        let u = unit.symbol();
-        let mut t = Table::new(
-            &[
-                "quantity",
-                "steps",
-                &format!("mean ({u})"),
-                &format!("min ({u})"),
-                &format!("median ({u})"),
-                &format!("p90 ({u})"),
-                &format!("max ({u})"),
-                "outlier steps",
-            ],
-            true,
-        );
-        for (label, sp) in &spreads {
-            let mut row = vec![Cell::text(label.clone())];
-            row.extend(spread_cells(Some(sp), unit));
-            t.rows.push(row);
+            .map(|(_, rows)| format!("{} ({})", rank_name(rows[0]), unit.symbol())),
+    );
+    headers.push("slowest".into());
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(&headers, true);
+    t.titles = std::iter::once("the step (by position in each rank's list)".to_owned())
+        .chain(ranks.iter().map(|(k, _)| format!("span_ns of {k}")))
+        .collect();
+    let n = ranks.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+    for i in 0..n {
+        let first = ranks
+            .iter()
+            .find_map(|(_, r)| r.get(i))
+            .map_or_else(|| format!("#{i}"), |r| step_label(r, i));
+        let mut row = vec![Cell::text(first)];
+        let mut slowest: Option<(String, f64)> = None;
+        for (_, rows) in ranks {
+            let span = rows.get(i).and_then(|r| span_ns(r));
+            if let Some(s) = span
+                && slowest.as_ref().is_none_or(|(_, m)| s > *m)
+            {
+                slowest = Some((rank_name(rows[0]), s));
+            }
+            row.push(span_cell(rows.get(i).copied(), unit));
         }
+        row.push(Cell::text(slowest.map(|s| s.0).unwrap_or_default()));
+        t.rows.push(row);
+    }
+    page.table(&t);
+}
+
+/// One rank's step budget table (folded past 30 steps) and the spread of its span, idle and each bucket,
+/// whose derived numbers go to `rows_json`.
+fn rank_budget_tables(
+    page: &mut Page,
+    key: &str,
+    rows: &[&Value],
+    buckets: &[String],
+    rows_json: &mut Vec<Value>,
+) {
+    page.h3(&format!("{}: the step budget", trace_heading(rows[0])));
+    // Each step's span, idle and exposed comm, then every bucket's exclusive time.
+    let mut cols = view::shown(Schema::Steps, view::STEPS);
+    let bucket = view::column(Schema::Budget, view::BUCKET_TIME.name);
+    for b in buckets {
+        cols.push(Shown {
+            info: bucket,
+            key: format!("buckets.{b}.{}", view::BUCKET_TIME.name),
+            header: b.clone(),
+            unit_group: 0,
+        });
+    }
+    let t = view::rows_table(&cols, rows);
+    if rows.len() > 30 {
+        page.raw(&format!(
+            "<details><summary>{} steps: show the table</summary>",
+            rows.len()
+        ));
+        page.table(&t);
+        page.raw("</details>");
+    } else {
         page.table(&t);
     }
-    derived.insert("bucket_spreads".into(), Value::Array(rows_json));
+    page.p(&format!(
+        "Spread over the steps (outlier rule: {OUTLIER_RULE}):"
+    ));
+    let spreads = rank_spreads(key, rows, buckets, rows_json);
+    // One unit for the table's times, from its largest (µs values; ×1000 to ns).
+    let max = spreads
+        .iter()
+        .fold(0.0, |m: f64, (_, s)| m.max(s.max.abs()));
+    let unit = TimeUnit::for_max_ns(max * 1e3);
+    let u = unit.symbol();
+    let mut t = Table::new(
+        &[
+            "quantity",
+            "steps",
+            &format!("mean ({u})"),
+            &format!("min ({u})"),
+            &format!("median ({u})"),
+            &format!("p90 ({u})"),
+            &format!("max ({u})"),
+            "outlier steps",
+        ],
+        true,
+    );
+    for (label, sp) in &spreads {
+        let mut row = vec![Cell::text(label.clone())];
+        row.extend(spread_cells(Some(sp), unit));
+        t.rows.push(row);
+    }
+    page.table(&t);
+}
+
+/// The spread over one rank's steps of its span, idle and each bucket (label, spread), each also added to
+/// `rows_json` with its rank and bucket.
+fn rank_spreads(
+    key: &str,
+    rows: &[&Value],
+    buckets: &[String],
+    rows_json: &mut Vec<Value>,
+) -> Vec<(String, Spread)> {
+    let mut names: Vec<(String, String)> = vec![
+        ("span_us".into(), "step span".into()),
+        ("idle_us".into(), "idle".into()),
+    ];
+    names.extend(buckets.iter().map(|b| (b.clone(), b.clone())));
+    let mut spreads = Vec::new();
+    for (b, label) in names {
+        let vals: Vec<(String, f64)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let v = if b.ends_with("_us") {
+                    num(r, &b)
+                } else {
+                    bucket_us(r, &b)
+                };
+                Some((step_label(r, i), v?))
+            })
+            .collect();
+        if let Some(sp) = spread(&vals) {
+            rows_json.push(json!({"rank": key, "bucket": b, "spread": sp}));
+            spreads.push((label, sp));
+        }
+    }
+    spreads
 }
 
 /// A budget row's span in ns (`span_ns`, or `span_us` of older listings × 1000).

@@ -1,5 +1,5 @@
 //! html-report: one self-contained HTML file per tool run, rendered from the tool's own JSON output, and the
-//! `kineto diff` comparison.
+//! pages of `run_compare`'s comparisons.
 //!
 //! What it is: renderers that take the JSON a tool already writes (`serde_json::Value`) and return a whole
 //! HTML document as a `String`: inline SVG charts drawn with plotters' SVG backend, tables whose numeric cells
@@ -42,9 +42,7 @@ pub(crate) fn visit() {
     VISITS.with(|v| v.set(v.get() + 1));
 }
 
-pub use diff::{
-    KinetoDiff, KinetoDiffRow, change_cells, kineto_diff, kineto_diff_page, kl1_diff_page,
-};
+pub use diff::{change_cells, kineto_diff_page, kl1_diff_page};
 pub use doctor::{doctor_html, doctor_section};
 pub use kineto::KinetoInputs;
 pub use monitor::MonitorInputs;

@@ -282,6 +282,18 @@ fn str_of(v: Option<&Value>) -> String {
 /// The page for a provenance record (the JSON `provenance run` writes).
 pub fn render_provenance(record: &Value) -> String {
     let mut page = Page::new("provenance: where this number came from", record.clone());
+    verdict_section(&mut page, record);
+    command_section(&mut page, record);
+    timeline_section(&mut page, record);
+    summary_section(&mut page, record);
+    before_after_section(&mut page, record);
+    unavailable_section(&mut page, record);
+    page.derived(Value::Object(Map::new()));
+    page.finish()
+}
+
+/// The verdict: clean or not, every check made or not, the flags with their evidence, the checks not made.
+fn verdict_section(page: &mut Page, record: &Value) {
     page.h2("Verdict");
     match record.get("verdict") {
         None => page.absent("the verdict"),
@@ -332,6 +344,10 @@ pub fn render_provenance(record: &Value) -> String {
             }
         }
     }
+}
+
+/// The command, when it ran, how it ended, and the code and GPU it ran on.
+fn command_section(page: &mut Page, record: &Value) {
     page.h2("The command");
     let mut t = Table::new(&["field", "value"], false);
     let argv: Vec<String> = record
@@ -371,7 +387,10 @@ pub fn render_provenance(record: &Value) -> String {
         ]);
     }
     page.table(&t);
+}
 
+/// The readings kept in the record, over time, with the command's start and end marked.
+fn timeline_section(page: &mut Page, record: &Value) {
     page.h2("GPUs over time");
     // The before/after snapshots are single readings, not a timeline: only the kept readings count.
     let mut samples = Vec::new();
@@ -386,7 +405,7 @@ pub fn render_provenance(record: &Value) -> String {
         if let Some(e) = end {
             markers.push((e, "command end".to_owned()));
         }
-        timeline(&mut page, &samples, &markers);
+        timeline(page, &samples, &markers);
         let every = record
             .pointer("/during/timeline/every")
             .and_then(Value::as_u64);
@@ -399,11 +418,35 @@ pub fn render_provenance(record: &Value) -> String {
             ));
         }
     }
+}
+
+/// The monitor's summary per GPU, and each backend it tried and did not use, with why: a record states those
+/// reasons only there (`during.rejected`), and its other fields point to it.
+fn summary_section(page: &mut Page, record: &Value) {
     page.h2("GPUs during the command (monitor summary)");
     match record.pointer("/during/gpus").and_then(Value::as_array) {
-        Some(g) => stats_table(&mut page, g),
+        Some(g) => stats_table(page, g),
         None => page.absent("the monitor summary"),
     }
+    let mut t = Table::new(&["GPU backend not used", "why"], false);
+    for r in record
+        .pointer("/during/rejected")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        t.rows.push(vec![
+            Cell::text(str_of(r.get("backend"))),
+            Cell::text(str_of(r.get("reason"))),
+        ]);
+    }
+    if !t.rows.is_empty() {
+        page.table(&t);
+    }
+}
+
+/// The single readings just before and just after the command: the GPU and the host load.
+fn before_after_section(page: &mut Page, record: &Value) {
     page.h2("Before and after");
     let mut t = Table::new(&["reading", "before", "after"], false);
     for f in [
@@ -440,6 +483,10 @@ pub fn render_provenance(record: &Value) -> String {
     } else {
         page.table(&t);
     }
+}
+
+/// The record's `unavailable`: each field not recorded, and why.
+fn unavailable_section(page: &mut Page, record: &Value) {
     if let Some(Value::Object(u)) = record.get("unavailable") {
         page.h2("Not recorded, and why");
         let mut t = Table::new(&["field", "why"], false);
@@ -449,8 +496,6 @@ pub fn render_provenance(record: &Value) -> String {
         }
         page.table(&t);
     }
-    page.derived(Value::Object(Map::new()));
-    page.finish()
 }
 
 #[cfg(test)]
@@ -486,5 +531,36 @@ mod tests {
         let many_readings: Vec<Value> = (0..1500).map(|i| reading(0, i as f64 * 0.1)).collect();
         let n = visits(&many_readings);
         assert!(n <= 16 * 1500, "{n} visits for 1 500 readings");
+    }
+
+    #[test]
+    fn the_provenance_page_says_why_each_gpu_backend_was_not_used() {
+        // A record without a GPU states each backend's reason once, under during.rejected; its other fields
+        // point there, so the page must show it.
+        let record = json!({
+            "time_utc": "2026-12-06T00:00:00+00:00",
+            "during": {"gpus": [], "rejected": [
+                {"backend": "nvml", "reason": "NVML could not be initialised: no libnvidia-ml"},
+                {"backend": "nvidia-smi", "reason": "nvidia-smi not found: PATH=/usr/bin"}
+            ]},
+            "unavailable": {"gpus": "no GPU backend (each backend's reason: during.rejected)"}
+        });
+        let page = render_provenance(&record);
+        let start = page
+            .find("GPU backend not used")
+            .expect("the table of backends not used");
+        let end = start + page[start..].find("<h2").expect("a section after it");
+        let section = &page[start..end];
+        assert!(
+            section.contains("NVML could not be initialised: no libnvidia-ml"),
+            "{section}"
+        );
+        assert!(
+            section.contains("nvidia-smi not found: PATH=/usr/bin"),
+            "{section}"
+        );
+        // A record whose backend was the first tried has no such table.
+        let quiet = json!({"time_utc": "t", "during": {"gpus": [], "rejected": []}});
+        assert!(!render_provenance(&quiet).contains("GPU backend not used"));
     }
 }

@@ -391,36 +391,9 @@ fn merged_label(ops: &[Op], b: &Bar) -> String {
     s
 }
 
-/// One trace's timeline: its statement and drawing slot in `page`, its layout (for the script) returned.
-/// `colors` gives each bucket's colour (the budget charts'); `marks` are this trace's.
-pub fn section(
-    page: &mut Section,
-    t: &Value,
-    slot: usize,
-    colors: &dyn Fn(&str) -> String,
-    marks: &[&Mark],
-    order: &[String],
-) -> Option<Value> {
-    let file = t.get("file").and_then(Value::as_str).unwrap_or("");
-    let short = file.rsplit('/').next().unwrap_or(file);
-    let rank = crate::kineto::rank_name(t);
-    page.h3(&format!("{rank} — {short}"));
-    if let Some(why) = t.get("absent").and_then(Value::as_str) {
-        page.absent(&format!("the timeline ({why})"));
-        return None;
-    }
-    let (Some(lo), Some(hi)) = (int(t, "window_lo_ns"), int(t, "window_hi_ns")) else {
-        page.absent("the step's window (no GPU work in it)");
-        return None;
-    };
-    let span = hi.saturating_sub(lo).max(1);
-    let empty = Vec::new();
-    let ops = t.get("ops").and_then(Value::as_array).unwrap_or(&empty);
-    let mut buckets = Vec::new();
-    let (lane_names, lanes) = lanes_of(ops, lo, &mut buckets);
-    let n: usize = lanes.iter().map(Vec::len).sum();
-    let (bars, merge) = bars(&lanes, span, DRAW_CAP);
-
+/// The bars as the script draws them (`[lane, start, width, bucket, count, name index]`), and the hover
+/// names they index, each name once.
+fn drawn_bars(bars: &[Bar], lanes: &[Vec<Op>]) -> (Vec<Value>, Vec<String>) {
     let mut names: Vec<String> = Vec::new();
     let mut name_ix: HashMap<String, usize> = HashMap::new();
     let mut intern = |s: String| -> usize {
@@ -451,7 +424,19 @@ pub fn section(
             ])
         })
         .collect();
+    (drawn, names)
+}
 
+/// The step's idle gaps: the shaded ones (`[start from lo, width]`, the widest `DRAW_CAP` past the cap),
+/// the total and count of all of them, and the statement's note on those left unshaded.
+struct Gaps {
+    shaded: Vec<Value>,
+    total_ns: i64,
+    count: usize,
+    note: String,
+}
+
+fn idle_gaps(t: &Value, lo: i64) -> Gaps {
     let mut gaps: Vec<(i64, i64)> = t
         .get("idle_gaps_ns")
         .and_then(Value::as_array)
@@ -459,15 +444,15 @@ pub fn section(
         .flatten()
         .filter_map(|g| Some((g.get(0)?.as_i64()?, g.get(1)?.as_i64()?)))
         .collect();
-    let gap_total: i64 = gaps.iter().map(|(a, b)| b - a).sum();
-    let gap_count = gaps.len();
-    let mut gap_note = String::new();
+    let total_ns: i64 = gaps.iter().map(|(a, b)| b - a).sum();
+    let count = gaps.len();
+    let mut note = String::new();
     if gaps.len() > DRAW_CAP {
         gaps.sort_by_key(|(a, b)| std::cmp::Reverse(b - a));
         let left: &[(i64, i64)] = &gaps[DRAW_CAP..];
         let widest_left = left.iter().map(|(a, b)| b - a).max().unwrap_or(0);
         let left_total: i64 = left.iter().map(|(a, b)| b - a).sum();
-        gap_note = format!(
+        note = format!(
             " The {} narrowest gaps (each at most {} µs, {} µs in all) are not shaded: only the widest {DRAW_CAP} are.",
             left.len(),
             us(widest_left as f64),
@@ -476,51 +461,48 @@ pub fn section(
         gaps.truncate(DRAW_CAP);
         gaps.sort_unstable();
     }
-    let gaps_rel: Vec<Value> = gaps.iter().map(|(a, b)| json!([a - lo, b - a])).collect();
-    let ml = lay_out_marks(marks, lo, hi, order);
-
-    let step = t.get("name").and_then(Value::as_str).unwrap_or("");
-    let index = t.get("step").map(Value::to_string).unwrap_or_default();
-    let chosen = t.get("chosen").and_then(Value::as_str).unwrap_or("");
-    let mut text = format!(
-        "Step {step} (step {index}; {chosen}): {} from its first op's start to its last op's end; {n} GPU ops on {} stream{}; idle {} in {gap_count} gap{} (shaded: no op of the step running on any stream).",
-        time(span as f64),
-        lanes.len(),
-        if lanes.len() == 1 { "" } else { "s" },
-        time(gap_total as f64),
-        if gap_count == 1 { "" } else { "s" },
-    );
-    text.push_str(&gap_note);
-    match merge {
-        None => {
-            let _ = write!(text, " Every op is drawn ({n} bars).");
-        }
-        Some(m) => {
-            let merged_ops: usize = bars.iter().filter(|b| b.count > 1).map(|b| b.count).sum();
-            let runs = bars.iter().filter(|b| b.count > 1).count();
-            let rule = match (m.same_bucket, m.gap_ns) {
-                (_, i64::MAX) => "every op of a stream".to_owned(),
-                (true, g) => format!(
-                    "consecutive ops of one stream and one bucket at most {} µs apart",
-                    us(g as f64)
-                ),
-                (false, g) => format!(
-                    "consecutive ops of one stream at most {} µs apart, of any bucket (grey when mixed)",
-                    us(g as f64)
-                ),
-            };
-            let _ = write!(
-                text,
-                " More than {DRAW_CAP} ops: drawn as {} bars, {merged_ops} of the {n} ops merged into {runs} bars ({rule}); no op is left out — hover a merged bar for its count and names.",
-                bars.len()
-            );
-        }
+    Gaps {
+        shaded: gaps.iter().map(|(a, b)| json!([a - lo, b - a])).collect(),
+        total_ns,
+        count,
+        note,
     }
-    text.push_str(&ml.note);
-    page.p(&text);
-    // The legend: the buckets in this step, idle, merged bars, findings.
+}
+
+/// The statement's sentence on how the `n` ops are drawn: every one, or merged under `merge`'s rule.
+fn drawing_note(merge: Option<&Merge>, bars: &[Bar], n: usize) -> String {
+    let Some(m) = merge else {
+        return format!(" Every op is drawn ({n} bars).");
+    };
+    let merged_ops: usize = bars.iter().filter(|b| b.count > 1).map(|b| b.count).sum();
+    let runs = bars.iter().filter(|b| b.count > 1).count();
+    let rule = match (m.same_bucket, m.gap_ns) {
+        (_, i64::MAX) => "every op of a stream".to_owned(),
+        (true, g) => format!(
+            "consecutive ops of one stream and one bucket at most {} µs apart",
+            us(g as f64)
+        ),
+        (false, g) => format!(
+            "consecutive ops of one stream at most {} µs apart, of any bucket (grey when mixed)",
+            us(g as f64)
+        ),
+    };
+    format!(
+        " More than {DRAW_CAP} ops: drawn as {} bars, {merged_ops} of the {n} ops merged into {runs} bars ({rule}); no op is left out — hover a merged bar for its count and names.",
+        bars.len()
+    )
+}
+
+/// The legend: the buckets in this step, idle, merged bars, findings.
+fn legend(
+    buckets: &[String],
+    colors: &dyn Fn(&str) -> String,
+    merged: bool,
+    ml: &MarkLayout,
+    order: &[String],
+) -> String {
     let mut legend = String::from("<div class=\"tl-legend\">");
-    for b in &buckets {
+    for b in buckets {
         let _ = write!(
             legend,
             "<span><i style=\"background:{}\"></i>{}</span>",
@@ -529,7 +511,7 @@ pub fn section(
         );
     }
     legend.push_str("<span><i class=\"tl-idle\"></i>idle gap</span>");
-    if merge.is_some() {
+    if merged {
         legend.push_str("<span><i class=\"tl-merged-key\"></i>merged ops (outlined)</span>");
     }
     legend.push_str("</div>");
@@ -548,7 +530,59 @@ pub fn section(
         }
         legend.push_str("</div>");
     }
-    page.raw(&legend);
+    legend
+}
+
+/// One trace's timeline: its statement and drawing slot in `page`, its layout (for the script) returned.
+/// `colors` gives each bucket's colour (the budget charts'); `marks` are this trace's.
+pub fn section(
+    page: &mut Section,
+    t: &Value,
+    slot: usize,
+    colors: &dyn Fn(&str) -> String,
+    marks: &[&Mark],
+    order: &[String],
+) -> Option<Value> {
+    let file = t.get("file").and_then(Value::as_str).unwrap_or("");
+    let short = file.rsplit('/').next().unwrap_or(file);
+    let rank = crate::kineto::rank_name(t);
+    page.h3(&format!("{rank} — {short}"));
+    if let Some(why) = t.get("absent").and_then(Value::as_str) {
+        page.absent(&format!("the timeline ({why})"));
+        return None;
+    }
+    let (Some(lo), Some(hi)) = (int(t, "window_lo_ns"), int(t, "window_hi_ns")) else {
+        page.absent("the step's window (no GPU work in it)");
+        return None;
+    };
+    let span = hi.saturating_sub(lo).max(1);
+    let empty = Vec::new();
+    let ops = t.get("ops").and_then(Value::as_array).unwrap_or(&empty);
+    let mut buckets = Vec::new();
+    let (lane_names, lanes) = lanes_of(ops, lo, &mut buckets);
+    let n: usize = lanes.iter().map(Vec::len).sum();
+    let (bars, merge) = bars(&lanes, span, DRAW_CAP);
+    let (drawn, names) = drawn_bars(&bars, &lanes);
+    let gaps = idle_gaps(t, lo);
+    let ml = lay_out_marks(marks, lo, hi, order);
+
+    let step = t.get("name").and_then(Value::as_str).unwrap_or("");
+    let index = t.get("step").map(Value::to_string).unwrap_or_default();
+    let chosen = t.get("chosen").and_then(Value::as_str).unwrap_or("");
+    let gap_count = gaps.count;
+    let mut text = format!(
+        "Step {step} (step {index}; {chosen}): {} from its first op's start to its last op's end; {n} GPU ops on {} stream{}; idle {} in {gap_count} gap{} (shaded: no op of the step running on any stream).",
+        time(span as f64),
+        lanes.len(),
+        if lanes.len() == 1 { "" } else { "s" },
+        time(gaps.total_ns as f64),
+        if gap_count == 1 { "" } else { "s" },
+    );
+    text.push_str(&gaps.note);
+    text.push_str(&drawing_note(merge.as_ref(), &bars, n));
+    text.push_str(&ml.note);
+    page.p(&text);
+    page.raw(&legend(&buckets, colors, merge.is_some(), &ml, order));
     page.raw(&format!(
         "<div class=\"timeline\" data-tl=\"{slot}\" data-lanes=\"{}\" data-bars=\"{}\"></div>",
         lanes.len(),
@@ -563,7 +597,7 @@ pub fn section(
         "colors": buckets.iter().map(|b| colors(b)).collect::<Vec<_>>(),
         "bars": drawn,
         "names": names,
-        "gaps": gaps_rel,
+        "gaps": gaps.shaded,
         "view_lo_ns": ml.view_lo,
         "view_hi_ns": ml.view_hi,
         "mark_lanes": ml.lanes,

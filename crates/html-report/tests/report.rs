@@ -1,6 +1,6 @@
 //! Every page embeds its input JSON unchanged, and every number in its tables is a number of that JSON
 //! (`data-src="tool"`) or of the page's derived block (`data-src="derived"`); renderers survive inputs
-//! missing every field; the kineto diff of hand-made budgets gives the Δ worked out here.
+//! missing every field; the kineto diff page of hand-made budgets shows the Δ worked out here.
 
 // The helpers below are test code outside #[test] functions, which clippy.toml's test allowance misses.
 #![allow(clippy::unwrap_used)]
@@ -436,10 +436,10 @@ fn gate(pct: f64) -> step_stats::Gate {
 }
 
 #[test]
-fn kineto_diff_of_hand_made_budgets() {
-    // Old rank 0: gemm 100, 110 (mean 105, range 10); new: 130, 134 (mean 132, range 4).
-    // Δ = (132 − 105) / 105 = +25.714 %; |27| > max(10, 4): exceeds the spread.
-    // Span: old 200, 200; new 200, 206 → mean 203, Δ = +1.5 %, |3| ≤ 6: inside.
+fn kineto_diff_page_of_hand_made_budgets() {
+    // The comparison's arithmetic is run-compare's (its tests/budget.rs works these rows out); here, the
+    // page and the text cells of it. Old rank 0: gemm 100, 110 (mean 105, range 10); new: 130, 134
+    // (mean 132, range 4): Δ = (132 − 105) / 105 = +25.714 %, |27| > max(10, 4).
     let old = vec![
         step(0, "s1", 200.0, 100.0),
         step(0, "s2", 200.0, 110.0),
@@ -450,29 +450,13 @@ fn kineto_diff_of_hand_made_budgets() {
         step(0, "s2", 206.0, 134.0),
         step(2, "s1", 50.0, 5.0),
     ];
-    let d = html_report::kineto_diff(&old, &new).unwrap();
-    let row = |b: &str| {
-        d.rows
-            .iter()
-            .find(|r| r.rank == "rank 0" && r.bucket == b)
-            .unwrap()
-    };
-    let gemm = &row("gemm").change;
-    assert_eq!((gemm.old, gemm.new), (105.0, 132.0));
-    assert!((gemm.delta_pct.unwrap() - 27.0 / 105.0 * 100.0).abs() < 1e-12);
-    assert_eq!(gemm.exceeds_spread, Some(true));
-    let span = &row("span_us").change;
-    assert!((span.delta_pct.unwrap() - 1.5).abs() < 1e-12);
-    assert_eq!(span.exceeds_spread, Some(false));
-    // idle: old 100, 90 (mean 95, range 10); new 70, 72 (mean 71, range 2): Δ = −25.26 %, |24| > 10.
-    let idle = &row("idle_us").change;
-    assert_eq!((idle.old, idle.new), (95.0, 71.0));
-    assert_eq!(d.only_in_old, vec!["rank 1"]);
-    assert_eq!(d.only_in_new, vec!["rank 2"]);
-    // --fail-above 20: gemm (+25.7 %) and idle (−25.3 %) fail; 26: none.
-    let failing: Vec<&str> = d.failing(20.0).iter().map(|r| r.bucket.as_str()).collect();
-    assert_eq!(failing, vec!["idle_us", "gemm"]);
-    assert!(d.failing(26.0).is_empty());
+    let d = run_compare::budget::compare_json(&old, &new).unwrap();
+    let gemm = &d
+        .rows
+        .iter()
+        .find(|r| r.place == "rank 0" && r.key == "gemm")
+        .unwrap()
+        .change;
     let cells = html_report::change_cells(gemm);
     assert_eq!(
         cells,
@@ -486,6 +470,7 @@ fn kineto_diff_of_hand_made_budgets() {
     );
     let html = html_report::kineto_diff_page(&old, &new, &d, Some(gate(20.0)));
     check_page(&html, &json!({"old": old, "new": new}));
+    // --fail-above 20: gemm (+25.7 %) and idle (old 100, 90 → new 70, 72: −25.3 %) fail.
     assert!(
         html.contains("FAIL: 2 row(s) moved by more than 20 % outside their spread"),
         "{html}"
@@ -505,60 +490,4 @@ fn kl1_diff_page_of_a_report_against_itself() {
         html.contains("PASS: 1 row(s) compared, none moved by more than 1 %"),
         "{html}"
     );
-}
-
-#[test]
-fn kineto_diff_pairs_single_ranks_whatever_their_numbers() {
-    // One rank each (3 and 1): compared. gemm 100 → 150: +50 %.
-    let d = html_report::kineto_diff(
-        &[step(3, "s1", 200.0, 100.0)],
-        &[step(1, "s1", 200.0, 150.0)],
-    )
-    .unwrap();
-    assert!(d.only_in_old.is_empty() && d.only_in_new.is_empty());
-    let gemm = d.rows.iter().find(|r| r.bucket == "gemm").unwrap();
-    assert_eq!(gemm.rank, "rank 3 → rank 1");
-    assert_eq!(gemm.change.delta_pct, Some(50.0));
-    assert_eq!(gemm.change.exceeds_spread, None, "one step: spread unknown");
-}
-
-#[test]
-fn a_step_without_a_bucket_counts_zero_and_unranked_files_stay_apart() {
-    // Rank 0: gemm 100 in s1 and none in s2: the mean over its steps is (100 + 0) / 2 = 50, not 100.
-    let mut s2 = step(0, "s2", 200.0, 0.0);
-    s2["buckets"] = json!({});
-    let old = vec![step(0, "s1", 200.0, 100.0), s2];
-    let new = vec![step(0, "s1", 200.0, 50.0), step(0, "s2", 200.0, 50.0)];
-    let d = html_report::kineto_diff(&old, &new).unwrap();
-    let gemm = d.rows.iter().find(|r| r.bucket == "gemm").unwrap();
-    assert_eq!((gemm.change.old, gemm.change.new), (50.0, 50.0));
-    // Two files of one rank on one side are refused, naming both.
-    let mut a = step(0, "s1", 200.0, 100.0);
-    a["file"] = json!("run/a.json");
-    let mut b = step(0, "s1", 200.0, 100.0);
-    b["file"] = json!("run/b.json");
-    let e = html_report::kineto_diff(&[a, b], &new).unwrap_err();
-    assert!(e.contains("run/a.json") && e.contains("run/b.json"), "{e}");
-    // Rankless files pair by file name, never pooled: x 100 → 180 (+80 %), y 100 → 56 (−44 %).
-    let rankless = |file: &str, gemm: f64| {
-        let mut r = step(0, "s1", 200.0, gemm);
-        r["rank"] = Value::Null;
-        r["file"] = json!(file);
-        r
-    };
-    let d = html_report::kineto_diff(
-        &[rankless("old/x.json", 100.0), rankless("old/y.json", 100.0)],
-        &[rankless("new/y.json", 56.0), rankless("new/x.json", 180.0)],
-    )
-    .unwrap();
-    let pct = |who: &str| {
-        d.rows
-            .iter()
-            .find(|r| r.rank == who && r.bucket == "gemm")
-            .and_then(|r| r.change.delta_pct)
-            .unwrap()
-    };
-    assert!((pct("file x.json") - 80.0).abs() < 1e-9);
-    assert!((pct("file y.json") + 44.0).abs() < 1e-9);
-    assert!(d.only_in_old.is_empty() && d.only_in_new.is_empty());
 }

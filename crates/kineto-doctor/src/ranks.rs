@@ -34,8 +34,8 @@ pub(crate) fn find(inputs: &[TraceInput<'_>]) -> Vec<Finding> {
             e.push((r, s.index, t.budgets[s.index].span_ns));
         }
     }
-    // Per input: Σ excess, steps, and (excess, key, span, median×2) of its worst step.
-    type Worst = (i64, String, i64, i128);
+    // Per input: Σ excess, steps, and (excess, step index, span, median×2) of its worst step.
+    type Worst = (i64, usize, i64, i128);
     let mut excess: Vec<(i64, Vec<usize>, Option<Worst>, u64)> =
         vec![(0, Vec::new(), None, 0); inputs.len()];
     for key in &order {
@@ -54,22 +54,25 @@ pub(crate) fn find(inputs: &[TraceInput<'_>]) -> Vec<Finding> {
                 e.0 = e.0.saturating_add(over);
                 e.1.push(step);
                 if e.2.as_ref().is_none_or(|w| over > w.0) {
-                    e.2 = Some((over, key.clone(), span, m2));
+                    e.2 = Some((over, step, span, m2));
                 }
             }
         }
     }
     let mut out = Vec::new();
     for (r, (total, steps, worst, paired)) in excess.into_iter().enumerate() {
-        let Some((w, key, span, m2)) = worst else {
+        let Some((w, step, span, m2)) = worst else {
             continue;
         };
         let t = &inputs[r];
+        // The step as every listing numbers it (the `step` column: its index in this trace), with the
+        // marker's name that pairs it across ranks.
         let evidence = format!(
             "rank {} is slower than the median rank in {} of {paired} paired steps, Σ {} µs over; \
-             worst step {key}: {} µs vs median {:.3} µs (+{} µs)",
+             worst step {step} `{}`: {} µs vs median {:.3} µs (+{} µs)",
             t.rank_label(),
             steps.len(),
+            t.analysis.steps.steps[step].name,
             us(total),
             us(span),
             m2 as f64 / 2000.0,

@@ -192,6 +192,23 @@ impl Db {
         })?;
         Ok(out)
     }
+
+    /// The `schema_version` of a `rocpd_metadata(tag, value)` table (RPD and rocpd files both write one),
+    /// its last row's should there be several; `None` when the table or the tag is absent.
+    pub(crate) fn rocpd_schema_version(&self) -> Result<Option<String>> {
+        let t = "rocpd_metadata";
+        let mut version = None;
+        if self.has(t) {
+            self.each(t, &["tag", "value"], "", |i, r| {
+                let tag = get_text(r, 0).map_err(|m| self.row_err(t, i, m))?;
+                if tag.as_deref() == Some("schema_version") {
+                    version = get_text(r, 1).map_err(|m| self.row_err(t, i, m))?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(version)
+    }
 }
 
 /// A text cell, also when SQLite holds it as a number or blob (older tracers are loose with types).

@@ -37,6 +37,9 @@ use rustc_hash::FxHashMap;
 /// A kernel row's (demangledName, mangledName, shortName) string ids.
 type NameIds = (Option<i64>, Option<i64>, Option<i64>);
 
+/// An `ENUM_*` table read as id → (name, label).
+type EnumTable = FxHashMap<i64, (String, String)>;
+
 const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
 
 fn pid_of(global: i64) -> i64 {
@@ -127,7 +130,7 @@ fn enum_or_known(
     b: &mut TraceBuilder,
     table: &str,
     known: &[(i64, &str, &str)],
-) -> Result<FxHashMap<i64, (String, String)>> {
+) -> Result<EnumTable> {
     if d.has(table) {
         return enum_table(d, table);
     }
@@ -141,7 +144,7 @@ fn enum_or_known(
 }
 
 /// An `ENUM_*(id, name, label)` table as id → (name, label); empty when absent.
-fn enum_table(d: &Db, table: &str) -> Result<FxHashMap<i64, (String, String)>> {
+fn enum_table(d: &Db, table: &str) -> Result<EnumTable> {
     let mut out = FxHashMap::default();
     if !d.has(table) {
         return Ok(out);
@@ -164,9 +167,28 @@ fn enum_table(d: &Db, table: &str) -> Result<FxHashMap<i64, (String, String)>> {
 pub(crate) fn read(d: &Db) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::NsysSqlite);
     let strings = d.map("StringIds", "id", "value")?;
-    let string = |id: Option<i64>| id.and_then(|i| strings.get(&i)).map(String::as_str);
+    read_versions(d, &mut b)?;
+    read_capture_options(d, &mut b)?;
+    read_gpus(d, &mut b)?;
+    read_kernels(d, &mut b, &strings)?;
+    let copy_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEMCPY_OPER", &MEMCPY_OPER)?;
+    let mem_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEM_KIND", &MEM_KIND)?;
+    read_copies(d, &mut b, &copy_kinds, &mem_kinds)?;
+    read_fills(d, &mut b, &mem_kinds)?;
+    read_graph_replays(d, &mut b)?;
+    read_calls(d, &mut b, &strings)?;
+    read_nvtx_ranges(d, &mut b, &strings)?;
+    read_diagnostics(d, &mut b)?;
+    Ok(b.finish())
+}
 
-    // Versions and capture options.
+/// The `StringIds` value of a string id.
+fn string_of(strings: &FxHashMap<i64, String>, id: Option<i64>) -> Option<&str> {
+    id.and_then(|i| strings.get(&i)).map(String::as_str)
+}
+
+/// The header's schema version and producer, from the export's metadata table.
+fn read_versions(d: &Db, b: &mut TraceBuilder) -> Result<()> {
     let mut export: FxHashMap<String, String> = FxHashMap::default();
     // Exports of schema 3.0–3.1 name the table EXPORT_META_DATA (3.4 and later: META_DATA_EXPORT).
     for t in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
@@ -192,6 +214,11 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         (None, Some(v)) => Some(format!("Nsight Systems {v}")),
         (None, None) => None,
     };
+    Ok(())
+}
+
+/// The CUDA-graph trace modes the capture used and the session's start time (the header's base time).
+fn read_capture_options(d: &Db, b: &mut TraceBuilder) -> Result<()> {
     let mut modes: Vec<String> = Vec::new();
     if d.has("META_DATA_CAPTURE") {
         d.each("META_DATA_CAPTURE", &["name", "value"], "", |i, r| {
@@ -220,176 +247,215 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             },
         )?;
     }
+    Ok(())
+}
 
-    // GPUs.
-    if d.has("TARGET_INFO_GPU") {
-        let t = "TARGET_INFO_GPU";
-        // Early exports (schema 3.0–3.1) key the GPU by `deviceId` and keep its SM count and memory in
-        // TARGET_INFO_CUDA_GPU.
-        let have = d.columns(t)?;
-        let id = if have.contains("id") {
-            "id"
-        } else {
-            "deviceId"
-        };
-        let mut cuda: FxHashMap<i64, (Option<i64>, Option<i64>)> = FxHashMap::default();
-        let c = "TARGET_INFO_CUDA_GPU";
-        if !have.contains("smCount") && d.has(c) {
-            d.each(
-                c,
-                &["deviceId", "?numMultiprocessors", "?globalMemorySize"],
-                "",
-                |i, r| {
-                    let e = |m: String| d.row_err(c, i, m);
-                    if let Some(dev) = get_int(r, 0).map_err(e)? {
-                        cuda.insert(dev, (get_int(r, 1).map_err(e)?, get_int(r, 2).map_err(e)?));
-                    }
-                    Ok(())
-                },
-            )?;
-        }
-        let order = format!("ORDER BY {}", crate::db::quote(id));
+/// The header's GPUs, from `TARGET_INFO_GPU` (with `TARGET_INFO_CUDA_GPU` in early exports).
+fn read_gpus(d: &Db, b: &mut TraceBuilder) -> Result<()> {
+    let t = "TARGET_INFO_GPU";
+    if !d.has(t) {
+        return Ok(());
+    }
+    // Early exports (schema 3.0–3.1) key the GPU by `deviceId` and keep its SM count and memory in
+    // TARGET_INFO_CUDA_GPU.
+    let have = d.columns(t)?;
+    let id = if have.contains("id") {
+        "id"
+    } else {
+        "deviceId"
+    };
+    let cuda = if have.contains("smCount") {
+        FxHashMap::default()
+    } else {
+        early_gpu_sizes(d)?
+    };
+    let order = format!("ORDER BY {}", crate::db::quote(id));
+    d.each(
+        t,
+        &[id, "?name", "?smCount", "?totalMemory"],
+        &order,
+        |i, r| {
+            let e = |m: String| d.row_err(t, i, m);
+            let id = get_int(r, 0).map_err(e)?;
+            if b.trace().header.devices.iter().any(|x| x.id == id) {
+                return Ok(());
+            }
+            let (sms, mem) = id.and_then(|i| cuda.get(&i)).copied().unwrap_or_default();
+            let props = DeviceProps {
+                id,
+                name: get_text(r, 1).map_err(e)?,
+                num_sms: get_int(r, 2).map_err(e)?.or(sms).map(|v| v.max(0) as u64),
+                total_global_mem: get_int(r, 3).map_err(e)?.or(mem).map(|v| v.max(0) as u64),
+            };
+            b.header().devices.push(props);
+            Ok(())
+        },
+    )
+}
+
+/// Device id → (SM count, memory) from `TARGET_INFO_CUDA_GPU`, where early exports keep them; empty when
+/// the table is absent.
+fn early_gpu_sizes(d: &Db) -> Result<GpuSizes> {
+    let mut cuda = GpuSizes::default();
+    let c = "TARGET_INFO_CUDA_GPU";
+    if d.has(c) {
         d.each(
-            t,
-            &[id, "?name", "?smCount", "?totalMemory"],
-            &order,
+            c,
+            &["deviceId", "?numMultiprocessors", "?globalMemorySize"],
+            "",
             |i, r| {
-                let e = |m: String| d.row_err(t, i, m);
-                let id = get_int(r, 0).map_err(e)?;
-                if b.trace().header.devices.iter().any(|x| x.id == id) {
-                    return Ok(());
+                let e = |m: String| d.row_err(c, i, m);
+                if let Some(dev) = get_int(r, 0).map_err(e)? {
+                    cuda.insert(dev, (get_int(r, 1).map_err(e)?, get_int(r, 2).map_err(e)?));
                 }
-                let (sms, mem) = id.and_then(|i| cuda.get(&i)).copied().unwrap_or_default();
-                let props = DeviceProps {
-                    id,
-                    name: get_text(r, 1).map_err(e)?,
-                    num_sms: get_int(r, 2).map_err(e)?.or(sms).map(|v| v.max(0) as u64),
-                    total_global_mem: get_int(r, 3).map_err(e)?.or(mem).map(|v| v.max(0) as u64),
-                };
-                b.header().devices.push(props);
                 Ok(())
             },
         )?;
     }
+    Ok(cuda)
+}
 
-    // GPU activities.
-    let gpu_cols = |extra: &[&'static str]| -> Vec<&'static str> {
-        let mut v = vec![
-            "start",
-            "end",
-            "?deviceId",
-            "?streamId",
-            "?correlationId",
-            "?globalPid",
-        ];
-        v.extend_from_slice(extra);
-        v
-    };
+/// Device id → (SM count, memory).
+type GpuSizes = FxHashMap<i64, (Option<i64>, Option<i64>)>;
+
+/// The columns of a GPU activity table: those every such table starts with ([`device_op`] reads them),
+/// then `extra`.
+fn gpu_cols(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut v = vec![
+        "start",
+        "end",
+        "?deviceId",
+        "?streamId",
+        "?correlationId",
+        "?globalPid",
+    ];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// Kernels, from `CUPTI_ACTIVITY_KIND_KERNEL`.
+fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
     let table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    if !d.has(table) {
+        return Ok(());
+    }
+    let string = |id: Option<i64>| string_of(strings, id);
     let mut kernel_syms: FxHashMap<NameIds, kineto_trace::Sym> = FxHashMap::default();
-    if d.has(table) {
-        let cols = gpu_cols(&[
-            "?demangledName",
-            "?shortName",
-            "?mangledName",
-            "?gridX",
-            "?gridY",
-            "?gridZ",
-            "?blockX",
-            "?blockY",
-            "?blockZ",
-            "?registersPerThread",
-            "?staticSharedMemory",
-            "?dynamicSharedMemory",
-            "?graphNodeId",
-            "?graphId",
-        ]);
-        d.each(table, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(table, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
-            let (dev, stream) = (int(2)?, int(3)?);
-            // Demangled, else the mangled symbol (demangled here), else the base name; named once
-            // per distinct set of string ids, not per row.
-            let ids = (int(6)?, int(8)?, int(7)?);
-            let sym = match kernel_syms.get(&ids) {
-                Some(&s) => s,
-                None => {
-                    let name = [string(ids.0), string(ids.1), string(ids.2)]
-                        .into_iter()
-                        .flatten()
-                        .find(|s| !s.is_empty())
-                        .map_or_else(
-                            || "(unnamed kernel)".to_string(),
-                            |s| kernel_name(s).into_owned(),
-                        );
-                    let s = b.name(&name);
-                    kernel_syms.insert(ids, s);
-                    s
-                }
-            };
-            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
-            let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
-            op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
-            op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
-            op.registers = int(15)?.map(|v| u(Some(v)));
-            op.shared_memory = match (int(16)?, int(17)?) {
-                (None, None) => None,
-                (a, c) => Some(u(Some(a.unwrap_or(0).saturating_add(c.unwrap_or(0))))),
-            };
-            op.graph_node_id = int(18)?.map(|v| v as u64);
-            op.graph_id = int(19)?.map(|v| v as u64);
-            b.gpu_op(GpuKind::Kernel, op).map_err(e)
-        })?;
-    }
+    let cols = gpu_cols(&[
+        "?demangledName",
+        "?shortName",
+        "?mangledName",
+        "?gridX",
+        "?gridY",
+        "?gridZ",
+        "?blockX",
+        "?blockY",
+        "?blockZ",
+        "?registersPerThread",
+        "?staticSharedMemory",
+        "?dynamicSharedMemory",
+        "?graphNodeId",
+        "?graphId",
+    ]);
+    d.each(table, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(table, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let (dev, stream) = (int(2)?, int(3)?);
+        // Demangled, else the mangled symbol (demangled here), else the base name; named once
+        // per distinct set of string ids, not per row.
+        let ids = (int(6)?, int(8)?, int(7)?);
+        let sym = match kernel_syms.get(&ids) {
+            Some(&s) => s,
+            None => {
+                let name = [string(ids.0), string(ids.1), string(ids.2)]
+                    .into_iter()
+                    .flatten()
+                    .find(|s| !s.is_empty())
+                    .map_or_else(
+                        || "(unnamed kernel)".to_string(),
+                        |s| kernel_name(s).into_owned(),
+                    );
+                let s = b.name(&name);
+                kernel_syms.insert(ids, s);
+                s
+            }
+        };
+        let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+        let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
+        op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
+        op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
+        op.registers = int(15)?.map(|v| u(Some(v)));
+        op.shared_memory = match (int(16)?, int(17)?) {
+            (None, None) => None,
+            (a, c) => Some(u(Some(a.unwrap_or(0).saturating_add(c.unwrap_or(0))))),
+        };
+        op.graph_node_id = int(18)?.map(|v| v as u64);
+        op.graph_id = int(19)?.map(|v| v as u64);
+        b.gpu_op(GpuKind::Kernel, op).map_err(e)
+    })
+}
 
-    let copy_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEMCPY_OPER", &MEMCPY_OPER)?;
-    let mem_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEM_KIND", &MEM_KIND)?;
+/// Copies, from `CUPTI_ACTIVITY_KIND_MEMCPY`, named as Kineto names them.
+fn read_copies(
+    d: &Db,
+    b: &mut TraceBuilder,
+    copy_kinds: &EnumTable,
+    mem_kinds: &EnumTable,
+) -> Result<()> {
     let table = "CUPTI_ACTIVITY_KIND_MEMCPY";
-    if d.has(table) {
-        let cols = gpu_cols(&["?bytes", "?copyKind", "?srcKind", "?dstKind"]);
-        d.each(table, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(table, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
-            let (dev, stream) = (int(2)?, int(3)?);
-            let kind = int(7)?;
-            let short = match kind.and_then(|k| copy_kinds.get(&k)) {
-                Some((n, _)) => copy_short(n),
-                None => format!("other (copyKind {})", kind.unwrap_or(-1)),
-            };
-            let label = |k: Option<i64>| k.and_then(|k| mem_kinds.get(&k)).map(|(_, l)| l.as_str());
-            let name = match (label(int(8)?), label(int(9)?)) {
-                (Some(s), Some(t)) => format!("Memcpy {short} ({s} -> {t})"),
-                _ => format!("Memcpy {short}"),
-            };
-            let sym = b.name(&name);
-            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
-            op.bytes = int(6)?.map(|v| v.max(0) as u64);
-            b.gpu_op(GpuKind::Memcpy, op).map_err(e)
-        })?;
+    if !d.has(table) {
+        return Ok(());
     }
+    let cols = gpu_cols(&["?bytes", "?copyKind", "?srcKind", "?dstKind"]);
+    d.each(table, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(table, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let (dev, stream) = (int(2)?, int(3)?);
+        let kind = int(7)?;
+        let short = match kind.and_then(|k| copy_kinds.get(&k)) {
+            Some((n, _)) => copy_short(n),
+            None => format!("other (copyKind {})", kind.unwrap_or(-1)),
+        };
+        let label = |k: Option<i64>| k.and_then(|k| mem_kinds.get(&k)).map(|(_, l)| l.as_str());
+        let name = match (label(int(8)?), label(int(9)?)) {
+            (Some(s), Some(t)) => format!("Memcpy {short} ({s} -> {t})"),
+            _ => format!("Memcpy {short}"),
+        };
+        let sym = b.name(&name);
+        let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+        op.bytes = int(6)?.map(|v| v.max(0) as u64);
+        b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+    })
+}
 
+/// Fills, from `CUPTI_ACTIVITY_KIND_MEMSET`.
+fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()> {
     let table = "CUPTI_ACTIVITY_KIND_MEMSET";
-    if d.has(table) {
-        let cols = gpu_cols(&["?bytes", "?memKind"]);
-        d.each(table, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(table, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
-            let (dev, stream) = (int(2)?, int(3)?);
-            let name = match int(7)?.and_then(|k| mem_kinds.get(&k)) {
-                Some((_, l)) => format!("Memset ({l})"),
-                None => "Memset".to_string(),
-            };
-            let sym = b.name(&name);
-            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
-            op.bytes = int(6)?.map(|v| v.max(0) as u64);
-            b.gpu_op(GpuKind::Memset, op).map_err(e)
-        })?;
+    if !d.has(table) {
+        return Ok(());
     }
+    let cols = gpu_cols(&["?bytes", "?memKind"]);
+    d.each(table, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(table, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let (dev, stream) = (int(2)?, int(3)?);
+        let name = match int(7)?.and_then(|k| mem_kinds.get(&k)) {
+            Some((_, l)) => format!("Memset ({l})"),
+            None => "Memset".to_string(),
+        };
+        let sym = b.name(&name);
+        let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+        op.bytes = int(6)?.map(|v| v.max(0) as u64);
+        b.gpu_op(GpuKind::Memset, op).map_err(e)
+    })
+}
 
-    // Whole-graph replays (graph-trace mode `Graph`): one row per replay, no kernel rows inside.
+/// Whole-graph replays (graph-trace mode `Graph`), from `CUPTI_ACTIVITY_KIND_GRAPH_TRACE`: one row per
+/// replay, no kernel rows inside; counted in the capture, with a note saying what is missing.
+fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
     let table = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
     let (mut replays, mut replay_ns) = (0u64, 0i64);
     if d.has(table) {
@@ -405,7 +471,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 None => GRAPH_REPLAY_PREFIX.to_string(),
             };
             let sym = b.name(&name);
-            let mut op = device_op(&mut b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+            let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
             op.graph_id = graph.map(|g| g as u64);
             b.gpu_op(GpuKind::Kernel, op).map_err(e)?;
             replays += 1;
@@ -420,8 +486,11 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "captured in CUDA-graph `Graph` mode: {replays} graph replays are single rows (named `{GRAPH_REPLAY_PREFIX} (graph N)`) and the kernels inside them were not recorded, so per-kernel tables and budgets are incomplete; capture with `nsys profile --cuda-graph-trace=node` for every kernel"
         ));
     }
+    Ok(())
+}
 
-    // Runtime and driver calls.
+/// Runtime and driver calls, from `CUPTI_ACTIVITY_KIND_RUNTIME` and `…_DRIVER`.
+fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
     let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
     let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
     for (table, default_api) in [
@@ -445,22 +514,10 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
             let gt = int(2)?.unwrap_or(0);
             let name_id = int(4)?;
-            let raw = string(name_id).unwrap_or("(unnamed call)");
+            let raw = string_of(strings, name_id).unwrap_or("(unnamed call)");
             let name = api_name(raw);
-            let api = default_api.unwrap_or_else(|| {
-                let class = int(5).ok().flatten();
-                match class.and_then(|c| classes.get(&c)) {
-                    Some((n, l))
-                        if n.contains("DRIVER") || l.to_ascii_lowercase().contains("driver") =>
-                    {
-                        Api::Driver
-                    }
-                    Some(_) => Api::Runtime,
-                    // No class table: the CUDA driver API's names start with `cu` but not `cuda`.
-                    None if name.starts_with("cu") && !name.starts_with("cuda") => Api::Driver,
-                    None => Api::Runtime,
-                }
-            });
+            let api =
+                default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
             let sym = *api_syms.entry(name_id).or_insert_with(|| b.name(name));
             let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
             let correlation =
@@ -469,93 +526,113 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                 .map_err(e)
         })?;
     }
+    Ok(())
+}
 
-    // NVTX ranges: the markers of this format.
-    let table = "NVTX_EVENTS";
-    if d.has(table) {
-        let types = enum_or_known(d, &mut b, "ENUM_NSYS_EVENT_TYPE", &NVTX_EVENT_TYPE)?;
-        let range_ids: Vec<i64> = types
-            .iter()
-            .filter(|(_, (n, _))| {
-                matches!(
-                    n.as_str(),
-                    "NvtxPushPopRange"
-                        | "NvtxStartEndRange"
-                        | "NvtxtPushPopRange"
-                        | "NvtxtStartEndRange"
-                )
-            })
-            .map(|(&id, _)| id)
-            .collect();
-        let mut open = 0u64;
-        let cols = [
-            "start",
-            "?end",
-            "?eventType",
-            "?text",
-            "?textId",
-            "?globalTid",
-        ];
-        d.each(table, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(table, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let Some(kind) = int(2)? else { return Ok(()) };
-            if !range_ids.contains(&kind) {
-                if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
-                    b.instant_mark("nvtx mark", int(0)?.unwrap_or(0))
-                        .map_err(e)?;
-                }
-                return Ok(());
-            }
-            let start = int(0)?.unwrap_or(0);
-            let Some(end) = int(1)? else {
-                open += 1;
-                return Ok(());
-            };
-            let text = get_text(r, 3).map_err(e)?;
-            let name = match text {
-                Some(t) => t,
-                None => string(int(4)?).unwrap_or("").to_string(),
-            };
-            let gt = int(5)?.unwrap_or(0);
-            let sym = b.name(&name);
-            let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
-            b.span(
-                SpanKind::UserAnnotation,
-                Span::at(sym, start, end - start, track),
-            )
-            .map_err(e)
-        })?;
-        if open > 0 {
-            b.warn(
-                0,
-                format!("{table}: {open} NVTX ranges never ended (no end time); left out"),
-            );
+/// The API of a runtime-table call: by its event class, else (no class table) by its name.
+fn call_api(classes: &EnumTable, class: Option<i64>, name: &str) -> Api {
+    match class.and_then(|c| classes.get(&c)) {
+        Some((n, l)) if n.contains("DRIVER") || l.to_ascii_lowercase().contains("driver") => {
+            Api::Driver
         }
-        b.note_instant_marks("NVTX");
+        Some(_) => Api::Runtime,
+        // No class table: the CUDA driver API's names start with `cu` but not `cuda`.
+        None if name.starts_with("cu") && !name.starts_with("cuda") => Api::Driver,
+        None => Api::Runtime,
     }
+}
 
-    // The profiler's own warnings (buffer drops, lost events).
-    let table = "DIAGNOSTIC_EVENT";
-    if d.has(table) {
-        let levels = enum_table(d, "ENUM_DIAGNOSTIC_SEVERITY_LEVEL")?;
-        d.each(table, &["?severity", "?text"], "", |i, r| {
-            let e = |m: String| d.row_err(table, i, m);
-            let sev = get_int(r, 0).map_err(e)?;
-            let text = get_text(r, 1).map_err(e)?.unwrap_or_default();
-            let level = sev
-                .and_then(|s| levels.get(&s))
-                .map(|(n, _)| n.to_ascii_uppercase());
-            if level
-                .as_deref()
-                .is_some_and(|l| l.contains("WARN") || l.contains("ERROR"))
-            {
-                b.warn(0, format!("nsys diagnostic: {text}"));
-            }
-            Ok(())
-        })?;
+/// NVTX ranges (the markers of this format) and marks, from `NVTX_EVENTS`.
+fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
+    let table = "NVTX_EVENTS";
+    if !d.has(table) {
+        return Ok(());
     }
-    Ok(b.finish())
+    let types = enum_or_known(d, b, "ENUM_NSYS_EVENT_TYPE", &NVTX_EVENT_TYPE)?;
+    let range_ids: Vec<i64> = types
+        .iter()
+        .filter(|(_, (n, _))| {
+            matches!(
+                n.as_str(),
+                "NvtxPushPopRange"
+                    | "NvtxStartEndRange"
+                    | "NvtxtPushPopRange"
+                    | "NvtxtStartEndRange"
+            )
+        })
+        .map(|(&id, _)| id)
+        .collect();
+    let mut open = 0u64;
+    let cols = [
+        "start",
+        "?end",
+        "?eventType",
+        "?text",
+        "?textId",
+        "?globalTid",
+    ];
+    d.each(table, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(table, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let Some(kind) = int(2)? else { return Ok(()) };
+        if !range_ids.contains(&kind) {
+            if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
+                b.instant_mark("nvtx mark", int(0)?.unwrap_or(0))
+                    .map_err(e)?;
+            }
+            return Ok(());
+        }
+        let start = int(0)?.unwrap_or(0);
+        let Some(end) = int(1)? else {
+            open += 1;
+            return Ok(());
+        };
+        let text = get_text(r, 3).map_err(e)?;
+        let name = match text {
+            Some(t) => t,
+            None => string_of(strings, int(4)?).unwrap_or("").to_string(),
+        };
+        let gt = int(5)?.unwrap_or(0);
+        let sym = b.name(&name);
+        let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
+        b.span(
+            SpanKind::UserAnnotation,
+            Span::at(sym, start, end - start, track),
+        )
+        .map_err(e)
+    })?;
+    if open > 0 {
+        b.warn(
+            0,
+            format!("{table}: {open} NVTX ranges never ended (no end time); left out"),
+        );
+    }
+    b.note_instant_marks("NVTX");
+    Ok(())
+}
+
+/// The profiler's own warnings (buffer drops, lost events), from `DIAGNOSTIC_EVENT`.
+fn read_diagnostics(d: &Db, b: &mut TraceBuilder) -> Result<()> {
+    let table = "DIAGNOSTIC_EVENT";
+    if !d.has(table) {
+        return Ok(());
+    }
+    let levels = enum_table(d, "ENUM_DIAGNOSTIC_SEVERITY_LEVEL")?;
+    d.each(table, &["?severity", "?text"], "", |i, r| {
+        let e = |m: String| d.row_err(table, i, m);
+        let sev = get_int(r, 0).map_err(e)?;
+        let text = get_text(r, 1).map_err(e)?.unwrap_or_default();
+        let level = sev
+            .and_then(|s| levels.get(&s))
+            .map(|(n, _)| n.to_ascii_uppercase());
+        if level
+            .as_deref()
+            .is_some_and(|l| l.contains("WARN") || l.contains("ERROR"))
+        {
+            b.warn(0, format!("nsys diagnostic: {text}"));
+        }
+        Ok(())
+    })
 }
 
 /// The op of a row of a `gpu_cols` table, from the columns they all start with: start, end, device,

@@ -52,21 +52,22 @@ fn link(d: &Db, view: &str, by_stack: bool) -> Result<&'static str> {
     })
 }
 
+/// The optional column `key` of view `view`, or its key in the view's `extdata` JSON where the view has
+/// one (rocprofiler-sdk moved such fields there).
+fn column_or_extdata(d: &Db, view: &str, key: &str) -> Result<String> {
+    Ok(if d.columns(view)?.contains("extdata") {
+        format!("=json_extract(extdata, '$.{key}')")
+    } else {
+        format!("?{key}")
+    })
+}
+
 /// Reads a rocpd database.
 pub(crate) fn read(d: &Db) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::RocpdSqlite);
     let by_stack = links_by_stack(d)?;
     b.header().producer = Some("rocprofv3 (rocpd)".into());
-    if d.has("rocpd_metadata") {
-        d.each("rocpd_metadata", &["tag", "value"], "", |i, r| {
-            let tag = get_text(r, 0).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
-            if tag.as_deref() == Some("schema_version") {
-                b.header().format_version =
-                    get_text(r, 1).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
-            }
-            Ok(())
-        })?;
-    }
+    b.header().format_version = d.rocpd_schema_version()?;
     if !d.has("kernels") {
         return Err(Error::Native {
             file: d.file.clone(),
@@ -76,50 +77,65 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
                     .into(),
         });
     }
+    read_gpus(d, &mut b)?;
+    let mut scopes = Scopes::default();
+    read_kernels(d, &mut b, &mut scopes, by_stack)?;
+    read_copies(d, &mut b, &mut scopes, by_stack)?;
+    read_regions(d, &mut b, &mut scopes, by_stack)?;
+    Ok(b.finish())
+}
 
-    // GPUs by their index among GPUs (the device number HIP gives them).
+/// GPUs by their index among GPUs (the device number HIP gives them), from `rocpd_info_agent`.
+fn read_gpus(d: &Db, b: &mut TraceBuilder) -> Result<()> {
     let t = "rocpd_info_agent";
-    if d.has(t) {
-        let cu = if d.columns(t)?.contains("extdata") {
-            "=json_extract(extdata, '$.cu_count')"
-        } else {
-            "?cu_count"
-        };
-        d.each(
-            t,
-            &["?type", "?type_index", "?product_name", "?name", cu],
-            "",
-            |i, r| {
-                let e = |m: String| d.row_err(t, i, m);
-                if get_text(r, 0).map_err(e)?.as_deref() != Some("GPU") {
-                    return Ok(());
-                }
-                let id = get_int(r, 1).map_err(e)?;
-                if b.trace().header.devices.iter().any(|x| x.id == id) {
-                    return Ok(());
-                }
-                let name = get_text(r, 2)
-                    .map_err(e)?
-                    .filter(|s| !s.is_empty())
-                    .or(get_text(r, 3).map_err(e)?);
-                let cus = get_int(r, 4).ok().flatten().map(|v| v.max(0) as u64);
-                b.header().devices.push(DeviceProps {
-                    id,
-                    name,
-                    num_sms: cus,
-                    total_global_mem: None,
-                });
-                Ok(())
-            },
-        )?;
+    if !d.has(t) {
+        return Ok(());
     }
+    let cu = column_or_extdata(d, t, "cu_count")?;
+    d.each(
+        t,
+        &["?type", "?type_index", "?product_name", "?name", &cu],
+        "",
+        |i, r| {
+            let e = |m: String| d.row_err(t, i, m);
+            if get_text(r, 0).map_err(e)?.as_deref() != Some("GPU") {
+                return Ok(());
+            }
+            let id = get_int(r, 1).map_err(e)?;
+            if b.trace().header.devices.iter().any(|x| x.id == id) {
+                return Ok(());
+            }
+            let name = get_text(r, 2)
+                .map_err(e)?
+                .filter(|s| !s.is_empty())
+                .or(get_text(r, 3).map_err(e)?);
+            let cus = get_int(r, 4).ok().flatten().map(|v| v.max(0) as u64);
+            b.header().devices.push(DeviceProps {
+                id,
+                name,
+                num_sms: cus,
+                total_global_mem: None,
+            });
+            Ok(())
+        },
+    )
+}
 
-    let mut scopes: FxHashMap<(String, i64), u64> = FxHashMap::default();
-    let mut scope = |guid: Option<String>, pid: i64| -> u64 {
-        let n = scopes.len() as u64;
-        *scopes.entry((guid.unwrap_or_default(), pid)).or_insert(n)
-    };
+/// The correlation scopes: one per process and run (`guid`, pid), numbered as first seen.
+#[derive(Default)]
+struct Scopes(FxHashMap<(String, i64), u64>);
 
+impl Scopes {
+    /// The scope of a row of run `guid` and process `pid`.
+    fn of(&mut self, guid: Option<String>, pid: i64) -> u64 {
+        let n = self.0.len() as u64;
+        *self.0.entry((guid.unwrap_or_default(), pid)).or_insert(n)
+    }
+}
+
+/// Kernels (runtime fill and copy kernels as fills and copies), from the `kernels` view; then a warning
+/// on dispatches the view leaves out, a note on the blit kernels, and the queues' overruns.
+fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "kernels";
     let mut queue_rows = Vec::new();
     let mut queues: FxHashMap<(u64, i64, i64), u64> = FxHashMap::default();
@@ -148,13 +164,13 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         let int = |c: usize| get_int(r, c).map_err(e);
         let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
         let raw = get_text(r, 2).map_err(e)?.unwrap_or_default();
-        let sym = kernel_names.sym(&mut b, &raw);
+        let sym = kernel_names.sym(b, &raw);
         let guid = get_text(r, 3).map_err(e)?;
         let pid = int(4)?.unwrap_or(0);
         let dev = int(5)?;
         let queue = int(6)?.unwrap_or(0);
         let stream = int(7)?.unwrap_or(queue);
-        let sc = scope(guid, pid);
+        let sc = scopes.of(guid, pid);
         let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = dev;
@@ -194,103 +210,110 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         ));
     }
     b.capture().queue_overruns = Some(overruns(&mut queue_rows));
+    Ok(())
+}
 
+/// Copies, from the `memory_copies` view, on the GPU end's device (the destination's, else the
+/// source's).
+fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "memory_copies";
-    if d.has(t) {
-        let cols = [
-            "start",
-            "end",
-            "?name",
-            "?guid",
-            "?pid",
-            "?size",
-            "?src_agent_type",
-            "?src_agent_type_index",
-            "?dst_agent_type",
-            "?dst_agent_type_index",
-            "?stream_id",
-            link(d, t, by_stack)?,
-        ];
-        d.each(t, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(t, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
-            let name = copy_name(&get_text(r, 2).map_err(e)?.unwrap_or_default());
-            let guid = get_text(r, 3).map_err(e)?;
-            let pid = int(4)?.unwrap_or(0);
-            let gpu =
-                |ty: Option<String>, idx: Option<i64>| idx.filter(|_| ty.as_deref() == Some("GPU"));
-            let dev = gpu(get_text(r, 8).map_err(e)?, int(9)?)
-                .or(gpu(get_text(r, 6).map_err(e)?, int(7)?));
-            let stream = int(10)?.unwrap_or(0);
-            let sc = scope(guid, pid);
-            let sym = b.name(&name);
-            let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
-            let mut op = GpuOp::at(sym, start, end - start, track);
-            op.device = dev;
-            op.stream = Some(stream);
-            op.bytes = get_quantity(r, 5).map_err(e)?.map(|v| v.max(0) as u64);
-            op.correlation = b.correlation(sc, int(11)?.unwrap_or(0).max(0) as u64);
-            b.gpu_op(GpuKind::Memcpy, op).map_err(e)
-        })?;
+    if !d.has(t) {
+        return Ok(());
     }
+    let cols = [
+        "start",
+        "end",
+        "?name",
+        "?guid",
+        "?pid",
+        "?size",
+        "?src_agent_type",
+        "?src_agent_type_index",
+        "?dst_agent_type",
+        "?dst_agent_type_index",
+        "?stream_id",
+        link(d, t, by_stack)?,
+    ];
+    d.each(t, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(t, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let name = copy_name(&get_text(r, 2).map_err(e)?.unwrap_or_default());
+        let guid = get_text(r, 3).map_err(e)?;
+        let pid = int(4)?.unwrap_or(0);
+        let gpu =
+            |ty: Option<String>, idx: Option<i64>| idx.filter(|_| ty.as_deref() == Some("GPU"));
+        let dev =
+            gpu(get_text(r, 8).map_err(e)?, int(9)?).or(gpu(get_text(r, 6).map_err(e)?, int(7)?));
+        let stream = int(10)?.unwrap_or(0);
+        let sc = scopes.of(guid, pid);
+        let sym = b.name(&name);
+        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+        let mut op = GpuOp::at(sym, start, end - start, track);
+        op.device = dev;
+        op.stream = Some(stream);
+        op.bytes = get_quantity(r, 5).map_err(e)?.map(|v| v.max(0) as u64);
+        op.correlation = b.correlation(sc, int(11)?.unwrap_or(0).max(0) as u64);
+        b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+    })
+}
 
+/// CPU regions, from the `regions` view: roctx ranges and marks, RCCL calls as CPU ops, HIP and HSA
+/// calls as launches, any other category counted as other.
+fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "regions";
-    if d.has(t) {
-        let message = if d.columns(t)?.contains("extdata") {
-            "=json_extract(extdata, '$.message')"
-        } else {
-            "?message"
-        };
-        let cols = [
-            "start",
-            "end",
-            "?category",
-            "?name",
-            "?guid",
-            "?pid",
-            "?tid",
-            link(d, t, by_stack)?,
-            message,
-        ];
-        d.each(t, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(t, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
-            let category = get_text(r, 2).map_err(e)?.unwrap_or_default();
-            let name = get_text(r, 3).map_err(e)?.unwrap_or_default();
-            let guid = get_text(r, 4).map_err(e)?;
-            let pid = int(5)?.unwrap_or(0);
-            let tid = int(6)?.unwrap_or(0);
-            let sc = scope(guid, pid);
-            let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
-            let cat = category.to_ascii_uppercase();
-            if cat.starts_with("MARKER") {
-                let text = get_text(r, 8)
-                    .ok()
-                    .flatten()
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or(name);
-                return b.marker(&text, start, end, track, "roctx mark").map_err(e);
-            }
-            let sym = b.name(&name);
-            if cat.starts_with("RCCL") {
-                return b
-                    .span(SpanKind::CpuOp, Span::at(sym, start, end - start, track))
-                    .map_err(e);
-            }
-            let api = if cat.starts_with("HIP") {
-                Api::Runtime
-            } else if cat.starts_with("HSA") {
-                Api::Driver
-            } else {
-                return b.other(&category, start, end).map_err(e);
-            };
-            let correlation = b.correlation(sc, int(7)?.unwrap_or(0).max(0) as u64);
-            b.launch(Launch::at(sym, api, start, end - start, track, correlation))
-                .map_err(e)
-        })?;
-        b.note_instant_marks("roctx");
+    if !d.has(t) {
+        return Ok(());
     }
-    Ok(b.finish())
+    let message = column_or_extdata(d, t, "message")?;
+    let cols = [
+        "start",
+        "end",
+        "?category",
+        "?name",
+        "?guid",
+        "?pid",
+        "?tid",
+        link(d, t, by_stack)?,
+        &message,
+    ];
+    d.each(t, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(t, i, m);
+        let int = |c: usize| get_int(r, c).map_err(e);
+        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let category = get_text(r, 2).map_err(e)?.unwrap_or_default();
+        let name = get_text(r, 3).map_err(e)?.unwrap_or_default();
+        let guid = get_text(r, 4).map_err(e)?;
+        let pid = int(5)?.unwrap_or(0);
+        let tid = int(6)?.unwrap_or(0);
+        let sc = scopes.of(guid, pid);
+        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
+        let cat = category.to_ascii_uppercase();
+        if cat.starts_with("MARKER") {
+            let text = get_text(r, 8)
+                .ok()
+                .flatten()
+                .filter(|s| !s.is_empty())
+                .unwrap_or(name);
+            return b.marker(&text, start, end, track, "roctx mark").map_err(e);
+        }
+        let sym = b.name(&name);
+        if cat.starts_with("RCCL") {
+            return b
+                .span(SpanKind::CpuOp, Span::at(sym, start, end - start, track))
+                .map_err(e);
+        }
+        let api = if cat.starts_with("HIP") {
+            Api::Runtime
+        } else if cat.starts_with("HSA") {
+            Api::Driver
+        } else {
+            return b.other(&category, start, end).map_err(e);
+        };
+        let correlation = b.correlation(sc, int(7)?.unwrap_or(0).max(0) as u64);
+        b.launch(Launch::at(sym, api, start, end - start, track, correlation))
+            .map_err(e)
+    })?;
+    b.note_instant_marks("roctx");
+    Ok(())
 }

@@ -18,7 +18,7 @@
 //!
 //! Ids are large offsets (about 2³² × session), not 1..N; row order by id is not start order.
 
-use crate::db::{Db, get_int, get_quantity, get_text};
+use crate::db::{Db, get_int, get_quantity};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
@@ -38,28 +38,35 @@ fn op_kind(op_type: &str) -> Option<GpuKind> {
 pub(crate) fn read(d: &Db) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::RpdSqlite);
     b.header().producer = Some("rocmProfileData (rpd_tracer)".into());
-    if d.has("rocpd_metadata") {
-        d.each("rocpd_metadata", &["tag", "value"], "", |i, r| {
-            let tag = get_text(r, 0).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
-            if tag.as_deref() == Some("schema_version") {
-                b.header().format_version =
-                    get_text(r, 1).map_err(|m| d.row_err("rocpd_metadata", i, m))?;
-            }
-            Ok(())
-        })?;
-    }
+    b.header().format_version = d.rocpd_schema_version()?;
     let strings = d.map("rocpd_string", "id", "string")?;
     // Schema 3 keeps argument text apart; schema 2 in rocpd_string.
     let ustrings = d.map("rocpd_ustring", "id", "string")?;
-    let args_text = |id: Option<i64>| -> Option<&str> {
-        let id = id?;
-        ustrings
-            .get(&id)
-            .or_else(|| strings.get(&id))
-            .map(String::as_str)
+    let links = OpLinks {
+        api_of: api_of_ops(d)?,
+        geometry: kernel_geometry(d)?,
+        copy_size: copy_sizes(d, &mut b)?,
     };
+    read_ops(d, &mut b, &strings, &links)?;
+    read_calls(d, &mut b, &strings, &ustrings)?;
+    Ok(b.finish())
+}
 
-    // Op → its API call (the first, should a tracer link more than one).
+/// A kernel launch's (grid, workgroup).
+type Geometry = ([u32; 3], [u32; 3]);
+
+/// What an op learns from the API call that enqueued it.
+struct OpLinks {
+    /// Op id → its API call's id (the first, should a tracer link more than one).
+    api_of: FxHashMap<i64, i64>,
+    /// API call id → a kernel launch's (grid, workgroup).
+    geometry: FxHashMap<i64, Geometry>,
+    /// API call id → a copy's size in bytes.
+    copy_size: FxHashMap<i64, u64>,
+}
+
+/// Op → its API call (the first, should a tracer link more than one), from `rocpd_api_ops`.
+fn api_of_ops(d: &Db) -> Result<FxHashMap<i64, i64>> {
     let mut api_of: FxHashMap<i64, i64> = FxHashMap::default();
     if d.has("rocpd_api_ops") {
         d.each(
@@ -75,32 +82,43 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             },
         )?;
     }
-    let mut geometry: FxHashMap<i64, ([u32; 3], [u32; 3])> = FxHashMap::default();
-    if d.has("rocpd_kernelapi") {
-        let t = "rocpd_kernelapi";
-        let cols = [
-            "api_ptr_id",
-            "?gridX",
-            "?gridY",
-            "?gridZ",
-            "?workgroupX",
-            "?workgroupY",
-            "?workgroupZ",
-        ];
-        d.each(t, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(t, i, m);
-            let u = |c: usize| -> Result<u32> {
-                Ok(get_int(r, c)
-                    .map_err(e)?
-                    .unwrap_or(0)
-                    .clamp(0, i64::from(u32::MAX)) as u32)
-            };
-            if let Some(api) = get_int(r, 0).map_err(e)? {
-                geometry.insert(api, ([u(1)?, u(2)?, u(3)?], [u(4)?, u(5)?, u(6)?]));
-            }
-            Ok(())
-        })?;
+    Ok(api_of)
+}
+
+/// API call → a kernel launch's (grid, workgroup), from `rocpd_kernelapi`.
+fn kernel_geometry(d: &Db) -> Result<FxHashMap<i64, Geometry>> {
+    let mut geometry: FxHashMap<i64, Geometry> = FxHashMap::default();
+    let t = "rocpd_kernelapi";
+    if !d.has(t) {
+        return Ok(geometry);
     }
+    let cols = [
+        "api_ptr_id",
+        "?gridX",
+        "?gridY",
+        "?gridZ",
+        "?workgroupX",
+        "?workgroupY",
+        "?workgroupZ",
+    ];
+    d.each(t, &cols, "", |i, r| {
+        let e = |m: String| d.row_err(t, i, m);
+        let u = |c: usize| -> Result<u32> {
+            Ok(get_int(r, c)
+                .map_err(e)?
+                .unwrap_or(0)
+                .clamp(0, i64::from(u32::MAX)) as u32)
+        };
+        if let Some(api) = get_int(r, 0).map_err(e)? {
+            geometry.insert(api, ([u(1)?, u(2)?, u(3)?], [u(4)?, u(5)?, u(6)?]));
+        }
+        Ok(())
+    })?;
+    Ok(geometry)
+}
+
+/// API call → a copy's size, from `rocpd_copyapi`, with a note counting the calls that have none.
+fn copy_sizes(d: &Db, b: &mut TraceBuilder) -> Result<FxHashMap<i64, u64>> {
     let mut copy_size: FxHashMap<i64, u64> = FxHashMap::default();
     let mut sizeless = 0u64;
     if d.has("rocpd_copyapi") {
@@ -124,7 +142,32 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "{sizeless} copy calls in rocpd_copyapi have no size (NULL or empty text): their copies are read without a byte count"
         ));
     }
+    Ok(copy_size)
+}
 
+/// What reading `rocpd_op` counted, for the notes.
+#[derive(Default)]
+struct OpTally {
+    /// Op type → rows of types that are not GPU work.
+    other_types: FxHashMap<String, u64>,
+    /// Kernels that are HIP-graph `Task` ops.
+    tasks: u64,
+    /// Kernels named by a mangled symbol.
+    mangled: u64,
+    /// Runtime fill kernels read as fills.
+    fills: u64,
+    /// Runtime copy kernels read as copies.
+    copy_kernels: u64,
+}
+
+/// GPU ops, from `rocpd_op`, with their launch's correlation, geometry and copy size; then the notes
+/// on what they held and the queues' overruns.
+fn read_ops(
+    d: &Db,
+    b: &mut TraceBuilder,
+    strings: &FxHashMap<i64, String>,
+    links: &OpLinks,
+) -> Result<()> {
     let t = "rocpd_op";
     let cols = [
         "id",
@@ -135,8 +178,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         "?description_id",
         "?opType_id",
     ];
-    let mut other_types: FxHashMap<String, u64> = FxHashMap::default();
-    let (mut tasks, mut mangled, mut fills, mut copy_kernels) = (0u64, 0u64, 0u64, 0u64);
+    let mut tally = OpTally::default();
     let mut queue_rows = Vec::new();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let mut kernel_names = KernelNames::default();
@@ -153,21 +195,21 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             .and_then(|s| strings.get(&s))
             .map_or("", String::as_str);
         let Some(mut kind) = op_kind(op_type) else {
-            *other_types.entry(op_type.to_string()).or_default() += 1;
+            *tally.other_types.entry(op_type.to_string()).or_default() += 1;
             return b.other(&format!("RPD op {op_type}"), start, end).map_err(e);
         };
         let sym = match kind {
             GpuKind::Kernel => {
                 if op_type == "Task" {
-                    tasks += 1;
+                    tally.tasks += 1;
                 }
                 if desc.starts_with("_Z") {
-                    mangled += 1;
+                    tally.mangled += 1;
                 }
                 if desc.is_empty() {
                     b.name(op_type)
                 } else {
-                    kernel_names.sym(&mut b, desc)
+                    kernel_names.sym(b, desc)
                 }
             }
             GpuKind::Memcpy => b.name(&copy_name(op_type)),
@@ -178,22 +220,22 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         {
             kind = k;
             match k {
-                GpuKind::Memset => fills += 1,
-                _ => copy_kernels += 1,
+                GpuKind::Memset => tally.fills += 1,
+                _ => tally.copy_kernels += 1,
             }
         }
-        let api = api_of.get(&id).copied();
+        let api = links.api_of.get(&id).copied();
         let track = b.track(IdValue::Num(gpu.unwrap_or(-1)), IdValue::Num(queue));
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = gpu;
         op.stream = Some(queue);
         op.correlation = api.and_then(|a| b.correlation(0, a.max(0) as u64));
-        if let Some((grid, block)) = api.and_then(|a| geometry.get(&a)) {
+        if let Some((grid, block)) = api.and_then(|a| links.geometry.get(&a)) {
             op.grid = *grid;
             op.block = *block;
         }
         if kind == GpuKind::Memcpy {
-            op.bytes = api.and_then(|a| copy_size.get(&a)).copied();
+            op.bytes = api.and_then(|a| links.copy_size.get(&a)).copied();
         }
         if kind == GpuKind::Kernel {
             let n = queues.len() as u64;
@@ -202,12 +244,26 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         }
         b.gpu_op(kind, op).map_err(e)
     })?;
-    if tasks > 0 {
+    note_ops(b, &tally);
+    b.capture().queue_overruns = Some(overruns(&mut queue_rows));
+    Ok(())
+}
+
+/// The notes on what `rocpd_op` held: graph tasks, mangled names, runtime blit kernels, other op types.
+fn note_ops(b: &mut TraceBuilder, tally: &OpTally) {
+    let OpTally {
+        other_types,
+        tasks,
+        mangled,
+        fills,
+        copy_kernels,
+    } = tally;
+    if *tasks > 0 {
         b.note(format!(
             "{tasks} kernels are HIP-graph `Task` ops (RPD's own `kernel` view leaves them out; counted here)"
         ));
     }
-    if mangled > 0 {
+    if *mangled > 0 {
         b.note(format!(
             "{mangled} kernels were named by mangled symbols in the file; demangled"
         ));
@@ -228,8 +284,23 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             v.join(", ")
         ));
     }
-    b.capture().queue_overruns = Some(overruns(&mut queue_rows));
+}
 
+/// API calls, from `rocpd_api`: launches, roctx ranges and marks (`UserMarker`), and the tracer's own
+/// overhead rows (counted apart, with a note).
+fn read_calls(
+    d: &Db,
+    b: &mut TraceBuilder,
+    strings: &FxHashMap<i64, String>,
+    ustrings: &FxHashMap<i64, String>,
+) -> Result<()> {
+    let args_text = |id: Option<i64>| -> Option<&str> {
+        let id = id?;
+        ustrings
+            .get(&id)
+            .or_else(|| strings.get(&id))
+            .map(String::as_str)
+    };
     let t = "rocpd_api";
     let cols = [
         "id",
@@ -279,7 +350,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
             "{overhead} rocpd_api rows are rpd_tracer's own overhead records (its table writes and activity callbacks): counted as `rpd_tracer overhead`, not as API calls"
         ));
     }
-    Ok(b.finish())
+    Ok(())
 }
 
 /// Whether a `rocpd_api` row is one the tracer writes about itself (`Logger::createOverheadRecord`):

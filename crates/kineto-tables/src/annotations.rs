@@ -46,7 +46,6 @@ pub fn annotation_rows<'a>(
 #[rustfmt::skip]
 pub fn annotation_columns<'a>() -> &'a [Col<AnnotationRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none); in Parquet the Hive partition `rank=N`", |r| r.rank),
         col!("kind", Str, None, "`cpu` (`user_annotation`) or `gpu` (`gpu_user_annotation`)", |r| r.kind),
         col!("name", Str, None, "the annotation", |r| r.name),
@@ -54,6 +53,7 @@ pub fn annotation_columns<'a>() -> &'a [Col<AnnotationRow<'a>>] {
         col!("dur_ns", I64, Ns, "duration (MEASURED)", |r| r.span.dur_ns),
         col!("pid", Str, None, "pid as the trace wrote it (the device for `gpu`)", |r| r.pid.as_str()),
         col!("tid", Str, None, "tid as the trace wrote it (the stream for `gpu`)", |r| r.tid.as_str()),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }
 
@@ -71,7 +71,6 @@ pub struct AnnotationStatsRow<'a> {
 #[rustfmt::skip]
 pub fn annotation_stats_columns<'a>() -> &'a [Col<AnnotationStatsRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none)", |r| r.rank),
         col!("count", U64, None, "CPU ranges (`user_annotation`) of this name", |r| r.stats.count),
         col!("total_ns", I64, Ns, "their Σ dur (MEASURED)", |r| r.stats.total_ns),
@@ -79,5 +78,6 @@ pub fn annotation_stats_columns<'a>() -> &'a [Col<AnnotationStatsRow<'a>>] {
         col!("gpu_count", U64, None, "GPU mirrors (`gpu_user_annotation`) of this name", |r| r.stats.gpu_count),
         col!("gpu_total_ns", I64, Ns, "their Σ dur (MEASURED)", |r| r.stats.gpu_total_ns),
         col!("name", Str, None, "the annotation", |r| r.stats.name.as_str()),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }

@@ -119,13 +119,13 @@ pub fn families_rows<'a>(a: &'a Analysed<'a>) -> impl Iterator<Item = FamilyRow<
 #[rustfmt::skip]
 pub fn budget_columns<'a>() -> &'a [Col<BudgetRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none); in Parquet the Hive partition `rank=N`", |r| r.rank),
         col!("step", U32, None, "the step's index (joins `steps.step`)", |r| r.step.index as u32),
         col!("step_number", U64?, None, "the marker's step number", |r| r.step.number),
         col!("bucket", Str, None, "bucket name (`gemm`, `comm`, …, `unmatched`, `memcpy`, `memset`)", |r| r.bucket),
         col!("exclusive_ns", I64, Ns, "the bucket's share of the window (instant-by-instant equal split)", |r| r.time.exclusive_ns),
         col!("inclusive_ns", I64, Ns, "union of the bucket's ops", |r| r.time.inclusive_ns),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }
 
@@ -133,7 +133,6 @@ pub fn budget_columns<'a>() -> &'a [Col<BudgetRow<'a>>] {
 #[rustfmt::skip]
 pub fn family_columns<'a>() -> &'a [Col<FamilyRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none); in Parquet the Hive partition `rank=N`", |r| r.rank),
         col!("step", U32, None, "the step's index (joins `steps.step`)", |r| r.step.index as u32),
         col!("step_number", U64?, None, "the marker's step number", |r| r.step.number),
@@ -142,5 +141,6 @@ pub fn family_columns<'a>() -> &'a [Col<FamilyRow<'a>>] {
         col!("count", U64, None, "kernels", |r| r.time.count),
         col!("sum_ns", I64, Ns, "Σ dur", |r| r.time.sum_ns),
         col!("union_ns", I64, Ns, "union of the family's kernels", |r| r.time.union_ns),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }

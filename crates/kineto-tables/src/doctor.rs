@@ -58,7 +58,6 @@ pub fn doctor_columns<'a>() -> &'a [Col<DoctorRow<'a>>] {
     &[
         col!("kind", Str, None, "`finding` (ranked by time at stake) or `trust` (a warning about the numbers, not ranked)", |r| match r.entry { DoctorEntry::Finding(_) => "finding", DoctorEntry::Trust(_) => "trust" }),
         col!("finding", Str, None, "the stable id of the finding or warning (`launch_bound_idle`, `exposed_comm`, …; docs/doctor.md)", |r| match r.entry { DoctorEntry::Finding(f) => f.id.as_str(), DoctorEntry::Trust(w) => w.id.as_str() }),
-        col!("file", Str, None, "the trace file as given (for `straggler`, the straggling rank's)", |r| match r.entry { DoctorEntry::Finding(f) => f.file.as_str(), DoctorEntry::Trust(w) => w.file.as_str() }),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none)", |r| match r.entry { DoctorEntry::Finding(f) => f.rank, DoctorEntry::Trust(w) => w.rank }),
         col!("origin", Str?, None, "where the time at stake comes from: MEASURED, or ESTIMATED for `below_roofline` (null for trust warnings)", |r| match r.entry { DoctorEntry::Finding(f) => Some(f.origin.as_str()), DoctorEntry::Trust(_) => None }),
         col!("time_at_stake_ns", I64?, Ns, "the time the pattern occupies, an upper bound on what fixing it recovers (null for trust warnings)", |r| match r.entry { DoctorEntry::Finding(f) => Some(f.time_at_stake_ns), DoctorEntry::Trust(_) => None }),
@@ -68,5 +67,6 @@ pub fn doctor_columns<'a>() -> &'a [Col<DoctorRow<'a>>] {
         col!("evidence", Str, None, "the numbers behind it and the top contributing kernels, gaps or calls", |r| match r.entry { DoctorEntry::Finding(f) => f.evidence.as_str(), DoctorEntry::Trust(w) => w.evidence.as_str() }),
         col!("rule", Str, None, "what the rule measures (docs/doctor.md gives its threshold and reasoning)", |r| match r.entry { DoctorEntry::Finding(f) => rule(f.id).what, DoctorEntry::Trust(w) => w.id.what() }),
         col!("next", Str, None, "the command that shows the rows behind it", |r| r.next.as_str()),
+        col!("file", Str, None, "the trace file as given (for `straggler`, the straggling rank's)", |r| match r.entry { DoctorEntry::Finding(f) => f.file.as_str(), DoctorEntry::Trust(w) => w.file.as_str() }),
     ]
 }

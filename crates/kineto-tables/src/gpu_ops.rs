@@ -171,7 +171,6 @@ fn dim(d: u32) -> Option<u32> {
 #[rustfmt::skip]
 pub fn gpu_op_columns<'a>() -> &'a [Col<GpuOpRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none); in Parquet the Hive partition `rank=N`", |r| r.rank),
         col!("kind", Str, None, "`kernel`, `memcpy` or `memset`", |r| kind_name(r.kind)),
         col!("index", U32, None, "position among the trace's ops of this kind, in file order", |r| r.index),
@@ -199,5 +198,6 @@ pub fn gpu_op_columns<'a>() -> &'a [Col<GpuOpRow<'a>>] {
         col!("block_z", U32?, None, "block z", |r| dim(r.op.block[2])),
         col!("bytes", U64?, Bytes, "`args.bytes` of a copy or fill (MEASURED by the profiler)", |r| r.op.bytes),
         col!("same_stream_overlap", Bool?, None, "kernel started before an earlier kernel on its stream ended (null for copies and fills)", |r| r.overlap),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }

@@ -7,10 +7,12 @@
 //! conveniences JSON and CSV add beside it are named by one rule ([`ColInfo::keys`]). Adding a table is a
 //! row type, its column list and a [`Table`] entry.
 //!
-//! What it is not: a writer. The `kineto` binary renders the lists as text, CSV and JSON; `kineto-parquet`
-//! turns them into Arrow batches and Parquet files. This crate builds no Arrow (the core tool stays free of
-//! it), holds no presentation (widths, headers of the text table) and no analysis (that is `kineto-trace`'s
-//! and `roofline`'s).
+//! [`render`] writes the lists as text, CSV and JSON (a row at a time, to any `io::Write`), beside the
+//! lists they render, so that the forms cannot drift apart; the `kineto` binary only picks the command and
+//! the output. `kineto-parquet` turns the same lists into Arrow batches and Parquet files.
+//!
+//! What it is not: an Arrow or Parquet writer (this crate builds no Arrow: the core tool stays free of it),
+//! nor an analysis (that is `kineto-trace`'s and `roofline`'s), nor where stdout's policy lives (the binary's).
 #![deny(missing_docs)]
 
 mod annotations;
@@ -19,6 +21,7 @@ mod column;
 mod doctor;
 mod gpu_ops;
 mod ranks;
+pub mod render;
 mod roofline;
 mod steps;
 mod table;
@@ -66,6 +69,17 @@ pub struct Analysed<'a> {
 }
 
 impl<'a> Analysed<'a> {
+    /// A trace the session analysed, its rows naming it `file`.
+    pub fn of(file: &'a str, t: &'a kineto_trace::AnalysedTrace) -> Analysed<'a> {
+        Analysed {
+            file,
+            trace: t.trace(),
+            analysis: &t.analysis,
+            budgets: t.budgets(),
+            rules: t.rules(),
+        }
+    }
+
     /// What the `gpu_ops` rows are made from.
     pub fn gpu_ops(&self) -> GpuOps<'a> {
         GpuOps::new(self.file, self.trace, self.analysis, self.rules)

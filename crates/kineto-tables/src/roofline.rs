@@ -32,7 +32,6 @@ fn bucket_gbps(r: &RooflineRow<'_>, i: usize) -> Option<f64> {
 #[rustfmt::skip]
 pub fn roofline_columns<'a>() -> &'a [Col<RooflineRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none)", |r| r.rank),
         col!("step", U32, None, "the step's index in the trace", |r| r.step.index as u32),
         col!("name", Str, None, "the step marker's name", |r| r.step.name.as_str()),
@@ -78,6 +77,7 @@ pub fn roofline_columns<'a>() -> &'a [Col<RooflineRow<'a>>] {
         col!("buckets.kv_gbps", F64?, GBps, "KV bytes read over that time (null where the mapping does not hold)", |r| bucket_gbps(r, 1)),
         col!("dtype", Str, None, "the compute dtype the peak FLOP/s are for", |r| r.step.dtype),
         col!("gpu", Str, None, "the GPU's name in the GPU table", |r| r.gpu),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }
 

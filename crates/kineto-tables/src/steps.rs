@@ -44,7 +44,6 @@ fn decode(r: &StepRow<'_>) -> Option<PhaseTokens> {
 #[rustfmt::skip]
 pub fn step_columns<'a>() -> &'a [Col<StepRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none); in Parquet the Hive partition `rank=N`", |r| r.rank),
         col!("step", U32, None, "the step's index in the trace (0, 1, …)", |r| r.step.index as u32),
         col!("step_number", U64?, None, "the marker's step number (`ProfilerStep#N`'s N)", |r| r.step.number),
@@ -81,5 +80,6 @@ pub fn step_columns<'a>() -> &'a [Col<StepRow<'a>>] {
         col!("unmatched_kernels", U64, None, "kernels no rule matched", |r| r.budget.unmatched.count),
         col!("unmatched_sum_ns", I64, Ns, "their Σ dur", |r| r.budget.unmatched.sum_ns),
         col!("same_stream_overlaps", U64, None, "kernels that started before an earlier one on their stream ended", |r| r.step.same_stream_overlaps),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }

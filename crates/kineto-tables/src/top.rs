@@ -21,7 +21,6 @@ pub struct TopRow<'a> {
 #[rustfmt::skip]
 pub fn top_columns<'a>() -> &'a [Col<TopRow<'a>>] {
     &[
-        col!("file", Str, None, "the trace file as given", |r| r.file),
         col!("rank", U64?, None, "`distributedInfo.rank` (null: the trace has none)", |r| r.rank),
         col!("step", U32?, None, "the step's index (null: grouped over the whole trace)", |r| r.step),
         col!("count", U64, None, "kernels in the group", |r| r.group.count),
@@ -36,5 +35,6 @@ pub fn top_columns<'a>() -> &'a [Col<TopRow<'a>>] {
         col!("family", Str?, None, "the family of every kernel of the group (`unmatched`: no rule matched; null: its kernels' families differ)", |r| r.group.family.as_deref()),
         col!("bucket", Str?, None, "the bucket of every kernel of the group (`unmatched` as for `family`; null: they differ)", |r| r.group.bucket.as_deref()),
         col!("name", Str, None, "the kernel name, family or bucket the group is keyed by", |r| r.group.key.as_str()),
+        col!("file", Str, None, "the trace file as given", |r| r.file),
     ]
 }

@@ -39,7 +39,12 @@ fn inventories(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+/// (was, is, name) → kernel time, ns: the names whose family `--changed` finds different.
+type Changed = std::collections::BTreeMap<(String, String, String), i128>;
+
+fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = PathBuf::from(args.first().map_or("../shared/traces", String::as_str));
     let names: usize = match args.iter().position(|a| a == "--names") {
@@ -49,64 +54,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut paths = Vec::new();
     if let Some(i) = args.iter().position(|a| a == "--names-from") {
         let file = args.get(i + 1).ok_or("--names-from FILE")?;
-        let rules = match args.iter().position(|a| a == "--rules") {
-            Some(i) => Rules::load(Path::new(args.get(i + 1).ok_or("--rules FILE")?))?,
-            None => Rules::builtin(),
-        };
-        let text = std::fs::read_to_string(file)?;
-        let (mut total, mut unm, mut fb) = (0i128, 0i128, 0i128);
-        let mut listed = Vec::new();
-        for line in text.lines() {
-            let Some((ns, name)) = line.split_once('\t') else {
-                continue;
-            };
-            let ns: i128 = ns.trim().parse()?;
-            total += ns;
-            let label = rules.family_of(name);
-            match label.kind() {
-                MatchKind::Unmatched => unm += ns,
-                MatchKind::Fallback => fb += ns,
-                MatchKind::Rule => continue,
-            }
-            listed.push((ns, name.to_owned(), rules.how(label)));
-        }
-        listed.sort_by_key(|x| std::cmp::Reverse(x.0));
-        let pct = |x: i128| {
-            if total > 0 {
-                x as f64 * 100.0 / total as f64
-            } else {
-                0.0
-            }
-        };
-        println!(
-            "{:>14.3} {:>9.3} {:>9.3}  {file}",
-            total as f64 / 1e3,
-            pct(unm),
-            pct(fb)
-        );
-        for (ns, name, how) in listed.iter().take(names) {
-            let short: String = name.chars().take(140).collect();
-            println!("{:>14} {:>9.3} {:>9}    {short}  [{how}]", "", pct(*ns), "");
-        }
-        return Ok(());
+        let rules = rules_arg(&args)?;
+        return names_from(file, &rules, names);
     }
     inventories(&root, &mut paths)?;
-    let rules = match args.iter().position(|a| a == "--rules") {
-        Some(i) => Rules::load(Path::new(args.get(i + 1).ok_or("--rules FILE")?))?,
-        None => Rules::builtin(),
-    };
+    let rules = rules_arg(&args)?;
     let old = match args.iter().position(|a| a == "--changed") {
         Some(i) => Some(Rules::load(Path::new(
             args.get(i + 1).ok_or("--changed OLD.toml")?,
         ))?),
         None => None,
     };
-    let family = |r: &Rules, name: &str| {
-        r.classify(name)
-            .map_or_else(|| "unmatched".to_owned(), |f| r.family(f).name.clone())
-    };
-    let mut changed: std::collections::BTreeMap<(String, String, String), i128> =
-        Default::default();
+    let mut changed = Changed::default();
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -115,79 +74,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let (mut all, mut all_unm, mut all_fb) = (0i128, 0i128, 0i128);
     for p in &paths {
-        let parsed = parse_file(p, &Options::default())?;
-        let t = &parsed.trace;
-        if t.kernels.is_empty() {
-            continue;
-        }
-        let (mut total, mut unm, mut fb) = (0i128, 0i128, 0i128);
-        let mut by_name: HashMap<(&str, String), i128> = HashMap::new();
-        for k in &t.kernels {
-            let name = t.name(k.name);
-            if let Some(old) = &old {
-                let (was, is) = (family(old, name), family(&rules, name));
-                if was != is {
-                    *changed.entry((was, is, name.to_owned())).or_default() += i128::from(k.dur_ns);
-                }
-            }
-            let label = rules.family_of(name);
-            total += i128::from(k.dur_ns);
-            match label.kind() {
-                MatchKind::Unmatched => unm += i128::from(k.dur_ns),
-                MatchKind::Fallback => fb += i128::from(k.dur_ns),
-                MatchKind::Rule => continue,
-            }
-            let how = match label.family() {
-                Some(f) => format!("{} by {}", rules.family(f).name, rules.how(label)),
-                None => rules.how(label),
-            };
-            *by_name.entry((name, how)).or_default() += i128::from(k.dur_ns);
-        }
-        let pct = |x: i128| {
-            if total > 0 {
-                x as f64 * 100.0 / total as f64
-            } else {
-                0.0
-            }
-        };
         let rel = p.strip_prefix(&root).unwrap_or(p);
-        writeln!(
-            out,
-            "{:>14.3} {:>9.3} {:>9.3}  {}",
-            total as f64 / 1e3,
-            pct(unm),
-            pct(fb),
-            rel.display()
-        )?;
-        let mut v: Vec<_> = by_name.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        for ((n, how), d) in v.into_iter().take(names) {
-            let short: String = n.chars().take(140).collect();
-            writeln!(
-                out,
-                "{:>14} {:>9.3} {:>9}    {short}  [{how}]",
-                "",
-                pct(d),
-                ""
-            )?;
-        }
+        let classes = (&rules, old.as_ref());
+        let Some((total, unm, fb)) = trace_row(p, rel, classes, names, &mut out, &mut changed)?
+        else {
+            continue;
+        };
         all += total;
         all_unm += unm;
         all_fb += fb;
     }
-    let pct = |x: i128| {
-        if all > 0 {
-            x as f64 * 100.0 / all as f64
-        } else {
-            0.0
-        }
-    };
     writeln!(
         out,
         "{:>14.3} {:>9.3} {:>9.3}  ALL ({} files)",
         all as f64 / 1e3,
-        pct(all_unm),
-        pct(all_fb),
+        pct(all_unm, all),
+        pct(all_fb, all),
         paths.len()
     )?;
     if old.is_some() {
@@ -198,4 +100,127 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// The table `--rules FILE` names, else the built-in one.
+fn rules_arg(args: &[String]) -> Result<Rules> {
+    Ok(match args.iter().position(|a| a == "--rules") {
+        Some(i) => Rules::load(Path::new(args.get(i + 1).ok_or("--rules FILE")?))?,
+        None => Rules::builtin(),
+    })
+}
+
+/// `x` as a share of `total`, %; 0 for no total.
+fn pct(x: i128, total: i128) -> f64 {
+    if total > 0 {
+        x as f64 * 100.0 / total as f64
+    } else {
+        0.0
+    }
+}
+
+/// A kernel name's family under `r`, or `unmatched`.
+fn family_name(r: &Rules, name: &str) -> String {
+    r.classify(name)
+        .map_or_else(|| "unmatched".to_owned(), |f| r.family(f).name.clone())
+}
+
+/// `--names-from FILE`: the shares and top `names` names of a file of `ns<TAB>name` lines.
+fn names_from(file: &str, rules: &Rules, names: usize) -> Result<()> {
+    let text = std::fs::read_to_string(file)?;
+    let (mut total, mut unm, mut fb) = (0i128, 0i128, 0i128);
+    let mut listed = Vec::new();
+    for line in text.lines() {
+        let Some((ns, name)) = line.split_once('\t') else {
+            continue;
+        };
+        let ns: i128 = ns.trim().parse()?;
+        total += ns;
+        let label = rules.family_of(name);
+        match label.kind() {
+            MatchKind::Unmatched => unm += ns,
+            MatchKind::Fallback => fb += ns,
+            MatchKind::Rule => continue,
+        }
+        listed.push((ns, name.to_owned(), rules.how(label)));
+    }
+    listed.sort_by_key(|x| std::cmp::Reverse(x.0));
+    println!(
+        "{:>14.3} {:>9.3} {:>9.3}  {file}",
+        total as f64 / 1e3,
+        pct(unm, total),
+        pct(fb, total)
+    );
+    for (ns, name, how) in listed.iter().take(names) {
+        let short: String = name.chars().take(140).collect();
+        println!(
+            "{:>14} {:>9.3} {:>9}    {short}  [{how}]",
+            "",
+            pct(*ns, total),
+            ""
+        );
+    }
+    Ok(())
+}
+
+/// One trace's row (shown as `rel`) and its top `names` unmatched or fallback-placed names, classified
+/// by `rules` (names whose family differs under `old` added to `changed`); its (kernel time, unmatched,
+/// fallback) ns, or `None` for a trace without kernels.
+fn trace_row(
+    p: &Path,
+    rel: &Path,
+    (rules, old): (&Rules, Option<&Rules>),
+    names: usize,
+    out: &mut impl Write,
+    changed: &mut Changed,
+) -> Result<Option<(i128, i128, i128)>> {
+    let parsed = parse_file(p, &Options::default())?;
+    let t = &parsed.trace;
+    if t.kernels.is_empty() {
+        return Ok(None);
+    }
+    let (mut total, mut unm, mut fb) = (0i128, 0i128, 0i128);
+    let mut by_name: HashMap<(&str, String), i128> = HashMap::new();
+    for k in &t.kernels {
+        let name = t.name(k.name);
+        if let Some(old) = old {
+            let (was, is) = (family_name(old, name), family_name(rules, name));
+            if was != is {
+                *changed.entry((was, is, name.to_owned())).or_default() += i128::from(k.dur_ns);
+            }
+        }
+        let label = rules.family_of(name);
+        total += i128::from(k.dur_ns);
+        match label.kind() {
+            MatchKind::Unmatched => unm += i128::from(k.dur_ns),
+            MatchKind::Fallback => fb += i128::from(k.dur_ns),
+            MatchKind::Rule => continue,
+        }
+        let how = match label.family() {
+            Some(f) => format!("{} by {}", rules.family(f).name, rules.how(label)),
+            None => rules.how(label),
+        };
+        *by_name.entry((name, how)).or_default() += i128::from(k.dur_ns);
+    }
+    writeln!(
+        out,
+        "{:>14.3} {:>9.3} {:>9.3}  {}",
+        total as f64 / 1e3,
+        pct(unm, total),
+        pct(fb, total),
+        rel.display()
+    )?;
+    let mut v: Vec<_> = by_name.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((n, how), d) in v.into_iter().take(names) {
+        let short: String = n.chars().take(140).collect();
+        writeln!(
+            out,
+            "{:>14} {:>9.3} {:>9}    {short}  [{how}]",
+            "",
+            pct(d, total),
+            ""
+        )?;
+    }
+    Ok(Some((total, unm, fb)))
 }

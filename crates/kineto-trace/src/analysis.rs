@@ -390,6 +390,9 @@ pub struct StepAcrossRanks {
     /// What pairs the steps of different ranks: the marker's step number (`ProfilerStep#N`'s N)
     /// when it has one, else its position among the rank's steps.
     pub key: String,
+    /// The step's index (the `step` column of `kineto steps`) on the first rank that has it: the number
+    /// every listing calls it by.
+    pub index: usize,
     /// The step's name on the first rank that has it.
     pub name: String,
     /// Ranks that have this step.
@@ -455,22 +458,22 @@ pub fn step_key(number: Option<u64>, position: usize) -> String {
 /// across ranks, in the order steps first appear.
 pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
     let mut order: Vec<String> = Vec::new();
-    // Step key → (name on the first rank, each rank's budget of it).
-    type Seen<'b> = (String, Vec<(&'b str, &'b RankStep)>);
+    // Step key → (index and name on the first rank, each rank's budget of it).
+    type Seen<'b> = (usize, String, Vec<(&'b str, &'b RankStep)>);
     let mut by_key: FxHashMap<String, Seen<'_>> = FxHashMap::default();
     for r in ranks {
         for (pos, step) in r.steps.iter().enumerate() {
             let key = step_key(step.number, pos);
             let e = by_key.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());
-                (step.name.clone(), Vec::new())
+                (pos, step.name.clone(), Vec::new())
             });
-            e.1.push((r.rank.as_str(), step));
+            e.2.push((r.rank.as_str(), step));
         }
     }
     let mut out = Vec::new();
     for key in order {
-        let Some((name, v)) = by_key.remove(&key) else {
+        let Some((index, name, v)) = by_key.remove(&key) else {
             continue;
         };
         let pick = |f: &dyn Fn(&RankStep) -> i64| -> Vec<(String, i64)> {
@@ -493,6 +496,7 @@ pub fn compare_ranks(ranks: &[RankSteps]) -> Vec<StepAcrossRanks> {
             .collect();
         out.push(StepAcrossRanks {
             key,
+            index,
             name,
             ranks: v.len(),
             span,

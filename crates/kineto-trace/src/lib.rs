@@ -29,11 +29,13 @@ pub mod family;
 pub mod interval;
 mod model;
 pub mod native;
+pub mod notes;
 mod parse;
 pub mod profiles;
 pub mod ranks;
 mod read;
 mod scan;
+pub mod session;
 pub mod step;
 mod stored;
 pub mod summary;
@@ -50,6 +52,7 @@ pub use model::{
 };
 pub use parse::{RANGE_BYTES, limit_malloc_arenas, parse_reader};
 pub use read::{Options, Parsed, parse_file, parse_file_from, parse_raw};
+pub use session::{AnalysedTrace, Session, SessionConfig};
 pub use stored::{Feed, hex};
 pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 

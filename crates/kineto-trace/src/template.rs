@@ -234,9 +234,42 @@ pub fn function_name(name: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Borrowed(if f.is_empty() { name.trim() } else { f })
 }
 
+/// A kernel's name as people say it, for a text table or note: its function name ([`function_name`])
+/// with the template arguments folded to `<…>` when it had any, no return type or parameters; an
+/// Itanium-mangled name (as ROCm traces keep them) read as its qualified name. A name with none of these
+/// is itself. The full name stays in the JSON and CSV forms.
+///
+/// ```
+/// use kineto_trace::template::display_name;
+/// assert_eq!(display_name("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int, float)"),
+///            "at::native::vectorized_elementwise_kernel<…>");
+/// assert_eq!(display_name("_ZN7ck_tile6kentryILi1EEEvv"), "ck_tile::kentry<…>");
+/// assert_eq!(display_name("nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NNT"), "nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_NNT");
+/// ```
+pub fn display_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let f = function_name(name);
+    if f == name.trim() {
+        return f;
+    }
+    let templated = match mangled_nested(name) {
+        Some((_, templated)) => templated,
+        None => template_args(name).is_some_and(|a| !a.is_empty()),
+    };
+    if templated {
+        std::borrow::Cow::Owned(format!("{f}<…>"))
+    } else {
+        f
+    }
+}
+
 /// The leading nested name of an Itanium-mangled symbol (`_ZN7ck_tile6kentryI…` → `ck_tile::kentry`,
 /// `_Z9my_kernelPf` → `my_kernel`); `None` when `name` is not one.
 fn mangled_nested_name(name: &str) -> Option<String> {
+    mangled_nested(name).map(|(n, _)| n)
+}
+
+/// [`mangled_nested_name`], and whether template arguments follow it (an `I` right after the name).
+fn mangled_nested(name: &str) -> Option<(String, bool)> {
     let b = name.strip_prefix("_Z")?.as_bytes();
     let mut i = 0;
     let nested = b.first() == Some(&b'N');
@@ -256,7 +289,7 @@ fn mangled_nested_name(name: &str) -> Option<String> {
         parts.push(std::str::from_utf8(part).ok()?);
         i = start + len;
     }
-    (!parts.is_empty()).then(|| parts.join("::"))
+    (!parts.is_empty()).then(|| (parts.join("::"), b.get(i) == Some(&b'I')))
 }
 
 /// The words of a kernel's function name ([`function_name`]), lowercase, in order: identifiers split

@@ -6,118 +6,67 @@
 //! dropped silently: a capture, rank or number present on one side only is listed in
 //! [`Diff::only_in_old`] / [`Diff::only_in_new`].
 
-use serde::Serialize;
+pub use run_compare::{
+    Change, Comparison as Diff, EXCEEDS_RULE, FAIL_RULE, Gate, MISSING_RULE, Row as DiffRow,
+    Verdict,
+};
+use run_compare::{Number, Partner, Place};
 use serde_json::Value;
-pub use step_stats::{Change, EXCEEDS_RULE, FAIL_RULE, Gate, MISSING_RULE, Verdict};
 
 use crate::spread::{RankSeries, ShapeError, rank_series};
 
-/// One number of one rank of one capture, in both reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DiffRow {
-    /// Window name.
-    pub window: String,
-    /// Capture label.
-    pub capture: String,
-    /// Rank, as the report spells it.
-    pub rank: String,
-    /// The number's key, e.g. `dense.all.gbps`.
-    pub key: String,
-    /// Old → new with Δ % and the spread test.
-    #[serde(flatten)]
-    pub change: Change,
+fn key_of<'a>(s: &RankSeries<'a>) -> (&'a str, &'a str, &'a str) {
+    (s.window, s.capture, s.rank)
 }
 
-/// The comparison of two reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Diff {
-    /// Rows in the new report's order.
-    pub rows: Vec<DiffRow>,
-    /// `window/capture/rank N[: key]` present only in the old report.
-    pub only_in_old: Vec<String>,
-    /// … only in the new report.
-    pub only_in_new: Vec<String>,
-}
-
-impl Diff {
-    /// The rows that fail a fail-above-`pct` verdict (`FAIL_RULE`); an empty list is a pass.
-    pub fn failing(&self, pct: f64) -> Vec<&DiffRow> {
-        self.rows
+/// One rank of one capture as a table's place (`window/capture/rank N`): each number `keep` accepts that
+/// the rank's `mean` holds as a number, the report's mean compared, its steps giving the spread.
+fn place_of(s: &RankSeries<'_>, keep: &impl Fn(&str) -> bool) -> Place {
+    Place {
+        label: s.place(),
+        steps: s.steps.clone(),
+        numbers: s
+            .mean
             .iter()
-            .filter(|r| r.change.fails_above(pct))
-            .collect()
+            .filter(|(k, _)| keep(k))
+            .filter_map(|(key, value)| {
+                Some(Number {
+                    key: key.clone(),
+                    reported: Some(value.as_f64()?),
+                    samples: s.values(key),
+                    absent_is_zero: false,
+                })
+            })
+            .collect(),
     }
-
-    /// The gate's verdict: failing rows, and what is in one report only (`MISSING_RULE`: a capture, rank
-    /// or number the new report lost or gained fails unless allowed).
-    pub fn verdict(&self, gate: Gate) -> Verdict {
-        Verdict::judge(
-            gate,
-            self.rows.iter().map(|r| {
-                (
-                    format!("{}/{}/rank {}: {}", r.window, r.capture, r.rank, r.key),
-                    &r.change,
-                )
-            }),
-            &self.only_in_old,
-            &self.only_in_new,
-        )
-    }
-}
-
-fn key_of(s: &RankSeries<'_>) -> (String, String, String) {
-    (s.window.to_owned(), s.capture.to_owned(), s.rank.to_owned())
 }
 
 /// Compares every number `keep` accepts (e.g. [`crate::spread::is_headline_key`]) of every rank present in
-/// both reports.
+/// both reports. Rows are in the new report's order, a rank's numbers by key; a rank pairs with the old
+/// report's rank of the same window, capture and rank.
 pub fn diff(old: &Value, new: &Value, keep: impl Fn(&str) -> bool) -> Result<Diff, ShapeError> {
     let old_series = rank_series(old)?;
     let new_series = rank_series(new)?;
-    let mut out = Diff {
-        rows: Vec::new(),
-        only_in_old: Vec::new(),
-        only_in_new: Vec::new(),
+    let partners: Vec<Option<Partner>> = new_series
+        .iter()
+        .map(|n| {
+            let old = old_series.iter().position(|o| key_of(o) == key_of(n))?;
+            Some(Partner {
+                old,
+                label: n.place(),
+            })
+        })
+        .collect();
+    let places = |series: &[RankSeries<'_>]| -> Vec<Place> {
+        series.iter().map(|s| place_of(s, &keep)).collect()
     };
-    for o in &old_series {
-        if !new_series.iter().any(|n| key_of(n) == key_of(o)) {
-            out.only_in_old.push(o.place());
-        }
-    }
-    for n in &new_series {
-        let Some(o) = old_series.iter().find(|o| key_of(o) == key_of(n)) else {
-            out.only_in_new.push(n.place());
-            continue;
-        };
-        for (key, value) in o.mean.iter().filter(|(k, _)| keep(k)) {
-            if value.is_number() && !n.mean.contains_key(key) {
-                out.only_in_old.push(format!("{}: {key}", o.place()));
-            }
-        }
-        for (key, value) in n.mean.iter().filter(|(k, _)| keep(k)) {
-            let Some(new_v) = value.as_f64() else {
-                continue;
-            };
-            let Some(old_v) = o.mean.get(key).and_then(Value::as_f64) else {
-                out.only_in_new.push(format!("{}: {key}", n.place()));
-                continue;
-            };
-            let change = Change::between(
-                old_v,
-                new_v,
-                step_stats::spread(&o.values(key)),
-                step_stats::spread(&n.values(key)),
-            );
-            out.rows.push(DiffRow {
-                window: n.window.to_owned(),
-                capture: n.capture.to_owned(),
-                rank: n.rank.to_owned(),
-                key: key.clone(),
-                change,
-            });
-        }
-    }
-    Ok(out)
+    // The report's `mean` is a JSON object, whose keys serde_json keeps in name order: the rows' order.
+    Ok(run_compare::compare_paired(
+        &places(&old_series),
+        &places(&new_series),
+        &partners,
+        str::cmp,
+    ))
 }
 
 #[cfg(test)]
@@ -146,7 +95,10 @@ mod tests {
         let d = diff(&old, &new, is_headline_key).unwrap();
         assert_eq!(d.rows.len(), 2, "launches are not headline keys");
         let r0 = &d.rows[0];
-        assert_eq!((r0.rank.as_str(), r0.key.as_str()), ("0", "dense.all.gbps"));
+        assert_eq!(
+            (r0.place.as_str(), r0.key.as_str()),
+            ("w/c:decode/rank 0", "dense.all.gbps")
+        );
         assert_eq!((r0.change.old, r0.change.new), (195.0, 173.0));
         // (173 − 195) / 195 = −11.28 %; |−22| > max(10, 6)
         assert!((r0.change.delta_pct.unwrap() - (-22.0 / 195.0 * 100.0)).abs() < 1e-12);
@@ -160,7 +112,7 @@ mod tests {
         // threshold 5 %: rank 0 fails (11.28 % and outside the spread); 12: nothing fails
         let failing = d.failing(5.0);
         assert_eq!(failing.len(), 1);
-        assert_eq!(failing[0].rank, "0");
+        assert_eq!(failing[0].place, "w/c:decode/rank 0");
         assert!(d.failing(12.0).is_empty());
         // rank 1 never fails: inside its spread even at 0 %
         assert_eq!(d.failing(0.0).len(), 1);
@@ -196,6 +148,18 @@ mod tests {
     fn a_number_on_one_side_only_is_listed() {
         let old = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": 1.0}}}}}}});
         let new = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"b.gbps": 1.0}}}}}}});
+        let d = diff(&old, &new, is_headline_key).unwrap();
+        assert!(d.rows.is_empty());
+        assert_eq!(d.only_in_old, vec!["w/c/rank 0: a.gbps"]);
+        assert_eq!(d.only_in_new, vec!["w/c/rank 0: b.gbps"]);
+    }
+
+    #[test]
+    fn a_mean_that_is_not_a_number_counts_as_absent() {
+        // null is how JSON writes a NaN mean: the number is missing from that report, on either side (it
+        // was dropped without a word when the new report's mean was null).
+        let old = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": 1.0, "b.gbps": null}}}}}}});
+        let new = json!({"windows": {"w": {"c": {"ranks": {"0": {"mean": {"a.gbps": null, "b.gbps": 2.0}}}}}}});
         let d = diff(&old, &new, is_headline_key).unwrap();
         assert!(d.rows.is_empty());
         assert_eq!(d.only_in_old, vec!["w/c/rank 0: a.gbps"]);

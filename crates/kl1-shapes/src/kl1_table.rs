@@ -38,38 +38,60 @@ impl Spec {
     pub fn model_shape(&self) -> ModelShape {
         let m = self.model();
         let p = self.parallelism();
-        let q = self.quant();
-        let d = self.dtypes();
-        let s = self.rank_shapes();
         let r = p.ranks;
         let layers = m.moe_layers;
-        let exl3 = |bits: u8| WeightFormat::Exl3 {
-            bits: f64::from(bits),
-        };
-        let group = |name: &str,
-                     full: (u64, u64),
-                     rank: (u64, u64),
-                     per_layer: u64,
-                     rank_per_layer: u64,
-                     format: WeightFormat,
-                     reads: Reads,
-                     split: RankSplit| TensorGroup {
-            name: name.to_string(),
-            in_features: full.0,
-            out_features: full.1,
-            bias: false,
-            per_layer,
-            layers,
-            format,
-            bias_bytes: 2,
-            reads,
-            split,
-            rank_in: rank.0,
-            rank_out: rank.1,
-            rank_per_layer,
-        };
+        let mut groups = self.attention_groups();
+        groups.extend(self.expert_groups());
+        groups.extend(self.router_mhc_and_head_groups());
+        ModelShape {
+            model_type: format!("kl1 spec {}", self.name()),
+            hidden: m.hidden,
+            vocab: m.vocab,
+            attention: Attention::Gqa {
+                heads: m.heads,
+                kv_heads: 1,
+                head_dim: m.head_dim,
+                v_head_dim: m.head_dim,
+            },
+            layers: Layers::repeat(
+                LayerKind {
+                    sliding_window: None,
+                    compress_ratio: None,
+                    moe: true,
+                },
+                layers,
+            ),
+            moe: Some(Moe {
+                experts: m.routed_experts,
+                top_k: m.top_k,
+                shared_experts: m.shared_experts,
+                expert_intermediate: m.expert_intermediate,
+                moe_layers: layers,
+            }),
+            activation_bytes: 2,
+            activation_dtype: "bf16",
+            fp8_compute: false,
+            tied_embeddings: false,
+            tp: r,
+            ep: match p.expert_split {
+                ExpertSplit::Tensor => 1,
+                ExpertSplit::Whole => r,
+            },
+            groups,
+            notes: vec![
+                "DeepSeek-V4's sliding window, compressed KV, indexer and compressor weights are not in the KL1 spec".to_string(),
+            ],
+        }
+    }
+
+    /// The attention's groups: `wq_a`, `wkv`, `wq_b`, the `wo_a` slices, `wo_b`.
+    fn attention_groups(&self) -> Vec<TensorGroup> {
+        let m = self.model();
+        let q = self.quant();
+        let s = self.rank_shapes();
+        let group = moe_layer_group(m.moe_layers);
         let qd = m.heads * m.head_dim;
-        let mut groups = vec![
+        vec![
             group(
                 WQ_A,
                 (m.hidden, m.q_lora_rank),
@@ -120,13 +142,24 @@ impl Spec {
                 Reads::EveryStep,
                 RankSplit::Row,
             ),
-        ];
+        ]
+    }
+
+    /// The routed experts' gate, up and down (at the K mix's mean K, split as the spec says), then the
+    /// shared expert's, when there is one.
+    fn expert_groups(&self) -> Vec<TensorGroup> {
+        let m = self.model();
+        let p = self.parallelism();
+        let q = self.quant();
+        let s = self.rank_shapes();
+        let group = moe_layer_group(m.moe_layers);
+        let mut groups = Vec::new();
         let mean_k = WeightFormat::Exl3 {
             bits: q.routed_experts.mean_k(),
         };
         let experts_on_rank = match p.expert_split {
             ExpertSplit::Tensor => m.routed_experts,
-            ExpertSplit::Whole => m.routed_experts / r,
+            ExpertSplit::Whole => m.routed_experts / p.ranks,
         };
         let expert_split = |split| match p.expert_split {
             ExpertSplit::Tensor => split,
@@ -180,14 +213,16 @@ impl Spec {
                 RankSplit::Row,
             ));
         }
-        let float = |bytes: u64| WeightFormat::Float {
-            bytes,
-            name: match bytes {
-                4 => "fp32",
-                1 => "fp8",
-                _ => "bf16",
-            },
-        };
+        groups
+    }
+
+    /// The router (with its bias), the two mHC mixing weights, and the LM head (once, not per layer).
+    fn router_mhc_and_head_groups(&self) -> Vec<TensorGroup> {
+        let m = self.model();
+        let q = self.quant();
+        let d = self.dtypes();
+        let s = self.rank_shapes();
+        let group = moe_layer_group(m.moe_layers);
         let mut router = group(
             ROUTER,
             (m.hidden, m.routed_experts),
@@ -200,9 +235,8 @@ impl Spec {
         );
         router.bias = true;
         router.bias_bytes = d.router_bias.bytes();
-        groups.push(router);
         let h = m.mhc_expansion;
-        groups.push(group(
+        let mhc = group(
             MHC,
             (h * m.hidden, (2 + h) * h),
             (h * m.hidden, (2 + h) * h),
@@ -211,7 +245,7 @@ impl Spec {
             float(d.mhc.bytes()),
             Reads::EveryStep,
             RankSplit::Replicated,
-        ));
+        );
         let mut head = group(
             LM_HEAD,
             (m.hidden, m.vocab),
@@ -223,46 +257,50 @@ impl Spec {
             RankSplit::Column,
         );
         head.layers = 1;
-        groups.push(head);
-        ModelShape {
-            model_type: format!("kl1 spec {}", self.name()),
-            hidden: m.hidden,
-            vocab: m.vocab,
-            attention: Attention::Gqa {
-                heads: m.heads,
-                kv_heads: 1,
-                head_dim: m.head_dim,
-                v_head_dim: m.head_dim,
-            },
-            layers: Layers::repeat(
-                LayerKind {
-                    sliding_window: None,
-                    compress_ratio: None,
-                    moe: true,
-                },
-                layers,
-            ),
-            moe: Some(Moe {
-                experts: m.routed_experts,
-                top_k: m.top_k,
-                shared_experts: m.shared_experts,
-                expert_intermediate: m.expert_intermediate,
-                moe_layers: layers,
-            }),
-            activation_bytes: 2,
-            activation_dtype: "bf16",
-            fp8_compute: false,
-            tied_embeddings: false,
-            tp: r,
-            ep: match p.expert_split {
-                ExpertSplit::Tensor => 1,
-                ExpertSplit::Whole => r,
-            },
-            groups,
-            notes: vec![
-                "DeepSeek-V4's sliding window, compressed KV, indexer and compressor weights are not in the KL1 spec".to_string(),
-            ],
-        }
+        vec![router, mhc, head]
+    }
+}
+
+/// A group of the spec's table, in each of its `layers` MoE layers: (name, full (k, n), one rank's (k, n),
+/// tensors per layer, on a rank per layer, format, reads, split).
+#[allow(clippy::type_complexity)] // a group's fields, in the order `TensorGroup` names them
+fn moe_layer_group(
+    layers: u64,
+) -> impl Fn(&str, (u64, u64), (u64, u64), u64, u64, WeightFormat, Reads, RankSplit) -> TensorGroup
+{
+    move |name, full, rank, per_layer, rank_per_layer, format, reads, split| TensorGroup {
+        name: name.to_string(),
+        in_features: full.0,
+        out_features: full.1,
+        bias: false,
+        per_layer,
+        layers,
+        format,
+        bias_bytes: 2,
+        reads,
+        split,
+        rank_in: rank.0,
+        rank_out: rank.1,
+        rank_per_layer,
+    }
+}
+
+/// An EXL3 format at `bits` per weight.
+fn exl3(bits: u8) -> WeightFormat {
+    WeightFormat::Exl3 {
+        bits: f64::from(bits),
+    }
+}
+
+/// A float format of `bytes` per value (fp32, fp8, else bf16).
+fn float(bytes: u64) -> WeightFormat {
+    WeightFormat::Float {
+        bytes,
+        name: match bytes {
+            4 => "fp32",
+            1 => "fp8",
+            _ => "bf16",
+        },
     }
 }
 

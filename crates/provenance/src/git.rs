@@ -67,6 +67,11 @@ pub(crate) const DIFF_PINS: [&str; 16] = [
     "--submodule=short",
 ];
 
+/// A field that failed with `git.<field>`, pointing there: a record states git's words once, not seven times.
+fn failed_as<T>(field: &str) -> Probe<T> {
+    Probe::unavailable(format!("git could not say (why: git.{field})"))
+}
+
 /// Reads the state of the repository containing `dir`, running no program the repository configures.
 ///
 /// ```
@@ -79,16 +84,16 @@ pub fn git_info(dir: &Path) -> GitInfo {
     // One question first: is there a work tree at all? Otherwise each probe would fail in its own words (`git
     // diff` outside a repository talks about --no-index), and more processes would be spawned for nothing.
     if let Err(f) = git_in(dir, &["rev-parse", "--show-toplevel"], &[]) {
-        let r = f.reason;
+        // Git's words once, under `commit`; the fields that fail with it point there.
         return GitInfo {
             dir: dir.display().to_string(),
-            commit: Probe::unavailable(r.clone()),
-            dirty: Probe::unavailable(r.clone()),
-            modified: Probe::unavailable(r.clone()),
-            untracked: Probe::unavailable(r.clone()),
-            branch: Probe::unavailable(r.clone()),
-            diff_sha256: Probe::unavailable(r.clone()),
-            diff_bytes: Probe::unavailable(r),
+            commit: Probe::unavailable(f.reason),
+            dirty: failed_as("commit"),
+            modified: failed_as("commit"),
+            untracked: failed_as("commit"),
+            branch: failed_as("commit"),
+            diff_sha256: failed_as("commit"),
+            diff_bytes: failed_as("commit"),
         };
     }
     let commit = git_in(dir, &["rev-parse", "--verify", "HEAD"], &[])
@@ -115,11 +120,11 @@ pub fn git_info(dir: &Path) -> GitInfo {
             )
         }
         Err(r) => (
-            Probe::unavailable(r.clone()),
-            Probe::unavailable(r.clone()),
-            Probe::unavailable(r.clone()),
-            Probe::unavailable(r.clone()),
             Probe::unavailable(r),
+            failed_as("dirty"),
+            failed_as("dirty"),
+            failed_as("dirty"),
+            failed_as("dirty"),
         ),
     };
     GitInfo {

@@ -290,11 +290,31 @@ impl Scratch {
 
 /// The changes of the repository containing `dir` (whose top level `git rev-parse` found) against HEAD.
 pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
-    let run = |args: &[&str], env: &[(&str, OsString)]| {
+    let git = |args: &[&str], env: &[(&str, OsString)]| {
         git_in(dir, args, env)
             .map(|o| o.stdout)
             .map_err(|f| f.reason)
     };
+    let run: Git<'_> = &git;
+    let (scratch, index, top) = open_scratch(run)?;
+    let env = scratch.env();
+    let head = head_tree(run, &env, scratch.format);
+    let (staged, unstaged) = listed_changes(run, &env, &head, &index, &top)?;
+    let (modified, overlay) = overlay_of(&staged, &unstaged, &top, &scratch)?;
+    let untracked = untracked_count(run, &env)?;
+    let patch = patch_of(run, &env, &head, &overlay, &scratch)?;
+    Ok(Changes {
+        modified: modified
+            .into_keys()
+            .map(|p| String::from_utf8_lossy(&p).into_owned())
+            .collect(),
+        untracked,
+        patch,
+    })
+}
+
+/// The scratch object directory and the private index copy; also the repository's index path and top level.
+fn open_scratch(run: Git<'_>) -> Result<(Scratch, PathBuf, PathBuf), String> {
     let format = match run(&["rev-parse", "--show-object-format"], &[]) {
         Ok(o) if String::from_utf8_lossy(&o).trim() == "sha256" => Format::Sha256,
         _ => Format::Sha1,
@@ -339,13 +359,27 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("copying the index {index}: {e}")),
     }
-    let env = scratch.env();
-    let head = run(&["rev-parse", "--verify", "--quiet", "HEAD^{tree}"], &env)
+    Ok((scratch, PathBuf::from(index), top))
+}
+
+/// HEAD's tree, or the empty tree in a repository without commits.
+fn head_tree(run: Git<'_>, env: &[(&str, OsString)], format: Format) -> String {
+    run(&["rev-parse", "--verify", "--quiet", "HEAD^{tree}"], env)
         .ok()
         .map(|o| String::from_utf8_lossy(&o).trim().to_owned())
         .filter(|t| !t.is_empty())
-        .unwrap_or_else(|| format.empty_tree().to_owned());
+        .unwrap_or_else(|| format.empty_tree().to_owned())
+}
 
+/// What git lists as changed: staged (index against HEAD) and unstaged (work tree against the index, with the
+/// racily clean entries git's own check would have looked at).
+fn listed_changes(
+    run: Git<'_>,
+    env: &[(&str, OsString)],
+    head: &str,
+    index: &Path,
+    top: &Path,
+) -> Result<(Vec<Raw>, Vec<Raw>), String> {
     let staged = parse_raw(&run(
         &[
             "diff-index",
@@ -354,9 +388,9 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
             "--no-renames",
             "--ignore-submodules=dirty",
             "--no-ext-diff",
-            &head,
+            head,
         ],
-        &env,
+        env,
     )?);
     let unstaged = parse_raw(&run(
         &[
@@ -366,7 +400,7 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
             "--ignore-submodules=dirty",
             "--no-ext-diff",
         ],
-        &env,
+        env,
     )?);
 
     // The private index's zero timestamp also turns off git's racy-clean check, so it is done here: an
@@ -375,24 +409,34 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
     // entries are compared by their bytes like the ones diff-files lists.
     let racy = match fs::metadata(index).and_then(|m| m.modified()) {
         Ok(written) => racily_clean(
-            &top,
-            &run(&["ls-files", "-z", "-s"], &env)?,
+            top,
+            &run(&["ls-files", "-z", "-s"], env)?,
             written,
             &unstaged,
         ),
         Err(_) => Vec::new(),
     };
     let unstaged: Vec<Raw> = unstaged.into_iter().chain(racy).collect();
+    Ok((staged, unstaged))
+}
 
+/// The paths that differ from HEAD, and the tree overlay that turns HEAD's tree into the work tree's: staged
+/// entries, then work-tree files whose bytes differ from the index's.
+fn overlay_of(
+    staged: &[Raw],
+    unstaged: &[Raw],
+    top: &Path,
+    scratch: &Scratch,
+) -> Result<(BTreeMap<Vec<u8>, ()>, Overlay), String> {
     let mut modified: BTreeMap<Vec<u8>, ()> = BTreeMap::new();
     let mut overlay: Overlay = BTreeMap::new();
-    for r in &staged {
+    for r in staged {
         modified.insert(r.path.clone(), ());
         let gone = r.status == b'D' || r.dst.mode == "0";
         overlay.insert(r.path.clone(), (!gone).then(|| r.dst.clone()));
     }
-    for r in &unstaged {
-        let Some(now) = work_tree_entry(&top, r, &scratch)? else {
+    for r in unstaged {
+        let Some(now) = work_tree_entry(top, r, scratch)? else {
             continue;
         };
         if now.as_ref() == Some(&r.src) {
@@ -402,7 +446,11 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
         modified.insert(r.path.clone(), ());
         overlay.insert(r.path.clone(), now);
     }
-    let untracked = run(
+    Ok((modified, overlay))
+}
+
+fn untracked_count(run: Git<'_>, env: &[(&str, OsString)]) -> Result<usize, String> {
+    Ok(run(
         &[
             "ls-files",
             "-z",
@@ -411,18 +459,27 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
             "--directory",
             "--no-empty-directory",
         ],
-        &env,
+        env,
     )?
     .split(|&b| b == 0)
     .filter(|e| !e.is_empty())
-    .count();
+    .count())
+}
 
-    let patch = if overlay.is_empty() {
+/// The patch of HEAD against the overlaid tree, with every option configuration could change pinned.
+fn patch_of(
+    run: Git<'_>,
+    env: &[(&str, OsString)],
+    head: &str,
+    overlay: &Overlay,
+    scratch: &Scratch,
+) -> Result<Vec<u8>, String> {
+    Ok(if overlay.is_empty() {
         Vec::new()
     } else {
-        let tree = build(&head, b"", &overlay, &scratch, &run)?.unwrap_or_else(|| {
+        let tree = build(head, b"", overlay, scratch, run)?.unwrap_or_else(|| {
             // Everything deleted: the empty tree (git knows it without an object).
-            format.empty_tree().to_owned()
+            scratch.format.empty_tree().to_owned()
         });
         let mut args = vec![
             // Every option that user or repository configuration could change is pinned, so that the same
@@ -437,17 +494,9 @@ pub(crate) fn changes(dir: &Path) -> Result<Changes, String> {
             "-p",
         ];
         args.extend(DIFF_PINS);
-        args.push(&head);
+        args.push(head);
         args.push(&tree);
-        run(&args, &env)?
-    };
-    Ok(Changes {
-        modified: modified
-            .into_keys()
-            .map(|p| String::from_utf8_lossy(&p).into_owned())
-            .collect(),
-        untracked,
-        patch,
+        run(&args, env)?
     })
 }
 

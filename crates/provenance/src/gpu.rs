@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gpu_monitor::{
     BackendKind, GpuIdentity, GpuProcess, GpuSelection, GpuSummary, Monitor, MonitorConfig,
-    Rejection, Sample, Summary,
+    Rejection, Sample, Summary, Unavailable,
 };
 
 use crate::environment::{EnvClass, Environment};
@@ -37,19 +37,33 @@ pub struct GpuBackend {
     pub rejected: Vec<Rejection>,
 }
 
+/// The reason of every GPU probe and check that has nothing to read because no backend could be used. Each
+/// backend's own reason is written once in a record, under `during.rejected` (the monitor is given the
+/// opening's rejections, see [`Gpus::session`]); a record without a GPU repeated it in a dozen places.
+pub const NO_GPU_BACKEND: &str = "no GPU backend (each backend's reason: during.rejected)";
+
 /// The GPUs of one record, opened once: identity, the readings before and after, and the monitor all use
 /// one backend, so a record costs one `nvidia-smi` opening before the timed region instead of one per
 /// question (what each query took is in `recorder_s`). When no backend opens, each question says why.
 pub(crate) struct Gpus {
     config: MonitorConfig,
-    source: Result<gpu_monitor::GpuSource, String>,
+    source: Result<gpu_monitor::GpuSource, Unavailable>,
 }
 
 impl Gpus {
     pub fn open(config: &MonitorConfig) -> Gpus {
         Gpus {
             config: config.clone(),
-            source: gpu_monitor::GpuSource::open(config).map_err(|e| e.to_string()),
+            source: gpu_monitor::GpuSource::open(config),
+        }
+    }
+
+    /// Why a question has no answer when the source did not open: [`NO_GPU_BACKEND`] when the monitor's
+    /// `during.rejected` will say why (see [`session`](Self::session)), else the opening's own words.
+    fn unopened_reason(why: &Unavailable) -> String {
+        match why {
+            Unavailable::NoBackend { reasons } if !reasons.is_empty() => NO_GPU_BACKEND.to_owned(),
+            other => other.to_string(),
         }
     }
 
@@ -67,8 +81,8 @@ impl Gpus {
                 )
             }
             Err(why) => (
-                Probe::unavailable(why.clone()),
-                Probe::unavailable(why.clone()),
+                Probe::unavailable(Self::unopened_reason(why)),
+                Probe::unavailable(Self::unopened_reason(why)),
             ),
         }
     }
@@ -77,11 +91,12 @@ impl Gpus {
     pub fn sample(&mut self) -> Probe<Vec<Sample>> {
         match &mut self.source {
             Ok(s) => s.sample_once().into(),
-            Err(why) => Probe::unavailable(why.clone()),
+            Err(why) => Probe::unavailable(Self::unopened_reason(why)),
         }
     }
 
-    /// The monitor over the timed region, on the opened backend (or, with none, one that records why).
+    /// The monitor over the timed region, on the opened backend (or, with none, one that records why: the
+    /// opening's rejections, not a second try a moment later whose reasons would only repeat them).
     pub fn session(&self) -> Session {
         let samples = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&samples);
@@ -90,6 +105,9 @@ impl Gpus {
         });
         let monitor = match &self.source {
             Ok(s) => s.monitor(Some(observer)),
+            Err(Unavailable::NoBackend { reasons }) if !reasons.is_empty() => {
+                Monitor::start_unopened(self.config.clone(), reasons.clone(), Some(observer))
+            }
             Err(_) => Monitor::start_with_observer(self.config.clone(), observer),
         };
         Session { monitor, samples }
@@ -250,12 +268,8 @@ fn no_backend(s: &Summary) -> String {
     if s.rejected.is_empty() {
         "no GPU backend was used".to_owned()
     } else {
-        let why: Vec<String> = s
-            .rejected
-            .iter()
-            .map(|r| format!("{}: {}", r.backend, r.reason))
-            .collect();
-        format!("no GPU backend: {}", why.join("; "))
+        // `s.rejected` is the record's `during.rejected`: the reasons are there, once.
+        NO_GPU_BACKEND.to_owned()
     }
 }
 

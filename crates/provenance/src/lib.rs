@@ -100,7 +100,7 @@ pub use cuda::{CudaSearch, CudaVersions, FoundVersion};
 pub use environment::{EnvClass, Environment, Signal, detect_environment};
 pub use field::parse_field;
 pub use git::{GitInfo, MAX_LISTED, git_info};
-pub use gpu::{GpuBackend, MAX_TIMELINE_SAMPLES, Timeline};
+pub use gpu::{GpuBackend, MAX_TIMELINE_SAMPLES, NO_GPU_BACKEND, Timeline};
 pub use gpu_monitor;
 pub use harness::{Recorded, record};
 pub use host::{CpuFreq, HostInfo, LoadAvg, cpu_freq, host_info, loadavg, windows_cpu_percent};

@@ -15,14 +15,14 @@
 //! ignored, for the wrapper and the command alike.
 //!
 //! The handlers are process-wide, so a process wraps one command at a time ([`run`] refuses a second). The
-//! runner is `gpu_monitor::runner`, the same one `gpu-monitor -- CMD` uses.
+//! runner is `child_run::runner`, the same one `gpu-monitor -- CMD` uses.
 
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use gpu_monitor::runner::{self, Runner};
+use child_run::runner::{self, Runner};
 
 use crate::{Claim, CommandRun, Error, Probe, Provenance, Record, claim_output};
 

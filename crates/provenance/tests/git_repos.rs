@@ -108,15 +108,20 @@ fn untracked_files_alone_do_not_make_the_tree_dirty() {
 fn no_repository_gives_reasons_not_errors() {
     let t = tempfile::tempdir().expect("tempdir");
     let g = git_info(t.path());
+    let why = g.commit.reason().expect("no commit outside a repository");
+    assert!(why.contains("not a git repository"), "{why}");
+    // Git's words once, under `commit`; every other field points there.
     for (name, reason) in [
-        ("commit", g.commit.reason()),
         ("dirty", g.dirty.reason()),
+        ("modified", g.modified.reason()),
+        ("untracked", g.untracked.reason()),
         ("branch", g.branch.reason()),
         ("diff_sha256", g.diff_sha256.reason()),
+        ("diff_bytes", g.diff_bytes.reason()),
     ] {
         let r =
             reason.unwrap_or_else(|| panic!("{name} should be unavailable outside a repository"));
-        assert!(r.contains("not a git repository"), "{name}: {r}");
+        assert_eq!(r, "git could not say (why: git.commit)", "{name}");
     }
 }
 

@@ -136,13 +136,16 @@ fn without_a_gpu_every_gpu_probe_is_null_with_a_reason() {
         .start()
         .finish();
     let v: Value = serde_json::from_str(&r.to_json_pretty().expect("json")).expect("parses");
-    for key in ["gpu_name", "driver", "gpus"] {
+    for key in ["gpu_name", "driver", "gpus", "gpu_backend"] {
         assert!(v[key].is_null(), "{key}: {}", v[key]);
-        let why = v["unavailable"][key]
-            .as_str()
-            .unwrap_or_else(|| panic!("no reason for {key}"));
-        assert!(why.contains("nvidia-smi"), "{key}: {why}");
+        // The backend's own reason is stated once, under during.rejected; the probes point there.
+        assert_eq!(v["unavailable"][key], provenance::NO_GPU_BACKEND, "{key}");
     }
+    let rejected = v["during"]["rejected"].as_array().expect("rejected");
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert_eq!(rejected[0]["backend"], "nvidia-smi");
+    let why = rejected[0]["reason"].as_str().expect("a reason");
+    assert!(why.contains("no-such-nvidia-smi"), "{why}");
     assert!(v["before"]["gpu"].is_null() && v["unavailable"]["before.gpu"].is_string());
     assert_eq!(v["during"]["n_samples"], 0);
     assert!(

@@ -1,11 +1,9 @@
 //! One trace: its steps, each step's token counts and GPU time, the GPU, and the roofline of each step.
 
-use std::path::Path;
-
 use kineto_trace::budget::budget;
-use kineto_trace::correlate::Links;
 use kineto_trace::family::Rules;
-use kineto_trace::step::{StepPattern, find_steps};
+use kineto_trace::step::StepPattern;
+use kineto_trace::{AnalysedTrace, Session};
 use model_shapes::{Gpu, GpuTable, ModelShape};
 use serde::Serialize;
 
@@ -13,7 +11,6 @@ use crate::Error;
 use crate::estimate::{StepEstimate, estimate};
 use crate::measure::{Rates, experts_peak_allows, rates};
 use crate::tokens::{Counts, Given, from_step};
-use kineto_trace::capture::GraphCaptures;
 use std::path::PathBuf;
 
 /// Which GPU the steps ran on.
@@ -175,55 +172,35 @@ fn gpu_of(
     Ok((gpu.clone(), from))
 }
 
-/// Reads one trace and computes the roofline of each step.
-pub fn analyse(path: &Path, setup: &Setup) -> Result<TraceRoofline, Error> {
-    let opts = kineto_trace::Options {
-        sha256: false,
-        ..kineto_trace::Options::default()
-    };
-    let parsed = kineto_trace::parse_file(path, &opts)?;
-    let dir = setup
-        .captures
-        .clone()
-        .or_else(|| kineto_trace::capture::beside(path));
-    let captures = dir.map(|d| GraphCaptures::read_dir(&d)).transpose()?;
-    analyse_with(
-        &parsed.trace,
-        &path.display().to_string(),
-        setup,
-        captures.as_ref(),
-    )
-}
-
-/// The roofline of each step of a trace already parsed (`file` names it in the output and errors), for a
-/// caller that reads the trace for other listings too.
-pub fn analyse_trace(
-    trace: &kineto_trace::Trace,
-    file: &str,
-    setup: &Setup,
-) -> Result<TraceRoofline, Error> {
-    let captures = setup
-        .captures
-        .as_deref()
-        .map(GraphCaptures::read_dir)
-        .transpose()?;
-    analyse_with(trace, file, setup, captures.as_ref())
-}
-
-fn analyse_with(
-    trace: &kineto_trace::Trace,
-    file: &str,
-    setup: &Setup,
-    captures: Option<&GraphCaptures>,
-) -> Result<TraceRoofline, Error> {
-    let file = file.to_string();
-    let (gpu, gpu_from) = gpu_of(setup, &file, trace)?;
-    let links = Links::build(trace);
-    let mut steps = find_steps(trace, &links, &setup.pattern);
-    if let Some(c) = captures {
-        c.apply(trace, &links, &mut steps);
+impl Setup {
+    /// The session that reads traces with this setup's step pattern, kernel rules and capture directory.
+    pub fn session(&self) -> Session {
+        Session::from_parts(
+            self.rules.clone(),
+            self.pattern.clone(),
+            self.captures.clone(),
+            kineto_trace::Options {
+                sha256: false,
+                ..kineto_trace::Options::default()
+            },
+        )
     }
-    let classes = setup.rules.classify_kernels(trace);
+}
+
+/// Reads one trace (through [`Setup::session`]) and computes the roofline of each step.
+pub fn analyse(path: &std::path::Path, setup: &Setup) -> Result<TraceRoofline, Error> {
+    analyse_trace(&setup.session().open(path)?, setup)
+}
+
+/// The roofline of each step of a trace the session read and analysed (its steps, with the graph
+/// captures' sizes, and its kernel families): one analysis for every listing of the trace, never a second
+/// one that could disagree. The session's pattern, rules and capture directory are `setup`'s.
+pub fn analyse_trace(t: &AnalysedTrace, setup: &Setup) -> Result<TraceRoofline, Error> {
+    let trace = t.trace();
+    let steps = &t.analysis.steps;
+    let classes = &t.analysis.classes;
+    let file = t.file();
+    let (gpu, gpu_from) = gpu_of(setup, &file, trace)?;
     let dtype = compute_dtype(&setup.model);
     let mut out = Vec::new();
     let mut failures = Vec::new();
@@ -243,7 +220,7 @@ fn analyse_with(
             };
             let e = estimate(&setup.model, &tokens, setup.kv_bytes);
             let r = rates(&e, span_ns, busy_ns, &gpu, dtype)?;
-            let b = budget(trace, s, &classes, &setup.rules);
+            let b = budget(trace, s, classes, &setup.rules);
             let mut buckets = Vec::new();
             for (bucket, names, bytes_of) in BUCKET_BYTES {
                 let bytes = match bucket {

@@ -12,6 +12,11 @@
 //!   it quotes must not start a forged one), never panicking.
 //!
 //! Machine-readable output (JSON, CSV) is not escaped here: its own quoting keeps the value exact.
+//!
+//! Lines for a person also fit a terminal of [`WIDTH`] columns: on a terminal (or at the width
+//! `KL1_TEXT_WIDTH` gives, 0 for never), a longer line is wrapped at spaces ([`wrap`], [`Wrapping`]),
+//! its continuation indented. Into a pipe or a file lines stay whole, so that what reads them — a
+//! script, `grep`, a test — sees one message per line.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -55,12 +60,174 @@ fn escape_but(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
 /// Writes `line` and a newline on stderr, every control character in it escaped ([`escape`]); a message of
 /// several lines is several calls. A failure is ignored: there is nowhere left to report it.
 pub fn note(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{}", escape(line));
+    use std::io::IsTerminal;
+    let err = std::io::stderr();
+    let line = escape(line);
+    let mut lock = err.lock();
+    match text_width(err.is_terminal()) {
+        Some(width) => {
+            for l in wrap(&line, width) {
+                let _ = writeln!(lock, "{l}");
+            }
+        }
+        None => {
+            let _ = writeln!(lock, "{line}");
+        }
+    }
+}
+
+/// The columns of the terminal lines are made for.
+pub const WIDTH: usize = 120;
+
+/// The width to wrap a stream's lines at: `KL1_TEXT_WIDTH` when set (0: never), else [`WIDTH`] when the
+/// stream is a terminal, else none (lines stay whole).
+pub fn text_width(is_terminal: bool) -> Option<usize> {
+    match std::env::var("KL1_TEXT_WIDTH") {
+        Ok(v) => v.trim().parse::<usize>().ok().filter(|&n| n > 0),
+        Err(_) => is_terminal.then_some(WIDTH),
+    }
+}
+
+/// `line` as lines of at most `width` characters: cut at the last space that fits, each continuation
+/// indented by the line's own indent and four spaces more; a word longer than the room is cut where the
+/// room ends. A line that fits is itself.
+///
+/// ```
+/// let w = tool_io::terminal::wrap("  note: a b c d", 10);
+/// assert_eq!(w, ["  note: a", "      b c", "      d"]);
+/// ```
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= width {
+        return vec![line.to_string()];
+    }
+    let indent = chars.iter().take_while(|c| **c == ' ').count();
+    // Continuations stay readable however deep the first line's indent: at least half the width is text.
+    let cont = (indent + 4).min(width / 2);
+    let mut out = Vec::new();
+    let mut rest: &[char] = &chars;
+    let mut lead = 0;
+    while lead + rest.len() > width {
+        let room = width - lead;
+        let cut = rest[..=room.min(rest.len() - 1)]
+            .iter()
+            .rposition(|c| *c == ' ')
+            .filter(|&i| i > 0 && rest[..i].iter().any(|c| *c != ' '))
+            .unwrap_or(room);
+        let head: String = rest[..cut].iter().collect();
+        out.push(format!("{}{}", " ".repeat(lead), head.trim_end()));
+        rest = &rest[cut..];
+        while rest.first() == Some(&' ') {
+            rest = &rest[1..];
+        }
+        lead = cont;
+    }
+    if !rest.is_empty() {
+        out.push(format!(
+            "{}{}",
+            " ".repeat(lead),
+            rest.iter().collect::<String>()
+        ));
+    }
+    out
+}
+
+/// A writer that passes its text to `inner` a line at a time, each line wrapped at `width` ([`wrap`]);
+/// `width` `None` passes everything through as it is. For a human-readable text stream; never for JSON
+/// or CSV.
+pub struct Wrapping<W: Write> {
+    inner: W,
+    width: Option<usize>,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Wrapping<W> {
+    /// Wraps `inner`'s lines at `width`.
+    pub fn new(inner: W, width: Option<usize>) -> Wrapping<W> {
+        Wrapping {
+            inner,
+            width,
+            line: Vec::new(),
+        }
+    }
+
+    fn emit_line(&mut self, width: usize) -> std::io::Result<()> {
+        let text = String::from_utf8_lossy(&self.line).into_owned();
+        self.line.clear();
+        for l in wrap(&text, width) {
+            writeln!(self.inner, "{l}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Wrapping<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let Some(width) = self.width else {
+            return self.inner.write(buf);
+        };
+        for part in buf.split_inclusive(|b| *b == b'\n') {
+            match part.strip_suffix(b"\n") {
+                Some(body) => {
+                    self.line.extend_from_slice(body);
+                    self.emit_line(width)?;
+                }
+                None => self.line.extend_from_slice(part),
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(width) = self.width
+            && !self.line.is_empty()
+        {
+            // A last line without its newline is written as it is, wrapped, without one.
+            let text = String::from_utf8_lossy(&self.line).into_owned();
+            self.line.clear();
+            let lines = wrap(&text, width);
+            write!(self.inner, "{}", lines.join("\n"))?;
+        }
+        self.inner.flush()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrapped_lines_fit_and_keep_every_word() {
+        let line = format!("  note: {}", ["word"; 60].join(" "));
+        let lines = wrap(&line, 40);
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert!(lines[1..].iter().all(|l| l.starts_with("      w")));
+        let words: usize = lines.iter().map(|l| l.split_whitespace().count()).sum();
+        // "note:" and the 60 words, none lost or split.
+        assert_eq!(words, 61);
+        // A word longer than the room is cut where the room ends, and nothing is lost.
+        let long = "x".repeat(25);
+        assert_eq!(
+            wrap(&long, 10),
+            ["xxxxxxxxxx", "    xxxxxx", "    xxxxxx", "    xxx"]
+        );
+        assert_eq!(wrap("short", 10), ["short"]);
+    }
+
+    #[test]
+    fn a_wrapping_writer_wraps_each_line_and_passes_through_without_a_width() {
+        let mut w = Wrapping::new(Vec::new(), Some(10));
+        w.write_all(b"aaa bbb ccc ddd\nshort\n").unwrap();
+        w.flush().unwrap();
+        // "    ccc ddd" would be 11 characters: the continuation (indent 4) holds one word of three.
+        assert_eq!(
+            String::from_utf8(w.inner).unwrap(),
+            "aaa bbb\n    ccc\n    ddd\nshort\n"
+        );
+        let mut w = Wrapping::new(Vec::new(), None);
+        w.write_all(b"aaa bbb ccc ddd\n").unwrap();
+        assert_eq!(w.inner, b"aaa bbb ccc ddd\n");
+    }
 
     #[test]
     fn escapes_control_characters_only() {

@@ -13,11 +13,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, BackendKind, Session, SourceEnd, Timestamps};
-use crate::child::{self, Child, Event};
 use crate::csv::{self, LineFault, MASK_FIELD, MASK_FIELD_NEW, SMI_QUERY, ValueStats};
 use crate::identity::GpuIdentity;
 use crate::sample::{GpuRef, Sample};
 use crate::{GpuSelection, MonitorConfig, NVIDIA_SMI_ENV, Unavailable, select};
+use child_run::captured::{self, Child, Event};
 
 /// The `nvidia-smi` executables that timed out in this process, with the timeout they ran past: not asked
 /// again, so that a hung driver costs one timeout per process rather than one per query (a `provenance run`
@@ -117,7 +117,7 @@ fn one_shot(path: &Path, args: &[String], timeout: Duration) -> Result<String, U
             after_s,
         });
     }
-    match child::run_once(path, args, timeout) {
+    match captured::run_once(path, args, timeout) {
         Ok(f) if f.exit.success => Ok(f.output),
         Ok(f) => Err(Unavailable::NvidiaSmiFailed {
             path: shown,

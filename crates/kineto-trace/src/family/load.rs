@@ -87,57 +87,107 @@ impl Rules {
 
     fn read(text: &str, origin: &Path, checks: Checks) -> Result<Rules> {
         let all = checks == Checks::All;
-        let fail = |line: Option<usize>, rule: Option<usize>, message: String| Error::Rules {
-            file: origin.to_path_buf(),
-            line,
-            rule,
-            message,
+        let ld = Loader {
+            origin,
+            lines: Lines::of(text),
         };
-        let lines = Lines::of(text);
-        let line_of = |offset: usize| lines.line(offset);
         let raw: RawFile = toml::from_str(text).map_err(|e| {
-            fail(
-                e.span().map(|s| line_of(s.start)),
+            ld.fail(
+                e.span().map(|s| ld.line_of(s.start)),
                 e.span().and_then(|s| rule_at(text, s.start)),
                 e.message().trim().to_string(),
             )
         })?;
         if raw.rules.is_empty() {
-            return Err(fail(
+            return Err(ld.fail(
                 None,
                 None,
                 "no rules: the file has no [[rule]] tables, so every kernel would be unmatched"
                     .into(),
             ));
         }
+        let (families, family_ids) = ld.families(&raw.families)?;
+        let rules = ld.rules(&raw.rules, &family_ids, all)?;
+        let prefilter = Prefilter::new(rules.iter().map(|r| r.pattern.as_str()));
+        // The shadow and example checks (the built-in table's are a unit test's).
+        if all {
+            ld.check_rules(&rules, &families, &prefilter)?;
+        }
+        let (fallback, index) = ld.fallback(&raw.fallback, &family_ids, &rules, &families, all)?;
+        ld.check_every_family_used(&raw.families, &families, &rules, &fallback)?;
+        Ok(Rules {
+            origin: origin.to_path_buf(),
+            families,
+            rules,
+            fallback,
+            index,
+            prefilter,
+        })
+    }
+}
 
+/// A rule file being loaded: where it is from and where its lines start, for the errors.
+struct Loader<'a> {
+    origin: &'a Path,
+    lines: Lines,
+}
+
+impl Loader<'_> {
+    /// An error about the file, at a line and rule where known.
+    fn fail(&self, line: Option<usize>, rule: Option<usize>, message: String) -> Error {
+        Error::Rules {
+            file: self.origin.to_path_buf(),
+            line,
+            rule,
+            message,
+        }
+    }
+
+    /// The 1-based line holding byte `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.lines.line(offset)
+    }
+
+    /// The `[families]` table, each name and bucket checked, with each family's id.
+    fn families<'r>(
+        &self,
+        raw: &'r BTreeMap<String, toml::Spanned<String>>,
+    ) -> Result<(Vec<Family>, BTreeMap<&'r str, FamilyId>)> {
         let mut families = Vec::new();
         let mut family_ids: BTreeMap<&str, FamilyId> = BTreeMap::new();
-        for (name, bucket) in &raw.families {
-            let line = Some(line_of(bucket.span().start));
-            check_name("family", name).map_err(|m| fail(line, None, m))?;
+        for (name, bucket) in raw {
+            let line = Some(self.line_of(bucket.span().start));
+            check_name("family", name).map_err(|m| self.fail(line, None, m))?;
             check_name("bucket", bucket.get_ref())
-                .map_err(|m| fail(line, None, format!("family `{name}`: {m}")))?;
+                .map_err(|m| self.fail(line, None, format!("family `{name}`: {m}")))?;
             let id = u16::try_from(families.len())
-                .map_err(|_| fail(line, None, "more than 65535 families".into()))?;
+                .map_err(|_| self.fail(line, None, "more than 65535 families".into()))?;
             family_ids.insert(name, FamilyId(id));
             families.push(Family {
                 name: name.clone(),
                 bucket: bucket.get_ref().clone(),
             });
         }
+        Ok((families, family_ids))
+    }
 
-        // Every rule is compiled first (a family without a bucket, a pattern that does not compile),
-        // then checked against the earlier ones through indexes over the whole table: each check is
-        // linear in the table, never a rule against every earlier rule.
-        let mut rules: Vec<Rule> = Vec::with_capacity(raw.rules.len());
-        for (i, r) in raw.rules.iter().enumerate() {
+    /// Every rule, its family looked up and (with `all` checks) its pattern compiled. They are checked
+    /// against each other afterwards ([`Loader::check_rules`]) through indexes over the whole table: each
+    /// check is linear in the table, never a rule against every earlier rule.
+    fn rules(
+        &self,
+        raw: &[RawRule],
+        family_ids: &BTreeMap<&str, FamilyId>,
+        all: bool,
+    ) -> Result<Vec<Rule>> {
+        let mut rules: Vec<Rule> = Vec::with_capacity(raw.len());
+        for (i, r) in raw.iter().enumerate() {
             let n = Some(i + 1);
-            let line = line_of(r.pattern.span().start);
+            let line = self.line_of(r.pattern.span().start);
             let fam = r.family.get_ref();
             let Some(&family) = family_ids.get(fam.as_str()) else {
-                return Err(fail(
-                    Some(line_of(r.family.span().start)),
+                return Err(self.fail(
+                    Some(self.line_of(r.family.span().start)),
                     n,
                     format!(
                         "family `{fam}` has no bucket: add `{fam} = \"<bucket>\"` to [families]"
@@ -149,7 +199,7 @@ impl Rules {
             let regex = OnceLock::new();
             if all {
                 let compiled = compile(pattern).map_err(|e| {
-                    fail(
+                    self.fail(
                         Some(line),
                         n,
                         format!("invalid pattern `{pattern}` (family `{fam}`): {e}"),
@@ -165,65 +215,83 @@ impl Rules {
                 regex,
             });
         }
-        let prefilter = Prefilter::new(rules.iter().map(|r| r.pattern.as_str()));
-        // The shadow and example checks (the built-in table's are a unit test's).
-        if let Some(shadows) = all.then(|| ShadowIndex::new(&rules)) {
-            for (i, rule) in rules.iter().enumerate() {
-                let (n, line, fam) = (
-                    Some(i + 1),
-                    rule.line,
-                    &families[rule.family.0 as usize].name,
-                );
-                let pattern = &rule.pattern;
-                if let Some(why) = shadows.shadowed(&rules, i) {
-                    return Err(fail(
-                        Some(line),
-                        n,
-                        format!(
-                            "pattern `{pattern}` (family `{fam}`) can never match first: {why}",
-                        ),
-                    ));
-                }
-                for ex in &rule.examples {
-                    work(ex.len());
-                    // The first of the rules up to this one that can match the example (the prefilter's
-                    // candidates) and does.
-                    let first = prefilter
-                        .candidates(ex, i + 1)
-                        .into_iter()
-                        .find(|&k| rules[k].regex().is_match(ex));
-                    let message = match first {
-                        Some(k) if k < i => format!(
-                            "example `{ex}` is matched first by rule {} (family `{}`, line {}): \
-                             rule {} (family `{fam}`) is shadowed for it",
-                            k + 1,
-                            families[rules[k].family.0 as usize].name,
-                            rules[k].line,
-                            i + 1
-                        ),
-                        Some(k) if k == i => continue,
-                        _ => {
-                            format!("example `{ex}` does not match the rule's pattern `{pattern}`")
-                        }
-                    };
-                    return Err(fail(Some(line), n, message));
-                }
+        Ok(rules)
+    }
+
+    /// Refuses a rule that can never match first (an earlier one shadows it) and an example its rule
+    /// does not match first.
+    fn check_rules(
+        &self,
+        rules: &[Rule],
+        families: &[Family],
+        prefilter: &Prefilter,
+    ) -> Result<()> {
+        let shadows = ShadowIndex::new(rules);
+        for (i, rule) in rules.iter().enumerate() {
+            let (n, line, fam) = (
+                Some(i + 1),
+                rule.line,
+                &families[rule.family.0 as usize].name,
+            );
+            let pattern = &rule.pattern;
+            if let Some(why) = shadows.shadowed(rules, i) {
+                return Err(self.fail(
+                    Some(line),
+                    n,
+                    format!("pattern `{pattern}` (family `{fam}`) can never match first: {why}",),
+                ));
+            }
+            for ex in &rule.examples {
+                work(ex.len());
+                // The first of the rules up to this one that can match the example (the prefilter's
+                // candidates) and does.
+                let first = prefilter
+                    .candidates(ex, i + 1)
+                    .into_iter()
+                    .find(|&k| rules[k].regex().is_match(ex));
+                let message = match first {
+                    Some(k) if k < i => format!(
+                        "example `{ex}` is matched first by rule {} (family `{}`, line {}): \
+                         rule {} (family `{fam}`) is shadowed for it",
+                        k + 1,
+                        families[rules[k].family.0 as usize].name,
+                        rules[k].line,
+                        i + 1
+                    ),
+                    Some(k) if k == i => continue,
+                    _ => {
+                        format!("example `{ex}` does not match the rule's pattern `{pattern}`")
+                    }
+                };
+                return Err(self.fail(Some(line), n, message));
             }
         }
+        Ok(())
+    }
 
+    /// The fallback entries and their word index: each entry's family its own (no rule's), its words
+    /// unseen before, and (with `all` checks) its examples placed by it first.
+    fn fallback(
+        &self,
+        raw: &[RawFallback],
+        family_ids: &BTreeMap<&str, FamilyId>,
+        rules: &[Rule],
+        families: &[Family],
+        all: bool,
+    ) -> Result<(Vec<FallbackEntry>, WordIndex)> {
         // The line of the first rule of each family, for a fallback entry that reuses one.
         let mut rule_of_family: BTreeMap<FamilyId, usize> = BTreeMap::new();
-        for r in &rules {
+        for r in rules {
             rule_of_family.entry(r.family).or_insert(r.line);
         }
-        let mut fallback: Vec<FallbackEntry> = Vec::with_capacity(raw.fallback.len());
+        let mut fallback: Vec<FallbackEntry> = Vec::with_capacity(raw.len());
         let mut index = WordIndex::default();
         let mut seen_words: FxHashMap<WordMatch, &str> = FxHashMap::default();
-        for (i, r) in raw.fallback.iter().enumerate() {
-            let line = line_of(r.words.span().start);
+        for (i, r) in raw.iter().enumerate() {
+            let line = self.line_of(r.words.span().start);
             let fam = r.family.get_ref();
             let at = |m: String| {
-                fail(
+                self.fail(
                     Some(line),
                     None,
                     format!("fallback entry {} (family `{fam}`): {m}", i + 1),
@@ -260,29 +328,21 @@ impl Rules {
                 examples: r.examples.clone(),
                 line,
             });
-            for ex in r.examples.iter().filter(|_| all) {
-                work(ex.len());
-                let words = crate::template::function_words(ex);
-                match index.place(&words) {
-                    Some((k, _)) if k == i => {}
-                    Some((k, w)) => {
-                        return Err(at(format!(
-                            "example `{ex}` is placed first by fallback entry {} (family `{}`, word `{}`)",
-                            k + 1,
-                            families[fallback[k].family.0 as usize].name,
-                            fallback[k].words[w]
-                        )));
-                    }
-                    None => {
-                        return Err(at(format!(
-                            "example `{ex}` has none of the entry's words (its words: {})",
-                            words.join(" ")
-                        )));
-                    }
-                }
+            if all {
+                check_fallback_examples(i, &r.examples, &index, &fallback, families).map_err(at)?;
             }
         }
+        Ok((fallback, index))
+    }
 
+    /// Refuses a family that no rule and no fallback entry uses.
+    fn check_every_family_used(
+        &self,
+        raw: &BTreeMap<String, toml::Spanned<String>>,
+        families: &[Family],
+        rules: &[Rule],
+        fallback: &[FallbackEntry],
+    ) -> Result<()> {
         let mut used = vec![false; families.len()];
         for id in rules
             .iter()
@@ -293,22 +353,48 @@ impl Rules {
         }
         if let Some(k) = used.iter().position(|u| !u) {
             let f = &families[k];
-            let line = raw.families.get(&f.name).map(|b| line_of(b.span().start));
-            return Err(fail(
+            let line = raw.get(&f.name).map(|b| self.line_of(b.span().start));
+            return Err(self.fail(
                 line,
                 None,
                 format!("family `{}` has no rule and no fallback entry", f.name),
             ));
         }
-        Ok(Rules {
-            origin: origin.to_path_buf(),
-            families,
-            rules,
-            fallback,
-            index,
-            prefilter,
-        })
+        Ok(())
     }
+}
+
+/// Why an example of fallback entry `i` is not placed by that entry first (the index holding the entries
+/// up to `i`), if it is not.
+fn check_fallback_examples(
+    i: usize,
+    examples: &[String],
+    index: &WordIndex,
+    fallback: &[FallbackEntry],
+    families: &[Family],
+) -> std::result::Result<(), String> {
+    for ex in examples {
+        work(ex.len());
+        let words = crate::template::function_words(ex);
+        match index.place(&words) {
+            Some((k, _)) if k == i => {}
+            Some((k, w)) => {
+                return Err(format!(
+                    "example `{ex}` is placed first by fallback entry {} (family `{}`, word `{}`)",
+                    k + 1,
+                    families[fallback[k].family.0 as usize].name,
+                    fallback[k].words[w]
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "example `{ex}` has none of the entry's words (its words: {})",
+                    words.join(" ")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How much of the load's checking a table gets.

@@ -180,13 +180,74 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
     if pattern.profiles.len() > 1 {
         notes.push(found_note(profile, finder, &markers, trace));
     }
+    let (mut steps, step_pid) =
+        marker_steps(trace, &markers, (profile, finder), &mut pids, &mut warnings);
+    // The step of each launch: the innermost range marker of the launch's process containing its
+    // start; a graph replay's launch is its own step.
+    let spans: Vec<(u64, i64, i64)> = markers
+        .iter()
+        .zip(&step_pid)
+        .map(|(m, &p)| {
+            if m.launch.is_some() {
+                // An empty range contains nothing.
+                (p, m.ts_ns, m.ts_ns)
+            } else {
+                (p, m.ts_ns, m.end_ns)
+            }
+        })
+        .collect();
+    let points: Vec<(u64, i64)> = trace
+        .launches
+        .iter()
+        .map(|l| (pids.of(l.track), l.ts_ns))
+        .collect();
+    let (_, mut launch_step) = crate::correlate::stab(&spans, &points);
+    for (i, m) in markers.iter().enumerate() {
+        if let Some(l) = m.launch {
+            launch_step[l as usize] = Some(i as u32);
+        }
+    }
+    let mut out = Steps {
+        profile: Some(profile.to_string()),
+        ..Steps::default()
+    };
+    assign_gpu_work(trace, links, &launch_step, &mut steps, &mut out);
+    set_kernel_bounds(trace, &mut steps);
+    set_periods(&mut steps, &step_pid);
+    // Query tokens the markers do not state: the rows of each step's GEMMs (`record_shapes`).
+    if !trace.gemm_rows.is_empty() {
+        let points: Vec<(u64, i64)> = trace
+            .gemm_rows
+            .iter()
+            .map(|g| {
+                let op = &trace.cpu_ops[g.cpu_op as usize];
+                (pids.of(op.track), op.ts_ns)
+            })
+            .collect();
+        let (_, op_step) = crate::correlate::stab(&spans, &points);
+        crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
+    }
+    out.steps = steps;
+    out.warnings = warnings;
+    out.notes = notes;
+    out
+}
 
+/// A step for each marker (sorted), its fields read from the marker's name where `profile`'s finder
+/// names them, with no GPU work yet; and each step's process.
+fn marker_steps(
+    trace: &Trace,
+    markers: &[Marker],
+    (profile, finder): (&str, &Finder),
+    pids: &mut Pids<'_>,
+    warnings: &mut Vec<String>,
+) -> (Vec<Step>, Vec<u64>) {
     let mut steps: Vec<Step> = Vec::with_capacity(markers.len());
     let mut step_pid: Vec<u64> = Vec::with_capacity(markers.len());
     for (index, m) in markers.iter().enumerate() {
         let name = trace.name(m.name);
         let f = match finder {
-            Finder::Names(regex) => fields(regex, name, index, &mut warnings),
+            Finder::Names(regex) => fields(regex, name, index, warnings),
             _ => Fields::default(),
         };
         let tokens_from = if f.tokens.is_some() {
@@ -221,39 +282,20 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         });
         step_pid.push(pids.of(m.track));
     }
+    (steps, step_pid)
+}
 
-    // The step of each launch: the innermost range marker of the launch's process containing its
-    // start; a graph replay's launch is its own step.
-    let spans: Vec<(u64, i64, i64)> = markers
-        .iter()
-        .zip(&step_pid)
-        .map(|(m, &p)| {
-            if m.launch.is_some() {
-                // An empty range contains nothing.
-                (p, m.ts_ns, m.ts_ns)
-            } else {
-                (p, m.ts_ns, m.end_ns)
-            }
-        })
-        .collect();
-    let points: Vec<(u64, i64)> = trace
-        .launches
-        .iter()
-        .map(|l| (pids.of(l.track), l.ts_ns))
-        .collect();
-    let (_, mut launch_step) = crate::correlate::stab(&spans, &points);
-    for (i, m) in markers.iter().enumerate() {
-        if let Some(l) = m.launch {
-            launch_step[l as usize] = Some(i as u32);
-        }
-    }
-
+/// Gives each kernel, copy and fill to the step of its launch (`launch_step`), counting in `out` what
+/// falls outside every step (and the kernels with no launch) and the same-stream overlaps.
+fn assign_gpu_work(
+    trace: &Trace,
+    links: &Links,
+    launch_step: &[Option<u32>],
+    steps: &mut [Step],
+    out: &mut Steps,
+) {
     let overlaps = same_stream_overlaps(trace);
-    let mut out = Steps {
-        profile: Some(profile.to_string()),
-        same_stream_overlaps: overlaps.iter().filter(|&&o| o).count() as u64,
-        ..Steps::default()
-    };
+    out.same_stream_overlaps = overlaps.iter().filter(|&&o| o).count() as u64;
     let step_of = |launch: Option<u32>| launch.and_then(|l| launch_step[l as usize]);
     let mut outside_names: FxHashMap<Sym, u64> = FxHashMap::default();
     let mut outside_launches: FxHashSet<u32> = FxHashSet::default();
@@ -294,8 +336,11 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         }
     }
     out.launches_outside = outside_launches.len() as u64;
+}
 
-    for st in &mut steps {
+/// Sorts each step's work by start and sets its kernels' bounds, sum and union.
+fn set_kernel_bounds(trace: &Trace, steps: &mut [Step]) {
+    for st in steps {
         let ks = &trace.kernels;
         st.kernels
             .sort_unstable_by_key(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns(), i));
@@ -315,7 +360,10 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
                 .map(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns())),
         );
     }
-    // Period: to the next step of the same process.
+}
+
+/// Each step's period: to the next step of the same process (`step_pid`).
+fn set_periods(steps: &mut [Step], step_pid: &[u64]) {
     let mut next_of_pid: FxHashMap<u64, usize> = FxHashMap::default();
     for i in (0..steps.len()).rev() {
         let p = step_pid[i];
@@ -327,25 +375,6 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         }
         next_of_pid.insert(p, i);
     }
-
-    // Query tokens the markers do not state: the rows of each step's GEMMs (`record_shapes`).
-    if !trace.gemm_rows.is_empty() {
-        let points: Vec<(u64, i64)> = trace
-            .gemm_rows
-            .iter()
-            .map(|g| {
-                let op = &trace.cpu_ops[g.cpu_op as usize];
-                (pids.of(op.track), op.ts_ns)
-            })
-            .collect();
-        let (_, op_step) = crate::correlate::stab(&spans, &points);
-        crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
-    }
-
-    out.steps = steps;
-    out.warnings = warnings;
-    out.notes = notes;
-    out
 }
 
 /// No marker: a note saying so, and — when the pattern asks for it — one step over the whole GPU

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use model_shapes::citation::{Cited, Sources};
 use model_shapes::{Citation, GpuTable};
 
-use super::raw::RawSpec;
+use super::raw::{RawModel, RawParallelism, RawQuant, RawSpec};
 use super::types::{Dtypes, KMix, Model, Parallelism, Quant, RankShapes};
 use super::{ExpertSplit, MAX_MHC_EXPANSION, MAX_RANKS, SPLIT_UNIT, Spec};
 use crate::Error;
@@ -93,18 +93,61 @@ pub(super) fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Sp
         sources,
         provenance: BTreeMap::new(),
     };
+    let parallelism = take_parallelism(&mut t, raw.parallelism)?;
+    let model = take_model(&mut t, raw.model)?;
+    let widths = check_split(&t, &model, &parallelism)?;
+    let shapes = rank_shapes(&t, &model, &parallelism, &widths)?;
+    let quant = take_quant(&mut t, raw.quant, model.routed_experts)?;
+    let d = raw.dtypes;
+    let dtypes = Dtypes {
+        router: t.take("dtypes.router", d.router)?,
+        router_bias: t.take("dtypes.router_bias", d.router_bias)?,
+        mhc: t.take("dtypes.mhc", d.mhc)?,
+    };
+    let gpu_name = t.take("hardware.gpu", raw.hardware.gpu)?;
+    let Some(gpu) = gpus.get(&gpu_name) else {
+        let known: Vec<&str> = gpus.gpus().iter().map(|g| g.name.as_str()).collect();
+        return Err(t.invalid(
+            "hardware.gpu",
+            format!(
+                "`{gpu_name}` is not in the GPU table (known: {})",
+                known.join(", ")
+            ),
+        ));
+    };
+    Ok(Spec {
+        name: raw.name,
+        description: raw.description,
+        origin: origin.to_string(),
+        model,
+        parallelism,
+        quant,
+        dtypes,
+        gpu: gpu.clone(),
+        shapes,
+        provenance: t.provenance,
+    })
+}
 
-    let ranks = t.take("parallelism.ranks", raw.parallelism.ranks)?;
+/// The ranks (in 1..=[`MAX_RANKS`]) and how experts are divided among them.
+fn take_parallelism(t: &mut Taker<'_>, p: RawParallelism) -> Result<Parallelism, Error> {
+    let ranks = t.take("parallelism.ranks", p.ranks)?;
     if !(1..=MAX_RANKS).contains(&ranks) {
         return Err(t.invalid(
             "parallelism.ranks",
             format!("{ranks} is outside 1..={MAX_RANKS}"),
         ));
     }
-    let expert_split = t.take("parallelism.expert_split", raw.parallelism.expert_split)?;
-    let unit = SPLIT_UNIT * ranks;
+    let expert_split = t.take("parallelism.expert_split", p.expert_split)?;
+    Ok(Parallelism {
+        ranks,
+        expert_split,
+    })
+}
 
-    let m = raw.model;
+/// The model's dimensions, each bounded (matrix dimensions whole tiles), top-k within the experts and the
+/// mHC expansion within 1..=[`MAX_MHC_EXPANSION`].
+fn take_model(t: &mut Taker<'_>, m: RawModel) -> Result<Model, Error> {
     let hidden = t.dim("model.hidden", m.hidden)?;
     let moe_layers = t.bounded("model.moe_layers", m.moe_layers, 1)?;
     let routed_experts = t.bounded("model.routed_experts", m.routed_experts, 1)?;
@@ -130,56 +173,87 @@ pub(super) fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Sp
             format!("{mhc_expansion} is outside 1..={MAX_MHC_EXPANSION}"),
         ));
     }
+    Ok(Model {
+        hidden,
+        moe_layers,
+        routed_experts,
+        top_k,
+        expert_intermediate,
+        shared_experts,
+        q_lora_rank,
+        heads,
+        head_dim,
+        o_groups,
+        o_lora_rank,
+        vocab,
+        mhc_expansion,
+    })
+}
 
+/// The widths the per-rank shapes are cut from, each checked to divide among the ranks.
+struct SplitWidths {
+    /// heads × head_dim.
+    q_width: u64,
+    /// o_groups × o_lora_rank.
+    o_width: u64,
+    /// shared_experts × expert_intermediate; `None` without shared experts.
+    shared_width: Option<u64>,
+}
+
+/// Checks that what is divided among the ranks divides: output groups, heads among groups, the LM head and
+/// the experts in 128-column units (or whole experts), the shared expert.
+fn check_split(t: &Taker<'_>, m: &Model, p: &Parallelism) -> Result<SplitWidths, Error> {
+    let ranks = p.ranks;
+    let unit = SPLIT_UNIT * ranks;
     // Attention is divided by output group (dsv4.py:686-693): groups must divide among ranks, heads among
     // groups.
     t.divisible(
         "model.o_groups",
-        o_groups,
+        m.o_groups,
         ranks,
         "wq_b, wo_a and wo_b are divided among ranks by output group",
     )?;
     t.divisible(
         "model.heads",
-        heads,
-        o_groups,
+        m.heads,
+        m.o_groups,
         "each output group owns a whole number of heads",
     )?;
-    let q_width = t.product("model.heads", "heads × head_dim", heads, head_dim)?;
+    let q_width = t.product("model.heads", "heads × head_dim", m.heads, m.head_dim)?;
     let o_width = t.product(
         "model.o_lora_rank",
         "o_groups × o_lora_rank",
-        o_groups,
-        o_lora_rank,
+        m.o_groups,
+        m.o_lora_rank,
     )?;
     t.divisible(
         "model.vocab",
-        vocab,
+        m.vocab,
         unit,
         "the LM head is divided among ranks in 128-column units",
     )?;
-    match expert_split {
+    match p.expert_split {
         ExpertSplit::Tensor => t.divisible(
             "model.expert_intermediate",
-            expert_intermediate,
+            m.expert_intermediate,
             unit,
             "a tensor split divides each expert among ranks in 128-column units",
         )?,
         ExpertSplit::Whole => t.divisible(
             "model.routed_experts",
-            routed_experts,
+            m.routed_experts,
             ranks,
             "a whole-expert split gives each rank the same number of experts",
         )?,
     }
-    let shared_width = if shared_experts == 0 {
+    let shared_width = if m.shared_experts == 0 {
         None
     } else {
         let w = t.product(
             "model.shared_experts",
             "shared_experts × expert_intermediate",
-            shared_experts,
-            expert_intermediate,
+            m.shared_experts,
+            m.expert_intermediate,
         )?;
         t.divisible(
             "model.shared_experts",
@@ -190,57 +264,79 @@ pub(super) fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Sp
         )?;
         Some(w)
     };
+    Ok(SplitWidths {
+        q_width,
+        o_width,
+        shared_width,
+    })
+}
 
-    let shapes = {
-        let s = |field: &str, k, n, split| {
-            t.shape(
-                field,
-                Shape::new(k, n).and_then(|sh| sh.split(split, ranks)),
-            )
-        };
-        let expert_split_cols = match expert_split {
-            ExpertSplit::Tensor => Split::Columns,
-            ExpertSplit::Whole => Split::Replicated,
-        };
-        let expert_split_rows = match expert_split {
-            ExpertSplit::Tensor => Split::Rows,
-            ExpertSplit::Whole => Split::Replicated,
-        };
-        RankShapes {
-            wq_a: s("model.q_lora_rank", hidden, q_lora_rank, Split::Replicated)?,
-            wkv: s("model.head_dim", hidden, head_dim, Split::Replicated)?,
-            wq_b: s("model.heads", q_lora_rank, q_width, Split::Columns)?,
-            wo_a: s(
-                "model.o_groups",
-                q_width / o_groups,
-                o_lora_rank,
-                Split::Replicated,
-            )?,
-            wo_a_slices: o_groups / ranks,
-            wo_b: s("model.o_lora_rank", o_width, hidden, Split::Rows)?,
-            expert_gate_up: s(
-                "model.expert_intermediate",
-                hidden,
-                expert_intermediate,
-                expert_split_cols,
-            )?,
-            expert_down: s(
-                "model.expert_intermediate",
-                expert_intermediate,
-                hidden,
-                expert_split_rows,
-            )?,
-            shared_gate_up: shared_width
-                .map(|w| s("model.shared_experts", hidden, w, Split::Columns))
-                .transpose()?,
-            shared_down: shared_width
-                .map(|w| s("model.shared_experts", w, hidden, Split::Rows))
-                .transpose()?,
-            lm_head: s("model.vocab", hidden, vocab, Split::Columns)?,
-        }
+/// Each matrix's per-rank shape.
+fn rank_shapes(
+    t: &Taker<'_>,
+    m: &Model,
+    p: &Parallelism,
+    w: &SplitWidths,
+) -> Result<RankShapes, Error> {
+    let ranks = p.ranks;
+    let s = |field: &str, k, n, split| {
+        t.shape(
+            field,
+            Shape::new(k, n).and_then(|sh| sh.split(split, ranks)),
+        )
     };
+    let expert_split_cols = match p.expert_split {
+        ExpertSplit::Tensor => Split::Columns,
+        ExpertSplit::Whole => Split::Replicated,
+    };
+    let expert_split_rows = match p.expert_split {
+        ExpertSplit::Tensor => Split::Rows,
+        ExpertSplit::Whole => Split::Replicated,
+    };
+    let hidden = m.hidden;
+    Ok(RankShapes {
+        wq_a: s(
+            "model.q_lora_rank",
+            hidden,
+            m.q_lora_rank,
+            Split::Replicated,
+        )?,
+        wkv: s("model.head_dim", hidden, m.head_dim, Split::Replicated)?,
+        wq_b: s("model.heads", m.q_lora_rank, w.q_width, Split::Columns)?,
+        wo_a: s(
+            "model.o_groups",
+            w.q_width / m.o_groups,
+            m.o_lora_rank,
+            Split::Replicated,
+        )?,
+        wo_a_slices: m.o_groups / ranks,
+        wo_b: s("model.o_lora_rank", w.o_width, hidden, Split::Rows)?,
+        expert_gate_up: s(
+            "model.expert_intermediate",
+            hidden,
+            m.expert_intermediate,
+            expert_split_cols,
+        )?,
+        expert_down: s(
+            "model.expert_intermediate",
+            m.expert_intermediate,
+            hidden,
+            expert_split_rows,
+        )?,
+        shared_gate_up: w
+            .shared_width
+            .map(|sw| s("model.shared_experts", hidden, sw, Split::Columns))
+            .transpose()?,
+        shared_down: w
+            .shared_width
+            .map(|sw| s("model.shared_experts", sw, hidden, Split::Rows))
+            .transpose()?,
+        lm_head: s("model.vocab", hidden, m.vocab, Split::Columns)?,
+    })
+}
 
-    let q = raw.quant;
+/// Each matrix's K (wq_a and wkv one K: one launch reads both) and the routed experts' K mix.
+fn take_quant(t: &mut Taker<'_>, q: RawQuant, routed_experts: u64) -> Result<Quant, Error> {
     let wq_a = t.bits("quant.wq_a", q.wq_a)?;
     let wkv = t.bits("quant.wkv", q.wkv)?;
     if wkv != wq_a {
@@ -262,64 +358,15 @@ pub(super) fn validate(raw: RawSpec, origin: &str, gpus: &GpuTable) -> Result<Sp
         .into_iter()
         .map(|e| (e.k, e.experts))
         .collect();
-    let routed_mix = k_mix(&t.sources, &mix, routed_experts)?;
-
-    let d = raw.dtypes;
-    let dtypes = Dtypes {
-        router: t.take("dtypes.router", d.router)?,
-        router_bias: t.take("dtypes.router_bias", d.router_bias)?,
-        mhc: t.take("dtypes.mhc", d.mhc)?,
-    };
-
-    let gpu_name = t.take("hardware.gpu", raw.hardware.gpu)?;
-    let Some(gpu) = gpus.get(&gpu_name) else {
-        let known: Vec<&str> = gpus.gpus().iter().map(|g| g.name.as_str()).collect();
-        return Err(t.invalid(
-            "hardware.gpu",
-            format!(
-                "`{gpu_name}` is not in the GPU table (known: {})",
-                known.join(", ")
-            ),
-        ));
-    };
-
-    Ok(Spec {
-        name: raw.name,
-        description: raw.description,
-        origin: origin.to_string(),
-        model: Model {
-            hidden,
-            moe_layers,
-            routed_experts,
-            top_k,
-            expert_intermediate,
-            shared_experts,
-            q_lora_rank,
-            heads,
-            head_dim,
-            o_groups,
-            o_lora_rank,
-            vocab,
-            mhc_expansion,
-        },
-        parallelism: Parallelism {
-            ranks,
-            expert_split,
-        },
-        quant: Quant {
-            wq_a,
-            wkv,
-            wq_b,
-            wo_a,
-            wo_b,
-            lm_head,
-            shared_expert,
-            routed_experts: routed_mix,
-        },
-        dtypes,
-        gpu: gpu.clone(),
-        shapes,
-        provenance: t.provenance,
+    Ok(Quant {
+        wq_a,
+        wkv,
+        wq_b,
+        wo_a,
+        wo_b,
+        lm_head,
+        shared_expert,
+        routed_experts: k_mix(&t.sources, &mix, routed_experts)?,
     })
 }
 

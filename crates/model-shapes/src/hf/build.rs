@@ -4,12 +4,14 @@
 //! (`bounds.rs`); the table's parameter count is checked here, where widths meet counts.
 
 use super::attention::read_attention;
-use super::experts::read_experts;
+use super::deepseek_v4::V4Dims;
+use super::experts::{Experts, read_experts};
 use super::family::{Family, IGNORED, take_gemma3_defaults};
 use super::fields::Fields;
 use super::layer::Decoder;
-use super::layout::read_layout;
+use super::layout::{Layout, read_layout};
 use super::minimax::{MiniMax, read_minimax};
+use super::quant::Quant;
 use super::tensor::{Grouper, LayerSignature, spelled_layers};
 use super::{Inherited, RunOptions};
 use crate::Error;
@@ -38,6 +40,132 @@ pub(super) fn build(
         layers: layer_root,
         ignored,
     } = inherited;
+    store_ue8m0_scales_as_fp32(&mut quant, family, &mut notes);
+    if family == Family::Gemma3 {
+        take_gemma3_defaults(&mut f, &mut notes);
+    }
+    let act = activation_format(&f, family, dtype, &mut notes)?;
+    let (act_bytes, act_name) = match act {
+        WeightFormat::Float { bytes, name } => (bytes, name),
+        _ => (2, "bf16"),
+    };
+    let w = read_widths(&mut f, family, tie)?;
+    let keys = read_attention(
+        &mut f,
+        family,
+        &model_type,
+        (w.hidden, w.heads, w.kv_heads),
+        run.tp,
+    )?;
+    let attention = keys.attention;
+    check_heads_divide(&f, w.heads, attention, run.tp)?;
+    let layout = read_layout(&mut f, family, w.n_layers, &mut notes)?;
+    let experts = read_experts(&mut f, family, w.intermediate, run, &mut notes)?;
+    let switches = read_family_switches(&mut f, family, w.n_layers, &mut notes)?;
+    // DeepSeek-V3.2 stores its norms in fp32 (the reference RMSNorm's weight dtype; its checkpoint).
+    let norm_fixed = keys.indexer.map(|_| WeightFormat::FP32);
+    let ignored: Vec<&str> = IGNORED.iter().chain(ignored).copied().collect();
+    f.finish(&ignored)?;
+
+    check_dense_width(&w, &experts, origin)?;
+    let decoder = Decoder {
+        family,
+        model_type: &model_type,
+        hidden: w.hidden,
+        vocab: w.vocab,
+        attention,
+        attention_bias: w.attention_bias,
+        mlp_bias: w.mlp_bias,
+        qk_norm: switches.qk_norm,
+        minimax: switches.minimax,
+        q_lora: keys.q_lora,
+        v4: keys.v4,
+        norm_fixed,
+        norms_per_layer: if matches!(family, Family::Gemma2 | Family::Gemma3) {
+            4
+        } else {
+            2
+        },
+        intermediate: w.intermediate,
+        experts: &experts,
+        origin,
+    };
+    // DeepSeek-V4's checkpoint names its modules `layers.{i}.attn.wq_a` (no `model.` prefix).
+    let root = if family == Family::DeepSeekV4 {
+        "layers"
+    } else {
+        layer_root
+    };
+    let mut table = Grouper::new(
+        &quant,
+        experts.format,
+        act,
+        act_bytes,
+        attention,
+        (run.tp, run.ep),
+        root.to_string(),
+        origin,
+    );
+    let (layers, moe_layers) = add_layers(&mut table, &decoder, &layout, &experts, w.n_layers)?;
+    if w.tied {
+        notes.push("tie_word_embeddings: the LM head is the embedding (its parameters are counted once, its bytes read as the LM head)".to_string());
+    }
+    let outside = Outside {
+        hidden: w.hidden,
+        vocab: w.vocab,
+        act,
+        norm_fixed,
+        v4: keys.v4,
+        head: quant.head.unwrap_or(act),
+        lm_head_bias: switches.lm_head_bias,
+    };
+    add_outside_layers(&mut table, &outside, run.tp);
+    let groups = table.groups;
+    check_size(&groups, origin)?;
+    Ok(ModelShape {
+        model_type,
+        hidden: w.hidden,
+        vocab: w.vocab,
+        attention,
+        layers,
+        moe: moe(&experts, moe_layers),
+        activation_bytes: act_bytes,
+        activation_dtype: act_name,
+        fp8_compute: quant.fp8_compute,
+        tied_embeddings: w.tied,
+        tp: run.tp,
+        ep: run.ep,
+        groups,
+        notes,
+    })
+}
+
+/// A dense layer needs the dense MLP's width (the first such layer would ask for it).
+fn check_dense_width(w: &Widths, experts: &Experts, origin: &str) -> Result<(), Error> {
+    if w.intermediate.is_none() && (0..w.n_layers).any(|i| !experts.is_moe_layer(i)) {
+        return Err(Error::Invalid {
+            origin: origin.to_string(),
+            field: "intermediate_size".to_string(),
+            reason: "missing: needed for the dense MLP".to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The table's MoE summary, when the model has routed experts (`moe_layers` of its layers).
+fn moe(experts: &Experts, moe_layers: u64) -> Option<Moe> {
+    (experts.experts > 0).then_some(Moe {
+        experts: experts.experts,
+        top_k: experts.top_k,
+        shared_experts: experts.shared,
+        expert_intermediate: experts.expert_inter,
+        moe_layers,
+    })
+}
+
+/// `scale_fmt: ue8m0` block scales (one byte in the quantisation config) are stored as fp32 by every
+/// family but DeepSeek-V4.
+fn store_ue8m0_scales_as_fp32(quant: &mut Quant, family: Family, notes: &mut Vec<String>) {
     if let Some(WeightFormat::Fp8Block {
         block_out,
         block_in,
@@ -52,9 +180,15 @@ pub(super) fn build(
         });
         notes.push("scale_fmt ue8m0: power-of-two block scales, stored as fp32 `weight_scale_inv` as DeepSeek-V3.1/V3.2 checkpoints store them (DeepSeek-V4's alone are E8M0 bytes)".to_string());
     }
-    if family == Family::Gemma3 {
-        take_gemma3_defaults(&mut f, &mut notes);
-    }
+}
+
+/// The activation (and unquantised weight) format, from `torch_dtype`.
+fn activation_format(
+    f: &Fields<'_>,
+    family: Family,
+    dtype: Option<String>,
+    notes: &mut Vec<String>,
+) -> Result<WeightFormat, Error> {
     let dtype = match dtype {
         Some(d) => d,
         // gpt-oss configs carry no dtype; the checkpoints' unquantised tensors are bf16 (its model card).
@@ -70,22 +204,34 @@ pub(super) fn build(
             ));
         }
     };
-    let act = match dtype.as_str() {
-        "bfloat16" => WeightFormat::BF16,
-        "float16" => WeightFormat::FP16,
-        "float32" => WeightFormat::FP32,
-        other => {
-            return Err(f.invalid(
-                "torch_dtype",
-                format!("`{other}`: expected bfloat16, float16 or float32"),
-            ));
-        }
-    };
-    let (act_bytes, act_name) = match act {
-        WeightFormat::Float { bytes, name } => (bytes, name),
-        _ => (2, "bf16"),
-    };
+    match dtype.as_str() {
+        "bfloat16" => Ok(WeightFormat::BF16),
+        "float16" => Ok(WeightFormat::FP16),
+        "float32" => Ok(WeightFormat::FP32),
+        other => Err(f.invalid(
+            "torch_dtype",
+            format!("`{other}`: expected bfloat16, float16 or float32"),
+        )),
+    }
+}
 
+/// The model's shared widths and switches, as the config's keys give them.
+struct Widths {
+    hidden: u64,
+    n_layers: u64,
+    vocab: u64,
+    heads: u64,
+    kv_heads: u64,
+    /// Whether the LM head is the embedding.
+    tied: bool,
+    attention_bias: bool,
+    mlp_bias: bool,
+    /// The dense MLP's width (absent in an all-MoE model).
+    intermediate: Option<u64>,
+}
+
+/// The shared widths; `tie` is the inherited `tie_word_embeddings` (Gemma's default true).
+fn read_widths(f: &mut Fields<'_>, family: Family, tie: Option<bool>) -> Result<Widths, Error> {
     let hidden = f.positive("hidden_size")?;
     let n_layers = f.positive("num_hidden_layers")?;
     let vocab = f.positive("vocab_size")?;
@@ -98,53 +244,69 @@ pub(super) fn build(
         ));
     }
     let tie_default = matches!(family, Family::Gemma | Family::Gemma2 | Family::Gemma3);
-    let tied = tie.unwrap_or(tie_default);
-    let attention_bias = f
-        .bool_opt("attention_bias")?
-        .unwrap_or(matches!(family, Family::GptOss));
-    let mlp_bias = f.bool_opt("mlp_bias")?.unwrap_or(false);
-    let intermediate = f.positive_opt("intermediate_size")?;
+    Ok(Widths {
+        hidden,
+        n_layers,
+        vocab,
+        heads,
+        kv_heads,
+        tied: tie.unwrap_or(tie_default),
+        attention_bias: f
+            .bool_opt("attention_bias")?
+            .unwrap_or(matches!(family, Family::GptOss)),
+        mlp_bias: f.bool_opt("mlp_bias")?.unwrap_or(false),
+        intermediate: f.positive_opt("intermediate_size")?,
+    })
+}
 
-    let keys = read_attention(
-        &mut f,
-        family,
-        &model_type,
-        (hidden, heads, kv_heads),
-        run.tp,
-    )?;
-    let attention = keys.attention;
-    if heads % run.tp != 0 {
+/// Refuses heads that do not divide among the tensor-parallel ranks.
+fn check_heads_divide(
+    f: &Fields<'_>,
+    heads: u64,
+    attention: Attention,
+    tp: u64,
+) -> Result<(), Error> {
+    if !heads.is_multiple_of(tp) {
         return Err(f.invalid(
             "num_attention_heads",
-            format!(
-                "{heads} heads do not divide among {} tensor-parallel ranks",
-                run.tp
-            ),
+            format!("{heads} heads do not divide among {tp} tensor-parallel ranks"),
         ));
     }
     // Each rank holds whole KV heads (or, with fewer KV heads than ranks, one replicated head), as vLLM
     // splits q/k/v and Phi-3's fused qkv_proj per head.
     if let Attention::Gqa { kv_heads, .. } = attention
-        && kv_heads >= run.tp
-        && !kv_heads.is_multiple_of(run.tp)
+        && kv_heads >= tp
+        && !kv_heads.is_multiple_of(tp)
     {
         return Err(f.invalid(
             "num_key_value_heads",
-            format!(
-                "{kv_heads} KV heads do not divide among {} tensor-parallel ranks",
-                run.tp
-            ),
+            format!("{kv_heads} KV heads do not divide among {tp} tensor-parallel ranks"),
         ));
     }
-    let layout = read_layout(&mut f, family, n_layers, &mut notes)?;
-    let experts = read_experts(&mut f, family, intermediate, run, &mut notes)?;
+    Ok(())
+}
 
+/// The switches only some families have.
+struct FamilySwitches {
+    /// Queries and keys normalised per head.
+    qk_norm: bool,
+    minimax: MiniMax,
+    /// Phi-4-mini's LM-head bias.
+    lm_head_bias: bool,
+}
+
+fn read_family_switches(
+    f: &mut Fields<'_>,
+    family: Family,
+    n_layers: u64,
+    notes: &mut Vec<String>,
+) -> Result<FamilySwitches, Error> {
     // GLM-4.5 normalises queries and keys per head when `use_qk_norm` (GLM-4.5, not -Air).
     let glm_qk_norm = family == Family::Glm4Moe && f.bool_opt("use_qk_norm")?.unwrap_or(false);
     let qk_norm =
         matches!(family, Family::Qwen3 | Family::Qwen3Moe | Family::Gemma3) || glm_qk_norm;
     let minimax = if family == Family::MiniMaxM2 {
-        read_minimax(&mut f, n_layers, &mut notes)?
+        read_minimax(f, n_layers, notes)?
     } else {
         MiniMax::default()
     };
@@ -163,59 +325,22 @@ pub(super) fn build(
         }
         notes.push("phi3: qkv_proj and gate_up_proj are fused in the checkpoint; listed as q, k, v and gate|up (the same parameters; a rank holds whole heads of each)".to_string());
     }
-    // DeepSeek-V3.2 stores its norms in fp32 (the reference RMSNorm's weight dtype; its checkpoint).
-    let norm_fixed = keys.indexer.map(|_| WeightFormat::FP32);
-    let norms_per_layer = if matches!(family, Family::Gemma2 | Family::Gemma3) {
-        4
-    } else {
-        2
-    };
-    let ignored: Vec<&str> = IGNORED.iter().chain(ignored).copied().collect();
-    f.finish(&ignored)?;
-
-    // A dense layer needs the dense MLP's width (the first such layer would ask for it).
-    if intermediate.is_none() && (0..n_layers).any(|i| !experts.is_moe_layer(i)) {
-        return Err(Error::Invalid {
-            origin: origin.to_string(),
-            field: "intermediate_size".to_string(),
-            reason: "missing: needed for the dense MLP".to_string(),
-        });
-    }
-    let decoder = Decoder {
-        family,
-        model_type: &model_type,
-        hidden,
-        vocab,
-        attention,
-        attention_bias,
-        mlp_bias,
+    Ok(FamilySwitches {
         qk_norm,
         minimax,
-        q_lora: keys.q_lora,
-        v4: keys.v4,
-        norm_fixed,
-        norms_per_layer,
-        intermediate,
-        experts: &experts,
-        origin,
-    };
-    // DeepSeek-V4's checkpoint names its modules `layers.{i}.attn.wq_a` (no `model.` prefix).
-    let root = if family == Family::DeepSeekV4 {
-        "layers"
-    } else {
-        layer_root
-    };
-    let spelled = spelled_layers(&quant.skip);
-    let mut table = Grouper::new(
-        &quant,
-        experts.format,
-        act,
-        act_bytes,
-        attention,
-        (run.tp, run.ep),
-        root.to_string(),
-        origin,
-    );
+        lm_head_bias,
+    })
+}
+
+/// Adds every decoder layer's tensors to the table; returns the layers' kinds and how many are MoE.
+fn add_layers(
+    table: &mut Grouper<'_>,
+    decoder: &Decoder<'_>,
+    layout: &Layout,
+    experts: &Experts,
+    n_layers: u64,
+) -> Result<(Layers, u64), Error> {
+    let spelled = spelled_layers(&table.quant.skip);
     let mut layers = Layers::new();
     let mut moe_layers = 0;
     for i in 0..n_layers {
@@ -234,18 +359,36 @@ pub(super) fn build(
         };
         table.add_layer(i, signature, || decoder.tensors(kind, hash_routed))?;
     }
+    Ok((layers, moe_layers))
+}
 
-    // Outside the layers: final norm, embedding, LM head (column split over the vocabulary).
-    let rank_vocab = vocab.div_ceil(run.tp);
+/// What the tensors outside the layers are made of.
+struct Outside {
+    hidden: u64,
+    vocab: u64,
+    act: WeightFormat,
+    /// The final norm's own format, where the family fixes one.
+    norm_fixed: Option<WeightFormat>,
+    v4: Option<V4Dims>,
+    /// The LM head's format.
+    head: WeightFormat,
+    lm_head_bias: bool,
+}
+
+/// Adds the tensors outside the layers: final norm, DeepSeek-V4's head mixing, embedding, LM head (the
+/// last two column split over the vocabulary among `tp` ranks).
+fn add_outside_layers(table: &mut Grouper<'_>, o: &Outside, tp: u64) {
+    let (hidden, vocab) = (o.hidden, o.vocab);
+    let rank_vocab = vocab.div_ceil(tp);
     table.whole(
         "model.norm",
         (1, hidden),
-        norm_fixed.unwrap_or(act),
+        o.norm_fixed.unwrap_or(o.act),
         Reads::EveryStep,
         RankSplit::Replicated,
         hidden,
     );
-    if let Some(d) = keys.v4 {
+    if let Some(d) = o.v4 {
         // mHC's head site: h mixing rows over h·hidden, h base values and one scale, fp32.
         table.whole(
             "hc_head_fn",
@@ -267,48 +410,21 @@ pub(super) fn build(
     table.whole(
         "model.embed_tokens",
         (hidden, vocab),
-        act,
+        o.act,
         Reads::TokenRows,
         RankSplit::Column,
         rank_vocab,
     );
-    if tied {
-        notes.push("tie_word_embeddings: the LM head is the embedding (its parameters are counted once, its bytes read as the LM head)".to_string());
-    }
     table
         .whole(
             "lm_head",
             (hidden, vocab),
-            quant.head.unwrap_or(act),
+            o.head,
             Reads::LogitRows,
             RankSplit::Column,
             rank_vocab,
         )
-        .bias = lm_head_bias;
-    let groups = table.groups;
-    check_size(&groups, origin)?;
-    Ok(ModelShape {
-        model_type,
-        hidden,
-        vocab,
-        attention,
-        layers,
-        moe: (experts.experts > 0).then_some(Moe {
-            experts: experts.experts,
-            top_k: experts.top_k,
-            shared_experts: experts.shared,
-            expert_intermediate: experts.expert_inter,
-            moe_layers,
-        }),
-        activation_bytes: act_bytes,
-        activation_dtype: act_name,
-        fp8_compute: quant.fp8_compute,
-        tied_embeddings: tied,
-        tp: run.tp,
-        ep: run.ep,
-        groups,
-        notes,
-    })
+        .bias = o.lm_head_bias;
 }
 
 /// Refuses a table past [`MAX_PARAMS`], naming the group that takes it there: each group's count is taken

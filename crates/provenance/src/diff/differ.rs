@@ -62,7 +62,8 @@ impl Differ<'_> {
     /// Reports a verdict flag that one record raised and the other did not. A side that did not make the check
     /// (listed under `unchecked`) reads `unchecked: <reason>`, a record without a verdict (older, or the Python
     /// tool's) reads `unknown`: neither is "not flagged". A flag made on one side and not on the other, with
-    /// nothing raised, is listed for information.
+    /// nothing raised, is listed for information; a check made on neither side is not listed, whatever each
+    /// gives as its reason (an older record's words for "no GPU backend" are not a difference).
     pub(super) fn flag(&mut self, name: &str, why: &str) {
         let (fa, fb) = (flag_state(self.a, name), flag_state(self.b, name));
         if fa == fb {
@@ -77,6 +78,7 @@ impl Differ<'_> {
                 why,
             ),
             (FlagState::Unknown, _) | (_, FlagState::Unknown) => {}
+            (FlagState::Unchecked(_), FlagState::Unchecked(_)) => {}
             _ => {
                 self.push(
                     format!("verdict: {name}"),

@@ -70,8 +70,58 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         b,
         out: Vec::new(),
     };
+    different_things_measured(&mut d);
+    different_software(&mut d);
+    different_conditions(&mut d);
+    rest_of_the_machine(&mut d);
+    for_information(&mut d);
+    d.out
+}
 
-    // Different things measured.
+/// First: the two numbers measure different things (the GPUs, the machine, the settings, the command).
+fn different_things_measured(d: &mut Differ<'_>) {
+    gpus_in_use(d);
+    d.value("hostname", &["host", "hostname"], "a different machine");
+    let fields: BTreeSet<String> = user_fields(d.a).union(&user_fields(d.b)).cloned().collect();
+    for f in &fields {
+        d.value(
+            &format!("field {f}"),
+            &[f],
+            "a benchmark setting recorded with the run",
+        );
+    }
+    let wrapped = at(d.a, &["command"]).is_some() && at(d.b, &["command"]).is_some();
+    if wrapped {
+        // The arguments are compared last, for information (see below); the program itself is telling.
+        d.value(
+            "command program",
+            &["command", "argv", "0"],
+            "a different program was run",
+        );
+        let (ea, eb) = (command_end(d.a), command_end(d.b));
+        if ea != eb {
+            d.push(
+                "command exit",
+                ea,
+                eb,
+                "a command that failed or was killed may not have done the whole work",
+            );
+        }
+    } else {
+        d.flag(
+            "command_failed",
+            "a command that failed or was killed may not have done the whole work",
+        );
+    }
+    d.flag(
+        "interrupted",
+        "an interrupted run measured only part of the work",
+    );
+}
+
+/// The GPU model, else the set of GPUs of one model, else the boards (UUIDs).
+fn gpus_in_use(d: &mut Differ<'_>) {
+    let (a, b) = (d.a, d.b);
     match (gpu_set(a), gpu_set(b)) {
         (Some((la, ma)), Some((lb, mb))) if ma != mb => {
             d.push("GPU model", la, lb, "a different GPU model")
@@ -97,44 +147,11 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         (None, Some((l, _))) => d.push("GPU model", "unknown".into(), l, "a different GPU model"),
         (None, None) => {}
     }
-    d.value("hostname", &["host", "hostname"], "a different machine");
-    let fields: BTreeSet<String> = user_fields(a).union(&user_fields(b)).cloned().collect();
-    for f in &fields {
-        d.value(
-            &format!("field {f}"),
-            &[f],
-            "a benchmark setting recorded with the run",
-        );
-    }
-    let wrapped = at(a, &["command"]).is_some() && at(b, &["command"]).is_some();
-    if wrapped {
-        // The arguments are compared last, for information (see below); the program itself is telling.
-        d.value(
-            "command program",
-            &["command", "argv", "0"],
-            "a different program was run",
-        );
-        let (ea, eb) = (command_end(a), command_end(b));
-        if ea != eb {
-            d.push(
-                "command exit",
-                ea,
-                eb,
-                "a command that failed or was killed may not have done the whole work",
-            );
-        }
-    } else {
-        d.flag(
-            "command_failed",
-            "a command that failed or was killed may not have done the whole work",
-        );
-    }
-    d.flag(
-        "interrupted",
-        "an interrupted run measured only part of the work",
-    );
+}
 
-    // Different software.
+/// Second: different software (code, build, libraries, driver).
+fn different_software(d: &mut Differ<'_>) {
+    let (a, b) = (d.a, d.b);
     d.value("commit", &["git", "commit"], "different code");
     if !d.value(
         "dirty",
@@ -183,8 +200,53 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
     } else {
         d.value("driver", &["driver"], "a different driver");
     }
+}
 
-    // Different conditions.
+/// Third: different conditions (what the GPUs went through, then the host).
+fn different_conditions(d: &mut Differ<'_>) {
+    gpu_conditions(d);
+    let (a, b) = (d.a, d.b);
+    d.flag("other_gpu_processes", "another process shared the GPU");
+    d.flag(
+        "gpu_busy_before_start",
+        "the GPU was busy when the run started",
+    );
+    d.flag("host_load_above_cores", "the CPUs were oversubscribed");
+    let cpus = num(a, &["cpu_count"])
+        .or_else(|| num(b, &["cpu_count"]))
+        .unwrap_or(1.0);
+    d.number(
+        "1-minute load before start",
+        &["before", "loadavg", "1m"],
+        "",
+        |x, y| (x - y).abs() >= LOAD_REL_CPUS * cpus,
+        "CPU competition delays kernel launches and data loading",
+    );
+    d.flag("windows_cpu_busy", "Windows programs competed for the CPUs");
+    d.number(
+        "Windows CPU before start",
+        &["before", "windows_cpu_percent"],
+        " %",
+        |x, y| (x - y).abs() >= 10.0,
+        "Windows programs compete with WSL for the CPUs",
+    );
+    d.number(
+        "CPU frequency before start (mean)",
+        &["before", "cpu_freq", "mean_mhz"],
+        " MHz",
+        |x, y| rel(x, y, CPU_FREQ_REL),
+        "host-side work runs at the CPU clock",
+    );
+    d.per_gpu_identity(
+        "persistence_mode",
+        "persistence mode",
+        "without it the driver re-initialises the GPU",
+    );
+}
+
+/// The GPUs' conditions: power limit, how well the run was watched, throttling, clocks, heat, power.
+fn gpu_conditions(d: &mut Differ<'_>) {
+    let (a, b) = (d.a, d.b);
     d.per_gpu_identity(
         "power_limit_w",
         "power limit (W)",
@@ -272,44 +334,10 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         |x, y| rel(x, y, POWER_REL),
         "power follows the work done and the clocks",
     );
-    d.flag("other_gpu_processes", "another process shared the GPU");
-    d.flag(
-        "gpu_busy_before_start",
-        "the GPU was busy when the run started",
-    );
-    d.flag("host_load_above_cores", "the CPUs were oversubscribed");
-    let cpus = num(a, &["cpu_count"])
-        .or_else(|| num(b, &["cpu_count"]))
-        .unwrap_or(1.0);
-    d.number(
-        "1-minute load before start",
-        &["before", "loadavg", "1m"],
-        "",
-        |x, y| (x - y).abs() >= LOAD_REL_CPUS * cpus,
-        "CPU competition delays kernel launches and data loading",
-    );
-    d.flag("windows_cpu_busy", "Windows programs competed for the CPUs");
-    d.number(
-        "Windows CPU before start",
-        &["before", "windows_cpu_percent"],
-        " %",
-        |x, y| (x - y).abs() >= 10.0,
-        "Windows programs compete with WSL for the CPUs",
-    );
-    d.number(
-        "CPU frequency before start (mean)",
-        &["before", "cpu_freq", "mean_mhz"],
-        " MHz",
-        |x, y| rel(x, y, CPU_FREQ_REL),
-        "host-side work runs at the CPU clock",
-    );
-    d.per_gpu_identity(
-        "persistence_mode",
-        "persistence mode",
-        "without it the driver re-initialises the GPU",
-    );
+}
 
-    // The rest of the machine.
+/// Fourth: the rest of the machine.
+fn rest_of_the_machine(d: &mut Differ<'_>) {
     d.value("CPU model", &["host", "cpu_model"], "a different CPU");
     d.value("CPU count", &["cpu_count"], "a different number of CPUs");
     d.value("kernel", &["host", "kernel"], "a different kernel");
@@ -329,7 +357,11 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         &["build", "provenance", "version"],
         "a different recorder",
     );
+}
 
+/// Last: for information, not counted.
+fn for_information(d: &mut Differ<'_>) {
+    let (a, b) = (d.a, d.b);
     // For information only. Two runs of the same benchmark usually differ in their command lines by necessity:
     // `claim_output` refuses an existing result file, so each run names its own. Settings that matter belong
     // in fields, which are compared first.
@@ -340,7 +372,6 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
     } else {
         d.info("command line", &["command_line"], why);
     }
-    d.out
 }
 
 /// How the wrapped command ended, in words: `exit 0`, `killed by SIGKILL`, `not started`.
@@ -471,6 +502,11 @@ mod tests {
             .find(|x| x.what == "verdict: throttled")
             .expect("listed");
         assert!(t.informational && t.a == "not flagged" && t.b.starts_with("unchecked"));
+        // Unchecked on both sides, for reasons in other words (an older record's, say): no line.
+        let mut b2 = rec("abc", false, "550", 1980.0, json!([]));
+        b2["verdict"]["unchecked"] =
+            json!([{"check": "throttled", "reason": "no GPU backend: nvml: no driver"}]);
+        assert!(!diff(&b, &b2).iter().any(|x| x.what == "verdict: throttled"));
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub fn smi_config(nvidia_smi: PathBuf) -> MonitorConfig {
     }
 }
 
-#[path = "../../../gpu-monitor/tests/support/signals.rs"]
+#[path = "../../../child-run/tests/support/signals.rs"]
 mod signals;
 // Not every test file that includes `common` uses these.
 #[allow(unused_imports)]

@@ -4,9 +4,9 @@
 //! `step` row, then one `bucket`, `family` or `unmatched` row per item, each carrying the step's columns);
 //! the table has one column per bucket.
 
+use crate::render::views;
 use crate::render::{self, Ctx, Listing, fit};
-use crate::views;
-use kineto_tables::{
+use crate::{
     Col, StepRow, bucket_rows, budget_columns, family_columns, family_rows, step_columns,
     unmatched_row,
 };
@@ -14,6 +14,7 @@ use kineto_trace::budget::StepBudget;
 use kineto_trace::family::{Rules, UNMATCHED};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use tool_io::terminal::escape;
 
 /// The columns of a nested table that its parent's row does not already have, without the nested row's key
 /// (the name the parent keys it by).
@@ -117,6 +118,12 @@ pub fn json_row(w: &mut impl Write, r: &StepRow<'_>, rules: &Rules, ctx: &Ctx) -
     w.write_all(b"}}\n")
 }
 
+/// A bucket column's width in the text table.
+const BUCKET_WIDTH: usize = 11;
+
+/// The same-stream overlap column's width.
+const OVL_WIDTH: usize = 4;
+
 /// Writes the table of one trace's budgets (after its header block).
 pub fn table(
     w: &mut impl Write,
@@ -151,11 +158,14 @@ pub fn table(
     let mut head = Vec::new();
     listing.table_header(&mut head)?;
     let head = String::from_utf8_lossy(&head).trim_end().to_string();
+    // As many bucket columns as the terminal width holds, most time first; the rest are named below.
+    let room = super::TEXT_WIDTH.saturating_sub(head.chars().count() + OVL_WIDTH + 1);
+    let (buckets, more) = buckets.split_at((room / (BUCKET_WIDTH + 1)).min(buckets.len()));
     let mut line = head;
-    for b in &buckets {
-        line.push_str(&format!(" {:>13}", fit(b, 13)));
+    for b in buckets {
+        line.push_str(&format!(" {:>BUCKET_WIDTH$}", fit(b, BUCKET_WIDTH)));
     }
-    writeln!(w, "{line} {:>5}", "ovl")?;
+    writeln!(w, "{line} {:>OVL_WIDTH$}", "ovl")?;
     for (s, b) in steps.iter().zip(budgets) {
         let mut cells = Vec::new();
         let row = StepRow {
@@ -166,11 +176,20 @@ pub fn table(
         };
         listing.table_row(&mut cells, &row, ctx)?;
         let mut line = String::from_utf8_lossy(&cells).trim_end().to_string();
-        for k in &buckets {
+        for k in buckets {
             let v = b.buckets.get(*k).map_or("-".into(), |v| us(v.exclusive_ns));
-            line.push_str(&format!(" {v:>13}"));
+            line.push_str(&format!(" {v:>BUCKET_WIDTH$}"));
         }
-        writeln!(w, "{line} {:>5}", b.same_stream_overlaps)?;
+        writeln!(w, "{line} {:>OVL_WIDTH$}", b.same_stream_overlaps)?;
+    }
+    if !more.is_empty() {
+        let names: Vec<String> = more.iter().map(|b| escape(b).into_owned()).collect();
+        writeln!(
+            w,
+            "  {} more buckets, less time (every bucket is in the JSON and CSV forms): {}",
+            more.len(),
+            names.join(", ")
+        )?;
     }
     // Families over all steps: per-step unions added (steps' windows may overlap on the GPU).
     let mut fams: BTreeMap<&str, (u64, i64, i64)> = BTreeMap::new();
@@ -191,7 +210,7 @@ pub fn table(
     fv.sort_by(|x, y| y.1.1.cmp(&x.1.1).then_with(|| x.0.cmp(y.0)));
     writeln!(
         w,
-        "  families, all steps (per-step JSON/CSV: --json, --csv):"
+        "  families, all steps (per step in the JSON and CSV forms):"
     )?;
     writeln!(
         w,
@@ -205,8 +224,8 @@ pub fn table(
         writeln!(
             w,
             "  {:<26} {:<12} {c:>8} {:>14} {:>14}",
-            crate::out::escape(name),
-            crate::out::escape(bucket),
+            fit(&escape(name), 26),
+            escape(bucket),
             us(sum),
             us(un)
         )?;
@@ -223,7 +242,7 @@ pub fn table(
                 "    {:>8}× {:>14} µs  {}",
                 u.count,
                 us(u.sum_ns),
-                fit(&crate::out::escape(&u.name), 120)
+                fit(&escape(&kineto_trace::template::display_name(&u.name)), 90)
             )?;
         }
     }

@@ -1,12 +1,21 @@
-//! What the rows do not show: the per-trace header block of the tables, and the same facts as
-//! `note:` lines on stderr for `--json` and `--csv`.
+//! What the rows of a trace's tables do not show, as lines that name the file: the format it was read
+//! as, the readers' notes, GPU work with no launch, launch calls with no GPU work, kernels outside every
+//! step, how steps were found. The CLI prints them in a table's header block (or as `note:` lines on
+//! stderr beside `--json` and `--csv`); every front end takes them from here, so they say the same.
 
-use crate::out::escape;
-use crate::render::fit;
-use kineto_trace::Parsed;
-use kineto_trace::analysis::Analysis;
-use kineto_trace::ns_to_us_string as us;
-use std::io::{self, Write};
+use crate::Parsed;
+use crate::analysis::Analysis;
+use crate::ns_to_us_string as us;
+
+/// A name cut to `width` characters, an ellipsis marking the cut.
+pub fn fit(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
+        name.to_string()
+    } else {
+        let s: String = name.chars().take(width.saturating_sub(1)).collect();
+        format!("{s}…")
+    }
+}
 
 /// Lines worth telling the user that the rows do not show: GPU work with no launch, launch calls with
 /// no GPU work, kernels outside every step, marker groups that did not read, how steps were found.
@@ -19,14 +28,14 @@ pub fn notes(p: &Parsed, a: &Analysis) -> Vec<String> {
         .steps
         .steps
         .first()
-        .is_some_and(|s| s.name == kineto_trace::step::WHOLE_WINDOW);
+        .is_some_and(|s| s.name == crate::step::WHOLE_WINDOW);
     let so = if whole {
         "counted in the whole-trace step"
     } else {
         "so no step"
     };
     let h = &p.trace.header;
-    if h.format != kineto_trace::TraceFormat::Kineto {
+    if h.format != crate::TraceFormat::Kineto {
         out.push(format!(
             "{f}: read as {}{}",
             h.format.title(),
@@ -106,45 +115,4 @@ pub fn notes(p: &Parsed, a: &Analysis) -> Vec<String> {
         out.push(format!("{f}: {w}"));
     }
     out
-}
-
-/// The block a table starts with, per trace: file, rank, counts, notes.
-pub fn table_header(w: &mut impl Write, p: &Parsed, a: &Analysis, what: &str) -> io::Result<()> {
-    let t = &p.trace;
-    let r = &a.links.report;
-    writeln!(
-        w,
-        "{}  {}  rank {}  {} steps{}",
-        escape(&p.path.display().to_string()),
-        t.header.format.title(),
-        t.header.rank.map_or("-".to_string(), |r| r.to_string()),
-        a.steps.steps.len(),
-        what
-    )?;
-    writeln!(
-        w,
-        "  kernels {} ({} without launch, {} outside steps)  copies {} ({} without launch)  fills {} ({} without launch)  graph launches {} → {} kernels  same-stream overlaps {}",
-        t.kernels.len(),
-        r.kernels_without_launch.count,
-        a.steps.kernels_outside,
-        t.memcpys.len(),
-        r.memcpys_without_launch.count,
-        t.memsets.len(),
-        r.memsets_without_launch.count,
-        r.graph_launches,
-        r.graph_kernels,
-        a.steps.same_stream_overlaps,
-    )?;
-    if let Some((t0, _)) = t.time_bounds {
-        writeln!(
-            w,
-            "  times in µs from the trace's first event (at {} µs on the trace clock)",
-            us(t0)
-        )?;
-    }
-    let prefix = format!("{}: ", p.path.display());
-    for n in notes(p, a) {
-        writeln!(w, "  note: {}", escape(n.trim_start_matches(&prefix)))?;
-    }
-    Ok(())
 }

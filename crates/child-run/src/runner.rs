@@ -1,4 +1,4 @@
-//! Running a command beside a monitor: the one child runner of `gpu-monitor -- CMD` and `provenance run -- CMD`.
+//! Running a benchmark command: the one child runner of `gpu-monitor -- CMD` and `provenance run -- CMD`.
 //!
 //! [`Runner::install`] takes over SIGINT, SIGTERM and SIGHUP for the process; [`Runner::spawn`] starts the
 //! command with inherited stdin, stdout and stderr, in our process group; [`Command::wait`] waits for it and

@@ -15,9 +15,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::sys;
-
-pub(crate) struct Child {
+/// A child in its own process group, its stdout and stderr on one pipe; killed (the whole group) and reaped
+/// when dropped.
+pub struct Child {
     pid: libc::pid_t,
     out: PipeReader,
     exit: Option<Exit>,
@@ -25,14 +25,17 @@ pub(crate) struct Child {
 
 /// How a reaped child ended.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Exit {
+pub struct Exit {
+    /// `exit status N`, `killed by signal N`, or `reaped elsewhere`.
     pub status: String,
+    /// It exited with status 0.
     pub success: bool,
+    /// Its user plus system CPU seconds (0 when it was reaped elsewhere).
     pub cpu_s: f64,
 }
 
 /// What one wait on the child's output produced.
-pub(crate) enum Event {
+pub enum Event {
     /// Bytes were appended to the buffer.
     Data,
     /// The child closed its end (usually: it exited).
@@ -44,7 +47,8 @@ pub(crate) enum Event {
 }
 
 impl Child {
-    pub(crate) fn spawn(path: &Path, args: &[String]) -> io::Result<Child> {
+    /// Starts `path args` with stdin from `/dev/null`, in a process group of its own.
+    pub fn spawn(path: &Path, args: &[String]) -> io::Result<Child> {
         let (reader, writer) = io::pipe()?;
         let err_writer = writer.try_clone()?;
         let mut cmd = Command::new(path);
@@ -86,13 +90,14 @@ impl Child {
         })
     }
 
-    pub(crate) fn pid(&self) -> libc::pid_t {
+    /// Its pid, which is also its process group's id.
+    pub fn pid(&self) -> libc::pid_t {
         self.pid
     }
 
     /// Waits for output, the wake descriptor or the timeout; appends what was read to `buf`. A readable wake
     /// descriptor wins over output that is ready too.
-    pub(crate) fn wait_output(
+    pub fn wait_output(
         &mut self,
         buf: &mut Vec<u8>,
         wake: Option<RawFd>,
@@ -146,7 +151,7 @@ impl Child {
     }
 
     /// Sends `signal` to the child's whole process group.
-    pub(crate) fn signal_group(&self, signal: libc::c_int) {
+    pub fn signal_group(&self, signal: libc::c_int) {
         if self.exit.is_none() {
             // SAFETY: kill(2) with a negative pid addresses the process group; its id cannot have been reused,
             // because its leader (our child) is not yet reaped.
@@ -158,7 +163,7 @@ impl Child {
 
     /// Whether the child has exited, without reaping it: an unreaped child keeps its pid, and so its process
     /// group id, from being reused, which is what makes signalling the group safe.
-    pub(crate) fn exited(&self) -> bool {
+    pub fn exited(&self) -> bool {
         if self.exit.is_some() {
             return true;
         }
@@ -197,7 +202,7 @@ impl Child {
                 break Exit {
                     status: describe_status(status),
                     success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-                    cpu_s: sys::rusage_s(&ru),
+                    cpu_s: crate::rusage_cpu_s(&ru),
                 };
             }
             if r == -1 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
@@ -216,7 +221,7 @@ impl Child {
 
     /// Ends the child and everything in its group: SIGTERM, up to `grace` for the child to exit, then SIGKILL to
     /// the group (which also takes anything the child left running), then reaps.
-    pub(crate) fn terminate(&mut self, grace: Duration) -> Exit {
+    pub fn terminate(&mut self, grace: Duration) -> Exit {
         if self.exit.is_none() {
             if !self.exited() {
                 self.signal_group(libc::SIGTERM);
@@ -251,14 +256,16 @@ fn describe_status(status: libc::c_int) -> String {
 }
 
 /// Output and exit of a command run to completion.
-pub(crate) struct Finished {
+pub struct Finished {
+    /// What it printed on stdout and stderr (invalid UTF-8 replaced), at most about 1 MiB.
     pub output: String,
+    /// How it ended.
     pub exit: Exit,
 }
 
 /// Runs `path args` to completion, at most `timeout`; `Err(None)` on timeout (the child is killed),
 /// `Err(Some(e))` if it could not start.
-pub(crate) fn run_once(
+pub fn run_once(
     path: &Path,
     args: &[String],
     timeout: Duration,

@@ -5,76 +5,70 @@ use crate::render::{Cell, Fmt, left, rest, right};
 
 /// `kineto steps`.
 pub const STEPS: &[Cell] = &[
-    right("step", "step", 5),
-    left("name", "name", 30),
-    left("phase", "phase", 8),
-    right("rows", "rows", 6),
-    right("requests", "reqs", 5),
+    right("step", "step", 4),
+    left("name", "name", 22),
+    left("phase", "phase", 7),
     right("query_tokens", "q tok", 6),
-    right("lo_ns", "lo", 14),
-    right("hi_ns", "hi", 14),
-    right("period_ns", "period", 12),
+    right("lo_ns", "lo", 12),
+    right("hi_ns", "hi", 12),
+    right("period_ns", "period", 10),
     right("kernels", "kernels", 7),
-    right("kernel_sum_ns", "sum", 12),
-    right("kernel_union_ns", "union", 12),
-    right("same_stream_overlaps", "ovl", 5),
+    right("kernel_sum_ns", "sum", 11),
+    right("kernel_union_ns", "union", 11),
+    right("same_stream_overlaps", "ovl", 4),
 ];
 
 /// `kineto kernels`: family (or `(unmatched)`), how it was matched, then the name, last so it can be long.
 pub const KERNELS: &[Cell] = &[
     right("index", "kernel", 6),
-    right("step", "step", 5),
-    right("ts_ns", "ts", 14),
-    right("dur_ns", "dur", 12),
-    right("stream", "stream", 8),
-    left("family", "family", 24).fmt(Fmt::NullAs("(unmatched)")),
-    left("matched", "matched", 9),
-    rest("name", "name"),
+    right("step", "step", 4),
+    right("ts_ns", "ts", 12),
+    right("dur_ns", "dur", 10),
+    right("stream", "stream", 6),
+    left("family", "family", 20).fmt(Fmt::NullAs("(unmatched)")),
+    left("matched", "matched", 8),
+    rest("name", "name").fmt(Fmt::Name),
 ];
 
 /// `kineto budget`'s step columns (the bucket columns follow, one per bucket).
 pub const BUDGET: &[Cell] = &[
-    right("step", "step", 5),
-    left("name", "name", 30),
-    right("span_ns", "span", 14),
-    right("idle_ns", "idle", 14),
-    right("comm_exposed_ns", "exposed comm", 14),
-    right("comm_overlap_pct", "ovl %", 7),
+    right("step", "step", 4),
+    left("name", "name", 20),
+    right("span_ns", "span", 12),
+    right("idle_ns", "idle", 12),
 ];
 
 /// `kineto top`.
 pub const TOP: &[Cell] = &[
-    right("count", "count", 8),
-    right("total_ns", "total", 14),
-    right("pct", "%", 7),
-    right("mean_ns", "mean", 12),
-    right("median_ns", "median", 12),
-    right("min_ns", "min", 12),
-    right("max_ns", "max", 12),
-    right("stddev_ns", "stddev", 12),
-    left("matched", "matched", 9),
-    rest("name", "name"),
+    right("count", "count", 7),
+    right("total_ns", "total", 12),
+    right("pct", "%", 6),
+    right("mean_ns", "mean", 10),
+    right("median_ns", "median", 10),
+    right("max_ns", "max", 10),
+    left("matched", "matched", 8),
+    rest("name", "name").fmt(Fmt::Name),
 ];
 
 /// `kineto annotations`.
 pub const ANNOTATIONS: &[Cell] = &[
     right("count", "count", 8),
-    right("total_ns", "total", 14),
-    right("mean_ns", "mean", 12),
+    right("total_ns", "total", 12),
+    right("mean_ns", "mean", 10),
     right("gpu_count", "gpu count", 9),
-    right("gpu_total_ns", "gpu total", 14),
+    right("gpu_total_ns", "gpu total", 12),
     rest("name", "name"),
 ];
 
 /// `kineto ranks`.
 pub const RANKS: &[Cell] = &[
     left("quantity", "what", 14),
-    right("min_ns", "min", 14),
-    right("median_ns", "median", 14),
-    right("max_ns", "max", 14),
-    right("max_over_median_ns", "max−median", 14),
-    right("min_rank", "min rank", 9),
-    right("max_rank", "max rank", 9),
+    right("min_ns", "min", 13),
+    right("median_ns", "median", 13),
+    right("max_ns", "max", 13),
+    right("max_over_median_ns", "max−median", 13),
+    left("min_rank", "min rank", 16),
+    left("max_rank", "max rank", 16),
 ];
 
 /// `kineto roofline`.
@@ -131,8 +125,8 @@ pub const DOCTOR: &[Cell] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate as t;
     use crate::render::Listing;
-    use kineto_tables as t;
 
     #[test]
     fn every_view_shows_columns_of_its_table() {

@@ -3,17 +3,22 @@
 //! `views.rs`) picks the columns the text table shows, with their headers and widths. Rows are written one
 //! at a time to the output; no listing is built in memory.
 //!
-//! Times follow the schema's naming rule (`kineto_tables::ColInfo::keys`): a duration or time column
+//! Times follow the schema's naming rule (`crate::ColInfo::keys`): a duration or time column
 //! `X_ns` is written in JSON as `X_us` (f64) and `X_ns` (exact), plus `X_rel_us` (from the trace's first
 //! event) for an absolute time; in CSV as `X_us` (and `X_rel_us`), exact three-decimal text from integer
 //! ns; in the table as µs, relative for absolute times. Nothing is ever NaN or infinite: such a float is
 //! null in JSON and an empty cell in CSV and the table.
 
-use crate::out::escape;
-use kineto_tables::{Col, Unit, Val};
+pub mod budget;
+pub mod notes;
+pub mod summary;
+pub mod views;
+
+use crate::{Col, Unit, Val};
 use kineto_trace::{ns_to_us, ns_to_us_string};
 use std::borrow::Cow;
 use std::io::{self, Write};
+use tool_io::terminal::escape;
 
 /// Output form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,9 +45,17 @@ pub enum Place {
     Right(usize),
     /// Left-aligned in `width` characters, cut with `…` when longer.
     Left(usize),
-    /// Last column: as long as it is (up to 160 characters).
+    /// Last column: what the terminal width ([`TEXT_WIDTH`]) leaves after the other columns (at least
+    /// [`MIN_REST`] characters), cut with `…` when longer.
     Rest,
 }
+
+/// The columns every text table and note fits in: a terminal of 120 columns. The JSON and CSV forms keep
+/// every value whole.
+pub const TEXT_WIDTH: usize = 120;
+
+/// The narrowest a table's last column gets, however wide the columns before it.
+pub const MIN_REST: usize = 24;
 
 /// How a shown column's value is written in the text table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +66,9 @@ pub enum Fmt {
     NullAs(&'static str),
     /// A float divided by 10⁹ with two decimals (bytes as GB).
     Giga,
+    /// A kernel's name as people say it: the function's qualified name with its template arguments folded
+    /// (`kineto_trace::template::display_name`; Itanium-mangled names read).
+    Name,
 }
 
 /// One column of a text table: the schema column it shows, its header (` µs` is added for a duration or
@@ -111,6 +127,8 @@ impl Cell {
 pub struct Listing<'c, R> {
     cols: &'c [Col<R>],
     shown: Vec<(&'c Col<R>, Cell)>,
+    /// The width of the last column ([`Place::Rest`]).
+    rest: usize,
 }
 
 impl<'c, R> Listing<'c, R> {
@@ -121,7 +139,8 @@ impl<'c, R> Listing<'c, R> {
             .iter()
             .filter_map(|v| cols.iter().find(|c| c.name == v.col).map(|c| (c, *v)))
             .collect();
-        Listing { cols, shown }
+        let rest = rest_width(view);
+        Listing { cols, shown, rest }
     }
 
     /// The view's cells that name no column of the table (empty for a correct view).
@@ -149,7 +168,7 @@ impl<'c, R> Listing<'c, R> {
                 } else {
                     Cow::Borrowed(v.head)
                 };
-                placed(v.place, &head)
+                placed(v.place, &head, self.rest)
             })
             .collect();
         writeln!(w, "  {}", cells.join(" ").trim_end())
@@ -160,7 +179,13 @@ impl<'c, R> Listing<'c, R> {
         let cells: Vec<String> = self
             .shown
             .iter()
-            .map(|(c, v)| placed(v.place, &table_text(c, v.fmt, &(c.get)(row), ctx)))
+            .map(|(c, v)| {
+                placed(
+                    v.place,
+                    &table_text(c, v.fmt, &(c.get)(row), ctx),
+                    self.rest,
+                )
+            })
             .collect();
         writeln!(w, "  {}", cells.join(" ").trim_end())
     }
@@ -387,36 +412,42 @@ fn table_text<R>(c: &Col<R>, fmt: Fmt, v: &Val<'_>, ctx: &Ctx) -> String {
     }
     match (fmt, c.unit, v) {
         (Fmt::Giga, _, Val::F64(Some(x))) => format!("{:.2}", x / 1e9),
+        (Fmt::Name, _, Val::Str(Some(s))) => kineto_trace::template::display_name(s).into_owned(),
         (_, Unit::Ns, _) => us_text(v, 0),
         (_, Unit::TimeNs, _) => us_text(v, ctx.t0_ns),
         _ => plain_text(v),
     }
 }
 
-/// A table cell's text, fitted to its place.
-fn placed(place: Place, text: &str) -> String {
+/// A table cell's text, fitted to its place (`rest`: the last column's width).
+fn placed(place: Place, text: &str, rest: usize) -> String {
     let text = escape(text);
     match place {
         Place::Right(n) => format!("{text:>n$}"),
         Place::Left(n) => format!("{:<n$}", fit(&text, n)),
-        Place::Rest => fit(&text, 160),
+        Place::Rest => fit(&text, rest),
     }
 }
 
-/// A name cut to `width` characters for a table column.
-pub fn fit(name: &str, width: usize) -> String {
-    if name.chars().count() <= width {
-        name.to_string()
-    } else {
-        let s: String = name.chars().take(width.saturating_sub(1)).collect();
-        format!("{s}…")
-    }
+/// What [`TEXT_WIDTH`] leaves for a view's last column: the row's two-space indent, the other cells and
+/// the spaces between them taken off, [`MIN_REST`] at least.
+pub fn rest_width(view: &[Cell]) -> usize {
+    let fixed: usize = view
+        .iter()
+        .map(|c| match c.place {
+            Place::Right(n) | Place::Left(n) => n + 1,
+            Place::Rest => 0,
+        })
+        .sum();
+    TEXT_WIDTH.saturating_sub(2 + fixed).max(MIN_REST)
 }
+
+pub use kineto_trace::notes::fit;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kineto_tables::col;
+    use crate::col;
 
     struct R {
         name: String,

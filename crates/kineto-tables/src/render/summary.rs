@@ -1,8 +1,8 @@
 //! `kineto summary`: a readable block per trace, or one JSON object per line.
 
-use crate::out::escape;
 use kineto_trace::summary::Summary;
 use std::io::{self, Write};
+use tool_io::terminal::escape;
 
 /// Writes one summary.
 pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {

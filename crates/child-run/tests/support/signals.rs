@@ -1,7 +1,8 @@
-//! Signal set-up for the tests that send signals to a tool (gpu-monitor's and provenance's CLI tests,
-//! provenance's record test), included with `#[path]` by each. A test run started from a script's background
-//! job inherits SIGINT ignored (POSIX: a non-interactive shell's `&` ignores it), and the tools keep a signal
-//! they were started with ignored, by design; a signal test must not depend on how the test run was started.
+//! Signal set-up for the tests that send signals to a tool run under `child_run::runner` (gpu-monitor's and
+//! provenance's CLI tests, provenance's record test), included with `#[path]` by each. A test run started from a
+//! script's background job inherits SIGINT ignored (POSIX: a non-interactive shell's `&` ignores it), and the
+//! tools keep a signal they were started with ignored, by design; a signal test must not depend on how the test
+//! run was started.
 
 use std::process::Command;
 

@@ -1,0 +1,26 @@
+//! child-run: the child processes of the tools, started, watched and ended in one place.
+//!
+//! Two kinds of child, with opposite needs:
+//!
+//! * [`runner`] — the **benchmark command** of `gpu-monitor -- CMD` and `provenance run -- CMD`: it inherits
+//!   stdin, stdout and stderr, stays in our process group (a terminal's Ctrl-C reaches it), and SIGINT, SIGTERM
+//!   and SIGHUP sent to us are forwarded to it, so that the caller outlives it, finishes its own work and exits
+//!   with the command's status (128 + N for signal N).
+//! * [`captured`] — a **helper program** whose output the caller reads (`nvidia-smi`): its own process group
+//!   (one `kill` takes whatever it started), a death signal tied to this process, stdout and stderr on one
+//!   pipe read with `poll(2)` so a stop can interrupt a read, and reaping with `wait4` so its CPU time is known.
+//!
+//! It is **not** a general process library: no shell, no pipelines between children, no pseudo-terminal, no
+//! Windows (Unix process groups and signals are the point). It installs a signal handler only inside
+//! [`runner::Runner::install`], and only for as long as the runner lives.
+#![deny(missing_docs)]
+
+pub mod captured;
+pub mod runner;
+
+/// User plus system CPU seconds of a `rusage`: the one conversion, for a reaped child here and for a thread
+/// in `gpu-monitor`.
+pub fn rusage_cpu_s(ru: &libc::rusage) -> f64 {
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}

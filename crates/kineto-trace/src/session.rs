@@ -1,0 +1,195 @@
+//! The front door: a [`Session`] holds a run's options once — the kernel rule table, the step
+//! pattern, whole-trace, salvage, threads, hashing, an explicit graph-capture directory — and turns the
+//! paths a user gives into analysed traces: directories expanded into rank files, each file's format told
+//! by content, the capture traces beside a trace applied to its steps, the rank rule checked across a
+//! run, and the notes worth telling the user.
+//!
+//! What it is: the one way in for every reader of traces — the `kineto` commands, `kineto-export`, the
+//! Python module and its Spark source — so that a table is the same whichever way a user reads it (two
+//! hand-assembled pipelines had drifted: one applied the capture traces beside a file, the other did not).
+//! What it is not: the parser or the analyses themselves ([`crate::parse_file`], [`Analysis`]), nor any
+//! output format (tables live in `kineto-tables`).
+
+use crate::analysis::Analysis;
+use crate::budget::StepBudget;
+use crate::capture::GraphCaptures;
+use crate::family::Rules;
+use crate::ranks::{RankClaim, RankWarning};
+use crate::step::StepPattern;
+use crate::{Options, Parsed, Result, Trace};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// What a session is opened with: the command line's options, or the Python call's arguments.
+#[derive(Debug, Clone, Default)]
+pub struct SessionConfig {
+    /// A kernel rule table (TOML); `None`: the built-in table.
+    pub rules: Option<PathBuf>,
+    /// Step markers (a regex over the whole annotation name); `None`: the built-in profiles.
+    pub step_pattern: Option<String>,
+    /// Each trace is one step over its whole GPU window, markers ignored.
+    pub whole_trace: bool,
+    /// A graph-capture directory for every trace; `None`: the one beside each trace, if any
+    /// ([`crate::capture::beside`]).
+    pub captures: Option<PathBuf>,
+    /// How files are parsed (salvage, hash, threads, feed, stop flag).
+    pub parse: Options,
+}
+
+/// A run's options, loaded once; every trace of the run is read and analysed through it.
+#[derive(Debug, Clone)]
+pub struct Session {
+    parse: Options,
+    rules: Arc<Rules>,
+    pattern: StepPattern,
+    captures: Option<PathBuf>,
+}
+
+impl Session {
+    /// Loads the rule table and compiles the step pattern; an error names the rule file or the pattern.
+    pub fn new(config: SessionConfig) -> Result<Session> {
+        let rules = Rules::load_or_builtin(config.rules.as_deref())?;
+        let pattern =
+            StepPattern::from_options(config.step_pattern.as_deref(), config.whole_trace)?;
+        Ok(Session::from_parts(
+            rules,
+            pattern,
+            config.captures,
+            config.parse,
+        ))
+    }
+
+    /// A session over a rule table and step pattern already loaded (a caller that holds them for other
+    /// uses too, as the roofline's setup does).
+    pub fn from_parts(
+        rules: Rules,
+        pattern: StepPattern,
+        captures: Option<PathBuf>,
+        parse: Options,
+    ) -> Session {
+        Session {
+            parse,
+            rules: Arc::new(rules),
+            pattern,
+            captures,
+        }
+    }
+
+    /// The kernel rule table.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The rule table, shared (for what outlives the session, as a Python trace object does).
+    pub fn shared_rules(&self) -> Arc<Rules> {
+        self.rules.clone()
+    }
+
+    /// The step pattern.
+    pub fn pattern(&self) -> &StepPattern {
+        &self.pattern
+    }
+
+    /// How files are parsed.
+    pub fn parse_options(&self) -> &Options {
+        &self.parse
+    }
+
+    /// The trace files the arguments name ([`crate::expand_paths`]: a directory → its rank files).
+    pub fn expand(&self, args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        crate::expand_paths(args)
+    }
+
+    /// Reads one trace file (any format, told by content) without analysing it.
+    pub fn read(&self, path: &Path) -> Result<Parsed> {
+        crate::parse_file(path, &self.parse)
+    }
+
+    /// Reads and analyses one trace file.
+    pub fn open(&self, path: &Path) -> Result<AnalysedTrace> {
+        self.analyse(self.read(path)?)
+    }
+
+    /// Analyses a trace already read: links, steps (with the graph captures' sizes), kernel families.
+    /// A capture directory that cannot be read is an error naming it.
+    pub fn analyse(&self, parsed: Parsed) -> Result<AnalysedTrace> {
+        let mut analysis = Analysis::new(&parsed.trace, &self.pattern, &self.rules);
+        let dir = self
+            .captures
+            .clone()
+            .or_else(|| crate::capture::beside(&parsed.path));
+        if let Some(dir) = dir {
+            let c = GraphCaptures::read_dir(&dir)?;
+            c.apply(&parsed.trace, &analysis.links, &mut analysis.steps);
+        }
+        Ok(AnalysedTrace {
+            parsed,
+            analysis,
+            budgets: OnceLock::new(),
+            rules: self.rules.clone(),
+        })
+    }
+
+    /// Runs `work` on every path on worker threads and hands each result to `emit` in the order of
+    /// `paths` ([`crate::each_in_order`]).
+    pub fn each<T: Send>(
+        &self,
+        paths: &[PathBuf],
+        work: impl Fn(&Path) -> T + Sync,
+        emit: impl FnMut(T),
+    ) {
+        crate::each_in_order(paths, work, emit)
+    }
+
+    /// The rank rule over the traces of one run ([`crate::ranks::check_ranks`]): two traces of one
+    /// rank are an error naming both; ranks that look like other runs are warnings.
+    pub fn check_ranks<'a>(
+        traces: impl IntoIterator<Item = &'a Parsed>,
+    ) -> Result<Vec<RankWarning>> {
+        crate::ranks::check_ranks(traces.into_iter().map(|p| RankClaim {
+            file: &p.path,
+            rank: p.trace.header.rank,
+            world_size: p.trace.header.world_size,
+        }))
+    }
+}
+
+/// One trace, read and analysed under a session's options.
+#[derive(Debug)]
+pub struct AnalysedTrace {
+    /// The trace as read, with facts about its file.
+    pub parsed: Parsed,
+    /// Links, steps, kernel families.
+    pub analysis: Analysis,
+    /// Every step's budget, computed when first asked for (a kernel listing needs none).
+    budgets: OnceLock<Vec<StepBudget>>,
+    rules: Arc<Rules>,
+}
+
+impl AnalysedTrace {
+    /// The model.
+    pub fn trace(&self) -> &Trace {
+        &self.parsed.trace
+    }
+
+    /// The file as given, as rows name it.
+    pub fn file(&self) -> String {
+        self.parsed.path.display().to_string()
+    }
+
+    /// The rule table the trace was classified with.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The budget of every step, in step order.
+    pub fn budgets(&self) -> &[StepBudget] {
+        self.budgets
+            .get_or_init(|| self.analysis.budgets(&self.parsed.trace, &self.rules))
+    }
+
+    /// What the rows do not show, one line each naming the file ([`crate::notes::notes`]).
+    pub fn notes(&self) -> Vec<String> {
+        crate::notes::notes(&self.parsed, &self.analysis)
+    }
+}

@@ -1,6 +1,6 @@
 //! The event categories (`cat`) of Kineto's Chrome-trace events across format eras (`kernel` and 2021's
 //! `Kernel`, `cuda_runtime` and `Runtime`, …), told apart once for every reader of such events: the
-//! Kineto parser (`parse/event.rs`) and the Chrome-trace array reader (`native/chrome.rs`).
+//! Kineto parser (`parse/event.rs`) and the Chrome-trace array reader (`native/chrome/`).
 //!
 //! What it is not: what an event of a category holds or how it is read; each reader decides that.
 

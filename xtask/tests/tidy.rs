@@ -104,28 +104,7 @@ const MAX_FUNCTION_LINES: usize = 150;
 
 /// (file, function, who splits it) — functions over [`MAX_FUNCTION_LINES`] today; each is split into the
 /// steps it performs by its owner and comes off this list.
-const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[
-    (
-        "crates/kineto-trace/src/native/chrome.rs",
-        "read",
-        "the trace readers' helper",
-    ),
-    (
-        "crates/kineto-trace/src/native/rocprof_csv.rs",
-        "build",
-        "the trace readers' helper",
-    ),
-    (
-        "crates/kineto-trace/src/native/rocprof_json.rs",
-        "read",
-        "the trace readers' helper",
-    ),
-    (
-        "crates/kineto-trace/src/parse/builder.rs",
-        "apply_inner",
-        "the trace readers' helper",
-    ),
-];
+const PENDING_LONG_FUNCTIONS: &[(&str, &str, &str)] = &[];
 
 /// Where the tables' column lists live, and the file that names each table's list.
 const TABLES_SRC: &str = "crates/kineto-tables/src";

@@ -22,6 +22,7 @@
 pub mod analysis;
 pub mod budget;
 pub mod capture;
+mod category;
 pub mod correlate;
 mod error;
 pub mod family;
@@ -32,10 +33,11 @@ pub mod notes;
 mod parse;
 pub mod profiles;
 pub mod ranks;
+mod read;
 mod scan;
 pub mod session;
-mod source;
 pub mod step;
+mod stored;
 pub mod summary;
 pub mod template;
 mod time;
@@ -48,12 +50,10 @@ pub use model::{
     GpuOp, Header, IdValue, Launch, MAX_DEVICES, Overruns, Salvage, Span, SpanKind, Sym, Trace,
     TraceFormat, Track, TrackIds, Warning,
 };
-pub use parse::{
-    Options, Parsed, RANGE_BYTES, limit_malloc_arenas, parse_file, parse_file_from, parse_raw,
-    parse_reader,
-};
+pub use parse::{RANGE_BYTES, limit_malloc_arenas, parse_reader};
+pub use read::{Options, Parsed, parse_file, parse_file_from, parse_raw};
 pub use session::{AnalysedTrace, Session, SessionConfig};
-pub use source::{Feed, hex};
+pub use stored::{Feed, hex};
 pub use time::{MAX_ABS_NS, ns_to_us, ns_to_us_string};
 
 use std::path::{Path, PathBuf};
@@ -224,7 +224,7 @@ fn is_trace_name(p: &Path) -> bool {
 fn check_one_format(dir: &Path, files: &[PathBuf]) -> Result<()> {
     let mut first: Option<(&PathBuf, TraceFormat)> = None;
     for f in files {
-        let Some(format) = native::format_of_file(f)? else {
+        let Some(format) = read::format_of_file(f)? else {
             continue;
         };
         match first {

@@ -6,7 +6,7 @@
 
 use crate::interval::union;
 use crate::model::{Api, Capture, Salvage, Trace, TraceFormat, Warning};
-use crate::parse::Parsed;
+use crate::read::Parsed;
 use crate::time::ns_to_us;
 use serde::Serialize;
 use std::collections::BTreeSet;

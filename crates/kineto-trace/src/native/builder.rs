@@ -1,6 +1,8 @@
 //! [`TraceBuilder`]: how a reader of any format fills the one [`Trace`] model — names and tracks
 //! interned, every time checked against the model's bound, correlation ids made unique across the
 //! processes of a file, and the rows put in time order at the end.
+//!
+//! What it is not: a reader of any format; the vendor readers (and `kineto-sqlite`'s) decide what each row is.
 
 use crate::model::{
     Api, Capture, Flow, GpuKind, GpuOp, Header, IdValue, Launch, Overruns, Salvage, Span, SpanKind,
@@ -265,6 +267,39 @@ impl TraceBuilder {
     }
 }
 
+/// The kernel dispatches of a ROCm trace as they are read: each on its queue, for the same-queue
+/// overruns, and how many were the runtime's fill and copy kernels ([`super::names::blit_kind`]).
+#[derive(Default)]
+pub(crate) struct DispatchTally {
+    /// `(queue, start, end)`.
+    overrun_rows: Vec<(u64, i64, i64)>,
+    fills: u64,
+    copy_kernels: u64,
+}
+
+impl DispatchTally {
+    /// One dispatch of `kind`, on queue number `queue`.
+    pub(crate) fn add(&mut self, kind: GpuKind, queue: u64, start: i64, end: i64) {
+        match kind {
+            GpuKind::Memset => self.fills += 1,
+            GpuKind::Memcpy => self.copy_kernels += 1,
+            GpuKind::Kernel => {}
+        }
+        self.overrun_rows.push((queue, start, end));
+    }
+
+    /// Into the trace: the note on runtime fill and copy kernels, and the queue overruns.
+    pub(crate) fn finish(mut self, b: &mut TraceBuilder) {
+        let (fills, copy_kernels) = (self.fills, self.copy_kernels);
+        if fills + copy_kernels > 0 {
+            b.note(format!(
+                "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
+            ));
+        }
+        b.capture().queue_overruns = Some(overruns(&mut self.overrun_rows));
+    }
+}
+
 /// Same-queue overruns among `(queue, start, end)` rows (sorted here): a row that starts before the
 /// latest end so far on its queue overruns by `min(that end, its end) − its start`.
 pub fn overruns(rows: &mut [(u64, i64, i64)]) -> Overruns {
@@ -360,6 +395,34 @@ mod tests {
         assert_eq!(o.count, 2);
         assert_eq!(o.max_ns, 30 - 26);
         assert_eq!(o.sum_ns, (10 - 9) + (28 - 26));
+    }
+
+    #[test]
+    fn a_dispatch_tally_notes_runtime_blits_and_gives_the_queue_overruns() {
+        let mut t = DispatchTally::default();
+        // Queue 0: a fill [0, 10) then a kernel [4, 20), which overruns it by 10 - 4; queue 1: a copy alone.
+        t.add(GpuKind::Memset, 0, 0, 10);
+        t.add(GpuKind::Kernel, 0, 4, 20);
+        t.add(GpuKind::Memcpy, 1, 0, 3);
+        let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Csv);
+        t.finish(&mut b);
+        let trace = b.finish();
+        assert_eq!(
+            trace.capture.notes,
+            vec![
+                "1 runtime fill kernels (__amd_rocclr_fill*) counted as fills, 1 runtime copy kernels \
+                 (__amd_rocclr_copy*) as copies"
+                    .to_string()
+            ]
+        );
+        let o = trace.capture.queue_overruns.unwrap_or_default();
+        assert_eq!((o.count, o.max_ns, o.sum_ns), (1, 10 - 4, 10 - 4));
+        // Only ordinary kernels: no note.
+        let mut t = DispatchTally::default();
+        t.add(GpuKind::Kernel, 0, 0, 1);
+        let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Csv);
+        t.finish(&mut b);
+        assert!(b.finish().capture.notes.is_empty());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Kernel names as the family rules expect them: demangled, without the code-object suffixes AMD
 //! tools leave on (`.kd`, ` [clone .kd]`). Kineto writes demangled names; the vendors' formats keep
 //! some mangled (RPD's `_ZN…`, rocprofv3's `kernel_name`), so a reader demangles what is left.
+//!
+//! What it is not: the kernel families (`crate::family`), which classify names; this only makes them readable.
 
 use std::borrow::Cow;
 

@@ -11,17 +11,20 @@
 //!
 //! `Kernel_Name` is the full demangled signature; fills and copies that ran as the runtime's
 //! `__amd_rocclr_*` kernels count as fills and copies. `memory_copy_trace.csv` has no byte count.
+//!
+//! What it is not: the stored bytes of the files (read, hashed and inflated by `crate::stored`), or the
+//! Kineto parser's CSV of anything.
 
 use super::TraceBuilder;
-use super::detect::fold;
+use super::builder::DispatchTally;
 use super::names::{KernelNames, blit_kind, copy_name};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
 };
-use crate::parse::{Options, Parsed};
+use crate::read::detect::fold;
+use crate::stored::whole::{FileSet, StoredFacts};
 use rustc_hash::FxHashMap;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 const KERNEL_TRACE: &str = "kernel_trace.csv";
@@ -201,46 +204,18 @@ fn agent_number(v: &str) -> Option<i64> {
 }
 
 /// Reads the set of `kernel_file` (with the files beside it), hashing every file read in name order.
-pub(crate) fn read(kernel_file: &Path, opts: &Options) -> Result<Parsed> {
+pub(crate) fn read_set(kernel_file: &Path, hash: bool) -> Result<(Trace, StoredFacts)> {
     let mut files = vec![kernel_file.to_path_buf()];
     files.extend(siblings(kernel_file)?);
     files.sort();
-    let mut hasher = opts.sha256.then(Sha256::new);
+    let mut stored = FileSet::new(hash);
     let mut tables = Vec::new();
-    let mut total = 0u64;
-    let mut gzip = false;
     for f in &files {
-        let raw = std::fs::read(f).map_err(|source| Error::Io {
-            file: f.clone(),
-            source,
-        })?;
-        if let Some(h) = &mut hasher {
-            h.update(&raw);
-        }
-        let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-            gzip = true;
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
-                .map_err(|e| Error::Gzip {
-                    file: f.clone(),
-                    offset: out.len() as u64,
-                    message: e.to_string(),
-                })?;
-            out
-        } else {
-            raw
-        };
-        total += bytes.len() as u64;
+        let bytes = stored.read(f)?;
         tables.push((f == kernel_file, Table::parse(f, bytes)?));
     }
     let trace = build(kernel_file, tables)?;
-    Ok(Parsed {
-        path: kernel_file.to_path_buf(),
-        sha256: hasher.map(|h| crate::source::hex(&h.finalize())),
-        gzip,
-        json_bytes: total,
-        trace,
-    })
+    Ok((trace, stored.finish()))
 }
 
 /// Reads a kernel-trace CSV alone, from its bytes (a stream: no files beside it).
@@ -258,6 +233,19 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
             message: "no kernel trace".into(),
         });
     };
+    check_kernel_header(&mut b, &kt)?;
+    let set = SetTables::sort(&mut b, others)?;
+    let pid = set.process_id(kernel_file);
+    let totals = set.kernel_rows(&mut b, &kt)?;
+    set.copy_rows(&mut b)?;
+    set.api_rows(&mut b, pid)?;
+    b.note_instant_marks("roctx");
+    totals.finish(&mut b);
+    Ok(b.finish())
+}
+
+/// The kernel trace has the columns a kernel row needs; the header says which release's columns.
+fn check_kernel_header(b: &mut TraceBuilder, kt: &Table) -> Result<()> {
     for col in ["kernelname", "starttimestamp", "endtimestamp"] {
         if !kt.has(col) {
             return Err(kt.err(
@@ -274,186 +262,221 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
         }
         .into(),
     );
+    Ok(())
+}
 
-    // Agents: a GPU's device index is its position among the GPU agents by logical node.
-    let mut device_of: FxHashMap<i64, i64> = FxHashMap::default();
-    let mut api_tables = Vec::new();
-    let mut copy_tables = Vec::new();
-    for (_, t) in others {
-        if t.has("agenttype") {
-            let mut gpus = Vec::new();
-            for (i, rec) in t.records().enumerate() {
-                let (line, row) = rec?;
-                if t.get(&row, "agenttype")
-                    .is_some_and(|v| v.eq_ignore_ascii_case("GPU"))
-                {
-                    let logical = t.int(&row, "logicalnodeid", line)?;
-                    let node = t.int(&row, "nodeid", line)?;
-                    let name = t
-                        .get(&row, "productname")
-                        .or_else(|| t.get(&row, "name"))
-                        .map(str::to_string);
-                    let cus: Option<u64> = t.get(&row, "cucount").and_then(|v| v.parse().ok());
-                    gpus.push((
-                        logical.or(node).unwrap_or(i as i64),
-                        node,
-                        logical,
-                        name,
-                        cus,
-                    ));
-                }
-            }
-            gpus.sort_by_key(|g| g.0);
-            for (dev, (_, node, logical, name, cus)) in gpus.into_iter().enumerate() {
-                let dev = dev as i64;
-                for id in [node, logical].into_iter().flatten() {
-                    device_of.insert(id, dev);
-                }
-                b.header().devices.push(DeviceProps {
-                    id: Some(dev),
-                    name,
-                    num_sms: cus,
-                    total_global_mem: None,
-                });
-            }
-        } else if t.has("domain") && t.has("function") {
-            api_tables.push(t);
-        } else if t.has("direction") && t.has("starttimestamp") {
-            copy_tables.push(t);
-        }
-    }
-    if device_of.is_empty() {
-        b.note(
-            "no agent_info.csv beside the kernel trace: device numbers are rocprofv3's agent ids"
-                .into(),
-        );
-    }
-    let device = |agent: Option<i64>| agent.map(|a| device_of.get(&a).copied().unwrap_or(a));
-
-    // The process: from the API files, else the prefix's digits.
-    let prefix_pid: Option<i64> = prefix_of(kernel_file)
-        .trim_end_matches('_')
-        .rsplit(['/', '_'])
-        .next()
-        .and_then(|d| d.parse().ok());
-    let pid = api_tables
-        .iter()
-        .find_map(|t| {
-            let (_, r) = t.records().next()?.ok()?;
-            t.get(&r, "processid")?.parse().ok()
-        })
-        .or(prefix_pid)
-        .unwrap_or(0);
-
-    let mut overrun_rows = Vec::new();
-    let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
-    let (mut fills, mut copy_kernels) = (0u64, 0u64);
-    let mut kernel_names = KernelNames::default();
-    for rec in kt.records() {
+/// The GPUs of an agent list: a GPU's device index is its position among the GPU agents by logical
+/// node; each is added to the header, and found by its node and logical node ids in `device_of`.
+fn gpu_agents(b: &mut TraceBuilder, t: &Table, device_of: &mut FxHashMap<i64, i64>) -> Result<()> {
+    let mut gpus = Vec::new();
+    for (i, rec) in t.records().enumerate() {
         let (line, row) = rec?;
-        let raw = kt
-            .cols
-            .get("kernelname")
-            .and_then(|&c| row.get(c))
-            .unwrap_or(b"");
-        let sym = kernel_names.sym(&mut b, String::from_utf8_lossy(raw).trim());
-        let kind = blit_kind(b.trace().name(sym)).unwrap_or(GpuKind::Kernel);
-        let row = &row;
-        let start = kt.need(row, "starttimestamp", line)?;
-        let end = kt.need(row, "endtimestamp", line)?;
-        let agent = kt.get(row, "agentid").and_then(agent_number);
-        let dev = device(agent);
-        let queue = kt.int(row, "queueid", line)?.unwrap_or(0);
-        let stream = kt.int(row, "streamid", line)?.unwrap_or(queue);
-        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
-        let mut op = GpuOp::at(sym, start, end - start, track);
-        op.device = dev;
-        op.stream = Some(stream);
-        op.correlation = b.correlation(0, kt.int(row, "correlationid", line)?.unwrap_or(0) as u64);
-        let dim = |c: &str| -> Result<u32> {
-            Ok(kt
-                .int(row, c, line)?
-                .unwrap_or(0)
-                .clamp(0, i64::from(u32::MAX)) as u32)
-        };
-        op.grid = [dim("gridsizex")?, dim("gridsizey")?, dim("gridsizez")?];
-        op.block = [
-            dim("workgroupsizex")?,
-            dim("workgroupsizey")?,
-            dim("workgroupsizez")?,
-        ];
-        match kind {
-            GpuKind::Memset => fills += 1,
-            GpuKind::Memcpy => copy_kernels += 1,
-            GpuKind::Kernel => {}
+        if t.get(&row, "agenttype")
+            .is_some_and(|v| v.eq_ignore_ascii_case("GPU"))
+        {
+            let logical = t.int(&row, "logicalnodeid", line)?;
+            let node = t.int(&row, "nodeid", line)?;
+            let name = t
+                .get(&row, "productname")
+                .or_else(|| t.get(&row, "name"))
+                .map(str::to_string);
+            let cus: Option<u64> = t.get(&row, "cucount").and_then(|v| v.parse().ok());
+            gpus.push((
+                logical.or(node).unwrap_or(i as i64),
+                node,
+                logical,
+                name,
+                cus,
+            ));
         }
-        let n = queues.len() as u64;
-        let q = *queues.entry((agent.unwrap_or(-1), queue)).or_insert(n);
-        overrun_rows.push((q, start, end));
-        b.gpu_op(kind, op).map_err(|m| kt.err(line, m))?;
+    }
+    gpus.sort_by_key(|g| g.0);
+    for (dev, (_, node, logical, name, cus)) in gpus.into_iter().enumerate() {
+        let dev = dev as i64;
+        for id in [node, logical].into_iter().flatten() {
+            device_of.insert(id, dev);
+        }
+        b.header().devices.push(DeviceProps {
+            id: Some(dev),
+            name,
+            num_sms: cus,
+            total_global_mem: None,
+        });
+    }
+    Ok(())
+}
+
+/// The files of a set beside its kernel trace, told by their columns, and the devices its agent list
+/// names.
+struct SetTables {
+    /// Device index by agent id (empty without `agent_info.csv`).
+    device_of: FxHashMap<i64, i64>,
+    api_tables: Vec<Table>,
+    copy_tables: Vec<Table>,
+}
+
+impl SetTables {
+    /// Sorts the files beside the kernel trace: agent list (read here), API traces, copy traces.
+    fn sort(b: &mut TraceBuilder, others: Vec<(bool, Table)>) -> Result<SetTables> {
+        let mut device_of: FxHashMap<i64, i64> = FxHashMap::default();
+        let mut api_tables = Vec::new();
+        let mut copy_tables = Vec::new();
+        for (_, t) in others {
+            if t.has("agenttype") {
+                gpu_agents(b, &t, &mut device_of)?;
+            } else if t.has("domain") && t.has("function") {
+                api_tables.push(t);
+            } else if t.has("direction") && t.has("starttimestamp") {
+                copy_tables.push(t);
+            }
+        }
+        if device_of.is_empty() {
+            b.note(
+                "no agent_info.csv beside the kernel trace: device numbers are rocprofv3's agent ids"
+                    .into(),
+            );
+        }
+        Ok(SetTables {
+            device_of,
+            api_tables,
+            copy_tables,
+        })
     }
 
-    for t in &copy_tables {
-        for rec in t.records() {
+    /// The device of an agent: its GPU index, or the agent id itself when there is no agent list.
+    fn device(&self, agent: Option<i64>) -> Option<i64> {
+        agent.map(|a| self.device_of.get(&a).copied().unwrap_or(a))
+    }
+
+    /// The process: from the API files, else the prefix's digits.
+    fn process_id(&self, kernel_file: &Path) -> i64 {
+        let prefix_pid: Option<i64> = prefix_of(kernel_file)
+            .trim_end_matches('_')
+            .rsplit(['/', '_'])
+            .next()
+            .and_then(|d| d.parse().ok());
+        self.api_tables
+            .iter()
+            .find_map(|t| {
+                let (_, r) = t.records().next()?.ok()?;
+                t.get(&r, "processid")?.parse().ok()
+            })
+            .or(prefix_pid)
+            .unwrap_or(0)
+    }
+
+    /// The kernel trace's rows: GPU ops (runtime fill and copy kernels as fills and copies), each on its
+    /// queue for the overruns.
+    fn kernel_rows(&self, b: &mut TraceBuilder, kt: &Table) -> Result<DispatchTally> {
+        let mut totals = DispatchTally::default();
+        let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
+        let mut kernel_names = KernelNames::default();
+        for rec in kt.records() {
             let (line, row) = rec?;
+            let raw = kt
+                .cols
+                .get("kernelname")
+                .and_then(|&c| row.get(c))
+                .unwrap_or(b"");
+            let sym = kernel_names.sym(b, String::from_utf8_lossy(raw).trim());
+            let kind = blit_kind(b.trace().name(sym)).unwrap_or(GpuKind::Kernel);
             let row = &row;
-            let start = t.need(row, "starttimestamp", line)?;
-            let end = t.need(row, "endtimestamp", line)?;
-            let text = copy_name(t.get(row, "direction").unwrap_or("MEMORY_COPY"));
-            let dst = device(t.get(row, "destinationagentid").and_then(agent_number));
-            let src = device(t.get(row, "sourceagentid").and_then(agent_number));
-            // The GPU side: CPU agents are not in the GPU list (with agent_info.csv).
-            let gpu = |d: Option<i64>| {
-                d.filter(|d| device_of.is_empty() || device_of.values().any(|v| v == d))
-            };
-            let dev = gpu(dst).or(gpu(src));
-            let stream = t.int(row, "streamid", line)?.unwrap_or(0);
-            let sym = b.name(&text);
+            let start = kt.need(row, "starttimestamp", line)?;
+            let end = kt.need(row, "endtimestamp", line)?;
+            let agent = kt.get(row, "agentid").and_then(agent_number);
+            let dev = self.device(agent);
+            let queue = kt.int(row, "queueid", line)?.unwrap_or(0);
+            let stream = kt.int(row, "streamid", line)?.unwrap_or(queue);
             let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
             let mut op = GpuOp::at(sym, start, end - start, track);
             op.device = dev;
             op.stream = Some(stream);
             op.correlation =
-                b.correlation(0, t.int(row, "correlationid", line)?.unwrap_or(0) as u64);
-            b.gpu_op(GpuKind::Memcpy, op).map_err(|m| t.err(line, m))?;
+                b.correlation(0, kt.int(row, "correlationid", line)?.unwrap_or(0) as u64);
+            let dim = |c: &str| -> Result<u32> {
+                Ok(kt
+                    .int(row, c, line)?
+                    .unwrap_or(0)
+                    .clamp(0, i64::from(u32::MAX)) as u32)
+            };
+            op.grid = [dim("gridsizex")?, dim("gridsizey")?, dim("gridsizez")?];
+            op.block = [
+                dim("workgroupsizex")?,
+                dim("workgroupsizey")?,
+                dim("workgroupsizez")?,
+            ];
+            let n = queues.len() as u64;
+            let q = *queues.entry((agent.unwrap_or(-1), queue)).or_insert(n);
+            totals.add(kind, q, start, end);
+            b.gpu_op(kind, op).map_err(|m| kt.err(line, m))?;
         }
+        Ok(totals)
     }
 
-    for t in &api_tables {
-        for rec in t.records() {
-            let (line, row) = rec?;
-            let row = &row;
-            let domain = t.get(row, "domain").unwrap_or("").to_ascii_uppercase();
-            let function = t.get(row, "function").unwrap_or("?");
-            let start = t.need(row, "starttimestamp", line)?;
-            let end = t.need(row, "endtimestamp", line)?;
-            let row_pid = t.int(row, "processid", line)?.unwrap_or(pid);
-            let tid = t.int(row, "threadid", line)?.unwrap_or(0);
-            let corr = t.int(row, "correlationid", line)?.unwrap_or(0) as u64;
-            let sym = b.name(function);
-            let track = b.track(IdValue::Num(row_pid), IdValue::Num(tid));
-            let res = if domain.starts_with("MARKER") {
-                b.marker(function, start, end, track, "roctx mark")
-            } else if domain.starts_with("RCCL") {
-                b.span(SpanKind::CpuOp, Span::at(sym, start, end - start, track))
-            } else {
-                let api = if domain.starts_with("HSA") {
-                    Api::Driver
-                } else {
-                    Api::Runtime
+    /// The copy traces' rows, named by their direction, on the GPU side of the copy.
+    fn copy_rows(&self, b: &mut TraceBuilder) -> Result<()> {
+        for t in &self.copy_tables {
+            for rec in t.records() {
+                let (line, row) = rec?;
+                let row = &row;
+                let start = t.need(row, "starttimestamp", line)?;
+                let end = t.need(row, "endtimestamp", line)?;
+                let text = copy_name(t.get(row, "direction").unwrap_or("MEMORY_COPY"));
+                let dst = self.device(t.get(row, "destinationagentid").and_then(agent_number));
+                let src = self.device(t.get(row, "sourceagentid").and_then(agent_number));
+                // The GPU side: CPU agents are not in the GPU list (with agent_info.csv).
+                let gpu = |d: Option<i64>| {
+                    d.filter(|d| {
+                        self.device_of.is_empty() || self.device_of.values().any(|v| v == d)
+                    })
                 };
-                let correlation = b.correlation(0, corr);
-                b.launch(Launch::at(sym, api, start, end - start, track, correlation))
-            };
-            res.map_err(|m| t.err(line, m))?;
+                let dev = gpu(dst).or(gpu(src));
+                let stream = t.int(row, "streamid", line)?.unwrap_or(0);
+                let sym = b.name(&text);
+                let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+                let mut op = GpuOp::at(sym, start, end - start, track);
+                op.device = dev;
+                op.stream = Some(stream);
+                op.correlation =
+                    b.correlation(0, t.int(row, "correlationid", line)?.unwrap_or(0) as u64);
+                b.gpu_op(GpuKind::Memcpy, op).map_err(|m| t.err(line, m))?;
+            }
         }
+        Ok(())
     }
-    b.note_instant_marks("roctx");
-    if fills + copy_kernels > 0 {
-        b.note(format!(
-            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
-        ));
+
+    /// The API traces' rows by domain: roctx markers, RCCL calls (as CPU ops), HSA (driver) and HIP
+    /// (runtime) calls; `pid` where a row names none.
+    fn api_rows(&self, b: &mut TraceBuilder, pid: i64) -> Result<()> {
+        for t in &self.api_tables {
+            for rec in t.records() {
+                let (line, row) = rec?;
+                let row = &row;
+                let domain = t.get(row, "domain").unwrap_or("").to_ascii_uppercase();
+                let function = t.get(row, "function").unwrap_or("?");
+                let start = t.need(row, "starttimestamp", line)?;
+                let end = t.need(row, "endtimestamp", line)?;
+                let row_pid = t.int(row, "processid", line)?.unwrap_or(pid);
+                let tid = t.int(row, "threadid", line)?.unwrap_or(0);
+                let corr = t.int(row, "correlationid", line)?.unwrap_or(0) as u64;
+                let sym = b.name(function);
+                let track = b.track(IdValue::Num(row_pid), IdValue::Num(tid));
+                let res = if domain.starts_with("MARKER") {
+                    b.marker(function, start, end, track, "roctx mark")
+                } else if domain.starts_with("RCCL") {
+                    b.span(SpanKind::CpuOp, Span::at(sym, start, end - start, track))
+                } else {
+                    let api = if domain.starts_with("HSA") {
+                        Api::Driver
+                    } else {
+                        Api::Runtime
+                    };
+                    let correlation = b.correlation(0, corr);
+                    b.launch(Launch::at(sym, api, start, end - start, track, correlation))
+                };
+                res.map_err(|m| t.err(line, m))?;
+            }
+        }
+        Ok(())
     }
-    b.capture().queue_overruns = Some(super::overruns(&mut overrun_rows));
-    Ok(b.finish())
 }

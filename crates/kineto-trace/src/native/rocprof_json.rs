@@ -20,8 +20,12 @@
 //! some copies as `__amd_rocclr_copy*` kernels; those are counted as fills and copies
 //! ([`super::names::blit_kind`]). Correlation ids are per process, so they are made unique per
 //! process object.
+//!
+//! What it is not: the stored bytes (gzip, the sha256: `crate::stored`) or the check that a file is rocprofv3
+//! JSON (`crate::read::detect`); it takes the whole text.
 
 use super::TraceBuilder;
+use super::builder::DispatchTally;
 use super::names::{blit_kind, copy_name, kernel_name};
 use crate::error::{Error, Result};
 use crate::model::{
@@ -192,79 +196,125 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
     drop(bytes);
     let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Json);
     b.header().producer = Some("rocprofv3 (rocprofiler-sdk)".into());
-    let mut overrun_rows = Vec::new();
-    let mut queues: FxHashMap<(u64, u64, u64), u64> = FxHashMap::default();
-    let (mut fills, mut copy_kernels) = (0u64, 0u64);
+    let mut totals = Totals::default();
     for (index, p) in top.tool.iter().enumerate() {
-        let at = |what: &str, i: usize| format!("process {index}, {what}[{i}]");
-        let bad = |at: String, message: String| Error::Native {
-            file: name.to_path_buf(),
-            at,
-            message,
-        };
         if b.header().format_version.is_none() {
             b.header().format_version = p.metadata.version.clone();
         }
-        let pid = p.metadata.pid.unwrap_or(index as i64);
-        let scope = index as u64;
-        // GPU agents → device index and identity.
-        let mut device_of: FxHashMap<u64, i64> = FxHashMap::default();
-        for a in p.agents.iter().filter(|a| a.kind == 2) {
-            let Some(dev) = a.gpu_index.or(a.logical_node_type_id) else {
-                continue;
-            };
-            device_of.insert(a.id.handle, dev);
-            if !b.trace().header.devices.iter().any(|d| d.id == Some(dev)) {
-                let mem: u64 = a.mem_banks.iter().filter_map(|m| m.size_in_bytes).sum();
-                let props = DeviceProps {
-                    id: Some(dev),
-                    name: a.product_name.clone().or_else(|| a.name.clone()),
-                    num_sms: a.cu_count,
-                    total_global_mem: (mem > 0).then_some(mem),
-                };
-                b.header().devices.push(props);
-            }
-        }
-        let names: FxHashMap<u64, &Symbol> =
-            p.kernel_symbols.iter().map(|s| (s.kernel_id, s)).collect();
-        let mut sym_of: FxHashMap<u64, (crate::model::Sym, GpuKind)> = FxHashMap::default();
-        let op_name = |kind: usize, op: usize| -> Option<&str> {
-            p.strings
-                .buffer_records
-                .get(kind)?
-                .operations
-                .get(op)
-                .map(String::as_str)
+        let device_of = gpu_agents(&mut b, p);
+        let process = ProcessRecords {
+            file: name,
+            index,
+            p,
+            pid: p.metadata.pid.unwrap_or(index as i64),
+            scope: index as u64,
+            device_of,
         };
-        let kind_name =
-            |kind: usize| -> &str { p.strings.buffer_records.get(kind).map_or("", |k| &k.kind) };
-        let messages: FxHashMap<u64, &str> = p
-            .strings
-            .marker_api
-            .iter()
-            .map(|kv| (kv.key, kv.value.as_str()))
-            .collect();
+        process.dispatches(&mut b, &mut totals)?;
+        process.copies(&mut b)?;
+        process.api_calls(&mut b)?;
+        process.rccl_calls(&mut b)?;
+        process.markers(&mut b)?;
+    }
+    b.note_instant_marks("roctx");
+    totals.dispatches.finish(&mut b);
+    Ok(b.finish())
+}
 
-        for (i, d) in p.buffer_records.kernel_dispatch.iter().enumerate() {
+/// What the kernel dispatches of every process add up to.
+#[derive(Default)]
+struct Totals {
+    dispatches: DispatchTally,
+    /// Queue numbers by (process, agent, queue handle).
+    queues: FxHashMap<(u64, u64, u64), u64>,
+}
+
+/// The GPU agents of a process (`type == 2`): device index by agent handle, each device's identity
+/// added to the header once.
+fn gpu_agents(b: &mut TraceBuilder, p: &Process) -> FxHashMap<u64, i64> {
+    let mut device_of: FxHashMap<u64, i64> = FxHashMap::default();
+    for a in p.agents.iter().filter(|a| a.kind == 2) {
+        let Some(dev) = a.gpu_index.or(a.logical_node_type_id) else {
+            continue;
+        };
+        device_of.insert(a.id.handle, dev);
+        if !b.trace().header.devices.iter().any(|d| d.id == Some(dev)) {
+            let mem: u64 = a.mem_banks.iter().filter_map(|m| m.size_in_bytes).sum();
+            let props = DeviceProps {
+                id: Some(dev),
+                name: a.product_name.clone().or_else(|| a.name.clone()),
+                num_sms: a.cu_count,
+                total_global_mem: (mem > 0).then_some(mem),
+            };
+            b.header().devices.push(props);
+        }
+    }
+    device_of
+}
+
+/// One process object's records, with what reading them needs.
+struct ProcessRecords<'a> {
+    file: &'a Path,
+    /// Its place in the file's process list.
+    index: usize,
+    p: &'a Process,
+    pid: i64,
+    /// Correlation ids are made unique per process object.
+    scope: u64,
+    device_of: FxHashMap<u64, i64>,
+}
+
+impl<'a> ProcessRecords<'a> {
+    /// A bad record, `what[i]` of this process.
+    fn bad(&self, what: &str, i: usize, message: String) -> Error {
+        Error::Native {
+            file: self.file.to_path_buf(),
+            at: format!("process {}, {what}[{i}]", self.index),
+            message,
+        }
+    }
+
+    /// An operation's name: `strings.buffer_records[kind].operations[op]`.
+    fn op_name(&self, kind: usize, op: usize) -> Option<&'a str> {
+        self.p
+            .strings
+            .buffer_records
+            .get(kind)?
+            .operations
+            .get(op)
+            .map(String::as_str)
+    }
+
+    /// A record kind's name (`MARKER_CORE_API` …).
+    fn kind_name(&self, kind: usize) -> &'a str {
+        self.p
+            .strings
+            .buffer_records
+            .get(kind)
+            .map_or("", |k| &k.kind)
+    }
+
+    /// The kernel dispatches: GPU ops (runtime fill and copy kernels as fills and copies), each on its
+    /// queue for the overruns.
+    fn dispatches(&self, b: &mut TraceBuilder, totals: &mut Totals) -> Result<()> {
+        let names: FxHashMap<u64, &Symbol> = self
+            .p
+            .kernel_symbols
+            .iter()
+            .map(|s| (s.kernel_id, s))
+            .collect();
+        let mut sym_of: FxHashMap<u64, (crate::model::Sym, GpuKind)> = FxHashMap::default();
+        for (i, d) in self.p.buffer_records.kernel_dispatch.iter().enumerate() {
             let info = &d.dispatch_info;
             // Named (and classified) once per kernel symbol, not per dispatch.
             let (sym, kind) = *sym_of.entry(info.kernel_id).or_insert_with(|| {
-                let raw = names.get(&info.kernel_id).map(|s| {
-                    if !s.demangled_kernel_name.is_empty() {
-                        s.demangled_kernel_name.as_str()
-                    } else if !s.formatted_kernel_name.is_empty() {
-                        s.formatted_kernel_name.as_str()
-                    } else {
-                        s.kernel_name.as_str()
-                    }
-                });
-                let text = match raw {
-                    Some(r) => kernel_name(r).into_owned(),
+                let text = match names.get(&info.kernel_id) {
+                    Some(s) => kernel_name(symbol_name(s)).into_owned(),
                     None => format!("kernel_id {}", info.kernel_id),
                 };
                 (b.name(&text), blit_kind(&text).unwrap_or(GpuKind::Kernel))
             });
-            let device = device_of.get(&info.agent_id.handle).copied();
+            let device = self.device_of.get(&info.agent_id.handle).copied();
             let stream = d
                 .stream_id
                 .as_ref()
@@ -278,7 +328,7 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
             );
             op.device = device;
             op.stream = Some(stream);
-            op.correlation = b.correlation(scope, d.correlation_id.internal);
+            op.correlation = b.correlation(self.scope, d.correlation_id.internal);
             op.external_id = std::num::NonZeroU64::new(d.correlation_id.external);
             op.grid = [info.grid_size.x, info.grid_size.y, info.grid_size.z];
             op.block = [
@@ -286,26 +336,29 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
                 info.workgroup_size.y,
                 info.workgroup_size.z,
             ];
-            match kind {
-                GpuKind::Memset => fills += 1,
-                GpuKind::Memcpy => copy_kernels += 1,
-                GpuKind::Kernel => {}
-            }
-            let n = queues.len() as u64;
-            let q = *queues
-                .entry((scope, info.agent_id.handle, info.queue_id.handle))
+            let n = totals.queues.len() as u64;
+            let q = *totals
+                .queues
+                .entry((self.scope, info.agent_id.handle, info.queue_id.handle))
                 .or_insert(n);
-            overrun_rows.push((q, d.start_timestamp, d.end_timestamp));
+            totals
+                .dispatches
+                .add(kind, q, d.start_timestamp, d.end_timestamp);
             b.gpu_op(kind, op)
-                .map_err(|m| bad(at("kernel_dispatch", i), m))?;
+                .map_err(|m| self.bad("kernel_dispatch", i, m))?;
         }
+        Ok(())
+    }
 
-        for (i, c) in p.buffer_records.memory_copy.iter().enumerate() {
-            let direction = op_name(c.kind, c.operation).unwrap_or("MEMORY_COPY");
+    /// The memory copies, named by their direction, on the destination's device (else the source's).
+    fn copies(&self, b: &mut TraceBuilder) -> Result<()> {
+        for (i, c) in self.p.buffer_records.memory_copy.iter().enumerate() {
+            let direction = self.op_name(c.kind, c.operation).unwrap_or("MEMORY_COPY");
             let text = copy_name(direction);
-            let device = device_of
+            let device = self
+                .device_of
                 .get(&c.dst_agent_id.handle)
-                .or_else(|| device_of.get(&c.src_agent_id.handle))
+                .or_else(|| self.device_of.get(&c.src_agent_id.handle))
                 .copied();
             let stream = c.stream_id.as_ref().map_or(0, |s| s.handle) as i64;
             let sym = b.name(&text);
@@ -318,22 +371,27 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
             );
             op.device = device;
             op.stream = Some(stream);
-            op.correlation = b.correlation(scope, c.correlation_id.internal);
+            op.correlation = b.correlation(self.scope, c.correlation_id.internal);
             op.external_id = std::num::NonZeroU64::new(c.correlation_id.external);
             op.bytes = c.bytes;
             b.gpu_op(GpuKind::Memcpy, op)
-                .map_err(|m| bad(at("memory_copy", i), m))?;
+                .map_err(|m| self.bad("memory_copy", i, m))?;
         }
+        Ok(())
+    }
 
+    /// The HIP (runtime) and HSA (driver) calls.
+    fn api_calls(&self, b: &mut TraceBuilder) -> Result<()> {
+        let records = &self.p.buffer_records;
         for (list, what, api) in [
-            (&p.buffer_records.hip_api, "hip_api", Api::Runtime),
-            (&p.buffer_records.hsa_api, "hsa_api", Api::Driver),
+            (&records.hip_api, "hip_api", Api::Runtime),
+            (&records.hsa_api, "hsa_api", Api::Driver),
         ] {
             for (i, r) in list.iter().enumerate() {
-                let text = op_name(r.kind, r.operation).unwrap_or("?").to_string();
+                let text = self.op_name(r.kind, r.operation).unwrap_or("?").to_string();
                 let sym = b.name(&text);
-                let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
-                let correlation = b.correlation(scope, r.correlation_id.internal);
+                let track = b.track(IdValue::Num(self.pid), IdValue::Num(r.thread_id));
+                let correlation = b.correlation(self.scope, r.correlation_id.internal);
                 let mut l = Launch::at(
                     sym,
                     api,
@@ -343,14 +401,18 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
                     correlation,
                 );
                 l.external_id = std::num::NonZeroU64::new(r.correlation_id.external);
-                b.launch(l).map_err(|m| bad(at(what, i), m))?;
+                b.launch(l).map_err(|m| self.bad(what, i, m))?;
             }
         }
+        Ok(())
+    }
 
-        for (i, r) in p.buffer_records.rccl_api.iter().enumerate() {
-            let text = op_name(r.kind, r.operation).unwrap_or("?").to_string();
+    /// The RCCL calls, as CPU ops.
+    fn rccl_calls(&self, b: &mut TraceBuilder) -> Result<()> {
+        for (i, r) in self.p.buffer_records.rccl_api.iter().enumerate() {
+            let text = self.op_name(r.kind, r.operation).unwrap_or("?").to_string();
             let sym = b.name(&text);
-            let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
+            let track = b.track(IdValue::Num(self.pid), IdValue::Num(r.thread_id));
             let s = Span::at(
                 sym,
                 r.start_timestamp,
@@ -358,15 +420,27 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
                 track,
             );
             b.span(SpanKind::CpuOp, s)
-                .map_err(|m| bad(at("rccl_api", i), m))?;
+                .map_err(|m| self.bad("rccl_api", i, m))?;
         }
+        Ok(())
+    }
 
+    /// The roctx markers: ranges (named by their message), instants (counted), ranges never closed (left
+    /// out, with a warning).
+    fn markers(&self, b: &mut TraceBuilder) -> Result<()> {
+        let messages: FxHashMap<u64, &str> = self
+            .p
+            .strings
+            .marker_api
+            .iter()
+            .map(|kv| (kv.key, kv.value.as_str()))
+            .collect();
         let mut open_ranges = 0u64;
-        for (i, r) in p.buffer_records.marker_api.iter().enumerate() {
+        for (i, r) in self.p.buffer_records.marker_api.iter().enumerate() {
             let text = messages
                 .get(&r.correlation_id.internal)
                 .copied()
-                .or_else(|| op_name(r.kind, r.operation))
+                .or_else(|| self.op_name(r.kind, r.operation))
                 .unwrap_or("?")
                 .to_string();
             if r.end_timestamp == 0 && r.start_timestamp > 0 {
@@ -375,29 +449,36 @@ pub(crate) fn read(name: &Path, bytes: Vec<u8>) -> Result<Trace> {
             }
             let res = if r.end_timestamp == r.start_timestamp {
                 // No track for an instant: a thread with only instants has no row on it.
-                b.instant_mark(&format!("{} mark", kind_name(r.kind)), r.start_timestamp)
+                b.instant_mark(
+                    &format!("{} mark", self.kind_name(r.kind)),
+                    r.start_timestamp,
+                )
             } else {
-                let track = b.track(IdValue::Num(pid), IdValue::Num(r.thread_id));
+                let track = b.track(IdValue::Num(self.pid), IdValue::Num(r.thread_id));
                 b.marker_range(&text, r.start_timestamp, r.end_timestamp, track)
             };
-            res.map_err(|m| bad(at("marker_api", i), m))?;
+            res.map_err(|m| self.bad("marker_api", i, m))?;
         }
         if open_ranges > 0 {
             b.warn(
                 0,
                 format!(
-                    "process {index}: {open_ranges} roctx ranges were never closed (no end time); left out"
+                    "process {}: {open_ranges} roctx ranges were never closed (no end time); left out",
+                    self.index
                 ),
             );
         }
+        Ok(())
     }
-    b.note_instant_marks("roctx");
-    if fills + copy_kernels > 0 {
-        b.note(format!(
-            "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
-        ));
+}
+
+/// A kernel symbol's name as written: demangled, else formatted, else the mangled name.
+fn symbol_name(s: &Symbol) -> &str {
+    if !s.demangled_kernel_name.is_empty() {
+        s.demangled_kernel_name.as_str()
+    } else if !s.formatted_kernel_name.is_empty() {
+        s.formatted_kernel_name.as_str()
+    } else {
+        s.kernel_name.as_str()
     }
-    let o = super::overruns(&mut overrun_rows);
-    b.capture().queue_overruns = Some(o);
-    Ok(b.finish())
 }

@@ -1,6 +1,8 @@
 //! The legacy rocprof's (v1/v2, `results.json`) own rules, for the Chrome-array reader
 //! ([`super::chrome`]): what its process names say a pid holds, how its writer classes an op, and what
 //! may follow its event array.
+//!
+//! What it is not: the reading of the events (`super::chrome`), which asks these rules.
 
 use crate::model::GpuKind;
 

@@ -4,9 +4,11 @@
 //! Every block comes from one pool of at most `cap` buffers, recycled as the last holder lets go, so
 //! memory is `cap` × the block size whatever the file size, and nothing waits on anything but a
 //! free buffer (the reader) or the next block (everyone else).
+//!
+//! What it is not: the serial feed (`crate::stored::feed`) or the gzip and hash rules (`crate::stored`),
+//! which it uses.
 
-use crate::source::{Decoded, HashingReader};
-use flate2::read::MultiGzDecoder;
+use crate::stored::{Content, fill, is_cut};
 use sha2::{Digest, Sha256};
 use std::io::{self, Read};
 use std::sync::mpsc::{Receiver, Sender};
@@ -128,26 +130,14 @@ pub(super) fn reader(
     pool: &Arc<Pool>,
     out: Outlets,
 ) -> Option<Option<[u8; 32]>> {
-    let hasher = (gzip && hash_gzip).then(|| Arc::new(Mutex::new(Sha256::new())));
-    let hashing = HashingReader {
-        inner: raw,
-        hasher: hasher.clone(),
-    };
-    let mut r = if gzip {
-        Decoded::Gzip(Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
-            1 << 20,
-            hashing,
-        ))))
-    } else {
-        Decoded::Plain(hashing)
-    };
+    let mut r = Content::new(raw, gzip, gzip && hash_gzip);
     let mut offset = 0u64;
     for index in 0.. {
         let mut bytes = pool.take()?;
         // Zeroed once per buffer (a recycled one keeps its length; only a short last block's tail
         // is zeroed again).
         bytes.resize(pool.size, 0);
-        let (n, failure) = crate::source::fill(&mut r, &mut bytes);
+        let (n, failure) = fill(&mut r, &mut bytes);
         bytes.truncate(n);
         let full = n == pool.size;
         if n > 0 {
@@ -169,23 +159,19 @@ pub(super) fn reader(
             pool.give_back(bytes);
         }
         if let Some(e) = failure {
-            // As `source::feeder`: a cut gzip file is still hashed to its end (as stored).
-            let cut = e.kind() == io::ErrorKind::UnexpectedEof;
+            // As the feed's: a cut gzip file is still hashed to its end (as stored).
+            let cut = is_cut(&e);
             out.serial.send(Delivery::Failed(e)).ok()?;
             if !cut {
                 return None;
             }
-            let mut raw = r.into_raw();
-            io::copy(&mut raw, &mut io::sink()).ok()?;
-            drop(raw);
-            return Some(crate::source::digest(hasher));
+            return r.digest_to_end().ok();
         }
         if !full {
             break;
         }
     }
-    drop(r);
-    Some(crate::source::digest(hasher))
+    Some(r.digest())
 }
 
 /// The hasher thread: the plain input's blocks in order, hashed as they arrive, over the buffers the

@@ -1,5 +1,7 @@
 //! The parse driver: the top-level object, `traceEvents` one event at a time, header values, and
 //! what happens when the window ends inside a value (refill and retry, or a cut: salvage or fail).
+//!
+//! What it is not: the reading of one event's fields (`super::event`) or of the stored bytes.
 
 use super::builder::Builder;
 use super::event::{RawEvent, event};
@@ -206,7 +208,7 @@ impl Parser<'_, '_> {
                     format!(
                         "not JSON: expected '{{' to open the trace object, found {}; nor any other format read here (looked for {})",
                         show_byte(other),
-                        crate::native::LOOKED_FOR
+                        crate::read::detect::LOOKED_FOR
                     ),
                 ),
             }

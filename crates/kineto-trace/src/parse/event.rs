@@ -1,6 +1,9 @@
 //! One event's fields, read in one pass from the window: what the model keeps is decoded, the rest is
-//! skipped (and validated). Also the event categories the model knows across format eras.
+//! skipped (and validated). The categories (`cat`) it tells apart are [`crate::category`]'s.
+//!
+//! What it is not: what the model does with the fields (`super::builder`).
 
+use crate::category::{EventKind, event_kind};
 use crate::scan::{Cursor, Key, Scan, Str, bad, event_bad, parse_i64, show_byte};
 use crate::words::{KeyWords, pack_key};
 
@@ -41,39 +44,6 @@ pub(super) struct Args {
     pub(super) cbid: Option<u16>,
     /// A field we read had a form we could not use (e.g. a fractional correlation): named here.
     pub(super) odd_field: Option<&'static str>,
-}
-
-/// What an event is, by its `cat` across format eras: the categories the model keeps, and the rest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EventKind {
-    Kernel,
-    Memcpy,
-    Memset,
-    Runtime,
-    Driver,
-    CpuOp,
-    UserAnnotation,
-    GpuUserAnnotation,
-    /// `python_function` (`with_stack`, `with_modules`): kept only where a step profile needs it.
-    PythonFunction,
-    Flow,
-    Other,
-}
-
-pub(crate) fn event_kind(cat: &[u8]) -> EventKind {
-    match cat {
-        b"kernel" | b"Kernel" => EventKind::Kernel,
-        b"gpu_memcpy" | b"Memcpy" => EventKind::Memcpy,
-        b"gpu_memset" | b"Memset" => EventKind::Memset,
-        b"cuda_runtime" | b"Runtime" => EventKind::Runtime,
-        b"cuda_driver" => EventKind::Driver,
-        b"cpu_op" | b"Operator" => EventKind::CpuOp,
-        b"user_annotation" => EventKind::UserAnnotation,
-        b"gpu_user_annotation" | b"gpu_user_Annotation" => EventKind::GpuUserAnnotation,
-        b"python_function" => EventKind::PythonFunction,
-        b"ac2g" | b"async_gpu" | b"async_cpu_to_gpu" => EventKind::Flow,
-        _ => EventKind::Other,
-    }
 }
 
 /// A key's packed form, for matching (every key named here has at most 16 bytes).

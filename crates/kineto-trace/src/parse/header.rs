@@ -8,6 +8,8 @@
 //! skipped: no DOM is built, so a header value costs the window that holds it and nothing after. (A
 //! `serde_json::Value` of `[[0],[0],…]` costs ~16 times its text; fuzzing found a 97 KB `.gz` that grew
 //! to 4.4 GB that way.)
+//!
+//! What it is not: the events (`super::event`).
 
 use crate::model::{DeviceProps, Header, MAX_DEVICES};
 use crate::scan::{Cursor, Scan, parse_i64, parse_u64};

@@ -1,8 +1,12 @@
-//! Reading a trace: the entry points, and the five parts they drive.
+//! The Kineto parser: a Kineto trace's JSON text (as the front door, `crate::read`, hands it the stored
+//! stream) into the model, and the parts it drives.
+//!
+//! What it is not: the reader of any other format (`native/`), nor of the stored bytes (gzip and
+//! the sha256 are `crate::stored`'s); it never tells formats apart (the front door did).
 //!
 //! - [`window`]: the refillable input window (one whole top-level value at a time);
 //! - [`driver`]: the top-level object and `traceEvents`, refill-and-retry, truncation and salvage;
-//! - [`event`]: one event's fields in one pass, and the event categories ([`event::event_kind`]);
+//! - [`event`]: one event's fields in one pass (the categories are [`crate::category`]'s);
 //! - [`header`]: the top-level values other than `traceEvents`, kept only where used, with caps;
 //! - [`builder`]: the compact model built as events are accepted;
 //! - [`ranges`] and [`blocks`]: one file on every core (ranges of `traceEvents` parsed on workers,
@@ -11,7 +15,7 @@
 mod blocks;
 mod builder;
 mod driver;
-pub(crate) mod event;
+mod event;
 mod header;
 mod ranges;
 mod window;
@@ -20,50 +24,11 @@ pub use ranges::RANGE_BYTES;
 
 use crate::error::{Error, Result};
 use crate::model::Trace;
-use crate::native::Sniffed;
-use crate::source::{Feed, Input};
+use crate::read::{Options, Parsed};
+use crate::stored::Feed;
+use crate::stored::feed::Input;
 use std::io::Read;
-use std::path::{Path, PathBuf};
-
-/// How to parse.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// On a truncated input, keep every complete event before the cut and mark the trace salvaged,
-    /// instead of failing.
-    pub salvage: bool,
-    /// Compute the sha256 of the file as stored (compressed bytes for `.gz`).
-    pub sha256: bool,
-    /// Where reading, inflating and hashing run.
-    pub feed: Feed,
-    /// Threads that parse ranges of one Kineto file's `traceEvents` (with [`Feed::Threaded`]; the
-    /// reader, the hasher and the serial parser that proves and folds in their ranges run beside
-    /// them). `1` is the serial parse alone. `0`, the default, is the machine's available
-    /// parallelism shared among the Kineto parses running at that moment in this process, so that
-    /// files parsed side by side ([`crate::each_in_order`]) each read serially. Whatever the count,
-    /// the result — trace, errors, warnings, salvage — is the serial parse's.
-    pub threads: usize,
-    /// Bytes per block (and range) of the parallel parse ([`RANGE_BYTES`] by default; tests make
-    /// it small so that small files split too).
-    pub range_bytes: usize,
-    /// Once this flag is set, the file's reads fail ("interrupted") and the parse ends with an error
-    /// naming the file: how a host that parses on a worker thread (the Python module, on Ctrl-C) stops
-    /// it within one read. `None`: never stopped. Only the file [`parse_file`] opens is watched (not a
-    /// rocprofv3 CSV's companion files).
-    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            salvage: false,
-            sha256: true,
-            feed: Feed::Threaded,
-            threads: 0,
-            range_bytes: RANGE_BYTES,
-            stop: None,
-        }
-    }
-}
+use std::path::Path;
 
 /// glibc malloc arenas a program that parses on many threads is held to ([`limit_malloc_arenas`]).
 const MALLOC_ARENAS: i32 = 4;
@@ -124,120 +89,12 @@ fn range_threads(opts: &Options) -> usize {
     }
 }
 
-/// A parsed file: the trace plus facts about the file itself (the format is in
-/// [`crate::Header::format`]).
-#[derive(Debug)]
-pub struct Parsed {
-    /// The file as given.
-    pub path: PathBuf,
-    /// Lowercase hex sha256 of the stored bytes, when asked for.
-    pub sha256: Option<String>,
-    /// Whether the file was gzip.
-    pub gzip: bool,
-    /// Bytes of content read: JSON or CSV text (decompressed size for gzip), or the SQLite database.
-    pub json_bytes: u64,
-    /// The model.
-    pub trace: Trace,
-}
-
-/// Parses one trace file, of any format read here: Kineto JSON, a Chrome-trace JSON array, rocprofv3
-/// JSON or CSV, or (with an SQLite reader installed, see [`crate::native`]) Nsight Systems, rocpd and
-/// RPD SQLite — each plain or gzip, told by content, not by name. A directory is read as one
-/// process's rocprofv3 CSV files.
-///
-/// The file is opened through tool-io ([`tool_io::open_input`]): a regular file only (a FIFO is refused
-/// instead of blocking), and noted as an input of this run, so that no result of the run replaces it.
-pub fn parse_file(path: &Path, opts: &Options) -> Result<Parsed> {
-    if path.is_dir() {
-        return crate::native::read_dir(path, opts);
-    }
-    let file = tool_io::open_input(path, "trace").map_err(|e| match e {
-        tool_io::Error::Input { error, .. } => Error::Io {
-            file: path.to_path_buf(),
-            source: error,
-        },
-        tool_io::Error::InputNotRegular { kind, .. } => Error::NotAFile {
-            file: path.to_path_buf(),
-            message: format!("is {kind}, not a regular file"),
-        },
-        e => Error::Input(e),
-    })?;
-    match &opts.stop {
-        Some(stop) => {
-            let file = Stoppable {
-                inner: file,
-                stop: stop.clone(),
-            };
-            parse_stored(path, file, opts, Some(path))
-        }
-        None => parse_stored(path, file, opts, Some(path)),
-    }
-}
-
-/// A reader whose reads fail once `stop` is set ([`Options::stop`]).
-struct Stoppable<R> {
-    inner: R,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl<R: Read> Read for Stoppable<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            // Not `ErrorKind::Interrupted`, which readers retry.
-            return Err(std::io::Error::other("interrupted"));
-        }
-        self.inner.read(buf)
-    }
-}
-
-/// Parses a trace from the bytes of a file as stored — any format [`parse_file`] reads, plain or
-/// gzip, told by content — read from `raw` (a socket, an archive member, memory), exactly as
-/// [`parse_file`] reads a file: same feeds, hash and salvage. `name` is used in errors and as
-/// [`Parsed::path`]. (A rocprofv3 CSV read this way is its kernel-trace file alone.)
-pub fn parse_raw(name: &Path, raw: impl Read + Send + 'static, opts: &Options) -> Result<Parsed> {
-    parse_stored(name, raw, opts, None)
-}
-
-/// Parses the file at `path` from `raw`, a reader over its bytes as stored that the caller opened (one
-/// whose reads it can stop, say): as [`parse_file`] reads it, the files beside it included (a rocprofv3
-/// CSV's copy and agent files), which [`parse_raw`] cannot know of.
-pub fn parse_file_from(
+/// A Kineto trace (or bytes no other reader takes) as stored: serially, or in ranges on every core.
+pub(crate) fn parse_kineto(
     path: &Path,
     raw: impl Read + Send + 'static,
     opts: &Options,
 ) -> Result<Parsed> {
-    parse_stored(path, raw, opts, Some(path))
-}
-
-fn parse_stored(
-    name: &Path,
-    mut raw: impl Read + Send + 'static,
-    opts: &Options,
-    file: Option<&Path>,
-) -> Result<Parsed> {
-    let io_err = |source| Error::Io {
-        file: name.to_path_buf(),
-        source,
-    };
-    let head = read_head(&mut raw).map_err(io_err)?;
-    let (_, content) = crate::native::detect::head(&head);
-    let raw = std::io::Cursor::new(head).chain(raw);
-    match crate::native::sniff(&content) {
-        Sniffed::KinetoObject | Sniffed::Unknown => parse_kineto(name, raw, opts),
-        kind => crate::native::read_native(name, kind, raw, opts, file),
-    }
-}
-
-/// The first bytes of a stored stream, for telling its format.
-fn read_head(raw: &mut impl Read) -> std::io::Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(crate::native::detect::SNIFF);
-    raw.take(crate::native::detect::SNIFF as u64)
-        .read_to_end(&mut head)?;
-    Ok(head)
-}
-
-/// A Kineto trace (or bytes no other reader takes) as stored: serially, or in ranges on every core.
-fn parse_kineto(path: &Path, raw: impl Read + Send + 'static, opts: &Options) -> Result<Parsed> {
     let _running = Running::start();
     let threads = range_threads(opts);
     if threads > 1 {
@@ -260,7 +117,7 @@ fn parse_kineto(path: &Path, raw: impl Read + Send + 'static, opts: &Options) ->
 fn parse_input(path: &Path, mut input: Input, opts: &Options) -> Result<Parsed> {
     let gzip = input.gzip;
     let (trace, json_bytes) = parse_reader(path, input.reader(), opts.salvage, gzip)?;
-    let sha256 = input.finish().map(|d| crate::source::hex(&d));
+    let sha256 = input.finish().map(|d| crate::stored::hex(&d));
     Ok(Parsed {
         path: path.to_path_buf(),
         sha256,

@@ -17,6 +17,8 @@
 //! at odd bytes, truncation and salvage are therefore the serial parser's own: a worker never reports
 //! anything; it stops before whatever it cannot read as a plain event followed by a comma, and the
 //! serial parser reads that event itself.
+//!
+//! What it is not: a second parser: what a range found counts only once the serial parser proves it.
 
 use super::blocks::{self, Block, BlockReader, Outlets, Pool};
 use super::builder::Builder;
@@ -244,29 +246,26 @@ pub(super) fn parse(
     sha256: bool,
     threads: usize,
     range_bytes: usize,
-) -> Result<super::Parsed> {
+) -> Result<crate::read::Parsed> {
     parse_counted(name, raw, salvage, sha256, threads, range_bytes).0
 }
 
 /// [`parse`], and how many ranges were folded in (the rest of the input was read serially).
 fn parse_counted(
     name: &Path,
-    mut raw: impl Read + Send,
+    raw: impl Read + Send,
     salvage: bool,
     sha256: bool,
     threads: usize,
     range_bytes: usize,
-) -> (Result<super::Parsed>, usize) {
-    let mut magic = [0u8; 2];
-    let n = match crate::source::read_full(&mut raw, &mut magic) {
-        Ok(n) => n,
+) -> (Result<crate::read::Parsed>, usize) {
+    let (gzip, raw) = match crate::stored::split_magic(raw) {
+        Ok(split) => split,
         Err(source) => {
             let file = name.to_path_buf();
             return (Err(Error::Io { file, source }), 0);
         }
     };
-    let gzip = n == 2 && magic == [0x1f, 0x8b];
-    let raw = std::io::Cursor::new(magic[..n].to_vec()).chain(raw);
     let block = block_bytes(threads, range_bytes);
     let pool = Pool::new(blocks_in_flight(threads), block);
     let (jobs_tx, jobs_rx) = channel::<Arc<Block>>();
@@ -354,9 +353,9 @@ fn parse_counted(
             Some(_) => plain_digest,
             None => None,
         };
-        let parsed = parsed.map(|(trace, json_bytes)| super::Parsed {
+        let parsed = parsed.map(|(trace, json_bytes)| crate::read::Parsed {
             path: name.to_path_buf(),
-            sha256: digest.map(|d| crate::source::hex(&d)),
+            sha256: digest.map(|d| crate::stored::hex(&d)),
             gzip,
             json_bytes,
             trace,
@@ -414,7 +413,7 @@ mod tests {
             );
             assert_eq!(parsed.json_bytes, text.len() as u64);
             use sha2::Digest;
-            let want = crate::source::hex(&sha2::Sha256::digest(&stored));
+            let want = crate::stored::hex(&sha2::Sha256::digest(&stored));
             assert_eq!(parsed.sha256.as_deref(), Some(want.as_str()), "{what}");
         }
     }

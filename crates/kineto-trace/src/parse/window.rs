@@ -2,6 +2,8 @@
 //!
 //! An event is re-parsed from its start when the window ends inside it, so the window must hold one
 //! whole top-level value; it grows (doubling) up to [`MAX_VALUE`] for the rare value larger than it.
+//!
+//! What it is not: a reader of the stored bytes (it reads content from a feed or the blocks).
 
 use std::io::{self, Read};
 

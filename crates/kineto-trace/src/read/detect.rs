@@ -1,5 +1,8 @@
 //! Which format a file is, told by its first bytes (inflated first when they are gzip), never by its
 //! name: the SQLite header, the JSON value's shape and first key, a rocprofv3 CSV header line.
+//!
+//! What it is not: a check that the file is what its first bytes say (each format's reader does that,
+//! and a file none of them takes goes to the Kineto parser, whose error names the byte).
 
 use flate2::read::MultiGzDecoder;
 use std::io::{self, Read};
@@ -35,10 +38,17 @@ pub const LOOKED_FOR: &str = "a Kineto JSON object with \"traceEvents\", a Chrom
      rocprofv3 JSON (\"rocprofiler-sdk-tool\"), a rocprofv3 CSV (Kernel_Name, Start_Timestamp, …) or an SQLite \
      database (Nsight Systems, rocpd, RPD), each optionally gzip";
 
+/// The first bytes of a stored stream, for telling its format: up to [`SNIFF`] bytes.
+pub(crate) fn read_head(raw: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(SNIFF);
+    raw.take(SNIFF as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
 /// The first bytes of a file as stored (`raw`): whether it is gzip, and up to [`SNIFF`] bytes of its
 /// content (inflated when gzip; a cut or corrupt gzip head gives what inflated before the fault).
 pub(crate) fn head(raw: &[u8]) -> (bool, Vec<u8>) {
-    let gzip = raw.starts_with(&[0x1f, 0x8b]);
+    let gzip = crate::stored::is_gzip(raw);
     if !gzip {
         return (false, raw[..raw.len().min(SNIFF)].to_vec());
     }

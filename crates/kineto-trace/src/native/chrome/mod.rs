@@ -1,0 +1,756 @@
+//! Chrome-trace JSON in array form: `[ {event}, … ]`, possibly without its closing `]` (the Trace
+//! Event Format allows a writer to stop without it), `ts`/`dur`/`pid`/`tid` as numbers or strings.
+//!
+//! Two kinds of writer are read:
+//! * events with Kineto's categories (`kernel`, `cuda_runtime`, `user_annotation`, …) and
+//!   `args.correlation`: read as the Kineto parser reads them;
+//! * `rpd2tracing` (rocmProfileData), with no `cat`: GPU ops carry the op type in `args.desc`
+//!   (`KernelExecution`, `Task`, `Copy…`, `FillBuffer`) on a pid whose `process_name` is `GPU<n>`
+//!   (pid = GPU, tid = queue); API calls and `UserMarker` ranges are on the process's threads; each
+//!   API → op link is a flow pair (`cat: "api_op"`): the start near the end of the call (its end
+//!   − 2 µs, or the op's start if earlier), the finish at the op's start on the GPU track.
+//!
+//! The legacy rocprof (v1/v2, `results.json`) writes the same events inside an object,
+//! `{ "traceEvents":[{}, …], "otherData": {…} }` ([`Layout::RocprofObject`]): its processes are named
+//! by `M` events (`GPU<n>`: kernels on queue tids, `COPY`: copies, `GPU Barriers<n>`: barrier
+//! packets, `CPU HIP API`: the calls; ops elsewhere classed as its writer classes them, see
+//! `rocprof_legacy::rocprof_role`), each call → op link is a flow pair `s` → `t` (`cat: "DataFlow"`: the start
+//! inside the call, the finish at the op's start in whole µs), and each event has its exact times in
+//! `args.BeginNs`/`args.EndNs`, which the model takes over the µs `ts`/`dur`.
+//!
+//! Times are µs text converted to ns digit by digit, as for Kineto: nothing is rounded on the way in
+//! (a file whose writer rounded to whole µs stays at whole µs).
+//!
+//! What it is not: the Kineto parser (a Kineto object goes there; only the categories, `crate::category`,
+//! are shared) or the stored bytes (`crate::stored`): it takes the whole text and whether the gzip was cut.
+
+mod flows;
+
+use super::TraceBuilder;
+use super::names::{KernelNames, copy_name};
+use super::rocprof_legacy::{RocprofOp, RocprofPid, Tail, object_tail, rocprof_pid, rocprof_role};
+use crate::category::{EventKind, event_kind};
+use crate::error::{Error, Result};
+use crate::model::{
+    Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
+    Track,
+};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::path::Path;
+
+#[derive(Deserialize)]
+struct Ev<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    ph: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    ts: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    dur: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    args: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Args<'a> {
+    #[serde(borrow)]
+    desc: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    correlation: Option<&'a RawValue>,
+    #[serde(borrow, rename = "External id")]
+    external_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    device: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stream: Option<&'a RawValue>,
+    #[serde(borrow)]
+    bytes: Option<&'a RawValue>,
+    #[serde(borrow, rename = "BeginNs")]
+    begin_ns: Option<&'a RawValue>,
+    #[serde(borrow, rename = "EndNs")]
+    end_ns: Option<&'a RawValue>,
+    #[serde(borrow, rename = "dev-id")]
+    dev_id: Option<&'a RawValue>,
+    /// The legacy rocprof's kernel table names the device `gpu-id`, its op table `dev-id`.
+    #[serde(borrow, rename = "gpu-id")]
+    gpu_id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "stream-id")]
+    stream_id: Option<&'a RawValue>,
+    grid: Option<[u32; 3]>,
+    block: Option<[u32; 3]>,
+}
+
+/// A value's text: a string's content, or a number's token.
+fn text<'a>(v: &'a RawValue) -> Cow<'a, str> {
+    let s = v.get();
+    if s.starts_with('"') {
+        serde_json::from_str::<Cow<'a, str>>(s).unwrap_or(Cow::Borrowed(""))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+fn int(v: Option<&RawValue>) -> Option<i64> {
+    v.and_then(|v| text(v).trim().parse().ok())
+}
+
+/// A pid/tid as a value: an integer (also from a string of digits), else its text.
+fn id_value(v: Option<&RawValue>) -> IdValue {
+    match v {
+        None => IdValue::Str("null".into()),
+        Some(v) => {
+            let t = text(v);
+            match t.trim().parse::<i64>() {
+                Ok(n) => IdValue::Num(n),
+                Err(_) => IdValue::Str(t.into_owned()),
+            }
+        }
+    }
+}
+
+/// What an X event is, once every event has been seen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Gpu(GpuKind),
+    Launch(Api),
+    Span(SpanKind),
+    Other,
+}
+
+struct Item {
+    role: Role,
+    name: Sym,
+    ts: i64,
+    /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
+    flow_ts: i64,
+    /// The event's own `ts + dur`, ns: flows are written on the `ts` clock, which a writer may have
+    /// rebased while `BeginNs` stays absolute.
+    flow_end: i64,
+    dur: i64,
+    track: Track,
+    pid: IdValue,
+    correlation: Option<NonZeroU64>,
+    external_id: Option<NonZeroU64>,
+    device: Option<i64>,
+    stream: Option<i64>,
+    bytes: Option<u64>,
+    grid: [u32; 3],
+    block: [u32; 3],
+    /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
+    decided: bool,
+    api_like: bool,
+    /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
+    on_device: bool,
+    offset: u64,
+}
+
+/// The RPD op types (`rocpd_op.opType` as `rpd2tracing` writes it in `args.desc`).
+fn rpd_op_kind(desc: &str) -> Option<GpuKind> {
+    match desc {
+        "KernelExecution" | "Task" => Some(GpuKind::Kernel),
+        "FillBuffer" => Some(GpuKind::Memset),
+        d if d.starts_with("Copy") => Some(GpuKind::Memcpy),
+        _ => None,
+    }
+}
+
+/// True for HIP/HSA/CUDA/NCCL API names (`hipLaunchKernel`, `hsa_signal_wait`, `cuLaunchKernel`),
+/// also the runtime's internal entry points with leading underscores (`__hipPushCallConfiguration`).
+fn api_like(name: &str) -> bool {
+    let word = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let name = name.trim_start_matches('_');
+    word && ["hip", "hsa_", "cuda", "cu", "nccl", "rccl"]
+        .iter()
+        .any(|p| name.starts_with(p) && name.len() > p.len())
+}
+
+/// Where the event array is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// The whole file is the array.
+    Array,
+    /// The legacy rocprof's `{ "traceEvents": [...], … }` (see the module doc).
+    RocprofObject,
+}
+
+/// Reads a whole Chrome-trace event array, laid out as `layout` says. `cut_gzip`: the stored gzip
+/// stream ended early.
+pub(crate) fn read(
+    name: &Path,
+    buf: &[u8],
+    layout: Layout,
+    cut_gzip: bool,
+    salvage: bool,
+) -> Result<Trace> {
+    let mut r = ArrayReader::new(name, buf, layout == Layout::RocprofObject);
+    let first = r.open_array()?;
+    let end = r.read_events(first, salvage)?;
+    r.check_end(end, cut_gzip, salvage)?;
+    r.settle_roles();
+    r.rename_rocprof_ops();
+    flows::link_by_flows(&mut r.items, &r.flows, r.b.trace());
+    r.emit()
+}
+
+/// The event times of an event the model keeps, ns.
+struct Times {
+    /// Start: rocprof's `args.BeginNs` when given (with `EndNs`, in order), else `ts`.
+    ts: i64,
+    dur: i64,
+    /// The event's own `ts` and `ts + dur` (see [`Item::flow_ts`]).
+    flow_ts: i64,
+    flow_end: i64,
+}
+
+/// How the event array ended.
+struct ArrayEnd {
+    /// Its `]` was read.
+    closed: bool,
+    /// The legacy rocprof's object ends before its closing `}`: every event was read.
+    tail_cut: bool,
+}
+
+/// One Chrome-trace array read into the model: the events in file order first (each X event kept as an
+/// [`Item`], flows aside), then the roles that depend on the whole file, then the model.
+struct ArrayReader<'a> {
+    file: &'a Path,
+    buf: &'a [u8],
+    /// The legacy rocprof's object ([`Layout::RocprofObject`]).
+    rocprof: bool,
+    b: TraceBuilder,
+    kernel_names: KernelNames,
+    /// What each legacy rocprof process holds, by its `process_name`.
+    rocprof_pids: FxHashMap<IdValue, RocprofPid>,
+    /// Processes named `GPU…` (rpd2tracing).
+    gpu_pids: Vec<IdValue>,
+    items: Vec<Item>,
+    flows: Vec<(u64, FlowPhase, i64, Track)>,
+    /// Events read so far.
+    index: u64,
+}
+
+impl<'a> ArrayReader<'a> {
+    fn new(file: &'a Path, buf: &'a [u8], rocprof: bool) -> ArrayReader<'a> {
+        ArrayReader {
+            file,
+            buf,
+            rocprof,
+            b: TraceBuilder::new(if rocprof {
+                TraceFormat::RocprofLegacyJson
+            } else {
+                TraceFormat::ChromeArray
+            }),
+            kernel_names: KernelNames::default(),
+            rocprof_pids: FxHashMap::default(),
+            gpu_pids: Vec::new(),
+            items: Vec::new(),
+            flows: Vec::new(),
+            index: 0,
+        }
+    }
+
+    fn bad(&self, at: usize, message: String) -> Error {
+        Error::Syntax {
+            file: self.file.to_path_buf(),
+            offset: at as u64,
+            message,
+        }
+    }
+
+    /// The first byte at or after `i` that is not whitespace.
+    fn ws(&self, mut i: usize) -> usize {
+        while i < self.buf.len() && self.buf[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    }
+
+    /// Reads up to the event array's `[` (after rocprof's `{"traceEvents":`); the offset after it.
+    fn open_array(&self) -> Result<usize> {
+        let buf = self.buf;
+        let mut pos = self.ws(if buf.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        });
+        if self.rocprof {
+            // `{`, `"traceEvents"`, `:`, as the sniffer saw them.
+            for want in [&b"{"[..], b"\"traceEvents\"", b":"] {
+                if !buf[pos..].starts_with(want) {
+                    return Err(self.bad(
+                        pos,
+                        format!(
+                            "expected {} before the event array",
+                            String::from_utf8_lossy(want)
+                        ),
+                    ));
+                }
+                pos = self.ws(pos + want.len());
+            }
+        }
+        if buf.get(pos) != Some(&b'[') {
+            return Err(self.bad(pos, "expected '[' to open the event array".into()));
+        }
+        Ok(pos + 1)
+    }
+
+    /// Reads the events from `pos` to the array's end, or to the end of the text (a cut event salvaged,
+    /// when asked, or an error).
+    fn read_events(&mut self, mut pos: usize, salvage: bool) -> Result<ArrayEnd> {
+        let buf = self.buf;
+        let mut end = ArrayEnd {
+            closed: false,
+            tail_cut: false,
+        };
+        let mut expect_value = true;
+        loop {
+            pos = self.ws(pos);
+            match buf.get(pos) {
+                None => break,
+                Some(b']') => {
+                    end.closed = true;
+                    end.tail_cut = self.after_array(pos + 1)?;
+                    break;
+                }
+                Some(b',') if !expect_value || self.index == 0 => {
+                    expect_value = true;
+                    pos += 1;
+                    continue;
+                }
+                Some(b'{') => {}
+                Some(&c) => {
+                    return Err(self.bad(
+                        pos,
+                        format!(
+                            "expected an event object, ',' or ']', found {}",
+                            crate::scan::show_byte(c)
+                        ),
+                    ));
+                }
+            }
+            let start = pos;
+            let mut de = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<Ev<'_>>();
+            let ev = match de.next() {
+                Some(Ok(ev)) => ev,
+                Some(Err(e)) if e.is_eof() => {
+                    if salvage {
+                        self.b
+                            .trace_salvaged(start as u64, "the file ends inside this event".into());
+                        break;
+                    }
+                    return Err(Error::Truncated {
+                        file: self.file.to_path_buf(),
+                        offset: start as u64,
+                        events: self.index,
+                    });
+                }
+                Some(Err(e)) => {
+                    return Err(Error::Event {
+                        file: self.file.to_path_buf(),
+                        offset: start as u64,
+                        index: self.index,
+                        message: e.to_string(),
+                    });
+                }
+                None => break,
+            };
+            pos = start + de.byte_offset();
+            expect_value = false;
+            self.event(ev, start)?;
+        }
+        Ok(end)
+    }
+
+    /// What follows the array's `]` (at `pos`): nothing for an array; the rest of the legacy rocprof's
+    /// object, which may be cut (true).
+    fn after_array(&self, pos: usize) -> Result<bool> {
+        let pos = self.ws(pos);
+        if self.rocprof {
+            match object_tail(&self.buf[pos..]) {
+                Ok(()) => Ok(false),
+                Err(Tail::Cut) => Ok(true),
+                Err(Tail::Bad(at, m)) => Err(self.bad(pos + at, m)),
+            }
+        } else if pos < self.buf.len() {
+            Err(self.bad(pos, "text after the end of the event array".into()))
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// One event, at byte `start`: counted by phase; a process name noted; a flow end kept aside; an
+    /// `X` event kept as an [`Item`]; other timed events counted.
+    fn event(&mut self, ev: Ev<'a>, start: usize) -> Result<()> {
+        let this = self.index;
+        let file = self.file;
+        let ev_err = |message: String| Error::Event {
+            file: file.to_path_buf(),
+            offset: start as u64,
+            index: this,
+            message,
+        };
+        self.index += 1;
+        let ph = ev.ph.as_deref().unwrap_or("");
+        self.b.count(if ph.is_empty() { "(none)" } else { ph });
+        let args: Args<'_> = ev
+            .args
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .unwrap_or_default();
+        if ph == "M" {
+            self.process_name(&ev, &args);
+            return Ok(());
+        }
+        if !matches!(ph, "X" | "s" | "f" | "t" | "i" | "I") {
+            return Ok(());
+        }
+        let Some(t) = times(&ev, &args, ph, self.rocprof, &ev_err)? else {
+            return Ok(());
+        };
+        let pid = id_value(ev.pid);
+        let track = self.b.track(pid.clone(), id_value(ev.tid));
+        // rocprof ends its flows with a `t` (a step, in the Trace Event Format) and writes no `f`.
+        if ph == "s" || ph == "f" || (self.rocprof && ph == "t") {
+            self.flow_end(&ev, ph, t.ts, track, start);
+            return Ok(());
+        }
+        if ph != "X" {
+            return self
+                .b
+                .other(&format!("\"{ph}\" event"), t.ts, t.ts)
+                .map_err(ev_err);
+        }
+        self.complete(&ev, &args, t, pid, track, start)
+            .map_err(ev_err)
+    }
+
+    /// A `process_name` metadata event: what a legacy rocprof process holds, or an rpd2tracing GPU.
+    fn process_name(&mut self, ev: &Ev<'_>, args: &Args<'_>) {
+        if ev.name.as_deref() == Some("process_name")
+            && let Some(n) = args.name.as_deref()
+        {
+            if self.rocprof {
+                if let Some(k) = rocprof_pid(n) {
+                    self.rocprof_pids.insert(id_value(ev.pid), k);
+                }
+            } else if n.trim().to_ascii_uppercase().starts_with("GPU") {
+                self.gpu_pids.push(id_value(ev.pid));
+            }
+        }
+    }
+
+    /// One end of a flow, kept for [`flows::link_by_flows`] and the model; one without an integer id is
+    /// skipped with a warning.
+    fn flow_end(&mut self, ev: &Ev<'_>, ph: &str, ts: i64, track: Track, start: usize) {
+        let id = ev.id.and_then(|v| text(v).trim().parse::<u64>().ok());
+        match id {
+            Some(id) => {
+                let phase = if ph == "s" {
+                    FlowPhase::Start
+                } else {
+                    FlowPhase::Finish
+                };
+                self.flows.push((id, phase, ts, track));
+            }
+            None => self.b.warn(
+                start as u64,
+                "a flow event without an integer \"id\"; skipped".into(),
+            ),
+        }
+    }
+
+    /// An `X` event: its role as far as its own fields tell ([`first_role`]), named, and kept as an
+    /// [`Item`] (an event of another category is counted only).
+    fn complete(
+        &mut self,
+        ev: &Ev<'_>,
+        args: &Args<'_>,
+        t: Times,
+        pid: IdValue,
+        track: Track,
+        start: usize,
+    ) -> std::result::Result<(), String> {
+        let cat = ev
+            .cat
+            .as_deref()
+            .map_or(EventKind::Other, |c| event_kind(c.as_bytes()));
+        let raw_name = ev.name.as_deref().unwrap_or("");
+        let desc_kind = args.desc.as_deref().and_then(rpd_op_kind);
+        let (role, decided) = first_role(cat, ev.cat.is_some(), desc_kind);
+        let sym = match role {
+            Role::Gpu(GpuKind::Kernel) => self.kernel_names.sym(&mut self.b, raw_name),
+            // An RPD copy named by its op type (`CopyDeviceToHost`) gets the direction word the
+            // summary reads.
+            Role::Gpu(GpuKind::Memcpy)
+                if desc_kind.is_some() && args.desc.as_deref() == Some(raw_name) =>
+            {
+                self.b.name(&copy_name(raw_name))
+            }
+            _ => self.b.name(raw_name),
+        };
+        if role == Role::Other {
+            let c = ev.cat.as_deref().unwrap_or("").to_string();
+            return self.b.other(&c, t.ts, t.ts.saturating_add(t.dur));
+        }
+        self.items.push(Item {
+            role,
+            name: sym,
+            ts: t.ts,
+            flow_ts: t.flow_ts,
+            flow_end: t.flow_end,
+            dur: t.dur,
+            track,
+            pid,
+            correlation: int(args.correlation).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
+            external_id: int(args.external_id).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
+            device: int(args.device).or(int(args.dev_id)).or(int(args.gpu_id)),
+            stream: int(args.stream).or(int(args.stream_id)),
+            bytes: int(args.bytes).map(|v| v.max(0) as u64),
+            grid: args.grid.unwrap_or_default(),
+            block: args.block.unwrap_or_default(),
+            decided,
+            api_like: api_like(raw_name),
+            on_device: args.dev_id.is_some() || args.gpu_id.is_some(),
+            offset: start as u64,
+        });
+        Ok(())
+    }
+
+    /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
+    /// stream is cut whatever the layout: an error, or the trace salvaged when asked.
+    fn check_end(&mut self, end: ArrayEnd, cut_gzip: bool, salvage: bool) -> Result<()> {
+        let array_cut = self.rocprof && !end.closed;
+        if !end.closed && !self.rocprof && self.index > 0 && self.b.trace().salvaged.is_none() {
+            self.b.note(
+                "the event array has no closing `]` (allowed by the Trace Event Format)".into(),
+            );
+        }
+        if (cut_gzip || array_cut || end.tail_cut) && self.b.trace().salvaged.is_none() {
+            if !salvage {
+                return Err(Error::Truncated {
+                    file: self.file.to_path_buf(),
+                    offset: self.buf.len() as u64,
+                    events: self.index,
+                });
+            }
+            let reason = if cut_gzip {
+                "the gzip stream ends early"
+            } else if array_cut {
+                "the file ends inside the event array (no closing `]`)"
+            } else {
+                "the file ends after the event array, inside the trace object (every event was read)"
+            };
+            self.b.trace_salvaged(self.buf.len() as u64, reason.into());
+        }
+        Ok(())
+    }
+
+    /// Roles that depend on the whole file: events on a GPU pid are GPU-side annotations (rpd2tracing's
+    /// UserMarker frames and graph rows), API-named events on CPU threads are launches; the legacy
+    /// rocprof's by its own rules (its barrier packets counted, and noted).
+    fn settle_roles(&mut self) {
+        let mut barriers = 0u64;
+        for it in self.items.iter_mut().filter(|it| !it.decided) {
+            let by_rocprof = if self.rocprof {
+                let name = self.b.trace().name(it.name);
+                rocprof_role(self.rocprof_pids.get(&it.pid).copied(), name, it.on_device)
+            } else {
+                None
+            };
+            it.role = if let Some(op) = by_rocprof {
+                match op {
+                    RocprofOp::Gpu(kind) => Role::Gpu(kind),
+                    RocprofOp::Barrier => {
+                        barriers += 1;
+                        Role::Other
+                    }
+                }
+            } else if self.gpu_pids.contains(&it.pid) {
+                Role::Span(SpanKind::GpuUserAnnotation)
+            } else if it.api_like {
+                let api = if self.b.trace().name(it.name).starts_with("hsa_") {
+                    Api::Driver
+                } else {
+                    Api::Runtime
+                };
+                Role::Launch(api)
+            } else {
+                Role::Span(SpanKind::UserAnnotation)
+            };
+        }
+        if barriers > 0 {
+            self.b.note(format!(
+                "{barriers} barrier packets (`<barrier packet>`, or on a `GPU Barriers<n>` process) counted as `rocprof barrier packet`, not as GPU work"
+            ));
+        }
+    }
+
+    /// rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
+    fn rename_rocprof_ops(&mut self) {
+        let rocprof = self.rocprof;
+        for it in self.items.iter_mut().filter(|it| rocprof && !it.decided) {
+            // Only kernels and copies are renamed: the calls, most of the events, are left uncopied.
+            let kind = match it.role {
+                Role::Gpu(k @ (GpuKind::Kernel | GpuKind::Memcpy)) => k,
+                _ => continue,
+            };
+            let raw = self.b.trace().name(it.name).to_string();
+            it.name = match kind {
+                GpuKind::Kernel => self.kernel_names.sym(&mut self.b, &raw),
+                _ => self.b.name(&copy_name(&raw)),
+            };
+        }
+    }
+
+    /// The items, in file order, and the flows into the model.
+    fn emit(mut self) -> Result<Trace> {
+        let items = std::mem::take(&mut self.items);
+        for it in items {
+            let offset = it.offset;
+            self.emit_item(it).map_err(|message| Error::Native {
+                file: self.file.to_path_buf(),
+                at: format!("byte {offset}"),
+                message,
+            })?;
+        }
+        for (id, phase, ts, track) in std::mem::take(&mut self.flows) {
+            self.b.flow(Flow {
+                id,
+                phase,
+                ts_ns: ts,
+                track,
+            });
+        }
+        Ok(self.b.finish())
+    }
+
+    /// One item into the model, as its role says.
+    fn emit_item(&mut self, it: Item) -> std::result::Result<(), String> {
+        let b = &mut self.b;
+        match it.role {
+            Role::Gpu(kind) => {
+                let ids = b.trace().track(it.track).clone();
+                let mut op = GpuOp::at(it.name, it.ts, it.dur, it.track);
+                // A rocprof pid is a section (6 + n for device n), not a device.
+                op.device = it.device.or(match self.rocprof_pids.get(&it.pid) {
+                    Some(&RocprofPid::Kernels(n)) => Some(n),
+                    _ if self.rocprof => None,
+                    _ => ids.pid.as_i64(),
+                });
+                op.stream = it.stream.or_else(|| ids.tid.as_i64());
+                op.correlation = it.correlation;
+                op.external_id = it.external_id;
+                op.bytes = it.bytes;
+                op.grid = it.grid;
+                op.block = it.block;
+                b.gpu_op(kind, op)
+            }
+            Role::Launch(api) => b.launch(Launch {
+                name: it.name,
+                api,
+                ts_ns: it.ts,
+                dur_ns: it.dur,
+                track: it.track,
+                correlation: it.correlation,
+                external_id: it.external_id,
+                cbid: None,
+            }),
+            Role::Span(kind) => b.span(
+                kind,
+                Span {
+                    name: it.name,
+                    ts_ns: it.ts,
+                    dur_ns: it.dur,
+                    track: it.track,
+                    external_id: it.external_id,
+                },
+            ),
+            // The legacy rocprof's barrier packets: counted, not kept.
+            Role::Other => b.other(
+                "rocprof barrier packet",
+                it.ts,
+                it.ts.saturating_add(it.dur),
+            ),
+        }
+    }
+}
+
+/// The times of a timed event (`None`: an instant without `ts`, skipped): `ts` and `dur` as µs text,
+/// checked; for the legacy rocprof's `X` events, its exact `args.BeginNs`/`EndNs` when both are
+/// integers in order (its `ts`/`dur` are whole µs).
+fn times(
+    ev: &Ev<'_>,
+    args: &Args<'_>,
+    ph: &str,
+    rocprof: bool,
+    ev_err: &impl Fn(String) -> Error,
+) -> Result<Option<Times>> {
+    let ts = match ev.ts {
+        None if ph == "X" || ph == "s" || ph == "f" => {
+            return Err(ev_err(format!("a \"{ph}\" event with no \"ts\"")));
+        }
+        None => return Ok(None),
+        Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
+            .ok_or_else(|| ev_err(format!("\"ts\" is not a time in µs: {}", v.get())))?,
+    };
+    let dur = match ev.dur {
+        None if ph == "X" => return Err(ev_err("an \"X\" event with no \"dur\"".into())),
+        None => 0,
+        Some(v) => crate::time::us_to_ns(text(v).trim().as_bytes())
+            .ok_or_else(|| ev_err(format!("\"dur\" is not a time in µs: {}", v.get())))?,
+    };
+    if dur < 0 {
+        return Err(ev_err(format!("negative \"dur\" ({dur} ns)")));
+    }
+    TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
+    let (flow_ts, flow_end) = (ts, ts.saturating_add(dur));
+    let (ts, dur) = match (int(args.begin_ns), int(args.end_ns)) {
+        (Some(t0), Some(t1)) if rocprof && ph == "X" && t1 >= t0 => {
+            TraceBuilder::check(t0, t1).map_err(ev_err)?;
+            (t0, t1 - t0)
+        }
+        _ => (ts, dur),
+    };
+    Ok(Some(Times {
+        ts,
+        dur,
+        flow_ts,
+        flow_end,
+    }))
+}
+
+/// An `X` event's role by its own fields, and whether that is final: a Kineto category decides; an
+/// event of another category is `Other` unless `args.desc` names an RPD op type; an RPD op type decides;
+/// the rest are annotations until the whole file is seen ([`ArrayReader::settle_roles`]).
+fn first_role(cat: EventKind, has_cat: bool, desc_kind: Option<GpuKind>) -> (Role, bool) {
+    match cat {
+        EventKind::Kernel => (Role::Gpu(GpuKind::Kernel), true),
+        EventKind::Memcpy => (Role::Gpu(GpuKind::Memcpy), true),
+        EventKind::Memset => (Role::Gpu(GpuKind::Memset), true),
+        EventKind::Runtime => (Role::Launch(Api::Runtime), true),
+        EventKind::Driver => (Role::Launch(Api::Driver), true),
+        EventKind::CpuOp => (Role::Span(SpanKind::CpuOp), true),
+        EventKind::UserAnnotation => (Role::Span(SpanKind::UserAnnotation), true),
+        EventKind::GpuUserAnnotation => (Role::Span(SpanKind::GpuUserAnnotation), true),
+        EventKind::Flow | EventKind::Other if has_cat && desc_kind.is_none() => (Role::Other, true),
+        _ => match desc_kind {
+            Some(k) => (Role::Gpu(k), true),
+            None => (Role::Span(SpanKind::UserAnnotation), false),
+        },
+    }
+}

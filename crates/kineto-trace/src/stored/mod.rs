@@ -1,0 +1,204 @@
+//! A trace's bytes as stored, handled once for every reader: gzip told by its magic bytes (never by the
+//! file's name) and inflated, the sha256 of the stored bytes (the compressed ones for gzip, hashed to the
+//! end of what is stored even when the gzip stream is cut), and where a stream stops early.
+//!
+//! - this file: the primitives ([`split_magic`], [`HashingReader`], [`Content`], [`fill`], [`hex`]);
+//! - [`feed`]: the stored stream handed to the Kineto parser in chunks, from a helper thread
+//!   ([`Feed::Threaded`]) or inline;
+//! - [`whole`]: a stored file read whole, for the vendor readers (the content in memory, an SQLite
+//!   database as a file, a rocprofv3 CSV set's files).
+//!
+//! What it is not: anything that looks at the content (JSON, CSV or SQLite): which format a file is, is
+//! `read/detect.rs`'s; what a cut means for the trace (an error or a salvage) is its reader's.
+
+pub(crate) mod feed;
+pub(crate) mod whole;
+
+pub use feed::Feed;
+
+use flate2::read::MultiGzDecoder;
+use sha2::{Digest, Sha256};
+use std::io::{self, Read};
+use std::sync::{Arc, Mutex};
+
+/// The first two bytes of a gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Buffer of the inflater's input.
+const INFLATE_BUFFER: usize = 1 << 20;
+
+/// True when `stored` begins as gzip does.
+pub(crate) fn is_gzip(stored: &[u8]) -> bool {
+    stored.starts_with(&GZIP_MAGIC)
+}
+
+/// A stream whose first bytes were read, with them put back in front.
+pub(crate) type Rejoined<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
+/// Reads the first two bytes of `raw`: whether it is gzip, and the whole stream again.
+pub(crate) fn split_magic<R: Read>(mut raw: R) -> io::Result<(bool, Rejoined<R>)> {
+    let mut magic = [0u8; 2];
+    let n = read_full(&mut raw, &mut magic)?;
+    let gzip = n == 2 && magic == GZIP_MAGIC;
+    Ok((gzip, io::Cursor::new(magic[..n].to_vec()).chain(raw)))
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    match fill(r, buf) {
+        (n, None) => Ok(n),
+        (_, Some(e)) => Err(e),
+    }
+}
+
+/// A sha256 shared between the reader that feeds it and whoever takes the digest at the end.
+pub(crate) type Hasher = Arc<Mutex<Sha256>>;
+
+/// A new hasher when `hash` asks for one.
+pub(crate) fn hasher(hash: bool) -> Option<Hasher> {
+    hash.then(|| Arc::new(Mutex::new(Sha256::new())))
+}
+
+/// A reader that hashes the bytes it passes on.
+pub(crate) struct HashingReader<R> {
+    pub(crate) inner: R,
+    pub(crate) hasher: Option<Hasher>,
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(h) = &self.hasher
+            && let Ok(mut h) = h.lock()
+        {
+            h.update(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+/// The digest, once every other handle on the hasher is dropped.
+pub(crate) fn digest(hasher: Option<Hasher>) -> Option<[u8; 32]> {
+    let h = Arc::try_unwrap(hasher?).ok()?.into_inner().ok()?;
+    Some(h.finalize().into())
+}
+
+/// The content of a stored stream (inflated when gzip) as it is read, the stored bytes hashed on the
+/// way; after a decoder error the stored bytes stay reachable, to be hashed to the end.
+pub(crate) struct Content<R: Read> {
+    decoded: Decoded<HashingReader<R>>,
+    hasher: Option<Hasher>,
+}
+
+impl<R: Read> Content<R> {
+    /// `raw` from its first byte; `gzip` as [`split_magic`] told.
+    pub(crate) fn new(raw: R, gzip: bool, hash: bool) -> Content<R> {
+        let hasher = hasher(hash);
+        let hashing = HashingReader {
+            inner: raw,
+            hasher: hasher.clone(),
+        };
+        let decoded = if gzip {
+            Decoded::Gzip(Box::new(MultiGzDecoder::new(io::BufReader::with_capacity(
+                INFLATE_BUFFER,
+                hashing,
+            ))))
+        } else {
+            Decoded::Plain(hashing)
+        };
+        Content { decoded, hasher }
+    }
+
+    /// Another handle on the hasher, for a digest taken once this reader is dropped.
+    pub(crate) fn hasher(&self) -> Option<Hasher> {
+        self.hasher.clone()
+    }
+
+    /// The digest of what was read (all of it, once the content was read to its end).
+    pub(crate) fn digest(self) -> Option<[u8; 32]> {
+        drop(self.decoded);
+        digest(self.hasher)
+    }
+
+    /// After the inflater stopped early (a cut gzip stream): the rest of the stored bytes hashed (nothing
+    /// more, for a cut one), so that the digest is of the bytes as stored, not of what inflated.
+    pub(crate) fn digest_to_end(self) -> io::Result<Option<[u8; 32]>> {
+        let mut raw = match self.decoded {
+            Decoded::Plain(r) => r,
+            Decoded::Gzip(d) => d.into_inner().into_inner(),
+        };
+        io::copy(&mut raw, &mut io::sink())?;
+        drop(raw);
+        Ok(digest(self.hasher))
+    }
+}
+
+impl<R: Read> Read for Content<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.decoded.read(buf)
+    }
+}
+
+/// The stored bytes as they are, or inflated.
+enum Decoded<R: Read> {
+    Plain(R),
+    Gzip(Box<MultiGzDecoder<io::BufReader<R>>>),
+}
+
+impl<R: Read> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Decoded::Plain(r) => r.read(buf),
+            Decoded::Gzip(d) => d.read(buf),
+        }
+    }
+}
+
+/// Whether an error of the inflater means the gzip stream was cut (it ended early) rather than corrupt.
+pub(crate) fn is_cut(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::UnexpectedEof
+}
+
+/// Reads into `buf` until it is full or the input ends: the bytes read, and the error that stopped it
+/// early if one did (the bytes before an error still count: a cut gzip stream yields what inflated).
+pub(crate) fn fill(r: &mut impl Read, buf: &mut [u8]) -> (usize, Option<io::Error>) {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
+}
+
+/// Lowercase hex of a digest.
+pub fn hex(d: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(d.len() * 2);
+    for b in d {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_magic_is_told_and_put_back() {
+        for (stored, gzip) in [
+            (&b"\x1f\x8b\x08rest"[..], true),
+            (b"{\"a\":1}", false),
+            (b"\x1f", false),
+            (b"", false),
+        ] {
+            let (is, mut again) = split_magic(stored).unwrap_or_else(|e| panic!("{e}"));
+            let mut all = Vec::new();
+            again.read_to_end(&mut all).unwrap_or_default();
+            assert_eq!((is, all.as_slice()), (gzip, stored));
+        }
+    }
+}

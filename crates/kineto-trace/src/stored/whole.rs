@@ -1,0 +1,298 @@
+//! A stored file read whole, for the vendor readers, which need all of a file's content at once: the
+//! content in memory ([`read_whole`]), an SQLite database as a file SQLite can open ([`database_file`]),
+//! and the files of a rocprofv3 CSV set hashed together ([`FileSet`]). Each says what it read in
+//! [`StoredFacts`].
+//!
+//! What it is not: a reader of the content, nor the judge of a cut stream: [`Whole::cut_gzip`] says the
+//! gzip stream ended early and the format's reader decides whether that is an error or a salvage.
+
+use super::{Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip, split_magic};
+use crate::error::{Error, Result};
+use flate2::read::MultiGzDecoder;
+use sha2::{Digest, Sha256};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// What was read of a stored file, beside its content.
+pub(crate) struct StoredFacts {
+    /// Lowercase hex sha256 of the stored bytes, when asked for.
+    pub(crate) sha256: Option<String>,
+    /// Whether the stored bytes were gzip.
+    pub(crate) gzip: bool,
+    /// Bytes of content (inflated size for gzip).
+    pub(crate) content_bytes: u64,
+}
+
+/// A stored stream opened for reading whole: gzip or not, hashed as it is read.
+struct Hashed<R> {
+    gzip: bool,
+    reader: HashingReader<Rejoined<R>>,
+    /// Another handle on the reader's hasher, for the digest once the reader is dropped.
+    hasher: Option<Hasher>,
+}
+
+impl<R: Read> Hashed<R> {
+    fn open(raw: R, hash: bool) -> io::Result<Hashed<R>> {
+        let (gzip, raw) = split_magic(raw)?;
+        let hasher = hasher(hash);
+        let reader = HashingReader {
+            inner: raw,
+            hasher: hasher.clone(),
+        };
+        Ok(Hashed {
+            gzip,
+            reader,
+            hasher,
+        })
+    }
+
+    /// The sha256 of the stored bytes read, as hex.
+    fn sha256(self) -> Option<String> {
+        drop(self.reader);
+        digest(self.hasher).map(|d| hex(&d))
+    }
+}
+
+/// A stored stream's content, read whole.
+pub(crate) struct Whole {
+    /// The content (inflated when gzip).
+    pub(crate) bytes: Vec<u8>,
+    /// The gzip stream ended early: `bytes` is what inflated before the cut.
+    pub(crate) cut_gzip: bool,
+    pub(crate) facts: StoredFacts,
+}
+
+/// Reads a whole stored stream (hashing it as stored, inflating gzip). `stored_len`, the file's size when
+/// known, sizes the buffer of a plain file once (growing it by doubling held up to 1.5× the text, and
+/// both buffers while it moved).
+pub(crate) fn read_whole(
+    name: &Path,
+    raw: impl Read,
+    hash: bool,
+    stored_len: Option<u64>,
+) -> Result<Whole> {
+    let io_err = |source| Error::Io {
+        file: name.to_path_buf(),
+        source,
+    };
+    let mut stored = Hashed::open(raw, hash).map_err(io_err)?;
+    let (gzip, r) = (stored.gzip, &mut stored.reader);
+    let mut bytes = Vec::new();
+    let mut cut_gzip = false;
+    if gzip {
+        let mut d = MultiGzDecoder::new(&mut *r);
+        match d.read_to_end(&mut bytes) {
+            Ok(_) => {}
+            Err(e) if is_cut(&e) => cut_gzip = true,
+            Err(e) => {
+                return Err(Error::Gzip {
+                    file: name.to_path_buf(),
+                    offset: bytes.len() as u64,
+                    message: e.to_string(),
+                });
+            }
+        }
+    } else {
+        if let Some(n) = stored_len.and_then(|n| usize::try_from(n).ok()) {
+            // One byte more, so that read_to_end sees the end without growing the buffer.
+            bytes.reserve_exact(n + 1);
+        }
+        r.read_to_end(&mut bytes).map_err(io_err)?;
+    }
+    // A cut gzip is hashed to the end of what is stored, like the Kineto path.
+    io::copy(r, &mut io::sink()).map_err(io_err)?;
+    let content_bytes = bytes.len() as u64;
+    Ok(Whole {
+        bytes,
+        cut_gzip,
+        facts: StoredFacts {
+            sha256: stored.sha256(),
+            gzip,
+            content_bytes,
+        },
+    })
+}
+
+/// An SQLite database as a file SQLite can open, for as long as this lives.
+pub(crate) struct DatabaseFile {
+    /// Where the database is: the stored file itself, or a temporary copy.
+    pub(crate) path: PathBuf,
+    /// The temporary copy, removed when this is dropped.
+    _copy: Option<tempfile::TempPath>,
+    pub(crate) facts: StoredFacts,
+}
+
+/// The database stored in `raw`: a plain file on disk (`file_on_disk`) is opened where it is (read-only,
+/// its bytes read only for the hash); a gzip file or a stream is copied (inflated) to a temporary file.
+/// A cut gzip is an error: an SQLite database cannot be read from part of one.
+pub(crate) fn database_file(
+    name: &Path,
+    raw: impl Read,
+    hash: bool,
+    file_on_disk: Option<&Path>,
+) -> Result<DatabaseFile> {
+    let io_err = |source| Error::Io {
+        file: name.to_path_buf(),
+        source,
+    };
+    let mut stored = Hashed::open(raw, hash).map_err(io_err)?;
+    let (gzip, raw) = (stored.gzip, &mut stored.reader);
+    let (path, size, copy) = match file_on_disk {
+        Some(p) if !gzip => {
+            let size = io::copy(raw, &mut io::sink()).map_err(io_err)?;
+            (p.to_path_buf(), size, None)
+        }
+        _ => {
+            let mut tmp = tempfile::Builder::new()
+                .prefix("kineto-sqlite-")
+                .tempfile()
+                .map_err(io_err)?;
+            let size = if gzip {
+                let mut d = MultiGzDecoder::new(&mut *raw);
+                io::copy(&mut d, tmp.as_file_mut()).map_err(|e| Error::Gzip {
+                    file: name.to_path_buf(),
+                    offset: 0,
+                    message: format!("{e} (an SQLite database cannot be read from a cut gzip)"),
+                })?
+            } else {
+                io::copy(raw, tmp.as_file_mut()).map_err(io_err)?
+            };
+            io::copy(raw, &mut io::sink()).map_err(io_err)?;
+            tmp.as_file_mut().flush().map_err(io_err)?;
+            let path = tmp.into_temp_path();
+            (path.to_path_buf(), size, Some(path))
+        }
+    };
+    Ok(DatabaseFile {
+        path,
+        _copy: copy,
+        facts: StoredFacts {
+            sha256: stored.sha256(),
+            gzip,
+            content_bytes: size,
+        },
+    })
+}
+
+/// The stored files of one set (a rocprofv3 CSV set), read whole one after another: hashed together in
+/// the order read, each inflated when gzip (a cut or corrupt gzip file is an error).
+pub(crate) struct FileSet {
+    hasher: Option<Sha256>,
+    gzip: bool,
+    content_bytes: u64,
+}
+
+impl FileSet {
+    pub(crate) fn new(hash: bool) -> FileSet {
+        FileSet {
+            hasher: hash.then(Sha256::new),
+            gzip: false,
+            content_bytes: 0,
+        }
+    }
+
+    /// The content of `file`.
+    pub(crate) fn read(&mut self, file: &Path) -> Result<Vec<u8>> {
+        let raw = std::fs::read(file).map_err(|source| Error::Io {
+            file: file.to_path_buf(),
+            source,
+        })?;
+        if let Some(h) = &mut self.hasher {
+            h.update(&raw);
+        }
+        let bytes = if is_gzip(&raw) {
+            self.gzip = true;
+            let mut out = Vec::new();
+            MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut out)
+                .map_err(|e| Error::Gzip {
+                    file: file.to_path_buf(),
+                    offset: out.len() as u64,
+                    message: e.to_string(),
+                })?;
+            out
+        } else {
+            raw
+        };
+        self.content_bytes += bytes.len() as u64;
+        Ok(bytes)
+    }
+
+    /// What was read: the hash of every file's stored bytes in turn, gzip if any was.
+    pub(crate) fn finish(self) -> StoredFacts {
+        StoredFacts {
+            sha256: self.hasher.map(|h| hex(&h.finalize())),
+            gzip: self.gzip,
+            content_bytes: self.content_bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::{Compression, write::GzEncoder};
+
+    fn gzip(content: &[u8]) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(content).unwrap_or_default();
+        e.finish().unwrap_or_default()
+    }
+
+    fn sha256_hex(stored: &[u8]) -> String {
+        hex(&Sha256::digest(stored))
+    }
+
+    #[test]
+    fn a_plain_stream_is_its_own_content_and_hashed_as_stored() {
+        let text = b"[{\"ph\":\"X\"}]".to_vec();
+        let w = read_whole(
+            Path::new("a.json"),
+            &text[..],
+            true,
+            Some(text.len() as u64),
+        );
+        let w = w.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.bytes, text);
+        assert!(!w.cut_gzip && !w.facts.gzip);
+        assert_eq!(w.facts.content_bytes, 12);
+        assert_eq!(w.facts.sha256, Some(sha256_hex(&text)));
+    }
+
+    #[test]
+    fn a_cut_gzip_gives_what_inflated_and_the_hash_of_every_stored_byte() {
+        // 4000 distinct lines compress to more than 64 bytes, so cutting the stream 40 bytes from its end
+        // leaves part of the deflate data (and no trailer).
+        let text: Vec<u8> = (0..4000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let z = gzip(&text);
+        let cut = &z[..z.len() - 40];
+        let w = read_whole(Path::new("c.json.gz"), cut, true, None);
+        let w = w.unwrap_or_else(|e| panic!("{e}"));
+        assert!(w.cut_gzip && w.facts.gzip);
+        assert!(text.starts_with(&w.bytes) && w.bytes.len() < text.len());
+        assert_eq!(w.facts.content_bytes, w.bytes.len() as u64);
+        assert_eq!(w.facts.sha256, Some(sha256_hex(cut)));
+    }
+
+    #[test]
+    fn a_set_is_hashed_as_its_files_one_after_another() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
+        let b_text = b"x,y\n3,4\n";
+        let b_stored = gzip(b_text);
+        std::fs::write(&a, b"x,y\n1,2\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&b, &b_stored).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = FileSet::new(true);
+        assert_eq!(set.read(&a).ok(), Some(b"x,y\n1,2\n".to_vec()));
+        assert_eq!(set.read(&b).ok(), Some(b_text.to_vec()));
+        let facts = set.finish();
+        let mut both = b"x,y\n1,2\n".to_vec();
+        both.extend_from_slice(&b_stored);
+        assert_eq!(facts.sha256, Some(sha256_hex(&both)));
+        // 8 + 8 bytes of content; one of the files was gzip.
+        assert_eq!(facts.content_bytes, 16);
+        assert!(facts.gzip);
+    }
+}

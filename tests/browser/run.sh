@@ -55,9 +55,11 @@ REPLAY=crates/gpu-monitor/tests/fixtures/replay.jsonl
 # is beside the clone, real traces (dlrm ranks, ROCm, the vLLM roofline); the render example only adds a page
 # from a hand-made roofline fixture beside the demo ranks' budget (several steps, both roofs crossed).
 $T/kl1-bandwidth --window testdata/windows/demo --output "$OUT/kl1.json" --html "$OUT/kl1.html" --overwrite --quiet
-DEMO2="testdata/windows/demo/prof-32k-b1.decode.rank0.pt.trace.json.gz testdata/windows/demo/prof-32k-b1.decode.rank1.pt.trace.json.gz"
-# shellcheck disable=SC2086
-$T/kineto budget --json $DEMO2 >"$OUT/budget-demo.jsonl" 2>/dev/null
+# Two ranks of one capture of the demo window, as a directory of ranks.
+DEMO2=$OUT/demo-ranks
+mkdir -p "$DEMO2"
+cp testdata/windows/demo/prof-32k-b1.decode.rank[01].pt.trace.json.gz "$DEMO2/"
+$T/kineto budget --json "$DEMO2" >"$OUT/budget-demo.jsonl" 2>/dev/null
 $T/provenance run -o "$OUT/record.json" --overwrite --backend "replay:$REPLAY" --gpus all -- true 2>/dev/null
 
 # page name, expected number of charts, the command that writes $OUT/<name>.html

@@ -17,29 +17,77 @@ source tests/tools.sh
 # redoes it, with its error shown, if this failed. The installs' output is in $t/prepare.log.
 t="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$t"
+# The closing line, `run-all: N passed, N failed, N skipped` (CI reads it), sums every step's own counts:
+# cargo test's `test result:` lines (ignored = skipped: the tests that need ../shared/traces when it is
+# absent), pytest's summary line, and the `NAME: N passed, N failed[, N skipped]` line each other step
+# prints last. It is printed however the run ends; a step that fails without a failed count (a build error,
+# a crash) counts as one failure.
+passed=0 failed=0 skipped=0
+trap 'rc=$?; if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+      echo "run-all: $passed passed, $failed failed, $skipped skipped"' EXIT
+# count_results LOG: adds LOG's counts to the totals.
+count_results() {
+    local p f s
+    read -r p f s < <(awk '
+        /^test result: [A-Za-z]+\. [0-9]+ passed; [0-9]+ failed; [0-9]+ ignored/ {
+            sub(/^test result: [A-Za-z]+\. /, ""); split($0, w, /[ ;]+/); p += w[1]; f += w[3]; s += w[5]; next }
+        /^[a-z][a-z -]*: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
+            sub(/^[^:]*: /, ""); n = split($0, w, /[ ,]+/); p += w[1]; f += w[3]; if (n >= 5) s += w[5]; next }
+        /^=* *[0-9]+ (passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)(, [0-9]+ [a-z]+)* in [0-9.]+s/ {
+            line = $0; sub(/ in [0-9.]+s.*$/, "", line); sub(/^=* */, "", line)
+            n = split(line, parts, /, /)
+            for (i = 1; i <= n; i++) { split(parts[i], w, " ")
+                if (w[2] == "passed" || w[2] == "xpassed") p += w[1]
+                else if (w[2] == "failed" || w[2] ~ /^errors?$/) f += w[1]
+                else if (w[2] == "skipped" || w[2] == "xfailed") s += w[1] }
+        }
+        END { print p + 0, f + 0, s + 0 }' "$1")
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    LAST_FAILED=$f
+}
+# tally CMD...: runs a step (timed by `step`), its output shown and kept in a log, and counts its results;
+# a failed step ends the run with its status.
+tally() {
+    local log="$t/run-all-step.log" rc=0
+    step "$@" 2>&1 | tee "$log" || rc=$?
+    count_results "$log"
+    if [ "$rc" -ne 0 ]; then
+        [ "$LAST_FAILED" -gt 0 ] || failed=$((failed + 1))
+        exit "$rc"
+    fi
+}
 (for s in duckdb python python-provenance browser; do bash "tests/$s/run.sh" --prepare; done) \
     >"$t/prepare.log" 2>&1 &
 prepare=$!
-step cargo test --workspace
+tally cargo test --workspace
 # The harness examples on a tiny benchmark: one provenance record per benchmark.
-step build_tools
-"$t/debug/examples/criterion_bench" --bench >/dev/null
-"$t/debug/examples/divan_bench" --bench >/dev/null
-test -f "$t/criterion/sum_1000/provenance.json" && test -f "$t/divan/sum_1000/provenance.json"
-echo "harness examples: 2 passed, 0 failed"
+tally build_tools
+harness_examples() {
+    "$t/debug/examples/criterion_bench" --bench >/dev/null &&
+        "$t/debug/examples/divan_bench" --bench >/dev/null &&
+        test -f "$t/criterion/sum_1000/provenance.json" && test -f "$t/divan/sum_1000/provenance.json"
+}
+if harness_examples; then
+    echo "harness examples: 2 passed, 0 failed"
+    passed=$((passed + 2))
+else
+    echo "harness examples: 0 passed, 2 failed"
+    failed=$((failed + 2))
+    exit 1
+fi
 # The Parquet export read back by DuckDB (pip-installed into target/py-duckdb): the queries in docs/parquet.md
-# against kineto top/budget/ranks/summary/annotations, on the bundled and the shared traces.
+# against kineto top/budget/ranks/summary/annotations, on the generated traces and the shared corpus.
 t0=$SECONDS
-wait "$prepare" || echo "run-all: the installs beside the Rust tests failed ($t/prepare.log); each step retries its own"
+wait "$prepare" || echo "note: the installs beside the Rust tests failed ($t/prepare.log); each step retries its own"
 echo "time: $(( SECONDS - t0 )) s: waiting for the installs"
-step bash tests/duckdb/run.sh
+tally bash tests/duckdb/run.sh
 # The kineto_trace Python module: the abi3 wheel built with maturin, installed into target/py-kineto and
-# tested with pytest on the bundled and shared traces (python/tests).
-step bash tests/python/run.sh
+# tested with pytest on the generated traces and the shared corpus (python/tests).
+tally bash tests/python/run.sh
 # The kl1_provenance Python module: its abi3 wheel built with maturin, installed into target/py-provenance with
 # pytest-benchmark, and tested with pytest (python/provenance/tests: a fake torch, gpu-monitor's fake
 # nvidia-smi, records read back by the provenance binary).
-step bash tests/python-provenance/run.sh
-# Every HTML report written by the tools from bundled data and opened in headless Chromium (Debian's
+tally bash tests/python-provenance/run.sh
+# Every HTML report written by the tools from generated data (and the shared corpus) and opened in headless Chromium (Debian's
 # package): fails on a console error, a blank page or a missing chart; screenshots in target/browser-test/.
-step bash tests/browser/run.sh
+tally bash tests/browser/run.sh

@@ -8,9 +8,11 @@ build_tools() {
     cargo build --quiet --workspace --bins --examples
 }
 
-# step CMD...: runs CMD and prints its wall time, so that where a test run's time goes is in its log.
+# step CMD...: runs CMD and prints its wall time, so that where a test run's time goes is in its log; returns
+# CMD's status (also where the caller tests it, e.g. `step … | tee … || rc=$?`, which turns errexit off).
 step() {
-    local t0=$SECONDS
-    "$@"
+    local t0=$SECONDS rc=0
+    "$@" || rc=$?
     echo "time: $(( SECONDS - t0 )) s: $*"
+    return "$rc"
 }

@@ -3,8 +3,9 @@ kernel durations against the JSON text read with Python's own json module, the t
 pandas group-by of the kernels, every table against the Parquet file `kineto-export` writes, errors
 with file and byte offset.
 
-The shared corpus (../shared/traces beside the clone) is used when present and required when
-KL1_REQUIRE_CORPUS=1; the bundled testdata/traces always are.
+The real traces are the shared corpus's (../shared/traces beside the clone): its tests are skipped, saying
+so, without it, and fail when KL1_REQUIRE_CORPUS=1. The generated traces (testdata/synthetic, the demo
+window, testdata/native) always run.
 """
 import csv
 import gzip
@@ -27,16 +28,19 @@ import kineto_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "traces"
-BUNDLED = ROOT / "testdata" / "traces"
+# A rank of the generated demo window (`cargo xtask gen-window`): for what any trace shows.
+DEMO = ROOT / "testdata" / "windows" / "demo" / "prof-short-b1.decode.rank0.pt.trace.json.gz"
 REQUIRE = os.environ.get("KL1_REQUIRE_CORPUS") == "1"
 DLRM = "param/dlrm_kineto"
 
 
 def shared_or_skip():
+    """The shared corpus (real traces from other repositories, never copied here), or a skip that says so;
+    with KL1_REQUIRE_CORPUS=1 its absence fails."""
     if not SHARED.is_dir():
         if REQUIRE:
             pytest.fail(f"KL1_REQUIRE_CORPUS=1 but {SHARED} is missing")
-        pytest.skip(f"{SHARED} is not beside the clone")
+        pytest.skip("needs ../shared/traces (the shared corpus)")
     return SHARED
 
 
@@ -92,12 +96,14 @@ def test_counts_equal_the_inventory(path, row):
 
 
 def test_inventory_is_present_when_required():
-    if REQUIRE or SHARED.is_dir():
-        assert len(INVENTORY) >= 40, f"{len(INVENTORY)} traces in the inventories"
+    shared_or_skip()
+    assert len(INVENTORY) >= 40, f"{len(INVENTORY)} traces in the inventories"
 
 
 def small_traces():
-    out = sorted(BUNDLED.rglob("*.json*"))
+    # The generated traces (testdata/synthetic, the demo rank), and the corpus's small ones when it is there.
+    synthetic = ROOT / "testdata" / "synthetic"
+    out = [DEMO, synthetic / "sglang_steps.json"] + sorted((synthetic / "server_traces").glob("*/*.json"))
     if SHARED.is_dir():
         out += [p for p, _ in INVENTORY if p.stat().st_size < 8 << 20]
     return out
@@ -105,7 +111,7 @@ def small_traces():
 
 @pytest.mark.parametrize("path", small_traces(), ids=lambda p: p.name)
 def test_kernel_durations_are_exact_ns(path):
-    # Every bundled and inventoried trace parses: a refusal here is a regression, not a skip.
+    # Every generated and inventoried trace parses: a refusal here is a regression, not a skip.
     t = kineto_trace.read(path)
     k = t.kernels()
     expected = kernel_durations_ns(load_json(path))
@@ -138,7 +144,7 @@ def test_top_equals_a_pandas_group_by_of_the_kernels():
 
 
 def test_top_per_step_keeps_the_first_n_of_each_step():
-    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    t = kineto_trace.read(DEMO)
     every = t.top(by="bucket", n=None, per_step=True).to_pandas()
     per = t.top(by="bucket", n=2, per_step=True).to_pandas()
     assert len(every) > 0 and every["step"].notna().all()
@@ -223,7 +229,7 @@ def test_the_cli_json_has_the_python_tables_columns(listing, method):
     if not exe:
         pytest.skip("KINETO_EXPORT (beside it, the kineto binary) is not set")
     kineto = Path(exe).with_name("kineto")
-    trace = BUNDLED / "hta/trace_compare/base/base.json.gz"
+    trace = DEMO
     r = subprocess.run([str(kineto), *listing, "--json", str(trace)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     first = json.loads(r.stdout.splitlines()[0])
@@ -271,7 +277,7 @@ def test_read_ranks_releases_the_gil():
 
 
 def test_a_truncated_trace_raises_with_file_and_offset_and_salvage_keeps_the_rest(tmp_path):
-    src = BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz"
+    src = DEMO
     text = gzip.open(src, "rb").read()
     cut = len(text) * 2 // 3
     p = tmp_path / "cut.json"
@@ -304,7 +310,7 @@ def test_bad_json_names_the_byte(tmp_path):
 def test_read_ranks_fails_whole_when_one_rank_is_unreadable(tmp_path):
     d = tmp_path / "ranks"
     d.mkdir()
-    src = BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz"
+    src = DEMO
     (d / "rank0.json.gz").write_bytes(src.read_bytes())
     (d / "rank1.json").write_bytes(b'{"traceEvents": [')
     with pytest.raises(kineto_trace.TraceError) as e:
@@ -313,18 +319,18 @@ def test_read_ranks_fails_whole_when_one_rank_is_unreadable(tmp_path):
 
 
 def test_arguments_are_checked():
-    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    t = kineto_trace.read(DEMO)
     with pytest.raises(ValueError, match="by"):
         t.top(by="colour")
     with pytest.raises(ValueError, match="step pattern"):
-        kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz",
+        kineto_trace.read(DEMO,
                           step_pattern="(")
     with pytest.raises(ValueError, match="no table"):
         t._native.table("kernels_and_more")
 
 
 def test_tables_go_to_pandas_and_polars_as_they_are():
-    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    t = kineto_trace.read(DEMO)
     k = t.kernels()
     df = k.to_pandas()
     assert len(df) == k.num_rows and list(df.columns) == k.column_names
@@ -336,7 +342,7 @@ def test_tables_go_to_pandas_and_polars_as_they_are():
 
 
 def test_a_stream_is_consumed_once():
-    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    t = kineto_trace.read(DEMO)
     s = t._native.table("budget")
     first = pa.RecordBatchReader.from_stream(s).read_all()
     assert first.num_rows > 0
@@ -345,7 +351,7 @@ def test_a_stream_is_consumed_once():
 
 
 def test_summary_is_one_row_with_the_kineto_summary():
-    t = kineto_trace.read(BUNDLED / "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz")
+    t = kineto_trace.read(DEMO)
     s = t.summary()
     assert s.num_rows == 1
     d = t.summary_dict()
@@ -439,14 +445,20 @@ def test_two_traces_of_one_rank_are_refused_and_other_runs_warned_about(tmp_path
 
 NATIVE = ROOT / "testdata" / "native"
 NATIVE_COUNTS = json.loads((NATIVE / "counts.json").read_text())
+# The corpus's real samples (../shared/traces/native), counted by the same script into corpus_counts.json.
+CORPUS_NATIVE_COUNTS = json.loads((NATIVE / "corpus_counts.json").read_text())
+NATIVE_CASES = [("built", r) for r in sorted(NATIVE_COUNTS)] + [("corpus", r) for r in sorted(CORPUS_NATIVE_COUNTS)]
 
 
-@pytest.mark.parametrize("rel", sorted(NATIVE_COUNTS), ids=lambda r: r.replace("/", "-"))
-def test_native_formats_read_as_python_counts_them(rel):
+@pytest.mark.parametrize("where,rel", NATIVE_CASES, ids=lambda r: r.replace("/", "-"))
+def test_native_formats_read_as_python_counts_them(where, rel):
     # Nsight Systems, rocpd and RPD SQLite, rocprofv3 JSON and CSV, Chrome-trace arrays: counted by
     # testdata/native/count_native.py with Python's own sqlite3 / json / csv.
-    want = NATIVE_COUNTS[rel]
-    t = kineto_trace.read(NATIVE / rel)
+    if where == "built":
+        want, path = NATIVE_COUNTS[rel], NATIVE / rel
+    else:
+        want, path = CORPUS_NATIVE_COUNTS[rel], shared_or_skip() / "native" / rel
+    t = kineto_trace.read(path)
     d = t.summary_dict()
     assert d["format"] in ("nsys_sqlite", "rocpd_sqlite", "rpd_sqlite", "rocprofv3_json", "rocprofv3_csv", "chrome_array")
     ops = t.gpu_ops()

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Independent counts of the native-format traces: run once, output stored beside it (counts.json).
 
-For every file of testdata/native (the files make_native.py builds and the copies of the shared samples
-under samples/), reads the file with Python's own sqlite3 / json / csv modules — no code of the Rust
+For every file of a folder — testdata/native (the files make_native.py builds: counts.json) or the shared
+corpus's native samples (../shared/traces/native, real files from other repositories, not copied here:
+corpus_counts.json, keys relative to that folder) — reads the file with Python's own sqlite3 / json / csv modules — no code of the Rust
 readers — and writes per file: kernels, copies and fills (count, Σ duration in ns, Σ bytes), API calls,
 marker ranges, and, where kl1 step markers are present, each step's kernels, Σ kernel ns, copies and
 fills. The definitions are the ones docs/native-formats.md states:
@@ -17,6 +18,7 @@ fills. The definitions are the ones docs/native-formats.md states:
     in the step of its launch's process whose range holds the launch's start (the latest-starting).
 
     python3 testdata/native/count_native.py testdata/native > testdata/native/counts.json
+    python3 testdata/native/count_native.py ../shared/traces/native > testdata/native/corpus_counts.json
 """
 import csv
 import gzip
@@ -301,7 +303,7 @@ def sniff(path):
 out = {}
 for p in sorted(ROOT.rglob("*")):
     rel = p.relative_to(ROOT).as_posix()
-    if p.is_dir() or p.name in ("truth.json", "counts.json") or p.suffix == ".py" or "LICENSE" in p.name:
+    if p.is_dir() or p.name in ("truth.json", "counts.json", "corpus_counts.json") or p.suffix == ".py" or "LICENSE" in p.name:
         continue
     if p.name.endswith("kernel_trace.csv"):
         out[rel] = rocprofv3_csv(p)

@@ -7,7 +7,7 @@ two middle ones), sample standard deviation (n − 1), and % of the Σ dur of al
 in ns (integers: µs × 1000, exact).
 
 Run:  python3 testdata/reference/top.py > testdata/reference/top.json
-(paths relative to the workspace root; the serving trace is read from ../shared/traces)
+(paths relative to the workspace root; the traces are the shared corpus's, ../shared/traces)
 """
 import gzip
 import json
@@ -17,8 +17,8 @@ from collections import defaultdict
 from decimal import Decimal
 
 TRACES = [
-    "testdata/traces/hta/trace_compare/base/base.json.gz",
-    "testdata/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz",
+    "../shared/traces/hta/trace_compare/base/base.json.gz",
+    "../shared/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz",
     "../shared/traces/serving/vllm_decode_full/graph_execution.json.gz",
 ]
 

@@ -38,6 +38,7 @@ fi
 if [ "$prepare" = 1 ]; then exit 0; fi
 if [ -z "$CHROMIUM" ]; then
     echo "SKIP: browser test: chromium is not installed and could not be installed (not root, no apt-get, or no network; see $OUT/apt.log if any)"
+    echo "browser: 0 passed, 0 failed, 1 skipped"
     exit 0
 fi
 echo "browser test: $("$CHROMIUM" --version 2>/dev/null | head -1)"
@@ -50,27 +51,47 @@ FIX=crates/html-report/tests/fixtures
 REPLAY=crates/gpu-monitor/tests/fixtures/replay.jsonl
 
 # Every page is written by the tool itself (its --html option, `kineto report`, the `diff` commands) from the
-# bundled data (the roofline of the real vLLM trace too); the render example only adds a page from a
-# hand-made roofline fixture beside the dlrm budget (several steps, both roofs crossed).
+# project's generated data (two ranks of the demo window, the synthetic trace) and, when the shared corpus
+# is beside the clone, real traces (dlrm ranks, ROCm, the vLLM roofline); the render example only adds a page
+# from a hand-made roofline fixture beside the demo ranks' budget (several steps, both roofs crossed).
 $T/kl1-bandwidth --window testdata/windows/demo --output "$OUT/kl1.json" --html "$OUT/kl1.html" --overwrite --quiet
-$T/kineto budget --json testdata/traces/param/dlrm_kineto/ >"$OUT/budget-dlrm.jsonl" 2>/dev/null
-VLLM=testdata/traces/serving/vllm_decode_full/graph_execution.json.gz
+# Two ranks of one capture of the demo window, as a directory of ranks.
+DEMO2=$OUT/demo-ranks
+mkdir -p "$DEMO2"
+cp testdata/windows/demo/prof-32k-b1.decode.rank[01].pt.trace.json.gz "$DEMO2/"
+$T/kineto budget --json "$DEMO2" >"$OUT/budget-demo.jsonl" 2>/dev/null
 $T/provenance run -o "$OUT/record.json" --overwrite --backend "replay:$REPLAY" --gpus all -- true 2>/dev/null
 
 # page name, expected number of charts, the command that writes $OUT/<name>.html
 PAGES=(
     "kl1 6 true"
-    "kineto-dlrm 2 $T/kineto report --overwrite --html $OUT/kineto-dlrm.html testdata/traces/param/dlrm_kineto/"
-    "kineto-amd 1 $T/kineto report --overwrite --html $OUT/kineto-amd.html testdata/traces/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
-    "kineto-vllm-report-model 2 $T/kineto report --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-report-model.html $VLLM"
-    "kineto-vllm-roofline 1 $T/kineto roofline --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-roofline.html $VLLM"
-    "kineto-hand-roofline 2 $R kineto $OUT/budget-dlrm.jsonl - $FIX/roofline-hand.json $OUT/kineto-hand-roofline.html"
+    "kineto-demo 2 $T/kineto report --overwrite --html $OUT/kineto-demo.html $DEMO2"
+    "kineto-hand-roofline 2 $R kineto $OUT/budget-demo.jsonl - $FIX/roofline-hand.json $OUT/kineto-hand-roofline.html"
     "gpu-monitor 4 $T/gpu-monitor --backend replay:$REPLAY -q --overwrite --html $OUT/gpu-monitor.html"
     "provenance 4 $T/provenance show $OUT/record.json --overwrite --html $OUT/provenance.html"
     "kl1-diff 0 $T/kl1-bandwidth diff $OUT/kl1.json $OUT/kl1.json --overwrite --html $OUT/kl1-diff.html"
-    "kineto-diff 0 $T/kineto diff testdata/traces/param/dlrm_kineto/ testdata/traces/param/dlrm_kineto/ --overwrite --html $OUT/kineto-diff.html"
+    "kineto-diff 0 $T/kineto diff $DEMO2 $DEMO2 --overwrite --html $OUT/kineto-diff.html"
     "kineto-timeline 2 $T/kineto report --whole-trace --overwrite --html $OUT/kineto-timeline.html testdata/synthetic/sglang_steps.json"
 )
+# The real traces of the shared corpus (from other repositories, not copied here): required with
+# KL1_REQUIRE_CORPUS=1, else skipped, and counted as skipped, when absent.
+SHARED=../shared/traces
+skipped=0
+if [ -d "$SHARED" ]; then
+    VLLM=$SHARED/serving/vllm_decode_full/graph_execution.json.gz
+    PAGES+=(
+        "kineto-dlrm 2 $T/kineto report --overwrite --html $OUT/kineto-dlrm.html $SHARED/param/dlrm_kineto/"
+        "kineto-amd 1 $T/kineto report --overwrite --html $OUT/kineto-amd.html $SHARED/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"
+        "kineto-vllm-report-model 2 $T/kineto report --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-report-model.html $VLLM"
+        "kineto-vllm-roofline 1 $T/kineto roofline --model testdata/models/gpt-oss-20b.json --overwrite --html $OUT/kineto-vllm-roofline.html $VLLM"
+    )
+elif [ "${KL1_REQUIRE_CORPUS:-}" = 1 ]; then
+    echo "browser: KL1_REQUIRE_CORPUS=1 but $SHARED is missing"
+    exit 1
+else
+    skipped=4
+    echo "skip: 4 pages of real traces (dlrm, amd, vllm report and roofline): needs ../shared/traces (the shared corpus)"
+fi
 
 chrome() { # chrome PROFILE ARGS... : one fresh, offline, headless Chromium
     local profile=$1
@@ -247,18 +268,18 @@ for spec in "${PAGES[@]}"; do
     check_page "$name" "$charts" "$OUT/$name.html"
 done
 sort_test
-# The kineto page's tables (sorting by a time column, tooltips, right-aligned numbers) on the dlrm ranks,
+# The kineto page's tables (sorting by a time column, tooltips, right-aligned numbers) on the demo ranks,
 # and the timeline of the synthetic trace's whole-trace step, counted by hand (tests/browser/timeline.js).
-probe kineto-tables-probe "$OUT/kineto-dlrm.html" tests/browser/tables.js
+probe kineto-tables-probe "$OUT/kineto-demo.html" tests/browser/tables.js
 probe kineto-timeline-probe "$OUT/kineto-timeline.html" tests/browser/timeline.js
 # Negative controls of the probes: each on a copy of its page broken in what it checks.
 control_probe control-no-timeline-script "$OUT/kineto-timeline.html" tests/browser/timeline.js \
     're.sub(r"<script>window\.kl1Timeline=.*?</script>", "", html, count=1, flags=re.S)'
 control_probe control-mark-missing "$OUT/kineto-timeline.html" tests/browser/timeline.js \
     'derived(html, lambda d: d["timelines"][0].__setitem__("marks", []))'
-control_probe control-name-without-tooltip "$OUT/kineto-dlrm.html" tests/browser/tables.js \
+control_probe control-name-without-tooltip "$OUT/kineto-demo.html" tests/browser/tables.js \
     're.sub(r"(<td class=\"name\") title=\"[^\"]*\"", r"\1", html)'
 rm -rf "$OUT"/profile-*
 
-echo "browser: $passed passed, $failed failed"
+echo "browser: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -6,7 +6,8 @@ Usage: check.py --kineto BIN --export BIN --work DIR [--require-shared]
 Every query is read from docs/parquet.md (the `-- query: NAME` blocks), so the page cannot drift from
 what is checked. Expected values come from the `kineto` binary on the same traces (an independent
 path: kineto-trace's own aggregation and rendering, not the Parquet files). Prints one line per check
-and ends with 'N passed, N failed'; exits 1 on any failure.
+and ends with 'duckdb: N passed, N failed, N skipped' (the shared corpus's sets, one skip, when it is
+absent); exits 1 on any failure.
 """
 import argparse
 import json
@@ -217,15 +218,16 @@ def main():
     ap.add_argument("--require-shared", action="store_true")
     args = ap.parse_args()
     qs = queries()
-    td = ROOT / "testdata" / "traces"
+    # The project's generated traces, in every clone: two ranks of the demo window (`cargo xtask
+    # gen-window`) and server-shaped synthetic traces (testdata/synthetic/make_server_traces.py).
+    demo = ROOT / "testdata" / "windows" / "demo"
+    synthetic = ROOT / "testdata" / "synthetic" / "server_traces"
     sets = [
-        ("dlrm2", sorted((td / "param" / "dlrm_kineto").glob("*.json.gz"))),
-        ("amd", [td / "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"]),
-        ("triton", [td / "hta/triton_example/triton_example.json.gz"]),
-        ("gpu_annotations", [td / "hta/_historical/with_gpu_user_annotation/step_based_trace_2543932.json.gz"]),
-        ("tb_2021", [td / "kineto-tb-plugin/before_fix_trace.json"]),
-        ("inference", [td / "hta/trace_file_list/inference_rank_1.json.gz"]),
-    ]
+        ("demo2", sorted(demo.glob("prof-32k-b1.decode.rank*.pt.trace.json.gz"))),
+        ("demo_prefill", [demo / "prof-32k-b1.prefill-early.rank0.pt.trace.json.gz"]),
+    ] + [(f"synthetic_{d.name}", [d / f"{d.name}.json"]) for d in sorted(synthetic.iterdir()) if d.is_dir()]
+    # The real traces are the shared corpus's (../shared/traces, from other repositories, not copied here).
+    skipped = 0
     shared = ROOT.parent / "shared" / "traces" / "param" / "dlrm_kineto"
     if shared.is_dir():
         sets.insert(0, ("dlrm8", sorted(shared.glob("*.json.gz"))))
@@ -243,6 +245,9 @@ def main():
                     sets.append((f"shared-{len(sets)}-{f.name[:40]}", [f]))
     elif args.require_shared:
         sys.exit(f"check.py: {shared} is required (KL1_REQUIRE_CORPUS) but missing")
+    else:
+        skipped = 1
+        print("skip: the shared corpus's sets: needs ../shared/traces (the shared corpus)", flush=True)
     for label, inputs in sets:
         missing = [p for p in inputs if not Path(p).is_file()]
         if not inputs or missing:
@@ -251,7 +256,7 @@ def main():
         # result() re-raises a set's exit or error here.
         for done in [pool.submit(check_set, label, inputs, args, qs) for label, inputs in sets]:
             done.result()
-    print(f"duckdb: {passed} passed, {failed} failed", flush=True)
+    print(f"duckdb: {passed} passed, {failed} failed, {skipped} skipped", flush=True)
     sys.exit(1 if failed else 0)
 
 

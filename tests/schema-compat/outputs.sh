@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every output of `kineto` and `kineto-export` over the bundled traces and, when it is beside the clone, the
-# shared corpus: each listing as a table, --csv and --json; top by name, family, bucket and per step; ranks
+# Every output of `kineto` and `kineto-export` over the project's generated traces (testdata/synthetic, the
+# demo window) and, when it is beside the clone, the shared corpus of real traces: each listing as a table, --csv and --json; top by name, family, bucket and per step; ranks
 # over each rank directory; summary; roofline and --weights with every bundled model config; report and
 # diff pages; the Parquet export of each trace. Written under OUT, one directory per input, with each
 # command's stderr and exit status beside its stdout, so that two builds' outputs compare with `diff -r`
@@ -17,7 +17,7 @@ out=$(cd "$out" && pwd)
 echo "$out" >"$out/.root"
 traces=()
 while IFS= read -r f; do traces+=("$f"); done < <(
-    { find testdata/traces -name '*.json' -o -name '*.json.gz'
+    { find testdata/synthetic testdata/windows/demo -name '*.json' -o -name '*.json.gz'
       [ -d ../shared/traces ] && find ../shared/traces -name '*.json' -o -name '*.json.gz'; } | LC_ALL=C sort)
 # One command: stdout to NAME, stderr to NAME.err, exit status to NAME.rc. Paths in the output are as given.
 run() {
@@ -51,7 +51,7 @@ for t in "${traces[@]}"; do
     run "$d/export.out" "$bin/kineto-export" --parquet "$d/parquet" "$t"
 done
 # Rank directories: ranks, report and diff across the directory, the export of every rank.
-dirs=(testdata/traces/param/dlrm_kineto)
+dirs=()
 [ -d ../shared/traces/param/dlrm_kineto ] && dirs+=(../shared/traces/param/dlrm_kineto)
 for r in "${dirs[@]}"; do
     d="$out/dir/$(slug "$r")"
@@ -68,8 +68,9 @@ for r in "${dirs[@]}"; do
     "$bin/kineto" budget --json "${files[1]}" >"$d/new.json" 2>/dev/null
     run "$d/diff-json.out" "$bin/kineto" diff --fail-above 1 "$d/old.json" "$d/new.json"
 done
-# The roofline: every bundled model over the vLLM decode traces; each model's weights table.
-vllm=(testdata/traces/serving/vllm_decode_full/graph_execution.json.gz)
+# The roofline: every bundled model over the vLLM decode traces (the shared corpus's); each model's weights
+# table.
+vllm=()
 while IFS= read -r f; do vllm+=("$f"); done < <(
     [ -d ../shared/traces/serving ] && find ../shared/traces/serving -name '*.json.gz' | LC_ALL=C sort)
 for m in testdata/models/*.json; do
@@ -77,8 +78,9 @@ for m in testdata/models/*.json; do
     mkdir -p "$d"
     for f in "" --csv --json; do
         run "$d/weights$f.out" "$bin/kineto" roofline --model "$m" --weights $f
-        run "$d/roofline$f.out" "$bin/kineto" roofline --model "$m" $f "${vllm[@]}"
+        [ ${#vllm[@]} -gt 0 ] && run "$d/roofline$f.out" "$bin/kineto" roofline --model "$m" $f "${vllm[@]}"
     done
+    [ ${#vllm[@]} -gt 0 ] || continue
     run "$d/roofline-html.out" "$bin/kineto" roofline --model "$m" --html "$d/roofline.html" "${vllm[0]}"
     run "$d/report.out" "$bin/kineto" report --model "$m" --html "$d/report.html" "${vllm[0]}"
 done

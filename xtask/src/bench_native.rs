@@ -1,7 +1,7 @@
 //! `cargo xtask bench-native [--scale N] [--runs N]`
 //!
 //! Reading the native formats, against Python doing the same count in the same run. For each format
-//! the largest sample in testdata/native/samples is scaled up N times (default 200; the rocprofv3 JSON
+//! the largest sample of the shared corpus (`../shared/traces/native`) is scaled up N times (default 200; the rocprofv3 JSON
 //! sample, 44 k dispatches, 10 times) by `python3` with its own sqlite3 / json / csv modules — rows
 //! copied with shifted times and ids, so the schema is the producer's — then timed:
 //!   * `kineto summary --json --no-sha256 FILE` (release build): reads the whole file into the model;
@@ -208,7 +208,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let kineto = crate::build_release_bin("kineto-cli", "kineto")?;
     let tmp: PathBuf =
         std::env::temp_dir().join(format!("kl1-bench-native-{}", std::process::id()));
-    let samples = root.join("testdata/native/samples");
+    // The real samples are the shared corpus's (not copied into the repository).
+    let samples = root.join("../shared/traces/native");
+    if !samples.is_dir() {
+        return Err(format!(
+            "{}: bench-native scales the shared corpus's native samples; it needs ../shared/traces beside the clone",
+            samples.display()
+        ));
+    }
     eprintln!("scaling the samples ×{} into {} …", a.scale, tmp.display());
     python(&[
         "scale",

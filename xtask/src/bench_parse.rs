@@ -91,12 +91,11 @@ fn default_source(root: &Path) -> PathBuf {
     let shared = root.join(
         "../shared/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
     );
+    // Without the shared corpus, a rank of the generated demo window.
     if shared.exists() {
         shared
     } else {
-        root.join(
-            "testdata/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz",
-        )
+        root.join("testdata/windows/demo/prof-32k-b1.decode.rank0.pt.trace.json.gz")
     }
 }
 

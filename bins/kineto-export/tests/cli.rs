@@ -11,15 +11,18 @@ fn export(args: &[&std::ffi::OsStr]) -> Output {
         .unwrap()
 }
 
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+/// A trace of the shared corpus (for tests ignored without it).
 fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces")
-        .join(rel)
+    corpus::corpus_file(rel)
 }
 
 const TABLES: [&str; 5] = ["gpu_ops", "steps", "budget", "families", "annotations"];
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn a_rank_directory_becomes_one_partition_per_rank_and_table() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ds");
@@ -75,6 +78,7 @@ fn a_rank_directory_becomes_one_partition_per_rank_and_table() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn two_traces_of_one_rank_are_refused_not_merged() {
     let dir = tempfile::tempdir().unwrap();
     let t = testdata("param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz");
@@ -101,6 +105,7 @@ fn two_traces_of_one_rank_are_refused_not_merged() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn a_trace_without_a_rank_takes_its_position_or_the_given_rank() {
     let dir = tempfile::tempdir().unwrap();
     let t = testdata("kineto-tb-plugin/before_fix_trace.json");

@@ -6,8 +6,8 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const TRACE: &str =
-    "../../testdata/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz";
+// A rank of the generated demo window: what it holds does not matter here.
+const TRACE: &str = "../../testdata/windows/demo/prof-short-b1.decode.rank0.pt.trace.json.gz";
 
 #[test]
 fn a_table_file_that_is_an_input_trace_is_never_replaced() {

@@ -7,13 +7,23 @@ fn kineto() -> Command {
     Command::new(env!("CARGO_BIN_EXE_kineto"))
 }
 
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+/// A trace of the shared corpus (for tests ignored without it).
 fn testdata(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces")
-        .join(rel)
+    corpus::corpus_file(rel)
+}
+
+/// A rank of the generated demo window (testdata/windows/demo: 2,532 kernels each), for what any trace shows.
+fn demo(rank: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../../testdata/windows/demo/prof-short-b1.decode.rank{rank}.pt.trace.json.gz"
+    ))
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn summary_json_has_the_documented_keys_and_counts() {
     let out = kineto()
         .args(["summary", "--json"])
@@ -69,6 +79,7 @@ fn summary_json_has_the_documented_keys_and_counts() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn a_directory_expands_to_one_line_per_rank() {
     let out = kineto()
         .args(["summary", "--json"])
@@ -84,7 +95,7 @@ fn a_directory_expands_to_one_line_per_rank() {
                 .expect("rank")
         })
         .collect();
-    assert_eq!(ranks, vec![0, 1]);
+    assert_eq!(ranks, (0..8).collect::<Vec<u64>>());
 }
 
 #[test]
@@ -99,7 +110,7 @@ fn a_bad_file_fails_with_its_name_and_offset_and_the_others_still_print() {
     let out = kineto()
         .args(["summary", "--json"])
         .arg(&bad)
-        .arg(testdata("hta/trace_compare/base/base.json.gz"))
+        .arg(demo(0))
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(1));
@@ -123,6 +134,7 @@ fn a_bad_file_fails_with_its_name_and_offset_and_the_others_still_print() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn readable_output_names_the_numbers() {
     let out = kineto()
         .arg("summary")
@@ -144,11 +156,8 @@ fn a_closed_pipe_ends_quietly() {
     use std::process::Stdio;
     let mut child = kineto()
         .args(["kernels", "--csv"])
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../testdata/traces/hta/trace_compare/base/base.json.gz"),
-        )
-        .arg(testdata("param/dlrm_kineto"))
+        .arg(demo(0))
+        .arg(demo(1))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -176,8 +185,8 @@ fn a_closed_pipe_under_json_ends_quietly() {
     for cut in [1usize, 70_000, 140_000, 210_000, 280_000, 350_000] {
         let mut child = kineto()
             .args(["kernels", "--json"])
-            .arg(testdata("hta/trace_compare/base/base.json.gz"))
-            .arg(testdata("param/dlrm_kineto"))
+            .arg(demo(0))
+            .arg(demo(1))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -207,7 +216,7 @@ fn a_full_disk_is_an_error() {
     for cmd in ["summary", "steps", "kernels", "budget"] {
         let out = kineto()
             .arg(cmd)
-            .arg(testdata("hta/trace_compare/base/base.json.gz"))
+            .arg(demo(0))
             .stdout(full.try_clone().expect("dup"))
             .output()
             .expect("run");
@@ -255,6 +264,7 @@ fn control_characters_are_escaped_in_tables() {
 /// Python's json: DtoD 1802240 B in 9 µs; HtoD 4 + 3895296 + 4 + 3895296 + 4 = 7790604 B in
 /// 3 + 476 + 3 + 740 + 4 = 1226 µs.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn summary_reports_copies_per_direction() {
     let out = kineto()
         .args(["summary", "--json"])

@@ -11,16 +11,12 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A file of the shared corpus beside the clone; absent is a skip, except where CI sets
-/// KL1_REQUIRE_CORPUS.
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = root().join("../shared/traces").join(rel);
-    assert!(
-        p.exists() || std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
-        "KL1_REQUIRE_CORPUS is set but {} is missing",
-        p.display()
-    );
-    p.exists().then_some(p)
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+/// A file or folder of the shared corpus (for tests ignored without it: `tests/corpus/build.rs`).
+fn shared(rel: &str) -> PathBuf {
+    corpus::corpus_file(rel)
 }
 
 fn kineto(args: &[&str], paths: &[&Path]) -> (i32, String, String) {
@@ -55,10 +51,9 @@ fn findings<'v>(rows: &'v [Value], id: &str) -> Vec<&'v Value> {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn json_rows_carry_the_documented_keys_ranked_by_time_at_stake() {
-    let Some(p) = shared("hta/nccl_parser_config/nccl_data.json.gz") else {
-        return;
-    };
+    let p = shared("hta/nccl_parser_config/nccl_data.json.gz");
     let r = rows(&["doctor", "--json"], &[&p]);
     assert!(!r.is_empty());
     for row in &r {
@@ -101,10 +96,9 @@ fn json_rows_carry_the_documented_keys_ranked_by_time_at_stake() {
 
 /// `exposed_comm` is Σ `comm_exposed_ns` of `kineto budget`, trace by trace.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn exposed_comm_equals_the_budgets_comm_exposed() {
-    let Some(p) = shared("hta/nccl_parser_config/nccl_data.json.gz") else {
-        return;
-    };
+    let p = shared("hta/nccl_parser_config/nccl_data.json.gz");
     let budget = rows(&["budget", "--json"], &[&p]);
     let want: i64 = budget.iter().map(|b| i(b, "comm_exposed_ns")).sum();
     assert!(want > 0, "the trace has exposed communication");
@@ -123,11 +117,10 @@ fn exposed_comm_equals_the_budgets_comm_exposed() {
 /// Stragglers over the 8 DLRM ranks: each rank's Σ (span − median) from `kineto steps`' spans, worked
 /// here, and the largest excess in each step is `kineto ranks`' `max_over_median_ns` of `span`.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn stragglers_match_steps_and_ranks() {
     let dir = "param/dlrm_kineto";
-    let Some(d) = shared(dir) else {
-        return;
-    };
+    let d = shared(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&d)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -205,10 +198,9 @@ fn stragglers_match_steps_and_ranks() {
 /// `short_kernels` is Σ dur of the kernels `kineto kernels` lists in a step, launched by a call that is
 /// not a graph launch, under 5 µs.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn short_kernels_match_the_kernel_listing() {
-    let Some(p) = shared("hta/negative_queue_length_values_check/rank0.json.gz") else {
-        return;
-    };
+    let p = shared("hta/negative_queue_length_values_check/rank0.json.gz");
     let ks = rows(&["kernels", "--json"], &[&p]);
     let short: Vec<&Value> = ks
         .iter()
@@ -261,10 +253,9 @@ fn named_items(evidence: &str, after: &str) -> Vec<(String, i64, f64)> {
 /// - over all names: Σ count and Σ total of names with max < 5 µs ≤ the finding's ≤ those of names with
 ///   min < 5 µs, and the latter's Σ total ≥ the finding's total + 5 µs × the kernels it leaves out.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn short_kernels_match_top_per_step() {
-    let Some(dir) = shared("param/dlrm_kineto") else {
-        return;
-    };
+    let dir = shared("param/dlrm_kineto");
     let d = rows(&["doctor", "--json"], &[&dir]);
     let top = rows(&["top", "--per-step", "-n", "0", "--json"], &[&dir]);
     let f = findings(&d, "short_kernels");
@@ -332,15 +323,14 @@ fn short_kernels_match_top_per_step() {
 /// The idle rules are parts of the budgets' idle: launch-bound + sync-blocked ≤ Σ idle of the steps,
 /// between-steps ≤ the analysed span − Σ step spans.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn idle_findings_fit_in_the_budgets_idle() {
     for rel in [
         "hta/negative_queue_length_values_check/rank0.json.gz",
         "hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
         "hta/trace_diff/test/test.json.gz",
     ] {
-        let Some(p) = shared(rel) else {
-            return;
-        };
+        let p = shared(rel);
         let budget = rows(&["budget", "--json"], &[&p]);
         let idle: i64 = budget.iter().map(|b| i(b, "idle_ns")).sum();
         let d = rows(&["doctor", "--json"], &[&p]);
@@ -370,8 +360,9 @@ fn idle_findings_fit_in_the_budgets_idle() {
 /// With `--model`, `below_roofline`'s time at stake is span − the time the binding roof allows, from
 /// `kineto roofline`'s own row (bytes at the peak bandwidth, FLOPs at the peak rate).
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn below_roofline_matches_the_roofline_row() {
-    let trace = root().join("testdata/traces/serving/vllm_decode_full/graph_execution.json.gz");
+    let trace = shared("serving/vllm_decode_full/graph_execution.json.gz");
     let model = ["--model", "testdata/models/gpt-oss-20b.json"];
     let roof = rows(&[&["roofline", "--json"][..], &model].concat(), &[&trace]);
     let d = rows(&[&["doctor", "--json"][..], &model].concat(), &[&trace]);
@@ -440,10 +431,9 @@ fn a_clean_trace_says_so_in_every_form() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn text_and_html_show_the_findings() {
-    let Some(p) = shared("hta/nccl_parser_config/nccl_data.json.gz") else {
-        return;
-    };
+    let p = shared("hta/nccl_parser_config/nccl_data.json.gz");
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("doctor.html");
     let (code, out, err) = kineto(&["doctor", "--html", html.to_str().unwrap()], &[&p]);

@@ -302,21 +302,19 @@ fn kernels_carry_exact_ns_on_absolute_times() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn several_ranks_in_order() {
-    let out = run(
-        &["steps", "--json"],
-        &[root().join("traces/param/dlrm_kineto")],
-    );
+    let out = run(&["steps", "--json"], &[shared("param/dlrm_kineto")]);
     let rows = lines(&ok(&out));
-    assert_eq!(rows.len(), 2);
     assert_eq!(
-        (rows[0]["rank"].as_u64(), rows[1]["rank"].as_u64()),
-        (Some(0), Some(1))
+        rows.iter().map(|r| r["rank"].as_u64()).collect::<Vec<_>>(),
+        (0..8).map(Some).collect::<Vec<_>>()
     );
     assert!(rows.iter().all(|r| r["name"] == "ProfilerStep#10"));
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn bad_rules_and_patterns_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad-rules.toml");
@@ -353,28 +351,23 @@ fn bad_rules_and_patterns_are_named() {
     );
 }
 
-/// A file of the shared corpus beside the clone; absent is a skip, except where CI sets
-/// KL1_REQUIRE_CORPUS.
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = root().join("../../shared/traces").join(rel);
-    assert!(
-        p.exists() || std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
-        "KL1_REQUIRE_CORPUS is set but {} is missing",
-        p.display()
-    );
-    p.exists().then_some(p)
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+/// A file or folder of the shared corpus (for tests ignored without it: `tests/corpus/build.rs`).
+fn shared(rel: &str) -> PathBuf {
+    corpus::corpus_file(rel)
 }
 
 /// `kineto annotations` on the vLLM capture trace against a plain `json.load` with Decimal durations
 /// (run once, values written here): 26 `user_annotation` events in 4 names (serving/INVENTORY.csv:
 /// 26), one GPU mirror.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn annotations_of_the_vllm_capture() {
-    let Some(p) = shared(
+    let p = shared(
         "serving/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
-    ) else {
-        return;
-    };
+    );
     let rows = lines(&ok(&run(&["annotations", "--json"], &[p])));
     let by = |name: &str| rows.iter().find(|r| r["name"] == name).expect(name).clone();
     let cap = by("capture_32_FULL");
@@ -411,10 +404,9 @@ fn annotations_of_the_vllm_capture() {
 
 /// The vLLM decode trace without `--step-pattern`: one step from its TraceLens marker, with tokens.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn steps_of_the_vllm_decode_trace_without_a_pattern() {
-    let Some(p) = shared("serving/vllm_decode_full/graph_execution.json.gz") else {
-        return;
-    };
+    let p = shared("serving/vllm_decode_full/graph_execution.json.gz");
     let out = run(&["steps", "--json"], &[p]);
     let rows = lines(&ok(&out));
     assert_eq!(rows.len(), 1);
@@ -457,6 +449,7 @@ fn a_pattern_that_matches_nothing_says_so() {
 /// `kineto top --by name --json -n 0` against `testdata/reference/top.py`'s plain aggregation
 /// (Python json, Decimal durations, `statistics`): every group, every field.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn top_by_name_matches_a_plain_aggregation() {
     let reference: Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("reference/top.json")).expect("reference"),
@@ -466,11 +459,6 @@ fn top_by_name_matches_a_plain_aggregation() {
     for case in reference.as_array().expect("list") {
         let rel = case["path"].as_str().expect("path");
         let path = root().join("..").join(rel);
-        if rel.starts_with("../shared")
-            && shared("serving/vllm_decode_full/graph_execution.json.gz").is_none()
-        {
-            continue;
-        }
         let got = lines(&ok(&run(
             &["top", "--by", "name", "--json", "-n", "0"],
             &[path],
@@ -617,10 +605,9 @@ fn top_names_family_and_bucket() {
 /// 10967 11350 11410 13009 16392 16589 17511 18467 → min 10967 (rank 7), median (13009 + 16392) / 2
 /// = 14700.5, max 18467 (rank 1), 3766.5 µs over the median.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn ranks_side_by_side() {
-    let Some(dir) = shared("param/dlrm_kineto") else {
-        return;
-    };
+    let dir = shared("param/dlrm_kineto");
     let rows = lines(&ok(&run(&["ranks", "--json"], &[dir])));
     let span = rows
         .iter()
@@ -654,10 +641,7 @@ fn ranks_side_by_side() {
         (idle["min_rank"].as_str(), idle["max_rank"].as_str()),
         (Some("1"), Some("5"))
     );
-    let table = ok(&run(
-        &["ranks"],
-        &[shared("param/dlrm_kineto").expect("dir")],
-    ));
+    let table = ok(&run(&["ranks"], &[shared("param/dlrm_kineto")]));
     assert!(
         table.contains("slowest rank 1 at 18467.000 µs, 3766.500 µs (25.6 %) over the median"),
         "{table}"

@@ -1,11 +1,10 @@
-//! The renderers under mutated real input: a real trace cut, flipped or spliced at random is fed to every
+//! The renderers under mutated input: a trace (real, or generated without the corpus) cut, flipped or spliced at random is fed to every
 //! listing of the `kineto` binary; it may be refused (status 1 or 2, with a message), but no command panics
 //! (status 101), and what a command prints as JSON lines is JSON. The parser and the analysis under the
 //! same mutations are kineto-trace's `tests/mutations.rs` and the fuzz target.
 #![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use proptest::prelude::*;
@@ -14,21 +13,14 @@ use proptest::prelude::*;
 #[path = "../../../crates/kineto-trace/tests/property/mutate.rs"]
 mod mutate;
 use mutate::{cuts, flips, splices};
+#[path = "../../../crates/kineto-trace/tests/common/mod.rs"]
+mod common;
 
-/// The real trace (HTA's CUDA event-sync example, 2.9 KB gzip), decompressed once.
+/// The seed trace, decompressed once: a real one of the shared corpus, or without it a generated one
+/// (kineto-trace's `common::mutation_seed`, the one choice for both mutation tests).
 fn real() -> Vec<u8> {
     static DATA: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    DATA.get_or_init(|| {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
-            "../../testdata/traces/hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
-        );
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(&p).expect("open"))
-            .read_to_end(&mut out)
-            .expect("read");
-        out
-    })
-    .clone()
+    DATA.get_or_init(common::mutation_seed).clone()
 }
 
 /// Every listing, in each of its formats that a script reads.

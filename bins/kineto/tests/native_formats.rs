@@ -1,18 +1,22 @@
 //! Every subcommand on every native format: the files of testdata/native (built from the formats'
-//! public schemas, and the shared samples copied with their licences). Counts are checked against the
-//! independent ones (testdata/native/counts.json, Python sqlite3/json/csv) where a listing shows them.
+//! public schemas) and the real samples of the shared corpus (`../shared/traces/native`; without it
+//! those tests are listed as ignored). Counts are checked against the independent ones
+//! (testdata/native/counts.json and corpus_counts.json, Python sqlite3/json/csv) where a listing shows them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// (path under testdata/native, format key, a GPU the roofline names: from the file, or given).
-const FILES: &[(&str, &str, &str)] = &[
+const BUILT: &[(&str, &str, &str)] = &[
     (
         "nsys_node_3.17.sqlite",
         "nsys_sqlite",
@@ -23,23 +27,12 @@ const FILES: &[(&str, &str, &str)] = &[
         "nsys_sqlite",
         "H100 SXM (from name)",
     ),
-    (
-        "samples/nsys/nvfuser_test_matmul_nsys2024.6.sqlite",
-        "nsys_sqlite",
-        "H200 (from name)",
-    ),
     ("rocpd_3.db", "rocpd_sqlite", "MI300X (from name)"),
     ("rpd_3.rpd", "rpd_sqlite", ""),
-    ("samples/rpd/matmul_result.rpd", "rpd_sqlite", ""),
     (
         "rocprofv3_markers.json",
         "rocprofv3_json",
         "MI300X (from name)",
-    ),
-    (
-        "samples/rocprofv3/mi350x_train_908_results.json.gz",
-        "rocprofv3_json",
-        "",
     ),
     (
         "rocprofv3_csv_old/7101_kernel_trace.csv",
@@ -51,14 +44,34 @@ const FILES: &[(&str, &str, &str)] = &[
         "rocprofv3_csv",
         "MI300X (from name)",
     ),
-    ("samples/rocprof-csv/kernel_trace.csv", "rocprofv3_csv", ""),
     ("chrome_array_open.json", "chrome_array", ""),
+];
+
+/// The same for the real samples, by their path under `../shared/traces/native`.
+const CORPUS: &[(&str, &str, &str)] = &[
     (
-        "samples/rpd/matmul_result.rpd2tracing.json",
-        "chrome_array",
+        "nsys/nvfuser_test_matmul_nsys2024.6.sqlite",
+        "nsys_sqlite",
+        "H200 (from name)",
+    ),
+    ("rpd/matmul_result.rpd", "rpd_sqlite", ""),
+    (
+        "rocprofv3/mi350x_train_908_results.json.gz",
+        "rocprofv3_json",
         "",
     ),
+    ("rocprof-csv/kernel_trace.csv", "rocprofv3_csv", ""),
+    ("rpd/matmul_result.rpd2tracing.json", "chrome_array", ""),
 ];
+
+/// A native file to run the commands on: its path, its row of the independent counts, its format key
+/// and the GPU the roofline names ("" where the file has no GPU table).
+struct NativeFile {
+    path: String,
+    want: Value,
+    format: &'static str,
+    gpu: &'static str,
+}
 
 fn native(rel: &str) -> String {
     root()
@@ -66,6 +79,35 @@ fn native(rel: &str) -> String {
         .join(rel)
         .display()
         .to_string()
+}
+
+/// The files under `dir` listed in `table`, with their rows of the counts file `counts` (testdata/native).
+fn native_files(
+    dir: &std::path::Path,
+    table: &[(&str, &'static str, &'static str)],
+    counts: &str,
+) -> Vec<NativeFile> {
+    let text = std::fs::read_to_string(root().join("testdata/native").join(counts)).unwrap();
+    let counts: Value = serde_json::from_str(&text).unwrap();
+    table
+        .iter()
+        .map(|(rel, format, gpu)| NativeFile {
+            path: dir.join(rel).display().to_string(),
+            want: counts[*rel].clone(),
+            format,
+            gpu,
+        })
+        .collect()
+}
+
+/// The files built by make_native.py.
+fn built() -> Vec<NativeFile> {
+    native_files(&root().join("testdata/native"), BUILT, "counts.json")
+}
+
+/// The corpus's real samples (for tests ignored without the corpus).
+fn corpus_samples() -> Vec<NativeFile> {
+    native_files(&corpus::corpus_file("native"), CORPUS, "corpus_counts.json")
 }
 
 fn kineto(args: &[&str]) -> (i32, String, String) {
@@ -87,20 +129,24 @@ fn lines(out: &str) -> Vec<Value> {
         .collect()
 }
 
-fn counts() -> Value {
-    let text = std::fs::read_to_string(root().join("testdata/native/counts.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+#[test]
+fn summary_says_the_format_and_counts_what_python_counts() {
+    summary_counts(&built());
 }
 
 #[test]
-fn summary_says_the_format_and_counts_what_python_counts() {
-    let counts = counts();
-    for (rel, format, _) in FILES {
-        let (code, out, err) = kineto(&["summary", "--json", &native(rel)]);
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn summary_of_the_corpus_samples_counts_what_python_counts() {
+    summary_counts(&corpus_samples());
+}
+
+fn summary_counts(files: &[NativeFile]) {
+    for f in files {
+        let (rel, want) = (&f.path, &f.want);
+        let (code, out, err) = kineto(&["summary", "--json", rel]);
         assert_eq!(code, 0, "{rel}: {err}");
         let s = &lines(&out)[0];
-        assert_eq!(s["format"], *format, "{rel}");
-        let want = &counts[rel];
+        assert_eq!(s["format"], f.format, "{rel}");
         assert_eq!(s["kernels"]["count"], want["kernels"], "{rel}");
         assert_eq!(s["memcpy"]["count"], want["memcpys"], "{rel}");
         assert_eq!(s["memset"]["count"], want["memsets"], "{rel}");
@@ -110,7 +156,7 @@ fn summary_says_the_format_and_counts_what_python_counts() {
             s["runtime"]["count"].as_i64().unwrap() + s["driver"]["count"].as_i64().unwrap();
         assert_eq!(calls, want["launches"].as_i64().unwrap(), "{rel}");
         // The readable form names the format too.
-        let (code, text, _) = kineto(&["summary", &native(rel)]);
+        let (code, text, _) = kineto(&["summary", rel]);
         assert_eq!(code, 0);
         assert!(text.contains("  format          "), "{rel}: {text}");
     }
@@ -118,10 +164,19 @@ fn summary_says_the_format_and_counts_what_python_counts() {
 
 #[test]
 fn steps_kernels_budget_top_annotations_run_on_every_format() {
-    let counts = counts();
-    for (rel, format, _) in FILES {
-        let want = &counts[rel];
-        let path = native(rel);
+    every_listing(&built());
+}
+
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn steps_kernels_budget_top_annotations_run_on_the_corpus_samples() {
+    every_listing(&corpus_samples());
+}
+
+fn every_listing(files: &[NativeFile]) {
+    for f in files {
+        let (rel, want, format) = (&f.path, &f.want, f.format);
+        let path = rel.clone();
         let (code, out, err) = kineto(&["steps", "--json", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
         let steps = lines(&out);
@@ -155,7 +210,7 @@ fn steps_kernels_budget_top_annotations_run_on_every_format() {
         let (code, table, _) = kineto(&["budget", &path]);
         assert_eq!(code, 0, "{rel}");
         // The table's first line names the file and its format.
-        let title = match *format {
+        let title = match format {
             "nsys_sqlite" => "Nsight Systems SQLite",
             "rocpd_sqlite" => "rocpd SQLite",
             "rpd_sqlite" => "RPD SQLite",
@@ -190,23 +245,62 @@ fn ranks_of_a_directory_of_one_format() {
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["ranks"] == 2), "{out}");
     // Every file, as a run of one rank.
-    for (rel, _, _) in FILES {
-        let (code, _, err) = kineto(&["ranks", &native(rel)]);
-        assert_eq!(code, 0, "{rel}: {err}");
+    one_rank_runs(&built());
+}
+
+fn one_rank_runs(files: &[NativeFile]) {
+    for f in files {
+        let (code, _, err) = kineto(&["ranks", &f.path]);
+        assert_eq!(code, 0, "{}: {err}", f.path);
     }
 }
 
-#[test]
-fn roofline_reads_the_gpu_from_the_files_own_gpu_table() {
-    for (rel, _, gpu) in FILES.iter().filter(|f| !f.2.is_empty()) {
+fn roofline_gpus(files: &[NativeFile]) {
+    for f in files.iter().filter(|f| !f.gpu.is_empty()) {
         let (_, out, err) = kineto(&[
             "roofline",
             "--model",
             "testdata/models/llama-3.1-8b.json",
-            &native(rel),
+            &f.path,
         ]);
-        assert!(out.contains(&format!("GPU {gpu}")), "{rel}: {out}{err}");
+        assert!(
+            out.contains(&format!("GPU {}", f.gpu)),
+            "{}: {out}{err}",
+            f.path
+        );
     }
+}
+
+fn reports(files: &[NativeFile]) {
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, f) in files.iter().enumerate() {
+        let html = tmp.path().join(format!("r{i}.html"));
+        let (code, _, err) = kineto(&["report", "--html", &html.display().to_string(), &f.path]);
+        assert_eq!(code, 0, "{}: {err}", f.path);
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("id=\"tool-json\""), "{}", f.path);
+    }
+}
+
+/// The corpus's real samples through ranks, roofline (the H200 named by the nsys file), report, and
+/// diff of two formats of one run.
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn ranks_roofline_report_and_diff_on_the_corpus_samples() {
+    let files = corpus_samples();
+    one_rank_runs(&files);
+    roofline_gpus(&files);
+    reports(&files);
+    // Two formats of the same run: RPD and its rpd2tracing export (the times of the latter are
+    // whole µs, so the budgets are close, not equal).
+    let (code, out, err) = kineto(&["diff", &files[1].path, &files[4].path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("memcpy"), "{out}");
+}
+
+#[test]
+fn roofline_reads_the_gpu_from_the_files_own_gpu_table() {
+    roofline_gpus(&built());
     // A format without a GPU table: the GPU is given.
     let (_, out, err) = kineto(&[
         "roofline",
@@ -220,29 +314,8 @@ fn roofline_reads_the_gpu_from_the_files_own_gpu_table() {
 }
 
 #[test]
-fn report_and_diff_run_on_native_formats() {
-    let tmp = tempfile::tempdir().unwrap();
-    for (i, (rel, _, _)) in FILES.iter().enumerate() {
-        let html = tmp.path().join(format!("r{i}.html"));
-        let (code, _, err) = kineto(&[
-            "report",
-            "--html",
-            &html.display().to_string(),
-            &native(rel),
-        ]);
-        assert_eq!(code, 0, "{rel}: {err}");
-        let page = std::fs::read_to_string(&html).unwrap();
-        assert!(page.contains("id=\"tool-json\""), "{rel}");
-    }
-    // Two formats of the same run: RPD and its rpd2tracing export (the times of the latter are
-    // whole µs, so the budgets are close, not equal).
-    let (code, out, err) = kineto(&[
-        "diff",
-        &native("samples/rpd/matmul_result.rpd"),
-        &native("samples/rpd/matmul_result.rpd2tracing.json"),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("memcpy"), "{out}");
+fn report_runs_on_native_formats() {
+    reports(&built());
 }
 
 #[test]
@@ -261,7 +334,12 @@ fn graph_mode_is_reported_as_incomplete() {
 
 #[test]
 fn a_mixed_directory_is_refused_naming_both_formats() {
-    let (code, _, err) = kineto(&["summary", &native("samples/rpd")]);
+    // An RPD database beside a Chrome-trace array.
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["rpd_3.rpd", "chrome_array_open.json"] {
+        std::fs::copy(native(f), tmp.path().join(f)).unwrap();
+    }
+    let (code, _, err) = kineto(&["summary", &tmp.path().display().to_string()]);
     assert_eq!(code, 2);
     assert!(
         err.contains("Chrome-trace JSON array") && err.contains("SQLite"),

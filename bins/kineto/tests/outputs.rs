@@ -11,9 +11,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-const TRACE: &str = "testdata/traces/serving/vllm_decode_full/graph_execution.json.gz";
-const OTHER: &str =
-    "testdata/traces/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz";
+// Two ranks of the generated demo window: what the traces hold does not matter here.
+const TRACE: &str = "testdata/windows/demo/prof-short-b1.decode.rank0.pt.trace.json.gz";
+const OTHER: &str = "testdata/windows/demo/prof-short-b1.decode.rank1.pt.trace.json.gz";
 const MODEL: &str = "testdata/models/gpt-oss-20b.json";
 
 fn kineto(args: &[&std::ffi::OsStr], dir: &Path) -> Output {

@@ -1,5 +1,6 @@
-//! `kineto report` and `kineto diff` on bundled real traces: the page embeds the very rows
-//! `kineto budget --json` prints, and the diff's Δ % is the arithmetic on those rows.
+//! `kineto report` and `kineto diff` on a generated trace (the demo window's) and on real traces of the
+//! shared corpus (ignored without it): the page embeds the very rows `kineto budget --json` prints, and
+//! the diff's Δ % is the arithmetic on those rows.
 #![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::path::PathBuf;
@@ -11,11 +12,21 @@ fn kineto() -> Command {
     Command::new(env!("CARGO_BIN_EXE_kineto"))
 }
 
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+/// A trace of the shared corpus (for tests ignored without it), or, for [`DEMO`], the generated one.
 fn testdata(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces")
-        .join(rel)
+    if rel == DEMO {
+        return PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(DEMO);
+    }
+    corpus::corpus_file(rel)
 }
+
+/// One rank of the generated demo window.
+const DEMO: &str = "testdata/windows/demo/prof-short-b1.decode.rank0.pt.trace.json.gz";
 
 const RANK0: &str = "param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz";
 const RANK1: &str = "param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json.gz";
@@ -58,7 +69,7 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
     let out = kineto()
         .args(["report", "--html"])
         .arg(&page_path)
-        .arg(testdata(RANK0))
+        .arg(testdata(DEMO))
         .output()
         .expect("run");
     assert!(
@@ -68,12 +79,12 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
     );
     let page = std::fs::read_to_string(&page_path).expect("written");
     let e = embedded(&page);
-    assert_eq!(e["budget"], Value::Array(budget_json(RANK0)));
+    assert_eq!(e["budget"], Value::Array(budget_json(DEMO)));
     assert!(e["top"].as_array().is_some_and(|t| !t.is_empty()));
     assert!(page.contains("<svg"));
     // The page opens with the doctor's findings: the rows `kineto doctor --json` prints, embedded, and
     // their section before the budget's.
-    let rows = json_listing(&["doctor", "--json"], &testdata(RANK0));
+    let rows = json_listing(&["doctor", "--json"], &testdata(DEMO));
     assert_eq!(e["findings"], Value::Array(rows));
     let body = &page[page.find("<body").expect("a body")..];
     let findings = body
@@ -85,7 +96,7 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
     let again = kineto()
         .args(["report", "--html"])
         .arg(&page_path)
-        .arg(testdata(RANK0))
+        .arg(testdata(DEMO))
         .output()
         .expect("run");
     assert_eq!(again.status.code(), Some(2));
@@ -93,7 +104,7 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
     let forced = kineto()
         .args(["report", "--overwrite", "--html"])
         .arg(&page_path)
-        .arg(testdata(RANK0))
+        .arg(testdata(DEMO))
         .output()
         .expect("run");
     assert!(forced.status.success());
@@ -109,6 +120,7 @@ fn bucket_mean(rows: &[Value], bucket: &str) -> f64 {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn diff_of_two_ranks_is_the_arithmetic_on_their_listings() {
     let (a, b) = (budget_json(RANK0), budget_json(RANK1));
     let out = kineto()
@@ -149,13 +161,13 @@ fn diff_of_two_ranks_is_the_arithmetic_on_their_listings() {
 fn a_trace_against_its_own_listing_does_not_move() {
     let dir = tempfile::tempdir().expect("tempdir");
     let listing = dir.path().join("old.jsonl");
-    let rows: Vec<String> = budget_json(RANK0).iter().map(Value::to_string).collect();
+    let rows: Vec<String> = budget_json(DEMO).iter().map(Value::to_string).collect();
     std::fs::write(&listing, rows.join("\n") + "\n").expect("write");
     let page = dir.path().join("d.html");
     let out = kineto()
         .arg("diff")
         .arg(&listing)
-        .arg(testdata(RANK0))
+        .arg(testdata(DEMO))
         .args(["--fail-above", "0.01", "--html"])
         .arg(&page)
         .output()
@@ -174,6 +186,7 @@ fn a_trace_against_its_own_listing_does_not_move() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
     let vllm = testdata("serving/vllm_decode_full/graph_execution.json.gz");
     let model =
@@ -260,6 +273,7 @@ fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
 /// the timeline's marks are the findings' time in the drawn step — for a finding found only in that step,
 /// Σ of its marks is its time at stake; a step-level finding (straggler) marks the step's window.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn report_marks_the_doctors_findings_on_the_timeline() {
     let dir = tempfile::tempdir().expect("tempdir");
     let page_path = dir.path().join("r.html");

@@ -1,15 +1,19 @@
-//! `kineto roofline` end to end on the bundled vLLM decode step (gpt-oss-20b-like on MI300X).
+//! `kineto roofline` end to end on the shared corpus's vLLM decode step (gpt-oss-20b-like on MI300X);
+//! without the corpus (`../shared/traces`) the tests that run it are listed as ignored.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use std::path::PathBuf;
 use std::process::Command;
+
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn kineto(args: &[&str]) -> (i32, String, String) {
-    let trace = root().join("testdata/traces/serving/vllm_decode_full/graph_execution.json.gz");
+    let trace = corpus::corpus_file("serving/vllm_decode_full/graph_execution.json.gz");
     let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
         .arg("roofline")
         .args(args)
@@ -25,6 +29,7 @@ fn kineto(args: &[&str]) -> (i32, String, String) {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn json_has_one_object_per_step_with_the_documented_keys() {
     let (code, out, err) = kineto(&["--model", "testdata/models/gpt-oss-20b.json", "--json"]);
     assert_eq!(code, 0, "{err}");
@@ -85,6 +90,7 @@ fn json_has_one_object_per_step_with_the_documented_keys() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn table_and_csv() {
     let (code, out, err) = kineto(&["--model", "testdata/models/gpt-oss-20b.json"]);
     assert_eq!(code, 0, "{err}");
@@ -105,6 +111,7 @@ fn table_and_csv() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn an_impossible_estimate_fails_with_both_numbers() {
     let (code, out, err) = kineto(&[
         "--model",
@@ -122,6 +129,7 @@ fn an_impossible_estimate_fails_with_both_numbers() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn bad_model_options_are_usage_errors() {
     let (code, _, err) = kineto(&[
         "--model",
@@ -146,6 +154,7 @@ fn bad_model_options_are_usage_errors() {
 /// `--weights` lists the weights table: gpt-oss-20b's groups, whose parameters add up to 20.91 B and whose
 /// routed experts are mxfp4 (2880·5760/2 + 90·5760 + 2·5760 B for one gate|up with its bf16 bias, × 32 × 24).
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn weights_table() {
     let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
         .args([
@@ -178,6 +187,7 @@ fn weights_table() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn html_embeds_the_rows_json_prints() {
     let dir = tempfile::tempdir().unwrap();
     let page_path = dir.path().join("roofline.html");
@@ -217,6 +227,7 @@ fn html_embeds_the_rows_json_prints() {
 /// H100: the terms that need the KV tokens are null and named, the note names the option that gives
 /// them, and with `--kv-tokens` the step is complete.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn unknown_counts_are_null_until_given() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("sglang.json");

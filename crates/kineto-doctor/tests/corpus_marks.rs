@@ -12,26 +12,18 @@ use kineto_trace::step::StepPattern;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-/// A file or directory of the shared corpus beside the clone; absent is a skip, except where CI sets
-/// KL1_REQUIRE_CORPUS.
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces")
-        .join(rel);
-    assert!(
-        p.exists() || std::env::var_os("KL1_REQUIRE_CORPUS").is_none(),
-        "KL1_REQUIRE_CORPUS is set but {} is missing",
-        p.display()
-    );
-    p.exists().then_some(p)
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+/// A file or folder of the shared corpus (for tests ignored without it: `tests/corpus/build.rs`).
+fn shared(rel: &str) -> PathBuf {
+    corpus::corpus_file(rel)
 }
 
 /// Diagnoses the traces of `rel` together (a directory: its ranks) and checks every finding's marks;
 /// returns the ids of the interval findings checked.
 fn check(rel: &str) -> BTreeSet<FindingId> {
-    let Some(p) = shared(rel) else {
-        return BTreeSet::new();
-    };
+    let p = shared(rel);
     let rules = Rules::builtin();
     let pattern = StepPattern::builtin();
     let opts = kineto_trace::Options::default();
@@ -125,6 +117,7 @@ fn check(rel: &str) -> BTreeSet<FindingId> {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn marks_sum_to_the_time_at_stake_on_the_corpus() {
     let mut seen = BTreeSet::new();
     for rel in [
@@ -140,14 +133,12 @@ fn marks_sum_to_the_time_at_stake_on_the_corpus() {
         eprintln!("{rel}: {ids:?}");
         seen.extend(ids);
     }
-    if shared("param/dlrm_kineto").is_some() {
-        // The corpus exercises every interval rule but the ones named here as absent from it: a rule
-        // that stops firing there, or starts, is noticed.
-        let all: BTreeSet<FindingId> = FindingId::ALL
-            .into_iter()
-            .filter(|f| f.marks_are_its_time())
-            .collect();
-        eprintln!("interval findings checked: {seen:?}");
-        assert_eq!(seen, all, "interval findings the corpus exercises");
-    }
+    // The corpus exercises every interval rule but the ones named here as absent from it: a rule
+    // that stops firing there, or starts, is noticed.
+    let all: BTreeSet<FindingId> = FindingId::ALL
+        .into_iter()
+        .filter(|f| f.marks_are_its_time())
+        .collect();
+    eprintln!("interval findings checked: {seen:?}");
+    assert_eq!(seen, all, "interval findings the corpus exercises");
 }

@@ -1,5 +1,6 @@
-//! Writes real traces' tables and reads them back with the parquet crate's own reader: row counts,
-//! row groups, sums and encodings against the parsed model.
+//! Writes traces' tables and reads them back with the parquet crate's own reader: row counts, row
+//! groups, sums and encodings against the parsed model. The real traces are the shared corpus's (tests
+//! ignored without it); generated ones (testdata/windows/demo, testdata/synthetic) always run.
 #![allow(clippy::unwrap_used)] // Test helpers, outside `#[test]` functions.
 
 use arrow_array::Array;
@@ -13,11 +14,16 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, Encoding};
 use std::path::Path;
 
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+/// A trace of the shared corpus, parsed.
 fn trace(rel: &str) -> kineto_trace::Parsed {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces")
-        .join(rel);
-    kineto_trace::parse_file(&p, &kineto_trace::Options::default()).unwrap()
+    parse(&corpus::corpus_file(rel))
+}
+
+fn parse(p: &Path) -> kineto_trace::Parsed {
+    kineto_trace::parse_file(p, &kineto_trace::Options::default()).unwrap()
 }
 
 fn export(parsed: &kineto_trace::Parsed, table: Table, limits: Limits) -> bytes::Bytes {
@@ -36,6 +42,7 @@ fn export(parsed: &kineto_trace::Parsed, table: Table, limits: Limits) -> bytes:
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn gpu_ops_stream_in_row_groups_and_keep_every_op() {
     let p = trace("param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json.gz");
     let t = &p.trace;
@@ -113,14 +120,37 @@ fn gpu_ops_stream_in_row_groups_and_keep_every_op() {
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn every_table_writes_and_reads_on_several_formats() {
-    for rel in [
-        "param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json.gz",
-        "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-        "kineto-tb-plugin/before_fix_trace.json",
-        "hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-    ] {
-        let p = trace(rel);
+    every_table_writes_and_reads(
+        &[
+            "param/dlrm_kineto/worker1_step_12.1694128201556.pt.trace.json.gz",
+            "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+            "kineto-tb-plugin/before_fix_trace.json",
+            "hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+        ]
+        .map(corpus::corpus_file),
+    );
+}
+
+/// The same on generated traces: a rank of the demo window and two server-shaped synthetic traces.
+#[test]
+fn every_table_writes_and_reads_on_generated_traces() {
+    let root = corpus::repository_root();
+    every_table_writes_and_reads(
+        &[
+            "testdata/windows/demo/prof-short-b1.decode.rank0.pt.trace.json.gz",
+            "testdata/synthetic/server_traces/vllm_v1_stack/vllm_v1_stack.json",
+            "testdata/synthetic/server_traces/sglang_spans/sglang_spans.json",
+        ]
+        .map(|r| root.join(r)),
+    );
+}
+
+fn every_table_writes_and_reads(paths: &[std::path::PathBuf]) {
+    for path in paths {
+        let rel = path.display();
+        let p = parse(path);
         let t = &p.trace;
         for table in Table::EXPORTED {
             let buf = export(&p, table, Limits::default());

@@ -1,7 +1,8 @@
-//! Every native-format file of testdata/native — the files built from the formats' public schemas and
-//! the copies of the shared samples — read through `kineto_trace::parse_file` with this crate's SQLite
-//! reader installed, against the independent counts of `testdata/native/count_native.py` (Python's
-//! sqlite3 / json / csv, output in counts.json) and what `make_native.py` put in each file (truth.json).
+//! Every native-format file of testdata/native (built from the formats' public schemas) and of the shared
+//! corpus's real samples (`../shared/traces/native`; without it that test is listed as ignored), read
+//! through `kineto_trace::parse_file` with this crate's SQLite reader installed, against the independent
+//! counts of `testdata/native/count_native.py` (Python's sqlite3 / json / csv, output in counts.json and
+//! corpus_counts.json) and what `make_native.py` put in each file (truth.json).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use kineto_trace::analysis::Analysis;
@@ -10,6 +11,9 @@ use kineto_trace::step::StepPattern;
 use kineto_trace::{GpuKind, Options, Parsed, TraceFormat, parse_file};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native")
@@ -28,9 +32,10 @@ fn int(v: &Value, k: &str) -> i64 {
     v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
 }
 
-/// Counts, sums and bytes of every GPU-op kind, API calls and marker ranges, and the steps.
-fn check(rel: &str, want: &Value) {
-    let p = parse(&dir().join(rel));
+/// Counts, sums and bytes of every GPU-op kind, API calls and marker ranges, and the steps, of the file
+/// `rel` under `root`.
+fn check(root: &Path, rel: &str, want: &Value) {
+    let p = parse(&root.join(rel));
     let t = &p.trace;
     for (kind, key) in [
         (GpuKind::Kernel, "kernel"),
@@ -106,13 +111,26 @@ fn check(rel: &str, want: &Value) {
 }
 
 #[test]
-fn every_native_file_matches_the_independent_counts() {
+fn every_built_native_file_matches_the_independent_counts() {
     let counts = json("counts.json");
     let files = counts.as_object().unwrap();
-    // Seven built files (the CSV directory holds two processes), and the five shared samples.
-    assert_eq!(files.len(), 14, "{:?}", files.keys().collect::<Vec<_>>());
+    // Six built files and two rocprofv3 CSV directories (three processes, one key each).
+    assert_eq!(files.len(), 9, "{:?}", files.keys().collect::<Vec<_>>());
     for (rel, want) in files {
-        check(rel, want);
+        check(&dir(), rel, want);
+    }
+}
+
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn every_corpus_native_sample_matches_the_independent_counts() {
+    let root = corpus::corpus_file("native");
+    let counts = json("corpus_counts.json");
+    let files = counts.as_object().unwrap();
+    // nsys, rocprofv3 JSON and CSV, RPD and its rpd2tracing export.
+    assert_eq!(files.len(), 5, "{:?}", files.keys().collect::<Vec<_>>());
+    for (rel, want) in files {
+        check(&root, rel, want);
     }
 }
 

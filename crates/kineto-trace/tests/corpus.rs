@@ -1,5 +1,6 @@
 //! Every real trace parses and agrees with counts made independently (INVENTORY.csv: plain `json.load`)
-//! and with kernel times computed by `testdata/reference/kernel_times.py`.
+//! and with kernel times computed by `testdata/reference/kernel_times.py`. The traces are the shared corpus's
+//! (`../shared/traces`): without it these tests are listed as ignored.
 #![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
 use kineto_trace::summary::Summary;
@@ -8,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 mod common;
-use common::{shared_corpus, workspace};
+use common::workspace;
 
 fn read_csv(path: &Path) -> Vec<HashMap<String, String>> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -108,24 +109,19 @@ fn check(root: &Path, feed: Feed) -> usize {
     inventory.len()
 }
 
+/// The whole shared corpus, each file read on the helper thread.
 #[test]
-fn bundled_real_traces_match_independent_counts() {
-    let n = check(&workspace().join("testdata/traces"), Feed::Threaded);
-    assert!(n >= 10, "only {n} bundled traces");
-}
-
-#[test]
-fn bundled_real_traces_parse_the_same_inline() {
-    check(&workspace().join("testdata/traces"), Feed::Inline);
-}
-
-/// The whole shared corpus. Skipped (with a note) when it is not beside the clone; CI sets
-/// KL1_REQUIRE_CORPUS=1 so that there it must be present.
-#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn shared_corpus_matches_independent_counts() {
-    let Some(root) = shared_corpus() else {
-        return;
-    };
+    let root = common::corpus::required();
     let n = check(&root, Feed::Threaded);
     assert!(n >= 40, "only {n} traces in the shared corpus");
+}
+
+/// The same files read inline: the same counts.
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn shared_corpus_parses_the_same_inline() {
+    let root = common::corpus::required();
+    check(&root, Feed::Inline);
 }

@@ -5,8 +5,8 @@
 //! that do not appear in the shared traces, so that the rules are checked on names they were not
 //! tuned on.
 //!
-//! Traces bundled in `testdata/traces` are always checked; the rest of the shared corpus is checked
-//! when it is beside the clone (and must be when KL1_REQUIRE_CORPUS is set).
+//! The traces are the shared corpus's (`../shared/traces`): without it the tests that read them are
+//! listed as ignored (and fail when KL1_REQUIRE_CORPUS is set).
 
 use kineto_trace::family::{Label, MatchKind, Rules};
 use kineto_trace::{Options, parse_file};
@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 mod common;
-use common::{shared_corpus, workspace};
+use common::workspace;
 
 /// Reads a CSV with quoted fields (names hold commas) into rows of strings.
 fn csv_rows(text: &str) -> Vec<Vec<String>> {
@@ -79,17 +79,14 @@ fn label_of(rules: &Rules, name: &str) -> (String, String) {
     }
 }
 
-/// Checks the traces under `root` that exist; returns how many were checked.
-fn check(root: &Path, only_present: bool) -> usize {
+/// Checks the traces of the reference under `root`; returns how many were checked.
+fn check(root: &Path) -> usize {
     let rules = Rules::builtin();
     let hand = hand_labels();
     let mut wrong = Vec::new();
     let mut n = 0;
     for (rel, names) in top_names() {
         let path = root.join(&rel);
-        if only_present && !path.exists() {
-            continue;
-        }
         // The reference lists names until >= 90 % of the trace's kernel time.
         assert!(
             names.last().is_some_and(|l| l.3 >= 900),
@@ -126,17 +123,11 @@ fn check(root: &Path, only_present: bool) -> usize {
 }
 
 #[test]
-fn bundled_traces_top_kernels_have_the_hand_labels() {
-    let n = check(&workspace().join("testdata/traces"), true);
-    assert!(n >= 9, "only {n} bundled traces checked");
-}
-
-#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn shared_corpus_top_kernels_have_the_hand_labels() {
-    if let Some(root) = shared_corpus() {
-        let n = check(&root, false);
-        assert_eq!(n, top_names().len());
-    }
+    let root = common::corpus::required();
+    let n = check(&root);
+    assert_eq!(n, top_names().len());
 }
 
 /// Every hand label names a family of the built-in table with that family's bucket, and no GEMM or
@@ -527,8 +518,9 @@ fn the_fallback_places_by_words_and_says_so() {
 /// convolutions done as implicit GEMMs), and a name that says collective (nccl, all_reduce, …) is in
 /// comm. Checked on the words of the names, independently of the rules' patterns.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn shared_corpus_gemms_and_collectives_are_in_their_buckets() {
-    let Some(root) = shared_corpus() else { return };
+    let root = common::corpus::required();
     let rules = Rules::builtin();
     let mut wrong = Vec::new();
     let mut checked = 0;

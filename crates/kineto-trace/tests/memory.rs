@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 mod common;
-use common::workspace;
 
 #[path = "property/counting.rs"]
 mod counting;
@@ -87,34 +86,31 @@ fn header_values_are_not_kept() {
     drop(trace);
 }
 
-/// The bundled real traces, decompressed (read once).
+/// The small traces (`common::small_traces`: real ones of the corpus, or the generated ones without it),
+/// decompressed (read once).
 fn real_traces() -> &'static [(PathBuf, Vec<u8>)] {
     static ALL: std::sync::OnceLock<Vec<(PathBuf, Vec<u8>)>> = std::sync::OnceLock::new();
     ALL.get_or_init(read_real_traces)
 }
 
 fn read_real_traces() -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![workspace().join("testdata/traces")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("testdata") {
-            let p = e.expect("entry").path();
-            let name = p.to_string_lossy().into_owned();
-            if p.is_dir() {
-                stack.push(p);
-            } else if name.ends_with(".json.gz") {
-                out.push((p.clone(), inflate(&std::fs::read(&p).expect("read"))));
-            } else if name.ends_with(".json") {
-                out.push((p.clone(), std::fs::read(&p).expect("read")));
-            }
-        }
-    }
-    out.sort();
-    assert!(out.len() >= 10, "bundled traces missing: {}", out.len());
+    let out: Vec<(PathBuf, Vec<u8>)> = common::small_traces()
+        .into_iter()
+        .map(|p| {
+            let stored = std::fs::read(&p).expect("read");
+            let json = if p.to_string_lossy().ends_with(".gz") {
+                inflate(&stored)
+            } else {
+                stored
+            };
+            (p, json)
+        })
+        .collect();
+    assert!(out.len() >= 10, "small traces missing: {}", out.len());
     out
 }
 
-/// Every bundled real trace, read whole from its file (gzip on the helper thread where it is gzip):
+/// Every small trace, read whole from its file (gzip on the helper thread where it is gzip):
 /// the bound holds, and the measured ratio is printed for the record.
 #[test]
 fn real_traces_parse_within_the_bound() {

@@ -13,10 +13,10 @@ mod property;
 use mutate::{cuts, flips, splices};
 use property::check;
 
-/// The real trace, decompressed once.
+/// The seed trace (`common::mutation_seed`), decompressed once.
 fn real() -> Vec<u8> {
     static DATA: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    DATA.get_or_init(common::event_sync_trace).clone()
+    DATA.get_or_init(common::mutation_seed).clone()
 }
 
 proptest! {

@@ -1,5 +1,5 @@
-//! One file on every core gives the serial parse's result, byte for byte: over every real trace (the
-//! bundled ones and the shared corpus) and over mutated ones (cut, flipped, spliced), parsed in ranges
+//! One file on every core gives the serial parse's result, byte for byte: over every real trace of
+//! the shared corpus, the small traces (generated ones without the corpus) and mutated ones (cut, flipped, spliced), parsed in ranges
 //! on 2, 3 and 7 threads with ranges small enough that every file splits, the whole model (its
 //! `Debug` dump: every record, name, track, count, warning and the salvage note) equals the serial
 //! parse's, and a bad input fails with the same error (message, byte offset, event index).
@@ -14,7 +14,6 @@ mod common;
 #[path = "property/mutate.rs"]
 mod mutate;
 
-use common::{shared_corpus, workspace};
 use mutate::{cuts, flips, splices};
 
 /// Thread counts and range sizes: each pair splits a file of a few KiB or more into many ranges,
@@ -156,18 +155,19 @@ fn check_file(f: &Path, inflated: bool) {
     }
 }
 
+/// The small traces (`common::small_traces`: real ones of the corpus, or the generated ones without it),
+/// as stored and inflated.
 #[test]
-fn bundled_traces_parse_the_same_on_every_split() {
-    let files = inventory(&workspace().join("testdata/traces"));
-    assert!(files.len() >= 10, "only {} bundled traces", files.len());
+fn small_traces_parse_the_same_on_every_split() {
+    let files = common::small_traces();
+    assert!(files.len() >= 10, "only {} small traces", files.len());
     check_files(&files, true);
 }
 
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn shared_corpus_parses_the_same_on_every_split() {
-    let Some(root) = shared_corpus() else {
-        return;
-    };
+    let root = common::corpus::required();
     let files = inventory(&root);
     assert!(files.len() >= 40, "only {} corpus traces", files.len());
     check_files(&files, false);
@@ -176,7 +176,7 @@ fn shared_corpus_parses_the_same_on_every_split() {
 /// The real trace the mutations start from, decompressed once.
 fn real() -> Vec<u8> {
     static DATA: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    DATA.get_or_init(common::event_sync_trace).clone()
+    DATA.get_or_init(common::mutation_seed).clone()
 }
 
 /// Hand-made inputs at the edges of a split: a range guess inside a string, inside a header array

@@ -199,10 +199,9 @@ fn kept_events_are_small() {
 /// replay's size comes from its capture trace (`capture_32_FULL`, 421 launches captured = the 421
 /// kernels replayed; serving/INVENTORY.csv and a plain json.load count them).
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn the_shared_vllm_trace_without_its_marker() {
-    let Some(root) = common::shared_corpus() else {
-        return;
-    };
+    let root = common::corpus::required();
     let src = root.join("serving/vllm_decode_full/graph_execution.json.gz");
     let raw = std::fs::read(&src).unwrap();
     let mut text = String::new();

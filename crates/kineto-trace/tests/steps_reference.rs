@@ -2,8 +2,8 @@
 //! independently by `testdata/reference/steps.py` (Python's json, Decimal times, brute-force
 //! stabbing and segment-by-segment budgets).
 //!
-//! Traces bundled in `testdata/traces` are always checked; the rest of the shared corpus is checked
-//! when it is beside the clone (and must be when KL1_REQUIRE_CORPUS is set).
+//! The traces are the shared corpus's (`../shared/traces`): without it these tests are listed as ignored
+//! (and fail when KL1_REQUIRE_CORPUS is set).
 
 // Helpers outside `#[test]` functions panic on purpose too: a bad reference is a failed test.
 #![allow(clippy::expect_used)]
@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{shared_corpus, workspace};
+use common::workspace;
 
 fn reference() -> Vec<Value> {
     let p = workspace().join("testdata/reference/steps.json");
@@ -226,17 +226,11 @@ fn check_case(root: &Path, case: &Value, rules: &Rules) -> Vec<String> {
     diffs
 }
 
-fn run(root: &Path, only_bundled: bool) -> usize {
+fn run(root: &Path) -> usize {
     let rules = Rules::builtin();
     let mut n = 0;
     let mut diffs = Vec::new();
     for case in reference() {
-        let rel = case["path"]
-            .as_str()
-            .expect("well-formed reference and trace");
-        if only_bundled && !root.join(rel).exists() {
-            continue;
-        }
         diffs.extend(check_case(root, &case, &rules));
         n += 1;
     }
@@ -250,37 +244,24 @@ fn run(root: &Path, only_bundled: bool) -> usize {
 }
 
 #[test]
-fn bundled_traces_match_the_reference() {
-    let n = run(&workspace().join("testdata/traces"), true);
-    // amd_trace, cpu_only, cuda_event_sync, trace_compare/base, triton_example, 2 dlrm ranks,
-    // with_gpu_user_annotation (custom pattern).
-    assert!(n >= 8, "only {n} bundled traces have reference steps");
-}
-
-#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn shared_corpus_matches_the_reference() {
-    let Some(root) = shared_corpus() else {
-        return;
-    };
-    let n = run(&root, false);
+    let root = common::corpus::required();
+    let n = run(&root);
     assert!(n >= 30, "only {n} reference cases");
 }
 
 /// The cases the issue names, checked by value so that a change to the reference is noticed too.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn named_cases() {
-    let root = workspace().join("../shared/traces");
+    let root = common::corpus::required();
     let rules = Rules::builtin();
     let opts = Options::default();
-    let bundled = workspace().join("testdata/traces");
 
-    // Eight dlrm ranks: one ProfilerStep#10 each, every rank's kernels in it (bundled: ranks 0 and 1).
-    let dlrm: Vec<PathBuf> = if root.join("param/dlrm_kineto").is_dir() {
-        kineto_trace::expand_paths(&[root.join("param/dlrm_kineto")]).unwrap()
-    } else {
-        kineto_trace::expand_paths(&[bundled.join("param/dlrm_kineto")]).unwrap()
-    };
-    assert!(dlrm.len() == 8 || dlrm.len() == 2, "{dlrm:?}");
+    // Eight dlrm ranks: one ProfilerStep#10 each, every rank's kernels in it.
+    let dlrm: Vec<PathBuf> = kineto_trace::expand_paths(&[root.join("param/dlrm_kineto")]).unwrap();
+    assert_eq!(dlrm.len(), 8, "{dlrm:?}");
     for (rank, p) in dlrm.iter().enumerate() {
         let parsed = parse_file(p, &opts).unwrap();
         let a = Analysis::new(&parsed.trace, &StepPattern::default(), &rules);
@@ -298,7 +279,7 @@ fn named_cases() {
 
     // CUDA graphs: 70 cudaGraphLaunch → 135 kernels, each in the step of its launch.
     let nq = root.join("hta/negative_queue_length_values_check/rank0.json.gz");
-    if nq.exists() {
+    {
         let parsed = parse_file(&nq, &opts).unwrap();
         let t = &parsed.trace;
         let a = Analysis::new(t, &StepPattern::default(), &rules);
@@ -338,7 +319,7 @@ fn named_cases() {
     }
 
     // A step mirrored as gpu_user_annotation counts once (ROCm trace: ProfilerStep#1 on CPU and GPU).
-    let amd = bundled.join("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+    let amd = root.join("hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz");
     let parsed = parse_file(&amd, &opts).unwrap();
     assert!(
         parsed
@@ -355,8 +336,9 @@ fn named_cases() {
 /// The shared vLLM decode trace: its one TraceLens-style marker is found by the built-in profiles,
 /// with the token counts its name states, and the step holds the whole graph replay.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn vllm_decode_step_from_its_tracelens_marker() {
-    let Some(root) = shared_corpus() else { return };
+    let root = common::corpus::required();
     let path = root.join("serving/vllm_decode_full/graph_execution.json.gz");
     let p = parse_file(&path, &Options::default()).expect("parse");
     let a = Analysis::new(&p.trace, &StepPattern::builtin(), &Rules::builtin());
@@ -408,8 +390,9 @@ fn vllm_decode_step_from_its_tracelens_marker() {
 /// stored beside them; they differ from `exact` only by HTA's float64 sums (the script redoes
 /// them: `hta_arithmetic_idle_us`).
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn whole_trace_idle_matches_htas_definition() {
-    let Some(root) = shared_corpus() else { return };
+    let root = common::corpus::required();
     let p = workspace().join("testdata/reference/gpu_idle.json");
     let reference: Value =
         serde_json::from_str(&std::fs::read_to_string(&p).expect("reference")).expect("json");
@@ -463,8 +446,9 @@ fn whole_trace_idle_matches_htas_definition() {
 /// `get_comm_comp_overlap` definition computed exactly (Python json, Decimal, brute-force
 /// intersection), and HTA's own percentage (rounded to 0.01 by HTA) beside it.
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn comm_overlap_matches_htas_definition() {
-    let Some(root) = shared_corpus() else { return };
+    let root = common::corpus::required();
     let p = workspace().join("testdata/reference/comm_overlap.json");
     let reference: Value =
         serde_json::from_str(&std::fs::read_to_string(&p).expect("reference")).expect("json");

@@ -11,6 +11,9 @@ use roofline::{
     Bound, Counts, Error, GpuChoice, PhaseTokens, Setup, StepTokens, analyse, estimate, rates,
 };
 
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -67,9 +70,9 @@ fn setup(m: ModelShape) -> Setup {
 /// of intermediate 2880 in mxfp4, vocabulary 201,088, all else bf16) on an MI300X (its deviceProperties
 /// name is empty: numSms 304 and 206,141,652,992 B identify it).
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn gpt_oss_20b_on_the_shared_vllm_decode_step() {
-    let trace =
-        workspace().join("testdata/traces/serving/vllm_decode_full/graph_execution.json.gz");
+    let trace = corpus::corpus_file("serving/vllm_decode_full/graph_execution.json.gz");
     let t = analyse(&trace, &setup(model("gpt-oss-20b.json", 1, 1))).unwrap();
     assert!(t.failures.is_empty(), "{:?}", t.failures);
     assert_eq!((t.gpu.as_str(), t.gpu_from), ("MI300X", "numSms+memory"));
@@ -176,6 +179,7 @@ fn gpt_oss_20b_on_the_shared_vllm_decode_step() {
 /// The GPU's peak bandwidth in that step's span is 5,300 GB/s × 10,699,981 ns = 56.7 GB; an estimate that
 /// cannot fit (a 1 ms span) is an error naming both rates, and so is the same step on a GB10 (273 GB/s).
 #[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn the_physics_gate_refuses_impossible_estimates() {
     let m = model("gpt-oss-20b.json", 1, 1);
     let tokens = StepTokens {
@@ -195,8 +199,7 @@ fn the_physics_gate_refuses_impossible_estimates() {
     );
     assert!(!text.contains('%'), "{text}");
 
-    let trace =
-        workspace().join("testdata/traces/serving/vllm_decode_full/graph_execution.json.gz");
+    let trace = corpus::corpus_file("serving/vllm_decode_full/graph_execution.json.gz");
     let mut s = setup(m);
     s.gpu = GpuChoice::Named(Box::new(table.get("GB10").unwrap().clone()));
     let t = analyse(&trace, &s).unwrap();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test, as the README's second command and CI run them: the Rust tests (the shared trace corpus
 # required when it is beside the clone), the provenance harness examples, the Parquet export read back by
-# DuckDB, the two Python modules built as wheels and tested with pytest, and every HTML report opened in
-# headless Chromium. The Python and browser checks install what they need (pip, apt-get) when it is missing.
+# DuckDB, the two Python modules built as wheels and tested with pytest, every HTML report opened in
+# headless Chromium, and the Spark data source in local mode. The Python, browser and Spark checks install
+# what they need (pip, apt-get) when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d ../shared/traces ]; then export KL1_REQUIRE_CORPUS=1; fi
@@ -56,7 +57,7 @@ tally() {
         exit "$rc"
     fi
 }
-(for s in duckdb python python-provenance browser; do bash "tests/$s/run.sh" --prepare; done) \
+(for s in duckdb python python-provenance browser spark; do bash "tests/$s/run.sh" --prepare; done) \
     >"$t/prepare.log" 2>&1 &
 prepare=$!
 tally cargo test --workspace
@@ -91,3 +92,7 @@ tally bash tests/python-provenance/run.sh
 # Every HTML report written by the tools from generated data (and the shared corpus) and opened in headless Chromium (Debian's
 # package): fails on a console error, a blank page or a missing chart; screenshots in target/browser-test/.
 tally bash tests/browser/run.sh
+# The `kineto` Spark data source (kineto_trace.spark) in local mode, and Spark SQL over the Parquet export: one
+# run's ranks (the shared corpus's dlrm ranks, else the generated demo window's) read by Spark, against `kineto`
+# and `kineto-export` (pyspark and Debian's JRE installed beside the Rust tests).
+tally bash tests/spark/run.sh

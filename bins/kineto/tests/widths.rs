@@ -2,6 +2,7 @@
 //! way people say them, the last column sized to what is left), the header blocks and notes by wrapping
 //! (on a terminal, or at the width `KL1_TEXT_WIDTH` gives). JSON and CSV lines are never wrapped.
 //! Run on the generated traces a plain clone has: the server-shaped synthetic traces and the native samples.
+#![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

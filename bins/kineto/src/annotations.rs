@@ -1,7 +1,7 @@
 //! `kineto annotations`: one row per user annotation name (what `--step-pattern` can match).
 
 use crate::args::Plain;
-use crate::each::{csv_header_if, each_trace, refused};
+use crate::each::{csv_header_if, each_trace};
 use crate::out;
 use crate::render::{self, Ctx, Format};
 use crate::views;
@@ -10,14 +10,9 @@ use kineto_trace::analysis::{AnnotationStats, annotation_stats};
 use std::process::ExitCode;
 
 /// Runs `kineto annotations`.
-pub fn run(l: &Plain) -> ExitCode {
-    let opened = l
-        .session()
-        .and_then(|s| s.expand(&l.traces).map(|p| (s, p)));
-    let (session, paths) = match opened {
-        Ok(v) => v,
-        Err(e) => return refused(e),
-    };
+pub fn run(l: &Plain) -> kineto_trace::Result<ExitCode> {
+    let session = l.session()?;
+    let paths = session.expand(&l.traces)?;
     let format = l.format();
     let work = |path: &std::path::Path| {
         session.read(path).map(|p| {
@@ -29,7 +24,7 @@ pub fn run(l: &Plain) -> ExitCode {
         write_trace(w, format, &p, &stats)
     };
     let header = csv_header_if(format, kineto_tables::annotation_stats_columns());
-    each_trace(&session, &paths, format, header, work, print)
+    Ok(each_trace(&session, &paths, format, header, work, print))
 }
 
 /// One trace's rows, after its header line in the text form.

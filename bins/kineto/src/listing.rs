@@ -1,7 +1,7 @@
 //! `kineto steps`, `kineto kernels` and `kineto budget`: one trace's rows at a time, in the order given.
 
 use crate::args::Listing;
-use crate::each::{each_trace, notes_unless_table, refused};
+use crate::each::{each_trace, notes_unless_table};
 use crate::out;
 use crate::render::{self, Ctx, Format};
 use crate::{render_budget, render_notes, views};
@@ -21,11 +21,8 @@ pub enum Command {
 }
 
 /// Runs one of the three listings.
-pub fn run(command: Command, l: &Listing) -> ExitCode {
-    let (session, paths) = match l.open(None) {
-        Ok(v) => v,
-        Err(e) => return refused(e),
-    };
+pub fn run(command: Command, l: &Listing) -> kineto_trace::Result<ExitCode> {
+    let (session, paths) = l.open(None)?;
     let format = l.format();
     let header = |w: &mut out::Stdout| match (format, command) {
         (Format::Csv, Command::Steps) => render::csv_header(w, kineto_tables::step_columns()),
@@ -46,7 +43,7 @@ pub fn run(command: Command, l: &Listing) -> ExitCode {
         notes_unless_table(format, &t);
         write_trace(w, command, format, &t, session.rules())
     };
-    each_trace(&session, &paths, format, header, work, print)
+    Ok(each_trace(&session, &paths, format, header, work, print))
 }
 
 /// Writes one trace's rows, one at a time.

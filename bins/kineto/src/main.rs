@@ -86,14 +86,15 @@ fn main() -> ExitCode {
         Err(code) => return code,
     };
     match cli.cmd {
-        Cmd::Summary(a) => summary::run(&a),
-        Cmd::Steps(l) => listing::run(Command::Steps, &l),
-        Cmd::Kernels(l) => listing::run(Command::Kernels, &l),
-        Cmd::Budget(l) => listing::run(Command::Budget, &l),
+        // A command that cannot start (options, rule file, pattern, paths) says why, status 2.
+        Cmd::Summary(a) => summary::run(&a).unwrap_or_else(each::refused),
+        Cmd::Steps(l) => listing::run(Command::Steps, &l).unwrap_or_else(each::refused),
+        Cmd::Kernels(l) => listing::run(Command::Kernels, &l).unwrap_or_else(each::refused),
+        Cmd::Budget(l) => listing::run(Command::Budget, &l).unwrap_or_else(each::refused),
         Cmd::Roofline(a) => roofline::run(&a),
-        Cmd::Annotations(l) => annotations::run(&l),
-        Cmd::Top(t) => top::run(&t),
-        Cmd::Ranks(l) => ranks::run(&l),
+        Cmd::Annotations(l) => annotations::run(&l).unwrap_or_else(each::refused),
+        Cmd::Top(t) => top::run(&t).unwrap_or_else(each::refused),
+        Cmd::Ranks(l) => ranks::run(&l).unwrap_or_else(each::refused),
         Cmd::Report(r) => report::report(&r),
         Cmd::Doctor(d) => doctor::run(&d),
         Cmd::Diff(d) => report::diff(&d),

@@ -2,7 +2,7 @@
 //! slowest rank).
 
 use crate::args::Listing;
-use crate::each::{exit_code, refused};
+use crate::each::exit_code;
 use crate::out;
 use crate::render::{self, Ctx, Format};
 use crate::views;
@@ -14,11 +14,8 @@ use std::process::ExitCode;
 type RankOf = (RankSteps, kineto_trace::Parsed);
 
 /// Runs `kineto ranks`.
-pub fn run(l: &Listing) -> ExitCode {
-    let (session, paths) = match l.open(None) {
-        Ok(v) => v,
-        Err(e) => return refused(e),
-    };
+pub fn run(l: &Listing) -> kineto_trace::Result<ExitCode> {
+    let (session, paths) = l.open(None)?;
     let format = l.format();
     let work = |path: &std::path::Path| -> kineto_trace::Result<RankOf> {
         let a = session.open(path)?;
@@ -69,7 +66,7 @@ pub fn run(l: &Listing) -> ExitCode {
         }
         Err(e) => {
             out::note(&format!("kineto: {e}"));
-            return exit_code(true);
+            return Ok(exit_code(true));
         }
     }
     let steps = compare_ranks(&all);
@@ -78,7 +75,7 @@ pub fn run(l: &Listing) -> ExitCode {
         out::write_failed(e);
     }
     out::finish(&mut w);
-    exit_code(failed)
+    Ok(exit_code(failed))
 }
 
 /// The steps across ranks: in the text form one line per step naming its slowest rank, then its rows.

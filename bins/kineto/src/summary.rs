@@ -1,20 +1,15 @@
 //! `kineto summary`: one summary per trace (counts, kernel time, steps, warnings).
 
 use crate::args::SummaryArgs;
-use crate::each::{each_trace, refused};
+use crate::each::each_trace;
 use crate::render_summary;
 use kineto_trace::summary::Summary;
 use std::process::ExitCode;
 
 /// Runs `kineto summary`.
-pub fn run(a: &SummaryArgs) -> ExitCode {
-    let opened = a
-        .session()
-        .and_then(|s| s.expand(&a.traces).map(|p| (s, p)));
-    let (session, paths) = match opened {
-        Ok(v) => v,
-        Err(e) => return refused(e),
-    };
+pub fn run(a: &SummaryArgs) -> kineto_trace::Result<ExitCode> {
+    let session = a.session()?;
+    let paths = session.expand(&a.traces)?;
     let work = |p: &std::path::Path| session.read(p).map(|p| Summary::of(&p));
     let print = |w: &mut crate::out::Stdout, s: Summary| render_summary::write(w, &s, a.json);
     let format = if a.json {
@@ -22,5 +17,12 @@ pub fn run(a: &SummaryArgs) -> ExitCode {
     } else {
         crate::render::Format::Table
     };
-    each_trace(&session, &paths, format, |_| Ok(()), work, print)
+    Ok(each_trace(
+        &session,
+        &paths,
+        format,
+        |_| Ok(()),
+        work,
+        print,
+    ))
 }

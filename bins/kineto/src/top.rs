@@ -1,7 +1,7 @@
 //! `kineto top`: kernels grouped by name, family or bucket, most time first.
 
 use crate::args::{By, Top};
-use crate::each::{csv_header_if, each_trace, notes_unless_table, refused};
+use crate::each::{csv_header_if, each_trace, notes_unless_table};
 use crate::out;
 use crate::render::{self, Ctx, Format};
 use crate::{render_notes, views};
@@ -10,12 +10,9 @@ use kineto_trace::analysis::{GroupBy, TopTables, top_tables};
 use std::process::ExitCode;
 
 /// Runs `kineto top`.
-pub fn run(t: &Top) -> ExitCode {
+pub fn run(t: &Top) -> kineto_trace::Result<ExitCode> {
     let l = &t.listing;
-    let (session, paths) = match l.open(None) {
-        Ok(v) => v,
-        Err(e) => return refused(e),
-    };
+    let (session, paths) = l.open(None)?;
     let by = match t.by {
         By::Name => GroupBy::Name,
         By::Family => GroupBy::Family,
@@ -33,7 +30,7 @@ pub fn run(t: &Top) -> ExitCode {
         write_trace(w, format, &a, &tables, n)
     };
     let header = csv_header_if(format, kineto_tables::top_columns());
-    each_trace(&session, &paths, format, header, work, print)
+    Ok(each_trace(&session, &paths, format, header, work, print))
 }
 
 /// One trace's tables (one, or one per step), each cut to its first `n` groups.

@@ -427,7 +427,7 @@ fn a_clean_trace_says_so_in_every_form() {
     let (code, out, _) = kineto(&["doctor", "--csv"], &[&p]);
     assert_eq!(code, 0);
     assert_eq!(out.lines().count(), 1, "{out}");
-    assert!(out.starts_with("kind,finding,file,rank,origin,time_at_stake_us,share_pct,"));
+    assert!(out.starts_with("kind,finding,rank,origin,time_at_stake_us,share_pct,"));
 }
 
 #[test]

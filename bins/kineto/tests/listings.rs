@@ -188,12 +188,12 @@ fn budget_csv_and_table() {
     let mut it = csv.lines();
     // The `steps` columns, then `kind` and `key`, then the `families` and `budget` columns a step's row
     // does not have.
-    let header = "file,rank,step,step_number,name,phase,rows,requests,prefill_requests,prefill_query_tokens,\
+    let header = "rank,step,step_number,name,phase,rows,requests,prefill_requests,prefill_query_tokens,\
                   prefill_context_tokens,decode_requests,decode_query_tokens,decode_context_tokens,query_tokens,\
                   tokens_from,cpu_lo_us,cpu_lo_rel_us,cpu_hi_us,cpu_hi_rel_us,lo_us,lo_rel_us,hi_us,hi_rel_us,period_us,kernels,\
                   memcpys,memsets,kernel_sum_us,kernel_union_us,window_lo_us,window_lo_rel_us,window_hi_us,\
                   window_hi_rel_us,span_us,idle_us,comm_us,comm_overlapped_us,comm_exposed_us,\
-                  comm_overlap_pct,unmatched_kernels,unmatched_sum_us,same_stream_overlaps,\
+                  comm_overlap_pct,unmatched_kernels,unmatched_sum_us,same_stream_overlaps,file,\
                   kind,key,bucket,count,sum_us,union_us,exclusive_us,inclusive_us";
     assert_eq!(it.next(), Some(header));
     let gemm = csv.lines().find(|l| l.contains(",bucket,gemm,")).unwrap();
@@ -209,8 +209,9 @@ fn budget_csv_and_table() {
     }
     let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
     assert!(table.contains("exclusive time per bucket"), "{table}");
+    // Listed as people say the name (no parameter list: `template::display_name`); whole in JSON and CSV.
     assert!(
-        table.contains("my_custom_kernel(int)"),
+        table.contains("µs  my_custom_kernel\n"),
         "unmatched names are listed: {table}"
     );
 }
@@ -222,9 +223,11 @@ fn kernels_csv_quotes_names() {
         &[synthetic()],
     ));
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[0].starts_with(
-        "file,rank,kind,index,step,name,family,bucket,matched,how,ts_us,ts_rel_us,dur_us"
-    ));
+    assert!(
+        rows[0].starts_with(
+            "rank,kind,index,step,name,family,bucket,matched,how,ts_us,ts_rel_us,dur_us"
+        )
+    );
     assert_eq!(rows.len(), 1 + 10);
     let fill = rows.iter().find(|l| l.contains("FillFunctor")).unwrap();
     // The name has commas, so it is quoted; the kernel is in step 0, launched by the graph launch.
@@ -243,7 +246,9 @@ fn kernels_csv_quotes_names() {
         fill.contains(",cudaGraphLaunch,150.000,60.000,10,step[DECODE bs=32 reqs=4],"),
         "{fill}"
     );
-    assert!(fill.ends_with(",1,1,1,128,1,1,,false"), "{fill}");
+    // Then `file`, the last column.
+    assert!(fill.contains(",1,1,1,128,1,1,,false,"), "{fill}");
+    assert!(fill.ends_with("sglang_steps.json"), "{fill}");
     let json = ok(&run(
         &["kernels", "--json", "--step-pattern", PATTERN],
         &[synthetic()],

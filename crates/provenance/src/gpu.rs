@@ -39,7 +39,7 @@ pub struct GpuBackend {
 
 /// The reason of every GPU probe and check that has nothing to read because no backend could be used. Each
 /// backend's own reason is written once in a record, under `during.rejected` (the monitor is given the
-/// opening's rejections, see [`Gpus::session`]); a record without a GPU repeated it in a dozen places.
+/// opening's rejections, see `Gpus::session`); a record without a GPU repeated it in a dozen places.
 pub const NO_GPU_BACKEND: &str = "no GPU backend (each backend's reason: during.rejected)";
 
 /// The GPUs of one record, opened once: identity, the readings before and after, and the monitor all use

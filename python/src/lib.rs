@@ -383,7 +383,8 @@ fn schema(name: &str) -> PyResult<ArrowStream> {
 /// files, sorted; a directory without one, or of mixed formats, is an error).
 #[pyfunction]
 fn expand_paths(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<String>> {
-    kineto_trace::expand_paths(&paths)
+    Session::new(SessionConfig::default())
+        .and_then(|s| s.expand(&paths))
         .map(|v| v.iter().map(|p| p.display().to_string()).collect())
         .map_err(|e| trace_error(py, e))
 }

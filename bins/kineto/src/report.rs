@@ -529,12 +529,9 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
     }
     // A trace: the bytes already read, then the rest of the stream.
     let session = setup()?;
-    let parsed = kineto_trace::parse_raw(
-        path,
-        std::io::Cursor::new(head).chain(input),
-        session.parse_options(),
-    )
-    .map_err(|e| e.to_string())?;
+    let parsed = session
+        .read_stored(path, std::io::Cursor::new(head).chain(input))
+        .map_err(|e| e.to_string())?;
     check_ranks(&[(
         path.to_path_buf(),
         parsed.trace.header.rank,

@@ -105,6 +105,16 @@ impl Session {
         crate::parse_file(path, &self.parse)
     }
 
+    /// Reads a trace from its bytes as stored (a pipe, an archive member: [`crate::parse_raw`]), `name`
+    /// naming it in errors and rows, with this session's parse options.
+    pub fn read_stored(
+        &self,
+        name: &Path,
+        raw: impl std::io::Read + Send + 'static,
+    ) -> Result<Parsed> {
+        crate::parse_raw(name, raw, &self.parse)
+    }
+
     /// Reads and analyses one trace file.
     pub fn open(&self, path: &Path) -> Result<AnalysedTrace> {
         self.analyse(self.read(path)?)

@@ -94,7 +94,8 @@ pub fn text_width(is_terminal: bool) -> Option<usize> {
 ///
 /// ```
 /// let w = tool_io::terminal::wrap("  note: a b c d", 10);
-/// assert_eq!(w, ["  note: a", "      b c", "      d"]);
+/// // The continuation's indent, 2 + 4, is held to half the width (5), so that half of it is text.
+/// assert_eq!(w, ["  note: a", "     b c d"]);
 /// ```
 pub fn wrap(line: &str, width: usize) -> Vec<String> {
     let chars: Vec<char> = line.chars().collect();

@@ -543,8 +543,9 @@ mod tests {
         assert_eq!(Listing::unknown(cols(), &view), vec!["nope"]);
     }
 
-    /// A writer whose reader has gone: every write fails as a closed pipe does.
-    struct ClosedPipe;
+    /// A writer whose reader has gone: every write fails as a closed pipe does (the other renderers'
+    /// tests use it too).
+    pub(super) struct ClosedPipe;
 
     impl Write for ClosedPipe {
         fn write(&mut self, _: &[u8]) -> io::Result<usize> {

@@ -128,18 +128,7 @@ pub fn write(w: &mut impl Write, s: &Summary, json: bool) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A writer whose reader has gone.
-    struct ClosedPipe;
-
-    impl Write for ClosedPipe {
-        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
-            Err(io::Error::from(io::ErrorKind::BrokenPipe))
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Err(io::Error::from(io::ErrorKind::BrokenPipe))
-        }
-    }
+    use crate::render::tests::ClosedPipe;
 
     #[test]
     fn a_closed_pipe_stays_a_closed_pipe() {

@@ -123,20 +123,27 @@ const NVTX_EVENT_TYPE: [(i64, &str, &str); 6] = [
     (71, "NvtxtStartEndRange", "NvtxtStartEndRange"),
 ];
 
-/// [`enum_table`], or `known` when the export has no such table (early exports wrote none), with
-/// a note saying so: the ids are read as every export that has the table numbers them.
+/// [`enum_table`], or `known` when the export has no such table (some exports write none), with a note
+/// naming the missing table when a table of `used_by` is there to read its ids: the ids are read as every
+/// export that has the table numbers them. The note says what is missing, never a guess at the export's
+/// age (a current export without CUDA tracing has no CUDA enum tables either, and needs none).
 fn enum_or_known(
     d: &Db,
     b: &mut TraceBuilder,
     table: &str,
+    used_by: &[&str],
     known: &[(i64, &str, &str)],
 ) -> Result<EnumTable> {
     if d.has(table) {
         return enum_table(d, table);
     }
-    b.note(format!(
-        "no `{table}` table (exports before nsys 2021 wrote none): its ids read as every later export numbers them"
-    ));
+    let users: Vec<&str> = used_by.iter().copied().filter(|t| d.has(t)).collect();
+    if !users.is_empty() {
+        b.note(format!(
+            "no `{table}` table in this export: the ids of `{}` are read as the exports that have it number them",
+            users.join("`, `")
+        ));
+    }
     Ok(known
         .iter()
         .map(|&(id, n, l)| (id, (n.to_string(), l.to_string())))
@@ -171,8 +178,15 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_capture_options(d, &mut b)?;
     read_gpus(d, &mut b)?;
     read_kernels(d, &mut b, &strings)?;
-    let copy_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEMCPY_OPER", &MEMCPY_OPER)?;
-    let mem_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEM_KIND", &MEM_KIND)?;
+    let copy_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEMCPY_OPER", &[MEMCPY], &MEMCPY_OPER)?;
+    let mem_kinds = enum_or_known(
+        d,
+        &mut b,
+        "ENUM_CUDA_MEM_KIND",
+        &[MEMCPY, MEMSET],
+        &MEM_KIND,
+    )?;
+    note_missing_cuda(d, &mut b);
     read_copies(d, &mut b, &copy_kinds, &mem_kinds)?;
     read_fills(d, &mut b, &mem_kinds)?;
     read_graph_replays(d, &mut b)?;
@@ -180,6 +194,23 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_nvtx_ranges(d, &mut b, &strings)?;
     read_diagnostics(d, &mut b)?;
     Ok(b.finish())
+}
+
+/// The CUPTI activity tables GPU work is read from: kernels, copies, fills.
+const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+
+/// A note when the export has none of the CUDA activity tables: nsys writes a table only when the capture
+/// recorded rows for it, so the file holds no GPU work at all (CUDA tracing was off, or nothing ran on a
+/// GPU), which an empty answer must not hide.
+fn note_missing_cuda(d: &Db, b: &mut TraceBuilder) {
+    if [KERNEL, MEMCPY, MEMSET].iter().all(|t| !d.has(t)) {
+        b.note(format!(
+            "no CUDA activity table in this export (`{KERNEL}`, `{MEMCPY}`, `{MEMSET}`): it holds no GPU \
+             work (the capture traced no CUDA, or nothing ran on a GPU)"
+        ));
+    }
 }
 
 /// The `StringIds` value of a string id.
@@ -335,7 +366,7 @@ fn gpu_cols(extra: &[&'static str]) -> Vec<&'static str> {
 
 /// Kernels, from `CUPTI_ACTIVITY_KIND_KERNEL`.
 fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
-    let table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    let table = KERNEL;
     if !d.has(table) {
         return Ok(());
     }
@@ -403,7 +434,7 @@ fn read_copies(
     copy_kinds: &EnumTable,
     mem_kinds: &EnumTable,
 ) -> Result<()> {
-    let table = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    let table = MEMCPY;
     if !d.has(table) {
         return Ok(());
     }
@@ -432,7 +463,7 @@ fn read_copies(
 
 /// Fills, from `CUPTI_ACTIVITY_KIND_MEMSET`.
 fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()> {
-    let table = "CUPTI_ACTIVITY_KIND_MEMSET";
+    let table = MEMSET;
     if !d.has(table) {
         return Ok(());
     }
@@ -548,7 +579,7 @@ fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, Strin
     if !d.has(table) {
         return Ok(());
     }
-    let types = enum_or_known(d, b, "ENUM_NSYS_EVENT_TYPE", &NVTX_EVENT_TYPE)?;
+    let types = enum_or_known(d, b, "ENUM_NSYS_EVENT_TYPE", &[table], &NVTX_EVENT_TYPE)?;
     let range_ids: Vec<i64> = types
         .iter()
         .filter(|(_, (n, _))| {

@@ -472,6 +472,52 @@ fn an_early_nsys_export_reads_as_the_same_trace_as_a_later_one() {
     assert_eq!(format!("{:?}", a.trace), format!("{:?}", b.trace));
 }
 
+/// An export of a capture that traced no CUDA (nsys 2026 writes no CUDA tables then, nor their enum
+/// tables): the notes say what is missing — no CUDA activity table, so no GPU work — and never guess the
+/// export's age; an enum table whose ids nothing reads is not mentioned.
+#[test]
+fn an_export_without_cuda_tables_says_so_without_guessing_its_age() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("no-cuda.sqlite");
+    std::fs::copy(dir().join("nsys_node_3.17.sqlite"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;
+         DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY;
+         DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET;
+         DROP TABLE ENUM_CUDA_MEMCPY_OPER;
+         DROP TABLE ENUM_CUDA_MEM_KIND;",
+    )
+    .unwrap();
+    drop(c);
+    let p = parse(&path);
+    assert_eq!(
+        p.trace.kernels.len() + p.trace.memcpys.len() + p.trace.memsets.len(),
+        0
+    );
+    let notes = &p.trace.capture.notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("no CUDA activity table in this export")
+                && n.contains("CUPTI_ACTIVITY_KIND_KERNEL")),
+        "{notes:?}"
+    );
+    assert!(!notes.iter().any(|n| n.contains("2021")), "{notes:?}");
+    // Nothing reads the copy and memory-kind ids, so their missing enum tables go unmentioned.
+    assert!(!notes.iter().any(|n| n.contains("ENUM_CUDA")), "{notes:?}");
+    // The later file, with its CUDA tables, has no such note.
+    let full = parse(&dir().join("nsys_node_3.17.sqlite"));
+    assert!(
+        !full
+            .trace
+            .capture
+            .notes
+            .iter()
+            .any(|n| n.contains("no CUDA activity table"))
+    );
+}
+
 #[test]
 fn a_rocpd_file_links_by_stack_id_alone_when_it_has_them() {
     // External correlation ids (a tool's numbering, here each row's stack_id - 1) on every row, and

@@ -212,6 +212,14 @@ fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if record_json::holds_nothing_to_compare(&ra) && record_json::holds_nothing_to_compare(&rb) {
+        say!(
+            "provenance diff: {} and {} hold nothing to compare (no key but their times): nothing was compared",
+            a.display(),
+            b.display()
+        );
+        return ExitCode::from(2);
+    }
     let changes = diff::diff(&ra, &rb);
     let written = tool_io::stdout::write(|out| {
         if json {

@@ -178,6 +178,55 @@ fn a_record_without_a_gpu_or_a_repository_states_each_reason_once() {
     }
 }
 
+/// A gate that compared nothing fails: two records holding only their times exit 2, and a record of a
+/// newer schema than this build reads is refused naming its version, not read as one it knows.
+#[test]
+fn diff_refuses_records_with_nothing_to_compare_and_unknown_schema_versions() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let empty = tmp.path().join("empty.json");
+    fs::write(&empty, r#"{"time_utc": "2026-12-06T00:00:00Z", "git": {}}"#).expect("write");
+    let out = output(
+        provenance(tmp.path())
+            .args(["diff"])
+            .arg(&empty)
+            .arg(&empty),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("nothing to compare"), "{err}");
+    // A real record against itself still passes.
+    let rec = tmp.path().join("rec.json");
+    let run = output(
+        provenance(tmp.path())
+            .args(run_args(rec.to_str().expect("utf8")))
+            .args(["--", "true"]),
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let same = output(provenance(tmp.path()).args(["diff"]).arg(&rec).arg(&rec));
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+    // The same record claiming a newer schema.
+    let mut v = read(&rec);
+    v["schema_version"] = serde_json::json!(99);
+    let newer = tmp.path().join("newer.json");
+    fs::write(&newer, v.to_string()).expect("write");
+    let out = output(provenance(tmp.path()).args(["diff"]).arg(&rec).arg(&newer));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("schema_version 99") && err.contains("newer"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_existing_output_is_refused_before_the_command_runs() {
     let t = tempfile::tempdir().expect("tempdir");

@@ -49,7 +49,53 @@ pub fn read_record(path: &Path) -> Result<Value, Error> {
                 .to_owned(),
         });
     }
+    check_schema_version(path, &v)?;
     Ok(v)
+}
+
+/// A record of a schema this build does not know is refused, not read as if it were one it knows: its
+/// keys may mean other things. No `schema_version` is a record from before the version was written (read
+/// as version 1, whose keys it has).
+fn check_schema_version(path: &Path, v: &Value) -> Result<(), Error> {
+    let Some(version) = v.get("schema_version") else {
+        return Ok(());
+    };
+    let refuse = |message: String| {
+        Err(Error::NotARecord {
+            path: path.to_owned(),
+            message,
+        })
+    };
+    match version.as_u64() {
+        Some(n) if n >= 1 && n <= u64::from(crate::SCHEMA_VERSION) => Ok(()),
+        Some(n) if n > u64::from(crate::SCHEMA_VERSION) => refuse(format!(
+            "schema_version {n}: written by a newer provenance (this one reads versions 1 to {})",
+            crate::SCHEMA_VERSION
+        )),
+        _ => refuse(format!(
+            "schema_version {version}: not a schema version (a whole number from 1)"
+        )),
+    }
+}
+
+/// Whether a record holds nothing a comparison could read: no key but its times and version, or only
+/// empty values (`"git": {}`). Two such records compared say nothing about a changed number, so a diff of
+/// them is refused rather than passed.
+pub fn holds_nothing_to_compare(v: &Value) -> bool {
+    fn empty(v: &Value) -> bool {
+        match v {
+            Value::Null => true,
+            Value::Object(m) => m.values().all(empty),
+            Value::Array(a) => a.iter().all(empty),
+            Value::String(s) => s.is_empty(),
+            _ => false,
+        }
+    }
+    v.as_object().is_none_or(|m| {
+        m.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "time_utc" | "finished_utc" | "schema_version"))
+            .all(|(_, v)| empty(v))
+    })
 }
 
 /// The value at `path` (object keys, or array indices written as numbers); `null` reads as absent.

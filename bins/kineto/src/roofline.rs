@@ -165,18 +165,18 @@ fn kv_bytes(name: &str) -> Result<u64, String> {
     }
 }
 
-fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup), String> {
+/// The roofline's setup, the session that reads the traces with its pattern and rules (made once), and the
+/// trace files the arguments name.
+fn setup(a: &RooflineArgs) -> Result<(Vec<PathBuf>, Setup, kineto_trace::Session), String> {
     let pattern = match &a.step_pattern {
         Some(p) => StepPattern::new(p).map_err(|e| e.to_string())?,
         None => StepPattern::builtin(),
     };
     let rules = Rules::load_or_builtin(a.rules.as_deref()).map_err(|e| e.to_string())?;
     let setup = model_setup(&a.model, &a.opts, pattern, rules)?;
-    let paths = setup
-        .session()
-        .expand(&a.traces)
-        .map_err(|e| e.to_string())?;
-    Ok((paths, setup))
+    let session = setup.session();
+    let paths = session.expand(&a.traces).map_err(|e| e.to_string())?;
+    Ok((paths, setup, session))
 }
 
 /// The model of a command that takes `--model` optionally (`doctor`, `report`): `None` without one; the
@@ -280,12 +280,12 @@ pub fn model_setup(
 /// which no step matched, a trace that could not be read — and returns whether any but the notes
 /// happened.
 pub fn analyse_each(
+    session: &kineto_trace::Session,
     paths: &[PathBuf],
     setup: &Setup,
     who: &str,
     mut each: impl FnMut(usize, &TraceRoofline),
 ) -> bool {
-    let session = setup.session();
     let mut failed = false;
     for (i, p) in paths.iter().enumerate() {
         let t = session
@@ -370,7 +370,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
         }
     };
     let mut page_rows: Vec<serde_json::Value> = Vec::new();
-    let (paths, setup) = match setup(a) {
+    let (paths, setup, session) = match setup(a) {
         Ok(v) => v,
         Err(e) => {
             note(&format!("kineto: {e}"));
@@ -425,7 +425,7 @@ pub fn run(a: &RooflineArgs) -> ExitCode {
             out::write_failed(e);
         }
     }
-    let mut failed = analyse_each(&paths, &setup, "kineto", |i, t| {
+    let mut failed = analyse_each(&session, &paths, &setup, "kineto", |i, t| {
         if let Err(e) = write_trace(&mut w, t, format, i == 0) {
             out::write_failed(e);
         }

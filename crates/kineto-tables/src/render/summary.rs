@@ -130,27 +130,26 @@ mod tests {
     use super::*;
     use crate::render::tests::ClosedPipe;
 
-    #[test]
-    fn a_closed_pipe_stays_a_closed_pipe() {
+    /// The summary of a trace of one kernel.
+    fn one_kernel() -> Summary {
         let text = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#;
         let opts = kineto_trace::Options {
             sha256: false,
             ..kineto_trace::Options::default()
         };
         let p = kineto_trace::parse_raw(std::path::Path::new("t.json"), &text[..], &opts).unwrap();
-        let e = write(&mut ClosedPipe, &Summary::of(&p), true).unwrap_err();
+        Summary::of(&p)
+    }
+
+    #[test]
+    fn a_closed_pipe_stays_a_closed_pipe() {
+        let e = write(&mut ClosedPipe, &one_kernel(), true).unwrap_err();
         assert!(tool_io::stdout::is_closed_pipe(&e), "{e:?}");
     }
 
     #[test]
     fn a_warning_names_its_byte_only_where_the_format_has_bytes() {
-        let text = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#;
-        let opts = kineto_trace::Options {
-            sha256: false,
-            ..kineto_trace::Options::default()
-        };
-        let p = kineto_trace::parse_raw(std::path::Path::new("t.json"), &text[..], &opts).unwrap();
-        let mut s = Summary::of(&p);
+        let mut s = one_kernel();
         s.warnings_total = 1;
         s.warnings = vec![kineto_trace::Warning {
             offset: 0,

@@ -1,5 +1,6 @@
 //! Result files: claimed before the work starts, written atomically after it ends.
 
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -80,16 +81,25 @@ impl Written {
 }
 
 /// `dir/NAME.N.EXT` for `dir/NAME.EXT` (`dir/NAME.N` without an extension; a leading dot is part of the name).
+/// Built from the name's own bytes (`file_stem` and `extension` split it at the last dot, as described), so
+/// two names that are not UTF-8 never meet in a lossy rendering.
 pub(crate) fn beside_name(target: &Path, n: u32) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let derived = match name.rfind('.') {
-        Some(i) if i > 0 => format!("{}.{n}{}", &name[..i], &name[i..]),
-        _ => format!("{name}.{n}"),
-    };
+    let mut derived = target.file_stem().unwrap_or_default().to_owned();
+    derived.push(format!(".{n}"));
+    if let Some(ext) = target.extension() {
+        derived.push(".");
+        derived.push(ext);
+    }
     parent_dir(target).join(derived)
+}
+
+/// `.NAME` followed by `suffix`, for `target`'s file name NAME, from its bytes (never a lossy rendering: two
+/// names that differ only in bytes that are not UTF-8 keep different claim and temporary files).
+fn hidden_name(target: &Path, suffix: &str) -> OsString {
+    let mut name = OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(suffix);
+    name
 }
 
 /// How many derived names are tried before giving up.
@@ -153,11 +163,7 @@ fn parent_dir(path: &Path) -> PathBuf {
 
 /// `.NAME.claim` beside `target`.
 fn lock_path_for(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    parent_dir(target).join(format!(".{name}.claim"))
+    parent_dir(target).join(hidden_name(target, ".claim"))
 }
 
 /// Opens and locks the claim file, registering the claim (its serial is returned); retries when the file it
@@ -225,7 +231,7 @@ impl Claim {
     pub fn new(path: impl AsRef<Path>, overwrite: bool) -> Result<Claim, Error> {
         let given = path.as_ref();
         let path = std::path::absolute(given).map_err(Error::io(given, "resolve"))?;
-        if path.file_name().is_none() || given.as_os_str().to_string_lossy().ends_with('/') {
+        if path.file_name().is_none() || given.as_os_str().as_encoded_bytes().ends_with(b"/") {
             return Err(Error::IsDirectory { path });
         }
         // Checked before creating directories or the claim file, so a refusal leaves nothing behind …
@@ -274,12 +280,7 @@ impl Claim {
     /// A temporary file beside the target, with the mode the result will have.
     fn temp(&self) -> Result<tempfile::NamedTempFile, Error> {
         let dir = parent_dir(&self.target);
-        let name = self
-            .target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let prefix = format!(".{name}.");
+        let prefix = hidden_name(&self.target, ".");
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp");
         // tempfile creates its files 0600; a result is meant to be read like any file a program writes.
@@ -514,6 +515,8 @@ mod tests {
         assert_eq!(n("/r/trace.json.gz"), Path::new("/r/trace.json.1.gz"));
         assert_eq!(n("/r/out"), Path::new("/r/out.1"));
         assert_eq!(n("/r/.hidden"), Path::new("/r/.hidden.1"));
+        assert_eq!(n("/r/.hidden.json"), Path::new("/r/.hidden.1.json"));
+        assert_eq!(n("/r/dot."), Path::new("/r/dot.1."));
         assert_eq!(
             beside_name(Path::new("/r/s.csv"), 12),
             Path::new("/r/s.12.csv")

@@ -771,3 +771,84 @@ fn other_files_are_not_confused_with_inputs() -> R {
     here(Claim::new(&copy, true)?.write_bytes(b"4")?);
     Ok(())
 }
+
+// ---- names that are not UTF-8 ---------------------------------------------------------------------
+
+/// A name of `dir` from its bytes (Unix file names are bytes; these are not UTF-8).
+#[cfg(unix)]
+fn byte_name(dir: &Path, name: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    dir.join(std::ffi::OsStr::from_bytes(name))
+}
+
+/// Names in `dir` as bytes, sorted: the exact names, not a lossy rendering of them.
+#[cfg(unix)]
+fn byte_names(dir: &Path) -> Vec<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut v: Vec<Vec<u8>> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().as_bytes().to_vec())
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(unix)]
+#[test]
+fn two_names_that_differ_only_in_bytes_that_are_not_utf8_are_two_claims() -> R {
+    // `out\xff.json` and `out\xfe.json` both render as `out\u{FFFD}.json`: a claim file, temporary file or
+    // beside-name made from that rendering would make them one name.
+    let d = tempfile::tempdir()?;
+    let a = byte_name(d.path(), b"out\xff.json");
+    let b = byte_name(d.path(), b"out\xfe.json");
+    let ca = Claim::new(&a, false)?;
+    let cb = Claim::new(&b, false)?;
+    assert_eq!(
+        byte_names(d.path()),
+        [
+            b".out\xfe.json.claim".to_vec(),
+            b".out\xff.json.claim".to_vec()
+        ]
+    );
+    here(cb.write_bytes(b"b")?);
+    // A file that appears at the name during the run: the result goes beside it, under the name's bytes.
+    fs::write(&a, "someone else's")?;
+    let w = ca.write_bytes(b"a")?;
+    assert_eq!(w.path(), byte_name(d.path(), b"out\xff.1.json"));
+    assert_eq!(w.taken(), Some(a.as_path()));
+    drop((ca, cb));
+    assert_eq!(fs::read(&a)?, b"someone else's");
+    assert_eq!(fs::read(&b)?, b"b");
+    assert_eq!(fs::read(w.path())?, b"a");
+    assert_eq!(
+        byte_names(d.path()),
+        [
+            b"out\xfe.json".to_vec(),
+            b"out\xff.1.json".to_vec(),
+            b"out\xff.json".to_vec()
+        ],
+        "no claim or temporary file left"
+    );
+    Ok(())
+}
+
+#[cfg(unix)]
+#[test]
+fn a_stream_to_a_name_that_is_not_utf8_is_in_progress_under_its_own_bytes() -> R {
+    let d = tempfile::tempdir()?;
+    let p = byte_name(d.path(), b"s\xff.csv");
+    let other = byte_name(d.path(), b"s\xfe.csv");
+    let _held = Claim::new(&other, false)?;
+    let stream = Claim::new(&p, false)?.stream()?;
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = stream
+        .in_progress()
+        .file_name()
+        .unwrap()
+        .as_bytes()
+        .to_vec();
+    assert!(tmp.starts_with(b".s\xff.csv."), "{tmp:?}");
+    drop(stream);
+    assert_eq!(byte_names(d.path()), [b".s\xfe.csv.claim".to_vec()]);
+    Ok(())
+}

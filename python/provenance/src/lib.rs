@@ -25,10 +25,11 @@ pyo3::create_exception!(
      another run holds its name, it is not a regular file, a number in the value is not finite, …)."
 );
 
-/// A `tool-io` error as [`OutputError`] with `path` set to the file it names.
+/// A `tool-io` error as [`OutputError`] with `path` set to the file it names: its exact bytes, as `os.fsdecode`
+/// gives them (a name that is not UTF-8 keeps its bytes as surrogates, never replacement characters).
 fn output_error(py: Python<'_>, path: &std::path::Path, e: impl std::fmt::Display) -> PyErr {
     let err = OutputError::new_err(e.to_string());
-    if let Err(set) = err.value(py).setattr("path", path.display().to_string()) {
+    if let Err(set) = err.value(py).setattr("path", path.as_os_str()) {
         return set;
     }
     err
@@ -80,12 +81,34 @@ impl serde::Serialize for Json {
     }
 }
 
+/// The deepest a field's value may nest lists and dicts. The record holds its fields at its top level, so a
+/// record nests one level more; its readers (`provenance show` and `diff`, serde_json's) read 127 levels, and
+/// 100 leaves room for the record inside a result file (`{"provenance": record}`). docs/provenance.md.
+const FIELD_MAX_DEPTH: usize = 100;
+
+/// The deepest a result written by `Claim.write_json` may nest lists and dicts: the deepest serde_json, the
+/// reader of every tool here, reads. docs/provenance.md.
+const RESULT_MAX_DEPTH: usize = 127;
+
 /// Why a Python value cannot become JSON, and where in it (a path from the value's name).
 enum NotJson {
     /// An integer beyond 64 bits: JSON as written here would round it.
     BigInt { path: String, text: String },
     /// A key that is not a string, or a value of another type.
     Type { path: String, what: String },
+    /// Lists and dicts nested deeper than `limit`.
+    TooDeep { path: String, limit: usize },
+    /// A list or dict that holds itself (at any depth): endless as JSON.
+    Cycle { path: String },
+}
+
+/// `path` cut to its first 80 characters, for a message: a path 100 levels deep is long, and its start says
+/// which value it is.
+fn path_shown(path: &str) -> String {
+    match path.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &path[..cut]),
+        None => path.to_owned(),
+    }
 }
 
 impl std::fmt::Display for NotJson {
@@ -99,16 +122,30 @@ impl std::fmt::Display for NotJson {
                 f,
                 "{path}: {what} is not JSON (give str, int, float, bool, None, or lists and dicts of them)"
             ),
+            NotJson::TooDeep { path, limit } => write!(
+                f,
+                "{}: lists and dicts nested more than {limit} deep; at most {limit} are accepted here \
+                 (docs/provenance.md)",
+                path_shown(path)
+            ),
+            NotJson::Cycle { path } => write!(
+                f,
+                "{}: a list or dict that contains itself is not JSON (it would never end)",
+                path_shown(path)
+            ),
         }
     }
 }
 
 impl NotJson {
-    /// As a Python exception: `TypeError` for a value of another type, `ValueError` for a big integer.
+    /// As a Python exception: `TypeError` for a value of another type, `ValueError` for a big integer, a
+    /// value nested too deep or one that contains itself.
     fn into_py(self) -> PyErr {
         match self {
             NotJson::Type { .. } => PyTypeError::new_err(self.to_string()),
-            NotJson::BigInt { .. } => PyValueError::new_err(self.to_string()),
+            NotJson::BigInt { .. } | NotJson::TooDeep { .. } | NotJson::Cycle { .. } => {
+                PyValueError::new_err(self.to_string())
+            }
         }
     }
 }
@@ -120,71 +157,117 @@ fn repr(obj: &Bound<'_, PyAny>) -> String {
 /// A Python value as [`Json`]: dicts with string keys, lists and tuples, strings, integers that fit 64 bits,
 /// floats, booleans and None (subclasses too: numpy's float64 is a float). Anything else is refused naming
 /// where it is (`path`, as `$.runs[1].tps`), so a field or result is never written as something other than
-/// what was given.
-fn to_json(obj: &Bound<'_, PyAny>, path: &str) -> Result<Json, NotJson> {
-    let not_json = |what: String| NotJson::Type {
-        path: path.to_owned(),
-        what,
-    };
-    if obj.is_none() {
-        return Ok(Json::Null);
+/// what was given. Lists and dicts nested deeper than `max_depth`, or holding themselves, are refused too:
+/// the conversion recurses once per level, so the bound is also what keeps it (and serialising and dropping
+/// the result) within the native stack, where a 20,000-deep list crashed the interpreter.
+fn to_json(obj: &Bound<'_, PyAny>, path: &str, max_depth: usize) -> Result<Json, NotJson> {
+    JsonWalk {
+        max_depth,
+        open: Vec::new(),
     }
-    // bool before int: a Python bool is an int.
-    if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(Json::Bool(b.is_true()));
-    }
-    if obj.is_instance_of::<PyInt>() {
-        if let Ok(i) = obj.extract::<i64>() {
-            return Ok(Json::Int(i));
-        }
-        if let Ok(u) = obj.extract::<u64>() {
-            return Ok(Json::UInt(u));
-        }
-        return Err(NotJson::BigInt {
+    .value(obj, path)
+}
+
+/// One conversion's state: the lists and dicts being converted, outermost first (their addresses: a value
+/// met again among them holds itself).
+struct JsonWalk {
+    max_depth: usize,
+    open: Vec<usize>,
+}
+
+impl JsonWalk {
+    fn value(&mut self, obj: &Bound<'_, PyAny>, path: &str) -> Result<Json, NotJson> {
+        let not_json = |what: String| NotJson::Type {
             path: path.to_owned(),
-            text: repr(obj),
-        });
-    }
-    if obj.is_instance_of::<PyFloat>() {
-        return obj
-            .extract::<f64>()
-            .map(Json::Float)
-            .map_err(|_| not_json(format!("the float {}", repr(obj))));
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return s
-            .extract::<String>()
-            .map(Json::Str)
-            .map_err(|_| not_json("a string that is not valid Unicode".to_owned()));
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        let mut entries = Vec::with_capacity(d.len());
-        for (k, v) in d.iter() {
-            let key: String = k
-                .extract()
-                .map_err(|_| not_json(format!("the key {}", repr(&k))))?;
-            let inner = to_json(&v, &format!("{path}.{key}"))?;
-            entries.push((key, inner));
+            what,
+        };
+        if obj.is_none() {
+            return Ok(Json::Null);
         }
-        return Ok(Json::Object(entries));
-    }
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let mut out = Vec::new();
-        let items = obj
-            .try_iter()
-            .map_err(|_| not_json(format!("the sequence {}", repr(obj))))?;
-        for (i, item) in items.enumerate() {
-            let item = item.map_err(|_| not_json(format!("item {i}")))?;
-            out.push(to_json(&item, &format!("{path}[{i}]"))?);
+        // bool before int: a Python bool is an int.
+        if let Ok(b) = obj.cast::<PyBool>() {
+            return Ok(Json::Bool(b.is_true()));
         }
-        return Ok(Json::Array(out));
+        if obj.is_instance_of::<PyInt>() {
+            if let Ok(i) = obj.extract::<i64>() {
+                return Ok(Json::Int(i));
+            }
+            if let Ok(u) = obj.extract::<u64>() {
+                return Ok(Json::UInt(u));
+            }
+            return Err(NotJson::BigInt {
+                path: path.to_owned(),
+                text: repr(obj),
+            });
+        }
+        if obj.is_instance_of::<PyFloat>() {
+            return obj
+                .extract::<f64>()
+                .map(Json::Float)
+                .map_err(|_| not_json(format!("the float {}", repr(obj))));
+        }
+        if let Ok(s) = obj.cast::<PyString>() {
+            return s
+                .extract::<String>()
+                .map(Json::Str)
+                .map_err(|_| not_json("a string that is not valid Unicode".to_owned()));
+        }
+        if let Ok(d) = obj.cast::<PyDict>() {
+            self.enter(obj, path)?;
+            // Taken before any of it is converted: a key's `__repr__` (run for an error) cannot change the
+            // dict while it is walked.
+            let pairs: Vec<_> = d.iter().collect();
+            let mut entries = Vec::with_capacity(pairs.len());
+            for (k, v) in pairs {
+                let key: String = k
+                    .extract()
+                    .map_err(|_| not_json(format!("the key {}", repr(&k))))?;
+                let inner = self.value(&v, &format!("{path}.{key}"))?;
+                entries.push((key, inner));
+            }
+            self.open.pop();
+            return Ok(Json::Object(entries));
+        }
+        // The items as the list or tuple holds them, not through `__iter__`, which a subclass may make endless.
+        let items = if let Ok(l) = obj.cast::<PyList>() {
+            l.iter().collect::<Vec<_>>()
+        } else if let Ok(t) = obj.cast::<PyTuple>() {
+            t.iter().collect()
+        } else {
+            let type_name = obj
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default();
+            return Err(not_json(format!("a {type_name} ({})", repr(obj))));
+        };
+        self.enter(obj, path)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            out.push(self.value(item, &format!("{path}[{i}]"))?);
+        }
+        self.open.pop();
+        Ok(Json::Array(out))
     }
-    let type_name = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    Err(not_json(format!("a {type_name} ({})", repr(obj))))
+
+    /// Opens the list or dict `obj` at `path`: refused when it is one of those it is inside, or one level too
+    /// deep.
+    fn enter(&mut self, obj: &Bound<'_, PyAny>, path: &str) -> Result<(), NotJson> {
+        let id = obj.as_ptr() as usize;
+        if self.open.contains(&id) {
+            return Err(NotJson::Cycle {
+                path: path.to_owned(),
+            });
+        }
+        if self.open.len() == self.max_depth {
+            return Err(NotJson::TooDeep {
+                path: path.to_owned(),
+                limit: self.max_depth,
+            });
+        }
+        self.open.push(id);
+        Ok(())
+    }
 }
 
 /// `(value, reason)` from Python as a probe: a value, or the reason there is none.
@@ -220,7 +303,7 @@ impl Drop for Recording {
 impl Recording {
     /// Adds a user field during the run (`ValueError` for one of the record's own keys or a non-finite number).
     fn field(&self, key: String, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v = to_json(value, &key).map_err(NotJson::into_py)?;
+        let v = to_json(value, &key, FIELD_MAX_DEPTH).map_err(NotJson::into_py)?;
         let mut guard = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         let running = guard
             .as_mut()
@@ -342,7 +425,7 @@ fn start(
         let key: String = k
             .extract()
             .map_err(|_| PyTypeError::new_err("field names are strings"))?;
-        let value = to_json(&v, &key).map_err(NotJson::into_py)?;
+        let value = to_json(&v, &key, FIELD_MAX_DEPTH).map_err(NotJson::into_py)?;
         prov = prov.field(key, value).map_err(value_error)?;
     }
     let running = py.detach(move || prov.start());
@@ -355,7 +438,7 @@ fn start(
 /// for a value that is not JSON), so a bad field fails where it is given, not at `start()`.
 #[pyfunction]
 fn check_field(key: String, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    let v = to_json(value, &key).map_err(NotJson::into_py)?;
+    let v = to_json(value, &key, FIELD_MAX_DEPTH).map_err(NotJson::into_py)?;
     Provenance::new()
         .field(key, v)
         .map(drop)
@@ -388,7 +471,7 @@ impl NativeClaim {
     /// Writes `value` as pretty JSON (refusing NaN and infinity with their path), atomically.
     fn write_json(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
         // Nothing is written when the value is not JSON: the error names the file and where in the value.
-        let v = to_json(value, "$").map_err(|e| {
+        let v = to_json(value, "$", RESULT_MAX_DEPTH).map_err(|e| {
             output_error(
                 py,
                 self.claim.path(),

@@ -91,3 +91,22 @@ def test_the_claim_is_a_path_for_code_written_against_the_seed(tmp_path):
     assert (tmp_path / "r.json").read_text() == "{}"
     assert repr(out).startswith("kl1_provenance.Claim(")
     assert kl1_provenance.Claim is type(out)
+
+
+def test_two_names_that_are_not_utf8_are_two_results_under_their_own_bytes(tmp_path):
+    # `out\xff.json` and `out\xfe.json` differ only in bytes that are not UTF-8 (os.fsdecode keeps them as
+    # surrogates); they collided as "already claimed" when the claim's names were made from a lossy rendering.
+    a = os.fsdecode(os.fsencode(tmp_path) + b"/out\xff.json")
+    b = os.fsdecode(os.fsencode(tmp_path) + b"/out\xfe.json")
+    ca, cb = claim_output(a), claim_output(b)
+    assert os.fspath(ca) == a and os.fspath(cb) == b
+    ca.write_text("a")
+    cb.write_text("b")
+    del ca, cb
+    assert sorted(os.listdir(os.fsencode(tmp_path))) == [b"out\xfe.json", b"out\xff.json"]
+    with open(a) as f:
+        assert f.read() == "a"
+    # The error's path is the name's exact bytes too.
+    with pytest.raises(OutputError) as e:
+        claim_output(a)
+    assert e.value.path == a and os.fsencode(e.value.path) == os.fsencode(tmp_path) + b"/out\xff.json"

@@ -139,13 +139,21 @@ def schema(table: str) -> pa.Schema:
     return pa.RecordBatchReader.from_stream(_native.schema(table)).schema
 
 
-def expand_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[str]:
+def expand_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[Union[str, bytes]]:
     """The trace files `paths` name, as read_ranks and `kineto` expand them: a directory gives its
     rank files (sorted by name), a file itself. A directory with no trace, or traces of mixed
-    formats, raises TraceError."""
+    formats, raises TraceError.
+
+    Names are returned exactly, as the os module returns them: str (a name that is not UTF-8 keeps its
+    bytes as surrogates, os.fsdecode's form, which os.fsencode and open() turn back into the same bytes),
+    or bytes when every path given is bytes, as os.listdir does."""
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         paths = [paths]
-    return _native.expand_paths([os.fspath(p) for p in paths])
+    given = [os.fspath(p) for p in paths]
+    found = _native.expand_paths([os.fsdecode(p) for p in given])
+    if given and all(isinstance(p, bytes) for p in given):
+        return [os.fsencode(p) for p in found]
+    return found
 
 
 def read(
@@ -163,9 +171,9 @@ def read(
     whole_trace: ignore step markers; the trace is one step."""
     return Trace(
         _native.read(
-            os.fspath(path),
+            os.fsdecode(path),
             salvage=salvage,
-            rules=None if rules is None else os.fspath(rules),
+            rules=None if rules is None else os.fsdecode(rules),
             step_pattern=step_pattern,
             whole_trace=whole_trace,
         )
@@ -188,9 +196,9 @@ def read_ranks(
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         paths = [paths]
     natives = _native.read_ranks(
-        [os.fspath(p) for p in paths],
+        [os.fsdecode(p) for p in paths],
         salvage=salvage,
-        rules=None if rules is None else os.fspath(rules),
+        rules=None if rules is None else os.fsdecode(rules),
         step_pattern=step_pattern,
         whole_trace=whole_trace,
     )

@@ -52,7 +52,9 @@ fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
     };
     let err = TraceError::new_err(e.to_string());
     let value = err.value(py);
-    let path = path.map(|p| p.display().to_string());
+    // The name's exact bytes, as `os.fsdecode` gives them (never replacement characters for bytes that are not
+    // UTF-8): `path` opens the file again.
+    let path = path.map(Path::as_os_str);
     if let Err(set) = value
         .setattr("path", path)
         .and_then(|()| value.setattr("offset", offset))
@@ -189,10 +191,10 @@ fn arrow_err(e: kineto_parquet::Error) -> PyErr {
 
 #[pymethods]
 impl NativeTrace {
-    /// The file as given.
+    /// The file as given: its exact bytes, as `os.fsdecode` gives them.
     #[getter]
-    fn path(&self) -> String {
-        self.t.parsed.path.display().to_string()
+    fn path(&self) -> &std::ffi::OsStr {
+        self.t.parsed.path.as_os_str()
     }
 
     /// `distributedInfo.rank`, or None.
@@ -225,7 +227,7 @@ impl NativeTrace {
     fn table(&self, py: Python<'_>, name: &str) -> PyResult<ArrowStream> {
         let (table, schema) = exported_schema(name)?;
         let batches = py.detach(|| {
-            let file = self.path();
+            let file = self.t.file();
             let a = Analysed::of(&file, &self.t);
             let mut out = Vec::new();
             fill_table(
@@ -276,7 +278,7 @@ impl NativeTrace {
                 (step.map(|i| i as u32), g)
             })
             .collect();
-            top_batches(&self.path(), self.rank(), &tables)
+            top_batches(&self.t.file(), self.rank(), &tables)
         });
         Ok(ArrowStream::new(
             kineto_parquet::schema_of(kineto_tables::top_columns()),
@@ -380,12 +382,13 @@ fn schema(name: &str) -> PyResult<ArrowStream> {
 }
 
 /// The trace files `paths` name, as `kineto` and `read_ranks` expand them (a directory → its rank
-/// files, sorted; a directory without one, or of mixed formats, is an error).
+/// files, sorted; a directory without one, or of mixed formats, is an error). Each is its exact bytes, as
+/// `os.fsdecode` gives them (as `os.listdir` of a str does), never a lossy rendering.
 #[pyfunction]
-fn expand_paths(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<String>> {
+fn expand_paths(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Vec<std::ffi::OsString>> {
     Session::new(SessionConfig::default())
         .and_then(|s| s.expand(&paths))
-        .map(|v| v.iter().map(|p| p.display().to_string()).collect())
+        .map(|v| v.into_iter().map(PathBuf::into_os_string).collect())
         .map_err(|e| trace_error(py, e))
 }
 

@@ -93,36 +93,47 @@ fn load(session: &Session, path: &Path) -> kineto_trace::Result<NativeTrace> {
 }
 
 /// Runs `work` on a helper thread with the GIL released, while this thread checks for signals every
-/// 50 ms: Ctrl-C raises its `KeyboardInterrupt` at once (after telling the work to stop, and waiting
-/// for it to notice, which takes one read), not when every trace is parsed. Signals are only seen on
-/// the main thread, as Python delivers them there.
-fn interruptible<T: Send>(
+/// 50 ms: Ctrl-C raises its `KeyboardInterrupt` at once, not when every trace is parsed. Signals are only
+/// seen on the main thread, as Python delivers them there.
+///
+/// On Ctrl-C the work is told to stop and is not waited for: a parse stops at its next read, but a format
+/// read whole before it is parsed (a rocprofv3 CSV set, an SQLite export) checks no flag while it is parsed,
+/// and a 40 MB CSV kept Ctrl-C waiting 2.4 s (issue 42). So the work owns what it uses (`'static`), ends on
+/// its own thread, and its result is dropped there.
+fn interruptible<T: Send + 'static>(
     py: Python<'_>,
-    work: impl FnOnce(&Arc<AtomicBool>) -> T + Send,
+    work: impl FnOnce(&Arc<AtomicBool>) -> T + Send + 'static,
 ) -> PyResult<T> {
     let stop = Arc::new(AtomicBool::new(false));
     py.detach(|| {
         release_freed_memory();
-        std::thread::scope(|scope| {
-            let (done_tx, done) = std::sync::mpsc::channel::<()>();
-            let stop_for_work = stop.clone();
-            let handle = scope.spawn(move || {
-                let out = work(&stop_for_work);
-                let _ = done_tx.send(());
-                out
-            });
-            let tick = std::time::Duration::from_millis(50);
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = done.recv_timeout(tick) {
-                if let Err(e) = Python::attach(|py| py.check_signals()) {
-                    stop.store(true, Ordering::Relaxed);
-                    let _ = handle.join();
-                    return Err(e);
+        let (done_tx, done) = std::sync::mpsc::channel::<T>();
+        let stop_for_work = stop.clone();
+        std::thread::Builder::new()
+            .name("kineto_trace read".into())
+            .spawn(move || {
+                // The caller may have gone (Ctrl-C): the result is then dropped here.
+                let _ = done_tx.send(work(&stop_for_work));
+            })
+            .map_err(|e| {
+                PyRuntimeError::new_err(format!("could not start a thread to read: {e}"))
+            })?;
+        let tick = std::time::Duration::from_millis(50);
+        loop {
+            match done.recv_timeout(tick) {
+                Ok(out) => return Ok(out),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+                // The sender went without sending: the work panicked.
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(PyRuntimeError::new_err("a worker thread panicked"));
                 }
             }
-            handle
-                .join()
-                .map_err(|_| PyRuntimeError::new_err("a worker thread panicked"))
-        })
+        }
     })
 }
 
@@ -304,7 +315,7 @@ fn read(
     step_pattern: Option<String>,
     whole_trace: bool,
 ) -> PyResult<NativeTrace> {
-    interruptible(py, |stop| {
+    interruptible(py, move |stop| {
         session(salvage, rules, step_pattern, whole_trace, stop).and_then(|s| load(&s, &path))
     })?
     .map_err(|e| trace_error(py, e))
@@ -325,7 +336,7 @@ fn read_ranks(
     step_pattern: Option<String>,
     whole_trace: bool,
 ) -> PyResult<Vec<NativeTrace>> {
-    let (traces, warnings) = interruptible(py, |stop| {
+    let (traces, warnings) = interruptible(py, move |stop| {
         let session = session(salvage, rules, step_pattern, whole_trace, stop)?;
         let files = session.expand(&paths)?;
         let mut out = Vec::with_capacity(files.len());

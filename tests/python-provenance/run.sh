@@ -17,7 +17,9 @@ rm -rf "$wheels"
 # The dev profile shares the workspace's compiled dependencies with `cargo test` (the module's feature-
 # unification table keeps their features the same: xtask/tests/feature_unification.rs).
 "$VENV/bin/maturin" build --quiet --manifest-path python/provenance/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kl1_provenance-*.whl
+# `python -m pip`, not bin/pip: a venv copied elsewhere (a worktree seeded from another clone) keeps bin/pip's
+# `#!` line, which would install into the original venv and leave this one testing its old wheel.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kl1_provenance-*.whl
 source tests/tools.sh
 build_tools
 PROVENANCE_BIN="$(cd "$t" && pwd)/debug/provenance" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/provenance/tests

@@ -17,7 +17,9 @@ rm -rf "$wheels"
 # The dev profile shares the workspace's compiled dependencies with `cargo test` (the module's feature-
 # unification table keeps their features the same: xtask/tests/feature_unification.rs).
 "$VENV/bin/maturin" build --quiet --manifest-path python/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kineto_trace-*.whl
+# `python -m pip`, not bin/pip: a venv copied elsewhere (a worktree seeded from another clone) keeps bin/pip's
+# `#!` line, which would install into the original venv and leave this one testing its old wheel.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kineto_trace-*.whl
 source tests/tools.sh
 build_tools
 # On every core (pytest-xdist): each test reads its own files and writes under its own tmp_path.

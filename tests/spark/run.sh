@@ -27,7 +27,9 @@ if [ "${1:-}" = --prepare ]; then exit 0; fi
 wheels="$t/py-spark-wheels"
 rm -rf "$wheels"
 "$VENV/bin/maturin" build --quiet --manifest-path python/Cargo.toml --interpreter "$VENV/bin/python" --out "$wheels"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kineto_trace-*.whl
+# `python -m pip`, not bin/pip: a venv copied elsewhere (a worktree seeded from another clone) keeps bin/pip's
+# `#!` line, which would install into the original venv and leave this one testing its old wheel.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/kineto_trace-*.whl
 # The binaries from the test run's package set (tests/tools.sh): `-p` of two packages alone would build
 # their dependencies again with other features.
 source tests/tools.sh

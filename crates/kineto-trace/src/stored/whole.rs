@@ -355,6 +355,53 @@ mod tests {
         assert_eq!(w.facts.sha256, Some(sha256_hex(cut)));
     }
 
+    /// A gzip stream of `n` zero bytes (deflate stores them ~1000:1).
+    fn zeros_gzip(n: usize) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        let block = vec![0u8; 1 << 20];
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(block.len());
+            e.write_all(&block[..k]).unwrap_or_default();
+            left -= k;
+        }
+        e.finish().unwrap_or_default()
+    }
+
+    fn is_limit(r: Result<impl Sized>, file: &str) -> bool {
+        matches!(r, Err(Error::Limit { file: f, .. }) if f == Path::new(file))
+    }
+
+    #[test]
+    fn a_gzip_that_inflates_past_its_cap_is_refused_by_every_whole_read() {
+        // 1 MiB past the floor: its stored size (~260 KB) × 100 is far below the floor, so the floor
+        // is the cap, and the content passes it.
+        let bomb = zeros_gzip((super::super::INFLATE_FLOOR + (1 << 20)) as usize);
+        assert!(super::super::inflate_limit(bomb.len() as u64) == super::super::INFLATE_FLOOR);
+        let len = Some(bomb.len() as u64);
+        assert!(is_limit(
+            read_whole(Path::new("b.json.gz"), &bomb[..], true, len),
+            "b.json.gz"
+        ));
+        // Unknown stored size (a stream): the cap grows with the bytes read, and is still passed.
+        assert!(is_limit(
+            read_whole(Path::new("s.json.gz"), &bomb[..], true, None),
+            "s.json.gz"
+        ));
+        let db = database_file(Path::new("b.sqlite.gz"), &bomb[..], true, None);
+        assert!(is_limit(db, "b.sqlite.gz"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let csv = dir.path().join("x_kernel_trace.csv.gz");
+        std::fs::write(&csv, &bomb).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = FileSet::new(false);
+        assert!(is_limit(set.read(&csv), &csv.to_string_lossy()));
+        // At the cap exactly, content is read.
+        let at_cap = zeros_gzip(super::super::INFLATE_FLOOR as usize);
+        let w = read_whole(Path::new("c.json.gz"), &at_cap[..], false, None);
+        let w = w.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.facts.content_bytes, super::super::INFLATE_FLOOR);
+    }
+
     #[test]
     fn a_set_is_hashed_as_its_files_one_after_another() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -187,27 +187,31 @@ fn with_null(dir: &Path, sample_name: &str, table: &str, column: &str) -> PathBu
 #[test]
 fn a_null_time_is_refused_naming_the_table_row_and_column_never_read_as_zero() {
     let dir = tempfile::tempdir().unwrap();
-    for (sample_name, table, column) in [
+    let rocpd_kernels = "rocpd_kernel_dispatch_0f3c9a1e_52d1_4c4e_9a1e_6b1d2c3a4f50";
+    // The sample, the table changed, the table (or rocpd's view over it) the error names, the column.
+    for (sample_name, table, read_as, column) in [
         (
             "nsys_node_3.17.sqlite",
+            "CUPTI_ACTIVITY_KIND_KERNEL",
             "CUPTI_ACTIVITY_KIND_KERNEL",
             "start",
         ),
         (
             "nsys_node_3.17.sqlite",
             "CUPTI_ACTIVITY_KIND_RUNTIME",
+            "CUPTI_ACTIVITY_KIND_RUNTIME",
             "end",
         ),
-        ("rpd_3.rpd", "rocpd_op", "start"),
-        ("rpd_3.rpd", "rocpd_api", "end"),
+        ("rpd_3.rpd", "rocpd_op", "rocpd_op", "start"),
+        ("rpd_3.rpd", "rocpd_api", "rocpd_api", "end"),
+        ("rocpd_3.db", rocpd_kernels, "kernels", "start"),
     ] {
         let path = with_null(dir.path(), sample_name, table, column);
         let e = parse(&path).map(|_| ()).unwrap_err().to_string();
         assert!(
             e.contains(&format!("null-{sample_name}"))
-                && e.contains(&format!("table {table}, row "))
-                && e.contains(&format!("`{column}`"))
-                && e.contains("NULL"),
+                && e.contains(&format!("table {read_as}, row "))
+                && e.contains(&format!("`{column}` is NULL")),
             "{e}"
         );
     }

@@ -109,22 +109,18 @@ impl Db {
             rows: std::cell::Cell::new(0),
             over_budget,
         };
-        db.names = db.table_names()?;
+        // The first read of the file: where one that is not a database (or is cut) is told.
+        db.names = db.table_names().map_err(fail)?;
         Ok(db)
     }
 
     /// The names of the tables and views.
-    fn table_names(&self) -> Result<FxHashSet<String>> {
-        let t = "sqlite_master";
+    fn table_names(&self) -> rusqlite::Result<FxHashSet<String>> {
         let mut st = self
             .conn
-            .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-            .map_err(|e| self.sql_err(t, e))?;
-        let rows = st
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(|e| self.sql_err(t, e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.sql_err(t, e))
+            .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")?;
+        let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect()
     }
 
     /// Whether a table or view of this name exists.

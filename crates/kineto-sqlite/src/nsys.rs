@@ -26,7 +26,7 @@
 //! 0xFFFFFFFFFF000000`), as NVIDIA's own join does. Times are integer ns from the session start;
 //! `TARGET_INFO_SESSION_START_TIME.utcEpochNs` is the header's `base_time_ns`.
 
-use crate::db::{Db, get_int, get_text};
+use crate::db::{Db, get_int, get_text, get_time};
 use kineto_trace::native::{TraceBuilder, kernel_name};
 use kineto_trace::{
     Api, DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind,
@@ -391,7 +391,8 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) 
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
         // Demangled, else the mangled symbol (demangled here), else the base name; named once
         // per distinct set of string ids, not per row.
@@ -442,7 +443,8 @@ fn read_copies(
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
         let kind = int(7)?;
         let short = match kind.and_then(|k| copy_kinds.get(&k)) {
@@ -471,7 +473,8 @@ fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()>
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
         let name = match int(7)?.and_then(|k| mem_kinds.get(&k)) {
             Some((_, l)) => format!("Memset ({l})"),
@@ -494,7 +497,8 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
         d.each(table, &cols, "", |i, r| {
             let e = |m: String| d.row_err(table, i, m);
             let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let time = |c: usize| get_time(r, c).map_err(e);
+            let (start, end) = (time(0)?, time(1)?);
             let (dev, stream) = (int(2)?, int(3)?);
             let graph = int(6)?;
             let name = match graph {
@@ -542,7 +546,8 @@ fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) ->
         d.each(table, &cols, "", |i, r| {
             let e = |m: String| d.row_err(table, i, m);
             let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let time = |c: usize| get_time(r, c).map_err(e);
+            let (start, end) = (time(0)?, time(1)?);
             let gt = int(2)?.unwrap_or(0);
             let name_id = int(4)?;
             let raw = string_of(strings, name_id).unwrap_or("(unnamed call)");
@@ -605,15 +610,15 @@ fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, Strin
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
+        let time = |c: usize| get_time(r, c).map_err(e);
         let Some(kind) = int(2)? else { return Ok(()) };
         if !range_ids.contains(&kind) {
             if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
-                b.instant_mark("nvtx mark", int(0)?.unwrap_or(0))
-                    .map_err(e)?;
+                b.instant_mark("nvtx mark", time(0)?).map_err(e)?;
             }
             return Ok(());
         }
-        let start = int(0)?.unwrap_or(0);
+        let start = time(0)?;
         let Some(end) = int(1)? else {
             open += 1;
             return Ok(());

@@ -21,7 +21,7 @@
 //! Correlation ids are per process and run (`guid`); fills run as `__amd_rocclr_fill*` kernels and
 //! are counted as fills (copies as `__amd_rocclr_copy*` likewise).
 
-use crate::db::{Db, get_int, get_quantity, get_text};
+use crate::db::{Db, get_int, get_quantity, get_text, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{
@@ -162,7 +162,8 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let raw = get_text(r, 2).map_err(e)?.unwrap_or_default();
         let sym = kernel_names.sym(b, &raw);
         let guid = get_text(r, 3).map_err(e)?;
@@ -237,7 +238,8 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let name = copy_name(&get_text(r, 2).map_err(e)?.unwrap_or_default());
         let guid = get_text(r, 3).map_err(e)?;
         let pid = int(4)?.unwrap_or(0);
@@ -280,7 +282,8 @@ fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let category = get_text(r, 2).map_err(e)?.unwrap_or_default();
         let name = get_text(r, 3).map_err(e)?.unwrap_or_default();
         let guid = get_text(r, 4).map_err(e)?;

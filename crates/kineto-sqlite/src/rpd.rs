@@ -18,7 +18,7 @@
 //!
 //! Ids are large offsets (about 2³² × session), not 1..N; row order by id is not start order.
 
-use crate::db::{Db, get_int, get_quantity};
+use crate::db::{Db, get_int, get_quantity, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
@@ -185,8 +185,9 @@ fn read_ops(
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
+        let time = |c: usize| get_time(r, c).map_err(e);
         let id = int(0)?.unwrap_or(-1);
-        let (start, end) = (int(1)?.unwrap_or(0), int(2)?.unwrap_or(0));
+        let (start, end) = (time(1)?, time(2)?);
         let (gpu, queue) = (int(3)?, int(4)?.unwrap_or(0));
         let desc = int(5)?
             .and_then(|s| strings.get(&s))
@@ -316,8 +317,9 @@ fn read_calls(
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
+        let time = |c: usize| get_time(r, c).map_err(e);
         let id = int(0)?.unwrap_or(0);
-        let (start, end) = (int(1)?.unwrap_or(0), int(2)?.unwrap_or(0));
+        let (start, end) = (time(1)?, time(2)?);
         let (pid, tid) = (int(3)?.unwrap_or(0), int(4)?.unwrap_or(0));
         let api_name = int(5)?
             .and_then(|s| strings.get(&s))

@@ -581,7 +581,15 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
-    let result = match run_compare::budget::compare_json(&old, &new) {
+    let typed = |rows: &[Value], path: &Path| {
+        run_compare::budget::BudgetStep::listing(rows)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let (old_steps, new_steps) = match (typed(&old, &d.old), typed(&new, &d.new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => return fail(e),
+    };
+    let result = match run_compare::budget::compare(&old_steps, &new_steps) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };

@@ -271,3 +271,61 @@ fn a_listing_from_a_pipe_is_read_as_a_listing() {
         );
     }
 }
+
+/// Issue 42: a gate that compared only span and idle passed though every bucket moved 100×, because the
+/// bucket values were strings (or their field was renamed) and were skipped as "not in the step". A number
+/// the gate reads that cannot be read is an error naming the side, the row and the field (exit 2).
+#[test]
+fn a_bucket_value_that_cannot_be_read_fails_instead_of_passing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    // Span and idle equal on both sides; gemm 100 → 10 000 µs (+9 900 %), but written so it cannot be read.
+    let row = |gemm: &str| {
+        format!(
+            r#"{{"file": "a.json", "rank": 0, "name": "ProfilerStep#1", "span_us": 20000.0, "idle_us": 10.0, "buckets": {{"gemm": {gemm}}}}}"#
+        )
+    };
+    let cases = [
+        (
+            r#"{"exclusive_us": "100"}"#,
+            r#"{"exclusive_us": "10000"}"#,
+            "buckets.gemm.exclusive_us",
+        ),
+        (
+            r#"{"excl_us": 100.0}"#,
+            r#"{"excl_us": 10000.0}"#,
+            "buckets.gemm.exclusive_us",
+        ),
+    ];
+    for (old_gemm, new_gemm, field) in cases {
+        let (old, new) = (tmp.path().join("old.jsonl"), tmp.path().join("new.jsonl"));
+        std::fs::write(&old, row(old_gemm)).expect("write");
+        std::fs::write(&new, row(new_gemm)).expect("write");
+        let out = kineto(&["diff", s(&old), s(&new), "--fail-above", "5"]);
+        let e = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{old_gemm}: {}{e}",
+            text(&out.stdout)
+        );
+        assert!(e.contains("old.jsonl") && e.contains(field), "{e}");
+    }
+    // A renamed `buckets`, or a span that is not a number, is named alike (`span_ns` tells the listing).
+    for (row, field) in [
+        (
+            r#"{"rank": 0, "span_ns": 20000000, "span_us": 20000.0, "idle_us": 10.0, "bucket_times": {}}"#,
+            "no `buckets`",
+        ),
+        (
+            r#"{"rank": 0, "span_ns": 20000000, "span_us": "20000", "idle_us": 10.0, "buckets": {}}"#,
+            "`span_us` is a string",
+        ),
+    ] {
+        let old = tmp.path().join("old.jsonl");
+        std::fs::write(&old, row).expect("write");
+        let out = kineto(&["diff", s(&old), s(&old), "--fail-above", "5"]);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}{e}", text(&out.stdout));
+        assert!(e.contains("old.jsonl: row 1: ") && e.contains(field), "{e}");
+    }
+}

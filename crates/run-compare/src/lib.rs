@@ -18,6 +18,8 @@
 #![deny(missing_docs)]
 
 pub mod budget;
+pub mod kernel_name;
+pub mod verdict;
 
 use std::cmp::Ordering;
 

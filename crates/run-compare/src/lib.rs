@@ -20,6 +20,7 @@
 pub mod budget;
 pub mod kernel_name;
 pub mod verdict;
+pub mod verdict_rows;
 
 use std::cmp::Ordering;
 

@@ -77,7 +77,8 @@ impl Default for Method {
 pub struct Judged {
     /// The call.
     pub verdict: Call,
-    /// 100 · (mean new / mean old − 1); `None` when a mean is not above 0.
+    /// 100 · (mean new / mean old − 1); infinite when the old mean is 0 and the new one is not (JSON:
+    /// null); `None` when a mean is below 0 or a side has no samples.
     pub delta_pct: Option<f64>,
     /// The interval's lower end, %; `None` without an interval (too few samples, a mean not above 0).
     pub ci_low_pct: Option<f64>,
@@ -150,6 +151,21 @@ pub fn judge(old: &[f64], new: &[f64], method: Method) -> Judged {
         return out;
     }
     let ((mo, vo), (mn, vn)) = (moments(&o), moments(&n));
+    if mo == 0.0 && mn == 0.0 && vo == 0.0 && vn == 0.0 {
+        // Nothing of it in either run (a bucket no step ran): unchanged, exactly.
+        out.delta_pct = Some(0.0);
+        out.ci_low_pct = Some(0.0);
+        out.ci_high_pct = Some(0.0);
+        out.verdict = Call::Unchanged;
+        return out;
+    }
+    if mo == 0.0 && mn > 0.0 {
+        // It appeared: an infinite Δ % (serialised as null), which a gate fails.
+        out.delta_pct = Some(f64::INFINITY);
+        out.reasons
+            .push("0 in the old run: the change is infinite".to_owned());
+        return out;
+    }
     if mo <= 0.0 || mn <= 0.0 {
         out.reasons.push(format!(
             "a mean is not above 0 (old {mo}, new {mn}): no ratio to judge"

@@ -128,7 +128,8 @@ fn row_verdict(r: &Row, phase: &str, method: Method) -> VerdictRow {
 pub struct PhaseDiff {
     /// The verdict rows: step time, then idle, then buckets, each over every phase.
     pub rows: Vec<VerdictRow>,
-    /// What the old run has and the new one lacks (`phase: place`, `phase: place: key`).
+    /// What the old run has and the new one lacks (`place`, `place: key`, with `phase: ` before them for
+    /// phased steps).
     pub only_in_old: Vec<String>,
     /// … the other way.
     pub only_in_new: Vec<String>,
@@ -156,8 +157,13 @@ pub fn budget_verdicts(
         let name = phase_name(p);
         let c: Comparison = budget::compare(&o, &n)?;
         rows.extend(c.rows.iter().map(|r| row_verdict(r, &name, method)));
-        only_old.extend(c.only_in_old.iter().map(|x| format!("{name}: {x}")));
-        only_new.extend(c.only_in_new.iter().map(|x| format!("{name}: {x}")));
+        // What one run lacks is named with its phase, when it has one (`decode: rank 1`).
+        let listed = |x: &String| match p {
+            Some(_) => format!("{name}: {x}"),
+            None => x.clone(),
+        };
+        only_old.extend(c.only_in_old.iter().map(listed));
+        only_new.extend(c.only_in_new.iter().map(listed));
         // A phase one run lacks: each of its ranks is listed by the comparison (`decode: rank 0`).
         compared.push((name, c));
     }
@@ -265,7 +271,7 @@ pub struct GateOptions {
 pub struct Gated {
     /// The options.
     pub gate: GateOptions,
-    /// Rows judged.
+    /// Step-time rows judged: places (ranks and phases) the runs share.
     pub compared: usize,
     /// The failing rows' labels.
     pub failing: Vec<String>,
@@ -288,7 +294,8 @@ impl Gated {
     ) -> Gated {
         Gated {
             gate,
-            compared: rows.len(),
+            // Kernels pair over every rank: runs sharing no rank share no step time, whatever kernels match.
+            compared: rows.iter().filter(|r| r.metric == "step_time").count(),
             failing: rows
                 .iter()
                 .filter(|r| r.fails_above(gate.fail_above.pct()))
@@ -308,7 +315,9 @@ impl Gated {
     pub fn reasons(&self) -> Vec<String> {
         let mut out = Vec::new();
         if self.compared == 0 {
-            out.push("nothing was compared: the runs share no number".to_owned());
+            out.push(
+                "the two runs have nothing in common: no rank's step time was compared".to_owned(),
+            );
         }
         if !self.failing.is_empty() {
             out.push(format!(
@@ -348,7 +357,7 @@ impl Gated {
         let reasons = self.reasons();
         if reasons.is_empty() {
             format!(
-                "PASS: {} row(s) judged, none significantly slower by more than {} %",
+                "PASS: {} step time(s) compared, no row significantly slower by more than {} %",
                 self.compared, self.gate.fail_above
             )
         } else {

@@ -176,9 +176,23 @@ fn the_gate_fails_a_significant_slowdown_an_incomparable_run_and_nothing() {
         allow_incomparable: true,
         ..gate(50.0)
     };
+    // Rows but no step time (only kernels or buckets matched): the runs share no rank; nothing at all: alike.
+    let no_step: Vec<_> = f
+        .rows
+        .iter()
+        .filter(|r| r.metric == "bucket")
+        .cloned()
+        .collect();
+    assert!(!no_step.is_empty());
+    let g = Gated::judge(none, &no_step, &["rank 1".into()], &[], &ok);
+    assert!(
+        !g.passed() && g.line().contains("nothing in common"),
+        "{}",
+        g.line()
+    );
     let g = Gated::judge(none, &[], &["rank 1".into()], &[], &ok);
     assert!(
-        !g.passed() && g.line().contains("nothing was compared"),
+        !g.passed() && g.line().contains("nothing in common"),
         "{}",
         g.line()
     );

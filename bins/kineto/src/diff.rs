@@ -70,6 +70,10 @@ pub struct DiffArgs {
     step_pattern: Option<String>,
 }
 
+/// The file name of a run's provenance record in its directory (as `provenance run -o` and the harness
+/// write it).
+const RECORD_NAME: &str = "provenance.json";
+
 /// How much of a diff input is read to tell a listing from a trace.
 const HEAD: usize = 64 << 10;
 
@@ -96,9 +100,13 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Side, String> {
     };
     if path.is_dir() {
         let session = setup()?;
-        let listing_paths = session
+        // The run's provenance record beside its traces is read as its record (`record_of`), not a trace.
+        let listing_paths: Vec<PathBuf> = session
             .expand(&[path.to_path_buf()])
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|p| p.file_name() != Some(std::ffi::OsStr::new(RECORD_NAME)))
+            .collect();
         let (rows, _) = rows_of(&session, &listing_paths, 0, None, false, |_| {})?;
         return Ok(Side {
             budget: rows.budget,
@@ -207,7 +215,7 @@ fn record_of(run: &Path, given: Option<&Path>) -> Result<Option<(PathBuf, Value)
             } else {
                 run.parent()
             };
-            match dir.map(|d| d.join("provenance.json")) {
+            match dir.map(|d| d.join(RECORD_NAME)) {
                 Some(p) if p.is_file() => p,
                 _ => return Ok(None),
             }
@@ -539,8 +547,8 @@ fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()>
     }
     writeln!(
         w,
-        "{:<10} {:<9} {:<16} {:<12} {:>9} {:>21} {:>6} {:>6}  {}",
-        "metric", "phase", "where", "verdict", "Δ %", "interval %", "n old", "n new", "name; why"
+        "{:<10} {:<9} {:<16} {:<12} {:>9} {:>21} {:>6} {:>6}  name; why",
+        "metric", "phase", "where", "verdict", "Δ %", "interval %", "n old", "n new"
     )?;
     for row in &r.rows {
         let j = &row.judged;

@@ -103,23 +103,45 @@ impl Judged {
     }
 }
 
-/// Mean and variance (n − 1) of finite samples.
-fn moments(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let mean = x.iter().sum::<f64>() / n;
-    let var = if x.len() > 1 {
-        x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (mean, var)
+/// What a side's samples give the method: their count, mean and variance (n − 1; 0 for one sample). From
+/// the samples ([`Summary::of`]), or as a tool states them (pytest-benchmark's `rounds`, `mean`, `stddev`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Summary {
+    /// Samples.
+    pub n: usize,
+    /// Their mean.
+    pub mean: f64,
+    /// Their variance, n − 1 in the denominator.
+    pub var: f64,
+}
+
+impl Summary {
+    /// The summary of finite samples (`None` for none).
+    pub fn of(x: &[f64]) -> Option<Summary> {
+        if x.is_empty() {
+            return None;
+        }
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let var = if x.len() > 1 {
+            x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        Some(Summary {
+            n: x.len(),
+            mean,
+            var,
+        })
+    }
 }
 
 fn pct_of_log(x: f64) -> f64 {
     100.0 * x.exp_m1()
 }
 
-/// Judges `old` against `new` (times: lower is better) by [`METHOD`].
+/// Judges `old` against `new` (times: lower is better) by [`METHOD`]; non-finite samples are left out,
+/// saying so.
 pub fn judge(old: &[f64], new: &[f64], method: Method) -> Judged {
     let finite = |x: &[f64]| {
         x.iter()
@@ -128,29 +150,38 @@ pub fn judge(old: &[f64], new: &[f64], method: Method) -> Judged {
             .collect::<Vec<_>>()
     };
     let (o, n) = (finite(old), finite(new));
-    let mut out = Judged {
-        verdict: Call::Inconclusive,
-        delta_pct: None,
-        ci_low_pct: None,
-        ci_high_pct: None,
-        n_old: o.len(),
-        n_new: n.len(),
-        more_samples: None,
-        reasons: Vec::new(),
-    };
+    let mut left_out = Vec::new();
     for (side, all, kept) in [("old", old, &o), ("new", new, &n)] {
         if kept.len() < all.len() {
-            out.reasons.push(format!(
+            left_out.push(format!(
                 "{} non-finite {side} sample(s) left out",
                 all.len() - kept.len()
             ));
         }
     }
-    if o.is_empty() || n.is_empty() {
+    let mut out = judge_summary(Summary::of(&o), Summary::of(&n), method);
+    left_out.append(&mut out.reasons);
+    out.reasons = left_out;
+    out
+}
+
+/// Judges two sides given by their [`Summary`] (`None`: a side without samples) by [`METHOD`].
+pub fn judge_summary(old: Option<Summary>, new: Option<Summary>, method: Method) -> Judged {
+    let mut out = Judged {
+        verdict: Call::Inconclusive,
+        delta_pct: None,
+        ci_low_pct: None,
+        ci_high_pct: None,
+        n_old: old.map_or(0, |s| s.n),
+        n_new: new.map_or(0, |s| s.n),
+        more_samples: None,
+        reasons: Vec::new(),
+    };
+    let (Some(o), Some(n)) = (old, new) else {
         out.reasons.push("a side has no samples".to_owned());
         return out;
-    }
-    let ((mo, vo), (mn, vn)) = (moments(&o), moments(&n));
+    };
+    let (mo, vo, mn, vn) = (o.mean, o.var, n.mean, n.var);
     if mo == 0.0 && mn == 0.0 && vo == 0.0 && vn == 0.0 {
         // Nothing of it in either run (a bucket no step ran): unchanged, exactly.
         out.delta_pct = Some(0.0);
@@ -166,32 +197,30 @@ pub fn judge(old: &[f64], new: &[f64], method: Method) -> Judged {
             .push("0 in the old run: the change is infinite".to_owned());
         return out;
     }
-    if mo <= 0.0 || mn <= 0.0 {
+    if !(mo > 0.0 && mn > 0.0 && vo >= 0.0 && vn >= 0.0) {
         out.reasons.push(format!(
-            "a mean is not above 0 (old {mo}, new {mn}): no ratio to judge"
+            "a mean is not above 0 (old {mo}, new {mn}) or a variance is not a number: no ratio to judge"
         ));
         return out;
     }
     let log_ratio = (mn / mo).ln();
     out.delta_pct = Some(pct_of_log(log_ratio));
-    if o.len() < MIN_SAMPLES || n.len() < MIN_SAMPLES {
+    if o.n < MIN_SAMPLES || n.n < MIN_SAMPLES {
         out.reasons.push(format!(
             "too few samples for an interval: {} old, {} new (at least {MIN_SAMPLES} a side)",
-            o.len(),
-            n.len()
+            o.n, n.n
         ));
-        out.more_samples = Some(MIN_SAMPLES - o.len().min(n.len()));
+        out.more_samples = Some(MIN_SAMPLES - o.n.min(n.n));
         return out;
     }
     // Squared standard errors of ln(mean), by the delta method: Var(x̄) / x̄².
-    let a = vn / (n.len() as f64 * mn * mn);
-    let b = vo / (o.len() as f64 * mo * mo);
+    let a = vn / (n.n as f64 * mn * mn);
+    let b = vo / (o.n as f64 * mo * mo);
     let half = if a + b == 0.0 {
         // Both sides constant: the interval is the point.
         0.0
     } else {
-        let df =
-            (a + b).powi(2) / (a * a / (n.len() as f64 - 1.0) + b * b / (o.len() as f64 - 1.0));
+        let df = (a + b).powi(2) / (a * a / (n.n as f64 - 1.0) + b * b / (o.n as f64 - 1.0));
         t_quantile(df, 1.0 - (1.0 - method.level) / 2.0) * (a + b).sqrt()
     };
     let (lo, hi) = (pct_of_log(log_ratio - half), pct_of_log(log_ratio + half));
@@ -205,7 +234,7 @@ pub fn judge(old: &[f64], new: &[f64], method: Method) -> Judged {
     } else if hi < 0.0 {
         Call::Faster
     } else {
-        out.more_samples = Some(more_samples(log_ratio, half, m, o.len().max(n.len())));
+        out.more_samples = Some(more_samples(log_ratio, half, m, o.n.max(n.n)));
         out.reasons.push(format!(
             "the interval holds 0 and reaches past the ±{m} % margin"
         ));
@@ -282,6 +311,26 @@ mod tests {
         );
         assert!(j.reasons.iter().any(|r| r.contains("1 non-finite old")));
         assert!(j.reasons.iter().any(|r| r.contains("not above 0")));
+    }
+
+    #[test]
+    fn stated_stats_give_the_interval_their_samples_give() {
+        // pytest-benchmark states rounds, mean and stddev when it kept no per-round data: the same call.
+        let (old, new) = ([10.0, 11.0, 12.0, 13.0], [12.0, 13.5, 14.0, 15.0]);
+        let from_samples = judge(&old, &new, Method::default());
+        let stated = |x: &[f64]| {
+            let s = Summary::of(x).unwrap();
+            Some(Summary {
+                n: x.len(),
+                mean: s.mean,
+                var: s.var.sqrt().powi(2),
+            })
+        };
+        let from_stats = judge_summary(stated(&old), stated(&new), Method::default());
+        assert_eq!(from_samples.verdict, from_stats.verdict);
+        assert!((from_samples.ci_low_pct.unwrap() - from_stats.ci_low_pct.unwrap()).abs() < 1e-9);
+        // mean 11.5 → 13.625: Δ = 2.125 / 11.5.
+        assert!((from_stats.delta_pct.unwrap() - 212.5 / 11.5).abs() < 1e-9);
     }
 
     #[test]

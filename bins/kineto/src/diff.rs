@@ -249,14 +249,11 @@ fn comparability(d: &DiffArgs) -> Result<(Comparability, [Option<PathBuf>; 2]), 
                 .filter(|(_, m)| *m)
                 .map(|(s, _)| s)
                 .collect();
-            Comparability {
-                comparable: true,
-                reasons: vec![format!(
-                    "no provenance record for {} (provenance.json beside the run, or --provenance OLD NEW): \
-                     comparability not checked",
-                    missing.join(" and ")
-                )],
-            }
+            let mut c = Comparability::unchecked(&missing);
+            c.reasons.push(
+                "a run's record is provenance.json beside it, or --provenance OLD NEW".to_owned(),
+            );
+            c
         }
     };
     Ok((c, paths))

@@ -246,6 +246,17 @@ pub struct Comparability {
 }
 
 impl Comparability {
+    /// Comparable, with a note that `sides` (`OLD`, `NEW`) have no provenance record, so nothing was checked.
+    pub fn unchecked(sides: &[&str]) -> Comparability {
+        Comparability {
+            comparable: true,
+            reasons: vec![format!(
+                "no provenance record for {}: comparability not checked",
+                sides.join(" and ")
+            )],
+        }
+    }
+
     /// Marks every row with this comparability: `comparable`, and the reasons added to each row's.
     pub fn apply(&self, rows: &mut [VerdictRow]) {
         for r in rows {
@@ -271,7 +282,7 @@ pub struct GateOptions {
 pub struct Gated {
     /// The options.
     pub gate: GateOptions,
-    /// Step-time rows judged: places (ranks and phases) the runs share.
+    /// Step-time (or benchmark) rows judged: places (ranks and phases, or benchmarks) the runs share.
     pub compared: usize,
     /// The failing rows' labels.
     pub failing: Vec<String>,
@@ -295,7 +306,10 @@ impl Gated {
         Gated {
             gate,
             // Kernels pair over every rank: runs sharing no rank share no step time, whatever kernels match.
-            compared: rows.iter().filter(|r| r.metric == "step_time").count(),
+            compared: rows
+                .iter()
+                .filter(|r| matches!(r.metric, "step_time" | "benchmark"))
+                .count(),
             failing: rows
                 .iter()
                 .filter(|r| r.fails_above(gate.fail_above.pct()))

@@ -117,5 +117,8 @@ def test_provenance_diff_judges_each_benchmark_of_two_real_runs(tmp_path, fake_s
             assert any("stated rounds" in x for x in row["reasons"]), row
         if row["ci_low_pct"] is not None:
             assert row["ci_low_pct"] <= row["delta_pct"] <= row["ci_high_pct"], row
-        # One machine, one commit, a fake nvidia-smi without throttling: comparable.
-        assert row["comparable"] is True, row
+        # Comparable unless a record raised a flag that disqualifies (the fake nvidia-smi reports a power cap;
+        # a loaded host is flagged) or the records differ in what decides; every such reason is in the row.
+        against = [x for x in row["reasons"]
+                   if x.startswith(("OLD run flagged", "NEW run flagged")) or (" → " in x and not x.startswith("noted:"))]
+        assert row["comparable"] is (not against), row["reasons"]

@@ -347,11 +347,13 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     if let Some(page) = page {
-        let gate = r.gated.as_ref().map(|g| step_stats::Gate {
-            fail_above: g.gate.fail_above,
-            allow_missing: g.gate.allow_missing,
-        });
-        let html = html_report::kineto_diff_page(&old, &new, &r.pooled, gate);
+        let verdicts = html_report::Verdicts {
+            rows: &r.rows,
+            comparability: &r.comparability,
+            gate_line: r.gated.as_ref().map(|g| (g.passed(), g.line())),
+            margin_pct: d.margin,
+        };
+        let html = html_report::kineto_verdict_page(&old, &new, &r.pooled, &verdicts);
         match page.write_bytes(html.as_bytes()) {
             Ok(w) => out::written("kineto diff", &w),
             Err(e) => return fail(e.to_string()),

@@ -599,6 +599,13 @@ fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()>
     writeln!(w, "{METHOD}. {}. {GATE_RULE}.", step_stats::EXCEEDS_RULE)?;
     if let Some(g) = &r.gated {
         writeln!(w, "{}", out::escape(&g.line()))?;
+        if !g.passed() {
+            writeln!(
+                w,
+                "(--allow-incomparable: runs judged not comparable pass; --allow-missing: what one run \
+                 lacks passes)"
+            )?;
+        }
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Benchmark result files compared benchmark by benchmark: pytest-benchmark's JSON (`--benchmark-json`,
 //! with `benchmarks[i].provenance` from our plugin, `python/provenance`) → one [`VerdictRow`] per
 //! benchmark (`metric: "benchmark"`, `name`: its `fullname`, `phase`: its `group`), judged from its saved
-//! per-round times (`stats.data`, `--benchmark-save-data`) when present, else from the stated `rounds`,
+//! per-round times (`stats.data`, written when pytest-benchmark is told to save its data) when present, else from the stated `rounds`,
 //! `mean` and `stddev` ([`crate::verdict::judge_summary`]: the same interval). What `provenance diff`
 //! prints for two such files.
 
@@ -97,7 +97,7 @@ fn judged(old: &Benchmark, new: &Benchmark, method: Method) -> Judged {
             let mut j = judge_summary(Some(old.stated), Some(new.stated), method);
             j.reasons.push(
                 "from the stated rounds, mean and stddev (no per-round data saved: \
-                 --benchmark-save-data keeps it)"
+                 pytest-benchmark keeps it when told to save its data)"
                     .to_owned(),
             );
             j

@@ -21,10 +21,10 @@ pub const UNPHASED: &str = "unphased";
 const WHOLE_TRACE: &str = "(whole trace)";
 
 /// What the gate fails on, in words.
-pub const GATE_RULE: &str = "--fail-above PCT fails a row whose slowdown is significant (the interval lies \
-     above 0) and whose Δ % is above PCT, or that has no interval (fewer than 3 samples a side) and a Δ % \
-     above PCT; it fails when nothing was compared, when a rank or number is in one run only (unless \
-     --allow-missing), and when the runs are judged not comparable (unless --allow-incomparable)";
+pub const GATE_RULE: &str = "A fail-above-PCT gate fails a row whose slowdown is significant (the interval \
+     lies above 0) and whose Δ % is above PCT, or that has no interval (fewer than 3 samples a side) and a Δ % \
+     above PCT; it fails when nothing was compared, when a rank or number is in one run only (unless missing \
+     ones are allowed), and when the runs are judged not comparable (unless that is allowed)";
 
 /// One compared number of one phase: the change, its interval and the call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -57,7 +57,7 @@ impl VerdictRow {
         s
     }
 
-    /// Whether `--fail-above pct` fails this row ([`GATE_RULE`]).
+    /// Whether a fail-above-`pct` gate fails this row ([`GATE_RULE`]).
     pub fn fails_above(&self, pct: f64) -> bool {
         let without_interval = self.judged.ci_low_pct.is_none();
         self.judged.fails_above(pct)
@@ -343,7 +343,7 @@ impl Gated {
         }
         if !self.incomparable.is_empty() && !self.gate.allow_incomparable {
             out.push(format!(
-                "the runs are not comparable: {} (--allow-incomparable to gate anyway)",
+                "the runs are not comparable: {} (unless that is allowed)",
                 self.incomparable.join("; ")
             ));
         }

@@ -505,3 +505,63 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
+
+/// The CSV holds the same rows as the JSON under one header, verdict rows first; a margin that is not a
+/// finite percentage ≥ 0 is refused; a wider margin turns the same +20 % into `unchanged`.
+#[test]
+fn the_csv_opens_with_the_verdict_rows_and_the_margin_is_checked() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(
+        &old,
+        "r0.json",
+        Some(0),
+        Some(1),
+        &[100, 102, 98, 101, 99, 100],
+    );
+    trace(
+        &new,
+        "r0.json",
+        Some(0),
+        Some(1),
+        &[120, 122, 118, 121, 119, 120],
+    );
+    let out = kineto(&["diff", s(&old), s(&new), "--csv"]);
+    let t = text(&out.stdout);
+    let mut lines = t.lines();
+    let header = lines.next().expect("header");
+    assert!(
+        header.starts_with(
+            "kind,metric,name,place,phase,verdict,delta_pct,ci_low_pct,ci_high_pct,n_old,n_new"
+        ),
+        "{header}"
+    );
+    let first = lines.next().expect("row");
+    assert!(
+        first.starts_with("verdict,step_time,,rank 0,unphased,slower,20.000,"),
+        "{first}"
+    );
+    assert!(t.lines().any(|l| l.starts_with("bucket,gemm,")), "{t}");
+    for bad in ["-1", "nan", "inf"] {
+        let out = kineto(&["diff", s(&old), s(&new), &format!("--margin={bad}")]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(
+            text(&out.stderr).contains("--margin"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // Margin 30 %: the interval (about +18 % to +22 %) lies inside ±30 %: unchanged, and the gate passes.
+    let out = kineto(&[
+        "diff",
+        s(&old),
+        s(&new),
+        "--json",
+        "--margin",
+        "30",
+        "--fail-above",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert_eq!(json_rows(&out)[0]["verdict"], "unchanged");
+}

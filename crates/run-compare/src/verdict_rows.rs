@@ -327,12 +327,20 @@ impl Gated {
 
     /// Every reason the gate fails; empty for a pass.
     pub fn reasons(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.compared == 0 {
-            out.push(
-                "the two runs have nothing in common: no rank's step time was compared".to_owned(),
-            );
+        // Nothing compared and what one run lacks are the one rule every diff's gate follows
+        // (`step_stats::Verdict`, [`crate::MISSING_RULE`]); the failing rows and comparability are this gate's.
+        let shared = step_stats::Verdict {
+            gate: step_stats::Gate {
+                fail_above: self.gate.fail_above,
+                allow_missing: self.gate.allow_missing,
+            },
+            compared: self.compared,
+            failing: Vec::new(),
+            only_in_old: self.only_in_old.clone(),
+            only_in_new: self.only_in_new.clone(),
         }
+        .reasons();
+        let mut out = Vec::new();
         if !self.failing.is_empty() {
             out.push(format!(
                 "{} row(s) slower by more than {} % (significant, or with no interval): {}",
@@ -347,18 +355,7 @@ impl Gated {
                 self.incomparable.join("; ")
             ));
         }
-        if !self.gate.allow_missing {
-            for (list, side) in [(&self.only_in_old, "OLD"), (&self.only_in_new, "NEW")] {
-                if !list.is_empty() {
-                    out.push(format!(
-                        "{} only in {side}: {}",
-                        list.len(),
-                        list.join("; ")
-                    ));
-                }
-            }
-        }
-        out
+        shared.into_iter().chain(out).collect()
     }
 
     /// Whether the gate passes.

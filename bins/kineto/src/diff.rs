@@ -265,6 +265,8 @@ struct Diffed {
     phases: Vec<(String, run_compare::Comparison)>,
     only_in_old: Vec<String>,
     only_in_new: Vec<String>,
+    /// Kernel names in the old run only, and in the new run only (listed, not gated).
+    kernels_only: (Vec<String>, Vec<String>),
     comparability: Comparability,
     records: [Option<PathBuf>; 2],
     gated: Option<Gated>,
@@ -293,13 +295,15 @@ fn diffed(d: &DiffArgs) -> Result<(Diffed, Vec<Value>, Vec<Value>), String> {
     let phased = budget_verdicts(&old_steps, &new_steps, method)?;
     let pooled = run_compare::budget::compare(&old_steps, &new_steps)?;
     let mut rows = phased.rows;
-    let (mut only_in_old, mut only_in_new) = (phased.only_in_old, phased.only_in_new);
+    let (only_in_old, only_in_new) = (phased.only_in_old, phased.only_in_new);
+    // Kernel names in one run only are listed, never gated: a library picks other kernels from run to run,
+    // and their time is in the buckets and the step time, which are.
+    let mut kernels_only = (Vec::new(), Vec::new());
     match (&old.kernels, &new.kernels) {
         (Some(o), Some(n)) => {
             let (k, ko, kn) = kernel_verdicts(o, n, method);
             rows.extend(k);
-            only_in_old.extend(ko);
-            only_in_new.extend(kn);
+            kernels_only = (ko, kn);
         }
         _ => note(
             "kineto diff: note: a budget listing holds no kernel durations: no kernel verdicts \
@@ -322,6 +326,7 @@ fn diffed(d: &DiffArgs) -> Result<(Diffed, Vec<Value>, Vec<Value>), String> {
             phases: phased.phases,
             only_in_old,
             only_in_new,
+            kernels_only,
             comparability,
             records,
             gated,
@@ -374,6 +379,16 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
         Some(g) if !g.passed() => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }
+}
+
+/// What is in one run only, by kind: ranks and numbers (gated), kernel names (listed only).
+fn one_side_lists(r: &Diffed) -> [(&'static str, &Vec<String>); 4] {
+    [
+        ("only_in_old", &r.only_in_old),
+        ("only_in_new", &r.only_in_new),
+        ("kernel_only_in_old", &r.kernels_only.0),
+        ("kernel_only_in_new", &r.kernels_only.1),
+    ]
 }
 
 /// A bucket row of one phase as JSON: the means, Δ % and the spread test (`run_compare::Change`).
@@ -590,11 +605,16 @@ fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()>
             )?;
         }
     }
-    for o in &r.only_in_old {
-        writeln!(w, "only in OLD: {}", out::escape(o))?;
-    }
-    for n in &r.only_in_new {
-        writeln!(w, "only in NEW: {}", out::escape(n))?;
+    for (kind, list) in one_side_lists(r) {
+        let side = match kind {
+            "only_in_old" => "only in OLD",
+            "only_in_new" => "only in NEW",
+            "kernel_only_in_old" => "only in OLD (not gated)",
+            _ => "only in NEW (not gated)",
+        };
+        for what in list {
+            writeln!(w, "{side}: {}", out::escape(what))?;
+        }
     }
     writeln!(w, "{METHOD}. {}. {GATE_RULE}.", step_stats::EXCEEDS_RULE)?;
     if let Some(g) = &r.gated {

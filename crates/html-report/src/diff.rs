@@ -318,14 +318,19 @@ fn interval_chart(rows: &[VerdictRow], margin_pct: f64) -> String {
                 x(hi),
                 esc(&row_label(r))
             ));
-            for (end, cut) in [(lo, -1.0), (hi, 1.0)] {
-                if end.abs() > reach {
-                    let tip = x(cut * reach);
-                    svg.push_str(&format!(
-                        "<path d=\"M{tip:.1} {y:.1} l{:.1} -4 l0 8 z\" fill=\"{colour}\"/>",
-                        -cut * 6.0
-                    ));
-                }
+            // An end past the scale: an arrow at that edge, pointing out (one a side, however many ends).
+            let mut edges: Vec<f64> = [lo, hi]
+                .iter()
+                .filter(|e| e.abs() > reach)
+                .map(|e| e.signum())
+                .collect();
+            edges.dedup();
+            for dir in edges {
+                svg.push_str(&format!(
+                    "<path d=\"M{:.1} {y:.1} l{:.1} -4 l0 8 z\" fill=\"{colour}\"/>",
+                    x(dir * reach) + dir * 6.0,
+                    -dir * 6.0
+                ));
             }
         }
         if let Some(d) = finite(r.judged.delta_pct) {

@@ -2,14 +2,17 @@
 //! upgrade or a tuner changes without changing what the kernel does is taken out, so that a cuBLAS upgrade
 //! does not read as "every kernel is new".
 //!
-//! Taken out: template arguments (`<…>`), the parameter list (`(…)`), a leading `void`, tile and cluster
+//! Taken out: template arguments (`<…>`), the parameter list (`(…)`; `(anonymous namespace)` is kept, as
+//! `{anonymous}`), a leading `void`, tile and cluster
 //! shapes (a run of numbers joined by `x`: `128x64`, `tilesize128x128x32` → `tilesize#`), and version
 //! tokens (`_v2`, `_v3`). Kept: the architecture prefix (`sm80_`, `ampere_`), data types and layouts
 //! (`f16`, `_nn`, `_tn`): those are different kernels, and a different GPU makes runs incomparable anyway.
 
 /// The name `name` is matched by (see the module's doc).
 pub fn normalise(name: &str) -> String {
-    let stripped = strip_groups(name);
+    // A namespace written in parentheses is part of the name, not a parameter list.
+    let name = name.replace("(anonymous namespace)", "{anonymous}");
+    let stripped = strip_groups(&name);
     let stripped = stripped.trim();
     let stripped = stripped.strip_prefix("void ").unwrap_or(stripped).trim();
     stripped
@@ -103,6 +106,10 @@ mod tests {
             "at::native::vectorized_elementwise_kernel"
         );
         assert_eq!(normalise("cudnn_conv_kernel_v2"), "cudnn_conv_kernel");
+        assert_eq!(
+            normalise("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, 3>(int)"),
+            "at::native::{anonymous}::CatArrayBatchedCopy"
+        );
         assert_eq!(normalise("cudnn_conv_kernel_v3"), "cudnn_conv_kernel");
     }
 

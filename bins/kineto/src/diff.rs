@@ -436,7 +436,7 @@ fn json_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
 }
 
 /// The CSV columns: one header for every kind of row (a cell that does not apply is empty).
-const CSV_COLUMNS: [&str; 17] = [
+const CSV_COLUMNS: [&str; 18] = [
     "kind",
     "metric",
     "name",
@@ -450,6 +450,7 @@ const CSV_COLUMNS: [&str; 17] = [
     "n_new",
     "more_samples",
     "comparable",
+    "gated",
     "reasons",
     "old",
     "new",
@@ -459,7 +460,7 @@ const CSV_COLUMNS: [&str; 17] = [
 fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     writeln!(w, "{}", CSV_COLUMNS.join(","))?;
     let num = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.3}"));
-    let cells = |w: &mut dyn Write, v: [String; 17]| {
+    let cells = |w: &mut dyn Write, v: [String; 18]| {
         let quoted: Vec<String> = v
             .iter()
             .map(|c| csv_quote(&out::escape(c)).into_owned())
@@ -484,6 +485,7 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
                 j.n_new.to_string(),
                 j.more_samples.map_or(String::new(), |m| m.to_string()),
                 row.comparable.to_string(),
+                row.gated.to_string(),
                 j.reasons.join("; "),
                 String::new(),
                 String::new(),
@@ -494,15 +496,15 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     for (phase, c) in &r.phases {
         for row in &c.rows {
             let ch = &row.change;
-            let mut v: [String; 17] = Default::default();
+            let mut v: [String; 18] = Default::default();
             v[0] = "bucket".into();
             v[1] = row.key.clone();
             v[3] = row.place.clone();
             v[4] = phase.clone();
             v[6] = num(ch.delta_pct);
-            v[14] = num(Some(ch.old));
-            v[15] = num(Some(ch.new));
-            v[16] = ch.exceeds_spread.map_or(String::new(), |b| b.to_string());
+            v[15] = num(Some(ch.old));
+            v[16] = num(Some(ch.new));
+            v[17] = ch.exceeds_spread.map_or(String::new(), |b| b.to_string());
             cells(w, v)?;
         }
     }
@@ -511,17 +513,17 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
         ("only_in_new", &r.only_in_new),
     ] {
         for what in list {
-            let mut v: [String; 17] = Default::default();
+            let mut v: [String; 18] = Default::default();
             v[0] = kind.into();
             v[2] = what.clone();
             cells(w, v)?;
         }
     }
     if let Some(g) = &r.gated {
-        let mut v: [String; 17] = Default::default();
+        let mut v: [String; 18] = Default::default();
         v[0] = "gate".into();
         v[5] = if g.passed() { "pass" } else { "fail" }.into();
-        v[13] = g.reasons().join("; ");
+        v[14] = g.reasons().join("; ");
         cells(w, v)?;
     }
     Ok(())

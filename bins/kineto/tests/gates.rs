@@ -565,3 +565,49 @@ fn the_csv_opens_with_the_verdict_rows_and_the_margin_is_checked() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     assert_eq!(json_rows(&out)[0]["verdict"], "unchanged");
 }
+
+/// Issue 44: two captures without step markers, one window each, the new one holding half the iterations.
+/// The window's span halves, but the step time is `inconclusive` saying why — never "faster" — while the
+/// GEMM's per-launch durations (100, 101 µs alternating in both) say it is `unchanged`.
+#[test]
+fn windows_of_different_work_are_judged_by_their_kernels() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(&old, "r0.json", Some(0), Some(1), &[100, 101].repeat(6));
+    trace(&new, "r0.json", Some(0), Some(1), &[100, 101].repeat(3));
+    // A pattern no marker matches: each trace is one step over its whole GPU window.
+    let args = [
+        "--json",
+        "--step-pattern",
+        "^no such marker$",
+        "--fail-above",
+        "5",
+    ];
+    let out = kineto(&[&["diff", s(&old), s(&new)][..], &args].concat());
+    let rows = json_rows(&out);
+    let step = &rows[0];
+    assert_eq!(
+        (&step["metric"], &step["verdict"]),
+        (&"step_time".into(), &"inconclusive".into())
+    );
+    assert!(step["delta_pct"].as_f64().expect("Δ") < -40.0, "{step}");
+    assert!(
+        step["reasons"].to_string().contains("without step markers"),
+        "{step}"
+    );
+    let gemm = rows
+        .iter()
+        .find(|r| r["metric"] == "kernel")
+        .expect("a kernel row");
+    assert_eq!(
+        (gemm["n_old"].as_u64(), gemm["n_new"].as_u64()),
+        (Some(12), Some(6))
+    );
+    assert_eq!(gemm["verdict"], "unchanged", "{gemm}");
+    assert_eq!(step["gated"], false);
+    // The gate judges the kernels, not the windows: whichever capture held more work, it passes.
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = kineto(&[&["diff", s(&new), s(&old)][..], &args].concat());
+    assert_eq!(json_rows(&out)[0]["verdict"], "inconclusive");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}

@@ -128,6 +128,7 @@ pub fn bench_verdicts(
             phase: n.group.clone().unwrap_or_else(|| UNPHASED.to_owned()),
             judged: judged(o, n, method),
             comparable: true,
+            gated: true,
         };
         comparable(o.record.as_ref(), n.record.as_ref()).apply(std::slice::from_mut(&mut row));
         rows.push(row);

@@ -20,7 +20,8 @@ pub const UNPHASED: &str = "unphased";
 /// The name `kineto budget` gives the one step of a trace without step markers.
 const WHOLE_TRACE: &str = "(whole trace)";
 
-/// What the gate fails on, in words.
+/// What the gate fails on, in words (rows of a window without step markers are not gated: their time
+/// follows how much work the capture held).
 pub const GATE_RULE: &str = "A fail-above-PCT gate fails a row whose slowdown is significant (the interval \
      lies above 0) and whose Δ % is above PCT, or that has no interval (fewer than 3 samples a side) and a Δ % \
      above PCT; it fails when nothing was compared, when a rank or number is in one run only (unless missing \
@@ -44,6 +45,9 @@ pub struct VerdictRow {
     pub judged: Judged,
     /// Whether the two runs can be compared (from their provenance; true with a note when unknown).
     pub comparable: bool,
+    /// Whether the gate judges this row: false for a window without step markers, whose time follows how
+    /// much work the capture held.
+    pub gated: bool,
 }
 
 impl VerdictRow {
@@ -59,6 +63,9 @@ impl VerdictRow {
 
     /// Whether a fail-above-`pct` gate fails this row ([`GATE_RULE`]).
     pub fn fails_above(&self, pct: f64) -> bool {
+        if !self.gated {
+            return false;
+        }
         let without_interval = self.judged.ci_low_pct.is_none();
         self.judged.fails_above(pct)
             || (without_interval && self.judged.delta_pct.is_some_and(|d| d > pct))
@@ -102,15 +109,15 @@ fn row_verdict(r: &Row, phase: &str, method: Method) -> VerdictRow {
         k => ("bucket", Some(k.to_owned())),
     };
     let whole = |s: &crate::Samples| s.iter().any(|(l, _)| l == WHOLE_TRACE);
-    if whole(&r.old_samples) || whole(&r.new_samples) {
+    // A window's span, idle and bucket times follow how much work the capture held: no verdict, no gate.
+    let window = whole(&r.old_samples) || whole(&r.new_samples);
+    if window {
         judged.reasons.push(
             "a capture without step markers is one window, whose work may differ between the runs: \
              compare its kernels, or mark steps"
                 .to_owned(),
         );
-        if metric == "step_time" {
-            judged.verdict = Call::Inconclusive;
-        }
+        judged.verdict = Call::Inconclusive;
     }
     VerdictRow {
         kind: "verdict",
@@ -120,6 +127,7 @@ fn row_verdict(r: &Row, phase: &str, method: Method) -> VerdictRow {
         phase: phase.to_owned(),
         judged,
         comparable: true,
+        gated: !window,
     }
 }
 
@@ -220,6 +228,7 @@ pub fn kernel_verdicts(
                         phase: key.0.clone(),
                         judged: judge(ov, nv, method),
                         comparable: true,
+                        gated: true,
                     },
                 ));
             }

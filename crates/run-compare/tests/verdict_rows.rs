@@ -82,6 +82,13 @@ fn one_window_a_side_is_judged_by_its_kernels() {
         ("step_time", "unphased")
     );
     assert_eq!(span.judged.verdict, Call::Inconclusive);
+    // Not gated: the window's time follows how much work it held, so no threshold fails it.
+    assert!(!span.gated && !span.fails_above(0.0));
+    assert!(
+        d.rows
+            .iter()
+            .all(|r| !r.gated && r.judged.verdict == Call::Inconclusive)
+    );
     assert!(
         span.judged
             .reasons

@@ -235,27 +235,22 @@ fn comparability(d: &DiffArgs) -> Result<(Comparability, [Option<PathBuf>; 2]), 
         old.as_ref().map(|(p, _)| p.clone()),
         new.as_ref().map(|(p, _)| p.clone()),
     ];
-    let c = match (old, new) {
-        (Some((_, o)), Some((_, n))) => {
-            let c = provenance::diff::comparable(&o, &n);
+    let mut c = Comparability::of_records(
+        old.as_ref().map(|(_, r)| r),
+        new.as_ref().map(|(_, r)| r),
+        |o, n| {
+            let c = provenance::diff::comparable(o, n);
             Comparability {
                 comparable: c.comparable,
                 reasons: c.reasons,
             }
-        }
-        (o, n) => {
-            let missing: Vec<&str> = [("OLD", o.is_none()), ("NEW", n.is_none())]
-                .into_iter()
-                .filter(|(_, m)| *m)
-                .map(|(s, _)| s)
-                .collect();
-            let mut c = Comparability::unchecked(&missing);
-            c.reasons.push(
-                "a run's record is provenance.json beside it, or --provenance OLD NEW".to_owned(),
-            );
-            c
-        }
-    };
+        },
+    );
+    if paths.iter().any(Option::is_none) {
+        c.reasons.push(
+            "a run's record is provenance.json beside it, or --provenance OLD NEW".to_owned(),
+        );
+    }
     Ok((c, paths))
 }
 

@@ -22,23 +22,13 @@ pub struct BenchGate {
 
 /// Whether the runs behind two benchmarks can be compared, from their records.
 fn comparability(old: Option<&Value>, new: Option<&Value>) -> Comparability {
-    match (old, new) {
-        (Some(o), Some(n)) => {
-            let c = provenance::diff::comparable(o, n);
-            Comparability {
-                comparable: c.comparable,
-                reasons: c.reasons,
-            }
+    Comparability::of_records(old, new, |o, n| {
+        let c = provenance::diff::comparable(o, n);
+        Comparability {
+            comparable: c.comparable,
+            reasons: c.reasons,
         }
-        _ => {
-            let missing: Vec<&str> = [("OLD", old.is_none()), ("NEW", new.is_none())]
-                .into_iter()
-                .filter(|(_, m)| *m)
-                .map(|(s, _)| s)
-                .collect();
-            Comparability::unchecked(&missing)
-        }
-    }
+    })
 }
 
 /// Compares result files `a` and `b` (already read as JSON); exit 0, 1 when the gate fails, 2 on an error.

@@ -255,13 +255,26 @@ pub struct Comparability {
 }
 
 impl Comparability {
-    /// Comparable, with a note that `sides` (`OLD`, `NEW`) have no provenance record, so nothing was checked.
-    pub fn unchecked(sides: &[&str]) -> Comparability {
+    /// From the two runs' provenance records: `judge` (the provenance crate's) when both have one; else
+    /// comparable, with a note naming the side(s) without a record, since nothing could be checked.
+    pub fn of_records(
+        old: Option<&serde_json::Value>,
+        new: Option<&serde_json::Value>,
+        judge: impl FnOnce(&serde_json::Value, &serde_json::Value) -> Comparability,
+    ) -> Comparability {
+        if let (Some(o), Some(n)) = (old, new) {
+            return judge(o, n);
+        }
+        let missing: Vec<&str> = [("OLD", old.is_none()), ("NEW", new.is_none())]
+            .into_iter()
+            .filter(|(_, m)| *m)
+            .map(|(s, _)| s)
+            .collect();
         Comparability {
             comparable: true,
             reasons: vec![format!(
                 "no provenance record for {}: comparability not checked",
-                sides.join(" and ")
+                missing.join(" and ")
             )],
         }
     }

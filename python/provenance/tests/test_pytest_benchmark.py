@@ -119,6 +119,7 @@ def test_provenance_diff_judges_each_benchmark_of_two_real_runs(tmp_path, fake_s
             assert row["ci_low_pct"] <= row["delta_pct"] <= row["ci_high_pct"], row
         # Comparable unless a record raised a flag that disqualifies (the fake nvidia-smi reports a power cap;
         # a loaded host is flagged) or the records differ in what decides; every such reason is in the row.
+        flagged = ("OLD run flagged", "NEW run flagged")
         against = [x for x in row["reasons"]
-                   if x.startswith(("OLD run flagged", "NEW run flagged")) or (" → " in x and not x.startswith("noted:"))]
+                   if x.startswith(flagged) or (" → " in x and not x.startswith("noted:"))]
         assert row["comparable"] is (not against), row["reasons"]

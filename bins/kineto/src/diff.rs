@@ -107,10 +107,10 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Side, String> {
             .into_iter()
             .filter(|p| p.file_name() != Some(std::ffi::OsStr::new(RECORD_NAME)))
             .collect();
-        let (rows, _) = rows_of(&session, &listing_paths, 0, None, false, |_| {})?;
+        let (rows, _) = rows_of(&session, &listing_paths, 0, None, true, false, |_| {})?;
         return Ok(Side {
             budget: rows.budget,
-            kernels: Some(rows.kernels),
+            kernels: rows.kernels,
         });
     }
     let named = |e: std::io::Error| format!("{}: {e}", path.display());
@@ -140,14 +140,14 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Side, String> {
     let mut rows = Rows {
         budget: Vec::new(),
         top: Vec::new(),
-        kernels: Vec::new(),
+        kernels: Some(Vec::new()),
         timeline: None,
     };
     let a = Analysed::of(&session, parsed).map_err(|e| e.to_string())?;
     rows_of_trace(&mut rows, &a, session.rules(), 0)?;
     Ok(Side {
         budget: rows.budget,
-        kernels: Some(rows.kernels),
+        kernels: rows.kernels,
     })
 }
 

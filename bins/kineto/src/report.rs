@@ -53,8 +53,9 @@ pub struct ReportArgs {
 pub(crate) struct Rows {
     pub(crate) budget: Vec<Value>,
     pub(crate) top: Vec<Value>,
-    /// Every kernel launch in a step, with the step's phase (what `kineto diff` judges kernels by).
-    pub(crate) kernels: Vec<run_compare::verdict_rows::KernelLaunch>,
+    /// Every kernel launch in a step, with the step's phase (what `kineto diff` judges kernels by); `None`:
+    /// not wanted (`kineto report`).
+    pub(crate) kernels: Option<Vec<run_compare::verdict_rows::KernelLaunch>>,
     /// `None`: no timeline wanted (`kineto diff`).
     pub(crate) timeline: Option<Timeline>,
 }
@@ -101,7 +102,8 @@ fn json_lines(
 }
 
 /// Reads and analyses each trace once: budget rows, and the `n` kernel names with the most time (0: all);
-/// `also` sees each trace as analysed, for what else reads the same trace (the roofline). With `keep`, the
+/// `also` sees each trace as analysed, for what else reads the same trace (the roofline). With `launches`,
+/// each kernel launch of a step is kept too (`Rows::kernels`, for `kineto diff`). With `keep`, the
 /// analysed traces are returned for the doctor (else each is dropped once its rows are made). Two traces
 /// claiming one rank are refused, ranks that look like other runs noted (`kineto_trace::ranks`).
 #[allow(clippy::too_many_arguments)]
@@ -110,13 +112,14 @@ pub(crate) fn rows_of(
     paths: &[PathBuf],
     n: usize,
     timeline: Option<Timeline>,
+    launches: bool,
     keep: bool,
     mut also: impl FnMut(&mut Analysed),
 ) -> Result<(Rows, Vec<Analysed>), String> {
     let mut rows = Rows {
         budget: Vec::new(),
         top: Vec::new(),
-        kernels: Vec::new(),
+        kernels: launches.then(Vec::new),
         timeline,
     };
     let mut claims = Vec::new();
@@ -177,15 +180,17 @@ pub(crate) fn rows_of_trace(
         }
         Ok(())
     })?);
-    for s in &a.steps.steps {
-        rows.kernels.extend(s.kernels.iter().filter_map(|&k| {
-            let op = t.kernels.get(k as usize)?;
-            Some(run_compare::verdict_rows::KernelLaunch {
-                phase: s.phase.clone(),
-                name: t.name(op.name).to_owned(),
-                dur_us: op.dur_ns as f64 / 1000.0,
-            })
-        }));
+    if let Some(launches) = rows.kernels.as_mut() {
+        for s in &a.steps.steps {
+            launches.extend(s.kernels.iter().filter_map(|&k| {
+                let op = t.kernels.get(k as usize)?;
+                Some(run_compare::verdict_rows::KernelLaunch {
+                    phase: s.phase.clone(),
+                    name: t.name(op.name).to_owned(),
+                    dur_us: op.dur_ns as f64 / 1000.0,
+                })
+            }));
+        }
     }
     let groups = kernel_groups(
         t,
@@ -363,6 +368,7 @@ pub fn report(r: &ReportArgs) -> ExitCode {
             chosen: "chosen with --timeline-step".to_owned(),
             traces: Vec::new(),
         }),
+        false,
         true,
         |a| {
             if let Some(setup) = &setup {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use provenance::gpu_monitor::{BackendChoice, GpuSelection};
+use provenance::wrap::LeftPolicy;
 use provenance::{diff, record_json, wrap};
 
 mod render_diff;
@@ -89,6 +90,10 @@ struct RunArgs {
     /// The repository whose git state is recorded [default: the current directory].
     #[arg(long, value_name = "DIR")]
     repo_dir: Option<PathBuf>,
+    /// What to do with processes CMD leaves running when it exits (background workers): report them in the
+    /// record and on stderr, wait until they have exited, or end them (SIGTERM, then SIGKILL after 3 s).
+    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = parse_left_running)]
+    left_running: LeftPolicy,
     /// The command and its arguments.
     #[arg(required = true, last = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -100,6 +105,10 @@ fn parse_field(s: &str) -> Result<(String, serde_json::Value), String> {
         return Err(format!("{k:?} is one of the record's own keys"));
     }
     Ok((k, v))
+}
+
+fn parse_left_running(s: &str) -> Result<LeftPolicy, String> {
+    LeftPolicy::from_name(s).ok_or_else(|| format!("one of {}", LeftPolicy::NAMES.join(", ")))
 }
 
 fn parse_backend(s: &str) -> Result<BackendChoice, String> {
@@ -146,6 +155,7 @@ fn run(args: RunArgs) -> ExitCode {
         backend: args.backend,
         gpus: args.gpus,
         repo_dir: args.repo_dir,
+        left_running: args.left_running,
     };
     let out = match wrap::prepare(&opts) {
         Ok(o) => o,
@@ -167,6 +177,15 @@ fn run(args: RunArgs) -> ExitCode {
                 let names: Vec<&str> = v.flags.iter().map(|f| f.flag.name()).collect();
                 format!("flagged: {}", names.join(", "))
             };
+            if let Some(line) = outcome
+                .record
+                .command
+                .as_ref()
+                .and_then(|c| c.left_running.as_ref())
+                .and_then(|l| l.sentence())
+            {
+                say!("provenance: {line}");
+            }
             match &outcome.written {
                 Ok(w) => {
                     if let Some(n) = w.notice() {

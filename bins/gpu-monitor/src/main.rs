@@ -18,6 +18,9 @@ use gpu_monitor::{
 };
 use tool_io::{Claim, Stream};
 
+/// Added to the line about processes CMD left running when nothing was done about them.
+const REPORT_HINT: &str = " (--left-running wait or end to change that)";
+
 const PROGRAM: &str = "gpu-monitor";
 
 /// One line on stderr, control characters from inputs escaped (`tool_io::terminal`).
@@ -77,15 +80,11 @@ struct Args {
     /// What to do with processes CMD leaves running when it exits (background workers): report them (summary
     /// and stderr), wait until they have exited (monitoring goes on), or end them (SIGTERM, then SIGKILL
     /// after 3 s).
-    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = parse_left_running)]
+    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = |s: &str| s.parse::<LeftPolicy>())]
     left_running: LeftPolicy,
     /// Command to run while monitoring; monitoring ends when it exits.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
-}
-
-fn parse_left_running(s: &str) -> Result<LeftPolicy, String> {
-    LeftPolicy::from_name(s).ok_or_else(|| format!("one of {}", LeftPolicy::NAMES.join(", ")))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -400,8 +399,17 @@ fn finish(
         say!("{PROGRAM}: {e}");
         write_failed = true;
     }
-    if let Some(line) = left_running.as_ref().and_then(LeftRunning::sentence) {
-        say!("{PROGRAM}: {line}");
+    if let Some(left) = &left_running
+        && let Some(line) = left.sentence()
+    {
+        say!(
+            "{PROGRAM}: {line}{}",
+            if left.policy == LeftPolicy::Report {
+                REPORT_HINT
+            } else {
+                ""
+            }
+        );
     }
     if args.summary {
         let json = match summary_json(&summary, left_running.as_ref()) {

@@ -258,26 +258,28 @@ fn a_command_still_runs_without_a_backend() {
     assert_eq!(out.status.code(), Some(3));
 }
 
+/// `gpu-monitor --summary -q --left-running POLICY -- sh -c SCRIPT` (no GPU backend): its summary JSON and
+/// stderr; it must exit 0.
+fn summary_of(policy: &str, script: &str) -> (serde_json::Value, String) {
+    let smi = fixture("nvidia-smi-fails.sh");
+    let out = run(cmd(Some(&smi))
+        .args(["--backend", "nvidia-smi", "--summary", "-q"])
+        .args(["--left-running", policy, "--", "sh", "-c", script]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v = serde_json::from_slice(&out.stdout).expect("summary JSON");
+    (v, text(&out.stderr))
+}
+
 /// A command that backgrounds two sleepers and exits: the JSON summary's `left_running` and a line on stderr
 /// say so; with `--left-running wait` gpu-monitor returns only once they have exited.
 #[test]
 #[cfg(target_os = "linux")]
 fn processes_the_command_left_running_are_reported_or_waited_for() {
     // Their output away from the test's pipes (read to their end); the pause lets each forked shell exec `sleep`.
-    let script = "sleep 30 >/dev/null 2>&1 & sleep 30 >/dev/null 2>&1 & sleep 0.2; exit 0";
-    let smi = fixture("nvidia-smi-fails.sh");
-    let out = run(cmd(Some(&smi)).args([
-        "--backend",
-        "nvidia-smi",
-        "--summary",
-        "-q",
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("summary JSON");
+    let (v, err) = summary_of(
+        "report",
+        "sleep 30 >/dev/null 2>&1 & sleep 30 >/dev/null 2>&1 & sleep 0.2; exit 0",
+    );
     let left = &v["left_running"];
     assert_eq!(
         (&left["count"], &left["still_running"]),
@@ -295,9 +297,8 @@ fn processes_the_command_left_running_are_reported_or_waited_for() {
         })
         .collect();
     assert!(
-        text(&out.stderr).contains("the command left 2 processes running (sleep "),
-        "{}",
-        text(&out.stderr)
+        err.contains("the command left 2 processes running (sleep "),
+        "{err}"
     );
     for p in &pids {
         // SAFETY: kill has no memory preconditions; the pids are the test's sleepers.
@@ -307,26 +308,10 @@ fn processes_the_command_left_running_are_reported_or_waited_for() {
     }
 
     let start = Instant::now();
-    let script = "sleep 1 >/dev/null 2>&1 & exit 0";
-    let out = run(cmd(Some(&smi)).args([
-        "--backend",
-        "nvidia-smi",
-        "--summary",
-        "-q",
-        "--left-running",
-        "wait",
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("summary JSON");
+    let (v, _) = summary_of("wait", "sleep 1 >/dev/null 2>&1 & exit 0");
+    let left = &v["left_running"];
     assert_eq!(
-        (
-            &v["left_running"]["count"],
-            &v["left_running"]["still_running"]
-        ),
+        (&left["count"], &left["still_running"]),
         (&json!(1), &json!(0)),
         "{v}"
     );

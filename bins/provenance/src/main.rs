@@ -11,6 +11,9 @@ use provenance::gpu_monitor::{BackendChoice, GpuSelection};
 use provenance::wrap::LeftPolicy;
 use provenance::{diff, record_json, wrap};
 
+/// Added to the line about processes CMD left running when nothing was done about them.
+const REPORT_HINT: &str = " (--left-running wait or end to change that)";
+
 mod render_diff;
 mod render_show;
 
@@ -92,7 +95,7 @@ struct RunArgs {
     repo_dir: Option<PathBuf>,
     /// What to do with processes CMD leaves running when it exits (background workers): report them in the
     /// record and on stderr, wait until they have exited, or end them (SIGTERM, then SIGKILL after 3 s).
-    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = parse_left_running)]
+    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = |s: &str| s.parse::<LeftPolicy>())]
     left_running: LeftPolicy,
     /// The command and its arguments.
     #[arg(required = true, last = true, value_name = "CMD")]
@@ -105,10 +108,6 @@ fn parse_field(s: &str) -> Result<(String, serde_json::Value), String> {
         return Err(format!("{k:?} is one of the record's own keys"));
     }
     Ok((k, v))
-}
-
-fn parse_left_running(s: &str) -> Result<LeftPolicy, String> {
-    LeftPolicy::from_name(s).ok_or_else(|| format!("one of {}", LeftPolicy::NAMES.join(", ")))
 }
 
 fn parse_backend(s: &str) -> Result<BackendChoice, String> {
@@ -182,9 +181,17 @@ fn run(args: RunArgs) -> ExitCode {
                 .command
                 .as_ref()
                 .and_then(|c| c.left_running.as_ref())
-                .and_then(|l| l.sentence())
+                .and_then(|l| Some((l.sentence()?, l.policy)))
             {
-                say!("provenance: {line}");
+                say!(
+                    "provenance: {}{}",
+                    line.0,
+                    if line.1 == LeftPolicy::Report {
+                        REPORT_HINT
+                    } else {
+                        ""
+                    }
+                );
             }
             match &outcome.written {
                 Ok(w) => {

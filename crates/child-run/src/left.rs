@@ -50,14 +50,18 @@ pub enum LeftPolicy {
 impl LeftPolicy {
     /// The policies' names, as the tools' flags take them.
     pub const NAMES: [&'static str; 3] = ["report", "wait", "end"];
+}
 
-    /// The policy of a flag's word ([`NAMES`](Self::NAMES)).
-    pub fn from_name(name: &str) -> Option<LeftPolicy> {
+impl std::str::FromStr for LeftPolicy {
+    type Err = String;
+
+    /// The policy of a flag's word ([`LeftPolicy::NAMES`]); the error lists them.
+    fn from_str(name: &str) -> Result<LeftPolicy, String> {
         match name {
-            "report" => Some(LeftPolicy::Report),
-            "wait" => Some(LeftPolicy::Wait),
-            "end" => Some(LeftPolicy::End),
-            _ => None,
+            "report" => Ok(LeftPolicy::Report),
+            "wait" => Ok(LeftPolicy::Wait),
+            "end" => Ok(LeftPolicy::End),
+            _ => Err(format!("one of {}", LeftPolicy::NAMES.join(", "))),
         }
     }
 }
@@ -92,15 +96,15 @@ pub struct LeftRunning {
 }
 
 impl LeftRunning {
-    /// One line for a person about them, naming the flag that changes what is done; `None` when there were
-    /// none.
+    /// One line for a person about them; `None` when there were none. (The tool adds how to change what is
+    /// done: its options are its own.)
     ///
     /// ```
     /// # use child_run::left::{LeftPolicy, LeftRunning};
     /// let left = LeftRunning { count: 2, processes: vec![], policy: LeftPolicy::Report, still_running: 2, settle_s: 0.0 };
     /// assert_eq!(
     ///     left.sentence().unwrap(),
-    ///     "the command left 2 processes running; they still run (--left-running wait or end to change that)"
+    ///     "the command left 2 processes running; they still run"
     /// );
     /// ```
     pub fn sentence(&self) -> Option<String> {
@@ -124,9 +128,7 @@ impl LeftRunning {
             format!(" ({}{more})", names.join(", "))
         };
         let what = match self.policy {
-            LeftPolicy::Report => {
-                "they still run (--left-running wait or end to change that)".to_owned()
-            }
+            LeftPolicy::Report => "they still run".to_owned(),
             LeftPolicy::Wait if self.still_running == 0 => {
                 format!("waited {:.1} s until all had exited", self.settle_s)
             }
@@ -322,9 +324,12 @@ mod tests {
     #[test]
     fn policies_are_named_as_the_flags_take_them() {
         for name in LeftPolicy::NAMES {
-            let p = LeftPolicy::from_name(name).expect("a policy");
+            let p: LeftPolicy = name.parse().expect("a policy");
             assert_eq!(serde_json::to_value(p).expect("json"), name);
         }
-        assert_eq!(LeftPolicy::from_name("kill"), None);
+        assert_eq!(
+            "kill".parse::<LeftPolicy>(),
+            Err("one of report, wait, end".to_owned())
+        );
     }
 }

@@ -9,7 +9,7 @@
 //! there. A step with more ops than [`DRAW_CAP`] is drawn with neighbouring ops merged — never dropped —
 //! and the page says how many were merged into how many bars, and under what rule; more than
 //! [`DRAW_CAP`] marks, and the narrowest are left undrawn, which the page counts. A page holds at most
-//! [`OPS_CAP`] ops of a step, the longest ([`crate::timeline_cap`]); it says how many of how many, and
+//! [`OPS_CAP`](crate::timeline_cap::OPS_CAP) ops of a step, the longest ([`crate::timeline_cap`]); it says how many of how many, and
 //! what the ones left off add up to.
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::page::{Section, esc, fmt_num};
-use crate::timeline_cap::{OPS_CAP, OpsCut, cut_note, ops_to_draw};
+use crate::timeline_cap::{OpsCut, cut_note, held_ops};
 
 /// At most this many bars per timeline (ops, or runs of merged ops), and this many idle gaps: beyond it
 /// a browser slows and a bar is narrower than a pixel on any screen.
@@ -455,11 +455,7 @@ fn idle_gaps(t: &Value, lo: i64) -> Gaps {
     let by_tool = t
         .get("idle_gaps_cut")
         .and_then(OpsCut::from_json)
-        .unwrap_or(OpsCut {
-            count: 0,
-            longest_ns: 0,
-            total_ns: 0,
-        });
+        .unwrap_or_default();
     let total_ns: i64 = gaps.iter().map(|(a, b)| b - a).sum::<i64>() + by_tool.total_ns;
     let count = gaps.len() + by_tool.count;
     let mut note = String::new();
@@ -632,25 +628,6 @@ pub fn section(
         "ops": n,
         "ops_cut": cut.map(|c| c.json()),
     }))
-}
-
-/// The ops a page draws, at most [`OPS_CAP`] ([`ops_to_draw`]), and what was left off: by the tool that
-/// built the entry (its `ops_cut`) and here.
-fn held_ops<'v>(t: &Value, ops: &'v [Value]) -> (Vec<&'v Value>, Option<OpsCut>) {
-    let by_tool = t.get("ops_cut").and_then(OpsCut::from_json);
-    let durations: Vec<i64> = ops.iter().map(|o| int(o, "dur_ns").unwrap_or(0)).collect();
-    let (keep, here) = ops_to_draw(&durations, OPS_CAP);
-    let held = ops
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(o, _)| o)
-        .collect();
-    let cut = match (by_tool, here) {
-        (Some(a), Some(b)) => Some(a.and(b)),
-        (a, b) => a.or(b),
-    };
-    (held, cut)
 }
 
 /// The script that draws every `div.timeline` from the derived block's `timelines`, run by the page's

@@ -22,7 +22,7 @@ use crate::timeline::Mark;
 pub const OPS_CAP: usize = 20_000;
 
 /// The ops of a step left off its timeline: how many, the longest of them and their time in all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct OpsCut {
     /// How many.
     pub count: usize,
@@ -86,6 +86,28 @@ pub fn ops_to_draw(durations_ns: &[i64], cap: usize) -> (Vec<bool>, Option<OpsCu
         total_ns: left.fold(0i64, i64::saturating_add),
     };
     (keep, Some(cut))
+}
+
+/// The ops a page draws, at most [`OPS_CAP`] ([`ops_to_draw`]), and what was left off: by the tool that
+/// built the timeline entry `t` (its `ops_cut`) and here.
+pub(crate) fn held_ops<'v>(t: &Value, ops: &'v [Value]) -> (Vec<&'v Value>, Option<OpsCut>) {
+    let by_tool = t.get("ops_cut").and_then(OpsCut::from_json);
+    let durations: Vec<i64> = ops
+        .iter()
+        .map(|o| o.get("dur_ns").and_then(Value::as_i64).unwrap_or(0))
+        .collect();
+    let (keep, here) = ops_to_draw(&durations, OPS_CAP);
+    let held = ops
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(o, _)| o)
+        .collect();
+    let cut = match (by_tool, here) {
+        (Some(a), Some(b)) => Some(a.and(b)),
+        (a, b) => a.or(b),
+    };
+    (held, cut)
 }
 
 /// Of each trace's marks (by `file`), the `cap` widest (of equal ones, the earlier), in their order, and

@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use provenance::gpu_monitor::{BackendChoice, GpuSelection};
+use provenance::wrap::LeftPolicy;
 use provenance::{diff, record_json, wrap};
+
+/// Added to the line about processes CMD left running when nothing was done about them.
+const REPORT_HINT: &str = " (--left-running wait or end to change that)";
 
 mod bench_diff;
 mod render_diff;
@@ -106,6 +110,10 @@ struct RunArgs {
     /// The repository whose git state is recorded [default: the current directory].
     #[arg(long, value_name = "DIR")]
     repo_dir: Option<PathBuf>,
+    /// What to do with processes CMD leaves running when it exits (background workers): report them in the
+    /// record and on stderr, wait until they have exited, or end them (SIGTERM, then SIGKILL after 3 s).
+    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = |s: &str| s.parse::<LeftPolicy>())]
+    left_running: LeftPolicy,
     /// The command and its arguments.
     #[arg(required = true, last = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -177,6 +185,7 @@ fn run(args: RunArgs) -> ExitCode {
         backend: args.backend,
         gpus: args.gpus,
         repo_dir: args.repo_dir,
+        left_running: args.left_running,
     };
     let out = match wrap::prepare(&opts) {
         Ok(o) => o,
@@ -198,6 +207,23 @@ fn run(args: RunArgs) -> ExitCode {
                 let names: Vec<&str> = v.flags.iter().map(|f| f.flag.name()).collect();
                 format!("flagged: {}", names.join(", "))
             };
+            if let Some(line) = outcome
+                .record
+                .command
+                .as_ref()
+                .and_then(|c| c.left_running.as_ref())
+                .and_then(|l| Some((l.sentence()?, l.policy)))
+            {
+                say!(
+                    "provenance: {}{}",
+                    line.0,
+                    if line.1 == LeftPolicy::Report {
+                        REPORT_HINT
+                    } else {
+                        ""
+                    }
+                );
+            }
             match &outcome.written {
                 Ok(w) => {
                     if let Some(n) = w.notice() {

@@ -24,6 +24,7 @@ pub mod kl1;
 pub mod monitor;
 pub mod page;
 pub mod timeline;
+pub mod timeline_cap;
 pub mod view;
 
 use serde_json::Value;

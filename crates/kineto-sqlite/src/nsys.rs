@@ -10,7 +10,8 @@
 //!   dstKind → ENUM_CUDA_MEM_KIND)`, named `Memcpy HtoD (Pageable -> Device)` as Kineto names them;
 //!   fills — `CUPTI_ACTIVITY_KIND_MEMSET(…, bytes, memKind)`, named `Memset (Device)`;
 //! * runtime and driver calls — `CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId,
-//!   nameId, eventClass → ENUM_NSYS_EVENT_CLASS)`, the `_vNNNN` suffix dropped from names;
+//!   nameId, eventClass → ENUM_NSYS_EVENT_CLASS)`, the `_vNNNN` suffix dropped from names, a call listed
+//!   under both names with one correlation id (2022 exports) read once;
 //! * ranges — `NVTX_EVENTS` push/pop and start/end ranges (event types by name from
 //!   `ENUM_NSYS_EVENT_TYPE`), name `text` else `textId → StringIds`, on the thread of `globalTid`;
 //! * GPUs — `TARGET_INFO_GPU(id, name, smCount, totalMemory)` (schema 3.0–3.1: `deviceId`, with the SM
@@ -521,9 +522,19 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
 }
 
 /// Runtime and driver calls, from `CUPTI_ACTIVITY_KIND_RUNTIME` and `…_DRIVER`.
+///
+/// A call is one CUPTI record: its correlation id is unique per call within its process (CUPTI's
+/// `CUpti_ActivityAPI.correlationId`), and its name is CUPTI's callback name, which carries the version of
+/// the API entry point as `_vNNNN` (`cudaLaunchKernel_v7000`; nsys's own reports drop that suffix to name
+/// the function). Nsight Systems 2022 exports list some calls twice, once under each name, with one
+/// correlation id: two rows of one process with one correlation id and one name once the suffix is dropped
+/// are one call, kept once (the first listed) and counted in a note.
 fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
     let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
     let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
+    // (process, correlation id) → the name of the call listed with it.
+    let mut calls: FxHashMap<(i64, i64), kineto_trace::Sym> = FxHashMap::default();
+    let mut listed_twice = 0u64;
     for (table, default_api) in [
         ("CUPTI_ACTIVITY_KIND_RUNTIME", None),
         ("CUPTI_ACTIVITY_KIND_DRIVER", Some(Api::Driver)),
@@ -550,12 +561,29 @@ fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) ->
             let api =
                 default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
             let sym = *api_syms.entry(name_id).or_insert_with(|| b.name(name));
+            let raw_correlation = int(3)?.unwrap_or(0).max(0);
+            if raw_correlation != 0 {
+                match calls.entry((gt & PID_MASK, raw_correlation)) {
+                    std::collections::hash_map::Entry::Occupied(first) if *first.get() == sym => {
+                        listed_twice += 1;
+                        return Ok(());
+                    }
+                    std::collections::hash_map::Entry::Occupied(_) => {}
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(sym);
+                    }
+                }
+            }
             let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
-            let correlation =
-                b.correlation((gt & PID_MASK) as u64, int(3)?.unwrap_or(0).max(0) as u64);
+            let correlation = b.correlation((gt & PID_MASK) as u64, raw_correlation as u64);
             b.launch(Launch::at(sym, api, start, end - start, track, correlation))
                 .map_err(e)
         })?;
+    }
+    if listed_twice > 0 {
+        b.note(format!(
+            "{listed_twice} API calls were listed twice, under their name and their versioned name (`cudaLaunchKernel` and `cudaLaunchKernel_v7000`) with one correlation id: each is counted once"
+        ));
     }
     Ok(())
 }

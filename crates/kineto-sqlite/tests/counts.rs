@@ -558,3 +558,71 @@ fn a_rocpd_file_links_by_stack_id_alone_when_it_has_them() {
         "the kernel without a stack_id is left unlinked, not linked by its external id"
     );
 }
+
+/// Nsight Systems 2022 exports list a call twice with one correlation id, once under its name and once
+/// under its versioned name (`cudaLaunchKernel`, `cudaLaunchKernel_v7000`). The 3.17 file with every
+/// versioned call listed again under its plain name must read as the same calls: 9 (8 versioned rows —
+/// 5 `cudaLaunchKernel_v7000`, `cudaMemcpyAsync_v3020`, `cudaGraphLaunch_v10000`, `cudaMemsetAsync_v3020`
+/// — and the driver's `cuLaunchKernel`), not 9 + 8 = 17, each GPU op still linked to its one call, and a
+/// note counting the 8.
+#[test]
+fn a_call_listed_under_its_name_and_its_versioned_name_counts_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("nsys2022.sqlite");
+    std::fs::copy(dir().join("nsys_node_3.17.sqlite"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "INSERT INTO StringIds (id, value)
+             SELECT 1000 + id, substr(value, 1, instr(value, '_v') - 1) FROM StringIds
+             WHERE value LIKE 'cuda%\\_v%' ESCAPE '\\';
+         INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME
+             (eventClass, start, \"end\", globalTid, correlationId, nameId, returnValue)
+             SELECT r.eventClass, r.start, r.\"end\", r.globalTid, r.correlationId, 1000 + r.nameId, 0
+             FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId
+             WHERE s.value LIKE 'cuda%\\_v%' ESCAPE '\\';",
+    )
+    .unwrap();
+    let dups: i64 = c
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId > 1000",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(dups, 8);
+    drop(c);
+    let (plain, twice) = (parse(&dir().join("nsys_node_3.17.sqlite")), parse(&path));
+    assert_eq!(plain.trace.launches.len(), 9);
+    assert_eq!(twice.trace.launches.len(), 9);
+    let names = |p: &Parsed| -> Vec<String> {
+        p.trace
+            .launches
+            .iter()
+            .map(|l| p.trace.name(l.name).to_string())
+            .collect()
+    };
+    assert_eq!(names(&plain), names(&twice));
+    let rules = Rules::builtin();
+    let a = Analysis::new(&twice.trace, &StepPattern::builtin(), &rules);
+    let r = &a.links.report;
+    // Every launch has its GPU op and no id is carried twice (the doctor's "launch calls have no GPU
+    // op" came from the second listing).
+    assert_eq!(r.launches_without_gpu_op.len(), 0, "{r:?}");
+    assert_eq!(r.duplicate_correlations, 0);
+    assert_eq!(r.kernels_without_launch.count, 0);
+    let notes = &twice.trace.capture.notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("8 API calls were listed twice")),
+        "{notes:?}"
+    );
+    assert!(
+        !plain
+            .trace
+            .capture
+            .notes
+            .iter()
+            .any(|n| n.contains("listed twice"))
+    );
+}

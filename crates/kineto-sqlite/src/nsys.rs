@@ -424,7 +424,8 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) 
         };
         op.graph_node_id = int(18)?.map(|v| v as u64);
         op.graph_id = int(19)?.map(|v| v as u64);
-        b.gpu_op(GpuKind::Kernel, op).map_err(e)
+        b.gpu_op_of(GpuKind::Kernel, op, int(5)?.map(pid_of))
+            .map_err(e)
     })
 }
 
@@ -458,7 +459,8 @@ fn read_copies(
         let sym = b.name(&name);
         let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
-        b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+        b.gpu_op_of(GpuKind::Memcpy, op, int(5)?.map(pid_of))
+            .map_err(e)
     })
 }
 
@@ -481,7 +483,8 @@ fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()>
         let sym = b.name(&name);
         let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
-        b.gpu_op(GpuKind::Memset, op).map_err(e)
+        b.gpu_op_of(GpuKind::Memset, op, int(5)?.map(pid_of))
+            .map_err(e)
     })
 }
 
@@ -505,7 +508,8 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
             let sym = b.name(&name);
             let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
             op.graph_id = graph.map(|g| g as u64);
-            b.gpu_op(GpuKind::Kernel, op).map_err(e)?;
+            b.gpu_op_of(GpuKind::Kernel, op, int(5)?.map(pid_of))
+                .map_err(e)?;
             replays += 1;
             replay_ns = replay_ns.saturating_add(end - start);
             Ok(())

@@ -190,7 +190,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         let q = *queues.entry((sc, agent, queue)).or_insert(n);
         queue_rows.push((q, start, end));
         rows += 1;
-        b.gpu_op(kind, op).map_err(e)
+        b.gpu_op_of(kind, op, Some(pid)).map_err(e)
     })?;
     if d.has("rocpd_kernel_dispatch") {
         let all = d.count("rocpd_kernel_dispatch")?;
@@ -254,7 +254,7 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
         op.stream = Some(stream);
         op.bytes = get_quantity(r, 5).map_err(e)?.map(|v| v.max(0) as u64);
         op.correlation = b.correlation(sc, int(11)?.unwrap_or(0).max(0) as u64);
-        b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+        b.gpu_op_of(GpuKind::Memcpy, op, Some(pid)).map_err(e)
     })
 }
 

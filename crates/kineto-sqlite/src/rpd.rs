@@ -46,6 +46,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         api_of: api_of_ops(d)?,
         geometry: kernel_geometry(d)?,
         copy_size: copy_sizes(d, &mut b)?,
+        process_of: call_processes(d)?,
     };
     read_ops(d, &mut b, &strings, &links)?;
     read_calls(d, &mut b, &strings, &ustrings)?;
@@ -63,6 +64,23 @@ struct OpLinks {
     geometry: FxHashMap<i64, Geometry>,
     /// API call id → a copy's size in bytes.
     copy_size: FxHashMap<i64, u64>,
+    /// API call id → the process that made it (an op ran for its call's process).
+    process_of: FxHashMap<i64, i64>,
+}
+
+/// API call → its process, from `rocpd_api.pid`.
+fn call_processes(d: &Db) -> Result<FxHashMap<i64, i64>> {
+    let mut process_of: FxHashMap<i64, i64> = FxHashMap::default();
+    if d.has("rocpd_api") {
+        d.each("rocpd_api", &["id", "?pid"], "", |i, r| {
+            let e = |m: String| d.row_err("rocpd_api", i, m);
+            if let (Some(a), Some(p)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
+                process_of.insert(a, p);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(process_of)
 }
 
 /// Op → its API call (the first, should a tracer link more than one), from `rocpd_api_ops`.
@@ -242,7 +260,8 @@ fn read_ops(
             let q = *queues.entry((gpu.unwrap_or(-1), queue)).or_insert(n);
             queue_rows.push((q, start, end));
         }
-        b.gpu_op(kind, op).map_err(e)
+        let process = api.and_then(|a| links.process_of.get(&a)).copied();
+        b.gpu_op_of(kind, op, process).map_err(e)
     })?;
     note_ops(b, &tally);
     b.capture().queue_overruns = Some(overruns(&mut queue_rows));

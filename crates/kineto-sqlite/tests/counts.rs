@@ -626,3 +626,111 @@ fn a_call_listed_under_its_name_and_its_versioned_name_counts_once() {
             .any(|n| n.contains("listed twice"))
     );
 }
+
+/// Per rank of a file read through the session: (label, kernels, copies, fills, calls, marker ranges,
+/// steps).
+type RankCounts = (String, usize, usize, usize, usize, usize, usize);
+
+fn ranks_of(path: &Path) -> Vec<RankCounts> {
+    kineto_sqlite::install();
+    let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
+    let ranks = session.open_ranks(path).unwrap_or_else(|e| panic!("{e}"));
+    ranks
+        .iter()
+        .map(|a| {
+            let t = a.trace();
+            let part = t.header.part.as_ref().expect("a rank of a split file");
+            assert_eq!(part.of, ranks.len());
+            assert_eq!(a.file(), format!("{}#{}", path.display(), part.label));
+            if let Some(d) = part.device {
+                assert!(t.header.devices.iter().all(|p| p.id == Some(d)));
+            }
+            (
+                part.label.clone(),
+                t.kernels.len(),
+                t.memcpys.len(),
+                t.memsets.len(),
+                t.launches.len(),
+                t.user_annotations.len(),
+                a.analysis.steps.steps.len(),
+            )
+        })
+        .collect()
+}
+
+fn rank(label: &str, counts: [usize; 6]) -> RankCounts {
+    let [k, c, f, l, m, s] = counts;
+    (label.to_string(), k, c, f, l, m, s)
+}
+
+/// `nsys profile` of two processes, each on its own GPU (the 3.17 file: process 4101 on GPU 0, 4201 on
+/// GPU 1, by make_native.py's construction): two ranks, each with its own work. Process 4101: kernels
+/// warmup, sgemm 128x64, triton, the graph's 3 and the all-reduce = 7; the copy; calls at correlation
+/// 1..6 = 6; ranges step#0, forward, request 17, step#1 = 4; steps #0 prefill and #1 decode = 2.
+/// Process 4201: sgemm 64x32 and rmsnorm = 2 kernels; the fill; 3 calls; 1 range; 1 step. Before, the
+/// file was one rank whose budgets took the union of both GPUs' work. The file read whole (`read`) is
+/// unchanged: 9 kernels.
+#[test]
+fn an_nsys_export_of_two_processes_is_two_ranks() {
+    let path = dir().join("nsys_node_3.17.sqlite");
+    assert_eq!(
+        ranks_of(&path),
+        [
+            rank("pid 4101 gpu 0", [7, 1, 0, 6, 4, 2]),
+            rank("pid 4201 gpu 1", [2, 0, 1, 3, 1, 1]),
+        ]
+    );
+    assert_eq!(parse(&path).trace.kernels.len(), 9);
+}
+
+/// rocpd of one process driving two GPUs (rocpd_3.db: agent type index 0 runs the GEMM, the fill and
+/// the copy, type index 1 the NCCL kernel): two ranks. The calls follow what they launched
+/// (hipLaunchKernel 11, hipMemsetAsync 12, hipMemcpyAsync 13 on GPU 0; hipLaunchKernel 14 on GPU 1), the
+/// one call that launched nothing (hsa_queue_create) goes with the process's first GPU: 4 and 1; the
+/// two roctx ranges, the process's, are on both, so each GPU has both steps.
+#[test]
+fn a_rocpd_file_of_one_process_on_two_gpus_is_two_ranks() {
+    assert_eq!(
+        ranks_of(&dir().join("rocpd_3.db")),
+        [
+            rank("pid 5001 gpu 0", [1, 1, 1, 4, 2, 2]),
+            rank("pid 5001 gpu 1", [1, 0, 0, 1, 2, 2]),
+        ]
+    );
+}
+
+/// RPD of two processes on two GPUs: rpd_3.rpd with its hipGraphLaunch moved to process 7002 and its
+/// three Task kernels to GPU 3. Process 6001 keeps the addition kernel, the two copies, the fill, 5 calls
+/// and the 2 marker ranges (2 steps); process 7002 has 3 kernels, 1 call, no ranges (so one step over its
+/// whole GPU window, the built-in rule for a trace without markers). A single-process
+/// RPD file (rpd_3.rpd itself) is one trace, exactly as `read` gives it.
+#[test]
+fn an_rpd_file_of_two_processes_is_two_ranks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("two.rpd");
+    std::fs::copy(dir().join("rpd_3.rpd"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "UPDATE rocpd_api SET pid = 7002 WHERE apiName_id =
+             (SELECT id FROM rocpd_string WHERE string = 'hipGraphLaunch');
+         UPDATE rocpd_op SET gpuId = 3 WHERE opType_id =
+             (SELECT id FROM rocpd_string WHERE string = 'Task');",
+    )
+    .unwrap();
+    drop(c);
+    assert_eq!(
+        ranks_of(&path),
+        [
+            rank("pid 6001 gpu 2", [1, 2, 1, 5, 2, 2]),
+            rank("pid 7002 gpu 3", [3, 0, 0, 1, 0, 1]),
+        ]
+    );
+    kineto_sqlite::install();
+    let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
+    let one = session.read_ranks(&dir().join("rpd_3.rpd")).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].path, dir().join("rpd_3.rpd"));
+    assert!(one[0].trace.header.part.is_none());
+    let whole = parse(&dir().join("rpd_3.rpd"));
+    assert_eq!(format!("{:?}", one[0].trace), format!("{:?}", whole.trace));
+}

@@ -149,13 +149,14 @@ fn rows_of(
     let mut claims = Vec::new();
     let mut kept = Vec::new();
     for path in paths {
-        let mut a = Analysed::read(session, path).map_err(|e| e.to_string())?;
-        also(&mut a);
-        let header = &a.parsed.trace.header;
-        claims.push((path.clone(), header.rank, header.world_size));
-        rows_of_trace(&mut rows, &a, session.rules(), n)?;
-        if keep {
-            kept.push(a);
+        for mut a in Analysed::read_ranks(session, path).map_err(|e| e.to_string())? {
+            also(&mut a);
+            let header = &a.parsed.trace.header;
+            claims.push((a.parsed.path.clone(), header.rank, header.world_size));
+            rows_of_trace(&mut rows, &a, session.rules(), n)?;
+            if keep {
+                kept.push(a);
+            }
         }
     }
     check_ranks(&claims)?;
@@ -532,6 +533,21 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
     let parsed = session
         .read_stored(path, std::io::Cursor::new(head).chain(input))
         .map_err(|e| e.to_string())?;
+    // A side of a diff is one rank: a file of several is refused, naming them (pick one with a file of
+    // its own, or diff the ranks with `kineto ranks`).
+    let mut ranks = kineto_trace::session::split_parsed(parsed);
+    if ranks.len() > 1 {
+        let names: Vec<String> = ranks.iter().map(|p| p.path.display().to_string()).collect();
+        return Err(format!(
+            "{}: holds {} ranks ({}); a diff compares one rank with one rank",
+            path.display(),
+            ranks.len(),
+            names.join(", ")
+        ));
+    }
+    let Some(parsed) = ranks.pop() else {
+        return Err(format!("{}: no trace", path.display()));
+    };
     check_ranks(&[(
         path.to_path_buf(),
         parsed.trace.header.rank,

@@ -34,8 +34,25 @@ fn op_kind(op_type: &str) -> Option<GpuKind> {
     }
 }
 
+/// The tables every RPD file has (rpd_tracer creates them all at start, `rocpd_op` with them): without
+/// `rocpd_string` no op has a type or a name, without `rocpd_api` no op its launch.
+const RPD_TABLES: [&str; 2] = ["rocpd_string", "rocpd_api"];
+
 /// Reads an RPD database.
 pub(crate) fn read(d: &Db) -> Result<Trace> {
+    for t in RPD_TABLES {
+        if !d.has(t) {
+            return Err(kineto_trace::Error::Native {
+                file: d.file.clone(),
+                at: format!("table {t}"),
+                message: format!(
+                    "an RPD file (it has `rocpd_op`) without its `{t}` table: every RPD file has `rocpd_op`, {}; \
+                     the file is cut or not written by rpd_tracer",
+                    RPD_TABLES.map(|t| format!("`{t}`")).join(", ")
+                ),
+            });
+        }
+    }
     let mut b = TraceBuilder::new(TraceFormat::RpdSqlite);
     b.header().producer = Some("rocmProfileData (rpd_tracer)".into());
     b.header().format_version = d.rocpd_schema_version()?;
@@ -176,6 +193,8 @@ struct OpTally {
     fills: u64,
     /// Runtime copy kernels read as copies.
     copy_kernels: u64,
+    /// Ops whose `opType_id` names no `rocpd_string` row: of no known type.
+    dangling_types: u64,
 }
 
 /// GPU ops, from `rocpd_op`, with their launch's correlation, geometry and copy size; then the notes
@@ -209,9 +228,17 @@ fn read_ops(
         let desc = int(5)?
             .and_then(|s| strings.get(&s))
             .map_or("", String::as_str);
-        let op_type = int(6)?
-            .and_then(|s| strings.get(&s))
-            .map_or("", String::as_str);
+        let type_id = int(6)?;
+        let op_type = match type_id {
+            Some(s) => match strings.get(&s) {
+                Some(t) => t.as_str(),
+                None => {
+                    tally.dangling_types += 1;
+                    ""
+                }
+            },
+            None => "",
+        };
         let Some(mut kind) = op_kind(op_type) else {
             *tally.other_types.entry(op_type.to_string()).or_default() += 1;
             return b.other(&format!("RPD op {op_type}"), start, end).map_err(e);
@@ -276,7 +303,17 @@ fn note_ops(b: &mut TraceBuilder, tally: &OpTally) {
         mangled,
         fills,
         copy_kernels,
+        dangling_types,
     } = tally;
+    if *dangling_types > 0 {
+        b.warn(
+            0,
+            format!(
+                "rocpd_op: {dangling_types} ops have an `opType_id` that names no `rocpd_string` row: their type \
+                 (kernel, copy or fill) is unknown, so they are counted as other ops, not GPU work"
+            ),
+        );
+    }
     if *tasks > 0 {
         b.note(format!(
             "{tasks} kernels are HIP-graph `Task` ops (RPD's own `kernel` view leaves them out; counted here)"

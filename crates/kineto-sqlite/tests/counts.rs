@@ -734,3 +734,46 @@ fn an_rpd_file_of_two_processes_is_two_ranks() {
     let whole = parse(&dir().join("rpd_3.rpd"));
     assert_eq!(format!("{:?}", one[0].trace), format!("{:?}", whole.trace));
 }
+
+/// An RPD file missing one of its tables says which table and which file (it said "no column `id` (its
+/// columns: )"); one whose op types name no string counts those ops in a warning (rpd_3.rpd has 7 ops,
+/// all GPU work: with their type ids pointing nowhere, 7 warned of, 0 kernels), instead of reading as a
+/// file of no GPU work without a word.
+#[test]
+fn an_rpd_file_missing_a_table_or_its_op_types_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("no-api.rpd");
+    std::fs::copy(dir().join("rpd_3.rpd"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch("DROP VIEW IF EXISTS api; DROP VIEW IF EXISTS kernel; DROP VIEW IF EXISTS copy; DROP VIEW IF EXISTS op; DROP TABLE rocpd_api;")
+        .unwrap();
+    drop(c);
+    kineto_sqlite::install();
+    let e = parse_file(&path, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no-api.rpd") && e.contains("without its `rocpd_api` table"),
+        "{e}"
+    );
+
+    let path = tmp.path().join("dangling.rpd");
+    std::fs::copy(dir().join("rpd_3.rpd"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let ops: i64 = c
+        .query_row("SELECT count(*) FROM rocpd_op", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ops, 7);
+    c.execute_batch("UPDATE rocpd_op SET opType_id = opType_id + 1000000000000;")
+        .unwrap();
+    drop(c);
+    let p = parse(&path);
+    assert_eq!(p.trace.kernels.len(), 0);
+    assert!(
+        p.trace.warnings.iter().any(|w| w
+            .message
+            .starts_with("rocpd_op: 7 ops have an `opType_id` that names no `rocpd_string` row")),
+        "{:?}",
+        p.trace.warnings
+    );
+}

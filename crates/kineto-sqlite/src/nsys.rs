@@ -178,7 +178,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_versions(d, &mut b)?;
     read_capture_options(d, &mut b)?;
     read_gpus(d, &mut b)?;
-    read_kernels(d, &mut b, &strings)?;
+    let launched = read_kernels(d, &mut b, &strings)?;
     let copy_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEMCPY_OPER", &[MEMCPY], &MEMCPY_OPER)?;
     let mem_kinds = enum_or_known(
         d,
@@ -191,7 +191,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_copies(d, &mut b, &copy_kinds, &mem_kinds)?;
     read_fills(d, &mut b, &mem_kinds)?;
     read_graph_replays(d, &mut b)?;
-    read_calls(d, &mut b, &strings)?;
+    read_calls(d, &mut b, &strings, &launched)?;
     read_nvtx_ranges(d, &mut b, &strings)?;
     read_diagnostics(d, &mut b)?;
     Ok(b.finish())
@@ -217,6 +217,63 @@ fn note_missing_cuda(d: &Db, b: &mut TraceBuilder) {
 /// The `StringIds` value of a string id.
 fn string_of(strings: &FxHashMap<i64, String>, id: Option<i64>) -> Option<&str> {
     id.and_then(|i| strings.get(&i)).map(String::as_str)
+}
+
+/// Rows naming string ids that `StringIds` does not hold (a cut or edited export): counted, and the ids
+/// named, in one warning per table.
+#[derive(Default)]
+struct Dangling {
+    rows: u64,
+    ids: std::collections::BTreeSet<i64>,
+}
+
+impl Dangling {
+    /// Counts a row whose string ids `ids` name nothing `strings` holds.
+    fn add(&mut self, strings: &FxHashMap<i64, String>, ids: &[Option<i64>]) {
+        let lost: Vec<i64> = ids
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|i| !strings.contains_key(i))
+            .collect();
+        if !lost.is_empty() {
+            self.rows += 1;
+            self.ids.extend(lost);
+        }
+    }
+
+    /// The warning: `table`, how many rows, which ids (the first 10), and `then` (what the rows became).
+    fn warn(&self, b: &mut TraceBuilder, table: &str, then: &str) {
+        if self.rows == 0 {
+            return;
+        }
+        let mut ids: Vec<String> = self.ids.iter().take(10).map(i64::to_string).collect();
+        if self.ids.len() > 10 {
+            ids.push(format!("… {} in all", self.ids.len()));
+        }
+        b.warn(
+            0,
+            format!(
+                "{table}: {} rows name string ids that `StringIds` does not hold ({}): {then}",
+                self.rows,
+                ids.join(", ")
+            ),
+        );
+    }
+}
+
+/// The kernels each call launched, by (process, correlation id): whether any is a CUDA graph's node. What
+/// names a call whose own name is lost ([`lost_call_name`]).
+type Launched = FxHashMap<(i64, i64), bool>;
+
+/// The name of a call whose `nameId` names no string, from what it launched: a graph's kernels make it a
+/// graph launch, other kernels a launch (so both are still recognised as such), nothing an unnamed call.
+fn lost_call_name(launched: Option<bool>) -> &'static str {
+    match launched {
+        Some(true) => "(unnamed GraphLaunch call: it launched a CUDA graph's kernels)",
+        Some(false) => "(unnamed Launch call: it launched kernels)",
+        None => "(unnamed call)",
+    }
 }
 
 /// The header's schema version and producer, from the export's metadata table.
@@ -366,11 +423,17 @@ fn gpu_cols(extra: &[&'static str]) -> Vec<&'static str> {
 }
 
 /// Kernels, from `CUPTI_ACTIVITY_KIND_KERNEL`.
-fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
+fn read_kernels(
+    d: &Db,
+    b: &mut TraceBuilder,
+    strings: &FxHashMap<i64, String>,
+) -> Result<Launched> {
     let table = KERNEL;
+    let mut launched = Launched::default();
     if !d.has(table) {
-        return Ok(());
+        return Ok(launched);
     }
+    let mut dangling = Dangling::default();
     let string = |id: Option<i64>| string_of(strings, id);
     let mut kernel_syms: FxHashMap<NameIds, kineto_trace::Sym> = FxHashMap::default();
     let cols = gpu_cols(&[
@@ -397,6 +460,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) 
         // Demangled, else the mangled symbol (demangled here), else the base name; named once
         // per distinct set of string ids, not per row.
         let ids = (int(6)?, int(8)?, int(7)?);
+        dangling.add(strings, &[ids.0, ids.1, ids.2]);
         let sym = match kernel_syms.get(&ids) {
             Some(&s) => s,
             None => {
@@ -424,9 +488,19 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) 
         };
         op.graph_node_id = int(18)?.map(|v| v as u64);
         op.graph_id = int(19)?.map(|v| v as u64);
+        let in_graph = op.graph_id.is_some_and(|g| g != 0);
+        if let (Some(c), Some(p)) = (int(4)?, int(5)?) {
+            *launched.entry((p & PID_MASK, c)).or_default() |= in_graph;
+        }
         b.gpu_op_of(GpuKind::Kernel, op, int(5)?.map(pid_of))
             .map_err(e)
-    })
+    })?;
+    dangling.warn(
+        b,
+        table,
+        "a kernel with none of its names (demangled, mangled, short) is named `(unnamed kernel)`",
+    );
+    Ok(launched)
 }
 
 /// Copies, from `CUPTI_ACTIVITY_KIND_MEMCPY`, named as Kineto names them.
@@ -533,8 +607,14 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
 /// the function). Nsight Systems 2022 exports list some calls twice, once under each name, with one
 /// correlation id: two rows of one process with one correlation id and one name once the suffix is dropped
 /// are one call, kept once (the first listed) and counted in a note.
-fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
+fn read_calls(
+    d: &Db,
+    b: &mut TraceBuilder,
+    strings: &FxHashMap<i64, String>,
+    launched: &Launched,
+) -> Result<()> {
     let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
+    let mut dangling = Dangling::default();
     let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
     // (process, correlation id) → the name of the call listed with it.
     let mut calls: FxHashMap<(i64, i64), kineto_trace::Sym> = FxHashMap::default();
@@ -560,12 +640,24 @@ fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) ->
             let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
             let gt = int(2)?.unwrap_or(0);
             let name_id = int(4)?;
-            let raw = string_of(strings, name_id).unwrap_or("(unnamed call)");
-            let name = api_name(raw);
+            let raw_correlation = int(3)?.unwrap_or(0).max(0);
+            dangling.add(strings, &[name_id]);
+            let (name, sym) = match string_of(strings, name_id) {
+                Some(raw) => {
+                    let name = api_name(raw);
+                    (
+                        name,
+                        *api_syms.entry(name_id).or_insert_with(|| b.name(name)),
+                    )
+                }
+                None => {
+                    let lost =
+                        lost_call_name(launched.get(&(gt & PID_MASK, raw_correlation)).copied());
+                    (lost, b.name(lost))
+                }
+            };
             let api =
                 default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
-            let sym = *api_syms.entry(name_id).or_insert_with(|| b.name(name));
-            let raw_correlation = int(3)?.unwrap_or(0).max(0);
             if raw_correlation != 0 {
                 match calls.entry((gt & PID_MASK, raw_correlation)) {
                     std::collections::hash_map::Entry::Occupied(first) if *first.get() == sym => {
@@ -584,6 +676,12 @@ fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) ->
                 .map_err(e)
         })?;
     }
+    dangling.warn(
+        b,
+        "CUPTI_ACTIVITY_KIND_RUNTIME/DRIVER",
+        "each named by what it launched (`(unnamed GraphLaunch call…)` for a CUDA graph's kernels, \
+         `(unnamed Launch call…)` for other kernels, else `(unnamed call)`)",
+    );
     if listed_twice > 0 {
         b.note(format!(
             "{listed_twice} API calls were listed twice, under their name and their versioned name (`cudaLaunchKernel` and `cudaLaunchKernel_v7000`) with one correlation id: each is counted once"

@@ -777,3 +777,56 @@ fn an_rpd_file_missing_a_table_or_its_op_types_says_so() {
         p.trace.warnings
     );
 }
+
+/// An export whose rows name string ids `StringIds` does not hold (here the 3.17 file without the
+/// strings of `rmsnorm_kernel` — demangled and short name alike, 2 kernel rows — and of
+/// `cudaGraphLaunch_v10000`, 1 call): each table's warning counts the rows and names the ids; the graph
+/// launch is still a graph launch, recognised by the graph's kernels it launched (1 graph launch, 3 graph
+/// kernels, as in the whole file), where before it became an `(unnamed call)` and the graph went unseen.
+#[test]
+fn dangling_nsys_string_ids_are_named_counted_and_a_graph_launch_still_recognised() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("dangling.sqlite");
+    std::fs::copy(dir().join("nsys_node_3.17.sqlite"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let id = |s: &str| -> i64 {
+        c.query_row("SELECT id FROM StringIds WHERE value = ?1", [s], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let (kernel, call) = (id("rmsnorm_kernel"), id("cudaGraphLaunch_v10000"));
+    c.execute("DELETE FROM StringIds WHERE id IN (?1, ?2)", [kernel, call])
+        .unwrap();
+    drop(c);
+    let (plain, lost) = (parse(&dir().join("nsys_node_3.17.sqlite")), parse(&path));
+    let warnings: Vec<&str> = lost
+        .trace
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        warnings.contains(&format!(
+            "CUPTI_ACTIVITY_KIND_KERNEL: 2 rows name string ids that `StringIds` does not hold ({kernel}): a kernel with none of its names (demangled, mangled, short) is named `(unnamed kernel)`"
+        ).as_str()),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.starts_with(&format!(
+            "CUPTI_ACTIVITY_KIND_RUNTIME/DRIVER: 1 rows name string ids that `StringIds` does not hold ({call})"
+        ))),
+        "{warnings:?}"
+    );
+    let rules = Rules::builtin();
+    let report = |p: &Parsed| {
+        Analysis::new(&p.trace, &StepPattern::builtin(), &rules)
+            .links
+            .report
+    };
+    let (a, b) = (report(&plain), report(&lost));
+    assert_eq!((a.graph_launches, a.graph_kernels), (1, 3));
+    assert_eq!((b.graph_launches, b.graph_kernels), (1, 3));
+    assert_eq!(b.launches_without_gpu_op.len(), 0, "{b:?}");
+    assert!(plain.trace.warnings.is_empty());
+}

@@ -830,3 +830,80 @@ fn dangling_nsys_string_ids_are_named_counted_and_a_graph_launch_still_recognise
     assert_eq!(b.launches_without_gpu_op.len(), 0, "{b:?}");
     assert!(plain.trace.warnings.is_empty());
 }
+
+/// rocpd keeps each process's environment (`rocpd_info_process.environment`, a JSON object); `RANK`, as
+/// torchrun sets it, names the ranks. rocpd_3.db with `RANK` 0 on its one process (on two GPUs): the
+/// labels say the rank, but neither trace claims it in its header (two traces of one rank would be
+/// refused by the rank rule). With the NCCL kernel's queue moved to a second process (pid 5002, `RANK` 1),
+/// each rank is named by its rank and its header says it. Before, no rank was read from the file.
+#[test]
+fn a_rocpd_process_environment_names_its_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("env.db");
+    std::fs::copy(dir().join("rocpd_3.db"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let table: String = c
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_process_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    c.execute_batch(&format!(
+        "ALTER TABLE `{table}` ADD COLUMN environment JSONB DEFAULT '{{}}';
+         UPDATE `{table}` SET environment = '{{\"RANK\": \"0\", \"WORLD_SIZE\": \"2\"}}';"
+    ))
+    .unwrap();
+    drop(c);
+    // One process on two GPUs: both ranks share the process's RANK, so neither claims it.
+    kineto_sqlite::install();
+    let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
+    let shared = session.read_ranks(&path).unwrap();
+    let labels: Vec<(&str, Option<u64>)> = shared
+        .iter()
+        .map(|p| {
+            (
+                p.trace.header.part.as_ref().unwrap().label.as_str(),
+                p.trace.header.rank,
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("rank 0 (pid 5001 gpu 0)", None),
+            ("rank 0 (pid 5001 gpu 1)", None)
+        ]
+    );
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let queue: String = c
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_queue_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // The NCCL kernel's queue (2) and its process: a second process, RANK 1.
+    c.execute_batch(&format!(
+        "INSERT INTO `{table}` (id, guid, nid, ppid, pid, command, environment)
+             SELECT 2, guid, nid, ppid, 5002, command, '{{\"RANK\": \"1\"}}' FROM `{table}` WHERE id = 1;
+         UPDATE `{queue}` SET pid = 2 WHERE id = 2;"
+    ))
+    .unwrap();
+    drop(c);
+    let ranks = session.read_ranks(&path).unwrap();
+    let named: Vec<(String, Option<u64>)> = ranks
+        .iter()
+        .map(|p| {
+            let part = p.trace.header.part.as_ref().unwrap();
+            (part.label.clone(), p.trace.header.rank)
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("rank 0 (pid 5001 gpu 0)".to_string(), Some(0)),
+            ("rank 1 (pid 5002 gpu 1)".to_string(), Some(1)),
+        ]
+    );
+}

@@ -419,3 +419,18 @@ fn ranks_of_one_file_of_two_processes() {
         "{err}"
     );
 }
+
+/// `kineto diff` compares one rank with one: a file of two ranks is refused (status 2), naming both, never
+/// compared as the union of two GPUs' work.
+#[test]
+fn diff_refuses_a_file_of_two_ranks_naming_them() {
+    let file = native("nsys_node_3.17.sqlite");
+    let (code, _, err) = kineto(&["diff", &file, &native("rpd_3.rpd")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("holds 2 ranks")
+            && err.contains("#pid 4101 gpu 0")
+            && err.contains("#pid 4201 gpu 1"),
+        "{err}"
+    );
+}

@@ -308,3 +308,81 @@ fn launch_span(l: &Launch) -> (i64, i64) {
 fn flow_span(f: &Flow) -> (i64, i64) {
     (f.ts_ns, f.ts_ns)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Api, GpuKind, IdValue, SpanKind};
+    use crate::native::TraceBuilder;
+
+    /// Two processes on two GPUs, and a third that drove none: each GPU op and its call in its rank,
+    /// the marker range of process 1 in rank 1 only, the third process's range in no rank (counted in a
+    /// note), each rank's time bounds its own rows'.
+    #[test]
+    fn ops_calls_and_ranges_go_to_their_process_and_gpu() {
+        let mut b = TraceBuilder::new(crate::TraceFormat::NsysSqlite);
+        for (process, device, t) in [(1, 0, 100), (2, 1, 1000)] {
+            let cpu = b.track(IdValue::Num(process), IdValue::Num(process));
+            let gpu = b.track(IdValue::Num(device), IdValue::Num(7));
+            let name = b.name("kernel");
+            let call = b.name("cudaLaunchKernel");
+            let c = b.correlation(process as u64, 1);
+            b.launch(Launch::at(call, Api::Runtime, t, 10, cpu, c))
+                .unwrap();
+            let mut op = GpuOp::at(name, t + 20, 50, gpu);
+            op.device = Some(device);
+            op.correlation = c;
+            b.gpu_op_of(GpuKind::Kernel, op, Some(process)).unwrap();
+        }
+        let step = b.name("step");
+        let one = b.track(IdValue::Num(1), IdValue::Num(1));
+        let three = b.track(IdValue::Num(3), IdValue::Num(3));
+        b.span(SpanKind::UserAnnotation, Span::at(step, 0, 500, one))
+            .unwrap();
+        b.span(SpanKind::UserAnnotation, Span::at(step, 0, 5000, three))
+            .unwrap();
+        let ranks = split_ranks(b.finish());
+        assert_eq!(ranks.len(), 2);
+        let [a, c] = [&ranks[0], &ranks[1]];
+        assert_eq!(
+            (a.kernels.len(), a.launches.len(), a.user_annotations.len()),
+            (1, 1, 1)
+        );
+        assert_eq!(
+            (c.kernels.len(), c.launches.len(), c.user_annotations.len()),
+            (1, 1, 0)
+        );
+        assert_eq!(c.launches[0].ts_ns, 1000);
+        // Rank 1: the range 0..500; rank 2: its call 1000..1010 and kernel 1020..1070.
+        assert_eq!(a.time_bounds, Some((0, 500)));
+        assert_eq!(c.time_bounds, Some((1000, 1070)));
+        let part = a.header.part.as_ref().unwrap();
+        assert_eq!((part.process, part.device, part.of), (Some(1), Some(0), 2));
+        assert_eq!(part.label, "pid 1 gpu 0");
+        assert!(
+            c.capture.notes.contains(
+                &"1 CPU rows of processes that drove no GPU (pid 3) are in no rank".to_string()
+            ),
+            "{:?}",
+            c.capture.notes
+        );
+    }
+
+    /// A file of one process and one GPU, or whose reader recorded no process, is itself.
+    #[test]
+    fn one_rank_or_no_processes_is_the_trace_itself() {
+        let mut b = TraceBuilder::new(crate::TraceFormat::NsysSqlite);
+        let gpu = b.track(IdValue::Num(0), IdValue::Num(7));
+        let name = b.name("kernel");
+        for (t, process) in [(0, None), (100, None)] {
+            let mut op = GpuOp::at(name, t, 10, gpu);
+            op.device = Some(t);
+            b.gpu_op_of(GpuKind::Kernel, op, process).unwrap();
+        }
+        let t = b.finish();
+        let before = format!("{t:?}");
+        let ranks = split_ranks(t);
+        assert_eq!(ranks.len(), 1);
+        assert_eq!(format!("{:?}", ranks[0]), before);
+    }
+}

@@ -11,7 +11,7 @@
 //!   fills — `CUPTI_ACTIVITY_KIND_MEMSET(…, bytes, memKind)`, named `Memset (Device)`;
 //! * runtime and driver calls — `CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId,
 //!   nameId, eventClass → ENUM_NSYS_EVENT_CLASS)`, the `_vNNNN` suffix dropped from names, a call listed
-//!   under both names with one correlation id (2022 exports) read once;
+//!   under both names with one correlation id (2022 exports) read once (in `nsys_calls.rs`);
 //! * ranges — `NVTX_EVENTS` push/pop and start/end ranges (event types by name from
 //!   `ENUM_NSYS_EVENT_TYPE`), name `text` else `textId → StringIds`, on the thread of `globalTid`;
 //! * GPUs — `TARGET_INFO_GPU(id, name, smCount, totalMemory)` (schema 3.0–3.1: `deviceId`, with the SM
@@ -30,8 +30,8 @@
 use crate::db::{Db, get_int, get_text};
 use kineto_trace::native::{TraceBuilder, kernel_name};
 use kineto_trace::{
-    Api, DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind,
-    Trace, TraceFormat,
+    DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Result, Span, SpanKind, Trace,
+    TraceFormat,
 };
 use rustc_hash::FxHashMap;
 
@@ -39,28 +39,16 @@ use rustc_hash::FxHashMap;
 type NameIds = (Option<i64>, Option<i64>, Option<i64>);
 
 /// An `ENUM_*` table read as id → (name, label).
-type EnumTable = FxHashMap<i64, (String, String)>;
+pub(crate) type EnumTable = FxHashMap<i64, (String, String)>;
 
-const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
+pub(crate) const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
 
-fn pid_of(global: i64) -> i64 {
+pub(crate) fn pid_of(global: i64) -> i64 {
     (global >> 24) & 0xFF_FFFF
 }
 
-fn tid_of(global: i64) -> i64 {
+pub(crate) fn tid_of(global: i64) -> i64 {
     global & 0xFF_FFFF
-}
-
-/// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`.
-fn api_name(raw: &str) -> &str {
-    match raw.rfind("_v") {
-        Some(i)
-            if i > 0 && raw[i + 2..].bytes().all(|b| b.is_ascii_digit()) && raw.len() > i + 2 =>
-        {
-            &raw[..i]
-        }
-        _ => raw,
-    }
 }
 
 /// `CUDA_MEMCPY_KIND_HTOD` → `HtoD`, `CUDA_MEMCPY_KIND_UVM_DTOH` → `UVM_DtoH`.
@@ -152,7 +140,7 @@ fn enum_or_known(
 }
 
 /// An `ENUM_*(id, name, label)` table as id → (name, label); empty when absent.
-fn enum_table(d: &Db, table: &str) -> Result<EnumTable> {
+pub(crate) fn enum_table(d: &Db, table: &str) -> Result<EnumTable> {
     let mut out = FxHashMap::default();
     if !d.has(table) {
         return Ok(out);
@@ -191,7 +179,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_copies(d, &mut b, &copy_kinds, &mem_kinds)?;
     read_fills(d, &mut b, &mem_kinds)?;
     read_graph_replays(d, &mut b)?;
-    read_calls(d, &mut b, &strings, &launched)?;
+    crate::nsys_calls::read_calls(d, &mut b, &strings, &launched)?;
     read_nvtx_ranges(d, &mut b, &strings)?;
     read_diagnostics(d, &mut b)?;
     Ok(b.finish())
@@ -215,21 +203,21 @@ fn note_missing_cuda(d: &Db, b: &mut TraceBuilder) {
 }
 
 /// The `StringIds` value of a string id.
-fn string_of(strings: &FxHashMap<i64, String>, id: Option<i64>) -> Option<&str> {
+pub(crate) fn string_of(strings: &FxHashMap<i64, String>, id: Option<i64>) -> Option<&str> {
     id.and_then(|i| strings.get(&i)).map(String::as_str)
 }
 
 /// Rows naming string ids that `StringIds` does not hold (a cut or edited export): counted, and the ids
 /// named, in one warning per table.
 #[derive(Default)]
-struct Dangling {
+pub(crate) struct Dangling {
     rows: u64,
     ids: std::collections::BTreeSet<i64>,
 }
 
 impl Dangling {
     /// Counts a row whose string ids `ids` name nothing `strings` holds.
-    fn add(&mut self, strings: &FxHashMap<i64, String>, ids: &[Option<i64>]) {
+    pub(crate) fn add(&mut self, strings: &FxHashMap<i64, String>, ids: &[Option<i64>]) {
         let lost: Vec<i64> = ids
             .iter()
             .flatten()
@@ -243,7 +231,7 @@ impl Dangling {
     }
 
     /// The warning: `table`, how many rows, which ids (the first 10), and `then` (what the rows became).
-    fn warn(&self, b: &mut TraceBuilder, table: &str, then: &str) {
+    pub(crate) fn warn(&self, b: &mut TraceBuilder, table: &str, then: &str) {
         if self.rows == 0 {
             return;
         }
@@ -259,20 +247,6 @@ impl Dangling {
                 ids.join(", ")
             ),
         );
-    }
-}
-
-/// The kernels each call launched, by (process, correlation id): whether any is a CUDA graph's node. What
-/// names a call whose own name is lost ([`lost_call_name`]).
-type Launched = FxHashMap<(i64, i64), bool>;
-
-/// The name of a call whose `nameId` names no string, from what it launched: a graph's kernels make it a
-/// graph launch, other kernels a launch (so both are still recognised as such), nothing an unnamed call.
-fn lost_call_name(launched: Option<bool>) -> &'static str {
-    match launched {
-        Some(true) => "(unnamed GraphLaunch call: it launched a CUDA graph's kernels)",
-        Some(false) => "(unnamed Launch call: it launched kernels)",
-        None => "(unnamed call)",
     }
 }
 
@@ -427,9 +401,9 @@ fn read_kernels(
     d: &Db,
     b: &mut TraceBuilder,
     strings: &FxHashMap<i64, String>,
-) -> Result<Launched> {
+) -> Result<crate::nsys_calls::Launched> {
     let table = KERNEL;
-    let mut launched = Launched::default();
+    let mut launched = crate::nsys_calls::Launched::default();
     if !d.has(table) {
         return Ok(launched);
     }
@@ -599,110 +573,6 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
     Ok(())
 }
 
-/// Runtime and driver calls, from `CUPTI_ACTIVITY_KIND_RUNTIME` and `…_DRIVER`.
-///
-/// A call is one CUPTI record: its correlation id is unique per call within its process (CUPTI's
-/// `CUpti_ActivityAPI.correlationId`), and its name is CUPTI's callback name, which carries the version of
-/// the API entry point as `_vNNNN` (`cudaLaunchKernel_v7000`; nsys's own reports drop that suffix to name
-/// the function). Nsight Systems 2022 exports list some calls twice, once under each name, with one
-/// correlation id: two rows of one process with one correlation id and one name once the suffix is dropped
-/// are one call, kept once (the first listed) and counted in a note.
-fn read_calls(
-    d: &Db,
-    b: &mut TraceBuilder,
-    strings: &FxHashMap<i64, String>,
-    launched: &Launched,
-) -> Result<()> {
-    let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
-    let mut dangling = Dangling::default();
-    let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
-    // (process, correlation id) → the name of the call listed with it.
-    let mut calls: FxHashMap<(i64, i64), kineto_trace::Sym> = FxHashMap::default();
-    let mut listed_twice = 0u64;
-    for (table, default_api) in [
-        ("CUPTI_ACTIVITY_KIND_RUNTIME", None),
-        ("CUPTI_ACTIVITY_KIND_DRIVER", Some(Api::Driver)),
-    ] {
-        if !d.has(table) {
-            continue;
-        }
-        let cols = [
-            "start",
-            "end",
-            "?globalTid",
-            "?correlationId",
-            "?nameId",
-            "?eventClass",
-        ];
-        d.each(table, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(table, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
-            let gt = int(2)?.unwrap_or(0);
-            let name_id = int(4)?;
-            let raw_correlation = int(3)?.unwrap_or(0).max(0);
-            dangling.add(strings, &[name_id]);
-            let (name, sym) = match string_of(strings, name_id) {
-                Some(raw) => {
-                    let name = api_name(raw);
-                    (
-                        name,
-                        *api_syms.entry(name_id).or_insert_with(|| b.name(name)),
-                    )
-                }
-                None => {
-                    let lost =
-                        lost_call_name(launched.get(&(gt & PID_MASK, raw_correlation)).copied());
-                    (lost, b.name(lost))
-                }
-            };
-            let api =
-                default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
-            if raw_correlation != 0 {
-                match calls.entry((gt & PID_MASK, raw_correlation)) {
-                    std::collections::hash_map::Entry::Occupied(first) if *first.get() == sym => {
-                        listed_twice += 1;
-                        return Ok(());
-                    }
-                    std::collections::hash_map::Entry::Occupied(_) => {}
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(sym);
-                    }
-                }
-            }
-            let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
-            let correlation = b.correlation((gt & PID_MASK) as u64, raw_correlation as u64);
-            b.launch(Launch::at(sym, api, start, end - start, track, correlation))
-                .map_err(e)
-        })?;
-    }
-    dangling.warn(
-        b,
-        "CUPTI_ACTIVITY_KIND_RUNTIME/DRIVER",
-        "each named by what it launched (`(unnamed GraphLaunch call…)` for a CUDA graph's kernels, \
-         `(unnamed Launch call…)` for other kernels, else `(unnamed call)`)",
-    );
-    if listed_twice > 0 {
-        b.note(format!(
-            "{listed_twice} API calls were listed twice, under their name and their versioned name (`cudaLaunchKernel` and `cudaLaunchKernel_v7000`) with one correlation id: each is counted once"
-        ));
-    }
-    Ok(())
-}
-
-/// The API of a runtime-table call: by its event class, else (no class table) by its name.
-fn call_api(classes: &EnumTable, class: Option<i64>, name: &str) -> Api {
-    match class.and_then(|c| classes.get(&c)) {
-        Some((n, l)) if n.contains("DRIVER") || l.to_ascii_lowercase().contains("driver") => {
-            Api::Driver
-        }
-        Some(_) => Api::Runtime,
-        // No class table: the CUDA driver API's names start with `cu` but not `cuda`.
-        None if name.starts_with("cu") && !name.starts_with("cuda") => Api::Driver,
-        None => Api::Runtime,
-    }
-}
-
 /// NVTX ranges (the markers of this format) and marks, from `NVTX_EVENTS`.
 fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
     let table = "NVTX_EVENTS";
@@ -824,6 +694,7 @@ mod tests {
 
     #[test]
     fn names_and_ids_as_nvidia_packs_them() {
+        use crate::nsys_calls::api_name;
         assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
         assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
         assert_eq!(

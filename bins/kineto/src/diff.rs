@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::doctor::Analysed;
 use crate::out::{self, note};
-use crate::render::{Format, csv_quote};
+use crate::render::Format;
 use crate::report::{Rows, check_ranks, claim, rows_of, rows_of_trace};
 
 /// `kineto diff`'s options.
@@ -132,6 +132,21 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Side, String> {
     let parsed = session
         .read_stored(path, std::io::Cursor::new(head).chain(input))
         .map_err(|e| e.to_string())?;
+    // A side of a diff is one rank: a file of several is refused, naming them (pick one with a file of
+    // its own, or diff the ranks with `kineto ranks`).
+    let mut ranks = kineto_trace::session::split_parsed(parsed);
+    if ranks.len() > 1 {
+        let names: Vec<String> = ranks.iter().map(|p| p.path.display().to_string()).collect();
+        return Err(format!(
+            "{}: holds {} ranks ({}); a diff compares one rank with one rank",
+            path.display(),
+            ranks.len(),
+            names.join(", ")
+        ));
+    }
+    let Some(parsed) = ranks.pop() else {
+        return Err(format!("{}: no trace", path.display()));
+    };
     check_ranks(&[(
         path.to_path_buf(),
         parsed.trace.header.rank,
@@ -458,7 +473,7 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     let cells = |w: &mut dyn Write, v: [String; 18]| {
         let quoted: Vec<String> = v
             .iter()
-            .map(|c| csv_quote(&out::escape(c)).into_owned())
+            .map(|c| tool_io::csv::text_cell(c).into_owned())
             .collect();
         writeln!(w, "{}", quoted.join(","))
     };

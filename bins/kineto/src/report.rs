@@ -125,13 +125,14 @@ pub(crate) fn rows_of(
     let mut claims = Vec::new();
     let mut kept = Vec::new();
     for path in paths {
-        let mut a = Analysed::read(session, path).map_err(|e| e.to_string())?;
-        also(&mut a);
-        let header = &a.parsed.trace.header;
-        claims.push((path.clone(), header.rank, header.world_size));
-        rows_of_trace(&mut rows, &a, session.rules(), n)?;
-        if keep {
-            kept.push(a);
+        for mut a in Analysed::read_ranks(session, path).map_err(|e| e.to_string())? {
+            also(&mut a);
+            let header = &a.parsed.trace.header;
+            claims.push((a.parsed.path.clone(), header.rank, header.world_size));
+            rows_of_trace(&mut rows, &a, session.rules(), n)?;
+            if keep {
+                kept.push(a);
+            }
         }
     }
     check_ranks(&claims)?;

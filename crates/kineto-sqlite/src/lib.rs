@@ -16,6 +16,7 @@
 
 mod db;
 pub mod nsys;
+mod nsys_calls;
 pub mod rocpd;
 pub mod rpd;
 

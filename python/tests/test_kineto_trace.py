@@ -477,3 +477,14 @@ def test_read_ranks_of_a_rocprofv3_csv_directory():
     ranks = kineto_trace.read_ranks(str(NATIVE / "rocprofv3_csv_new"))
     assert len(ranks) == 2
     assert all(r.summary_dict()["format"] == "rocprofv3_csv" for r in ranks)
+
+
+def test_read_of_a_file_of_two_ranks_refuses_naming_them_and_read_ranks_gives_each():
+    # nsys_node_3.17.sqlite: processes 4101 (GPU 0, 7 kernels) and 4201 (GPU 1, 2 kernels), as
+    # testdata/native/make_native.py writes it; one trace of both would sum two GPUs into one budget.
+    path = str(NATIVE / "nsys_node_3.17.sqlite")
+    with pytest.raises(kineto_trace.TraceError, match="holds 2 ranks") as e:
+        kineto_trace.read(path)
+    assert "#pid 4101 gpu 0" in str(e.value) and "#pid 4201 gpu 1" in str(e.value)
+    ranks = kineto_trace.read_ranks(path)
+    assert [r.summary_dict()["kernels"]["count"] for r in ranks] == [7, 2]

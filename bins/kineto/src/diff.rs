@@ -134,19 +134,9 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Side, String> {
         .map_err(|e| e.to_string())?;
     // A side of a diff is one rank: a file of several is refused, naming them (pick one with a file of
     // its own, or diff the ranks with `kineto ranks`).
-    let mut ranks = kineto_trace::session::split_parsed(parsed);
-    if ranks.len() > 1 {
-        let names: Vec<String> = ranks.iter().map(|p| p.path.display().to_string()).collect();
-        return Err(format!(
-            "{}: holds {} ranks ({}); a diff compares one rank with one rank",
-            path.display(),
-            ranks.len(),
-            names.join(", ")
-        ));
-    }
-    let Some(parsed) = ranks.pop() else {
-        return Err(format!("{}: no trace", path.display()));
-    };
+    let parsed =
+        kineto_trace::session::only_rank(path, kineto_trace::session::split_parsed(parsed))
+            .map_err(|e| format!("{e}; a diff compares one rank with one rank"))?;
     check_ranks(&[(
         path.to_path_buf(),
         parsed.trace.header.rank,

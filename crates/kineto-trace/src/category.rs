@@ -30,7 +30,9 @@ pub(crate) fn event_kind(cat: &[u8]) -> EventKind {
         b"cuda_runtime" | b"Runtime" => EventKind::Runtime,
         b"cuda_driver" => EventKind::Driver,
         b"cpu_op" | b"Operator" => EventKind::CpuOp,
-        b"user_annotation" => EventKind::UserAnnotation,
+        // `nvtx`: NVTX ranges as nsys2json (chenyu-jiang/nsys2json) writes them, user ranges as
+        // Kineto's `user_annotation` are.
+        b"user_annotation" | b"nvtx" => EventKind::UserAnnotation,
         b"gpu_user_annotation" | b"gpu_user_Annotation" => EventKind::GpuUserAnnotation,
         b"python_function" => EventKind::PythonFunction,
         b"ac2g" | b"async_gpu" | b"async_cpu_to_gpu" => EventKind::Flow,

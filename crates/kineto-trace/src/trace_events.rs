@@ -56,6 +56,13 @@ pub(crate) fn ends_before_begin(begin: i64, end: i64) -> String {
     format!("an \"E\" event at {end} ns ends before its \"B\" at {begin} ns; the pair is skipped")
 }
 
+/// Exact ns `t0..t1` in `args` (`start_ns`/`end_ns`) are the same times as the µs `ts`/`dur`, rounded,
+/// when each end is within 1 µs of its rounding; a writer that rebased one clock and not the other
+/// keeps `ts`/`dur` (the clock every other event of the file is on).
+pub(crate) fn same_clock(ts: i64, dur: i64, t0: i64, t1: i64) -> bool {
+    t1 >= t0 && (t0 - ts).abs() < 1_000 && (t1 - ts.saturating_add(dur)).abs() < 1_000
+}
+
 /// The warning for an `args` field whose value has a form the reader cannot use.
 pub(crate) fn odd_arg(field: &str) -> String {
     format!("args.\"{field}\" has a form that cannot be used; treated as absent")

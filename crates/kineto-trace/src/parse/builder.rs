@@ -182,6 +182,7 @@ impl Builder {
             );
         }
         match (ph_byte, cat) {
+            (b'X', _) if ev.foreign_gpu => self.foreign_gpu_op(ev, ts, dur),
             (b'X', EventKind::Kernel | EventKind::Memcpy | EventKind::Memset) => {
                 self.gpu_op(ev, cat, ts, dur);
             }
@@ -198,6 +199,31 @@ impl Builder {
             _ => {}
         }
         Ok(())
+    }
+
+    /// An event of another producer's GPU category: a GPU op on a device's pid (its name tells which
+    /// kind, `crate::trace_events`), else counted under its category.
+    fn foreign_gpu_op(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64) {
+        use crate::trace_events::{device_pid, foreign_gpu_kind};
+        let on_device = device_pid(&id_value(ev.pid.unwrap_or(b"null"))).is_some();
+        if !on_device {
+            let c = String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned();
+            *self.trace.counts.other_complete.entry(c).or_insert(0) += 1;
+            return;
+        }
+        let name = String::from_utf8_lossy(ev.name.as_deref().unwrap_or(b""));
+        let kind = match foreign_gpu_kind(&name) {
+            crate::model::GpuKind::Memcpy => EventKind::Memcpy,
+            crate::model::GpuKind::Memset => EventKind::Memset,
+            _ => EventKind::Kernel,
+        };
+        let (ts, dur) = match (ev.args.start_ns, ev.args.end_ns) {
+            (Some(t0), Some(t1)) if crate::trace_events::same_clock(ts, dur, t0, t1) => {
+                (t0, t1 - t0)
+            }
+            _ => (ts, dur),
+        };
+        self.gpu_op(ev, kind, ts, dur);
     }
 
     /// A kernel, copy or fill (`cat` says which).

@@ -859,7 +859,7 @@ fn times(
         int(exact.1, &mut odd, Odd::default()),
     ) {
         (Some(t0), Some(t1))
-            if ph == "X" && t1 >= t0 && (rocprof || same_clock(ts, dur, t0, t1)) =>
+            if ph == "X" && t1 >= t0 && (rocprof || trace_events::same_clock(ts, dur, t0, t1)) =>
         {
             TraceBuilder::check(t0, t1).map_err(ev_err)?;
             (t0, t1 - t0)
@@ -872,13 +872,6 @@ fn times(
         flow_ts,
         flow_end,
     }))
-}
-
-/// Exact ns `t0..t1` in `args` (`start_ns`/`end_ns`) are the same times as the µs `ts`/`dur`, rounded,
-/// when each end is within 1 µs of its rounding; a writer that rebased one clock and not the other
-/// keeps `ts`/`dur` (the clock every other event of the file is on).
-fn same_clock(ts: i64, dur: i64, t0: i64, t1: i64) -> bool {
-    (t0 - ts).abs() < 1_000 && (t1 - ts.saturating_add(dur)).abs() < 1_000
 }
 
 /// An `X` event's role by its own fields, and whether that is final: a Kineto category decides; an

@@ -196,3 +196,31 @@ fn a_json_array_that_is_not_a_trace_is_refused_by_what_it_looks_like() {
     // An empty array is an empty trace, not a refusal.
     assert!(parse(tmp.path(), "empty.json", "[]").is_ok());
 }
+
+/// The later nsys2json (brycelelbach/nsys2json, `parse_all_events`): kernels on tid `"CUDA API <stream>"`,
+/// runtime calls as `"cat": "cuda_api"` on pid `"Host N"` with `args.correlationId`, NVTX ranges as `nvtx`
+/// on the host and as `nvtx-kernel` (the span of their kernels) on the device.
+#[test]
+fn the_later_nsys2json_reads_its_calls_and_both_nvtx_views() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"name": "gemm", "ph": "X", "cat": "cuda", "ts": 10, "dur": 2, "tid": "CUDA API 7", "pid": "Device 0", "args": {}},
+{"name": "cudaLaunchKernel", "ph": "X", "cat": "cuda_api", "ts": 9, "dur": 0.5, "tid": "CUDA API 4242", "pid": "Host 0", "args": {"correlationId": 31}},
+{"name": "step", "ph": "X", "cat": "nvtx", "ts": 8, "dur": 3, "tid": "NVTX 4242", "pid": "Host 0", "args": {}},
+{"name": "step", "ph": "X", "cat": "nvtx-kernel", "ts": 10, "dur": 2, "tid": "NVTX 4242", "pid": "Device 0", "args": {}}"#;
+    for (name, text) in both_forms(events) {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let t = &p.trace;
+        assert_eq!((t.kernels.len(), t.launches.len()), (1, 1), "{name}");
+        assert_eq!(t.kernels[0].stream, Some(7), "{name}");
+        assert_eq!(t.launches[0].correlation.map(|c| c.get()), Some(31));
+        // 0.5 µs = 500 ns.
+        assert_eq!(t.launches[0].dur_ns, 500);
+        assert_eq!(
+            (t.user_annotations.len(), t.gpu_user_annotations.len()),
+            (1, 1),
+            "{name}"
+        );
+        assert!(t.capture.notes.is_empty(), "{name}: {:?}", t.capture.notes);
+        assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
+    }
+}

@@ -72,6 +72,8 @@ const ARGS: KeyWords = key(b"args");
 const EXTERNAL_ID: KeyWords = key(b"External id");
 const EXTERNAL_ID_LOWER: KeyWords = key(b"external id");
 const CORRELATION: KeyWords = key(b"correlation");
+/// nsys2json's spelling (brycelelbach/nsys2json: its `cuda_api` events).
+const CORRELATION_ID: KeyWords = key(b"correlationId");
 const DEVICE: KeyWords = key(b"device");
 const STREAM: KeyWords = key(b"stream");
 const SHARED_MEMORY: KeyWords = key(b"shared memory");
@@ -228,7 +230,7 @@ fn args<'a>(
             Key::Short(EXTERNAL_ID | EXTERNAL_ID_LOWER) => {
                 a.external_id = uint(c, &mut a.odd_field, "External id")?
             }
-            Key::Short(CORRELATION) if gpu || api => {
+            Key::Short(CORRELATION | CORRELATION_ID) if gpu || api => {
                 a.correlation = uint(c, &mut a.odd_field, "correlation")?
             }
             Key::Short(DEVICE) if gpu => a.device = int(c, &mut a.odd_field, "device")?,

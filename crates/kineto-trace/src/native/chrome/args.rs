@@ -79,7 +79,8 @@ impl<'de> Visitor<'de> for ArgsVisitor {
                     a.name = string(value);
                     None
                 }
-                "correlation" => Some(&mut a.correlation),
+                // `correlationId`: nsys2json's spelling (brycelelbach/nsys2json, `cuda_api` events).
+                "correlation" | "correlationId" => Some(&mut a.correlation),
                 "External id" | "external id" => Some(&mut a.external_id),
                 "device" => Some(&mut a.device),
                 "stream" => Some(&mut a.stream),

@@ -224,3 +224,25 @@ fn the_later_nsys2json_reads_its_calls_and_both_nvtx_views() {
         assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
     }
 }
+
+/// Perfetto's JSON export (trace_processor `export_json.cc`) writes slices of async tracks as `b`/`e`
+/// pairs with their category: async slices of a GPU-looking category are no GPU op (no device, no
+/// stream), but they are counted in the note, one per `b`.
+#[test]
+fn async_slices_of_gpu_looking_categories_are_noted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"name": "k", "ph": "X", "cat": "kernel", "ts": 1, "dur": 1, "pid": 0, "tid": 7},
+{"name": "render", "ph": "b", "cat": "gpu_render", "id": 1, "ts": 4, "pid": 3, "tid": 3},
+{"name": "render", "ph": "e", "cat": "gpu_render", "id": 1, "ts": 5, "pid": 3, "tid": 3},
+{"name": "io", "ph": "b", "cat": "disk", "id": 2, "ts": 4, "pid": 3, "tid": 3},
+{"name": "io", "ph": "e", "cat": "disk", "id": 2, "ts": 6, "pid": 3, "tid": 3}"#;
+    for (name, text) in both_forms(events) {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let notes = &p.trace.capture.notes;
+        assert!(
+            notes.iter().any(|n| n.contains("1 `gpu_render`"))
+                && !notes.iter().any(|n| n.contains("disk")),
+            "{name}: {notes:?}"
+        );
+    }
+}

@@ -141,6 +141,20 @@ impl Builder {
         };
         let ph_byte = if ph.len() == 1 { ph[0] } else { 0 };
         self.count_phase(ph);
+        // An async slice of a GPU-looking category: no GPU op (no device or stream), but counted under
+        // its category for the note of what no rule places (`crate::trace_events::unplaced_note`).
+        if ph_byte == b'b'
+            && let Some(cat) = ev.cat.as_deref()
+            && let Ok(cat) = std::str::from_utf8(cat)
+            && crate::trace_events::gpu_looking(cat)
+        {
+            *self
+                .trace
+                .counts
+                .other_complete
+                .entry(cat.to_string())
+                .or_insert(0) += 1;
+        }
         // Metadata (`M`) and the phases the model does not use are counted only.
         if !matches!(
             ph_byte,

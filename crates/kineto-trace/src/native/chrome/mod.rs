@@ -393,6 +393,9 @@ impl<'a> ArrayReader<'a> {
             self.process_name(&ev, &args);
             return Ok(());
         }
+        if ph == "b" {
+            return self.async_begin(&ev, &args, &ev_err);
+        }
         if !matches!(ph, "X" | "B" | "E" | "s" | "f" | "t" | "i" | "I") {
             return Ok(());
         }
@@ -430,6 +433,23 @@ impl<'a> ArrayReader<'a> {
                 .b
                 .other(&format!("\"{ph}\" event"), t.ts, t.ts)
                 .map_err(ev_err),
+        }
+    }
+
+    /// An async slice's `b`: no GPU op (it has no device or stream), but one of a GPU-looking category
+    /// is counted under it, for the note of what no rule places (`trace_events::unplaced_note`).
+    fn async_begin(
+        &mut self,
+        ev: &Ev<'_>,
+        args: &Args<'_>,
+        ev_err: &impl Fn(String) -> Error,
+    ) -> Result<()> {
+        let Some(cat) = ev.cat.as_deref().filter(|c| trace_events::gpu_looking(c)) else {
+            return Ok(());
+        };
+        match times(ev, args, "b", self.rocprof, ev_err)? {
+            Some(t) => self.b.other(cat, t.ts, t.ts).map_err(ev_err),
+            None => Ok(()),
         }
     }
 

@@ -4,6 +4,7 @@
 //!
 //! What it is not: which fields matter for an event (that is its role's; see `Odd::for_role`).
 
+use crate::native::TraceBuilder;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -219,4 +220,29 @@ pub(super) fn dims(v: Option<&RawValue>, odd: &mut Odd, field: Odd) -> [u32; 3] 
         odd.add(field);
         [0; 3]
     })
+}
+
+/// The warnings of an event's odd `args` (at byte `offset`): the fields of `odd` its role `reads`, and
+/// `odd_args` (a key written twice, or `"args"` when `args` was no object) when it reads any.
+pub(super) fn warn_odd(
+    b: &mut TraceBuilder,
+    offset: u64,
+    odd: Odd,
+    odd_args: Option<&str>,
+    reads: Odd,
+) {
+    if reads == Odd::default() {
+        return;
+    }
+    if let Some(field) = odd_args {
+        let what = if field == "args" {
+            "\"args\" is not an object; its fields are absent".to_string()
+        } else {
+            format!("args has the key \"{field}\" twice; the later value kept")
+        };
+        b.warn(offset, what);
+    }
+    for field in odd.names(reads) {
+        b.warn(offset, crate::trace_events::odd_arg(field));
+    }
 }

@@ -1,7 +1,7 @@
 //! Chrome-trace JSON in array form: `[ {event}, … ]`, possibly without its closing `]` (the Trace
 //! Event Format allows a writer to stop without it), `ts`/`dur`/`pid`/`tid` as numbers or strings.
 //!
-//! Two kinds of writer are read:
+//! Two kinds of writer are read (others' dialects: `crate::trace_events`; `B`/`E`: `phases`):
 //! * events with Kineto's categories (`kernel`, `cuda_runtime`, `user_annotation`, …) and
 //!   `args.correlation`: read as the Kineto parser reads them;
 //! * `rpd2tracing` (rocmProfileData), with no `cat`: GPU ops carry the op type in `args.desc`
@@ -26,6 +26,7 @@
 
 mod args;
 mod flows;
+mod phases;
 
 use super::TraceBuilder;
 use super::names::{KernelNames, copy_name};
@@ -36,7 +37,7 @@ use crate::model::{
     Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
     Track,
 };
-use crate::trace_events::{self, DANGLING_END, OpenDurations, check_unplaced};
+use crate::trace_events::{self, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -436,109 +437,6 @@ impl<'a> ArrayReader<'a> {
         }
     }
 
-    /// An async slice's `b`: no GPU op (it has no device or stream), but one of a GPU-looking category
-    /// is counted under it, for the note of what no rule places (`trace_events::unplaced_note`).
-    fn async_begin(
-        &mut self,
-        ev: &Ev<'_>,
-        args: &Args<'_>,
-        ev_err: &impl Fn(String) -> Error,
-    ) -> Result<()> {
-        let Some(cat) = ev.cat.as_deref().filter(|c| trace_events::gpu_looking(c)) else {
-            return Ok(());
-        };
-        match times(ev, args, "b", self.rocprof, ev_err)? {
-            Some(t) => self.b.other(cat, t.ts, t.ts).map_err(ev_err),
-            None => Ok(()),
-        }
-    }
-
-    /// An `E` event at `ts` on `track`: the latest open `B` there gets its duration; an `E` with none
-    /// open, or one before its `B`, is skipped with a warning.
-    fn end_duration(&mut self, track: Track, ts: i64, start: usize) {
-        match self.durations.end(track) {
-            None => self.b.warn(start as u64, DANGLING_END.into()),
-            Some((begin, (_, item))) if ts < begin => {
-                self.b
-                    .warn(start as u64, trace_events::ends_before_begin(begin, ts));
-                // The item stays open and is dropped with the dangling ones, unwarned again.
-                if let Some(i) = item {
-                    self.items[i].dur = -1;
-                }
-            }
-            Some((begin, (_, item))) => {
-                if let Some(it) = item.and_then(|i| self.items.get_mut(i)) {
-                    it.open = false;
-                    it.dur = ts - begin;
-                    it.flow_end = it.flow_ts.saturating_add(it.dur);
-                }
-            }
-        }
-    }
-
-    /// A non-empty object without `"ph"`: not a trace event (skipped, with a warning). `{}`, which
-    /// rpd2tracing and the legacy rocprof open their arrays with, is no record at all.
-    fn without_phase(&mut self, start: usize, end: usize) {
-        let inside = &self.buf[(start + 1).min(end)..end.saturating_sub(1).max(start)];
-        if inside.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        self.first_without_phase.get_or_insert(start);
-        self.b.warn(
-            start as u64,
-            "an object without \"ph\" (the event phase every trace event has); skipped".into(),
-        );
-    }
-
-    /// A file whose objects are none of them trace events is no trace: refused, saying what it looks
-    /// like (Triton Proton's hatchet tree, or the keys of its first object).
-    fn check_is_trace(&self) -> Result<()> {
-        let Some(at) = self.first_without_phase else {
-            return Ok(());
-        };
-        if self.with_phase > 0 {
-            return Ok(());
-        }
-        let keys: Vec<String> =
-            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&self.buf[at..])
-                .or_else(|_| {
-                    let mut de = serde_json::Deserializer::from_slice(&self.buf[at..])
-                        .into_iter::<serde_json::Map<String, serde_json::Value>>();
-                    de.next().unwrap_or(Ok(serde_json::Map::new()))
-                })
-                .map(|m| m.keys().cloned().collect())
-                .unwrap_or_default();
-        let has = |k: &str| keys.iter().any(|x| x == k);
-        let message = if has("frame") && has("metrics") {
-            "not a trace: a JSON array of call-tree nodes (`frame`, `metrics`, `children`), as Triton \
-             Proton writes its profile (hatchet JSON); it holds totals per call path, no timeline. \
-             Read it with `proton-viewer`, or profile with a tracer that writes a timeline (the PyTorch \
-             profiler, Nsight Systems, rocprofv3)"
-                .to_string()
-        } else {
-            format!(
-                "not a trace: a JSON array of objects none of which is a trace event (an event has \
-                 \"ph\", its phase); the first object's keys: {}",
-                keys.join(", ")
-            )
-        };
-        Err(Error::Format {
-            file: self.file.to_path_buf(),
-            message,
-        })
-    }
-
-    /// `B` events that no `E` ended (or whose `E` came before them): skipped, each warned of once.
-    fn drop_dangling_begins(&mut self) {
-        let durations = std::mem::take(&mut self.durations);
-        let mut dangling: Vec<(i64, (u64, Option<usize>))> = durations.dangling().collect();
-        dangling.sort_by_key(|&(_, (offset, _))| offset);
-        for (ts, (offset, _)) in dangling {
-            self.b.warn(offset, trace_events::dangling_begin(ts));
-        }
-        self.items.retain(|it| !it.open);
-    }
-
     /// A `process_name` metadata event: what a legacy rocprof process holds, or an rpd2tracing GPU.
     fn process_name(&mut self, ev: &Ev<'_>, args: &Args<'_>) {
         if ev.name.as_deref() == Some("process_name")
@@ -778,19 +676,7 @@ impl<'a> ArrayReader<'a> {
             Role::Launch(_) | Role::Span(_) => Odd::LINKS,
             Role::Other => Odd::default(),
         };
-        if reads != Odd::default() {
-            for field in it.odd_args.iter().map(String::as_str) {
-                let what = if field == "args" {
-                    "\"args\" is not an object; its fields are absent".to_string()
-                } else {
-                    format!("args has the key \"{field}\" twice; the later value kept")
-                };
-                b.warn(it.offset, what);
-            }
-            for field in it.odd.names(reads) {
-                b.warn(it.offset, trace_events::odd_arg(field));
-            }
-        }
+        args::warn_odd(b, it.offset, it.odd, it.odd_args.as_deref(), reads);
         match it.role {
             Role::Gpu(kind) => {
                 let ids = b.trace().track(it.track).clone();
@@ -868,16 +754,13 @@ fn times(
     }
     TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
     let (flow_ts, flow_end) = (ts, ts.saturating_add(dur));
-    let mut odd = Odd::default();
-    let exact = if rocprof {
-        (args.begin_ns, args.end_ns)
-    } else {
-        (args.start_ns, args.stop_ns)
+    // The legacy rocprof's `BeginNs`/`EndNs`, or a converter's `start_ns`/`end_ns`.
+    let exact = |v: Option<&RawValue>| v.and_then(|v| text(v).trim().parse::<i64>().ok());
+    let (t0, t1) = match rocprof {
+        true => (exact(args.begin_ns), exact(args.end_ns)),
+        false => (exact(args.start_ns), exact(args.stop_ns)),
     };
-    let (ts, dur) = match (
-        int(exact.0, &mut odd, Odd::default()),
-        int(exact.1, &mut odd, Odd::default()),
-    ) {
+    let (ts, dur) = match (t0, t1) {
         (Some(t0), Some(t1))
             if ph == "X" && t1 >= t0 && (rocprof || trace_events::same_clock(ts, dur, t0, t1)) =>
         {

@@ -218,7 +218,7 @@ impl Builder {
             (b'X', EventKind::Kernel | EventKind::Memcpy | EventKind::Memset) => {
                 self.gpu_op(ev, cat, ts, dur);
             }
-            (b'X', EventKind::Runtime | EventKind::Driver) => self.launch(ev, cat, ts, dur),
+            (b'X', EventKind::Runtime | EventKind::Driver) => self.gpu_op(ev, cat, ts, dur),
             (b'X', EventKind::CpuOp | EventKind::UserAnnotation | EventKind::GpuUserAnnotation) => {
                 self.span(ev, cat, ts, dur);
             }
@@ -272,12 +272,17 @@ impl Builder {
         self.gpu_op(ev, kind, ts, dur);
     }
 
-    /// A kernel, copy or fill (`cat` says which).
+    /// A kernel, copy or fill, or a runtime or driver call (`cat` says which).
     #[inline]
     fn gpu_op(&mut self, ev: &RawEvent<'_>, cat: EventKind, ts: i64, dur: i64) {
         let name = self.name(ev.name.as_deref());
         let track = self.track(ev.pid, ev.tid);
-        self.push_gpu_op(cat, name, track, &ev.args, ts, dur);
+        match cat {
+            EventKind::Runtime | EventKind::Driver => {
+                self.push_launch(cat, name, track, &ev.args, ts, dur)
+            }
+            _ => self.push_gpu_op(cat, name, track, &ev.args, ts, dur),
+        }
     }
 
     /// A kernel, copy or fill from its parts.
@@ -314,14 +319,6 @@ impl Builder {
             EventKind::Memcpy => self.trace.memcpys.push(op),
             _ => self.trace.memsets.push(op),
         }
-    }
-
-    /// A runtime or driver call (`cat` says which).
-    #[inline]
-    fn launch(&mut self, ev: &RawEvent<'_>, cat: EventKind, ts: i64, dur: i64) {
-        let name = self.name(ev.name.as_deref());
-        let track = self.track(ev.pid, ev.tid);
-        self.push_launch(cat, name, track, &ev.args, ts, dur);
     }
 
     /// A runtime or driver call from its parts.
@@ -416,11 +413,7 @@ impl Builder {
                     track,
                     external_id: b.args.external_id.and_then(NonZeroU64::new),
                 };
-                match kind {
-                    EventKind::CpuOp => self.trace.cpu_ops.push(span),
-                    EventKind::UserAnnotation => self.trace.user_annotations.push(span),
-                    _ => self.trace.gpu_user_annotations.push(span),
-                }
+                self.push_span(kind, span, None);
             }
             _ => {
                 *self
@@ -443,12 +436,19 @@ impl Builder {
             track: self.track(ev.pid, ev.tid),
             external_id: ev.args.external_id.and_then(NonZeroU64::new),
         };
+        let gemm_rows = ev.input_dims.and_then(|dims| {
+            let input = ev.name.as_deref().and_then(crate::profiles::gemm_input)?;
+            super::event::input_rows(dims, input)
+        });
+        self.push_span(cat, span, gemm_rows);
+    }
+
+    /// A CPU op (with the GEMM rows of its inputs, when known) or an annotation (`cat` says which).
+    #[inline]
+    fn push_span(&mut self, cat: EventKind, span: Span, gemm_rows: Option<u32>) {
         match cat {
             EventKind::CpuOp => {
-                if let Some(dims) = ev.input_dims
-                    && let Some(input) = ev.name.as_deref().and_then(crate::profiles::gemm_input)
-                    && let Some(rows) = super::event::input_rows(dims, input)
-                {
+                if let Some(rows) = gemm_rows {
                     self.trace.gemm_rows.push(GemmRows {
                         cpu_op: self.trace.cpu_ops.len() as u32,
                         rows,

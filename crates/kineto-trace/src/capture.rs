@@ -316,6 +316,8 @@ impl GraphCaptures {
                 _ => several += 1,
             }
         }
+        // The captured sizes may decide a phase the replay alone did not.
+        crate::step::infer_phases(trace, links, &mut steps.steps);
         if needed == 0 {
             return;
         }

@@ -66,7 +66,7 @@ pub const RULES: [Rule; 10] = [
         finding: FindingId::EagerSteps,
         id: "eager_steps",
         origin: Origin::Measured,
-        what: "Σ idle of decode (or unphased) steps with no graph launch, in a trace where other steps run graphs",
+        what: "Σ idle of decode steps (marker or inferred; or of unknown phase with no more tokens than a graph replay ran) with no graph launch, in a trace where other steps run graphs",
         next: Next::Steps,
     },
     Rule {
@@ -87,7 +87,7 @@ pub const RULES: [Rule; 10] = [
         finding: FindingId::UnsteadySteps,
         id: "unsteady_steps",
         origin: Origin::Measured,
-        what: "Σ over outlier steps (|span − median| > 3 × MAD among steps of one phase) of span − median, above the median only",
+        what: "Σ over outlier steps (|span − median| > 3 × MAD among decode steps, or steps of unknown phase and one token octave) of span − median, above the median only",
         next: Next::Budget,
     },
 ];

@@ -120,6 +120,32 @@ fn short_kernels(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     out.push(finding(t, FindingId::ShortKernels, total, steps, evidence));
 }
 
+/// A step's phase as the doctor compares steps: like with like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Prefill,
+    Decode,
+    Mixed,
+    Unknown,
+}
+
+/// The phase of a step, marker's or inferred (`Step::phase`); `idle` and other modes are unknown.
+pub(crate) fn phase(s: &Step) -> Phase {
+    let Some(p) = s.phase.as_deref() else {
+        return Phase::Unknown;
+    };
+    match kineto_trace::step::phase_kind(p) {
+        Some(true) => Phase::Prefill,
+        Some(false) => Phase::Decode,
+        None if p.eq_ignore_ascii_case("mixed") => Phase::Mixed,
+        None => Phase::Unknown,
+    }
+}
+
+fn query_tokens(s: &Step) -> Option<u64> {
+    s.tokens.and_then(|t| t.query_tokens())
+}
+
 fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
     let steps = &t.analysis.steps.steps;
     let graphed = |s: &Step| {
@@ -135,18 +161,32 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
     if with_graph.is_empty() {
         return;
     }
-    let eager: Vec<usize> = steps
+    // The most tokens a graph replay of this trace ran: a step of unknown phase with no more tokens
+    // than that is a batch the captured graphs could have held.
+    let graph_tokens = with_graph
         .iter()
-        .filter(|s| {
-            !s.kernels.is_empty()
-                && !graphed(s)
-                && s.phase.as_deref().is_none_or(|p| p == "decode")
-                && s.kernels
-                    .iter()
-                    .any(|&k| from_graph(t, k as usize) == Some(false))
-        })
-        .map(|s| s.index)
-        .collect();
+        .filter_map(|&i| query_tokens(&steps[i]))
+        .max();
+    let (mut eager, mut unknown_left_out) = (Vec::new(), 0u64);
+    for s in steps {
+        let eagerly = !s.kernels.is_empty()
+            && !graphed(s)
+            && s.kernels
+                .iter()
+                .any(|&k| from_graph(t, k as usize) == Some(false));
+        if !eagerly {
+            continue;
+        }
+        match phase(s) {
+            Phase::Decode => eager.push(s.index),
+            Phase::Unknown => match (query_tokens(s), graph_tokens) {
+                (Some(q), Some(g)) if q <= g => eager.push(s.index),
+                _ => unknown_left_out += 1,
+            },
+            // Servers run prefill and mixed batches eagerly or piecewise by design.
+            Phase::Prefill | Phase::Mixed => {}
+        }
+    }
     if eager.is_empty() {
         return;
     }
@@ -155,9 +195,16 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
         let s: i64 = v.iter().map(|&i| t.budgets[i].span_ns).sum();
         s / v.len().max(1) as i64
     };
+    let left_out = if unknown_left_out > 0 {
+        format!(
+            "; {unknown_left_out} eager steps of unknown phase and tokens left out (they may be prefills)"
+        )
+    } else {
+        String::new()
+    };
     let evidence = format!(
-        "{} decode or unphased steps launch kernels one by one while {} steps run graphs; their idle Σ {} µs; \
-         mean span {} µs eager vs {} µs with graphs",
+        "{} decode steps launch kernels one by one while {} steps run graphs; their idle Σ {} µs; \
+         mean span {} µs eager vs {} µs with graphs{left_out}",
         eager.len(),
         with_graph.len(),
         us(idle),
@@ -256,12 +303,35 @@ fn median(v: &mut [i64]) -> f64 {
     }
 }
 
+/// The steps a step is compared with by the outlier rule: decode steps with decode steps; steps of
+/// unknown phase with those of the same token octave (2^k ≤ tokens < 2^(k+1)) when their tokens are
+/// known, else with every step of unknown phase and tokens. Prefill and mixed steps are not compared:
+/// their span follows their prompts' lengths, not the server's steadiness (`None`).
+fn like_group(s: &Step) -> Option<String> {
+    match phase(s) {
+        Phase::Decode => Some("decode".to_string()),
+        Phase::Prefill | Phase::Mixed => None,
+        Phase::Unknown => Some(match query_tokens(s) {
+            Some(q) if q > 0 => {
+                let k = 63 - q.leading_zeros();
+                format!(
+                    "phase unknown, {}-{} tokens",
+                    1u64 << k,
+                    (1u128 << (k + 1)) - 1
+                )
+            }
+            _ => "phase unknown".to_string(),
+        }),
+    }
+}
+
 fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     let steps = &t.analysis.steps.steps;
-    let mut phases: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut phases: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for b in t.budgets.iter().filter(|b| b.window.is_some()) {
-        let p = steps[b.index].phase.as_deref().unwrap_or("unphased");
-        phases.entry(p).or_default().push(b.index);
+        if let Some(group) = like_group(&steps[b.index]) {
+            phases.entry(group).or_default().push(b.index);
+        }
     }
     let (mut total, mut at, mut parts) = (0i64, Vec::new(), Vec::new());
     for (phase, idx) in &phases {

@@ -26,6 +26,15 @@ impl T {
         ));
         self
     }
+    /// An SGLang step marker stating its mode (`step[MODE bs=4]`: `DECODE`, `EXTEND`, `MIXED`) on the
+    /// CPU thread 1, `[lo, hi)` µs.
+    fn phased(&mut self, mode: &str, lo: f64, hi: f64) -> &mut T {
+        self.ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"step[{mode} bs=4]","pid":1,"tid":1,"ts":{lo},"dur":{}}}"#,
+            hi - lo
+        ));
+        self
+    }
     /// A runtime call on thread 1 with the next correlation id; returns the id.
     fn call(&mut self, name: &str, ts: f64, dur: f64) -> u64 {
         self.corr += 1;
@@ -385,21 +394,44 @@ fn short_eager_kernels_count_and_total() {
     assert_eq!(one_marked(&t), want);
 }
 
-#[test]
-fn eager_steps_beside_graph_steps() {
+/// A decode step replaying a graph, then a step of `second` phase (none: a `ProfilerStep`) run eagerly.
+fn graph_then_eager(second: Option<&str>) -> T {
     let mut t = T::default();
-    t.step(1, 0.0, 90.0);
+    match second {
+        Some(_) => t.phased("DECODE", 0.0, 90.0),
+        None => t.step(1, 0.0, 90.0),
+    };
     let g = t.call("cudaGraphLaunch", 1.0, 5.0);
     t.gpu("kernel", GEMM, 10.0, 30.0, 7, g); // [10, 40)
     t.gpu("kernel", GEMM, 40.0, 30.0, 7, g); // [40, 70)
-    t.step(2, 90.0, 190.0);
+    match second {
+        Some(p) => t.phased(p, 90.0, 190.0),
+        None => t.step(2, 90.0, 190.0),
+    };
     t.kernel(GEMM, 91.0, 70.0, 30.0); // [70, 100)
     t.kernel(GEMM, 92.0, 110.0, 30.0); // [110, 140): launched at 92, before the gap
+    t
+}
+
+#[test]
+fn eager_steps_beside_graph_steps() {
+    let t = graph_then_eager(Some("DECODE"));
     let d = one(&t);
-    // Step 2 runs eagerly while step 1 replays a graph: its idle [100, 110) = 10 µs.
+    // Decode step 2 runs eagerly while step 1 replays a graph: its idle [100, 110) = 10 µs.
     assert_eq!(found(&d), [(FindingId::EagerSteps, 10 * US, vec![1])]);
     // A step-level finding: the step's window [70, 140) as one band.
     assert_eq!(one_marked(&t), [(FindingId::EagerSteps, 70 * US, 140 * US)]);
+}
+
+#[test]
+fn prefill_and_unknown_steps_are_not_eager_steps() {
+    // The same trace with step 2 a prefill, a mixed batch, or of unknown phase and tokens: servers run
+    // prefills eagerly by design, and nothing says the unknown one is a decode. Its 10 µs idle is then
+    // 10 / 130 = 7.7 % of the span: were it judged, it would be reported.
+    for second in [Some("EXTEND"), Some("MIXED"), None] {
+        let d = one(&graph_then_eager(second));
+        assert!(d.is_clean(), "{second:?}: {:?}", d.findings);
+    }
 }
 
 #[test]
@@ -449,4 +481,50 @@ fn trust_warnings_salvage_overlap_unlinked() {
     let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
     assert!(ids.contains(&TrustId::Salvaged), "{ids:?}");
     assert!(ids.contains(&TrustId::SameStreamOverlap), "{ids:?}");
+}
+
+#[test]
+fn a_prefill_among_decodes_is_not_unsteady() {
+    // Five decode steps of 100, 102, 98, 101, 101 µs and one prefill of 900 µs, back to back: the
+    // decode spans sorted 98, 100, 101, 101, 102 have median 101, deviations 3, 1, 0, 0, 1 → MAD 1:
+    // none is over 3 µs from the median. The prefill is not compared with them (a decode would be:
+    // 900 − 101 = 799 µs over). As `ProfilerStep`s of unknown phase, the 900 µs step is an outlier.
+    let spans = [900.0, 100.0, 102.0, 98.0, 101.0, 101.0];
+    for (phased, want) in [
+        (true, vec![]),
+        (
+            false,
+            vec![(FindingId::UnsteadySteps, (900 - 101) * US, vec![0])],
+        ),
+    ] {
+        let mut t = T::default();
+        let mut at = 10.0;
+        for (s, span) in spans.into_iter().enumerate() {
+            let b = 1000.0 * s as f64;
+            if phased {
+                t.phased(if s == 0 { "EXTEND" } else { "DECODE" }, b, b + 1000.0);
+            } else {
+                t.step(s as u64 + 1, b, b + 1000.0);
+            }
+            t.kernel(GEMM, b + 1.0, at, span);
+            at += span;
+        }
+        assert_eq!(found(&one(&t)), want, "phased {phased}");
+    }
+}
+
+#[test]
+fn stock_vllm_v1_prefill_is_neither_eager_nor_unsteady() {
+    // testdata/synthetic/server_traces/vllm_v1_graphs: a 1,000-token prompt run eagerly, then five
+    // decode steps replaying one graph each, no marker stating a phase (issue 43's first class). The
+    // decode steps are decode by their graph replays; the prompt's step, of unknown phase, is judged by
+    // neither rule (it has more tokens than anything; nothing says it is a decode).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/server_traces");
+    let path = root.join("vllm_v1_graphs/vllm_v1_graphs.json");
+    let text = std::fs::read_to_string(&path).expect("vllm_v1_graphs.json");
+    let d = Run::new(&[("vllm_v1_graphs.json".to_string(), text)]).diagnose();
+    for f in &d.findings {
+        let judged = matches!(f.id, FindingId::EagerSteps | FindingId::UnsteadySteps);
+        assert!(!(judged && f.steps.contains(&0)), "{f:?}");
+    }
 }

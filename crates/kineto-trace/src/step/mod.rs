@@ -36,6 +36,7 @@ mod markers;
 mod pattern;
 mod phase;
 
+pub use fields::phase_kind;
 use fields::*;
 use markers::*;
 pub use pattern::*;

@@ -236,6 +236,7 @@ pub(crate) fn finding(
         steps,
         evidence,
         next: r.next,
+        fix: None,
     }
 }
 

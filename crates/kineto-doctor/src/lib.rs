@@ -16,6 +16,7 @@
 //! a command.
 #![deny(missing_docs)]
 
+mod fixes;
 mod gaps;
 mod marks;
 mod ranks;
@@ -24,7 +25,8 @@ mod rules;
 mod trust;
 mod work;
 
-pub use rules::{RULES, Rule, Thresholds, rule};
+pub use fixes::{FIXES, Facts, Fix, NO_FIX, Server, TensorCores, When, facts, select};
+pub use rules::{RULES, Rule, Thresholds, is_simt_gemm, rule};
 
 use kineto_trace::Trace;
 use kineto_trace::analysis::Analysis;
@@ -74,11 +76,13 @@ pub enum FindingId {
     BelowRoofline,
     /// Steps whose span is an outlier among the steps of their phase.
     UnsteadySteps,
+    /// fp32 GEMMs on the SIMT cores, which cannot use the tensor cores.
+    SimtGemm,
 }
 
 impl FindingId {
     /// Every finding, in the order `docs/doctor.md` documents them.
-    pub const ALL: [FindingId; 10] = [
+    pub const ALL: [FindingId; 11] = [
         FindingId::LaunchBoundIdle,
         FindingId::SyncBlockedIdle,
         FindingId::BetweenSteps,
@@ -89,6 +93,7 @@ impl FindingId {
         FindingId::CopiesInStep,
         FindingId::BelowRoofline,
         FindingId::UnsteadySteps,
+        FindingId::SimtGemm,
     ];
 
     /// The id as written in every output.
@@ -106,7 +111,8 @@ impl FindingId {
             | FindingId::BetweenSteps
             | FindingId::ExposedComm
             | FindingId::ShortKernels
-            | FindingId::CopiesInStep => true,
+            | FindingId::CopiesInStep
+            | FindingId::SimtGemm => true,
             FindingId::Straggler
             | FindingId::EagerSteps
             | FindingId::BelowRoofline
@@ -155,6 +161,8 @@ pub struct Finding {
     pub evidence: String,
     /// What to look at next.
     pub next: Next,
+    /// The change to make, from the fix catalogue ([`FIXES`]); `None`: no catalogued fix.
+    pub fix: Option<&'static Fix>,
 }
 
 /// The kind of a trust warning.
@@ -346,6 +354,7 @@ impl Mark {
 /// - `launch_bound_idle`: the launch-bound part of each such idle gap (the gap less the blocking calls);
 /// - `sync_blocked_idle`: each gap ∩ the blocking calls;
 /// - `short_kernels`: each short eagerly launched kernel, `[start, end)`;
+/// - `fp32_simt_gemm`: each fp32 SIMT GEMM kernel, `[start, end)`;
 /// - `exposed_comm`: the comm-kernel time with no compute kernel beside it
 ///   (`kineto_trace::budget::exposed_comm`, the budget's own computation);
 /// - `copies_in_step`: the host↔device copy time with no kernel beside it;
@@ -392,6 +401,7 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
         for x in &mut f {
             x.share_pct = share(x.time_at_stake_ns, span);
         }
+        fixes::set(t, &mut f);
         findings.extend(f);
         warnings.extend(trust::find(t));
         traces.push(TraceDiagnosis {
@@ -401,7 +411,11 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
             steps: t.analysis.steps.steps.len(),
         });
     }
-    findings.extend(ranks::find(inputs));
+    let mut across = ranks::find(inputs);
+    for t in inputs {
+        fixes::set(t, &mut across);
+    }
+    findings.extend(across);
     findings.retain(|f| f.time_at_stake_ns > 0 && f.share_pct >= th.min_share_pct);
     findings.sort_by(|a, b| {
         b.time_at_stake_ns

@@ -19,7 +19,7 @@ pub struct Rule {
 }
 
 /// Every rule, in [`FindingId::ALL`]'s order.
-pub const RULES: [Rule; 10] = [
+pub const RULES: [Rule; 11] = [
     Rule {
         finding: FindingId::LaunchBoundIdle,
         id: "launch_bound_idle",
@@ -90,6 +90,13 @@ pub const RULES: [Rule; 10] = [
         what: "Σ over outlier steps (|span − median| > 3 × MAD among decode steps, or steps of unknown phase and one token octave) of span − median, above the median only",
         next: Next::Budget,
     },
+    Rule {
+        finding: FindingId::SimtGemm,
+        id: "fp32_simt_gemm",
+        origin: Origin::Measured,
+        what: "Σ dur of the steps' fp32 GEMM kernels that run on the SIMT cores (`sgemm`, `ffma` GEMMs): no tensor core, TF32 off",
+        next: Next::TopPerStep,
+    },
 ];
 
 /// The rule of a finding.
@@ -142,6 +149,19 @@ pub fn is_blocking_call(name: &str) -> bool {
     copy && !name.contains("Async")
 }
 
+/// Whether a kernel is an fp32 GEMM on the SIMT cores, by its name: cuBLAS's `sgemm` family
+/// (`ampere_sgemm_128x64_nn`, `volta_sgemm_…`, CUTLASS's `…simt_sgemm…`) and cuBLASLt's FMA GEMMs
+/// (`sm80_xmma_gemm_f32f32_f32f32_f32_…_ffma_…`). The tensor-core fp32 GEMMs carry `tf32`, `s1688`,
+/// `s16816` or `tensorop` in their names and are not counted.
+pub fn is_simt_gemm(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let tensor_core = ["tf32", "1688", "16816", "tensorop"]
+        .iter()
+        .any(|w| n.contains(w));
+    let simt = n.contains("sgemm") || (n.contains("gemm") && n.contains("ffma"));
+    simt && !tensor_core
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +176,29 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), RULES.len());
+    }
+
+    #[test]
+    fn simt_gemms_by_name() {
+        for s in [
+            "ampere_sgemm_128x64_nn",
+            "volta_sgemm_64x64_nt",
+            "maxwell_sgemm_128x128_raggedMn_nn",
+            "cutlass_80_simt_sgemm_128x32_8x5_nn_align1",
+            "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+        ] {
+            assert!(is_simt_gemm(s), "{s}");
+        }
+        for n in [
+            "ampere_tf32_s1688gemm_tf32_128x128_16x3_nt",
+            "cutlass_80_tensorop_s1688gemm_128x128_16x3_nn_align4",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+            "sm80_xmma_gemm_tf32f32_tf32f32_f32_nn_n_tilesize128x128x16",
+            "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
+            "void at::native::vectorized_elementwise_kernel<4, float>",
+        ] {
+            assert!(!is_simt_gemm(n), "{n}");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The rules over the GPU work of each step: exposed communication, short eager kernels, steps run
-//! without graphs, host↔device copies, unsteady steps.
+//! without graphs, host↔device copies, unsteady steps, fp32 GEMMs off the tensor cores.
 
 use crate::gaps::{finding, top_named};
 use crate::{Finding, FindingId, Thresholds, TraceInput, us};
@@ -18,6 +18,7 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     eager_steps(t, out);
     copies_in_step(t, th, out);
     unsteady_steps(t, th, out);
+    simt_gemm(t, th, out);
 }
 
 fn bucket_of<'r>(t: &TraceInput<'r>, kernel: u32) -> &'r str {
@@ -403,4 +404,43 @@ fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
         shown.join("; ")
     );
     out.push(finding(t, FindingId::UnsteadySteps, total, at, evidence));
+}
+
+/// A step's fp32 SIMT GEMM kernels (`rules::is_simt_gemm`). The one home of `fp32_simt_gemm`: its
+/// total and its marks are these kernels.
+pub(crate) fn simt_gemms(t: &TraceInput<'_>, s: &Step) -> Vec<u32> {
+    s.kernels
+        .iter()
+        .copied()
+        .filter(|&k| crate::is_simt_gemm(t.trace.name(t.trace.kernels[k as usize].name)))
+        .collect()
+}
+
+fn simt_gemm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let (mut count, mut total, mut kernel_ns) = (0u64, 0i64, 0i64);
+    let mut steps = Vec::new();
+    let mut names = BTreeMap::new();
+    for s in &t.analysis.steps.steps {
+        kernel_ns = kernel_ns.saturating_add(s.kernel_sum_ns);
+        let simt = simt_gemms(t, s);
+        for &k in &simt {
+            let op = &t.trace.kernels[k as usize];
+            count += 1;
+            total = total.saturating_add(op.dur_ns);
+            add(&mut names, t.trace.name(op.name), op.dur_ns);
+        }
+        if !simt.is_empty() {
+            steps.push(s.index);
+        }
+    }
+    if count == 0 {
+        return;
+    }
+    let evidence = format!(
+        "{count} fp32 GEMMs on the SIMT cores, Σ {} µs = {:.1} % of the steps' kernel time; by name: {}",
+        us(total),
+        crate::share(total, kernel_ns),
+        top_named(&names, th.top)
+    );
+    out.push(finding(t, FindingId::SimtGemm, total, steps, evidence));
 }

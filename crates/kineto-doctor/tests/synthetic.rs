@@ -1,13 +1,18 @@
 //! Traces written here with one known problem each; the time at stake of every finding is worked out by
 //! hand from the events (times in µs in the trace, ns in the findings), as the arithmetic below.
 
-use kineto_doctor::{Diagnosis, FindingId, Mark, Thresholds, TraceInput, TrustId, diagnose, marks};
+use kineto_doctor::{
+    Diagnosis, FindingId, Mark, NO_FIX, Thresholds, TraceInput, TrustId, diagnose, marks,
+};
 use kineto_trace::analysis::Analysis;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
 use std::path::Path;
 
-const GEMM: &str = "ampere_sgemm_128x64_nn";
+/// A tensor-core GEMM (bf16): the kernel of every pattern but the SIMT one.
+const GEMM: &str = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32";
+/// An fp32 GEMM on the SIMT cores (cuBLAS's `sgemm`, Ampere).
+const SGEMM: &str = "ampere_sgemm_128x64_nn";
 const NCCL: &str = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
 
 /// Events of a trace, written as JSON objects.
@@ -526,5 +531,68 @@ fn stock_vllm_v1_prefill_is_neither_eager_nor_unsteady() {
     for f in &d.findings {
         let judged = matches!(f.id, FindingId::EagerSteps | FindingId::UnsteadySteps);
         assert!(!(judged && f.steps.contains(&0)), "{f:?}");
+    }
+}
+
+#[test]
+fn fp32_simt_gemms_are_found_with_the_tf32_fix() {
+    // One step: a 60 µs sgemm [10, 70), a 40 µs bf16 GEMM [70, 110), a 20 µs sgemm [110, 130), all
+    // launched ahead. The SIMT GEMMs: 60 + 20 = 80 µs of 120 µs of kernel time (66.7 %).
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(SGEMM, 1.0, 10.0, 60.0);
+    t.kernel(GEMM, 2.0, 70.0, 40.0);
+    t.kernel(SGEMM, 3.0, 110.0, 20.0);
+    let d = one(&t);
+    assert_eq!(found(&d), [(FindingId::SimtGemm, 80 * US, vec![0])]);
+    let f = &d.findings[0];
+    assert!(f.evidence.contains("66.7 %"), "{}", f.evidence);
+    // `ampere_` kernels: an Ampere GPU, TF32 and bf16 tensor cores.
+    let fix = f.fix.expect("a catalogued fix");
+    assert!(fix.change.contains("allow_tf32"), "{}", fix.change);
+    assert!(
+        fix.source.starts_with("https://pytorch.org/"),
+        "{}",
+        fix.source
+    );
+    assert_eq!(
+        one_marked(&t),
+        [
+            (FindingId::SimtGemm, 10 * US, 70 * US),
+            (FindingId::SimtGemm, 110 * US, 130 * US)
+        ]
+    );
+    // On a Volta GPU the fix is fp16 autocast, never TF32 (which Volta lacks).
+    let mut v = T::default();
+    v.step(1, 0.0, 200.0);
+    v.kernel("volta_sgemm_128x64_nn", 1.0, 10.0, 60.0);
+    let f = one(&v).findings[0].fix.expect("a catalogued fix");
+    assert!(
+        f.change.contains("float16") && !f.change.contains("tf32"),
+        "{}",
+        f.change
+    );
+}
+
+#[test]
+fn fixes_follow_the_trace_and_none_is_said_so() {
+    // The launch-bound gap of `launch_bound_idle_is_the_gap_before_a_late_launch` in a script (no
+    // server): torch.compile; `unsteady_steps` has no catalogued fix.
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 60.0, 65.0, 30.0);
+    let d = one(&t);
+    let fix = d.findings[0].fix.expect("a catalogued fix");
+    assert!(fix.change.contains("torch.compile"), "{}", fix.change);
+    assert_eq!(
+        kineto_doctor::rule(FindingId::UnsteadySteps).id,
+        "unsteady_steps"
+    );
+    assert!(kineto_doctor::select(FindingId::UnsteadySteps, &Default::default()).is_none());
+    assert_eq!(NO_FIX, "no catalogued fix");
+    // Every catalogue entry names its source.
+    for f in kineto_doctor::FIXES {
+        assert!(f.source.starts_with("https://"), "{f:?}");
     }
 }

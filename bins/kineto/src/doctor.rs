@@ -8,7 +8,7 @@ use crate::out::{self, note};
 use crate::render::{self, Ctx, Format};
 use crate::views;
 use clap::Args;
-use kineto_doctor::{Diagnosis, Next, Thresholds, TraceInput, diagnose};
+use kineto_doctor::{Diagnosis, NO_FIX, Next, Thresholds, TraceInput, diagnose};
 use kineto_tables::{DoctorEntry, DoctorRow, doctor_columns};
 use kineto_trace::family::Rules;
 use kineto_trace::{AnalysedTrace, Parsed, Session};
@@ -184,6 +184,12 @@ fn write_text(w: &mut impl Write, d: &Diagnosis, rows: &[DoctorRow<'_>]) -> io::
         listing.table_header(w)?;
         for r in findings {
             listing.table_row(w, r, &ctx)?;
+            if let DoctorEntry::Finding(f) = r.entry {
+                let fix = f.fix.map_or(NO_FIX.to_string(), |x| {
+                    format!("{} ({})", x.change, x.source)
+                });
+                writeln!(w, "{:>8}{}", "fix: ", out::escape(&fix))?;
+            }
             writeln!(w, "{:>8}{}", "→ ", out::escape(&r.next))?;
         }
     }

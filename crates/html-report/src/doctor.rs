@@ -1,5 +1,5 @@
 //! The findings of `kineto doctor` as a page section, from the rows `kineto doctor --json` prints: the
-//! ranked findings (time at stake, share, origin, steps, evidence, next command), then the trust warnings
+//! ranked findings (time at stake, share, origin, steps, the fix, evidence, next command), then the trust warnings
 //! apart. [`doctor_section`] adds it to any page (the report page opens with it); [`doctor_html`] is the
 //! page `kineto doctor --html` writes.
 
@@ -11,6 +11,16 @@ fn text(row: &Value, key: &str) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
         Some(v) => v.to_string(),
+    }
+}
+
+/// The fix of a finding row and, where the catalogue has one, its source.
+fn fix(row: &Value) -> String {
+    let (change, source) = (text(row, "fix"), text(row, "fix_source"));
+    if source.is_empty() {
+        change
+    } else {
+        format!("{change} ({source})")
     }
 }
 
@@ -37,6 +47,7 @@ pub fn doctor_section(page: &mut Section, rows: &[Value]) {
                 "share %",
                 "origin",
                 "steps",
+                "fix",
                 "evidence",
                 "next",
             ],
@@ -54,6 +65,7 @@ pub fn doctor_section(page: &mut Section, rows: &[Value]) {
                 Cell::tool(r.get("share_pct")),
                 Cell::text(text(r, "origin")),
                 Cell::text(text(r, "step_list")),
+                Cell::text(fix(r)),
                 Cell::text(text(r, "evidence")),
                 Cell::text(text(r, "next")),
             ]);
@@ -94,7 +106,8 @@ mod tests {
         let rows = vec![
             json!({"kind": "finding", "finding": "exposed_comm", "file": "a.json", "rank": 1,
                    "time_at_stake_us": 30.0, "share_pct": 42.5, "origin": "MEASURED",
-                   "step_list": "0", "evidence": "comm <b>", "next": "kineto budget a.json"}),
+                   "step_list": "0", "evidence": "comm <b>", "next": "kineto budget a.json",
+                   "fix": "overlap it", "fix_source": "https://example.org/ddp"}),
             json!({"kind": "trust", "finding": "salvaged", "file": "a.json", "evidence": "cut",
                    "next": "kineto summary a.json"}),
         ];
@@ -102,6 +115,10 @@ mod tests {
         assert!(html.contains("exposed_comm"));
         assert!(html.contains("data-v=\"30.0\""), "{html}");
         assert!(html.contains("comm &lt;b&gt;"));
+        assert!(
+            html.contains("overlap it (https://example.org/ddp)"),
+            "{html}"
+        );
         assert!(html.find("exposed_comm") < html.find("Trust warnings"));
         assert!(html.contains("salvaged"));
         let clean = doctor_html(&[]);

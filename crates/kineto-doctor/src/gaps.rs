@@ -43,7 +43,7 @@ impl Calls {
     }
 
     /// The calls overlapping `[a, b)`.
-    fn overlapping(&self, a: i64, b: i64) -> impl Iterator<Item = &(i64, i64, usize)> {
+    pub(crate) fn overlapping(&self, a: i64, b: i64) -> impl Iterator<Item = &(i64, i64, usize)> {
         let end = self.iv.partition_point(|c| c.0 < b);
         let mut i = end;
         while i > 0 && self.max_end[i - 1] > a {

@@ -16,6 +16,7 @@
 //! a command.
 #![deny(missing_docs)]
 
+mod artefacts;
 mod fixes;
 mod gaps;
 mod marks;
@@ -186,6 +187,12 @@ pub enum TrustId {
     KernelsOutsideSteps,
     /// No step marker was found: the whole trace is one step.
     NoStepMarkers,
+    /// The first step waits on work queued before the profiler started (left out of the findings).
+    WindowOpensOnWait,
+    /// The first step is cold: lazy init, first library calls (left out of the findings).
+    ColdFirstStep,
+    /// The window closed inside the last step (left out of the findings).
+    CutLastStep,
 }
 
 impl TrustId {
@@ -201,6 +208,9 @@ impl TrustId {
             TrustId::ParseWarnings => "parse_warnings",
             TrustId::KernelsOutsideSteps => "kernels_outside_steps",
             TrustId::NoStepMarkers => "no_step_markers",
+            TrustId::WindowOpensOnWait => "window_opens_on_wait",
+            TrustId::ColdFirstStep => "cold_first_step",
+            TrustId::CutLastStep => "cut_last_step",
         }
     }
 
@@ -220,6 +230,15 @@ impl TrustId {
             TrustId::ParseWarnings => "problems the parser worked around",
             TrustId::KernelsOutsideSteps => "kernels launched outside every step",
             TrustId::NoStepMarkers => "no step marker: the whole trace is one step",
+            TrustId::WindowOpensOnWait => {
+                "a first step idling over half its span under a blocking call begun before any GPU op: left out of the findings"
+            }
+            TrustId::ColdFirstStep => {
+                "a first step idling over 10 × the later steps' median idle (cold start): left out of the findings"
+            }
+            TrustId::CutLastStep => {
+                "a last step with under 10 % of the others' median kernel count (cut by the window): left out of the findings"
+            }
         }
     }
 }
@@ -366,7 +385,23 @@ impl Mark {
 /// `time_at_stake_ns`, exactly: both come from one classification per rule. A step the trace lacks has
 /// no marks.
 pub fn marks(t: &TraceInput<'_>, step: usize, findings: &[Finding], th: &Thresholds) -> Vec<Mark> {
-    marks::of_step(t, step, findings, th)
+    let cleaned = artefacts::clean(t, &artefacts::find(t, th));
+    marks::of_step(&cleaned_input(t, cleaned.as_ref()), step, findings, th)
+}
+
+/// `t` as the rules read it: with its artefact steps emptied (`artefacts::clean`), where it has any.
+fn cleaned_input<'a>(
+    t: &TraceInput<'a>,
+    cleaned: Option<&'a (Analysis, Vec<StepBudget>)>,
+) -> TraceInput<'a> {
+    match cleaned {
+        Some((analysis, budgets)) => TraceInput {
+            analysis,
+            budgets,
+            ..*t
+        },
+        None => *t,
+    }
 }
 
 /// The share of `span_ns` that `ns` is, %; 0 for an empty span.
@@ -390,7 +425,19 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
     let mut findings = Vec::new();
     let mut warnings = Vec::new();
     let mut traces = Vec::new();
-    for t in inputs {
+    let found: Vec<Vec<artefacts::Artefact>> =
+        inputs.iter().map(|t| artefacts::find(t, th)).collect();
+    let cleaned: Vec<Option<(Analysis, Vec<StepBudget>)>> = inputs
+        .iter()
+        .zip(&found)
+        .map(|(t, a)| artefacts::clean(t, a))
+        .collect();
+    let inputs: Vec<TraceInput<'_>> = inputs
+        .iter()
+        .zip(&cleaned)
+        .map(|(t, c)| cleaned_input(t, c.as_ref()))
+        .collect();
+    for (t, arts) in inputs.iter().zip(&found) {
         let span = t.analysed_span_ns();
         let mut f = Vec::new();
         gaps::find(t, th, &mut f);
@@ -404,6 +451,14 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
         fixes::set(t, &mut f);
         findings.extend(f);
         warnings.extend(trust::find(t));
+        warnings.extend(arts.iter().map(|a| TrustWarning {
+            id: a.id,
+            file: t.file.to_string(),
+            rank: t.trace.header.rank,
+            steps: vec![a.step],
+            evidence: a.evidence.clone(),
+            next: artefacts::NEXT,
+        }));
         traces.push(TraceDiagnosis {
             file: t.file.to_string(),
             rank: t.trace.header.rank,
@@ -411,8 +466,8 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
             steps: t.analysis.steps.steps.len(),
         });
     }
-    let mut across = ranks::find(inputs);
-    for t in inputs {
+    let mut across = ranks::find(&inputs);
+    for t in &inputs {
         fixes::set(t, &mut across);
     }
     findings.extend(across);

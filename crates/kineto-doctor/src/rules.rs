@@ -118,6 +118,12 @@ pub struct Thresholds {
     pub unsteady_min_steps: usize,
     /// How many contributors (kernels, gaps, calls) the evidence names.
     pub top: usize,
+    /// A first step idling over this many times the later steps' median idle is cold.
+    pub cold_idle_ratio: f64,
+    /// Fewest ns an opening wait or a cold step's extra idle must have to be an artefact.
+    pub artefact_min_ns: i64,
+    /// A last step with fewer kernels than this share of the others' median count was cut, %.
+    pub cut_step_kernel_pct: f64,
 }
 
 impl Thresholds {
@@ -128,6 +134,9 @@ impl Thresholds {
         roof_efficiency_pct: 50.0,
         unsteady_min_steps: 4,
         top: 3,
+        cold_idle_ratio: 10.0,
+        artefact_min_ns: 1_000_000,
+        cut_step_kernel_pct: 10.0,
     };
 }
 

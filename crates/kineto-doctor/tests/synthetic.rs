@@ -596,3 +596,84 @@ fn fixes_follow_the_trace_and_none_is_said_so() {
         assert!(f.source.starts_with("https://"), "{f:?}");
     }
 }
+
+/// Steps 1‥3 of the clean trace's shape after a first step: step s at `[5000 + 90s, 5090 + 90s)`, three
+/// 30 µs kernels each, launched well ahead, at +10, +40, +70 µs.
+fn steady_after(t: &mut T) {
+    for s in 1..4u32 {
+        let b = 5000.0 + 90.0 * f64::from(s);
+        t.step(u64::from(s) + 1, b, b + 90.0);
+        for (i, off) in [10.0, 40.0, 70.0].into_iter().enumerate() {
+            t.kernel(GEMM, b + 1.0 + i as f64, b + off, 30.0);
+        }
+    }
+}
+
+#[test]
+fn a_wait_opening_the_window_is_an_artefact_not_a_finding() {
+    // Step 1: a kernel [10, 40), then the host blocks in cudaStreamSynchronize [0, 5000) — begun before
+    // any GPU op, waiting on work queued before the profiler — and launches the next kernel at 5001,
+    // run [5005, 5035). Idle [40, 5005): 4965 µs, of it [40, 5000) = 4960 µs under the wait, over half
+    // the step's 5025 µs span. Ranked, it would be sync_blocked_idle of 4960 µs.
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    t.call("cudaStreamSynchronize", 0.0, 5000.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 5001.0, 5005.0, 30.0);
+    steady_after(&mut t);
+    let d = one(&t);
+    assert!(d.is_clean(), "{:?}", d.findings);
+    let w: Vec<(TrustId, Vec<usize>)> =
+        d.warnings.iter().map(|w| (w.id, w.steps.clone())).collect();
+    assert!(w.contains(&(TrustId::WindowOpensOnWait, vec![0])), "{w:?}");
+    // The analysed span is the steady steps' only: step s (1‥3) starts at 5000 + 90s, its kernels
+    // at +10, +40, +70 for 30 µs: from 5090 + 10 = 5100 to 5270 + 70 + 30 = 5370.
+    assert_eq!(d.traces[0].analysed_span_ns, (5370 - 5100) * US);
+}
+
+#[test]
+fn a_cold_first_step_is_an_artefact_not_a_finding() {
+    // Step 1: kernels [10, 40) and, launched only at 2000, [2005, 2035): 1965 µs idle, launch-bound,
+    // where the later steps idle 0 (median 0). Ranked, it would be launch_bound_idle of 1965 µs.
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 2000.0, 2005.0, 30.0);
+    steady_after(&mut t);
+    let d = one(&t);
+    assert!(d.is_clean(), "{:?}", d.findings);
+    let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
+    assert_eq!(ids, [TrustId::ColdFirstStep]);
+    assert!(
+        d.warnings[0].evidence.contains("1965.000 µs"),
+        "{}",
+        d.warnings[0].evidence
+    );
+}
+
+#[test]
+fn a_last_step_cut_by_the_window_is_an_artefact() {
+    // Three steps of 20 kernels (1 µs each, back to back, launched ahead), then a last step with one
+    // kernel launched late: 1 < 10 % of 20. Its boundary idle and its lone kernel are not findings.
+    let mut t = T::default();
+    let mut at = 10.0;
+    for s in 0..3u32 {
+        let b = 100.0 * f64::from(s);
+        t.step(u64::from(s) + 1, b, b + 100.0);
+        for i in 0..20 {
+            t.kernel(GEMM, b + 1.0 + 0.1 * f64::from(i), at, 1.0);
+            at += 1.0;
+        }
+    }
+    t.step(4, 300.0, 400.0);
+    t.kernel(GEMM, 301.0, 400.0, 1.0); // [400, 401): the GPU idled 340 µs before it
+    let d = one(&t);
+    let w: Vec<(TrustId, Vec<usize>)> =
+        d.warnings.iter().map(|w| (w.id, w.steps.clone())).collect();
+    assert_eq!(w, [(TrustId::CutLastStep, vec![3])]);
+    assert!(
+        d.findings.iter().all(|f| !f.steps.contains(&3)),
+        "{:?}",
+        d.findings
+    );
+}

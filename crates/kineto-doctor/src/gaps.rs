@@ -96,6 +96,9 @@ pub(crate) struct Gap {
     pub calls: Vec<(i64, i64, usize)>,
     /// The first op the GPU resumed with, when the gap is launch-bound.
     pub resumed: Option<(GpuKind, usize)>,
+    /// Whether the host was blocked when the GPU went idle and launched only after: the whole gap
+    /// is then in `synced`.
+    pub sync_then_launch: bool,
 }
 
 /// Classifies every idle gap of the step whose budget is `b`.
@@ -125,7 +128,17 @@ pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec
         let late = !launched.is_empty()
             && launched.len() == resumed.len()
             && launched.iter().all(|&ts| ts > a);
-        let launch_bound = if late {
+        // Sync-then-launch: the host was blocked in a call when the GPU went idle and launched the
+        // next op only after that call returned. The launch waited on the sync, so the whole gap is
+        // the sync's: removing the sync lets the host queue ahead.
+        let blocked_at_idle = over.iter().any(|c| c.0 <= a);
+        let sync_then_launch = late && blocked_at_idle;
+        let synced = if sync_then_launch {
+            vec![(a, z)]
+        } else {
+            synced
+        };
+        let launch_bound = if late && !sync_then_launch {
             subtract(&[(a, z)], &synced)
         } else {
             Vec::new()
@@ -135,6 +148,7 @@ pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec
             synced,
             launch_bound,
             calls: over,
+            sync_then_launch,
         });
     }
     out
@@ -149,10 +163,12 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     let mut next_ops: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut sync_calls: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut largest: Option<(i64, usize, String)> = None;
+    let mut then_launch = 0u64;
     for b in t.budgets {
         let (mut in_launch, mut in_sync) = (false, false);
         for g in classify(t, &calls, b) {
             let synced = length(&g.synced);
+            then_launch += u64::from(g.sync_then_launch);
             if synced > 0 {
                 sync_ns = sync_ns.saturating_add(synced);
                 sync_gaps += 1;
@@ -208,7 +224,8 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
             sync_ns,
             sync_steps,
             format!(
-                "{sync_gaps} gaps, {} µs idle under blocking calls: {}",
+                "{sync_gaps} gaps, {} µs idle under blocking calls or waiting on them ({then_launch} gaps \
+                 where the host launched only after a blocking call returned: the whole gap); the calls: {}",
                 us(sync_ns),
                 top_named(&sync_calls, th.top)
             ),

@@ -230,27 +230,32 @@ fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
     ); // [100, 110)
     t.kernel(GEMM, 131.0, 135.0, 30.0); // [135, 165)
     let d = one(&t);
-    // Gaps [50, 60), [90, 100), [110, 135):
-    //   sync: [50, 55) + [95, 100) + [110, 130) = 5 + 5 + 20 = 30 µs;
-    //   launch-bound (the rest, the next op launched after the gap began):
-    //   [55, 60) (launch 56 > 50) + [90, 95) (launch 95 > 90) + [130, 135) (launch 131 > 110) = 15 µs.
+    // Gaps [50, 60), [90, 100), [110, 135). The host was blocked when the GPU went idle at 50 (the
+    // synchronize [12, 55)) and at 110 (the copy [95, 130)), and launched the next op only after the
+    // call returned (56, 131): sync-then-launch, the whole gap is the sync's. At 90 it was not (the
+    // copy began at 95): [90, 95) is launch-bound (launch 95 > 90), [95, 100) under the copy.
+    //   sync: [50, 60) + [95, 100) + [110, 135) = 10 + 5 + 25 = 40 µs; launch-bound: [90, 95) = 5 µs.
     // The copy [100, 110) runs with no kernel beside it: 10 µs. Span 165 − 10 = 155 µs.
     assert_eq!(
         found(&d),
         [
-            (FindingId::SyncBlockedIdle, (5 + 5 + 20) * US, vec![0]),
-            (FindingId::LaunchBoundIdle, (5 + 5 + 5) * US, vec![0]),
+            (FindingId::SyncBlockedIdle, (10 + 5 + 25) * US, vec![0]),
             (FindingId::CopiesInStep, 10 * US, vec![0]),
+            (FindingId::LaunchBoundIdle, 5 * US, vec![0]),
         ]
     );
-    assert!((d.findings[0].share_pct - 100.0 * 30.0 / 155.0).abs() < 1e-9);
+    assert!((d.findings[0].share_pct - 100.0 * 40.0 / 155.0).abs() < 1e-9);
     let sync = &d.findings[0].evidence;
+    assert!(
+        sync.contains("(2 gaps where the host launched only after"),
+        "{sync}"
+    );
     assert!(sync.contains("`cudaMemcpy` ×2 25.000 µs"), "{sync}");
     assert!(
         sync.contains("`cudaStreamSynchronize` ×1 5.000 µs"),
         "{sync}"
     );
-    let copies = &d.findings[2].evidence;
+    let copies = &d.findings[1].evidence;
     assert!(copies.contains("1 pageable"), "{copies}");
     assert!(
         copies.contains("Memcpy DtoH (Device -> Pageable)"),
@@ -259,12 +264,10 @@ fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
     // The marks are the pieces summed above, by finding then start.
     use FindingId::{CopiesInStep as C, LaunchBoundIdle as L, SyncBlockedIdle as S};
     let want: Vec<(FindingId, i64, i64)> = [
-        (L, 55, 60),
         (L, 90, 95),
-        (L, 130, 135),
-        (S, 50, 55),
+        (S, 50, 60),
         (S, 95, 100),
-        (S, 110, 130),
+        (S, 110, 135),
         (C, 100, 110),
     ]
     .into_iter()

@@ -79,11 +79,13 @@ pub enum FindingId {
     UnsteadySteps,
     /// fp32 GEMMs on the SIMT cores, which cannot use the tensor cores.
     SimtGemm,
+    /// Collectives far longer than their kind's median: waiting for other ranks, not transferring.
+    CollectiveWait,
 }
 
 impl FindingId {
     /// Every finding, in the order `docs/doctor.md` documents them.
-    pub const ALL: [FindingId; 11] = [
+    pub const ALL: [FindingId; 12] = [
         FindingId::LaunchBoundIdle,
         FindingId::SyncBlockedIdle,
         FindingId::BetweenSteps,
@@ -95,6 +97,7 @@ impl FindingId {
         FindingId::BelowRoofline,
         FindingId::UnsteadySteps,
         FindingId::SimtGemm,
+        FindingId::CollectiveWait,
     ];
 
     /// The id as written in every output.
@@ -113,7 +116,8 @@ impl FindingId {
             | FindingId::ExposedComm
             | FindingId::ShortKernels
             | FindingId::CopiesInStep
-            | FindingId::SimtGemm => true,
+            | FindingId::SimtGemm
+            | FindingId::CollectiveWait => true,
             FindingId::Straggler
             | FindingId::EagerSteps
             | FindingId::BelowRoofline
@@ -374,6 +378,7 @@ impl Mark {
 /// - `sync_blocked_idle`: each gap ∩ the blocking calls;
 /// - `short_kernels`: each short eagerly launched kernel, `[start, end)`;
 /// - `fp32_simt_gemm`: each fp32 SIMT GEMM kernel, `[start, end)`;
+/// - `collective_wait`: each waiting collective's start up to its transfer (`[start, end − median)`);
 /// - `exposed_comm`: the comm-kernel time with no compute kernel beside it
 ///   (`kineto_trace::budget::exposed_comm`, the budget's own computation);
 /// - `copies_in_step`: the host↔device copy time with no kernel beside it;

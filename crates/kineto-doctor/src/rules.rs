@@ -19,7 +19,7 @@ pub struct Rule {
 }
 
 /// Every rule, in [`FindingId::ALL`]'s order.
-pub const RULES: [Rule; 11] = [
+pub const RULES: [Rule; 12] = [
     Rule {
         finding: FindingId::LaunchBoundIdle,
         id: "launch_bound_idle",
@@ -97,6 +97,13 @@ pub const RULES: [Rule; 11] = [
         what: "Σ dur of the steps' fp32 GEMM kernels that run on the SIMT cores (`sgemm`, `ffma` GEMMs): no tensor core, TF32 off",
         next: Next::TopPerStep,
     },
+    Rule {
+        finding: FindingId::CollectiveWait,
+        id: "collective_wait",
+        origin: Origin::Measured,
+        what: "Σ over comm kernels in steps running over 10 × their name's median (≥ 3 of that name) of dur − median: waiting for peers, not transfer",
+        next: Next::Ranks,
+    },
 ];
 
 /// The rule of a finding.
@@ -124,6 +131,8 @@ pub struct Thresholds {
     pub artefact_min_ns: i64,
     /// A last step with fewer kernels than this share of the others' median count was cut, %.
     pub cut_step_kernel_pct: f64,
+    /// A collective running over this many times its name's median waits for peers.
+    pub peer_wait_ratio: f64,
 }
 
 impl Thresholds {
@@ -137,6 +146,7 @@ impl Thresholds {
         cold_idle_ratio: 10.0,
         artefact_min_ns: 1_000_000,
         cut_step_kernel_pct: 10.0,
+        peer_wait_ratio: 10.0,
     };
 }
 

@@ -19,6 +19,7 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     copies_in_step(t, th, out);
     unsteady_steps(t, th, out);
     simt_gemm(t, th, out);
+    collective_wait(t, th, out);
 }
 
 fn bucket_of<'r>(t: &TraceInput<'r>, kernel: u32) -> &'r str {
@@ -443,4 +444,95 @@ fn simt_gemm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
         top_named(&names, th.top)
     );
     out.push(finding(t, FindingId::SimtGemm, total, steps, evidence));
+}
+
+/// The median duration of each comm kernel name over the trace's steps, for names with at least
+/// three kernels (fewer give no median to call an outlier against).
+pub(crate) fn comm_medians(t: &TraceInput<'_>) -> BTreeMap<kineto_trace::Sym, i64> {
+    let mut by: BTreeMap<kineto_trace::Sym, Vec<i64>> = BTreeMap::new();
+    for s in &t.analysis.steps.steps {
+        for &k in &s.kernels {
+            if bucket_of(t, k) == COMM {
+                let op = &t.trace.kernels[k as usize];
+                by.entry(op.name).or_default().push(op.dur_ns);
+            }
+        }
+    }
+    by.into_iter()
+        .filter(|(_, v)| v.len() >= 3)
+        .map(|(n, mut v)| {
+            v.sort_unstable();
+            (n, v[v.len() / 2])
+        })
+        .collect()
+}
+
+/// A step's collectives waiting for peers: those running over `peer_wait_ratio` × their name's
+/// median, as the part before their transfer, `[start, end − median)`. A collective starts when its
+/// rank arrives and transfers once every rank has: a median-length run is the transfer, the excess
+/// the wait. The one home of `collective_wait`: its total and its marks are these intervals, each with
+/// its kernel.
+pub(crate) fn peer_waits(
+    t: &TraceInput<'_>,
+    th: &Thresholds,
+    s: &Step,
+    medians: &BTreeMap<kineto_trace::Sym, i64>,
+) -> Vec<(u32, i64, i64)> {
+    let mut out = Vec::new();
+    for &k in &s.kernels {
+        let op = &t.trace.kernels[k as usize];
+        let Some(&m) = medians.get(&op.name) else {
+            continue;
+        };
+        if (op.dur_ns as f64) > th.peer_wait_ratio * m as f64 && bucket_of(t, k) == COMM {
+            out.push((k, op.ts_ns, op.end_ns() - m));
+        }
+    }
+    out
+}
+
+fn collective_wait(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let medians = comm_medians(t);
+    if medians.is_empty() {
+        return;
+    }
+    let (mut total, mut steps, mut names) = (0i64, Vec::new(), BTreeMap::new());
+    let mut largest: Option<(i64, usize)> = None;
+    for s in &t.analysis.steps.steps {
+        let waits = peer_waits(t, th, s, &medians);
+        for &(k, a, z) in &waits {
+            total = total.saturating_add(z - a);
+            if largest.is_none_or(|l| z - a > l.0) {
+                largest = Some((z - a, s.index));
+            }
+            add(
+                &mut names,
+                t.trace.name(t.trace.kernels[k as usize].name),
+                z - a,
+            );
+        }
+        if !waits.is_empty() {
+            steps.push(s.index);
+        }
+    }
+    let Some((l_ns, l_step)) = largest else {
+        return;
+    };
+    let evidence = format!(
+        "{} collectives ran over {} × their median: Σ {} µs waiting for other ranks (largest {} µs in step \
+         {l_step}), the rest transfer; in exposed_comm this is not transfer to overlap but a late peer; \
+         by name: {}",
+        names.values().map(|v: &(u64, i64)| v.0).sum::<u64>(),
+        th.peer_wait_ratio,
+        us(total),
+        us(l_ns),
+        top_named(&names, th.top)
+    );
+    out.push(finding(
+        t,
+        FindingId::CollectiveWait,
+        total,
+        steps,
+        evidence,
+    ));
 }

@@ -680,3 +680,36 @@ fn a_last_step_cut_by_the_window_is_an_artefact() {
         d.findings
     );
 }
+
+#[test]
+fn a_collective_far_over_its_median_is_waiting_for_peers() {
+    // Four steps, each a 20 µs compute kernel then an all-reduce launched ahead; the all-reduces run
+    // 10, 10, 10 µs and, in the first step, 5000 µs. Median of the four: sorted 10, 10, 10, 5000 →
+    // the upper middle, 10 µs; 5000 > 10 × 10: waiting for peers 5000 − 10 = 4990 µs, marked
+    // [start, end − 10).
+    let mut t = T::default();
+    let mut at = 10.0;
+    for (s, ar) in [5000.0, 10.0, 10.0, 10.0].into_iter().enumerate() {
+        let b = 10_000.0 * s as f64;
+        t.step(s as u64 + 1, b, b + 10_000.0);
+        t.kernel(GEMM, b + 1.0, at, 20.0);
+        t.kernel(NCCL, b + 2.0, at + 20.0, ar);
+        at += 20.0 + ar;
+    }
+    let d = one(&t);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::CollectiveWait)
+        .expect("collective_wait");
+    assert_eq!((f.time_at_stake_ns, f.steps.clone()), (4990 * US, vec![0]));
+    assert!(f.evidence.contains("1 collectives"), "{}", f.evidence);
+    let marks: Vec<_> = one_marked(&t)
+        .into_iter()
+        .filter(|m| m.0 == FindingId::CollectiveWait)
+        .collect();
+    assert_eq!(
+        marks,
+        [(FindingId::CollectiveWait, 30 * US, (30 + 4990) * US)]
+    );
+}

@@ -32,6 +32,11 @@ Each case is built from what the server's source does once per engine step (docs
                     step of a 1,000-token prompt run eagerly (beyond the captured sizes), then decode steps
                     whose model is one full-graph replay and whose LM head and sampler run eagerly after
                     it (the issue 43 trace: no marker states a phase).
+* train_forward   — a training loop without `ProfilerStep` (its profiler driven by hand): a `train_step N`
+                    annotation around each iteration, the model's `nn.Module: LlamaForCausalLM_0` forward
+                    inside it, then the backward and the optimizer's kernels: the step is the enclosing
+                    annotation, not the forward (issue 43: a forward-only step left backward and optimizer
+                    out).
 * graph_only      — no marker at all: each cudaGraphLaunch is a step; the replays' sizes from a vLLM
                     graph-capture trace beside it (`capture_traces/`), matched by their op counts.
 
@@ -259,6 +264,33 @@ def vllm_v1_graphs():
         t.launch("sampling_kernel", ts + 30)
         ts += 200
     return t, {"record_shapes": 1}
+
+
+def train_forward():
+    t = Trace()
+    ts = 100.0
+    for it in range(3):
+        t.x("user_annotation", f"train_step {it}", ts, 300)
+        t.x("python_function", "nn.Module: LlamaForCausalLM_0", ts + 5, 100, args={"Python module id": 0})
+        forward(t, ts + 10, 16, lm_head_rows=16)
+        for k in range(3):  # the backward, on the autograd thread
+            t.launch("void at::native::elementwise_kernel_backward", ts + 150 + k, tid=MAIN + 1)
+        t.launch("multi_tensor_apply_kernel", ts + 250)  # the optimizer
+        ts += 400
+    return t, {}
+
+
+def enclosing(events, forward_pred):
+    """Per model forward, the innermost user annotation of its thread containing it and longer."""
+    out = []
+    for f in events:
+        if f["cat"] != "python_function" or not forward_pred(f["name"]):
+            continue
+        around = [a for a in events if a["cat"] == "user_annotation" and a["tid"] == f["tid"]
+                  and a["ts"] <= f["ts"] and a["ts"] + a["dur"] >= f["ts"] + f["dur"] and a["dur"] > f["dur"]]
+        a = max(around, key=lambda a: (a["ts"], -a["dur"]))
+        out.append((a["name"], a["ts"], a["ts"] + a["dur"], a["tid"]))
+    return out
 
 
 def graph_only(out_dir):
@@ -551,6 +583,10 @@ def main():
 
     t, x = vllm_v1_graphs()
     save("vllm_v1_graphs", t, x, "vllm-python", py_markers(t.events, vllm_steps, vllm_tails))
+
+    t, x = train_forward()
+    save("train_forward", t, x, "model_forward",
+         enclosing(t.events, lambda n: n.startswith("nn.Module: ")))
 
     t, x = graph_only(out_dir)
     save("graph_only", t, x, "graph_replays", [], replay_steps=True, captures=[(8, 4), (16, 5)])

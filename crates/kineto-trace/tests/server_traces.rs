@@ -47,7 +47,7 @@ fn phase_kind(s: &PhaseSource) -> &'static str {
 #[test]
 fn every_case_gives_the_steps_kernels_and_tokens_worked_out_by_its_generator() {
     let cases = expected();
-    assert_eq!(cases.len(), 9, "{:?}", cases.keys());
+    assert_eq!(cases.len(), 10, "{:?}", cases.keys());
     for (case, want) in &cases {
         let path = dir().join(want["file"].as_str().unwrap());
         let p = parse_file(&path, &Options::default()).expect("parse");

@@ -44,10 +44,10 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds) -> Vec<Artefact> {
     } else if let Some(a) = cold_first(th, &with_work) {
         out.push(a);
     }
-    if let Some(a) = cut_last(t, th, &with_work) {
-        if out.iter().all(|o| o.step != a.step) {
-            out.push(a);
-        }
+    if let Some(a) = cut_last(t, th, &with_work)
+        && out.iter().all(|o| o.step != a.step)
+    {
+        out.push(a);
     }
     out
 }

@@ -164,6 +164,8 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     let mut sync_calls: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut largest: Option<(i64, usize, String)> = None;
     let mut then_launch = 0u64;
+    let host = crate::host::HostSpans::of(t);
+    let mut host_by: BTreeMap<kineto_trace::Sym, i64> = BTreeMap::new();
     for b in t.budgets {
         let (mut in_launch, mut in_sync) = (false, false);
         for g in classify(t, &calls, b) {
@@ -185,6 +187,11 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
                 launch_ns = launch_ns.saturating_add(rest);
                 launch_gaps += 1;
                 in_launch = true;
+                if let Some(l) = t.analysis.links.launch_of(o.0, o.1) {
+                    for &(x, y) in &g.launch_bound {
+                        host.attribute(tr.launches[l].track, x, y, &mut host_by);
+                    }
+                }
                 let name = tr.name(tr.gpu_ops(o.0)[o.1].name).to_string();
                 let e = next_ops.entry(name.clone()).or_default();
                 e.0 += 1;
@@ -210,10 +217,11 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
             launch_steps,
             format!(
                 "{launch_gaps} gaps, {} µs idle; largest {} µs in step {l_step} before `{l_name}`; \
-                 GPU resumed with: {}",
+                 GPU resumed with: {}{}",
                 us(launch_ns),
                 us(l_ns),
-                top_named(&next_ops, th.top)
+                top_named(&next_ops, th.top),
+                crate::host::describe(t, &host_by, launch_ns, th.top)
             ),
         ));
     }

@@ -19,6 +19,7 @@
 mod artefacts;
 mod fixes;
 mod gaps;
+mod host;
 mod marks;
 mod ranks;
 mod roof;

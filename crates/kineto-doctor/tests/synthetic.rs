@@ -713,3 +713,36 @@ fn a_collective_far_over_its_median_is_waiting_for_peers() {
         [(FindingId::CollectiveWait, 30 * US, (30 + 4990) * US)]
     );
 }
+
+#[test]
+fn launch_bound_gaps_name_what_held_the_host() {
+    // The gap of `launch_bound_idle_is_the_gap_before_a_late_launch` [40, 65) with, on the launching
+    // thread, the model's forward frame [30, 70) and inside it `aten::nonzero` [45, 55). Each instant
+    // goes to the innermost span: nonzero 10 µs = 40 % of 25 µs, the forward's own [40, 45) + [55, 65)
+    // = 15 µs = 60 %.
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0); // [10, 40)
+    t.ev.push(
+        r#"{"ph":"X","cat":"python_function","name":"nn.Module: LlamaForCausalLM_0","pid":1,"tid":1,"ts":30,"dur":40,"args":{"Python id":1,"Python parent id":0}}"#
+            .to_string(),
+    );
+    t.ev.push(
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::nonzero","pid":1,"tid":1,"ts":45,"dur":10}"#
+            .to_string(),
+    );
+    t.kernel(GEMM, 60.0, 65.0, 30.0); // launched at 60: [65, 95)
+    let d = one(&t);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::LaunchBoundIdle)
+        .expect("launch_bound_idle");
+    assert_eq!(f.time_at_stake_ns, 25 * US);
+    assert!(
+        f.evidence
+            .contains("`nn.Module: LlamaForCausalLM_0` 60.0 %, `aten::nonzero` 40.0 %"),
+        "{}",
+        f.evidence
+    );
+}

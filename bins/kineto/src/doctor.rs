@@ -188,7 +188,11 @@ fn write_text(w: &mut impl Write, d: &Diagnosis, rows: &[DoctorRow<'_>]) -> io::
                 let fix = f.fix.map_or(NO_FIX.to_string(), |x| {
                     format!("{} ({})", x.change, x.source)
                 });
-                writeln!(w, "{:>8}{}", "fix: ", out::escape(&fix))?;
+                // The fix wraps to the 120-column terminal whether or not the stream is one.
+                let line = format!("{:>8}{}", "fix: ", out::escape(&fix));
+                for l in tool_io::terminal::wrap(&line, tool_io::terminal::WIDTH) {
+                    writeln!(w, "{l}")?;
+                }
             }
             writeln!(w, "{:>8}{}", "→ ", out::escape(&r.next))?;
         }

@@ -96,13 +96,13 @@ pub const FIXES: &[Fix] = &[
     Fix {
         finding: FindingId::LaunchBoundIdle,
         when: When::Server(Server::Vllm),
-        change: "replay CUDA graphs: serve without `--enforce-eager`, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
+        change: "replay CUDA graphs: engine arg `enforce_eager` off, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
         source: VLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::LaunchBoundIdle,
         when: When::Server(Server::Sglang),
-        change: "replay CUDA graphs: serve without `--disable-cuda-graph`, `--cuda-graph-max-bs` covering the decode batches",
+        change: "replay CUDA graphs: server arg `disable_cuda_graph` off, `cuda_graph_max_bs` covering the decode batches",
         source: SGLANG_ARGS,
     },
     Fix {
@@ -132,13 +132,13 @@ pub const FIXES: &[Fix] = &[
     Fix {
         finding: FindingId::ShortKernels,
         when: When::Server(Server::Vllm),
-        change: "replay CUDA graphs: serve without `--enforce-eager`, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
+        change: "replay CUDA graphs: engine arg `enforce_eager` off, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
         source: VLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::ShortKernels,
         when: When::Server(Server::Sglang),
-        change: "replay CUDA graphs: serve without `--disable-cuda-graph`, `--cuda-graph-max-bs` covering the decode batches",
+        change: "replay CUDA graphs: server arg `disable_cuda_graph` off, `cuda_graph_max_bs` covering the decode batches",
         source: SGLANG_ARGS,
     },
     Fix {
@@ -162,7 +162,7 @@ pub const FIXES: &[Fix] = &[
     Fix {
         finding: FindingId::EagerSteps,
         when: When::Server(Server::Sglang),
-        change: "capture graphs for these batch sizes: raise `--cuda-graph-max-bs` (or list `--cuda-graph-bs`)",
+        change: "capture graphs for these batch sizes: raise server arg `cuda_graph_max_bs` (or list `cuda_graph_bs`)",
         source: SGLANG_ARGS,
     },
     Fix {

@@ -317,7 +317,8 @@ impl GraphCaptures {
             }
         }
         // The captured sizes may decide a phase the replay alone did not.
-        crate::step::infer_phases(trace, links, &mut steps.steps);
+        let profile = steps.profile.clone();
+        crate::step::infer_phases(trace, links, &mut steps.steps, profile.as_deref());
         if needed == 0 {
             return;
         }

@@ -40,7 +40,9 @@ pub use fields::phase_kind;
 use fields::*;
 use markers::*;
 pub use pattern::*;
-pub use phase::{DECODE_ATTENTION, PREFILL_ATTENTION, PhaseSource, infer_phases, is_attention};
+pub use phase::{
+    DECODE_ATTENTION, PREFILL_ATTENTION, PhaseSource, SERVING_PROFILES, infer_phases, is_attention,
+};
 
 /// Token counts of one phase of a serving step, as its marker states them (MEASURED by the server
 /// that wrote the marker; `None` where the marker does not say).
@@ -233,7 +235,7 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         let (_, op_step) = crate::correlate::stab(&spans, &points);
         crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
     }
-    infer_phases(trace, links, &mut steps);
+    infer_phases(trace, links, &mut steps, Some(profile));
     out.steps = steps;
     out.warnings = warnings;
     out.notes = notes;
@@ -490,7 +492,6 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
         memcpys,
         memsets,
     });
-    infer_phases(trace, links, &mut out.steps);
     out.notes = notes;
     out
 }

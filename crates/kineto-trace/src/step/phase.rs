@@ -100,9 +100,41 @@ pub fn is_attention(name: &str) -> bool {
             .any(|w| name.contains(w))
 }
 
+/// The step profiles that find a serving engine's steps: the only ones whose steps have a phase. A
+/// `ProfilerStep`, a user's pattern or the whole window may be a training iteration (forward and
+/// backward, graphs replayed too), where prefill and decode mean nothing.
+pub const SERVING_PROFILES: [&str; 10] = [
+    "kl1",
+    "tracelens",
+    "vllm",
+    "sglang",
+    "trtllm",
+    "vllm-python",
+    "sglang-python",
+    "trtllm-python",
+    "model_forward",
+    "graph_replays",
+];
+
+/// Whether the trace runs a backward pass (autograd's ops, backward kernels): training, not serving.
+fn trains(trace: &Trace) -> bool {
+    trace.cpu_ops.iter().any(|o| {
+        let n = trace.name(o.name);
+        n.starts_with("autograd::") || n.contains("Backward")
+    }) || trace
+        .kernels
+        .iter()
+        .any(|k| trace.name(k.name).to_ascii_lowercase().contains("backward"))
+}
+
 /// Fills the phase of every step whose marker does not state it (a phase inferred before is
-/// inferred again: the tokens a graph capture gives may decide it now), with `phase_from`.
-pub fn infer_phases(trace: &Trace, links: &Links, steps: &mut [Step]) {
+/// inferred again: the tokens a graph capture gives may decide it now), with `phase_from` — in a
+/// serving trace only (`profile` one of [`SERVING_PROFILES`], and no backward pass in the trace).
+pub fn infer_phases(trace: &Trace, links: &Links, steps: &mut [Step], profile: Option<&str>) {
+    let serving = profile.is_some_and(|p| SERVING_PROFILES.contains(&p)) && !trains(trace);
+    if !serving {
+        return;
+    }
     for st in steps {
         if matches!(st.phase_from, Some(PhaseSource::Marker { .. })) {
             continue;

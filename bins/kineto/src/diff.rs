@@ -235,17 +235,8 @@ fn comparability(d: &DiffArgs) -> Result<(Comparability, [Option<PathBuf>; 2]), 
         old.as_ref().map(|(p, _)| p.clone()),
         new.as_ref().map(|(p, _)| p.clone()),
     ];
-    let mut c = Comparability::of_records(
-        old.as_ref().map(|(_, r)| r),
-        new.as_ref().map(|(_, r)| r),
-        |o, n| {
-            let c = provenance::diff::comparable(o, n);
-            Comparability {
-                comparable: c.comparable,
-                reasons: c.reasons,
-            }
-        },
-    );
+    let mut c =
+        Comparability::of_provenance(old.as_ref().map(|(_, r)| r), new.as_ref().map(|(_, r)| r));
     if paths.iter().any(Option::is_none) {
         c.reasons.push(
             "a run's record is provenance.json beside it, or --provenance OLD NEW".to_owned(),

@@ -279,6 +279,22 @@ impl Comparability {
         }
     }
 
+    /// [`Comparability::of_records`] judged by the provenance crate ([`provenance::diff::comparable`]): what
+    /// `kineto diff` and `provenance diff` of benchmark results both print beside their verdicts.
+    #[cfg(feature = "provenance")]
+    pub fn of_provenance(
+        old: Option<&serde_json::Value>,
+        new: Option<&serde_json::Value>,
+    ) -> Comparability {
+        Comparability::of_records(old, new, |o, n| {
+            let c = provenance::diff::comparable(o, n);
+            Comparability {
+                comparable: c.comparable,
+                reasons: c.reasons,
+            }
+        })
+    }
+
     /// Marks every row with this comparability: `comparable`, and the reasons added to each row's.
     pub fn apply(&self, rows: &mut [VerdictRow]) {
         for r in rows {

@@ -256,8 +256,6 @@ struct Diffed {
     comparability: Comparability,
     records: [Option<PathBuf>; 2],
     gated: Option<Gated>,
-    /// The pooled comparison of every phase, for the HTML page.
-    pooled: run_compare::Comparison,
 }
 
 /// Reads both sides, judges them and gates.
@@ -279,7 +277,6 @@ fn diffed(d: &DiffArgs) -> Result<(Diffed, Vec<Value>, Vec<Value>), String> {
     };
     let (old_steps, new_steps) = (typed(&old.budget, &d.old)?, typed(&new.budget, &d.new)?);
     let phased = budget_verdicts(&old_steps, &new_steps, method)?;
-    let pooled = run_compare::budget::compare(&old_steps, &new_steps)?;
     let mut rows = phased.rows;
     let (only_in_old, only_in_new) = (phased.only_in_old, phased.only_in_new);
     // Kernel names in one run only are listed, never gated: a library picks other kernels from run to run,
@@ -316,7 +313,6 @@ fn diffed(d: &DiffArgs) -> Result<(Diffed, Vec<Value>, Vec<Value>), String> {
             comparability,
             records,
             gated,
-            pooled,
         },
         old.budget,
         new.budget,
@@ -344,7 +340,8 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
             gate_line: r.gated.as_ref().map(|g| (g.passed(), g.line())),
             margin_pct: d.margin,
         };
-        let html = html_report::kineto_verdict_page(&old, &new, &r.pooled, &verdicts);
+        let only = (&r.only_in_old[..], &r.only_in_new[..]);
+        let html = html_report::kineto_verdict_page(&old, &new, (&r.phases, only), &verdicts);
         match page.write_bytes(html.as_bytes()) {
             Ok(w) => out::written("kineto diff", &w),
             Err(e) => return fail(e.to_string()),
@@ -404,10 +401,7 @@ fn json_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
             line(w, &change_json(phase, row))?;
         }
     }
-    for (kind, list) in [
-        ("only_in_old", &r.only_in_old),
-        ("only_in_new", &r.only_in_new),
-    ] {
+    for (kind, list) in one_side_lists(r) {
         for what in list {
             line(w, &json!({"kind": kind, "what": what}))?;
         }
@@ -494,10 +488,7 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
             cells(w, v)?;
         }
     }
-    for (kind, list) in [
-        ("only_in_old", &r.only_in_old),
-        ("only_in_new", &r.only_in_new),
-    ] {
+    for (kind, list) in one_side_lists(r) {
         for what in list {
             let mut v: [String; 18] = Default::default();
             v[0] = kind.into();

@@ -210,6 +210,9 @@ pub fn diff(
             for reason in &j.reasons {
                 writeln!(out, "    {}", esc(reason))?;
             }
+            if let Some(m) = j.more_samples {
+                writeln!(out, "    about {m} more round(s) a side would decide")?;
+            }
         }
         for o in &only_old {
             writeln!(out, "only in OLD: {}", esc(o))?;

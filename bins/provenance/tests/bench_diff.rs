@@ -207,6 +207,8 @@ fn two_real_criterion_runs_are_judged_per_benchmark_from_their_samples() {
         t.contains("not comparable") && t.contains("(NOT COMPARABLE)"),
         "{t}"
     );
+    // Inconclusive: the text says about how many more rounds would decide.
+    assert!(t.contains("more round(s) a side would decide"), "{t}");
     let allowed = provenance(&[
         "diff",
         &old,

@@ -341,7 +341,7 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
             margin_pct: d.margin,
         };
         let only = (&r.only_in_old[..], &r.only_in_new[..]);
-        let html = html_report::kineto_verdict_page(&old, &new, (&r.phases, only), &verdicts);
+        let html = html_report::kineto_verdict_page(&old, &new, &r.phases, only, &verdicts);
         match page.write_bytes(html.as_bytes()) {
             Ok(w) => out::written("kineto diff", &w),
             Err(e) => return fail(e.to_string()),

@@ -182,7 +182,8 @@ const CHART_ROWS: usize = 60;
 pub fn kineto_verdict_page(
     old: &[Value],
     new: &[Value],
-    (phases, only): (&[(String, Comparison)], (&[String], &[String])),
+    phases: &[(String, Comparison)],
+    only: (&[String], &[String]),
     v: &Verdicts<'_>,
 ) -> String {
     let mut s = Section::default();

@@ -528,10 +528,8 @@ fn kineto_verdict_page_opens_with_the_verdict_and_why_the_runs_cannot_be_compare
     let html = html_report::kineto_verdict_page(
         &old,
         &new,
-        (
-            &phased.phases,
-            (&phased.only_in_old[..], &phased.only_in_new[..]),
-        ),
+        &phased.phases,
+        (&phased.only_in_old[..], &phased.only_in_new[..]),
         &html_report::Verdicts {
             rows: &phased.rows,
             comparability: &comparability,

@@ -48,6 +48,18 @@ fn rows(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The rows of `provenance diff --json a b`, which must exit 0 (no gate).
+fn judged(a: &str, b: &str) -> Vec<Value> {
+    let out = provenance(&["diff", "--json", a, b]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    rows(&out)
+}
+
 #[test]
 fn each_benchmark_gets_a_verdict_from_its_rounds_or_its_stated_stats() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -56,14 +68,7 @@ fn each_benchmark_gets_a_verdict_from_its_rounds_or_its_stated_stats() {
     result(&a, 1.0, &clean);
     result(&b, 1.1, &clean);
     let (sa, sb) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
-    let out = provenance(&["diff", "--json", sa, sb]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = rows(&out);
+    let r = judged(sa, sb);
     // fast: every round ×1.1, so Δ = +10 % exactly; 6 rounds of ±2 % noise: far from 0, slower.
     assert_eq!(
         (&r[0]["metric"], &r[0]["name"]),
@@ -156,14 +161,7 @@ fn criterion_runs() -> (String, String) {
 #[test]
 fn two_real_criterion_runs_are_judged_per_benchmark_from_their_samples() {
     let (old, new) = criterion_runs();
-    let out = provenance(&["diff", "--json", &old, &new]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = rows(&out);
+    let got = judged(&old, &new);
     let expected: Vec<Value> = serde_json::from_str(include_str!("data/criterion_expected.json"))
         .expect("criterion_expected.json");
     assert_eq!(got.len(), expected.len(), "{got:?}");
@@ -279,14 +277,7 @@ fn criterion_results_with_a_known_factor_get_the_known_verdicts() {
     criterion_bench(&new, None, "steady", &base, Some(&hot));
     criterion_bench(&new, None, "extra", &base, Some(&clean));
     let (o, n) = (old.to_str().expect("utf-8"), new.to_str().expect("utf-8"));
-    let out = provenance(&["diff", "--json", o, n]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got = rows(&out);
+    let got = judged(o, n);
     let row = |name: &str| got.iter().find(|r| r["name"] == name).expect(name).clone();
     let s = row("g/scaled");
     assert_eq!(

@@ -546,7 +546,11 @@ fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()>
     for row in &r.rows {
         let j = &row.judged;
         let mut why: Vec<String> = row.name.iter().cloned().collect();
-        // The comparability reasons are said once above, not on every row.
+        // The comparability reasons are said once above, not on every row; that the runs are not
+        // comparable is said on each, so no row reads "faster" alone.
+        if !row.comparable {
+            why.push("NOT COMPARABLE (why: above)".to_owned());
+        }
         why.extend(j.reasons.iter().filter(|x| !c.reasons.contains(x)).cloned());
         if let Some(m) = j.more_samples {
             why.push(format!("about {m} more sample(s) a side would decide"));

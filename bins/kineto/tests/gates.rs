@@ -471,6 +471,12 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
     let t = text(&allowed.stdout);
     assert_eq!(allowed.status.code(), Some(0), "{t}");
     assert!(t.contains("comparable: NO") && t.contains("PASS"), "{t}");
+    // Each verdict row says it too, beside its call (the reasons once, in the header).
+    let step_rows: Vec<&str> = t.lines().filter(|l| l.starts_with("step_time")).collect();
+    assert!(!step_rows.is_empty(), "{t}");
+    for l in step_rows {
+        assert!(l.contains("NOT COMPARABLE (why: above)"), "{l}");
+    }
     // Another driver, given with --provenance (the records beside the runs are then not read).
     let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
     std::fs::write(&a, record("550.54", "")).expect("write");
@@ -797,6 +803,18 @@ fn a_prefill_and_decode_pair_is_never_pooled() {
     let out = kineto(&["diff", s(&old), s(&new), "--html", s(&page)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&page).expect("page");
+    // The verdict first: whether the runs can be compared and why (no records: not checked), each
+    // interval as a bar against zero.
+    let verdict = html.find("<h2>Verdict</h2>").expect("a verdict section");
+    assert!(
+        html[verdict..].contains("The runs can be compared."),
+        "{html}"
+    );
+    assert!(
+        html.contains("no provenance record for OLD and NEW"),
+        "{html}"
+    );
+    assert!(html.contains("<svg class=\"intervals\""), "{html}");
     let table = &html[html.find("Old → new").expect("the bucket table")..];
     assert!(table.contains(">phase</th>"), "{table}");
     for phase in ["prefill", "decode"] {

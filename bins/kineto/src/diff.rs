@@ -374,9 +374,21 @@ fn one_side_lists(r: &Diffed) -> [(&'static str, &Vec<String>); 4] {
     ]
 }
 
-/// A bucket row of one phase as JSON: the means, Δ % and the spread test (`run_compare::Change`).
-fn change_json(phase: &str, row: &run_compare::Row) -> Value {
+/// The interval of a bucket row of one phase: its verdict row's (`None` without an interval).
+fn interval_of(r: &Diffed, phase: &str, row: &run_compare::Row) -> (Option<f64>, Option<f64>) {
+    r.rows
+        .iter()
+        .find(|v| v.judges(phase, row))
+        .map_or((None, None), |v| {
+            (v.judged.ci_low_pct, v.judged.ci_high_pct)
+        })
+}
+
+/// A bucket row of one phase as JSON: the means, Δ %, its interval and the spread test
+/// (`run_compare::Change`).
+fn change_json(r: &Diffed, phase: &str, row: &run_compare::Row) -> Value {
     let c = &row.change;
+    let (lo, hi) = interval_of(r, phase, row);
     json!({
         "kind": "bucket",
         "phase": phase,
@@ -385,6 +397,8 @@ fn change_json(phase: &str, row: &run_compare::Row) -> Value {
         "old": c.old,
         "new": c.new,
         "delta_pct": c.delta_pct,
+        "ci_low_pct": lo,
+        "ci_high_pct": hi,
         "old_range": c.old_spread.as_ref().map(step_stats::Spread::range),
         "new_range": c.new_spread.as_ref().map(step_stats::Spread::range),
         "exceeds_spread": c.exceeds_spread,
@@ -398,7 +412,7 @@ fn json_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     }
     for (phase, c) in &r.phases {
         for row in &c.rows {
-            line(w, &change_json(phase, row))?;
+            line(w, &change_json(r, phase, row))?;
         }
     }
     for (kind, list) in one_side_lists(r) {
@@ -482,6 +496,9 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
             v[3] = row.place.clone();
             v[4] = phase.clone();
             v[6] = num(ch.delta_pct);
+            let (lo, hi) = interval_of(r, phase, row);
+            v[7] = num(lo);
+            v[8] = num(hi);
             v[15] = num(Some(ch.old));
             v[16] = num(Some(ch.new));
             v[17] = ch.exceeds_spread.map_or(String::new(), |b| b.to_string());

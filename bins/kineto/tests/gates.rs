@@ -798,6 +798,20 @@ fn a_prefill_and_decode_pair_is_never_pooled() {
         .collect();
     // gemm = span − 10: prefill (4006 − 40) / 4 = 991.5, decode (406 − 40) / 4 = 91.5.
     assert_eq!(buckets, [("prefill", 991.5), ("decode", 91.5)]);
+    // Each bucket row carries the interval of its own verdict row (phase, rank and bucket alike).
+    for phase in ["prefill", "decode"] {
+        let of = |kind: &str, key: &str| {
+            rows.iter()
+                .find(|r| r["kind"] == kind && r["phase"] == phase && r[key] == "gemm")
+                .unwrap_or_else(|| panic!("{kind} {phase}: {rows:?}"))
+        };
+        let (bucket, verdict) = (of("bucket", "metric"), of("verdict", "name"));
+        assert!(bucket["ci_low_pct"].is_f64(), "{bucket}");
+        assert_eq!(
+            (&bucket["ci_low_pct"], &bucket["ci_high_pct"]),
+            (&verdict["ci_low_pct"], &verdict["ci_high_pct"])
+        );
+    }
     // The page's bucket table likewise: a phase column, a row of each phase.
     let page = tmp.path().join("d.html");
     let out = kineto(&["diff", s(&old), s(&new), "--html", s(&page)]);

@@ -19,7 +19,8 @@ pub struct Benchmark {
     pub name: String,
     /// Its `group`, when it has one.
     pub group: Option<String>,
-    /// The saved per-round times, s (`stats.data`), when kept.
+    /// The per-round times, when kept: pytest-benchmark's saved `stats.data` (s), or each criterion
+    /// sample's time per iteration (ns). Only their ratio between runs is judged.
     pub rounds: Option<Vec<f64>>,
     /// The stated rounds, mean and variance (from `stddev`).
     pub stated: Summary,

@@ -282,6 +282,7 @@ pub enum TraceFormat {
     RocprofLegacyJson,
     /// The XPlane protobuf (`*.xplane.pb`) the JAX, TensorFlow and XLA profilers write (read by the
     /// `kineto-xplane` crate).
+    #[serde(rename = "xplane")]
     XPlane,
 }
 

@@ -548,6 +548,32 @@ mod tests {
     }
 
     #[test]
+    fn an_aggregate_has_no_time_and_offsets_floor_to_ns() {
+        let line = XLine {
+            timestamp_ns: 1_000,
+            ..Default::default()
+        };
+        let aggregate = XEvent {
+            data: Some(EventData::NumOccurrences(4)),
+            ..Default::default()
+        };
+        assert!(
+            times(&line, &aggregate)
+                .unwrap_err()
+                .contains("aggregate of 4")
+        );
+        // −1 ps floors to −1 ns; 1,999 ps to 1 ns.
+        let early = XEvent {
+            data: Some(EventData::OffsetPs(-1)),
+            duration_ps: 1_999,
+            ..Default::default()
+        };
+        assert_eq!(times(&line, &early), Ok((1_000 - 1, 1)));
+        // An offset left out (protobuf 3 omits a zero) is 0.
+        assert_eq!(times(&line, &XEvent::default()), Ok((1_000, 0)));
+    }
+
+    #[test]
     fn stream_lines_and_copy_directions() {
         assert_eq!(stream_of("Stream #2"), Some(2));
         assert_eq!(stream_of("Stream #14(MemcpyH2D,Compute)"), Some(14));

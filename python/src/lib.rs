@@ -92,6 +92,16 @@ fn load(session: &Session, path: &Path) -> kineto_trace::Result<NativeTrace> {
     session.open(path).map(|t| NativeTrace { t })
 }
 
+/// Reads and analyses one trace file as the ranks it holds (one per process and GPU of a file of
+/// several: [`Session::open_ranks`]).
+fn load_ranks(session: &Session, path: &Path) -> kineto_trace::Result<Vec<NativeTrace>> {
+    Ok(session
+        .open_ranks(path)?
+        .into_iter()
+        .map(|t| NativeTrace { t })
+        .collect())
+}
+
 /// Runs `work` on a helper thread with the GIL released, while this thread checks for signals every
 /// 50 ms: Ctrl-C raises its `KeyboardInterrupt` at once, not when every trace is parsed. Signals are only
 /// seen on the main thread, as Python delivers them there.
@@ -350,14 +360,14 @@ fn read_ranks(
                 if failed.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                     return None;
                 }
-                let r = load(&session, p);
+                let r = load_ranks(&session, p);
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
                 Some(r)
             },
             |r| match r {
-                Some(Ok(t)) => out.push(t),
+                Some(Ok(ranks)) => out.extend(ranks),
                 Some(Err(e)) => {
                     first_err.get_or_insert(e);
                 }

@@ -121,24 +121,32 @@ def export(exporter: Path, trace: Path, out: Path) -> Path:
     return out
 
 
-def parquet_rows(out: Path, table: str) -> list[dict]:
-    files = sorted((out / table).rglob("*.parquet"))
-    assert len(files) == 1, f"{out / table}: {files}"
-    return pq.read_table(files[0]).drop_columns(["file"]).to_pylist()
+def parquet_rows(out: Path, table: str, ranks: int) -> list[dict]:
+    """The rows of a table's Parquet files, one file per rank (a file of several processes or GPUs is one
+    rank each), in rank order."""
+    files = sorted((out / table).rglob("*.parquet"), key=lambda f: int(f.parent.name.split("=")[1]))
+    assert len(files) == ranks, f"{out / table}: {files}"
+    return [r for f in files for r in pq.read_table(f).drop_columns(["file"]).to_pylist()]
 
 
 def one_trace(trace: Path, tmp: Path) -> list[str]:
     """Compares the three readings of one trace; returns what was compared."""
     kineto, exporter = tools()
-    t = kineto_trace.read(trace)
+    # One trace per rank the file holds (several for a file of several processes or GPUs), in the order
+    # the CLI prints them and kineto-export numbers them (the file's, none naming its rank).
+    ranks = kineto_trace.read_ranks([trace])
     out = export(exporter, trace, tmp)
     done = []
+
+    def rows(name: str) -> list[dict]:
+        return [r for t in ranks for r in getattr(t, name)().drop_columns(["file"]).to_pylist()]
+
     for table in kineto_trace.TABLES:
-        mine = getattr(t, table)().drop_columns(["file"])
-        from_file = parquet_rows(out, table)
-        assert mine.to_pylist() == from_file, f"{trace}: Python's {table} differs from the Parquet file's"
+        mine = rows(table)
+        from_file = parquet_rows(out, table, len(ranks))
+        assert mine == from_file, f"{trace}: Python's {table} differs from the Parquet file's"
         done.append(f"python=parquet {table} ({len(from_file)} rows)")
-    py = {name: getattr(t, name)().drop_columns(["file"]).to_pylist() for name in kineto_trace.TABLES}
+    py = {name: rows(name) for name in kineto_trace.TABLES}
     steps = [columns_only(r) for r in cli_rows(kineto, "steps", trace)]
     for r in steps:
         r.pop("file", None)

@@ -10,12 +10,16 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use child_run::left::{LeftPolicy, LeftRunning};
 use child_run::runner::{self, Runner};
 use clap::{Parser, ValueEnum};
 use gpu_monitor::{
     BackendChoice, GpuSelection, Monitor, MonitorConfig, Sample, SourceEnd, StopHandle,
 };
 use tool_io::{Claim, Stream};
+
+/// Added to the line about processes CMD left running when nothing was done about them.
+const REPORT_HINT: &str = " (--left-running wait or end to change that)";
 
 const PROGRAM: &str = "gpu-monitor";
 
@@ -73,6 +77,11 @@ struct Args {
     /// The nvidia-smi to run (default: $KL1_NVIDIA_SMI, else nvidia-smi on PATH).
     #[arg(long, value_name = "PATH")]
     nvidia_smi: Option<PathBuf>,
+    /// What to do with processes CMD leaves running when it exits (background workers): report them (summary
+    /// and stderr), wait until they have exited (monitoring goes on), or end them (SIGTERM, then SIGKILL
+    /// after 3 s).
+    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = |s: &str| s.parse::<LeftPolicy>())]
+    left_running: LeftPolicy,
     /// Command to run while monitoring; monitoring ends when it exits.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -98,6 +107,8 @@ struct Sink {
     html: Option<Claim>,
     /// The command's start and end on the monitor's clock ([`gpu_monitor::Monitor::elapsed_s`]).
     command_s: Option<(f64, f64)>,
+    /// What the command left running when it exited (`child_run::left`), once it has.
+    left_running: Option<LeftRunning>,
 }
 
 impl Sink {
@@ -194,6 +205,7 @@ fn main() -> ExitCode {
         file_failed: None,
         html,
         command_s: None,
+        left_running: None,
     }));
     let config = MonitorConfig {
         interval_ms: args.interval_ms,
@@ -304,9 +316,11 @@ fn with_command_run(
     } else {
         let started_s = monitor.elapsed_s();
         match runner.spawn(&args.command) {
-            Ok(command) => match command.wait(Duration::from_secs(1), || {}) {
+            Ok(command) => match command.wait(Duration::from_secs(1), || {}, args.left_running) {
                 Ok(end) => {
-                    lock(sink).command_s = Some((started_s, monitor.elapsed_s()));
+                    let mut s = lock(sink);
+                    s.command_s = Some((started_s, monitor.elapsed_s()));
+                    s.left_running = end.left_running;
                     end.exit_code
                 }
                 Err(e) => {
@@ -375,9 +389,9 @@ fn finish(
         None => {}
     }
     let summary = recording.summary();
-    let (html, command_s) = {
+    let (html, command_s, left_running) = {
         let mut s = lock(sink);
-        (s.html.take(), s.command_s)
+        (s.html.take(), s.command_s, s.left_running.take())
     };
     if let Some(claim) = html
         && let Err(e) = write_html(claim, recording, &summary, command_s)
@@ -385,8 +399,20 @@ fn finish(
         say!("{PROGRAM}: {e}");
         write_failed = true;
     }
+    if let Some(left) = &left_running
+        && let Some(line) = left.sentence()
+    {
+        say!(
+            "{PROGRAM}: {line}{}",
+            if left.policy == LeftPolicy::Report {
+                REPORT_HINT
+            } else {
+                ""
+            }
+        );
+    }
     if args.summary {
-        let json = match serde_json::to_string_pretty(&summary) {
+        let json = match summary_json(&summary, left_running.as_ref()) {
             Ok(j) => j,
             Err(e) => {
                 say!("{PROGRAM}: summary not serialisable: {e}");
@@ -407,6 +433,18 @@ fn finish(
         code = 1;
     }
     ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
+}
+
+/// The JSON summary: the monitor's, with `left_running` (what the command left running) when a command ran.
+fn summary_json(
+    summary: &gpu_monitor::MonitorSummary,
+    left_running: Option<&LeftRunning>,
+) -> serde_json::Result<String> {
+    let mut v = serde_json::to_value(summary)?;
+    if let (Some(left), Some(o)) = (left_running, v.as_object_mut()) {
+        o.insert("left_running".to_owned(), serde_json::to_value(left)?);
+    }
+    serde_json::to_string_pretty(&v)
 }
 
 /// The HTML report, rendered from the same JSON the samples and the summary are written as.

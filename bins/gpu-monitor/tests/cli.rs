@@ -4,6 +4,7 @@
 // Helpers outside #[test] functions fail the test that calls them, as the tests themselves do.
 #![allow(clippy::expect_used)]
 
+use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -255,6 +256,66 @@ fn a_command_still_runs_without_a_backend() {
         "exit 3",
     ]));
     assert_eq!(out.status.code(), Some(3));
+}
+
+/// `gpu-monitor --summary -q --left-running POLICY -- sh -c SCRIPT` (no GPU backend): its summary JSON and
+/// stderr; it must exit 0.
+fn summary_of(policy: &str, script: &str) -> (serde_json::Value, String) {
+    let smi = fixture("nvidia-smi-fails.sh");
+    let out = run(cmd(Some(&smi))
+        .args(["--backend", "nvidia-smi", "--summary", "-q"])
+        .args(["--left-running", policy, "--", "sh", "-c", script]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v = serde_json::from_slice(&out.stdout).expect("summary JSON");
+    (v, text(&out.stderr))
+}
+
+/// A command that backgrounds two sleepers and exits: the JSON summary's `left_running` and a line on stderr
+/// say so; with `--left-running wait` gpu-monitor returns only once they have exited.
+#[test]
+#[cfg(target_os = "linux")]
+fn processes_the_command_left_running_are_reported_or_waited_for() {
+    // Their output away from the test's pipes (read to their end); the pause lets each forked shell exec `sleep`.
+    let (v, err) = summary_of(
+        "report",
+        "sleep 30 >/dev/null 2>&1 & sleep 30 >/dev/null 2>&1 & sleep 0.2; exit 0",
+    );
+    let left = &v["left_running"];
+    assert_eq!(
+        (&left["count"], &left["still_running"]),
+        (&json!(2), &json!(2)),
+        "{v}"
+    );
+    assert_eq!(left["policy"], "report");
+    let pids: Vec<String> = left["processes"]
+        .as_array()
+        .expect("processes")
+        .iter()
+        .map(|p| {
+            assert_eq!(p["name"], "sleep", "{left}");
+            p["pid"].to_string()
+        })
+        .collect();
+    assert!(
+        err.contains("the command left 2 processes running (sleep "),
+        "{err}"
+    );
+    for p in &pids {
+        // SAFETY: kill has no memory preconditions; the pids are the test's sleepers.
+        unsafe {
+            libc::kill(p.parse().expect("pid"), libc::SIGKILL);
+        }
+    }
+
+    let start = Instant::now();
+    let (v, _) = summary_of("wait", "sleep 1 >/dev/null 2>&1 & exit 0");
+    let left = &v["left_running"];
+    assert_eq!(
+        (&left["count"], &left["still_running"]),
+        (&json!(1), &json!(0)),
+        "{v}"
+    );
+    assert!(start.elapsed() >= Duration::from_millis(900));
 }
 
 #[test]

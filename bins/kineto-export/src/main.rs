@@ -153,9 +153,34 @@ struct Job<'a> {
 type Claim = (usize, PathBuf, Option<u64>, Option<u64>);
 
 impl Job<'_> {
-    /// Parses, analyses and writes one trace's tables; returns the lines to report.
-    fn export(&self, path: &Path, position: usize) -> Result<Vec<String>, String> {
-        let parsed = self.session.read(path).map_err(|e| e.to_string())?;
+    /// Parses one trace file and writes the tables of each rank it holds (one, or one per process and
+    /// GPU of a file of several: [`Session::read_ranks`]); returns the lines to report.
+    fn export(&self, file: &Path, position: usize) -> Result<Vec<String>, String> {
+        let ranks = self.session.read_ranks(file).map_err(|e| e.to_string())?;
+        if ranks.len() > 1 && self.rank.is_some() {
+            return Err(format!(
+                "{}: holds {} ranks; --rank names one (leave it out: each rank is exported under its own)",
+                file.display(),
+                ranks.len()
+            ));
+        }
+        let mut lines = Vec::new();
+        for (i, parsed) in ranks.into_iter().enumerate() {
+            lines.extend(self.export_rank(file, parsed, position + i)?);
+        }
+        Ok(lines)
+    }
+
+    /// Analyses and writes one rank's tables (`file` the file it was read from, `parsed.path` the rank's
+    /// name); returns the lines to report.
+    fn export_rank(
+        &self,
+        file: &Path,
+        parsed: kineto_trace::Parsed,
+        position: usize,
+    ) -> Result<Vec<String>, String> {
+        let path = parsed.path.clone();
+        let path = path.as_path();
         let t = &parsed.trace;
         let mut notes = Vec::new();
         let rank = match (t.header.rank, self.rank) {
@@ -200,7 +225,7 @@ impl Job<'_> {
                 ));
             }
         }
-        let stem = file_stem(path);
+        let stem = file_stem(file);
         // Claim every table's file before the work, so a refusal (an existing file without
         // --overwrite) leaves nothing half-written.
         let mut claims = Vec::new();

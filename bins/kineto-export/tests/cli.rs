@@ -176,31 +176,39 @@ fn every_native_format_exports_with_its_format_in_the_metadata() {
     let xplane_counts: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(native.join("xplane/counts.json")).unwrap())
             .unwrap();
-    for (i, (rel, key)) in [
-        ("nsys_node_3.17.sqlite", "nsys_sqlite"),
-        ("rocpd_3.db", "rocpd_sqlite"),
-        ("rpd_3.rpd", "rpd_sqlite"),
-        ("rocprofv3_markers.json", "rocprofv3_json"),
-        ("rocprofv3_csv_old/7101_kernel_trace.csv", "rocprofv3_csv"),
-        ("chrome_array_open.json", "chrome_array"),
-        ("xplane/multi_gpu.xplane.pb", "xplane"),
+    // The number of ranks each file holds: the nsys file is two processes on two GPUs, the rocpd file
+    // one process on two GPUs (make_native.py), each exported as a rank of its own.
+    for (i, (rel, key, ranks)) in [
+        ("nsys_node_3.17.sqlite", "nsys_sqlite", 2),
+        ("rocpd_3.db", "rocpd_sqlite", 2),
+        ("rpd_3.rpd", "rpd_sqlite", 1),
+        ("rocprofv3_markers.json", "rocprofv3_json", 1),
+        (
+            "rocprofv3_csv_old/7101_kernel_trace.csv",
+            "rocprofv3_csv",
+            1,
+        ),
+        ("chrome_array_open.json", "chrome_array", 1),
+        // One host's XPlane with two GPU planes (xplane_counts.py): each GPU a rank.
+        ("xplane/multi_gpu.xplane.pb", "xplane", 2),
     ]
     .into_iter()
     .enumerate()
     {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("ds");
-        let rank = i.to_string();
-        let o = export(&[
-            "--parquet".as_ref(),
-            out.as_os_str(),
-            "--rank".as_ref(),
-            rank.as_ref(),
-            native.join(rel).as_os_str(),
-        ]);
+        // A file of several ranks is exported without --rank (which names one), its ranks from 0.
+        let rank = if ranks == 1 { i } else { 0 }.to_string();
+        let mut args: Vec<&std::ffi::OsStr> = vec!["--parquet".as_ref(), out.as_os_str()];
+        if ranks == 1 {
+            args.extend::<[&std::ffi::OsStr; 2]>(["--rank".as_ref(), rank.as_ref()]);
+        }
+        let file = native.join(rel);
+        args.push(file.as_os_str());
+        let o = export(&args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{rel}: {err}");
-        // gpu_ops holds every kernel, copy and fill (counted by Python in counts.json).
+        // gpu_ops holds every kernel, copy and fill (counted by Python in counts.json), over the ranks.
         let c = match rel.strip_prefix("xplane/") {
             Some(name) => &xplane_counts[name],
             None => &counts[rel],
@@ -209,7 +217,21 @@ fn every_native_format_exports_with_its_format_in_the_metadata() {
             .iter()
             .map(|k| c[k].as_u64().unwrap())
             .sum::<u64>();
-        assert!(err.contains(&format!("gpu_ops {ops},")), "{rel}: {err}");
+        let exported: Vec<u64> = err
+            .split("gpu_ops ")
+            .skip(1)
+            .map(|s| s.split(',').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(exported.len(), ranks, "{rel}: {err}");
+        assert_eq!(exported.iter().sum::<u64>(), ops, "{rel}: {err}");
+        if ranks > 1 {
+            for r in 0..ranks {
+                assert!(
+                    out.join("gpu_ops").join(format!("rank={r}")).is_dir(),
+                    "{rel}"
+                );
+            }
+        }
         // The file's key-value metadata (in the footer, uncompressed) names the format.
         let part = out.join("gpu_ops").join(format!("rank={rank}"));
         let file = std::fs::read_dir(&part)

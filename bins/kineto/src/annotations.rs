@@ -15,9 +15,14 @@ pub fn run(l: &Plain) -> kineto_trace::Result<ExitCode> {
     let paths = session.expand(&l.traces)?;
     let format = l.format();
     let work = |path: &std::path::Path| {
-        session.read(path).map(|p| {
-            let stats = annotation_stats(&p.trace);
-            (p, stats)
+        session.read_ranks(path).map(|ranks| {
+            ranks
+                .into_iter()
+                .map(|p| {
+                    let stats = annotation_stats(&p.trace);
+                    (p, stats)
+                })
+                .collect()
         })
     };
     let print = |w: &mut out::Stdout, (p, stats): (Parsed, Vec<AnnotationStats>)| {

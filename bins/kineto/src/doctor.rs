@@ -54,9 +54,13 @@ impl std::ops::Deref for Analysed {
 }
 
 impl Analysed {
-    /// Reads and analyses one trace.
-    pub fn read(session: &Session, path: &Path) -> kineto_trace::Result<Analysed> {
-        Analysed::of(session, session.read(path)?)
+    /// Reads and analyses one trace file: one per rank it holds ([`Session::read_ranks`]).
+    pub fn read_ranks(session: &Session, path: &Path) -> kineto_trace::Result<Vec<Analysed>> {
+        session
+            .read_ranks(path)?
+            .into_iter()
+            .map(|p| Analysed::of(session, p))
+            .collect()
     }
 
     /// Analyses a trace already read.
@@ -230,11 +234,11 @@ fn diagnose_paths(
     model: Option<&roofline::Setup>,
 ) -> Result<(Diagnosis, bool), ExitCode> {
     let who = "kineto doctor";
-    let work = |path: &Path| Analysed::read(session, path);
+    let work = |path: &Path| Analysed::read_ranks(session, path);
     let mut failed = false;
     let mut done: Vec<Analysed> = Vec::new();
     session.each(paths, work, |r| match r {
-        Ok(d) => done.push(d),
+        Ok(ranks) => done.extend(ranks),
         Err(e) => {
             note(&format!("{who}: {e}"));
             failed = true;

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Works on every trace in parallel and prints each result on stdout in the order of `paths` as soon
-/// as it and the earlier ones are done: `header` first, then `print` per trace. A trace that fails
+/// as it and the earlier ones are done: `header` first, then `print` per trace — per rank of a file that
+/// holds several (`work` reads a file into its ranks: [`Session::read_ranks`]). A trace that fails
 /// is reported on stderr (the others still print) and makes the status 1; a write error ends the
 /// program by the stdout policy ([`out::write_failed`]).
 pub fn each_trace<T: Send>(
@@ -16,7 +17,7 @@ pub fn each_trace<T: Send>(
     paths: &[PathBuf],
     format: Format,
     header: impl FnOnce(&mut out::Stdout) -> std::io::Result<()>,
-    work: impl Fn(&Path) -> kineto_trace::Result<T> + Sync,
+    work: impl Fn(&Path) -> kineto_trace::Result<Vec<T>> + Sync,
     mut print: impl FnMut(&mut out::Stdout, T) -> std::io::Result<()>,
 ) -> ExitCode {
     let mut w = out::stdout(format);
@@ -25,9 +26,11 @@ pub fn each_trace<T: Send>(
     }
     let mut failed = false;
     session.each(paths, work, |r| match r {
-        Ok(v) => {
-            if let Err(e) = print(&mut w, v) {
-                out::write_failed(e);
+        Ok(ranks) => {
+            for v in ranks {
+                if let Err(e) = print(&mut w, v) {
+                    out::write_failed(e);
+                }
             }
         }
         Err(e) => {

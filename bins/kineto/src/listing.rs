@@ -30,14 +30,16 @@ pub fn run(command: Command, l: &Listing) -> kineto_trace::Result<ExitCode> {
         (Format::Csv, Command::Budget) => render_budget::csv_header(w),
         _ => Ok(()),
     };
-    let work = |path: &std::path::Path| -> kineto_trace::Result<AnalysedTrace> {
-        let t = session.open(path)?;
+    let work = |path: &std::path::Path| -> kineto_trace::Result<Vec<AnalysedTrace>> {
+        let ranks = session.open_ranks(path)?;
         // `steps` and `budget` print the `steps` table, which carries each step's budget totals: computed
         // here, on the worker thread.
         if command != Command::Kernels {
-            t.budgets();
+            for t in &ranks {
+                t.budgets();
+            }
         }
-        Ok(t)
+        Ok(ranks)
     };
     let print = |w: &mut out::Stdout, t: AnalysedTrace| {
         notes_unless_table(format, &t);

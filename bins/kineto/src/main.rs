@@ -4,6 +4,7 @@
 
 mod annotations;
 mod args;
+mod diff;
 mod doctor;
 mod each;
 mod export;
@@ -65,7 +66,7 @@ enum Cmd {
     Doctor(doctor::DoctorArgs),
     /// Two runs' budgets, bucket by bucket: mean over steps old → new, Δ %, whether Δ exceeds the
     /// per-step spread. Exit 0 = pass, 1 = a bucket failed --fail-above, 2 = error.
-    Diff(report::DiffArgs),
+    Diff(diff::DiffArgs),
     /// Parquet tables (gpu_ops, steps, budget, families, annotations) for DuckDB, Spark or pandas: runs
     /// `kineto-export` (its own binary, so that this one builds no Arrow), see `kineto-export --help`.
     #[command(disable_help_flag = true)]
@@ -99,7 +100,7 @@ fn main() -> ExitCode {
         Cmd::Ranks(l) => ranks::run(&l).unwrap_or_else(each::refused),
         Cmd::Report(r) => report::report(&r),
         Cmd::Doctor(d) => doctor::run(&d),
-        Cmd::Diff(d) => report::diff(&d),
+        Cmd::Diff(d) => diff::diff(&d),
         Cmd::Export { args } => export::run(&args),
     }
 }

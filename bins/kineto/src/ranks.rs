@@ -17,40 +17,19 @@ type RankOf = (RankSteps, kineto_trace::Parsed);
 pub fn run(l: &Listing) -> kineto_trace::Result<ExitCode> {
     let (session, paths) = l.open(None)?;
     let format = l.format();
-    let work = |path: &std::path::Path| -> kineto_trace::Result<RankOf> {
-        let a = session.open(path)?;
-        for n in a.notes() {
-            out::note(&format!("kineto: note: {n}"));
-        }
-        let steps = RankSteps {
-            rank: a
-                .trace()
-                .header
-                .rank
-                .map_or_else(|| a.file(), |r| r.to_string()),
-            steps: a
-                .analysis
-                .steps
-                .steps
-                .iter()
-                .zip(a.budgets())
-                .map(|(s, b)| RankStep::of(s.name.clone(), s.number, b))
-                .collect(),
-        };
-        // Only the header is kept: the trace's events are dropped here, on the worker.
-        let mut parsed = a.parsed;
-        let mut header_only = kineto_trace::Trace::default();
-        header_only.header = parsed.trace.header.clone();
-        parsed.trace = header_only;
-        Ok((steps, parsed))
+    // A file of several processes or GPUs gives one rank each ([`Session::open_ranks`]).
+    let work = |path: &std::path::Path| -> kineto_trace::Result<Vec<RankOf>> {
+        session.open_ranks(path)?.into_iter().map(rank_of).collect()
     };
     let mut failed = false;
     let mut all = Vec::new();
     let mut files = Vec::new();
     session.each(&paths, work, |r| match r {
-        Ok((r, parsed)) => {
-            all.push(r);
-            files.push(parsed);
+        Ok(ranks) => {
+            for (r, parsed) in ranks {
+                all.push(r);
+                files.push(parsed);
+            }
         }
         Err(e) => {
             out::note(&format!("kineto: {e}"));
@@ -76,6 +55,35 @@ pub fn run(l: &Listing) -> kineto_trace::Result<ExitCode> {
     }
     out::finish(&mut w);
     Ok(exit_code(failed))
+}
+
+/// One rank's steps (its notes said on stderr), and its parse facts with the trace's events dropped (on the
+/// worker: only the header is kept).
+fn rank_of(a: kineto_trace::AnalysedTrace) -> kineto_trace::Result<RankOf> {
+    for n in a.notes() {
+        out::note(&format!("kineto: note: {n}"));
+    }
+    let steps = RankSteps {
+        rank: a
+            .trace()
+            .header
+            .rank
+            .map_or_else(|| a.file(), |r| r.to_string()),
+        steps: a
+            .analysis
+            .steps
+            .steps
+            .iter()
+            .zip(a.budgets())
+            .map(|(s, b)| RankStep::of(s.name.clone(), s.number, b))
+            .collect(),
+    };
+    // Only the header is kept: the trace's events are dropped here, on the worker.
+    let mut parsed = a.parsed;
+    let mut header_only = kineto_trace::Trace::default();
+    header_only.header = parsed.trace.header.clone();
+    parsed.trace = header_only;
+    Ok((steps, parsed))
 }
 
 /// The steps across ranks: in the text form one line per step naming its slowest rank, then its rows.

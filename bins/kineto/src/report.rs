@@ -1,9 +1,9 @@
 //! `kineto report` (a self-contained HTML page of the budgets, the timeline of one step and the top
-//! kernels) and `kineto diff` (two runs' budgets, bucket by bucket). Both work on the very JSON rows
-//! `kineto budget --json`, `kineto top --json` and `kineto kernels --json` print, so the page's and the
-//! diff's numbers are the listings' numbers.
+//! kernels), and the rows it and `kineto diff` (`diff.rs`) read: the very JSON rows `kineto budget --json`,
+//! `kineto top --json` and `kineto kernels --json` print, so the page's and the diff's numbers are the
+//! listings' numbers.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -48,47 +48,20 @@ pub struct ReportArgs {
     listing: Listing,
 }
 
-/// `kineto diff`'s options.
-#[derive(Args)]
-pub struct DiffArgs {
-    /// The older run: `kineto budget --json` output (JSON lines or an array), or a trace or a
-    /// directory of per-rank traces to analyse; a listing is told from a trace by its content, so a pipe
-    /// (`<(kineto budget --json T)`) serves too.
-    old: PathBuf,
-    /// The newer run, in the same forms.
-    new: PathBuf,
-    /// Fail (exit 1) when a bucket moved by more than PCT % (a finite number ≥ 0) and outside its per-step
-    /// spread, or when a rank is in one run only, or when the runs share no rank.
-    #[arg(long, value_name = "PCT")]
-    fail_above: Option<step_stats::Threshold>,
-    /// With --fail-above: a rank in one run only does not fail the gate (it is still listed).
-    #[arg(long, requires = "fail_above")]
-    allow_missing: bool,
-    /// Also write a self-contained HTML page of the comparison.
-    #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
-    /// Replace the HTML file if it exists.
-    #[arg(long)]
-    overwrite: bool,
-    /// Kernel rule table (TOML) for traces; default: the built-in table.
-    #[arg(long, value_name = "FILE")]
-    rules: Option<PathBuf>,
-    /// Step markers for traces (see `kineto budget --help`).
-    #[arg(long, value_name = "RE")]
-    step_pattern: Option<String>,
-}
-
 /// The budget and top rows of every trace, as `--json` writes them, and each trace's timeline of one
 /// step when asked for.
-struct Rows {
-    budget: Vec<Value>,
-    top: Vec<Value>,
+pub(crate) struct Rows {
+    pub(crate) budget: Vec<Value>,
+    pub(crate) top: Vec<Value>,
+    /// Every kernel launch in a step, with the step's phase (what `kineto diff` judges kernels by); `None`:
+    /// not wanted (`kineto report`).
+    pub(crate) kernels: Option<Vec<run_compare::verdict_rows::KernelLaunch>>,
     /// `None`: no timeline wanted (`kineto diff`).
-    timeline: Option<Timeline>,
+    pub(crate) timeline: Option<Timeline>,
 }
 
 /// The timelines of one step, one per trace.
-struct Timeline {
+pub(crate) struct Timeline {
     /// The step: given (`--timeline-step`), or chosen on the first trace.
     step: Option<usize>,
     /// Why this step (the page says it).
@@ -129,33 +102,37 @@ fn json_lines(
 }
 
 /// Reads and analyses each trace once: budget rows, and the `n` kernel names with the most time (0: all);
-/// `also` sees each trace as analysed, for what else reads the same trace (the roofline). With `keep`, the
+/// `also` sees each trace as analysed, for what else reads the same trace (the roofline). With `launches`,
+/// each kernel launch of a step is kept too (`Rows::kernels`, for `kineto diff`). With `keep`, the
 /// analysed traces are returned for the doctor (else each is dropped once its rows are made). Two traces
 /// claiming one rank are refused, ranks that look like other runs noted (`kineto_trace::ranks`).
 #[allow(clippy::too_many_arguments)]
-fn rows_of(
+pub(crate) fn rows_of(
     session: &Session,
     paths: &[PathBuf],
     n: usize,
     timeline: Option<Timeline>,
+    launches: bool,
     keep: bool,
     mut also: impl FnMut(&mut Analysed),
 ) -> Result<(Rows, Vec<Analysed>), String> {
     let mut rows = Rows {
         budget: Vec::new(),
         top: Vec::new(),
+        kernels: launches.then(Vec::new),
         timeline,
     };
     let mut claims = Vec::new();
     let mut kept = Vec::new();
     for path in paths {
-        let mut a = Analysed::read(session, path).map_err(|e| e.to_string())?;
-        also(&mut a);
-        let header = &a.parsed.trace.header;
-        claims.push((path.clone(), header.rank, header.world_size));
-        rows_of_trace(&mut rows, &a, session.rules(), n)?;
-        if keep {
-            kept.push(a);
+        for mut a in Analysed::read_ranks(session, path).map_err(|e| e.to_string())? {
+            also(&mut a);
+            let header = &a.parsed.trace.header;
+            claims.push((a.parsed.path.clone(), header.rank, header.world_size));
+            rows_of_trace(&mut rows, &a, session.rules(), n)?;
+            if keep {
+                kept.push(a);
+            }
         }
     }
     check_ranks(&claims)?;
@@ -163,7 +140,7 @@ fn rows_of(
 }
 
 /// The rank rule over traces put side by side: an error for two of one rank, notes for other runs.
-fn check_ranks(claims: &[(PathBuf, Option<u64>, Option<u64>)]) -> Result<(), String> {
+pub(crate) fn check_ranks(claims: &[(PathBuf, Option<u64>, Option<u64>)]) -> Result<(), String> {
     let warnings =
         kineto_trace::ranks::check_ranks(claims.iter().map(|(file, rank, world_size)| {
             kineto_trace::ranks::RankClaim {
@@ -180,7 +157,12 @@ fn check_ranks(claims: &[(PathBuf, Option<u64>, Option<u64>)]) -> Result<(), Str
 }
 
 /// One analysed trace's budget rows and its `n` kernel names with the most time (0: all).
-fn rows_of_trace(rows: &mut Rows, done: &Analysed, rules: &Rules, n: usize) -> Result<(), String> {
+pub(crate) fn rows_of_trace(
+    rows: &mut Rows,
+    done: &Analysed,
+    rules: &Rules,
+    n: usize,
+) -> Result<(), String> {
     let (parsed, a, budgets) = (&done.parsed, &done.analysis, done.budgets());
     let t = &parsed.trace;
     let file = parsed.path.display().to_string();
@@ -199,6 +181,18 @@ fn rows_of_trace(rows: &mut Rows, done: &Analysed, rules: &Rules, n: usize) -> R
         }
         Ok(())
     })?);
+    if let Some(launches) = rows.kernels.as_mut() {
+        for s in &a.steps.steps {
+            launches.extend(s.kernels.iter().filter_map(|&k| {
+                let op = t.kernels.get(k as usize)?;
+                Some(run_compare::verdict_rows::KernelLaunch {
+                    phase: s.phase.clone(),
+                    name: t.name(op.name).to_owned(),
+                    dur_us: op.dur_ns as f64 / 1000.0,
+                })
+            }));
+        }
+    }
     let groups = kernel_groups(
         t,
         &a.classes,
@@ -300,12 +294,39 @@ fn timeline_of(
         })
         .map(|c| c.name.to_owned())
         .collect();
+    // A page holds at most OPS_CAP ops, the longest: chosen from their durations first, so that only the
+    // rows held are ever built (a step of 500 000 kernels made a 172 MB page from 3.1 GB of rows).
+    let dur = kineto_tables::gpu_op_columns()
+        .iter()
+        .find(|c| c.name == "dur_ns")
+        .ok_or("the gpu_ops table has no dur_ns column")?;
+    let durations: Vec<i64> = ops
+        .all()
+        .filter(|r| r.step() == step_u32)
+        .map(|r| match (dur.get)(&r) {
+            kineto_tables::Val::I64(Some(ns)) => ns,
+            _ => 0,
+        })
+        .collect();
+    let (keep, cut) =
+        html_report::timeline_cap::ops_to_draw(&durations, html_report::timeline_cap::OPS_CAP);
     let rows = json_lines(|w| {
-        for row in ops.all().filter(|r| r.step() == step_u32) {
+        let step_ops = ops.all().filter(|r| r.step() == step_u32);
+        for (row, _) in step_ops.zip(&keep).filter(|(_, k)| **k) {
             render::json_row(w, kineto_tables::gpu_op_columns(), &row, ctx)?;
         }
         Ok(())
     })?;
+    // The gaps likewise: the widest OPS_CAP (a step of tiny ops has as many gaps as ops).
+    let widths: Vec<i64> = b.gaps.iter().map(|(a, z)| z - a).collect();
+    let (keep_gap, gaps_cut) =
+        html_report::timeline_cap::ops_to_draw(&widths, html_report::timeline_cap::OPS_CAP);
+    let gaps: Vec<(i64, i64)> = b
+        .gaps
+        .iter()
+        .zip(keep_gap)
+        .filter_map(|(g, k)| k.then_some(*g))
+        .collect();
     let ops: Vec<Value> = rows
         .into_iter()
         .map(|r| {
@@ -324,13 +345,15 @@ fn timeline_of(
             "chosen": tl.chosen,
             "window_lo_ns": lo,
             "window_hi_ns": hi,
-            "idle_gaps_ns": b.gaps,
+            "idle_gaps_ns": gaps,
+            "idle_gaps_cut": gaps_cut.map(|c| c.json()),
             "ops": ops,
+            "ops_cut": cut.map(|c| c.json()),
         }),
     ))
 }
 
-fn claim(path: &Path, overwrite: bool) -> Result<tool_io::Claim, String> {
+pub(crate) fn claim(path: &Path, overwrite: bool) -> Result<tool_io::Claim, String> {
     tool_io::Claim::new(path, overwrite).map_err(|e| match e {
         tool_io::Error::Exists { .. } => format!("{e}; pass --overwrite to replace it"),
         _ => e.to_string(),
@@ -375,6 +398,7 @@ pub fn report(r: &ReportArgs) -> ExitCode {
             chosen: "chosen with --timeline-step".to_owned(),
             traces: Vec::new(),
         }),
+        false,
         true,
         |a| {
             if let Some(setup) = &setup {
@@ -459,184 +483,5 @@ pub fn report(r: &ReportArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-/// How much of a diff input is read to tell a listing from a trace.
-const HEAD: usize = 64 << 10;
-
-/// One side of a diff: a directory of per-rank traces, or one input told by its content — a `kineto
-/// budget --json` listing or a trace (plain or gzip) — whether it is a file or a pipe.
-fn side(path: &Path, d: &DiffArgs) -> Result<Vec<Value>, String> {
-    let setup = || -> Result<Session, String> {
-        Session::new(kineto_trace::SessionConfig {
-            rules: d.rules.clone(),
-            step_pattern: d.step_pattern.clone(),
-            parse: kineto_trace::Options {
-                sha256: false,
-                ..kineto_trace::Options::default()
-            },
-            ..kineto_trace::SessionConfig::default()
-        })
-        .map_err(|e| e.to_string())
-    };
-    if path.is_dir() {
-        let session = setup()?;
-        let listing_paths = session
-            .expand(&[path.to_path_buf()])
-            .map_err(|e| e.to_string())?;
-        let (rows, _) = rows_of(&session, &listing_paths, 0, None, false, |_| {})?;
-        return Ok(rows.budget);
-    }
-    let named = |e: std::io::Error| format!("{}: {e}", path.display());
-    // A file is noted as an input of this run (no result replaces it); a pipe is read as a stream.
-    let mut input = tool_io::open_stream(path, "diff input").map_err(|e| e.to_string())?;
-    let mut head = Vec::with_capacity(HEAD);
-    (&mut input)
-        .take(HEAD as u64)
-        .read_to_end(&mut head)
-        .map_err(named)?;
-    if budget_listing_head(&head) {
-        let cap = tool_io::caps::RECORD;
-        let mut bytes = head;
-        (&mut input)
-            .take(cap.saturating_add(1).saturating_sub(bytes.len() as u64))
-            .read_to_end(&mut bytes)
-            .map_err(named)?;
-        if bytes.len() as u64 > cap {
-            return Err(format!(
-                "{}: a budget listing larger than {} MiB",
-                path.display(),
-                cap >> 20
-            ));
-        }
-        let text = String::from_utf8(bytes).map_err(|e| {
-            format!(
-                "{}: not UTF-8 at byte {}",
-                path.display(),
-                e.utf8_error().valid_up_to()
-            )
-        })?;
-        if text.trim().is_empty() {
-            note(&format!(
-                "kineto diff: note: {}: an empty budget listing (no steps)",
-                path.display()
-            ));
-            return Ok(Vec::new());
-        }
-        return html_report::parse_json_or_lines(&text)
-            .map_err(|e| format!("{}: {e}", path.display()));
-    }
-    // A trace: the bytes already read, then the rest of the stream.
-    let session = setup()?;
-    let parsed = session
-        .read_stored(path, std::io::Cursor::new(head).chain(input))
-        .map_err(|e| e.to_string())?;
-    check_ranks(&[(
-        path.to_path_buf(),
-        parsed.trace.header.rank,
-        parsed.trace.header.world_size,
-    )])?;
-    let mut rows = Rows {
-        budget: Vec::new(),
-        top: Vec::new(),
-        timeline: None,
-    };
-    let a = Analysed::of(&session, parsed).map_err(|e| e.to_string())?;
-    rows_of_trace(&mut rows, &a, session.rules(), 0)?;
-    Ok(rows.budget)
-}
-
-/// A `kineto budget --json` listing is JSON lines (or an array) of step objects carrying `buckets` and
-/// `span_ns` (one of them within the first few KiB, whatever the key order); a Kineto trace is one object
-/// with the trace's keys (`traceEvents`, `schemaVersion`, …).
-/// Empty (or all-whitespace) input is an empty listing: `kineto budget --json` of a trace without steps.
-fn budget_listing_head(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(head);
-    let t = text.trim_start();
-    if t.is_empty() {
-        return true;
-    }
-    let trace_keys = [
-        "\"traceEvents\"",
-        "\"schemaVersion\"",
-        "\"deviceProperties\"",
-    ];
-    (t.starts_with('[') || t.starts_with('{'))
-        && (t.contains("\"buckets\"") || t.contains("\"span_ns\""))
-        && !trace_keys.iter().any(|k| t.contains(k))
-}
-
-/// Runs `kineto diff`: exit 0 = pass, 1 = a bucket failed --fail-above, 2 = error.
-pub fn diff(d: &DiffArgs) -> ExitCode {
-    let fail = |e: String| {
-        note(&format!("kineto diff: {e}"));
-        ExitCode::from(2)
-    };
-    let page = match d.html.as_deref().map(|p| claim(p, d.overwrite)).transpose() {
-        Ok(p) => p,
-        Err(e) => return fail(e),
-    };
-    let (old, new) = match (side(&d.old, d), side(&d.new, d)) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(e), _) | (_, Err(e)) => return fail(e),
-    };
-    let result = match run_compare::budget::compare_json(&old, &new) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
-    let gate = d.fail_above.map(|fail_above| step_stats::Gate {
-        fail_above,
-        allow_missing: d.allow_missing,
-    });
-    let verdict = gate.map(|g| result.verdict(g));
-    if let Some(page) = page {
-        match page.write_bytes(html_report::kineto_diff_page(&old, &new, &result, gate).as_bytes())
-        {
-            Ok(w) => out::written("kineto diff", &w),
-            Err(e) => return fail(e.to_string()),
-        }
-    }
-    let mut w = out::stdout(Format::Table);
-    let written = (|| -> std::io::Result<()> {
-        writeln!(
-            w,
-            "{:<8} {:<16} {:>12} {:>12} {:>9} {:>23} exceeds",
-            "rank", "bucket", "old µs", "new µs", "Δ %", "range old / new"
-        )?;
-        for r in &result.rows {
-            let [o, n, pct, range, exceeds] = html_report::change_cells(&r.change);
-            writeln!(
-                w,
-                "{:<8} {:<16} {o:>12} {n:>12} {pct:>9} {range:>23} {exceeds}",
-                out::escape(&r.place),
-                out::escape(&r.key)
-            )?;
-        }
-        for o in &result.only_in_old {
-            writeln!(w, "only in OLD: {}", out::escape(o))?;
-        }
-        for n in &result.only_in_new {
-            writeln!(w, "only in NEW: {}", out::escape(n))?;
-        }
-        writeln!(
-            w,
-            "{}. {}. {}.",
-            step_stats::EXCEEDS_RULE,
-            step_stats::FAIL_RULE,
-            step_stats::MISSING_RULE
-        )?;
-        if let Some(v) = &verdict {
-            writeln!(w, "{}", out::escape(&v.line()))?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = written {
-        out::write_failed(e);
-    }
-    out::finish(&mut w);
-    match verdict {
-        Some(v) if !v.passed() => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
     }
 }

@@ -275,7 +275,8 @@ pub fn model_setup(
     })
 }
 
-/// Analyses each trace in order and hands it to `each` (with its position); says on stderr, after
+/// Analyses each trace (each rank of a file that holds several) in order and hands it to `each` (with its
+/// position); says on stderr, after
 /// `who:`, what the rows do not show — the model's notes, steps the physics gate refused, a trace in
 /// which no step matched, a trace that could not be read — and returns whether any but the notes
 /// happened.
@@ -287,12 +288,19 @@ pub fn analyse_each(
     mut each: impl FnMut(usize, &TraceRoofline),
 ) -> bool {
     let mut failed = false;
-    for (i, p) in paths.iter().enumerate() {
-        let t = session
-            .open(p)
-            .map_err(roofline::Error::from)
-            .and_then(|t| roofline::analyse_trace(&t, setup));
-        failed |= judge(t, who, |t| each(i, t));
+    let mut i = 0;
+    for p in paths {
+        let ranks = match session.open_ranks(p) {
+            Ok(ranks) => ranks,
+            Err(e) => {
+                failed |= judge(Err(roofline::Error::from(e)), who, |_| {});
+                continue;
+            }
+        };
+        for t in ranks {
+            failed |= judge(roofline::analyse_trace(&t, setup), who, |t| each(i, t));
+            i += 1;
+        }
     }
     failed
 }

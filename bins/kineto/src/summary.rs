@@ -10,7 +10,11 @@ use std::process::ExitCode;
 pub fn run(a: &SummaryArgs) -> kineto_trace::Result<ExitCode> {
     let session = a.session()?;
     let paths = session.expand(&a.traces)?;
-    let work = |p: &std::path::Path| session.read(p).map(|p| Summary::of(&p));
+    let work = |p: &std::path::Path| {
+        session
+            .read_ranks(p)
+            .map(|ranks| ranks.iter().map(Summary::of).collect())
+    };
     let print = |w: &mut crate::out::Stdout, s: Summary| render_summary::write(w, &s, a.json);
     let format = if a.json {
         crate::render::Format::Json

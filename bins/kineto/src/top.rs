@@ -20,9 +20,14 @@ pub fn run(t: &Top) -> kineto_trace::Result<ExitCode> {
     };
     let format = l.format();
     let work = |path: &std::path::Path| -> kineto_trace::Result<_> {
-        let a = session.open(path)?;
-        let tables = top_tables(a.trace(), &a.analysis, session.rules(), by, t.per_step);
-        Ok((a, tables))
+        let ranks = session.open_ranks(path)?;
+        Ok(ranks
+            .into_iter()
+            .map(|a| {
+                let tables = top_tables(a.trace(), &a.analysis, session.rules(), by, t.per_step);
+                (a, tables)
+            })
+            .collect::<Vec<_>>())
     };
     let n = if t.n == 0 { usize::MAX } else { t.n };
     let print = |w: &mut out::Stdout, (a, tables): (AnalysedTrace, TopTables)| {

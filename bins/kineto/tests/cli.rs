@@ -260,6 +260,78 @@ fn control_characters_are_escaped_in_tables() {
     assert_eq!(v["name"], "evil\u{1b}[2J\u{7}kernel");
 }
 
+/// `--csv` shows control characters (ESC, BEL, backspace, NUL, line ends), bidirectional overrides and line
+/// separators from a kernel name as `\u{…}` escapes, stays valid RFC 4180 (one record per line, the cell
+/// with a comma quoted), and guards a name a spreadsheet would run as a formula with a leading `'`; the
+/// text table escapes the overrides and separators too; JSON keeps the name exact.
+#[test]
+fn csv_and_tables_escape_hostile_names() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("hostile.json");
+    std::fs::write(
+        &path,
+        r#"{"traceEvents": [
+          {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 1, "args": {"correlation": 1}},
+          {"ph": "X", "cat": "kernel", "name": "\u202ec\u2066\u2028d,a\u001b[2J\u0007\b\u0000\r\nb", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 30, "dur": 1, "args": {"correlation": 2}},
+          {"ph": "X", "cat": "kernel", "name": "=HYPERLINK(\"http://x\")", "pid": 0, "tid": 7, "ts": 40, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 2}}
+        ]}"#,
+    )
+    .expect("write");
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+    };
+    let out = kineto()
+        .args(["kernels", "--csv"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let csv = String::from_utf8(out.stdout).expect("utf8");
+    assert!(!csv.chars().any(unsafe_char), "{csv:?}");
+    let rows: Vec<&str> = csv.lines().collect();
+    // The header and one line per kernel: the escaped line ends start no record.
+    assert_eq!(rows.len(), 3, "{csv}");
+    // The name's cell, its escapes written out by hand, quoted for its comma.
+    assert!(
+        rows[1].contains(r#","\u{202e}c\u{2066}\u{2028}d,a\u{1b}[2J\u{7}\u{8}\u{0}\u{d}\u{a}b","#),
+        "{}",
+        rows[1]
+    );
+    // A formula is text: `'` first, the cell quoted for its `"`, each doubled.
+    assert!(
+        rows[2].contains(r#","'=HYPERLINK(""http://x"")","#),
+        "{}",
+        rows[2]
+    );
+    let table = kineto().arg("kernels").arg(&path).output().expect("run");
+    let table = String::from_utf8(table.stdout).expect("utf8");
+    assert!(!table.chars().any(unsafe_char), "{table:?}");
+    assert!(
+        table.contains(r"\u{202e}c\u{2066}\u{2028}d,a\u{1b}"),
+        "{table}"
+    );
+    let out = kineto()
+        .args(["kernels", "--json"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    let first: serde_json::Value = serde_json::from_str(
+        String::from_utf8(out.stdout)
+            .expect("utf8")
+            .lines()
+            .next()
+            .expect("a line"),
+    )
+    .expect("json");
+    assert_eq!(
+        first["name"],
+        "\u{202e}c\u{2066}\u{2028}d,a\u{1b}[2J\u{7}\u{8}\u{0}\r\nb"
+    );
+}
+
 /// Copies per direction in `summary --json`, against the trace's six `gpu_memcpy` events read with
 /// Python's json: DtoD 1802240 B in 9 µs; HtoD 4 + 3895296 + 4 + 3895296 + 4 = 7790604 B in
 /// 3 + 476 + 3 + 740 + 4 = 1226 µs.

@@ -271,3 +271,343 @@ fn a_listing_from_a_pipe_is_read_as_a_listing() {
         );
     }
 }
+
+/// Issue 42: a gate that compared only span and idle passed though every bucket moved 100×, because the
+/// bucket values were strings (or their field was renamed) and were skipped as "not in the step". A number
+/// the gate reads that cannot be read is an error naming the side, the row and the field (exit 2).
+#[test]
+fn a_bucket_value_that_cannot_be_read_fails_instead_of_passing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    // Span and idle equal on both sides; gemm 100 → 10 000 µs (+9 900 %), but written so it cannot be read.
+    let row = |gemm: &str| {
+        format!(
+            r#"{{"file": "a.json", "rank": 0, "name": "ProfilerStep#1", "span_us": 20000.0, "idle_us": 10.0, "buckets": {{"gemm": {gemm}}}}}"#
+        )
+    };
+    let cases = [
+        (
+            r#"{"exclusive_us": "100"}"#,
+            r#"{"exclusive_us": "10000"}"#,
+            "buckets.gemm.exclusive_us",
+        ),
+        (
+            r#"{"excl_us": 100.0}"#,
+            r#"{"excl_us": 10000.0}"#,
+            "buckets.gemm.exclusive_us",
+        ),
+    ];
+    for (old_gemm, new_gemm, field) in cases {
+        let (old, new) = (tmp.path().join("old.jsonl"), tmp.path().join("new.jsonl"));
+        std::fs::write(&old, row(old_gemm)).expect("write");
+        std::fs::write(&new, row(new_gemm)).expect("write");
+        let out = kineto(&["diff", s(&old), s(&new), "--fail-above", "5"]);
+        let e = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{old_gemm}: {}{e}",
+            text(&out.stdout)
+        );
+        assert!(e.contains("old.jsonl") && e.contains(field), "{e}");
+    }
+    // A renamed `buckets`, or a span that is not a number, is named alike (`span_ns` tells the listing).
+    for (row, field) in [
+        (
+            r#"{"rank": 0, "span_ns": 20000000, "span_us": 20000.0, "idle_us": 10.0, "bucket_times": {}}"#,
+            "no `buckets`",
+        ),
+        (
+            r#"{"rank": 0, "span_ns": 20000000, "span_us": "20000", "idle_us": 10.0, "buckets": {}}"#,
+            "`span_us` is a string",
+        ),
+    ] {
+        let old = tmp.path().join("old.jsonl");
+        std::fs::write(&old, row).expect("write");
+        let out = kineto(&["diff", s(&old), s(&old), "--fail-above", "5"]);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}{e}", text(&out.stdout));
+        assert!(e.contains("old.jsonl: row 1: ") && e.contains(field), "{e}");
+    }
+}
+
+fn json_rows(out: &Output) -> Vec<serde_json::Value> {
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect()
+}
+
+/// Issue 44: the verdict rows open `--json`, step time first, and the gate fails a significant slowdown
+/// above PCT only. Old steps 100, 102, 98, 101, 99, 100 µs (mean 100); new 120, 122, 118, 121, 119, 120
+/// (mean 120): Δ = +20 % exactly, and with a spread of ±2 µs the interval is far from 0.
+#[test]
+fn the_verdict_rows_come_first_and_gate_the_slowdown() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(
+        &old,
+        "r0.json",
+        Some(0),
+        Some(1),
+        &[100, 102, 98, 101, 99, 100],
+    );
+    trace(
+        &new,
+        "r0.json",
+        Some(0),
+        Some(1),
+        &[120, 122, 118, 121, 119, 120],
+    );
+    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let rows = json_rows(&out);
+    let first = &rows[0];
+    assert_eq!(
+        (&first["kind"], &first["metric"], &first["phase"]),
+        (&"verdict".into(), &"step_time".into(), &"unphased".into())
+    );
+    assert_eq!(first["verdict"], "slower");
+    assert!((first["delta_pct"].as_f64().expect("Δ") - 20.0).abs() < 1e-9);
+    let (lo, hi) = (
+        first["ci_low_pct"].as_f64().expect("lo"),
+        first["ci_high_pct"].as_f64().expect("hi"),
+    );
+    assert!(lo > 15.0 && lo < 20.0 && hi > 20.0 && hi < 25.0, "{first}");
+    assert_eq!(
+        (first["n_old"].as_u64(), first["n_new"].as_u64()),
+        (Some(6), Some(6))
+    );
+    assert_eq!(first["comparable"], true);
+    assert!(
+        first["reasons"][0]
+            .as_str()
+            .expect("a note")
+            .contains("no provenance record"),
+        "{first}"
+    );
+    // Then buckets, then the kernel (volta_sgemm_128x64_nn, normalised), then the per-bucket rows, the gate.
+    let kinds: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["kind"].as_str().unwrap_or(""),
+                r["metric"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let at = |k: &str| kinds.iter().position(|x| x == k).unwrap_or(usize::MAX);
+    assert!(at("verdict step_time") < at("verdict bucket"), "{kinds:?}");
+    assert!(at("verdict bucket") < at("verdict kernel"), "{kinds:?}");
+    assert!(at("verdict kernel") < at("bucket gemm"), "{kinds:?}");
+    let kernel = rows
+        .iter()
+        .find(|r| r["metric"] == "kernel")
+        .expect("kernel row");
+    assert_eq!(kernel["name"], "volta_sgemm_#_nn");
+    let gate = rows.last().expect("gate");
+    assert_eq!(
+        (&gate["kind"], &gate["passed"]),
+        (&"gate".into(), &false.into())
+    );
+    // +20 % is not above 25: pass. Faster (new → old) never fails.
+    let out = kineto(&["diff", s(&old), s(&new), "--fail-above", "25"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = kineto(&["diff", s(&new), s(&old), "--fail-above", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // The text table names each run once, in its header.
+    let t = text(&out.stdout);
+    assert!(t.starts_with(&format!("OLD: {}", s(&new))), "{t}");
+    assert_eq!(t.matches(s(&new)).count(), 1, "{t}");
+}
+
+/// Issue 44: comparability from the runs' provenance records. A throttled run, or another driver, makes
+/// the runs not comparable: every row says so and the gate fails, unless --allow-incomparable.
+#[test]
+fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    let steps = [100, 102, 98, 101, 99, 100];
+    trace(&old, "r0.json", Some(0), Some(1), &steps);
+    trace(&new, "r0.json", Some(0), Some(1), &steps);
+    let record = |driver: &str, flags: &str| {
+        format!(
+            r#"{{"time_utc": "2026-12-06T00:00:00Z", "git": {{"commit": "abc", "dirty": false}},
+                "gpus": [{{"index": 0, "name": "NVIDIA H100", "driver_version": "{driver}"}}],
+                "verdict": {{"clean": false, "flags": [{flags}]}}}}"#
+        )
+    };
+    std::fs::write(old.join("provenance.json"), record("550.54", "")).expect("write");
+    let throttled = r#"{"flag": "throttled", "evidence": "GPU 0: hw_thermal_slowdown seen"}"#;
+    std::fs::write(new.join("provenance.json"), record("550.54", throttled)).expect("write");
+    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let rows = json_rows(&out);
+    assert_eq!(rows[0]["verdict"], "unchanged", "{}", rows[0]);
+    assert_eq!(rows[0]["comparable"], false);
+    assert!(
+        rows[0]["reasons"]
+            .to_string()
+            .contains("NEW run flagged throttled"),
+        "{}",
+        rows[0]
+    );
+    let gate = rows.last().expect("gate");
+    assert!(
+        gate["line"]
+            .as_str()
+            .expect("line")
+            .contains("not comparable"),
+        "{gate}"
+    );
+    let allowed = kineto(&[
+        "diff",
+        s(&old),
+        s(&new),
+        "--fail-above",
+        "5",
+        "--allow-incomparable",
+    ]);
+    let t = text(&allowed.stdout);
+    assert_eq!(allowed.status.code(), Some(0), "{t}");
+    assert!(t.contains("comparable: NO") && t.contains("PASS"), "{t}");
+    // Another driver, given with --provenance (the records beside the runs are then not read).
+    let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
+    std::fs::write(&a, record("550.54", "")).expect("write");
+    std::fs::write(&b, record("560.28", "")).expect("write");
+    let out = kineto(&[
+        "diff",
+        s(&old),
+        s(&new),
+        "--provenance",
+        s(&a),
+        s(&b),
+        "--fail-above",
+        "5",
+    ]);
+    let t = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("comparable: NO") && t.contains("550.54 → 560.28"),
+        "{t}"
+    );
+    assert!(!t.contains("throttled"), "{t}");
+    // The same records: comparable.
+    let out = kineto(&[
+        "diff",
+        s(&old),
+        s(&new),
+        "--provenance",
+        s(&a),
+        s(&a),
+        "--fail-above",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+/// The CSV holds the same rows as the JSON under one header, verdict rows first; a margin that is not a
+/// finite percentage ≥ 0 is refused; a wider margin turns the same +20 % into `unchanged`.
+#[test]
+fn the_csv_opens_with_the_verdict_rows_and_the_margin_is_checked() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(
+        &old,
+        "r0.json",
+        Some(0),
+        Some(1),
+        &[100, 102, 98, 101, 99, 100],
+    );
+    trace(
+        &new,
+        "r0.json",
+        Some(0),
+        Some(1),
+        &[120, 122, 118, 121, 119, 120],
+    );
+    let out = kineto(&["diff", s(&old), s(&new), "--csv"]);
+    let t = text(&out.stdout);
+    let mut lines = t.lines();
+    let header = lines.next().expect("header");
+    assert!(
+        header.starts_with(
+            "kind,metric,name,place,phase,verdict,delta_pct,ci_low_pct,ci_high_pct,n_old,n_new"
+        ),
+        "{header}"
+    );
+    let first = lines.next().expect("row");
+    assert!(
+        first.starts_with("verdict,step_time,,rank 0,unphased,slower,20.000,"),
+        "{first}"
+    );
+    assert!(t.lines().any(|l| l.starts_with("bucket,gemm,")), "{t}");
+    for bad in ["-1", "nan", "inf"] {
+        let out = kineto(&["diff", s(&old), s(&new), &format!("--margin={bad}")]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(
+            text(&out.stderr).contains("--margin"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // Margin 30 %: the interval (about +18 % to +22 %) lies inside ±30 %: unchanged, and the gate passes.
+    let out = kineto(&[
+        "diff",
+        s(&old),
+        s(&new),
+        "--json",
+        "--margin",
+        "30",
+        "--fail-above",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert_eq!(json_rows(&out)[0]["verdict"], "unchanged");
+}
+
+/// Issue 44: two captures without step markers, one window each, the new one holding half the iterations.
+/// The window's span halves, but the step time is `inconclusive` saying why — never "faster" — while the
+/// GEMM's per-launch durations (100, 101 µs alternating in both) say it is `unchanged`.
+#[test]
+fn windows_of_different_work_are_judged_by_their_kernels() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    trace(&old, "r0.json", Some(0), Some(1), &[100, 101].repeat(6));
+    trace(&new, "r0.json", Some(0), Some(1), &[100, 101].repeat(3));
+    // A pattern no marker matches: each trace is one step over its whole GPU window.
+    let args = [
+        "--json",
+        "--step-pattern",
+        "^no such marker$",
+        "--fail-above",
+        "5",
+    ];
+    let out = kineto(&[&["diff", s(&old), s(&new)][..], &args].concat());
+    let rows = json_rows(&out);
+    let step = &rows[0];
+    assert_eq!(
+        (&step["metric"], &step["verdict"]),
+        (&"step_time".into(), &"inconclusive".into())
+    );
+    assert!(step["delta_pct"].as_f64().expect("Δ") < -40.0, "{step}");
+    assert!(
+        step["reasons"].to_string().contains("without step markers"),
+        "{step}"
+    );
+    let gemm = rows
+        .iter()
+        .find(|r| r["metric"] == "kernel")
+        .expect("a kernel row");
+    assert_eq!(
+        (gemm["n_old"].as_u64(), gemm["n_new"].as_u64()),
+        (Some(12), Some(6))
+    );
+    assert_eq!(gemm["verdict"], "unchanged", "{gemm}");
+    assert_eq!(step["gated"], false);
+    // The gate judges the kernels, not the windows: whichever capture held more work, it passes.
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let out = kineto(&[&["diff", s(&new), s(&old)][..], &args].concat());
+    assert_eq!(json_rows(&out)[0]["verdict"], "inconclusive");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}

@@ -145,16 +145,40 @@ fn summary_counts(files: &[NativeFile]) {
         let (rel, want) = (&f.path, &f.want);
         let (code, out, err) = kineto(&["summary", "--json", rel]);
         assert_eq!(code, 0, "{rel}: {err}");
-        let s = &lines(&out)[0];
-        assert_eq!(s["format"], f.format, "{rel}");
-        assert_eq!(s["kernels"]["count"], want["kernels"], "{rel}");
-        assert_eq!(s["memcpy"]["count"], want["memcpys"], "{rel}");
-        assert_eq!(s["memset"]["count"], want["memsets"], "{rel}");
-        assert_eq!(s["memcpy"]["bytes"], want["memcpy_bytes"], "{rel}");
-        assert_eq!(s["user_annotations"], want["markers"], "{rel}");
-        let calls =
-            s["runtime"]["count"].as_i64().unwrap() + s["driver"]["count"].as_i64().unwrap();
-        assert_eq!(calls, want["launches"].as_i64().unwrap(), "{rel}");
+        // One summary per rank (a file of several processes or GPUs has several): the ops and calls of
+        // the ranks add up to the file's; a marker range is on every GPU of its process, so is counted
+        // per rank only for a file of one rank.
+        let ranks = lines(&out);
+        let sum = |get: &dyn Fn(&Value) -> i64| -> i64 { ranks.iter().map(get).sum() };
+        let int = |v: &Value| v.as_i64().unwrap_or(0);
+        for s in &ranks {
+            assert_eq!(s["format"], f.format, "{rel}");
+        }
+        assert_eq!(
+            sum(&|s| int(&s["kernels"]["count"])),
+            int(&want["kernels"]),
+            "{rel}"
+        );
+        assert_eq!(
+            sum(&|s| int(&s["memcpy"]["count"])),
+            int(&want["memcpys"]),
+            "{rel}"
+        );
+        assert_eq!(
+            sum(&|s| int(&s["memset"]["count"])),
+            int(&want["memsets"]),
+            "{rel}"
+        );
+        assert_eq!(
+            sum(&|s| int(&s["memcpy"]["bytes"])),
+            int(&want["memcpy_bytes"]),
+            "{rel}"
+        );
+        if ranks.len() == 1 {
+            assert_eq!(ranks[0]["user_annotations"], want["markers"], "{rel}");
+        }
+        let calls = sum(&|s| int(&s["runtime"]["count"]) + int(&s["driver"]["count"]));
+        assert_eq!(calls, int(&want["launches"]), "{rel}");
         // The readable form names the format too.
         let (code, text, _) = kineto(&["summary", rel]);
         assert_eq!(code, 0);
@@ -180,13 +204,27 @@ fn every_listing(files: &[NativeFile]) {
         let (code, out, err) = kineto(&["steps", "--json", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
         let steps = lines(&out);
+        let one_rank = steps.windows(2).all(|p| p[0]["file"] == p[1]["file"]);
         match want["steps"].as_array() {
-            Some(w) => {
+            Some(w) if one_rank => {
                 assert_eq!(steps.len(), w.len(), "{rel}");
                 for (s, w) in steps.iter().zip(w) {
                     assert_eq!(s["name"], w["name"], "{rel}");
                     assert_eq!(s["kernels"], w["kernels"], "{rel}");
                 }
+            }
+            // A file of several ranks: each rank has the steps of its process's markers, with its own
+            // GPU's kernels; per step name they add up to the file's.
+            Some(w) => {
+                let by_name = |rows: &mut dyn Iterator<Item = &Value>| {
+                    let mut m = std::collections::BTreeMap::<String, i64>::new();
+                    for s in rows {
+                        *m.entry(s["name"].as_str().unwrap_or("").to_string())
+                            .or_default() += s["kernels"].as_i64().unwrap_or(0);
+                    }
+                    m
+                };
+                assert_eq!(by_name(&mut steps.iter()), by_name(&mut w.iter()), "{rel}");
             }
             // No markers: the whole GPU window is one step.
             None => assert_eq!(steps.len(), 1, "{rel}"),
@@ -229,11 +267,24 @@ fn every_listing(files: &[NativeFile]) {
 
         let (code, out, err) = kineto(&["annotations", "--json", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
-        let total: i64 = lines(&out)
-            .iter()
-            .map(|r| r["count"].as_i64().unwrap())
-            .sum();
-        assert_eq!(total, want["markers"].as_i64().unwrap(), "{rel}");
+        let rows = lines(&out);
+        let total: i64 = rows.iter().map(|r| r["count"].as_i64().unwrap()).sum();
+        let markers = want["markers"].as_i64().unwrap();
+        if rows.windows(2).all(|p| p[0]["file"] == p[1]["file"]) {
+            assert_eq!(total, markers, "{rel}");
+        } else {
+            // A range is on every GPU of its process: each rank has at most the file's, together at
+            // least (the exact counts per rank: kineto-sqlite's two-rank tests).
+            let mut per_rank = std::collections::BTreeMap::<String, i64>::new();
+            for r in &rows {
+                *per_rank.entry(r["file"].to_string()).or_default() += r["count"].as_i64().unwrap();
+            }
+            assert!(
+                per_rank.values().all(|&n| n <= markers),
+                "{rel}: {per_rank:?}"
+            );
+            assert!(total >= markers, "{rel}: {per_rank:?}");
+        }
     }
 }
 
@@ -343,6 +394,43 @@ fn a_mixed_directory_is_refused_naming_both_formats() {
     assert_eq!(code, 2);
     assert!(
         err.contains("Chrome-trace JSON array") && err.contains("SQLite"),
+        "{err}"
+    );
+}
+
+/// `kineto ranks` on one Nsight Systems export of two processes on two GPUs (the 3.17 file) sees two
+/// ranks, named by process and GPU; before, one file was one rank.
+#[test]
+fn ranks_of_one_file_of_two_processes() {
+    let (code, out, err) = kineto(&["ranks", &native("nsys_node_3.17.sqlite")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().next(), Some("2 ranks"), "{out}");
+    // Step 0 is on both (process 4101's prefill, process 4201's decode), step 1 on process 4101's alone.
+    assert!(
+        out.contains("step 0 `kl1.step#0 phase=prefill rows=64` on 2 ranks"),
+        "{out}"
+    );
+    assert!(
+        out.contains("step 1 `kl1.step#1 phase=decode rows=4 requests=4` on 1 ranks"),
+        "{out}"
+    );
+    assert!(
+        err.contains("nsys_node_3.17.sqlite#pid 4201 gpu 1"),
+        "{err}"
+    );
+}
+
+/// `kineto diff` compares one rank with one: a file of two ranks is refused (status 2), naming both, never
+/// compared as the union of two GPUs' work.
+#[test]
+fn diff_refuses_a_file_of_two_ranks_naming_them() {
+    let file = native("nsys_node_3.17.sqlite");
+    let (code, _, err) = kineto(&["diff", &file, &native("rpd_3.rpd")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("holds 2 ranks")
+            && err.contains("#pid 4101 gpu 0")
+            && err.contains("#pid 4201 gpu 1"),
         "{err}"
     );
 }

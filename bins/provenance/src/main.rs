@@ -8,8 +8,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use provenance::gpu_monitor::{BackendChoice, GpuSelection};
+use provenance::wrap::LeftPolicy;
 use provenance::{diff, record_json, wrap};
 
+/// Added to the line about processes CMD left running when nothing was done about them.
+const REPORT_HINT: &str = " (--left-running wait or end to change that)";
+
+mod bench_diff;
 mod render_diff;
 mod render_show;
 
@@ -39,14 +44,30 @@ enum Cmd {
     /// What changed between two records that could explain a changed number, most telling first. Exits 0 when
     /// nothing relevant changed (a different command line alone is listed for information only), 1 when
     /// something did, 2 on error (as diff(1)).
+    ///
+    /// Given two pytest-benchmark result files (`--benchmark-json`, with our plugin's records), it judges
+    /// each benchmark instead: faster, slower, unchanged or inconclusive, with Δ % and its 95 % interval
+    /// from the per-round data (else the stated stats), and whether the two runs can be compared from
+    /// their records (docs/verdict.md); exit 0, or 1 when `--fail-above` fails.
     Diff {
-        /// The earlier record (or a result file holding one under `provenance`).
+        /// The earlier record (or a result file holding one under `provenance`, or a pytest-benchmark
+        /// result).
         a: PathBuf,
         /// The later record.
         b: PathBuf,
-        /// Print the changes as JSON.
+        /// Print the changes as JSON (for result files: one verdict row a line).
         #[arg(long)]
         json: bool,
+        /// Result files only: fail (exit 1) when a benchmark is significantly slower by more than PCT %,
+        /// when runs are not comparable, or when a benchmark is in one file only.
+        #[arg(long, value_name = "PCT")]
+        fail_above: Option<step_stats::Threshold>,
+        /// With --fail-above: a benchmark in one file only does not fail.
+        #[arg(long, requires = "fail_above")]
+        allow_missing: bool,
+        /// With --fail-above: runs judged not comparable do not fail.
+        #[arg(long, requires = "fail_above")]
+        allow_incomparable: bool,
     },
     /// A readable summary of a record.
     Show {
@@ -89,6 +110,10 @@ struct RunArgs {
     /// The repository whose git state is recorded [default: the current directory].
     #[arg(long, value_name = "DIR")]
     repo_dir: Option<PathBuf>,
+    /// What to do with processes CMD leaves running when it exits (background workers): report them in the
+    /// record and on stderr, wait until they have exited, or end them (SIGTERM, then SIGKILL after 3 s).
+    #[arg(long, value_name = "WHAT", default_value = "report", value_parser = |s: &str| s.parse::<LeftPolicy>())]
+    left_running: LeftPolicy,
     /// The command and its arguments.
     #[arg(required = true, last = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -126,7 +151,21 @@ fn main() -> ExitCode {
     };
     match cli.cmd {
         Cmd::Run(args) => run(args),
-        Cmd::Diff { a, b, json } => diff_cmd(&a, &b, json),
+        Cmd::Diff {
+            a,
+            b,
+            json,
+            fail_above,
+            allow_missing,
+            allow_incomparable,
+        } => {
+            let gate = bench_diff::BenchGate {
+                fail_above,
+                allow_missing,
+                allow_incomparable,
+            };
+            diff_cmd(&a, &b, json, &gate)
+        }
         Cmd::Show {
             file,
             json,
@@ -146,6 +185,7 @@ fn run(args: RunArgs) -> ExitCode {
         backend: args.backend,
         gpus: args.gpus,
         repo_dir: args.repo_dir,
+        left_running: args.left_running,
     };
     let out = match wrap::prepare(&opts) {
         Ok(o) => o,
@@ -167,6 +207,23 @@ fn run(args: RunArgs) -> ExitCode {
                 let names: Vec<&str> = v.flags.iter().map(|f| f.flag.name()).collect();
                 format!("flagged: {}", names.join(", "))
             };
+            if let Some(line) = outcome
+                .record
+                .command
+                .as_ref()
+                .and_then(|c| c.left_running.as_ref())
+                .and_then(|l| Some((l.sentence()?, l.policy)))
+            {
+                say!(
+                    "provenance: {}{}",
+                    line.0,
+                    if line.1 == LeftPolicy::Report {
+                        REPORT_HINT
+                    } else {
+                        ""
+                    }
+                );
+            }
             match &outcome.written {
                 Ok(w) => {
                     if let Some(n) = w.notice() {
@@ -203,7 +260,37 @@ fn run(args: RunArgs) -> ExitCode {
     }
 }
 
-fn diff_cmd(a: &std::path::Path, b: &std::path::Path, json: bool) -> ExitCode {
+/// Reads a diff input as JSON when it is a pytest-benchmark result (`None` when it is not, or cannot be
+/// read as JSON: the record reader then names what is wrong with it).
+fn bench_result(path: &std::path::Path) -> Option<serde_json::Value> {
+    let bytes = tool_io::read_input(path, "result", tool_io::caps::RECORD).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    run_compare::bench::is_pytest_benchmark(&v).then_some(v)
+}
+
+fn diff_cmd(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    json: bool,
+    gate: &bench_diff::BenchGate,
+) -> ExitCode {
+    match (bench_result(a), bench_result(b)) {
+        (Some(va), Some(vb)) => return bench_diff::diff((a, &va), (b, &vb), json, gate),
+        (Some(_), None) | (None, Some(_)) => {
+            say!(
+                "provenance diff: one of {} and {} is a pytest-benchmark result and the other is not: \
+                 compare two results, or two records",
+                a.display(),
+                b.display()
+            );
+            return ExitCode::from(2);
+        }
+        (None, None) => {}
+    }
+    if gate.fail_above.is_some() {
+        say!("provenance diff: --fail-above gates two benchmark result files, not two records");
+        return ExitCode::from(2);
+    }
     let records = record_json::read_record(a).and_then(|ra| Ok((ra, record_json::read_record(b)?)));
     let (ra, rb) = match records {
         Ok(r) => r,

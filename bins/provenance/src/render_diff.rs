@@ -50,6 +50,7 @@ mod tests {
             b: "y".to_owned(),
             why: "because".to_owned(),
             informational,
+            section: provenance::diff::Section::Measured,
         }
     }
 

@@ -91,6 +91,105 @@ fn run_exits_with_the_commands_status_and_writes_the_record() {
     assert!(r["gpu_name"].is_null() && r["unavailable"]["gpu_name"].is_string());
 }
 
+fn alive(pid: u64) -> bool {
+    // A zombie has exited; only a process that has not is alive here.
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !matches!(
+            s[s.rfind(')').expect("comm") + 2..].chars().next(),
+            Some('Z' | 'X')
+        )
+    })
+}
+
+/// A command that backgrounds three sleepers and exits: the record says so (count, pids and names) and they
+/// are left running (the default); with `--left-running end` they are ended and the record says none is left.
+#[test]
+#[cfg(target_os = "linux")]
+fn processes_the_command_left_running_are_in_the_record() {
+    let t = tempfile::tempdir().expect("tempdir");
+    // The sleepers' output away from the test's pipes, which `output()` reads to their end; the pause lets
+    // each forked shell exec `sleep` before the command exits, so that every name is `sleep`.
+    let script = "for i in 1 2 3; do sleep 30 >/dev/null 2>&1 & done; sleep 0.2; exit 0";
+    let o = output(
+        provenance(t.path())
+            .args(run_args("r.json"))
+            .args(["--", "sh", "-c", script]),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let r = read(&t.path().join("r.json"));
+    let left = &r["command"]["left_running"];
+    assert_eq!(left["count"], 3, "{r}");
+    assert_eq!(
+        (&left["policy"], &left["still_running"]),
+        (&json!("report"), &json!(3))
+    );
+    let pids: Vec<u64> = left["processes"]
+        .as_array()
+        .expect("processes")
+        .iter()
+        .map(|p| {
+            assert_eq!(p["name"], "sleep");
+            p["pid"].as_u64().expect("pid")
+        })
+        .collect();
+    assert_eq!(pids.len(), 3);
+    assert!(pids.iter().all(|p| alive(*p)), "reported, not ended");
+    assert!(
+        err.contains("the command left 3 processes running"),
+        "{err}"
+    );
+    for p in &pids {
+        // SAFETY: kill has no memory preconditions; the pids are the test's sleepers, alive just now.
+        unsafe {
+            libc::kill(*p as libc::pid_t, libc::SIGKILL);
+        }
+    }
+
+    let o = output(provenance(t.path()).args(run_args("e.json")).args([
+        "--left-running",
+        "end",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let left = &read(&t.path().join("e.json"))["command"]["left_running"];
+    assert_eq!(
+        (&left["count"], &left["still_running"]),
+        (&json!(3), &json!(0)),
+        "{left}"
+    );
+    assert_eq!(left["policy"], "end");
+    let ended = left["processes"].as_array().expect("processes");
+    assert!(
+        ended
+            .iter()
+            .all(|p| !alive(p["pid"].as_u64().expect("pid"))),
+        "{left}"
+    );
+
+    // A command that leaves nothing: a count of 0, and no line about it.
+    let o = output(
+        provenance(t.path())
+            .args(run_args("n.json"))
+            .args(["--", "sh", "-c", "exit 0"]),
+    );
+    let left = &read(&t.path().join("n.json"))["command"]["left_running"];
+    assert_eq!(
+        (&left["count"], &left["processes"]),
+        (&json!(0), &json!([])),
+        "{left}"
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("processes running"));
+}
+
 /// How many times `reason` occurs in a record's JSON text, as JSON writes it (escaped), whole or inside a longer
 /// string (the old records joined the backends' reasons into each field's).
 fn occurrences(json_text: &str, reason: &str) -> usize {

@@ -5,7 +5,8 @@
 //! * [`runner`] — the **benchmark command** of `gpu-monitor -- CMD` and `provenance run -- CMD`: it inherits
 //!   stdin, stdout and stderr, stays in our process group (a terminal's Ctrl-C reaches it), and SIGINT, SIGTERM
 //!   and SIGHUP sent to us are forwarded to it, so that the caller outlives it, finishes its own work and exits
-//!   with the command's status (128 + N for signal N).
+//!   with the command's status (128 + N for signal N). What it left running when it exited is found, and
+//!   reported, waited for or ended ([`left`]).
 //! * [`captured`] — a **helper program** whose output the caller reads (`nvidia-smi`): its own process group
 //!   (one `kill` takes whatever it started), a death signal tied to this process, stdout and stderr on one
 //!   pipe read with `poll(2)` so a stop can interrupt a read, and reaping with `wait4` so its CPU time is known.
@@ -16,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod captured;
+pub mod left;
 pub mod runner;
 
 /// User plus system CPU seconds of a `rusage`: the one conversion, for a reaped child here and for a thread

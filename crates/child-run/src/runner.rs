@@ -15,6 +15,9 @@
 //! * A signal this process was started with ignored (`nohup`, a background job of a non-interactive shell)
 //!   stays ignored, for us and for the command.
 //! * The command's pid is forgotten before it is reaped, so a late signal is never sent to a reused pid.
+//! * The command's environment carries a mark ([`crate::left::MARK_VAR`]); when it has exited, the processes
+//!   holding the mark are the ones it left running, and [`Command::wait`] reports, waits for or ends them
+//!   ([`crate::left`]).
 //!
 //! Signal handlers are process-wide, so a process runs one command at a time: a second [`Runner::install`]
 //! before the first runner is dropped is refused. Dropping the runner restores the previous handlers. This is
@@ -26,6 +29,8 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use crate::left::{self, LeftPolicy, LeftRunning};
 
 /// The signals forwarded to the command.
 pub const FORWARDED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -48,11 +53,13 @@ pub struct Runner {
 pub struct Command<'r> {
     child: std::process::Child,
     pid: u32,
+    /// Its mark in the environment of everything it starts ([`crate::left`]).
+    mark: String,
     runner: &'r Runner,
 }
 
 /// How a command ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CommandEnd {
     /// Its pid.
     pub pid: u32,
@@ -64,6 +71,9 @@ pub struct CommandEnd {
     pub signals_received: Vec<String>,
     /// What the caller should exit with: `code`, or 128 + the signal's number, or 1 when neither is known.
     pub exit_code: i32,
+    /// The processes it left running when it exited, and what became of them; `None` where that cannot be
+    /// known (no `/proc`).
+    pub left_running: Option<LeftRunning>,
 }
 
 impl Runner {
@@ -147,12 +157,16 @@ impl Runner {
             .stdout(Stdio::inherit())
             .stderr(Stdio::inherit());
         setup(&mut cmd);
+        // After the caller's set-up, so that clearing the environment there cannot drop it.
+        let mark = left::new_mark();
+        cmd.env(left::MARK_VAR, left::mark_value(&mark));
         let child = cmd.spawn()?;
         let pid = child.id();
         set_child(pid);
         Ok(Command {
             child,
             pid,
+            mark,
             runner: self,
         })
     }
@@ -178,8 +192,14 @@ impl Command<'_> {
     }
 
     /// Waits for the command to end, calling `tick` every `every` meanwhile (to note its descendants, say), then
-    /// reaps it. Signals keep being forwarded until it has ended.
-    pub fn wait(mut self, every: Duration, mut tick: impl FnMut()) -> io::Result<CommandEnd> {
+    /// reaps it. Signals keep being forwarded until it has ended. Then finds what it left running and treats
+    /// it by `left` ([`crate::left`]; a signal arriving stops a wait).
+    pub fn wait(
+        mut self,
+        every: Duration,
+        mut tick: impl FnMut(),
+        left: LeftPolicy,
+    ) -> io::Result<CommandEnd> {
         let pid = self.pid;
         let (tx, rx) = mpsc::channel();
         // The waiting thread only learns that the command has ended (WNOWAIT): it stays unreaped, so its pid
@@ -203,10 +223,18 @@ impl Command<'_> {
         set_child(0);
         waited?;
         let status = self.child.wait()?;
-        Ok(self.end(status))
+        let signals_before = COUNT.load(Ordering::SeqCst);
+        let left_running = left::settle(&self.mark, left, || {
+            COUNT.load(Ordering::SeqCst) != signals_before
+        });
+        Ok(self.end(status, left_running))
     }
 
-    fn end(&self, status: std::process::ExitStatus) -> CommandEnd {
+    fn end(
+        &self,
+        status: std::process::ExitStatus,
+        left_running: Option<LeftRunning>,
+    ) -> CommandEnd {
         use std::os::unix::process::ExitStatusExt;
         let (code, signal, exit_code) = match (status.code(), status.signal()) {
             (Some(c), _) => (Some(c), None, c),
@@ -219,6 +247,7 @@ impl Command<'_> {
             signal,
             signals_received: self.runner.received(),
             exit_code,
+            left_running,
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use child_run::left::LeftPolicy;
 use child_run::runner::{Runner, signal_name, signal_number};
 
 fn sh(script: &str) -> Vec<OsString> {
@@ -26,7 +27,7 @@ fn the_runner_reports_how_each_command_ended_and_forwards_a_signal() {
     let end = runner
         .spawn(&sh("exit 7"))
         .expect("starts")
-        .wait(Duration::from_millis(50), || {})
+        .wait(Duration::from_millis(50), || {}, LeftPolicy::Report)
         .expect("reaped");
     assert_eq!(
         (end.code, end.signal.clone(), end.exit_code),
@@ -36,7 +37,7 @@ fn the_runner_reports_how_each_command_ended_and_forwards_a_signal() {
     let end = runner
         .spawn(&sh("kill -TERM $$"))
         .expect("starts")
-        .wait(Duration::from_millis(50), || {})
+        .wait(Duration::from_millis(50), || {}, LeftPolicy::Report)
         .expect("reaped");
     // The shell's convention: 128 + 15.
     assert_eq!(end.code, None);
@@ -52,15 +53,19 @@ fn the_runner_reports_how_each_command_ended_and_forwards_a_signal() {
         let end = runner
             .spawn(&sh("sleep 30"))
             .expect("starts")
-            .wait(Duration::from_millis(50), || {
-                if !sent {
-                    sent = true;
-                    // SAFETY: kill has no memory preconditions; the runner's handler is installed.
-                    unsafe {
-                        libc::kill(libc::getpid(), libc::SIGTERM);
+            .wait(
+                Duration::from_millis(50),
+                || {
+                    if !sent {
+                        sent = true;
+                        // SAFETY: kill has no memory preconditions; the runner's handler is installed.
+                        unsafe {
+                            libc::kill(libc::getpid(), libc::SIGTERM);
+                        }
                     }
-                }
-            })
+                },
+                LeftPolicy::Report,
+            )
             .expect("reaped");
         assert_eq!(end.signal.as_deref(), Some("SIGTERM"));
         assert_eq!(end.signals_received, vec!["SIGTERM".to_owned()]);

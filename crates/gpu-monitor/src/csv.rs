@@ -99,8 +99,15 @@ impl Column {
         match self {
             Column::TS => format!("{:.3}", s.t_s),
             Column::Index => s.index.to_string(),
-            Column::Uuid => s.uuid.clone().unwrap_or_else(|| NA.to_owned()),
-            Column::Pstate => s.pstate.clone().unwrap_or_else(|| NA.to_owned()),
+            // Text from the driver, through the workspace's one CSV cell rule (escaped, guarded, quoted).
+            Column::Uuid => s.uuid.as_deref().map_or_else(
+                || NA.to_owned(),
+                |u| tool_io::csv::text_cell(u).into_owned(),
+            ),
+            Column::Pstate => s.pstate.as_deref().map_or_else(
+                || NA.to_owned(),
+                |p| tool_io::csv::text_cell(p).into_owned(),
+            ),
             Column::ClocksSm => num(s.clocks_sm),
             Column::ClocksMem => num(s.clocks_mem),
             Column::Temperature => num(s.temperature_gpu),
@@ -417,6 +424,19 @@ mod tests {
         assert_eq!(back, s);
         assert_eq!(parse_header("# just a comment"), None);
         assert_eq!(parse_header("# foo,bar"), None);
+    }
+
+    #[test]
+    fn a_hostile_uuid_is_one_escaped_guarded_cell() {
+        let mut s = Sample::empty(1.0, 0);
+        s.uuid = Some("=GPU\u{1b}[2J\u{7}\n".into());
+        let row = s.to_csv_row();
+        // t_s, index, then the UUID: escaped by hand, `'` before the `=`; the row is one line of 13 cells.
+        assert!(
+            row.starts_with("1.000,0,'=GPU\\u{1b}[2J\\u{7}\\u{a},[N/A],"),
+            "{row}"
+        );
+        assert_eq!(row.split(',').count(), OUR_COLUMNS.len(), "{row}");
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! The page and plain-text cells of a comparison of two runs (`kineto diff`, `kl1-bandwidth diff`). The
 //! comparison itself, rows, Δ % and the gate, is `run_compare`'s; this module only renders it.
 
+use run_compare::verdict_rows::{Comparability, VerdictRow};
 use run_compare::{Change, Comparison, EXCEEDS_RULE, FAIL_RULE, Gate, MISSING_RULE, Verdict};
 use serde_json::{Value, json};
 
-use crate::page::{Cell, Page, Source, Table, fmt_num};
+use crate::page::{Cell, Page, Section, Source, Table, esc, fmt_num};
 
 /// A change as plain-text cells for a terminal table: old, new, Δ %, per-step ranges (old / new), and
 /// "yes" / "no" / "?" for "Δ exceeds the spread".
@@ -32,11 +33,15 @@ fn diff_page(
     tool: Value,
     values: Source,
     rows: Vec<(String, String, &Change)>,
-    only_old: &[String],
-    only_new: &[String],
+    (only_old, only_new): (&[String], &[String]),
     verdict: Option<&Verdict>,
+    lead: Option<(&Section, Value)>,
 ) -> String {
     let mut page = Page::new(title, tool);
+    let lead_json = lead.map(|(section, rows)| {
+        page.section("verdict", section);
+        rows
+    });
     page.p(&format!("{EXCEEDS_RULE}. {FAIL_RULE}. {MISSING_RULE}."));
     if let Some(v) = verdict {
         let class = if v.passed() { "ok" } else { "flag" };
@@ -96,7 +101,10 @@ fn diff_page(
             page.p(&list.join("; "));
         }
     }
-    page.derived(json!({"rows": derived}));
+    page.derived(match lead_json {
+        Some(v) => json!({"verdicts": v, "rows": derived}),
+        None => json!({"rows": derived}),
+    });
     page.finish()
 }
 
@@ -116,9 +124,9 @@ pub fn kl1_diff_page(old: &Value, new: &Value, diff: &Comparison, gate: Option<G
         // Old and new are the reports' own `mean` values.
         Source::Tool,
         page_rows(diff),
-        &diff.only_in_old,
-        &diff.only_in_new,
+        (&diff.only_in_old, &diff.only_in_new),
         gate.map(|g| diff.verdict(g)).as_ref(),
+        None,
     )
 }
 
@@ -136,8 +144,214 @@ pub fn kineto_diff_page(
         // Old and new are means over steps, computed by run_compare, not read from the listings.
         Source::Derived,
         page_rows(diff),
-        &diff.only_in_old,
-        &diff.only_in_new,
+        (&diff.only_in_old, &diff.only_in_new),
         gate.map(|g| diff.verdict(g)).as_ref(),
+        None,
     )
+}
+
+/// What `kineto diff` judged: its verdict rows, the runs' comparability and the gate's line.
+pub struct Verdicts<'a> {
+    /// The verdict rows, in the diff's order.
+    pub rows: &'a [VerdictRow],
+    /// Whether the runs can be compared, and why.
+    pub comparability: &'a Comparability,
+    /// The gate's `PASS: …` / `FAIL: …` line, with `--fail-above`.
+    pub gate_line: Option<(bool, String)>,
+    /// The equivalence margin, %.
+    pub margin_pct: f64,
+}
+
+/// Rows the interval chart draws at most (the table lists every row).
+const CHART_ROWS: usize = 60;
+
+/// The page for `kineto diff A B` with its verdict: first whether the runs can be compared and why, the gate,
+/// each verdict row's interval as a bar against zero and the verdict table; then the per-bucket comparison
+/// (`diff`, pooled over phases) as [`kineto_diff_page`] shows it.
+pub fn kineto_verdict_page(
+    old: &[Value],
+    new: &[Value],
+    diff: &Comparison,
+    v: &Verdicts<'_>,
+) -> String {
+    let mut s = Section::default();
+    s.h2("Verdict");
+    let c = v.comparability;
+    let (class, said) = if c.comparable {
+        ("ok", "The runs can be compared.")
+    } else {
+        (
+            "flag",
+            "The runs are NOT comparable: a verdict below may reflect the setup, not the change.",
+        )
+    };
+    s.raw(&format!("<p class=\"{class}\">{}</p>", esc(said)));
+    if !c.reasons.is_empty() {
+        let items: String = c
+            .reasons
+            .iter()
+            .map(|r| format!("<li>{}</li>", esc(r)))
+            .collect();
+        s.raw(&format!("<ul>{items}</ul>"));
+    }
+    if let Some((passed, line)) = &v.gate_line {
+        let class = if *passed { "ok" } else { "flag" };
+        s.raw(&format!("<p class=\"{class}\">{}</p>", esc(line)));
+    }
+    s.p(run_compare::verdict::METHOD);
+    s.raw(&interval_chart(v.rows, v.margin_pct));
+    s.table(&verdict_table(v.rows));
+    diff_page(
+        "kineto diff",
+        json!({"old": old, "new": new}),
+        Source::Derived,
+        page_rows(diff),
+        (&diff.only_in_old, &diff.only_in_new),
+        None,
+        Some((&s, json!(v.rows))),
+    )
+}
+
+/// How a verdict row is named on the page: `rank 0 · decode · step_time`, `… · kernel · NAME`.
+fn row_label(r: &VerdictRow) -> String {
+    let mut l = format!("{} · {} · {}", r.place, r.phase, r.metric);
+    if let Some(n) = &r.name {
+        l.push_str(" · ");
+        l.push_str(n);
+    }
+    l
+}
+
+fn verdict_table(rows: &[VerdictRow]) -> Table {
+    let mut t = Table::new(
+        &[
+            "what",
+            "verdict",
+            "Δ %",
+            "low %",
+            "high %",
+            "n old",
+            "n new",
+            "comparable",
+            "why",
+        ],
+        true,
+    );
+    let num = |x: Option<f64>| {
+        x.filter(|x| x.is_finite())
+            .map_or(Cell::Missing, |x| Cell::Num(x, Source::Derived))
+    };
+    for r in rows {
+        let j = &r.judged;
+        t.rows.push(vec![
+            Cell::Name(row_label(r)),
+            Cell::text(j.verdict.as_str()),
+            num(j.delta_pct),
+            num(j.ci_low_pct),
+            num(j.ci_high_pct),
+            Cell::Num(j.n_old as f64, Source::Derived),
+            Cell::Num(j.n_new as f64, Source::Derived),
+            Cell::text(if r.comparable { "yes" } else { "NO" }),
+            Cell::text(j.reasons.join("; ")),
+        ]);
+    }
+    t
+}
+
+/// Each row's interval as a bar against zero (the ±margin band shaded), its estimate as a dot (hollow
+/// without an interval); an interval past the scale is cut with an arrow.
+fn interval_chart(rows: &[VerdictRow], margin_pct: f64) -> String {
+    let drawn = &rows[..rows.len().min(CHART_ROWS)];
+    if drawn.is_empty() {
+        return String::new();
+    }
+    let finite = |x: Option<f64>| x.filter(|x| x.is_finite());
+    let reach = drawn
+        .iter()
+        .flat_map(|r| {
+            [
+                finite(r.judged.ci_low_pct),
+                finite(r.judged.ci_high_pct),
+                finite(r.judged.delta_pct),
+            ]
+        })
+        .flatten()
+        .fold(2.0 * margin_pct.max(1.0), |m, x| m.max(x.abs()))
+        .min(200.0);
+    let (label_w, plot_w, row_h) = (360.0, 400.0, 18.0);
+    let x = |pct: f64| label_w + plot_w / 2.0 + pct.clamp(-reach, reach) / reach * (plot_w / 2.0);
+    let height = row_h * (drawn.len() as f64 + 1.5);
+    let mut svg = format!(
+        "<svg class=\"intervals\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" \
+         role=\"img\" aria-label=\"each change's interval against zero\">",
+        label_w + plot_w + 10.0
+    );
+    svg.push_str(&format!(
+        "<rect x=\"{:.1}\" y=\"0\" width=\"{:.1}\" height=\"{height}\" fill=\"#e8f4e8\"/>\
+         <line x1=\"{z:.1}\" x2=\"{z:.1}\" y1=\"0\" y2=\"{height}\" stroke=\"#555\"/>\
+         <text x=\"{z:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">0 (±{} % shaded; scale ±{} %)</text>",
+        x(-margin_pct),
+        x(margin_pct) - x(-margin_pct),
+        height - 4.0,
+        fmt_num(margin_pct),
+        fmt_num(reach),
+        z = x(0.0),
+    ));
+    for (i, r) in drawn.iter().enumerate() {
+        let y = row_h * (i as f64 + 0.75);
+        let colour = match r.judged.verdict {
+            run_compare::verdict::Call::Slower => "#c0392b",
+            run_compare::verdict::Call::Faster => "#1e8449",
+            run_compare::verdict::Call::Unchanged => "#555",
+            run_compare::verdict::Call::Inconclusive => "#b9770e",
+        };
+        svg.push_str(&format!(
+            "<text x=\"0\" y=\"{:.1}\" font-size=\"11\">{}</text>",
+            y + 4.0,
+            esc(&row_label(r).chars().take(56).collect::<String>())
+        ));
+        if let (Some(lo), Some(hi)) = (finite(r.judged.ci_low_pct), finite(r.judged.ci_high_pct)) {
+            svg.push_str(&format!(
+                "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{colour}\" stroke-width=\"4\">\
+                 <title>{}: [{lo:+.2} %, {hi:+.2} %]</title></line>",
+                x(lo),
+                x(hi),
+                esc(&row_label(r))
+            ));
+            // An end past the scale: an arrow at that edge, pointing out (one a side, however many ends).
+            let mut edges: Vec<f64> = [lo, hi]
+                .iter()
+                .filter(|e| e.abs() > reach)
+                .map(|e| e.signum())
+                .collect();
+            edges.dedup();
+            for dir in edges {
+                svg.push_str(&format!(
+                    "<path d=\"M{:.1} {y:.1} l{:.1} -4 l0 8 z\" fill=\"{colour}\"/>",
+                    x(dir * reach) + dir * 6.0,
+                    -dir * 6.0
+                ));
+            }
+        }
+        if let Some(d) = finite(r.judged.delta_pct) {
+            let fill = if r.judged.ci_low_pct.is_some() {
+                colour
+            } else {
+                "white"
+            };
+            svg.push_str(&format!(
+                "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"3.5\" fill=\"{fill}\" stroke=\"{colour}\"/>",
+                x(d)
+            ));
+        }
+    }
+    svg.push_str("</svg>");
+    if rows.len() > drawn.len() {
+        svg.push_str(&format!(
+            "<p>The chart draws the first {} of {} rows; the table lists them all.</p>",
+            drawn.len(),
+            rows.len()
+        ));
+    }
+    svg
 }

@@ -32,8 +32,9 @@ pub struct KinetoInputs<'a> {
     pub roofline: Option<&'a Value>,
     /// The timeline of one step per trace, if any: an array of objects with `file`, `rank`, `step`,
     /// `name`, `chosen` (why this step), `window_lo_ns`, `window_hi_ns`, `idle_gaps_ns` (`[[lo, hi], …]`,
-    /// the budget's) and `ops` (the step's `gpu_ops` rows, [`crate::view::TIMELINE_OPS`]); or `absent`
-    /// (why a trace has none).
+    /// the budget's) and `ops` (the step's `gpu_ops` rows, [`crate::view::TIMELINE_OPS`]; at most
+    /// [`crate::timeline_cap::OPS_CAP`], the longest, with `ops_cut` saying what was left off, or all of
+    /// them, which the page caps itself); or `absent` (why a trace has none).
     pub timeline: Option<&'a Value>,
     /// Time ranges to mark on the timelines (the findings'); empty: none.
     pub marks: &'a [Mark],
@@ -41,14 +42,18 @@ pub struct KinetoInputs<'a> {
 
 impl KinetoInputs<'_> {
     /// The value embedded as the page's tool JSON: `{"budget": [...], "top": …, "roofline": …,
-    /// "timeline": …, "marks": […], "findings": …}` (the findings' JSON, `null` without findings).
+    /// "timeline": …, "marks": […], "marks_left_off": n, "findings": …}` (the findings' JSON, `null` without
+    /// findings). Of each trace's marks, only the widest [`timeline::DRAW_CAP`] (those a timeline can
+    /// draw) are embedded; `marks_left_off` counts the others, which the timeline's statement describes.
     pub fn embedded(&self) -> Value {
+        let (held, left_off) = crate::timeline_cap::widest_marks(self.marks, timeline::DRAW_CAP);
         json!({
             "budget": self.budget,
             "top": self.top,
             "roofline": self.roofline,
             "timeline": self.timeline,
-            "marks": self.marks,
+            "marks": held,
+            "marks_left_off": left_off,
             "findings": self.findings.map(Section::json),
         })
     }

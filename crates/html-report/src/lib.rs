@@ -24,6 +24,7 @@ pub mod kl1;
 pub mod monitor;
 pub mod page;
 pub mod timeline;
+pub mod timeline_cap;
 pub mod view;
 
 use serde_json::Value;
@@ -42,7 +43,7 @@ pub(crate) fn visit() {
     VISITS.with(|v| v.set(v.get() + 1));
 }
 
-pub use diff::{change_cells, kineto_diff_page, kl1_diff_page};
+pub use diff::{Verdicts, change_cells, kineto_diff_page, kineto_verdict_page, kl1_diff_page};
 pub use doctor::{doctor_html, doctor_section};
 pub use kineto::KinetoInputs;
 pub use monitor::MonitorInputs;

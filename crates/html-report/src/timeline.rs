@@ -8,7 +8,9 @@
 //! finding above the stream lanes) into the derived block, and the page's script draws the SVG from
 //! there. A step with more ops than [`DRAW_CAP`] is drawn with neighbouring ops merged — never dropped —
 //! and the page says how many were merged into how many bars, and under what rule; more than
-//! [`DRAW_CAP`] marks, and the narrowest are left undrawn, which the page counts.
+//! [`DRAW_CAP`] marks, and the narrowest are left undrawn, which the page counts. A page holds at most
+//! [`OPS_CAP`](crate::timeline_cap::OPS_CAP) ops of a step, the longest ([`crate::timeline_cap`]); it says how many of how many, and
+//! what the ones left off add up to.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -17,6 +19,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::page::{Section, esc, fmt_num};
+use crate::timeline_cap::{OpsCut, cut_note, held_ops};
 
 /// At most this many bars per timeline (ops, or runs of merged ops), and this many idle gaps: beyond it
 /// a browser slows and a bar is narrower than a pixel on any screen.
@@ -323,7 +326,11 @@ fn time(ns: f64) -> String {
 }
 
 /// The ops' lanes: one per stream (streams in number order, ops without a stream last).
-fn lanes_of(ops: &[Value], lo: i64, bucket_index: &mut Vec<String>) -> (Vec<String>, Vec<Vec<Op>>) {
+fn lanes_of(
+    ops: Vec<&Value>,
+    lo: i64,
+    bucket_index: &mut Vec<String>,
+) -> (Vec<String>, Vec<Vec<Op>>) {
     let mut by_stream: BTreeMap<(bool, i64), Vec<Op>> = BTreeMap::new();
     for o in ops {
         let (Some(ts), Some(dur)) = (int(o, "ts_ns"), int(o, "dur_ns")) else {
@@ -444,19 +451,30 @@ fn idle_gaps(t: &Value, lo: i64) -> Gaps {
         .flatten()
         .filter_map(|g| Some((g.get(0)?.as_i64()?, g.get(1)?.as_i64()?)))
         .collect();
-    let total_ns: i64 = gaps.iter().map(|(a, b)| b - a).sum();
-    let count = gaps.len();
+    // The narrowest gaps the tool left off the page (`crate::timeline_cap`): counted, never shaded.
+    let by_tool = t
+        .get("idle_gaps_cut")
+        .and_then(OpsCut::from_json)
+        .unwrap_or_default();
+    let total_ns: i64 = gaps.iter().map(|(a, b)| b - a).sum::<i64>() + by_tool.total_ns;
+    let count = gaps.len() + by_tool.count;
     let mut note = String::new();
-    if gaps.len() > DRAW_CAP {
+    if count > DRAW_CAP {
         gaps.sort_by_key(|(a, b)| std::cmp::Reverse(b - a));
-        let left: &[(i64, i64)] = &gaps[DRAW_CAP..];
-        let widest_left = left.iter().map(|(a, b)| b - a).max().unwrap_or(0);
-        let left_total: i64 = left.iter().map(|(a, b)| b - a).sum();
+        let left: &[(i64, i64)] = gaps.get(DRAW_CAP..).unwrap_or(&[]);
+        let widest_left = left
+            .iter()
+            .map(|(a, b)| b - a)
+            .max()
+            .unwrap_or(0)
+            .max(by_tool.longest_ns);
+        let left_total: i64 = left.iter().map(|(a, b)| b - a).sum::<i64>() + by_tool.total_ns;
         note = format!(
-            " The {} narrowest gaps (each at most {} µs, {} µs in all) are not shaded: only the widest {DRAW_CAP} are.",
-            left.len(),
+            " The {} narrowest gaps (each at most {} µs, {} µs in all) are not shaded: only the widest {} are.",
+            left.len() + by_tool.count,
             us(widest_left as f64),
-            us(left_total as f64)
+            us(left_total as f64),
+            gaps.len().min(DRAW_CAP)
         );
         gaps.truncate(DRAW_CAP);
         gaps.sort_unstable();
@@ -558,6 +576,7 @@ pub fn section(
     let span = hi.saturating_sub(lo).max(1);
     let empty = Vec::new();
     let ops = t.get("ops").and_then(Value::as_array).unwrap_or(&empty);
+    let (ops, cut) = held_ops(t, ops);
     let mut buckets = Vec::new();
     let (lane_names, lanes) = lanes_of(ops, lo, &mut buckets);
     let n: usize = lanes.iter().map(Vec::len).sum();
@@ -580,6 +599,9 @@ pub fn section(
     );
     text.push_str(&gaps.note);
     text.push_str(&drawing_note(merge.as_ref(), &bars, n));
+    if let Some(c) = &cut {
+        text.push_str(&cut_note(c, n));
+    }
     text.push_str(&ml.note);
     page.p(&text);
     page.raw(&legend(&buckets, colors, merge.is_some(), &ml, order));
@@ -604,6 +626,7 @@ pub fn section(
         "mark_colors": ml.lanes.iter().map(|l| mark_color(order, l)).collect::<Vec<_>>(),
         "marks": ml.drawn,
         "ops": n,
+        "ops_cut": cut.map(|c| c.json()),
     }))
 }
 

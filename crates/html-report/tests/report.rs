@@ -491,3 +491,55 @@ fn kl1_diff_page_of_a_report_against_itself() {
         "{html}"
     );
 }
+
+#[test]
+fn kineto_verdict_page_opens_with_the_verdict_and_why_the_runs_cannot_be_compared() {
+    // Rank 0's span 200, 201, 202, 199 → 240, 241, 242, 239 (+20 %, slower); the verdict rows are
+    // run-compare's (its tests work them out), the page draws them first.
+    let side = |base: f64| -> Vec<Value> {
+        (0..4)
+            .map(|i| step(0, &format!("s{i}"), base + [0.0, 1.0, 2.0, -1.0][i], 100.0))
+            .collect()
+    };
+    let (old, new) = (side(200.0), side(240.0));
+    let typed = |rows: &[Value]| run_compare::budget::BudgetStep::listing(rows).unwrap();
+    let method = run_compare::verdict::Method::default();
+    let phased =
+        run_compare::verdict_rows::budget_verdicts(&typed(&old), &typed(&new), method).unwrap();
+    assert_eq!(
+        phased.rows[0].judged.verdict,
+        run_compare::verdict::Call::Slower
+    );
+    let comparability = run_compare::verdict_rows::Comparability {
+        comparable: false,
+        reasons: vec!["NEW run flagged throttled: GPU 0: <hw_slowdown>".into()],
+    };
+    let d = run_compare::budget::compare_json(&old, &new).unwrap();
+    let html = html_report::kineto_verdict_page(
+        &old,
+        &new,
+        &d,
+        &html_report::Verdicts {
+            rows: &phased.rows,
+            comparability: &comparability,
+            gate_line: Some((false, "FAIL: the runs are not comparable".into())),
+            margin_pct: 2.0,
+        },
+    );
+    check_page(&html, &json!({"old": old, "new": new}));
+    let verdict = html.find("<h2>Verdict</h2>").expect("a verdict section");
+    assert!(verdict < html.find("Old → new").expect("the bucket table"));
+    assert!(html.contains("The runs are NOT comparable"));
+    // The reason, escaped; the gate; one bar per row against zero.
+    assert!(html.contains("GPU 0: &lt;hw_slowdown&gt;"), "{html}");
+    assert!(html.contains("FAIL: the runs are not comparable"));
+    assert!(html.contains("<svg class=\"intervals\""));
+    assert_eq!(
+        html.matches("stroke-width=\"4\"").count(),
+        phased
+            .rows
+            .iter()
+            .filter(|r| r.judged.ci_low_pct.is_some())
+            .count()
+    );
+}

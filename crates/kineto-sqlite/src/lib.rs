@@ -5,7 +5,8 @@
 //! - **RPD** (rocmProfileData's tracer), schema 2 and 3: [`rpd`].
 //!
 //! Which one a database is, its tables tell ([`read`]); columns are selected by name, never by
-//! position, and absent tables mean nothing of that kind was captured. Files are opened read-only.
+//! position, and absent tables mean nothing of that kind was captured. Files are opened read-only and immutable, in the state SQLite would commit, their own SQL
+//! bounded (`db`).
 //!
 //! What it is not: a general SQLite layer, or a reader of the JSON formats (those are in
 //! `kineto-trace` itself, which needs no SQLite). It is its own crate because SQLite is a C library
@@ -15,6 +16,7 @@
 
 mod db;
 pub mod nsys;
+mod nsys_calls;
 pub mod rocpd;
 pub mod rpd;
 
@@ -27,9 +29,10 @@ pub fn install() {
 }
 
 /// Reads an SQLite trace database: Nsight Systems, rocpd or RPD, told by its tables. `db` is the
-/// file to open (read-only), `shown_as` the name errors use.
-pub fn read(db: &Path, shown_as: &Path) -> Result<Trace> {
-    let d = db::Db::open(db, shown_as)?;
+/// file to open (read-only, immutable), `shown_as` the name errors use; `private_copy` as
+/// [`kineto_trace::native::SqliteRead`] says (a copy SQLite may first bring to its committed state).
+pub fn read(db: &Path, shown_as: &Path, private_copy: bool) -> Result<Trace> {
+    let d = db::Db::open(db, shown_as, private_copy)?;
     if d.has("rocpd_op") {
         rpd::read(&d)
     } else if d.has("rocpd_info_agent") || d.has_prefix("rocpd_kernel_dispatch") {

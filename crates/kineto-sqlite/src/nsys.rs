@@ -10,7 +10,8 @@
 //!   dstKind → ENUM_CUDA_MEM_KIND)`, named `Memcpy HtoD (Pageable -> Device)` as Kineto names them;
 //!   fills — `CUPTI_ACTIVITY_KIND_MEMSET(…, bytes, memKind)`, named `Memset (Device)`;
 //! * runtime and driver calls — `CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId,
-//!   nameId, eventClass → ENUM_NSYS_EVENT_CLASS)`, the `_vNNNN` suffix dropped from names;
+//!   nameId, eventClass → ENUM_NSYS_EVENT_CLASS)`, the `_vNNNN` suffix dropped from names, a call listed
+//!   under both names with one correlation id (2022 exports) read once (in `nsys_calls.rs`);
 //! * ranges — `NVTX_EVENTS` push/pop and start/end ranges (event types by name from
 //!   `ENUM_NSYS_EVENT_TYPE`), name `text` else `textId → StringIds`, on the thread of `globalTid`;
 //! * GPUs — `TARGET_INFO_GPU(id, name, smCount, totalMemory)` (schema 3.0–3.1: `deviceId`, with the SM
@@ -26,11 +27,11 @@
 //! 0xFFFFFFFFFF000000`), as NVIDIA's own join does. Times are integer ns from the session start;
 //! `TARGET_INFO_SESSION_START_TIME.utcEpochNs` is the header's `base_time_ns`.
 
-use crate::db::{Db, get_int, get_text};
+use crate::db::{Db, get_int, get_text, get_time};
 use kineto_trace::native::{TraceBuilder, kernel_name};
 use kineto_trace::{
-    Api, DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind,
-    Trace, TraceFormat,
+    DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Result, Span, SpanKind, Trace,
+    TraceFormat,
 };
 use rustc_hash::FxHashMap;
 
@@ -38,28 +39,16 @@ use rustc_hash::FxHashMap;
 type NameIds = (Option<i64>, Option<i64>, Option<i64>);
 
 /// An `ENUM_*` table read as id → (name, label).
-type EnumTable = FxHashMap<i64, (String, String)>;
+pub(crate) type EnumTable = FxHashMap<i64, (String, String)>;
 
-const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
+pub(crate) const PID_MASK: i64 = 0xFFFF_FFFF_FF00_0000_u64 as i64;
 
-fn pid_of(global: i64) -> i64 {
+pub(crate) fn pid_of(global: i64) -> i64 {
     (global >> 24) & 0xFF_FFFF
 }
 
-fn tid_of(global: i64) -> i64 {
+pub(crate) fn tid_of(global: i64) -> i64 {
     global & 0xFF_FFFF
-}
-
-/// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`.
-fn api_name(raw: &str) -> &str {
-    match raw.rfind("_v") {
-        Some(i)
-            if i > 0 && raw[i + 2..].bytes().all(|b| b.is_ascii_digit()) && raw.len() > i + 2 =>
-        {
-            &raw[..i]
-        }
-        _ => raw,
-    }
 }
 
 /// `CUDA_MEMCPY_KIND_HTOD` → `HtoD`, `CUDA_MEMCPY_KIND_UVM_DTOH` → `UVM_DtoH`.
@@ -151,7 +140,7 @@ fn enum_or_known(
 }
 
 /// An `ENUM_*(id, name, label)` table as id → (name, label); empty when absent.
-fn enum_table(d: &Db, table: &str) -> Result<EnumTable> {
+pub(crate) fn enum_table(d: &Db, table: &str) -> Result<EnumTable> {
     let mut out = FxHashMap::default();
     if !d.has(table) {
         return Ok(out);
@@ -177,7 +166,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_versions(d, &mut b)?;
     read_capture_options(d, &mut b)?;
     read_gpus(d, &mut b)?;
-    read_kernels(d, &mut b, &strings)?;
+    let launched = read_kernels(d, &mut b, &strings)?;
     let copy_kinds = enum_or_known(d, &mut b, "ENUM_CUDA_MEMCPY_OPER", &[MEMCPY], &MEMCPY_OPER)?;
     let mem_kinds = enum_or_known(
         d,
@@ -190,7 +179,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_copies(d, &mut b, &copy_kinds, &mem_kinds)?;
     read_fills(d, &mut b, &mem_kinds)?;
     read_graph_replays(d, &mut b)?;
-    read_calls(d, &mut b, &strings)?;
+    crate::nsys_calls::read_calls(d, &mut b, &strings, &launched)?;
     read_nvtx_ranges(d, &mut b, &strings)?;
     read_diagnostics(d, &mut b)?;
     Ok(b.finish())
@@ -214,8 +203,51 @@ fn note_missing_cuda(d: &Db, b: &mut TraceBuilder) {
 }
 
 /// The `StringIds` value of a string id.
-fn string_of(strings: &FxHashMap<i64, String>, id: Option<i64>) -> Option<&str> {
+pub(crate) fn string_of(strings: &FxHashMap<i64, String>, id: Option<i64>) -> Option<&str> {
     id.and_then(|i| strings.get(&i)).map(String::as_str)
+}
+
+/// Rows naming string ids that `StringIds` does not hold (a cut or edited export): counted, and the ids
+/// named, in one warning per table.
+#[derive(Default)]
+pub(crate) struct Dangling {
+    rows: u64,
+    ids: std::collections::BTreeSet<i64>,
+}
+
+impl Dangling {
+    /// Counts a row whose string ids `ids` name nothing `strings` holds.
+    pub(crate) fn add(&mut self, strings: &FxHashMap<i64, String>, ids: &[Option<i64>]) {
+        let lost: Vec<i64> = ids
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|i| !strings.contains_key(i))
+            .collect();
+        if !lost.is_empty() {
+            self.rows += 1;
+            self.ids.extend(lost);
+        }
+    }
+
+    /// The warning: `table`, how many rows, which ids (the first 10), and `then` (what the rows became).
+    pub(crate) fn warn(&self, b: &mut TraceBuilder, table: &str, then: &str) {
+        if self.rows == 0 {
+            return;
+        }
+        let mut ids: Vec<String> = self.ids.iter().take(10).map(i64::to_string).collect();
+        if self.ids.len() > 10 {
+            ids.push(format!("… {} in all", self.ids.len()));
+        }
+        b.warn(
+            0,
+            format!(
+                "{table}: {} rows name string ids that `StringIds` does not hold ({}): {then}",
+                self.rows,
+                ids.join(", ")
+            ),
+        );
+    }
 }
 
 /// The header's schema version and producer, from the export's metadata table.
@@ -365,11 +397,17 @@ fn gpu_cols(extra: &[&'static str]) -> Vec<&'static str> {
 }
 
 /// Kernels, from `CUPTI_ACTIVITY_KIND_KERNEL`.
-fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
+fn read_kernels(
+    d: &Db,
+    b: &mut TraceBuilder,
+    strings: &FxHashMap<i64, String>,
+) -> Result<crate::nsys_calls::Launched> {
     let table = KERNEL;
+    let mut launched = crate::nsys_calls::Launched::default();
     if !d.has(table) {
-        return Ok(());
+        return Ok(launched);
     }
+    let mut dangling = Dangling::default();
     let string = |id: Option<i64>| string_of(strings, id);
     let mut kernel_syms: FxHashMap<NameIds, kineto_trace::Sym> = FxHashMap::default();
     let cols = gpu_cols(&[
@@ -391,11 +429,13 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) 
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
         // Demangled, else the mangled symbol (demangled here), else the base name; named once
         // per distinct set of string ids, not per row.
         let ids = (int(6)?, int(8)?, int(7)?);
+        dangling.add(strings, &[ids.0, ids.1, ids.2]);
         let sym = match kernel_syms.get(&ids) {
             Some(&s) => s,
             None => {
@@ -423,8 +463,19 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) 
         };
         op.graph_node_id = int(18)?.map(|v| v as u64);
         op.graph_id = int(19)?.map(|v| v as u64);
-        b.gpu_op(GpuKind::Kernel, op).map_err(e)
-    })
+        let in_graph = op.graph_id.is_some_and(|g| g != 0);
+        if let (Some(c), Some(p)) = (int(4)?, int(5)?) {
+            *launched.entry((p & PID_MASK, c)).or_default() |= in_graph;
+        }
+        b.gpu_op_of(GpuKind::Kernel, op, int(5)?.map(pid_of))
+            .map_err(e)
+    })?;
+    dangling.warn(
+        b,
+        table,
+        "a kernel with none of its names (demangled, mangled, short) is named `(unnamed kernel)`",
+    );
+    Ok(launched)
 }
 
 /// Copies, from `CUPTI_ACTIVITY_KIND_MEMCPY`, named as Kineto names them.
@@ -442,7 +493,8 @@ fn read_copies(
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
         let kind = int(7)?;
         let short = match kind.and_then(|k| copy_kinds.get(&k)) {
@@ -457,7 +509,8 @@ fn read_copies(
         let sym = b.name(&name);
         let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
-        b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+        b.gpu_op_of(GpuKind::Memcpy, op, int(5)?.map(pid_of))
+            .map_err(e)
     })
 }
 
@@ -471,7 +524,8 @@ fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()>
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
         let name = match int(7)?.and_then(|k| mem_kinds.get(&k)) {
             Some((_, l)) => format!("Memset ({l})"),
@@ -480,7 +534,8 @@ fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()>
         let sym = b.name(&name);
         let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
-        b.gpu_op(GpuKind::Memset, op).map_err(e)
+        b.gpu_op_of(GpuKind::Memset, op, int(5)?.map(pid_of))
+            .map_err(e)
     })
 }
 
@@ -494,7 +549,8 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
         d.each(table, &cols, "", |i, r| {
             let e = |m: String| d.row_err(table, i, m);
             let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+            let time = |c: usize| get_time(r, c).map_err(e);
+            let (start, end) = (time(0)?, time(1)?);
             let (dev, stream) = (int(2)?, int(3)?);
             let graph = int(6)?;
             let name = match graph {
@@ -504,7 +560,8 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
             let sym = b.name(&name);
             let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
             op.graph_id = graph.map(|g| g as u64);
-            b.gpu_op(GpuKind::Kernel, op).map_err(e)?;
+            b.gpu_op_of(GpuKind::Kernel, op, int(5)?.map(pid_of))
+                .map_err(e)?;
             replays += 1;
             replay_ns = replay_ns.saturating_add(end - start);
             Ok(())
@@ -518,59 +575,6 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// Runtime and driver calls, from `CUPTI_ACTIVITY_KIND_RUNTIME` and `…_DRIVER`.
-fn read_calls(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, String>) -> Result<()> {
-    let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
-    let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
-    for (table, default_api) in [
-        ("CUPTI_ACTIVITY_KIND_RUNTIME", None),
-        ("CUPTI_ACTIVITY_KIND_DRIVER", Some(Api::Driver)),
-    ] {
-        if !d.has(table) {
-            continue;
-        }
-        let cols = [
-            "start",
-            "end",
-            "?globalTid",
-            "?correlationId",
-            "?nameId",
-            "?eventClass",
-        ];
-        d.each(table, &cols, "", |i, r| {
-            let e = |m: String| d.row_err(table, i, m);
-            let int = |c: usize| get_int(r, c).map_err(e);
-            let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
-            let gt = int(2)?.unwrap_or(0);
-            let name_id = int(4)?;
-            let raw = string_of(strings, name_id).unwrap_or("(unnamed call)");
-            let name = api_name(raw);
-            let api =
-                default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
-            let sym = *api_syms.entry(name_id).or_insert_with(|| b.name(name));
-            let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
-            let correlation =
-                b.correlation((gt & PID_MASK) as u64, int(3)?.unwrap_or(0).max(0) as u64);
-            b.launch(Launch::at(sym, api, start, end - start, track, correlation))
-                .map_err(e)
-        })?;
-    }
-    Ok(())
-}
-
-/// The API of a runtime-table call: by its event class, else (no class table) by its name.
-fn call_api(classes: &EnumTable, class: Option<i64>, name: &str) -> Api {
-    match class.and_then(|c| classes.get(&c)) {
-        Some((n, l)) if n.contains("DRIVER") || l.to_ascii_lowercase().contains("driver") => {
-            Api::Driver
-        }
-        Some(_) => Api::Runtime,
-        // No class table: the CUDA driver API's names start with `cu` but not `cuda`.
-        None if name.starts_with("cu") && !name.starts_with("cuda") => Api::Driver,
-        None => Api::Runtime,
-    }
 }
 
 /// NVTX ranges (the markers of this format) and marks, from `NVTX_EVENTS`.
@@ -605,15 +609,15 @@ fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, Strin
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
+        let time = |c: usize| get_time(r, c).map_err(e);
         let Some(kind) = int(2)? else { return Ok(()) };
         if !range_ids.contains(&kind) {
             if types.get(&kind).is_some_and(|(n, _)| n.ends_with("Mark")) {
-                b.instant_mark("nvtx mark", int(0)?.unwrap_or(0))
-                    .map_err(e)?;
+                b.instant_mark("nvtx mark", time(0)?).map_err(e)?;
             }
             return Ok(());
         }
-        let start = int(0)?.unwrap_or(0);
+        let start = time(0)?;
         let Some(end) = int(1)? else {
             open += 1;
             return Ok(());
@@ -694,6 +698,7 @@ mod tests {
 
     #[test]
     fn names_and_ids_as_nvidia_packs_them() {
+        use crate::nsys_calls::api_name;
         assert_eq!(api_name("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
         assert_eq!(api_name("cuLaunchKernel"), "cuLaunchKernel");
         assert_eq!(

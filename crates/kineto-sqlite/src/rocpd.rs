@@ -21,7 +21,7 @@
 //! Correlation ids are per process and run (`guid`); fills run as `__amd_rocclr_fill*` kernels and
 //! are counted as fills (copies as `__amd_rocclr_copy*` likewise).
 
-use crate::db::{Db, get_int, get_quantity, get_text};
+use crate::db::{Db, get_int, get_quantity, get_text, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{
@@ -82,7 +82,29 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     read_kernels(d, &mut b, &mut scopes, by_stack)?;
     read_copies(d, &mut b, &mut scopes, by_stack)?;
     read_regions(d, &mut b, &mut scopes, by_stack)?;
+    read_process_ranks(d, &mut b)?;
     Ok(b.finish())
+}
+
+/// The distributed rank of each process whose environment says it: `rocpd_info_process.environment`
+/// (schema 3: a JSON object of the process's environment) holding `RANK`, as `torchrun` sets it — a
+/// decimal number, else nothing is read from it. What names the ranks of a file of several processes.
+fn read_process_ranks(d: &Db, b: &mut TraceBuilder) -> Result<()> {
+    let t = "rocpd_info_process";
+    if !d.has(t) || !d.columns(t)?.contains("environment") {
+        return Ok(());
+    }
+    let rank = "=CASE WHEN json_valid(environment) \
+                AND CAST(json_extract(environment, '$.RANK') AS TEXT) GLOB '[0-9]*' \
+                AND NOT CAST(json_extract(environment, '$.RANK') AS TEXT) GLOB '*[^0-9]*' \
+                THEN CAST(json_extract(environment, '$.RANK') AS INTEGER) END";
+    d.each(t, &["pid", rank], "", |i, r| {
+        let e = |m: String| d.row_err(t, i, m);
+        if let (Some(pid), Some(rank)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
+            b.process_rank(pid, rank.max(0) as u64);
+        }
+        Ok(())
+    })
 }
 
 /// GPUs by their index among GPUs (the device number HIP gives them), from `rocpd_info_agent`.
@@ -162,7 +184,8 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let raw = get_text(r, 2).map_err(e)?.unwrap_or_default();
         let sym = kernel_names.sym(b, &raw);
         let guid = get_text(r, 3).map_err(e)?;
@@ -190,7 +213,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         let q = *queues.entry((sc, agent, queue)).or_insert(n);
         queue_rows.push((q, start, end));
         rows += 1;
-        b.gpu_op(kind, op).map_err(e)
+        b.gpu_op_of(kind, op, Some(pid)).map_err(e)
     })?;
     if d.has("rocpd_kernel_dispatch") {
         let all = d.count("rocpd_kernel_dispatch")?;
@@ -237,7 +260,8 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let name = copy_name(&get_text(r, 2).map_err(e)?.unwrap_or_default());
         let guid = get_text(r, 3).map_err(e)?;
         let pid = int(4)?.unwrap_or(0);
@@ -254,7 +278,7 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
         op.stream = Some(stream);
         op.bytes = get_quantity(r, 5).map_err(e)?.map(|v| v.max(0) as u64);
         op.correlation = b.correlation(sc, int(11)?.unwrap_or(0).max(0) as u64);
-        b.gpu_op(GpuKind::Memcpy, op).map_err(e)
+        b.gpu_op_of(GpuKind::Memcpy, op, Some(pid)).map_err(e)
     })
 }
 
@@ -280,7 +304,8 @@ fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
-        let (start, end) = (int(0)?.unwrap_or(0), int(1)?.unwrap_or(0));
+        let time = |c: usize| get_time(r, c).map_err(e);
+        let (start, end) = (time(0)?, time(1)?);
         let category = get_text(r, 2).map_err(e)?.unwrap_or_default();
         let name = get_text(r, 3).map_err(e)?.unwrap_or_default();
         let guid = get_text(r, 4).map_err(e)?;

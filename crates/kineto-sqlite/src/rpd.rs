@@ -18,7 +18,7 @@
 //!
 //! Ids are large offsets (about 2³² × session), not 1..N; row order by id is not start order.
 
-use crate::db::{Db, get_int, get_quantity};
+use crate::db::{Db, get_int, get_quantity, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
@@ -34,8 +34,25 @@ fn op_kind(op_type: &str) -> Option<GpuKind> {
     }
 }
 
+/// The tables every RPD file has (rpd_tracer creates them all at start, `rocpd_op` with them): without
+/// `rocpd_string` no op has a type or a name, without `rocpd_api` no op its launch.
+const RPD_TABLES: [&str; 2] = ["rocpd_string", "rocpd_api"];
+
 /// Reads an RPD database.
 pub(crate) fn read(d: &Db) -> Result<Trace> {
+    for t in RPD_TABLES {
+        if !d.has(t) {
+            return Err(kineto_trace::Error::Native {
+                file: d.file.clone(),
+                at: format!("table {t}"),
+                message: format!(
+                    "an RPD file (it has `rocpd_op`) without its `{t}` table: every RPD file has `rocpd_op`, {}; \
+                     the file is cut or not written by rpd_tracer",
+                    RPD_TABLES.map(|t| format!("`{t}`")).join(", ")
+                ),
+            });
+        }
+    }
     let mut b = TraceBuilder::new(TraceFormat::RpdSqlite);
     b.header().producer = Some("rocmProfileData (rpd_tracer)".into());
     b.header().format_version = d.rocpd_schema_version()?;
@@ -46,6 +63,7 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         api_of: api_of_ops(d)?,
         geometry: kernel_geometry(d)?,
         copy_size: copy_sizes(d, &mut b)?,
+        process_of: call_processes(d)?,
     };
     read_ops(d, &mut b, &strings, &links)?;
     read_calls(d, &mut b, &strings, &ustrings)?;
@@ -63,6 +81,23 @@ struct OpLinks {
     geometry: FxHashMap<i64, Geometry>,
     /// API call id → a copy's size in bytes.
     copy_size: FxHashMap<i64, u64>,
+    /// API call id → the process that made it (an op ran for its call's process).
+    process_of: FxHashMap<i64, i64>,
+}
+
+/// API call → its process, from `rocpd_api.pid`.
+fn call_processes(d: &Db) -> Result<FxHashMap<i64, i64>> {
+    let mut process_of: FxHashMap<i64, i64> = FxHashMap::default();
+    if d.has("rocpd_api") {
+        d.each("rocpd_api", &["id", "?pid"], "", |i, r| {
+            let e = |m: String| d.row_err("rocpd_api", i, m);
+            if let (Some(a), Some(p)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
+                process_of.insert(a, p);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(process_of)
 }
 
 /// Op → its API call (the first, should a tracer link more than one), from `rocpd_api_ops`.
@@ -158,6 +193,8 @@ struct OpTally {
     fills: u64,
     /// Runtime copy kernels read as copies.
     copy_kernels: u64,
+    /// Ops whose `opType_id` names no `rocpd_string` row: of no known type.
+    dangling_types: u64,
 }
 
 /// GPU ops, from `rocpd_op`, with their launch's correlation, geometry and copy size; then the notes
@@ -185,15 +222,24 @@ fn read_ops(
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
+        let time = |c: usize| get_time(r, c).map_err(e);
         let id = int(0)?.unwrap_or(-1);
-        let (start, end) = (int(1)?.unwrap_or(0), int(2)?.unwrap_or(0));
+        let (start, end) = (time(1)?, time(2)?);
         let (gpu, queue) = (int(3)?, int(4)?.unwrap_or(0));
         let desc = int(5)?
             .and_then(|s| strings.get(&s))
             .map_or("", String::as_str);
-        let op_type = int(6)?
-            .and_then(|s| strings.get(&s))
-            .map_or("", String::as_str);
+        let type_id = int(6)?;
+        let op_type = match type_id {
+            Some(s) => match strings.get(&s) {
+                Some(t) => t.as_str(),
+                None => {
+                    tally.dangling_types += 1;
+                    ""
+                }
+            },
+            None => "",
+        };
         let Some(mut kind) = op_kind(op_type) else {
             *tally.other_types.entry(op_type.to_string()).or_default() += 1;
             return b.other(&format!("RPD op {op_type}"), start, end).map_err(e);
@@ -242,7 +288,8 @@ fn read_ops(
             let q = *queues.entry((gpu.unwrap_or(-1), queue)).or_insert(n);
             queue_rows.push((q, start, end));
         }
-        b.gpu_op(kind, op).map_err(e)
+        let process = api.and_then(|a| links.process_of.get(&a)).copied();
+        b.gpu_op_of(kind, op, process).map_err(e)
     })?;
     note_ops(b, &tally);
     b.capture().queue_overruns = Some(overruns(&mut queue_rows));
@@ -257,7 +304,17 @@ fn note_ops(b: &mut TraceBuilder, tally: &OpTally) {
         mangled,
         fills,
         copy_kernels,
+        dangling_types,
     } = tally;
+    if *dangling_types > 0 {
+        b.warn(
+            0,
+            format!(
+                "rocpd_op: {dangling_types} ops have an `opType_id` that names no `rocpd_string` row: their type \
+                 (kernel, copy or fill) is unknown, so they are counted as other ops, not GPU work"
+            ),
+        );
+    }
     if *tasks > 0 {
         b.note(format!(
             "{tasks} kernels are HIP-graph `Task` ops (RPD's own `kernel` view leaves them out; counted here)"
@@ -316,8 +373,9 @@ fn read_calls(
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
+        let time = |c: usize| get_time(r, c).map_err(e);
         let id = int(0)?.unwrap_or(0);
-        let (start, end) = (int(1)?.unwrap_or(0), int(2)?.unwrap_or(0));
+        let (start, end) = (time(1)?, time(2)?);
         let (pid, tid) = (int(3)?.unwrap_or(0), int(4)?.unwrap_or(0));
         let api_name = int(5)?
             .and_then(|s| strings.get(&s))

@@ -558,3 +558,352 @@ fn a_rocpd_file_links_by_stack_id_alone_when_it_has_them() {
         "the kernel without a stack_id is left unlinked, not linked by its external id"
     );
 }
+
+/// Nsight Systems 2022 exports list a call twice with one correlation id, once under its name and once
+/// under its versioned name (`cudaLaunchKernel`, `cudaLaunchKernel_v7000`). The 3.17 file with every
+/// versioned call listed again under its plain name must read as the same calls: 9 (8 versioned rows —
+/// 5 `cudaLaunchKernel_v7000`, `cudaMemcpyAsync_v3020`, `cudaGraphLaunch_v10000`, `cudaMemsetAsync_v3020`
+/// — and the driver's `cuLaunchKernel`), not 9 + 8 = 17, each GPU op still linked to its one call, and a
+/// note counting the 8.
+#[test]
+fn a_call_listed_under_its_name_and_its_versioned_name_counts_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("nsys2022.sqlite");
+    std::fs::copy(dir().join("nsys_node_3.17.sqlite"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "INSERT INTO StringIds (id, value)
+             SELECT 1000 + id, substr(value, 1, instr(value, '_v') - 1) FROM StringIds
+             WHERE value LIKE 'cuda%\\_v%' ESCAPE '\\';
+         INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME
+             (eventClass, start, \"end\", globalTid, correlationId, nameId, returnValue)
+             SELECT r.eventClass, r.start, r.\"end\", r.globalTid, r.correlationId, 1000 + r.nameId, 0
+             FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId
+             WHERE s.value LIKE 'cuda%\\_v%' ESCAPE '\\';",
+    )
+    .unwrap();
+    let dups: i64 = c
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId > 1000",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(dups, 8);
+    drop(c);
+    let (plain, twice) = (parse(&dir().join("nsys_node_3.17.sqlite")), parse(&path));
+    assert_eq!(plain.trace.launches.len(), 9);
+    assert_eq!(twice.trace.launches.len(), 9);
+    let names = |p: &Parsed| -> Vec<String> {
+        p.trace
+            .launches
+            .iter()
+            .map(|l| p.trace.name(l.name).to_string())
+            .collect()
+    };
+    assert_eq!(names(&plain), names(&twice));
+    let rules = Rules::builtin();
+    let a = Analysis::new(&twice.trace, &StepPattern::builtin(), &rules);
+    let r = &a.links.report;
+    // Every launch has its GPU op and no id is carried twice (the doctor's "launch calls have no GPU
+    // op" came from the second listing).
+    assert_eq!(r.launches_without_gpu_op.len(), 0, "{r:?}");
+    assert_eq!(r.duplicate_correlations, 0);
+    assert_eq!(r.kernels_without_launch.count, 0);
+    let notes = &twice.trace.capture.notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("8 API calls were listed twice")),
+        "{notes:?}"
+    );
+    assert!(
+        !plain
+            .trace
+            .capture
+            .notes
+            .iter()
+            .any(|n| n.contains("listed twice"))
+    );
+}
+
+/// Per rank of a file read through the session: (label, kernels, copies, fills, calls, marker ranges,
+/// steps).
+type RankCounts = (String, usize, usize, usize, usize, usize, usize);
+
+fn ranks_of(path: &Path) -> Vec<RankCounts> {
+    kineto_sqlite::install();
+    let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
+    let ranks = session.open_ranks(path).unwrap_or_else(|e| panic!("{e}"));
+    ranks
+        .iter()
+        .map(|a| {
+            let t = a.trace();
+            let part = t.header.part.as_ref().expect("a rank of a split file");
+            assert_eq!(part.of, ranks.len());
+            assert_eq!(a.file(), format!("{}#{}", path.display(), part.label));
+            if let Some(d) = part.device {
+                assert!(t.header.devices.iter().all(|p| p.id == Some(d)));
+            }
+            (
+                part.label.clone(),
+                t.kernels.len(),
+                t.memcpys.len(),
+                t.memsets.len(),
+                t.launches.len(),
+                t.user_annotations.len(),
+                a.analysis.steps.steps.len(),
+            )
+        })
+        .collect()
+}
+
+fn rank(label: &str, counts: [usize; 6]) -> RankCounts {
+    let [k, c, f, l, m, s] = counts;
+    (label.to_string(), k, c, f, l, m, s)
+}
+
+/// `nsys profile` of two processes, each on its own GPU (the 3.17 file: process 4101 on GPU 0, 4201 on
+/// GPU 1, by make_native.py's construction): two ranks, each with its own work. Process 4101: kernels
+/// warmup, sgemm 128x64, triton, the graph's 3 and the all-reduce = 7; the copy; calls at correlation
+/// 1..6 = 6; ranges step#0, forward, request 17, step#1 = 4; steps #0 prefill and #1 decode = 2.
+/// Process 4201: sgemm 64x32 and rmsnorm = 2 kernels; the fill; 3 calls; 1 range; 1 step. Before, the
+/// file was one rank whose budgets took the union of both GPUs' work. The file read whole (`read`) is
+/// unchanged: 9 kernels.
+#[test]
+fn an_nsys_export_of_two_processes_is_two_ranks() {
+    let path = dir().join("nsys_node_3.17.sqlite");
+    assert_eq!(
+        ranks_of(&path),
+        [
+            rank("pid 4101 gpu 0", [7, 1, 0, 6, 4, 2]),
+            rank("pid 4201 gpu 1", [2, 0, 1, 3, 1, 1]),
+        ]
+    );
+    assert_eq!(parse(&path).trace.kernels.len(), 9);
+}
+
+/// rocpd of one process driving two GPUs (rocpd_3.db: agent type index 0 runs the GEMM, the fill and
+/// the copy, type index 1 the NCCL kernel): two ranks. The calls follow what they launched
+/// (hipLaunchKernel 11, hipMemsetAsync 12, hipMemcpyAsync 13 on GPU 0; hipLaunchKernel 14 on GPU 1), the
+/// one call that launched nothing (hsa_queue_create) goes with the process's first GPU: 4 and 1; the
+/// two roctx ranges, the process's, are on both, so each GPU has both steps.
+#[test]
+fn a_rocpd_file_of_one_process_on_two_gpus_is_two_ranks() {
+    assert_eq!(
+        ranks_of(&dir().join("rocpd_3.db")),
+        [
+            rank("pid 5001 gpu 0", [1, 1, 1, 4, 2, 2]),
+            rank("pid 5001 gpu 1", [1, 0, 0, 1, 2, 2]),
+        ]
+    );
+}
+
+/// RPD of two processes on two GPUs: rpd_3.rpd with its hipGraphLaunch moved to process 7002 and its
+/// three Task kernels to GPU 3. Process 6001 keeps the addition kernel, the two copies, the fill, 5 calls
+/// and the 2 marker ranges (2 steps); process 7002 has 3 kernels, 1 call, no ranges (so one step over its
+/// whole GPU window, the built-in rule for a trace without markers). A single-process
+/// RPD file (rpd_3.rpd itself) is one trace, exactly as `read` gives it.
+#[test]
+fn an_rpd_file_of_two_processes_is_two_ranks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("two.rpd");
+    std::fs::copy(dir().join("rpd_3.rpd"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "UPDATE rocpd_api SET pid = 7002 WHERE apiName_id =
+             (SELECT id FROM rocpd_string WHERE string = 'hipGraphLaunch');
+         UPDATE rocpd_op SET gpuId = 3 WHERE opType_id =
+             (SELECT id FROM rocpd_string WHERE string = 'Task');",
+    )
+    .unwrap();
+    drop(c);
+    assert_eq!(
+        ranks_of(&path),
+        [
+            rank("pid 6001 gpu 2", [1, 2, 1, 5, 2, 2]),
+            rank("pid 7002 gpu 3", [3, 0, 0, 1, 0, 1]),
+        ]
+    );
+    kineto_sqlite::install();
+    let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
+    let one = session.read_ranks(&dir().join("rpd_3.rpd")).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].path, dir().join("rpd_3.rpd"));
+    assert!(one[0].trace.header.part.is_none());
+    let whole = parse(&dir().join("rpd_3.rpd"));
+    assert_eq!(format!("{:?}", one[0].trace), format!("{:?}", whole.trace));
+}
+
+/// An RPD file missing one of its tables says which table and which file (it said "no column `id` (its
+/// columns: )"); one whose op types name no string counts those ops in a warning (rpd_3.rpd has 7 ops,
+/// all GPU work: with their type ids pointing nowhere, 7 warned of, 0 kernels), instead of reading as a
+/// file of no GPU work without a word.
+#[test]
+fn an_rpd_file_missing_a_table_or_its_op_types_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("no-api.rpd");
+    std::fs::copy(dir().join("rpd_3.rpd"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch("DROP VIEW IF EXISTS api; DROP VIEW IF EXISTS kernel; DROP VIEW IF EXISTS copy; DROP VIEW IF EXISTS op; DROP TABLE rocpd_api;")
+        .unwrap();
+    drop(c);
+    kineto_sqlite::install();
+    let e = parse_file(&path, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no-api.rpd") && e.contains("without its `rocpd_api` table"),
+        "{e}"
+    );
+
+    let path = tmp.path().join("dangling.rpd");
+    std::fs::copy(dir().join("rpd_3.rpd"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let ops: i64 = c
+        .query_row("SELECT count(*) FROM rocpd_op", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ops, 7);
+    c.execute_batch("UPDATE rocpd_op SET opType_id = opType_id + 1000000000000;")
+        .unwrap();
+    drop(c);
+    let p = parse(&path);
+    assert_eq!(p.trace.kernels.len(), 0);
+    assert!(
+        p.trace.warnings.iter().any(|w| w
+            .message
+            .starts_with("rocpd_op: 7 ops have an `opType_id` that names no `rocpd_string` row")),
+        "{:?}",
+        p.trace.warnings
+    );
+}
+
+/// An export whose rows name string ids `StringIds` does not hold (here the 3.17 file without the
+/// strings of `rmsnorm_kernel` — demangled and short name alike, 2 kernel rows — and of
+/// `cudaGraphLaunch_v10000`, 1 call): each table's warning counts the rows and names the ids; the graph
+/// launch is still a graph launch, recognised by the graph's kernels it launched (1 graph launch, 3 graph
+/// kernels, as in the whole file), where before it became an `(unnamed call)` and the graph went unseen.
+#[test]
+fn dangling_nsys_string_ids_are_named_counted_and_a_graph_launch_still_recognised() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("dangling.sqlite");
+    std::fs::copy(dir().join("nsys_node_3.17.sqlite"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let id = |s: &str| -> i64 {
+        c.query_row("SELECT id FROM StringIds WHERE value = ?1", [s], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    let (kernel, call) = (id("rmsnorm_kernel"), id("cudaGraphLaunch_v10000"));
+    c.execute("DELETE FROM StringIds WHERE id IN (?1, ?2)", [kernel, call])
+        .unwrap();
+    drop(c);
+    let (plain, lost) = (parse(&dir().join("nsys_node_3.17.sqlite")), parse(&path));
+    let warnings: Vec<&str> = lost
+        .trace
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        warnings.contains(&format!(
+            "CUPTI_ACTIVITY_KIND_KERNEL: 2 rows name string ids that `StringIds` does not hold ({kernel}): a kernel with none of its names (demangled, mangled, short) is named `(unnamed kernel)`"
+        ).as_str()),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.starts_with(&format!(
+            "CUPTI_ACTIVITY_KIND_RUNTIME/DRIVER: 1 rows name string ids that `StringIds` does not hold ({call})"
+        ))),
+        "{warnings:?}"
+    );
+    let rules = Rules::builtin();
+    let report = |p: &Parsed| {
+        Analysis::new(&p.trace, &StepPattern::builtin(), &rules)
+            .links
+            .report
+    };
+    let (a, b) = (report(&plain), report(&lost));
+    assert_eq!((a.graph_launches, a.graph_kernels), (1, 3));
+    assert_eq!((b.graph_launches, b.graph_kernels), (1, 3));
+    assert_eq!(b.launches_without_gpu_op.len(), 0, "{b:?}");
+    assert!(plain.trace.warnings.is_empty());
+}
+
+/// rocpd keeps each process's environment (`rocpd_info_process.environment`, a JSON object); `RANK`, as
+/// torchrun sets it, names the ranks. rocpd_3.db with `RANK` 0 on its one process (on two GPUs): the
+/// labels say the rank, but neither trace claims it in its header (two traces of one rank would be
+/// refused by the rank rule). With the NCCL kernel's queue moved to a second process (pid 5002, `RANK` 1),
+/// each rank is named by its rank and its header says it. Before, no rank was read from the file.
+#[test]
+fn a_rocpd_process_environment_names_its_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("env.db");
+    std::fs::copy(dir().join("rocpd_3.db"), &path).unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let table: String = c
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_process_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    c.execute_batch(&format!(
+        "ALTER TABLE `{table}` ADD COLUMN environment JSONB DEFAULT '{{}}';
+         UPDATE `{table}` SET environment = '{{\"RANK\": \"0\", \"WORLD_SIZE\": \"2\"}}';"
+    ))
+    .unwrap();
+    drop(c);
+    // One process on two GPUs: both ranks share the process's RANK, so neither claims it.
+    kineto_sqlite::install();
+    let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
+    let shared = session.read_ranks(&path).unwrap();
+    let labels: Vec<(&str, Option<u64>)> = shared
+        .iter()
+        .map(|p| {
+            (
+                p.trace.header.part.as_ref().unwrap().label.as_str(),
+                p.trace.header.rank,
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            ("rank 0 (pid 5001 gpu 0)", None),
+            ("rank 0 (pid 5001 gpu 1)", None)
+        ]
+    );
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let queue: String = c
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_info_queue_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // The NCCL kernel's queue (2) and its process: a second process, RANK 1.
+    c.execute_batch(&format!(
+        "INSERT INTO `{table}` (id, guid, nid, ppid, pid, command, environment)
+             SELECT 2, guid, nid, ppid, 5002, command, '{{\"RANK\": \"1\"}}' FROM `{table}` WHERE id = 1;
+         UPDATE `{queue}` SET pid = 2 WHERE id = 2;"
+    ))
+    .unwrap();
+    drop(c);
+    let ranks = session.read_ranks(&path).unwrap();
+    let named: Vec<(String, Option<u64>)> = ranks
+        .iter()
+        .map(|p| {
+            let part = p.trace.header.part.as_ref().unwrap();
+            (part.label.clone(), p.trace.header.rank)
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("rank 0 (pid 5001 gpu 0)".to_string(), Some(0)),
+            ("rank 1 (pid 5002 gpu 1)".to_string(), Some(1)),
+        ]
+    );
+}

@@ -87,6 +87,16 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// Reading the file would take more than its bound: gzip content that inflates past its cap, or
+    /// the file's own SQL (an SQLite view) running past its budget. Refused rather than left to run
+    /// without end; the message names the bound and what to do.
+    #[error("{file}: {message}")]
+    Limit {
+        /// The file.
+        file: PathBuf,
+        /// Which bound, and what to do.
+        message: String,
+    },
     /// A directory given as ranks holds files of more than one format.
     #[error(
         "{dir}: files of different formats ({first}: {first_format}; {other}: {other_format}); a directory of ranks holds one format — pass the files of one"

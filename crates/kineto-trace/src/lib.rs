@@ -36,6 +36,7 @@ pub mod ranks;
 mod read;
 mod scan;
 pub mod session;
+pub mod split;
 pub mod step;
 mod stored;
 pub mod summary;
@@ -47,8 +48,8 @@ mod words;
 pub use error::{Error, Result};
 pub use model::{
     Api, Capture, Counts, DeviceProps, Flow, FlowPhase, GRAPH_REPLAY_PREFIX, GemmRows, GpuKind,
-    GpuOp, Header, IdValue, Launch, MAX_DEVICES, Overruns, Salvage, Span, SpanKind, Sym, Trace,
-    TraceFormat, Track, TrackIds, Warning,
+    GpuOp, Header, IdValue, Launch, MAX_DEVICES, Overruns, RankPart, Salvage, Span, SpanKind, Sym,
+    Trace, TraceFormat, Track, TrackIds, Warning,
 };
 pub use parse::{RANGE_BYTES, limit_malloc_arenas, parse_reader};
 pub use read::{Options, Parsed, parse_file, parse_file_from, parse_raw};

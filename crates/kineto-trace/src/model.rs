@@ -61,7 +61,7 @@ impl std::fmt::Display for IdValue {
 }
 
 /// Interns byte strings to dense ids; the text is kept once.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Interner {
     map: FxHashMap<Box<[u8]>, u32>,
     strings: Vec<String>,
@@ -361,6 +361,23 @@ pub struct Header {
     /// `deviceProperties`: the few fields a reader of GPU work needs (which GPU, how big), at most
     /// [`MAX_DEVICES`] entries; the rest of each entry is validated and skipped.
     pub devices: Vec<DeviceProps>,
+    /// Set on each trace of a file that held several processes or GPUs ([`crate::split`]): which
+    /// process and device of the file this trace is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<RankPart>,
+}
+
+/// One rank of a file that held several: a process and the GPU it drove.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RankPart {
+    /// The process id, as the file numbers processes (`None`: GPU ops the file gives no process for).
+    pub process: Option<i64>,
+    /// The GPU (`None`: GPU ops the file gives no device for).
+    pub device: Option<i64>,
+    /// How rows name it: `pid 4101 gpu 0`, or `rank 3 (pid 4101 gpu 0)` when the file says the rank.
+    pub label: String,
+    /// How many ranks the file held.
+    pub of: usize,
 }
 
 /// Most `deviceProperties` entries kept (a node has at most a few dozen GPUs; more is not a real trace).
@@ -493,6 +510,11 @@ pub struct Trace {
     pub salvaged: Option<Salvage>,
     pub(crate) names: Interner,
     pub(crate) tracks: Vec<TrackIds>,
+    /// Per GPU-op kind (kernels, copies, fills), the process each op ran for, parallel to the ops: filled
+    /// by the readers of files that hold several processes (nsys, rocpd, RPD), empty otherwise.
+    pub(crate) op_processes: [Vec<Option<i64>>; 3],
+    /// The rank a reader found for a process, by process id.
+    pub(crate) process_ranks: Vec<(i64, u64)>,
 }
 
 impl Trace {

@@ -120,6 +120,22 @@ impl Session {
         self.analyse(self.read(path)?)
     }
 
+    /// Reads one trace file once and returns one trace per rank it holds ([`crate::split`]): a file of
+    /// several processes or GPUs gives one per process and GPU, each naming its rank, process and device
+    /// in its header (`part`) and in its file name (`trace.sqlite#pid 4101 gpu 0`), so rows say which; a
+    /// file of one rank gives itself, exactly as [`Session::read`] does.
+    pub fn read_ranks(&self, path: &Path) -> Result<Vec<Parsed>> {
+        Ok(split_parsed(self.read(path)?))
+    }
+
+    /// [`Session::read_ranks`], each rank analysed.
+    pub fn open_ranks(&self, path: &Path) -> Result<Vec<AnalysedTrace>> {
+        self.read_ranks(path)?
+            .into_iter()
+            .map(|p| self.analyse(p))
+            .collect()
+    }
+
     /// Analyses a trace already read: links, steps (with the graph captures' sizes), kernel families.
     /// A capture directory that cannot be read is an error naming it.
     pub fn analyse(&self, parsed: Parsed) -> Result<AnalysedTrace> {
@@ -162,6 +178,35 @@ impl Session {
             world_size: p.trace.header.world_size,
         }))
     }
+}
+
+/// One parsed file as one per rank it holds: the file's facts on each, its name followed by the rank's.
+pub fn split_parsed(parsed: Parsed) -> Vec<Parsed> {
+    let Parsed {
+        path,
+        sha256,
+        gzip,
+        json_bytes,
+        trace,
+    } = parsed;
+    let parts = crate::split::split_ranks(trace);
+    let one = parts.len() == 1;
+    parts
+        .into_iter()
+        .map(|trace| {
+            let path = match (&trace.header.part, one) {
+                (Some(p), false) => PathBuf::from(format!("{}#{}", path.display(), p.label)),
+                _ => path.clone(),
+            };
+            Parsed {
+                path,
+                sha256: sha256.clone(),
+                gzip,
+                json_bytes,
+                trace,
+            }
+        })
+        .collect()
 }
 
 /// One trace, read and analysed under a session's options.

@@ -6,7 +6,7 @@
 //!   and the `Memcpy…`/`Memset…` names; AMD's `__amd_rocclr_fill*`/`copy*` kernels as fills and
 //!   copies), on stream `S`. Their other lines (`XLA Ops`, `XLA Modules`, `Steps`, `TensorFlow Ops`,
 //!   name scopes, …) are derived from the stream events: GPU-side annotations, never more GPU work.
-//! - `/host:…` planes are the host's threads (pid the plane's name, tid the line's id): an event with
+//! - `/host:…` planes are the host's threads (pid −1, the host process; tid the line's id): an event with
 //!   a `correlation_id` stat is the runtime or driver call that launched the device event with that
 //!   id; one with a `step_num` stat (`jax.profiler.StepTraceAnnotation`,
 //!   `tf.profiler.experimental.Trace(…, step_num=…)`) is a step annotation named `NAME step_num=N`;
@@ -41,6 +41,11 @@ mod stat {
     pub const PROFILE_START: &str = "profile_start_time";
 }
 
+/// The host's process in the model: XPlane names no OS process (one file is one host's profiler),
+/// and −1 is never a GPU index, so the host's threads and the GPUs' streams stay apart while the
+/// per-rank split ([`kineto_trace::split`]) copies the host's rows (step markers) to each GPU's rank.
+const HOST_PROCESS: i64 = -1;
+
 /// The plane whose stats say when the profile started.
 const TASK_ENVIRONMENT: &str = "Task Environment";
 
@@ -68,7 +73,7 @@ pub fn read_space(space: &XSpace) -> Trace {
         {
             r.device_plane(plane, gpu);
         } else if name.starts_with("/host:") {
-            r.host_plane(plane, &name);
+            r.host_plane(plane);
         } else {
             r.unread_plane(plane, &name);
         }
@@ -192,7 +197,7 @@ impl Reader {
         } else {
             op.bytes = shape.bytes;
         }
-        self.b.gpu_op(kind, op)
+        self.b.gpu_op_of(kind, op, Some(HOST_PROCESS))
     }
 
     /// The correlation of an event's `correlation_id` stat (one id space per file: one process).
@@ -202,13 +207,15 @@ impl Reader {
     }
 
     /// A host plane: each line a thread; launches, step annotations and CPU spans.
-    fn host_plane(&mut self, plane: &XPlane, plane_name: &str) {
+    fn host_plane(&mut self, plane: &XPlane) {
         let p = Plane::new(plane);
         for line in &plane.lines {
             let line_name = line_name(line);
+            // A host line's id is its thread's id: the same thread's lines of two host planes (TraceMe
+            // ranges on `/host:CPU`, CUPTI's API calls on `/host:CUPTI`) are one track.
             let track = self
                 .b
-                .track(IdValue::Str(plane_name.to_owned()), IdValue::Num(line.id));
+                .track(IdValue::Num(HOST_PROCESS), IdValue::Num(line.id));
             for (i, ev) in line.events.iter().enumerate() {
                 let res =
                     times(line, ev).and_then(|(ts, dur)| self.host_event(&p, ev, ts, dur, track));

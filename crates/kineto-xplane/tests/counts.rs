@@ -283,3 +283,20 @@ fn the_real_files_kernels_fall_in_the_buckets_their_names_say() {
     // 130 kernels, 10 of them populate_rng_state_kernel (counts.json, xplane_counts.py).
     assert_eq!(seen, 130 - 10);
 }
+
+/// One host's file with two GPU planes is two ranks, one per GPU, never one union: each with its own
+/// kernels and copy (xplane_counts.py: 3 kernels and 1 copy per GPU, each launched by one host call)
+/// and a copy of the host's step annotation.
+#[test]
+fn each_gpu_plane_is_a_rank_of_its_own() {
+    let t = parse(&dir().join("multi_gpu.xplane.pb")).trace;
+    let ranks = kineto_trace::split::split_ranks(t);
+    assert_eq!(ranks.len(), 2);
+    for (gpu, r) in ranks.iter().enumerate() {
+        assert!(r.kernels.iter().all(|k| k.device == Some(gpu as i64)));
+        assert_eq!((r.kernels.len(), r.memcpys.len()), (3, 1), "gpu {gpu}");
+        assert_eq!(r.launches.len(), 3 + 1, "gpu {gpu}");
+        assert_eq!(r.user_annotations.len(), 1, "gpu {gpu}");
+        assert_eq!(r.header.devices.len(), 1, "gpu {gpu}");
+    }
+}

@@ -36,6 +36,9 @@ pub struct CommandRun {
     pub signals_received: Vec<String>,
     /// The exit status the wrapper itself returns: the exit code, or 128 + the signal number.
     pub wrapper_exit_code: i32,
+    /// The processes the command left running when it exited (its background workers), and what the wrapper
+    /// did about them (`child_run::left`); `None` when not known (not started, or no `/proc`).
+    pub left_running: Option<child_run::left::LeftRunning>,
 }
 
 /// The provenance record: everything known about where a number came from.

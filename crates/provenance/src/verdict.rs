@@ -488,6 +488,8 @@ mod tests {
             signal: signal.map(str::to_owned),
             signals_received: Vec::new(),
             wrapper_exit_code: exit_code.unwrap_or(1),
+
+            left_running: None,
         }
     }
 

@@ -22,6 +22,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+pub use child_run::left::LeftPolicy;
 use child_run::runner::{self, Runner};
 
 use crate::{Claim, CommandRun, Error, Probe, Provenance, Record, claim_output};
@@ -45,6 +46,10 @@ pub struct WrapOptions {
     pub gpus: Option<gpu_monitor::GpuSelection>,
     /// The repository whose git state is recorded; the current directory when absent.
     pub repo_dir: Option<PathBuf>,
+    /// What to do with the processes the command leaves running when it exits (`child_run::left`): report
+    /// them (the default), wait for them, or end them. The record's `command.left_running` says which and
+    /// what became of them.
+    pub left_running: LeftPolicy,
 }
 
 /// The outcome of a wrapped run.
@@ -145,6 +150,7 @@ pub fn run(opts: WrapOptions, out: &Claim) -> Result<WrapOutcome, Error> {
             signal: None,
             signals_received: runner.received(),
             wrapper_exit_code: code,
+            left_running: None,
         });
         let written = record.write(out);
         return Ok(WrapOutcome {
@@ -168,9 +174,14 @@ pub fn run(opts: WrapOptions, out: &Claim) -> Result<WrapOutcome, Error> {
     let pid = command.pid();
     running.add_own_pid(pid);
     // Every 2 s while it runs, note the command's descendants: a GPU process the command started and that
-    // exited before the end could not be attributed afterwards.
+    // exited before the end could not be attributed afterwards. What it leaves running is treated before the
+    // record is finished, so that a wait for it is inside the monitored time.
     let end = command
-        .wait(Duration::from_secs(2), || running.note_own_processes())
+        .wait(
+            Duration::from_secs(2),
+            || running.note_own_processes(),
+            opts.left_running,
+        )
         .map_err(|source| Error::Io {
             path: PathBuf::from(program),
             source,
@@ -194,6 +205,7 @@ pub fn run(opts: WrapOptions, out: &Claim) -> Result<WrapOutcome, Error> {
         signal,
         signals_received: received,
         wrapper_exit_code,
+        left_running: end.left_running,
     });
     let written = record.write(out);
     drop(runner);

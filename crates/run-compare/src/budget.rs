@@ -25,6 +25,8 @@ pub struct BudgetStep {
     pub rank: Option<u64>,
     /// The step's name (`ProfilerStep#3`); `None`: the step is labelled by its position (`#0`).
     pub name: Option<String>,
+    /// The step's phase as the step model gives it (`prefill`, `DECODE`); `None`: unphased.
+    pub phase: Option<String>,
     /// The step's span, µs.
     pub span_us: Option<f64>,
     /// The step's idle time, µs.
@@ -34,18 +36,35 @@ pub struct BudgetStep {
 }
 
 impl BudgetStep {
-    /// The step of one `kineto budget --json` row. Read as the listing's page reads it: a field absent or
-    /// of another type is absent (a rank that is not a number makes a rankless trace, a bucket without a
-    /// numeric `exclusive_us` is not in the step).
-    pub fn from_json(row: &Value) -> BudgetStep {
+    /// The step of one `kineto budget --json` row. The numbers compared must be there and be numbers:
+    /// `span_us`, `idle_us`, and `buckets` an object whose every bucket has a numeric `exclusive_us`; a field
+    /// absent, renamed or of another type is an error naming it (issue 42: a gate that skipped string
+    /// bucket values compared only span and idle and passed a 100× move). `rank` and `name` are optional
+    /// (a rankless trace, a step labelled by position); `phase` is the step model's, `None` when unphased.
+    pub fn from_json(row: &Value) -> Result<BudgetStep, String> {
+        let number = |field: &str| -> Result<f64, String> {
+            let v = row.get(field).ok_or_else(|| format!("no `{field}`"))?;
+            v.as_f64()
+                .ok_or_else(|| format!("`{field}` is {}, not a number", json_kind(v)))
+        };
         let buckets = row
             .get("buckets")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-            .filter_map(|(b, v)| Some((b.clone(), v.get("exclusive_us")?.as_f64()?)))
-            .collect();
-        BudgetStep {
+            .ok_or("no `buckets` (the step's bucket times)")?
+            .as_object()
+            .ok_or("`buckets` is not an object")?
+            .iter()
+            .map(|(b, v)| {
+                let field = format!("buckets.{b}.exclusive_us");
+                match v.get("exclusive_us") {
+                    None => Err(format!("no `{field}`")),
+                    Some(x) => x
+                        .as_f64()
+                        .map(|x| (b.clone(), x))
+                        .ok_or_else(|| format!("`{field}` is {}, not a number", json_kind(x))),
+                }
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(BudgetStep {
             file: row
                 .get("file")
                 .and_then(Value::as_str)
@@ -53,10 +72,31 @@ impl BudgetStep {
                 .to_owned(),
             rank: row.get("rank").and_then(Value::as_u64),
             name: row.get("name").and_then(Value::as_str).map(str::to_owned),
-            span_us: row.get("span_us").and_then(Value::as_f64),
-            idle_us: row.get("idle_us").and_then(Value::as_f64),
+            phase: row.get("phase").and_then(Value::as_str).map(str::to_owned),
+            span_us: Some(number("span_us")?),
+            idle_us: Some(number("idle_us")?),
             buckets,
-        }
+        })
+    }
+
+    /// Every row of a listing, in order; an error names the first row (1-based) that cannot be read.
+    pub fn listing(rows: &[Value]) -> Result<Vec<BudgetStep>, String> {
+        rows.iter()
+            .enumerate()
+            .map(|(i, r)| BudgetStep::from_json(r).map_err(|e| format!("row {}: {e}", i + 1)))
+            .collect()
+    }
+}
+
+/// What a JSON value is, for an error naming a field of the wrong type.
+fn json_kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(_) => "a number".to_owned(),
+        Value::String(s) => format!("a string ({:?})", s.chars().take(40).collect::<String>()),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
     }
 }
 
@@ -262,7 +302,9 @@ pub fn compare(old: &[BudgetStep], new: &[BudgetStep]) -> Result<Comparison, Str
 }
 
 /// [`compare`] of two `kineto budget --json` listings, row by row through [`BudgetStep::from_json`].
+/// An error names the side (`OLD`, `NEW`) and the row that cannot be read.
 pub fn compare_json(old: &[Value], new: &[Value]) -> Result<Comparison, String> {
-    let typed = |rows: &[Value]| rows.iter().map(BudgetStep::from_json).collect::<Vec<_>>();
-    compare(&typed(old), &typed(new))
+    let old = BudgetStep::listing(old).map_err(|e| format!("OLD: {e}"))?;
+    let new = BudgetStep::listing(new).map_err(|e| format!("NEW: {e}"))?;
+    compare(&old, &new)
 }

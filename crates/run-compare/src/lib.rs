@@ -17,7 +17,11 @@
 //! test of significance over them can be added beside [`Change`] without changing the tables.
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod budget;
+pub mod kernel_name;
+pub mod verdict;
+pub mod verdict_rows;
 
 use std::cmp::Ordering;
 

@@ -10,6 +10,7 @@ fn step(rank: u64, name: &str, span: f64, gemm: f64) -> BudgetStep {
         file: String::new(),
         rank: Some(rank),
         name: Some(name.to_owned()),
+        phase: None,
         span_us: Some(span),
         idle_us: Some(span - gemm),
         buckets: vec![("gemm".to_owned(), gemm)],
@@ -154,25 +155,25 @@ fn a_bucket_one_run_never_had_is_zero_in_each_of_its_steps() {
 fn listing_rows_read_as_the_listing_writes_them() {
     // A `kineto budget --json` row: the fields the comparison reads, the others ignored.
     let row = json!({"file": "t/a.json", "rank": 2, "step": 0, "name": "ProfilerStep#3",
-        "span_us": 120.5, "idle_us": 20.0, "phase": null,
-        "buckets": {"gemm": {"exclusive_us": 80.0, "inclusive_us": 90.0}, "odd": {"inclusive_us": 1.0}}});
-    let s = BudgetStep::from_json(&row);
+        "span_us": 120.5, "idle_us": 20.0, "phase": "decode",
+        "buckets": {"gemm": {"exclusive_us": 80.0, "inclusive_us": 90.0}}});
+    let s = BudgetStep::from_json(&row).unwrap();
     assert_eq!(
         s,
         BudgetStep {
             file: "t/a.json".into(),
             rank: Some(2),
             name: Some("ProfilerStep#3".into()),
+            phase: Some("decode".into()),
             span_us: Some(120.5),
             idle_us: Some(20.0),
-            // `odd` has no exclusive time: not in the step.
             buckets: vec![("gemm".into(), 80.0)],
         }
     );
     // No name: steps are labelled by position within their rank; no rank: the trace is its file.
-    let bare = json!({"file": "t/b.json", "span_us": 1.0});
-    let s = BudgetStep::from_json(&bare);
-    assert_eq!((s.rank, s.name.as_deref()), (None, None));
+    let bare = json!({"file": "t/b.json", "span_us": 1.0, "idle_us": 0.0, "buckets": {}});
+    let s = BudgetStep::from_json(&bare).unwrap();
+    assert_eq!((s.rank, s.name.as_deref(), s.phase), (None, None, None));
     let rows: Vec<Value> = vec![bare.clone(), bare];
     let d = compare_json(&rows, &rows).unwrap();
     let span = d.rows.iter().find(|r| r.key == "span_us").unwrap();
@@ -181,4 +182,43 @@ fn listing_rows_read_as_the_listing_writes_them() {
         span.old_samples,
         vec![("#0".to_owned(), 1.0), ("#1".to_owned(), 1.0)]
     );
+}
+
+/// Issue 42: a number the comparison reads that is absent, renamed or not a number is an error naming the
+/// side, the row and the field, never a bucket silently left out of the step.
+#[test]
+fn a_number_that_cannot_be_read_is_named() {
+    let good = json!({"rank": 0, "span_us": 5.0, "idle_us": 1.0,
+        "buckets": {"gemm": {"exclusive_us": 4.0}}});
+    let cases = [
+        (
+            json!({"rank": 0, "span_us": 5.0, "idle_us": 1.0,
+            "buckets": {"gemm": {"exclusive_us": "400"}}}),
+            "row 2: `buckets.gemm.exclusive_us` is a string (\"400\"), not a number",
+        ),
+        (
+            json!({"rank": 0, "span_us": 5.0, "idle_us": 1.0,
+            "buckets": {"gemm": {"excl_us": 400.0}}}),
+            "row 2: no `buckets.gemm.exclusive_us`",
+        ),
+        (
+            json!({"rank": 0, "span_us": 5.0, "idle_us": 1.0, "bucket_times": {}}),
+            "row 2: no `buckets`",
+        ),
+        (
+            json!({"rank": 0, "span_us": null, "idle_us": 1.0, "buckets": {}}),
+            "row 2: `span_us` is null, not a number",
+        ),
+        (
+            json!({"rank": 0, "span_us": 5.0, "buckets": {}}),
+            "row 2: no `idle_us`",
+        ),
+    ];
+    for (bad, said) in cases {
+        let rows = vec![good.clone(), bad];
+        let e = compare_json(&rows, std::slice::from_ref(&good)).unwrap_err();
+        assert!(e.starts_with("OLD: ") && e.contains(said), "{e}");
+        let e = compare_json(std::slice::from_ref(&good), &rows).unwrap_err();
+        assert!(e.starts_with("NEW: ") && e.contains(said), "{e}");
+    }
 }

@@ -17,6 +17,9 @@
 //!   a closed pipe (`| head`) ends the program quietly with success, any other write error (`> /dev/full`)
 //!   prints one message naming stdout and fails, and nothing panics.
 //!
+//! - **Text from inputs** ([`terminal`], [`csv`]): one rule for what may reach a terminal raw, and the CSV
+//!   cell built on it (escaped, formula-guarded, quoted).
+//!
 //! **What it is not.** Not a format library: it does not know the tools' JSON shapes, CSV columns or
 //! renderers (those live in the bin crates). Not for large inputs such as traces, which their parsers
 //! stream ([`open_input`] only checks the file type for them). No locking beyond the claim of a result name.
@@ -26,6 +29,7 @@
 mod claim;
 #[cfg(feature = "clap")]
 pub mod cli;
+pub mod csv;
 mod error;
 mod finite;
 mod identity;

@@ -2,8 +2,12 @@
 //!
 //! Names, paths, argv words, GPU names and UUIDs come from files and machines the user does not control. A
 //! control character in one (ESC, CSI, a carriage return, a newline) printed raw can move the cursor, clear
-//! the screen, recolour or rewrite what was printed before, or forge a line. So every human-readable line a
-//! tool prints, on stdout or stderr, shows control characters (C0, DEL, C1) as `\u{…}` escapes:
+//! the screen, recolour or rewrite what was printed before, or forge a line; a bidirectional override or
+//! isolate (U+202A–202E, U+2066–2069, and the marks U+200E, U+200F, U+061C) reorders what follows it on the
+//! line, so a name can show as another ("Trojan Source"); a line or paragraph separator (U+2028, U+2029)
+//! breaks the line in some terminals and editors. So every human-readable line a tool prints, on stdout or
+//! stderr, shows these characters ([`is_unsafe`]: control characters C0, DEL, C1, and the others named
+//! here) as `\u{…}` escapes:
 //!
 //! - [`escape`] for one value (a name, a path) placed in a line: every control character, newline included;
 //! - [`escape_text`] for a whole block a renderer built: every control character but the newlines (and tabs)
@@ -11,7 +15,8 @@
 //! - [`note`] for one line on stderr, escaped like [`escape`] (a message is one line: a newline in a name
 //!   it quotes must not start a forged one), never panicking.
 //!
-//! Machine-readable output (JSON, CSV) is not escaped here: its own quoting keeps the value exact.
+//! JSON is not escaped here: its own quoting keeps the value exact. CSV cells follow the same rule, with
+//! the CSV's own quoting and formula guard on top (`crate::csv`).
 //!
 //! Lines for a person also fit a terminal of [`WIDTH`] columns: on a terminal (or at the width
 //! `KL1_TEXT_WIDTH` gives, 0 for never), a longer line is wrapped at spaces ([`wrap`], [`Wrapping`]),
@@ -21,7 +26,25 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-/// `s` with every control character (C0 including newline and tab, DEL, C1) as a `\u{…}` escape.
+/// Whether `c` must not reach a terminal raw: a control character (C0, DEL, C1), a bidirectional
+/// override, isolate or mark, or a line or paragraph separator.
+///
+/// ```
+/// use tool_io::terminal::is_unsafe;
+/// assert!(is_unsafe('\u{1b}') && is_unsafe('\u{202e}') && is_unsafe('\u{2028}'));
+/// assert!(!is_unsafe('µ') && !is_unsafe('→') && !is_unsafe(' '));
+/// ```
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}'
+                | '\u{2028}' | '\u{2029}'
+        )
+}
+
+/// `s` with every unsafe character ([`is_unsafe`]: control characters, C0 including newline and tab, DEL,
+/// C1; bidirectional overrides; line separators) as a `\u{…}` escape.
 ///
 /// ```
 /// assert_eq!(tool_io::terminal::escape("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
@@ -31,7 +54,7 @@ pub fn escape(s: &str) -> Cow<'_, str> {
     escape_but(s, |_| false)
 }
 
-/// `s` with every control character but `\n` and `\t` as a `\u{…}` escape: for a block of lines built by a
+/// `s` with every unsafe character ([`is_unsafe`]) but `\n` and `\t` as a `\u{…}` escape: for a block of lines built by a
 /// renderer (values in it should already have gone through [`escape`]).
 ///
 /// ```
@@ -42,7 +65,7 @@ pub fn escape_text(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_but(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() && !keep(c);
+    let bad = |c: char| is_unsafe(c) && !keep(c);
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
@@ -236,6 +259,30 @@ mod tests {
         assert_eq!(escape("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(escape("x\ny\u{7f}\u{9b}"), "x\\u{a}y\\u{7f}\\u{9b}");
         assert_eq!(escape("µs → ok"), "µs → ok");
+    }
+
+    #[test]
+    fn bidirectional_overrides_and_line_separators_are_escaped() {
+        // RLO … PDF would show "gemm_evil" reversed; LRI/PDI isolate; U+2028/2029 break lines.
+        assert_eq!(
+            escape("gemm\u{202e}live\u{202c}"),
+            "gemm\\u{202e}live\\u{202c}"
+        );
+        assert_eq!(escape("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        assert_eq!(
+            escape_text("a\u{2028}b\u{2029}c\n"),
+            "a\\u{2028}b\\u{2029}c\n"
+        );
+        // Every override, isolate and mark in the ranges, and nothing next to them.
+        for c in ('\u{202a}'..='\u{202e}').chain('\u{2066}'..='\u{2069}') {
+            assert!(is_unsafe(c), "{:x}", c as u32);
+        }
+        for c in ['\u{200e}', '\u{200f}', '\u{61c}'] {
+            assert!(is_unsafe(c), "{:x}", c as u32);
+        }
+        for c in ['\u{2027}', '\u{202f}', '\u{2065}', '\u{206a}', '\u{200d}'] {
+            assert!(!is_unsafe(c), "{:x}", c as u32);
+        }
     }
 
     #[test]

@@ -84,3 +84,42 @@ def test_no_json_no_record_and_the_plugin_can_be_turned_off(tmp_path, fake_smi):
     assert r.returncode == 0, r.stdout + r.stderr
     assert all("provenance" not in b for b in load(out)["benchmarks"])
     assert not log.exists()
+
+
+def test_provenance_diff_judges_each_benchmark_of_two_real_runs(tmp_path, fake_smi):
+    """Two real pytest-benchmark runs of the same benchmarks: `provenance diff` gives one verdict row per
+    benchmark (issue 44), from the saved rounds when pytest-benchmark kept them, with the records'
+    comparability; the same code and machine are comparable."""
+    repo = make_repo(tmp_path / "proj")
+    write_script(repo / "test_tiny.py", TESTS)
+    git(repo, "add", "test_tiny.py")
+    git(repo, "commit", "-q", "-m", "benchmarks")
+    outs = [tmp_path / "a.json", tmp_path / "b.json"]
+    for out in outs:
+        r = run_pytest(repo, script_env(fake_smi, torch=False), f"--benchmark-json={out}",
+                       "--benchmark-save-data", "test_tiny.py")
+        assert r.returncode == 0, r.stdout + r.stderr
+    d = subprocess.run([PROVENANCE, "diff", "--json", str(outs[0]), str(outs[1])],
+                       capture_output=True, text=True)
+    assert d.returncode == 0, d.stderr
+    rows = [json.loads(line) for line in d.stdout.splitlines()]
+    verdicts = {r["name"]: r for r in rows if r["kind"] == "verdict"}
+    assert sorted(verdicts) == ["test_tiny.py::test_sum[1000]", "test_tiny.py::test_sum[100]"]
+    stats = {b["fullname"]: b["stats"] for b in load(outs[0])["benchmarks"]}
+    for name, row in verdicts.items():
+        assert row["metric"] == "benchmark"
+        assert row["verdict"] in ("faster", "slower", "unchanged", "inconclusive")
+        # From the saved rounds when kept, else from the stated stats (and the row says so).
+        if stats[name].get("data"):
+            assert row["n_old"] == len(stats[name]["data"])
+        else:
+            assert row["n_old"] == stats[name]["rounds"]
+            assert any("stated rounds" in x for x in row["reasons"]), row
+        if row["ci_low_pct"] is not None:
+            assert row["ci_low_pct"] <= row["delta_pct"] <= row["ci_high_pct"], row
+        # Comparable unless a record raised a flag that disqualifies (the fake nvidia-smi reports a power cap;
+        # a loaded host is flagged) or the records differ in what decides; every such reason is in the row.
+        flagged = ("OLD run flagged", "NEW run flagged")
+        against = [x for x in row["reasons"]
+                   if x.startswith(flagged) or (" → " in x and not x.startswith("noted:"))]
+        assert row["comparable"] is (not against), row["reasons"]

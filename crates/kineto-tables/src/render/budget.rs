@@ -52,7 +52,7 @@ pub fn csv_rows(w: &mut impl Write, r: &StepRow<'_>, rules: &Rules, ctx: &Ctx) -
     let mut line = |kind: &str, key: &str, f: &[String], b: &[String]| {
         let mut cells = step.clone();
         cells.push(kind.to_string());
-        cells.push(render::csv_quote(key).into_owned());
+        cells.push(tool_io::csv::text_cell(key).into_owned());
         cells.extend_from_slice(f);
         cells.extend_from_slice(b);
         writeln!(w, "{}", cells.join(","))

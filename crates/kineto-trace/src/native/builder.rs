@@ -111,13 +111,33 @@ impl TraceBuilder {
 
     /// Adds a kernel, copy or fill.
     pub fn gpu_op(&mut self, kind: GpuKind, op: GpuOp) -> Result<(), String> {
+        self.gpu_op_of(kind, op, None)
+    }
+
+    /// Adds a kernel, copy or fill that ran for `process` (the pid the file's CPU rows are on), so that a
+    /// file of several processes can be read as one trace per rank ([`crate::split`]).
+    pub fn gpu_op_of(
+        &mut self,
+        kind: GpuKind,
+        op: GpuOp,
+        process: Option<i64>,
+    ) -> Result<(), String> {
         self.timed(op.ts_ns, op.ts_ns.saturating_add(op.dur_ns))?;
+        let i = kind_index(kind);
         match kind {
             GpuKind::Kernel => self.trace.kernels.push(op),
             GpuKind::Memcpy => self.trace.memcpys.push(op),
             GpuKind::Memset => self.trace.memsets.push(op),
         }
+        self.trace.op_processes[i].push(process);
         Ok(())
+    }
+
+    /// The file says which rank `process` is (an environment, a launcher's argument).
+    pub fn process_rank(&mut self, process: i64, rank: u64) {
+        if !self.trace.process_ranks.iter().any(|&(p, _)| p == process) {
+            self.trace.process_ranks.push((process, rank));
+        }
     }
 
     /// Adds a runtime or driver call.
@@ -248,8 +268,21 @@ impl TraceBuilder {
     /// bounds set, the name table frozen.
     pub fn finish(mut self) -> Trace {
         let t = &mut self.trace;
-        for ops in [&mut t.kernels, &mut t.memcpys, &mut t.memsets] {
-            ops.sort_by_key(|o| (o.ts_ns, o.end_ns()));
+        let known = t.op_processes.iter().flatten().any(Option::is_some);
+        for (ops, processes) in [&mut t.kernels, &mut t.memcpys, &mut t.memsets]
+            .into_iter()
+            .zip(t.op_processes.iter_mut())
+        {
+            if known {
+                // Each op keeps its process through the sort (stable, as the plain one).
+                let mut both: Vec<(GpuOp, Option<i64>)> =
+                    ops.drain(..).zip(processes.drain(..)).collect();
+                both.sort_by_key(|(o, _)| (o.ts_ns, o.end_ns()));
+                (*ops, *processes) = both.into_iter().unzip();
+            } else {
+                processes.clear();
+                ops.sort_by_key(|o| (o.ts_ns, o.end_ns()));
+            }
         }
         t.launches
             .sort_by_key(|l| (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns)));
@@ -264,6 +297,15 @@ impl TraceBuilder {
         t.time_bounds = self.bounds;
         t.names.freeze();
         self.trace
+    }
+}
+
+/// The index of a GPU-op kind in [`Trace`]'s per-kind tables: kernels, copies, fills.
+pub(crate) fn kind_index(kind: GpuKind) -> usize {
+    match kind {
+        GpuKind::Kernel => 0,
+        GpuKind::Memcpy => 1,
+        GpuKind::Memset => 2,
     }
 }
 

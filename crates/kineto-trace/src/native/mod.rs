@@ -39,10 +39,13 @@ use crate::model::Trace;
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// A reader of SQLite trace databases: `db` is a file SQLite can open (a temporary copy for gzip or
-/// streamed input), `shown_as` names the trace in errors. It tells Nsight Systems, rocpd and RPD
-/// apart by their tables and returns the trace with [`crate::Header::format`] set.
-pub type SqliteRead = fn(db: &Path, shown_as: &Path) -> Result<Trace>;
+/// A reader of SQLite trace databases: `db` is a file SQLite can open, `shown_as` names the trace in
+/// errors. `private_copy`: `db` is a copy in a private directory (gzip or streamed input, or a file
+/// that had a write-ahead log or rollback journal beside it, copied with it) that SQLite may write to
+/// bring it to its committed state; otherwise it is the user's file with no log or journal beside it,
+/// to be opened without writing anything. It tells Nsight Systems, rocpd and RPD apart by their tables
+/// and returns the trace with [`crate::Header::format`] set.
+pub type SqliteRead = fn(db: &Path, shown_as: &Path, private_copy: bool) -> Result<Trace>;
 
 static SQLITE: OnceLock<SqliteRead> = OnceLock::new();
 

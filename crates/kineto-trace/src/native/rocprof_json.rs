@@ -150,38 +150,52 @@ struct DispatchInfo {
     grid_size: Dim3,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
+// The records' times are required (a record without one is an error naming its line and column, never
+// a 0-ns op at time 0); their other fields default when absent.
+
+#[derive(Deserialize)]
 struct Dispatch {
+    #[serde(default)]
     correlation_id: Correlation,
     start_timestamp: i64,
     end_timestamp: i64,
+    #[serde(default)]
     dispatch_info: DispatchInfo,
+    #[serde(default)]
     stream_id: Option<Handle>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
+#[derive(Deserialize)]
 struct ApiRecord {
+    #[serde(default)]
     kind: usize,
+    #[serde(default)]
     operation: usize,
+    #[serde(default)]
     thread_id: i64,
+    #[serde(default)]
     correlation_id: Correlation,
     start_timestamp: i64,
     end_timestamp: i64,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default)]
+#[derive(Deserialize)]
 struct Copy {
+    #[serde(default)]
     kind: usize,
+    #[serde(default)]
     operation: usize,
+    #[serde(default)]
     correlation_id: Correlation,
     start_timestamp: i64,
     end_timestamp: i64,
+    #[serde(default)]
     src_agent_id: Handle,
+    #[serde(default)]
     dst_agent_id: Handle,
+    #[serde(default)]
     bytes: Option<u64>,
+    #[serde(default)]
     stream_id: Option<Handle>,
 }
 
@@ -480,5 +494,43 @@ fn symbol_name(s: &Symbol) -> &str {
         s.formatted_kernel_name.as_str()
     } else {
         s.kernel_name.as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> serde_json::Value {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/native/rocprofv3_markers.json");
+        let text = std::fs::read(p).unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_record_without_its_time_is_refused_naming_its_place_never_read_as_time_0() {
+        // The sample reads whole as it is.
+        let whole = serde_json::to_vec(&sample()).unwrap_or_default();
+        assert!(read(Path::new("r.json"), whole).is_ok());
+        for list in ["kernel_dispatch", "memory_copy", "hip_api", "marker_api"] {
+            for field in ["start_timestamp", "end_timestamp"] {
+                let mut v = sample();
+                let records = &mut v["rocprofiler-sdk-tool"][0]["buffer_records"][list];
+                let first = records[0].as_object_mut();
+                let removed = first.and_then(|r| r.remove(field));
+                assert!(removed.is_some(), "{list}: {field}");
+                let text = serde_json::to_vec_pretty(&v).unwrap_or_default();
+                let e = match read(Path::new("r.json"), text) {
+                    Ok(_) => panic!("{list} without {field} was read"),
+                    Err(e) => e.to_string(),
+                };
+                assert!(
+                    e.starts_with("r.json: line ")
+                        && e.contains(&format!("missing field `{field}`")),
+                    "{e}"
+                );
+            }
+        }
     }
 }

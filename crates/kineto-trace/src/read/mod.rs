@@ -262,7 +262,7 @@ fn read_sqlite(
         });
     };
     let db = database_file(name, raw, opts.sha256, file_on_disk)?;
-    let trace = read(&db.path, name)?;
+    let trace = read(&db.path, name, db.private_copy)?;
     Ok(Parsed::of(name, db.facts, trace))
 }
 

@@ -8,6 +8,12 @@
 //! - [`whole`]: a stored file read whole, for the vendor readers (the content in memory, an SQLite
 //!   database as a file, a rocprofv3 CSV set's files).
 //!
+//! **A gzip file read whole is bounded** ([`inflate_limit`]): its content may be at most
+//! [`INFLATE_RATIO`] times its stored size, and always [`INFLATE_FLOOR`] bytes, so that a small file
+//! that inflates without end (deflate reaches ~1000:1) is refused naming the file instead of filling
+//! the memory or the temporary directory. Real traces inflate 5–30× (the corpus's most: 29×). The
+//! Kineto parser's stream ([`feed`]) is not capped: it holds the events it parsed, not the text.
+//!
 //! What it is not: anything that looks at the content (JSON, CSV or SQLite): which format a file is, is
 //! `read/detect.rs`'s; what a cut means for the trace (an error or a salvage) is its reader's.
 
@@ -18,7 +24,9 @@ pub use feed::Feed;
 
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
+use std::cell::Cell;
 use std::io::{self, Read};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 /// The first two bytes of a gzip stream.
@@ -26,6 +34,98 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Buffer of the inflater's input.
 const INFLATE_BUFFER: usize = 1 << 20;
+
+/// The most times its stored size a gzip file read whole may inflate to (see the module's text).
+pub(crate) const INFLATE_RATIO: u64 = 100;
+
+/// Content a gzip file read whole may always inflate to, however small it is stored.
+pub(crate) const INFLATE_FLOOR: u64 = 256 << 20;
+
+/// The most content a gzip stream of `stored` bytes may inflate to.
+pub(crate) fn inflate_limit(stored: u64) -> u64 {
+    INFLATE_FLOOR.max(stored.saturating_mul(INFLATE_RATIO))
+}
+
+/// A reader that counts the bytes it passes on, into a count another reader watches.
+pub(crate) struct Counted<R> {
+    inner: R,
+    count: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The error a [`Capped`] inflater stops with: the limit passed.
+#[derive(Debug)]
+pub(crate) struct OverInflateLimit {
+    /// The limit passed, in bytes of content.
+    pub(crate) limit: u64,
+    /// Stored bytes it was reckoned from.
+    pub(crate) stored: u64,
+}
+
+impl std::fmt::Display for OverInflateLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the gzip content passes {} bytes, the most {} stored bytes may inflate to ({INFLATE_RATIO}× \
+             the stored size, at least {INFLATE_FLOOR}); refused as a likely decompression bomb (if it is \
+             a real trace, gunzip it and read the plain file)",
+            self.limit, self.stored
+        )
+    }
+}
+
+impl std::error::Error for OverInflateLimit {}
+
+/// The [`OverInflateLimit`] inside an I/O error, if that is what stopped a [`Capped`] inflater.
+pub(crate) fn over_inflate_limit(e: &io::Error) -> Option<&OverInflateLimit> {
+    e.get_ref()?.downcast_ref::<OverInflateLimit>()
+}
+
+/// A gzip stream inflated, stopped with [`OverInflateLimit`] once its content passes
+/// [`inflate_limit`] of the stored bytes: those the stream holds when `stored_len` is known, else those
+/// read so far (which only grows the limit as the stream is read).
+pub(crate) struct Capped<R: Read> {
+    inflater: MultiGzDecoder<Counted<R>>,
+    stored_read: Rc<Cell<u64>>,
+    stored_len: u64,
+    content: u64,
+}
+
+impl<R: Read> Capped<R> {
+    pub(crate) fn new(raw: R, stored_len: Option<u64>) -> Capped<R> {
+        let stored_read = Rc::new(Cell::new(0));
+        let counted = Counted {
+            inner: raw,
+            count: stored_read.clone(),
+        };
+        Capped {
+            inflater: MultiGzDecoder::new(counted),
+            stored_read,
+            stored_len: stored_len.unwrap_or(0),
+            content: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inflater.read(buf)?;
+        self.content += n as u64;
+        let stored = self.stored_len.max(self.stored_read.get());
+        let limit = inflate_limit(stored);
+        if self.content > limit {
+            return Err(io::Error::other(OverInflateLimit { limit, stored }));
+        }
+        Ok(n)
+    }
+}
 
 /// True when `stored` begins as gzip does.
 pub(crate) fn is_gzip(stored: &[u8]) -> bool {

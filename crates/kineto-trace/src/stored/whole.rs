@@ -6,9 +6,11 @@
 //! What it is not: a reader of the content, nor the judge of a cut stream: [`Whole::cut_gzip`] says the
 //! gzip stream ended early and the format's reader decides whether that is an error or a salvage.
 
-use super::{Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip, split_magic};
+use super::{
+    Capped, Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip,
+    over_inflate_limit, split_magic,
+};
 use crate::error::{Error, Result};
-use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -80,17 +82,11 @@ pub(crate) fn read_whole(
     let mut bytes = Vec::new();
     let mut cut_gzip = false;
     if gzip {
-        let mut d = MultiGzDecoder::new(&mut *r);
+        let mut d = Capped::new(&mut *r, stored_len);
         match d.read_to_end(&mut bytes) {
             Ok(_) => {}
             Err(e) if is_cut(&e) => cut_gzip = true,
-            Err(e) => {
-                return Err(Error::Gzip {
-                    file: name.to_path_buf(),
-                    offset: bytes.len() as u64,
-                    message: e.to_string(),
-                });
-            }
+            Err(e) => return Err(inflate_error(name, bytes.len() as u64, &e)),
         }
     } else {
         if let Some(n) = stored_len.and_then(|n| usize::try_from(n).ok()) {
@@ -113,18 +109,49 @@ pub(crate) fn read_whole(
     })
 }
 
+/// The error of an inflater that stopped `offset` bytes of content into `name`: its cap passed, or
+/// the gzip data corrupt.
+fn inflate_error(name: &Path, offset: u64, e: &io::Error) -> Error {
+    match over_inflate_limit(e) {
+        Some(over) => Error::Limit {
+            file: name.to_path_buf(),
+            message: over.to_string(),
+        },
+        None => Error::Gzip {
+            file: name.to_path_buf(),
+            offset,
+            message: e.to_string(),
+        },
+    }
+}
+
+/// The files SQLite reads beside a database to know its committed state, in the order they are
+/// hashed after it: the write-ahead log (commits not yet in the main file) and the rollback journal
+/// (when hot, the pages an unfinished transaction overwrote). The `-shm` index is rebuilt from the log,
+/// so it is neither read nor hashed.
+const SQLITE_SIDE_FILES: [&str; 2] = ["-wal", "-journal"];
+
 /// An SQLite database as a file SQLite can open, for as long as this lives.
 pub(crate) struct DatabaseFile {
-    /// Where the database is: the stored file itself, or a temporary copy.
+    /// Where the database is: the stored file itself, or a private copy.
     pub(crate) path: PathBuf,
-    /// The temporary copy, removed when this is dropped.
-    _copy: Option<tempfile::TempPath>,
+    /// `path` is a copy in a private directory (with the log or journal that was beside the stored
+    /// file), which SQLite may write to bring it to its committed state; otherwise it is the stored
+    /// file, with nothing beside it for SQLite to read, to be opened immutable.
+    pub(crate) private_copy: bool,
+    /// The private directory, removed with all it holds when this is dropped.
+    _dir: Option<tempfile::TempDir>,
     pub(crate) facts: StoredFacts,
 }
 
-/// The database stored in `raw`: a plain file on disk (`file_on_disk`) is opened where it is (read-only,
-/// its bytes read only for the hash); a gzip file or a stream is copied (inflated) to a temporary file.
-/// A cut gzip is an error: an SQLite database cannot be read from part of one.
+/// The database stored in `raw`, to be read in the state SQLite would commit without writing beside
+/// the stored file: a plain file on disk (`file_on_disk`) with no log or journal beside it is opened
+/// where it is (its bytes read only for the hash); one with a log or journal is copied with them into
+/// a private temporary directory (its size again, removed after the read), where SQLite applies them
+/// as it would on the spot, whatever the permissions of the file's directory; a gzip file or a stream
+/// is inflated there (capped, [`super::inflate_limit`]). The sha256 is of the stored bytes, then of the
+/// log and the journal that were read. A cut gzip is an error: an SQLite database cannot be read from
+/// part of one.
 pub(crate) fn database_file(
     name: &Path,
     raw: impl Read,
@@ -136,42 +163,98 @@ pub(crate) fn database_file(
         source,
     };
     let mut stored = Hashed::open(raw, hash).map_err(io_err)?;
-    let (gzip, raw) = (stored.gzip, &mut stored.reader);
-    let (path, size, copy) = match file_on_disk {
-        Some(p) if !gzip => {
-            let size = io::copy(raw, &mut io::sink()).map_err(io_err)?;
+    let gzip = stored.gzip;
+    let side_files = match file_on_disk {
+        Some(p) if !gzip => side_files(p)?,
+        _ => Vec::new(),
+    };
+    let (path, size, dir) = match file_on_disk {
+        Some(p) if !gzip && side_files.is_empty() => {
+            let size = io::copy(&mut stored.reader, &mut io::sink()).map_err(io_err)?;
             (p.to_path_buf(), size, None)
         }
         _ => {
-            let mut tmp = tempfile::Builder::new()
-                .prefix("kineto-sqlite-")
-                .tempfile()
-                .map_err(io_err)?;
-            let size = if gzip {
-                let mut d = MultiGzDecoder::new(&mut *raw);
-                io::copy(&mut d, tmp.as_file_mut()).map_err(|e| Error::Gzip {
-                    file: name.to_path_buf(),
-                    offset: 0,
-                    message: format!("{e} (an SQLite database cannot be read from a cut gzip)"),
-                })?
-            } else {
-                io::copy(raw, tmp.as_file_mut()).map_err(io_err)?
-            };
-            io::copy(raw, &mut io::sink()).map_err(io_err)?;
-            tmp.as_file_mut().flush().map_err(io_err)?;
-            let path = tmp.into_temp_path();
-            (path.to_path_buf(), size, Some(path))
+            let stored_len = file_on_disk
+                .and_then(|p| std::fs::metadata(p).ok())
+                .map(|m| m.len());
+            let (dir, path, size) = private_copy(name, &mut stored, stored_len, &side_files)?;
+            (path, size, Some(dir))
         }
     };
     Ok(DatabaseFile {
         path,
-        _copy: copy,
+        private_copy: dir.is_some(),
+        _dir: dir,
         facts: StoredFacts {
             sha256: stored.sha256(),
             gzip,
             content_bytes: size,
         },
     })
+}
+
+/// The log and journal beside `main` (see [`SQLITE_SIDE_FILES`]) that exist, with their suffixes.
+fn side_files(main: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
+    let mut found = Vec::new();
+    for suffix in SQLITE_SIDE_FILES {
+        let mut side = main.as_os_str().to_owned();
+        side.push(suffix);
+        let side = PathBuf::from(side);
+        match std::fs::symlink_metadata(&side) {
+            Ok(_) => found.push((side, suffix)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(source) => return Err(Error::Io { file: side, source }),
+        }
+    }
+    Ok(found)
+}
+
+/// Copies the stored database (inflated when gzip, capped) and `side_files` into a new private
+/// directory, hashing each as read: the directory, the database's path in it and its size.
+fn private_copy<R: Read>(
+    name: &Path,
+    stored: &mut Hashed<R>,
+    stored_len: Option<u64>,
+    side_files: &[(PathBuf, &'static str)],
+) -> Result<(tempfile::TempDir, PathBuf, u64)> {
+    let io_err = |file: &Path, source| Error::Io {
+        file: file.to_path_buf(),
+        source,
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("kineto-sqlite-")
+        .tempdir()
+        .map_err(|e| io_err(name, e))?;
+    let path = dir.path().join("trace.sqlite");
+    let mut copy = std::fs::File::create(&path).map_err(|e| io_err(&path, e))?;
+    let raw = &mut stored.reader;
+    let size = if stored.gzip {
+        let mut d = Capped::new(&mut *raw, stored_len);
+        io::copy(&mut d, &mut copy).map_err(|e| match is_cut(&e) {
+            true => Error::Gzip {
+                file: name.to_path_buf(),
+                offset: 0,
+                message: format!("{e} (an SQLite database cannot be read from a cut gzip)"),
+            },
+            false => inflate_error(name, 0, &e),
+        })?
+    } else {
+        io::copy(raw, &mut copy).map_err(|e| io_err(name, e))?
+    };
+    io::copy(raw, &mut io::sink()).map_err(|e| io_err(name, e))?;
+    copy.flush().map_err(|e| io_err(&path, e))?;
+    for (side, suffix) in side_files {
+        let file = std::fs::File::open(side).map_err(|e| io_err(side, e))?;
+        let mut hashing = HashingReader {
+            inner: file,
+            hasher: stored.hasher.clone(),
+        };
+        let mut to = path.as_os_str().to_owned();
+        to.push(suffix);
+        let mut out = std::fs::File::create(&to).map_err(|e| io_err(Path::new(&to), e))?;
+        io::copy(&mut hashing, &mut out).map_err(|e| io_err(side, e))?;
+    }
+    Ok((dir, path, size))
 }
 
 /// The stored files of one set (a rocprofv3 CSV set), read whole one after another: hashed together in
@@ -203,13 +286,9 @@ impl FileSet {
         let bytes = if is_gzip(&raw) {
             self.gzip = true;
             let mut out = Vec::new();
-            MultiGzDecoder::new(&raw[..])
+            Capped::new(&raw[..], Some(raw.len() as u64))
                 .read_to_end(&mut out)
-                .map_err(|e| Error::Gzip {
-                    file: file.to_path_buf(),
-                    offset: out.len() as u64,
-                    message: e.to_string(),
-                })?;
+                .map_err(|e| inflate_error(file, out.len() as u64, &e))?;
             out
         } else {
             raw
@@ -274,6 +353,53 @@ mod tests {
         assert!(text.starts_with(&w.bytes) && w.bytes.len() < text.len());
         assert_eq!(w.facts.content_bytes, w.bytes.len() as u64);
         assert_eq!(w.facts.sha256, Some(sha256_hex(cut)));
+    }
+
+    /// A gzip stream of `n` zero bytes (deflate stores them ~1000:1).
+    fn zeros_gzip(n: usize) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        let block = vec![0u8; 1 << 20];
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(block.len());
+            e.write_all(&block[..k]).unwrap_or_default();
+            left -= k;
+        }
+        e.finish().unwrap_or_default()
+    }
+
+    fn is_limit(r: Result<impl Sized>, file: &str) -> bool {
+        matches!(r, Err(Error::Limit { file: f, .. }) if f == Path::new(file))
+    }
+
+    #[test]
+    fn a_gzip_that_inflates_past_its_cap_is_refused_by_every_whole_read() {
+        // 1 MiB past the floor: its stored size (~260 KB) × 100 is far below the floor, so the floor
+        // is the cap, and the content passes it.
+        let bomb = zeros_gzip((super::super::INFLATE_FLOOR + (1 << 20)) as usize);
+        assert!(super::super::inflate_limit(bomb.len() as u64) == super::super::INFLATE_FLOOR);
+        let len = Some(bomb.len() as u64);
+        assert!(is_limit(
+            read_whole(Path::new("b.json.gz"), &bomb[..], true, len),
+            "b.json.gz"
+        ));
+        // Unknown stored size (a stream): the cap grows with the bytes read, and is still passed.
+        assert!(is_limit(
+            read_whole(Path::new("s.json.gz"), &bomb[..], true, None),
+            "s.json.gz"
+        ));
+        let db = database_file(Path::new("b.sqlite.gz"), &bomb[..], true, None);
+        assert!(is_limit(db, "b.sqlite.gz"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let csv = dir.path().join("x_kernel_trace.csv.gz");
+        std::fs::write(&csv, &bomb).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = FileSet::new(false);
+        assert!(is_limit(set.read(&csv), &csv.to_string_lossy()));
+        // At the cap exactly, content is read.
+        let at_cap = zeros_gzip(super::super::INFLATE_FLOOR as usize);
+        let w = read_whole(Path::new("c.json.gz"), &at_cap[..], false, None);
+        let w = w.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.facts.content_bytes, super::super::INFLATE_FLOOR);
     }
 
     #[test]

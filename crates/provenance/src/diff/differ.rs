@@ -4,13 +4,15 @@
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-use super::Change;
+use super::{Change, Section};
 use crate::record_json::{at, during_gpus, flags, identity_gpus, num, text};
 
 pub(super) struct Differ<'a> {
     pub(super) a: &'a Value,
     pub(super) b: &'a Value,
     pub(super) out: Vec<Change>,
+    /// The part of the comparison being made: stamped on each change.
+    pub(super) section: Section,
 }
 
 impl Differ<'_> {
@@ -21,6 +23,7 @@ impl Differ<'_> {
             b,
             why: why.to_owned(),
             informational: false,
+            section: self.section,
         });
     }
 

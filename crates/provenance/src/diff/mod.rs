@@ -8,7 +8,10 @@
 //! software (code, build, driver), then different conditions (power limit, throttling, clocks, temperature,
 //! other users of the GPU or the CPUs), then the rest of the machine's description.
 
+mod comparable;
 mod differ;
+
+pub use comparable::{Comparable, INCOMPARABLE_FLAGS, comparable};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -47,6 +50,24 @@ pub struct Change {
     /// Listed for information only: it does not count as a difference ([`telling`]), and it comes last. The
     /// command line is one: two runs that write their results to different files differ in it by necessity.
     pub informational: bool,
+    /// Which part of the comparison found it (what decides whether two runs' numbers can be compared:
+    /// [`comparable`]). Not written: the listing's order already says it.
+    #[serde(skip)]
+    pub section: Section,
+}
+
+/// The parts of a [`diff`], in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Section {
+    /// The two numbers measure different things (GPUs, settings, the command).
+    #[default]
+    Measured,
+    /// Different software (code, build, libraries, driver).
+    Software,
+    /// Different conditions (clocks, throttling, power, temperature, load).
+    Conditions,
+    /// The rest of the machine's description, and what is for information.
+    Machine,
 }
 
 /// Whether any change is more than informational: what `provenance diff` exits 1 on.
@@ -69,10 +90,14 @@ pub fn diff(a: &Value, b: &Value) -> Vec<Change> {
         a,
         b,
         out: Vec::new(),
+        section: Section::Measured,
     };
     different_things_measured(&mut d);
+    d.section = Section::Software;
     different_software(&mut d);
+    d.section = Section::Conditions;
     different_conditions(&mut d);
+    d.section = Section::Machine;
     rest_of_the_machine(&mut d);
     for_information(&mut d);
     d.out

@@ -1,0 +1,142 @@
+//! Benchmark result files compared benchmark by benchmark: pytest-benchmark's JSON (`--benchmark-json`,
+//! with `benchmarks[i].provenance` from our plugin, `python/provenance`) → one [`VerdictRow`] per
+//! benchmark (`metric: "benchmark"`, `name`: its `fullname`, `phase`: its `group`), judged from its saved
+//! per-round times (`stats.data`, written when pytest-benchmark is told to save its data) when present, else from the stated `rounds`,
+//! `mean` and `stddev` ([`crate::verdict::judge_summary`]: the same interval). What `provenance diff`
+//! prints for two such files.
+
+use serde_json::Value;
+
+use crate::verdict::{Judged, Method, Summary, judge, judge_summary};
+use crate::verdict_rows::{Comparability, UNPHASED, VerdictRow};
+
+/// One benchmark of a result file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Benchmark {
+    /// Its `fullname` (the test's node id), else its `name`.
+    pub name: String,
+    /// Its `group`, when it has one.
+    pub group: Option<String>,
+    /// The saved per-round times, s (`stats.data`), when kept.
+    pub rounds: Option<Vec<f64>>,
+    /// The stated rounds, mean and variance (from `stddev`).
+    pub stated: Summary,
+    /// Its provenance record (`provenance`), when our plugin wrote one.
+    pub record: Option<Value>,
+}
+
+/// Whether `v` is a pytest-benchmark result: an object with a `benchmarks` array and pytest-benchmark's
+/// `machine_info` or `version`.
+pub fn is_pytest_benchmark(v: &Value) -> bool {
+    v.get("benchmarks").is_some_and(Value::is_array)
+        && (v.get("machine_info").is_some() || v.get("version").is_some())
+}
+
+/// The benchmarks of a pytest-benchmark result; an error names the field that cannot be read
+/// (`benchmarks[2].stats.mean is a string, not a number`).
+pub fn benchmarks(v: &Value) -> Result<Vec<Benchmark>, String> {
+    let list = v
+        .get("benchmarks")
+        .and_then(Value::as_array)
+        .ok_or("no `benchmarks` array")?;
+    list.iter()
+        .enumerate()
+        .map(|(i, b)| benchmark(b).map_err(|e| format!("benchmarks[{i}].{e}")))
+        .collect()
+}
+
+fn benchmark(b: &Value) -> Result<Benchmark, String> {
+    let name = ["fullname", "name"]
+        .iter()
+        .find_map(|k| b.get(*k).and_then(Value::as_str))
+        .ok_or("fullname: absent (nor a name)")?
+        .to_owned();
+    let stats = b.get("stats").ok_or("stats: absent")?;
+    let number = |k: &str| -> Result<f64, String> {
+        stats
+            .get(k)
+            .and_then(Value::as_f64)
+            .ok_or_else(|| format!("stats.{k}: absent or not a number"))
+    };
+    let rounds = number("rounds")?;
+    if !(rounds >= 1.0 && rounds.fract() == 0.0) {
+        return Err(format!("stats.rounds: {rounds} is not a count of rounds"));
+    }
+    let sd = number("stddev")?;
+    let data = match stats.get("data") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .enumerate()
+                .map(|(j, x)| {
+                    x.as_f64()
+                        .ok_or_else(|| format!("stats.data[{j}]: not a number"))
+                })
+                .collect::<Result<Vec<f64>, String>>()?,
+        ),
+        Some(_) => return Err("stats.data: not an array".to_owned()),
+    };
+    Ok(Benchmark {
+        name,
+        group: b.get("group").and_then(Value::as_str).map(str::to_owned),
+        rounds: data,
+        stated: Summary {
+            n: rounds as usize,
+            mean: number("mean")?,
+            var: sd * sd,
+        },
+        record: b.get("provenance").filter(|r| r.is_object()).cloned(),
+    })
+}
+
+/// One benchmark in both files: from the rounds when both kept them, else from the stated stats.
+fn judged(old: &Benchmark, new: &Benchmark, method: Method) -> Judged {
+    match (&old.rounds, &new.rounds) {
+        (Some(o), Some(n)) => judge(o, n, method),
+        _ => {
+            let mut j = judge_summary(Some(old.stated), Some(new.stated), method);
+            j.reasons.push(
+                "from the stated rounds, mean and stddev (no per-round data saved: \
+                 pytest-benchmark keeps it when told to save its data)"
+                    .to_owned(),
+            );
+            j
+        }
+    }
+}
+
+/// Two result files' benchmarks, paired by name: a verdict row each (in the new file's order), each marked
+/// with `comparable(old record, new record)`; names in one file only, listed.
+pub fn bench_verdicts(
+    old: &[Benchmark],
+    new: &[Benchmark],
+    method: Method,
+    comparable: impl Fn(Option<&Value>, Option<&Value>) -> Comparability,
+) -> (Vec<VerdictRow>, Vec<String>, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut only_in_new = Vec::new();
+    for n in new {
+        let Some(o) = old.iter().find(|o| o.name == n.name) else {
+            only_in_new.push(n.name.clone());
+            continue;
+        };
+        let mut row = VerdictRow {
+            kind: "verdict",
+            metric: "benchmark",
+            name: Some(n.name.clone()),
+            place: "all".to_owned(),
+            phase: n.group.clone().unwrap_or_else(|| UNPHASED.to_owned()),
+            judged: judged(o, n, method),
+            comparable: true,
+            gated: true,
+        };
+        comparable(o.record.as_ref(), n.record.as_ref()).apply(std::slice::from_mut(&mut row));
+        rows.push(row);
+    }
+    let only_in_old = old
+        .iter()
+        .filter(|o| !new.iter().any(|n| n.name == o.name))
+        .map(|o| o.name.clone())
+        .collect();
+    (rows, only_in_old, only_in_new)
+}

@@ -46,15 +46,38 @@ fn lines(out: &str) -> Vec<Value> {
 fn every_command(path: &str, want: &Value) {
     let (code, out, err) = kineto(&["summary", "--json", path]);
     assert_eq!(code, 0, "{path}: {err}");
-    let s = &lines(&out)[0];
-    assert_eq!(s["format"], "xplane", "{path}");
-    assert_eq!(s["kernels"]["count"], want["kernels"], "{path}");
-    assert_eq!(s["memcpy"]["count"], want["memcpys"], "{path}");
-    assert_eq!(s["memset"]["count"], want["memsets"], "{path}");
-    let calls = s["runtime"]["count"].as_i64().unwrap() + s["driver"]["count"].as_i64().unwrap();
-    assert_eq!(calls, want["launches"].as_i64().unwrap(), "{path}");
+    // One summary per rank: a file of several GPU planes is one rank per GPU. Ops and calls add up
+    // to the file's; the host's step annotations are copied to every rank.
+    let ranks = lines(&out);
+    assert_eq!(
+        ranks.len(),
+        want["devices"].as_array().unwrap().len(),
+        "{path}: ranks"
+    );
+    let sum = |get: &dyn Fn(&Value) -> i64| -> i64 { ranks.iter().map(get).sum() };
+    let int = |v: &Value| v.as_i64().unwrap_or(0);
+    assert_eq!(
+        sum(&|s| int(&s["kernels"]["count"])),
+        int(&want["kernels"]),
+        "{path}"
+    );
+    assert_eq!(
+        sum(&|s| int(&s["memcpy"]["count"])),
+        int(&want["memcpys"]),
+        "{path}"
+    );
+    assert_eq!(
+        sum(&|s| int(&s["memset"]["count"])),
+        int(&want["memsets"]),
+        "{path}"
+    );
+    let calls = sum(&|s| int(&s["runtime"]["count"]) + int(&s["driver"]["count"]));
+    assert_eq!(calls, int(&want["launches"]), "{path}");
     let steps = want["step_annotations"].as_array().unwrap().len() as i64;
-    assert_eq!(s["user_annotations"].as_i64().unwrap(), steps, "{path}");
+    for s in &ranks {
+        assert_eq!(s["format"], "xplane", "{path}");
+        assert_eq!(int(&s["user_annotations"]), steps, "{path}");
+    }
 
     let (code, out, err) = kineto(&["kernels", "--json", path]);
     assert_eq!(code, 0, "{path}: {err}");

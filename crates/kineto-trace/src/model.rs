@@ -284,6 +284,9 @@ pub enum TraceFormat {
     /// `kineto-xplane` crate).
     #[serde(rename = "xplane")]
     XPlane,
+    /// A Perfetto protobuf trace (`.pftrace`, `.perfetto-trace`: `TracePacket`s; read by the
+    /// `kineto-perfetto` crate).
+    Perfetto,
 }
 
 impl TraceFormat {
@@ -299,6 +302,7 @@ impl TraceFormat {
             TraceFormat::RpdSqlite => "RPD SQLite",
             TraceFormat::RocprofLegacyJson => "rocprof v1/v2 JSON",
             TraceFormat::XPlane => "XPlane protobuf",
+            TraceFormat::Perfetto => "Perfetto protobuf",
         }
     }
 
@@ -324,6 +328,7 @@ impl TraceFormat {
             TraceFormat::RpdSqlite => "rpd_sqlite",
             TraceFormat::RocprofLegacyJson => "rocprof_legacy_json",
             TraceFormat::XPlane => "xplane",
+            TraceFormat::Perfetto => "perfetto",
         }
     }
 }

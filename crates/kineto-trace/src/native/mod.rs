@@ -19,7 +19,8 @@
 //! ([`install_sqlite_reader`]) and the front door (`parse_file`) hands SQLite files to it. A build
 //! that never installs one reports an SQLite file as a format this build does not read. The XPlane
 //! protobuf of JAX and TensorFlow is read the same way, by the `kineto-xplane` crate
-//! ([`install_xplane_reader`]), so that the protobuf library stays out of this crate.
+//! ([`install_xplane_reader`]), and Perfetto protobuf by the `kineto-perfetto` crate
+//! ([`install_perfetto_reader`]), so that the protobuf library stays out of this crate.
 
 pub mod builder;
 pub(crate) mod chrome;
@@ -71,6 +72,23 @@ pub fn install_xplane_reader(read: XPlaneRead) {
 /// The XPlane reader installed, if one is.
 pub(crate) fn xplane_reader() -> Option<XPlaneRead> {
     XPLANE.get().copied()
+}
+
+/// A reader of Perfetto protobuf traces (`.pftrace`, a stream of `TracePacket`s), of the same shape as
+/// [`XPlaneRead`]: it lives in the `kineto-perfetto` crate and is installed the same way.
+pub type PerfettoRead = XPlaneRead;
+
+static PERFETTO: OnceLock<PerfettoRead> = OnceLock::new();
+
+/// Installs the Perfetto reader (the `kineto-perfetto` crate's `install()` calls this). The first one
+/// installed stays; later calls are ignored.
+pub fn install_perfetto_reader(read: PerfettoRead) {
+    let _ = PERFETTO.set(read);
+}
+
+/// The Perfetto reader installed, if one is.
+pub(crate) fn perfetto_reader() -> Option<PerfettoRead> {
+    PERFETTO.get().copied()
 }
 
 /// Whether this process can read SQLite traces.

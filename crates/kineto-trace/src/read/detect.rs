@@ -1,6 +1,6 @@
 //! Which format a file is, told by its first bytes (inflated first when they are gzip), never by its
 //! name: the SQLite header, the JSON value's shape and first key, a rocprofv3 CSV header line, the
-//! first field of an XPlane protobuf.
+//! first field of an XPlane protobuf, the first packet of a Perfetto trace.
 //!
 //! What it is not: a check that the file is what its first bytes say (each format's reader does that,
 //! and a file none of them takes goes to the Kineto parser, whose error names the byte).
@@ -31,6 +31,8 @@ pub enum Sniffed {
     Sqlite,
     /// An XPlane protobuf (`XSpace`, JAX/TensorFlow/XLA): see [`is_xspace`].
     XPlane,
+    /// A Perfetto protobuf trace (`TracePacket`s): see [`is_perfetto_trace`].
+    Perfetto,
     /// Nothing read here: the Kineto parser's error names the byte.
     Unknown,
 }
@@ -39,8 +41,8 @@ pub enum Sniffed {
 pub const LOOKED_FOR: &str = "a Kineto JSON object with \"traceEvents\", a Chrome-trace JSON array, \
      the legacy rocprof's JSON (`{ \"traceEvents\":[{}`), \
      rocprofv3 JSON (\"rocprofiler-sdk-tool\"), a rocprofv3 CSV (Kernel_Name, Start_Timestamp, …) or an SQLite \
-     database (Nsight Systems, rocpd, RPD) or an XPlane protobuf (JAX/TensorFlow `*.xplane.pb`), each \
-     optionally gzip";
+     database (Nsight Systems, rocpd, RPD), an XPlane protobuf (JAX/TensorFlow `*.xplane.pb`) or a \
+     Perfetto protobuf trace (`.pftrace`), each optionally gzip";
 
 /// The first bytes of a stored stream, for telling its format: up to [`SNIFF`] bytes.
 pub(crate) fn read_head(raw: &mut impl Read) -> io::Result<Vec<u8>> {
@@ -83,6 +85,9 @@ pub fn sniff(content: &[u8]) -> Sniffed {
     }
     if is_xspace(content) {
         return Sniffed::XPlane;
+    }
+    if is_perfetto_trace(content) {
+        return Sniffed::Perfetto;
     }
     let text = content.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(content);
     let start = text.iter().position(|b| !b.is_ascii_whitespace());
@@ -137,6 +142,57 @@ fn is_xspace(content: &[u8]) -> bool {
     name_len > 0
         && (name_end - plane_start) as u64 <= plane_len
         && std::str::from_utf8(name).is_ok_and(|n| !n.chars().any(char::is_control))
+}
+
+/// True when the bytes open as a Perfetto `Trace`: byte `0x0A` (`packet`, field 1, length-delimited),
+/// the packet's length, and then fields of `TracePacket` as far as the packet or the head goes, each
+/// of a number `trace_packet.proto` declares with its wire type (varint for the scalar fields, a
+/// length for the rest), at least one of them. Asked after [`is_xspace`] (an `XSpace` plane opens
+/// with its `name`, which is field 2 of a packet too; a packet's field 2, `process_tree`, opens with a
+/// control byte, which no plane's name holds). A text file whose first byte is a newline is not taken
+/// for one: the 16 bytes after it would have to hold a byte that is neither printable ASCII nor
+/// whitespace.
+fn is_perfetto_trace(content: &[u8]) -> bool {
+    let Some(rest) = content.strip_prefix(b"\x0A") else {
+        return false;
+    };
+    if rest
+        .iter()
+        .take(16)
+        .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+    {
+        return false;
+    }
+    let Some((packet_len, body)) = varint(rest) else {
+        return false;
+    };
+    let mut body = &body[..usize::try_from(packet_len).map_or(body.len(), |l| l.min(body.len()))];
+    let mut fields = 0;
+    while let Some((tag, after)) = varint(body) {
+        let (number, wire) = (tag >> 3, tag & 7);
+        // trace_packet.proto's scalar fields: trusted_uid, timestamp, trusted_packet_sequence_id,
+        // sequence_flags, incremental_state_cleared, previous_packet_dropped, timestamp_clock_id,
+        // trusted_pid, first_packet_on_sequence, machine_id.
+        let scalar = matches!(number, 3 | 8 | 10 | 13 | 41 | 42 | 58 | 79 | 87 | 98);
+        let declared = matches!(number, 1..=141 | 900 | 1000..=1999);
+        body = match (scalar, declared, wire) {
+            (true, _, 0) => match varint(after) {
+                Some((_, next)) => next,
+                None => return fields > 0,
+            },
+            (false, true, 2) => match varint(after) {
+                Some((len, next)) => match usize::try_from(len).ok().and_then(|l| next.get(l..)) {
+                    Some(next) => next,
+                    // The field runs past the head: the packet is read no further here.
+                    None => return true,
+                },
+                None => return fields > 0,
+            },
+            _ => return false,
+        };
+        fields += 1;
+    }
+    fields > 0
 }
 
 /// A protobuf varint (at most 10 bytes) and the bytes after it.
@@ -242,6 +298,15 @@ mod tests {
         assert_eq!(sniff(b"\x0A\x0B\x12\x09/host"), Sniffed::Unknown);
         assert_eq!(sniff(b"\x0A\x02\x12\x00"), Sniffed::Unknown);
         assert_eq!(sniff(b"\x0A\x05\x12\x03a\nb"), Sniffed::Unknown);
+        // Trace { packet { timestamp: 5, trusted_packet_sequence_id: 1, track_event { name: "a" } } }.
+        assert_eq!(
+            sniff(b"\x0A\x0A\x40\x05\x50\x01\x5A\x04\xBA\x01\x01a"),
+            Sniffed::Perfetto
+        );
+        // A packet whose first field has the wrong wire type (timestamp as a length), or an
+        // undeclared number (field 200): not Perfetto.
+        assert_eq!(sniff(b"\x0A\x03\x42\x01\x00"), Sniffed::Unknown);
+        assert_eq!(sniff(b"\x0A\x04\xC0\x0C\x01\x00"), Sniffed::Unknown);
         // JSON after a newline stays JSON.
         assert_eq!(sniff(b"\n{\"traceEvents\": []}"), Sniffed::KinetoObject);
         assert_eq!(sniff(b"hello"), Sniffed::Unknown);

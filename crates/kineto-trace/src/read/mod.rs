@@ -93,7 +93,8 @@ impl Parsed {
 
 /// Parses one trace file, of any format read here: Kineto JSON, a Chrome-trace JSON array, rocprofv3
 /// JSON or CSV, or (with an SQLite reader installed, see [`crate::native`]) Nsight Systems, rocpd and
-/// RPD SQLite, (with an XPlane reader installed) JAX/TensorFlow XPlane protobuf — each plain or gzip, told by content, not by name. A directory is read as one
+/// RPD SQLite, (with an XPlane reader installed) JAX/TensorFlow XPlane protobuf, (with a Perfetto
+/// reader installed) Perfetto protobuf — each plain or gzip, told by content, not by name. A directory is read as one
 /// process's rocprofv3 CSV files.
 ///
 /// The file is opened through tool-io ([`tool_io::open_input`]): a regular file only (a FIFO is refused
@@ -213,7 +214,28 @@ fn read_vendor_content(
             native::rocprof_json::read(name, std::mem::take(&mut whole.bytes))?
         }
         Sniffed::Rocprofv3Csv => rocprof_csv::read_one(name, &whole.bytes)?,
-        Sniffed::XPlane => read_xplane(name, &whole.bytes, whole.cut_gzip && !opts.salvage)?,
+        Sniffed::XPlane => read_protobuf(
+            name,
+            &whole.bytes,
+            whole.cut_gzip && !opts.salvage,
+            (
+                native::xplane_reader(),
+                "an XPlane protobuf (JAX/TensorFlow)",
+                "XPlane",
+                "xplane",
+            ),
+        )?,
+        Sniffed::Perfetto => read_protobuf(
+            name,
+            &whole.bytes,
+            whole.cut_gzip && !opts.salvage,
+            (
+                native::perfetto_reader(),
+                "a Perfetto protobuf trace",
+                "Perfetto",
+                "perfetto",
+            ),
+        )?,
         _ => {
             return Err(Error::Format {
                 file: name.to_path_buf(),
@@ -224,9 +246,16 @@ fn read_vendor_content(
     Ok(Parsed::of(name, whole.facts, trace))
 }
 
-/// An XPlane protobuf, by the reader installed ([`native::install_xplane_reader`]). A cut gzip stream
-/// is refused unless salvaging: a protobuf cut between two planes reads as a whole one.
-fn read_xplane(name: &Path, bytes: &[u8], cut: bool) -> Result<Trace> {
+/// A protobuf trace (XPlane, Perfetto) by the reader installed for it
+/// ([`native::install_xplane_reader`], [`native::install_perfetto_reader`]): `(reader, what the file
+/// is, the format's name, the feature that builds the reader)`. A cut gzip stream is refused unless salvaging: a protobuf
+/// cut between two top-level messages reads as a whole one.
+fn read_protobuf(
+    name: &Path,
+    bytes: &[u8],
+    cut: bool,
+    (reader, what, format, feature): (Option<native::XPlaneRead>, &str, &str, &str),
+) -> Result<Trace> {
     if cut {
         return Err(Error::Truncated {
             file: name.to_path_buf(),
@@ -234,12 +263,12 @@ fn read_xplane(name: &Path, bytes: &[u8], cut: bool) -> Result<Trace> {
             events: 0,
         });
     }
-    let Some(read) = native::xplane_reader() else {
+    let Some(read) = reader else {
         return Err(Error::Format {
             file: name.to_path_buf(),
-            message: "an XPlane protobuf (JAX/TensorFlow); this build reads no XPlane \
-                      (it was built without the `xplane` feature)"
-                .into(),
+            message: format!(
+                "{what}; this build reads no {format} (it was built without the `{feature}` feature)"
+            ),
         });
     };
     read(bytes, name)
@@ -312,6 +341,7 @@ pub(crate) fn format_of_file(path: &Path) -> Result<Option<TraceFormat>> {
         // The three SQLite formats are told apart by their tables; one family for this check.
         Sniffed::Sqlite => Some(TraceFormat::NsysSqlite),
         Sniffed::XPlane => Some(TraceFormat::XPlane),
+        Sniffed::Perfetto => Some(TraceFormat::Perfetto),
         Sniffed::Unknown => None,
     })
 }

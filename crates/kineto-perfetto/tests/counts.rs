@@ -1,0 +1,158 @@
+//! The Perfetto files of testdata/native/perfetto (written by `perfetto_counts.py` with a hand-written
+//! wire-format encoder), read through `kineto_trace::parse_file` with this crate's reader installed,
+//! against the counts of the same script's independent wire walker (counts.json).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use kineto_trace::{Error, GpuKind, Options, Parsed, TraceFormat, parse_file};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native/perfetto")
+}
+
+fn counts() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir().join("counts.json")).unwrap()).unwrap()
+}
+
+fn parse(path: &Path) -> Parsed {
+    kineto_perfetto::install();
+    parse_file(path, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn int(v: &Value, k: &str) -> i64 {
+    v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// Counts and sums of every kind of row, annotations and launch links, against `want`.
+fn check(name: &str, want: &Value) {
+    let p = parse(&dir().join(name));
+    let t = &p.trace;
+    assert_eq!(t.header.format, TraceFormat::Perfetto, "{name}");
+    for (kind, key) in [
+        (GpuKind::Kernel, "kernel"),
+        (GpuKind::Memcpy, "memcpy"),
+        (GpuKind::Memset, "memset"),
+    ] {
+        let ops = t.gpu_ops(kind);
+        assert_eq!(
+            ops.len() as i64,
+            int(want, &format!("{key}s")),
+            "{name}: {key}s"
+        );
+        let sum: i64 = ops.iter().map(|o| o.dur_ns).sum();
+        assert_eq!(
+            sum,
+            int(want, &format!("{key}_sum_ns")),
+            "{name}: Σ {key} ns"
+        );
+    }
+    assert_eq!(
+        t.launches.len() as i64,
+        int(want, "launches"),
+        "{name}: calls"
+    );
+    let launch_ns: i64 = t.launches.iter().map(|l| l.dur_ns).sum();
+    assert_eq!(launch_ns, int(want, "launch_sum_ns"), "{name}: Σ call ns");
+    assert_eq!(
+        t.cpu_ops.len() as i64,
+        int(want, "cpu_ops"),
+        "{name}: CPU ops"
+    );
+    let cpu_ns: i64 = t.cpu_ops.iter().map(|s| s.dur_ns).sum();
+    assert_eq!(cpu_ns, int(want, "cpu_op_sum_ns"), "{name}: Σ CPU op ns");
+    let mut annotations: Vec<&str> = t.user_annotations.iter().map(|s| t.name(s.name)).collect();
+    annotations.sort_unstable();
+    let want_annotations: Vec<&str> = want["user_annotations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(annotations, want_annotations, "{name}: user annotations");
+    let instants = t
+        .counts
+        .other_complete
+        .get("perfetto instant")
+        .copied()
+        .unwrap_or(0);
+    assert_eq!(instants as i64, int(want, "instants"), "{name}: instants");
+    let launched: HashSet<_> = t.launches.iter().filter_map(|l| l.correlation).collect();
+    let linked = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
+        .iter()
+        .flat_map(|&k| t.gpu_ops(k))
+        .filter(|o| o.correlation.is_some_and(|c| launched.contains(&c)))
+        .count();
+    assert_eq!(
+        linked as i64,
+        int(want, "linked_gpu_ops"),
+        "{name}: GPU ops with a call"
+    );
+    let skipped = int(want, "skipped_packets");
+    assert_eq!(
+        t.capture
+            .notes
+            .iter()
+            .any(|n| n.starts_with(&format!("{skipped} packets skipped"))),
+        skipped > 0,
+        "{name}: {:?}",
+        t.capture.notes
+    );
+}
+
+#[test]
+fn generated_files_match_the_independent_counts() {
+    let want = counts();
+    for name in ["rocprofv3_layout.pftrace", "gpu_stages.pftrace"] {
+        check(name, &want[name]);
+    }
+}
+
+#[test]
+fn monotonic_times_move_onto_boottime_and_names_follow_the_cleared_state() {
+    let t = parse(&dir().join("rocprofv3_layout.pftrace")).trace;
+    // perfetto_counts.py: snapshot BOOTTIME 1,000,000 = MONOTONIC 400,000; the first kernel begins
+    // at MONOTONIC 500,600 → 1,000,000 + 100,600 = 1,100,600 ns, for 2,000 ns.
+    let k = &t.kernels[0];
+    assert_eq!((k.ts_ns, k.dur_ns), (1_100_600, 2_000));
+    assert_eq!(t.name(k.name), "gemm_k(float*)");
+    // On GPU (agent) 1, stream 0, by the track's name.
+    assert_eq!((k.device, k.stream), (Some(1), Some(0)));
+    // After the second clear, iid 2 names the kernel `fusion_add_kernel`, not `hipLaunchKernel`.
+    assert_eq!(t.name(t.kernels[1].name), "fusion_add_kernel");
+    assert!(
+        t.launches
+            .iter()
+            .all(|l| t.name(l.name) != "fusion_add_kernel")
+    );
+}
+
+#[test]
+fn a_compute_kernel_stage_has_its_launch_shape() {
+    let t = parse(&dir().join("gpu_stages.pftrace")).trace;
+    let k = &t.kernels[0];
+    assert_eq!(t.name(k.name), "axpy(float*, float*)");
+    // The packet's timestamp 2,001,000 (BOOTTIME, no snapshot needed), duration 3,000.
+    assert_eq!((k.ts_ns, k.dur_ns), (2_001_000, 3_000));
+    assert_eq!((k.grid, k.block), ([4, 1, 1], [256, 1, 1]));
+    // registers_per_thread 32 (its name interned); shared 1,024 static + 512 dynamic.
+    assert_eq!((k.registers, k.shared_memory), (Some(32), Some(1_536)));
+    assert_eq!(t.name(t.memcpys[0].name), "Copy");
+}
+
+#[test]
+fn a_cut_file_names_the_byte_of_the_cut_packet() {
+    kineto_perfetto::install();
+    let want = int(&counts()["truncated.pftrace"], "fault_offset");
+    let e = parse_file(&dir().join("truncated.pftrace"), &Options::default()).unwrap_err();
+    match &e {
+        Error::Syntax { offset, .. } => assert_eq!(*offset as i64, want, "{e}"),
+        other => panic!("{other:?}"),
+    }
+    let text = e.to_string();
+    assert!(
+        text.contains("truncated.pftrace") && text.contains("runs past the end"),
+        "{text}"
+    );
+}

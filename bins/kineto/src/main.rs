@@ -84,6 +84,8 @@ fn main() -> ExitCode {
     kineto_sqlite::install();
     #[cfg(feature = "xplane")]
     kineto_xplane::install();
+    #[cfg(feature = "perfetto")]
+    kineto_perfetto::install();
     let cli: Cli = match tool_io::cli::parse("kineto") {
         Ok(c) => c,
         Err(code) => return code,

@@ -147,7 +147,9 @@ fn is_xspace(content: &[u8]) -> bool {
 /// True when the bytes open as a Perfetto `Trace`: byte `0x0A` (`packet`, field 1, length-delimited),
 /// the packet's length, and then fields of `TracePacket` as far as the packet or the head goes, each
 /// of a number `trace_packet.proto` declares with its wire type (varint for the scalar fields, a
-/// length for the rest), at least one of them. Asked after [`is_xspace`] (an `XSpace` plane opens
+/// length for the rest), one of them a scalar (the tracing service stamps every packet with its
+/// `trusted_uid` and `trusted_packet_sequence_id`; the SDK's writers give a sequence id or a
+/// timestamp). Asked after [`is_xspace`] (an `XSpace` plane opens
 /// with its `name`, which is field 2 of a packet too; a packet's field 2, `process_tree`, opens with a
 /// control byte, which no plane's name holds). A text file whose first byte is a newline is not taken
 /// for one: the 16 bytes after it would have to hold a byte that is neither printable ASCII nor
@@ -167,7 +169,7 @@ fn is_perfetto_trace(content: &[u8]) -> bool {
         return false;
     };
     let mut body = &body[..usize::try_from(packet_len).map_or(body.len(), |l| l.min(body.len()))];
-    let mut fields = 0;
+    let mut scalars = 0;
     while let Some((tag, after)) = varint(body) {
         let (number, wire) = (tag >> 3, tag & 7);
         // trace_packet.proto's scalar fields: trusted_uid, timestamp, trusted_packet_sequence_id,
@@ -177,22 +179,24 @@ fn is_perfetto_trace(content: &[u8]) -> bool {
         let declared = matches!(number, 1..=141 | 900 | 1000..=1999);
         body = match (scalar, declared, wire) {
             (true, _, 0) => match varint(after) {
-                Some((_, next)) => next,
-                None => return fields > 0,
+                Some((_, next)) => {
+                    scalars += 1;
+                    next
+                }
+                None => break,
             },
             (false, true, 2) => match varint(after) {
+                // A field that runs past the head ends what is read of the packet here.
                 Some((len, next)) => match usize::try_from(len).ok().and_then(|l| next.get(l..)) {
                     Some(next) => next,
-                    // The field runs past the head: the packet is read no further here.
-                    None => return true,
+                    None => break,
                 },
-                None => return fields > 0,
+                None => break,
             },
             _ => return false,
         };
-        fields += 1;
     }
-    fields > 0
+    scalars > 0
 }
 
 /// A protobuf varint (at most 10 bytes) and the bytes after it.

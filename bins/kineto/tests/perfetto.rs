@@ -1,0 +1,106 @@
+//! Every subcommand on the Perfetto protobuf files of testdata/native/perfetto (written by
+//! `perfetto_counts.py`); counts against the script's independent wire walker (counts.json).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn perfetto_dir() -> PathBuf {
+    root().join("testdata/native/perfetto")
+}
+
+fn counts() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(perfetto_dir().join("counts.json")).unwrap())
+        .unwrap()
+}
+
+fn kineto(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn every_command_reads_the_generated_perfetto_files() {
+    let all = counts();
+    for name in ["rocprofv3_layout.pftrace", "gpu_stages.pftrace"] {
+        let want = &all[name];
+        let path = perfetto_dir().join(name).display().to_string();
+        let (code, out, err) = kineto(&["summary", "--json", &path]);
+        assert_eq!(code, 0, "{path}: {err}");
+        // One process in each file (GPU ops recorded as that process's): one rank.
+        let ranks = lines(&out);
+        assert_eq!(ranks.len(), 1, "{path}: {out}");
+        let s = &ranks[0];
+        assert_eq!(s["format"], "perfetto", "{path}");
+        let int = |v: &Value| v.as_i64().unwrap_or(0);
+        assert_eq!(int(&s["kernels"]["count"]), int(&want["kernels"]), "{path}");
+        assert_eq!(int(&s["memcpy"]["count"]), int(&want["memcpys"]), "{path}");
+        let calls = int(&s["runtime"]["count"]) + int(&s["driver"]["count"]);
+        assert_eq!(calls, int(&want["launches"]), "{path}");
+        let (code, out, err) = kineto(&["kernels", "--json", &path]);
+        assert_eq!(code, 0, "{path}: {err}");
+        assert_eq!(lines(&out).len() as i64, int(&want["kernels"]), "{path}");
+        for cmd in ["steps", "budget", "top", "annotations", "ranks"] {
+            let (code, _, err) = kineto(&[cmd, "--json", &path]);
+            assert_eq!(code, 0, "{cmd} {path}: {err}");
+        }
+        let (code, table, _) = kineto(&["budget", &path]);
+        assert_eq!(code, 0);
+        assert!(
+            table.lines().next().unwrap().contains("Perfetto protobuf"),
+            "{path}: {table}"
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let html = tmp.path().join("r.html");
+        let (code, _, err) = kineto(&["report", "--html", &html.display().to_string(), &path]);
+        assert_eq!(code, 0, "{path}: {err}");
+    }
+}
+
+#[test]
+fn the_profiler_steps_of_a_perfetto_file_are_steps() {
+    // rocprofv3_layout.pftrace holds ProfilerStep#0 and ProfilerStep#1 (roctx ranges).
+    let path = perfetto_dir()
+        .join("rocprofv3_layout.pftrace")
+        .display()
+        .to_string();
+    let (code, out, err) = kineto(&["steps", "--json", &path]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lines(&out).len(), 2, "{out}");
+}
+
+#[test]
+fn a_cut_perfetto_file_is_an_error_naming_its_byte() {
+    let path = perfetto_dir()
+        .join("truncated.pftrace")
+        .display()
+        .to_string();
+    let at = counts()["truncated.pftrace"]["fault_offset"]
+        .as_i64()
+        .unwrap();
+    let (code, _, err) = kineto(&["summary", &path]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!("truncated.pftrace: byte {at}: ")),
+        "{err}"
+    );
+}

@@ -497,6 +497,25 @@ def test_xplane_reads_as_its_wire_walker_counts_it(name):
     assert sum(durs) == want["kernel_sum_ns"]
 
 
+PERFETTO = NATIVE / "perfetto"
+PERFETTO_COUNTS = json.loads((PERFETTO / "counts.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["rocprofv3_layout.pftrace", "gpu_stages.pftrace"])
+def test_perfetto_reads_as_its_wire_walker_counts_it(name):
+    # Perfetto protobuf: counted by testdata/native/perfetto/perfetto_counts.py, a hand-written
+    # protobuf wire-format walker.
+    want = PERFETTO_COUNTS[name]
+    t = kineto_trace.read(PERFETTO / name)
+    assert t.summary_dict()["format"] == "perfetto"
+    ops = t.gpu_ops()
+    kinds = ops["kind"].to_pylist()
+    assert kinds.count("kernel") == want["kernels"]
+    assert kinds.count("memcpy") == want["memcpys"]
+    durs = [d for k, d in zip(kinds, ops["dur_ns"].to_pylist()) if k == "kernel"]
+    assert sum(durs) == want["kernel_sum_ns"]
+
+
 def test_read_ranks_of_a_rocprofv3_csv_directory():
     ranks = kineto_trace.read_ranks(str(NATIVE / "rocprofv3_csv_new"))
     assert len(ranks) == 2

@@ -83,7 +83,7 @@ impl Clocks {
     }
 
     /// `raw` on `clock` (of `sequence`), as ns of the trace clock.
-    pub fn to_trace_ns(&mut self, sequence: u32, clock: u32, raw: u64) -> Result<i64, String> {
+    pub fn on_trace_clock(&mut self, sequence: u32, clock: u32, raw: u64) -> Result<i64, String> {
         if clock == self.trace_clock {
             return i64::try_from(raw).map_err(|_| format!("timestamp {raw} out of range"));
         }
@@ -139,14 +139,14 @@ mod tests {
         };
         let mut c = Clocks::new(Some((1, &snap)));
         assert_eq!(c.trace_clock, BOOTTIME);
-        assert_eq!(c.to_trace_ns(1, 6, 5), Ok(5));
+        assert_eq!(c.on_trace_clock(1, 6, 5), Ok(5));
         // MONOTONIC 450 is 50 ns after the snapshot: 1,050.
-        assert_eq!(c.to_trace_ns(9, 3, 450), Ok(1_050));
+        assert_eq!(c.on_trace_clock(9, 3, 450), Ok(1_050));
         // Clock 64 of sequence 1: +2 µs then +3 µs from 7 → 9, 12 µs: 1,000 + 2,000 and + 5,000.
-        assert_eq!(c.to_trace_ns(1, 64, 2), Ok(3_000));
-        assert_eq!(c.to_trace_ns(1, 64, 3), Ok(6_000));
+        assert_eq!(c.on_trace_clock(1, 64, 2), Ok(3_000));
+        assert_eq!(c.on_trace_clock(1, 64, 3), Ok(6_000));
         // Another sequence's clock 64 has no snapshot.
-        assert!(c.to_trace_ns(2, 64, 1).is_err());
-        assert!(c.to_trace_ns(1, 1, 1).unwrap_err().contains("clock 1"));
+        assert!(c.on_trace_clock(2, 64, 1).is_err());
+        assert!(c.on_trace_clock(1, 1, 1).unwrap_err().contains("clock 1"));
     }
 }

@@ -93,7 +93,7 @@ impl Reader {
             .timestamp_clock_id
             .or(seq.default_clock)
             .unwrap_or(self.clocks.trace_clock);
-        self.clocks.to_trace_ns(at.sequence, clock, raw)
+        self.clocks.on_trace_clock(at.sequence, clock, raw)
     }
 
     /// One track event.

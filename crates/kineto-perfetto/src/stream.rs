@@ -105,14 +105,7 @@ fn inflate(deflated: &[u8]) -> std::io::Result<Vec<u8>> {
 }
 
 /// The varint at `at` and the offset after it; `None` when cut or over 10 bytes.
-pub fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
-    let mut value = 0u64;
-    for i in 0..10 {
-        let b = *bytes.get(at + i)?;
-        value |= u64::from(b & 0x7F) << (7 * i);
-        if b & 0x80 == 0 {
-            return Some((value, at + i + 1));
-        }
-    }
-    None
+fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    let (value, rest) = kineto_trace::native::detect::varint(bytes.get(at..)?)?;
+    Some((value, bytes.len() - rest.len()))
 }

@@ -199,8 +199,9 @@ fn is_perfetto_trace(content: &[u8]) -> bool {
     scalars > 0
 }
 
-/// A protobuf varint (at most 10 bytes) and the bytes after it.
-fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
+/// A protobuf varint (at most 10 bytes) and the bytes after it; `None` when cut or longer. The one
+/// varint of the protobuf readers' byte walks (`kineto-perfetto`'s packet stream uses it too).
+pub fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
     let mut value = 0u64;
     for (i, &b) in bytes.iter().take(10).enumerate() {
         value |= u64::from(b & 0x7F) << (7 * i);

@@ -61,19 +61,25 @@ tally() {
     >"$t/prepare.log" 2>&1 &
 prepare=$!
 tally cargo test --workspace
-# The harness examples on a tiny benchmark: one provenance record per benchmark.
+# The harness examples on a tiny benchmark: one provenance record per benchmark; then the criterion one again
+# into its own CRITERION_HOME, and `provenance diff` of the two runs' results beside their records: a verdict
+# row for the benchmark (only verdict rows carry a `name`; docs/verdict.md).
 tally build_tools
 harness_examples() {
     "$t/debug/examples/criterion_bench" --bench >/dev/null &&
         "$t/debug/examples/divan_bench" --bench >/dev/null &&
-        test -f "$t/criterion/sum_1000/provenance.json" && test -f "$t/divan/sum_1000/provenance.json"
+        test -f "$t/criterion/sum_1000/provenance.json" && test -f "$t/divan/sum_1000/provenance.json" &&
+        CRITERION_HOME="$t/criterion-again" "$t/debug/examples/criterion_bench" --bench >/dev/null &&
+        "$t/debug/provenance" diff --json "$t/criterion/sum_1000" "$t/criterion-again/sum_1000" \
+            >"$t/criterion-diff.jsonl" &&
+        grep -q '"name":"sum_1000"' "$t/criterion-diff.jsonl"
 }
 if harness_examples; then
-    echo "harness examples: 2 passed, 0 failed"
-    passed=$((passed + 2))
+    echo "harness examples: 3 passed, 0 failed"
+    passed=$((passed + 3))
 else
-    echo "harness examples: 0 passed, 2 failed"
-    failed=$((failed + 2))
+    echo "harness examples: 0 passed, 3 failed"
+    failed=$((failed + 3))
     exit 1
 fi
 # The Parquet export read back by DuckDB (pip-installed into target/py-duckdb): the queries in docs/parquet.md

@@ -486,14 +486,19 @@ def test_xplane_reads_as_its_wire_walker_counts_it(name):
     else:
         path = XPLANE / name
     want = XPLANE_COUNTS[name]
-    t = kineto_trace.read(path)
-    assert t.summary_dict()["format"] == "xplane"
-    ops = t.gpu_ops()
-    kinds = ops["kind"].to_pylist()
+    # One rank per GPU plane (multi_gpu.xplane.pb has two); their ops add up to the file's.
+    ranks = kineto_trace.read_ranks(path)
+    assert len(ranks) == len(want["devices"])
+    kinds, durs = [], []
+    for t in ranks:
+        assert t.summary_dict()["format"] == "xplane"
+        ops = t.gpu_ops()
+        k = ops["kind"].to_pylist()
+        kinds += k
+        durs += [d for kind, d in zip(k, ops["dur_ns"].to_pylist()) if kind == "kernel"]
     assert kinds.count("kernel") == want["kernels"]
     assert kinds.count("memcpy") == want["memcpys"]
     assert kinds.count("memset") == want["memsets"]
-    durs = [d for k, d in zip(kinds, ops["dur_ns"].to_pylist()) if k == "kernel"]
     assert sum(durs) == want["kernel_sum_ns"]
 
 
@@ -501,3 +506,14 @@ def test_read_ranks_of_a_rocprofv3_csv_directory():
     ranks = kineto_trace.read_ranks(str(NATIVE / "rocprofv3_csv_new"))
     assert len(ranks) == 2
     assert all(r.summary_dict()["format"] == "rocprofv3_csv" for r in ranks)
+
+
+def test_read_of_a_file_of_two_ranks_refuses_naming_them_and_read_ranks_gives_each():
+    # nsys_node_3.17.sqlite: processes 4101 (GPU 0, 7 kernels) and 4201 (GPU 1, 2 kernels), as
+    # testdata/native/make_native.py writes it; one trace of both would sum two GPUs into one budget.
+    path = str(NATIVE / "nsys_node_3.17.sqlite")
+    with pytest.raises(kineto_trace.TraceError, match="holds 2 ranks") as e:
+        kineto_trace.read(path)
+    assert "#pid 4101 gpu 0" in str(e.value) and "#pid 4201 gpu 1" in str(e.value)
+    ranks = kineto_trace.read_ranks(path)
+    assert [r.summary_dict()["kernels"]["count"] for r in ranks] == [7, 2]

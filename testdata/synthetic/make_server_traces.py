@@ -28,12 +28,24 @@ Each case is built from what the server's source does once per engine step (docs
                     for the decode steps, outside any module call.
 * trtllm_nvtx     — the same server's NVTX ranges as annotation spans (a native capture):
                     `[Executor] _forward_step N: C ctx reqs, G gen reqs`.
+* vllm_v1_graphs  — stock vLLM V1 (`with_stack`, `record_shapes`) with its default CUDA graphs: a first
+                    step of a 1,000-token prompt run eagerly (beyond the captured sizes), then decode steps
+                    whose model is one full-graph replay and whose LM head and sampler run eagerly after
+                    it (the issue 43 trace: no marker states a phase).
+* train_forward   — a training loop without `ProfilerStep` (its profiler driven by hand): a `train_step N`
+                    annotation around each iteration, the model's `nn.Module: LlamaForCausalLM_0` forward
+                    inside it, then the backward and the optimizer's kernels: the step is the enclosing
+                    annotation, not the forward (issue 43: a forward-only step left backward and optimizer
+                    out).
 * graph_only      — no marker at all: each cudaGraphLaunch is a step; the replays' sizes from a vLLM
                     graph-capture trace beside it (`capture_traces/`), matched by their op counts.
 
 The expected values are computed from the events by brute force: each kernel's launch by correlation id,
 the markers of the launch's process containing the launch's start (the innermost), GEMM rows as the most
-frequent activation rows of the step's GEMMs, a replay's size from the capture with as many launches.
+frequent activation rows of the step's GEMMs, a replay's size from the capture with as many launches, and
+each step's phase: the marker's where it states one, else `decode` for a step with graph-launched kernels
+and no attention kernel launched eagerly (the servers replay full graphs for decode batches only), else
+unknown (`phase_of_step`).
 """
 
 import json
@@ -67,16 +79,16 @@ class Trace:
         return self.x("python_function", name, ts, dur, tid,
                       args={"Python parent id": self.pyid - 1, "Python id": self.pyid, "Ev Idx": self.pyid})
 
-    def kernel(self, name, corr, dur=3.0):
+    def kernel(self, name, corr, dur=3.0):  # noqa: D401
         self.x("kernel", name, self.gpu_t, dur, tid=STREAM, pid=GPU_PID,
                args={"device": 0, "stream": STREAM, "correlation": corr, "grid": [1, 1, 1],
                      "block": [128, 1, 1]})
         self.gpu_t += dur + 1.0
 
-    def launch(self, name, ts, tid=MAIN):
+    def launch(self, name, ts, tid=MAIN, dur=3.0):
         self.corr += 1
         self.x("cuda_runtime", "cudaLaunchKernel", ts, 1.0, tid, args={"correlation": self.corr, "cbid": 211})
-        self.kernel(name, self.corr)
+        self.kernel(name, self.corr, dur)
         return self.corr
 
     def graph(self, ts, names, tid=MAIN, api="cudaGraphLaunch"):
@@ -86,13 +98,13 @@ class Trace:
             self.kernel(n, self.corr)
         return self.corr
 
-    def gemm(self, ts, rows, hidden=64, out=64, tid=MAIN):
+    def gemm(self, ts, rows, hidden=64, out=64, tid=MAIN, dur=3.0):
         """aten::linear over aten::addmm (the shapes record_shapes writes), one GEMM kernel."""
         self.x("cpu_op", "aten::linear", ts, 4.0, tid,
                args={"Input Dims": [[rows, hidden], [out, hidden], [out]], "External id": 1})
         self.x("cpu_op", "aten::addmm", ts + 0.5, 3.0, tid,
                args={"Input Dims": [[out], [rows, hidden], [hidden, out], [], []], "External id": 2})
-        return self.launch("sm90_xmma_gemm_bf16bf16_bf16f32", ts + 1.0, tid)
+        return self.launch("sm90_xmma_gemm_bf16bf16_bf16f32", ts + 1.0, tid, dur)
 
     def dump(self, path, extra=None):
         doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3",
@@ -226,6 +238,61 @@ def trtllm_nvtx():
     return t, {}
 
 
+def vllm_v1_graphs():
+    t = Trace()
+    t.py("vllm/v1/engine/core.py(400): run_busy_loop", 0, 10_000)
+    ts = 100.0
+    # The prompt: 1,000 tokens, eager (more tokens than the largest captured graph), long kernels.
+    t.py("vllm/v1/worker/gpu_worker.py(450): execute_model", ts, 300)
+    t.py("vllm/v1/worker/gpu_model_runner.py(2300): execute_model", ts + 2, 290)
+    for layer in range(2):
+        at = ts + 10 + 20 * layer
+        t.gemm(at, 1000, dur=60.0)
+        t.launch("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16>(long const*)", at + 6, dur=5.0)
+        t.launch("flash_fwd_splitkv_kernel", at + 8, dur=80.0)
+        t.gemm(at + 10, 1000, dur=60.0)
+    t.gemm(ts + 60, 1, dur=4.0)  # the LM head over the one logit row
+    t.launch("sampling_kernel", ts + 70)
+    ts += 400
+    # Five decode steps of 8 requests: one full-graph replay, then the LM head and sampler eagerly.
+    for _ in range(5):
+        t.py("vllm/v1/worker/gpu_worker.py(450): execute_model", ts, 100)
+        t.py("vllm/v1/worker/gpu_model_runner.py(2300): execute_model", ts + 2, 90)
+        t.graph(ts + 10, ["sm90_xmma_gemm_bf16bf16_bf16f32", "reshape_and_cache_flash_kernel",
+                          "flash_fwd_splitkv_kernel", "sm90_xmma_gemm_bf16bf16_bf16f32"] * 2)
+        t.gemm(ts + 20, 8)
+        t.launch("sampling_kernel", ts + 30)
+        ts += 200
+    return t, {"record_shapes": 1}
+
+
+def train_forward():
+    t = Trace()
+    ts = 100.0
+    for it in range(3):
+        t.x("user_annotation", f"train_step {it}", ts, 300)
+        t.x("python_function", "nn.Module: LlamaForCausalLM_0", ts + 5, 100, args={"Python module id": 0})
+        forward(t, ts + 10, 16, lm_head_rows=16)
+        for k in range(3):  # the backward, on the autograd thread
+            t.launch("void at::native::elementwise_kernel_backward", ts + 150 + k, tid=MAIN + 1)
+        t.launch("multi_tensor_apply_kernel", ts + 250)  # the optimizer
+        ts += 400
+    return t, {}
+
+
+def enclosing(events, forward_pred):
+    """Per model forward, the innermost user annotation of its thread containing it and longer."""
+    out = []
+    for f in events:
+        if f["cat"] != "python_function" or not forward_pred(f["name"]):
+            continue
+        around = [a for a in events if a["cat"] == "user_annotation" and a["tid"] == f["tid"]
+                  and a["ts"] <= f["ts"] and a["ts"] + a["dur"] >= f["ts"] + f["dur"] and a["dur"] > f["dur"]]
+        a = max(around, key=lambda a: (a["ts"], -a["dur"]))
+        out.append((a["name"], a["ts"], a["ts"] + a["dur"], a["tid"]))
+    return out
+
+
 def graph_only(out_dir):
     t = Trace()
     ts = 100.0
@@ -268,9 +335,38 @@ def rows_of(dims, i):
     return r
 
 
-def expect(events, markers, replay_steps=False, captures=None, tokens_of=None):
+ATTENTION = ("attn", "attention", "fmha", "flash_fwd", "mha_")
+
+
+def phase_of_step(s, kernels, launches, inside, i, phase_of):
+    """(phase, how) of step i: the marker's phase (phase_of(name)), else decode when some kernel came
+    from a graph launch and no attention kernel was launched eagerly, else unknown (None, None)."""
+    if phase_of is not None and phase_of(s["name"]) is not None:
+        return phase_of(s["name"]), "marker"
+    graph = attention_eager = 0
+    for k in kernels:
+        c = k["args"]["correlation"]
+        launch = launches[c]
+        if s["graph"] is not None:
+            mine = c == s["graph"]
+        else:
+            mine = inside(launch["ts"]) == i and not launch["name"].endswith("GraphLaunch") or (
+                launch["name"].endswith("GraphLaunch") and inside(launch["ts"]) == i)
+        if not mine:
+            continue
+        if launch["name"].endswith("GraphLaunch"):
+            graph += 1
+        elif any(w in k["name"].lower() for w in ATTENTION):
+            attention_eager += 1
+    if graph > 0 and attention_eager == 0:
+        return "decode", "graph_replay"
+    return None, None
+
+
+def expect(events, markers, replay_steps=False, captures=None, tokens_of=None, phase_of=None):
     """markers: list of (name, ts, end, tid) CPU ranges (already the profile's outermost); replay_steps:
-    graph launches outside every marker are steps of their own. tokens_of(marker name) → marker tokens."""
+    graph launches outside every marker are steps of their own. tokens_of(marker name) → marker tokens;
+    phase_of(marker name) → the phase the marker states (None: it states none)."""
     launches = {e["args"]["correlation"]: e for e in events if e["cat"] == "cuda_runtime"}
     kernels = [e for e in events if e["cat"] == "kernel"]
     graphs = [e for e in events if e["cat"] == "cuda_runtime" and "GraphLaunch" in e["name"]]
@@ -324,8 +420,9 @@ def expect(events, markers, replay_steps=False, captures=None, tokens_of=None):
             if len(sizes) == 1:
                 query = sizes.pop()
                 src.append("graph_capture")
+        phase, phase_from = phase_of_step(s, kernels, launches, inside, i, phase_of)
         row = {"name": s["name"], "kernels": len(s["kernels"]), "kernel_names": sorted(set(s["kernels"])),
-               "query_tokens": query, "tokens_from": src}
+               "query_tokens": query, "tokens_from": src, "phase": phase, "phase_from": phase_from}
         if marker:
             row.update({k: v for k, v in marker.items() if k != "query_tokens"})
         out.append(row)
@@ -438,8 +535,12 @@ def main():
         cr, ct, gr, gt = map(int, m.groups())
         return {"query_tokens": ct + gt, "prefill_requests": cr, "decode_requests": gr, "requests": cr + gr}
 
+    def requests_phase(c, g):
+        return {(True, True): "mixed", (True, False): "prefill", (False, True): "decode"}.get((c > 0, g > 0))
+
     save("vllm_annotated", t, x, "vllm",
-         ann_markers(t.events, lambda n: n.startswith("execute_context_")), tokens_of=vllm_tokens)
+         ann_markers(t.events, lambda n: n.startswith("execute_context_")), tokens_of=vllm_tokens,
+         phase_of=lambda n: requests_phase(vllm_tokens(n)["prefill_requests"], vllm_tokens(n)["decode_requests"]))
 
     t, x = sglang_spans()
 
@@ -456,7 +557,8 @@ def main():
         return {"query_tokens": int(toks), "requests": bs, "prefill_requests": bs}
 
     save("sglang_spans", t, x, "sglang",
-         ann_markers(t.events, lambda n: n.startswith("step[")), tokens_of=sglang_tokens)
+         ann_markers(t.events, lambda n: n.startswith("step[")), tokens_of=sglang_tokens,
+         phase_of=lambda n: n[len("step["):].split()[0])
 
     t, x = sglang_stack()
     save("sglang_stack", t, x, "sglang-python",
@@ -476,7 +578,15 @@ def main():
         return {"query_tokens": None, "prefill_requests": c, "decode_requests": g, "requests": c + g}
 
     save("trtllm_nvtx", t, x, "trtllm", ann_markers(t.events, lambda n: "_forward_step" in n),
-         tokens_of=trt_tokens)
+         tokens_of=trt_tokens,
+         phase_of=lambda n: requests_phase(trt_tokens(n)["prefill_requests"], trt_tokens(n)["decode_requests"]))
+
+    t, x = vllm_v1_graphs()
+    save("vllm_v1_graphs", t, x, "vllm-python", py_markers(t.events, vllm_steps, vllm_tails))
+
+    t, x = train_forward()
+    save("train_forward", t, x, "model_forward",
+         enclosing(t.events, lambda n: n.startswith("nn.Module: ")))
 
     t, x = graph_only(out_dir)
     save("graph_only", t, x, "graph_replays", [], replay_steps=True, captures=[(8, 4), (16, 5)])

@@ -134,19 +134,9 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Side, String> {
         .map_err(|e| e.to_string())?;
     // A side of a diff is one rank: a file of several is refused, naming them (pick one with a file of
     // its own, or diff the ranks with `kineto ranks`).
-    let mut ranks = kineto_trace::session::split_parsed(parsed);
-    if ranks.len() > 1 {
-        let names: Vec<String> = ranks.iter().map(|p| p.path.display().to_string()).collect();
-        return Err(format!(
-            "{}: holds {} ranks ({}); a diff compares one rank with one rank",
-            path.display(),
-            ranks.len(),
-            names.join(", ")
-        ));
-    }
-    let Some(parsed) = ranks.pop() else {
-        return Err(format!("{}: no trace", path.display()));
-    };
+    let parsed =
+        kineto_trace::session::only_rank(path, kineto_trace::session::split_parsed(parsed))
+            .map_err(|e| format!("{e}; a diff compares one rank with one rank"))?;
     check_ranks(&[(
         path.to_path_buf(),
         parsed.trace.header.rank,
@@ -250,17 +240,8 @@ fn comparability(d: &DiffArgs) -> Result<(Comparability, [Option<PathBuf>; 2]), 
         old.as_ref().map(|(p, _)| p.clone()),
         new.as_ref().map(|(p, _)| p.clone()),
     ];
-    let mut c = Comparability::of_records(
-        old.as_ref().map(|(_, r)| r),
-        new.as_ref().map(|(_, r)| r),
-        |o, n| {
-            let c = provenance::diff::comparable(o, n);
-            Comparability {
-                comparable: c.comparable,
-                reasons: c.reasons,
-            }
-        },
-    );
+    let mut c =
+        Comparability::of_provenance(old.as_ref().map(|(_, r)| r), new.as_ref().map(|(_, r)| r));
     if paths.iter().any(Option::is_none) {
         c.reasons.push(
             "a run's record is provenance.json beside it, or --provenance OLD NEW".to_owned(),
@@ -280,8 +261,6 @@ struct Diffed {
     comparability: Comparability,
     records: [Option<PathBuf>; 2],
     gated: Option<Gated>,
-    /// The pooled comparison of every phase, for the HTML page.
-    pooled: run_compare::Comparison,
 }
 
 /// Reads both sides, judges them and gates.
@@ -303,7 +282,6 @@ fn diffed(d: &DiffArgs) -> Result<(Diffed, Vec<Value>, Vec<Value>), String> {
     };
     let (old_steps, new_steps) = (typed(&old.budget, &d.old)?, typed(&new.budget, &d.new)?);
     let phased = budget_verdicts(&old_steps, &new_steps, method)?;
-    let pooled = run_compare::budget::compare(&old_steps, &new_steps)?;
     let mut rows = phased.rows;
     let (only_in_old, only_in_new) = (phased.only_in_old, phased.only_in_new);
     // Kernel names in one run only are listed, never gated: a library picks other kernels from run to run,
@@ -340,7 +318,6 @@ fn diffed(d: &DiffArgs) -> Result<(Diffed, Vec<Value>, Vec<Value>), String> {
             comparability,
             records,
             gated,
-            pooled,
         },
         old.budget,
         new.budget,
@@ -368,7 +345,8 @@ pub fn diff(d: &DiffArgs) -> ExitCode {
             gate_line: r.gated.as_ref().map(|g| (g.passed(), g.line())),
             margin_pct: d.margin,
         };
-        let html = html_report::kineto_verdict_page(&old, &new, &r.pooled, &verdicts);
+        let only = (&r.only_in_old[..], &r.only_in_new[..]);
+        let html = html_report::kineto_verdict_page(&old, &new, &r.phases, only, &verdicts);
         match page.write_bytes(html.as_bytes()) {
             Ok(w) => out::written("kineto diff", &w),
             Err(e) => return fail(e.to_string()),
@@ -401,9 +379,21 @@ fn one_side_lists(r: &Diffed) -> [(&'static str, &Vec<String>); 4] {
     ]
 }
 
-/// A bucket row of one phase as JSON: the means, Δ % and the spread test (`run_compare::Change`).
-fn change_json(phase: &str, row: &run_compare::Row) -> Value {
+/// The interval of a bucket row of one phase: its verdict row's (`None` without an interval).
+fn interval_of(r: &Diffed, phase: &str, row: &run_compare::Row) -> (Option<f64>, Option<f64>) {
+    r.rows
+        .iter()
+        .find(|v| v.judges(phase, row))
+        .map_or((None, None), |v| {
+            (v.judged.ci_low_pct, v.judged.ci_high_pct)
+        })
+}
+
+/// A bucket row of one phase as JSON: the means, Δ %, its interval and the spread test
+/// (`run_compare::Change`).
+fn change_json(r: &Diffed, phase: &str, row: &run_compare::Row) -> Value {
     let c = &row.change;
+    let (lo, hi) = interval_of(r, phase, row);
     json!({
         "kind": "bucket",
         "phase": phase,
@@ -412,6 +402,8 @@ fn change_json(phase: &str, row: &run_compare::Row) -> Value {
         "old": c.old,
         "new": c.new,
         "delta_pct": c.delta_pct,
+        "ci_low_pct": lo,
+        "ci_high_pct": hi,
         "old_range": c.old_spread.as_ref().map(step_stats::Spread::range),
         "new_range": c.new_spread.as_ref().map(step_stats::Spread::range),
         "exceeds_spread": c.exceeds_spread,
@@ -425,13 +417,10 @@ fn json_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     }
     for (phase, c) in &r.phases {
         for row in &c.rows {
-            line(w, &change_json(phase, row))?;
+            line(w, &change_json(r, phase, row))?;
         }
     }
-    for (kind, list) in [
-        ("only_in_old", &r.only_in_old),
-        ("only_in_new", &r.only_in_new),
-    ] {
+    for (kind, list) in one_side_lists(r) {
         for what in list {
             line(w, &json!({"kind": kind, "what": what}))?;
         }
@@ -512,16 +501,16 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
             v[3] = row.place.clone();
             v[4] = phase.clone();
             v[6] = num(ch.delta_pct);
+            let (lo, hi) = interval_of(r, phase, row);
+            v[7] = num(lo);
+            v[8] = num(hi);
             v[15] = num(Some(ch.old));
             v[16] = num(Some(ch.new));
             v[17] = ch.exceeds_spread.map_or(String::new(), |b| b.to_string());
             cells(w, v)?;
         }
     }
-    for (kind, list) in [
-        ("only_in_old", &r.only_in_old),
-        ("only_in_new", &r.only_in_new),
-    ] {
+    for (kind, list) in one_side_lists(r) {
         for what in list {
             let mut v: [String; 18] = Default::default();
             v[0] = kind.into();
@@ -579,7 +568,11 @@ fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()>
     for row in &r.rows {
         let j = &row.judged;
         let mut why: Vec<String> = row.name.iter().cloned().collect();
-        // The comparability reasons are said once above, not on every row.
+        // The comparability reasons are said once above, not on every row; that the runs are not
+        // comparable is said on each, so no row reads "faster" alone.
+        if !row.comparable {
+            why.push("NOT COMPARABLE (why: above)".to_owned());
+        }
         why.extend(j.reasons.iter().filter(|x| !c.reasons.contains(x)).cloned());
         if let Some(m) = j.more_samples {
             why.push(format!("about {m} more sample(s) a side would decide"));

@@ -8,7 +8,7 @@ use crate::out::{self, note};
 use crate::render::{self, Ctx, Format};
 use crate::views;
 use clap::Args;
-use kineto_doctor::{Diagnosis, Next, Thresholds, TraceInput, diagnose};
+use kineto_doctor::{Diagnosis, NO_FIX, Next, Thresholds, TraceInput, diagnose};
 use kineto_tables::{DoctorEntry, DoctorRow, doctor_columns};
 use kineto_trace::family::Rules;
 use kineto_trace::{AnalysedTrace, Parsed, Session};
@@ -188,6 +188,16 @@ fn write_text(w: &mut impl Write, d: &Diagnosis, rows: &[DoctorRow<'_>]) -> io::
         listing.table_header(w)?;
         for r in findings {
             listing.table_row(w, r, &ctx)?;
+            if let DoctorEntry::Finding(f) = r.entry {
+                let fix = f.fix.map_or(NO_FIX.to_string(), |x| {
+                    format!("{} ({})", x.change, x.source)
+                });
+                // The fix wraps to the 120-column terminal whether or not the stream is one.
+                let line = format!("{:>8}{}", "fix: ", out::escape(&fix));
+                for l in tool_io::terminal::wrap(&line, tool_io::terminal::WIDTH) {
+                    writeln!(w, "{l}")?;
+                }
+            }
             writeln!(w, "{:>8}{}", "→ ", out::escape(&r.next))?;
         }
     }

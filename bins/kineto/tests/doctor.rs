@@ -408,7 +408,7 @@ fn a_clean_trace_says_so_in_every_form() {
                 b + 1 + k
             ));
             ev.push(format!(
-                r#"{{"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":{},"dur":30,"args":{{"device":0,"stream":7,"correlation":{c}}}}}"#,
+                r#"{{"ph":"X","cat":"kernel","name":"sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n","pid":0,"tid":7,"ts":{},"dur":30,"args":{{"device":0,"stream":7,"correlation":{c}}}}}"#,
                 b + 10 + 30 * k
             ));
         }

@@ -471,6 +471,12 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
     let t = text(&allowed.stdout);
     assert_eq!(allowed.status.code(), Some(0), "{t}");
     assert!(t.contains("comparable: NO") && t.contains("PASS"), "{t}");
+    // Each verdict row says it too, beside its call (the reasons once, in the header).
+    let step_rows: Vec<&str> = t.lines().filter(|l| l.starts_with("step_time")).collect();
+    assert!(!step_rows.is_empty(), "{t}");
+    for l in step_rows {
+        assert!(l.contains("NOT COMPARABLE (why: above)"), "{l}");
+    }
     // Another driver, given with --provenance (the records beside the runs are then not read).
     let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
     std::fs::write(&a, record("550.54", "")).expect("write");
@@ -610,4 +616,264 @@ fn windows_of_different_work_are_judged_by_their_kernels() {
     let out = kineto(&[&["diff", s(&new), s(&old)][..], &args].concat());
     assert_eq!(json_rows(&out)[0]["verdict"], "inconclusive");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+/// A capture without step markers: one GPU window of iterations, each launching a GEMM of `gemm_us[i]` µs
+/// and a softmax of `softmax_us[i]` µs.
+fn window_trace(dir: &Path, gemm_us: &[u64], softmax_us: &[u64]) -> PathBuf {
+    let mut events = Vec::new();
+    for (k, (g, sm)) in gemm_us.iter().zip(softmax_us).enumerate() {
+        let t = 1_000 * k as u64;
+        for (j, (name, us)) in [("volta_sgemm_128x64_nn", g), ("softmax_kernel<float>", sm)]
+            .into_iter()
+            .enumerate()
+        {
+            let corr = 2 * k + j + 1;
+            events.push(format!(
+                r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 5, "args": {{"correlation": {corr}}}}}"#,
+                t + 10 * j as u64
+            ));
+            events.push(format!(
+                r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {}, "dur": {us}, "args": {{"device": 0, "stream": 7, "correlation": {corr}}}}}"#,
+                100_000 + t + 400 * j as u64
+            ));
+        }
+    }
+    std::fs::create_dir_all(dir).expect("dir");
+    let path = dir.join("r0.json");
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"schemaVersion": 1, "distributedInfo": {{"rank": 0, "world_size": 1}}, "traceEvents": [{}]}}"#,
+            events.join(",\n")
+        ),
+    )
+    .expect("write trace");
+    path
+}
+
+/// Issue 44's promise: two captures with no step markers, one window each, holding 9 and 5 iterations,
+/// the softmax 20 % slower in the new one. The softmax: old 50, 55, 45, 50, 50, 55, 45, 50, 50 µs (mean
+/// 450 / 9 = 50), new 1.2 × the first five, 60, 66, 54, 60, 60 (mean 300 / 5 = 60): Δ = +20 % exactly;
+/// s² = 100 / 8 = 12.5 and 72 / 4 = 18, so a = 18 / (5 · 60²) = 0.001, b = 12.5 / (9 · 50²) ≈ 0.000556,
+/// ν ≈ 8.4, t ≈ 2.29, half-width ≈ 2.29 · 0.0394 ≈ 0.090 around ln 1.2 ≈ 0.182: about [+9.6, +31.4] %,
+/// `slower`. The GEMM (100, 101 alternating, means 100.44 and 100.4): `unchanged`. The window's span
+/// shrinks with the work it held, yet the step time is `inconclusive`, saying why, and never `faster`.
+#[test]
+fn windows_of_five_and_nine_iterations_say_which_kernel_changed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    let gemm = |n: usize| -> Vec<u64> { (0..n).map(|i| 100 + (i % 2) as u64).collect() };
+    let soft_old = [50, 55, 45, 50, 50, 55, 45, 50, 50];
+    let soft_new: Vec<u64> = soft_old[..5].iter().map(|x| x * 6 / 5).collect();
+    assert_eq!(soft_new, [60, 66, 54, 60, 60]);
+    window_trace(&old, &gemm(9), &soft_old);
+    window_trace(&new, &gemm(5), &soft_new);
+    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
+    let rows = json_rows(&out);
+    let step = &rows[0];
+    assert_eq!(
+        (&step["metric"], &step["verdict"], &step["gated"]),
+        (&"step_time".into(), &"inconclusive".into(), &false.into())
+    );
+    assert!(step["delta_pct"].as_f64().expect("Δ") < 0.0, "{step}");
+    assert!(
+        step["reasons"].to_string().contains("without step markers"),
+        "{step}"
+    );
+    assert!(
+        rows.iter()
+            .filter(|r| r["kind"] == "verdict" && r["metric"] != "kernel")
+            .all(|r| r["verdict"] == "inconclusive" && r["gated"] == false),
+        "{rows:?}"
+    );
+    let kernel = |name: &str| {
+        rows.iter()
+            .find(|r| r["metric"] == "kernel" && r["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {rows:?}"))
+    };
+    let soft = kernel("softmax_kernel");
+    assert_eq!(
+        (
+            &soft["verdict"],
+            soft["n_old"].as_u64(),
+            soft["n_new"].as_u64()
+        ),
+        (&"slower".into(), Some(9), Some(5))
+    );
+    assert!(
+        (soft["delta_pct"].as_f64().expect("Δ") - 20.0).abs() < 1e-9,
+        "{soft}"
+    );
+    let (lo, hi) = (
+        soft["ci_low_pct"].as_f64().expect("lo"),
+        soft["ci_high_pct"].as_f64().expect("hi"),
+    );
+    assert!(
+        (9.0..10.5).contains(&lo) && (30.5..32.5).contains(&hi),
+        "{soft}"
+    );
+    assert_eq!(kernel("volta_sgemm_#_nn")["verdict"], "unchanged");
+    // The gate fails on the kernel, not on the window.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let gate = rows.last().expect("gate");
+    let line = gate["line"].as_str().expect("line");
+    assert!(
+        line.contains("kernel softmax_kernel") && !line.contains("step_time"),
+        "{line}"
+    );
+    // The other way round the softmax is faster and the window, 9 iterations against 5, longer: it passes.
+    let back = kineto(&["diff", s(&new), s(&old), "--json", "--fail-above", "5"]);
+    assert_eq!(back.status.code(), Some(0), "{}", text(&back.stdout));
+    assert_eq!(json_rows(&back)[0]["verdict"], "inconclusive");
+}
+
+/// A budget listing of `prefill` steps (spans `prefill`) and `decode` steps (spans `decode`), rank 0,
+/// idle 10 µs and gemm the rest of each step.
+fn phased_listing(path: &Path, prefill: &[f64], decode: &[f64]) {
+    let mut lines = Vec::new();
+    for (phase, spans) in [("prefill", prefill), ("decode", decode)] {
+        for (i, span) in spans.iter().enumerate() {
+            lines.push(format!(
+                r#"{{"file": "t.json", "rank": 0, "name": "{phase}#{i}", "phase": "{phase}", "span_us": {span}, "idle_us": 10.0, "buckets": {{"gemm": {{"exclusive_us": {}}}}}}}"#,
+                span - 10.0
+            ));
+        }
+    }
+    std::fs::write(path, lines.join("\n")).expect("write listing");
+}
+
+/// Issue 44: phases are compared like with like, never pooled. Old: 4 prefill steps of 1000–1003 µs and 4
+/// decode steps of 100–103 µs; new: 3 prefill steps of 1000–1002 and 12 decode steps of 100–103. Pooled,
+/// the mean span would fall from (4006 + 406) / 8 = 551.5 to (3003 + 1218) / 15 ≈ 281.4 µs, "faster" by
+/// 49 % for nothing; per phase, prefill's mean moves 1001.5 → 1001 (−0.05 %) and decode's not at all:
+/// `unchanged` both, and the gate passes at 0 %.
+#[test]
+fn a_prefill_and_decode_pair_is_never_pooled() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old.jsonl"), tmp.path().join("new.jsonl"));
+    let decode = [100.0, 101.0, 102.0, 103.0];
+    phased_listing(&old, &[1000.0, 1001.0, 1002.0, 1003.0], &decode);
+    phased_listing(&new, &[1000.0, 1001.0, 1002.0], &decode.repeat(3));
+    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "0"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let rows = json_rows(&out);
+    let steps: Vec<&serde_json::Value> =
+        rows.iter().filter(|r| r["metric"] == "step_time").collect();
+    let by_phase: Vec<(&str, &str, u64, u64)> = steps
+        .iter()
+        .map(|r| {
+            (
+                r["phase"].as_str().expect("phase"),
+                r["verdict"].as_str().expect("verdict"),
+                r["n_old"].as_u64().expect("n"),
+                r["n_new"].as_u64().expect("n"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by_phase,
+        [
+            ("prefill", "unchanged", 4, 3),
+            ("decode", "unchanged", 4, 12)
+        ]
+    );
+    let prefill = steps[0]["delta_pct"].as_f64().expect("Δ");
+    assert!(
+        (prefill - 100.0 * (1001.0 / 1001.5 - 1.0)).abs() < 1e-9,
+        "{prefill}"
+    );
+    assert!(steps[1]["delta_pct"].as_f64().expect("Δ").abs() < 1e-9);
+    assert!(rows.iter().all(|r| r["verdict"] != "faster"), "{rows:?}");
+    // The per-bucket rows too: each phase's own, none over both.
+    let buckets: Vec<(&str, f64)> = rows
+        .iter()
+        .filter(|r| r["kind"] == "bucket" && r["metric"] == "gemm")
+        .map(|r| {
+            (
+                r["phase"].as_str().expect("phase"),
+                r["old"].as_f64().expect("old"),
+            )
+        })
+        .collect();
+    // gemm = span − 10: prefill (4006 − 40) / 4 = 991.5, decode (406 − 40) / 4 = 91.5.
+    assert_eq!(buckets, [("prefill", 991.5), ("decode", 91.5)]);
+    // Each bucket row carries the interval of its own verdict row (phase, rank and bucket alike).
+    for phase in ["prefill", "decode"] {
+        let of = |kind: &str, key: &str| {
+            rows.iter()
+                .find(|r| r["kind"] == kind && r["phase"] == phase && r[key] == "gemm")
+                .unwrap_or_else(|| panic!("{kind} {phase}: {rows:?}"))
+        };
+        let (bucket, verdict) = (of("bucket", "metric"), of("verdict", "name"));
+        assert!(bucket["ci_low_pct"].is_f64(), "{bucket}");
+        assert_eq!(
+            (&bucket["ci_low_pct"], &bucket["ci_high_pct"]),
+            (&verdict["ci_low_pct"], &verdict["ci_high_pct"])
+        );
+    }
+    // The page's bucket table likewise: a phase column, a row of each phase.
+    let page = tmp.path().join("d.html");
+    let out = kineto(&["diff", s(&old), s(&new), "--html", s(&page)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).expect("page");
+    // The verdict first: whether the runs can be compared and why (no records: not checked), each
+    // interval as a bar against zero.
+    let verdict = html.find("<h2>Verdict</h2>").expect("a verdict section");
+    assert!(
+        html[verdict..].contains("The runs can be compared."),
+        "{html}"
+    );
+    assert!(
+        html.contains("no provenance record for OLD and NEW"),
+        "{html}"
+    );
+    assert!(html.contains("<svg class=\"intervals\""), "{html}");
+    let table = &html[html.find("Old → new").expect("the bucket table")..];
+    assert!(table.contains(">phase</th>"), "{table}");
+    for phase in ["prefill", "decode"] {
+        assert!(
+            table.contains(&format!(">{phase}</td>")),
+            "{phase}: {table}"
+        );
+    }
+}
+
+/// A kernel name in one run only is a row of its own kind in `--json` and `--csv` (`kernel_only_in_old`),
+/// as in the text table, and does not fail the gate: the old window launched a softmax the new one does
+/// not; the GEMM (100, 101 alternating in both) is unchanged.
+#[test]
+fn a_kernel_in_one_run_only_is_listed_in_every_format_and_not_gated() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    window_trace(&old, &[100, 101, 100, 101, 100, 101], &[50; 6]);
+    trace(
+        &new,
+        "r0.json",
+        Some(0),
+        Some(1),
+        &[100, 101, 100, 101, 100, 101],
+    );
+    let args = ["--step-pattern", "^no such marker$", "--fail-above", "5"];
+    let out = kineto(&[&["diff", s(&old), s(&new), "--json"][..], &args].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let rows = json_rows(&out);
+    assert!(
+        rows.iter().any(|r| r["kind"] == "kernel_only_in_old"
+            && r["what"] == "kernel softmax_kernel (unphased)"),
+        "{rows:?}"
+    );
+    let csv = kineto(&[&["diff", s(&old), s(&new), "--csv"][..], &args].concat());
+    let t = text(&csv.stdout);
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("kernel_only_in_old,,kernel softmax_kernel (unphased),")),
+        "{t}"
+    );
+    let table = kineto(&[&["diff", s(&old), s(&new)][..], &args].concat());
+    let t = text(&table.stdout);
+    assert!(
+        t.contains("only in OLD (not gated): kernel softmax_kernel (unphased)"),
+        "{t}"
+    );
 }

@@ -188,7 +188,7 @@ fn budget_csv_and_table() {
     let mut it = csv.lines();
     // The `steps` columns, then `kind` and `key`, then the `families` and `budget` columns a step's row
     // does not have.
-    let header = "rank,step,step_number,name,phase,rows,requests,prefill_requests,prefill_query_tokens,\
+    let header = "rank,step,step_number,name,phase,phase_from,rows,requests,prefill_requests,prefill_query_tokens,\
                   prefill_context_tokens,decode_requests,decode_query_tokens,decode_context_tokens,query_tokens,\
                   tokens_from,cpu_lo_us,cpu_lo_rel_us,cpu_hi_us,cpu_hi_rel_us,lo_us,lo_rel_us,hi_us,hi_rel_us,period_us,kernels,\
                   memcpys,memsets,kernel_sum_us,kernel_union_us,window_lo_us,window_lo_rel_us,window_hi_us,\
@@ -203,9 +203,9 @@ fn budget_csv_and_table() {
         nccl.ends_with(",family,nccl,comm,1,100.000,100.000,,"),
         "{nccl}"
     );
-    // Every row has the header's 51 cells (the quoted name holds no comma here, but its brackets are kept).
+    // Every row has the header's 52 cells (the quoted name holds no comma here, but its brackets are kept).
     for l in csv.lines() {
-        assert_eq!(l.split(',').count(), 51, "{l}");
+        assert_eq!(l.split(',').count(), 52, "{l}");
     }
     let table = ok(&run(&["budget", "--step-pattern", PATTERN], &[synthetic()]));
     assert!(table.contains("exclusive time per bucket"), "{table}");

@@ -45,13 +45,14 @@ enum Cmd {
     /// nothing relevant changed (a different command line alone is listed for information only), 1 when
     /// something did, 2 on error (as diff(1)).
     ///
-    /// Given two pytest-benchmark result files (`--benchmark-json`, with our plugin's records), it judges
-    /// each benchmark instead: faster, slower, unchanged or inconclusive, with Δ % and its 95 % interval
-    /// from the per-round data (else the stated stats), and whether the two runs can be compared from
-    /// their records (docs/verdict.md); exit 0, or 1 when `--fail-above` fails.
+    /// Given two pytest-benchmark result files (`--benchmark-json`, with our plugin's records), or two
+    /// criterion output directories (`target/criterion` of two runs, each benchmark's provenance.json
+    /// beside its results), it judges each benchmark instead: faster, slower, unchanged or inconclusive,
+    /// with Δ % and its 95 % interval from the per-round data (else the stated stats), and whether the two
+    /// runs can be compared from their records (docs/verdict.md); exit 0, or 1 when `--fail-above` fails.
     Diff {
-        /// The earlier record (or a result file holding one under `provenance`, or a pytest-benchmark
-        /// result).
+        /// The earlier record (or a result file holding one under `provenance`, a pytest-benchmark
+        /// result, or a criterion output directory).
         a: PathBuf,
         /// The later record.
         b: PathBuf,
@@ -274,8 +275,33 @@ fn diff_cmd(
     json: bool,
     gate: &bench_diff::BenchGate,
 ) -> ExitCode {
+    match (a.is_dir(), b.is_dir()) {
+        (true, true) => {
+            let results = (
+                bench_diff::criterion_results(a),
+                bench_diff::criterion_results(b),
+            );
+            return bench_diff::diff((a, b), results, json, gate);
+        }
+        (true, false) | (false, true) => {
+            say!(
+                "provenance diff: one of {} and {} is a directory (a criterion harness's results) and the \
+                 other is not: compare two directories, two result files, or two records",
+                a.display(),
+                b.display()
+            );
+            return ExitCode::from(2);
+        }
+        (false, false) => {}
+    }
     match (bench_result(a), bench_result(b)) {
-        (Some(va), Some(vb)) => return bench_diff::diff((a, &va), (b, &vb), json, gate),
+        (Some(va), Some(vb)) => {
+            let results = (
+                bench_diff::pytest_results(a, &va),
+                bench_diff::pytest_results(b, &vb),
+            );
+            return bench_diff::diff((a, b), results, json, gate);
+        }
         (Some(_), None) | (None, Some(_)) => {
             say!(
                 "provenance diff: one of {} and {} is a pytest-benchmark result and the other is not: \

@@ -48,6 +48,18 @@ fn rows(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// The rows of `provenance diff --json a b`, which must exit 0 (no gate).
+fn judged(a: &str, b: &str) -> Vec<Value> {
+    let out = provenance(&["diff", "--json", a, b]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    rows(&out)
+}
+
 #[test]
 fn each_benchmark_gets_a_verdict_from_its_rounds_or_its_stated_stats() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -56,14 +68,7 @@ fn each_benchmark_gets_a_verdict_from_its_rounds_or_its_stated_stats() {
     result(&a, 1.0, &clean);
     result(&b, 1.1, &clean);
     let (sa, sb) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
-    let out = provenance(&["diff", "--json", sa, sb]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = rows(&out);
+    let r = judged(sa, sb);
     // fast: every round ×1.1, so Δ = +10 % exactly; 6 rounds of ±2 % noise: far from 0, slower.
     assert_eq!(
         (&r[0]["metric"], &r[0]["name"]),
@@ -139,4 +144,236 @@ fn a_throttled_run_makes_its_benchmarks_not_comparable() {
     let mixed = provenance(&["diff", sa, rec.to_str().expect("utf-8")]);
     assert_eq!(mixed.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&mixed.stderr).contains("pytest-benchmark result"));
+}
+
+/// The files of two real runs of the criterion_bench example (tests/data/criterion-two-runs: each
+/// benchmark's new/benchmark.json and new/sample.json as criterion 0.8 wrote them, and the provenance.json
+/// `provenance::bench::record_benchmark` wrote beside them), on a loaded two-core machine, in a debug build.
+fn criterion_runs() -> (String, String) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/criterion-two-runs");
+    let s = |p: &str| dir.join(p).to_str().expect("utf-8").to_owned();
+    (s("old"), s("new"))
+}
+
+/// Issue 44: a harness's results beside its records. Each criterion benchmark gets the verdict row its
+/// per-sample times per iteration give; the numbers are criterion_expected.py's, worked out without the tool.
+/// Both runs' records say the host was loaded past its cores and the build was a debug one: not comparable.
+#[test]
+fn two_real_criterion_runs_are_judged_per_benchmark_from_their_samples() {
+    let (old, new) = criterion_runs();
+    let got = judged(&old, &new);
+    let expected: Vec<Value> = serde_json::from_str(include_str!("data/criterion_expected.json"))
+        .expect("criterion_expected.json");
+    assert_eq!(got.len(), expected.len(), "{got:?}");
+    for (g, e) in got.iter().zip(&expected) {
+        assert_eq!(
+            (&g["kind"], &g["metric"], &g["name"], &g["phase"]),
+            (
+                &json!("verdict"),
+                &json!("benchmark"),
+                &e["name"],
+                &json!("unphased")
+            ),
+            "{g}"
+        );
+        assert_eq!(
+            (&g["verdict"], &g["n_old"], &g["n_new"]),
+            (&e["verdict"], &e["n_old"], &e["n_new"])
+        );
+        for k in ["delta_pct", "ci_low_pct", "ci_high_pct"] {
+            let (gv, ev) = (g[k].as_f64().expect(k), e[k].as_f64().expect(k));
+            assert!(
+                (gv - ev).abs() < 1e-6 * ev.abs().max(1.0),
+                "{k}: {gv} against {ev}"
+            );
+        }
+        assert_eq!(g["comparable"], false, "{g}");
+        let reasons = g["reasons"].to_string();
+        for flag in [
+            "OLD run flagged host_load_above_cores",
+            "NEW run flagged debug_build",
+        ] {
+            assert!(reasons.contains(flag), "{flag}: {reasons}");
+        }
+    }
+    // The gate fails runs judged not comparable, unless allowed; both rows are inconclusive with an
+    // interval, which no threshold fails.
+    let gated = provenance(&["diff", &old, &new, "--fail-above", "5"]);
+    let t = String::from_utf8_lossy(&gated.stdout);
+    assert_eq!(gated.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("not comparable") && t.contains("(NOT COMPARABLE)"),
+        "{t}"
+    );
+    // Inconclusive: the text says about how many more rounds would decide.
+    assert!(t.contains("more round(s) a side would decide"), "{t}");
+    let allowed = provenance(&[
+        "diff",
+        &old,
+        &new,
+        "--fail-above",
+        "5",
+        "--allow-incomparable",
+    ]);
+    assert_eq!(
+        allowed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&allowed.stdout)
+    );
+}
+
+/// One criterion benchmark's directory under `home`: `new/benchmark.json` naming it (in `group` when
+/// given), `new/sample.json` with sample i running 10 · (i + 1) iterations of `per_iter[i]` ns each, and
+/// `record` as its provenance.json when given.
+fn criterion_bench(
+    home: &Path,
+    group: Option<&str>,
+    name: &str,
+    per_iter: &[f64],
+    record: Option<&Value>,
+) {
+    let (dir, id) = match group {
+        Some(g) => (
+            home.join(g).join(name),
+            json!({"group_id": g, "function_id": name,
+            "value_str": null, "full_id": format!("{g}/{name}"), "directory_name": format!("{g}/{name}")}),
+        ),
+        None => (
+            home.join(name),
+            json!({"group_id": name, "function_id": null, "value_str": null,
+            "full_id": name, "directory_name": name}),
+        ),
+    };
+    std::fs::create_dir_all(dir.join("new")).expect("dir");
+    let iters: Vec<f64> = (1..=per_iter.len()).map(|i| 10.0 * i as f64).collect();
+    let times: Vec<f64> = iters.iter().zip(per_iter).map(|(n, t)| n * t).collect();
+    let sample = json!({"sampling_mode": "Linear", "iters": iters, "times": times});
+    std::fs::write(dir.join("new/benchmark.json"), id.to_string()).expect("write");
+    std::fs::write(dir.join("new/sample.json"), sample.to_string()).expect("write");
+    if let Some(r) = record {
+        std::fs::write(dir.join("provenance.json"), r.to_string()).expect("write");
+    }
+}
+
+/// Issue 44: criterion results whose answer is known. `g/scaled` takes 1.2 × the old time per iteration in
+/// every sample: Δ = +20 % exactly, significant (`slower`), the interval holding 20; `steady` takes the
+/// same times: Δ = 0, its interval inside ±2 % (`unchanged`: spread ≈ 1 %, 10 samples a side), but its new
+/// run was throttled: not comparable; `scaled`'s new run has no record: compared, with a note; `extra` is in
+/// the new run only.
+#[test]
+fn criterion_results_with_a_known_factor_get_the_known_verdicts() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    let base = [
+        100.0, 101.0, 99.0, 100.5, 99.5, 100.0, 102.0, 98.0, 100.0, 100.0,
+    ];
+    let scaled: Vec<f64> = base.iter().map(|x| x * 1.2).collect();
+    let clean = record(json!([]));
+    let hot = record(json!([{"flag": "throttled", "evidence": "GPU 0: hw_thermal_slowdown seen"}]));
+    criterion_bench(&old, Some("g"), "scaled", &base, Some(&clean));
+    criterion_bench(&old, None, "steady", &base, Some(&clean));
+    criterion_bench(&new, Some("g"), "scaled", &scaled, None);
+    criterion_bench(&new, None, "steady", &base, Some(&hot));
+    criterion_bench(&new, None, "extra", &base, Some(&clean));
+    let (o, n) = (old.to_str().expect("utf-8"), new.to_str().expect("utf-8"));
+    let got = judged(o, n);
+    let row = |name: &str| got.iter().find(|r| r["name"] == name).expect(name).clone();
+    let s = row("g/scaled");
+    assert_eq!(
+        (&s["verdict"], &s["phase"], &s["n_old"]),
+        (&json!("slower"), &json!("g"), &json!(10))
+    );
+    assert!(
+        (s["delta_pct"].as_f64().expect("Δ") - 20.0).abs() < 1e-9,
+        "{s}"
+    );
+    let (lo, hi) = (
+        s["ci_low_pct"].as_f64().expect("lo"),
+        s["ci_high_pct"].as_f64().expect("hi"),
+    );
+    assert!(lo > 0.0 && lo < 20.0 && hi > 20.0, "{s}");
+    assert_eq!(s["comparable"], true);
+    assert!(
+        s["reasons"]
+            .to_string()
+            .contains("no provenance record for NEW"),
+        "{s}"
+    );
+    let st = row("steady");
+    assert_eq!(
+        (&st["verdict"], &st["phase"]),
+        (&json!("unchanged"), &json!("unphased"))
+    );
+    assert!(st["delta_pct"].as_f64().expect("Δ").abs() < 1e-9, "{st}");
+    assert_eq!(st["comparable"], false);
+    assert!(
+        st["reasons"]
+            .to_string()
+            .contains("NEW run flagged throttled"),
+        "{st}"
+    );
+    assert!(
+        got.iter()
+            .any(|r| r["kind"] == "only_in_new" && r["what"] == "extra"),
+        "{got:?}"
+    );
+    // The gate: the +20 % fails a 5 % threshold; with 25 %, the throttled run and `extra` still fail it
+    // until both are allowed.
+    let gate = |extra: &[&str]| {
+        let out = provenance(&[&["diff", o, n, "--fail-above"][..], extra].concat());
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, t) = gate(&["5", "--allow-missing", "--allow-incomparable"]);
+    assert_eq!(code, Some(1), "{t}");
+    assert!(t.contains("g/scaled"), "{t}");
+    let (code, t) = gate(&["25", "--allow-missing"]);
+    assert_eq!(code, Some(1), "{t}");
+    assert!(t.contains("not comparable"), "{t}");
+    let (code, t) = gate(&["25", "--allow-incomparable"]);
+    assert_eq!(code, Some(1), "{t}");
+    let (code, t) = gate(&["25", "--allow-missing", "--allow-incomparable"]);
+    assert_eq!(code, Some(0), "{t}");
+}
+
+/// A criterion result that cannot be read is named with its directory and field; a directory holding only
+/// records (divan keeps no result files) says so; a directory against a file is refused.
+#[test]
+fn unreadable_or_absent_criterion_results_are_named() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    criterion_bench(&old, None, "b", &[1.0, 2.0, 3.0], None);
+    criterion_bench(&new, None, "b", &[1.0, 2.0, 3.0], None);
+    let sample = new.join("b/new/sample.json");
+    std::fs::write(&sample, r#"{"iters": [10, 0, 30], "times": [10, 20, 30]}"#).expect("write");
+    let (o, n) = (old.to_str().expect("utf-8"), new.to_str().expect("utf-8"));
+    let out = provenance(&["diff", o, n]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!(
+            "{n}/b: new/sample.json: iters[1]: 0 is not a count"
+        )),
+        "{e}"
+    );
+    let divan = tmp.path().join("divan");
+    std::fs::create_dir_all(divan.join("sum_1000")).expect("dir");
+    std::fs::write(
+        divan.join("sum_1000/provenance.json"),
+        record(json!([])).to_string(),
+    )
+    .expect("write");
+    let out = provenance(&["diff", o, divan.to_str().expect("utf-8")]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("no criterion results") && e.contains("divan keeps no result files"),
+        "{e}"
+    );
+    let out = provenance(&["diff", o, sample.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
 }

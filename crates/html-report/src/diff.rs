@@ -1,7 +1,7 @@
 //! The page and plain-text cells of a comparison of two runs (`kineto diff`, `kl1-bandwidth diff`). The
 //! comparison itself, rows, Δ % and the gate, is `run_compare`'s; this module only renders it.
 
-use run_compare::verdict_rows::{Comparability, VerdictRow};
+use run_compare::verdict_rows::{Comparability, UNPHASED, VerdictRow};
 use run_compare::{Change, Comparison, EXCEEDS_RULE, FAIL_RULE, Gate, MISSING_RULE, Verdict};
 use serde_json::{Value, json};
 
@@ -28,11 +28,15 @@ pub fn change_cells(c: &Change) -> [String; 5] {
     ]
 }
 
+/// One row of the page's table: the phase (`None` for a comparison without phases), where, the number,
+/// and its change.
+type PageRow<'a> = (Option<&'a str>, String, String, &'a Change);
+
 fn diff_page(
     title: &str,
     tool: Value,
     values: Source,
-    rows: Vec<(String, String, &Change)>,
+    rows: Vec<PageRow<'_>>,
     (only_old, only_new): (&[String], &[String]),
     verdict: Option<&Verdict>,
     lead: Option<(&Section, Value)>,
@@ -51,26 +55,31 @@ fn diff_page(
         ));
     }
     page.h2("Old → new (sortable: click a header)");
-    let mut t = Table::new(
-        &[
-            "where",
-            "number",
-            "old",
-            "new",
-            "Δ %",
-            "old range",
-            "new range",
-            "Δ exceeds spread",
-        ],
-        true,
-    );
+    // Phases are compared like with like: with phases, each row says its own.
+    let phased = rows.iter().any(|r| r.0.is_some());
+    let headers = [
+        "phase",
+        "where",
+        "number",
+        "old",
+        "new",
+        "Δ %",
+        "old range",
+        "new range",
+        "Δ exceeds spread",
+    ];
+    let mut t = Table::new(&headers[usize::from(!phased)..], true);
     let mut derived = Vec::new();
-    for (place, key, c) in &rows {
+    for (phase, place, key, c) in &rows {
         let range = |s: &Option<step_stats::Spread>| {
             s.as_ref()
                 .map_or(Cell::Missing, |s| Cell::Num(s.range(), Source::Derived))
         };
-        t.rows.push(vec![
+        let mut cells = Vec::with_capacity(headers.len());
+        if phased {
+            cells.push(Cell::text(phase.unwrap_or(UNPHASED)));
+        }
+        cells.extend([
             Cell::text(place.clone()),
             Cell::text(key.clone()),
             Cell::Num(c.old, values),
@@ -85,7 +94,8 @@ fn diff_page(
                 None => "unknown (< 2 steps)",
             }),
         ]);
-        derived.push(json!({"where": place, "key": key, "change": c, "old_range": c.old_spread.as_ref().map(|s| s.range()), "new_range": c.new_spread.as_ref().map(|s| s.range())}));
+        t.rows.push(cells);
+        derived.push(json!({"phase": phase, "where": place, "key": key, "change": c, "old_range": c.old_spread.as_ref().map(|s| s.range()), "new_range": c.new_spread.as_ref().map(|s| s.range())}));
     }
     if t.rows.is_empty() {
         page.absent("numbers present in both runs");
@@ -108,11 +118,11 @@ fn diff_page(
     page.finish()
 }
 
-/// The rows of a comparison as the page lists them: (where, number, change).
-fn page_rows(diff: &Comparison) -> Vec<(String, String, &Change)> {
+/// The rows of a comparison as the page lists them: (phase, where, number, change).
+fn page_rows<'a>(phase: Option<&'a str>, diff: &'a Comparison) -> Vec<PageRow<'a>> {
     diff.rows
         .iter()
-        .map(|r| (r.place.clone(), r.key.clone(), &r.change))
+        .map(|r| (phase, r.place.clone(), r.key.clone(), &r.change))
         .collect()
 }
 
@@ -123,7 +133,7 @@ pub fn kl1_diff_page(old: &Value, new: &Value, diff: &Comparison, gate: Option<G
         json!({"old": old, "new": new}),
         // Old and new are the reports' own `mean` values.
         Source::Tool,
-        page_rows(diff),
+        page_rows(None, diff),
         (&diff.only_in_old, &diff.only_in_new),
         gate.map(|g| diff.verdict(g)).as_ref(),
         None,
@@ -143,7 +153,7 @@ pub fn kineto_diff_page(
         json!({"old": old, "new": new}),
         // Old and new are means over steps, computed by run_compare, not read from the listings.
         Source::Derived,
-        page_rows(diff),
+        page_rows(None, diff),
         (&diff.only_in_old, &diff.only_in_new),
         gate.map(|g| diff.verdict(g)).as_ref(),
         None,
@@ -167,11 +177,13 @@ const CHART_ROWS: usize = 60;
 
 /// The page for `kineto diff A B` with its verdict: first whether the runs can be compared and why, the gate,
 /// each verdict row's interval as a bar against zero and the verdict table; then the per-bucket comparison
-/// (`diff`, pooled over phases) as [`kineto_diff_page`] shows it.
+/// of each phase (`phases`: `run_compare::verdict_rows::PhaseDiff`'s, never pooled), each row naming its
+/// phase, and what is in one run only (`only`: old, new).
 pub fn kineto_verdict_page(
     old: &[Value],
     new: &[Value],
-    diff: &Comparison,
+    phases: &[(String, Comparison)],
+    only: (&[String], &[String]),
     v: &Verdicts<'_>,
 ) -> String {
     let mut s = Section::default();
@@ -205,8 +217,11 @@ pub fn kineto_verdict_page(
         "kineto diff",
         json!({"old": old, "new": new}),
         Source::Derived,
-        page_rows(diff),
-        (&diff.only_in_old, &diff.only_in_new),
+        phases
+            .iter()
+            .flat_map(|(phase, c)| page_rows(Some(phase), c))
+            .collect(),
+        only,
         None,
         Some((&s, json!(v.rows))),
     )

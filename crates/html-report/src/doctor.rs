@@ -1,9 +1,9 @@
 //! The findings of `kineto doctor` as a page section, from the rows `kineto doctor --json` prints: the
-//! ranked findings (time at stake, share, origin, steps, evidence, next command), then the trust warnings
+//! ranked findings (time at stake, share, origin, steps, the fix, evidence, next command), then the trust warnings
 //! apart. [`doctor_section`] adds it to any page (the report page opens with it); [`doctor_html`] is the
 //! page `kineto doctor --html` writes.
 
-use crate::page::{Cell, Page, Section, Table};
+use crate::page::{Cell, Page, Section, Table, esc};
 use serde_json::Value;
 
 fn text(row: &Value, key: &str) -> String {
@@ -11,6 +11,83 @@ fn text(row: &Value, key: &str) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
         Some(v) => v.to_string(),
+    }
+}
+
+/// `s` with every outermost template argument list folded (`f<float, 4>(x)` → `f<…>(x)`): kernel
+/// names as people say them; the full text stays in the tooltip and in the JSON.
+pub fn fold_templates(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '<' => {
+                if depth == 0 {
+                    out.push_str("<…");
+                }
+                depth += 1;
+            }
+            '>' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    out.push('>');
+                }
+            }
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    if depth > 0 {
+        // An unclosed `<` (an operator, not a template): the text as it was.
+        return s.to_string();
+    }
+    out
+}
+
+/// One finding as people read it first: a headline (what, where, how much), a bar of its share of
+/// the analysed span, the fix, and the evidence folded under it.
+fn finding_card(r: &Value) -> String {
+    let share = r.get("share_pct").and_then(Value::as_f64).unwrap_or(0.0);
+    let at_stake = r
+        .get("time_at_stake_us")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    let rank = r.get("rank").and_then(Value::as_u64);
+    let place = rank.map_or_else(|| text(r, "file"), |x| format!("rank {x}"));
+    let headline = format!(
+        "{}: {} µs at stake, {:.1} % of the analysed span — {place}, steps {}",
+        text(r, "finding"),
+        crate::page::fmt_num(at_stake),
+        share,
+        text(r, "step_list")
+    );
+    let (change, source) = (text(r, "fix"), text(r, "fix_source"));
+    let fix = if source.is_empty() {
+        esc(&change)
+    } else {
+        format!("{} (<a href=\"{}\">source</a>)", esc(&change), esc(&source))
+    };
+    let evidence = text(r, "evidence");
+    format!(
+        "<div class=\"finding\"><p><b>{}</b></p>\
+         <div style=\"background:#eee;height:6px;max-width:40em\"><div style=\"background:#c0392b;height:6px;width:{:.1}%\"></div></div>\
+         <p>Fix: {fix}</p>\
+         <details><summary>evidence</summary><p title=\"{}\">{}</p><p>next: <code>{}</code></p></details></div>",
+        esc(&headline),
+        share.clamp(0.0, 100.0),
+        esc(&evidence),
+        esc(&fold_templates(&evidence)),
+        esc(&text(r, "next"))
+    )
+}
+
+/// The fix of a finding row and, where the catalogue has one, its source.
+fn fix(row: &Value) -> String {
+    let (change, source) = (text(row, "fix"), text(row, "fix_source"));
+    if source.is_empty() {
+        change
+    } else {
+        format!("{change} ({source})")
     }
 }
 
@@ -29,6 +106,10 @@ pub fn doctor_section(page: &mut Section, rows: &[Value]) {
              can recover (MEASURED from the trace; ESTIMATED where set against a model's roofline). \
              Findings may overlap: each is an upper bound on its own.",
         );
+        for r in &findings {
+            page.raw(&finding_card(r));
+        }
+        page.h3("Every finding's numbers");
         let mut t = Table::new(
             &[
                 "finding",
@@ -37,6 +118,7 @@ pub fn doctor_section(page: &mut Section, rows: &[Value]) {
                 "share %",
                 "origin",
                 "steps",
+                "fix",
                 "evidence",
                 "next",
             ],
@@ -54,6 +136,7 @@ pub fn doctor_section(page: &mut Section, rows: &[Value]) {
                 Cell::tool(r.get("share_pct")),
                 Cell::text(text(r, "origin")),
                 Cell::text(text(r, "step_list")),
+                Cell::text(fix(r)),
                 Cell::text(text(r, "evidence")),
                 Cell::text(text(r, "next")),
             ]);
@@ -90,11 +173,27 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn template_arguments_fold() {
+        assert_eq!(
+            fold_templates(
+                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, T1, T2)"
+            ),
+            "void at::native::vectorized_elementwise_kernel<…>(int, T1, T2)"
+        );
+        assert_eq!(fold_templates("a < b"), "a < b");
+        assert_eq!(
+            fold_templates("ncclKernel_AllReduce"),
+            "ncclKernel_AllReduce"
+        );
+    }
+
+    #[test]
     fn findings_then_warnings_and_a_clean_run_says_so() {
         let rows = vec![
             json!({"kind": "finding", "finding": "exposed_comm", "file": "a.json", "rank": 1,
                    "time_at_stake_us": 30.0, "share_pct": 42.5, "origin": "MEASURED",
-                   "step_list": "0", "evidence": "comm <b>", "next": "kineto budget a.json"}),
+                   "step_list": "0", "evidence": "comm <b>", "next": "kineto budget a.json",
+                   "fix": "overlap it", "fix_source": "https://example.org/ddp"}),
             json!({"kind": "trust", "finding": "salvaged", "file": "a.json", "evidence": "cut",
                    "next": "kineto summary a.json"}),
         ];
@@ -102,6 +201,10 @@ mod tests {
         assert!(html.contains("exposed_comm"));
         assert!(html.contains("data-v=\"30.0\""), "{html}");
         assert!(html.contains("comm &lt;b&gt;"));
+        assert!(
+            html.contains("overlap it (https://example.org/ddp)"),
+            "{html}"
+        );
         assert!(html.find("exposed_comm") < html.find("Trust warnings"));
         assert!(html.contains("salvaged"));
         let clean = doctor_html(&[]);

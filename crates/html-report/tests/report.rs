@@ -494,12 +494,23 @@ fn kl1_diff_page_of_a_report_against_itself() {
 
 #[test]
 fn kineto_verdict_page_opens_with_the_verdict_and_why_the_runs_cannot_be_compared() {
-    // Rank 0's span 200, 201, 202, 199 → 240, 241, 242, 239 (+20 %, slower); the verdict rows are
-    // run-compare's (its tests work them out), the page draws them first.
+    // Rank 0's decode span 200, 201, 202, 199 → 240, 241, 242, 239 (+20 %, slower), gemm 100 each; and a
+    // prefill phase of 1000 µs steps (gemm 900) in both. The verdict rows are run-compare's (its tests work
+    // them out); the page draws them first, then each phase's bucket rows on their own, never pooled.
     let side = |base: f64| -> Vec<Value> {
-        (0..4)
-            .map(|i| step(0, &format!("s{i}"), base + [0.0, 1.0, 2.0, -1.0][i], 100.0))
-            .collect()
+        let mut steps: Vec<Value> = (0..4)
+            .map(|i| {
+                let mut s = step(0, &format!("d{i}"), base + [0.0, 1.0, 2.0, -1.0][i], 100.0);
+                s["phase"] = json!("decode");
+                s
+            })
+            .collect();
+        steps.extend((0..3).map(|i| {
+            let mut s = step(0, &format!("p{i}"), 1000.0, 900.0);
+            s["phase"] = json!("prefill");
+            s
+        }));
+        steps
     };
     let (old, new) = (side(200.0), side(240.0));
     let typed = |rows: &[Value]| run_compare::budget::BudgetStep::listing(rows).unwrap();
@@ -514,11 +525,11 @@ fn kineto_verdict_page_opens_with_the_verdict_and_why_the_runs_cannot_be_compare
         comparable: false,
         reasons: vec!["NEW run flagged throttled: GPU 0: <hw_slowdown>".into()],
     };
-    let d = run_compare::budget::compare_json(&old, &new).unwrap();
     let html = html_report::kineto_verdict_page(
         &old,
         &new,
-        &d,
+        &phased.phases,
+        (&phased.only_in_old[..], &phased.only_in_new[..]),
         &html_report::Verdicts {
             rows: &phased.rows,
             comparability: &comparability,
@@ -528,7 +539,8 @@ fn kineto_verdict_page_opens_with_the_verdict_and_why_the_runs_cannot_be_compare
     );
     check_page(&html, &json!({"old": old, "new": new}));
     let verdict = html.find("<h2>Verdict</h2>").expect("a verdict section");
-    assert!(verdict < html.find("Old → new").expect("the bucket table"));
+    let buckets = html.find("Old → new").expect("the bucket table");
+    assert!(verdict < buckets);
     assert!(html.contains("The runs are NOT comparable"));
     // The reason, escaped; the gate; one bar per row against zero.
     assert!(html.contains("GPU 0: &lt;hw_slowdown&gt;"), "{html}");
@@ -541,5 +553,26 @@ fn kineto_verdict_page_opens_with_the_verdict_and_why_the_runs_cannot_be_compare
             .iter()
             .filter(|r| r.judged.ci_low_pct.is_some())
             .count()
+    );
+    // The bucket table, per phase: decode's gemm 100 → 100 and prefill's 900 → 900, each its own row.
+    // Pooled, gemm would be one row of mean (4 · 100 + 3 · 900) / 7 ≈ 442.857 a side.
+    let table = &html[buckets..];
+    assert!(table.contains(">phase</th>"), "{table}");
+    let derived: Value = serde_json::from_str(block(&html, DERIVED_JSON_ID)).unwrap();
+    let gemm: Vec<(String, f64)> = derived["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["key"] == "gemm")
+        .map(|r| {
+            (
+                r["phase"].as_str().unwrap().to_owned(),
+                r["change"]["old"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        gemm,
+        [("decode".to_owned(), 100.0), ("prefill".to_owned(), 900.0)]
     );
 }

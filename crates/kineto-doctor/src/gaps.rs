@@ -43,7 +43,7 @@ impl Calls {
     }
 
     /// The calls overlapping `[a, b)`.
-    fn overlapping(&self, a: i64, b: i64) -> impl Iterator<Item = &(i64, i64, usize)> {
+    pub(crate) fn overlapping(&self, a: i64, b: i64) -> impl Iterator<Item = &(i64, i64, usize)> {
         let end = self.iv.partition_point(|c| c.0 < b);
         let mut i = end;
         while i > 0 && self.max_end[i - 1] > a {
@@ -96,6 +96,9 @@ pub(crate) struct Gap {
     pub calls: Vec<(i64, i64, usize)>,
     /// The first op the GPU resumed with, when the gap is launch-bound.
     pub resumed: Option<(GpuKind, usize)>,
+    /// Whether the host was blocked when the GPU went idle and launched only after: the whole gap
+    /// is then in `synced`.
+    pub sync_then_launch: bool,
 }
 
 /// Classifies every idle gap of the step whose budget is `b`.
@@ -125,7 +128,17 @@ pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec
         let late = !launched.is_empty()
             && launched.len() == resumed.len()
             && launched.iter().all(|&ts| ts > a);
-        let launch_bound = if late {
+        // Sync-then-launch: the host was blocked in a call when the GPU went idle and launched the
+        // next op only after that call returned. The launch waited on the sync, so the whole gap is
+        // the sync's: removing the sync lets the host queue ahead.
+        let blocked_at_idle = over.iter().any(|c| c.0 <= a);
+        let sync_then_launch = late && blocked_at_idle;
+        let synced = if sync_then_launch {
+            vec![(a, z)]
+        } else {
+            synced
+        };
+        let launch_bound = if late && !sync_then_launch {
             subtract(&[(a, z)], &synced)
         } else {
             Vec::new()
@@ -135,6 +148,7 @@ pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec
             synced,
             launch_bound,
             calls: over,
+            sync_then_launch,
         });
     }
     out
@@ -149,10 +163,14 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     let mut next_ops: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut sync_calls: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut largest: Option<(i64, usize, String)> = None;
+    let mut then_launch = 0u64;
+    let host = crate::host::HostSpans::of(t);
+    let mut host_by: BTreeMap<kineto_trace::Sym, i64> = BTreeMap::new();
     for b in t.budgets {
         let (mut in_launch, mut in_sync) = (false, false);
         for g in classify(t, &calls, b) {
             let synced = length(&g.synced);
+            then_launch += u64::from(g.sync_then_launch);
             if synced > 0 {
                 sync_ns = sync_ns.saturating_add(synced);
                 sync_gaps += 1;
@@ -169,6 +187,11 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
                 launch_ns = launch_ns.saturating_add(rest);
                 launch_gaps += 1;
                 in_launch = true;
+                if let Some(l) = t.analysis.links.launch_of(o.0, o.1) {
+                    for &(x, y) in &g.launch_bound {
+                        host.attribute(tr.launches[l].track, x, y, &mut host_by);
+                    }
+                }
                 let name = tr.name(tr.gpu_ops(o.0)[o.1].name).to_string();
                 let e = next_ops.entry(name.clone()).or_default();
                 e.0 += 1;
@@ -194,10 +217,11 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
             launch_steps,
             format!(
                 "{launch_gaps} gaps, {} µs idle; largest {} µs in step {l_step} before `{l_name}`; \
-                 GPU resumed with: {}",
+                 GPU resumed with: {}{}",
                 us(launch_ns),
                 us(l_ns),
-                top_named(&next_ops, th.top)
+                top_named(&next_ops, th.top),
+                crate::host::describe(t, &host_by, launch_ns, th.top)
             ),
         ));
     }
@@ -208,7 +232,8 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
             sync_ns,
             sync_steps,
             format!(
-                "{sync_gaps} gaps, {} µs idle under blocking calls: {}",
+                "{sync_gaps} gaps, {} µs idle under blocking calls or waiting on them ({then_launch} gaps \
+                 where the host launched only after a blocking call returned: the whole gap); the calls: {}",
                 us(sync_ns),
                 top_named(&sync_calls, th.top)
             ),
@@ -236,6 +261,7 @@ pub(crate) fn finding(
         steps,
         evidence,
         next: r.next,
+        fix: None,
     }
 }
 

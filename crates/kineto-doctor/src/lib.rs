@@ -16,7 +16,10 @@
 //! a command.
 #![deny(missing_docs)]
 
+mod artefacts;
+mod fixes;
 mod gaps;
+mod host;
 mod marks;
 mod ranks;
 mod roof;
@@ -24,7 +27,8 @@ mod rules;
 mod trust;
 mod work;
 
-pub use rules::{RULES, Rule, Thresholds, rule};
+pub use fixes::{FIXES, Facts, Fix, NO_FIX, Server, TensorCores, When, facts, select};
+pub use rules::{RULES, Rule, Thresholds, is_simt_gemm, rule};
 
 use kineto_trace::Trace;
 use kineto_trace::analysis::Analysis;
@@ -74,11 +78,15 @@ pub enum FindingId {
     BelowRoofline,
     /// Steps whose span is an outlier among the steps of their phase.
     UnsteadySteps,
+    /// fp32 GEMMs on the SIMT cores, which cannot use the tensor cores.
+    SimtGemm,
+    /// Collectives far longer than their kind's median: waiting for other ranks, not transferring.
+    CollectiveWait,
 }
 
 impl FindingId {
     /// Every finding, in the order `docs/doctor.md` documents them.
-    pub const ALL: [FindingId; 10] = [
+    pub const ALL: [FindingId; 12] = [
         FindingId::LaunchBoundIdle,
         FindingId::SyncBlockedIdle,
         FindingId::BetweenSteps,
@@ -89,6 +97,8 @@ impl FindingId {
         FindingId::CopiesInStep,
         FindingId::BelowRoofline,
         FindingId::UnsteadySteps,
+        FindingId::SimtGemm,
+        FindingId::CollectiveWait,
     ];
 
     /// The id as written in every output.
@@ -106,7 +116,9 @@ impl FindingId {
             | FindingId::BetweenSteps
             | FindingId::ExposedComm
             | FindingId::ShortKernels
-            | FindingId::CopiesInStep => true,
+            | FindingId::CopiesInStep
+            | FindingId::SimtGemm
+            | FindingId::CollectiveWait => true,
             FindingId::Straggler
             | FindingId::EagerSteps
             | FindingId::BelowRoofline
@@ -155,6 +167,8 @@ pub struct Finding {
     pub evidence: String,
     /// What to look at next.
     pub next: Next,
+    /// The change to make, from the fix catalogue ([`FIXES`]); `None`: no catalogued fix.
+    pub fix: Option<&'static Fix>,
 }
 
 /// The kind of a trust warning.
@@ -178,6 +192,12 @@ pub enum TrustId {
     KernelsOutsideSteps,
     /// No step marker was found: the whole trace is one step.
     NoStepMarkers,
+    /// The first step waits on work queued before the profiler started (left out of the findings).
+    WindowOpensOnWait,
+    /// The first step is cold: lazy init, first library calls (left out of the findings).
+    ColdFirstStep,
+    /// The window closed inside the last step (left out of the findings).
+    CutLastStep,
 }
 
 impl TrustId {
@@ -193,6 +213,9 @@ impl TrustId {
             TrustId::ParseWarnings => "parse_warnings",
             TrustId::KernelsOutsideSteps => "kernels_outside_steps",
             TrustId::NoStepMarkers => "no_step_markers",
+            TrustId::WindowOpensOnWait => "window_opens_on_wait",
+            TrustId::ColdFirstStep => "cold_first_step",
+            TrustId::CutLastStep => "cut_last_step",
         }
     }
 
@@ -212,6 +235,15 @@ impl TrustId {
             TrustId::ParseWarnings => "problems the parser worked around",
             TrustId::KernelsOutsideSteps => "kernels launched outside every step",
             TrustId::NoStepMarkers => "no step marker: the whole trace is one step",
+            TrustId::WindowOpensOnWait => {
+                "a first step idling over half its span under a blocking call begun before any GPU op: left out of the findings"
+            }
+            TrustId::ColdFirstStep => {
+                "a first step idling over 10 × the later steps' median idle (cold start): left out of the findings"
+            }
+            TrustId::CutLastStep => {
+                "a last step with under 10 % of the others' median kernel count (cut by the window): left out of the findings"
+            }
         }
     }
 }
@@ -346,6 +378,8 @@ impl Mark {
 /// - `launch_bound_idle`: the launch-bound part of each such idle gap (the gap less the blocking calls);
 /// - `sync_blocked_idle`: each gap ∩ the blocking calls;
 /// - `short_kernels`: each short eagerly launched kernel, `[start, end)`;
+/// - `fp32_simt_gemm`: each fp32 SIMT GEMM kernel, `[start, end)`;
+/// - `collective_wait`: each waiting collective's start up to its transfer (`[start, end − median)`);
 /// - `exposed_comm`: the comm-kernel time with no compute kernel beside it
 ///   (`kineto_trace::budget::exposed_comm`, the budget's own computation);
 /// - `copies_in_step`: the host↔device copy time with no kernel beside it;
@@ -357,7 +391,23 @@ impl Mark {
 /// `time_at_stake_ns`, exactly: both come from one classification per rule. A step the trace lacks has
 /// no marks.
 pub fn marks(t: &TraceInput<'_>, step: usize, findings: &[Finding], th: &Thresholds) -> Vec<Mark> {
-    marks::of_step(t, step, findings, th)
+    let cleaned = artefacts::clean(t, &artefacts::find(t, th));
+    marks::of_step(&cleaned_input(t, cleaned.as_ref()), step, findings, th)
+}
+
+/// `t` as the rules read it: with its artefact steps emptied (`artefacts::clean`), where it has any.
+fn cleaned_input<'a>(
+    t: &TraceInput<'a>,
+    cleaned: Option<&'a (Analysis, Vec<StepBudget>)>,
+) -> TraceInput<'a> {
+    match cleaned {
+        Some((analysis, budgets)) => TraceInput {
+            analysis,
+            budgets,
+            ..*t
+        },
+        None => *t,
+    }
 }
 
 /// The share of `span_ns` that `ns` is, %; 0 for an empty span.
@@ -381,7 +431,19 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
     let mut findings = Vec::new();
     let mut warnings = Vec::new();
     let mut traces = Vec::new();
-    for t in inputs {
+    let found: Vec<Vec<artefacts::Artefact>> =
+        inputs.iter().map(|t| artefacts::find(t, th)).collect();
+    let cleaned: Vec<Option<(Analysis, Vec<StepBudget>)>> = inputs
+        .iter()
+        .zip(&found)
+        .map(|(t, a)| artefacts::clean(t, a))
+        .collect();
+    let inputs: Vec<TraceInput<'_>> = inputs
+        .iter()
+        .zip(&cleaned)
+        .map(|(t, c)| cleaned_input(t, c.as_ref()))
+        .collect();
+    for (t, arts) in inputs.iter().zip(&found) {
         let span = t.analysed_span_ns();
         let mut f = Vec::new();
         gaps::find(t, th, &mut f);
@@ -392,8 +454,17 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
         for x in &mut f {
             x.share_pct = share(x.time_at_stake_ns, span);
         }
+        fixes::set(t, &mut f);
         findings.extend(f);
         warnings.extend(trust::find(t));
+        warnings.extend(arts.iter().map(|a| TrustWarning {
+            id: a.id,
+            file: t.file.to_string(),
+            rank: t.trace.header.rank,
+            steps: vec![a.step],
+            evidence: a.evidence.clone(),
+            next: artefacts::NEXT,
+        }));
         traces.push(TraceDiagnosis {
             file: t.file.to_string(),
             rank: t.trace.header.rank,
@@ -401,7 +472,11 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
             steps: t.analysis.steps.steps.len(),
         });
     }
-    findings.extend(ranks::find(inputs));
+    let mut across = ranks::find(&inputs);
+    for t in &inputs {
+        fixes::set(t, &mut across);
+    }
+    findings.extend(across);
     findings.retain(|f| f.time_at_stake_ns > 0 && f.share_pct >= th.min_share_pct);
     findings.sort_by(|a, b| {
         b.time_at_stake_ns

@@ -1,6 +1,6 @@
 //! Where the reported findings lie in one step: the time ranges each occupies there, for the report's
 //! timeline. Each interval rule's ranges come from the very classification its time at stake is summed
-//! from (`gaps::classify`, `gaps::boundaries`, `work::short_eager`, `work::lone_copies`,
+//! from (`gaps::classify`, `gaps::boundaries`, `work::short_eager`, `work::lone_copies`, `work::simt_gemms`, `work::peer_waits`,
 //! `kineto_trace::budget::exposed_comm`), so that over all steps Σ of a finding's marks = its time at
 //! stake, exactly; the step-level rules mark the step's window.
 
@@ -73,6 +73,22 @@ pub(crate) fn of_step(
                 }),
             ),
             FindingId::CopiesInStep => push(id, &mut work::lone_copies(t, s).1.into_iter()),
+            FindingId::CollectiveWait => {
+                let medians = work::comm_medians(t);
+                push(
+                    id,
+                    &mut work::peer_waits(t, th, s, &medians)
+                        .into_iter()
+                        .map(|(_, a, z)| (a, z)),
+                )
+            }
+            FindingId::SimtGemm => push(
+                id,
+                &mut work::simt_gemms(t, s).into_iter().map(|k| {
+                    let op = &tr.kernels[k as usize];
+                    (op.ts_ns, op.end_ns())
+                }),
+            ),
             FindingId::Straggler
             | FindingId::EagerSteps
             | FindingId::BelowRoofline

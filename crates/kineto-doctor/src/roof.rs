@@ -19,6 +19,10 @@ pub(crate) fn find(t: &TraceInput<'_>, r: Roofs<'_>, th: &Thresholds, out: &mut 
     let (mut total, mut steps, mut rated) = (0i64, Vec::new(), 0usize);
     let mut worst: Option<(f64, usize, i64, f64)> = None;
     for s in r.steps {
+        // A step left out as a profiler-window artefact has no window in the budgets read here.
+        if t.budgets.get(s.index).is_none_or(|b| b.window.is_none()) {
+            continue;
+        }
         let Some(roof) = roof_ns(s) else {
             continue;
         };

@@ -19,7 +19,7 @@ pub struct Rule {
 }
 
 /// Every rule, in [`FindingId::ALL`]'s order.
-pub const RULES: [Rule; 10] = [
+pub const RULES: [Rule; 12] = [
     Rule {
         finding: FindingId::LaunchBoundIdle,
         id: "launch_bound_idle",
@@ -66,7 +66,7 @@ pub const RULES: [Rule; 10] = [
         finding: FindingId::EagerSteps,
         id: "eager_steps",
         origin: Origin::Measured,
-        what: "Σ idle of decode (or unphased) steps with no graph launch, in a trace where other steps run graphs",
+        what: "Σ idle of decode steps (marker or inferred; or of unknown phase with no more tokens than a graph replay ran) with no graph launch, in a trace where other steps run graphs",
         next: Next::Steps,
     },
     Rule {
@@ -87,8 +87,22 @@ pub const RULES: [Rule; 10] = [
         finding: FindingId::UnsteadySteps,
         id: "unsteady_steps",
         origin: Origin::Measured,
-        what: "Σ over outlier steps (|span − median| > 3 × MAD among steps of one phase) of span − median, above the median only",
+        what: "Σ over outlier steps (|span − median| > 3 × MAD among decode steps, or steps of unknown phase and one token octave) of span − median, above the median only",
         next: Next::Budget,
+    },
+    Rule {
+        finding: FindingId::SimtGemm,
+        id: "fp32_simt_gemm",
+        origin: Origin::Measured,
+        what: "Σ dur of the steps' fp32 GEMM kernels that run on the SIMT cores (`sgemm`, `ffma` GEMMs): no tensor core, TF32 off",
+        next: Next::TopPerStep,
+    },
+    Rule {
+        finding: FindingId::CollectiveWait,
+        id: "collective_wait",
+        origin: Origin::Measured,
+        what: "Σ over comm kernels in steps running over 10 × their name's median (≥ 3 of that name) of dur − median: waiting for peers, not transfer",
+        next: Next::Ranks,
     },
 ];
 
@@ -111,6 +125,14 @@ pub struct Thresholds {
     pub unsteady_min_steps: usize,
     /// How many contributors (kernels, gaps, calls) the evidence names.
     pub top: usize,
+    /// A first step idling over this many times the later steps' median idle is cold.
+    pub cold_idle_ratio: f64,
+    /// Fewest ns an opening wait or a cold step's extra idle must have to be an artefact.
+    pub artefact_min_ns: i64,
+    /// A last step with fewer kernels than this share of the others' median count was cut, %.
+    pub cut_step_kernel_pct: f64,
+    /// A collective running over this many times its name's median waits for peers.
+    pub peer_wait_ratio: f64,
 }
 
 impl Thresholds {
@@ -121,6 +143,10 @@ impl Thresholds {
         roof_efficiency_pct: 50.0,
         unsteady_min_steps: 4,
         top: 3,
+        cold_idle_ratio: 10.0,
+        artefact_min_ns: 1_000_000,
+        cut_step_kernel_pct: 10.0,
+        peer_wait_ratio: 10.0,
     };
 }
 
@@ -142,6 +168,19 @@ pub fn is_blocking_call(name: &str) -> bool {
     copy && !name.contains("Async")
 }
 
+/// Whether a kernel is an fp32 GEMM on the SIMT cores, by its name: cuBLAS's `sgemm` family
+/// (`ampere_sgemm_128x64_nn`, `volta_sgemm_…`, CUTLASS's `…simt_sgemm…`) and cuBLASLt's FMA GEMMs
+/// (`sm80_xmma_gemm_f32f32_f32f32_f32_…_ffma_…`). The tensor-core fp32 GEMMs carry `tf32`, `s1688`,
+/// `s16816` or `tensorop` in their names and are not counted.
+pub fn is_simt_gemm(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let tensor_core = ["tf32", "1688", "16816", "tensorop"]
+        .iter()
+        .any(|w| n.contains(w));
+    let simt = n.contains("sgemm") || (n.contains("gemm") && n.contains("ffma"));
+    simt && !tensor_core
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +195,29 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), RULES.len());
+    }
+
+    #[test]
+    fn simt_gemms_by_name() {
+        for s in [
+            "ampere_sgemm_128x64_nn",
+            "volta_sgemm_64x64_nt",
+            "maxwell_sgemm_128x128_raggedMn_nn",
+            "cutlass_80_simt_sgemm_128x32_8x5_nn_align1",
+            "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+        ] {
+            assert!(is_simt_gemm(s), "{s}");
+        }
+        for n in [
+            "ampere_tf32_s1688gemm_tf32_128x128_16x3_nt",
+            "cutlass_80_tensorop_s1688gemm_128x128_16x3_nn_align4",
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+            "sm80_xmma_gemm_tf32f32_tf32f32_f32_nn_n_tilesize128x128x16",
+            "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
+            "void at::native::vectorized_elementwise_kernel<4, float>",
+        ] {
+            assert!(!is_simt_gemm(n), "{n}");
+        }
     }
 
     #[test]

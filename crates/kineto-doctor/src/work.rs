@@ -1,5 +1,5 @@
 //! The rules over the GPU work of each step: exposed communication, short eager kernels, steps run
-//! without graphs, host↔device copies, unsteady steps.
+//! without graphs, host↔device copies, unsteady steps, fp32 GEMMs off the tensor cores.
 
 use crate::gaps::{finding, top_named};
 use crate::{Finding, FindingId, Thresholds, TraceInput, us};
@@ -18,6 +18,8 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     eager_steps(t, out);
     copies_in_step(t, th, out);
     unsteady_steps(t, th, out);
+    simt_gemm(t, th, out);
+    collective_wait(t, th, out);
 }
 
 fn bucket_of<'r>(t: &TraceInput<'r>, kernel: u32) -> &'r str {
@@ -120,6 +122,32 @@ fn short_kernels(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     out.push(finding(t, FindingId::ShortKernels, total, steps, evidence));
 }
 
+/// A step's phase as the doctor compares steps: like with like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Prefill,
+    Decode,
+    Mixed,
+    Unknown,
+}
+
+/// The phase of a step, marker's or inferred (`Step::phase`); `idle` and other modes are unknown.
+pub(crate) fn phase(s: &Step) -> Phase {
+    let Some(p) = s.phase.as_deref() else {
+        return Phase::Unknown;
+    };
+    match kineto_trace::step::phase_kind(p) {
+        Some(true) => Phase::Prefill,
+        Some(false) => Phase::Decode,
+        None if p.eq_ignore_ascii_case("mixed") => Phase::Mixed,
+        None => Phase::Unknown,
+    }
+}
+
+fn query_tokens(s: &Step) -> Option<u64> {
+    s.tokens.and_then(|t| t.query_tokens())
+}
+
 fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
     let steps = &t.analysis.steps.steps;
     let graphed = |s: &Step| {
@@ -135,18 +163,32 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
     if with_graph.is_empty() {
         return;
     }
-    let eager: Vec<usize> = steps
+    // The most tokens a graph replay of this trace ran: a step of unknown phase with no more tokens
+    // than that is a batch the captured graphs could have held.
+    let graph_tokens = with_graph
         .iter()
-        .filter(|s| {
-            !s.kernels.is_empty()
-                && !graphed(s)
-                && s.phase.as_deref().is_none_or(|p| p == "decode")
-                && s.kernels
-                    .iter()
-                    .any(|&k| from_graph(t, k as usize) == Some(false))
-        })
-        .map(|s| s.index)
-        .collect();
+        .filter_map(|&i| query_tokens(&steps[i]))
+        .max();
+    let (mut eager, mut unknown_left_out) = (Vec::new(), 0u64);
+    for s in steps {
+        let eagerly = !s.kernels.is_empty()
+            && !graphed(s)
+            && s.kernels
+                .iter()
+                .any(|&k| from_graph(t, k as usize) == Some(false));
+        if !eagerly {
+            continue;
+        }
+        match phase(s) {
+            Phase::Decode => eager.push(s.index),
+            Phase::Unknown => match (query_tokens(s), graph_tokens) {
+                (Some(q), Some(g)) if q <= g => eager.push(s.index),
+                _ => unknown_left_out += 1,
+            },
+            // Servers run prefill and mixed batches eagerly or piecewise by design.
+            Phase::Prefill | Phase::Mixed => {}
+        }
+    }
     if eager.is_empty() {
         return;
     }
@@ -155,9 +197,16 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
         let s: i64 = v.iter().map(|&i| t.budgets[i].span_ns).sum();
         s / v.len().max(1) as i64
     };
+    let left_out = if unknown_left_out > 0 {
+        format!(
+            "; {unknown_left_out} eager steps of unknown phase and tokens left out (they may be prefills)"
+        )
+    } else {
+        String::new()
+    };
     let evidence = format!(
-        "{} decode or unphased steps launch kernels one by one while {} steps run graphs; their idle Σ {} µs; \
-         mean span {} µs eager vs {} µs with graphs",
+        "{} decode steps launch kernels one by one while {} steps run graphs; their idle Σ {} µs; \
+         mean span {} µs eager vs {} µs with graphs{left_out}",
         eager.len(),
         with_graph.len(),
         us(idle),
@@ -256,12 +305,35 @@ fn median(v: &mut [i64]) -> f64 {
     }
 }
 
+/// The steps a step is compared with by the outlier rule: decode steps with decode steps; steps of
+/// unknown phase with those of the same token octave (2^k ≤ tokens < 2^(k+1)) when their tokens are
+/// known, else with every step of unknown phase and tokens. Prefill and mixed steps are not compared:
+/// their span follows their prompts' lengths, not the server's steadiness (`None`).
+fn like_group(s: &Step) -> Option<String> {
+    match phase(s) {
+        Phase::Decode => Some("decode".to_string()),
+        Phase::Prefill | Phase::Mixed => None,
+        Phase::Unknown => Some(match query_tokens(s) {
+            Some(q) if q > 0 => {
+                let k = 63 - q.leading_zeros();
+                format!(
+                    "phase unknown, {}-{} tokens",
+                    1u64 << k,
+                    (1u128 << (k + 1)) - 1
+                )
+            }
+            _ => "phase unknown".to_string(),
+        }),
+    }
+}
+
 fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     let steps = &t.analysis.steps.steps;
-    let mut phases: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut phases: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for b in t.budgets.iter().filter(|b| b.window.is_some()) {
-        let p = steps[b.index].phase.as_deref().unwrap_or("unphased");
-        phases.entry(p).or_default().push(b.index);
+        if let Some(group) = like_group(&steps[b.index]) {
+            phases.entry(group).or_default().push(b.index);
+        }
     }
     let (mut total, mut at, mut parts) = (0i64, Vec::new(), Vec::new());
     for (phase, idx) in &phases {
@@ -333,4 +405,134 @@ fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
         shown.join("; ")
     );
     out.push(finding(t, FindingId::UnsteadySteps, total, at, evidence));
+}
+
+/// A step's fp32 SIMT GEMM kernels (`rules::is_simt_gemm`). The one home of `fp32_simt_gemm`: its
+/// total and its marks are these kernels.
+pub(crate) fn simt_gemms(t: &TraceInput<'_>, s: &Step) -> Vec<u32> {
+    s.kernels
+        .iter()
+        .copied()
+        .filter(|&k| crate::is_simt_gemm(t.trace.name(t.trace.kernels[k as usize].name)))
+        .collect()
+}
+
+fn simt_gemm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let (mut count, mut total, mut kernel_ns) = (0u64, 0i64, 0i64);
+    let mut steps = Vec::new();
+    let mut names = BTreeMap::new();
+    for s in &t.analysis.steps.steps {
+        kernel_ns = kernel_ns.saturating_add(s.kernel_sum_ns);
+        let simt = simt_gemms(t, s);
+        for &k in &simt {
+            let op = &t.trace.kernels[k as usize];
+            count += 1;
+            total = total.saturating_add(op.dur_ns);
+            add(&mut names, t.trace.name(op.name), op.dur_ns);
+        }
+        if !simt.is_empty() {
+            steps.push(s.index);
+        }
+    }
+    if count == 0 {
+        return;
+    }
+    let evidence = format!(
+        "{count} fp32 GEMMs on the SIMT cores, Σ {} µs = {:.1} % of the steps' kernel time; by name: {}",
+        us(total),
+        crate::share(total, kernel_ns),
+        top_named(&names, th.top)
+    );
+    out.push(finding(t, FindingId::SimtGemm, total, steps, evidence));
+}
+
+/// The median duration of each comm kernel name over the trace's steps, for names with at least
+/// three kernels (fewer give no median to call an outlier against).
+pub(crate) fn comm_medians(t: &TraceInput<'_>) -> BTreeMap<kineto_trace::Sym, i64> {
+    let mut by: BTreeMap<kineto_trace::Sym, Vec<i64>> = BTreeMap::new();
+    for s in &t.analysis.steps.steps {
+        for &k in &s.kernels {
+            if bucket_of(t, k) == COMM {
+                let op = &t.trace.kernels[k as usize];
+                by.entry(op.name).or_default().push(op.dur_ns);
+            }
+        }
+    }
+    by.into_iter()
+        .filter(|(_, v)| v.len() >= 3)
+        .map(|(n, mut v)| {
+            v.sort_unstable();
+            (n, v[v.len() / 2])
+        })
+        .collect()
+}
+
+/// A step's collectives waiting for peers: those running over `peer_wait_ratio` × their name's
+/// median, as the part before their transfer, `[start, end − median)`. A collective starts when its
+/// rank arrives and transfers once every rank has: a median-length run is the transfer, the excess
+/// the wait. The one home of `collective_wait`: its total and its marks are these intervals, each with
+/// its kernel.
+pub(crate) fn peer_waits(
+    t: &TraceInput<'_>,
+    th: &Thresholds,
+    s: &Step,
+    medians: &BTreeMap<kineto_trace::Sym, i64>,
+) -> Vec<(u32, i64, i64)> {
+    let mut out = Vec::new();
+    for &k in &s.kernels {
+        let op = &t.trace.kernels[k as usize];
+        let Some(&m) = medians.get(&op.name) else {
+            continue;
+        };
+        if (op.dur_ns as f64) > th.peer_wait_ratio * m as f64 && bucket_of(t, k) == COMM {
+            out.push((k, op.ts_ns, op.end_ns() - m));
+        }
+    }
+    out
+}
+
+fn collective_wait(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
+    let medians = comm_medians(t);
+    if medians.is_empty() {
+        return;
+    }
+    let (mut total, mut steps, mut names) = (0i64, Vec::new(), BTreeMap::new());
+    let mut largest: Option<(i64, usize)> = None;
+    for s in &t.analysis.steps.steps {
+        let waits = peer_waits(t, th, s, &medians);
+        for &(k, a, z) in &waits {
+            total = total.saturating_add(z - a);
+            if largest.is_none_or(|l| z - a > l.0) {
+                largest = Some((z - a, s.index));
+            }
+            add(
+                &mut names,
+                t.trace.name(t.trace.kernels[k as usize].name),
+                z - a,
+            );
+        }
+        if !waits.is_empty() {
+            steps.push(s.index);
+        }
+    }
+    let Some((l_ns, l_step)) = largest else {
+        return;
+    };
+    let evidence = format!(
+        "{} collectives ran over {} × their median: Σ {} µs waiting for other ranks (largest {} µs in step \
+         {l_step}), the rest transfer; in exposed_comm this is not transfer to overlap but a late peer; \
+         by name: {}",
+        names.values().map(|v: &(u64, i64)| v.0).sum::<u64>(),
+        th.peer_wait_ratio,
+        us(total),
+        us(l_ns),
+        top_named(&names, th.top)
+    );
+    out.push(finding(
+        t,
+        FindingId::CollectiveWait,
+        total,
+        steps,
+        evidence,
+    ));
 }

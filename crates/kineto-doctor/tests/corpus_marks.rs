@@ -20,9 +20,9 @@ fn shared(rel: &str) -> PathBuf {
     corpus::corpus_file(rel)
 }
 
-/// Diagnoses the traces of `rel` together (a directory: its ranks) and checks every finding's marks;
-/// returns the ids of the interval findings checked.
-fn check(rel: &str) -> BTreeSet<FindingId> {
+/// Reads, analyses and budgets the traces of `rel` (a directory: its ranks) and hands them to `f` as
+/// the doctor's inputs.
+fn with_inputs<R>(rel: &str, f: impl FnOnce(&[TraceInput<'_>]) -> R) -> R {
     let p = shared(rel);
     let rules = Rules::builtin();
     let pattern = StepPattern::builtin();
@@ -55,10 +55,20 @@ fn check(rel: &str) -> BTreeSet<FindingId> {
             roofline: None,
         })
         .collect();
+    f(&inputs)
+}
+
+/// Diagnoses the traces of `rel` together (a directory: its ranks) and checks every finding's marks;
+/// returns the ids of the interval findings checked.
+fn check(rel: &str) -> BTreeSet<FindingId> {
+    with_inputs(rel, |inputs| check_marks(rel, inputs))
+}
+
+fn check_marks(rel: &str, inputs: &[TraceInput<'_>]) -> BTreeSet<FindingId> {
     let th = Thresholds::DEFAULT;
-    let d = diagnose(&inputs, &th);
+    let d = diagnose(inputs, &th);
     let mut checked = BTreeSet::new();
-    for t in &inputs {
+    for t in inputs {
         let per_step: Vec<Vec<Mark>> = (0..t.budgets.len())
             .map(|s| marks(t, s, &d.findings, &th))
             .collect();
@@ -141,4 +151,85 @@ fn marks_sum_to_the_time_at_stake_on_the_corpus() {
         .collect();
     eprintln!("interval findings checked: {seen:?}");
     assert_eq!(seen, all, "interval findings the corpus exercises");
+}
+
+/// Every trace the corpus checks read: the marks' traces, the serving trace and the other real ones.
+const READ: [&str; 11] = [
+    "hta/nccl_parser_config/nccl_data.json.gz",
+    "hta/negative_queue_length_values_check/rank0.json.gz",
+    "hta/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+    "hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    "hta/trace_diff/test/test.json.gz",
+    "hta/trace_diff/control/control.json.gz",
+    "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "hta/df_index_resolver/df_index_resolver.json.gz",
+    "kineto-tb-plugin/worker0.pt.trace.json.gz",
+    "param/dlrm_kineto",
+    "serving/vllm_decode_full/graph_execution.json.gz",
+];
+
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn the_corpus_reads_like_with_like_with_no_artefact_ranked_and_fixes() {
+    use kineto_doctor::{TrustId, facts, select};
+    let artefact = [
+        TrustId::WindowOpensOnWait,
+        TrustId::ColdFirstStep,
+        TrustId::CutLastStep,
+    ];
+    let mut fixed = 0;
+    for rel in READ {
+        with_inputs(rel, |inputs| {
+            let d = diagnose(inputs, &Thresholds::DEFAULT);
+            for t in inputs {
+                let steps = &t.analysis.steps.steps;
+                let left_out: BTreeSet<usize> = d
+                    .warnings
+                    .iter()
+                    .filter(|w| w.file == t.file && artefact.contains(&w.id))
+                    .flat_map(|w| w.steps.iter().copied())
+                    .collect();
+                let facts = facts(t);
+                for f in d.findings.iter().filter(|f| f.file == t.file) {
+                    eprintln!(
+                        "{rel}: {} {:?} fix {:?}",
+                        f.id.as_str(),
+                        f.steps,
+                        f.fix.map(|x| x.change)
+                    );
+                    // No prefill or mixed step is judged unsteady or eager.
+                    if matches!(f.id, FindingId::EagerSteps | FindingId::UnsteadySteps) {
+                        for &s in &f.steps {
+                            let kind = steps[s]
+                                .phase
+                                .as_deref()
+                                .and_then(kineto_trace::step::phase_kind);
+                            let mixed = steps[s]
+                                .phase
+                                .as_deref()
+                                .is_some_and(|p| p.eq_ignore_ascii_case("mixed"));
+                            assert!(
+                                kind != Some(true) && !mixed,
+                                "{rel}: {f:?} judges step {s} ({:?})",
+                                steps[s].phase
+                            );
+                        }
+                    }
+                    // No artefact step is in a finding.
+                    assert!(
+                        f.steps.iter().all(|s| !left_out.contains(s)),
+                        "{rel}: {f:?} holds an artefact step {left_out:?}"
+                    );
+                    // The fix is the catalogue's for this trace, and the rules a script's trace
+                    // always has one for have it.
+                    assert_eq!(f.fix, select(f.id, &facts), "{rel}: {f:?}");
+                    let always =
+                        matches!(f.id, FindingId::SyncBlockedIdle | FindingId::CopiesInStep);
+                    assert!(!always || f.fix.is_some(), "{rel}: {f:?} without a fix");
+                    fixed += usize::from(f.fix.is_some());
+                }
+            }
+        });
+    }
+    assert!(fixed > 0, "no finding of the corpus got a fix");
 }

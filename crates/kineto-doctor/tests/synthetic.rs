@@ -1,13 +1,18 @@
 //! Traces written here with one known problem each; the time at stake of every finding is worked out by
 //! hand from the events (times in µs in the trace, ns in the findings), as the arithmetic below.
 
-use kineto_doctor::{Diagnosis, FindingId, Mark, Thresholds, TraceInput, TrustId, diagnose, marks};
+use kineto_doctor::{
+    Diagnosis, FindingId, Mark, NO_FIX, Thresholds, TraceInput, TrustId, diagnose, marks,
+};
 use kineto_trace::analysis::Analysis;
 use kineto_trace::family::Rules;
 use kineto_trace::step::StepPattern;
 use std::path::Path;
 
-const GEMM: &str = "ampere_sgemm_128x64_nn";
+/// A tensor-core GEMM (bf16): the kernel of every pattern but the SIMT one.
+const GEMM: &str = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32";
+/// An fp32 GEMM on the SIMT cores (cuBLAS's `sgemm`, Ampere).
+const SGEMM: &str = "ampere_sgemm_128x64_nn";
 const NCCL: &str = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
 
 /// Events of a trace, written as JSON objects.
@@ -22,6 +27,15 @@ impl T {
     fn step(&mut self, n: u64, lo: f64, hi: f64) -> &mut T {
         self.ev.push(format!(
             r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{n}","pid":1,"tid":1,"ts":{lo},"dur":{}}}"#,
+            hi - lo
+        ));
+        self
+    }
+    /// An SGLang step marker stating its mode (`step[MODE bs=4]`: `DECODE`, `EXTEND`, `MIXED`) on the
+    /// CPU thread 1, `[lo, hi)` µs.
+    fn phased(&mut self, mode: &str, lo: f64, hi: f64) -> &mut T {
+        self.ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"step[{mode} bs=4]","pid":1,"tid":1,"ts":{lo},"dur":{}}}"#,
             hi - lo
         ));
         self
@@ -216,27 +230,32 @@ fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
     ); // [100, 110)
     t.kernel(GEMM, 131.0, 135.0, 30.0); // [135, 165)
     let d = one(&t);
-    // Gaps [50, 60), [90, 100), [110, 135):
-    //   sync: [50, 55) + [95, 100) + [110, 130) = 5 + 5 + 20 = 30 µs;
-    //   launch-bound (the rest, the next op launched after the gap began):
-    //   [55, 60) (launch 56 > 50) + [90, 95) (launch 95 > 90) + [130, 135) (launch 131 > 110) = 15 µs.
+    // Gaps [50, 60), [90, 100), [110, 135). The host was blocked when the GPU went idle at 50 (the
+    // synchronize [12, 55)) and at 110 (the copy [95, 130)), and launched the next op only after the
+    // call returned (56, 131): sync-then-launch, the whole gap is the sync's. At 90 it was not (the
+    // copy began at 95): [90, 95) is launch-bound (launch 95 > 90), [95, 100) under the copy.
+    //   sync: [50, 60) + [95, 100) + [110, 135) = 10 + 5 + 25 = 40 µs; launch-bound: [90, 95) = 5 µs.
     // The copy [100, 110) runs with no kernel beside it: 10 µs. Span 165 − 10 = 155 µs.
     assert_eq!(
         found(&d),
         [
-            (FindingId::SyncBlockedIdle, (5 + 5 + 20) * US, vec![0]),
-            (FindingId::LaunchBoundIdle, (5 + 5 + 5) * US, vec![0]),
+            (FindingId::SyncBlockedIdle, (10 + 5 + 25) * US, vec![0]),
             (FindingId::CopiesInStep, 10 * US, vec![0]),
+            (FindingId::LaunchBoundIdle, 5 * US, vec![0]),
         ]
     );
-    assert!((d.findings[0].share_pct - 100.0 * 30.0 / 155.0).abs() < 1e-9);
+    assert!((d.findings[0].share_pct - 100.0 * 40.0 / 155.0).abs() < 1e-9);
     let sync = &d.findings[0].evidence;
+    assert!(
+        sync.contains("(2 gaps where the host launched only after"),
+        "{sync}"
+    );
     assert!(sync.contains("`cudaMemcpy` ×2 25.000 µs"), "{sync}");
     assert!(
         sync.contains("`cudaStreamSynchronize` ×1 5.000 µs"),
         "{sync}"
     );
-    let copies = &d.findings[2].evidence;
+    let copies = &d.findings[1].evidence;
     assert!(copies.contains("1 pageable"), "{copies}");
     assert!(
         copies.contains("Memcpy DtoH (Device -> Pageable)"),
@@ -245,12 +264,10 @@ fn blocking_calls_split_gaps_from_launch_bound_ones_and_copies_are_named() {
     // The marks are the pieces summed above, by finding then start.
     use FindingId::{CopiesInStep as C, LaunchBoundIdle as L, SyncBlockedIdle as S};
     let want: Vec<(FindingId, i64, i64)> = [
-        (L, 55, 60),
         (L, 90, 95),
-        (L, 130, 135),
-        (S, 50, 55),
+        (S, 50, 60),
         (S, 95, 100),
-        (S, 110, 130),
+        (S, 110, 135),
         (C, 100, 110),
     ]
     .into_iter()
@@ -385,21 +402,44 @@ fn short_eager_kernels_count_and_total() {
     assert_eq!(one_marked(&t), want);
 }
 
-#[test]
-fn eager_steps_beside_graph_steps() {
+/// A decode step replaying a graph, then a step of `second` phase (none: a `ProfilerStep`) run eagerly.
+fn graph_then_eager(second: Option<&str>) -> T {
     let mut t = T::default();
-    t.step(1, 0.0, 90.0);
+    match second {
+        Some(_) => t.phased("DECODE", 0.0, 90.0),
+        None => t.step(1, 0.0, 90.0),
+    };
     let g = t.call("cudaGraphLaunch", 1.0, 5.0);
     t.gpu("kernel", GEMM, 10.0, 30.0, 7, g); // [10, 40)
     t.gpu("kernel", GEMM, 40.0, 30.0, 7, g); // [40, 70)
-    t.step(2, 90.0, 190.0);
+    match second {
+        Some(p) => t.phased(p, 90.0, 190.0),
+        None => t.step(2, 90.0, 190.0),
+    };
     t.kernel(GEMM, 91.0, 70.0, 30.0); // [70, 100)
     t.kernel(GEMM, 92.0, 110.0, 30.0); // [110, 140): launched at 92, before the gap
+    t
+}
+
+#[test]
+fn eager_steps_beside_graph_steps() {
+    let t = graph_then_eager(Some("DECODE"));
     let d = one(&t);
-    // Step 2 runs eagerly while step 1 replays a graph: its idle [100, 110) = 10 µs.
+    // Decode step 2 runs eagerly while step 1 replays a graph: its idle [100, 110) = 10 µs.
     assert_eq!(found(&d), [(FindingId::EagerSteps, 10 * US, vec![1])]);
     // A step-level finding: the step's window [70, 140) as one band.
     assert_eq!(one_marked(&t), [(FindingId::EagerSteps, 70 * US, 140 * US)]);
+}
+
+#[test]
+fn prefill_and_unknown_steps_are_not_eager_steps() {
+    // The same trace with step 2 a prefill, a mixed batch, or of unknown phase and tokens: servers run
+    // prefills eagerly by design, and nothing says the unknown one is a decode. Its 10 µs idle is then
+    // 10 / 130 = 7.7 % of the span: were it judged, it would be reported.
+    for second in [Some("EXTEND"), Some("MIXED"), None] {
+        let d = one(&graph_then_eager(second));
+        assert!(d.is_clean(), "{second:?}: {:?}", d.findings);
+    }
 }
 
 #[test]
@@ -449,4 +489,260 @@ fn trust_warnings_salvage_overlap_unlinked() {
     let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
     assert!(ids.contains(&TrustId::Salvaged), "{ids:?}");
     assert!(ids.contains(&TrustId::SameStreamOverlap), "{ids:?}");
+}
+
+#[test]
+fn a_prefill_among_decodes_is_not_unsteady() {
+    // Five decode steps of 100, 102, 98, 101, 101 µs and one prefill of 900 µs, back to back: the
+    // decode spans sorted 98, 100, 101, 101, 102 have median 101, deviations 3, 1, 0, 0, 1 → MAD 1:
+    // none is over 3 µs from the median. The prefill is not compared with them (a decode would be:
+    // 900 − 101 = 799 µs over). As `ProfilerStep`s of unknown phase, the 900 µs step is an outlier.
+    let spans = [900.0, 100.0, 102.0, 98.0, 101.0, 101.0];
+    for (phased, want) in [
+        (true, vec![]),
+        (
+            false,
+            vec![(FindingId::UnsteadySteps, (900 - 101) * US, vec![0])],
+        ),
+    ] {
+        let mut t = T::default();
+        let mut at = 10.0;
+        for (s, span) in spans.into_iter().enumerate() {
+            let b = 1000.0 * s as f64;
+            if phased {
+                t.phased(if s == 0 { "EXTEND" } else { "DECODE" }, b, b + 1000.0);
+            } else {
+                t.step(s as u64 + 1, b, b + 1000.0);
+            }
+            t.kernel(GEMM, b + 1.0, at, span);
+            at += span;
+        }
+        assert_eq!(found(&one(&t)), want, "phased {phased}");
+    }
+}
+
+#[test]
+fn stock_vllm_v1_prefill_is_neither_eager_nor_unsteady() {
+    // testdata/synthetic/server_traces/vllm_v1_graphs: a 1,000-token prompt run eagerly, then five
+    // decode steps replaying one graph each, no marker stating a phase (issue 43's first class). The
+    // decode steps are decode by their graph replays; the prompt's step, of unknown phase, is judged by
+    // neither rule (it has more tokens than anything; nothing says it is a decode).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/server_traces");
+    let path = root.join("vllm_v1_graphs/vllm_v1_graphs.json");
+    let text = std::fs::read_to_string(&path).expect("vllm_v1_graphs.json");
+    let d = Run::new(&[("vllm_v1_graphs.json".to_string(), text)]).diagnose();
+    for f in &d.findings {
+        let judged = matches!(f.id, FindingId::EagerSteps | FindingId::UnsteadySteps);
+        assert!(!(judged && f.steps.contains(&0)), "{f:?}");
+    }
+}
+
+#[test]
+fn fp32_simt_gemms_are_found_with_the_tf32_fix() {
+    // One step: a 60 µs sgemm [10, 70), a 40 µs bf16 GEMM [70, 110), a 20 µs sgemm [110, 130), all
+    // launched ahead. The SIMT GEMMs: 60 + 20 = 80 µs of 120 µs of kernel time (66.7 %).
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(SGEMM, 1.0, 10.0, 60.0);
+    t.kernel(GEMM, 2.0, 70.0, 40.0);
+    t.kernel(SGEMM, 3.0, 110.0, 20.0);
+    let d = one(&t);
+    assert_eq!(found(&d), [(FindingId::SimtGemm, 80 * US, vec![0])]);
+    let f = &d.findings[0];
+    assert!(f.evidence.contains("66.7 %"), "{}", f.evidence);
+    // `ampere_` kernels: an Ampere GPU, TF32 and bf16 tensor cores.
+    let fix = f.fix.expect("a catalogued fix");
+    assert!(fix.change.contains("allow_tf32"), "{}", fix.change);
+    assert!(
+        fix.source.starts_with("https://pytorch.org/"),
+        "{}",
+        fix.source
+    );
+    assert_eq!(
+        one_marked(&t),
+        [
+            (FindingId::SimtGemm, 10 * US, 70 * US),
+            (FindingId::SimtGemm, 110 * US, 130 * US)
+        ]
+    );
+    // On a Volta GPU the fix is fp16 autocast, never TF32 (which Volta lacks).
+    let mut v = T::default();
+    v.step(1, 0.0, 200.0);
+    v.kernel("volta_sgemm_128x64_nn", 1.0, 10.0, 60.0);
+    let f = one(&v).findings[0].fix.expect("a catalogued fix");
+    assert!(
+        f.change.contains("float16") && !f.change.contains("tf32"),
+        "{}",
+        f.change
+    );
+}
+
+#[test]
+fn fixes_follow_the_trace_and_none_is_said_so() {
+    // The launch-bound gap of `launch_bound_idle_is_the_gap_before_a_late_launch` in a script (no
+    // server): torch.compile; `unsteady_steps` has no catalogued fix.
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 60.0, 65.0, 30.0);
+    let d = one(&t);
+    let fix = d.findings[0].fix.expect("a catalogued fix");
+    assert!(fix.change.contains("torch.compile"), "{}", fix.change);
+    assert_eq!(
+        kineto_doctor::rule(FindingId::UnsteadySteps).id,
+        "unsteady_steps"
+    );
+    assert!(kineto_doctor::select(FindingId::UnsteadySteps, &Default::default()).is_none());
+    assert_eq!(NO_FIX, "no catalogued fix");
+    // Every catalogue entry names its source.
+    for f in kineto_doctor::FIXES {
+        assert!(f.source.starts_with("https://"), "{f:?}");
+    }
+}
+
+/// Steps 1‥3 of the clean trace's shape after a first step: step s at `[5000 + 90s, 5090 + 90s)`, three
+/// 30 µs kernels each, launched well ahead, at +10, +40, +70 µs.
+fn steady_after(t: &mut T) {
+    for s in 1..4u32 {
+        let b = 5000.0 + 90.0 * f64::from(s);
+        t.step(u64::from(s) + 1, b, b + 90.0);
+        for (i, off) in [10.0, 40.0, 70.0].into_iter().enumerate() {
+            t.kernel(GEMM, b + 1.0 + i as f64, b + off, 30.0);
+        }
+    }
+}
+
+#[test]
+fn a_wait_opening_the_window_is_an_artefact_not_a_finding() {
+    // Step 1: a kernel [10, 40), then the host blocks in cudaStreamSynchronize [0, 5000) — begun before
+    // any GPU op, waiting on work queued before the profiler — and launches the next kernel at 5001,
+    // run [5005, 5035). Idle [40, 5005): 4965 µs, of it [40, 5000) = 4960 µs under the wait, over half
+    // the step's 5025 µs span. Ranked, it would be sync_blocked_idle of 4960 µs.
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    t.call("cudaStreamSynchronize", 0.0, 5000.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 5001.0, 5005.0, 30.0);
+    steady_after(&mut t);
+    let d = one(&t);
+    assert!(d.is_clean(), "{:?}", d.findings);
+    let w: Vec<(TrustId, Vec<usize>)> =
+        d.warnings.iter().map(|w| (w.id, w.steps.clone())).collect();
+    assert!(w.contains(&(TrustId::WindowOpensOnWait, vec![0])), "{w:?}");
+    // The analysed span is the steady steps' only: step s (1‥3) starts at 5000 + 90s, its kernels
+    // at +10, +40, +70 for 30 µs: from 5090 + 10 = 5100 to 5270 + 70 + 30 = 5370.
+    assert_eq!(d.traces[0].analysed_span_ns, (5370 - 5100) * US);
+}
+
+#[test]
+fn a_cold_first_step_is_an_artefact_not_a_finding() {
+    // Step 1: kernels [10, 40) and, launched only at 2000, [2005, 2035): 1965 µs idle, launch-bound,
+    // where the later steps idle 0 (median 0). Ranked, it would be launch_bound_idle of 1965 µs.
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 2000.0, 2005.0, 30.0);
+    steady_after(&mut t);
+    let d = one(&t);
+    assert!(d.is_clean(), "{:?}", d.findings);
+    let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
+    assert_eq!(ids, [TrustId::ColdFirstStep]);
+    assert!(
+        d.warnings[0].evidence.contains("1965.000 µs"),
+        "{}",
+        d.warnings[0].evidence
+    );
+}
+
+#[test]
+fn a_last_step_cut_by_the_window_is_an_artefact() {
+    // Three steps of 20 kernels (1 µs each, back to back, launched ahead), then a last step with one
+    // kernel launched late: 1 < 10 % of 20. Its boundary idle and its lone kernel are not findings.
+    let mut t = T::default();
+    let mut at = 10.0;
+    for s in 0..3u32 {
+        let b = 100.0 * f64::from(s);
+        t.step(u64::from(s) + 1, b, b + 100.0);
+        for i in 0..20 {
+            t.kernel(GEMM, b + 1.0 + 0.1 * f64::from(i), at, 1.0);
+            at += 1.0;
+        }
+    }
+    t.step(4, 300.0, 400.0);
+    t.kernel(GEMM, 301.0, 400.0, 1.0); // [400, 401): the GPU idled 340 µs before it
+    let d = one(&t);
+    let w: Vec<(TrustId, Vec<usize>)> =
+        d.warnings.iter().map(|w| (w.id, w.steps.clone())).collect();
+    assert_eq!(w, [(TrustId::CutLastStep, vec![3])]);
+    assert!(
+        d.findings.iter().all(|f| !f.steps.contains(&3)),
+        "{:?}",
+        d.findings
+    );
+}
+
+#[test]
+fn a_collective_far_over_its_median_is_waiting_for_peers() {
+    // Four steps, each a 20 µs compute kernel then an all-reduce launched ahead; the all-reduces run
+    // 10, 10, 10 µs and, in the first step, 5000 µs. Median of the four: sorted 10, 10, 10, 5000 →
+    // the upper middle, 10 µs; 5000 > 10 × 10: waiting for peers 5000 − 10 = 4990 µs, marked
+    // [start, end − 10).
+    let mut t = T::default();
+    let mut at = 10.0;
+    for (s, ar) in [5000.0, 10.0, 10.0, 10.0].into_iter().enumerate() {
+        let b = 10_000.0 * s as f64;
+        t.step(s as u64 + 1, b, b + 10_000.0);
+        t.kernel(GEMM, b + 1.0, at, 20.0);
+        t.kernel(NCCL, b + 2.0, at + 20.0, ar);
+        at += 20.0 + ar;
+    }
+    let d = one(&t);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::CollectiveWait)
+        .expect("collective_wait");
+    assert_eq!((f.time_at_stake_ns, f.steps.clone()), (4990 * US, vec![0]));
+    assert!(f.evidence.contains("1 collectives"), "{}", f.evidence);
+    let marks: Vec<_> = one_marked(&t)
+        .into_iter()
+        .filter(|m| m.0 == FindingId::CollectiveWait)
+        .collect();
+    assert_eq!(
+        marks,
+        [(FindingId::CollectiveWait, 30 * US, (30 + 4990) * US)]
+    );
+}
+
+#[test]
+fn launch_bound_gaps_name_what_held_the_host() {
+    // The gap of `launch_bound_idle_is_the_gap_before_a_late_launch` [40, 65) with, on the launching
+    // thread, the model's forward frame [30, 70) and inside it `aten::nonzero` [45, 55). Each instant
+    // goes to the innermost span: nonzero 10 µs = 40 % of 25 µs, the forward's own [40, 45) + [55, 65)
+    // = 15 µs = 60 %.
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0); // [10, 40)
+    t.ev.push(
+        r#"{"ph":"X","cat":"python_function","name":"nn.Module: LlamaForCausalLM_0","pid":1,"tid":1,"ts":30,"dur":40,"args":{"Python id":1,"Python parent id":0}}"#
+            .to_string(),
+    );
+    t.ev.push(
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::nonzero","pid":1,"tid":1,"ts":45,"dur":10}"#
+            .to_string(),
+    );
+    t.kernel(GEMM, 60.0, 65.0, 30.0); // launched at 60: [65, 95)
+    let d = one(&t);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::LaunchBoundIdle)
+        .expect("launch_bound_idle");
+    assert_eq!(f.time_at_stake_ns, 25 * US);
+    assert!(
+        f.evidence
+            .contains("`nn.Module: LlamaForCausalLM_0` 60.0 %, `aten::nonzero` 40.0 %"),
+        "{}",
+        f.evidence
+    );
 }

@@ -683,6 +683,29 @@ fn an_nsys_export_of_two_processes_is_two_ranks() {
     assert_eq!(parse(&path).trace.kernels.len(), 9);
 }
 
+/// Asked for one trace, the same export is refused naming its two ranks (their union would put two
+/// GPUs' work in one rank's budget), while a file of one rank opens as itself.
+#[test]
+fn one_trace_of_a_file_of_two_ranks_is_refused_naming_them() {
+    kineto_sqlite::install();
+    let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
+    let path = dir().join("nsys_node_3.17.sqlite");
+    let err = session.open(&path).expect_err("two ranks").to_string();
+    assert!(
+        err.contains("holds 2 ranks")
+            && err.contains("#pid 4101 gpu 0")
+            && err.contains("#pid 4201 gpu 1"),
+        "{err}"
+    );
+    let one = dir().join("rpd_3.rpd");
+    let opened = session.open(&one).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(opened.file(), one.display().to_string());
+    assert_eq!(
+        opened.trace().kernels.len(),
+        parse(&one).trace.kernels.len()
+    );
+}
+
 /// rocpd of one process driving two GPUs (rocpd_3.db: agent type index 0 runs the GEMM, the fill and
 /// the copy, type index 1 the NCCL kernel): two ranks. The calls follow what they launched
 /// (hipLaunchKernel 11, hipMemsetAsync 12, hipMemcpyAsync 13 on GPU 0; hipLaunchKernel 14 on GPU 1), the

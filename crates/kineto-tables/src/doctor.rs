@@ -2,7 +2,7 @@
 //! (`kineto-doctor`'s rules; `docs/doctor.md` states each).
 
 use crate::{Col, col};
-use kineto_doctor::{Finding, TrustWarning, rule};
+use kineto_doctor::{Finding, NO_FIX, TrustWarning, rule};
 
 /// A finding or a trust warning.
 #[derive(Clone, Copy)]
@@ -66,6 +66,8 @@ pub fn doctor_columns<'a>() -> &'a [Col<DoctorRow<'a>>] {
         col!("step_list", Str, None, "those steps' indices, as runs (`0-3,5`)", |r| step_runs(r.steps())),
         col!("evidence", Str, None, "the numbers behind it and the top contributing kernels, gaps or calls", |r| match r.entry { DoctorEntry::Finding(f) => f.evidence.as_str(), DoctorEntry::Trust(w) => w.evidence.as_str() }),
         col!("rule", Str, None, "what the rule measures (docs/doctor.md gives its threshold and reasoning)", |r| match r.entry { DoctorEntry::Finding(f) => rule(f.id).what, DoctorEntry::Trust(w) => w.id.what() }),
+        col!("fix", Str?, None, "the change to make, from the fix catalogue by the framework, server and GPU the trace shows (`no catalogued fix` where none applies; null for trust warnings)", |r| match r.entry { DoctorEntry::Finding(f) => Some(f.fix.map_or(NO_FIX, |x| x.change)), DoctorEntry::Trust(_) => None }),
+        col!("fix_source", Str?, None, "where the framework documents the fix (null: no catalogued fix, or a trust warning)", |r| match r.entry { DoctorEntry::Finding(f) => f.fix.map(|x| x.source), DoctorEntry::Trust(_) => None }),
         col!("next", Str, None, "the command that shows the rows behind it", |r| r.next.as_str()),
         col!("file", Str, None, "the trace file as given (for `straggler`, the straggling rank's)", |r| match r.entry { DoctorEntry::Finding(f) => f.file.as_str(), DoctorEntry::Trust(w) => w.file.as_str() }),
     ]

@@ -316,6 +316,9 @@ impl GraphCaptures {
                 _ => several += 1,
             }
         }
+        // The captured sizes may decide a phase the replay alone did not.
+        let profile = steps.profile.clone();
+        crate::step::infer_phases(trace, links, &mut steps.steps, profile.as_deref());
         if needed == 0 {
             return;
         }

@@ -27,11 +27,17 @@ pub(crate) fn event_kind(cat: &[u8]) -> EventKind {
         b"kernel" | b"Kernel" => EventKind::Kernel,
         b"gpu_memcpy" | b"Memcpy" => EventKind::Memcpy,
         b"gpu_memset" | b"Memset" => EventKind::Memset,
-        b"cuda_runtime" | b"Runtime" => EventKind::Runtime,
+        // `cuda_api`: nsys2json's CUDA runtime calls (brycelelbach/nsys2json, `parse_cuda_api_events`).
+        b"cuda_runtime" | b"Runtime" | b"cuda_api" => EventKind::Runtime,
         b"cuda_driver" => EventKind::Driver,
         b"cpu_op" | b"Operator" => EventKind::CpuOp,
-        b"user_annotation" => EventKind::UserAnnotation,
-        b"gpu_user_annotation" | b"gpu_user_Annotation" => EventKind::GpuUserAnnotation,
+        // `nvtx`: NVTX ranges as nsys2json (chenyu-jiang/nsys2json) writes them, user ranges as
+        // Kineto's `user_annotation` are.
+        b"user_annotation" | b"nvtx" => EventKind::UserAnnotation,
+        // `nvtx-kernel`: nsys2json's NVTX ranges projected onto the GPU (the span of their kernels).
+        b"gpu_user_annotation" | b"gpu_user_Annotation" | b"nvtx-kernel" => {
+            EventKind::GpuUserAnnotation
+        }
         b"python_function" => EventKind::PythonFunction,
         b"ac2g" | b"async_gpu" | b"async_cpu_to_gpu" => EventKind::Flow,
         _ => EventKind::Other,

@@ -156,6 +156,18 @@ pub enum Error {
         /// The trace that claims it again.
         second: PathBuf,
     },
+    /// One trace was asked of a file that holds several ranks (processes or GPUs): taking their union
+    /// would sum two GPUs' work into one rank's budget, picking one would drop the others.
+    #[error(
+        "{}: holds {} ranks ({}); read it as ranks (`read_ranks`, or a command that lists every rank)",
+        path.display(), ranks.len(), ranks.join(", ")
+    )]
+    SeveralRanks {
+        /// The file.
+        path: PathBuf,
+        /// The ranks' names, as their rows give them.
+        ranks: Vec<String>,
+    },
     /// A graph-capture directory's `execution_details.json` is not the list it should be.
     #[error("{file}: {message}")]
     Captures {

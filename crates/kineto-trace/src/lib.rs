@@ -43,6 +43,7 @@ pub mod summary;
 pub mod template;
 mod time;
 pub mod tokens;
+mod trace_events;
 mod words;
 
 pub use error::{Error, Result};

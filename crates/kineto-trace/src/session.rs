@@ -13,6 +13,7 @@
 use crate::analysis::Analysis;
 use crate::budget::StepBudget;
 use crate::capture::GraphCaptures;
+use crate::error::Error;
 use crate::family::Rules;
 use crate::ranks::{RankClaim, RankWarning};
 use crate::step::StepPattern;
@@ -115,9 +116,10 @@ impl Session {
         crate::parse_raw(name, raw, &self.parse)
     }
 
-    /// Reads and analyses one trace file.
+    /// Reads and analyses the one trace a file holds ([`Session::read_one`]: a file of several ranks is
+    /// [`Error::SeveralRanks`], never their union; [`Session::open_ranks`] gives each).
     pub fn open(&self, path: &Path) -> Result<AnalysedTrace> {
-        self.analyse(self.read(path)?)
+        self.analyse(self.read_one(path)?)
     }
 
     /// Reads one trace file once and returns one trace per rank it holds ([`crate::split`]): a file of
@@ -126,6 +128,12 @@ impl Session {
     /// file of one rank gives itself, exactly as [`Session::read`] does.
     pub fn read_ranks(&self, path: &Path) -> Result<Vec<Parsed>> {
         Ok(split_parsed(self.read(path)?))
+    }
+
+    /// The one trace a file holds: [`Session::read_ranks`] when it gives one rank, else
+    /// [`Error::SeveralRanks`] naming them (for callers that compare or return one trace per file).
+    pub fn read_one(&self, path: &Path) -> Result<Parsed> {
+        only_rank(path, self.read_ranks(path)?)
     }
 
     /// [`Session::read_ranks`], each rank analysed.
@@ -178,6 +186,19 @@ impl Session {
             world_size: p.trace.header.world_size,
         }))
     }
+}
+
+/// The one rank of `ranks` (the parts of `path`), or [`Error::SeveralRanks`] naming them.
+pub fn only_rank(path: &Path, mut ranks: Vec<Parsed>) -> Result<Parsed> {
+    if ranks.len() == 1 {
+        if let Some(p) = ranks.pop() {
+            return Ok(p);
+        }
+    }
+    Err(Error::SeveralRanks {
+        path: path.to_path_buf(),
+        ranks: ranks.iter().map(|p| p.path.display().to_string()).collect(),
+    })
 }
 
 /// One parsed file as one per rank it holds: the file's facts on each, its name followed by the rank's.

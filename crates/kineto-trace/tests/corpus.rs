@@ -125,3 +125,39 @@ fn shared_corpus_parses_the_same_inline() {
     let root = common::corpus::required();
     check(&root, Feed::Inline);
 }
+
+/// The rule: every reader reports the input records it skipped (summary `warnings`), and skips none on
+/// the files it fully understands — every Kineto JSON of the inventory, the rocprofv3 JSON and the
+/// rpd2tracing Chrome array. (Their `{}` placeholder objects are no records: rpd2tracing opens its
+/// array with one.) A capture directory's `execution_details.json`, a JSON array but no trace, is refused.
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn the_json_readers_skip_no_record_of_the_corpus() {
+    let root = common::corpus::required();
+    let mut files: Vec<String> = read_csv(&root.join("INVENTORY.csv"))
+        .into_iter()
+        .map(|r| r["path"].clone())
+        .collect();
+    files.push("native/rocprofv3/mi350x_train_908_results.json.gz".into());
+    files.push("native/rpd/matmul_result.rpd2tracing.json".into());
+    let mut skipped = Vec::new();
+    for rel in &files {
+        let parsed = parse_file(&root.join(rel), &Options::default())
+            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let s = Summary::of(&parsed);
+        if s.warnings_total != 0 {
+            skipped.push(format!(
+                "{rel}: {} skipped: {:?}",
+                s.warnings_total, s.warnings
+            ));
+        }
+    }
+    assert!(skipped.is_empty(), "{}", skipped.join("\n"));
+    let details = root.join("serving/vllm_decode_full/capture_traces/execution_details.json");
+    match parse_file(&details, &Options::default()) {
+        Err(e @ kineto_trace::Error::Format { .. }) => {
+            assert!(e.to_string().contains("not a trace"), "{e}")
+        }
+        other => panic!("execution_details.json: expected a refusal, got {other:?}"),
+    }
+}

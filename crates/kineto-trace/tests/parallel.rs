@@ -181,7 +181,7 @@ fn real() -> Vec<u8> {
 
 /// Hand-made inputs at the edges of a split: a range guess inside a string, inside a header array
 /// of objects, an error and a cut exactly in a range, a comma before `]`, a missing comma, warnings
-/// past the hundred kept, names and tracks first seen in a later range.
+/// past the hundred kept, names and tracks first seen in a later range, `B`/`E` pairs across ranges.
 #[test]
 fn edge_cases_parse_the_same_on_every_split() {
     let ev = |i: usize| {
@@ -200,6 +200,20 @@ fn edge_cases_parse_the_same_on_every_split() {
     let odd =
         r#"{"ph": "X", "cat": "kernel", "name": "o", "ts": 5, "dur": 1, "args": {"grid": "x"}}"#;
     let odds = vec![odd; 150].join(",\n  ");
+    // B/E pairs nested per thread, whose ends fall in other ranges than their begins; a dangling E.
+    let begin_ends: Vec<String> = (0..300)
+        .map(|i| {
+            let (ph, name) = if (i / 3) % 2 == 0 { ("B", "r") } else { ("E", "") };
+            format!(
+                r#"{{"ph": "{ph}", "cat": "user_annotation", "name": "{name}{i}", "pid": 1, "tid": {}, "ts": {}}}"#,
+                i % 3,
+                i * 10
+            )
+        })
+        .collect();
+    let begin_ends = begin_ends.join(", ");
+    let outer = r#"{"ph": "B", "cat": "kernel", "name": "long", "pid": 0, "tid": 9, "ts": 0}"#;
+    let outer_end = r#"{"ph": "E", "pid": 0, "tid": 9, "ts": 99999}, {"ph": "E", "pid": 0, "tid": 9, "ts": 99999}"#;
     let cases = [
         format!(r#"{{"traceEvents": [{body}]}}"#),
         format!(r#"{{{header}, "traceEvents": [{body}, {lookalike}, {body}], "x": 1}}"#),
@@ -211,6 +225,7 @@ fn edge_cases_parse_the_same_on_every_split() {
         format!(r#"{{"traceEvents": [{body}, {{"ph": "X", "cat": "kernel", "na"#),
         format!(r#"{{"traceEvents": [{body}], "traceEvents": []}}"#),
         format!(r#"{{"traceEvents": [{body}, 7, {body}]}}"#),
+        format!(r#"{{"traceEvents": [{outer}, {body}, {begin_ends}, {body}, {outer_end}]}}"#),
     ];
     for (i, text) in cases.iter().enumerate() {
         check(text.as_bytes(), &format!("case {i}"));

@@ -2,12 +2,13 @@
 //! (modules and graph replays, NVTX ranges) and a graph-replay-only trace write them, against
 //! `testdata/synthetic/server_traces/expected.json`: `make_server_traces.py` builds the traces from the
 //! servers' step loops and works out every step, its kernels, its tokens and the kernels outside every
-//! step by brute force over the events, independently of this crate.
+//! step by brute force over the events, independently of this crate; and each step's phase, the
+//! marker's or inferred (a graph replay with no eager attention is decode; else unknown).
 #![allow(clippy::expect_used, clippy::unwrap_used)] // Test helpers: a bad fixture should fail loudly.
 
 use kineto_trace::analysis::Analysis;
 use kineto_trace::family::Rules;
-use kineto_trace::step::StepPattern;
+use kineto_trace::step::{PhaseSource, StepPattern};
 use kineto_trace::tokens::TokenSource;
 use kineto_trace::{Options, parse_file};
 use serde_json::Value;
@@ -34,10 +35,19 @@ fn kind(s: &TokenSource) -> &'static str {
     }
 }
 
+fn phase_kind(s: &PhaseSource) -> &'static str {
+    match s {
+        PhaseSource::Marker { .. } => "marker",
+        PhaseSource::GraphReplay { .. } => "graph_replay",
+        PhaseSource::AttentionKernels { .. } => "attention_kernels",
+        PhaseSource::OneTokenPerRequest { .. } => "one_token_per_request",
+    }
+}
+
 #[test]
 fn every_case_gives_the_steps_kernels_and_tokens_worked_out_by_its_generator() {
     let cases = expected();
-    assert_eq!(cases.len(), 8, "{:?}", cases.keys());
+    assert_eq!(cases.len(), 10, "{:?}", cases.keys());
     for (case, want) in &cases {
         let path = dir().join(want["file"].as_str().unwrap());
         let p = parse_file(&path, &Options::default()).expect("parse");
@@ -103,6 +113,17 @@ fn every_case_gives_the_steps_kernels_and_tokens_worked_out_by_its_generator() {
                 .map(|n| n.as_str().unwrap())
                 .collect();
             assert_eq!(from, want_from, "{here}: tokens_from");
+            assert_eq!(
+                got.phase.as_deref(),
+                w["phase"].as_str(),
+                "{here}: phase ({:?})",
+                got.phase_from
+            );
+            assert_eq!(
+                got.phase_from.as_ref().map(phase_kind),
+                w["phase_from"].as_str(),
+                "{here}: phase_from"
+            );
         }
         assert_eq!(
             s.kernels_outside,

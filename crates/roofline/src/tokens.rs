@@ -250,6 +250,7 @@ mod tests {
             name: String::new(),
             number: None,
             phase: None,
+            phase_from: None,
             rows: None,
             requests: None,
             tokens: Some(tokens),

@@ -2,8 +2,10 @@
 //! with `benchmarks[i].provenance` from our plugin, `python/provenance`) → one [`VerdictRow`] per
 //! benchmark (`metric: "benchmark"`, `name`: its `fullname`, `phase`: its `group`), judged from its saved
 //! per-round times (`stats.data`, written when pytest-benchmark is told to save its data) when present, else from the stated `rounds`,
-//! `mean` and `stddev` ([`crate::verdict::judge_summary`]: the same interval). What `provenance diff`
-//! prints for two such files.
+//! `mean` and `stddev` ([`crate::verdict::judge_summary`]: the same interval); and a criterion harness's
+//! results, each benchmark's `new/sample.json` beside the record `provenance::bench` writes
+//! ([`criterion_benchmark`]), judged from its per-sample times. What `provenance diff` prints for two such
+//! files or directories.
 
 use serde_json::Value;
 
@@ -17,7 +19,8 @@ pub struct Benchmark {
     pub name: String,
     /// Its `group`, when it has one.
     pub group: Option<String>,
-    /// The saved per-round times, s (`stats.data`), when kept.
+    /// The per-round times, when kept: pytest-benchmark's saved `stats.data` (s), or each criterion
+    /// sample's time per iteration (ns). Only their ratio between runs is judged.
     pub rounds: Option<Vec<f64>>,
     /// The stated rounds, mean and variance (from `stddev`).
     pub stated: Summary,
@@ -86,6 +89,70 @@ fn benchmark(b: &Value) -> Result<Benchmark, String> {
             var: sd * sd,
         },
         record: b.get("provenance").filter(|r| r.is_object()).cloned(),
+    })
+}
+
+/// One criterion benchmark, from the two files criterion keeps in the benchmark's directory: `id`, its
+/// `new/benchmark.json` (`full_id`: `sum_1000`, `group/function/param`; `group_id` is the phase when the
+/// benchmark is one of a group), and `sample`, its `new/sample.json`: sample `i` ran `iters[i]` iterations
+/// in `times[i]` ns. The rounds are each sample's time per iteration, `times[i] / iters[i]` ns — the
+/// per-sample means criterion's own comparison with its saved baseline tests. `record`: the provenance
+/// record beside them (`provenance::bench::record_benchmark`), when there is one. An error names the file
+/// and the field (`new/sample.json: iters[3]: 0 is not a count of iterations`).
+pub fn criterion_benchmark(
+    id: &Value,
+    sample: &Value,
+    record: Option<Value>,
+) -> Result<Benchmark, String> {
+    let text = |k: &str| id.get(k).and_then(Value::as_str);
+    let name = text("full_id")
+        .ok_or("new/benchmark.json: full_id: absent or not a string")?
+        .to_owned();
+    let in_group = ["function_id", "value_str"]
+        .iter()
+        .any(|k| id.get(*k).is_some_and(|v| !v.is_null()));
+    let numbers = |k: &str| -> Result<Vec<f64>, String> {
+        let list = sample
+            .get(k)
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("new/sample.json: {k}: absent or not an array"))?;
+        list.iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.as_f64()
+                    .ok_or_else(|| format!("new/sample.json: {k}[{i}]: not a number"))
+            })
+            .collect()
+    };
+    let (iters, times) = (numbers("iters")?, numbers("times")?);
+    if iters.len() != times.len() || iters.is_empty() {
+        return Err(format!(
+            "new/sample.json: {} iters against {} times: one count of iterations per sample's time",
+            iters.len(),
+            times.len()
+        ));
+    }
+    let mut rounds = Vec::with_capacity(iters.len());
+    for (i, (n, t)) in iters.iter().zip(&times).enumerate() {
+        if !(n.is_finite() && *n > 0.0) {
+            return Err(format!(
+                "new/sample.json: iters[{i}]: {n} is not a count of iterations"
+            ));
+        }
+        if !(t.is_finite() && *t >= 0.0) {
+            return Err(format!("new/sample.json: times[{i}]: {t} is not a time"));
+        }
+        rounds.push(t / n);
+    }
+    let stated = Summary::of(&rounds).ok_or("new/sample.json: no samples")?;
+    Ok(Benchmark {
+        name,
+        group: in_group
+            .then(|| text("group_id").map(str::to_owned))
+            .flatten(),
+        rounds: Some(rounds),
+        stated,
+        record,
     })
 }
 

@@ -61,6 +61,15 @@ impl VerdictRow {
         s
     }
 
+    /// Whether this is the verdict on `row` of phase `phase`'s budget comparison.
+    pub fn judges(&self, phase: &str, row: &Row) -> bool {
+        let (metric, name) = metric_of_key(&row.key);
+        self.phase == phase
+            && self.place == row.place
+            && self.metric == metric
+            && self.name.as_deref() == name
+    }
+
     /// Whether a fail-above-`pct` gate fails this row ([`GATE_RULE`]).
     pub fn fails_above(&self, pct: f64) -> bool {
         if !self.gated {
@@ -99,15 +108,22 @@ fn phase_name(p: Option<&str>) -> String {
     p.unwrap_or(UNPHASED).to_owned()
 }
 
+/// The metric and name a budget comparison's row is judged as, by its key: `span_us` the step time,
+/// `idle_us` idle, any other key the bucket of that name.
+pub fn metric_of_key(key: &str) -> (&'static str, Option<&str>) {
+    match key {
+        "span_us" => ("step_time", None),
+        "idle_us" => ("idle", None),
+        k => ("bucket", Some(k)),
+    }
+}
+
 /// The verdict of one compared row of a phase's budget comparison.
 fn row_verdict(r: &Row, phase: &str, method: Method) -> VerdictRow {
     let values = |s: &crate::Samples| s.iter().map(|(_, v)| *v).collect::<Vec<_>>();
     let mut judged = judge(&values(&r.old_samples), &values(&r.new_samples), method);
-    let (metric, name) = match r.key.as_str() {
-        "span_us" => ("step_time", None),
-        "idle_us" => ("idle", None),
-        k => ("bucket", Some(k.to_owned())),
-    };
+    let (metric, name) = metric_of_key(&r.key);
+    let name = name.map(str::to_owned);
     let whole = |s: &crate::Samples| s.iter().any(|(l, _)| l == WHOLE_TRACE);
     // A window's span, idle and bucket times follow how much work the capture held: no verdict, no gate.
     let window = whole(&r.old_samples) || whole(&r.new_samples);
@@ -277,6 +293,22 @@ impl Comparability {
                 missing.join(" and ")
             )],
         }
+    }
+
+    /// [`Comparability::of_records`] judged by the provenance crate ([`provenance::diff::comparable`]): what
+    /// `kineto diff` and `provenance diff` of benchmark results both print beside their verdicts.
+    #[cfg(feature = "provenance")]
+    pub fn of_provenance(
+        old: Option<&serde_json::Value>,
+        new: Option<&serde_json::Value>,
+    ) -> Comparability {
+        Comparability::of_records(old, new, |o, n| {
+            let c = provenance::diff::comparable(o, n);
+            Comparability {
+                comparable: c.comparable,
+                reasons: c.reasons,
+            }
+        })
     }
 
     /// Marks every row with this comparability: `comparable`, and the reasons added to each row's.

@@ -4,7 +4,7 @@
 //! What it is not: the vendor readers' builder (`native/builder.rs`), which fills the same model
 //! from whole rows.
 
-use super::event::RawEvent;
+use super::event::{Args, RawEvent};
 use crate::category::EventKind;
 use crate::model::{
     Api, Flow, FlowPhase, GemmRows, GpuOp, IdValue, Launch, Span, Sym, Trace, Track, TrackIds,
@@ -54,6 +54,24 @@ pub(super) struct Builder {
     /// `python_function` `X` events, counted here (a `with_stack` trace has millions) and folded into
     /// `Counts::other_complete` at the end.
     python_events: u64,
+    /// `B` and `E` events in file order, paired at the end (a pair may span the ranges of a parallel
+    /// parse).
+    begin_ends: Vec<BeginEnd>,
+}
+
+/// A `B` or `E` event, kept until every event is read.
+struct BeginEnd {
+    end: bool,
+    ts: i64,
+    track: Track,
+    /// What the `B` is (an `E`'s own fields are not used).
+    kind: EventKind,
+    foreign_gpu: bool,
+    name: Sym,
+    cat: String,
+    args: Args,
+    /// Stream offset, for warnings.
+    offset: u64,
 }
 
 pub(super) const KEEP_WARNINGS: usize = 100;
@@ -123,6 +141,20 @@ impl Builder {
         };
         let ph_byte = if ph.len() == 1 { ph[0] } else { 0 };
         self.count_phase(ph);
+        // An async slice of a GPU-looking category: no GPU op (no device or stream), but counted under
+        // its category for the note of what no rule places (`crate::trace_events::unplaced_note`).
+        if ph_byte == b'b'
+            && let Some(cat) = ev.cat.as_deref()
+            && let Ok(cat) = std::str::from_utf8(cat)
+            && crate::trace_events::gpu_looking(cat)
+        {
+            *self
+                .trace
+                .counts
+                .other_complete
+                .entry(cat.to_string())
+                .or_insert(0) += 1;
+        }
         // Metadata (`M`) and the phases the model does not use are counted only.
         if !matches!(
             ph_byte,
@@ -182,10 +214,11 @@ impl Builder {
             );
         }
         match (ph_byte, cat) {
+            (b'X', _) if ev.foreign_gpu => self.foreign_gpu_op(ev, ts, dur),
             (b'X', EventKind::Kernel | EventKind::Memcpy | EventKind::Memset) => {
                 self.gpu_op(ev, cat, ts, dur);
             }
-            (b'X', EventKind::Runtime | EventKind::Driver) => self.launch(ev, cat, ts, dur),
+            (b'X', EventKind::Runtime | EventKind::Driver) => self.gpu_op(ev, cat, ts, dur),
             (b'X', EventKind::CpuOp | EventKind::UserAnnotation | EventKind::GpuUserAnnotation) => {
                 self.span(ev, cat, ts, dur);
             }
@@ -195,18 +228,75 @@ impl Builder {
                 *self.trace.counts.other_complete.entry(c).or_insert(0) += 1;
             }
             (b's' | b'f', EventKind::Flow) => self.flow(ev, ph_byte, ts, start),
+            (b'B' | b'E', _) => {
+                let be = BeginEnd {
+                    end: ph_byte == b'E',
+                    ts,
+                    track: self.track(ev.pid, ev.tid),
+                    kind: cat,
+                    foreign_gpu: ev.foreign_gpu,
+                    name: self.name(ev.name.as_deref()),
+                    cat: String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned(),
+                    args: ev.args.clone(),
+                    offset: self.base + start as u64,
+                };
+                self.begin_ends.push(be);
+            }
             _ => {}
         }
         Ok(())
     }
 
-    /// A kernel, copy or fill (`cat` says which).
+    /// An event of another producer's GPU category: a GPU op on a device's pid (its name tells which
+    /// kind, `crate::trace_events`), else counted under its category.
+    fn foreign_gpu_op(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64) {
+        use crate::trace_events::{device_pid, foreign_gpu_kind};
+        let on_device = device_pid(&id_value(ev.pid.unwrap_or(b"null"))).is_some();
+        if !on_device {
+            let c = String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned();
+            *self.trace.counts.other_complete.entry(c).or_insert(0) += 1;
+            return;
+        }
+        let name = String::from_utf8_lossy(ev.name.as_deref().unwrap_or(b""));
+        let kind = match foreign_gpu_kind(&name) {
+            crate::model::GpuKind::Memcpy => EventKind::Memcpy,
+            crate::model::GpuKind::Memset => EventKind::Memset,
+            _ => EventKind::Kernel,
+        };
+        let (ts, dur) = match (ev.args.start_ns, ev.args.end_ns) {
+            (Some(t0), Some(t1)) if crate::trace_events::same_clock(ts, dur, t0, t1) => {
+                (t0, t1 - t0)
+            }
+            _ => (ts, dur),
+        };
+        self.gpu_op(ev, kind, ts, dur);
+    }
+
+    /// A kernel, copy or fill, or a runtime or driver call (`cat` says which).
     #[inline]
     fn gpu_op(&mut self, ev: &RawEvent<'_>, cat: EventKind, ts: i64, dur: i64) {
         let name = self.name(ev.name.as_deref());
         let track = self.track(ev.pid, ev.tid);
+        match cat {
+            EventKind::Runtime | EventKind::Driver => {
+                self.push_launch(cat, name, track, &ev.args, ts, dur)
+            }
+            _ => self.push_gpu_op(cat, name, track, &ev.args, ts, dur),
+        }
+    }
+
+    /// A kernel, copy or fill from its parts.
+    #[inline]
+    fn push_gpu_op(
+        &mut self,
+        cat: EventKind,
+        name: Sym,
+        track: Track,
+        a: &Args,
+        ts: i64,
+        dur: i64,
+    ) {
         let ids = self.trace.track(track);
-        let a = &ev.args;
         let op = GpuOp {
             name,
             ts_ns: ts,
@@ -231,11 +321,19 @@ impl Builder {
         }
     }
 
-    /// A runtime or driver call (`cat` says which).
+    /// A runtime or driver call from its parts.
     #[inline]
-    fn launch(&mut self, ev: &RawEvent<'_>, cat: EventKind, ts: i64, dur: i64) {
+    fn push_launch(
+        &mut self,
+        cat: EventKind,
+        name: Sym,
+        track: Track,
+        a: &Args,
+        ts: i64,
+        dur: i64,
+    ) {
         let launch = Launch {
-            name: self.name(ev.name.as_deref()),
+            name,
             api: if cat == EventKind::Runtime {
                 Api::Runtime
             } else {
@@ -243,12 +341,89 @@ impl Builder {
             },
             ts_ns: ts,
             dur_ns: dur,
-            track: self.track(ev.pid, ev.tid),
-            correlation: ev.args.correlation.and_then(NonZeroU64::new),
-            external_id: ev.args.external_id.and_then(NonZeroU64::new),
-            cbid: ev.args.cbid,
+            track,
+            correlation: a.correlation.and_then(NonZeroU64::new),
+            external_id: a.external_id.and_then(NonZeroU64::new),
+            cbid: a.cbid,
         };
         self.trace.launches.push(launch);
+    }
+
+    /// The `B`/`E` events paired as the Trace Event Format pairs them (per thread, nested): each pair
+    /// is the `X` event of the `B`'s fields; a dangling `B` or `E`, or an `E` before its `B`, is
+    /// skipped with a warning.
+    fn pair_begin_ends(&mut self) {
+        use crate::trace_events::{self, OpenDurations};
+        let events = std::mem::take(&mut self.begin_ends);
+        let mut open: OpenDurations<usize> = OpenDurations::default();
+        // (the `B`'s index, its duration): records are kept in the order of their `B`s, as `X`
+        // events are in the order written.
+        let mut pairs: Vec<(usize, i64)> = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            if !e.end {
+                open.begin(e.track, e.ts, i);
+                continue;
+            }
+            match open.end(e.track) {
+                None => self.warn_at(e.offset, trace_events::DANGLING_END.into()),
+                Some((begin, _)) if e.ts < begin => {
+                    self.warn_at(e.offset, trace_events::ends_before_begin(begin, e.ts));
+                }
+                Some((begin, b)) => pairs.push((b, e.ts - begin)),
+            }
+        }
+        pairs.sort_unstable();
+        for (b, dur) in pairs {
+            self.begin_end_record(&events[b], dur);
+        }
+        let mut dangling: Vec<(i64, usize)> = open.dangling().collect();
+        dangling.sort_by_key(|&(_, i)| i);
+        for (ts, i) in dangling {
+            self.warn_at(events[i].offset, trace_events::dangling_begin(ts));
+        }
+    }
+
+    /// The record of a `B` event `b` that lasted `dur`, kept as its category says.
+    fn begin_end_record(&mut self, b: &BeginEnd, dur: i64) {
+        let (name, track, ts) = (b.name, b.track, b.ts);
+        let kind = if b.foreign_gpu {
+            let on_device = crate::trace_events::device_pid(&self.trace.track(track).pid).is_some();
+            let text = self.trace.names.get(name.0).to_string();
+            match crate::trace_events::foreign_gpu_kind(&text) {
+                _ if !on_device => EventKind::Other,
+                crate::model::GpuKind::Memcpy => EventKind::Memcpy,
+                crate::model::GpuKind::Memset => EventKind::Memset,
+                _ => EventKind::Kernel,
+            }
+        } else {
+            b.kind
+        };
+        match kind {
+            EventKind::Kernel | EventKind::Memcpy | EventKind::Memset => {
+                self.push_gpu_op(kind, name, track, &b.args, ts, dur)
+            }
+            EventKind::Runtime | EventKind::Driver => {
+                self.push_launch(kind, name, track, &b.args, ts, dur)
+            }
+            EventKind::CpuOp | EventKind::UserAnnotation | EventKind::GpuUserAnnotation => {
+                let span = Span {
+                    name,
+                    ts_ns: ts,
+                    dur_ns: dur,
+                    track,
+                    external_id: b.args.external_id.and_then(NonZeroU64::new),
+                };
+                self.push_span(kind, span, None);
+            }
+            _ => {
+                *self
+                    .trace
+                    .counts
+                    .other_complete
+                    .entry(b.cat.clone())
+                    .or_insert(0) += 1;
+            }
+        }
     }
 
     /// A CPU op (with the GEMM rows of its inputs, when recorded) or an annotation (`cat` says which).
@@ -261,12 +436,19 @@ impl Builder {
             track: self.track(ev.pid, ev.tid),
             external_id: ev.args.external_id.and_then(NonZeroU64::new),
         };
+        let gemm_rows = ev.input_dims.and_then(|dims| {
+            let input = ev.name.as_deref().and_then(crate::profiles::gemm_input)?;
+            super::event::input_rows(dims, input)
+        });
+        self.push_span(cat, span, gemm_rows);
+    }
+
+    /// A CPU op (with the GEMM rows of its inputs, when known) or an annotation (`cat` says which).
+    #[inline]
+    fn push_span(&mut self, cat: EventKind, span: Span, gemm_rows: Option<u32>) {
         match cat {
             EventKind::CpuOp => {
-                if let Some(dims) = ev.input_dims
-                    && let Some(input) = ev.name.as_deref().and_then(crate::profiles::gemm_input)
-                    && let Some(rows) = super::event::input_rows(dims, input)
-                {
+                if let Some(rows) = gemm_rows {
                     self.trace.gemm_rows.push(GemmRows {
                         cpu_op: self.trace.cpu_ops.len() as u32,
                         rows,
@@ -426,6 +608,12 @@ impl Builder {
             *mine += theirs;
         }
         self.python_events += part.python_events;
+        self.begin_ends
+            .extend(part.begin_ends.into_iter().map(|b| BeginEnd {
+                name: sym(b.name),
+                track: track(b.track),
+                ..b
+            }));
         if part.timed {
             if self.timed {
                 self.min_ts = self.min_ts.min(part.min_ts);
@@ -439,6 +627,7 @@ impl Builder {
     }
 
     pub(super) fn finish(mut self) -> Trace {
+        self.pair_begin_ends();
         for (b, &n) in self.phase_counts.0.iter().enumerate() {
             if n > 0 {
                 let key = char::from(b as u8).to_string();

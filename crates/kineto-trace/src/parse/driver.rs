@@ -45,6 +45,7 @@ pub(super) fn parse_in(
     p.run()?;
     let total = p.win.base + p.win.end as u64;
     let mut trace = p.b.finish();
+    crate::trace_events::check_unplaced(name, &mut trace)?;
     trace.names.freeze();
     trace.header.format_version = trace.header.schema_version.map(|v| v.to_string());
     Ok((trace, total))

@@ -14,6 +14,9 @@ pub(super) struct RawEvent<'a> {
     pub(super) cat: Option<Str<'a>>,
     /// `event_kind` of `cat`, kept beside it.
     pub(super) kind: Option<EventKind>,
+    /// `cat` is another producer's GPU category (`crate::trace_events::foreign_gpu_category`): its
+    /// `args` are read as a GPU op's, and the builder places it by its pid.
+    pub(super) foreign_gpu: bool,
     pub(super) name: Option<Str<'a>>,
     pub(super) pid: Option<&'a [u8]>,
     pub(super) tid: Option<&'a [u8]>,
@@ -42,6 +45,9 @@ pub(super) struct Args {
     pub(super) graph_node_id: Option<u64>,
     pub(super) bytes: Option<u64>,
     pub(super) cbid: Option<u16>,
+    /// Exact times beside the µs `ts`/`dur` (`start_ns`/`end_ns`, as nsys converters write them).
+    pub(super) start_ns: Option<i64>,
+    pub(super) end_ns: Option<i64>,
     /// A field we read had a form we could not use (e.g. a fractional correlation): named here.
     pub(super) odd_field: Option<&'static str>,
 }
@@ -66,6 +72,8 @@ const ARGS: KeyWords = key(b"args");
 const EXTERNAL_ID: KeyWords = key(b"External id");
 const EXTERNAL_ID_LOWER: KeyWords = key(b"external id");
 const CORRELATION: KeyWords = key(b"correlation");
+/// nsys2json's spelling (brycelelbach/nsys2json: its `cuda_api` events).
+const CORRELATION_ID: KeyWords = key(b"correlationId");
 const DEVICE: KeyWords = key(b"device");
 const STREAM: KeyWords = key(b"stream");
 const SHARED_MEMORY: KeyWords = key(b"shared memory");
@@ -76,6 +84,8 @@ const GRAPH_NODE_ID: KeyWords = key(b"graph node id");
 const BYTES: KeyWords = key(b"bytes");
 const INPUT_DIMS: KeyWords = key(b"Input Dims");
 const CBID: KeyWords = key(b"cbid");
+const START_NS: KeyWords = key(b"start_ns");
+const END_NS: KeyWords = key(b"end_ns");
 
 /// Reads one event object (the cursor is at its `{`).
 #[inline]
@@ -94,7 +104,15 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
             Key::Short(PH) => ev.ph = Some(string_field(c, v, "ph")?),
             Key::Short(CAT) => {
                 let cat = string_field(c, v, "cat")?;
-                ev.kind = Some(event_kind(&cat));
+                let kind = event_kind(&cat);
+                ev.foreign_gpu = kind == EventKind::Other
+                    && std::str::from_utf8(&cat)
+                        .is_ok_and(crate::trace_events::foreign_gpu_category);
+                ev.kind = Some(if ev.foreign_gpu {
+                    EventKind::Kernel
+                } else {
+                    kind
+                });
                 ev.cat = Some(cat);
             }
             Key::Short(NAME) => ev.name = Some(string_field(c, v, "name")?),
@@ -212,7 +230,7 @@ fn args<'a>(
             Key::Short(EXTERNAL_ID | EXTERNAL_ID_LOWER) => {
                 a.external_id = uint(c, &mut a.odd_field, "External id")?
             }
-            Key::Short(CORRELATION) if gpu || api => {
+            Key::Short(CORRELATION | CORRELATION_ID) if gpu || api => {
                 a.correlation = uint(c, &mut a.odd_field, "correlation")?
             }
             Key::Short(DEVICE) if gpu => a.device = int(c, &mut a.odd_field, "device")?,
@@ -242,6 +260,8 @@ fn args<'a>(
                 let at = c.skip_value()?;
                 *input_dims = Some(&c.buf[at..c.pos]);
             }
+            Key::Short(START_NS) if gpu => a.start_ns = int(c, &mut a.odd_field, "start_ns")?,
+            Key::Short(END_NS) if gpu => a.end_ns = int(c, &mut a.odd_field, "end_ns")?,
             Key::Short(CBID) if api => {
                 a.cbid = small(uint(c, &mut a.odd_field, "cbid")?, &mut a.odd_field, "cbid")
             }

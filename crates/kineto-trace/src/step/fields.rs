@@ -4,7 +4,7 @@
 use super::*;
 /// Which phase a `phase` group's text names: prefill (`prefill`, `extend`, `context`), decode
 /// (`decode`, `generation`), or neither (`mixed`, `idle`, …).
-pub(super) fn phase_kind(text: &str) -> Option<bool> {
+pub fn phase_kind(text: &str) -> Option<bool> {
     let t = text.to_ascii_lowercase();
     if ["prefill", "extend", "context"]
         .iter()

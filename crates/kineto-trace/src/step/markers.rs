@@ -70,7 +70,7 @@ pub(super) fn found_note(
         Finder::ModelForward => {
             let replays = markers.iter().filter(|m| m.launch.is_some()).count();
             format!(
-                "no serving step marker: steps from the built-in `{profile}` profile, {} forwards of the whole model (`nn.Module: …ForCausalLM`) and {replays} CUDA/HIP-graph replays outside them",
+                "no serving step marker: steps from the built-in `{profile}` profile, {} forwards of the whole model (`nn.Module: …ForCausalLM`; or the training-step annotations enclosing them one to one) and {replays} CUDA/HIP-graph replays outside them",
                 n - replays
             )
         }
@@ -105,6 +105,9 @@ pub(super) fn find_markers(
             if forwards.is_empty() {
                 return Vec::new();
             }
+            // A training loop's own step annotation around each forward holds the backward and the
+            // optimizer too: prefer it to the forward.
+            let forwards = enclosing_steps(trace, &forwards).unwrap_or(forwards);
             let spans: Vec<(u64, i64, i64)> = forwards
                 .iter()
                 .map(|s| (pids.of(s.track), s.ts_ns, s.end_ns()))
@@ -129,6 +132,39 @@ pub(super) fn find_markers(
         }
         Finder::GraphReplays => graph_replays(trace, links),
     }
+}
+
+/// The user annotations that enclose the model forwards one to one, when there are such: on each
+/// forward's thread the innermost annotation (not itself a forward) containing it and longer than it,
+/// every one distinct and all of one name once digits are set aside (`train_step`, `step 3`, …). A
+/// training loop's step annotation is that (the forward, backward and optimizer of one iteration);
+/// `None` when any forward lacks one or they differ.
+fn enclosing_steps<'t>(trace: &'t Trace, forwards: &[&'t Span]) -> Option<Vec<&'t Span>> {
+    let shape = |s: &Span| -> String {
+        trace
+            .name(s.name)
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect()
+    };
+    let mut out: Vec<&Span> = Vec::with_capacity(forwards.len());
+    for f in forwards {
+        let around = trace
+            .user_annotations
+            .iter()
+            .filter(|a| {
+                a.track == f.track
+                    && a.ts_ns <= f.ts_ns
+                    && a.end_ns() >= f.end_ns()
+                    && a.dur_ns > f.dur_ns
+                    && !crate::profiles::is_model_forward(trace.name(a.name))
+            })
+            .max_by_key(|a| (a.ts_ns, std::cmp::Reverse(a.dur_ns)))?;
+        out.push(around);
+    }
+    let first = shape(out[0]);
+    let distinct = out.windows(2).all(|w| !std::ptr::eq(w[0], w[1]));
+    (distinct && out.iter().all(|a| shape(a) == first)).then_some(out)
 }
 
 /// Every CUDA/HIP-graph launch that produced GPU work, as a one-launch marker.

@@ -34,10 +34,15 @@ use rustc_hash::{FxHashMap, FxHashSet};
 mod fields;
 mod markers;
 mod pattern;
+mod phase;
 
+pub use fields::phase_kind;
 use fields::*;
 use markers::*;
 pub use pattern::*;
+pub use phase::{
+    DECODE_ATTENTION, PREFILL_ATTENTION, PhaseSource, SERVING_PROFILES, infer_phases, is_attention,
+};
 
 /// Token counts of one phase of a serving step, as its marker states them (MEASURED by the server
 /// that wrote the marker; `None` where the marker does not say).
@@ -96,8 +101,11 @@ pub struct Step {
     pub name: String,
     /// The `step` group (N of `ProfilerStep#N`).
     pub number: Option<u64>,
-    /// The `phase` group, as written (`DECODE`, `prefill`, …).
+    /// The step's phase: the marker's `phase` group as written (`DECODE`, `prefill`, …), else the
+    /// phase inferred from the trace's evidence (`prefill`, `decode`, `mixed`); `None`: unknown.
     pub phase: Option<String>,
+    /// How the phase was found: the marker, or the evidence it was inferred from (`None` with no phase).
+    pub phase_from: Option<PhaseSource>,
     /// The `rows` group (batch rows / tokens).
     pub rows: Option<u64>,
     /// The `requests` group, else the sum of the per-phase requests.
@@ -227,6 +235,7 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         let (_, op_step) = crate::correlate::stab(&spans, &points);
         crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
     }
+    infer_phases(trace, links, &mut steps, Some(profile));
     out.steps = steps;
     out.warnings = warnings;
     out.notes = notes;
@@ -257,11 +266,15 @@ fn marker_steps(
         } else {
             Vec::new()
         };
+        let phase_from = f.phase.is_some().then(|| PhaseSource::Marker {
+            profile: profile.to_string(),
+        });
         steps.push(Step {
             index,
             name: name.to_string(),
             number: f.number,
             phase: f.phase,
+            phase_from,
             rows: f.rows,
             requests: f.requests,
             tokens: f.tokens,
@@ -460,6 +473,7 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
         name: WHOLE_WINDOW.to_string(),
         number: None,
         phase: None,
+        phase_from: None,
         rows: None,
         requests: None,
         tokens: None,

@@ -1,7 +1,7 @@
 //! Chrome-trace JSON in array form: `[ {event}, … ]`, possibly without its closing `]` (the Trace
 //! Event Format allows a writer to stop without it), `ts`/`dur`/`pid`/`tid` as numbers or strings.
 //!
-//! Two kinds of writer are read:
+//! Two kinds of writer are read (others' dialects: `crate::trace_events`; `B`/`E`: `phases`):
 //! * events with Kineto's categories (`kernel`, `cuda_runtime`, `user_annotation`, …) and
 //!   `args.correlation`: read as the Kineto parser reads them;
 //! * `rpd2tracing` (rocmProfileData), with no `cat`: GPU ops carry the op type in `args.desc`
@@ -24,7 +24,9 @@
 //! What it is not: the Kineto parser (a Kineto object goes there; only the categories, `crate::category`,
 //! are shared) or the stored bytes (`crate::stored`): it takes the whole text and whether the gzip was cut.
 
+mod args;
 mod flows;
+mod phases;
 
 use super::TraceBuilder;
 use super::names::{KernelNames, copy_name};
@@ -35,6 +37,8 @@ use crate::model::{
     Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
     Track,
 };
+use crate::trace_events::{self, OpenDurations, check_unplaced};
+use args::{Args, Odd, dims, int, text, uint};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -62,52 +66,6 @@ struct Ev<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     args: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Args<'a> {
-    #[serde(borrow)]
-    desc: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    correlation: Option<&'a RawValue>,
-    #[serde(borrow, rename = "External id")]
-    external_id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    device: Option<&'a RawValue>,
-    #[serde(borrow)]
-    stream: Option<&'a RawValue>,
-    #[serde(borrow)]
-    bytes: Option<&'a RawValue>,
-    #[serde(borrow, rename = "BeginNs")]
-    begin_ns: Option<&'a RawValue>,
-    #[serde(borrow, rename = "EndNs")]
-    end_ns: Option<&'a RawValue>,
-    #[serde(borrow, rename = "dev-id")]
-    dev_id: Option<&'a RawValue>,
-    /// The legacy rocprof's kernel table names the device `gpu-id`, its op table `dev-id`.
-    #[serde(borrow, rename = "gpu-id")]
-    gpu_id: Option<&'a RawValue>,
-    #[serde(borrow, rename = "stream-id")]
-    stream_id: Option<&'a RawValue>,
-    grid: Option<[u32; 3]>,
-    block: Option<[u32; 3]>,
-}
-
-/// A value's text: a string's content, or a number's token.
-fn text<'a>(v: &'a RawValue) -> Cow<'a, str> {
-    let s = v.get();
-    if s.starts_with('"') {
-        serde_json::from_str::<Cow<'a, str>>(s).unwrap_or(Cow::Borrowed(""))
-    } else {
-        Cow::Borrowed(s)
-    }
-}
-
-fn int(v: Option<&RawValue>) -> Option<i64> {
-    v.and_then(|v| text(v).trim().parse().ok())
 }
 
 /// A pid/tid as a value: an integer (also from a string of digits), else its text.
@@ -157,6 +115,12 @@ struct Item {
     api_like: bool,
     /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
     on_device: bool,
+    /// The `args` fields of an unusable form (warned of where the role reads them).
+    odd: Odd,
+    /// A key written twice in `args`, or `args` not an object.
+    odd_args: Option<String>,
+    /// A `B` event no `E` has ended yet.
+    open: bool,
     offset: u64,
 }
 
@@ -202,10 +166,14 @@ pub(crate) fn read(
     let first = r.open_array()?;
     let end = r.read_events(first, salvage)?;
     r.check_end(end, cut_gzip, salvage)?;
+    r.check_is_trace()?;
+    r.drop_dangling_begins();
     r.settle_roles();
     r.rename_rocprof_ops();
     flows::link_by_flows(&mut r.items, &r.flows, r.b.trace());
-    r.emit()
+    let mut trace = r.emit()?;
+    check_unplaced(name, &mut trace)?;
+    Ok(trace)
 }
 
 /// The event times of an event the model keeps, ns.
@@ -243,6 +211,11 @@ struct ArrayReader<'a> {
     flows: Vec<(u64, FlowPhase, i64, Track)>,
     /// Events read so far.
     index: u64,
+    /// The open `B` events: the item each became (`None`: a category counted only).
+    durations: OpenDurations<(u64, Option<usize>)>,
+    /// Events with a `"ph"`, and the first non-empty object without one (its offset).
+    with_phase: u64,
+    first_without_phase: Option<usize>,
 }
 
 impl<'a> ArrayReader<'a> {
@@ -262,6 +235,9 @@ impl<'a> ArrayReader<'a> {
             items: Vec::new(),
             flows: Vec::new(),
             index: 0,
+            durations: OpenDurations::default(),
+            with_phase: 0,
+            first_without_phase: None,
         }
     }
 
@@ -372,7 +348,7 @@ impl<'a> ArrayReader<'a> {
             };
             pos = start + de.byte_offset();
             expect_value = false;
-            self.event(ev, start)?;
+            self.event(ev, start, pos)?;
         }
         Ok(end)
     }
@@ -394,9 +370,9 @@ impl<'a> ArrayReader<'a> {
         }
     }
 
-    /// One event, at byte `start`: counted by phase; a process name noted; a flow end kept aside; an
-    /// `X` event kept as an [`Item`]; other timed events counted.
-    fn event(&mut self, ev: Ev<'a>, start: usize) -> Result<()> {
+    /// One event, at bytes `start..end`: counted by phase; a process name noted; a flow end kept aside;
+    /// an `X` event (or a `B` one, ended by its `E`) kept as an [`Item`]; other timed events counted.
+    fn event(&mut self, ev: Ev<'a>, start: usize, end: usize) -> Result<()> {
         let this = self.index;
         let file = self.file;
         let ev_err = |message: String| Error::Event {
@@ -408,15 +384,20 @@ impl<'a> ArrayReader<'a> {
         self.index += 1;
         let ph = ev.ph.as_deref().unwrap_or("");
         self.b.count(if ph.is_empty() { "(none)" } else { ph });
-        let args: Args<'_> = ev
-            .args
-            .and_then(|a| serde_json::from_str(a.get()).ok())
-            .unwrap_or_default();
+        if ev.ph.is_none() {
+            self.without_phase(start, end);
+            return Ok(());
+        }
+        self.with_phase += 1;
+        let args = args::read(ev.args);
         if ph == "M" {
             self.process_name(&ev, &args);
             return Ok(());
         }
-        if !matches!(ph, "X" | "s" | "f" | "t" | "i" | "I") {
+        if ph == "b" {
+            return self.async_begin(&ev, &args, &ev_err);
+        }
+        if !matches!(ph, "X" | "B" | "E" | "s" | "f" | "t" | "i" | "I") {
             return Ok(());
         }
         let Some(t) = times(&ev, &args, ph, self.rocprof, &ev_err)? else {
@@ -429,14 +410,31 @@ impl<'a> ArrayReader<'a> {
             self.flow_end(&ev, ph, t.ts, track, start);
             return Ok(());
         }
-        if ph != "X" {
-            return self
+        match ph {
+            "X" => self
+                .complete(&ev, &args, t, pid, track, start)
+                .map(|_| ())
+                .map_err(ev_err),
+            "B" => {
+                let ts = t.ts;
+                let item = self
+                    .complete(&ev, &args, t, pid, track, start)
+                    .map_err(ev_err)?;
+                if let Some(i) = item {
+                    self.items[i].open = true;
+                }
+                self.durations.begin(track, ts, (start as u64, item));
+                Ok(())
+            }
+            "E" => {
+                self.end_duration(track, t.ts, start);
+                Ok(())
+            }
+            _ => self
                 .b
                 .other(&format!("\"{ph}\" event"), t.ts, t.ts)
-                .map_err(ev_err);
+                .map_err(ev_err),
         }
-        self.complete(&ev, &args, t, pid, track, start)
-            .map_err(ev_err)
     }
 
     /// A `process_name` metadata event: what a legacy rocprof process holds, or an rpd2tracing GPU.
@@ -475,7 +473,7 @@ impl<'a> ArrayReader<'a> {
     }
 
     /// An `X` event: its role as far as its own fields tell ([`first_role`]), named, and kept as an
-    /// [`Item`] (an event of another category is counted only).
+    /// [`Item`] (its index; an event of another category is counted only: `None`).
     fn complete(
         &mut self,
         ev: &Ev<'_>,
@@ -484,14 +482,24 @@ impl<'a> ArrayReader<'a> {
         pid: IdValue,
         track: Track,
         start: usize,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<Option<usize>, String> {
         let cat = ev
             .cat
             .as_deref()
             .map_or(EventKind::Other, |c| event_kind(c.as_bytes()));
         let raw_name = ev.name.as_deref().unwrap_or("");
         let desc_kind = args.desc.as_deref().and_then(rpd_op_kind);
-        let (role, decided) = first_role(cat, ev.cat.is_some(), desc_kind);
+        // Another producer's GPU category on a device's pid (see `trace_events::foreign_gpu_category`).
+        let foreign = ev
+            .cat
+            .as_deref()
+            .filter(|c| trace_events::foreign_gpu_category(c))
+            .and_then(|_| trace_events::device_pid(&pid))
+            .map(|_| trace_events::foreign_gpu_kind(raw_name));
+        let (role, decided) = match foreign {
+            Some(kind) => (Role::Gpu(kind), true),
+            None => first_role(cat, ev.cat.is_some(), desc_kind),
+        };
         let sym = match role {
             Role::Gpu(GpuKind::Kernel) => self.kernel_names.sym(&mut self.b, raw_name),
             // An RPD copy named by its op type (`CopyDeviceToHost`) gets the direction word the
@@ -505,8 +513,20 @@ impl<'a> ArrayReader<'a> {
         };
         if role == Role::Other {
             let c = ev.cat.as_deref().unwrap_or("").to_string();
-            return self.b.other(&c, t.ts, t.ts.saturating_add(t.dur));
+            return self
+                .b
+                .other(&c, t.ts, t.ts.saturating_add(t.dur))
+                .map(|_| None);
         }
+        let mut odd = Odd::default();
+        let odd_args = if args.not_object {
+            Some("args".to_string())
+        } else {
+            args.duplicate.clone()
+        };
+        let device = int(args.device, &mut odd, Odd::DEVICE)
+            .or(int(args.dev_id, &mut odd, Odd::DEVICE))
+            .or(int(args.gpu_id, &mut odd, Odd::DEVICE));
         self.items.push(Item {
             role,
             name: sym,
@@ -516,19 +536,28 @@ impl<'a> ArrayReader<'a> {
             dur: t.dur,
             track,
             pid,
-            correlation: int(args.correlation).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
-            external_id: int(args.external_id).and_then(|c| NonZeroU64::new(c.max(0) as u64)),
-            device: int(args.device).or(int(args.dev_id)).or(int(args.gpu_id)),
-            stream: int(args.stream).or(int(args.stream_id)),
-            bytes: int(args.bytes).map(|v| v.max(0) as u64),
-            grid: args.grid.unwrap_or_default(),
-            block: args.block.unwrap_or_default(),
+            correlation: uint(args.correlation, &mut odd, Odd::CORRELATION)
+                .and_then(NonZeroU64::new),
+            external_id: uint(args.external_id, &mut odd, Odd::EXTERNAL_ID)
+                .and_then(NonZeroU64::new),
+            device,
+            stream: int(args.stream, &mut odd, Odd::STREAM).or(int(
+                args.stream_id,
+                &mut odd,
+                Odd::STREAM,
+            )),
+            bytes: uint(args.bytes, &mut odd, Odd::BYTES),
+            grid: dims(args.grid, &mut odd, Odd::GRID),
+            block: dims(args.block, &mut odd, Odd::BLOCK),
             decided,
             api_like: api_like(raw_name),
             on_device: args.dev_id.is_some() || args.gpu_id.is_some(),
+            odd,
+            odd_args,
+            open: false,
             offset: start as u64,
         });
-        Ok(())
+        Ok(Some(self.items.len() - 1))
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
@@ -639,9 +668,15 @@ impl<'a> ArrayReader<'a> {
         Ok(self.b.finish())
     }
 
-    /// One item into the model, as its role says.
+    /// One item into the model, as its role says; the odd `args` fields its role reads warned of.
     fn emit_item(&mut self, it: Item) -> std::result::Result<(), String> {
         let b = &mut self.b;
+        let reads = match it.role {
+            Role::Gpu(_) => Odd::ALL,
+            Role::Launch(_) | Role::Span(_) => Odd::LINKS,
+            Role::Other => Odd::default(),
+        };
+        args::warn_odd(b, it.offset, it.odd, it.odd_args.as_deref(), reads);
         match it.role {
             Role::Gpu(kind) => {
                 let ids = b.trace().track(it.track).clone();
@@ -701,7 +736,7 @@ fn times(
     ev_err: &impl Fn(String) -> Error,
 ) -> Result<Option<Times>> {
     let ts = match ev.ts {
-        None if ph == "X" || ph == "s" || ph == "f" => {
+        None if matches!(ph, "X" | "B" | "E" | "s" | "f") => {
             return Err(ev_err(format!("a \"{ph}\" event with no \"ts\"")));
         }
         None => return Ok(None),
@@ -719,8 +754,16 @@ fn times(
     }
     TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
     let (flow_ts, flow_end) = (ts, ts.saturating_add(dur));
-    let (ts, dur) = match (int(args.begin_ns), int(args.end_ns)) {
-        (Some(t0), Some(t1)) if rocprof && ph == "X" && t1 >= t0 => {
+    // The legacy rocprof's `BeginNs`/`EndNs`, or a converter's `start_ns`/`end_ns`.
+    let exact = |v: Option<&RawValue>| v.and_then(|v| text(v).trim().parse::<i64>().ok());
+    let (t0, t1) = match rocprof {
+        true => (exact(args.begin_ns), exact(args.end_ns)),
+        false => (exact(args.start_ns), exact(args.stop_ns)),
+    };
+    let (ts, dur) = match (t0, t1) {
+        (Some(t0), Some(t1))
+            if ph == "X" && t1 >= t0 && (rocprof || trace_events::same_clock(ts, dur, t0, t1)) =>
+        {
             TraceBuilder::check(t0, t1).map_err(ev_err)?;
             (t0, t1 - t0)
         }

@@ -1,0 +1,300 @@
+//! The fix catalogue: per finding, the change to make, the condition that selects it from what the
+//! trace shows (the serving engine, the GPU vendor and generation, the copies' memory), and the source
+//! that documents it. Data, not prose: `docs/doctor.md` is this table with the reasoning. The first
+//! entry of a finding whose condition holds is its fix; where none holds the finding has no catalogued
+//! fix — never a fix for another server or GPU than the trace's.
+
+use crate::{Finding, FindingId, TraceInput};
+use kineto_trace::summary::copy_kind;
+
+/// The serving engine a trace comes from, from its step markers and Python step functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    /// vLLM (V0 or V1; its markers or `vllm/` step functions).
+    Vllm,
+    /// SGLang.
+    Sglang,
+    /// TensorRT-LLM.
+    TrtLlm,
+}
+
+/// The GPU's tensor-core generation as its fp32 GEMM kernels' names or the device's name say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorCores {
+    /// Volta or Turing: fp16 tensor cores, no TF32 or bf16.
+    Fp16Only,
+    /// Ampere or later: TF32 and bf16 tensor cores.
+    Tf32AndBf16,
+}
+
+/// What the trace shows that selects a fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Facts {
+    /// The serving engine, if any.
+    pub server: Option<Server>,
+    /// The GPU's tensor cores, where known.
+    pub tensor_cores: Option<TensorCores>,
+    /// Whether the steps' host↔device copies include pageable (unpinned) ones.
+    pub pageable_copies: bool,
+}
+
+/// When a catalogue entry applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// Always, for its finding.
+    Always,
+    /// The trace is of this serving engine.
+    Server(Server),
+    /// The trace is of no serving engine the doctor knows (a training or inference script).
+    NoServer,
+    /// The GPU has these tensor cores.
+    TensorCores(TensorCores),
+    /// The steps copy from or to pageable host memory.
+    PageableCopies,
+}
+
+impl When {
+    fn holds(self, f: &Facts) -> bool {
+        match self {
+            When::Always => true,
+            When::Server(s) => f.server == Some(s),
+            When::NoServer => f.server.is_none(),
+            When::TensorCores(g) => f.tensor_cores == Some(g),
+            When::PageableCopies => f.pageable_copies,
+        }
+    }
+}
+
+/// One entry of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fix {
+    /// The finding it fixes.
+    pub finding: FindingId,
+    /// The condition selecting it.
+    pub when: When,
+    /// The change to make, in one line.
+    pub change: &'static str,
+    /// Where the framework documents it (docs or code).
+    pub source: &'static str,
+}
+
+const VLLM_GRAPHS: &str = "https://docs.vllm.ai/en/latest/design/cuda_graphs.html";
+const SGLANG_ARGS: &str = "https://docs.sglang.ai/advanced_features/server_arguments.html";
+const TRTLLM_GRAPHS: &str =
+    "https://nvidia.github.io/TensorRT-LLM/torch/features/cuda_graph_and_padding.html";
+const TORCH_COMPILE: &str = "https://pytorch.org/docs/stable/generated/torch.compile.html";
+const TORCH_SYNC: &str =
+    "https://pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html";
+const TORCH_PINNED: &str =
+    "https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers";
+const TORCH_TF32: &str = "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices";
+const TORCH_AMP: &str = "https://pytorch.org/docs/stable/amp.html";
+const TORCH_DATA: &str = "https://pytorch.org/docs/stable/data.html#memory-pinning";
+
+/// The catalogue, in the order entries are tried per finding.
+pub const FIXES: &[Fix] = &[
+    Fix {
+        finding: FindingId::LaunchBoundIdle,
+        when: When::Server(Server::Vllm),
+        change: "replay CUDA graphs: engine arg `enforce_eager` off, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
+        source: VLLM_GRAPHS,
+    },
+    Fix {
+        finding: FindingId::LaunchBoundIdle,
+        when: When::Server(Server::Sglang),
+        change: "replay CUDA graphs: server arg `disable_cuda_graph` off, `cuda_graph_max_bs` covering the decode batches",
+        source: SGLANG_ARGS,
+    },
+    Fix {
+        finding: FindingId::LaunchBoundIdle,
+        when: When::Server(Server::TrtLlm),
+        change: "replay CUDA graphs for generation: `cuda_graph_config` with `batch_sizes` (or `max_batch_size`) covering the batches",
+        source: TRTLLM_GRAPHS,
+    },
+    Fix {
+        finding: FindingId::LaunchBoundIdle,
+        when: When::NoServer,
+        change: "launch fewer kernels per step: `torch.compile(model, mode=\"reduce-overhead\")` fuses them and replays CUDA/HIP graphs",
+        source: TORCH_COMPILE,
+    },
+    Fix {
+        finding: FindingId::SyncBlockedIdle,
+        when: When::Always,
+        change: "remove the host sync inside the step (`.item()`, `.cpu()`, `.tolist()`, `torch.cuda.synchronize()`, a blocking copy): keep the value on the GPU or read it after the step; `torch.cuda.set_sync_debug_mode(\"warn\")` names the call",
+        source: TORCH_SYNC,
+    },
+    Fix {
+        finding: FindingId::BetweenSteps,
+        when: When::NoServer,
+        change: "prepare the next batch while this one runs: `DataLoader(num_workers>0, pin_memory=True, persistent_workers=True)`, copies with `non_blocking=True`",
+        source: TORCH_DATA,
+    },
+    Fix {
+        finding: FindingId::ShortKernels,
+        when: When::Server(Server::Vllm),
+        change: "replay CUDA graphs: engine arg `enforce_eager` off, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
+        source: VLLM_GRAPHS,
+    },
+    Fix {
+        finding: FindingId::ShortKernels,
+        when: When::Server(Server::Sglang),
+        change: "replay CUDA graphs: server arg `disable_cuda_graph` off, `cuda_graph_max_bs` covering the decode batches",
+        source: SGLANG_ARGS,
+    },
+    Fix {
+        finding: FindingId::ShortKernels,
+        when: When::Server(Server::TrtLlm),
+        change: "replay CUDA graphs for generation: `cuda_graph_config` with `batch_sizes` (or `max_batch_size`) covering the batches",
+        source: TRTLLM_GRAPHS,
+    },
+    Fix {
+        finding: FindingId::ShortKernels,
+        when: When::NoServer,
+        change: "fuse the short kernels: `torch.compile(model)` (mode=\"reduce-overhead\" also replays them as a graph)",
+        source: TORCH_COMPILE,
+    },
+    Fix {
+        finding: FindingId::EagerSteps,
+        when: When::Server(Server::Vllm),
+        change: "capture graphs for these batch sizes: raise `compilation_config.max_cudagraph_capture_size` (or list `cudagraph_capture_sizes`)",
+        source: VLLM_GRAPHS,
+    },
+    Fix {
+        finding: FindingId::EagerSteps,
+        when: When::Server(Server::Sglang),
+        change: "capture graphs for these batch sizes: raise server arg `cuda_graph_max_bs` (or list `cuda_graph_bs`)",
+        source: SGLANG_ARGS,
+    },
+    Fix {
+        finding: FindingId::EagerSteps,
+        when: When::Server(Server::TrtLlm),
+        change: "capture graphs for these batch sizes: add them to `cuda_graph_config.batch_sizes` (or raise `max_batch_size`)",
+        source: TRTLLM_GRAPHS,
+    },
+    Fix {
+        finding: FindingId::CopiesInStep,
+        when: When::PageableCopies,
+        change: "pin the host buffers (`tensor.pin_memory()`, `DataLoader(pin_memory=True)`) and copy with `non_blocking=True`",
+        source: TORCH_PINNED,
+    },
+    Fix {
+        finding: FindingId::CopiesInStep,
+        when: When::Always,
+        change: "copy ahead of use: `non_blocking=True` from pinned memory on a side stream (prefetch), or keep the data on the device",
+        source: TORCH_PINNED,
+    },
+    Fix {
+        finding: FindingId::SimtGemm,
+        when: When::TensorCores(TensorCores::Tf32AndBf16),
+        change: "use the tensor cores: `torch.backends.cuda.matmul.allow_tf32 = True` (or `torch.set_float32_matmul_precision(\"high\")`), or bf16 under `torch.autocast`",
+        source: TORCH_TF32,
+    },
+    Fix {
+        finding: FindingId::SimtGemm,
+        when: When::TensorCores(TensorCores::Fp16Only),
+        change: "use the fp16 tensor cores: `torch.autocast(\"cuda\", dtype=torch.float16)` with a `GradScaler` (no TF32 or bf16 before Ampere)",
+        source: TORCH_AMP,
+    },
+];
+
+/// What a finding with no catalogued fix says in the `fix` column.
+pub const NO_FIX: &str = "no catalogued fix";
+
+/// The fix of a finding: the first catalogue entry for it whose condition holds.
+pub fn select(id: FindingId, facts: &Facts) -> Option<&'static Fix> {
+    FIXES
+        .iter()
+        .find(|f| f.finding == id && f.when.holds(facts))
+}
+
+/// The facts of one trace.
+pub fn facts(t: &TraceInput<'_>) -> Facts {
+    let steps = &t.analysis.steps;
+    let tr = t.trace;
+    let pageable_copies = steps.steps.iter().any(|s| {
+        s.memcpys.iter().any(|&m| {
+            let name = tr.name(tr.memcpys[m as usize].name);
+            name.contains("Pageable") && matches!(copy_kind(name), "HtoD" | "DtoH")
+        })
+    });
+    Facts {
+        server: server(t),
+        tensor_cores: tensor_cores(t),
+        pageable_copies,
+    }
+}
+
+fn server(t: &TraceInput<'_>) -> Option<Server> {
+    let by_profile = match t.analysis.steps.profile.as_deref() {
+        Some("vllm" | "vllm-python" | "tracelens") => Some(Server::Vllm),
+        Some("sglang" | "sglang-python") => Some(Server::Sglang),
+        Some("trtllm" | "trtllm-python") => Some(Server::TrtLlm),
+        _ => None,
+    };
+    by_profile.or_else(|| {
+        let tr = t.trace;
+        tr.python_functions.iter().find_map(|p| {
+            let n = tr.name(p.name);
+            if n.contains("vllm/") {
+                Some(Server::Vllm)
+            } else if n.contains("sglang/") {
+                Some(Server::Sglang)
+            } else if n.contains("tensorrt_llm/") {
+                Some(Server::TrtLlm)
+            } else {
+                None
+            }
+        })
+    })
+}
+
+/// The tensor cores, from the arch prefix of cuBLAS kernel names (`volta_`, `turing_`, `ampere_`,
+/// `sm80_`…`sm90_`, `sm100_`) or the device's name.
+fn tensor_cores(t: &TraceInput<'_>) -> Option<TensorCores> {
+    let tr = t.trace;
+    let by_kernel = tr.kernels.iter().find_map(|k| {
+        let n = tr.name(k.name);
+        if n.starts_with("volta_")
+            || n.starts_with("turing_")
+            || n.starts_with("sm70_")
+            || n.starts_with("sm75_")
+        {
+            Some(TensorCores::Fp16Only)
+        } else if n.starts_with("ampere_")
+            || ["sm80_", "sm86_", "sm89_", "sm90_", "sm100_", "sm120_"]
+                .iter()
+                .any(|p| n.starts_with(p))
+        {
+            Some(TensorCores::Tf32AndBf16)
+        } else {
+            None
+        }
+    });
+    by_kernel.or_else(|| {
+        let name = tr.header.devices.iter().find_map(|d| d.name.as_deref())?;
+        if ["V100", "T4", "RTX 20", "Quadro RTX", "TITAN V"]
+            .iter()
+            .any(|m| name.contains(m))
+        {
+            Some(TensorCores::Fp16Only)
+        } else if [
+            "A100", "A10", "A30", "A40", "H100", "H200", "H20", "L4", "L40", "B200", "GB200",
+            "RTX 30", "RTX 40", "RTX A",
+        ]
+        .iter()
+        .any(|m| name.contains(m))
+        {
+            Some(TensorCores::Tf32AndBf16)
+        } else {
+            None
+        }
+    })
+}
+
+/// Sets the fix of every finding of trace `t`.
+pub(crate) fn set(t: &TraceInput<'_>, findings: &mut [Finding]) {
+    let f = facts(t);
+    for x in findings.iter_mut().filter(|x| x.file == t.file) {
+        x.fix = select(x.id, &f);
+    }
+}

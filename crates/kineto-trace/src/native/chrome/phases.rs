@@ -1,0 +1,116 @@
+//! The phases beyond `X` and the flows: `B`/`E` duration events paired per thread
+//! (`crate::trace_events::OpenDurations`), async `b` slices of GPU-looking categories counted, objects
+//! without a `"ph"` skipped, and an array of no trace event at all refused by what it looks like.
+//!
+//! What it is not: what an event is once it has its times (`ArrayReader::complete`).
+
+use super::args::Args;
+use super::{ArrayReader, Ev, times};
+use crate::error::{Error, Result};
+use crate::model::Track;
+use crate::trace_events::{self, DANGLING_END};
+
+impl ArrayReader<'_> {
+    /// An async slice's `b`: no GPU op (it has no device or stream), but one of a GPU-looking category
+    /// is counted under it, for the note of what no rule places (`trace_events::unplaced_note`).
+    pub(super) fn async_begin(
+        &mut self,
+        ev: &Ev<'_>,
+        args: &Args<'_>,
+        ev_err: &impl Fn(String) -> Error,
+    ) -> Result<()> {
+        let Some(cat) = ev.cat.as_deref().filter(|c| trace_events::gpu_looking(c)) else {
+            return Ok(());
+        };
+        match times(ev, args, "b", self.rocprof, ev_err)? {
+            Some(t) => self.b.other(cat, t.ts, t.ts).map_err(ev_err),
+            None => Ok(()),
+        }
+    }
+
+    /// An `E` event at `ts` on `track`: the latest open `B` there gets its duration; an `E` with none
+    /// open, or one before its `B`, is skipped with a warning.
+    pub(super) fn end_duration(&mut self, track: Track, ts: i64, start: usize) {
+        match self.durations.end(track) {
+            None => self.b.warn(start as u64, DANGLING_END.into()),
+            Some((begin, (_, item))) if ts < begin => {
+                self.b
+                    .warn(start as u64, trace_events::ends_before_begin(begin, ts));
+                // The item stays open and is dropped with the dangling ones, unwarned again.
+                if let Some(i) = item {
+                    self.items[i].dur = -1;
+                }
+            }
+            Some((begin, (_, item))) => {
+                if let Some(it) = item.and_then(|i| self.items.get_mut(i)) {
+                    it.open = false;
+                    it.dur = ts - begin;
+                    it.flow_end = it.flow_ts.saturating_add(it.dur);
+                }
+            }
+        }
+    }
+
+    /// A non-empty object without `"ph"`: not a trace event (skipped, with a warning). `{}`, which
+    /// rpd2tracing and the legacy rocprof open their arrays with, is no record at all.
+    pub(super) fn without_phase(&mut self, start: usize, end: usize) {
+        let inside = &self.buf[(start + 1).min(end)..end.saturating_sub(1).max(start)];
+        if inside.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.first_without_phase.get_or_insert(start);
+        self.b.warn(
+            start as u64,
+            "an object without \"ph\" (the event phase every trace event has); skipped".into(),
+        );
+    }
+
+    /// A file whose objects are none of them trace events is no trace: refused, saying what it looks
+    /// like (Triton Proton's hatchet tree, or the keys of its first object).
+    pub(super) fn check_is_trace(&self) -> Result<()> {
+        let Some(at) = self.first_without_phase else {
+            return Ok(());
+        };
+        if self.with_phase > 0 {
+            return Ok(());
+        }
+        let keys: Vec<String> =
+            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&self.buf[at..])
+                .or_else(|_| {
+                    let mut de = serde_json::Deserializer::from_slice(&self.buf[at..])
+                        .into_iter::<serde_json::Map<String, serde_json::Value>>();
+                    de.next().unwrap_or(Ok(serde_json::Map::new()))
+                })
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+        let has = |k: &str| keys.iter().any(|x| x == k);
+        let message = if has("frame") && has("metrics") {
+            "not a trace: a JSON array of call-tree nodes (`frame`, `metrics`, `children`), as Triton \
+             Proton writes its profile (hatchet JSON); it holds totals per call path, no timeline. \
+             Read it with `proton-viewer`, or profile with a tracer that writes a timeline (the PyTorch \
+             profiler, Nsight Systems, rocprofv3)"
+                .to_string()
+        } else {
+            format!(
+                "not a trace: a JSON array of objects none of which is a trace event (an event has \
+                 \"ph\", its phase); the first object's keys: {}",
+                keys.join(", ")
+            )
+        };
+        Err(Error::Format {
+            file: self.file.to_path_buf(),
+            message,
+        })
+    }
+
+    /// `B` events that no `E` ended (or whose `E` came before them): skipped, each warned of once.
+    pub(super) fn drop_dangling_begins(&mut self) {
+        let durations = std::mem::take(&mut self.durations);
+        let mut dangling: Vec<(i64, (u64, Option<usize>))> = durations.dangling().collect();
+        dangling.sort_by_key(|&(_, (offset, _))| offset);
+        for (ts, (offset, _)) in dangling {
+            self.b.warn(offset, trace_events::dangling_begin(ts));
+        }
+        self.items.retain(|it| !it.open);
+    }
+}

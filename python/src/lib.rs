@@ -431,8 +431,9 @@ fn exported_schema(name: &str) -> PyResult<(Table, SchemaRef)> {
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // Nsight Systems, rocpd and RPD SQLite, as `kineto` reads them.
+    // Nsight Systems, rocpd and RPD SQLite, and JAX/TensorFlow XPlane, as `kineto` reads them.
     kineto_sqlite::install();
+    kineto_xplane::install();
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(read_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

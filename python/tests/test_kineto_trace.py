@@ -478,6 +478,35 @@ def test_native_formats_read_as_python_counts_them(where, rel):
         assert steps["name"].to_pylist() == [s["name"] for s in want["steps"]]
 
 
+XPLANE = NATIVE / "xplane"
+XPLANE_COUNTS = json.loads((XPLANE / "counts.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["multi_gpu.xplane.pb", "copies_steps.xplane.pb", "corpus/jax_te_fused_attn_934987a2fc2f.xplane.pb"])
+def test_xplane_reads_as_its_wire_walker_counts_it(name):
+    # JAX/TensorFlow XPlane protobuf: counted by testdata/native/xplane/xplane_counts.py, a hand-written
+    # protobuf wire-format walker.
+    if name.startswith("corpus/"):
+        path = shared_or_skip() / "native" / "xplane" / name.removeprefix("corpus/")
+    else:
+        path = XPLANE / name
+    want = XPLANE_COUNTS[name]
+    # One rank per GPU plane (multi_gpu.xplane.pb has two); their ops add up to the file's.
+    ranks = kineto_trace.read_ranks(path)
+    assert len(ranks) == len(want["devices"])
+    kinds, durs = [], []
+    for t in ranks:
+        assert t.summary_dict()["format"] == "xplane"
+        ops = t.gpu_ops()
+        k = ops["kind"].to_pylist()
+        kinds += k
+        durs += [d for kind, d in zip(k, ops["dur_ns"].to_pylist()) if kind == "kernel"]
+    assert kinds.count("kernel") == want["kernels"]
+    assert kinds.count("memcpy") == want["memcpys"]
+    assert kinds.count("memset") == want["memsets"]
+    assert sum(durs) == want["kernel_sum_ns"]
+
+
 def test_read_ranks_of_a_rocprofv3_csv_directory():
     ranks = kineto_trace.read_ranks(str(NATIVE / "rocprofv3_csv_new"))
     assert len(ranks) == 2

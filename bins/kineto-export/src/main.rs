@@ -55,6 +55,8 @@ fn main() -> ExitCode {
     kineto_trace::limit_malloc_arenas();
     #[cfg(feature = "sqlite")]
     kineto_sqlite::install();
+    #[cfg(feature = "xplane")]
+    kineto_xplane::install();
     let cli: Cli = match tool_io::cli::parse("kineto-export") {
         Ok(c) => c,
         Err(code) => return code,

@@ -172,6 +172,10 @@ fn every_native_format_exports_with_its_format_in_the_metadata() {
     let counts: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(native.join("counts.json")).unwrap())
             .unwrap();
+    // The XPlane files' counts are xplane_counts.py's (testdata/native/xplane).
+    let xplane_counts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(native.join("xplane/counts.json")).unwrap())
+            .unwrap();
     // The number of ranks each file holds: the nsys file is two processes on two GPUs, the rocpd file
     // one process on two GPUs (make_native.py), each exported as a rank of its own.
     for (i, (rel, key, ranks)) in [
@@ -185,6 +189,8 @@ fn every_native_format_exports_with_its_format_in_the_metadata() {
             1,
         ),
         ("chrome_array_open.json", "chrome_array", 1),
+        // One host's XPlane with two GPU planes (xplane_counts.py): each GPU a rank.
+        ("xplane/multi_gpu.xplane.pb", "xplane", 2),
     ]
     .into_iter()
     .enumerate()
@@ -203,7 +209,10 @@ fn every_native_format_exports_with_its_format_in_the_metadata() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{rel}: {err}");
         // gpu_ops holds every kernel, copy and fill (counted by Python in counts.json), over the ranks.
-        let c = &counts[rel];
+        let c = match rel.strip_prefix("xplane/") {
+            Some(name) => &xplane_counts[name],
+            None => &counts[rel],
+        };
         let ops = ["kernels", "memcpys", "memsets"]
             .iter()
             .map(|k| c[k].as_u64().unwrap())

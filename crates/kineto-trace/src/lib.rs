@@ -62,7 +62,8 @@ use std::path::{Path, PathBuf};
 
 /// Expands the command line's trace arguments: a file stays itself; a directory becomes its trace
 /// files, sorted by name, one per rank in the usual layout: `*.json` (any case of
-/// `.pt.trace.json`), SQLite exports (`*.sqlite`, `*.sqlite3`, `*.db`, `*.rpd`), each optionally
+/// `.pt.trace.json`), SQLite exports (`*.sqlite`, `*.sqlite3`, `*.db`, `*.rpd`), XPlane protobuf
+/// (`*.xplane.pb`: a JAX/TensorFlow `plugins/profile/<run>/`, one file per host), each optionally
 /// `.gz`, and one rocprofv3 CSV set per process (its `*kernel_trace.csv`; the files beside it with
 /// the same prefix are read with it).
 ///
@@ -216,7 +217,7 @@ fn is_trace_name(p: &Path) -> bool {
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
-    [".json", ".sqlite", ".sqlite3", ".db", ".rpd"]
+    [".json", ".sqlite", ".sqlite3", ".db", ".rpd", ".xplane.pb"]
         .iter()
         .any(|ext| name.ends_with(ext))
         || native::is_kernel_trace_name(name)

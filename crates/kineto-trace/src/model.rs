@@ -280,6 +280,10 @@ pub enum TraceFormat {
     /// The JSON of the legacy rocprof (v1/v2, `--hip-trace`/`--sys-trace`, `results.json`): a
     /// Chrome-trace object whose first event is `{}`.
     RocprofLegacyJson,
+    /// The XPlane protobuf (`*.xplane.pb`) the JAX, TensorFlow and XLA profilers write (read by the
+    /// `kineto-xplane` crate).
+    #[serde(rename = "xplane")]
+    XPlane,
 }
 
 impl TraceFormat {
@@ -294,6 +298,7 @@ impl TraceFormat {
             TraceFormat::RocpdSqlite => "rocpd SQLite",
             TraceFormat::RpdSqlite => "RPD SQLite",
             TraceFormat::RocprofLegacyJson => "rocprof v1/v2 JSON",
+            TraceFormat::XPlane => "XPlane protobuf",
         }
     }
 
@@ -318,6 +323,7 @@ impl TraceFormat {
             TraceFormat::RocpdSqlite => "rocpd_sqlite",
             TraceFormat::RpdSqlite => "rpd_sqlite",
             TraceFormat::RocprofLegacyJson => "rocprof_legacy_json",
+            TraceFormat::XPlane => "xplane",
         }
     }
 }

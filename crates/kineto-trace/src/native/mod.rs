@@ -17,7 +17,9 @@
 //! The SQLite formats (Nsight Systems, rocpd, RPD) need the SQLite library, which lives in its own
 //! crate so that a build without it stays possible: that crate installs its reader here once
 //! ([`install_sqlite_reader`]) and the front door (`parse_file`) hands SQLite files to it. A build
-//! that never installs one reports an SQLite file as a format this build does not read.
+//! that never installs one reports an SQLite file as a format this build does not read. The XPlane
+//! protobuf of JAX and TensorFlow is read the same way, by the `kineto-xplane` crate
+//! ([`install_xplane_reader`]), so that the protobuf library stays out of this crate.
 
 pub mod builder;
 pub(crate) mod chrome;
@@ -51,6 +53,24 @@ static SQLITE: OnceLock<SqliteRead> = OnceLock::new();
 /// installed stays; later calls are ignored.
 pub fn install_sqlite_reader(read: SqliteRead) {
     let _ = SQLITE.set(read);
+}
+
+/// A reader of XPlane protobuf (`*.xplane.pb`, JAX/TensorFlow/XLA): `bytes` is the whole (inflated)
+/// file, `shown_as` names it in errors. It lives in the `kineto-xplane` crate, which keeps the
+/// protobuf library out of this one, and is installed the way the SQLite reader is.
+pub type XPlaneRead = fn(bytes: &[u8], shown_as: &Path) -> Result<Trace>;
+
+static XPLANE: OnceLock<XPlaneRead> = OnceLock::new();
+
+/// Installs the XPlane reader (the `kineto-xplane` crate's `install()` calls this). The first one
+/// installed stays; later calls are ignored.
+pub fn install_xplane_reader(read: XPlaneRead) {
+    let _ = XPLANE.set(read);
+}
+
+/// The XPlane reader installed, if one is.
+pub(crate) fn xplane_reader() -> Option<XPlaneRead> {
+    XPLANE.get().copied()
 }
 
 /// Whether this process can read SQLite traces.

@@ -1,5 +1,6 @@
 //! Which format a file is, told by its first bytes (inflated first when they are gzip), never by its
-//! name: the SQLite header, the JSON value's shape and first key, a rocprofv3 CSV header line.
+//! name: the SQLite header, the JSON value's shape and first key, a rocprofv3 CSV header line, the
+//! first field of an XPlane protobuf.
 //!
 //! What it is not: a check that the file is what its first bytes say (each format's reader does that,
 //! and a file none of them takes goes to the Kineto parser, whose error names the byte).
@@ -28,6 +29,8 @@ pub enum Sniffed {
     Rocprofv3Csv,
     /// An SQLite database (Nsight Systems, rocpd or RPD: the tables tell which).
     Sqlite,
+    /// An XPlane protobuf (`XSpace`, JAX/TensorFlow/XLA): see [`is_xspace`].
+    XPlane,
     /// Nothing read here: the Kineto parser's error names the byte.
     Unknown,
 }
@@ -36,7 +39,8 @@ pub enum Sniffed {
 pub const LOOKED_FOR: &str = "a Kineto JSON object with \"traceEvents\", a Chrome-trace JSON array, \
      the legacy rocprof's JSON (`{ \"traceEvents\":[{}`), \
      rocprofv3 JSON (\"rocprofiler-sdk-tool\"), a rocprofv3 CSV (Kernel_Name, Start_Timestamp, …) or an SQLite \
-     database (Nsight Systems, rocpd, RPD), each optionally gzip";
+     database (Nsight Systems, rocpd, RPD) or an XPlane protobuf (JAX/TensorFlow `*.xplane.pb`), each \
+     optionally gzip";
 
 /// The first bytes of a stored stream, for telling its format: up to [`SNIFF`] bytes.
 pub(crate) fn read_head(raw: &mut impl Read) -> io::Result<Vec<u8>> {
@@ -77,6 +81,9 @@ pub fn sniff(content: &[u8]) -> Sniffed {
     if content.starts_with(b"SQLite format 3\0") {
         return Sniffed::Sqlite;
     }
+    if is_xspace(content) {
+        return Sniffed::XPlane;
+    }
     let text = content.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(content);
     let start = text.iter().position(|b| !b.is_ascii_whitespace());
     match start.map(|i| (i, text[i])) {
@@ -91,6 +98,57 @@ pub fn sniff(content: &[u8]) -> Sniffed {
         _ if is_rocprof_csv_header(text) => Sniffed::Rocprofv3Csv,
         _ => Sniffed::Unknown,
     }
+}
+
+/// True when the bytes open as an `XSpace` protobuf: its first field is `planes` (field 1, length-
+/// delimited: byte `0x0A`, then the plane's length), and that plane opens with its optional `id`
+/// (field 1, varint) and then its `name` (field 2, length-delimited), a non-empty UTF-8 text without
+/// control characters that ends inside the head. Protobuf writers emit fields in number order, so
+/// every `XSpace` with a plane starts this way. No text format is taken for one: a JSON or CSV file
+/// whose first byte is a newline would need a control byte (`0x08` or `0x12`) after its length byte.
+fn is_xspace(content: &[u8]) -> bool {
+    let Some(rest) = content.strip_prefix(b"\x0A") else {
+        return false;
+    };
+    let Some((plane_len, mut rest)) = varint(rest) else {
+        return false;
+    };
+    let plane_start = content.len() - rest.len();
+    if let Some(after_tag) = rest.strip_prefix(b"\x08") {
+        let Some((_, after_id)) = varint(after_tag) else {
+            return false;
+        };
+        rest = after_id;
+    }
+    let Some(after_tag) = rest.strip_prefix(b"\x12") else {
+        return false;
+    };
+    let Some((name_len, rest)) = varint(after_tag) else {
+        return false;
+    };
+    let Ok(name_len) = usize::try_from(name_len) else {
+        return false;
+    };
+    let Some(name) = rest.get(..name_len) else {
+        return false;
+    };
+    // The name ends inside the plane.
+    let name_end = content.len() - rest.len() + name_len;
+    name_len > 0
+        && (name_end - plane_start) as u64 <= plane_len
+        && std::str::from_utf8(name).is_ok_and(|n| !n.chars().any(char::is_control))
+}
+
+/// A protobuf varint (at most 10 bytes) and the bytes after it.
+fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().take(10).enumerate() {
+        value |= u64::from(b & 0x7F) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((value, &bytes[i + 1..]));
+        }
+    }
+    None
 }
 
 /// The first key of an object whose `{` has been read, when it is a plain string (no escapes).
@@ -177,6 +235,15 @@ mod tests {
             sniff(b"Correlation_Id,Kernel_Name,Counter_Name,Start_Timestamp,End_Timestamp\n"),
             Sniffed::Unknown
         );
+        // XSpace { planes { id: 1, name: "/host:CPU" } }, and one whose plane has no id.
+        assert_eq!(sniff(b"\x0A\x0D\x08\x01\x12\x09/host:CPU"), Sniffed::XPlane);
+        assert_eq!(sniff(b"\x0A\x0B\x12\x09/host:CPU\x1A"), Sniffed::XPlane);
+        // A name cut by the head's end, an empty one, one with a control byte: not told as XPlane.
+        assert_eq!(sniff(b"\x0A\x0B\x12\x09/host"), Sniffed::Unknown);
+        assert_eq!(sniff(b"\x0A\x02\x12\x00"), Sniffed::Unknown);
+        assert_eq!(sniff(b"\x0A\x05\x12\x03a\nb"), Sniffed::Unknown);
+        // JSON after a newline stays JSON.
+        assert_eq!(sniff(b"\n{\"traceEvents\": []}"), Sniffed::KinetoObject);
         assert_eq!(sniff(b"hello"), Sniffed::Unknown);
         assert_eq!(sniff(b""), Sniffed::Unknown);
     }

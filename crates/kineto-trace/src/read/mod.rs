@@ -93,7 +93,7 @@ impl Parsed {
 
 /// Parses one trace file, of any format read here: Kineto JSON, a Chrome-trace JSON array, rocprofv3
 /// JSON or CSV, or (with an SQLite reader installed, see [`crate::native`]) Nsight Systems, rocpd and
-/// RPD SQLite — each plain or gzip, told by content, not by name. A directory is read as one
+/// RPD SQLite, (with an XPlane reader installed) JAX/TensorFlow XPlane protobuf — each plain or gzip, told by content, not by name. A directory is read as one
 /// process's rocprofv3 CSV files.
 ///
 /// The file is opened through tool-io ([`tool_io::open_input`]): a regular file only (a FIFO is refused
@@ -213,6 +213,7 @@ fn read_vendor_content(
             native::rocprof_json::read(name, std::mem::take(&mut whole.bytes))?
         }
         Sniffed::Rocprofv3Csv => rocprof_csv::read_one(name, &whole.bytes)?,
+        Sniffed::XPlane => read_xplane(name, &whole.bytes, whole.cut_gzip && !opts.salvage)?,
         _ => {
             return Err(Error::Format {
                 file: name.to_path_buf(),
@@ -221,6 +222,27 @@ fn read_vendor_content(
         }
     };
     Ok(Parsed::of(name, whole.facts, trace))
+}
+
+/// An XPlane protobuf, by the reader installed ([`native::install_xplane_reader`]). A cut gzip stream
+/// is refused unless salvaging: a protobuf cut between two planes reads as a whole one.
+fn read_xplane(name: &Path, bytes: &[u8], cut: bool) -> Result<Trace> {
+    if cut {
+        return Err(Error::Truncated {
+            file: name.to_path_buf(),
+            offset: bytes.len() as u64,
+            events: 0,
+        });
+    }
+    let Some(read) = native::xplane_reader() else {
+        return Err(Error::Format {
+            file: name.to_path_buf(),
+            message: "an XPlane protobuf (JAX/TensorFlow); this build reads no XPlane \
+                      (it was built without the `xplane` feature)"
+                .into(),
+        });
+    };
+    read(bytes, name)
 }
 
 /// An SQLite database, by the reader installed ([`native::install_sqlite_reader`]).
@@ -289,6 +311,7 @@ pub(crate) fn format_of_file(path: &Path) -> Result<Option<TraceFormat>> {
         Sniffed::Rocprofv3Csv => Some(TraceFormat::Rocprofv3Csv),
         // The three SQLite formats are told apart by their tables; one family for this check.
         Sniffed::Sqlite => Some(TraceFormat::NsysSqlite),
+        Sniffed::XPlane => Some(TraceFormat::XPlane),
         Sniffed::Unknown => None,
     })
 }

@@ -1,0 +1,160 @@
+//! Every subcommand on the XPlane protobuf files (JAX/TensorFlow): the ones of testdata/native/xplane
+//! written by `xplane_counts.py` and the shared corpus's real one (without the corpus that test is
+//! listed as ignored); counts against the script's independent protobuf walker (counts.json).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+#[path = "../../../tests/corpus/mod.rs"]
+mod corpus;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn xplane_dir() -> PathBuf {
+    root().join("testdata/native/xplane")
+}
+
+fn counts() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(xplane_dir().join("counts.json")).unwrap())
+        .unwrap()
+}
+
+fn kineto(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// summary, steps, kernels, budget, top, annotations and report on `path`, against `want`.
+fn every_command(path: &str, want: &Value) {
+    let (code, out, err) = kineto(&["summary", "--json", path]);
+    assert_eq!(code, 0, "{path}: {err}");
+    // One summary per rank: a file of several GPU planes is one rank per GPU. Ops and calls add up
+    // to the file's; the host's step annotations are copied to every rank.
+    let ranks = lines(&out);
+    assert_eq!(
+        ranks.len(),
+        want["devices"].as_array().unwrap().len(),
+        "{path}: ranks"
+    );
+    let sum = |get: &dyn Fn(&Value) -> i64| -> i64 { ranks.iter().map(get).sum() };
+    let int = |v: &Value| v.as_i64().unwrap_or(0);
+    assert_eq!(
+        sum(&|s| int(&s["kernels"]["count"])),
+        int(&want["kernels"]),
+        "{path}"
+    );
+    assert_eq!(
+        sum(&|s| int(&s["memcpy"]["count"])),
+        int(&want["memcpys"]),
+        "{path}"
+    );
+    assert_eq!(
+        sum(&|s| int(&s["memset"]["count"])),
+        int(&want["memsets"]),
+        "{path}"
+    );
+    let calls = sum(&|s| int(&s["runtime"]["count"]) + int(&s["driver"]["count"]));
+    assert_eq!(calls, int(&want["launches"]), "{path}");
+    let steps = want["step_annotations"].as_array().unwrap().len() as i64;
+    for s in &ranks {
+        assert_eq!(s["format"], "xplane", "{path}");
+        assert_eq!(int(&s["user_annotations"]), steps, "{path}");
+    }
+
+    let (code, out, err) = kineto(&["kernels", "--json", path]);
+    assert_eq!(code, 0, "{path}: {err}");
+    assert_eq!(
+        lines(&out).len() as i64,
+        want["kernels"].as_i64().unwrap(),
+        "{path}"
+    );
+    for cmd in ["steps", "budget", "top", "annotations"] {
+        let (code, _, err) = kineto(&[cmd, "--json", path]);
+        assert_eq!(code, 0, "{cmd} {path}: {err}");
+    }
+    let (code, table, _) = kineto(&["budget", path]);
+    assert_eq!(code, 0);
+    assert!(
+        table.lines().next().unwrap().contains("XPlane protobuf"),
+        "{path}: {table}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let html = tmp.path().join("r.html");
+    let (code, _, err) = kineto(&["report", "--html", &html.display().to_string(), path]);
+    assert_eq!(code, 0, "{path}: {err}");
+}
+
+#[test]
+fn every_command_reads_the_generated_xplane_files() {
+    let want = counts();
+    for name in ["multi_gpu.xplane.pb", "copies_steps.xplane.pb"] {
+        every_command(&xplane_dir().join(name).display().to_string(), &want[name]);
+    }
+}
+
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn every_command_reads_the_real_jax_file() {
+    let name = "jax_te_fused_attn_934987a2fc2f.xplane.pb";
+    let path = corpus::corpus_file(&format!("native/xplane/{name}"));
+    every_command(
+        &path.display().to_string(),
+        &counts()[&format!("corpus/{name}")],
+    );
+}
+
+#[test]
+fn a_profile_run_directory_of_two_hosts_is_two_ranks_or_more() {
+    // plugins/profile/<run>/ holds one <host>.xplane.pb per host.
+    let tmp = tempfile::tempdir().unwrap();
+    for host in ["host0", "host1"] {
+        std::fs::copy(
+            xplane_dir().join("copies_steps.xplane.pb"),
+            tmp.path().join(format!("{host}.xplane.pb")),
+        )
+        .unwrap();
+    }
+    let (code, out, err) = kineto(&["ranks", "--json", &tmp.path().display().to_string()]);
+    assert_eq!(code, 0, "{err}");
+    let rows = lines(&out);
+    assert!(!rows.is_empty(), "{out}");
+    assert!(
+        rows.iter().all(|r| r["ranks"].as_i64().unwrap() >= 2),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_cut_xplane_file_is_an_error_naming_its_byte() {
+    let path = xplane_dir()
+        .join("truncated.xplane.pb")
+        .display()
+        .to_string();
+    let at = counts()["truncated.xplane.pb"]["fault_offset"]
+        .as_i64()
+        .unwrap();
+    let (code, _, err) = kineto(&["summary", &path]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!("truncated.xplane.pb: byte {at}: ")),
+        "{err}"
+    );
+}

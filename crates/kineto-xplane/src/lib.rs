@@ -1,0 +1,45 @@
+//! Reader of the XPlane protobuf (`*.xplane.pb`) that the JAX, TensorFlow and XLA profilers write
+//! (`plugins/profile/<run>/<host>.xplane.pb`), into `kineto-trace`'s [`Trace`] model: GPU planes'
+//! streams as kernels, copies and fills, host threads as launches and CPU spans, step annotations as
+//! markers (`crate::space` says what maps to what; docs/native-formats.md too).
+//!
+//! What it is not: the format sniffing (`kineto_trace::native::detect`, which tells an `XSpace` by its
+//! first field) or the stored bytes (gzip, the sha256: `kineto-trace`'s front door). It is its own
+//! crate so that the protobuf library (`prost`) stays out of `kineto-trace`: a binary calls
+//! [`install`] once, after which `kineto_trace::parse_file` reads XPlane files too.
+//!
+//! - `proto`: the messages of `xplane.proto`, derived by hand for `prost`;
+//! - `fault`: the byte offset of a decode fault (a cut or corrupt file);
+//! - `space`: the mapping onto the model.
+
+mod fault;
+mod proto;
+mod space;
+
+use kineto_trace::{Error, Result, Trace};
+use prost::Message;
+use std::path::Path;
+
+/// Makes `kineto_trace::parse_file` (and everything built on it) read XPlane protobuf files.
+pub fn install() {
+    kineto_trace::native::install_xplane_reader(read);
+}
+
+/// Reads an XPlane protobuf (`XSpace`) held whole in `bytes`; `shown_as` names it in errors. A file
+/// that does not decode is an error naming the byte offset of the first fault.
+pub fn read(bytes: &[u8], shown_as: &Path) -> Result<Trace> {
+    let space = proto::XSpace::decode(bytes).map_err(|e| {
+        let (offset, message) = fault::locate(bytes).unwrap_or_else(|| {
+            (
+                0,
+                "the protobuf does not decode at a place this reader can name".to_owned(),
+            )
+        });
+        Error::Syntax {
+            file: shown_as.to_path_buf(),
+            offset,
+            message: format!("not a readable XPlane protobuf: {message} ({e})"),
+        }
+    })?;
+    Ok(space::read_space(&space))
+}

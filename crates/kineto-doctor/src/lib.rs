@@ -27,7 +27,9 @@ mod rules;
 mod trust;
 mod work;
 
-pub use fixes::{FIXES, Facts, Fix, NO_FIX, Server, TensorCores, When, facts, select};
+pub use fixes::{
+    DataParallel, FIXES, Facts, Fix, NO_FIX, Server, TensorCores, When, facts, select,
+};
 pub use rules::{RULES, Rule, Thresholds, is_simt_gemm, rule};
 
 use kineto_trace::Trace;

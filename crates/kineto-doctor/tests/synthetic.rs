@@ -40,6 +40,13 @@ impl T {
         ));
         self
     }
+    /// A `record_function` annotation (`user_annotation`) on the CPU thread 1, `[ts, ts + dur)` µs.
+    fn annotation(&mut self, name: &str, ts: f64, dur: f64) -> &mut T {
+        self.ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+        ));
+        self
+    }
     /// A runtime call on thread 1 with the next correlation id; returns the id.
     fn call(&mut self, name: &str, ts: f64, dur: f64) -> u64 {
         self.corr += 1;
@@ -745,4 +752,117 @@ fn launch_bound_gaps_name_what_held_the_host() {
         "{}",
         f.evidence
     );
+}
+
+/// The fix of the one finding `id` of `t`'s diagnosis (panics if `t` has no such finding).
+fn fix_of(t: &T, id: FindingId) -> Option<&'static str> {
+    let d = one(t);
+    let f = d.findings.iter().find(|f| f.id == id);
+    f.unwrap_or_else(|| panic!("no {id:?} in {:?}", found(&d)))
+        .fix
+        .map(|x| x.change)
+}
+
+#[test]
+fn no_fix_where_its_evidence_says_it_is_done_already() {
+    // issue 43's "a wrong fix is not allowed": the stock vLLM V1 trace replays graphs for its decode
+    // steps; its short kernels are the eager prompt's, so "replay CUDA graphs" is no fix for them.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/server_traces");
+    let text = std::fs::read_to_string(root.join("vllm_v1_graphs/vllm_v1_graphs.json")).unwrap();
+    let d = Run::new(&[("vllm_v1_graphs.json".to_string(), text)]).diagnose();
+    let short = d.findings.iter().find(|f| f.id == FindingId::ShortKernels);
+    assert_eq!(short.expect("short_kernels").fix, None);
+
+    // A script's short kernels (the trace of `short_eager_kernels_count_and_total`): compile when
+    // nothing is compiled; graph the compiled kernels when Inductor's are there; nothing once a graph
+    // is replayed.
+    let short_kernels = |extra: &dyn Fn(&mut T)| {
+        let mut t = T::default();
+        t.step(1, 0.0, 100.0);
+        for i in 0..10 {
+            let i = f64::from(i);
+            t.kernel("vectorized_elementwise_kernel", i, 20.0 + 2.0 * i, 2.0);
+        }
+        t.kernel(GEMM, 10.0, 40.0, 40.0);
+        extra(&mut t);
+        fix_of(&t, FindingId::ShortKernels)
+    };
+    let plain = short_kernels(&|_| {}).expect("a catalogued fix");
+    assert!(plain.starts_with("fuse the short kernels"), "{plain}");
+    let compiled = short_kernels(&|t| {
+        t.kernel("triton_poi_fused_add_mul_0", 11.0, 80.0, 10.0);
+    })
+    .expect("a catalogued fix");
+    assert!(compiled.contains("reduce-overhead") && compiled.contains("is compiled"));
+    let graphed = short_kernels(&|t| {
+        let g = t.call("cudaGraphLaunch", 12.0, 2.0);
+        t.gpu("kernel", GEMM, 80.0, 10.0, 7, g);
+    });
+    assert_eq!(graphed, None);
+
+    // A launch-bound gap in a script replaying graphs elsewhere: no "reduce-overhead" (graphs run).
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 60.0, 65.0, 30.0);
+    let g = t.call("cudaGraphLaunch", 96.0, 2.0);
+    t.gpu("kernel", GEMM, 95.0, 10.0, 7, g);
+    assert_eq!(fix_of(&t, FindingId::LaunchBoundIdle), None);
+
+    // SIMT GEMMs beside a TF32 GEMM: TF32 is on already, so "allow_tf32" is no fix.
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(SGEMM, 1.0, 10.0, 60.0);
+    t.kernel("ampere_tf32_s1688gemm_tf32_128x128_tn", 2.0, 70.0, 40.0);
+    assert_eq!(fix_of(&t, FindingId::SimtGemm), None);
+}
+
+#[test]
+fn exposed_comm_gets_the_data_parallel_wrappers_fix() {
+    // The trace of `exposed_comm_is_comm_with_no_compute_beside_it`, under DDP's and FSDP's forward
+    // annotations (the names `torch/nn/parallel/distributed.py` and
+    // `torch/distributed/fsdp/fully_sharded_data_parallel.py` record), and under none.
+    let exposed = |wrapper: Option<&str>| {
+        let mut t = T::default();
+        t.step(1, 0.0, 100.0);
+        if let Some(w) = wrapper {
+            t.annotation(w, 0.5, 5.0);
+        }
+        t.kernel(GEMM, 1.0, 10.0, 40.0);
+        let c = t.call("cudaLaunchKernel", 2.0, 1.0);
+        t.gpu("kernel", NCCL, 30.0, 50.0, 8, c);
+        fix_of(&t, FindingId::ExposedComm)
+    };
+    let ddp = exposed(Some("DistributedDataParallel.forward")).expect("DDP's fix");
+    assert!(ddp.contains("bucket_cap_mb"), "{ddp}");
+    let fsdp = exposed(Some("FullyShardedDataParallel.forward")).expect("FSDP's fix");
+    assert!(fsdp.contains("BACKWARD_PRE"), "{fsdp}");
+    // No wrapper named: tensor parallelism or an all-to-all look the same in kernel names.
+    assert_eq!(exposed(None), None);
+}
+
+#[test]
+fn between_steps_gets_the_loader_fix_only_where_the_loader_has_no_workers() {
+    // The trace of `between_steps_is_the_gpu_idle_from_one_step_to_the_next`, with each step's batch
+    // fetched by a worker-less DataLoader (the annotation `torch/utils/data/dataloader.py` records),
+    // then by one with workers, then with no loader in the trace.
+    let between = |loader: Option<&str>| {
+        let mut t = T::default();
+        for (n, lo) in [(1, 0.0), (2, 100.0), (3, 200.0)] {
+            t.step(n, lo, lo + 90.0);
+            if let Some(l) = loader {
+                t.annotation(
+                    &format!("enumerate(DataLoader)#{l}.__next__"),
+                    lo + 0.5,
+                    0.4,
+                );
+            }
+            t.kernel(GEMM, lo + 1.0, lo + 30.0, 50.0);
+        }
+        fix_of(&t, FindingId::BetweenSteps)
+    };
+    let fix = between(Some("_SingleProcessDataLoaderIter")).expect("the loader's fix");
+    assert!(fix.contains("num_workers>0"), "{fix}");
+    assert_eq!(between(Some("_MultiProcessingDataLoaderIter")), None);
+    assert_eq!(between(None), None);
 }

@@ -866,3 +866,81 @@ fn between_steps_gets_the_loader_fix_only_where_the_loader_has_no_workers() {
     assert_eq!(between(Some("_MultiProcessingDataLoaderIter")), None);
     assert_eq!(between(None), None);
 }
+
+/// A first step (marker `[0, 5090)`) copying `copies` × 100 µs host→device (`[100 + 100i, 200 + 100i)`,
+/// 1 MB each, pageable, launched ahead) before its kernel `[3000, 3030)`, then the steady steps, each
+/// also with `later` 100 µs copies of its own at +0.
+fn setup_first(copies: u32, later: u32) -> T {
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    let copy = |t: &mut T, launch: f64, at: f64| {
+        let c = t.call("cudaMemcpyAsync", launch, 1.0);
+        t.ev.push(format!(
+            r#"{{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":{at},"dur":100,"args":{{"device":0,"stream":7,"correlation":{c},"bytes":1000000}}}}"#
+        ));
+    };
+    for i in 0..copies {
+        copy(&mut t, 1.0 + f64::from(i), 100.0 + 100.0 * f64::from(i));
+    }
+    t.kernel(GEMM, 50.0, 3000.0, 30.0);
+    steady_after(&mut t);
+    for s in 1..4u32 {
+        let b = 5000.0 + 90.0 * f64::from(s);
+        for _ in 0..later {
+            copy(&mut t, b + 0.5, b);
+        }
+    }
+    t
+}
+
+#[test]
+fn setup_code_inside_the_window_is_an_artefact_not_a_finding() {
+    // 20 copies of 100 µs: 2000 µs host→device in the first step where the later steps copy nothing
+    // (median 0): over 10 × 0 and by ≥ 1 ms. Ranked, they would be copies_in_step of 2000 µs (no kernel
+    // beside them) and the first step's idle; left out, the trace is clean.
+    let t = setup_first(20, 0);
+    let d = one(&t);
+    assert!(d.is_clean(), "{:?}", found(&d));
+    let w: Vec<(TrustId, Vec<usize>)> =
+        d.warnings.iter().map(|w| (w.id, w.steps.clone())).collect();
+    assert_eq!(w, [(TrustId::SetupInWindow, vec![0])]);
+    let e = &d.warnings[0].evidence;
+    assert!(
+        e.contains("copies 20 host→device (20000000 B) over 2000.000 µs")
+            && e.contains("re-capture"),
+        "{e}"
+    );
+    // The later steps' span only: step 2 [5100, …) to step 4's last kernel end 5270 + 100 = 5370.
+    assert_eq!(d.traces[0].analysed_span_ns, (5370 - 5100) * US);
+
+    // Copies every step makes (each later step copies one 100 µs batch at +0, the first step 20):
+    // 2000 µs > 10 × 100 µs, still setup. With 5 in the first step, 500 µs ≤ 10 × 100: the step's own
+    // batch copies, no artefact — and copies_in_step is reported where it stands.
+    let d = one(&setup_first(20, 1));
+    let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
+    assert_eq!(ids, [TrustId::SetupInWindow]);
+    let d = one(&setup_first(5, 1));
+    assert!(d.warnings.iter().all(|w| w.id != TrustId::SetupInWindow));
+    assert!(
+        d.findings.iter().any(|f| f.id == FindingId::CopiesInStep),
+        "{:?}",
+        found(&d)
+    );
+
+    // The CUDA context created inside the first step (a 150 ms `cuDevicePrimaryCtxRetain`), no copies.
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    t.call("cuDevicePrimaryCtxRetain", 2.0, 150_000.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    steady_after(&mut t);
+    let d = one(&t);
+    let w: Vec<&str> = d.warnings.iter().map(|w| w.id.as_str()).collect();
+    assert_eq!(w, ["setup_in_window"], "{:?}", d.warnings);
+    assert!(
+        d.warnings[0]
+            .evidence
+            .contains("creates the device context (`cuDevicePrimaryCtxRetain`, 150000.000 µs)"),
+        "{}",
+        d.warnings[0].evidence
+    );
+}

@@ -286,9 +286,13 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
             name.contains("Pageable") && matches!(copy_kind(name), "HtoD" | "DtoH")
         })
     });
-    let names =
-        |ops: &[kineto_trace::Span]| -> Vec<&str> { ops.iter().map(|o| tr.name(o.name)).collect() };
-    let annotated: Vec<&str> = [names(&tr.cpu_ops), names(&tr.user_annotations)].concat();
+    // `record_function` annotations land in `cpu_op` or `user_annotation` by the PyTorch version.
+    let annotated = |p: &dyn Fn(&str) -> bool| {
+        tr.cpu_ops
+            .iter()
+            .chain(&tr.user_annotations)
+            .any(|o| p(tr.name(o.name)))
+    };
     let kernel_named = |p: &dyn Fn(&str) -> bool| tr.kernels.iter().any(|k| p(tr.name(k.name)));
     let graph_replays = tr.launches.iter().any(|l| is_graph_launch(tr.name(l.name)))
         || kernel_named(&|n| n.starts_with(GRAPH_REPLAY_PREFIX));
@@ -301,16 +305,15 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
         let n = n.to_ascii_lowercase();
         n.contains("gemm") && n.contains("tf32")
     });
-    let data_parallel = if annotated.contains(&"FullyShardedDataParallel.forward") {
+    let data_parallel = if annotated(&|n| n == "FullyShardedDataParallel.forward") {
         Some(DataParallel::Fsdp)
-    } else if annotated.contains(&"DistributedDataParallel.forward") {
+    } else if annotated(&|n| n == "DistributedDataParallel.forward") {
         Some(DataParallel::Ddp)
     } else {
         None
     };
-    let single_process_loader = annotated
-        .iter()
-        .any(|n| n.starts_with("enumerate(DataLoader)#_SingleProcessDataLoaderIter"));
+    let single_process_loader =
+        annotated(&|n| n.starts_with("enumerate(DataLoader)#_SingleProcessDataLoaderIter"));
     Facts {
         server: server(t),
         tensor_cores: tensor_cores(t),

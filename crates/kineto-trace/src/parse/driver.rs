@@ -44,6 +44,7 @@ pub(super) fn parse_in(
     };
     p.run()?;
     let total = p.win.base + p.win.end as u64;
+    crate::trace_events::refuse_xla(name, &p.b.devices)?;
     let mut trace = p.b.finish();
     crate::trace_events::check_unplaced(name, &mut trace)?;
     trace.names.freeze();
@@ -286,6 +287,10 @@ impl Parser<'_, '_> {
                 .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
             {
                 let at = self.win.pos + i;
+                // A second object where a trace has none: a JSON Lines file.
+                if events_key.is_none() && b[i] == b'{' {
+                    return Err(self.syntax(at, crate::trace_events::JSON_LINES));
+                }
                 return Err(self.syntax(at, "data after the end of the top-level object"));
             }
             self.win.pos = self.win.end;

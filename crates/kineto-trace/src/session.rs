@@ -190,10 +190,10 @@ impl Session {
 
 /// The one rank of `ranks` (the parts of `path`), or [`Error::SeveralRanks`] naming them.
 pub fn only_rank(path: &Path, mut ranks: Vec<Parsed>) -> Result<Parsed> {
-    if ranks.len() == 1 {
-        if let Some(p) = ranks.pop() {
-            return Ok(p);
-        }
+    if ranks.len() == 1
+        && let Some(p) = ranks.pop()
+    {
+        return Ok(p);
     }
     Err(Error::SeveralRanks {
         path: path.to_path_buf(),

@@ -66,7 +66,7 @@ impl ArrayReader<'_> {
     /// carry RPD op types and none of its events the legacy rocprof's `BeginNs`: rpd2tracing's
     /// `--format object`, read by the rules of its array.
     pub(super) fn rocprof_rules(&self) -> bool {
-        self.rocprof && !(self.rpd_ops && !self.begin_ns)
+        self.rocprof && (!self.rpd_ops || self.begin_ns)
     }
 
     /// rocprof's GPU events were named as written; a copy gets the direction word the summary reads.

@@ -42,7 +42,10 @@ fn trace_error(py: Python<'_>, e: kineto_trace::Error) -> PyErr {
         | E::Event { file, offset, .. }
         | E::Truncated { file, offset, .. } => (Some(file), Some(*offset)),
         E::EmptyDir { dir } | E::MixedFormats { dir, .. } => (Some(dir), None),
-        E::Format { file, .. } | E::Native { file, .. } => (Some(file), None),
+        E::Format { file, .. } | E::Native { file, .. } | E::Limit { file, .. } => {
+            (Some(file), None)
+        }
+        E::SeveralRanks { path, .. } => (Some(path), None),
         // Two traces of one rank (the rank rule of `kineto_trace::ranks`): the second is named.
         E::SameRank { second, .. } => (Some(second), None),
         // A rule file or step pattern is the caller's argument, not a trace: a ValueError.

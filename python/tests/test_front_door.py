@@ -37,7 +37,9 @@ def trace_files(root: Path) -> list[Path]:
     out = []
     for p in sorted(root.rglob("*")):
         name = p.name.lower()
-        if not p.is_file() or name == "expected.json" or name.endswith(("truth.json", "counts.json")):
+        # A capture directory's execution_details.json is read beside its trace, never as one (it is refused).
+        skip = ("expected.json", "execution_details.json")
+        if not p.is_file() or name in skip or name.endswith(("truth.json", "counts.json")):
             continue
         if name.endswith(TRACE_SUFFIXES) or name.endswith("kernel_trace.csv"):
             out.append(p)

@@ -7,9 +7,11 @@
 // The window is 900‥1505 µs; the union of the ops leaves 5 gaps: 910‥1000, 1150‥1200, 1210‥1300,
 // 1360.001‥1400, 1410‥1500. Hovering the nccl kernel names it, its bucket (comm), its stream, its start
 // (1050 − 900 = +150 µs) and its duration (100 µs).
-// The doctor's one finding there is copies_in_step: the HtoD copy 1400‥1410 runs with no kernel beside
-// it (stream 7's last kernel ends at 1360.001, stream 8's next starts at 1500), so one mark lane,
-// `copies_in_step`, holds one mark at +500 µs (1400 − 900) for 10 µs, within the step's window.
+// The doctor's findings there: copies_in_step — the HtoD copy 1400‥1410 runs with no kernel beside it
+// (stream 7's last kernel ends at 1360.001, stream 8's next starts at 1500), so the first mark lane,
+// `copies_in_step`, holds one mark at +500 µs (1400 − 900) for 10 µs, within the step's window; and
+// fp32_simt_gemm — the four volta_sgemm kernels (cuBLAS's fp32 SIMT GEMMs) at 900 (10 µs), 1000 (100),
+// 1060 (10) and 1300 (50): a second lane of 4 marks, 10 + 100 + 10 + 50 = 170 µs.
 var svg = document.querySelectorAll('div.timeline svg');
 if (svg.length !== 1) { bad('timelines drawn: ' + svg.length); return; }
 var lanes = Array.prototype.map.call(svg[0].querySelectorAll('text.tl-lane'), function (e) { return e.textContent; });
@@ -34,9 +36,11 @@ for (var w = 0; w < want.length; w++) {
 if (tip.style.display !== 'block') { bad('the tooltip is not shown'); return; }
 if (document.body.textContent.indexOf('Every op is drawn (11 bars).') < 0) { bad('the page does not say every op is drawn'); return; }
 var markLanes = Array.prototype.map.call(svg[0].querySelectorAll('text.tl-mark-lane'), function (e) { return e.textContent; });
-if (markLanes.join('|') !== 'copies_in_step') { bad('mark lanes: ' + markLanes.join('|')); return; }
-var marks = svg[0].querySelectorAll('rect.tl-mark');
-if (marks.length !== 1) { bad('marks drawn: ' + marks.length); return; }
+if (markLanes.join('|') !== 'copies_in_step|fp32_simt_gemm') { bad('mark lanes: ' + markLanes.join('|')); return; }
+var marks = svg[0].querySelectorAll('rect.tl-mark[data-lane="0"]');
+if (marks.length !== 1) { bad('copies_in_step marks drawn: ' + marks.length); return; }
+var simt = svg[0].querySelectorAll('rect.tl-mark[data-lane="1"]');
+if (simt.length !== 4) { bad('fp32_simt_gemm marks drawn: ' + simt.length); return; }
 var mbox = marks[0].getBoundingClientRect();
 marks[0].dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: mbox.left + 1, clientY: mbox.top + 1 }));
 var mtext = tip.textContent;
@@ -46,6 +50,8 @@ for (var q = 0; q < mwant.length; q++) {
 }
 var legend = document.querySelector('.tl-mark-legend span[data-finding="copies_in_step"]');
 if (!legend || legend.textContent.indexOf('copies_in_step (1 mark, 10 µs)') < 0) { bad('mark legend: ' + (legend ? legend.textContent : 'none')); return; }
+var slegend = document.querySelector('.tl-mark-legend span[data-finding="fp32_simt_gemm"]');
+if (!slegend || slegend.textContent.indexOf('fp32_simt_gemm (4 marks, 170 µs)') < 0) { bad('mark legend: ' + (slegend ? slegend.textContent : 'none')); return; }
 // The mark sits where the copy's bar is: the same left edge (within a pixel) as the HtoD copy's.
 var copy = null;
 for (var c = 0; c < ops.length; c++) {
@@ -53,4 +59,4 @@ for (var c = 0; c < ops.length; c++) {
 }
 if (!copy || Math.abs(copy.getBoundingClientRect().left - mbox.left) > 1) { bad('the mark is not above the copy'); return; }
 document.documentElement.setAttribute('data-probe', 'ok:3 lanes, 11 ops (7, 3, 1), 5 gaps, hover: ' + text.split('\n')[1] + ' / ' + text.split('\n')[2] +
-    '; 1 mark lane, mark hover: ' + mtext.split('\n').join(' / '));
+    '; 2 mark lanes, mark hover: ' + mtext.split('\n').join(' / '));

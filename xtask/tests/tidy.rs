@@ -884,8 +884,16 @@ fn every_declared_dependency_is_used() {
 const LAYERS: &[(&str, &[&str], &str)] = &[
     (
         "kineto-trace",
-        &["model-shapes", "kl1-shapes", "gpu-monitor", "provenance"],
-        "the trace crate knows no model, no GPU sampling, no provenance",
+        &[
+            "model-shapes",
+            "kl1-shapes",
+            "gpu-monitor",
+            "provenance",
+            "kineto-sqlite",
+            "kineto-xplane",
+        ],
+        "the trace crate knows no model, no GPU sampling, no provenance; its heavy readers (SQLite, \
+         protobuf) plug into its seam, never the other way round",
     ),
     (
         "model-shapes",

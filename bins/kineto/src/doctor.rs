@@ -9,7 +9,7 @@ use crate::render::{self, Ctx, Format};
 use crate::views;
 use clap::Args;
 use kineto_doctor::{Diagnosis, NO_FIX, Next, Thresholds, TraceInput, diagnose};
-use kineto_tables::{DoctorEntry, DoctorRow, doctor_columns};
+use kineto_tables::{DoctorEntry, DoctorRow, doctor_columns, evidence_display};
 use kineto_trace::family::Rules;
 use kineto_trace::{AnalysedTrace, Parsed, Session};
 use roofline::StepRoofline;
@@ -155,9 +155,58 @@ fn rows<'d>(d: &'d Diagnosis, l: &Listing, model: Option<&Path>) -> Vec<DoctorRo
     findings.chain(warnings).collect()
 }
 
+/// Width of the share bar in the text form, characters: one per 2.5 % of the analysed span.
+const SHARE_BAR: usize = 40;
+
+/// One finding in the page's order (`html-report`'s finding card): a headline — what, where, how much
+/// (µs, the one time unit of the text form) — a bar of its share, the fix, the evidence with kernel names'
+/// signatures shortened (`kineto_tables::evidence_display`, as the page; the full text is in `--json`), and the
+/// command to run next; every line wrapped to the 120-column terminal.
+fn write_finding(
+    w: &mut impl Write,
+    n: usize,
+    f: &kineto_doctor::Finding,
+    next: &str,
+) -> io::Result<()> {
+    let place = f.rank.map_or_else(
+        || out::escape(&f.file).into_owned(),
+        |r| format!("rank {r}"),
+    );
+    let steps = kineto_tables::step_runs(&f.steps);
+    let filled = ((f.share_pct / 100.0 * SHARE_BAR as f64).round() as usize).min(SHARE_BAR);
+    let fix = f.fix.map_or(NO_FIX.to_string(), |x| {
+        format!("{} ({})", x.change, x.source)
+    });
+    let lines = [
+        format!(
+            "{n}. {}: {} µs at stake, {:.1} % of the analysed span ({}) — {place}, steps {steps}",
+            f.id.as_str(),
+            kineto_trace::ns_to_us_string(f.time_at_stake_ns),
+            f.share_pct,
+            f.origin.as_str()
+        ),
+        format!(
+            "   [{}{}] {:.1} %",
+            "#".repeat(filled),
+            ".".repeat(SHARE_BAR - filled),
+            f.share_pct
+        ),
+        format!("   fix: {}", out::escape(&fix)),
+        format!(
+            "   evidence: {}",
+            out::escape(&evidence_display(&f.evidence))
+        ),
+        format!("   → {}", out::escape(next)),
+    ];
+    for line in lines {
+        for l in tool_io::terminal::wrap(&line, tool_io::terminal::WIDTH) {
+            writeln!(w, "{l}")?;
+        }
+    }
+    Ok(())
+}
+
 fn write_text(w: &mut impl Write, d: &Diagnosis, rows: &[DoctorRow<'_>]) -> io::Result<()> {
-    let listing = render::Listing::new(doctor_columns(), views::DOCTOR);
-    let ctx = Ctx::default();
     let steps: usize = d.traces.iter().map(|t| t.steps).sum();
     writeln!(
         w,
@@ -185,20 +234,11 @@ fn write_text(w: &mut impl Write, d: &Diagnosis, rows: &[DoctorRow<'_>]) -> io::
             w,
             "findings, most time at stake first (an upper bound each on what fixing it recovers; they may overlap):"
         )?;
-        listing.table_header(w)?;
-        for r in findings {
-            listing.table_row(w, r, &ctx)?;
+        for (i, r) in findings.iter().enumerate() {
             if let DoctorEntry::Finding(f) = r.entry {
-                let fix = f.fix.map_or(NO_FIX.to_string(), |x| {
-                    format!("{} ({})", x.change, x.source)
-                });
-                // The fix wraps to the 120-column terminal whether or not the stream is one.
-                let line = format!("{:>8}{}", "fix: ", out::escape(&fix));
-                for l in tool_io::terminal::wrap(&line, tool_io::terminal::WIDTH) {
-                    writeln!(w, "{l}")?;
-                }
+                writeln!(w)?;
+                write_finding(w, i + 1, f, &r.next)?;
             }
-            writeln!(w, "{:>8}{}", "→ ", out::escape(&r.next))?;
         }
     }
     if !trust.is_empty() {
@@ -209,13 +249,15 @@ fn write_text(w: &mut impl Write, d: &Diagnosis, rows: &[DoctorRow<'_>]) -> io::
         )?;
         for r in trust {
             if let DoctorEntry::Trust(t) = r.entry {
-                writeln!(
-                    w,
+                let line = format!(
                     "  {} {}: {}",
                     t.id.as_str(),
                     out::escape(&t.file),
-                    out::escape(&t.evidence)
-                )?;
+                    out::escape(&evidence_display(&t.evidence))
+                );
+                for l in tool_io::terminal::wrap(&line, tool_io::terminal::WIDTH) {
+                    writeln!(w, "{l}")?;
+                }
             }
         }
     }

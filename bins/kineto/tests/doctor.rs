@@ -440,6 +440,26 @@ fn text_and_html_show_the_findings() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("exposed_comm"), "{out}");
     assert!(out.contains("→ kineto budget"), "{out}");
+    // The page's order per finding — headline, share bar, fix, evidence, next — within 120 columns,
+    // kernel signatures shortened (the full ones are in --json).
+    for l in out.lines() {
+        assert!(
+            l.chars().count() <= 120,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("no {s:?} in {out}"));
+    let head = at("1. launch_bound_idle: ");
+    assert!(
+        head < at("   [#") && at("   [#") < at("   fix: ") && at("   fix: ") < at("   evidence: ")
+    );
+    assert!(at("   evidence: ") < at("   → kineto"));
+    assert!(
+        out.contains("`at::native::vectorized_elementwise_kernel<…>`"),
+        "{out}"
+    );
+    assert!(!out.contains("void at::native"), "{out}");
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("What to fix first"));
     assert!(page.contains("exposed_comm"));

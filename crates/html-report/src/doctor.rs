@@ -14,36 +14,6 @@ fn text(row: &Value, key: &str) -> String {
     }
 }
 
-/// `s` with every outermost template argument list folded (`f<float, 4>(x)` → `f<…>(x)`): kernel
-/// names as people say them; the full text stays in the tooltip and in the JSON.
-pub fn fold_templates(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut depth = 0usize;
-    for c in s.chars() {
-        match c {
-            '<' => {
-                if depth == 0 {
-                    out.push_str("<…");
-                }
-                depth += 1;
-            }
-            '>' if depth > 0 => {
-                depth -= 1;
-                if depth == 0 {
-                    out.push('>');
-                }
-            }
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-    }
-    if depth > 0 {
-        // An unclosed `<` (an operator, not a template): the text as it was.
-        return s.to_string();
-    }
-    out
-}
-
 /// One finding as people read it first: a headline (what, where, how much), a bar of its share of
 /// the analysed span, the fix, and the evidence folded under it.
 fn finding_card(r: &Value) -> String {
@@ -76,7 +46,7 @@ fn finding_card(r: &Value) -> String {
         esc(&headline),
         share.clamp(0.0, 100.0),
         esc(&evidence),
-        esc(&fold_templates(&evidence)),
+        esc(&kineto_tables::evidence_display(&evidence)),
         esc(&text(r, "next"))
     )
 }
@@ -171,21 +141,6 @@ pub fn doctor_html(rows: &[Value]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn template_arguments_fold() {
-        assert_eq!(
-            fold_templates(
-                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, T1, T2)"
-            ),
-            "void at::native::vectorized_elementwise_kernel<…>(int, T1, T2)"
-        );
-        assert_eq!(fold_templates("a < b"), "a < b");
-        assert_eq!(
-            fold_templates("ncclKernel_AllReduce"),
-            "ncclKernel_AllReduce"
-        );
-    }
 
     #[test]
     fn findings_then_warnings_and_a_clean_run_says_so() {

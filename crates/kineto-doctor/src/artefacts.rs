@@ -1,6 +1,7 @@
 //! Profiler-window artefacts: steps whose time is the capture's, not the workload's — a first step
-//! opened by a wait on work queued before the profiler started, a cold first step (lazy init, the first
-//! cuBLAS call), a last step the window cut short. Each is a trust warning saying what to re-capture,
+//! opened by a wait on work queued before the profiler started, setup code inside the window (weights
+//! copied to the device, the CUDA context created), a cold first step (lazy init, the first cuBLAS
+//! call), a last step the window cut short. Each is a trust warning saying what to re-capture,
 //! and its step is taken out of every rule and of the analysed span (the shares' denominator): a
 //! finding never ranks an artefact, nor is diluted by one. Only the first and the last step can be
 //! artefacts, so no between-step boundary crosses one.
@@ -10,6 +11,7 @@ use crate::{Next, Thresholds, TraceInput, TrustId, us};
 use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::StepBudget;
 use kineto_trace::interval::length;
+use kineto_trace::summary::copy_kind;
 
 /// A step found to be an artefact of the profiler's window.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds) -> Vec<Artefact> {
         return out;
     };
     if let Some(a) = opening_wait(t, th, first) {
+        out.push(a);
+    } else if let Some(a) = setup_in_window(t, th, &with_work) {
         out.push(a);
     } else if let Some(a) = cold_first(th, &with_work) {
         out.push(a);
@@ -87,6 +91,81 @@ fn opening_wait(t: &TraceInput<'_>, th: &Thresholds, first: &StepBudget) -> Opti
             us(waited),
             us(first.span_ns),
             names.join("`, `")
+        ),
+    })
+}
+
+/// Runtime and driver calls that create the device context: the first CUDA/HIP use of the process.
+const CONTEXT_CREATION: [&str; 6] = [
+    "cuInit",
+    "cuCtxCreate",
+    "cuDevicePrimaryCtxRetain",
+    "hipInit",
+    "hipCtxCreate",
+    "hipDevicePrimaryCtxRetain",
+];
+
+/// A step's host→device copies: (count, Σ duration ns, Σ bytes).
+fn htod(t: &TraceInput<'_>, b: &StepBudget) -> (u64, i64, u64) {
+    let tr = t.trace;
+    let step = &t.analysis.steps.steps[b.index];
+    step.memcpys
+        .iter()
+        .map(|&m| &tr.memcpys[m as usize])
+        .filter(|m| copy_kind(tr.name(m.name)) == "HtoD")
+        .fold((0, 0, 0), |(n, d, by), m| {
+            (n + 1, d + m.dur_ns, by + m.bytes.unwrap_or(0))
+        })
+}
+
+/// Setup code inside the window, in the first step: a burst of host→device copies over
+/// `cold_idle_ratio` × the later steps' median (at least two of them) by at least `artefact_min_ns` —
+/// `model.to(device)`, `.cuda()`, weights loaded onto the device — or context creation calls totalling at
+/// least `artefact_min_ns`. A step repeats its batch's copies; it does not repeat the model's.
+fn setup_in_window(t: &TraceInput<'_>, th: &Thresholds, steps: &[&StepBudget]) -> Option<Artefact> {
+    let (first, rest) = steps.split_first()?;
+    if rest.len() < 2 {
+        return None;
+    }
+    let (n, copied, bytes) = htod(t, first);
+    let m = median(rest.iter().map(|b| htod(t, b).1).collect());
+    let burst = copied.saturating_sub(m) >= th.artefact_min_ns
+        && copied as f64 > th.cold_idle_ratio * m as f64;
+    let tr = t.trace;
+    let step = &t.analysis.steps.steps[first.index];
+    let mut context = (Vec::new(), 0i64);
+    for l in &tr.launches {
+        let name = tr.name(l.name);
+        let inside = l.ts_ns >= step.cpu_lo_ns && l.ts_ns < step.cpu_hi_ns;
+        if inside && CONTEXT_CREATION.iter().any(|c| name.starts_with(c)) {
+            if !context.0.contains(&name) {
+                context.0.push(name);
+            }
+            context.1 += l.dur_ns;
+        }
+    }
+    let created = context.1 >= th.artefact_min_ns;
+    let what = match (burst, created) {
+        (false, false) => return None,
+        (true, _) => format!(
+            "copies {n} host→device ({bytes} B) over {} µs where the later steps' median is {} µs",
+            us(copied),
+            us(m)
+        ),
+        (false, true) => format!(
+            "creates the device context (`{}`, {} µs)",
+            context.0.join("`, `"),
+            us(context.1)
+        ),
+    };
+    Some(Artefact {
+        id: TrustId::SetupInWindow,
+        step: first.index,
+        evidence: format!(
+            "step {} {what}: setup code inside the window (`model.to`, `.cuda()`, weight loading, the CUDA \
+             context); left out of the findings — re-capture with the profiler started after the model is \
+             on the device and a warm-up step has run",
+            first.index
         ),
     })
 }

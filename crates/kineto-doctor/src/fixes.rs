@@ -5,6 +5,8 @@
 //! fix — never a fix for another server or GPU than the trace's.
 
 use crate::{Finding, FindingId, TraceInput};
+use kineto_trace::GRAPH_REPLAY_PREFIX;
+use kineto_trace::correlate::is_graph_launch;
 use kineto_trace::summary::copy_kind;
 
 /// The serving engine a trace comes from, from its step markers and Python step functions.
@@ -27,6 +29,15 @@ pub enum TensorCores {
     Tf32AndBf16,
 }
 
+/// The data-parallel wrapper a training trace runs under, from its `record_function` annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataParallel {
+    /// `DistributedDataParallel` (its forward is annotated `DistributedDataParallel.forward`).
+    Ddp,
+    /// FSDP1, `FullyShardedDataParallel` (annotated `FullyShardedDataParallel.forward`).
+    Fsdp,
+}
+
 /// What the trace shows that selects a fix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Facts {
@@ -36,13 +47,24 @@ pub struct Facts {
     pub tensor_cores: Option<TensorCores>,
     /// Whether the steps' host↔device copies include pageable (unpinned) ones.
     pub pageable_copies: bool,
+    /// Whether the trace replays CUDA/HIP graphs (a graph launch call, or a whole-graph replay op):
+    /// graphs are already in use, so "replay graphs" is no fix.
+    pub graph_replays: bool,
+    /// Whether the trace runs `torch.compile`'s (Inductor's) generated Triton kernels
+    /// (`triton_poi_fused…`, `triton_red_fused…`, `triton_per_fused…`): the model is compiled already.
+    pub compiled: bool,
+    /// Whether some GEMM already runs on the tensor cores in TF32 (`tf32` in its name): TF32 is on.
+    pub tf32_gemms: bool,
+    /// The data-parallel wrapper, if the trace shows one.
+    pub data_parallel: Option<DataParallel>,
+    /// Whether the batches come from a `DataLoader` with no worker processes
+    /// (`enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`).
+    pub single_process_loader: bool,
 }
 
-/// When a catalogue entry applies.
+/// One condition of a catalogue entry; an entry applies when all of its conditions hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum When {
-    /// Always, for its finding.
-    Always,
     /// The trace is of this serving engine.
     Server(Server),
     /// The trace is of no serving engine the doctor knows (a training or inference script).
@@ -51,16 +73,33 @@ pub enum When {
     TensorCores(TensorCores),
     /// The steps copy from or to pageable host memory.
     PageableCopies,
+    /// The trace replays no graph: the launches are all eager.
+    NoGraphReplays,
+    /// The trace runs no `torch.compile`-generated kernel.
+    NotCompiled,
+    /// The trace runs `torch.compile`-generated kernels.
+    Compiled,
+    /// No GEMM of the trace runs in TF32.
+    NoTf32Gemms,
+    /// The trace runs under this data-parallel wrapper.
+    DataParallel(DataParallel),
+    /// The batches come from a `DataLoader` without worker processes.
+    SingleProcessLoader,
 }
 
 impl When {
     fn holds(self, f: &Facts) -> bool {
         match self {
-            When::Always => true,
             When::Server(s) => f.server == Some(s),
             When::NoServer => f.server.is_none(),
             When::TensorCores(g) => f.tensor_cores == Some(g),
             When::PageableCopies => f.pageable_copies,
+            When::NoGraphReplays => !f.graph_replays,
+            When::NotCompiled => !f.compiled,
+            When::Compiled => f.compiled,
+            When::NoTf32Gemms => !f.tf32_gemms,
+            When::DataParallel(d) => f.data_parallel == Some(d),
+            When::SingleProcessLoader => f.single_process_loader,
         }
     }
 }
@@ -70,8 +109,10 @@ impl When {
 pub struct Fix {
     /// The finding it fixes.
     pub finding: FindingId,
-    /// The condition selecting it.
-    pub when: When,
+    /// The conditions selecting it, all of which must hold (none: always, for its finding). Each
+    /// checks the evidence the change presumes: "replay graphs" only where no graph is replayed,
+    /// "compile" only where nothing is compiled, "turn TF32 on" only where no GEMM runs in TF32.
+    pub when: &'static [When],
     /// The change to make, in one line.
     pub change: &'static str,
     /// Where the framework documents it (docs or code).
@@ -90,108 +131,136 @@ const TORCH_PINNED: &str =
 const TORCH_TF32: &str = "https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices";
 const TORCH_AMP: &str = "https://pytorch.org/docs/stable/amp.html";
 const TORCH_DATA: &str = "https://pytorch.org/docs/stable/data.html#memory-pinning";
+const TORCH_DDP: &str =
+    "https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html";
+const TORCH_FSDP: &str = "https://pytorch.org/docs/stable/notes/fsdp.html";
+
+const VLLM_REPLAY: &str = "replay CUDA graphs: engine arg `enforce_eager` off, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches";
+const SGLANG_REPLAY: &str = "replay CUDA graphs: server arg `disable_cuda_graph` off, `cuda_graph_max_bs` covering the decode batches";
+const TRTLLM_REPLAY: &str = "replay CUDA graphs for generation: `cuda_graph_config` with `batch_sizes` (or `max_batch_size`) covering the batches";
 
 /// The catalogue, in the order entries are tried per finding.
 pub const FIXES: &[Fix] = &[
     Fix {
         finding: FindingId::LaunchBoundIdle,
-        when: When::Server(Server::Vllm),
-        change: "replay CUDA graphs: engine arg `enforce_eager` off, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
+        when: &[When::Server(Server::Vllm), When::NoGraphReplays],
+        change: VLLM_REPLAY,
         source: VLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::LaunchBoundIdle,
-        when: When::Server(Server::Sglang),
-        change: "replay CUDA graphs: server arg `disable_cuda_graph` off, `cuda_graph_max_bs` covering the decode batches",
+        when: &[When::Server(Server::Sglang), When::NoGraphReplays],
+        change: SGLANG_REPLAY,
         source: SGLANG_ARGS,
     },
     Fix {
         finding: FindingId::LaunchBoundIdle,
-        when: When::Server(Server::TrtLlm),
-        change: "replay CUDA graphs for generation: `cuda_graph_config` with `batch_sizes` (or `max_batch_size`) covering the batches",
+        when: &[When::Server(Server::TrtLlm), When::NoGraphReplays],
+        change: TRTLLM_REPLAY,
         source: TRTLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::LaunchBoundIdle,
-        when: When::NoServer,
+        when: &[When::NoServer, When::NoGraphReplays],
         change: "launch fewer kernels per step: `torch.compile(model, mode=\"reduce-overhead\")` fuses them and replays CUDA/HIP graphs",
         source: TORCH_COMPILE,
     },
     Fix {
         finding: FindingId::SyncBlockedIdle,
-        when: When::Always,
+        when: &[],
         change: "remove the host sync inside the step (`.item()`, `.cpu()`, `.tolist()`, `torch.cuda.synchronize()`, a blocking copy): keep the value on the GPU or read it after the step; `torch.cuda.set_sync_debug_mode(\"warn\")` names the call",
         source: TORCH_SYNC,
     },
     Fix {
         finding: FindingId::BetweenSteps,
-        when: When::NoServer,
-        change: "prepare the next batch while this one runs: `DataLoader(num_workers>0, pin_memory=True, persistent_workers=True)`, copies with `non_blocking=True`",
+        when: &[When::NoServer, When::SingleProcessLoader],
+        change: "load the next batch while this one runs: `DataLoader(num_workers>0, pin_memory=True, persistent_workers=True)` (the trace's loader has no workers), copies with `non_blocking=True`",
         source: TORCH_DATA,
     },
     Fix {
+        finding: FindingId::ExposedComm,
+        when: &[When::DataParallel(DataParallel::Ddp)],
+        change: "overlap DDP's gradient all-reduce with backward: a smaller `bucket_cap_mb` (default 25) starts the first buckets earlier; or fewer bytes with `ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)`",
+        source: TORCH_DDP,
+    },
+    Fix {
+        finding: FindingId::ExposedComm,
+        when: &[When::DataParallel(DataParallel::Fsdp)],
+        change: "prefetch FSDP's all-gathers: `FullyShardedDataParallel(..., backward_prefetch=BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)` (forward prefetch for a static graph only)",
+        source: TORCH_FSDP,
+    },
+    Fix {
         finding: FindingId::ShortKernels,
-        when: When::Server(Server::Vllm),
-        change: "replay CUDA graphs: engine arg `enforce_eager` off, `cudagraph_mode` FULL_AND_PIECEWISE (the default), capture sizes covering the batches",
+        when: &[When::Server(Server::Vllm), When::NoGraphReplays],
+        change: VLLM_REPLAY,
         source: VLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::ShortKernels,
-        when: When::Server(Server::Sglang),
-        change: "replay CUDA graphs: server arg `disable_cuda_graph` off, `cuda_graph_max_bs` covering the decode batches",
+        when: &[When::Server(Server::Sglang), When::NoGraphReplays],
+        change: SGLANG_REPLAY,
         source: SGLANG_ARGS,
     },
     Fix {
         finding: FindingId::ShortKernels,
-        when: When::Server(Server::TrtLlm),
-        change: "replay CUDA graphs for generation: `cuda_graph_config` with `batch_sizes` (or `max_batch_size`) covering the batches",
+        when: &[When::Server(Server::TrtLlm), When::NoGraphReplays],
+        change: TRTLLM_REPLAY,
         source: TRTLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::ShortKernels,
-        when: When::NoServer,
+        when: &[When::NoServer, When::NoGraphReplays, When::NotCompiled],
         change: "fuse the short kernels: `torch.compile(model)` (mode=\"reduce-overhead\" also replays them as a graph)",
         source: TORCH_COMPILE,
     },
     Fix {
+        finding: FindingId::ShortKernels,
+        when: &[When::NoServer, When::NoGraphReplays, When::Compiled],
+        change: "replay the compiled kernels as a graph: `torch.compile(model, mode=\"reduce-overhead\")` (the model is compiled, its launches eager)",
+        source: TORCH_COMPILE,
+    },
+    Fix {
         finding: FindingId::EagerSteps,
-        when: When::Server(Server::Vllm),
+        when: &[When::Server(Server::Vllm)],
         change: "capture graphs for these batch sizes: raise `compilation_config.max_cudagraph_capture_size` (or list `cudagraph_capture_sizes`)",
         source: VLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::EagerSteps,
-        when: When::Server(Server::Sglang),
+        when: &[When::Server(Server::Sglang)],
         change: "capture graphs for these batch sizes: raise server arg `cuda_graph_max_bs` (or list `cuda_graph_bs`)",
         source: SGLANG_ARGS,
     },
     Fix {
         finding: FindingId::EagerSteps,
-        when: When::Server(Server::TrtLlm),
+        when: &[When::Server(Server::TrtLlm)],
         change: "capture graphs for these batch sizes: add them to `cuda_graph_config.batch_sizes` (or raise `max_batch_size`)",
         source: TRTLLM_GRAPHS,
     },
     Fix {
         finding: FindingId::CopiesInStep,
-        when: When::PageableCopies,
+        when: &[When::PageableCopies],
         change: "pin the host buffers (`tensor.pin_memory()`, `DataLoader(pin_memory=True)`) and copy with `non_blocking=True`",
         source: TORCH_PINNED,
     },
     Fix {
         finding: FindingId::CopiesInStep,
-        when: When::Always,
+        when: &[],
         change: "copy ahead of use: `non_blocking=True` from pinned memory on a side stream (prefetch), or keep the data on the device",
         source: TORCH_PINNED,
     },
     Fix {
         finding: FindingId::SimtGemm,
-        when: When::TensorCores(TensorCores::Tf32AndBf16),
+        when: &[
+            When::TensorCores(TensorCores::Tf32AndBf16),
+            When::NoTf32Gemms,
+        ],
         change: "use the tensor cores: `torch.backends.cuda.matmul.allow_tf32 = True` (or `torch.set_float32_matmul_precision(\"high\")`), or bf16 under `torch.autocast`",
         source: TORCH_TF32,
     },
     Fix {
         finding: FindingId::SimtGemm,
-        when: When::TensorCores(TensorCores::Fp16Only),
+        when: &[When::TensorCores(TensorCores::Fp16Only)],
         change: "use the fp16 tensor cores: `torch.autocast(\"cuda\", dtype=torch.float16)` with a `GradScaler` (no TF32 or bf16 before Ampere)",
         source: TORCH_AMP,
     },
@@ -204,7 +273,7 @@ pub const NO_FIX: &str = "no catalogued fix";
 pub fn select(id: FindingId, facts: &Facts) -> Option<&'static Fix> {
     FIXES
         .iter()
-        .find(|f| f.finding == id && f.when.holds(facts))
+        .find(|f| f.finding == id && f.when.iter().all(|w| w.holds(facts)))
 }
 
 /// The facts of one trace.
@@ -217,10 +286,43 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
             name.contains("Pageable") && matches!(copy_kind(name), "HtoD" | "DtoH")
         })
     });
+    // `record_function` annotations land in `cpu_op` or `user_annotation` by the PyTorch version.
+    let annotated = |p: &dyn Fn(&str) -> bool| {
+        tr.cpu_ops
+            .iter()
+            .chain(&tr.user_annotations)
+            .any(|o| p(tr.name(o.name)))
+    };
+    let kernel_named = |p: &dyn Fn(&str) -> bool| tr.kernels.iter().any(|k| p(tr.name(k.name)));
+    let graph_replays = tr.launches.iter().any(|l| is_graph_launch(tr.name(l.name)))
+        || kernel_named(&|n| n.starts_with(GRAPH_REPLAY_PREFIX));
+    let compiled = kernel_named(&|n| {
+        ["triton_poi_fused", "triton_red_fused", "triton_per_fused"]
+            .iter()
+            .any(|p| n.starts_with(p))
+    });
+    let tf32_gemms = kernel_named(&|n| {
+        let n = n.to_ascii_lowercase();
+        n.contains("gemm") && n.contains("tf32")
+    });
+    let data_parallel = if annotated(&|n| n == "FullyShardedDataParallel.forward") {
+        Some(DataParallel::Fsdp)
+    } else if annotated(&|n| n == "DistributedDataParallel.forward") {
+        Some(DataParallel::Ddp)
+    } else {
+        None
+    };
+    let single_process_loader =
+        annotated(&|n| n.starts_with("enumerate(DataLoader)#_SingleProcessDataLoaderIter"));
     Facts {
         server: server(t),
         tensor_cores: tensor_cores(t),
         pageable_copies,
+        graph_replays,
+        compiled,
+        tf32_gemms,
+        data_parallel,
+        single_process_loader,
     }
 }
 

@@ -27,7 +27,9 @@ mod rules;
 mod trust;
 mod work;
 
-pub use fixes::{FIXES, Facts, Fix, NO_FIX, Server, TensorCores, When, facts, select};
+pub use fixes::{
+    DataParallel, FIXES, Facts, Fix, NO_FIX, Server, TensorCores, When, facts, select,
+};
 pub use rules::{RULES, Rule, Thresholds, is_simt_gemm, rule};
 
 use kineto_trace::Trace;
@@ -194,6 +196,9 @@ pub enum TrustId {
     NoStepMarkers,
     /// The first step waits on work queued before the profiler started (left out of the findings).
     WindowOpensOnWait,
+    /// Setup code inside the window: the model's weights copied to the device, the context created, in
+    /// the first step (left out of the findings).
+    SetupInWindow,
     /// The first step is cold: lazy init, first library calls (left out of the findings).
     ColdFirstStep,
     /// The window closed inside the last step (left out of the findings).
@@ -214,6 +219,7 @@ impl TrustId {
             TrustId::KernelsOutsideSteps => "kernels_outside_steps",
             TrustId::NoStepMarkers => "no_step_markers",
             TrustId::WindowOpensOnWait => "window_opens_on_wait",
+            TrustId::SetupInWindow => "setup_in_window",
             TrustId::ColdFirstStep => "cold_first_step",
             TrustId::CutLastStep => "cut_last_step",
         }
@@ -237,6 +243,9 @@ impl TrustId {
             TrustId::NoStepMarkers => "no step marker: the whole trace is one step",
             TrustId::WindowOpensOnWait => {
                 "a first step idling over half its span under a blocking call begun before any GPU op: left out of the findings"
+            }
+            TrustId::SetupInWindow => {
+                "a first step copying over 10 × the later steps' median host→device time, or creating the device context (setup code): left out of the findings"
             }
             TrustId::ColdFirstStep => {
                 "a first step idling over 10 × the later steps' median idle (cold start): left out of the findings"

@@ -174,6 +174,7 @@ fn the_corpus_reads_like_with_like_with_no_artefact_ranked_and_fixes() {
     use kineto_doctor::{TrustId, facts, select};
     let artefact = [
         TrustId::WindowOpensOnWait,
+        TrustId::SetupInWindow,
         TrustId::ColdFirstStep,
         TrustId::CutLastStep,
     ];

@@ -40,6 +40,13 @@ impl T {
         ));
         self
     }
+    /// A `record_function` annotation (`user_annotation`) on the CPU thread 1, `[ts, ts + dur)` µs.
+    fn annotation(&mut self, name: &str, ts: f64, dur: f64) -> &mut T {
+        self.ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+        ));
+        self
+    }
     /// A runtime call on thread 1 with the next correlation id; returns the id.
     fn call(&mut self, name: &str, ts: f64, dur: f64) -> u64 {
         self.corr += 1;
@@ -744,5 +751,196 @@ fn launch_bound_gaps_name_what_held_the_host() {
             .contains("`nn.Module: LlamaForCausalLM_0` 60.0 %, `aten::nonzero` 40.0 %"),
         "{}",
         f.evidence
+    );
+}
+
+/// The fix of the one finding `id` of `t`'s diagnosis (panics if `t` has no such finding).
+fn fix_of(t: &T, id: FindingId) -> Option<&'static str> {
+    let d = one(t);
+    let f = d.findings.iter().find(|f| f.id == id);
+    f.unwrap_or_else(|| panic!("no {id:?} in {:?}", found(&d)))
+        .fix
+        .map(|x| x.change)
+}
+
+#[test]
+fn no_fix_where_its_evidence_says_it_is_done_already() {
+    // issue 43's "a wrong fix is not allowed": the stock vLLM V1 trace replays graphs for its decode
+    // steps; its short kernels are the eager prompt's, so "replay CUDA graphs" is no fix for them.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/server_traces");
+    let text = std::fs::read_to_string(root.join("vllm_v1_graphs/vllm_v1_graphs.json")).unwrap();
+    let d = Run::new(&[("vllm_v1_graphs.json".to_string(), text)]).diagnose();
+    let short = d.findings.iter().find(|f| f.id == FindingId::ShortKernels);
+    assert_eq!(short.expect("short_kernels").fix, None);
+
+    // A script's short kernels (the trace of `short_eager_kernels_count_and_total`): compile when
+    // nothing is compiled; graph the compiled kernels when Inductor's are there; nothing once a graph
+    // is replayed.
+    let short_kernels = |extra: &dyn Fn(&mut T)| {
+        let mut t = T::default();
+        t.step(1, 0.0, 100.0);
+        for i in 0..10 {
+            let i = f64::from(i);
+            t.kernel("vectorized_elementwise_kernel", i, 20.0 + 2.0 * i, 2.0);
+        }
+        t.kernel(GEMM, 10.0, 40.0, 40.0);
+        extra(&mut t);
+        fix_of(&t, FindingId::ShortKernels)
+    };
+    let plain = short_kernels(&|_| {}).expect("a catalogued fix");
+    assert!(plain.starts_with("fuse the short kernels"), "{plain}");
+    let compiled = short_kernels(&|t| {
+        t.kernel("triton_poi_fused_add_mul_0", 11.0, 80.0, 10.0);
+    })
+    .expect("a catalogued fix");
+    assert!(compiled.contains("reduce-overhead") && compiled.contains("is compiled"));
+    let graphed = short_kernels(&|t| {
+        let g = t.call("cudaGraphLaunch", 12.0, 2.0);
+        t.gpu("kernel", GEMM, 80.0, 10.0, 7, g);
+    });
+    assert_eq!(graphed, None);
+
+    // A launch-bound gap in a script replaying graphs elsewhere: no "reduce-overhead" (graphs run).
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    t.kernel(GEMM, 60.0, 65.0, 30.0);
+    let g = t.call("cudaGraphLaunch", 96.0, 2.0);
+    t.gpu("kernel", GEMM, 95.0, 10.0, 7, g);
+    assert_eq!(fix_of(&t, FindingId::LaunchBoundIdle), None);
+
+    // SIMT GEMMs beside a TF32 GEMM: TF32 is on already, so "allow_tf32" is no fix.
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(SGEMM, 1.0, 10.0, 60.0);
+    t.kernel("ampere_tf32_s1688gemm_tf32_128x128_tn", 2.0, 70.0, 40.0);
+    assert_eq!(fix_of(&t, FindingId::SimtGemm), None);
+}
+
+#[test]
+fn exposed_comm_gets_the_data_parallel_wrappers_fix() {
+    // The trace of `exposed_comm_is_comm_with_no_compute_beside_it`, under DDP's and FSDP's forward
+    // annotations (the names `torch/nn/parallel/distributed.py` and
+    // `torch/distributed/fsdp/fully_sharded_data_parallel.py` record), and under none.
+    let exposed = |wrapper: Option<&str>| {
+        let mut t = T::default();
+        t.step(1, 0.0, 100.0);
+        if let Some(w) = wrapper {
+            t.annotation(w, 0.5, 5.0);
+        }
+        t.kernel(GEMM, 1.0, 10.0, 40.0);
+        let c = t.call("cudaLaunchKernel", 2.0, 1.0);
+        t.gpu("kernel", NCCL, 30.0, 50.0, 8, c);
+        fix_of(&t, FindingId::ExposedComm)
+    };
+    let ddp = exposed(Some("DistributedDataParallel.forward")).expect("DDP's fix");
+    assert!(ddp.contains("bucket_cap_mb"), "{ddp}");
+    let fsdp = exposed(Some("FullyShardedDataParallel.forward")).expect("FSDP's fix");
+    assert!(fsdp.contains("BACKWARD_PRE"), "{fsdp}");
+    // No wrapper named: tensor parallelism or an all-to-all look the same in kernel names.
+    assert_eq!(exposed(None), None);
+}
+
+#[test]
+fn between_steps_gets_the_loader_fix_only_where_the_loader_has_no_workers() {
+    // The trace of `between_steps_is_the_gpu_idle_from_one_step_to_the_next`, with each step's batch
+    // fetched by a worker-less DataLoader (the annotation `torch/utils/data/dataloader.py` records),
+    // then by one with workers, then with no loader in the trace.
+    let between = |loader: Option<&str>| {
+        let mut t = T::default();
+        for (n, lo) in [(1, 0.0), (2, 100.0), (3, 200.0)] {
+            t.step(n, lo, lo + 90.0);
+            if let Some(l) = loader {
+                t.annotation(
+                    &format!("enumerate(DataLoader)#{l}.__next__"),
+                    lo + 0.5,
+                    0.4,
+                );
+            }
+            t.kernel(GEMM, lo + 1.0, lo + 30.0, 50.0);
+        }
+        fix_of(&t, FindingId::BetweenSteps)
+    };
+    let fix = between(Some("_SingleProcessDataLoaderIter")).expect("the loader's fix");
+    assert!(fix.contains("num_workers>0"), "{fix}");
+    assert_eq!(between(Some("_MultiProcessingDataLoaderIter")), None);
+    assert_eq!(between(None), None);
+}
+
+/// A first step (marker `[0, 5090)`) copying `copies` × 100 µs host→device (`[100 + 100i, 200 + 100i)`,
+/// 1 MB each, pageable, launched ahead) before its kernel `[3000, 3030)`, then the steady steps, each
+/// also with `later` 100 µs copies of its own at +0.
+fn setup_first(copies: u32, later: u32) -> T {
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    let copy = |t: &mut T, launch: f64, at: f64| {
+        let c = t.call("cudaMemcpyAsync", launch, 1.0);
+        t.ev.push(format!(
+            r#"{{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":{at},"dur":100,"args":{{"device":0,"stream":7,"correlation":{c},"bytes":1000000}}}}"#
+        ));
+    };
+    for i in 0..copies {
+        copy(&mut t, 1.0 + f64::from(i), 100.0 + 100.0 * f64::from(i));
+    }
+    t.kernel(GEMM, 50.0, 3000.0, 30.0);
+    steady_after(&mut t);
+    for s in 1..4u32 {
+        let b = 5000.0 + 90.0 * f64::from(s);
+        for _ in 0..later {
+            copy(&mut t, b + 0.5, b);
+        }
+    }
+    t
+}
+
+#[test]
+fn setup_code_inside_the_window_is_an_artefact_not_a_finding() {
+    // 20 copies of 100 µs: 2000 µs host→device in the first step where the later steps copy nothing
+    // (median 0): over 10 × 0 and by ≥ 1 ms. Ranked, they would be copies_in_step of 2000 µs (no kernel
+    // beside them) and the first step's idle; left out, the trace is clean.
+    let t = setup_first(20, 0);
+    let d = one(&t);
+    assert!(d.is_clean(), "{:?}", found(&d));
+    let w: Vec<(TrustId, Vec<usize>)> =
+        d.warnings.iter().map(|w| (w.id, w.steps.clone())).collect();
+    assert_eq!(w, [(TrustId::SetupInWindow, vec![0])]);
+    let e = &d.warnings[0].evidence;
+    assert!(
+        e.contains("copies 20 host→device (20000000 B) over 2000.000 µs")
+            && e.contains("re-capture"),
+        "{e}"
+    );
+    // The later steps' span only: step 2 [5100, …) to step 4's last kernel end 5270 + 100 = 5370.
+    assert_eq!(d.traces[0].analysed_span_ns, (5370 - 5100) * US);
+
+    // Copies every step makes (each later step copies one 100 µs batch at +0, the first step 20):
+    // 2000 µs > 10 × 100 µs, still setup. With 5 in the first step, 500 µs ≤ 10 × 100: the step's own
+    // batch copies, no artefact — and copies_in_step is reported where it stands.
+    let d = one(&setup_first(20, 1));
+    let ids: Vec<TrustId> = d.warnings.iter().map(|w| w.id).collect();
+    assert_eq!(ids, [TrustId::SetupInWindow]);
+    let d = one(&setup_first(5, 1));
+    assert!(d.warnings.iter().all(|w| w.id != TrustId::SetupInWindow));
+    assert!(
+        d.findings.iter().any(|f| f.id == FindingId::CopiesInStep),
+        "{:?}",
+        found(&d)
+    );
+
+    // The CUDA context created inside the first step (a 150 ms `cuDevicePrimaryCtxRetain`), no copies.
+    let mut t = T::default();
+    t.step(1, 0.0, 5090.0);
+    t.call("cuDevicePrimaryCtxRetain", 2.0, 150_000.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0);
+    steady_after(&mut t);
+    let d = one(&t);
+    let w: Vec<&str> = d.warnings.iter().map(|w| w.id.as_str()).collect();
+    assert_eq!(w, ["setup_in_window"], "{:?}", d.warnings);
+    assert!(
+        d.warnings[0]
+            .evidence
+            .contains("creates the device context (`cuDevicePrimaryCtxRetain`, 150000.000 µs)"),
+        "{}",
+        d.warnings[0].evidence
     );
 }

@@ -930,3 +930,47 @@ fn a_rocpd_process_environment_names_its_rank() {
         ]
     );
 }
+
+/// The never-silent rule (issue 41): every reader reports the input records it skipped (the summary's
+/// `warnings`), and reports none on the files it fully understands — the corpus's real native samples
+/// (nsys, RPD and its rpd2tracing array, rocprofv3 JSON and CSV) and every file `make_native.py` builds
+/// as a well-formed export (those built to hold a fault are tested where the fault is).
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn the_native_readers_skip_no_record_of_the_files_they_understand() {
+    let mut files: Vec<PathBuf> = json("corpus_counts.json")
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|rel| corpus::corpus_file("native").join(rel))
+        .collect();
+    files.extend(
+        json("counts.json")
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|rel| dir().join(rel)),
+    );
+    let skipped: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let s = kineto_trace::summary::Summary::of(&parse(path));
+            // The profiler's own diagnostics (nsys's DIAGNOSTIC_EVENT rows) are passed on as warnings
+            // too, but they are messages of the capture, not records this reader skipped.
+            let skipped: Vec<_> = s
+                .warnings
+                .iter()
+                .filter(|w| !w.message.starts_with("nsys diagnostic:"))
+                .collect();
+            let forwarded = s.warnings.len() - skipped.len();
+            (s.warnings_total != forwarded as u64).then(|| {
+                format!(
+                    "{}: {} skipped: {skipped:?}",
+                    path.display(),
+                    s.warnings_total - forwarded as u64
+                )
+            })
+        })
+        .collect();
+    assert!(skipped.is_empty(), "{}", skipped.join("\n"));
+}

@@ -4,6 +4,30 @@
 use crate::{Col, col};
 use kineto_doctor::{Finding, NO_FIX, TrustWarning, rule};
 
+/// Evidence as people read it: each backticked name that is a kernel's signature (it has a template
+/// argument list or a parameter list) shortened the way people say it —
+/// `kineto_trace::template::display_name`: no return type, no parameters, template arguments folded to
+/// `<…>`. Copies and fills (`Memcpy …`, `Memset …`) and other names stay whole. The one home of the
+/// shortening for the text form and the page; the full evidence stays in `--json` and `--csv`.
+pub fn evidence_display(evidence: &str) -> String {
+    evidence
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            let name = i % 2 == 1;
+            let signature = (part.contains('<') || part.ends_with(')'))
+                && !part.starts_with("Memcpy")
+                && !part.starts_with("Memset");
+            if name && signature {
+                kineto_trace::template::display_name(part).into_owned()
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
 /// A finding or a trust warning.
 #[derive(Clone, Copy)]
 pub enum DoctorEntry<'a> {
@@ -71,4 +95,22 @@ pub fn doctor_columns<'a>() -> &'a [Col<DoctorRow<'a>>] {
         col!("next", Str, None, "the command that shows the rows behind it", |r| r.next.as_str()),
         col!("file", Str, None, "the trace file as given (for `straggler`, the straggling rank's)", |r| match r.entry { DoctorEntry::Finding(f) => f.file.as_str(), DoctorEntry::Trust(w) => w.file.as_str() }),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::evidence_display;
+
+    #[test]
+    fn kernel_signatures_in_evidence_are_shortened_and_other_names_kept() {
+        let e = "resumed with: `void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int, float)` ×3 9.000 µs, \
+                 `Memcpy DtoD (Device -> Device)` ×2 1.000 µs, `ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long)` ×1, \
+                 `model.py(12): forward` 10 %, `a < b`";
+        assert_eq!(
+            evidence_display(e),
+            "resumed with: `at::native::vectorized_elementwise_kernel<…>` ×3 9.000 µs, \
+             `Memcpy DtoD (Device -> Device)` ×2 1.000 µs, `ncclKernel_AllReduce_RING_LL_Sum_float` ×1, \
+             `model.py(12): forward` 10 %, `a < b`"
+        );
+    }
 }

@@ -36,7 +36,7 @@ pub use budget::{
     family_rows, unmatched_row,
 };
 pub use column::{Col, ColInfo, Keys, Ty, Unit, Val};
-pub use doctor::{DoctorEntry, DoctorRow, doctor_columns, step_runs};
+pub use doctor::{DoctorEntry, DoctorRow, doctor_columns, evidence_display, step_runs};
 pub use gpu_ops::{GpuOpRow, GpuOps, KINDS, gpu_op_columns};
 pub use ranks::{RankRow, rank_columns, rank_rows};
 pub use roofline::{RooflineRow, roofline_columns, weight_columns};

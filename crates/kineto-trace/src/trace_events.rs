@@ -63,6 +63,13 @@ pub(crate) fn same_clock(ts: i64, dur: i64, t0: i64, t1: i64) -> bool {
     t1 >= t0 && (t0 - ts).abs() < 1_000 && (t1 - ts.saturating_add(dur)).abs() < 1_000
 }
 
+/// The error for a file of one JSON object per line (JSON Lines) whose first object is no trace: the
+/// layout of Nsight Systems' own JSON export (`nsys export --type json`: its events as protobuf
+/// messages, then its strings and thread names, one per line), which is not the Chrome trace format.
+pub(crate) const JSON_LINES: &str = "another JSON object follows the first (one object per line, JSON \
+     Lines): the layout of Nsight Systems' own JSON export (`nsys export` of type `json`), which is not \
+     the Chrome trace format and is not read; give kl1 the report's SQLite export (type `sqlite`)";
+
 /// The warning for an `args` field whose value has a form the reader cannot use.
 pub(crate) fn odd_arg(field: &str) -> String {
     format!("args.\"{field}\" has a form that cannot be used; treated as absent")
@@ -80,12 +87,80 @@ pub(crate) fn foreign_gpu_category(cat: &str) -> bool {
 /// (nsys2json), `"GPU 0"` / `"GPU0"`.
 pub(crate) fn device_pid(pid: &IdValue) -> Option<i64> {
     let IdValue::Str(s) = pid else { return None };
+    device_name(s)
+}
+
+/// The device a process name (or a pid's text) says: `"Device 0"`, `"GPU 0"`, `"GPU0"`, also after
+/// a word of its own (the multi-file nsys2json writes `"<sqlite file> Device <deviceId>"`).
+fn device_name(s: &str) -> Option<i64> {
     let s = s.trim();
-    let rest = s
-        .strip_prefix("Device")
-        .or_else(|| s.strip_prefix("GPU"))?
-        .trim_start();
-    rest.parse().ok()
+    ["Device", "GPU"].iter().find_map(|word| {
+        let at = s.rfind(word)?;
+        let own_word = s[..at].is_empty() || s[..at].ends_with(char::is_whitespace);
+        let number = s[at + word.len()..].trim_start().parse().ok()?;
+        own_word.then_some(number)
+    })
+}
+
+/// The pids that are devices: by their own text ([`device_pid`]) or by a `process_name` metadata
+/// event (`"ph": "M"`, `args.name` `"Device N"`), which converters that number their pids write, and
+/// which may come anywhere in the file (after the events it names too; a parallel parse sees it in
+/// another range): so a reader asks only once every event is read.
+#[derive(Default)]
+pub(crate) struct DevicePids {
+    named: FxHashMap<IdValue, i64>,
+    /// The first process named as XLA's profiler names its planes (`/device:GPU:0`, `/host:CPU`): the
+    /// file is a JAX / TensorFlow trace ([`refuse_xla`]).
+    xla_process: Option<String>,
+}
+
+impl DevicePids {
+    /// A `process_name` metadata event naming `pid` `name`: kept when the name says a device.
+    pub(crate) fn process_name(&mut self, pid: IdValue, name: &str) {
+        if let Some(device) = device_name(name) {
+            self.named.insert(pid, device);
+        }
+        if self.xla_process.is_none()
+            && (name.starts_with("/device:") || name.starts_with("/host:"))
+        {
+            self.xla_process = Some(name.to_string());
+        }
+    }
+
+    /// The device `pid` is, by its text or its process name.
+    pub(crate) fn device(&self, pid: &IdValue) -> Option<i64> {
+        device_pid(pid).or_else(|| self.named.get(pid).copied())
+    }
+
+    /// The names `other` read (the ranges after this one's, in a parallel parse): a later
+    /// `process_name` of a pid replaces an earlier one, as a viewer shows the last.
+    pub(crate) fn absorb(&mut self, other: DevicePids) {
+        self.named.extend(other.named);
+        if self.xla_process.is_none() {
+            self.xla_process = other.xla_process;
+        }
+    }
+}
+
+/// Refuses a trace of XLA's profiler (JAX's `jax.profiler.trace`, whose `create_perfetto_trace=True`
+/// writes `perfetto_trace.json.gz`, and TensorBoard's trace viewer: tsl `TraceEventsToJson`): its
+/// processes are XLA planes (`/device:GPU:0`, `/host:CPU`) and its events have no category, so no
+/// rule here tells a kernel from the XLA op and module spans on the same device; read as a Kineto
+/// trace it would be "no GPU work".
+pub(crate) fn refuse_xla(file: &Path, devices: &DevicePids) -> Result<()> {
+    let Some(process) = &devices.xla_process else {
+        return Ok(());
+    };
+    Err(Error::Format {
+        file: file.to_path_buf(),
+        message: format!(
+            "a trace of XLA's profiler (a process named `{process}`: JAX's `jax.profiler.trace` \
+             `perfetto_trace.json.gz` or TensorBoard's `*.trace.json.gz`), which kl1 does not read: \
+             its events have no category, so its kernels cannot be told from the XLA op spans; \
+             capture the GPU with Nsight Systems (`nsys profile python …`) and give kl1 its SQLite \
+             export"
+        ),
+    })
 }
 
 /// A GPU op of a foreign dialect, by its name: copies and fills are named `Memcpy …` / `Memset …` by
@@ -171,7 +246,20 @@ mod tests {
         assert_eq!(device_pid(&IdValue::Str("Device 3".into())), Some(3));
         assert_eq!(device_pid(&IdValue::Str("GPU1".into())), Some(1));
         assert_eq!(device_pid(&IdValue::Str("[7] Process".into())), None);
+        assert_eq!(
+            device_pid(&IdValue::Str("run1.sqlite Device 2".into())),
+            Some(2)
+        );
+        // XLA's plane names and the legacy rocprof's barrier section are no such device name.
+        assert_eq!(device_pid(&IdValue::Str("/device:GPU:0".into())), None);
+        assert_eq!(device_pid(&IdValue::Str("GPU Barriers0".into())), None);
         assert_eq!(device_pid(&IdValue::Num(0)), None);
+        let mut named = DevicePids::default();
+        named.process_name(IdValue::Num(5), "Device 2");
+        named.process_name(IdValue::Num(6), "python3");
+        assert_eq!(named.device(&IdValue::Num(5)), Some(2));
+        assert_eq!(named.device(&IdValue::Num(6)), None);
+        assert_eq!(named.device(&IdValue::Str("GPU 4".into())), Some(4));
         assert_eq!(foreign_gpu_kind("Memcpy HtoD"), GpuKind::Memcpy);
         assert_eq!(foreign_gpu_kind("memset"), GpuKind::Memset);
         assert_eq!(foreign_gpu_kind("gemm"), GpuKind::Kernel);

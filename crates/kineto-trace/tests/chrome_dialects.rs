@@ -246,3 +246,207 @@ fn async_slices_of_gpu_looking_categories_are_noted() {
         );
     }
 }
+
+/// Converters that number their pids write the device in a `process_name` metadata event (`M`), before
+/// or after the events it names: a `cuda` event on such a pid is a GPU op in both forms, as on a pid
+/// whose text says `Device N`.
+#[test]
+fn a_device_named_by_process_name_metadata_places_cuda_events_in_both_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kernel = r#"{"name": "gemm", "ph": "X", "cat": "cuda", "ts": 10, "dur": 2, "pid": 5, "tid": 7, "args": {}},
+{"name": "Memcpy DtoH", "ph": "B", "cat": "cuda", "ts": 20, "pid": 5, "tid": 7},
+{"ph": "E", "ts": 21.5, "pid": 5, "tid": 7}"#;
+    let meta = r#"{"name": "process_name", "ph": "M", "pid": 5, "args": {"name": "Device 2"}}"#;
+    for events in [format!("{meta},\n{kernel}"), format!("{kernel},\n{meta}")] {
+        for (name, text) in both_forms(&events) {
+            let p = parse(tmp.path(), name, &text).unwrap();
+            let t = &p.trace;
+            assert_eq!((t.kernels.len(), t.memcpys.len()), (1, 1), "{name}: {text}");
+            // 10 µs, 2 µs; the copy 20 µs → 21.5 µs = 1 500 ns.
+            assert_eq!((t.kernels[0].ts_ns, t.kernels[0].dur_ns), (10_000, 2_000));
+            assert_eq!((t.memcpys[0].ts_ns, t.memcpys[0].dur_ns), (20_000, 1_500));
+            // The device is the one the process name says (2, not the pid 5), the stream the tid.
+            assert_eq!(
+                (t.kernels[0].device, t.kernels[0].stream),
+                (Some(2), Some(7))
+            );
+            assert_eq!(t.memcpys[0].device, Some(2), "{name}");
+            assert!(t.capture.notes.is_empty(), "{name}: {:?}", t.capture.notes);
+            assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
+        }
+    }
+}
+
+/// The same in a parallel parse of the object form, the `process_name` ranges after the events it
+/// names: the pid is resolved once every range is read.
+#[test]
+fn a_device_named_in_a_later_range_places_cuda_events_read_in_parallel() {
+    use kineto_trace::{Feed, parse_raw};
+    let filler: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                r#"{{"name": "op{i}", "ph": "X", "cat": "cpu_op", "ts": {}, "dur": 1, "pid": 1, "tid": 1}}"#,
+                100 + i
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"traceEvents": [{{"name": "gemm", "ph": "X", "cat": "cuda", "ts": 10, "dur": 2, "pid": 5, "tid": 7}},
+{},
+{{"name": "process_name", "ph": "M", "pid": 5, "args": {{"name": "Device 2"}}}}]}}"#,
+        filler.join(",\n")
+    );
+    assert!(text.len() > 8_000, "{} bytes: too few to split", text.len());
+    let opts = Options {
+        feed: Feed::Threaded,
+        threads: 3,
+        range_bytes: 1000,
+        ..Options::default()
+    };
+    let p = parse_raw(
+        Path::new("split.json"),
+        std::io::Cursor::new(text.into_bytes()),
+        &opts,
+    )
+    .unwrap();
+    let t = &p.trace;
+    assert_eq!((t.kernels.len(), t.cpu_ops.len()), (1, 200));
+    assert_eq!((t.kernels[0].ts_ns, t.kernels[0].device), (10_000, Some(2)));
+    assert!(t.capture.notes.is_empty(), "{:?}", t.capture.notes);
+}
+
+/// XLA's profiler (tsl `TraceEventsToJson`: JAX's `perfetto_trace.json.gz` is this file with its
+/// `metadata` removed) writes `{"displayTimeUnit":"ns","metadata":{…},"traceEvents":[…,{}]}`, its
+/// planes as processes named `/device:GPU:0` and `/host:CPU`, its events without `cat`, and ends the
+/// array with `{}`. No rule tells its kernels from the XLA op spans on the same device: refused, by
+/// name, in both forms, whichever line the process names come on.
+#[test]
+fn an_xla_profiler_trace_is_refused_by_name_in_both_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let meta = r#"{"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},
+{"ph":"M","pid":1,"name":"process_sort_index","args":{"sort_index":1}},
+{"ph":"M","pid":1,"tid":5,"name":"thread_name","args":{"name":"Stream #13(Compute)"}},
+{"ph":"M","pid":701,"name":"process_name","args":{"name":"/host:CPU"}}"#;
+    let events = r#"{"pid":1,"tid":5,"ts":1000.12345,"dur":2.50000,"name":"gemm_fusion","ph":"X"},
+{"pid":701,"tid":3,"ts":999.00000,"dur":0.50000,"name":"cuLaunchKernel","ph":"X"}"#;
+    let object = format!(
+        "{{\"displayTimeUnit\":\"ns\",\"metadata\":{{\"highres-ticks\":true}},\"traceEvents\":[{meta},\n{events},\n{{}}]}}"
+    );
+    let array = format!("[{events},\n{meta}]");
+    for (name, text) in [("perfetto_trace.json", object), ("xla.json", array)] {
+        match parse(tmp.path(), name, &text) {
+            Err(e @ Error::Format { .. }) => {
+                let m = e.to_string();
+                assert!(
+                    m.contains(name) && m.contains("XLA") && m.contains("/device:GPU:0"),
+                    "{m}"
+                );
+            }
+            other => panic!("{name}: expected a format error, got {other:?}"),
+        }
+    }
+}
+
+/// `displayTimeUnit` says how a viewer shows times, not what unit `ts` is in (the Trace Event Format:
+/// `ts` and `dur` are µs; XLA's profiler writes `"displayTimeUnit": "ns"` over µs with 5 decimals):
+/// times are read as µs whatever it says.
+#[test]
+fn display_time_unit_does_not_scale_the_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    for unit in ["ns", "ms"] {
+        let text = format!(
+            r#"{{"displayTimeUnit": "{unit}", "traceEvents": [{{"name": "k", "ph": "X", "cat": "kernel", "ts": 1000.12345, "dur": 2.5, "pid": 0, "tid": 7}}]}}"#
+        );
+        let p = parse(tmp.path(), "unit.json", &text).unwrap();
+        let k = &p.trace.kernels[0];
+        // 1000.12345 µs = 1 000 123.45 ns: 1 000 123 (rounded half up on the fourth decimal, a 4);
+        // 2.5 µs = 2 500 ns. Scaled as ns they would be 1 000 ns and 2 ns.
+        assert_eq!((k.ts_ns, k.dur_ns), (1_000_123, 2_500), "{unit}");
+        assert_eq!(p.trace.header.display_time_unit.as_deref(), Some(unit));
+    }
+}
+
+/// rpd2tracing (ROCm/rocmProfileData `tools/rpd2tracing.py`) writes `[ {}` then `,{event}` lines, every
+/// value a string (pid = the GPU id, tid = the queue; ts/dur whole µs from SQL integer division), and
+/// with `--format object` the same array inside `{"traceEvents": …} `: an opening `{}` as the legacy
+/// rocprof's. Both forms read alike: ops by their `args.desc` op type, the UserMarker frames it draws on
+/// the GPU a GPU-side annotation (not a kernel, as the legacy rocprof's rules would make them).
+#[test]
+fn rpd2tracing_reads_alike_as_an_array_and_as_an_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = [
+        r#"{"name": "process_name", "ph": "M", "pid":"0","args":{"name":"GPU0"}}"#,
+        r#"{"name": "process_sort_index", "ph": "M", "pid":"0","args":{"sort_index":"1000000"}}"#,
+        r#"{"name":"thread_name","ph":"M","pid":"123","tid":"456","args":{"name":"Hip 456"}}"#,
+        r#"{"pid":"0","tid":"1","name":"Cijk_gemm","ts":"1010","dur":"5","ph":"X","args":{"desc":"KernelExecution"}}"#,
+        r#"{"pid":"0","tid":"1","name":"CopyHostToDevice","ts":"1020","dur":"3","ph":"X","args":{"desc":"CopyHostToDevice"}}"#,
+        r#"{"pid":"123","tid":"456","name":"hipLaunchKernel","ts":"1000","dur":"4","ph":"X","args":{"desc":"stream=0"}}"#,
+        r#"{"pid":"123","tid":"456","name":"hipMemcpy","ts":"1015","dur":"9","ph":"X","args":{"desc":"dst=0x1"}}"#,
+        r#"{"pid":"123","tid":"456","name":"step","ts":"999","dur":"30","ph":"X","args":{"desc":"step"}}"#,
+        r#"{"pid":"123","tid":"456","cat":"api_op","name":"api_op","ts":"1002","id":"1","ph":"s"}"#,
+        r#"{"pid":"0","tid":"1","cat":"api_op","name":"api_op","ts":"1010","id":"1","ph":"f", "bp":"e"}"#,
+        r#"{"pid":"0","name":"QueueDepth","ph":"C","ts":1000,"args":{"depth":1}}"#,
+        r#"{"pid":"0","tid":"1","name":"step","ts":"1009","dur":"15","ph":"X","args":{"desc":"UserMarker frame: 2 ops"}}"#,
+    ];
+    let array: String = events.iter().map(|e| format!(",{e}\n")).collect();
+    let array = format!("[ {{}}\n{array}]\n");
+    let object = format!("{{\"traceEvents\": {array}}} \n");
+    for (name, text) in [("rpd.json", array), ("rpd_object.json", object)] {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let t = &p.trace;
+        assert_eq!((t.kernels.len(), t.memcpys.len()), (1, 1), "{name}");
+        // The kernel: 1010 µs, 5 µs; its launch by the flow (id 1).
+        assert_eq!(
+            (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
+            (1_010_000, 5_000)
+        );
+        assert_eq!(t.launches.len(), 2, "{name}");
+        assert_eq!(
+            (t.user_annotations.len(), t.gpu_user_annotations.len()),
+            (1, 1),
+            "{name}"
+        );
+        assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
+    }
+}
+
+/// The multi-file nsys2json (chenyu-jiang/nsys2json, `--filenames`) names each device's process
+/// `"<sqlite file> Device <deviceId>"`, its calls `cuda_api` on the same pid: kernels in both forms.
+#[test]
+fn nsys2json_devices_named_after_their_file_are_devices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"name": "gemm", "ph": "X", "cat": "cuda", "ts": 10, "dur": 2, "tid": "Stream 7", "pid": "rank0.sqlite Device 3", "args": {}},
+{"name": "cudaLaunchKernel", "ph": "X", "cat": "cuda_api", "ts": 9, "dur": 0.5, "tid": "CUDA API Thread 42", "pid": "rank0.sqlite Device 3", "args": {"correlationId": 31}}"#;
+    for (name, text) in both_forms(events) {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let t = &p.trace;
+        assert_eq!((t.kernels.len(), t.launches.len()), (1, 1), "{name}");
+        assert_eq!(
+            (t.kernels[0].device, t.kernels[0].stream),
+            (Some(3), Some(7))
+        );
+        assert!(t.capture.notes.is_empty(), "{name}: {:?}", t.capture.notes);
+    }
+}
+
+/// Nsight Systems' own JSON export (`nsys export --type json`, its documentation's "JSON and Text
+/// Format Description") serialises its protobuf messages one per line — the events, then the strings
+/// (`{"data":[…]}`, or with `--line-by-line` one `{"type":"String",…}` each), then thread names. It is
+/// not the Chrome trace format: refused by name, at the second object's byte.
+#[test]
+fn nsight_systems_own_json_export_is_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let default = "{\"data\":[\"[Unknown]\",\"Process 14944 was launched by the profiler\"]}\n{\"data\":[{\"nameIdx\":\"14\",\"priority\":\"10\",\"globalTid\":\"72057844756653436\"}]}\n";
+    let by_line = "{\"type\":\"String\",\"id\":\"3720\",\"value\":\"Profiling has started.\"}\n{\"type\":\"ThreadName\",\"globalTid\":\"72057844756653436\",\"nameId\":\"14\",\"priority\":\"10\"}\n";
+    for (name, text) in [("nsys.json", default), ("nsys_lines.json", by_line)] {
+        let second = text.find('\n').unwrap() + 1;
+        match parse(tmp.path(), name, text) {
+            Err(e @ Error::Syntax { offset, .. }) => {
+                let m = e.to_string();
+                assert!(m.contains(name) && m.contains("Nsight Systems"), "{m}");
+                assert_eq!(offset, second as u64, "{m}");
+            }
+            other => panic!("{name}: expected a syntax error, got {other:?}"),
+        }
+    }
+}

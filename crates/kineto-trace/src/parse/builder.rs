@@ -11,6 +11,7 @@ use crate::model::{
     Warning,
 };
 use crate::scan::{Cursor, Scan, event_bad, parse_i64, parse_u64};
+use crate::trace_events::DevicePids;
 use rustc_hash::FxHashMap;
 use std::num::NonZeroU64;
 
@@ -57,9 +58,15 @@ pub(super) struct Builder {
     /// `B` and `E` events in file order, paired at the end (a pair may span the ranges of a parallel
     /// parse).
     begin_ends: Vec<BeginEnd>,
+    /// `X` events of another producer's GPU category on a pid whose text names no device, with their
+    /// durations: placed at the end, once every `process_name` is read ([`DevicePids`]).
+    foreign_unresolved: Vec<(BeginEnd, i64)>,
+    /// The pids that are devices, for other producers' GPU categories.
+    pub(super) devices: DevicePids,
 }
 
-/// A `B` or `E` event, kept until every event is read.
+/// A `B` or `E` event kept until every event is read (or an `X` event of another producer's GPU
+/// category, as its `B`).
 struct BeginEnd {
     end: bool,
     ts: i64,
@@ -126,6 +133,10 @@ impl Builder {
     /// Folds one event into the model. `start` is the event's index in `buf`.
     #[inline]
     pub(super) fn apply(&mut self, ev: &RawEvent<'_>, start: usize) -> Scan<()> {
+        // `{}` is no event (XLA's profiler ends its array with one, as rocprof opens its with one).
+        if ev.empty {
+            return Ok(());
+        }
         // Counted only once accepted, so an error's event index is the 0-based index of the bad one.
         self.apply_inner(ev, start)?;
         self.trace.counts.events += 1;
@@ -141,6 +152,9 @@ impl Builder {
         };
         let ph_byte = if ph.len() == 1 { ph[0] } else { 0 };
         self.count_phase(ph);
+        if ph_byte == b'M' && ev.name.as_deref() == Some(b"process_name") {
+            self.process_name(ev);
+        }
         // An async slice of a GPU-looking category: no GPU op (no device or stream), but counted under
         // its category for the note of what no rule places (`crate::trace_events::unplaced_note`).
         if ph_byte == b'b'
@@ -214,7 +228,7 @@ impl Builder {
             );
         }
         match (ph_byte, cat) {
-            (b'X', _) if ev.foreign_gpu => self.foreign_gpu_op(ev, ts, dur),
+            (b'X', _) if ev.foreign_gpu => self.foreign_gpu_op(ev, ts, dur, start),
             (b'X', EventKind::Kernel | EventKind::Memcpy | EventKind::Memset) => {
                 self.gpu_op(ev, cat, ts, dur);
             }
@@ -229,17 +243,7 @@ impl Builder {
             }
             (b's' | b'f', EventKind::Flow) => self.flow(ev, ph_byte, ts, start),
             (b'B' | b'E', _) => {
-                let be = BeginEnd {
-                    end: ph_byte == b'E',
-                    ts,
-                    track: self.track(ev.pid, ev.tid),
-                    kind: cat,
-                    foreign_gpu: ev.foreign_gpu,
-                    name: self.name(ev.name.as_deref()),
-                    cat: String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned(),
-                    args: ev.args.clone(),
-                    offset: self.base + start as u64,
-                };
+                let be = self.kept(ev, ph_byte == b'E', ts, start);
                 self.begin_ends.push(be);
             }
             _ => {}
@@ -247,14 +251,45 @@ impl Builder {
         Ok(())
     }
 
+    /// A `process_name` metadata event: the device it names its pid, if any.
+    fn process_name(&mut self, ev: &RawEvent<'_>) {
+        if let Some(name) = ev.args_raw.and_then(super::event::args_name) {
+            let pid = id_value(ev.pid.unwrap_or(b"null"));
+            self.devices.process_name(pid, &name);
+        }
+    }
+
+    /// An event kept until every event is read (a `B` or `E`, or an `X` of another producer's GPU
+    /// category), with what the model needs of it.
+    fn kept(&mut self, ev: &RawEvent<'_>, end: bool, ts: i64, start: usize) -> BeginEnd {
+        BeginEnd {
+            end,
+            ts,
+            track: self.track(ev.pid, ev.tid),
+            kind: ev.kind.unwrap_or(EventKind::Other),
+            foreign_gpu: ev.foreign_gpu,
+            name: self.name(ev.name.as_deref()),
+            cat: String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned(),
+            args: ev.args.clone(),
+            offset: self.base + start as u64,
+        }
+    }
+
     /// An event of another producer's GPU category: a GPU op on a device's pid (its name tells which
-    /// kind, `crate::trace_events`), else counted under its category.
-    fn foreign_gpu_op(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64) {
+    /// kind, `crate::trace_events`); on a pid whose text names no device, placed at the end (a
+    /// `process_name` anywhere may name it one).
+    fn foreign_gpu_op(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64, start: usize) {
         use crate::trace_events::{device_pid, foreign_gpu_kind};
         let on_device = device_pid(&id_value(ev.pid.unwrap_or(b"null"))).is_some();
+        let (ts, dur) = match (ev.args.start_ns, ev.args.end_ns) {
+            (Some(t0), Some(t1)) if crate::trace_events::same_clock(ts, dur, t0, t1) => {
+                (t0, t1 - t0)
+            }
+            _ => (ts, dur),
+        };
         if !on_device {
-            let c = String::from_utf8_lossy(ev.cat.as_deref().unwrap_or(b"")).into_owned();
-            *self.trace.counts.other_complete.entry(c).or_insert(0) += 1;
+            let kept = self.kept(ev, false, ts, start);
+            self.foreign_unresolved.push((kept, dur));
             return;
         }
         let name = String::from_utf8_lossy(ev.name.as_deref().unwrap_or(b""));
@@ -262,12 +297,6 @@ impl Builder {
             crate::model::GpuKind::Memcpy => EventKind::Memcpy,
             crate::model::GpuKind::Memset => EventKind::Memset,
             _ => EventKind::Kernel,
-        };
-        let (ts, dur) = match (ev.args.start_ns, ev.args.end_ns) {
-            (Some(t0), Some(t1)) if crate::trace_events::same_clock(ts, dur, t0, t1) => {
-                (t0, t1 - t0)
-            }
-            _ => (ts, dur),
         };
         self.gpu_op(ev, kind, ts, dur);
     }
@@ -383,14 +412,19 @@ impl Builder {
         }
     }
 
-    /// The record of a `B` event `b` that lasted `dur`, kept as its category says.
+    /// The record of a kept event `b` (a `B`, or an `X` of another producer's GPU category) that
+    /// lasted `dur`, kept as its category says; another producer's GPU op only on a device's pid.
     fn begin_end_record(&mut self, b: &BeginEnd, dur: i64) {
         let (name, track, ts) = (b.name, b.track, b.ts);
+        let mut args = std::borrow::Cow::Borrowed(&b.args);
         let kind = if b.foreign_gpu {
-            let on_device = crate::trace_events::device_pid(&self.trace.track(track).pid).is_some();
+            let device = self.devices.device(&self.trace.track(track).pid);
+            if let Some(d) = device {
+                args.to_mut().device = b.args.device.or(Some(d));
+            }
             let text = self.trace.names.get(name.0).to_string();
             match crate::trace_events::foreign_gpu_kind(&text) {
-                _ if !on_device => EventKind::Other,
+                _ if device.is_none() => EventKind::Other,
                 crate::model::GpuKind::Memcpy => EventKind::Memcpy,
                 crate::model::GpuKind::Memset => EventKind::Memset,
                 _ => EventKind::Kernel,
@@ -400,7 +434,7 @@ impl Builder {
         };
         match kind {
             EventKind::Kernel | EventKind::Memcpy | EventKind::Memset => {
-                self.push_gpu_op(kind, name, track, &b.args, ts, dur)
+                self.push_gpu_op(kind, name, track, &args, ts, dur)
             }
             EventKind::Runtime | EventKind::Driver => {
                 self.push_launch(kind, name, track, &b.args, ts, dur)
@@ -608,12 +642,19 @@ impl Builder {
             *mine += theirs;
         }
         self.python_events += part.python_events;
+        let remap = |b: BeginEnd| BeginEnd {
+            name: sym(b.name),
+            track: track(b.track),
+            ..b
+        };
         self.begin_ends
-            .extend(part.begin_ends.into_iter().map(|b| BeginEnd {
-                name: sym(b.name),
-                track: track(b.track),
-                ..b
-            }));
+            .extend(part.begin_ends.into_iter().map(remap));
+        self.foreign_unresolved.extend(
+            part.foreign_unresolved
+                .into_iter()
+                .map(|(b, dur)| (remap(b), dur)),
+        );
+        self.devices.absorb(part.devices);
         if part.timed {
             if self.timed {
                 self.min_ts = self.min_ts.min(part.min_ts);
@@ -628,6 +669,9 @@ impl Builder {
 
     pub(super) fn finish(mut self) -> Trace {
         self.pair_begin_ends();
+        for (b, dur) in std::mem::take(&mut self.foreign_unresolved) {
+            self.begin_end_record(&b, dur);
+        }
         for (b, &n) in self.phase_counts.0.iter().enumerate() {
             if n > 0 {
                 let key = char::from(b as u8).to_string();

@@ -44,6 +44,7 @@ pub(super) fn parse_in(
     };
     p.run()?;
     let total = p.win.base + p.win.end as u64;
+    crate::trace_events::refuse_xla(name, &p.b.devices)?;
     let mut trace = p.b.finish();
     crate::trace_events::check_unplaced(name, &mut trace)?;
     trace.names.freeze();
@@ -71,6 +72,15 @@ enum Element {
 }
 
 impl Parser<'_, '_> {
+    /// The error for data after the top-level object, at `at`: a second object where no
+    /// `traceEvents` was read is a JSON Lines file ([`crate::trace_events::JSON_LINES`]).
+    fn trailing_data(&self, at: usize, no_events: bool) -> Error {
+        if no_events && self.win.buf.get(at) == Some(&b'{') {
+            return self.syntax(at, crate::trace_events::JSON_LINES);
+        }
+        self.syntax(at, "data after the end of the top-level object")
+    }
+
     fn syntax(&self, at: usize, msg: impl Into<String>) -> Error {
         Error::Syntax {
             file: self.file.clone(),
@@ -285,8 +295,7 @@ impl Parser<'_, '_> {
                 .iter()
                 .position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
             {
-                let at = self.win.pos + i;
-                return Err(self.syntax(at, "data after the end of the top-level object"));
+                return Err(self.trailing_data(self.win.pos + i, events_key.is_none()));
             }
             self.win.pos = self.win.end;
             match self.win.refill().map_err(|e| self.io(e))? {

@@ -27,6 +27,10 @@ pub(super) struct RawEvent<'a> {
     pub(super) args: Args,
     /// Where `args` is when it came before `cat` and could not be read in one pass.
     pub(super) late_args: Option<usize>,
+    /// `args` as its raw text (a metadata event's `args.name` is read from it, `process_name`).
+    pub(super) args_raw: Option<&'a [u8]>,
+    /// The object was `{}`.
+    pub(super) empty: bool,
     /// A `cpu_op`'s `args["Input Dims"]` value as its raw text, read only for GEMM ops (`record_shapes`).
     pub(super) input_dims: Option<&'a [u8]>,
 }
@@ -93,6 +97,7 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
     c.pos += 1;
     if c.ws_peek()? == b'}' {
         c.pos += 1;
+        ev.empty = true;
         return Ok(());
     }
     loop {
@@ -121,16 +126,20 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
             Key::Short(TS) => ev.ts = Some(time_field(c, v, "ts")?),
             Key::Short(DUR) => ev.dur = Some(time_field(c, v, "dur")?),
             Key::Short(ID) => ev.id = Some(id_token(c, v)?),
-            Key::Short(ARGS) => match ev.kind {
-                Some(EventKind::Other | EventKind::Flow | EventKind::PythonFunction) => {
-                    c.skip_value()?;
+            Key::Short(ARGS) => {
+                let at = c.pos;
+                match ev.kind {
+                    Some(EventKind::Other | EventKind::Flow | EventKind::PythonFunction) => {
+                        c.skip_value()?;
+                    }
+                    Some(k) => args(c, k, &mut ev.args, &mut ev.input_dims)?,
+                    None => {
+                        ev.late_args = Some(c.pos);
+                        c.skip_value()?;
+                    }
                 }
-                Some(k) => args(c, k, &mut ev.args, &mut ev.input_dims)?,
-                None => {
-                    ev.late_args = Some(c.pos);
-                    c.skip_value()?;
-                }
-            },
+                ev.args_raw = Some(&c.buf[at..c.pos]);
+            }
             _ => {
                 c.skip_value()?;
             }
@@ -163,6 +172,30 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
         args(&mut again, k, &mut ev.args, &mut ev.input_dims)?;
     }
     Ok(())
+}
+
+/// A metadata event's `args.name` (the text of a `process_name`), from `args` as its raw text; `None`
+/// when `args` is no object or has no string `name`.
+pub(super) fn args_name(args: &[u8]) -> Option<String> {
+    let mut c = Cursor::new(args, 0);
+    c.expect(b'{', "'{'").ok()?;
+    loop {
+        if c.ws_peek().ok()? == b'}' {
+            return None;
+        }
+        let key = c.key().ok()?;
+        c.ws_peek().ok()?;
+        c.expect(b':', "':' after a key").ok()?;
+        let v = c.ws_peek().ok()?;
+        if matches!(key, Key::Short(NAME)) && v == b'"' {
+            return Some(String::from_utf8_lossy(&c.string().ok()?).into_owned());
+        }
+        c.skip_value().ok()?;
+        if c.ws_peek().ok()? == b',' {
+            c.pos += 1;
+            c.ws_peek().ok()?;
+        }
+    }
 }
 
 fn string_field<'a>(c: &mut Cursor<'a>, v: u8, field: &'static str) -> Scan<Str<'a>> {

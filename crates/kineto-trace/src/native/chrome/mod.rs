@@ -27,17 +27,18 @@
 mod args;
 mod flows;
 mod phases;
+mod roles;
 
 use super::TraceBuilder;
 use super::names::{KernelNames, copy_name};
-use super::rocprof_legacy::{RocprofOp, RocprofPid, Tail, object_tail, rocprof_pid, rocprof_role};
+use super::rocprof_legacy::{RocprofPid, Tail, object_tail, rocprof_pid};
 use crate::category::{EventKind, event_kind};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
     Track,
 };
-use crate::trace_events::{self, OpenDurations, check_unplaced};
+use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -121,6 +122,9 @@ struct Item {
     odd_args: Option<String>,
     /// A `B` event no `E` has ended yet.
     open: bool,
+    /// The category of another producer's GPU work (`trace_events::foreign_gpu_category`): a GPU op
+    /// if its pid is a device ([`DevicePids`], known once every event is read), else counted under it.
+    foreign_cat: Option<Box<str>>,
     offset: u64,
 }
 
@@ -167,6 +171,7 @@ pub(crate) fn read(
     let end = r.read_events(first, salvage)?;
     r.check_end(end, cut_gzip, salvage)?;
     r.check_is_trace()?;
+    trace_events::refuse_xla(name, &r.devices)?;
     r.drop_dangling_begins();
     r.settle_roles();
     r.rename_rocprof_ops();
@@ -207,6 +212,13 @@ struct ArrayReader<'a> {
     rocprof_pids: FxHashMap<IdValue, RocprofPid>,
     /// Processes named `GPU…` (rpd2tracing).
     gpu_pids: Vec<IdValue>,
+    /// An event carried an RPD op type in `args.desc` (rpd2tracing), and one carried the legacy
+    /// rocprof's `args.BeginNs`: an object opening with `{}` and only the first is rpd2tracing's
+    /// `--format object` ([`ArrayReader::rocprof_rules`]).
+    rpd_ops: bool,
+    begin_ns: bool,
+    /// The pids that are devices, for other producers' GPU categories.
+    devices: DevicePids,
     items: Vec<Item>,
     flows: Vec<(u64, FlowPhase, i64, Track)>,
     /// Events read so far.
@@ -232,6 +244,9 @@ impl<'a> ArrayReader<'a> {
             kernel_names: KernelNames::default(),
             rocprof_pids: FxHashMap::default(),
             gpu_pids: Vec::new(),
+            rpd_ops: false,
+            begin_ns: false,
+            devices: DevicePids::default(),
             items: Vec::new(),
             flows: Vec::new(),
             index: 0,
@@ -442,13 +457,15 @@ impl<'a> ArrayReader<'a> {
         if ev.name.as_deref() == Some("process_name")
             && let Some(n) = args.name.as_deref()
         {
-            if self.rocprof {
-                if let Some(k) = rocprof_pid(n) {
-                    self.rocprof_pids.insert(id_value(ev.pid), k);
-                }
-            } else if n.trim().to_ascii_uppercase().starts_with("GPU") {
+            if self.rocprof
+                && let Some(k) = rocprof_pid(n)
+            {
+                self.rocprof_pids.insert(id_value(ev.pid), k);
+            }
+            if n.trim().to_ascii_uppercase().starts_with("GPU") {
                 self.gpu_pids.push(id_value(ev.pid));
             }
+            self.devices.process_name(id_value(ev.pid), n);
         }
     }
 
@@ -489,15 +506,16 @@ impl<'a> ArrayReader<'a> {
             .map_or(EventKind::Other, |c| event_kind(c.as_bytes()));
         let raw_name = ev.name.as_deref().unwrap_or("");
         let desc_kind = args.desc.as_deref().and_then(rpd_op_kind);
-        // Another producer's GPU category on a device's pid (see `trace_events::foreign_gpu_category`).
-        let foreign = ev
+        self.rpd_ops |= desc_kind.is_some();
+        self.begin_ns |= args.begin_ns.is_some();
+        // Another producer's GPU category: a GPU op if its pid is a device, which a `process_name`
+        // anywhere in the file may say ([`ArrayReader::settle_roles`]).
+        let foreign_cat = ev
             .cat
             .as_deref()
-            .filter(|c| trace_events::foreign_gpu_category(c))
-            .and_then(|_| trace_events::device_pid(&pid))
-            .map(|_| trace_events::foreign_gpu_kind(raw_name));
-        let (role, decided) = match foreign {
-            Some(kind) => (Role::Gpu(kind), true),
+            .filter(|c| trace_events::foreign_gpu_category(c));
+        let (role, decided) = match foreign_cat {
+            Some(_) => (Role::Gpu(trace_events::foreign_gpu_kind(raw_name)), false),
             None => first_role(cat, ev.cat.is_some(), desc_kind),
         };
         let sym = match role {
@@ -555,6 +573,7 @@ impl<'a> ArrayReader<'a> {
             odd,
             odd_args,
             open: false,
+            foreign_cat: foreign_cat.map(Box::from),
             offset: start as u64,
         });
         Ok(Some(self.items.len() - 1))
@@ -589,63 +608,6 @@ impl<'a> ArrayReader<'a> {
         Ok(())
     }
 
-    /// Roles that depend on the whole file: events on a GPU pid are GPU-side annotations (rpd2tracing's
-    /// UserMarker frames and graph rows), API-named events on CPU threads are launches; the legacy
-    /// rocprof's by its own rules (its barrier packets counted, and noted).
-    fn settle_roles(&mut self) {
-        let mut barriers = 0u64;
-        for it in self.items.iter_mut().filter(|it| !it.decided) {
-            let by_rocprof = if self.rocprof {
-                let name = self.b.trace().name(it.name);
-                rocprof_role(self.rocprof_pids.get(&it.pid).copied(), name, it.on_device)
-            } else {
-                None
-            };
-            it.role = if let Some(op) = by_rocprof {
-                match op {
-                    RocprofOp::Gpu(kind) => Role::Gpu(kind),
-                    RocprofOp::Barrier => {
-                        barriers += 1;
-                        Role::Other
-                    }
-                }
-            } else if self.gpu_pids.contains(&it.pid) {
-                Role::Span(SpanKind::GpuUserAnnotation)
-            } else if it.api_like {
-                let api = if self.b.trace().name(it.name).starts_with("hsa_") {
-                    Api::Driver
-                } else {
-                    Api::Runtime
-                };
-                Role::Launch(api)
-            } else {
-                Role::Span(SpanKind::UserAnnotation)
-            };
-        }
-        if barriers > 0 {
-            self.b.note(format!(
-                "{barriers} barrier packets (`<barrier packet>`, or on a `GPU Barriers<n>` process) counted as `rocprof barrier packet`, not as GPU work"
-            ));
-        }
-    }
-
-    /// rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
-    fn rename_rocprof_ops(&mut self) {
-        let rocprof = self.rocprof;
-        for it in self.items.iter_mut().filter(|it| rocprof && !it.decided) {
-            // Only kernels and copies are renamed: the calls, most of the events, are left uncopied.
-            let kind = match it.role {
-                Role::Gpu(k @ (GpuKind::Kernel | GpuKind::Memcpy)) => k,
-                _ => continue,
-            };
-            let raw = self.b.trace().name(it.name).to_string();
-            it.name = match kind {
-                GpuKind::Kernel => self.kernel_names.sym(&mut self.b, &raw),
-                _ => self.b.name(&copy_name(&raw)),
-            };
-        }
-    }
-
     /// The items, in file order, and the flows into the model.
     fn emit(mut self) -> Result<Trace> {
         let items = std::mem::take(&mut self.items);
@@ -670,6 +632,7 @@ impl<'a> ArrayReader<'a> {
 
     /// One item into the model, as its role says; the odd `args` fields its role reads warned of.
     fn emit_item(&mut self, it: Item) -> std::result::Result<(), String> {
+        let rocprof_rules = self.rocprof_rules();
         let b = &mut self.b;
         let reads = match it.role {
             Role::Gpu(_) => Odd::ALL,
@@ -684,7 +647,7 @@ impl<'a> ArrayReader<'a> {
                 // A rocprof pid is a section (6 + n for device n), not a device.
                 op.device = it.device.or(match self.rocprof_pids.get(&it.pid) {
                     Some(&RocprofPid::Kernels(n)) => Some(n),
-                    _ if self.rocprof => None,
+                    _ if rocprof_rules => None,
                     _ => ids.pid.as_i64(),
                 });
                 op.stream = it.stream.or_else(|| ids.tid.as_i64());
@@ -715,9 +678,12 @@ impl<'a> ArrayReader<'a> {
                     external_id: it.external_id,
                 },
             ),
-            // The legacy rocprof's barrier packets: counted, not kept.
+            // Another producer's GPU category off any device, or the legacy rocprof's barrier
+            // packets: counted, not kept.
             Role::Other => b.other(
-                "rocprof barrier packet",
+                it.foreign_cat
+                    .as_deref()
+                    .unwrap_or("rocprof barrier packet"),
                 it.ts,
                 it.ts.saturating_add(it.dur),
             ),

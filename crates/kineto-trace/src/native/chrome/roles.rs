@@ -1,0 +1,88 @@
+//! The roles of `X` events that depend on the whole file, settled once every event is read: other
+//! producers' GPU categories by whether their pid is a device (`crate::trace_events::DevicePids`),
+//! rpd2tracing's events by its GPU processes and API names, the legacy rocprof's by its own rules
+//! (`super::super::rocprof_legacy`), and which of the last two an object opening with `{}` is.
+//!
+//! What it is not: the role an event's own fields decide (`super::first_role`).
+
+use super::super::names::copy_name;
+use super::super::rocprof_legacy::{RocprofOp, rocprof_role};
+use super::{ArrayReader, Role};
+use crate::model::{Api, GpuKind, SpanKind};
+
+impl ArrayReader<'_> {
+    /// Roles that depend on the whole file: other producers' GPU categories are GPU ops on a device's
+    /// pid (its text or its `process_name`), counted under their category elsewhere; events on a GPU
+    /// pid are GPU-side annotations (rpd2tracing's UserMarker frames and graph rows), API-named events
+    /// on CPU threads are launches; the legacy rocprof's by its own rules (its barrier packets
+    /// counted, and noted).
+    pub(super) fn settle_roles(&mut self) {
+        let mut barriers = 0u64;
+        let rocprof_rules = self.rocprof_rules();
+        for it in self.items.iter_mut().filter(|it| !it.decided) {
+            if it.foreign_cat.is_some() {
+                match self.devices.device(&it.pid) {
+                    Some(device) => it.device = it.device.or(Some(device)),
+                    None => it.role = Role::Other,
+                }
+                it.decided = true;
+                continue;
+            }
+            let by_rocprof = if rocprof_rules {
+                let name = self.b.trace().name(it.name);
+                rocprof_role(self.rocprof_pids.get(&it.pid).copied(), name, it.on_device)
+            } else {
+                None
+            };
+            it.role = if let Some(op) = by_rocprof {
+                match op {
+                    RocprofOp::Gpu(kind) => Role::Gpu(kind),
+                    RocprofOp::Barrier => {
+                        barriers += 1;
+                        Role::Other
+                    }
+                }
+            } else if self.gpu_pids.contains(&it.pid) {
+                Role::Span(SpanKind::GpuUserAnnotation)
+            } else if it.api_like {
+                let api = if self.b.trace().name(it.name).starts_with("hsa_") {
+                    Api::Driver
+                } else {
+                    Api::Runtime
+                };
+                Role::Launch(api)
+            } else {
+                Role::Span(SpanKind::UserAnnotation)
+            };
+        }
+        if barriers > 0 {
+            self.b.note(format!(
+                "{barriers} barrier packets (`<barrier packet>`, or on a `GPU Barriers<n>` process) counted as `rocprof barrier packet`, not as GPU work"
+            ));
+        }
+    }
+
+    /// The legacy rocprof's rules place the events of an object that opens with `{}` unless its ops
+    /// carry RPD op types and none of its events the legacy rocprof's `BeginNs`: rpd2tracing's
+    /// `--format object`, read by the rules of its array.
+    pub(super) fn rocprof_rules(&self) -> bool {
+        self.rocprof && (!self.rpd_ops || self.begin_ns)
+    }
+
+    /// rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
+    pub(super) fn rename_rocprof_ops(&mut self) {
+        let rocprof = self.rocprof_rules();
+        for it in self.items.iter_mut().filter(|it| rocprof && !it.decided) {
+            // Only kernels and copies are renamed: the calls, most of the events, are left uncopied.
+            let kind = match it.role {
+                Role::Gpu(k @ (GpuKind::Kernel | GpuKind::Memcpy)) => k,
+                _ => continue,
+            };
+            let raw = self.b.trace().name(it.name).to_string();
+            it.name = match kind {
+                GpuKind::Kernel => self.kernel_names.sym(&mut self.b, &raw),
+                _ => self.b.name(&copy_name(&raw)),
+            };
+        }
+    }
+}

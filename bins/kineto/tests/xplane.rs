@@ -158,3 +158,32 @@ fn a_cut_xplane_file_is_an_error_naming_its_byte() {
         "{err}"
     );
 }
+
+/// The built-in `xla_step` profile: a host event with a `step_num` stat (what JAX's
+/// `StepTraceAnnotation("train", step_num=3)` writes; xplane_counts.py puts one in multi_gpu, listed in
+/// counts.json's `step_annotations`) is each rank's step, numbered by its stat, with no pattern given.
+#[test]
+fn an_xla_step_annotation_is_the_step_of_every_rank() {
+    let want = counts();
+    let marks = want["multi_gpu.xplane.pb"]["step_annotations"]
+        .as_array()
+        .unwrap();
+    assert_eq!(marks, &[Value::from("train step_num=3")]);
+    let (code, out, err) = kineto(&[
+        "steps",
+        "--json",
+        "testdata/native/xplane/multi_gpu.xplane.pb",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let steps = lines(&out);
+    // Two GPU planes, two ranks, the host's one annotation copied to each.
+    assert_eq!(steps.len(), 2, "{out}");
+    for s in &steps {
+        assert_eq!(s["name"], "train step_num=3", "{s}");
+        assert_eq!(s["step_number"], 3, "{s}");
+    }
+    assert!(
+        err.contains("steps from the built-in `xla_step` markers (1 found)"),
+        "{err}"
+    );
+}

@@ -42,6 +42,11 @@ pub const SGLANG_STEP: &str = r"step\[(?P<phase>[A-Z][A-Z0-9_]*) bs=(?P<requests
 /// `[Executor] _forward_step N: C ctx reqs, G gen reqs` (older releases without `[Executor] ` or N).
 pub const TRTLLM_STEP: &str = r"(?:\[Executor\] )?_forward_step(?: (?P<step>\d+))?: (?P<prefill_requests>\d+) ctx reqs, (?P<decode_requests>\d+) gen reqs";
 
+/// An XLA step annotation: a host event carrying a `step_num` stat (JAX's
+/// `jax.profiler.StepTraceAnnotation(name, step_num=N)`, TensorFlow's `tf.profiler.experimental.Trace(name,
+/// step_num=N)`), which the XPlane reader names `NAME step_num=N`.
+pub const XLA_STEP: &str = r".+ step_num=(?P<step>\d+)";
+
 /// How a built-in profile finds its markers.
 #[derive(Debug, Clone, Copy)]
 pub enum Builtin {
@@ -80,6 +85,7 @@ pub const PROFILES: &[(&str, Builtin)] = &[
         Builtin::Python(crate::profiles::TRTLLM_FUNCTIONS),
     ),
     ("profiler_step", Builtin::Names(PROFILER_STEP)),
+    ("xla_step", Builtin::Names(XLA_STEP)),
     ("model_forward", Builtin::ModelForward),
     ("graph_replays", Builtin::GraphReplays),
 ];

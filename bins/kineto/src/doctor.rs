@@ -278,13 +278,42 @@ fn json_values(rows: &[DoctorRow<'_>]) -> Result<Vec<Value>, String> {
         .collect()
 }
 
+/// Each step's phase columns (`html_report::view::PHASES`, with `file` and `rank`), from the `steps`
+/// table's JSON rows: what the page shows beside the findings.
+fn phase_rows(done: &[Analysed], files: &[String]) -> Result<Vec<Value>, String> {
+    let keep = |mut row: Value| {
+        if let Some(o) = row.as_object_mut() {
+            o.retain(|k, _| {
+                k == "file" || k == "rank" || html_report::view::PHASES.iter().any(|p| p.name == k)
+            });
+        }
+        row
+    };
+    let mut out = Vec::new();
+    for (d, file) in done.iter().zip(files) {
+        let a = kineto_tables::Analysed::of(file, &d.t);
+        out.extend(
+            crate::report::json_lines(|w| {
+                kineto_tables::step_rows(&a).try_for_each(|r| {
+                    render::json_row(w, kineto_tables::step_columns(), &r, &Ctx::default())
+                })
+            })?
+            .into_iter()
+            .map(keep),
+        );
+    }
+    Ok(out)
+}
+
 /// Reads `paths` and runs the doctor's rules on them (with `model`, the roofline rule too): the diagnosis,
-/// and whether a trace failed (named on stderr under `who`; with `notes`, each trace's notes too).
+/// with `phases` each step's phase rows ([`phase_rows`], else none), and whether a trace failed (named
+/// on stderr under `who`; with `notes`, each trace's notes too).
 fn diagnose_paths(
     session: &Session,
     paths: &[PathBuf],
     model: Option<&roofline::Setup>,
-) -> Result<(Diagnosis, bool), ExitCode> {
+    phases: bool,
+) -> Result<(Diagnosis, Vec<Value>, bool), ExitCode> {
     let who = "kineto doctor";
     let work = |path: &Path| Analysed::read_ranks(session, path);
     let mut failed = false;
@@ -321,11 +350,19 @@ fn diagnose_paths(
         }
     }
     let files: Vec<String> = done.iter().map(|d| d.file()).collect();
+    let steps = match phases {
+        false => Vec::new(),
+        true => phase_rows(&done, &files).map_err(|e| {
+            note(&format!("{who}: {e}"));
+            ExitCode::from(1)
+        })?,
+    };
     Ok((
         diagnose(
             &inputs(&done, &files, session.rules()),
             &Thresholds::DEFAULT,
         ),
+        steps,
         failed,
     ))
 }
@@ -375,10 +412,11 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
         Err(code) => return code,
     };
     let format = a.listing.format();
-    let (diagnosis, failed) = match diagnose_paths(&session, &paths, model.as_ref()) {
-        Ok(v) => v,
-        Err(code) => return code,
-    };
+    let (diagnosis, steps, failed) =
+        match diagnose_paths(&session, &paths, model.as_ref(), page.is_some()) {
+            Ok(v) => v,
+            Err(code) => return code,
+        };
     let rows = rows(&diagnosis, &a.listing, a.model.as_deref());
     if diagnosis.is_clean() && format != Format::Table {
         note(&format!(
@@ -388,7 +426,7 @@ pub fn run(a: &DoctorArgs) -> ExitCode {
     }
     if let Some(page) = page {
         let html = match json_values(&rows) {
-            Ok(v) => html_report::doctor_html(&v),
+            Ok(v) => html_report::doctor_html(&v, &steps),
             Err(e) => {
                 note(&format!("kineto doctor: {e}"));
                 return ExitCode::from(1);

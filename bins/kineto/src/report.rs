@@ -89,7 +89,7 @@ fn median_span_step(
 }
 
 /// Renders rows through a column list's JSON form and reads them back: the same text `--json` prints.
-fn json_lines(
+pub(crate) fn json_lines(
     write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
 ) -> Result<Vec<Value>, String> {
     let mut buf = Vec::new();

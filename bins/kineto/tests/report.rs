@@ -110,6 +110,135 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
     assert!(forced.status.success());
 }
 
+/// The text of each cell of the first table after `heading` in `page`, row by row (header row left
+/// out), with the page's escapes undone.
+fn table_after(page: &str, heading: &str) -> Vec<Vec<String>> {
+    let from = page.find(heading).expect("the heading") + heading.len();
+    let table = &page[from..];
+    let table = &table[..table.find("</table>").expect("a table after the heading")];
+    table
+        .split("<tr>")
+        .filter(|r| r.contains("<td"))
+        .map(|r| {
+            r.split("<td")
+                .skip(1)
+                .map(|c| {
+                    let c = &c[c.find('>').expect("a cell") + 1..];
+                    c[..c.find("</td>").expect("a closed cell")]
+                        .replace("&#39;", "'")
+                        .replace("&quot;", "\"")
+                        .replace("&lt;", "<")
+                        .replace("&gt;", ">")
+                        .replace("&amp;", "&")
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Each phase's count in first-seen order, as the pages say it: `1 unknown, 5 decode`.
+fn counted(phases: &[String]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for p in phases {
+        match counts.iter_mut().find(|(q, _)| q == p) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((p, 1)),
+        }
+    }
+    let said: Vec<String> = counts.iter().map(|(p, n)| format!("{n} {p}")).collect();
+    said.join(", ")
+}
+
+/// On every generated server trace (testdata/synthetic/server_traces, whose expected.json the generator
+/// wrote with each step's phase and how it was found), the doctor page's phase table and the report
+/// page's step budget show each step's phase, `unknown` where none is known, and how it was found: the
+/// text of the `phase_from` kind (`graph_replay` → `graph replay (…)`, `marker` → ``marker `…` ``).
+#[test]
+fn both_pages_show_each_steps_phase_and_how_it_was_found() {
+    let root =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/server_traces");
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("expected.json")).expect("expected.json"),
+    )
+    .expect("expected.json parses");
+    let said = |kind: &str| match kind {
+        "marker" => "marker `",
+        "graph_replay" => "graph replay (",
+        "attention_kernels" => "attention kernel `",
+        "one_token_per_request" => "one query token per request (",
+        other => panic!("a phase_from kind this test does not know: {other}"),
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut inferred = 0;
+    for (name, e) in expected.as_object().expect("an object per trace") {
+        let trace = root.join(e["file"].as_str().expect("file"));
+        let steps = e["steps"].as_array().expect("steps");
+        let phases: Vec<String> = steps
+            .iter()
+            .map(|s| s["phase"].as_str().unwrap_or("unknown").to_owned())
+            .collect();
+        let doctor_page = dir.path().join(format!("{name}.doctor.html"));
+        succeeds(
+            kineto()
+                .arg("doctor")
+                .arg("--html")
+                .arg(&doctor_page)
+                .arg(&trace),
+        );
+        let report_page = dir.path().join(format!("{name}.report.html"));
+        succeeds(
+            kineto()
+                .arg("report")
+                .arg("--html")
+                .arg(&report_page)
+                .arg(&trace),
+        );
+        let doctor = std::fs::read_to_string(&doctor_page).expect("written");
+        let report = std::fs::read_to_string(&report_page).expect("written");
+        let file = trace.display().to_string();
+        let short = file.rsplit('/').next().expect("a name");
+        let doctor_heading = format!("rank unknown — {short}: {}</h3>", counted(&phases));
+        assert!(
+            doctor.contains(&doctor_heading),
+            "{name}: no {doctor_heading:?}"
+        );
+        assert!(
+            report.contains(&format!("Phases: {} (", counted(&phases))),
+            "{name}"
+        );
+        for (page, heading) in [
+            (&doctor, doctor_heading.as_str()),
+            (&report, ": the step budget"),
+        ] {
+            let rows = table_after(page, heading);
+            assert_eq!(rows.len(), steps.len(), "{name}: one row per step");
+            for (i, (row, s)) in rows.iter().zip(steps).enumerate() {
+                assert_eq!(row[0], i.to_string(), "{name}");
+                assert_eq!(row[2], phases[i], "{name} step {i}");
+                match s["phase_from"].as_str() {
+                    None => assert_eq!(row[3], "–", "{name} step {i}"),
+                    Some(kind) => {
+                        assert!(
+                            row[3].starts_with(said(kind)),
+                            "{name} step {i}: {}",
+                            row[3]
+                        );
+                        inferred += usize::from(kind != "marker");
+                    }
+                }
+            }
+        }
+        // The doctor page embeds the phases it shows.
+        let embedded_steps = &embedded(&doctor)["steps"];
+        for (i, s) in steps.iter().enumerate() {
+            assert_eq!(embedded_steps[i]["phase"], s["phase"], "{name} step {i}");
+            assert_eq!(embedded_steps[i]["file"].as_str(), Some(file.as_str()));
+        }
+    }
+    // graph_only's 5 steps, trtllm_modules' 3 and vllm_v1_graphs' 5, on each of the two pages.
+    assert_eq!(inferred, 2 * (5 + 3 + 5));
+}
+
 /// The mean over steps of one bucket's exclusive µs in a budget listing.
 fn bucket_mean(rows: &[Value], bucket: &str) -> f64 {
     let v: Vec<f64> = rows

@@ -1,10 +1,13 @@
 //! The findings of `kineto doctor` as a page section, from the rows `kineto doctor --json` prints: the
 //! ranked findings (time at stake, share, origin, steps, the fix, evidence, next command), then the trust warnings
 //! apart. [`doctor_section`] adds it to any page (the report page opens with it); [`doctor_html`] is the
-//! page `kineto doctor --html` writes.
+//! page `kineto doctor --html` writes, which then shows each step's phase and how it was found (the
+//! doctor compares steps like with like); the report page shows them in its step budget.
 
 use crate::page::{Cell, Page, Section, Table, esc};
-use serde_json::Value;
+use crate::view::{self, Shown};
+use kineto_tables::Table as Schema;
+use serde_json::{Value, json};
 
 fn text(row: &Value, key: &str) -> String {
     match row.get(key) {
@@ -130,10 +133,79 @@ pub fn doctor_section(page: &mut Section, rows: &[Value]) {
     }
 }
 
-/// The `kineto doctor --html` page: the findings section, the rows embedded as the tool's JSON.
-pub fn doctor_html(rows: &[Value]) -> String {
-    let mut page = Page::new("kineto doctor", Value::Array(rows.to_vec()));
+/// A step row's phase as the pages say it: the marker's or the inferred one, `unknown` where neither
+/// says (`phase` null: the doctor then compares the step only with steps of unknown phase).
+pub(crate) fn phase_text(row: &Value) -> String {
+    match row.get("phase") {
+        Some(Value::String(p)) => p.clone(),
+        _ => "unknown".to_owned(),
+    }
+}
+
+/// How many of `steps` are of each phase, in first-seen order: `1 unknown, 5 decode`.
+pub(crate) fn phase_counts(steps: &[&Value]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for s in steps {
+        let p = phase_text(s);
+        match counts.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((p, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(p, n)| format!("{n} {p}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// In a table of `rows` through `cols`, the `phase` column's empty cells say `unknown` (the column
+/// machinery writes a null text as `–`, which would read as "not applicable").
+pub(crate) fn say_unknown_phases(t: &mut Table, cols: &[Shown], rows: &[&Value]) {
+    let Some(at) = cols.iter().position(|c| c.key == "phase") else {
+        return;
+    };
+    for (cells, row) in t.rows.iter_mut().zip(rows) {
+        if let Some(c) = cells.get_mut(at) {
+            *c = Cell::text(phase_text(row));
+        }
+    }
+}
+
+/// Each trace's steps with their phase and how it was found, from `steps` (the `steps` table's rows,
+/// [`view::PHASES`] and `file`, `rank`).
+pub fn phases_section(page: &mut Section, steps: &[Value]) {
+    page.h2("Each step's phase");
+    if steps.is_empty() {
+        page.absent("steps");
+        return;
+    }
+    page.p(
+        "The marker's phase where the step marker states it, else inferred from the trace (a graph \
+         replay with no eager attention, attention kernels of one phase only, one query token per \
+         request); unknown where nothing shows it. The doctor compares steps of one phase only \
+         (docs/doctor.md §Phases).",
+    );
+    let cols = view::shown(Schema::Steps, view::PHASES);
+    for (_, rows) in crate::kineto::by_rank(steps) {
+        page.h3(&format!(
+            "{}: {}",
+            crate::kineto::trace_heading(rows[0]),
+            phase_counts(&rows)
+        ));
+        let mut t = view::rows_table(&cols, &rows);
+        say_unknown_phases(&mut t, &cols, &rows);
+        crate::kineto::table_of_steps(page, &t, rows.len());
+    }
+}
+
+/// The `kineto doctor --html` page: the findings section, then each step's phase; embedded as the
+/// tool's JSON, `{"findings": rows, "steps": steps}` (the doctor's rows as `--json` prints them, the
+/// steps' phase columns).
+pub fn doctor_html(rows: &[Value], steps: &[Value]) -> String {
+    let mut page = Page::new("kineto doctor", json!({"findings": rows, "steps": steps}));
     doctor_section(&mut page, rows);
+    phases_section(&mut page, steps);
     page.finish()
 }
 
@@ -152,7 +224,7 @@ mod tests {
             json!({"kind": "trust", "finding": "salvaged", "file": "a.json", "evidence": "cut",
                    "next": "kineto summary a.json"}),
         ];
-        let html = doctor_html(&rows);
+        let html = doctor_html(&rows, &[]);
         assert!(html.contains("exposed_comm"));
         assert!(html.contains("data-v=\"30.0\""), "{html}");
         assert!(html.contains("comm &lt;b&gt;"));
@@ -162,7 +234,31 @@ mod tests {
         );
         assert!(html.find("exposed_comm") < html.find("Trust warnings"));
         assert!(html.contains("salvaged"));
-        let clean = doctor_html(&[]);
+        let clean = doctor_html(&[], &[]);
         assert!(clean.contains("No finding"));
+    }
+
+    /// Two steps of one trace: a marker's phase and one nothing states, which the page calls unknown
+    /// (not `–`); the heading counts them in first-seen order.
+    #[test]
+    fn each_step_shows_its_phase_and_an_unstated_one_is_unknown() {
+        let steps = vec![
+            json!({"file": "t.json", "rank": null, "step": 0, "name": "execute_model",
+                   "phase": null, "phase_from": null}),
+            json!({"file": "t.json", "rank": null, "step": 1, "name": "execute_model",
+                   "phase": "decode", "phase_from": "marker `vllm`"}),
+        ];
+        let html = doctor_html(&[], &steps);
+        assert!(html.contains("Each step&#39;s phase"), "{html}");
+        assert!(
+            html.contains("rank unknown — t.json: 1 unknown, 1 decode"),
+            "{html}"
+        );
+        assert!(html.contains("<td>unknown</td>"), "{html}");
+        assert!(
+            html.contains("<td>decode</td><td>marker `vllm`</td>"),
+            "{html}"
+        );
+        assert!(html.find("Trust warnings") < html.find("Each step"));
     }
 }

@@ -134,7 +134,7 @@ fn short_labels(steps: &[String]) -> (String, Vec<String>) {
 }
 
 /// Groups budget rows by rank (file + rank), in first-seen order.
-fn by_rank(budget: &[Value]) -> Vec<(String, Vec<&Value>)> {
+pub(crate) fn by_rank(budget: &[Value]) -> Vec<(String, Vec<&Value>)> {
     let mut out: Vec<(String, Vec<&Value>)> = Vec::new();
     for row in budget {
         let k = rank_key(row);
@@ -202,7 +202,7 @@ fn bucket_color(buckets: &[String], b: &str) -> String {
 }
 
 /// `rank N — file` for a heading: the trace's file named once, not on every row.
-fn trace_heading(row: &Value) -> String {
+pub(crate) fn trace_heading(row: &Value) -> String {
     let file = row.get("file").and_then(Value::as_str).unwrap_or("");
     let short = file.rsplit('/').next().unwrap_or(file);
     format!("{} — {short}", rank_name(row))
@@ -324,8 +324,21 @@ fn rank_budget_tables(
     rows_json: &mut Vec<Value>,
 ) {
     page.h3(&format!("{}: the step budget", trace_heading(rows[0])));
-    // Each step's span, idle and exposed comm, then every bucket's exclusive time.
+    page.p(&format!(
+        "Phases: {} (docs/doctor.md §Phases).",
+        crate::doctor::phase_counts(rows)
+    ));
+    // Each step's phase and how it was found beside its name, its span, idle and exposed comm, then
+    // every bucket's exclusive time.
     let mut cols = view::shown(Schema::Steps, view::STEPS);
+    let name_at = cols
+        .iter()
+        .position(|c| c.key == "name")
+        .map_or(0, |i| i + 1);
+    let phase = view::shown(Schema::Steps, view::PHASES)
+        .into_iter()
+        .filter(|c| c.key.starts_with("phase"));
+    cols.splice(name_at..name_at, phase);
     let bucket = view::column(Schema::Budget, view::BUCKET_TIME.name);
     for b in buckets {
         cols.push(Shown {
@@ -335,17 +348,9 @@ fn rank_budget_tables(
             unit_group: 0,
         });
     }
-    let t = view::rows_table(&cols, rows);
-    if rows.len() > 30 {
-        page.raw(&format!(
-            "<details><summary>{} steps: show the table</summary>",
-            rows.len()
-        ));
-        page.table(&t);
-        page.raw("</details>");
-    } else {
-        page.table(&t);
-    }
+    let mut t = view::rows_table(&cols, rows);
+    crate::doctor::say_unknown_phases(&mut t, &cols, rows);
+    table_of_steps(page, &t, rows.len());
     page.p(&format!(
         "Spread over the steps (outlier rule: {OUTLIER_RULE}):"
     ));
@@ -375,6 +380,19 @@ fn rank_budget_tables(
         t.rows.push(row);
     }
     page.table(&t);
+}
+
+/// A table of `steps` steps, folded under a summary past 30 of them (the page stays readable).
+pub(crate) fn table_of_steps(page: &mut Section, t: &Table, steps: usize) {
+    if steps > 30 {
+        page.raw(&format!(
+            "<details><summary>{steps} steps: show the table</summary>"
+        ));
+        page.table(t);
+        page.raw("</details>");
+    } else {
+        page.table(t);
+    }
 }
 
 /// The spread over one rank's steps of its span, idle and each bucket (label, spread), each also added to

@@ -63,6 +63,15 @@ pub const STEPS: &[Pick] = &[
     pick("comm_exposed_ns", "exposed comm"),
 ];
 
+/// Each step's phase and how it was found (`Step::phase`, `Step::phase_from`): the doctor page's phase
+/// table; the step budget shows its last two beside the step's name.
+pub const PHASES: &[Pick] = &[
+    pick("step", "step"),
+    pick("name", "name"),
+    pick("phase", "phase"),
+    pick("phase_from", "phase from"),
+];
+
 /// A bucket's column in the step budget (one per bucket, headed by the bucket's name).
 pub const BUCKET_TIME: Pick = pick("exclusive_ns", "");
 
@@ -253,6 +262,7 @@ mod tests {
     fn every_view_picks_columns_of_its_table() {
         assert!(unknown(Schema::Top, TOP).is_empty());
         assert!(unknown(Schema::Steps, STEPS).is_empty());
+        assert!(unknown(Schema::Steps, PHASES).is_empty());
         assert!(unknown(Schema::Budget, &[BUCKET_TIME]).is_empty());
         assert!(unknown(Schema::GpuOps, TIMELINE_OPS).is_empty());
         assert!(unknown(Schema::Roofline, ROOFLINE).is_empty());

@@ -29,9 +29,9 @@ pub enum Sniffed {
     Rocprofv3Csv,
     /// An SQLite database (Nsight Systems, rocpd or RPD: the tables tell which).
     Sqlite,
-    /// An XPlane protobuf (`XSpace`, JAX/TensorFlow/XLA): see [`is_xspace`].
+    /// An XPlane protobuf (`XSpace`, JAX/TensorFlow/XLA), told by `is_xspace`.
     XPlane,
-    /// A Perfetto protobuf trace (`TracePacket`s): see [`is_perfetto_trace`].
+    /// A Perfetto protobuf trace (`TracePacket`s), told by `is_perfetto_trace`.
     Perfetto,
     /// Nothing read here: the Kineto parser's error names the byte.
     Unknown,

@@ -2,41 +2,25 @@
 //! upgrade or a tuner changes without changing what the kernel does is taken out, so that a cuBLAS upgrade
 //! does not read as "every kernel is new".
 //!
-//! Taken out: template arguments (`<…>`), the parameter list (`(…)`; `(anonymous namespace)` is kept, as
-//! `{anonymous}`), a leading `void`, tile and cluster
+//! Taken out, by the trace crate's `function_name`: template arguments (`<…>`), the parameter list (`(…)`;
+//! `(anonymous namespace)` is kept, as `{anonymous}`), the return type, a ROCm `.kd` suffix; then tile and cluster
 //! shapes (a run of numbers joined by `x`: `128x64`, `tilesize128x128x32` → `tilesize#`), and version
 //! tokens (`_v2`, `_v3`). Kept: the architecture prefix (`sm80_`, `ampere_`), data types and layouts
 //! (`f16`, `_nn`, `_tn`): those are different kernels, and a different GPU makes runs incomparable anyway.
 
 /// The name `name` is matched by (see the module's doc).
 pub fn normalise(name: &str) -> String {
-    // A namespace written in parentheses is part of the name, not a parameter list.
-    let name = name.replace("(anonymous namespace)", "{anonymous}");
-    let stripped = strip_groups(&name);
-    let stripped = stripped.trim();
-    let stripped = stripped.strip_prefix("void ").unwrap_or(stripped).trim();
-    stripped
+    // The function's own name is the trace crate's rule (return type, template arguments, parameters,
+    // a ROCm `.kd` suffix out; a mangled name read): one home for what a kernel's name is.
+    let function = kineto_trace::template::function_name(name);
+    // A namespace written in parentheses is part of the name; braces keep `_` splitting off it.
+    let function = function.replace("(anonymous namespace)", "{anonymous}");
+    function
         .split('_')
         .filter(|token| !is_version(token))
         .map(shapes_out)
         .collect::<Vec<_>>()
         .join("_")
-}
-
-/// `name` without its bracketed groups: `<…>` and `(…)`, nested or not. An unbalanced closer is kept as
-/// written (`operator>` cannot be told from a template's end; it is then part of the name).
-fn strip_groups(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut depth = 0usize;
-    for c in name.chars() {
-        match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' if depth > 0 => depth -= 1,
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// `v2`, `v10`: a version suffix.

@@ -7,8 +7,8 @@
 use super::event::{Args, RawEvent};
 use crate::category::EventKind;
 use crate::model::{
-    Api, Flow, FlowPhase, GemmRows, GpuOp, IdValue, Launch, Span, Sym, Trace, Track, TrackIds,
-    Warning,
+    Api, Flow, FlowPhase, GemmRows, GpuKind, GpuOp, IdValue, Launch, Span, Sym, Trace, Track,
+    TrackIds, Warning,
 };
 use crate::scan::{Cursor, Scan, event_bad, parse_i64, parse_u64};
 use crate::trace_events::DevicePids;
@@ -79,6 +79,15 @@ struct BeginEnd {
     args: Args,
     /// Stream offset, for warnings.
     offset: u64,
+}
+
+/// The kind of another producer's GPU op, by its name (`crate::trace_events::foreign_gpu_kind`).
+fn foreign_gpu_event_kind(name: &str) -> EventKind {
+    match crate::trace_events::foreign_gpu_kind(name) {
+        GpuKind::Kernel => EventKind::Kernel,
+        GpuKind::Memcpy => EventKind::Memcpy,
+        GpuKind::Memset => EventKind::Memset,
+    }
 }
 
 pub(super) const KEEP_WARNINGS: usize = 100;
@@ -279,7 +288,7 @@ impl Builder {
     /// kind, `crate::trace_events`); on a pid whose text names no device, placed at the end (a
     /// `process_name` anywhere may name it one).
     fn foreign_gpu_op(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64, start: usize) {
-        use crate::trace_events::{device_pid, foreign_gpu_kind};
+        use crate::trace_events::device_pid;
         let on_device = device_pid(&id_value(ev.pid.unwrap_or(b"null"))).is_some();
         let (ts, dur) = match (ev.args.start_ns, ev.args.end_ns) {
             (Some(t0), Some(t1)) if crate::trace_events::same_clock(ts, dur, t0, t1) => {
@@ -293,12 +302,7 @@ impl Builder {
             return;
         }
         let name = String::from_utf8_lossy(ev.name.as_deref().unwrap_or(b""));
-        let kind = match foreign_gpu_kind(&name) {
-            crate::model::GpuKind::Memcpy => EventKind::Memcpy,
-            crate::model::GpuKind::Memset => EventKind::Memset,
-            _ => EventKind::Kernel,
-        };
-        self.gpu_op(ev, kind, ts, dur);
+        self.gpu_op(ev, foreign_gpu_event_kind(&name), ts, dur);
     }
 
     /// A kernel, copy or fill, or a runtime or driver call (`cat` says which).
@@ -422,12 +426,9 @@ impl Builder {
             if let Some(d) = device {
                 args.to_mut().device = b.args.device.or(Some(d));
             }
-            let text = self.trace.names.get(name.0).to_string();
-            match crate::trace_events::foreign_gpu_kind(&text) {
-                _ if device.is_none() => EventKind::Other,
-                crate::model::GpuKind::Memcpy => EventKind::Memcpy,
-                crate::model::GpuKind::Memset => EventKind::Memset,
-                _ => EventKind::Kernel,
+            match device {
+                Some(_) => foreign_gpu_event_kind(self.trace.names.get(name.0)),
+                None => EventKind::Other,
             }
         } else {
             b.kind

@@ -33,13 +33,11 @@ impl ArrayReader<'_> {
     pub(super) fn end_duration(&mut self, track: Track, ts: i64, start: usize) {
         match self.durations.end(track) {
             None => self.b.warn(start as u64, DANGLING_END.into()),
-            Some((begin, (_, item))) if ts < begin => {
+            // Its item stays open, and is dropped with the dangling ones (no longer among the open
+            // `B`s, it is not warned of again).
+            Some((begin, _)) if ts < begin => {
                 self.b
                     .warn(start as u64, trace_events::ends_before_begin(begin, ts));
-                // The item stays open and is dropped with the dangling ones, unwarned again.
-                if let Some(i) = item {
-                    self.items[i].dur = -1;
-                }
             }
             Some((begin, (_, item))) => {
                 if let Some(it) = item.and_then(|i| self.items.get_mut(i)) {

@@ -193,11 +193,16 @@ pub(super) fn int(v: Option<&RawValue>, odd: &mut Odd, field: Odd) -> Option<i64
     if v.get() == "null" {
         return None;
     }
-    let r = text(v).trim().parse().ok();
+    let r = int_text(v);
     if r.is_none() {
         odd.add(field);
     }
     r
+}
+
+/// A value as an integer: a number's token, or a string's content, that is one.
+pub(super) fn int_text(v: &RawValue) -> Option<i64> {
+    text(v).trim().parse().ok()
 }
 
 /// A non-negative integer field (an id, a byte count), as [`int`]; a negative one is odd.

@@ -721,7 +721,7 @@ fn times(
     TraceBuilder::check(ts, ts.saturating_add(dur)).map_err(ev_err)?;
     let (flow_ts, flow_end) = (ts, ts.saturating_add(dur));
     // The legacy rocprof's `BeginNs`/`EndNs`, or a converter's `start_ns`/`end_ns`.
-    let exact = |v: Option<&RawValue>| v.and_then(|v| text(v).trim().parse::<i64>().ok());
+    let exact = |v: Option<&RawValue>| v.and_then(args::int_text);
     let (t0, t1) = match rocprof {
         true => (exact(args.begin_ns), exact(args.end_ns)),
         false => (exact(args.start_ns), exact(args.stop_ns)),

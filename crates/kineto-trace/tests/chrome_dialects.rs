@@ -429,6 +429,20 @@ fn nsys2json_devices_named_after_their_file_are_devices() {
     }
 }
 
+/// A device written without a space (`"GPU1"`) is the same device in both forms: the object form's
+/// direct path takes it from the pid's text as the array form does (it read no number there before).
+#[test]
+fn a_device_pid_without_a_space_is_its_device_in_both_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"name": "gemm", "ph": "X", "cat": "cuda", "ts": 10, "dur": 2, "tid": "Stream 7", "pid": "GPU1", "args": {}}"#;
+    for (name, text) in both_forms(events) {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let t = &p.trace;
+        assert_eq!(t.kernels.len(), 1, "{name}");
+        assert_eq!(t.kernels[0].device, Some(1), "{name}");
+    }
+}
+
 /// Nsight Systems' own JSON export (`nsys export --type json`, its documentation's "JSON and Text
 /// Format Description") serialises its protobuf messages one per line — the events, then the strings
 /// (`{"data":[…]}`, or with `--line-by-line` one `{"type":"String",…}` each), then thread names. It is

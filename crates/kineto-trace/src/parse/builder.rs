@@ -289,20 +289,29 @@ impl Builder {
     /// `process_name` anywhere may name it one).
     fn foreign_gpu_op(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64, start: usize) {
         use crate::trace_events::device_pid;
-        let on_device = device_pid(&id_value(ev.pid.unwrap_or(b"null"))).is_some();
+        let device = device_pid(&id_value(ev.pid.unwrap_or(b"null")));
         let (ts, dur) = match (ev.args.start_ns, ev.args.end_ns) {
             (Some(t0), Some(t1)) if crate::trace_events::same_clock(ts, dur, t0, t1) => {
                 (t0, t1 - t0)
             }
             _ => (ts, dur),
         };
-        if !on_device {
+        let Some(device) = device else {
             let kept = self.kept(ev, false, ts, start);
             self.foreign_unresolved.push((kept, dur));
             return;
+        };
+        // The device is the one the pid's text names (`trace_events::device_pid`, as the deferred path
+        // and the array reader take it), not a number read off the pid: `"GPU1"` is device 1.
+        let kind =
+            foreign_gpu_event_kind(&String::from_utf8_lossy(ev.name.as_deref().unwrap_or(b"")));
+        let mut args = std::borrow::Cow::Borrowed(&ev.args);
+        if args.device.is_none() {
+            args.to_mut().device = Some(device);
         }
-        let name = String::from_utf8_lossy(ev.name.as_deref().unwrap_or(b""));
-        self.gpu_op(ev, foreign_gpu_event_kind(&name), ts, dur);
+        let name = self.name(ev.name.as_deref());
+        let track = self.track(ev.pid, ev.tid);
+        self.push_gpu_op(kind, name, track, &args, ts, dur);
     }
 
     /// A kernel, copy or fill, or a runtime or driver call (`cat` says which).

@@ -255,18 +255,13 @@ fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
 /// Every process but this one whose environment holds `mark` and that has not ended, by pid.
 fn marked(mark: &str, proc_root: &Path) -> Vec<LeftProcess> {
     let me = std::process::id();
-    let Ok(dir) = fs::read_dir(proc_root) else {
-        return Vec::new();
-    };
-    let mut out: Vec<LeftProcess> = dir
-        .flatten()
-        .filter_map(|e| {
-            let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
-            if pid == me || !has_mark(&fs::read(e.path().join("environ")).ok()?, mark) {
+    let mut out: Vec<LeftProcess> = crate::proc_pids(proc_root)
+        .into_iter()
+        .filter_map(|(pid, dir)| {
+            if pid == me || !has_mark(&fs::read(dir.join("environ")).ok()?, mark) {
                 return None;
             }
-            let (name, state, start) =
-                parse_stat(&fs::read_to_string(e.path().join("stat")).ok()?)?;
+            let (name, state, start) = parse_stat(&fs::read_to_string(dir.join("stat")).ok()?)?;
             // A zombie (or a dying process) has exited: it is not running, only not yet reaped.
             (state != 'Z' && state != 'X').then_some(LeftProcess { pid, name, start })
         })
@@ -285,16 +280,13 @@ fn has_mark(environ: &[u8], mark: &str) -> bool {
         .any(|v| v.split(|b| *b == b':').any(|m| m == mark.as_bytes()))
 }
 
-/// `pid (comm) state ppid … starttime …` → (comm, state, starttime). comm may hold spaces and parentheses,
-/// so the fields are counted from the last `)`; starttime is field 22, the 20th after it.
+/// `pid (comm) state ppid … starttime …` → (comm, state, starttime) ([`crate::proc_stat_fields`]);
+/// starttime is field 22, the 20th after comm.
 fn parse_stat(stat: &str) -> Option<(String, char, u64)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let name = stat.get(open + 1..close)?.to_owned();
-    let mut rest = stat.get(close + 1..)?.split_whitespace();
+    let (name, mut rest) = crate::proc_stat_fields(stat)?;
     let state = rest.next()?.chars().next()?;
     let start = rest.nth(18)?.parse().ok()?;
-    Some((name, state, start))
+    Some((name.to_owned(), state, start))
 }
 
 #[cfg(test)]

@@ -26,3 +26,32 @@ pub fn rusage_cpu_s(ru: &libc::rusage) -> f64 {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
+
+/// The processes visible under `proc_root` (`/proc`): each pid with its directory, in no order. One reading
+/// of the process table, for the processes a command left running ([`left`]) and for `provenance`'s tree
+/// of the processes it started.
+pub fn proc_pids(proc_root: &std::path::Path) -> Vec<(u32, std::path::PathBuf)> {
+    let Ok(dir) = std::fs::read_dir(proc_root) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path())))
+        .collect()
+}
+
+/// A `/proc/<pid>/stat` line (`pid (comm) state ppid …`) as its `comm` and the fields after it, from `state`
+/// (field 3) on. comm may hold spaces and parentheses, so it ends at the last `)`: the one rule for reading
+/// that line, here and in `provenance`.
+///
+/// ```
+/// let (comm, mut rest) = child_run::proc_stat_fields("42 (my (odd) prog) S 7 42").unwrap();
+/// assert_eq!((comm, rest.next(), rest.next()), ("my (odd) prog", Some("S"), Some("7")));
+/// ```
+pub fn proc_stat_fields(stat: &str) -> Option<(&str, std::str::SplitWhitespace<'_>)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    Some((
+        stat.get(open + 1..close)?,
+        stat.get(close + 1..)?.split_whitespace(),
+    ))
+}

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::page::{Section, esc, fmt_num};
-use crate::timeline_cap::{OpsCut, cut_note, held_ops};
+use crate::timeline_cap::{OpsCut, cut_note, held, held_ops, ops_to_draw};
 
 /// At most this many bars per timeline (ops, or runs of merged ops), and this many idle gaps: beyond it
 /// a browser slows and a bar is narrower than a pixel on any screen.
@@ -250,21 +250,19 @@ fn lay_out_marks(marks: &[&Mark], lo: i64, hi: i64, order: &[String]) -> MarkLay
         .iter()
         .filter(|m| m.lo_ns < view_lo || m.hi_ns > view_hi)
         .count();
-    let mut shown = near.clone();
     let mut note = String::new();
-    if shown.len() > DRAW_CAP {
-        shown.sort_by_key(|m| std::cmp::Reverse(m.hi_ns - m.lo_ns));
-        let left = &shown[DRAW_CAP..];
-        let widest = left.iter().map(|m| m.hi_ns - m.lo_ns).max().unwrap_or(0);
-        let total: i64 = left.iter().map(|m| m.hi_ns - m.lo_ns).sum();
+    // The widest DRAW_CAP, chosen once by the cap's rule (of equal ones, the earlier), then in time order.
+    let widths: Vec<i64> = near.iter().map(|m| m.hi_ns - m.lo_ns).collect();
+    let (keep, cut) = ops_to_draw(&widths, DRAW_CAP);
+    let mut shown: Vec<&Mark> = held(&near, keep).into_iter().copied().collect();
+    if let Some(cut) = cut {
         let _ = write!(
             note,
             " More than {DRAW_CAP} finding marks: the {} narrowest (each at most {} µs, {} µs in all) are not drawn, only the widest {DRAW_CAP}.",
-            left.len(),
-            us(widest as f64),
-            us(total as f64)
+            cut.count,
+            us(cut.longest_ns as f64),
+            us(cut.total_ns as f64)
         );
-        shown.truncate(DRAW_CAP);
         shown.sort_by_key(|m| (m.lo_ns, m.hi_ns));
     }
     let drawn = shown
@@ -444,7 +442,7 @@ struct Gaps {
 }
 
 fn idle_gaps(t: &Value, lo: i64) -> Gaps {
-    let mut gaps: Vec<(i64, i64)> = t
+    let gaps: Vec<(i64, i64)> = t
         .get("idle_gaps_ns")
         .and_then(Value::as_array)
         .into_iter()
@@ -459,28 +457,23 @@ fn idle_gaps(t: &Value, lo: i64) -> Gaps {
     let total_ns: i64 = gaps.iter().map(|(a, b)| b - a).sum::<i64>() + by_tool.total_ns;
     let count = gaps.len() + by_tool.count;
     let mut note = String::new();
+    // The widest DRAW_CAP, chosen once by the cap's rule (of equal ones, the earlier), then in time order.
+    let widths: Vec<i64> = gaps.iter().map(|(a, b)| b - a).collect();
+    let (keep, here) = ops_to_draw(&widths, DRAW_CAP);
+    let mut shaded: Vec<(i64, i64)> = held(&gaps, keep).into_iter().copied().collect();
     if count > DRAW_CAP {
-        gaps.sort_by_key(|(a, b)| std::cmp::Reverse(b - a));
-        let left: &[(i64, i64)] = gaps.get(DRAW_CAP..).unwrap_or(&[]);
-        let widest_left = left
-            .iter()
-            .map(|(a, b)| b - a)
-            .max()
-            .unwrap_or(0)
-            .max(by_tool.longest_ns);
-        let left_total: i64 = left.iter().map(|(a, b)| b - a).sum::<i64>() + by_tool.total_ns;
+        let left = by_tool.and(here.unwrap_or_default());
         note = format!(
             " The {} narrowest gaps (each at most {} µs, {} µs in all) are not shaded: only the widest {} are.",
-            left.len() + by_tool.count,
-            us(widest_left as f64),
-            us(left_total as f64),
-            gaps.len().min(DRAW_CAP)
+            left.count,
+            us(left.longest_ns as f64),
+            us(left.total_ns as f64),
+            shaded.len()
         );
-        gaps.truncate(DRAW_CAP);
-        gaps.sort_unstable();
+        shaded.sort_unstable();
     }
     Gaps {
-        shaded: gaps.iter().map(|(a, b)| json!([a - lo, b - a])).collect(),
+        shaded: shaded.iter().map(|(a, b)| json!([a - lo, b - a])).collect(),
         total_ns,
         count,
         note,

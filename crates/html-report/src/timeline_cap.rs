@@ -97,17 +97,21 @@ pub(crate) fn held_ops<'v>(t: &Value, ops: &'v [Value]) -> (Vec<&'v Value>, Opti
         .map(|o| o.get("dur_ns").and_then(Value::as_i64).unwrap_or(0))
         .collect();
     let (keep, here) = ops_to_draw(&durations, OPS_CAP);
-    let held = ops
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(o, _)| o)
-        .collect();
     let cut = match (by_tool, here) {
         (Some(a), Some(b)) => Some(a.and(b)),
         (a, b) => a.or(b),
     };
-    (held, cut)
+    (held(ops, keep), cut)
+}
+
+/// The items whose `keep` ([`ops_to_draw`]'s) is true, in their order.
+pub(crate) fn held<T>(items: &[T], keep: Vec<bool>) -> Vec<&T> {
+    items
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(x, _)| x)
+        .collect()
 }
 
 /// Of each trace's marks (by `file`), the `cap` widest (of equal ones, the earlier), in their order, and
@@ -130,13 +134,7 @@ pub(crate) fn widest_marks(marks: &[Mark], cap: usize) -> (Vec<&Mark>, usize) {
             keep[i] = k;
         }
     }
-    let held = marks
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(m, _)| m)
-        .collect();
-    (held, left_off)
+    (held(marks, keep), left_off)
 }
 
 /// The statement's sentence on a cut: how many of the step's ops are drawn, and what was left off.

@@ -6,33 +6,18 @@ use std::path::Path;
 
 /// Parent pid of every visible process, from `/proc/<pid>/stat`.
 fn parents(proc_root: &Path) -> BTreeMap<u32, u32> {
-    let mut out = BTreeMap::new();
-    let Ok(dir) = fs::read_dir(proc_root) else {
-        return out;
-    };
-    for entry in dir.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Some(ppid) = fs::read_to_string(entry.path().join("stat"))
-            .ok()
-            .as_deref()
-            .and_then(parse_ppid)
-        {
-            out.insert(pid, ppid);
-        }
-    }
-    out
+    child_run::proc_pids(proc_root)
+        .into_iter()
+        .filter_map(|(pid, dir)| {
+            let ppid = parse_ppid(&fs::read_to_string(dir.join("stat")).ok()?)?;
+            Some((pid, ppid))
+        })
+        .collect()
 }
 
-/// `pid (comm) state ppid …`: comm may hold spaces and parentheses, so fields are counted from the last `)`.
+/// `pid (comm) state ppid …` ([`child_run::proc_stat_fields`]: comm may hold spaces and parentheses).
 fn parse_ppid(stat: &str) -> Option<u32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+    child_run::proc_stat_fields(stat)?.1.nth(1)?.parse().ok()
 }
 
 /// `roots` and all their visible descendants.

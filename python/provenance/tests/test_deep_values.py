@@ -4,6 +4,7 @@ where it is and the limit (docs/provenance.md: a field nests at most 100 lists a
 a crash of the interpreter, and never an error from `finish()` after the timed work. The cases that crashed
 the interpreter (SIGSEGV) run in a child interpreter, so that a crash fails the test instead of the test run."""
 
+import inspect
 import json
 import subprocess
 import sys
@@ -39,19 +40,8 @@ def nested_dicts(depth):
 def in_a_child(body: str) -> str:
     """Runs `body` in a child interpreter (with `nested_lists` and `nested_dicts` defined); returns its stdout.
     A crash (SIGSEGV: a negative return code) or any other failure fails the test, with the child's stderr."""
-    helpers = textwrap.dedent('''
-        import kl1_provenance
-        def nested_lists(depth):
-            v = 1
-            for _ in range(depth):
-                v = [v]
-            return v
-        def nested_dicts(depth):
-            v = 1
-            for _ in range(depth):
-                v = {"k": v}
-            return v
-    ''')
+    # The helpers' own source, not a copy of it.
+    helpers = "\n".join(["import kl1_provenance", inspect.getsource(nested_lists), inspect.getsource(nested_dicts)])
     r = subprocess.run([sys.executable, "-c", helpers + textwrap.dedent(body)], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, f"the child ended with {r.returncode}:\n{r.stdout}\n{r.stderr}"

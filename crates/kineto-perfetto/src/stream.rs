@@ -5,6 +5,7 @@
 //! What it is not: what the packets mean (`crate::sequence`, `crate::track`, `crate::gpu`).
 
 use crate::proto::TracePacket;
+use kineto_trace::native::detect::varint_at;
 use prost::Message;
 use std::io::Read;
 
@@ -39,7 +40,7 @@ fn walk(bytes: &[u8], inside: Option<u64>, out: &mut Vec<Located>) -> Result<(),
                 ),
             ),
         };
-        let (tag, next) = varint(bytes, at)
+        let (tag, next) = varint_at(bytes, at)
             .ok_or_else(|| fault("a field's tag is cut or longer than 10 bytes".into()))?;
         let (number, wire) = (tag >> 3, tag & 7);
         if number == 0 {
@@ -51,14 +52,14 @@ fn walk(bytes: &[u8], inside: Option<u64>, out: &mut Vec<Located>) -> Result<(),
             ))
         };
         let (body, end) = match wire {
-            0 => (None, varint(bytes, next).ok_or_else(cut)?.1),
+            0 => (None, varint_at(bytes, next).ok_or_else(cut)?.1),
             1 | 5 => {
                 let width = if wire == 1 { 8 } else { 4 };
                 let end = next.checked_add(width).filter(|&e| e <= bytes.len());
                 (None, end.ok_or_else(cut)?)
             }
             2 => {
-                let (len, start) = varint(bytes, next).ok_or_else(cut)?;
+                let (len, start) = varint_at(bytes, next).ok_or_else(cut)?;
                 let end = usize::try_from(len)
                     .ok()
                     .and_then(|l| start.checked_add(l))
@@ -102,10 +103,4 @@ fn inflate(deflated: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     flate2::read::ZlibDecoder::new(deflated).read_to_end(&mut out)?;
     Ok(out)
-}
-
-/// The varint at `at` and the offset after it; `None` when cut or over 10 bytes.
-fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
-    let (value, rest) = kineto_trace::native::detect::varint(bytes.get(at..)?)?;
-    Some((value, bytes.len() - rest.len()))
 }

@@ -8,6 +8,10 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+#[path = "../../../tests/native_counts/mod.rs"]
+mod native_counts;
+use native_counts::int;
+
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native/perfetto")
 }
@@ -21,47 +25,12 @@ fn parse(path: &Path) -> Parsed {
     parse_file(path, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn int(v: &Value, k: &str) -> i64 {
-    v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
-}
-
 /// Counts and sums of every kind of row, annotations and launch links, against `want`.
 fn check(name: &str, want: &Value) {
     let p = parse(&dir().join(name));
     let t = &p.trace;
     assert_eq!(t.header.format, TraceFormat::Perfetto, "{name}");
-    for (kind, key) in [
-        (GpuKind::Kernel, "kernel"),
-        (GpuKind::Memcpy, "memcpy"),
-        (GpuKind::Memset, "memset"),
-    ] {
-        let ops = t.gpu_ops(kind);
-        assert_eq!(
-            ops.len() as i64,
-            int(want, &format!("{key}s")),
-            "{name}: {key}s"
-        );
-        let sum: i64 = ops.iter().map(|o| o.dur_ns).sum();
-        assert_eq!(
-            sum,
-            int(want, &format!("{key}_sum_ns")),
-            "{name}: Σ {key} ns"
-        );
-    }
-    assert_eq!(
-        t.launches.len() as i64,
-        int(want, "launches"),
-        "{name}: calls"
-    );
-    let launch_ns: i64 = t.launches.iter().map(|l| l.dur_ns).sum();
-    assert_eq!(launch_ns, int(want, "launch_sum_ns"), "{name}: Σ call ns");
-    assert_eq!(
-        t.cpu_ops.len() as i64,
-        int(want, "cpu_ops"),
-        "{name}: CPU ops"
-    );
-    let cpu_ns: i64 = t.cpu_ops.iter().map(|s| s.dur_ns).sum();
-    assert_eq!(cpu_ns, int(want, "cpu_op_sum_ns"), "{name}: Σ CPU op ns");
+    native_counts::assert_op_counts(t, want, name);
     let mut annotations: Vec<&str> = t.user_annotations.iter().map(|s| t.name(s.name)).collect();
     annotations.sort_unstable();
     let want_annotations: Vec<&str> = want["user_annotations"]

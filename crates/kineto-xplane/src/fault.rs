@@ -5,6 +5,8 @@
 //!
 //! What it is not: a decoder (no value is kept), nor a check of values (a stat of any number is fine).
 
+use kineto_trace::native::detect::varint_at;
+
 /// The messages of the schema, for the walk.
 #[derive(Debug, Clone, Copy)]
 enum Msg {
@@ -92,7 +94,7 @@ fn walk(bytes: &[u8], base: u64, msg: Msg) -> Result<(), (u64, String)> {
     let mut at = 0usize;
     while at < bytes.len() {
         let field_at = base + at as u64;
-        let (tag, next) = varint(bytes, at).ok_or_else(|| {
+        let (tag, next) = varint_at(bytes, at).ok_or_else(|| {
             (
                 field_at,
                 format!(
@@ -141,7 +143,7 @@ fn walk(bytes: &[u8], base: u64, msg: Msg) -> Result<(), (u64, String)> {
             )
         };
         at = match wire {
-            0 => varint(bytes, next).ok_or_else(cut)?.1,
+            0 => varint_at(bytes, next).ok_or_else(cut)?.1,
             1 => next
                 .checked_add(8)
                 .filter(|&e| e <= bytes.len())
@@ -151,7 +153,7 @@ fn walk(bytes: &[u8], base: u64, msg: Msg) -> Result<(), (u64, String)> {
                 .filter(|&e| e <= bytes.len())
                 .ok_or_else(cut)?,
             2 => {
-                let (len, start) = varint(bytes, next).ok_or_else(cut)?;
+                let (len, start) = varint_at(bytes, next).ok_or_else(cut)?;
                 let end = usize::try_from(len)
                     .ok()
                     .and_then(|l| start.checked_add(l))
@@ -182,19 +184,6 @@ fn walk(bytes: &[u8], base: u64, msg: Msg) -> Result<(), (u64, String)> {
         };
     }
     Ok(())
-}
-
-/// The varint at `at` and the offset after it; `None` when cut or over 10 bytes.
-fn varint(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
-    let mut value = 0u64;
-    for i in 0..10 {
-        let b = *bytes.get(at + i)?;
-        value |= u64::from(b & 0x7F) << (7 * i);
-        if b & 0x80 == 0 {
-            return Some((value, at + i + 1));
-        }
-    }
-    None
 }
 
 #[cfg(test)]

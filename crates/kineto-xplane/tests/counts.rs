@@ -4,13 +4,16 @@
 //! counts of the same script's independent protobuf walker (counts.json).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
-use kineto_trace::{Error, GpuKind, IdValue, Options, Parsed, TraceFormat, parse_file, parse_raw};
+use kineto_trace::{Error, IdValue, Options, Parsed, TraceFormat, parse_file, parse_raw};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[path = "../../../tests/corpus/mod.rs"]
 mod corpus;
+#[path = "../../../tests/native_counts/mod.rs"]
+mod native_counts;
+use native_counts::int;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native/xplane")
@@ -25,48 +28,13 @@ fn parse(path: &Path) -> Parsed {
     parse_file(path, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn int(v: &Value, k: &str) -> i64 {
-    v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
-}
-
 /// Counts and sums of every kind of row, devices, steps and launch links, against `want`.
 fn check(path: &Path, want: &Value) {
     let p = parse(path);
     let t = &p.trace;
     let rel = path.display();
     assert_eq!(t.header.format, TraceFormat::XPlane);
-    for (kind, key) in [
-        (GpuKind::Kernel, "kernel"),
-        (GpuKind::Memcpy, "memcpy"),
-        (GpuKind::Memset, "memset"),
-    ] {
-        let ops = t.gpu_ops(kind);
-        assert_eq!(
-            ops.len() as i64,
-            int(want, &format!("{key}s")),
-            "{rel}: {key}s"
-        );
-        let sum: i64 = ops.iter().map(|o| o.dur_ns).sum();
-        assert_eq!(
-            sum,
-            int(want, &format!("{key}_sum_ns")),
-            "{rel}: Σ {key} ns"
-        );
-    }
-    assert_eq!(
-        t.launches.len() as i64,
-        int(want, "launches"),
-        "{rel}: launches"
-    );
-    let launch_ns: i64 = t.launches.iter().map(|l| l.dur_ns).sum();
-    assert_eq!(launch_ns, int(want, "launch_sum_ns"), "{rel}: Σ launch ns");
-    assert_eq!(
-        t.cpu_ops.len() as i64,
-        int(want, "cpu_ops"),
-        "{rel}: CPU ops"
-    );
-    let cpu_ns: i64 = t.cpu_ops.iter().map(|s| s.dur_ns).sum();
-    assert_eq!(cpu_ns, int(want, "cpu_op_sum_ns"), "{rel}: Σ CPU op ns");
+    native_counts::assert_op_counts(t, want, &rel.to_string());
     assert_eq!(
         t.gpu_user_annotations.len() as i64,
         int(want, "gpu_annotations"),

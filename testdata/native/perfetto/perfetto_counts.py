@@ -28,30 +28,14 @@ import sys
 import zlib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from protowire import fields, grouped, len_field as lfield, read_varint, varint  # noqa: E402
+
 
 # ---- writing ---------------------------------------------------------------------------------------
 
-def varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def vfield(n, v):
     return varint(n << 3) + varint(v)
-
-
-def lfield(n, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return varint(n << 3 | 2) + varint(len(b)) + b
 
 
 def fixed64(n, v):
@@ -191,47 +175,6 @@ def gpu_stages():
 
 
 # ---- reading (independent of the writer above: a generic wire walker and the rules) -------------
-
-def read_varint(b, i):
-    value, shift = 0, 0
-    while True:
-        x = b[i]
-        i += 1
-        value |= (x & 0x7F) << shift
-        shift += 7
-        if not x & 0x80:
-            return value, i
-
-
-def fields(b):
-    i = 0
-    while i < len(b):
-        start = i
-        key, i = read_varint(b, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = read_varint(b, i)
-        elif wire == 2:
-            n, i = read_varint(b, i)
-            value = b[i:i + n]
-            if len(value) != n:
-                raise ValueError(start)
-            i += n
-        elif wire == 1:
-            value, i = int.from_bytes(b[i:i + 8], "little"), i + 8
-        elif wire == 5:
-            value, i = int.from_bytes(b[i:i + 4], "little"), i + 4
-        else:
-            raise ValueError(start)
-        yield start, number, value
-
-
-def grouped(b):
-    out = {}
-    for _, n, v in fields(b):
-        out.setdefault(n, []).append(v)
-    return out
-
 
 def one(d, n, default=None):
     return d.get(n, [default])[0]

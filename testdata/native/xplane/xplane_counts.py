@@ -22,49 +22,11 @@ import struct
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from protowire import fields, grouped, len_field as f_bytes, varint as enc_varint  # noqa: E402
+
 
 # ---- reading -------------------------------------------------------------------------------------
-
-def varint(b, i):
-    value, shift = 0, 0
-    while True:
-        x = b[i]
-        i += 1
-        value |= (x & 0x7F) << shift
-        shift += 7
-        if not x & 0x80:
-            return value, i
-
-
-def fields(b):
-    """(field number, value) pairs: an int for varints, bytes for length-delimited and fixed ones."""
-    i = 0
-    while i < len(b):
-        key, i = varint(b, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = varint(b, i)
-        elif wire == 2:
-            n, i = varint(b, i)
-            value = b[i:i + n]
-            if len(value) != n:
-                raise ValueError("cut")
-            i += n
-        elif wire == 1:
-            value, i = b[i:i + 8], i + 8
-        elif wire == 5:
-            value, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        yield number, value
-
-
-def grouped(b):
-    out = {}
-    for n, v in fields(b):
-        out.setdefault(n, []).append(v)
-    return out
-
 
 def signed(v):
     return v - (1 << 64) if v >= 1 << 63 else v
@@ -162,7 +124,7 @@ def gpu_kind(ev):
 
 def count(path):
     data = Path(path).read_bytes()
-    planes = [read_plane(v) for n, v in fields(data) if n == 1]
+    planes = [read_plane(v) for _, n, v in fields(data) if n == 1]
     c = {"planes": [], "kernels": 0, "kernel_sum_ns": 0, "memcpys": 0, "memcpy_sum_ns": 0, "memsets": 0,
          "memset_sum_ns": 0, "launches": 0, "launch_sum_ns": 0, "cpu_ops": 0, "cpu_op_sum_ns": 0,
          "step_annotations": [], "gpu_annotations": 0, "kernels_by_device": {}, "devices": [],
@@ -210,27 +172,8 @@ def count(path):
 
 # ---- writing -------------------------------------------------------------------------------------
 
-def enc_varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def f_varint(n, v):
     return enc_varint(n << 3) + enc_varint(v) if v else b""
-
-
-def f_bytes(n, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return enc_varint(n << 3 | 2) + enc_varint(len(b)) + b
 
 
 class PlaneWriter:

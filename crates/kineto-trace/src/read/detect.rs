@@ -200,7 +200,7 @@ fn is_perfetto_trace(content: &[u8]) -> bool {
 }
 
 /// A protobuf varint (at most 10 bytes) and the bytes after it; `None` when cut or longer. The one
-/// varint of the protobuf readers' byte walks (`kineto-perfetto`'s packet stream uses it too).
+/// varint of the protobuf readers' byte walks (through [`varint_at`] in theirs).
 pub fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
     let mut value = 0u64;
     for (i, &b) in bytes.iter().take(10).enumerate() {
@@ -210,6 +210,14 @@ pub fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
         }
     }
     None
+}
+
+/// The varint at offset `at` of `bytes` and the offset after it; `None` when cut or longer: [`varint`]
+/// for the walks that keep an offset (`kineto-perfetto`'s packet stream, `kineto-xplane`'s fault
+/// finder).
+pub fn varint_at(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    let (value, rest) = varint(bytes.get(at..)?)?;
+    Some((value, bytes.len() - rest.len()))
 }
 
 /// The first key of an object whose `{` has been read, when it is a plain string (no escapes).

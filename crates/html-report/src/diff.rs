@@ -229,12 +229,7 @@ pub fn kineto_verdict_page(
 
 /// How a verdict row is named on the page: `rank 0 · decode · step_time`, `… · kernel · NAME`.
 fn row_label(r: &VerdictRow) -> String {
-    let mut l = format!("{} · {} · {}", r.place, r.phase, r.metric);
-    if let Some(n) = &r.name {
-        l.push_str(" · ");
-        l.push_str(n);
-    }
-    l
+    r.label_with(" · ")
 }
 
 fn verdict_table(rows: &[VerdictRow]) -> Table {

@@ -528,14 +528,6 @@ fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     Ok(())
 }
 
-/// An interval as `[-1.20, +3.40]`, or `–` without one.
-fn interval_cell(row: &VerdictRow) -> String {
-    match (row.judged.ci_low_pct, row.judged.ci_high_pct) {
-        (Some(lo), Some(hi)) => format!("[{lo:+.2}, {hi:+.2}]"),
-        _ => "–".to_owned(),
-    }
-}
-
 fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()> {
     let record = |p: &Option<PathBuf>| {
         p.as_ref().map_or_else(
@@ -577,16 +569,14 @@ fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()>
         if let Some(m) = j.more_samples {
             why.push(format!("about {m} more sample(s) a side would decide"));
         }
+        let [delta, interval] = html_report::judged_cells(j);
         writeln!(
             w,
-            "{:<10} {:<9} {:<16} {:<12} {:>9} {:>21} {:>6} {:>6}  {}",
+            "{:<10} {:<9} {:<16} {:<12} {delta:>9} {interval:>21} {:>6} {:>6}  {}",
             row.metric,
             out::escape(&row.phase),
             out::escape(&row.place),
             j.verdict.as_str(),
-            j.delta_pct
-                .map_or_else(|| "–".to_owned(), |x| format!("{x:+.2}")),
-            interval_cell(row),
             j.n_old,
             j.n_new,
             out::escape(&why.join("; "))

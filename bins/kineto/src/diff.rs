@@ -434,7 +434,8 @@ fn json_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The CSV columns: one header for every kind of row (a cell that does not apply is empty).
+/// The CSV columns: one header for every kind of row (a cell that does not apply is empty). Every record
+/// names its cells by these ([`csv_record`]): the list is written here only.
 const CSV_COLUMNS: [&str; 18] = [
     "kind",
     "metric",
@@ -456,84 +457,90 @@ const CSV_COLUMNS: [&str; 18] = [
     "exceeds_spread",
 ];
 
+/// One CSV record: each cell given by its column's name ([`CSV_COLUMNS`]), the others empty; every cell
+/// through the workspace's one CSV cell rule (`tool_io::csv`).
+fn csv_record(w: &mut dyn Write, named: &[(&str, String)]) -> std::io::Result<()> {
+    let mut cells = vec![String::new(); CSV_COLUMNS.len()];
+    for (col, cell) in named {
+        let i = CSV_COLUMNS
+            .iter()
+            .position(|c| c == col)
+            .unwrap_or_else(|| unreachable!("`{col}` is not one of CSV_COLUMNS"));
+        cells[i] = tool_io::csv::text_cell(cell).into_owned();
+    }
+    writeln!(w, "{}", cells.join(","))
+}
+
 fn csv_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
     writeln!(w, "{}", CSV_COLUMNS.join(","))?;
     let num = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.3}"));
-    let cells = |w: &mut dyn Write, v: [String; 18]| {
-        let quoted: Vec<String> = v
-            .iter()
-            .map(|c| tool_io::csv::text_cell(c).into_owned())
-            .collect();
-        writeln!(w, "{}", quoted.join(","))
-    };
     for row in &r.rows {
         let j = &row.judged;
-        cells(
+        csv_record(
             w,
-            [
-                "verdict".into(),
-                row.metric.into(),
-                row.name.clone().unwrap_or_default(),
-                row.place.clone(),
-                row.phase.clone(),
-                j.verdict.as_str().into(),
-                num(j.delta_pct),
-                num(j.ci_low_pct),
-                num(j.ci_high_pct),
-                j.n_old.to_string(),
-                j.n_new.to_string(),
-                j.more_samples.map_or(String::new(), |m| m.to_string()),
-                row.comparable.to_string(),
-                row.gated.to_string(),
-                j.reasons.join("; "),
-                String::new(),
-                String::new(),
-                String::new(),
+            &[
+                ("kind", row.kind.into()),
+                ("metric", row.metric.into()),
+                ("name", row.name.clone().unwrap_or_default()),
+                ("place", row.place.clone()),
+                ("phase", row.phase.clone()),
+                ("verdict", j.verdict.as_str().into()),
+                ("delta_pct", num(j.delta_pct)),
+                ("ci_low_pct", num(j.ci_low_pct)),
+                ("ci_high_pct", num(j.ci_high_pct)),
+                ("n_old", j.n_old.to_string()),
+                ("n_new", j.n_new.to_string()),
+                (
+                    "more_samples",
+                    j.more_samples.map_or(String::new(), |m| m.to_string()),
+                ),
+                ("comparable", row.comparable.to_string()),
+                ("gated", row.gated.to_string()),
+                ("reasons", j.reasons.join("; ")),
             ],
         )?;
     }
     for (phase, c) in &r.phases {
         for row in &c.rows {
             let ch = &row.change;
-            let mut v: [String; 18] = Default::default();
-            v[0] = "bucket".into();
-            v[1] = row.key.clone();
-            v[3] = row.place.clone();
-            v[4] = phase.clone();
-            v[6] = num(ch.delta_pct);
             let (lo, hi) = interval_of(r, phase, row);
-            v[7] = num(lo);
-            v[8] = num(hi);
-            v[15] = num(Some(ch.old));
-            v[16] = num(Some(ch.new));
-            v[17] = ch.exceeds_spread.map_or(String::new(), |b| b.to_string());
-            cells(w, v)?;
+            csv_record(
+                w,
+                &[
+                    ("kind", "bucket".into()),
+                    ("metric", row.key.clone()),
+                    ("place", row.place.clone()),
+                    ("phase", phase.clone()),
+                    ("delta_pct", num(ch.delta_pct)),
+                    ("ci_low_pct", num(lo)),
+                    ("ci_high_pct", num(hi)),
+                    ("old", num(Some(ch.old))),
+                    ("new", num(Some(ch.new))),
+                    (
+                        "exceeds_spread",
+                        ch.exceeds_spread.map_or(String::new(), |b| b.to_string()),
+                    ),
+                ],
+            )?;
         }
     }
     for (kind, list) in one_side_lists(r) {
         for what in list {
-            let mut v: [String; 18] = Default::default();
-            v[0] = kind.into();
-            v[2] = what.clone();
-            cells(w, v)?;
+            csv_record(w, &[("kind", kind.into()), ("name", what.clone())])?;
         }
     }
     if let Some(g) = &r.gated {
-        let mut v: [String; 18] = Default::default();
-        v[0] = "gate".into();
-        v[5] = if g.passed() { "pass" } else { "fail" }.into();
-        v[14] = g.reasons().join("; ");
-        cells(w, v)?;
+        let verdict = if g.passed() { "pass" } else { "fail" };
+        csv_record(
+            w,
+            &[
+                ("kind", "gate".into()),
+                ("verdict", verdict.into()),
+                ("reasons", g.reasons().join("; ")),
+            ],
+        )?;
     }
     Ok(())
-}
-
-/// An interval as `[-1.20, +3.40]`, or `–` without one.
-fn interval_cell(row: &VerdictRow) -> String {
-    match (row.judged.ci_low_pct, row.judged.ci_high_pct) {
-        (Some(lo), Some(hi)) => format!("[{lo:+.2}, {hi:+.2}]"),
-        _ => "–".to_owned(),
-    }
 }
 
 fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()> {
@@ -577,16 +584,14 @@ fn text_out(w: &mut impl Write, r: &Diffed, d: &DiffArgs) -> std::io::Result<()>
         if let Some(m) = j.more_samples {
             why.push(format!("about {m} more sample(s) a side would decide"));
         }
+        let [delta, interval] = html_report::judged_cells(j);
         writeln!(
             w,
-            "{:<10} {:<9} {:<16} {:<12} {:>9} {:>21} {:>6} {:>6}  {}",
+            "{:<10} {:<9} {:<16} {:<12} {delta:>9} {interval:>21} {:>6} {:>6}  {}",
             row.metric,
             out::escape(&row.phase),
             out::escape(&row.place),
             j.verdict.as_str(),
-            j.delta_pct
-                .map_or_else(|| "–".to_owned(), |x| format!("{x:+.2}")),
-            interval_cell(row),
             j.n_old,
             j.n_new,
             out::escape(&why.join("; "))

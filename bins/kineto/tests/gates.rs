@@ -337,13 +337,10 @@ fn json_rows(out: &Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// Issue 44: the verdict rows open `--json`, step time first, and the gate fails a significant slowdown
-/// above PCT only. Old steps 100, 102, 98, 101, 99, 100 µs (mean 100); new 120, 122, 118, 121, 119, 120
-/// (mean 120): Δ = +20 % exactly, and with a spread of ±2 µs the interval is far from 0.
-#[test]
-fn the_verdict_rows_come_first_and_gate_the_slowdown() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+/// Two runs of rank 0 under `dir` (`old`, `new`): steps of 100, 102, 98, 101, 99, 100 µs (mean 100) and of
+/// 120, 122, 118, 121, 119, 120 µs (mean 120), Δ = +20 % exactly, with a spread of ±2 µs a side.
+fn slowdown_runs(dir: &Path) -> (PathBuf, PathBuf) {
+    let (old, new) = (dir.join("old"), dir.join("new"));
     trace(
         &old,
         "r0.json",
@@ -358,6 +355,16 @@ fn the_verdict_rows_come_first_and_gate_the_slowdown() {
         Some(1),
         &[120, 122, 118, 121, 119, 120],
     );
+    (old, new)
+}
+
+/// Issue 44: the verdict rows open `--json`, step time first, and the gate fails a significant slowdown
+/// above PCT only. Old steps 100, 102, 98, 101, 99, 100 µs (mean 100); new 120, 122, 118, 121, 119, 120
+/// (mean 120): Δ = +20 % exactly, and with a spread of ±2 µs the interval is far from 0.
+#[test]
+fn the_verdict_rows_come_first_and_gate_the_slowdown() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (old, new) = slowdown_runs(tmp.path());
     let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let rows = json_rows(&out);
@@ -517,21 +524,7 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
 #[test]
 fn the_csv_opens_with_the_verdict_rows_and_the_margin_is_checked() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
-    trace(
-        &old,
-        "r0.json",
-        Some(0),
-        Some(1),
-        &[100, 102, 98, 101, 99, 100],
-    );
-    trace(
-        &new,
-        "r0.json",
-        Some(0),
-        Some(1),
-        &[120, 122, 118, 121, 119, 120],
-    );
+    let (old, new) = slowdown_runs(tmp.path());
     let out = kineto(&["diff", s(&old), s(&new), "--csv"]);
     let t = text(&out.stdout);
     let mut lines = t.lines();

@@ -187,17 +187,11 @@ pub fn diff(
         writeln!(out, "NEW: {}", esc(&b.display().to_string()))?;
         for r in &rows {
             let j = &r.judged;
-            let interval = match (j.ci_low_pct, j.ci_high_pct) {
-                (Some(lo), Some(hi)) => format!("[{lo:+.2}, {hi:+.2}]"),
-                _ => "–".to_owned(),
-            };
+            let [delta, interval] = html_report::judged_cells(j);
             writeln!(
                 out,
-                "{:<12} {:>9} {:>21} {:>6} {:>6}  {}{}",
+                "{:<12} {delta:>9} {interval:>21} {:>6} {:>6}  {}{}",
                 j.verdict.as_str(),
-                j.delta_pct
-                    .map_or_else(|| "–".to_owned(), |d| format!("{d:+.2}")),
-                interval,
                 j.n_old,
                 j.n_new,
                 esc(r.name.as_deref().unwrap_or("")),

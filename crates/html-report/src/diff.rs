@@ -1,6 +1,7 @@
 //! The page and plain-text cells of a comparison of two runs (`kineto diff`, `kl1-bandwidth diff`). The
 //! comparison itself, rows, Δ % and the gate, is `run_compare`'s; this module only renders it.
 
+use run_compare::verdict::Judged;
 use run_compare::verdict_rows::{Comparability, UNPHASED, VerdictRow};
 use run_compare::{Change, Comparison, EXCEEDS_RULE, FAIL_RULE, Gate, MISSING_RULE, Verdict};
 use serde_json::{Value, json};
@@ -25,6 +26,20 @@ pub fn change_cells(c: &Change) -> [String; 5] {
             Some(false) => "no".into(),
             None => "?".into(),
         },
+    ]
+}
+
+/// A verdict as plain-text cells for a terminal table (`kineto diff`, `provenance diff` of benchmark
+/// results): Δ % (`+20.00`) and its interval (`[+18.10, +21.93]`), `–` where there is none.
+pub fn judged_cells(j: &Judged) -> [String; 2] {
+    let interval = match (j.ci_low_pct, j.ci_high_pct) {
+        (Some(lo), Some(hi)) => format!("[{lo:+.2}, {hi:+.2}]"),
+        _ => "–".to_owned(),
+    };
+    [
+        j.delta_pct
+            .map_or_else(|| "–".to_owned(), |d| format!("{d:+.2}")),
+        interval,
     ]
 }
 
@@ -229,12 +244,7 @@ pub fn kineto_verdict_page(
 
 /// How a verdict row is named on the page: `rank 0 · decode · step_time`, `… · kernel · NAME`.
 fn row_label(r: &VerdictRow) -> String {
-    let mut l = format!("{} · {} · {}", r.place, r.phase, r.metric);
-    if let Some(n) = &r.name {
-        l.push_str(" · ");
-        l.push_str(n);
-    }
-    l
+    r.label_with(" · ")
 }
 
 fn verdict_table(rows: &[VerdictRow]) -> Table {

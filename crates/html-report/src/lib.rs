@@ -43,7 +43,9 @@ pub(crate) fn visit() {
     VISITS.with(|v| v.set(v.get() + 1));
 }
 
-pub use diff::{Verdicts, change_cells, kineto_diff_page, kineto_verdict_page, kl1_diff_page};
+pub use diff::{
+    Verdicts, change_cells, judged_cells, kineto_diff_page, kineto_verdict_page, kl1_diff_page,
+};
 pub use doctor::{doctor_html, doctor_section};
 pub use kineto::KinetoInputs;
 pub use monitor::MonitorInputs;

@@ -187,16 +187,13 @@ pub fn bench_verdicts(
             only_in_new.push(n.name.clone());
             continue;
         };
-        let mut row = VerdictRow {
-            kind: "verdict",
-            metric: "benchmark",
-            name: Some(n.name.clone()),
-            place: "all".to_owned(),
-            phase: n.group.clone().unwrap_or_else(|| UNPHASED.to_owned()),
-            judged: judged(o, n, method),
-            comparable: true,
-            gated: true,
-        };
+        let mut row = VerdictRow::new(
+            "benchmark",
+            Some(n.name.clone()),
+            "all".to_owned(),
+            n.group.clone().unwrap_or_else(|| UNPHASED.to_owned()),
+            judged(o, n, method),
+        );
         comparable(o.record.as_ref(), n.record.as_ref()).apply(std::slice::from_mut(&mut row));
         rows.push(row);
     }

@@ -51,14 +51,37 @@ pub struct VerdictRow {
 }
 
 impl VerdictRow {
+    /// The row of `metric` (`name`) at `place` in `phase`, judged: comparable and gated until told
+    /// otherwise ([`Comparability::apply`], a window without step markers).
+    pub fn new(
+        metric: &'static str,
+        name: Option<String>,
+        place: String,
+        phase: String,
+        judged: Judged,
+    ) -> VerdictRow {
+        VerdictRow {
+            kind: "verdict",
+            metric,
+            name,
+            place,
+            phase,
+            judged,
+            comparable: true,
+            gated: true,
+        }
+    }
+
     /// How the gate names this row: `rank 0 decode step_time`, `all ranks unphased kernel volta_sgemm_#_nn`.
     pub fn label(&self) -> String {
-        let mut s = format!("{} {} {}", self.place, self.phase, self.metric);
-        if let Some(n) = &self.name {
-            s.push(' ');
-            s.push_str(n);
-        }
-        s
+        self.label_with(" ")
+    }
+
+    /// The row's place, phase, metric and name (when it has one), joined by `sep`.
+    pub fn label_with(&self, sep: &str) -> String {
+        let mut parts = vec![self.place.as_str(), self.phase.as_str(), self.metric];
+        parts.extend(self.name.as_deref());
+        parts.join(sep)
     }
 
     /// Whether this is the verdict on `row` of phase `phase`'s budget comparison.
@@ -136,14 +159,8 @@ fn row_verdict(r: &Row, phase: &str, method: Method) -> VerdictRow {
         judged.verdict = Call::Inconclusive;
     }
     VerdictRow {
-        kind: "verdict",
-        metric,
-        name,
-        place: r.place.clone(),
-        phase: phase.to_owned(),
-        judged,
-        comparable: true,
         gated: !window,
+        ..VerdictRow::new(metric, name, r.place.clone(), phase.to_owned(), judged)
     }
 }
 
@@ -236,16 +253,13 @@ pub fn kernel_verdicts(
                 let total: f64 = ov.iter().chain(nv).sum();
                 rows.push((
                     total,
-                    VerdictRow {
-                        kind: "verdict",
-                        metric: "kernel",
-                        name: Some(key.1.clone()),
-                        place: "all ranks".to_owned(),
-                        phase: key.0.clone(),
-                        judged: judge(ov, nv, method),
-                        comparable: true,
-                        gated: true,
-                    },
+                    VerdictRow::new(
+                        "kernel",
+                        Some(key.1.clone()),
+                        "all ranks".to_owned(),
+                        key.0.clone(),
+                        judge(ov, nv, method),
+                    ),
                 ));
             }
             None => only_old.push(listed(key)),

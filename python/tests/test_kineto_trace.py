@@ -450,6 +450,22 @@ CORPUS_NATIVE_COUNTS = json.loads((NATIVE / "corpus_counts.json").read_text())
 NATIVE_CASES = [("built", r) for r in sorted(NATIVE_COUNTS)] + [("corpus", r) for r in sorted(CORPUS_NATIVE_COUNTS)]
 
 
+def assert_gpu_ops_as_counted(ranks, formats, want):
+    """The GPU ops of a file's ranks (each op in exactly one rank), each rank of one of `formats`, are what a
+    counting script counted in the file: kernels, copies, fills, and the kernels' total ns."""
+    kinds, durs = [], []
+    for t in ranks:
+        assert t.summary_dict()["format"] in formats
+        ops = t.gpu_ops()
+        k = ops["kind"].to_pylist()
+        kinds += k
+        durs += [d for kind, d in zip(k, ops["dur_ns"].to_pylist()) if kind == "kernel"]
+    assert kinds.count("kernel") == want["kernels"]
+    assert kinds.count("memcpy") == want["memcpys"]
+    assert kinds.count("memset") == want["memsets"]
+    assert sum(durs) == want["kernel_sum_ns"]
+
+
 @pytest.mark.parametrize("where,rel", NATIVE_CASES, ids=lambda r: r.replace("/", "-"))
 def test_native_formats_read_as_python_counts_them(where, rel):
     # Nsight Systems, rocpd and RPD SQLite, rocprofv3 JSON and CSV, Chrome-trace arrays: counted by
@@ -461,18 +477,8 @@ def test_native_formats_read_as_python_counts_them(where, rel):
     # A file of several processes or GPUs is one trace per rank (`read` refuses it): the file's GPU ops
     # are the union of its ranks', each op in exactly one rank.
     ranks = kineto_trace.read_ranks(path)
-    kinds, durs = [], []
-    for t in ranks:
-        d = t.summary_dict()
-        assert d["format"] in ("nsys_sqlite", "rocpd_sqlite", "rpd_sqlite", "rocprofv3_json", "rocprofv3_csv", "chrome_array")
-        ops = t.gpu_ops()
-        k = ops["kind"].to_pylist()
-        kinds += k
-        durs += [d for kind, d in zip(k, ops["dur_ns"].to_pylist()) if kind == "kernel"]
-    assert kinds.count("kernel") == want["kernels"]
-    assert kinds.count("memcpy") == want["memcpys"]
-    assert kinds.count("memset") == want["memsets"]
-    assert sum(durs) == want["kernel_sum_ns"]
+    formats = ("nsys_sqlite", "rocpd_sqlite", "rpd_sqlite", "rocprofv3_json", "rocprofv3_csv", "chrome_array")
+    assert_gpu_ops_as_counted(ranks, formats, want)
     if "steps" in want and len(ranks) == 1:
         steps = ranks[0].steps()
         assert steps["name"].to_pylist() == [s["name"] for s in want["steps"]]
@@ -494,17 +500,7 @@ def test_xplane_reads_as_its_wire_walker_counts_it(name):
     # One rank per GPU plane (multi_gpu.xplane.pb has two); their ops add up to the file's.
     ranks = kineto_trace.read_ranks(path)
     assert len(ranks) == len(want["devices"])
-    kinds, durs = [], []
-    for t in ranks:
-        assert t.summary_dict()["format"] == "xplane"
-        ops = t.gpu_ops()
-        k = ops["kind"].to_pylist()
-        kinds += k
-        durs += [d for kind, d in zip(k, ops["dur_ns"].to_pylist()) if kind == "kernel"]
-    assert kinds.count("kernel") == want["kernels"]
-    assert kinds.count("memcpy") == want["memcpys"]
-    assert kinds.count("memset") == want["memsets"]
-    assert sum(durs) == want["kernel_sum_ns"]
+    assert_gpu_ops_as_counted(ranks, ("xplane",), want)
 
 
 PERFETTO = NATIVE / "perfetto"

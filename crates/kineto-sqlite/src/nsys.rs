@@ -452,7 +452,8 @@ fn read_kernels(
                 s
             }
         };
-        let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+        let (correlation, global_pid) = (int(4)?, int(5)?);
+        let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
         let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
         op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
         op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
@@ -464,10 +465,10 @@ fn read_kernels(
         op.graph_node_id = int(18)?.map(|v| v as u64);
         op.graph_id = int(19)?.map(|v| v as u64);
         let in_graph = op.graph_id.is_some_and(|g| g != 0);
-        if let (Some(c), Some(p)) = (int(4)?, int(5)?) {
+        if let (Some(c), Some(p)) = (correlation, global_pid) {
             *launched.entry((p & PID_MASK, c)).or_default() |= in_graph;
         }
-        b.gpu_op_of(GpuKind::Kernel, op, int(5)?.map(pid_of))
+        b.gpu_op_of(GpuKind::Kernel, op, global_pid.map(pid_of))
             .map_err(e)
     })?;
     dangling.warn(
@@ -507,9 +508,10 @@ fn read_copies(
             _ => format!("Memcpy {short}"),
         };
         let sym = b.name(&name);
-        let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+        let (correlation, global_pid) = (int(4)?, int(5)?);
+        let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
-        b.gpu_op_of(GpuKind::Memcpy, op, int(5)?.map(pid_of))
+        b.gpu_op_of(GpuKind::Memcpy, op, global_pid.map(pid_of))
             .map_err(e)
     })
 }
@@ -532,9 +534,10 @@ fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()>
             None => "Memset".to_string(),
         };
         let sym = b.name(&name);
-        let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+        let (correlation, global_pid) = (int(4)?, int(5)?);
+        let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
-        b.gpu_op_of(GpuKind::Memset, op, int(5)?.map(pid_of))
+        b.gpu_op_of(GpuKind::Memset, op, global_pid.map(pid_of))
             .map_err(e)
     })
 }
@@ -558,9 +561,10 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
                 None => GRAPH_REPLAY_PREFIX.to_string(),
             };
             let sym = b.name(&name);
-            let mut op = device_op(b, sym, (start, end), (dev, stream), int(4)?, int(5)?);
+            let (correlation, global_pid) = (int(4)?, int(5)?);
+            let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
             op.graph_id = graph.map(|g| g as u64);
-            b.gpu_op_of(GpuKind::Kernel, op, int(5)?.map(pid_of))
+            b.gpu_op_of(GpuKind::Kernel, op, global_pid.map(pid_of))
                 .map_err(e)?;
             replays += 1;
             replay_ns = replay_ns.saturating_add(end - start);

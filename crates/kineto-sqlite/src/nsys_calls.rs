@@ -76,6 +76,8 @@ pub(crate) fn read_calls(
             let time = |c: usize| get_time(r, c).map_err(e);
             let (start, end) = (time(0)?, time(1)?);
             let gt = int(2)?.unwrap_or(0);
+            // The process part of the global thread id: what scopes a correlation id.
+            let process = gt & PID_MASK;
             let name_id = int(4)?;
             let raw_correlation = int(3)?.unwrap_or(0).max(0);
             dangling.add(strings, &[name_id]);
@@ -88,15 +90,14 @@ pub(crate) fn read_calls(
                     )
                 }
                 None => {
-                    let lost =
-                        lost_call_name(launched.get(&(gt & PID_MASK, raw_correlation)).copied());
+                    let lost = lost_call_name(launched.get(&(process, raw_correlation)).copied());
                     (lost, b.name(lost))
                 }
             };
             let api =
                 default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
             if raw_correlation != 0 {
-                match calls.entry((gt & PID_MASK, raw_correlation)) {
+                match calls.entry((process, raw_correlation)) {
                     std::collections::hash_map::Entry::Occupied(first) if *first.get() == sym => {
                         listed_twice += 1;
                         return Ok(());
@@ -108,7 +109,7 @@ pub(crate) fn read_calls(
                 }
             }
             let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
-            let correlation = b.correlation((gt & PID_MASK) as u64, raw_correlation as u64);
+            let correlation = b.correlation(process as u64, raw_correlation as u64);
             b.launch(Launch::at(sym, api, start, end - start, track, correlation))
                 .map_err(e)
         })?;

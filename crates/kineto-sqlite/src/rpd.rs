@@ -85,18 +85,17 @@ struct OpLinks {
     process_of: FxHashMap<i64, i64>,
 }
 
-/// API call → its process, from `rocpd_api.pid`.
+/// API call → its process, from `rocpd_api.pid` (every RPD file has the table: [`read`] refuses one
+/// without it).
 fn call_processes(d: &Db) -> Result<FxHashMap<i64, i64>> {
     let mut process_of: FxHashMap<i64, i64> = FxHashMap::default();
-    if d.has("rocpd_api") {
-        d.each("rocpd_api", &["id", "?pid"], "", |i, r| {
-            let e = |m: String| d.row_err("rocpd_api", i, m);
-            if let (Some(a), Some(p)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
-                process_of.insert(a, p);
-            }
-            Ok(())
-        })?;
-    }
+    d.each("rocpd_api", &["id", "?pid"], "", |i, r| {
+        let e = |m: String| d.row_err("rocpd_api", i, m);
+        if let (Some(a), Some(p)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
+            process_of.insert(a, p);
+        }
+        Ok(())
+    })?;
     Ok(process_of)
 }
 

@@ -62,10 +62,37 @@ struct Parts {
     of_process: BTreeMap<i64, Vec<usize>>,
     /// A GPU op's correlation → the rank of the op (the first, should ops of two ranks share one).
     of_correlation: FxHashMap<u64, usize>,
-    /// CPU rows of processes that drove no GPU: in no rank.
-    left_out: u64,
+    left_out: LeftOut,
+}
+
+/// CPU rows of processes that drove no GPU: in no rank.
+#[derive(Default)]
+struct LeftOut {
+    rows: u64,
     /// The processes of those rows.
-    left_out_processes: Vec<String>,
+    processes: Vec<String>,
+}
+
+/// The ranks of a CPU row's process (its track's pid); none for a process that drove no GPU, counted in
+/// `left_out`. A function of the two fields it reads, not of [`Parts`], so that the ranks' rows can be
+/// filled while the answer is borrowed (no copy of it per row).
+fn ranks_of_track<'a>(
+    of_process: &'a BTreeMap<i64, Vec<usize>>,
+    left_out: &mut LeftOut,
+    ids: &TrackIds,
+) -> &'a [usize] {
+    let process = ids.pid.as_i64();
+    match process.and_then(|p| of_process.get(&p)) {
+        Some(v) => v,
+        None => {
+            left_out.rows += 1;
+            let name = ids.pid.to_string();
+            if !left_out.processes.contains(&name) {
+                left_out.processes.push(name);
+            }
+            &[]
+        }
+    }
 }
 
 impl Parts {
@@ -81,8 +108,7 @@ impl Parts {
             traces: keys.iter().map(|_| empty_like(t)).collect(),
             of_process,
             of_correlation: FxHashMap::default(),
-            left_out: 0,
-            left_out_processes: Vec::new(),
+            left_out: LeftOut::default(),
         }
     }
 
@@ -109,22 +135,6 @@ impl Parts {
         }
     }
 
-    /// The ranks of a CPU row's process (its track's pid); none for a process that drove no GPU, counted.
-    fn of_track(&mut self, ids: &TrackIds) -> &[usize] {
-        let process = ids.pid.as_i64();
-        match process.and_then(|p| self.of_process.get(&p)) {
-            Some(v) => v,
-            None => {
-                self.left_out += 1;
-                let name = ids.pid.to_string();
-                if !self.left_out_processes.contains(&name) {
-                    self.left_out_processes.push(name);
-                }
-                &[]
-            }
-        }
-    }
-
     /// Calls: with the GPU op they launched, else with their process's first GPU.
     fn launches(&mut self, t: &Trace) {
         for l in &t.launches {
@@ -133,7 +143,9 @@ impl Parts {
                 .and_then(|c| self.of_correlation.get(&c.get()).copied());
             let i = match by_op {
                 Some(i) => Some(i),
-                None => self.of_track(t.track(l.track)).first().copied(),
+                None => ranks_of_track(&self.of_process, &mut self.left_out, t.track(l.track))
+                    .first()
+                    .copied(),
             };
             if let Some(i) = i {
                 self.traces[i].launches.push(l.clone());
@@ -146,7 +158,7 @@ impl Parts {
     fn cpu_rows(&mut self, t: &Trace) {
         let mut cpu_op_index: Vec<Vec<(usize, u32)>> = vec![Vec::new(); t.cpu_ops.len()];
         for (n, s) in t.cpu_ops.iter().enumerate() {
-            for i in self.of_track(t.track(s.track)).to_vec() {
+            for &i in ranks_of_track(&self.of_process, &mut self.left_out, t.track(s.track)) {
                 cpu_op_index[n].push((i, self.traces[i].cpu_ops.len() as u32));
                 self.traces[i].cpu_ops.push(s.clone());
             }
@@ -171,11 +183,11 @@ impl Parts {
                 }
             }
             if !placed {
-                self.left_out += 1;
+                self.left_out.rows += 1;
             }
         }
         for f in &t.flows {
-            for i in self.of_track(t.track(f.track)).to_vec() {
+            for &i in ranks_of_track(&self.of_process, &mut self.left_out, t.track(f.track)) {
                 self.traces[i].flows.push(f.clone());
             }
         }
@@ -183,7 +195,7 @@ impl Parts {
 
     fn spans(&mut self, t: &Trace, spans: &[Span], to: impl Fn(&mut Trace) -> &mut Vec<Span>) {
         for s in spans {
-            for i in self.of_track(t.track(s.track)).to_vec() {
+            for &i in ranks_of_track(&self.of_process, &mut self.left_out, t.track(s.track)) {
                 to(&mut self.traces[i]).push(s.clone());
             }
         }
@@ -222,11 +234,11 @@ impl Parts {
                 "this file holds {of} ranks, each a process and the GPU it drove ({all}): this is {}",
                 labels[i]
             ));
-            if self.left_out > 0 {
+            if self.left_out.rows > 0 {
                 part.capture.notes.push(format!(
                     "{} CPU rows of processes that drove no GPU (pid {}) are in no rank",
-                    self.left_out,
-                    self.left_out_processes.join(", ")
+                    self.left_out.rows,
+                    self.left_out.processes.join(", ")
                 ));
             }
         }
@@ -290,7 +302,7 @@ fn bounds(t: &Trace) -> Option<(i64, i64)> {
         .chain(&t.user_annotations)
         .chain(&t.gpu_user_annotations)
         .chain(&t.python_functions)
-        .map(|s| (s.ts_ns, s.ts_ns.saturating_add(s.dur_ns)));
+        .map(|s| (s.ts_ns, s.end_ns()));
     let flows = t.flows.iter().map(flow_span);
     ops.chain(calls)
         .chain(spans)

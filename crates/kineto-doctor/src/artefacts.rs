@@ -25,12 +25,7 @@ pub(crate) struct Artefact {
 }
 
 fn median(mut v: Vec<i64>) -> i64 {
-    v.sort_unstable();
-    match v.len() {
-        0 => 0,
-        n if n % 2 == 1 => v[n / 2],
-        n => ((i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])) / 2) as i64,
-    }
+    (crate::twice_median(&mut v) / 2) as i64
 }
 
 /// The artefact steps of a trace, first step's then last step's.

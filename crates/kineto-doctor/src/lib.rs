@@ -428,6 +428,20 @@ pub(crate) fn share(ns: i64, span_ns: i64) -> f64 {
     }
 }
 
+/// Twice the median of `v`, sorting it: exact in integers (the two middle values' sum for an even
+/// count); 0 when empty. The one median of the rules (`work::median`, `artefacts::median` halve it).
+pub(crate) fn twice_median(v: &mut [i64]) -> i128 {
+    v.sort_unstable();
+    let n = v.len();
+    if n == 0 {
+        0
+    } else if n % 2 == 1 {
+        2 * i128::from(v[n / 2])
+    } else {
+        i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])
+    }
+}
+
 /// `ns` as µs text with three decimals, exact.
 pub(crate) fn us(ns: i64) -> String {
     kineto_trace::ns_to_us_string(ns)

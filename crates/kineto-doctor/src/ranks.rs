@@ -2,20 +2,9 @@
 //! `kineto_trace::analysis::step_key`) of its span above the median rank's span.
 
 use crate::gaps::finding;
-use crate::{Finding, FindingId, TraceInput, us};
+use crate::{Finding, FindingId, TraceInput, twice_median, us};
 use kineto_trace::analysis::step_key;
 use std::collections::BTreeMap;
-
-/// Twice the median of `v` (exact in integers: the two middle values' sum for an even count).
-fn twice_median(v: &mut [i64]) -> i128 {
-    v.sort_unstable();
-    let n = v.len();
-    if n % 2 == 1 {
-        2 * i128::from(v[n / 2])
-    } else {
-        i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])
-    }
-}
 
 pub(crate) fn find(inputs: &[TraceInput<'_>]) -> Vec<Finding> {
     if inputs.len() < 2 {

@@ -293,16 +293,7 @@ fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
 }
 
 fn median(v: &mut [i64]) -> f64 {
-    v.sort_unstable();
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2] as f64
-    } else {
-        (i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])) as f64 / 2.0
-    }
+    crate::twice_median(v) as f64 / 2.0
 }
 
 /// The steps a step is compared with by the outlier rule: decode steps with decode steps; steps of

@@ -316,9 +316,11 @@ impl GraphCaptures {
                 _ => several += 1,
             }
         }
-        // The captured sizes may decide a phase the replay alone did not.
-        let profile = steps.profile.clone();
-        crate::step::infer_phases(trace, links, &mut steps.steps, profile.as_deref());
+        // The captured sizes may decide a phase the replay alone did not (only a matched capture
+        // gave a step tokens: otherwise `find_steps`' inference stands as it is).
+        if matched > 0 {
+            crate::step::infer_phases(trace, links, &mut steps.steps, steps.profile.as_deref());
+        }
         if needed == 0 {
             return;
         }

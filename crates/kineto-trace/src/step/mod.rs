@@ -40,9 +40,7 @@ pub use fields::phase_kind;
 use fields::*;
 use markers::*;
 pub use pattern::*;
-pub use phase::{
-    DECODE_ATTENTION, PREFILL_ATTENTION, PhaseSource, SERVING_PROFILES, infer_phases, is_attention,
-};
+pub use phase::{PhaseSource, SERVING_PROFILES, infer_phases};
 
 /// Token counts of one phase of a serving step, as its marker states them (MEASURED by the server
 /// that wrote the marker; `None` where the marker does not say).

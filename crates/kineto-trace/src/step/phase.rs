@@ -73,7 +73,7 @@ impl std::fmt::Display for PhaseSource {
 /// Name fragments of attention kernels that run for decode only: vLLM's paged attention (V0 and the
 /// ROCm backends run prefill through FlashAttention), FlashInfer's decode kernel, SGLang's Triton
 /// decode stages, TensorRT-LLM's masked multi-head attention for generation.
-pub const DECODE_ATTENTION: [&str; 7] = [
+const DECODE_ATTENTION: [&str; 7] = [
     "paged_attention_v1_kernel",
     "paged_attention_v2_kernel",
     "paged_attention_ll4mi",
@@ -85,15 +85,14 @@ pub const DECODE_ATTENTION: [&str; 7] = [
 
 /// Name fragments of attention kernels that run for prefill only: FlashInfer's prefill over the new
 /// tokens' own keys and values (ragged, not yet in the paged cache).
-pub const PREFILL_ATTENTION: [&str; 1] = ["BatchPrefillWithRaggedKVCache"];
+const PREFILL_ATTENTION: [&str; 1] = ["BatchPrefillWithRaggedKVCache"];
 
 /// Whether a kernel name is an attention kernel of any kind (the general ones: FlashAttention,
 /// FMHA, unified or paged attention).
-pub fn is_attention(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
+fn is_attention(name: &str) -> bool {
     ["attn", "attention", "fmha", "flash_fwd", "mha_"]
         .iter()
-        .any(|w| n.contains(w))
+        .any(|w| contains_ignoring_case(name, w))
         || DECODE_ATTENTION
             .iter()
             .chain(&PREFILL_ATTENTION)
@@ -124,7 +123,15 @@ fn trains(trace: &Trace) -> bool {
     }) || trace
         .kernels
         .iter()
-        .any(|k| trace.name(k.name).to_ascii_lowercase().contains("backward"))
+        .any(|k| contains_ignoring_case(trace.name(k.name), "backward"))
+}
+
+/// Whether `name` contains `word` (lowercase ASCII) in any ASCII case: as
+/// `name.to_ascii_lowercase().contains(word)`, without a copy of every kernel's name.
+fn contains_ignoring_case(name: &str, word: &str) -> bool {
+    name.as_bytes()
+        .windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 /// Fills the phase of every step whose marker does not state it (a phase inferred before is
@@ -214,5 +221,36 @@ fn infer(trace: &Trace, links: &Links, st: &Step) -> Option<(&'static str, Phase
             Some(("decode", PhaseSource::OneTokenPerRequest { tokens: t }))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_ignoring_case;
+
+    /// The case-blind search finds what lowercasing the name then searching finds, and nothing else.
+    #[test]
+    fn case_blind_search_agrees_with_lowercasing() {
+        for (name, word) in [
+            (
+                "void at::native::elementwise_kernel_Backward<4>",
+                "backward",
+            ),
+            ("FlashAttnFwd", "attn"),
+            ("fmha_cutlassF", "fmha"),
+            ("Flash_FWD_splitkv", "flash_fwd"),
+            ("µs_ATTENTION", "attention"),
+            ("sm90_xmma_gemm", "attn"),
+            ("mha", "mha_"),
+            ("", "attn"),
+        ] {
+            assert_eq!(
+                contains_ignoring_case(name, word),
+                name.to_ascii_lowercase().contains(word),
+                "{name} / {word}"
+            );
+        }
+        assert!(contains_ignoring_case("FlashAttnFwd", "attn"));
+        assert!(!contains_ignoring_case("mha", "mha_"));
     }
 }

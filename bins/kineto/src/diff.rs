@@ -129,14 +129,16 @@ fn side(path: &Path, d: &DiffArgs) -> Result<Side, String> {
     }
     // A trace: the bytes already read, then the rest of the stream.
     let session = setup()?;
-    let parsed = session
-        .read_stored(path, std::io::Cursor::new(head).chain(input))
-        .map_err(|e| e.to_string())?;
     // A side of a diff is one rank: a file of several is refused, naming them (pick one with a file of
     // its own, or diff the ranks with `kineto ranks`).
-    let parsed =
-        kineto_trace::session::only_rank(path, kineto_trace::session::split_parsed(parsed))
-            .map_err(|e| format!("{e}; a diff compares one rank with one rank"))?;
+    let parsed = session
+        .read_stored_one(path, std::io::Cursor::new(head).chain(input))
+        .map_err(|e| match e {
+            kineto_trace::Error::SeveralRanks { .. } => {
+                format!("{e}; a diff compares one rank with one rank")
+            }
+            e => e.to_string(),
+        })?;
     check_ranks(&[(
         path.to_path_buf(),
         parsed.trace.header.rank,

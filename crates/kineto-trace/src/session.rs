@@ -116,6 +116,16 @@ impl Session {
         crate::parse_raw(name, raw, &self.parse)
     }
 
+    /// [`Session::read_stored`] of a trace that must be one rank: a file of several is
+    /// [`Error::SeveralRanks`] naming them, as [`Session::read_one`] says of a file.
+    pub fn read_stored_one(
+        &self,
+        name: &Path,
+        raw: impl std::io::Read + Send + 'static,
+    ) -> Result<Parsed> {
+        only_rank(name, split_parsed(self.read_stored(name, raw)?))
+    }
+
     /// Reads and analyses the one trace a file holds ([`Session::read_one`]: a file of several ranks is
     /// [`Error::SeveralRanks`], never their union; [`Session::open_ranks`] gives each).
     pub fn open(&self, path: &Path) -> Result<AnalysedTrace> {
@@ -189,7 +199,7 @@ impl Session {
 }
 
 /// The one rank of `ranks` (the parts of `path`), or [`Error::SeveralRanks`] naming them.
-pub fn only_rank(path: &Path, mut ranks: Vec<Parsed>) -> Result<Parsed> {
+fn only_rank(path: &Path, mut ranks: Vec<Parsed>) -> Result<Parsed> {
     if ranks.len() == 1
         && let Some(p) = ranks.pop()
     {
@@ -202,7 +212,7 @@ pub fn only_rank(path: &Path, mut ranks: Vec<Parsed>) -> Result<Parsed> {
 }
 
 /// One parsed file as one per rank it holds: the file's facts on each, its name followed by the rank's.
-pub fn split_parsed(parsed: Parsed) -> Vec<Parsed> {
+fn split_parsed(parsed: Parsed) -> Vec<Parsed> {
     let Parsed {
         path,
         sha256,

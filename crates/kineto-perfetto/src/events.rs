@@ -21,7 +21,7 @@ use crate::proto::{GpuRenderStageEvent, TracePacket, TrackEvent};
 use crate::sequence::Sequence;
 use crate::tracks::{NO_PROCESS, TrackInfo, Tracks};
 use kineto_trace::native::{KernelNames, TraceBuilder};
-use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Track};
+use kineto_trace::{GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Track};
 use rustc_hash::FxHashMap;
 use std::num::NonZeroU64;
 
@@ -205,7 +205,7 @@ impl Reader {
                     None => (FLOW_SCOPE, open.correlation),
                 };
                 let correlation = self.correlation(scope, raw);
-                let api = call_api(&open.name);
+                let api = kineto_trace::native::api_of_call(&open.name);
                 let sym = self.b.name(&open.name);
                 self.b
                     .launch(Launch::at(sym, api, open.ts, dur, thread, correlation))
@@ -363,15 +363,6 @@ fn slice_kind(open: &Open, info: Option<&TrackInfo>) -> SliceKind {
     }
 }
 
-/// A call's API: the driver's (`cu…` but not `cuda…`, `hsa_…`) or the runtime's.
-fn call_api(name: &str) -> Api {
-    if (name.starts_with("cu") && !name.starts_with("cuda")) || name.starts_with("hsa_") {
-        Api::Driver
-    } else {
-        Api::Runtime
-    }
-}
-
 /// A copy or fill by its stage's name; any other stage is a kernel.
 fn kind_of_stage(stage: &str) -> GpuKind {
     let s = stage.to_ascii_lowercase();
@@ -489,7 +480,5 @@ mod tests {
         );
         assert_eq!(kind_of_stage("Blit"), GpuKind::Memcpy);
         assert_eq!(kind_of_stage("render"), GpuKind::Kernel);
-        assert_eq!(call_api("cuLaunchKernel"), Api::Driver);
-        assert_eq!(call_api("cudaLaunchKernel"), Api::Runtime);
     }
 }

@@ -135,8 +135,7 @@ fn call_api(classes: &EnumTable, class: Option<i64>, name: &str) -> Api {
             Api::Driver
         }
         Some(_) => Api::Runtime,
-        // No class table: the CUDA driver API's names start with `cu` but not `cuda`.
-        None if name.starts_with("cu") && !name.starts_with("cuda") => Api::Driver,
-        None => Api::Runtime,
+        // No class table: by the call's name.
+        None => kineto_trace::native::api_of_call(name),
     }
 }

@@ -22,7 +22,7 @@ use crate::proto::{EventData, StatValue, XEvent, XLine, XPlane, XSpace, XStat};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, kernel_name};
 use kineto_trace::{
-    Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat, Track,
+    DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat, Track,
 };
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -236,13 +236,7 @@ impl Reader {
     ) -> Result<(), String> {
         let name = p.event_name(ev);
         if let Some(correlation) = self.correlation(p, ev) {
-            let api = if (name.starts_with("cu") && !name.starts_with("cuda"))
-                || name.starts_with("hsa_")
-            {
-                Api::Driver
-            } else {
-                Api::Runtime
-            };
+            let api = kineto_trace::native::api_of_call(&name);
             let sym = self.b.name(&name);
             return self
                 .b

@@ -32,7 +32,7 @@ mod rocprof_legacy;
 pub use crate::read::detect;
 pub use builder::{TraceBuilder, overruns};
 pub use detect::{LOOKED_FOR, Sniffed, sniff, sniff_stored};
-pub use names::{KernelNames, demangle, kernel_name};
+pub use names::{KernelNames, api_of_call, demangle, kernel_name};
 pub(crate) use rocprof_csv::is_kernel_trace_name;
 
 use crate::error::Result;

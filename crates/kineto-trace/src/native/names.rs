@@ -4,7 +4,27 @@
 //!
 //! What it is not: the kernel families (`crate::family`), which classify names; this only makes them readable.
 
+use crate::model::Api;
 use std::borrow::Cow;
+
+/// A host call's API told by its name alone, for formats that do not say it: the driver's — CUDA's
+/// driver API is `cu…` but never `cuda…` (the runtime's), ROCm's HSA runtime is `hsa_…` — else the
+/// runtime's.
+///
+/// ```
+/// use kineto_trace::{Api, native::api_of_call};
+/// assert_eq!(api_of_call("cuLaunchKernel"), Api::Driver);
+/// assert_eq!(api_of_call("cudaLaunchKernel"), Api::Runtime);
+/// assert_eq!(api_of_call("hsa_signal_wait_scacquire"), Api::Driver);
+/// assert_eq!(api_of_call("hipLaunchKernel"), Api::Runtime);
+/// ```
+pub fn api_of_call(name: &str) -> Api {
+    if (name.starts_with("cu") && !name.starts_with("cuda")) || name.starts_with("hsa_") {
+        Api::Driver
+    } else {
+        Api::Runtime
+    }
+}
 
 /// The name with AMD's code-object descriptor suffixes removed and an Itanium-mangled symbol
 /// (`_Z…`) demangled; other names (extern "C", Tensile's `Cijk_…`) as they are.

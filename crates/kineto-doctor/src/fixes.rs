@@ -328,7 +328,8 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
 
 fn server(t: &TraceInput<'_>) -> Option<Server> {
     let by_profile = match t.analysis.steps.profile.as_deref() {
-        Some("vllm" | "vllm-python" | "tracelens") => Some(Server::Vllm),
+        // `tracelens` markers are vLLM's and TraceLens's patched SGLang's alike: no server by themselves.
+        Some("vllm" | "vllm-python") => Some(Server::Vllm),
         Some("sglang" | "sglang-python") => Some(Server::Sglang),
         Some("trtllm" | "trtllm-python") => Some(Server::TrtLlm),
         _ => None,

@@ -944,3 +944,32 @@ fn setup_code_inside_the_window_is_an_artefact_not_a_finding() {
         d.warnings[0].evidence
     );
 }
+
+/// TraceLens-style markers (`execute_N_context_…_generation_…`) are written by vLLM and by TraceLens's
+/// patched SGLang alike (kineto_trace::step::pattern::TRACELENS_STEP), so they name no server: the
+/// eager decode step of `graph_then_eager` under them gets no server's fix, until a frame of the
+/// server's own code (vLLM's `execute_model`) says which.
+#[test]
+fn tracelens_markers_alone_name_no_server_for_its_fix() {
+    let decode = "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4(sq4sk400sqsq4sqsk400)";
+    let build = |vllm_frame: bool| {
+        let mut t = T::default();
+        t.annotation(decode, 0.0, 90.0);
+        let g = t.call("cudaGraphLaunch", 1.0, 5.0);
+        t.gpu("kernel", GEMM, 10.0, 30.0, 7, g);
+        t.gpu("kernel", GEMM, 40.0, 30.0, 7, g);
+        t.annotation(decode, 90.0, 100.0);
+        t.kernel(GEMM, 91.0, 70.0, 30.0);
+        t.kernel(GEMM, 92.0, 110.0, 30.0);
+        if vllm_frame {
+            t.ev.push(
+                r#"{"ph":"X","cat":"python_function","name":"vllm/v1/worker/gpu_model_runner.py(1234): execute_model","pid":1,"tid":1,"ts":0.5,"dur":189}"#
+                    .to_string(),
+            );
+        }
+        t
+    };
+    assert_eq!(fix_of(&build(false), FindingId::EagerSteps), None);
+    let vllm = fix_of(&build(true), FindingId::EagerSteps).expect("vLLM's fix");
+    assert!(vllm.contains("compilation_config"), "{vllm}");
+}

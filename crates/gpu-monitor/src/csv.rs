@@ -334,7 +334,9 @@ impl Sample {
     }
 
     /// This sample as one CSV line in the column order of [`csv_header`](Self::csv_header), with missing
-    /// values written `[N/A]` and the mask in `nvidia-smi`'s hex form, so replay reads it back unchanged.
+    /// values written `[N/A]` and the mask in `nvidia-smi`'s hex form, so replay reads it back unchanged
+    /// — for the driver's own UUIDs and pstates; a text cell the CSV rule had to quote, escape or guard
+    /// (`tool_io::csv::text_cell`) is read back as a fault of its line, counted, not as the text.
     /// Violation counters and processes are only in JSON lines.
     pub fn to_csv_row(&self) -> String {
         OUR_COLUMNS

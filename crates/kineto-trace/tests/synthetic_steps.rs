@@ -496,3 +496,50 @@ fn no_marker_means_one_whole_window_step_or_a_note() {
     let s = steps_of(&["forward"], &p.or_whole_window());
     assert_eq!(s.steps.len(), 1);
 }
+
+/// A step's phase from its attention kernels (step::phase): vLLM's ROCm backend
+/// (`chunked_prefill_paged_decode`) runs the prefills through the Triton prefix-prefill `_fwd_kernel`
+/// and then `paged_attention_ll4mi…` over every sequence, so a step with both is not a decode step —
+/// it stays unknown — while a step of `paged_attention_ll4mi…` alone is decode. `_fwd_kernel` is
+/// attention by the built-in kernel rules, not by its name's words.
+#[test]
+fn a_rocm_prefill_beside_paged_decode_attention_is_not_decode() {
+    let launch = |corr: u32, ts: u32| {
+        format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, "dur": 2, "args": {{"correlation": {corr}}}}}"#
+        )
+    };
+    let kernel = |corr: u32, ts: u32, name: &str| {
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {ts}, "dur": 10, "args": {{"device": 0, "stream": 7, "correlation": {corr}}}}}"#
+        )
+    };
+    let forward = |ts: u32| {
+        format!(
+            r#"{{"ph": "X", "cat": "user_annotation", "name": "nn.Module: LlamaForCausalLM", "pid": 1, "tid": 1, "ts": {ts}, "dur": 100}}"#
+        )
+    };
+    let decode = "paged_attention_ll4mi_QKV_mfma16_kernel";
+    let events = [
+        forward(0),
+        launch(1, 10),
+        kernel(1, 20, decode),
+        forward(200),
+        launch(2, 210),
+        kernel(2, 220, "_fwd_kernel"),
+        launch(3, 230),
+        kernel(3, 240, decode),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("rocm_vllm.json");
+    std::fs::write(
+        &path,
+        format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n")),
+    )
+    .unwrap();
+    let parsed = parse_file(&path, &Options::default()).unwrap();
+    let a = Analysis::new(&parsed.trace, &StepPattern::builtin(), &Rules::builtin());
+    assert_eq!(a.steps.profile.as_deref(), Some("model_forward"));
+    let phases: Vec<Option<&str>> = a.steps.steps.iter().map(|s| s.phase.as_deref()).collect();
+    assert_eq!(phases, [Some("decode"), None]);
+}

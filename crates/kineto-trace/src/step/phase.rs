@@ -87,12 +87,22 @@ const DECODE_ATTENTION: [&str; 7] = [
 /// tokens' own keys and values (ragged, not yet in the paged cache).
 const PREFILL_ATTENTION: [&str; 1] = ["BatchPrefillWithRaggedKVCache"];
 
-/// Whether a kernel name is an attention kernel of any kind (the general ones: FlashAttention,
-/// FMHA, unified or paged attention).
+/// Whether a kernel name is an attention kernel of any kind: named so (`attn`, `attention`, `fmha`,
+/// `flash_fwd`, `mha_`, any case), or in the built-in kernel rules' `attention`
+/// bucket (rules/default.toml: FlashAttention, FlashInfer prefill and decode, vLLM's Triton prefix
+/// prefill `_fwd_kernel` and unified attention, TensorRT-LLM's XQA and FMHA, …: one home for what a
+/// kernel is), or a phase-specific kernel below. A prefill kernel the rules know and these lists do not
+/// makes its step's attention general, so the step is never read as decode from its decode kernels
+/// alone (vLLM's ROCm backend runs `_fwd_kernel` for the prefills and `paged_attention_ll4mi` for all).
+/// The built-in rules, not a user's: a phase is what the kernel does, not how a user buckets it.
 fn is_attention(name: &str) -> bool {
+    let rules = crate::family::Rules::builtin();
     ["attn", "attention", "fmha", "flash_fwd", "mha_"]
         .iter()
         .any(|w| contains_ignoring_case(name, w))
+        || rules
+            .classify(name)
+            .is_some_and(|f| rules.family(f).bucket == "attention")
         || DECODE_ATTENTION
             .iter()
             .chain(&PREFILL_ATTENTION)
@@ -142,6 +152,7 @@ pub fn infer_phases(trace: &Trace, links: &Links, steps: &mut [Step], profile: O
     if !serving {
         return;
     }
+    let mut attention = vec![None; trace.distinct_names()];
     for st in steps {
         if matches!(st.phase_from, Some(PhaseSource::Marker { .. })) {
             continue;
@@ -150,7 +161,7 @@ pub fn infer_phases(trace: &Trace, links: &Links, steps: &mut [Step], profile: O
         if st.phase.is_some() && st.phase_from.is_none() {
             continue;
         }
-        let (phase, from) = match infer(trace, links, st) {
+        let (phase, from) = match infer(trace, links, st, &mut attention) {
             Some((p, f)) => (Some(p.to_string()), Some(f)),
             None => (None, None),
         };
@@ -160,11 +171,17 @@ pub fn infer_phases(trace: &Trace, links: &Links, steps: &mut [Step], profile: O
 }
 
 /// The phase of one step from its evidence, strongest first; `None` where none decides.
-fn infer(trace: &Trace, links: &Links, st: &Step) -> Option<(&'static str, PhaseSource)> {
+fn infer(
+    trace: &Trace,
+    links: &Links,
+    st: &Step,
+    attention: &mut [Option<bool>],
+) -> Option<(&'static str, PhaseSource)> {
     let (mut graph, mut eager, mut eager_attention) = (0u64, 0u64, 0u64);
     let (mut decode, mut prefill, mut general) = (Vec::new(), 0u64, 0u64);
     for &k in &st.kernels {
-        let name = trace.name(trace.kernels[k as usize].name);
+        let sym = trace.kernels[k as usize].name;
+        let name = trace.name(sym);
         let from_graph = links.kernel_launch[k as usize]
             .is_some_and(|l| is_graph_launch(trace.name(trace.launches[l as usize].name)));
         if from_graph {
@@ -172,7 +189,8 @@ fn infer(trace: &Trace, links: &Links, st: &Step) -> Option<(&'static str, Phase
         } else {
             eager += 1;
         }
-        if !is_attention(name) {
+        // Classified once per distinct name (the rules' regexes are the cost).
+        if !*attention[sym.0 as usize].get_or_insert_with(|| is_attention(name)) {
             continue;
         }
         if !from_graph {

@@ -261,12 +261,14 @@ fn run(args: RunArgs) -> ExitCode {
     }
 }
 
-/// Reads a diff input as JSON when it is a pytest-benchmark result (`None` when it is not, or cannot be
-/// read as JSON: the record reader then names what is wrong with it).
-fn bench_result(path: &std::path::Path) -> Option<serde_json::Value> {
-    let bytes = tool_io::read_input(path, "result", tool_io::caps::RECORD).ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    run_compare::bench::is_pytest_benchmark(&v).then_some(v)
+/// A diff input read once: its JSON (or why it could not be read), and whether it is a pytest-benchmark
+/// result.
+fn diff_input(path: &std::path::Path) -> (Result<serde_json::Value, provenance::Error>, bool) {
+    let v = record_json::read_json(path);
+    let bench = v
+        .as_ref()
+        .is_ok_and(run_compare::bench::is_pytest_benchmark);
+    (v, bench)
 }
 
 fn diff_cmd(
@@ -294,15 +296,18 @@ fn diff_cmd(
         }
         (false, false) => {}
     }
-    match (bench_result(a), bench_result(b)) {
-        (Some(va), Some(vb)) => {
-            let results = (
-                bench_diff::pytest_results(a, &va),
-                bench_diff::pytest_results(b, &vb),
-            );
-            return bench_diff::diff((a, b), results, json, gate);
+    let ((va, bench_a), (vb, bench_b)) = (diff_input(a), diff_input(b));
+    match (bench_a, bench_b) {
+        (true, true) => {
+            if let (Ok(va), Ok(vb)) = (&va, &vb) {
+                let results = (
+                    bench_diff::pytest_results(a, va),
+                    bench_diff::pytest_results(b, vb),
+                );
+                return bench_diff::diff((a, b), results, json, gate);
+            }
         }
-        (Some(_), None) | (None, Some(_)) => {
+        (true, false) | (false, true) => {
             say!(
                 "provenance diff: one of {} and {} is a pytest-benchmark result and the other is not: \
                  compare two results, or two records",
@@ -311,13 +316,15 @@ fn diff_cmd(
             );
             return ExitCode::from(2);
         }
-        (None, None) => {}
+        (false, false) => {}
     }
     if gate.fail_above.is_some() {
         say!("provenance diff: --fail-above gates two benchmark result files, not two records");
         return ExitCode::from(2);
     }
-    let records = record_json::read_record(a).and_then(|ra| Ok((ra, record_json::read_record(b)?)));
+    let records = va
+        .and_then(|v| record_json::record_of(a, v))
+        .and_then(|ra| Ok((ra, vb.and_then(|v| record_json::record_of(b, v))?)));
     let (ra, rb) = match records {
         Ok(r) => r,
         Err(e) => {

@@ -22,12 +22,22 @@ use crate::{Error, RESERVED_KEYS};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_record(path: &Path) -> Result<Value, Error> {
-    // Regular files only, capped: a FIFO must not hang `show`, nor `/dev/zero` grow without bound.
+    record_of(path, read_json(path)?)
+}
+
+/// The JSON of a record's file (a record, or a result holding one), read as [`read_record`] reads it:
+/// regular files only, capped (a FIFO must not hang `show`, nor `/dev/zero` grow without bound).
+pub fn read_json(path: &Path) -> Result<Value, Error> {
     let text = tool_io::read_input(path, "record", tool_io::caps::RECORD)?;
-    let v: Value = serde_json::from_slice(&text).map_err(|e| Error::NotARecord {
+    serde_json::from_slice(&text).map_err(|e| Error::NotARecord {
         path: path.to_owned(),
         message: e.to_string(),
-    })?;
+    })
+}
+
+/// The record in `v`, the JSON of `path` ([`read_json`]): `v` itself, or the `provenance` a result holds;
+/// refused when it is neither, or of a schema this build does not know.
+pub fn record_of(path: &Path, v: Value) -> Result<Value, Error> {
     let v = match v {
         Value::Object(mut m)
             if !m.contains_key("time_utc") && m.get("provenance").is_some_and(Value::is_object) =>

@@ -184,6 +184,25 @@ fn best(runs: usize, mut f: impl FnMut() -> Result<Duration, String>) -> Result<
     Ok(b)
 }
 
+/// Peak RSS (KiB) over the file's size (MB).
+fn rss_ratio(rss_kb: i64, mb: f64) -> f64 {
+    rss_kb as f64 * 1024.0 / (mb * 1e6)
+}
+
+/// The memory bound of issue 46: peak RSS ≤ 0.25 × the file, for every format, on files of ≥ 100 MB (a
+/// smaller file says nothing: the binary and the model's fixed part are a larger share of it).
+fn print_rss_bounds(bounds: &[(&str, f64, f64)]) {
+    println!("\npeak RSS / file (target ≤ 0.25 on files of ≥ 100 MB):");
+    for (format, mb, ratio) in bounds {
+        let verdict = if *mb < 100.0 {
+            "file under 100 MB: raise --scale"
+        } else {
+            crate::bench_parse::verdict(*ratio <= 0.25)
+        };
+        println!("  {format:<16} {ratio:.3}  {verdict}");
+    }
+}
+
 /// Rows the model holds (`kineto summary`'s counts of what was read).
 fn model_rows(kineto: &Path, file: &Path) -> Result<u64, String> {
     let out = Command::new(kineto)
@@ -224,7 +243,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         &a.scale.to_string(),
     ])?;
     println!(
-        "{:<16} {:>10} {:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>10} {:>9}",
+        "{:<16} {:>10} {:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>10} {:>9} {:>9}",
         "format",
         "MB",
         "rows",
@@ -234,8 +253,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "python s",
         "× py",
         "budget s",
-        "RSS MiB"
+        "RSS MiB",
+        "RSS/file"
     );
+    let mut bounds = Vec::new();
     for (format, file) in [
         ("nsys SQLite", "nsys.sqlite"),
         ("RPD SQLite", "rpd.rpd"),
@@ -275,7 +296,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         })?;
         let model = model_rows(&kineto, &path)?;
         println!(
-            "{:<16} {:>10.1} {:>9} {:>10} {:>12.3} {:>10.0} {:>12.3} {:>8.1} {:>10.3} {:>9.0}",
+            "{:<16} {:>10.1} {:>9} {:>10} {:>12.3} {:>10.0} {:>12.3} {:>8.1} {:>10.3} {:>9.0} {:>9.3}",
             format,
             mb,
             rows,
@@ -285,9 +306,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             py.as_secs_f64(),
             py.as_secs_f64() / read.as_secs_f64(),
             budget.as_secs_f64(),
-            rss as f64 / 1024.0
+            rss as f64 / 1024.0,
+            rss_ratio(rss, mb)
         );
+        bounds.push((format, mb, rss_ratio(rss, mb)));
     }
+    print_rss_bounds(&bounds);
     println!(
         "rows: what Python reads (all rows of the tables or events); model: kernels + copies + fills + \
          API calls + ranges kept; kineto s: `kineto summary` wall time, whole process (best of {}); \

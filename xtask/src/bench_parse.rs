@@ -497,7 +497,7 @@ pub fn generate_task(args: &[String]) -> Result<(), String> {
     gzip_file(Path::new(plain), Path::new(gz))
 }
 
-fn verdict(ok: bool) -> &'static str {
+pub(crate) fn verdict(ok: bool) -> &'static str {
     if ok { "MET" } else { "MISSED" }
 }
 

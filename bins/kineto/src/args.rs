@@ -145,14 +145,18 @@ pub struct Listing {
 impl Listing {
     /// The session of these options (and of `captures`, a graph-capture directory for every trace: the
     /// model options' `--graph-captures`) and the trace files the arguments name; an error names the rule
-    /// file, the pattern or the path.
+    /// file, the pattern or the path. For the doctor and the report, which name the Python frame that
+    /// held the host: every Python frame of a `with_stack` trace is kept.
     pub fn open(&self, captures: Option<PathBuf>) -> kineto_trace::Result<(Session, Vec<PathBuf>)> {
         let session = Session::new(SessionConfig {
             rules: self.rules.clone(),
             step_pattern: self.step_pattern.clone(),
             whole_trace: self.whole_trace,
             captures,
-            parse: listing_parse(self.salvage),
+            parse: kineto_trace::Options {
+                python_frames: true,
+                ..listing_parse(self.salvage)
+            },
         })?;
         let paths = session.expand(&self.traces)?;
         Ok((session, paths))

@@ -489,3 +489,56 @@ fn bad_input_is_a_clear_error() {
     assert_eq!(code, 2);
     assert!(err.contains("none.json"), "{err}");
 }
+
+/// A real `with_stack` trace (vLLM's graph capture of gpt-oss, ROCm, Triton kernels): the launch-bound
+/// gaps name the Python lines that held the host, not only the ops around them. Each named frame must
+/// be a `python_function` event of the file (read here with serde_json, independently of the reader),
+/// a line of source (`file.py(N): fn`), never CPython's own (`<built-in …>`), and the shares at most
+/// 100 % in all.
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn launch_bound_gaps_name_the_python_lines_of_a_with_stack_trace() {
+    use std::io::Read;
+    let trace = shared(
+        "serving/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&trace).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let frames: std::collections::HashSet<&str> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "python_function")
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert!(frames.len() > 100, "{}", frames.len());
+    let d = rows(&["doctor", "--json"], &[&trace]);
+    let f = findings(&d, "launch_bound_idle");
+    assert_eq!(f.len(), 1, "{d:?}");
+    let e = f[0]["evidence"].as_str().unwrap();
+    let host = e
+        .split("the host during them (launching thread): ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no host named: {e}"));
+    let named: Vec<(&str, f64)> = host
+        .split("%, ")
+        .map(|item| {
+            let (name, pct) = item.trim_end_matches(" %").rsplit_once("` ").unwrap();
+            (name.trim_start_matches('`'), pct.trim().parse().unwrap())
+        })
+        .collect();
+    assert!(!named.is_empty());
+    let lines: Vec<&str> = named
+        .iter()
+        .map(|n| n.0)
+        .filter(|n| frames.contains(n))
+        .collect();
+    assert!(!lines.is_empty(), "no Python frame named: {host}");
+    for n in &lines {
+        assert!(n.contains(".py(") && !n.starts_with('<'), "{n}");
+    }
+    assert!(named.iter().map(|n| n.1).sum::<f64>() <= 100.05, "{host}");
+}

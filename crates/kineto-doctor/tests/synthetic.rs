@@ -85,10 +85,21 @@ impl Run {
         let traces = texts
             .iter()
             .map(|(name, text)| {
-                let (t, _) =
-                    kineto_trace::parse_reader(Path::new(name), &mut text.as_bytes(), true, false)
-                        .unwrap_or_else(|e| panic!("{name}: {e}"));
-                (name.clone(), t)
+                // Parsed as `kineto doctor` parses: every Python frame kept.
+                let opts = kineto_trace::Options {
+                    salvage: true,
+                    sha256: false,
+                    threads: 1,
+                    python_frames: true,
+                    ..kineto_trace::Options::default()
+                };
+                let p = kineto_trace::parse_raw(
+                    Path::new(name),
+                    std::io::Cursor::new(text.clone().into_bytes()),
+                    &opts,
+                )
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+                (name.clone(), p.trace)
             })
             .collect();
         Run { traces }
@@ -216,6 +227,46 @@ fn launch_bound_idle_is_the_gap_before_a_late_launch() {
     assert_eq!(
         one_marked(&t),
         [(FindingId::LaunchBoundIdle, 40 * US, 65 * US)]
+    );
+}
+
+/// A `with_stack` trace: the Python frames on the launching thread say where the host was during a
+/// launch-bound gap, each instant to the innermost source frame (`file.py(N): fn`); a built-in's time
+/// (`<built-in method …>`, `<frozen …>`) is its caller's line, which is what the user can change.
+#[test]
+fn the_python_line_that_held_the_host_is_named_with_its_share() {
+    let mut t = T::default();
+    t.step(1, 0.0, 200.0);
+    t.kernel(GEMM, 1.0, 10.0, 30.0); // [10, 40)
+    t.kernel(GEMM, 110.0, 115.0, 30.0); // launched at 110, after the GPU went idle at 40
+    for (name, ts, dur) in [
+        ("serve.py(10): step", 0.5, 198.5),
+        ("tokenizer.py(88): decode", 45.0, 60.0), // [45, 105)
+        (
+            "<built-in method encode of str object at 0x7f0>",
+            50.0,
+            50.0,
+        ), // [50, 100), in decode
+        ("<frozen os>(717): getenv", 102.0, 2.0), // [102, 104), in decode
+    ] {
+        t.ev.push(format!(
+            r#"{{"ph":"X","cat":"python_function","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+        ));
+    }
+    let d = one(&t);
+    assert_eq!(
+        found(&d),
+        [(FindingId::LaunchBoundIdle, (115 - 40) * US, vec![0])]
+    );
+    // The gap [40, 115), 75 µs: decode holds [45, 105) = 60 µs (its built-ins' 50 + 2 µs included),
+    // 60 / 75 = 80.0 %; step the rest, [40, 45) and [105, 115) = 15 µs, 15 / 75 = 20.0 %.
+    let e = &d.findings[0].evidence;
+    assert!(
+        e.contains(
+            "the host during them (launching thread): `tokenizer.py(88): decode` 80.0 %, \
+             `serve.py(10): step` 20.0 %"
+        ),
+        "{e}"
     );
 }
 

@@ -28,6 +28,9 @@ fn parse(data: &[u8], salvage: bool, threads: usize, range_bytes: usize) -> Resu
         threads,
         range_bytes,
         stop: None,
+        // Every Python frame kept (as the doctor parses): the most records a range folds in; the
+        // default keeps a subset of the same events, by the same test in the same function.
+        python_frames: true,
     };
     parse_raw(
         Path::new("p.json"),

@@ -55,6 +55,8 @@ pub(super) struct Builder {
     /// `python_function` `X` events, counted here (a `with_stack` trace has millions) and folded into
     /// `Counts::other_complete` at the end.
     python_events: u64,
+    /// Keep every `python_function` event, not only a step profile's ([`crate::Options::python_frames`]).
+    python_frames: bool,
     /// `B` and `E` events in file order, paired at the end (a pair may span the ranges of a parallel
     /// parse).
     begin_ends: Vec<BeginEnd>,
@@ -93,6 +95,14 @@ fn foreign_gpu_event_kind(name: &str) -> EventKind {
 pub(super) const KEEP_WARNINGS: usize = 100;
 
 impl Builder {
+    /// An empty model; `python_frames`: [`crate::Options::python_frames`].
+    pub(super) fn new(python_frames: bool) -> Builder {
+        Builder {
+            python_frames,
+            ..Builder::default()
+        }
+    }
+
     pub(super) fn warn(&mut self, at: usize, message: String) {
         self.warn_at(self.base + at as u64, message);
     }
@@ -505,14 +515,16 @@ impl Builder {
         }
     }
 
-    /// A `python_function` event: counted, and kept only when a step profile needs it.
+    /// A `python_function` event: counted, and kept when all frames are asked for or a step profile
+    /// needs it.
     #[inline]
     fn python_function(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64) {
         self.python_events += 1;
-        if ev
-            .name
-            .as_deref()
-            .is_some_and(crate::profiles::keep_python_event)
+        if self.python_frames
+            || ev
+                .name
+                .as_deref()
+                .is_some_and(crate::profiles::keep_python_event)
         {
             let span = Span {
                 name: self.name(ev.name.as_deref()),

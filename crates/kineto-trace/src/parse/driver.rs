@@ -20,24 +20,32 @@ pub(super) fn parse(
     reader: &mut dyn Read,
     salvage: bool,
     gzip: bool,
+    python_frames: bool,
 ) -> Result<(Trace, u64)> {
     let mut src = Plain(reader);
-    parse_in(name, Window::new(&mut src), salvage, gzip, None)
+    parse_in(
+        name,
+        Window::new(&mut src),
+        (salvage, python_frames),
+        gzip,
+        None,
+    )
 }
 
 /// Parses a whole input through `win`; with `ranges`, an event start where a range's parse began is
 /// not read again: that range's result is folded in and the window jumps to where it ended.
+/// `(salvage, python_frames)`: [`crate::Options`]'s.
 pub(super) fn parse_in(
     name: &Path,
     win: Window<'_>,
-    salvage: bool,
+    (salvage, python_frames): (bool, bool),
     gzip: bool,
     ranges: Option<&mut Ranges>,
 ) -> Result<(Trace, u64)> {
     let mut p = Parser {
         file: name.to_path_buf(),
         win,
-        b: Builder::default(),
+        b: Builder::new(python_frames),
         salvage,
         gzip,
         ranges,
@@ -437,7 +445,7 @@ mod tests {
         parse_in(
             Path::new("w.json"),
             Window::with_sizes(&mut src, 64, 1024),
-            false,
+            (false, false),
             false,
             None,
         )

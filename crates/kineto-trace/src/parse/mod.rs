@@ -101,7 +101,7 @@ pub(crate) fn parse_kineto(
         return ranges::parse(
             path,
             raw,
-            opts.salvage,
+            (opts.salvage, opts.python_frames),
             opts.sha256,
             threads,
             opts.range_bytes,
@@ -116,7 +116,8 @@ pub(crate) fn parse_kineto(
 
 fn parse_input(path: &Path, mut input: Input, opts: &Options) -> Result<Parsed> {
     let gzip = input.gzip;
-    let (trace, json_bytes) = parse_reader(path, input.reader(), opts.salvage, gzip)?;
+    let (trace, json_bytes) =
+        driver::parse(path, input.reader(), opts.salvage, gzip, opts.python_frames)?;
     let sha256 = input.finish().map(|d| crate::stored::hex(&d));
     Ok(Parsed {
         path: path.to_path_buf(),
@@ -134,5 +135,5 @@ pub fn parse_reader(
     salvage: bool,
     gzip: bool,
 ) -> Result<(Trace, u64)> {
-    driver::parse(name, reader, salvage, gzip)
+    driver::parse(name, reader, salvage, gzip, false)
 }

@@ -138,13 +138,13 @@ impl Ranges {
     }
 }
 
-/// A worker's parse of one block.
-fn parse_block(block: &Block) -> Outcome {
+/// A worker's parse of one block (`python_frames`: [`crate::Options::python_frames`]).
+fn parse_block(block: &Block, python_frames: bool) -> Outcome {
     let buf = &block.bytes[..];
     let mut from = 0;
     for _ in 0..GUESSES {
         let g = guess(buf, from)?;
-        match parse_from(buf, g, block.offset) {
+        match parse_from(buf, g, block.offset, python_frames) {
             Attempt::Range(r) => return Some((block.offset + g as u64, r)),
             Attempt::Wrong => from = g + 1,
             Attempt::RanOut => return None,
@@ -163,8 +163,8 @@ enum Attempt {
 }
 
 /// Events from `g` (a `{`) while each is whole in `buf`, valid, and followed by a comma.
-fn parse_from(buf: &[u8], g: usize, base: u64) -> Attempt {
-    let mut b = Builder::default();
+fn parse_from(buf: &[u8], g: usize, base: u64, python_frames: bool) -> Attempt {
+    let mut b = Builder::new(python_frames);
     b.base = base;
     let mut start = g;
     let mut last_comma = None;
@@ -242,19 +242,20 @@ fn guess(buf: &[u8], from: usize) -> Option<usize> {
 pub(super) fn parse(
     name: &Path,
     raw: impl Read + Send,
-    salvage: bool,
+    rules: (bool, bool),
     sha256: bool,
     threads: usize,
     range_bytes: usize,
 ) -> Result<crate::read::Parsed> {
-    parse_counted(name, raw, salvage, sha256, threads, range_bytes).0
+    parse_counted(name, raw, rules, sha256, threads, range_bytes).0
 }
 
 /// [`parse`], and how many ranges were folded in (the rest of the input was read serially).
+/// `(salvage, python_frames)`: [`crate::Options`]'s.
 fn parse_counted(
     name: &Path,
     raw: impl Read + Send,
-    salvage: bool,
+    (salvage, python_frames): (bool, bool),
     sha256: bool,
     threads: usize,
     range_bytes: usize,
@@ -315,7 +316,7 @@ fn parse_counted(
                         let outcome = if pool.is_closed() {
                             None
                         } else {
-                            parse_block(&block)
+                            parse_block(&block, python_frames)
                         };
                         let index = block.index;
                         drop(block);
@@ -337,7 +338,7 @@ fn parse_counted(
         let parsed = super::driver::parse_in(
             name,
             Window::new(&mut src),
-            salvage,
+            (salvage, python_frames),
             gzip,
             Some(&mut ranges),
         );
@@ -399,8 +400,14 @@ mod tests {
             e.finish().expect("gzip")
         };
         for (what, stored) in [("plain", plain), ("gzip", packed)] {
-            let (parsed, used) =
-                parse_counted(Path::new("r.json"), &stored[..], false, true, 3, range);
+            let (parsed, used) = parse_counted(
+                Path::new("r.json"),
+                &stored[..],
+                (false, false),
+                true,
+                3,
+                range,
+            );
             let parsed = parsed.expect("parallel");
             assert!(
                 used + 2 >= blocks,

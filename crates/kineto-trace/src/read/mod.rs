@@ -47,6 +47,11 @@ pub struct Options {
     /// it within one read. `None`: never stopped. Only the file [`parse_file`] opens is watched (not a
     /// rocprofv3 CSV's companion files).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Keep every `python_function` event of a Kineto trace (the Python frames a `with_stack` profile
+    /// records) in `Trace::python_functions`, for the doctor's "where the host was"; off, the default,
+    /// only the frames a step profile needs are kept and the rest counted (a `with_stack` trace has
+    /// millions, 32 bytes each in the model).
+    pub python_frames: bool,
 }
 
 impl Default for Options {
@@ -58,6 +63,7 @@ impl Default for Options {
             threads: 0,
             range_bytes: RANGE_BYTES,
             stop: None,
+            python_frames: false,
         }
     }
 }

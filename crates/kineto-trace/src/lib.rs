@@ -39,6 +39,7 @@ pub mod session;
 pub mod split;
 pub mod step;
 mod stored;
+mod structural;
 pub mod summary;
 pub mod template;
 mod time;

@@ -56,46 +56,15 @@ pub(crate) fn event_bad<T>(at: usize, msg: impl Into<Cow<'static, str>>) -> Scan
 /// keeps a hostile file from costing unbounded work per byte.
 const MAX_DEPTH: usize = 256;
 
+use crate::structural::{find_quote_or_backslash_16, quote_or_backslash_16, whitespace_16};
 use crate::words::{
-    HIGH, KeyWords, ONES, POW10, bytes_eq, digits_value, first_bytes, leading_digits, pack_key,
-    word_at,
+    HIGH, KeyWords, POW10, bytes_eq, digits_value, first_bytes, leading_digits, pack_key, word_at,
 };
 
 /// An object key as read: packed when it has at most 16 bytes (after decoding), else its text.
 pub(crate) enum Key<'a> {
     Short(KeyWords),
     Long(Str<'a>),
-}
-
-/// Index of the first `"` or `\\` in `s`. Eight bytes at a time for the first 64 (most strings in a
-/// trace are keys and short names, where memchr's setup cost dominates), memchr beyond.
-#[inline(always)]
-pub(crate) fn find_quote_or_backslash(s: &[u8]) -> Option<usize> {
-    const QUOTE: u64 = ONES * b'"' as u64;
-    const BACKSLASH: u64 = ONES * b'\\' as u64;
-    let mut i = 0;
-    let swar_end = s.len().min(64);
-    while i + 8 <= swar_end {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&s[i..i + 8]);
-        let v = u64::from_le_bytes(w);
-        let q = v ^ QUOTE;
-        let b = v ^ BACKSLASH;
-        // A zero byte in q or b marks a match; the lowest flagged byte is exact (borrows only
-        // propagate upwards).
-        let m = (q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b) & HIGH;
-        if m != 0 {
-            return Some(i + (m.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    if s.len() - i < 8 {
-        return s[i..]
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\')
-            .map(|p| p + i);
-    }
-    memchr::memchr2(b'"', b'\\', &s[i..]).map(|p| p + i)
 }
 
 /// A position in the window.
@@ -140,9 +109,18 @@ impl<'a> Cursor<'a> {
     }
 
     /// [`Cursor::ws_peek`] past a run of whitespace longer than one space (Kineto indents with a
-    /// newline and spaces): eight bytes at a time, then byte by byte near the end of the window.
+    /// newline and spaces): sixteen bytes at a time, then eight, then byte by byte near the end of
+    /// the window.
     #[inline]
     fn ws_run(&mut self) -> Scan<u8> {
+        while let Some(ws) = whitespace_16(self.buf, self.pos) {
+            let other = !ws & 0xFFFF;
+            if other != 0 {
+                self.pos += other.trailing_zeros() as usize;
+                return Ok(self.buf[self.pos]);
+            }
+            self.pos += 16;
+        }
         while let Some(w) = word_at(self.buf, self.pos) {
             let ws =
                 bytes_eq(w, b' ') | bytes_eq(w, b'\n') | bytes_eq(w, b'\r') | bytes_eq(w, b'\t');
@@ -189,16 +167,16 @@ impl<'a> Cursor<'a> {
             );
         }
         let body = open + 1;
-        let rest = &self.buf[body..];
-        match find_quote_or_backslash(rest) {
+        let buf = self.buf;
+        match find_quote_or_backslash_16(&buf[body..]).map(|i| body + i) {
             None => Err(Stop::NeedMore),
-            Some(i) if rest[i] == b'"' => {
-                self.pos = body + i + 1;
-                Ok(Cow::Borrowed(&rest[..i]))
+            Some(i) if buf[i] == b'"' => {
+                self.pos = i + 1;
+                Ok(Cow::Borrowed(&buf[body..i]))
             }
             Some(i) => {
-                let mut out = rest[..i].to_vec();
-                self.pos = body + i;
+                let mut out = buf[body..i].to_vec();
+                self.pos = i;
                 self.decode_escapes(&mut out)?;
                 Ok(Cow::Owned(out))
             }
@@ -213,23 +191,16 @@ impl<'a> Cursor<'a> {
         let at = self.pos;
         if self.buf.get(at) == Some(&b'"')
             && let (Some(w0), Some(w1)) = (word_at(self.buf, at + 1), word_at(self.buf, at + 9))
+            && let Some(found) = quote_or_backslash_16(self.buf, at + 1)
         {
-            let m0 = bytes_eq(w0, b'"') | bytes_eq(w0, b'\\');
-            if m0 != 0 {
-                let k = (m0.trailing_zeros() / 8) as usize;
-                if self.buf[at + 1 + k] == b'"' {
-                    self.pos = at + k + 2;
-                    return Ok(Key::Short((k, first_bytes(w0, k), 0)));
-                }
-            } else {
-                let m1 = bytes_eq(w1, b'"') | bytes_eq(w1, b'\\');
-                if m1 != 0 {
-                    let k = (m1.trailing_zeros() / 8) as usize;
-                    if self.buf[at + 9 + k] == b'"' {
-                        self.pos = at + k + 10;
-                        return Ok(Key::Short((8 + k, w0, first_bytes(w1, k))));
-                    }
-                }
+            let k = found.trailing_zeros() as usize;
+            if k < 16 && self.buf[at + 1 + k] == b'"' {
+                self.pos = at + k + 2;
+                return Ok(Key::Short(if k < 8 {
+                    (k, first_bytes(w0, k), 0)
+                } else {
+                    (k, w0, first_bytes(w1, k - 8))
+                }));
             }
         }
         let s = self.string()?;
@@ -272,10 +243,11 @@ impl<'a> Cursor<'a> {
                     out.push(c);
                 }
                 _ => {
-                    let rest = &self.buf[self.pos..];
-                    let n = find_quote_or_backslash(rest).ok_or(Stop::NeedMore)?;
-                    out.extend_from_slice(&rest[..n]);
-                    self.pos += n;
+                    let end = self.pos
+                        + find_quote_or_backslash_16(&self.buf[self.pos..])
+                            .ok_or(Stop::NeedMore)?;
+                    out.extend_from_slice(&self.buf[self.pos..end]);
+                    self.pos = end;
                 }
             }
         }
@@ -644,9 +616,7 @@ impl<'a> Cursor<'a> {
         // pos is at the opening quote.
         let mut i = self.pos + 1;
         loop {
-            let rest = &self.buf[i..];
-            let n = find_quote_or_backslash(rest).ok_or(Stop::NeedMore)?;
-            i += n;
+            i += find_quote_or_backslash_16(&self.buf[i..]).ok_or(Stop::NeedMore)?;
             if self.buf[i] == b'"' {
                 self.pos = i + 1;
                 return Ok(());

@@ -2,6 +2,7 @@
 //! against byte-by-byte references.
 
 use super::*;
+use crate::words::find_quote_or_backslash;
 
 fn skip(s: &str) -> Scan<usize> {
     let mut c = Cursor::new(s.as_bytes(), 0);
@@ -78,6 +79,11 @@ fn finds_the_first_quote_or_backslash_at_every_position() {
                     v[at + 1] = b'"';
                 }
                 assert_eq!(find_quote_or_backslash(&v), Some(at), "len {len} at {at}");
+                assert_eq!(
+                    find_quote_or_backslash_16(&v),
+                    Some(at),
+                    "len {len} at {at}"
+                );
             }
         }
         // Bytes that differ from the targets by one bit or a borrow must not match.
@@ -85,6 +91,7 @@ fn finds_the_first_quote_or_backslash_at_every_position() {
             .map(|i| [b'#', b'!', b']', b'[', 0x00, 0xA2][i % 6])
             .collect();
         assert_eq!(find_quote_or_backslash(&v), None, "len {len}");
+        assert_eq!(find_quote_or_backslash_16(&v), None, "len {len}");
     }
 }
 

@@ -73,6 +73,37 @@ pub(crate) const fn first_bytes(w: u64, k: usize) -> u64 {
     w & ((1u64 << (8 * k)) - 1)
 }
 
+/// Index of the first `"` or `\\` in `s`. Eight bytes at a time for the first 64 (most strings in a
+/// trace are keys and short names, where memchr's setup cost dominates), memchr beyond.
+#[inline(always)]
+pub(crate) fn find_quote_or_backslash(s: &[u8]) -> Option<usize> {
+    const QUOTE: u64 = ONES * b'"' as u64;
+    const BACKSLASH: u64 = ONES * b'\\' as u64;
+    let mut i = 0;
+    let swar_end = s.len().min(64);
+    while i + 8 <= swar_end {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[i..i + 8]);
+        let v = u64::from_le_bytes(w);
+        let q = v ^ QUOTE;
+        let b = v ^ BACKSLASH;
+        // A zero byte in q or b marks a match; the lowest flagged byte is exact (borrows only
+        // propagate upwards).
+        let m = (q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b) & HIGH;
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    if s.len() - i < 8 {
+        return s[i..]
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')
+            .map(|p| p + i);
+    }
+    memchr::memchr2(b'"', b'\\', &s[i..]).map(|p| p + i)
+}
+
 /// An object key of at most 16 bytes as (length, bytes 0–7, bytes 8–15), zero-padded: compared as
 /// three integers instead of as text.
 pub(crate) type KeyWords = (usize, u64, u64);

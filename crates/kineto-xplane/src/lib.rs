@@ -22,7 +22,22 @@ use std::path::Path;
 
 /// Makes `kineto_trace::parse_file` (and everything built on it) read XPlane protobuf files.
 pub fn install() {
-    kineto_trace::native::install_xplane_reader(read);
+    kineto_trace::native::install_xplane_reader(kineto_trace::native::ProtobufRead {
+        stream: read_stream,
+        whole: Some(read),
+    });
+}
+
+/// Reads an XPlane protobuf from `content`; `shown_as` names it in errors.
+pub fn read_stream(content: &mut dyn std::io::Read, shown_as: &Path) -> Result<Trace> {
+    let mut bytes = Vec::new();
+    content
+        .read_to_end(&mut bytes)
+        .map_err(|source| Error::Io {
+            file: shown_as.to_path_buf(),
+            source,
+        })?;
+    read(&bytes, shown_as)
 }
 
 /// Reads an XPlane protobuf (`XSpace`) held whole in `bytes`; `shown_as` names it in errors. A file

@@ -69,10 +69,12 @@ pub struct Stage {
     pub ts: i64,
     pub dur: i64,
     pub event_id: Option<u64>,
-    /// Grid, block, registers per thread and shared memory, when it has a launch.
-    pub launch: Option<([u32; 3], [u32; 3], Option<u32>, Option<u32>)>,
+    pub launch: Option<LaunchShape>,
     pub process: Option<i64>,
 }
+
+/// A compute launch's grid, block, registers per thread and shared memory.
+pub type LaunchShape = ([u32; 3], [u32; 3], Option<u32>, Option<u32>);
 
 /// One event of the file, in file order.
 pub enum Logged {

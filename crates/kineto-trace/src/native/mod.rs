@@ -72,8 +72,11 @@ pub struct ProtobufRead {
     /// Reads the content as a stream.
     pub stream: fn(content: &mut dyn Read, shown_as: &Path) -> Result<Trace>,
     /// Reads the content held whole, for the error of a stream `stream` refused.
-    pub whole: Option<fn(bytes: &[u8], shown_as: &Path) -> Result<Trace>>,
+    pub whole: Option<WholeRead>,
 }
+
+/// A reader of a protobuf format's content held whole (`bytes`); `shown_as` names it in errors.
+pub type WholeRead = fn(bytes: &[u8], shown_as: &Path) -> Result<Trace>;
 
 /// The reader of XPlane protobuf (`*.xplane.pb`, JAX/TensorFlow/XLA): the `kineto-xplane` crate's.
 pub type XPlaneRead = ProtobufRead;

@@ -57,7 +57,8 @@ struct Mapper<'a> {
 
 /// The logged events onto the model, in file order, with the tracks of every descriptor of the file;
 /// then the notes and warnings of what was not read row by row.
-pub fn map(pairing: Pairing, tracks: &Tracks) -> Trace {
+pub fn map(mut pairing: Pairing, tracks: &Tracks) -> Trace {
+    let chunks = std::mem::take(&mut pairing.log.chunks);
     let mut m = Mapper {
         b: TraceBuilder::new(TraceFormat::Perfetto),
         tracks,
@@ -66,7 +67,8 @@ pub fn map(pairing: Pairing, tracks: &Tracks) -> Trace {
         undescribed: 0,
     };
     let mut failed = false;
-    for logged in &pairing.log {
+    // Each chunk is dropped once mapped.
+    for logged in chunks.into_iter().flatten() {
         let (read, at) = match logged {
             Logged::Slice {
                 uuid,
@@ -74,14 +76,14 @@ pub fn map(pairing: Pairing, tracks: &Tracks) -> Trace {
                 end,
                 thread,
                 at,
-            } => (m.slice(*uuid, open, *end, *thread), at),
+            } => (m.slice(uuid, &open, end, thread), at),
             // The packet's track event failed: the packet's reading stopped there.
             Logged::Stage {
                 after_event: true, ..
             } if failed => continue,
-            Logged::Stage { stage, at, .. } => (m.render_stage(stage), at),
-            Logged::Counted { what, ts, at } => (m.b.other(what, *ts, *ts), at),
-            Logged::Skipped { message, at } => (Err(message.clone()), at),
+            Logged::Stage { stage, at, .. } => (m.render_stage(&stage), at),
+            Logged::Counted { what, ts, at } => (m.b.other(what, ts, ts), at),
+            Logged::Skipped { message, at } => (Err(message), at),
         };
         failed = read.is_err();
         if let Err(e) = read {

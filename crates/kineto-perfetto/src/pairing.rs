@@ -99,6 +99,32 @@ pub enum Logged {
     Skipped { message: String, at: At },
 }
 
+/// Entries logged per chunk: the log is held in chunks of this many, each freed once mapped, so
+/// that the log and the model it becomes are not both held whole (nor a doubled buffer's slack).
+const CHUNK: usize = 1 << 16;
+
+/// The events logged, in file order.
+#[derive(Default)]
+pub struct Log {
+    pub chunks: Vec<Vec<Logged>>,
+    /// Entries logged.
+    count: usize,
+}
+
+impl Log {
+    fn push(&mut self, logged: Logged) {
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < CHUNK => chunk.push(logged),
+            _ => {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                chunk.push(logged);
+                self.chunks.push(chunk);
+            }
+        }
+        self.count += 1;
+    }
+}
+
 /// The state carried from packet to packet.
 pub struct Pairing {
     pub clocks: Clocks,
@@ -106,7 +132,7 @@ pub struct Pairing {
     /// Open slices per track uuid.
     open: FxHashMap<u64, Vec<Open>>,
     pub names: Names,
-    pub log: Vec<Logged>,
+    pub log: Log,
     /// Ends with no begin on their track.
     pub unmatched_ends: u64,
     /// Packets skipped for lack of incremental state; packets of zstd-compressed packets.
@@ -121,7 +147,7 @@ impl Pairing {
             sequences: FxHashMap::default(),
             open: FxHashMap::default(),
             names: Names::default(),
-            log: Vec::new(),
+            log: Log::default(),
             unmatched_ends: 0,
             skipped: 0,
             zstd: 0,
@@ -160,7 +186,7 @@ impl Pairing {
         if let Some(s) = &p.clock_snapshot {
             self.clocks.observe(at.sequence, s);
         }
-        let logged = self.log.len();
+        let logged = self.log.count;
         if let Some(e) = &p.track_event {
             let ts = self.time(p, seq, at)?;
             self.track_event(e, ts, seq, at)?;
@@ -171,7 +197,7 @@ impl Pairing {
             self.log.push(Logged::Stage {
                 stage: Box::new(stage),
                 at,
-                after_event: self.log.len() > logged,
+                after_event: self.log.count > logged,
             });
         }
         Ok(())

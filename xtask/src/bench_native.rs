@@ -2,12 +2,14 @@
 //!
 //! Reading the native formats, against Python doing the same count in the same run. For each format
 //! the largest sample of the shared corpus (`../shared/traces/native`) is scaled up N times (default 200; the rocprofv3 JSON
-//! sample, 44 k dispatches, 10 times) by `python3` with its own sqlite3 / json / csv modules — rows
-//! copied with shifted times and ids, so the schema is the producer's — then timed:
+//! sample, 44 k dispatches, 10 times; the XPlane sample's events 10 N times; the repository's Perfetto
+//! sample's packets 750 N times, the corpus having none) by `python3` with its own sqlite3 / json /
+//! csv modules or a walk of the protobuf wire format — rows copied with shifted times and ids, so the
+//! schema is the producer's — then timed:
 //!   * `kineto summary --json --no-sha256 FILE` (release build): reads the whole file into the model;
 //!   * the baseline: Python's `sqlite3` selecting the same rows (nsys: kernels, copies, fills, runtime
 //!     calls, NVTX; RPD: ops, API calls, their links) or `json.load` / `csv.reader` of the same file,
-//!     counting them;
+//!     or the wire walk of a protobuf (XPlane events, Perfetto packets), counting them;
 //!   * `kineto budget --json` on the same file: the reading's share of a full analysis.
 //!
 //! It prints rows, wall seconds, rows/s and the ratio to Python per format.
@@ -48,12 +50,176 @@ def scale_sqlite(src, dst, tables, n):
         c.execute('DROP TABLE orig')
     c.commit()
 
+def pb_varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while v > 0x7F:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+def pb_read_varint(b, i):
+    v, s = 0, 0
+    while True:
+        x = b[i]
+        i += 1
+        v |= (x & 0x7F) << s
+        s += 7
+        if not x & 0x80:
+            return v, i
+
+def pb_fields(b):
+    """(field number, value: an int for a varint, else bytes, the field's bytes) of a message."""
+    i = 0
+    while i < len(b):
+        start = i
+        key, i = pb_read_varint(b, i)
+        n, w = key >> 3, key & 7
+        if w == 0:
+            v, i = pb_read_varint(b, i)
+        else:
+            ln = 8 if w == 1 else 4
+            if w == 2:
+                ln, i = pb_read_varint(b, i)
+            v, i = b[i:i + ln], i + ln
+        yield n, v, b[start:i]
+
+def pb_len(n, body):
+    return pb_varint(n << 3 | 2) + pb_varint(len(body)) + body
+
+def pb_signed(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+def scale_xplane(src, dst, n):
+    """Each line's events n times: copy k's offsets shifted by k × the file's span and its
+    correlation_id stats by k * 10^8; planes' other fields, metadata and the space's fields once."""
+    planes = [v for f, v, _ in pb_fields(open(src, 'rb').read()) if f == 1]
+    rest = b''.join(r for f, _, r in pb_fields(open(src, 'rb').read()) if f != 1)
+    starts, ends = [], []
+    for p in planes:
+        for line in (v for f, v, _ in pb_fields(p) if f == 3):
+            base = sum(pb_signed(v) for f, v, _ in pb_fields(line) if f == 3) * 1000
+            for ev in (v for f, v, _ in pb_fields(line) if f == 4):
+                g = {f: v for f, v, _ in pb_fields(ev)}
+                if 5 not in g:
+                    starts.append(base + pb_signed(g.get(2, 0)))
+                    ends.append(starts[-1] + pb_signed(g.get(3, 0)))
+    span_ps = max(ends) - min(starts) + 1_000_000 if starts else 0
+    with open(dst, 'wb') as out:
+        for p in planes:
+            corr = set()
+            for e in (v for f, v, _ in pb_fields(p) if f == 5):
+                entry = {f: v for f, v, _ in pb_fields(e)}
+                meta = {f: v for f, v, _ in pb_fields(entry.get(2, b''))}
+                if meta.get(2) == b'correlation_id':
+                    corr.add(pb_signed(entry.get(1, 0)))
+            body = bytearray()
+            for f, line, raw in pb_fields(p):
+                if f != 3:
+                    body += raw
+                    continue
+                lines = bytearray(b''.join(r for f2, _, r in pb_fields(line) if f2 != 4))
+                events = [event_copier(ev, corr) for f2, ev, _ in pb_fields(line) if f2 == 4]
+                for k in range(n):
+                    for copy in events:
+                        ev = copy(k, span_ps)
+                        lines += b'\x22' + pb_varint(len(ev)) + ev
+                body += pb_len(3, bytes(lines))
+            out.write(pb_len(1, bytes(body)))
+        out.write(rest)
+
+def event_copier(ev, corr):
+    """A function of (k, span) giving the event's k-th copy."""
+    fields = list(pb_fields(ev))
+    if any(f == 5 for f, _, _ in fields):
+        return lambda k, span: ev
+    fixed = b''.join(r for f, _, r in fields if f not in (2, 4))
+    off = sum(pb_signed(v) for f, v, _ in fields if f == 2)
+    stats = []
+    for f, v, raw in fields:
+        if f != 4:
+            continue
+        g = {f2: v2 for f2, v2, _ in pb_fields(v)}
+        vf = 3 if isinstance(g.get(3), int) else 4 if isinstance(g.get(4), int) else None
+        if pb_signed(g.get(1, 0)) in corr and vf:
+            stats.append((b''.join(r for f2, _, r in pb_fields(v) if f2 != vf), vf, g[vf]))
+        else:
+            stats.append((raw, None, None))
+    def copy(k, span):
+        out = bytearray(fixed)
+        out += b'\x10' + pb_varint(off + k * span)
+        for raw, vf, c in stats:
+            if vf is None:
+                out += raw
+            else:
+                s = raw + pb_varint(vf << 3) + pb_varint(c + k * 100_000_000)
+                out += b'\x22' + pb_varint(len(s)) + s
+        return bytes(out)
+    return copy
+
+def scale_perfetto(src, dst, n):
+    """The packets after the last track descriptor or clock snapshot of the head n times: copy k's
+    timestamps shifted by k × the span of their times and its flow ids and correlation ids by
+    k * 10^8; the head (snapshot, descriptors) once."""
+    packets = [v for f, v, _ in pb_fields(open(src, 'rb').read()) if f == 1]
+    head = 0
+    while head < len(packets) and not any(f == 8 for f, _, _ in pb_fields(packets[head])):
+        head += 1
+    times = [v for p in packets[head:] for f, v, _ in pb_fields(p) if f == 8]
+    span = max(times) - min(times) + 1_000_000 if times else 0
+    copiers = [packet_copier(p) for p in packets[head:]]
+    with open(dst, 'wb') as out:
+        for p in packets[:head]:
+            out.write(pb_len(1, p))
+        for k in range(n):
+            chunk = bytearray()
+            for copy in copiers:
+                p = copy(k, span)
+                chunk += b'\x0a' + pb_varint(len(p)) + p
+            out.write(chunk)
+
+def packet_copier(p):
+    """A function of (k, span) giving the packet's k-th copy: timestamp (8) + k × span; in its track
+    event (11) flow ids (47, fixed64) and correlation id (52) + k * 10^8."""
+    import struct
+    fields = list(pb_fields(p))
+    fixed = b''.join(r for f, _, r in fields if f not in (8, 11))
+    ts = [v for f, v, _ in fields if f == 8]
+    events = [v for f, v, _ in fields if f == 11]
+    def copy(k, span):
+        out = bytearray(fixed)
+        for t in ts:
+            out += b'\x40' + pb_varint(t + k * span)
+        for e in events:
+            body = bytearray()
+            for f, v, raw in pb_fields(e):
+                if f == 47:
+                    body += raw[:-8] + struct.pack('<Q', struct.unpack('<Q', v)[0] + k * 100_000_000)
+                elif f == 52:
+                    body += raw[:-len(pb_varint(v))] + pb_varint(v + k * 100_000_000)
+                else:
+                    body += raw
+            out += pb_len(11, bytes(body))
+        return bytes(out)
+    return copy
+
+def count_protobuf(p):
+    """Events of an XPlane (every line's events) or packets of a Perfetto trace, by the wire walk."""
+    b = p.read_bytes()
+    if p.name.endswith('.pftrace'):
+        return sum(1 for f, _, _ in pb_fields(b) if f == 1)
+    return sum(1 for f, plane, _ in pb_fields(b) if f == 1 for g, line, _ in pb_fields(plane) if g == 3
+               for h, _, _ in pb_fields(line) if h == 4)
+
 def count(path):
     p = Path(path)
     t0 = time.perf_counter()
     head = (gzip.open(p).read(16) if p.suffix == '.gz' else p.read_bytes()[:16])
     rows = 0
-    if head.startswith(b'SQLite format 3'):
+    if p.name.endswith(('.pb', '.pftrace')):
+        rows = count_protobuf(p)
+    elif head.startswith(b'SQLite format 3'):
         c = sqlite3.connect(f'file:{p}?mode=ro', uri=True)
         tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
         for t in ['CUPTI_ACTIVITY_KIND_KERNEL', 'CUPTI_ACTIVITY_KIND_MEMCPY', 'CUPTI_ACTIVITY_KIND_MEMSET',
@@ -78,7 +244,7 @@ def count(path):
                 rows += sum(len(v) for v in proc['buffer_records'].values())
     print(rows, time.perf_counter() - t0)
 
-def scale(samples, out, n):
+def scale(samples, out, n, perfetto_sample):
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     s = Path(samples)
     t = ['start', 'end']
@@ -131,11 +297,15 @@ def scale(samples, out, n):
             disp.append(d)
     with open(out / 'rocprofv3.json', 'w') as f:
         json.dump(doc, f)
+    # 2,000 copies of the XPlane sample's events (~108 MB at n = 200); 150,000 of the Perfetto
+    # sample's packets (~106 MB).
+    scale_xplane(s / 'xplane/jax_te_fused_attn_934987a2fc2f.xplane.pb', out / 'xplane.pb', n * 10)
+    scale_perfetto(perfetto_sample, out / 'perfetto.pftrace', n * 750)
 
 if sys.argv[1] == 'count':
     count(sys.argv[2])
 else:
-    scale(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    scale(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
 "#;
 
 struct Args {
@@ -241,6 +411,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         &samples.display().to_string(),
         &tmp.display().to_string(),
         &a.scale.to_string(),
+        // No Perfetto trace in the shared corpus: the repository's rocprofv3-layout sample.
+        &root
+            .join("testdata/native/perfetto/rocprofv3_layout.pftrace")
+            .display()
+            .to_string(),
     ])?;
     println!(
         "{:<16} {:>10} {:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>10} {:>9} {:>9}",
@@ -263,6 +438,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("rocprofv3 JSON", "rocprofv3.json"),
         ("rocprofv3 CSV", "big_kernel_trace.csv"),
         ("Chrome array", "chrome.json"),
+        ("XPlane", "xplane.pb"),
+        ("Perfetto", "perfetto.pftrace"),
     ] {
         let path = tmp.join(file);
         let mb = std::fs::metadata(&path).map_err(|e| e.to_string())?.len() as f64 / 1e6;

@@ -11,120 +11,107 @@
 //! `kineto_trace::parse_file` reads Perfetto files too.
 //!
 //! - `proto`: the messages read, derived by hand for `prost`;
-//! - `stream`: the packets and their byte offsets (a cut or corrupt packet named by its byte);
+//! - `stream`: the packets read one at a time with their byte offsets (a cut or corrupt packet named
+//!   by its byte);
 //! - `sequence`: each packet sequence's interned data, defaults and incremental state;
+//! - `pairing`: the events paired, named and timed in file order, logged compactly;
 //! - `clock`: timestamps onto the trace clock;
 //! - `tracks`: the track descriptors;
-//! - `events`: the mapping onto the model.
+//! - `events`: the log mapped onto the model once every track descriptor is known.
 
 mod clock;
 mod events;
+mod pairing;
 mod proto;
 mod sequence;
 mod stream;
 mod tracks;
 
-use kineto_trace::native::TraceBuilder;
-use kineto_trace::{Error, Result, Trace, TraceFormat};
-use rustc_hash::FxHashMap;
-use sequence::{Admit, Sequence};
+use kineto_trace::native::ProtobufRead;
+use kineto_trace::{Error, Result, Trace};
+use pairing::Pairing;
+use prost::Message;
+use std::io::Read;
 use std::path::Path;
-use stream::Located;
 
 /// Makes `kineto_trace::parse_file` (and everything built on it) read Perfetto protobuf traces.
 pub fn install() {
-    kineto_trace::native::install_perfetto_reader(read);
+    kineto_trace::native::install_perfetto_reader(ProtobufRead {
+        stream: read_stream,
+        // The stream's faults are named as a whole read names them.
+        whole: None,
+    });
 }
 
-/// Reads a Perfetto `Trace` held whole in `bytes`; `shown_as` names it in errors. A packet cut or
-/// not decoding is an error naming its byte offset.
+/// Reads a Perfetto `Trace` held whole in `bytes`, as [`read_stream`] reads it.
 pub fn read(bytes: &[u8], shown_as: &Path) -> Result<Trace> {
-    let packets = stream::packets(bytes).map_err(|(offset, message)| Error::Syntax {
-        file: shown_as.to_path_buf(),
-        offset,
-        message: format!("not a readable Perfetto trace: {message}"),
-    })?;
-    Ok(read_packets(&packets))
+    read_stream(&mut &bytes[..], shown_as)
 }
 
-/// The packets onto the model, in file order, each sequence's incremental state kept apart.
-fn read_packets(packets: &[Located]) -> Trace {
-    let mut tracks = tracks::Tracks::default();
-    let mut first_snapshot = None;
-    for l in packets {
-        if let Some(d) = &l.packet.track_descriptor {
-            tracks.add(d);
-        }
-        if let (None, Some(s)) = (&first_snapshot, &l.packet.clock_snapshot) {
-            first_snapshot = Some((sequence_of(l), s));
-        }
-    }
-    let clocks = clock::Clocks::new(first_snapshot);
-    let mut r = events::Reader::new(TraceBuilder::new(TraceFormat::Perfetto), tracks, clocks);
-    let mut sequences: FxHashMap<u32, Sequence> = FxHashMap::default();
-    let (mut skipped, mut zstd) = (0u64, 0u64);
-    for l in packets {
-        let at = events::At {
-            offset: l.offset,
-            sequence: sequence_of(l),
-        };
-        let seq = sequences.entry(at.sequence).or_default();
-        if seq.admit(&l.packet) == Admit::Skip {
-            skipped += 1;
-            continue;
-        }
-        if l.packet.zstd_compressed_packets.is_some() {
-            zstd += 1;
-        }
-        if let Err(e) = read_packet(&mut r, &l.packet, seq, &at) {
-            r.b.warn(
-                at.offset,
-                format!(
-                    "packet at byte {} (sequence {}): {e}; skipped",
-                    at.offset, at.sequence
-                ),
-            );
-        }
-    }
-    r.finish_notes();
-    if skipped > 0 {
-        r.b.note(format!(
-            "{skipped} packets skipped: they need their sequence's incremental state (interned names), \
-             lost before them"
-        ));
-    }
-    if zstd > 0 {
-        r.b.warn(
-            0,
-            format!("{zstd} packets of zstd-compressed packets not read (only deflate is read)"),
-        );
-    }
-    r.b.finish()
+/// Reads a Perfetto `Trace` from `content`, one packet at a time; `shown_as` names it in errors. A
+/// packet cut or not decoding is an error naming its byte offset.
+pub fn read_stream(content: &mut dyn Read, shown_as: &Path) -> Result<Trace> {
+    let mut gather = Gather::default();
+    stream::packets(content, &mut |offset, packet| gather.packet(offset, packet)).map_err(
+        |(offset, message)| Error::Syntax {
+            file: shown_as.to_path_buf(),
+            offset,
+            message: format!("not a readable Perfetto trace: {message}"),
+        },
+    )?;
+    Ok(gather.finish())
 }
 
-/// One admitted packet's clock snapshot and events.
-fn read_packet(
-    r: &mut events::Reader,
-    p: &proto::TracePacket,
-    seq: &Sequence,
-    at: &events::At,
-) -> std::result::Result<(), String> {
-    if let Some(s) = &p.clock_snapshot {
-        r.clocks.observe(at.sequence, s);
-    }
-    if let Some(e) = &p.track_event {
-        let ts = r.time(p, seq, at)?;
-        r.track_event(e, ts, seq)?;
-    }
-    if let Some(e) = &p.gpu_render_stage_event {
-        let ts = r.time(p, seq, at)?;
-        r.render_stage(e, ts, seq)?;
-    }
-    Ok(())
+/// What is kept of the packets while they are read: every track descriptor (their events are mapped
+/// at the end, when the last descriptor of each track is known), the packets before the file's first
+/// clock snapshot (which sets the trace clock and the first readings of the others), held encoded until
+/// it comes, and from it on the events paired and logged ([`Pairing`]).
+#[derive(Default)]
+struct Gather {
+    tracks: tracks::Tracks,
+    early: Vec<(u64, Vec<u8>)>,
+    pairing: Option<Pairing>,
 }
 
-fn sequence_of(l: &Located) -> u32 {
-    l.packet.trusted_packet_sequence_id.unwrap_or(0)
+impl Gather {
+    fn packet(&mut self, offset: u64, packet: proto::TracePacket) {
+        if let Some(d) = &packet.track_descriptor {
+            self.tracks.add(d);
+        }
+        match (&mut self.pairing, &packet.clock_snapshot) {
+            (Some(p), _) => p.packet(offset, &packet),
+            (None, Some(snapshot)) => {
+                let sequence = packet.trusted_packet_sequence_id.unwrap_or(0);
+                self.start(Some((sequence, snapshot)));
+                if let Some(p) = &mut self.pairing {
+                    p.packet(offset, &packet);
+                }
+            }
+            (None, None) => self.early.push((offset, packet.encode_to_vec())),
+        }
+    }
+
+    /// The pairing from the first snapshot on (`None`: the file has none), with the packets held
+    /// before it read first.
+    fn start(&mut self, first_snapshot: Option<(u32, &proto::ClockSnapshot)>) {
+        let mut p = Pairing::new(clock::Clocks::new(first_snapshot));
+        for (offset, bytes) in self.early.drain(..) {
+            if let Ok(packet) = proto::TracePacket::decode(&bytes[..]) {
+                p.packet(offset, &packet);
+            }
+        }
+        self.pairing = Some(p);
+    }
+
+    fn finish(mut self) -> Trace {
+        if self.pairing.is_none() {
+            self.start(None);
+        }
+        let pairing = self
+            .pairing
+            .unwrap_or_else(|| Pairing::new(clock::Clocks::new(None)));
+        events::map(pairing, &self.tracks)
+    }
 }
 
 /// A protobuf text field: UTF-8, or read lossily; absent is empty.

@@ -125,3 +125,80 @@ fn a_cut_file_names_the_byte_of_the_cut_packet() {
         "{text}"
     );
 }
+
+/// Protobuf's varint of `v`.
+fn varint(mut v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+    out
+}
+
+/// Field `number` holding the varint `v`.
+fn num(number: u64, v: u64) -> Vec<u8> {
+    [varint(number << 3), varint(v)].concat()
+}
+
+/// Field `number` holding `bytes` (length-delimited).
+fn len(number: u64, bytes: &[u8]) -> Vec<u8> {
+    [
+        varint(number << 3 | 2),
+        varint(bytes.len() as u64),
+        bytes.to_vec(),
+    ]
+    .concat()
+}
+
+#[test]
+fn a_descriptor_and_a_snapshot_after_the_events_still_place_and_time_them() {
+    kineto_perfetto::install();
+    // A slice on track 7 begun at MONOTONIC 500 and ended at 700 (sequence 1), then the clock
+    // snapshot (BOOTTIME 10,000 = MONOTONIC 400), then track 7's descriptor: a rocprofv3 GPU stream
+    // track of agent 2, stream 3. Both come after the events they place and time.
+    let event = |ts: u64, kind: u64, extra: Vec<u8>| {
+        let e = [num(9, kind), num(11, 7), extra].concat();
+        len(
+            1,
+            &[num(10, 1), num(8, ts), num(58, 3), len(11, &e)].concat(),
+        )
+    };
+    let named = [len(23, b"k"), len(22, b"kernel_dispatch")].concat();
+    let clocks = [
+        len(1, &[num(1, 6), num(2, 10_000)].concat()),
+        len(1, &[num(1, 3), num(2, 400)].concat()),
+    ]
+    .concat();
+    let descriptor = [num(1, 7), len(2, b"COMPUTE AGENT [2] STREAM [3] (GPU)")].concat();
+    let file = [
+        event(500, 1, named),
+        event(700, 2, Vec::new()),
+        len(1, &[num(10, 1), len(6, &clocks)].concat()),
+        len(1, &len(60, &descriptor)),
+    ]
+    .concat();
+    let dir = tempfile_dir();
+    let path = dir.join("late.pftrace");
+    std::fs::write(&path, &file).unwrap();
+    let t = parse(&path).trace;
+    assert_eq!(t.kernels.len(), 1);
+    let k = &t.kernels[0];
+    // 10,000 + (500 − 400) = 10,100 ns on BOOTTIME, for 700 − 500 = 200 ns; on agent 2, stream 3
+    // (without the descriptor: device 0 and stream 7, the uuid).
+    assert_eq!((k.ts_ns, k.dur_ns), (10_100, 200));
+    assert_eq!((k.device, k.stream), (Some(2), Some(3)));
+    assert_eq!(t.name(k.name), "k");
+    // The same file read from a stream (no file to read again) gives the same trace.
+    let raw = kineto_trace::parse_raw(&path, std::io::Cursor::new(file), &Options::default());
+    let raw = raw.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{:?}", raw.trace), format!("{t:?}"));
+}
+
+/// A directory in the system's temporary directory for this test process's files.
+fn tempfile_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kineto-perfetto-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -10,11 +10,14 @@
 //!
 //! - `proto`: the messages of `xplane.proto`, derived by hand for `prost`;
 //! - `fault`: the byte offset of a decode fault (a cut or corrupt file);
+//! - `stream`: the space read from a stream a plane at a time (planes → lines → events walked on the
+//!   wire, each plane's events kept encoded until its metadata, written after them, is read);
 //! - `space`: the mapping onto the model.
 
 mod fault;
 mod proto;
 mod space;
+mod stream;
 
 use kineto_trace::{Error, Result, Trace};
 use prost::Message;
@@ -22,7 +25,21 @@ use std::path::Path;
 
 /// Makes `kineto_trace::parse_file` (and everything built on it) read XPlane protobuf files.
 pub fn install() {
-    kineto_trace::native::install_xplane_reader(read);
+    kineto_trace::native::install_xplane_reader(kineto_trace::native::ProtobufRead {
+        stream: read_stream,
+        whole: Some(read),
+    });
+}
+
+/// Reads an XPlane protobuf from `content`, a plane at a time ([`stream`]); `shown_as` names it in
+/// errors. A file that does not decode is an error naming the byte offset of the fault found (the
+/// front door reads a file on disk again whole, [`read`], for the decoder's own words on it).
+pub fn read_stream(content: &mut dyn std::io::Read, shown_as: &Path) -> Result<Trace> {
+    stream::read(content).map_err(|(offset, message)| Error::Syntax {
+        file: shown_as.to_path_buf(),
+        offset,
+        message: format!("not a readable XPlane protobuf: {message}"),
+    })
 }
 
 /// Reads an XPlane protobuf (`XSpace`) held whole in `bytes`; `shown_as` names it in errors. A file
@@ -41,5 +58,5 @@ pub fn read(bytes: &[u8], shown_as: &Path) -> Result<Trace> {
             message: format!("not a readable XPlane protobuf: {message} ({e})"),
         }
     })?;
-    Ok(space::read_space(&space))
+    Ok(space::read_space(space))
 }

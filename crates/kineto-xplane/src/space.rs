@@ -19,11 +19,15 @@
 //! to ns. What it is not: the decoding (`prost`, [`crate::proto`]).
 
 use crate::proto::{EventData, StatValue, XEvent, XLine, XPlane, XSpace, XStat};
+use kineto_trace::native::builder::KEEP_WARNINGS;
+use kineto_trace::native::detect::varint_at;
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, kernel_name};
 use kineto_trace::{
     DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat, Track,
+    Warning,
 };
+use prost::Message;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 
@@ -49,37 +53,162 @@ const HOST_PROCESS: i64 = -1;
 /// The plane whose stats say when the profile started.
 const TASK_ENVIRONMENT: &str = "Task Environment";
 
-/// Reads every plane of `space` into a trace.
-pub fn read_space(space: &XSpace) -> Trace {
-    let mut r = Reader {
-        b: TraceBuilder::new(TraceFormat::XPlane),
-        kernels: KernelNames::default(),
-        blit_fills: 0,
-        blit_copies: 0,
-        idle_gpus: Vec::new(),
-        unread: Vec::new(),
-    };
-    for (what, texts) in [("error", &space.errors), ("warning", &space.warnings)] {
-        for t in texts {
-            r.b.warn(0, format!("the profiler recorded this {what}: {}", text(t)));
+/// A plane as read: its own fields (name, stats, metadata; `lines` left empty) and its lines.
+pub struct PlaneRead {
+    pub plane: XPlane,
+    pub lines: Vec<LineRead>,
+}
+
+/// A line as read: its own fields (`events` left empty) and its events.
+pub struct LineRead {
+    /// The line's byte offset in the file (0 when decoded whole).
+    pub at: u64,
+    pub line: XLine,
+    pub events: Events,
+}
+
+/// An event that does not decode: its line's byte offset, its index in the line, the decoder's error.
+pub type BadEvent = (u64, usize, prost::DecodeError);
+
+/// A line's events: as the file encodes them (each `events = 4` field, tag and length included),
+/// decoded one at a time when read, or decoded already (a space decoded whole).
+pub enum Events {
+    Encoded { bytes: Vec<u8>, count: usize },
+    Decoded(Vec<XEvent>),
+}
+
+impl Events {
+    fn is_empty(&self) -> bool {
+        match self {
+            Events::Encoded { count, .. } => *count == 0,
+            Events::Decoded(events) => events.is_empty(),
         }
     }
-    r.b.header().base_time_ns = profile_epoch(space);
-    for plane in &space.planes {
+
+    /// Each event with its index in the line, in order; the first that does not decode stops it.
+    fn each(&self, mut f: impl FnMut(usize, &XEvent)) -> Result<(), (usize, prost::DecodeError)> {
+        match self {
+            Events::Decoded(events) => events.iter().enumerate().for_each(|(i, e)| f(i, e)),
+            Events::Encoded { bytes, .. } => {
+                let mut at = 0;
+                let mut i = 0;
+                while at < bytes.len() {
+                    // The framing was checked as the line was read: tag, then length.
+                    let (_, next) = varint_at(bytes, at).unwrap_or((0, bytes.len()));
+                    let (len, start) = varint_at(bytes, next).unwrap_or((0, bytes.len()));
+                    let end = start.saturating_add(usize::try_from(len).unwrap_or(0));
+                    let ev = XEvent::decode(bytes.get(start..end).unwrap_or_default())
+                        .map_err(|e| (i, e))?;
+                    f(i, &ev);
+                    (at, i) = (end, i + 1);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The space's own fields' warnings and notes, and the epoch of its line times, read as the planes
+/// are: the reading of every plane in file order, each once its metadata (written after its lines) is
+/// read.
+pub struct SpaceReader {
+    r: Reader,
+    /// `Task Environment`'s `profile_start_time`, once its first such plane is read (`Some(None)`:
+    /// the plane has none).
+    profile_start: Option<Option<u64>>,
+    /// The latest line start of any plane.
+    latest_line: Option<i64>,
+}
+
+impl Default for SpaceReader {
+    fn default() -> Self {
+        SpaceReader {
+            r: Reader {
+                b: TraceBuilder::new(TraceFormat::XPlane),
+                kernels: KernelNames::default(),
+                blit_fills: 0,
+                blit_copies: 0,
+                idle_gpus: Vec::new(),
+                unread: Vec::new(),
+            },
+            profile_start: None,
+            latest_line: None,
+        }
+    }
+}
+
+impl SpaceReader {
+    /// One plane, into the trace by its name.
+    pub fn plane(&mut self, p: &PlaneRead) -> Result<(), BadEvent> {
+        let plane = &p.plane;
         let name = text(&plane.name);
+        if let Some(latest) = p.lines.iter().map(|l| l.line.timestamp_ns).max() {
+            self.latest_line = Some(self.latest_line.map_or(latest, |l| l.max(latest)));
+        }
+        if self.profile_start.is_none() && plane.name == TASK_ENVIRONMENT.as_bytes() {
+            let start = Plane::new(plane)
+                .stat(&plane.stats, stat::PROFILE_START)
+                .and_then(|v| v.as_u64());
+            self.profile_start = Some(start);
+        }
         if let Some(gpu) = name
             .strip_prefix("/device:GPU:")
             .and_then(|n| n.parse().ok())
         {
-            r.device_plane(plane, gpu);
+            self.r.device_plane(p, gpu)
         } else if name.starts_with("/host:") {
-            r.host_plane(plane);
+            self.r.host_plane(p)
         } else {
-            r.unread_plane(plane, &name);
+            self.r.unread_plane(p, &name)
         }
     }
-    r.finish_notes(space);
-    r.b.finish()
+
+    /// The trace, with the space's own fields (`space`'s `planes` are not read here): the errors and
+    /// warnings the profiler recorded come first among the warnings, as they are the space's.
+    pub fn finish(mut self, space: &XSpace) -> Trace {
+        self.r.b.header().base_time_ns = self.profile_epoch();
+        self.r.finish_notes(space);
+        let mut t = self.r.b.finish();
+        let mut first: Vec<Warning> = Vec::new();
+        for (what, texts) in [("error", &space.errors), ("warning", &space.warnings)] {
+            for t in texts {
+                first.push(Warning {
+                    offset: 0,
+                    message: format!("the profiler recorded this {what}: {}", text(t)),
+                });
+            }
+        }
+        t.warnings_total += first.len() as u64;
+        first.append(&mut t.warnings);
+        first.truncate(KEEP_WARNINGS);
+        t.warnings = first;
+        t
+    }
+
+    /// `Task Environment`'s `profile_start_time` when the lines' times count from it (the profiler
+    /// normalizes them so; then they are far below it), else `None`: the times are already epoch ns.
+    fn profile_epoch(&self) -> Option<i64> {
+        let start = i64::try_from(self.profile_start??).ok()?;
+        (self.latest_line? < start / 2).then_some(start)
+    }
+}
+
+/// Reads every plane of `space`, decoded whole, into a trace.
+pub fn read_space(mut space: XSpace) -> Trace {
+    let mut r = SpaceReader::default();
+    for mut plane in std::mem::take(&mut space.planes) {
+        let lines = std::mem::take(&mut plane.lines)
+            .into_iter()
+            .map(|mut line| LineRead {
+                at: 0,
+                events: Events::Decoded(std::mem::take(&mut line.events)),
+                line,
+            })
+            .collect();
+        // Decoded already: nothing left to fail.
+        let _ = r.plane(&PlaneRead { plane, lines });
+    }
+    r.finish(&space)
 }
 
 struct Reader {
@@ -96,11 +225,12 @@ struct Reader {
 
 impl Reader {
     /// A GPU's plane: its properties, its stream lines as GPU ops, its other lines as annotations.
-    fn device_plane(&mut self, plane: &XPlane, gpu: i64) {
+    fn device_plane(&mut self, read: &PlaneRead, gpu: i64) -> Result<(), BadEvent> {
+        let plane = &read.plane;
         let p = Plane::new(plane);
-        if plane.lines.iter().all(|l| l.events.is_empty()) {
+        if read.lines.iter().all(|l| l.events.is_empty()) {
             self.idle_gpus.push(text(&plane.name).into_owned());
-            return;
+            return Ok(());
         }
         let prop = |name| p.stat(&plane.stats, name).and_then(|v| v.as_u64());
         self.b.header().devices.push(DeviceProps {
@@ -109,35 +239,42 @@ impl Reader {
             num_sms: prop(stat::CORES),
             total_global_mem: prop(stat::MEMORY),
         });
-        for line in &plane.lines {
+        for LineRead { at, line, events } in &read.lines {
             let line_name = line_name(line);
             match stream_of(&line_name) {
                 Some(stream) => {
                     let track = self.b.track(IdValue::Num(gpu), IdValue::Num(stream));
-                    for (i, ev) in line.events.iter().enumerate() {
-                        let place =
-                            || format!("{} line {line_name:?} event {i}", text(&plane.name));
-                        if let Err(e) = self.gpu_event(&p, line, ev, (gpu, stream, track)) {
-                            self.b.warn(0, format!("{}: {e}; skipped", place()));
-                        }
-                    }
+                    events
+                        .each(|i, ev| {
+                            let place =
+                                || format!("{} line {line_name:?} event {i}", text(&plane.name));
+                            if let Err(e) = self.gpu_event(&p, line, ev, (gpu, stream, track)) {
+                                self.b.warn(0, format!("{}: {e}; skipped", place()));
+                            }
+                        })
+                        .map_err(|(i, e)| (*at, i, e))?;
                 }
                 None => {
                     let track = self
                         .b
                         .track(IdValue::Num(gpu), IdValue::Str(line_name.clone()));
-                    for (i, ev) in line.events.iter().enumerate() {
-                        let name = p.event_name(ev);
-                        let res = times(line, ev).and_then(|(ts, dur)| {
-                            let sym = self.b.name(&name);
-                            self.b
-                                .span(SpanKind::GpuUserAnnotation, Span::at(sym, ts, dur, track))
-                        });
-                        self.warn_skipped(res, plane, &line_name, i);
-                    }
+                    events
+                        .each(|i, ev| {
+                            let name = p.event_name(ev);
+                            let res = times(line, ev).and_then(|(ts, dur)| {
+                                let sym = self.b.name(&name);
+                                self.b.span(
+                                    SpanKind::GpuUserAnnotation,
+                                    Span::at(sym, ts, dur, track),
+                                )
+                            });
+                            self.warn_skipped(res, plane, &line_name, i);
+                        })
+                        .map_err(|(i, e)| (*at, i, e))?;
                 }
             }
         }
+        Ok(())
     }
 
     /// One event of a GPU stream: a kernel, copy or fill, or a memory event counted apart.
@@ -207,21 +344,25 @@ impl Reader {
     }
 
     /// A host plane: each line a thread; launches, step annotations and CPU spans.
-    fn host_plane(&mut self, plane: &XPlane) {
+    fn host_plane(&mut self, read: &PlaneRead) -> Result<(), BadEvent> {
+        let plane = &read.plane;
         let p = Plane::new(plane);
-        for line in &plane.lines {
+        for LineRead { at, line, events } in &read.lines {
             let line_name = line_name(line);
             // A host line's id is its thread's id: the same thread's lines of two host planes (TraceMe
             // ranges on `/host:CPU`, CUPTI's API calls on `/host:CUPTI`) are one track.
             let track = self
                 .b
                 .track(IdValue::Num(HOST_PROCESS), IdValue::Num(line.id));
-            for (i, ev) in line.events.iter().enumerate() {
-                let res =
-                    times(line, ev).and_then(|(ts, dur)| self.host_event(&p, ev, ts, dur, track));
-                self.warn_skipped(res, plane, &line_name, i);
-            }
+            events
+                .each(|i, ev| {
+                    let res = times(line, ev)
+                        .and_then(|(ts, dur)| self.host_event(&p, ev, ts, dur, track));
+                    self.warn_skipped(res, plane, &line_name, i);
+                })
+                .map_err(|(i, e)| (*at, i, e))?;
         }
+        Ok(())
     }
 
     /// One host event: a launch when it carries a correlation id, a step annotation when it carries
@@ -255,25 +396,28 @@ impl Reader {
     }
 
     /// A plane that is neither a GPU nor the host: its timed events counted, named in a note.
-    fn unread_plane(&mut self, plane: &XPlane, plane_name: &str) {
-        let mut events = 0;
-        for (i, line) in plane.lines.iter().enumerate() {
-            for ev in &line.events {
-                let res = times(line, ev).and_then(|(ts, dur)| {
-                    self.b
-                        .other("xplane other plane", ts, ts.saturating_add(dur))
-                });
-                match res {
-                    Ok(()) => events += 1,
-                    Err(e) => self
-                        .b
-                        .warn(0, format!("{plane_name} line {i}: {e}; skipped")),
-                }
-            }
+    fn unread_plane(&mut self, read: &PlaneRead, plane_name: &str) -> Result<(), BadEvent> {
+        let mut timed = 0;
+        for (i, LineRead { at, line, events }) in read.lines.iter().enumerate() {
+            events
+                .each(|_, ev| {
+                    let res = times(line, ev).and_then(|(ts, dur)| {
+                        self.b
+                            .other("xplane other plane", ts, ts.saturating_add(dur))
+                    });
+                    match res {
+                        Ok(()) => timed += 1,
+                        Err(e) => self
+                            .b
+                            .warn(0, format!("{plane_name} line {i}: {e}; skipped")),
+                    }
+                })
+                .map_err(|(i, e)| (*at, i, e))?;
         }
-        if events > 0 {
-            self.unread.push((plane_name.to_owned(), events));
+        if timed > 0 {
+            self.unread.push((plane_name.to_owned(), timed));
         }
+        Ok(())
     }
 
     fn warn_skipped(&mut self, res: Result<(), String>, plane: &XPlane, line: &str, i: usize) {
@@ -494,26 +638,6 @@ fn times(line: &XLine, ev: &XEvent) -> Result<(i64, i64), String> {
     let dur = ev.duration_ps.div_euclid(1000);
     TraceBuilder::check(ts, ts.saturating_add(dur))?;
     Ok((ts, dur))
-}
-
-/// `Task Environment`'s `profile_start_time` when the lines' times count from it (the profiler
-/// normalizes them so; then they are far below it), else `None`: the times are already epoch ns.
-fn profile_epoch(space: &XSpace) -> Option<i64> {
-    let env = space
-        .planes
-        .iter()
-        .find(|p| p.name == TASK_ENVIRONMENT.as_bytes())?;
-    let start = Plane::new(env)
-        .stat(&env.stats, stat::PROFILE_START)?
-        .as_u64()?;
-    let start = i64::try_from(start).ok()?;
-    let latest_line = space
-        .planes
-        .iter()
-        .flat_map(|p| &p.lines)
-        .map(|l| l.timestamp_ns)
-        .max()?;
-    (latest_line < start / 2).then_some(start)
 }
 
 /// A protobuf text field: UTF-8, or read lossily.

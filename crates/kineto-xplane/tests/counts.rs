@@ -268,3 +268,45 @@ fn each_gpu_plane_is_a_rank_of_its_own() {
         assert_eq!(r.header.devices.len(), 1, "gpu {gpu}");
     }
 }
+
+#[test]
+fn a_stream_reads_as_the_space_decoded_whole() {
+    // The plane-at-a-time read against `prost`'s decode of the whole space, on every sample (the
+    // shared corpus's JAX file too, when it is beside the clone).
+    let jax = dir()
+        .join("../../../../shared/traces/native/xplane/jax_te_fused_attn_934987a2fc2f.xplane.pb");
+    let mut files = vec![
+        dir().join("multi_gpu.xplane.pb"),
+        dir().join("copies_steps.xplane.pb"),
+    ];
+    files.extend(jax.exists().then_some(jax));
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let whole = kineto_xplane::read(&bytes, &path).unwrap();
+        let streamed = kineto_xplane::read_stream(&mut &bytes[..], &path).unwrap();
+        assert_eq!(
+            format!("{streamed:?}"),
+            format!("{whole:?}"),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn a_cut_stream_names_the_byte_of_the_cut_field_without_the_whole_file() {
+    kineto_xplane::install();
+    let want = &counts()["truncated.xplane.pb"];
+    let bytes = std::fs::read(dir().join("truncated.xplane.pb")).unwrap();
+    // Read from a stream, with no file to read again whole: the walk names the field itself.
+    let name = Path::new("cut.xplane.pb");
+    match parse_raw(name, std::io::Cursor::new(bytes), &Options::default()) {
+        Err(Error::Syntax {
+            offset, message, ..
+        }) => {
+            assert_eq!(offset as i64, int(want, "fault_offset"), "{message}");
+            assert!(message.contains("XLine field 4"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 use std::num::NonZeroU64;
 
 /// Warnings kept in full (the rest are counted), as the Kineto parser keeps them.
-const KEEP_WARNINGS: usize = 100;
+pub const KEEP_WARNINGS: usize = 100;
 
 /// Builds a [`Trace`] row by row. Readers outside this crate (the SQLite formats) use it too, so every
 /// format ends in the same model with the same invariants: times within ±[`MAX_ABS_NS`], no negative

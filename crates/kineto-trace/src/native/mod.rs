@@ -12,6 +12,8 @@
 //!   JSON object (its own rules in `rocprof_legacy`);
 //! - `rocprof_json`, `rocprof_csv`: rocprofv3's JSON and CSV outputs;
 //! - [`names`]: kernel names demangled and without AMD's `.kd` suffixes;
+//! - [`protowire`]: the protobuf wire format read field by field from a stream, for the protobuf
+//!   readers' crates;
 //! - [`detect`]: the front door's format sniffing, named here too for the callers that know it here.
 //!
 //! The SQLite formats (Nsight Systems, rocpd, RPD) need the SQLite library, which lives in its own
@@ -25,6 +27,7 @@
 pub mod builder;
 pub(crate) mod chrome;
 pub mod names;
+pub mod protowire;
 pub(crate) mod rocprof_csv;
 pub(crate) mod rocprof_json;
 mod rocprof_legacy;
@@ -37,6 +40,7 @@ pub(crate) use rocprof_csv::is_kernel_trace_name;
 
 use crate::error::Result;
 use crate::model::Trace;
+use std::io::Read;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -56,10 +60,26 @@ pub fn install_sqlite_reader(read: SqliteRead) {
     let _ = SQLITE.set(read);
 }
 
-/// A reader of XPlane protobuf (`*.xplane.pb`, JAX/TensorFlow/XLA): `bytes` is the whole (inflated)
-/// file, `shown_as` names it in errors. It lives in the `kineto-xplane` crate, which keeps the
-/// protobuf library out of this one, and is installed the way the SQLite reader is.
-pub type XPlaneRead = fn(bytes: &[u8], shown_as: &Path) -> Result<Trace>;
+/// A reader of a protobuf trace format (XPlane, Perfetto), installed by its own crate so that the
+/// protobuf library stays out of this one: `stream` reads the content (inflated when gzip) from
+/// `content` message by message, keeping only what the model keeps; `shown_as` names it in errors.
+/// `whole`, when the format has one, reads the same content held whole: the front door calls it on
+/// a file whose stream `stream` refused, with the file read again, so that the error names the fault
+/// as the decoder of the whole message does (a format whose stream reader names its faults exactly
+/// leaves it `None`).
+#[derive(Clone, Copy)]
+pub struct ProtobufRead {
+    /// Reads the content as a stream.
+    pub stream: fn(content: &mut dyn Read, shown_as: &Path) -> Result<Trace>,
+    /// Reads the content held whole, for the error of a stream `stream` refused.
+    pub whole: Option<WholeRead>,
+}
+
+/// A reader of a protobuf format's content held whole (`bytes`); `shown_as` names it in errors.
+pub type WholeRead = fn(bytes: &[u8], shown_as: &Path) -> Result<Trace>;
+
+/// The reader of XPlane protobuf (`*.xplane.pb`, JAX/TensorFlow/XLA): the `kineto-xplane` crate's.
+pub type XPlaneRead = ProtobufRead;
 
 static XPLANE: OnceLock<XPlaneRead> = OnceLock::new();
 
@@ -74,9 +94,9 @@ pub(crate) fn xplane_reader() -> Option<XPlaneRead> {
     XPLANE.get().copied()
 }
 
-/// A reader of Perfetto protobuf traces (`.pftrace`, a stream of `TracePacket`s), of the same shape as
-/// [`XPlaneRead`]: it lives in the `kineto-perfetto` crate and is installed the same way.
-pub type PerfettoRead = XPlaneRead;
+/// The reader of Perfetto protobuf traces (`.pftrace`, a stream of `TracePacket`s): the
+/// `kineto-perfetto` crate's, installed the same way.
+pub type PerfettoRead = ProtobufRead;
 
 static PERFETTO: OnceLock<PerfettoRead> = OnceLock::new();
 

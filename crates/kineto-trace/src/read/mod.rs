@@ -15,7 +15,7 @@ use crate::model::{Trace, TraceFormat};
 use crate::native::{self, rocprof_csv};
 use crate::parse::RANGE_BYTES;
 use crate::stored::Feed;
-use crate::stored::whole::{StoredFacts, database_file, read_whole};
+use crate::stored::whole::{StoredFacts, Streamed, database_file, read_whole};
 use detect::{LOOKED_FOR, Sniffed, read_head, sniff_stored};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -187,6 +187,8 @@ fn parse_stored(
         }
         (Sniffed::Sqlite, _) => read_sqlite(name, raw, opts, file),
         (Sniffed::Rocprofv3Csv, Some(path)) => read_csv_set(path, opts),
+        (Sniffed::XPlane, _) => read_protobuf(name, raw, opts, file, &XPLANE),
+        (Sniffed::Perfetto, _) => read_protobuf(name, raw, opts, file, &PERFETTO),
         (kind, _) => read_vendor_content(name, kind, raw, opts, file),
     }
 }
@@ -220,28 +222,6 @@ fn read_vendor_content(
             native::rocprof_json::read(name, std::mem::take(&mut whole.bytes))?
         }
         Sniffed::Rocprofv3Csv => rocprof_csv::read_one(name, &whole.bytes)?,
-        Sniffed::XPlane => read_protobuf(
-            name,
-            &whole.bytes,
-            whole.cut_gzip && !opts.salvage,
-            (
-                native::xplane_reader(),
-                "an XPlane protobuf (JAX/TensorFlow)",
-                "XPlane",
-                "xplane",
-            ),
-        )?,
-        Sniffed::Perfetto => read_protobuf(
-            name,
-            &whole.bytes,
-            whole.cut_gzip && !opts.salvage,
-            (
-                native::perfetto_reader(),
-                "a Perfetto protobuf trace",
-                "Perfetto",
-                "perfetto",
-            ),
-        )?,
         _ => {
             return Err(Error::Format {
                 file: name.to_path_buf(),
@@ -252,32 +232,79 @@ fn read_vendor_content(
     Ok(Parsed::of(name, whole.facts, trace))
 }
 
+/// A protobuf format: its reader, if one is installed, and how to name it when none is.
+struct Protobuf {
+    reader: fn() -> Option<native::ProtobufRead>,
+    /// What the file is.
+    what: &'static str,
+    /// The format's name.
+    format: &'static str,
+    /// The feature that builds the reader.
+    feature: &'static str,
+}
+
+const XPLANE: Protobuf = Protobuf {
+    reader: native::xplane_reader,
+    what: "an XPlane protobuf (JAX/TensorFlow)",
+    format: "XPlane",
+    feature: "xplane",
+};
+
+const PERFETTO: Protobuf = Protobuf {
+    reader: native::perfetto_reader,
+    what: "a Perfetto protobuf trace",
+    format: "Perfetto",
+    feature: "perfetto",
+};
+
 /// A protobuf trace (XPlane, Perfetto) by the reader installed for it
-/// ([`native::install_xplane_reader`], [`native::install_perfetto_reader`]): `(reader, what the file
-/// is, the format's name, the feature that builds the reader)`. A cut gzip stream is refused unless salvaging: a protobuf
-/// cut between two top-level messages reads as a whole one.
+/// ([`native::install_xplane_reader`], [`native::install_perfetto_reader`]), which reads the content as
+/// a stream ([`native::ProtobufRead`]). The stored stream's own faults come first, then a cut gzip
+/// stream, refused unless salvaging (a protobuf cut between two top-level messages reads as a whole
+/// one), then the reader's answer; a file whose stream the reader refused is read again whole by the
+/// format's whole-content reader when it has one, so that the error is that reader's.
 fn read_protobuf(
     name: &Path,
-    bytes: &[u8],
-    cut: bool,
-    (reader, what, format, feature): (Option<native::XPlaneRead>, &str, &str, &str),
-) -> Result<Trace> {
-    if cut {
+    raw: impl Read,
+    opts: &Options,
+    file_on_disk: Option<&Path>,
+    format: &Protobuf,
+) -> Result<Parsed> {
+    let stored_len = file_on_disk
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len());
+    let mut content = Streamed::open(name, raw, opts.sha256, stored_len)?;
+    let reader = (format.reader)();
+    let read = reader.map(|r| (r.stream)(&mut content, name));
+    let end = content.finish(name)?;
+    if end.cut_gzip && !opts.salvage {
         return Err(Error::Truncated {
             file: name.to_path_buf(),
-            offset: bytes.len() as u64,
+            offset: end.facts.content_bytes,
             events: 0,
         });
     }
-    let Some(read) = reader else {
+    let (Some(reader), Some(read)) = (reader, read) else {
         return Err(Error::Format {
             file: name.to_path_buf(),
             message: format!(
-                "{what}; this build reads no {format} (it was built without the `{feature}` feature)"
+                "{}; this build reads no {} (it was built without the `{}` feature)",
+                format.what, format.format, format.feature
             ),
         });
     };
-    read(bytes, name)
+    let trace = match (read, reader.whole, file_on_disk) {
+        (Ok(trace), _, _) => trace,
+        (Err(_), Some(whole), Some(path)) => {
+            let file = std::fs::File::open(path).map_err(|source| Error::Io {
+                file: name.to_path_buf(),
+                source,
+            })?;
+            whole(&read_whole(name, file, false, stored_len)?.bytes, name)?
+        }
+        (Err(e), _, _) => return Err(e),
+    };
+    Ok(Parsed::of(name, end.facts, trace))
 }
 
 /// An SQLite database, by the reader installed ([`native::install_sqlite_reader`]).

@@ -109,6 +109,119 @@ pub(crate) fn read_whole(
     })
 }
 
+/// A stored stream's content read as a stream, for a reader that keeps only what it needs of it (the
+/// protobuf readers): gzip or not, inflated (capped as [`read_whole`] caps it) and hashed as read. A
+/// cut gzip stream reads as the end of the content; any other fault of the stored stream (I/O, corrupt
+/// or over-cap gzip) stops the reader with an error and is kept, for [`Streamed::finish`] to give the
+/// error [`read_whole`] gives for it.
+pub(crate) struct Streamed<R: Read> {
+    source: StreamedSource<R>,
+    hasher: Option<Hasher>,
+    gzip: bool,
+    /// Bytes of content given so far.
+    content: u64,
+    cut: bool,
+    fault: Option<io::Error>,
+}
+
+enum StreamedSource<R: Read> {
+    Plain(HashingReader<Rejoined<R>>),
+    Gzip(Box<Capped<HashingReader<Rejoined<R>>>>),
+}
+
+/// What [`Streamed::finish`] found: the facts of the whole stored stream, and whether its gzip
+/// stream was cut.
+pub(crate) struct StreamedEnd {
+    pub(crate) facts: StoredFacts,
+    pub(crate) cut_gzip: bool,
+}
+
+impl<R: Read> Streamed<R> {
+    /// `raw` from its first byte; `stored_len`, the file's size when known, sets the inflate cap.
+    pub(crate) fn open(name: &Path, raw: R, hash: bool, stored_len: Option<u64>) -> Result<Self> {
+        let stored = Hashed::open(raw, hash).map_err(|source| Error::Io {
+            file: name.to_path_buf(),
+            source,
+        })?;
+        let source = if stored.gzip {
+            StreamedSource::Gzip(Box::new(Capped::new(stored.reader, stored_len)))
+        } else {
+            StreamedSource::Plain(stored.reader)
+        };
+        Ok(Streamed {
+            source,
+            hasher: stored.hasher,
+            gzip: stored.gzip,
+            content: 0,
+            cut: false,
+            fault: None,
+        })
+    }
+
+    /// Reads the rest of the content and the stored bytes after it (hashed): the facts, or the error
+    /// of the stored stream's fault.
+    pub(crate) fn finish(mut self, name: &Path) -> Result<StreamedEnd> {
+        io::copy(&mut self, &mut io::sink()).ok();
+        if let Some(e) = self.fault.take() {
+            return Err(match self.gzip {
+                true => inflate_error(name, self.content, &e),
+                false => Error::Io {
+                    file: name.to_path_buf(),
+                    source: e,
+                },
+            });
+        }
+        let mut raw = match self.source {
+            StreamedSource::Plain(r) => r,
+            StreamedSource::Gzip(c) => c.inflater.into_inner().inner,
+        };
+        // A cut gzip is hashed to the end of what is stored, like the Kineto path.
+        io::copy(&mut raw, &mut io::sink()).map_err(|source| Error::Io {
+            file: name.to_path_buf(),
+            source,
+        })?;
+        drop(raw);
+        Ok(StreamedEnd {
+            facts: StoredFacts {
+                sha256: digest(self.hasher).map(|d| hex(&d)),
+                gzip: self.gzip,
+                content_bytes: self.content,
+            },
+            cut_gzip: self.cut,
+        })
+    }
+}
+
+impl<R: Read> Read for Streamed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.fault.is_some() {
+            return Err(io::Error::other("the stored stream failed"));
+        }
+        if self.cut {
+            return Ok(0);
+        }
+        let read = match &mut self.source {
+            StreamedSource::Plain(r) => r.read(buf),
+            StreamedSource::Gzip(c) => c.read(buf),
+        };
+        match read {
+            Ok(n) => {
+                self.content += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) if self.gzip && is_cut(&e) => {
+                self.cut = true;
+                Ok(0)
+            }
+            Err(e) => {
+                self.fault = Some(e);
+                Err(io::Error::other("the stored stream failed"))
+            }
+        }
+    }
+}
+
 /// The error of an inflater that stopped `offset` bytes of content into `name`: its cap passed, or
 /// the gzip data corrupt.
 fn inflate_error(name: &Path, offset: u64, e: &io::Error) -> Error {

@@ -1,0 +1,327 @@
+//! The protobuf wire format (protobuf.dev/programming-guides/encoding) read field by field from a
+//! stream: the one walk of a top-level message too large to hold whole (a Perfetto `Trace`, an
+//! XPlane `XSpace`), for the protobuf readers' crates. Each field comes with its absolute byte offset
+//! in the stream; a length-delimited value is either held ([`FieldStream::body`], in a window that
+//! grows only to the largest value held), skipped, or entered (its fields then read in turn, up to
+//! its end), so that memory stays bounded by the largest message a reader decodes, not the file.
+//!
+//! What it is not: a decoder of messages (`prost` decodes the values held), nor a judge of a schema
+//! (the caller says which fields it expects, and words the faults).
+
+use crate::read::detect::varint_at;
+use std::io::{self, Read};
+
+/// Bytes read from the stream at a time (the window's least size).
+const WINDOW: usize = 1 << 20;
+
+/// The largest value held whole: a message longer than this is refused (it would mean holding an
+/// unbounded value; no real packet, event or metadata entry is near it).
+pub const MAX_HELD: u64 = 1 << 30;
+
+/// No enclosing message: fields run to the end of the stream.
+pub const NO_LIMIT: u64 = u64::MAX;
+
+/// A field's key and, for the fixed-size wire types, its value.
+#[derive(Debug, Clone, Copy)]
+pub struct Header {
+    /// Byte offset of the field (of its tag) in the stream.
+    pub at: u64,
+    /// The field number.
+    pub number: u64,
+    /// 0 varint, 1 fixed 64-bit, 2 length-delimited, 5 fixed 32-bit.
+    pub wire: u8,
+    /// The varint (wire 0), the length of the value that follows (wire 2), or the fixed bytes as a
+    /// little-endian number (wires 1 and 5).
+    pub value: u64,
+}
+
+/// What is wrong at a field.
+#[derive(Debug)]
+pub enum Fault {
+    /// The stream could not be read.
+    Io(io::Error),
+    /// The tag is cut or longer than 10 bytes.
+    Tag,
+    /// Field number 0.
+    NumberZero,
+    /// The value (a varint, fixed bytes, or a length) runs past the end of the data or of the
+    /// enclosing message.
+    Cut {
+        /// The field number.
+        number: u64,
+    },
+    /// A wire type that is not 0, 1, 2 or 5 (groups, 6, 7).
+    WireType {
+        /// The field number.
+        number: u64,
+        /// The wire type.
+        wire: u8,
+    },
+}
+
+/// Why a length-delimited value was not held or skipped.
+#[derive(Debug)]
+pub enum Short {
+    /// The stream could not be read.
+    Io(io::Error),
+    /// It runs past the end of the enclosing message.
+    Limit,
+    /// It runs past the end of the data, which holds `there` bytes after its length.
+    Data {
+        /// Bytes of data after the value's length.
+        there: u64,
+    },
+    /// It is longer than [`MAX_HELD`].
+    TooLarge,
+}
+
+/// A stream read field by field.
+pub struct FieldStream<'r> {
+    r: &'r mut dyn Read,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    /// Offset of `buf[0]` in the stream.
+    base: u64,
+    eof: bool,
+}
+
+impl<'r> FieldStream<'r> {
+    /// Fields of `r`, from its first byte (offset 0).
+    pub fn new(r: &'r mut dyn Read) -> FieldStream<'r> {
+        FieldStream {
+            r,
+            buf: Vec::new(),
+            pos: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+        }
+    }
+
+    /// Offset of the next byte in the stream.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// The next field's header, its value read when it is not length-delimited; `None` at `limit`
+    /// (the enclosing message's end, or [`NO_LIMIT`]) or at the end of the data (the caller compares
+    /// [`Self::offset`] with the end it expects). A fault is given with its field's offset.
+    pub fn header(&mut self, limit: u64) -> Result<Option<Header>, (u64, Fault)> {
+        let at = self.offset();
+        let fault = |f| (at, f);
+        if at >= limit {
+            return Ok(None);
+        }
+        let avail = self.ensure(20).map_err(|e| fault(Fault::Io(e)))?;
+        if avail == 0 {
+            return Ok(None);
+        }
+        // A field may not run past the enclosing message.
+        let room = usize::try_from(limit - at).unwrap_or(usize::MAX).min(avail);
+        let view = &self.buf[self.pos..self.pos + room];
+        let (tag, next) = varint_at(view, 0).ok_or(fault(Fault::Tag))?;
+        let (number, wire) = (tag >> 3, (tag & 7) as u8);
+        if number == 0 {
+            return Err(fault(Fault::NumberZero));
+        }
+        let cut = || fault(Fault::Cut { number });
+        let (value, after) = match wire {
+            0 | 2 => varint_at(view, next).ok_or_else(cut)?,
+            1 | 5 => {
+                let width = if wire == 1 { 8 } else { 4 };
+                let bytes = view.get(next..next + width).ok_or_else(cut)?;
+                let mut le = [0u8; 8];
+                le[..width].copy_from_slice(bytes);
+                (u64::from_le_bytes(le), next + width)
+            }
+            _ => return Err(fault(Fault::WireType { number, wire })),
+        };
+        self.pos += after;
+        Ok(Some(Header {
+            at,
+            number,
+            wire,
+            value,
+        }))
+    }
+
+    /// The `len` bytes of the length-delimited value whose header was just read, held until the next
+    /// read.
+    pub fn body(&mut self, len: u64, limit: u64) -> Result<&[u8], Short> {
+        self.room(len, limit)?;
+        if len > MAX_HELD {
+            // Whether the data holds it decides the fault, as for a value held.
+            return Err(self.skip(len, limit).err().unwrap_or(Short::TooLarge));
+        }
+        let n = usize::try_from(len).map_err(|_| Short::TooLarge)?;
+        let avail = self.ensure(n).map_err(Short::Io)?;
+        if avail < n {
+            return Err(self.short_of_data(avail));
+        }
+        let start = self.pos;
+        self.pos += n;
+        Ok(&self.buf[start..start + n])
+    }
+
+    /// Passes over the `len` bytes of the value whose header was just read, holding none of them.
+    pub fn skip(&mut self, len: u64, limit: u64) -> Result<(), Short> {
+        self.room(len, limit)?;
+        let mut left = len;
+        loop {
+            let step = usize::try_from(left)
+                .unwrap_or(usize::MAX)
+                .min(self.end - self.pos);
+            self.pos += step;
+            left -= step as u64;
+            if left == 0 {
+                return Ok(());
+            }
+            if self.ensure(1).map_err(Short::Io)? == 0 {
+                return Err(Short::Data { there: len - left });
+            }
+        }
+    }
+
+    /// Whether a value of `len` bytes from here fits in the enclosing message (with none, one that
+    /// could not fit in any stream is past the data).
+    fn room(&mut self, len: u64, limit: u64) -> Result<(), Short> {
+        if len <= limit.saturating_sub(self.offset()) {
+            return Ok(());
+        }
+        if limit != NO_LIMIT {
+            return Err(Short::Limit);
+        }
+        let avail = self.end - self.pos;
+        Err(self.short_of_data(avail))
+    }
+
+    /// A value longer than the data: how many bytes the data holds after its length, all read (none
+    /// held beyond the window).
+    fn short_of_data(&mut self, avail: usize) -> Short {
+        let mut there = avail as u64;
+        self.pos = self.end;
+        loop {
+            match self.ensure(1) {
+                Ok(0) => return Short::Data { there },
+                Ok(n) => {
+                    there += n as u64;
+                    self.pos = self.end;
+                }
+                Err(e) => return Short::Io(e),
+            }
+        }
+    }
+
+    /// Reads until `n` bytes are in the window past `pos`, or the data ends: the bytes there.
+    fn ensure(&mut self, n: usize) -> io::Result<usize> {
+        while self.end - self.pos < n && !self.eof {
+            if self.pos > 0 {
+                self.buf.copy_within(self.pos..self.end, 0);
+                self.base += self.pos as u64;
+                self.end -= self.pos;
+                self.pos = 0;
+            }
+            if self.end == self.buf.len() {
+                // Grows by doubling as data arrives, never to a length the data has not shown.
+                let grown = (self.buf.len() * 2).max(WINDOW).min(n.max(WINDOW));
+                self.buf.resize(grown.max(self.end + 1), 0);
+            }
+            match self.r.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.end - self.pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that gives one byte per read, so that every value crosses a refill.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((&b, rest)), Some(out)) => {
+                    *out = b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn fields_come_with_their_offsets_and_values() {
+        // Field 1 varint 300 (0x08 0xAC 0x02), field 2 bytes "ab" (0x12 0x02 a b), field 3 fixed32
+        // 7 (0x1D 07 00 00 00): offsets 0, 3, 7.
+        let data = b"\x08\xAC\x02\x12\x02ab\x1D\x07\x00\x00\x00";
+        let mut t = Trickle(data);
+        let mut s = FieldStream::new(&mut t);
+        let h = s.header(NO_LIMIT).ok().flatten();
+        assert_eq!(
+            h.map(|h| (h.at, h.number, h.wire, h.value)),
+            Some((0, 1, 0, 300))
+        );
+        let h = s.header(NO_LIMIT).ok().flatten();
+        assert_eq!(h.map(|h| (h.at, h.number, h.value)), Some((3, 2, 2)));
+        assert_eq!(s.body(2, NO_LIMIT).ok(), Some(&b"ab"[..]));
+        let h = s.header(NO_LIMIT).ok().flatten();
+        assert_eq!(h.map(|h| (h.at, h.number, h.value)), Some((7, 3, 7)));
+        assert!(matches!(s.header(NO_LIMIT), Ok(None)));
+        assert_eq!(s.offset(), 12);
+    }
+
+    #[test]
+    fn a_value_past_the_data_says_how_much_is_there() {
+        // Field 1, length 5, 2 bytes there.
+        let data = b"\x0A\x05xy";
+        let mut t = Trickle(data);
+        let mut s = FieldStream::new(&mut t);
+        let h = s.header(NO_LIMIT).ok().flatten();
+        assert_eq!(h.map(|h| h.value), Some(5));
+        assert!(matches!(s.body(5, NO_LIMIT), Err(Short::Data { there: 2 })));
+        let mut t = Trickle(data);
+        let mut s = FieldStream::new(&mut t);
+        let _ = s.header(NO_LIMIT);
+        assert!(matches!(s.skip(5, NO_LIMIT), Err(Short::Data { there: 2 })));
+        // Inside an enclosing message that ends at byte 4, the same value passes its end.
+        let mut t = Trickle(data);
+        let mut s = FieldStream::new(&mut t);
+        let _ = s.header(4);
+        assert!(matches!(s.body(5, 4), Err(Short::Limit)));
+    }
+
+    #[test]
+    fn bad_keys_are_faults_at_their_field() {
+        let mut data: &[u8] = b"\x08\x01\x00";
+        let mut s = FieldStream::new(&mut data);
+        let _ = s.header(NO_LIMIT);
+        assert!(matches!(s.header(NO_LIMIT), Err((2, Fault::NumberZero))));
+        // Field 1 as a group (wire 3), at byte 0.
+        let mut data: &[u8] = b"\x0B";
+        let mut s = FieldStream::new(&mut data);
+        assert!(matches!(
+            s.header(NO_LIMIT),
+            Err((0, Fault::WireType { number: 1, wire: 3 }))
+        ));
+        // A varint cut at the end of the data.
+        let mut data: &[u8] = b"\x08\x80";
+        let mut s = FieldStream::new(&mut data);
+        assert!(matches!(
+            s.header(NO_LIMIT),
+            Err((0, Fault::Cut { number: 1 }))
+        ));
+        // A tag of eleven continuation bytes.
+        let mut data: &[u8] = &[0x80; 11];
+        let mut s = FieldStream::new(&mut data);
+        assert!(matches!(s.header(NO_LIMIT), Err((0, Fault::Tag))));
+    }
+}

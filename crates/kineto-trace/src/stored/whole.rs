@@ -1,17 +1,16 @@
 //! A stored file read whole, for the vendor readers, which need all of a file's content at once: the
-//! content in memory ([`read_whole`]), an SQLite database as a file SQLite can open ([`database_file`]),
-//! and the files of a rocprofv3 CSV set hashed together ([`FileSet`]). Each says what it read in
-//! [`StoredFacts`].
+//! content in memory ([`read_whole`]) and an SQLite database as a file SQLite can open
+//! ([`database_file`]). Each says what it read in [`StoredFacts`] (as does [`super::streamed`], the
+//! content read as a stream).
 //!
 //! What it is not: a reader of the content, nor the judge of a cut stream: [`Whole::cut_gzip`] says the
 //! gzip stream ended early and the format's reader decides whether that is an error or a salvage.
 
 use super::{
-    Capped, Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip,
-    over_inflate_limit, split_magic,
+    Capped, Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, over_inflate_limit,
+    split_magic,
 };
 use crate::error::{Error, Result};
-use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -111,7 +110,7 @@ pub(crate) fn read_whole(
 
 /// The error of an inflater that stopped `offset` bytes of content into `name`: its cap passed, or
 /// the gzip data corrupt.
-fn inflate_error(name: &Path, offset: u64, e: &io::Error) -> Error {
+pub(super) fn inflate_error(name: &Path, offset: u64, e: &io::Error) -> Error {
     match over_inflate_limit(e) {
         Some(over) => Error::Limit {
             file: name.to_path_buf(),
@@ -257,60 +256,11 @@ fn private_copy<R: Read>(
     Ok((dir, path, size))
 }
 
-/// The stored files of one set (a rocprofv3 CSV set), read whole one after another: hashed together in
-/// the order read, each inflated when gzip (a cut or corrupt gzip file is an error).
-pub(crate) struct FileSet {
-    hasher: Option<Sha256>,
-    gzip: bool,
-    content_bytes: u64,
-}
-
-impl FileSet {
-    pub(crate) fn new(hash: bool) -> FileSet {
-        FileSet {
-            hasher: hash.then(Sha256::new),
-            gzip: false,
-            content_bytes: 0,
-        }
-    }
-
-    /// The content of `file`.
-    pub(crate) fn read(&mut self, file: &Path) -> Result<Vec<u8>> {
-        let raw = std::fs::read(file).map_err(|source| Error::Io {
-            file: file.to_path_buf(),
-            source,
-        })?;
-        if let Some(h) = &mut self.hasher {
-            h.update(&raw);
-        }
-        let bytes = if is_gzip(&raw) {
-            self.gzip = true;
-            let mut out = Vec::new();
-            Capped::new(&raw[..], Some(raw.len() as u64))
-                .read_to_end(&mut out)
-                .map_err(|e| inflate_error(file, out.len() as u64, &e))?;
-            out
-        } else {
-            raw
-        };
-        self.content_bytes += bytes.len() as u64;
-        Ok(bytes)
-    }
-
-    /// What was read: the hash of every file's stored bytes in turn, gzip if any was.
-    pub(crate) fn finish(self) -> StoredFacts {
-        StoredFacts {
-            sha256: self.hasher.map(|h| hex(&h.finalize())),
-            gzip: self.gzip,
-            content_bytes: self.content_bytes,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use flate2::{Compression, write::GzEncoder};
+    use sha2::{Digest, Sha256};
 
     fn gzip(content: &[u8]) -> Vec<u8> {
         let mut e = GzEncoder::new(Vec::new(), Compression::default());
@@ -390,35 +340,10 @@ mod tests {
         ));
         let db = database_file(Path::new("b.sqlite.gz"), &bomb[..], true, None);
         assert!(is_limit(db, "b.sqlite.gz"));
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let csv = dir.path().join("x_kernel_trace.csv.gz");
-        std::fs::write(&csv, &bomb).unwrap_or_else(|e| panic!("{e}"));
-        let mut set = FileSet::new(false);
-        assert!(is_limit(set.read(&csv), &csv.to_string_lossy()));
         // At the cap exactly, content is read.
         let at_cap = zeros_gzip(super::super::INFLATE_FLOOR as usize);
         let w = read_whole(Path::new("c.json.gz"), &at_cap[..], false, None);
         let w = w.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(w.facts.content_bytes, super::super::INFLATE_FLOOR);
-    }
-
-    #[test]
-    fn a_set_is_hashed_as_its_files_one_after_another() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
-        let b_text = b"x,y\n3,4\n";
-        let b_stored = gzip(b_text);
-        std::fs::write(&a, b"x,y\n1,2\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(&b, &b_stored).unwrap_or_else(|e| panic!("{e}"));
-        let mut set = FileSet::new(true);
-        assert_eq!(set.read(&a).ok(), Some(b"x,y\n1,2\n".to_vec()));
-        assert_eq!(set.read(&b).ok(), Some(b_text.to_vec()));
-        let facts = set.finish();
-        let mut both = b"x,y\n1,2\n".to_vec();
-        both.extend_from_slice(&b_stored);
-        assert_eq!(facts.sha256, Some(sha256_hex(&both)));
-        // 8 + 8 bytes of content; one of the files was gzip.
-        assert_eq!(facts.content_bytes, 16);
-        assert!(facts.gzip);
     }
 }

@@ -1173,4 +1173,108 @@ mod tests {
             }
         }
     }
+
+    /// The sample's process with its keys in `order` (the rest after them, as they were).
+    fn reordered(order: &[&str]) -> Vec<u8> {
+        let mut v = sample();
+        let p = v["rocprofiler-sdk-tool"][0].take();
+        let mut out = serde_json::Map::new();
+        let obj = p.as_object().cloned().unwrap_or_default();
+        for k in order {
+            if let Some(x) = obj.get(*k) {
+                out.insert(k.to_string(), x.clone());
+            }
+        }
+        for (k, x) in obj {
+            out.entry(k).or_insert(x);
+        }
+        v["rocprofiler-sdk-tool"][0] = serde_json::Value::Object(out);
+        serde_json::to_vec(&v).unwrap_or_default()
+    }
+
+    fn model(text: &[u8]) -> String {
+        match read(Path::new("r.json"), text) {
+            Ok(t) => format!("{t:?}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn records_before_the_tables_they_name_read_as_after_them() {
+        // serde_json's map keeps keys sorted, so `reordered` decides the order in the text.
+        let tables_first = reordered(&["metadata", "agents", "strings", "kernel_symbols"]);
+        let records_first = reordered(&["buffer_records", "kernel_symbols", "agents"]);
+        let text = String::from_utf8_lossy(&records_first).into_owned();
+        assert!(text.find("\"buffer_records\"") < text.find("\"kernel_symbols\""));
+        let want = model(&tables_first);
+        assert_eq!(model(&records_first), want);
+        // The kernels were named by their symbols (ids 1, 3, 4, 2 in the sample), not `kernel_id N`.
+        let trace = read(Path::new("r.json"), &records_first[..]).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = trace.kernels.iter().map(|k| trace.name(k.name)).collect();
+        assert!(
+            names.contains(&"void at::native::reduce_kernel<512, 1>(int)"),
+            "{names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n.starts_with("kernel_id")),
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn a_text_error_after_a_refused_row_is_the_error() {
+        let mut v = sample();
+        let records = &mut v["rocprofiler-sdk-tool"][0]["buffer_records"];
+        // The first kernel ends before it starts: a row the model refuses.
+        let start = records["kernel_dispatch"][0]["start_timestamp"]
+            .as_i64()
+            .unwrap_or(0);
+        records["kernel_dispatch"][0]["end_timestamp"] = (start - 5).into();
+        let refused = serde_json::to_vec(&v).unwrap_or_default();
+        match read(Path::new("r.json"), &refused[..]) {
+            Err(e) => assert!(
+                e.to_string().contains("kernel_dispatch[0]: ends before"),
+                "{e}"
+            ),
+            Ok(_) => panic!("a kernel ending before it starts was read"),
+        }
+        // The same text with a string for the last marker's time, later in the text.
+        let markers = &mut v["rocprofiler-sdk-tool"][0]["buffer_records"]["marker_api"];
+        let last = markers.as_array().map_or(0, |m| m.len() - 1);
+        markers[last]["start_timestamp"] = "x".into();
+        let text = serde_json::to_vec(&v).unwrap_or_default();
+        match read(Path::new("r.json"), &text[..]) {
+            Err(e) => assert!(e.to_string().contains("invalid type: string \"x\""), "{e}"),
+            Ok(_) => panic!("a string time was read"),
+        }
+    }
+
+    /// The error's `line L column C` of reading `text`.
+    fn error_place(text: &str) -> String {
+        match read(Path::new("r.json"), text.as_bytes()) {
+            Err(Error::Native { at, .. }) => at,
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("{text} was read"),
+        }
+    }
+
+    #[test]
+    fn an_error_after_a_byte_looked_at_is_placed_before_that_byte_as_reading_whole_does() {
+        // A key given twice: placed at the `:` after it (its index, on line 1: the column).
+        let twice = r#"{"rocprofiler-sdk-tool": [], "rocprofiler-sdk-tool": []}"#;
+        let colon = twice.rfind(':').unwrap_or(0);
+        assert_eq!(error_place(twice), format!("line 1 column {colon}"));
+        // A number where a list belongs, ended by a new line: placed at the end of its line, as the
+        // byte looked at (the new line) is.
+        let number = "{\"rocprofiler-sdk-tool\": [{\"agents\": 5\n}]}";
+        let end_of_line = number.find('\n').unwrap_or(0);
+        assert_eq!(error_place(number), format!("line 1 column {end_of_line}"));
+        // A map where a list belongs: at its `{`, on line 2 after 2 spaces.
+        let map = "{\"rocprofiler-sdk-tool\":\n  {}}";
+        assert_eq!(error_place(map), "line 2 column 2");
+        // A field missing: after the `}` that closed its record (nothing looked at past it).
+        let missing = r#"{"rocprofiler-sdk-tool": [{"buffer_records": {"hip_api": [{"end_timestamp": 1}]}}]}"#;
+        let closed = missing.find("1}").unwrap_or(0) + 2;
+        assert_eq!(error_place(missing), format!("line 1 column {closed}"));
+    }
 }

@@ -272,3 +272,132 @@ pub(crate) fn reopen_content(file: &Path) -> Result<Box<dyn Read>> {
         Box::new(raw)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stored::{INFLATE_FLOOR, inflate_limit};
+    use flate2::{Compression, write::GzEncoder};
+    use std::io::Write;
+
+    fn gzip(content: &[u8]) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(content).unwrap_or_default();
+        e.finish().unwrap_or_default()
+    }
+
+    fn sha256_hex(stored: &[u8]) -> String {
+        hex(&Sha256::digest(stored))
+    }
+
+    /// 4000 distinct lines: their gzip is long enough to cut inside the deflate data.
+    fn lines() -> Vec<u8> {
+        (0..4000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn a_stream_read_in_part_is_read_to_its_end_for_its_facts() {
+        let text = lines();
+        let mut s = Streamed::open(Path::new("a.json"), &text[..], true, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut first = [0u8; 10];
+        s.read_exact(&mut first).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&first, b"0\n1\n2\n3\n4\n");
+        let end = s.finish().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!end.cut && !end.facts.gzip);
+        assert_eq!(end.facts.content_bytes, text.len() as u64);
+        assert_eq!(end.facts.sha256, Some(sha256_hex(&text)));
+    }
+
+    #[test]
+    fn a_cut_gzip_ends_where_it_was_cut_and_hashes_every_stored_byte() {
+        let text = lines();
+        let z = gzip(&text);
+        let cut = &z[..z.len() - 40];
+        let mut s = Streamed::open(Path::new("c.json.gz"), cut, true, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap_or_else(|e| panic!("{e}"));
+        assert!(text.starts_with(&got) && got.len() < text.len());
+        let end = s.finish().unwrap_or_else(|e| panic!("{e}"));
+        assert!(end.cut && end.facts.gzip);
+        assert_eq!(end.facts.content_bytes, got.len() as u64);
+        assert_eq!(end.facts.sha256, Some(sha256_hex(cut)));
+    }
+
+    #[test]
+    fn a_corrupt_gzip_past_where_its_reader_stopped_is_the_error() {
+        let text = lines();
+        let mut z = gzip(&text);
+        // The CRC of the trailer: every byte of content inflates, then the check fails.
+        let crc = z.len() - 8;
+        z[crc] ^= 0xff;
+        let mut s = Streamed::open(Path::new("b.json.gz"), &z[..], false, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut first = [0u8; 4];
+        s.read_exact(&mut first).unwrap_or_else(|e| panic!("{e}"));
+        match s.finish() {
+            Err(Error::Gzip { offset, .. }) => assert_eq!(offset, text.len() as u64),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("a corrupt gzip was read"),
+        }
+    }
+
+    #[test]
+    fn a_set_is_hashed_as_its_files_one_after_another() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
+        let b_text = b"x,y\n3,4\n";
+        let b_stored = gzip(b_text);
+        std::fs::write(&a, b"x,y\n1,2\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&b, &b_stored).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = SetFiles::new(true);
+        // Each file's reader reads what it needs (here 3 bytes); the rest is read for the hash.
+        let head = |r: &mut dyn Read| {
+            let mut h = [0u8; 3];
+            r.read_exact(&mut h).map(|()| h).ok()
+        };
+        assert_eq!(set.read_through(&a, head).ok(), Some(Some(*b"x,y")));
+        assert_eq!(set.read_through(&b, head).ok(), Some(Some(*b"x,y")));
+        let facts = set.finish();
+        let mut both = b"x,y\n1,2\n".to_vec();
+        both.extend_from_slice(&b_stored);
+        assert_eq!(facts.sha256, Some(sha256_hex(&both)));
+        // 8 + 8 bytes of content; one of the files was gzip.
+        assert_eq!(facts.content_bytes, 16);
+        assert!(facts.gzip);
+        let mut again = String::new();
+        let reopened = reopen_content(&b).and_then(|mut r| {
+            r.read_to_string(&mut again).map_err(|source| Error::Io {
+                file: b.clone(),
+                source,
+            })
+        });
+        assert!(reopened.is_ok());
+        assert_eq!(again.as_bytes(), b_text);
+    }
+
+    #[test]
+    fn a_set_file_that_inflates_past_its_cap_is_refused() {
+        // 1 MiB of zeros past the floor, stored ~1000:1: the floor is the cap, and the content passes it.
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..(INFLATE_FLOOR >> 20) + 1 {
+            e.write_all(&block).unwrap_or_default();
+        }
+        let bomb = e.finish().unwrap_or_default();
+        assert!(inflate_limit(bomb.len() as u64) == INFLATE_FLOOR);
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let csv = dir.path().join("x_kernel_trace.csv.gz");
+        std::fs::write(&csv, &bomb).unwrap_or_else(|e| panic!("{e}"));
+        let mut set = SetFiles::new(false);
+        let r = set.read_through(&csv, |_| ());
+        assert!(matches!(r, Err(Error::Limit { file, .. }) if file == csv));
+        let mut s = Streamed::open(Path::new("b.json.gz"), &bomb[..], false, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(s.read_to_end(&mut Vec::new()).is_err());
+        assert!(matches!(s.finish(), Err(Error::Limit { .. })));
+    }
+}

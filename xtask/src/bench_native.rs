@@ -2,7 +2,7 @@
 //!
 //! Reading the native formats, against Python doing the same count in the same run. For each format
 //! the largest sample of the shared corpus (`../shared/traces/native`) is scaled up N times (default 200; the rocprofv3 JSON
-//! sample, 44 k dispatches, 10 times; the rocprofv3 kernel-trace CSV, 8 rows, 400 N times: ≥ 100 MB at the
+//! sample, 44 k dispatches, 10 times; the rocprofv3 kernel-trace CSV, 7 rows, 400 N times: ≥ 100 MB at the
 //! default) by `python3` with its own sqlite3 / json / csv modules — rows
 //! copied with shifted times and ids, so the schema is the producer's — then timed:
 //!   * `kineto summary --json --no-sha256 FILE` (release build): reads the whole file into the model;

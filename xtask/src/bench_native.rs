@@ -2,10 +2,11 @@
 //!
 //! Reading the native formats, against Python doing the same count in the same run. For each format
 //! the largest sample of the shared corpus (`../shared/traces/native`) is scaled up N times (default 200; the rocprofv3 JSON
-//! sample, 44 k dispatches, 10 times; the XPlane sample's events 10 N times; the repository's Perfetto
-//! sample's packets 750 N times, the corpus having none) by `python3` with its own sqlite3 / json /
-//! csv modules or a walk of the protobuf wire format — rows copied with shifted times and ids, so the
-//! schema is the producer's — then timed:
+//! sample, 44 k dispatches, 10 times; the rocprofv3 kernel-trace CSV, 7 rows, 400 N times: ≥ 100 MB at the
+//! default; the XPlane sample's events 10 N times; the repository's Perfetto sample's packets 750 N
+//! times, the corpus having none) by `python3` with its own sqlite3 / json / csv modules or a walk of
+//! the protobuf wire format — rows copied with shifted times and ids, so the schema is the producer's
+//! — then timed:
 //!   * `kineto summary --json --no-sha256 FILE` (release build): reads the whole file into the model;
 //!   * the baseline: Python's `sqlite3` selecting the same rows (nsys: kernels, copies, fills, runtime
 //!     calls, NVTX; RPD: ops, API calls, their links) or `json.load` / `csv.reader` of the same file,
@@ -277,7 +278,7 @@ def scale(samples, out, n, perfetto_sample):
         w = csv.writer(f, quoting=csv.QUOTE_NONNUMERIC)
         w.writerow(head)
         si, ei = head.index('Start_Timestamp'), head.index('End_Timestamp')
-        for k in range(n * 100):
+        for k in range(n * 400):
             for r in body:
                 r = list(r)
                 r[si] = int(r[si]) + k * 1_000_000

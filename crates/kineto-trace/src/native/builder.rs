@@ -124,12 +124,18 @@ impl TraceBuilder {
     ) -> Result<(), String> {
         self.timed(op.ts_ns, op.ts_ns.saturating_add(op.dur_ns))?;
         let i = kind_index(kind);
-        match kind {
-            GpuKind::Kernel => self.trace.kernels.push(op),
-            GpuKind::Memcpy => self.trace.memcpys.push(op),
-            GpuKind::Memset => self.trace.memsets.push(op),
+        let ops = match kind {
+            GpuKind::Kernel => &mut self.trace.kernels,
+            GpuKind::Memcpy => &mut self.trace.memcpys,
+            GpuKind::Memset => &mut self.trace.memsets,
+        };
+        ops.push(op);
+        // No process is held while none was given (most files): the list is filled in at the first.
+        let processes = &mut self.trace.op_processes[i];
+        if process.is_some() || !processes.is_empty() {
+            processes.resize(ops.len() - 1, None);
+            processes.push(process);
         }
-        self.trace.op_processes[i].push(process);
         Ok(())
     }
 
@@ -273,15 +279,17 @@ impl TraceBuilder {
             .into_iter()
             .zip(t.op_processes.iter_mut())
         {
+            let mut order = stable_order(ops, |o| (o.ts_ns, o.end_ns()));
             if known {
-                // Each op keeps its process through the sort (stable, as the plain one).
-                let mut both: Vec<(GpuOp, Option<i64>)> =
-                    ops.drain(..).zip(processes.drain(..)).collect();
-                both.sort_by_key(|(o, _)| (o.ts_ns, o.end_ns()));
-                (*ops, *processes) = both.into_iter().unzip();
+                // Each op keeps its process through the sort.
+                processes.resize(ops.len(), None);
+                permute(&mut order, |a, b| {
+                    ops.swap(a, b);
+                    processes.swap(a, b);
+                });
             } else {
                 processes.clear();
-                ops.sort_by_key(|o| (o.ts_ns, o.end_ns()));
+                permute(&mut order, |a, b| ops.swap(a, b));
             }
         }
         t.launches
@@ -297,6 +305,33 @@ impl TraceBuilder {
         t.time_bounds = self.bounds;
         t.names.freeze();
         self.trace
+    }
+}
+
+/// The order that sorts `rows` by `key`, ties in the order added: for each place of the sorted rows,
+/// the place its row is at now. Sorting the places instead of the rows holds a word a row beside them,
+/// not the half of the rows a stable sort of the rows themselves holds aside.
+fn stable_order<T, K: Ord>(rows: &[T], key: impl Fn(&T) -> K) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&i| key(&rows[i]));
+    order
+}
+
+/// Puts rows in `order` ([`stable_order`]) in place by `swap`ping them along each of its cycles;
+/// `order` is spent.
+fn permute(order: &mut [usize], mut swap: impl FnMut(usize, usize)) {
+    for start in 0..order.len() {
+        let mut at = start;
+        // A place already put (or in place) says itself.
+        while order[at] != at {
+            let from = order[at];
+            order[at] = at;
+            if from == start {
+                break;
+            }
+            swap(at, from);
+            at = from;
+        }
     }
 }
 
@@ -427,6 +462,22 @@ impl GpuOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_put_in_order_in_place_keep_ties_in_the_order_added() {
+        // (key, the order added): keys with ties, in cycles of several lengths and fixed points.
+        let keys = [5, 3, 5, 1, 3, 9, 0, 5, 2, 2, 7, 1];
+        let rows: Vec<(i32, usize)> = keys.iter().copied().zip(0..).collect();
+        let mut want = rows.clone();
+        want.sort_by_key(|r| r.0);
+        let mut got = rows.clone();
+        let mut order = stable_order(&got, |r| r.0);
+        permute(&mut order, |a, b| got.swap(a, b));
+        assert_eq!(got, want);
+        // By hand: 0 (added 6th), the 1s (3rd, 11th), the 2s (8th, 9th), …
+        let added: Vec<usize> = got.iter().map(|r| r.1).collect();
+        assert_eq!(added, [6, 3, 11, 8, 9, 1, 4, 0, 2, 7, 10, 5]);
+    }
 
     #[test]
     fn overruns_count_each_row_that_starts_before_its_queue_is_free() {

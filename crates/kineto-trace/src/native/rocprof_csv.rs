@@ -12,6 +12,9 @@
 //! `Kernel_Name` is the full demangled signature; fills and copies that ran as the runtime's
 //! `__amd_rocclr_*` kernels count as fills and copies. `memory_copy_trace.csv` has no byte count.
 //!
+//! The tables are read as their content streams: a set's files are read through once for the hash
+//! and their headers, then each table's rows as the model is built (the tables' text is never held).
+//!
 //! What it is not: the stored bytes of the files (read, hashed and inflated by `crate::stored`), or the
 //! Kineto parser's CSV of anything.
 
@@ -23,8 +26,12 @@ use crate::model::{
     Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
 };
 use crate::read::detect::fold;
-use crate::stored::whole::{FileSet, StoredFacts};
+use crate::stored::fill;
+use crate::stored::streamed::{SetFiles, reopen_content};
+use crate::stored::whole::StoredFacts;
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 const KERNEL_TRACE: &str = "kernel_trace.csv";
@@ -108,48 +115,73 @@ fn siblings(kernel_file: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// One CSV table: folded header → column; its rows are read as they are iterated (byte records, no
-/// copy of the table).
-struct Table {
+/// One CSV table: folded header → column; its rows are read as they are iterated (byte records from
+/// the content as it streams, never the whole table).
+struct Table<'r> {
     file: PathBuf,
     cols: FxHashMap<String, usize>,
-    bytes: Vec<u8>,
+    rows: Rows<'r>,
 }
 
-impl Table {
-    fn parse(file: &Path, mut bytes: Vec<u8>) -> Result<Table> {
-        if bytes.starts_with(b"\xEF\xBB\xBF") {
-            bytes.drain(..3);
-        }
-        let mut r = csv::ReaderBuilder::new()
-            .flexible(true)
-            .from_reader(&bytes[..]);
-        let head = r.byte_headers().map_err(|e| csv_err(file, e))?.clone();
-        let cols = head
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (fold(&String::from_utf8_lossy(h)), i))
-            .collect();
-        Ok(Table {
-            file: file.to_path_buf(),
-            cols,
-            bytes,
-        })
-    }
+/// Where a table's rows are read from.
+enum Rows<'r> {
+    /// A file of a set, its content opened again for each pass over its rows.
+    File,
+    /// A stream, past its header: its rows can be read once.
+    Once(RefCell<Option<csv::Reader<Box<dyn Read + 'r>>>>),
+}
 
+/// The UTF-8 byte-order mark some tools write first: not part of the header's first name.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A CSV reader of `content`, a byte-order mark at its start skipped.
+fn csv_reader<'r>(mut content: impl Read + 'r) -> csv::Reader<Box<dyn Read + 'r>> {
+    let mut head = [0u8; 3];
+    // A read error is the stream's, reported where its reading ends; the reader goes on with what came.
+    let (n, _) = fill(&mut content, &mut head);
+    let skip = if head[..n] == *BOM { n } else { 0 };
+    let rest = std::io::Cursor::new(head[skip..n].to_vec()).chain(content);
+    csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(Box::new(rest) as Box<dyn Read + 'r>)
+}
+
+/// The folded header names of a CSV table, by column.
+fn header_cols<R: Read>(file: &Path, r: &mut csv::Reader<R>) -> Result<FxHashMap<String, usize>> {
+    let head = r.byte_headers().map_err(|e| csv_err(file, e))?;
+    Ok(head
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (fold(&String::from_utf8_lossy(h)), i))
+        .collect())
+}
+
+impl Table<'_> {
     /// The rows, with their line numbers (the header is line 1).
-    fn records(&self) -> impl Iterator<Item = Result<(usize, csv::ByteRecord)>> + '_ {
-        csv::ReaderBuilder::new()
-            .flexible(true)
-            .from_reader(&self.bytes[..])
-            .into_byte_records()
-            .map(|r| {
-                r.map(|rec| {
-                    let line = rec.position().map_or(0, |p| p.line() as usize);
-                    (line, rec)
-                })
-                .map_err(|e| csv_err(&self.file, e))
+    fn records(&self) -> Box<dyn Iterator<Item = Result<(usize, csv::ByteRecord)>> + '_> {
+        let reader = match &self.rows {
+            Rows::File => match reopen_content(&self.file) {
+                Ok(content) => csv_reader(content),
+                Err(e) => return Box::new(std::iter::once(Err(e))),
+            },
+            Rows::Once(cell) => match cell.borrow_mut().take() {
+                Some(r) => r,
+                None => {
+                    return Box::new(std::iter::once(Err(Error::Native {
+                        file: self.file.clone(),
+                        at: "CSV".into(),
+                        message: "its rows were read once already, from a stream".into(),
+                    })));
+                }
+            },
+        };
+        Box::new(reader.into_byte_records().map(|r| {
+            r.map(|rec| {
+                let line = rec.position().map_or(0, |p| p.line() as usize);
+                (line, rec)
             })
+            .map_err(|e| csv_err(&self.file, e))
+        }))
     }
 
     fn has(&self, col: &str) -> bool {
@@ -203,27 +235,42 @@ fn agent_number(v: &str) -> Option<i64> {
     v.rsplit(' ').next()?.parse().ok()
 }
 
-/// Reads the set of `kernel_file` (with the files beside it), hashing every file read in name order.
+/// Reads the set of `kernel_file` (with the files beside it): every file read through once in name
+/// order (hashed, its header read), then each table's rows read from its file again as the model is
+/// built.
 pub(crate) fn read_set(kernel_file: &Path, hash: bool) -> Result<(Trace, StoredFacts)> {
     let mut files = vec![kernel_file.to_path_buf()];
     files.extend(siblings(kernel_file)?);
     files.sort();
-    let mut stored = FileSet::new(hash);
+    let mut stored = SetFiles::new(hash);
     let mut tables = Vec::new();
-    for f in &files {
-        let bytes = stored.read(f)?;
-        tables.push((f == kernel_file, Table::parse(f, bytes)?));
+    for f in files {
+        let cols =
+            stored.read_through(&f, |content| header_cols(&f, &mut csv_reader(content)))??;
+        let table = Table {
+            file: f,
+            cols,
+            rows: Rows::File,
+        };
+        tables.push((table.file == kernel_file, table));
     }
     let trace = build(kernel_file, tables)?;
     Ok((trace, stored.finish()))
 }
 
-/// Reads a kernel-trace CSV alone, from its bytes (a stream: no files beside it).
-pub(crate) fn read_one(name: &Path, bytes: &[u8]) -> Result<Trace> {
-    build(name, vec![(true, Table::parse(name, bytes.to_vec())?)])
+/// Reads a kernel-trace CSV alone, from its content as it streams (a stream: no files beside it).
+pub(crate) fn read_one(name: &Path, content: impl Read) -> Result<Trace> {
+    let mut reader = csv_reader(content);
+    let cols = header_cols(name, &mut reader)?;
+    let table = Table {
+        file: name.to_path_buf(),
+        cols,
+        rows: Rows::Once(RefCell::new(Some(reader))),
+    };
+    build(name, vec![(true, table)])
 }
 
-fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
+fn build(kernel_file: &Path, tables: Vec<(bool, Table<'_>)>) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Csv);
     b.header().producer = Some("rocprofv3 (rocprofiler-sdk)".into());
     let (kernels, others): (Vec<_>, Vec<_>) = tables.into_iter().partition(|(k, _)| *k);
@@ -245,7 +292,7 @@ fn build(kernel_file: &Path, tables: Vec<(bool, Table)>) -> Result<Trace> {
 }
 
 /// The kernel trace has the columns a kernel row needs; the header says which release's columns.
-fn check_kernel_header(b: &mut TraceBuilder, kt: &Table) -> Result<()> {
+fn check_kernel_header(b: &mut TraceBuilder, kt: &Table<'_>) -> Result<()> {
     for col in ["kernelname", "starttimestamp", "endtimestamp"] {
         if !kt.has(col) {
             return Err(kt.err(
@@ -308,16 +355,16 @@ fn gpu_agents(b: &mut TraceBuilder, t: &Table, device_of: &mut FxHashMap<i64, i6
 
 /// The files of a set beside its kernel trace, told by their columns, and the devices its agent list
 /// names.
-struct SetTables {
+struct SetTables<'r> {
     /// Device index by agent id (empty without `agent_info.csv`).
     device_of: FxHashMap<i64, i64>,
-    api_tables: Vec<Table>,
-    copy_tables: Vec<Table>,
+    api_tables: Vec<Table<'r>>,
+    copy_tables: Vec<Table<'r>>,
 }
 
-impl SetTables {
+impl<'r> SetTables<'r> {
     /// Sorts the files beside the kernel trace: agent list (read here), API traces, copy traces.
-    fn sort(b: &mut TraceBuilder, others: Vec<(bool, Table)>) -> Result<SetTables> {
+    fn sort(b: &mut TraceBuilder, others: Vec<(bool, Table<'r>)>) -> Result<SetTables<'r>> {
         let mut device_of: FxHashMap<i64, i64> = FxHashMap::default();
         let mut api_tables = Vec::new();
         let mut copy_tables = Vec::new();

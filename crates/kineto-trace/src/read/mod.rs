@@ -15,7 +15,8 @@ use crate::model::{Trace, TraceFormat};
 use crate::native::{self, rocprof_csv};
 use crate::parse::RANGE_BYTES;
 use crate::stored::Feed;
-use crate::stored::whole::{StoredFacts, Streamed, database_file, read_whole};
+use crate::stored::streamed::Streamed;
+use crate::stored::whole::{StoredFacts, database_file, read_whole};
 use detect::{LOOKED_FOR, Sniffed, read_head, sniff_stored};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -189,11 +190,14 @@ fn parse_stored(
         (Sniffed::Rocprofv3Csv, Some(path)) => read_csv_set(path, opts),
         (Sniffed::XPlane, _) => read_protobuf(name, raw, opts, file, &XPLANE),
         (Sniffed::Perfetto, _) => read_protobuf(name, raw, opts, file, &PERFETTO),
+        (Sniffed::Rocprofv3Json | Sniffed::Rocprofv3Csv, _) => {
+            read_rocprof_streamed(name, kind, raw, opts, file)
+        }
         (kind, _) => read_vendor_content(name, kind, raw, opts, file),
     }
 }
 
-/// A vendor's text format (not Kineto, not SQLite), read whole into memory first.
+/// A vendor's format (not Kineto, not SQLite, not rocprofv3), read whole into memory first.
 fn read_vendor_content(
     name: &Path,
     kind: Sniffed,
@@ -201,27 +205,12 @@ fn read_vendor_content(
     opts: &Options,
     file_on_disk: Option<&Path>,
 ) -> Result<Parsed> {
-    let stored_len = file_on_disk
-        .and_then(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len());
-    let mut whole = read_whole(name, raw, opts.sha256, stored_len)?;
+    let whole = read_whole(name, raw, opts.sha256, stored_len(file_on_disk))?;
     let chrome =
         |layout| native::chrome::read(name, &whole.bytes, layout, whole.cut_gzip, opts.salvage);
     let trace = match kind {
         Sniffed::ChromeArray => chrome(native::chrome::Layout::Array)?,
         Sniffed::RocprofLegacyJson => chrome(native::chrome::Layout::RocprofObject)?,
-        Sniffed::Rocprofv3Json => {
-            // The whole JSON value is needed: a cut one is no trace, salvaged or not.
-            if whole.cut_gzip && !opts.salvage {
-                return Err(Error::Truncated {
-                    file: name.to_path_buf(),
-                    offset: whole.bytes.len() as u64,
-                    events: 0,
-                });
-            }
-            native::rocprof_json::read(name, std::mem::take(&mut whole.bytes))?
-        }
-        Sniffed::Rocprofv3Csv => rocprof_csv::read_one(name, &whole.bytes)?,
         _ => {
             return Err(Error::Format {
                 file: name.to_path_buf(),
@@ -257,6 +246,41 @@ const PERFETTO: Protobuf = Protobuf {
     feature: "perfetto",
 };
 
+/// The stored size of the file a stream is read from, when it is one (it sets a gzip's cap).
+fn stored_len(file_on_disk: Option<&Path>) -> Option<u64> {
+    file_on_disk
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+}
+
+/// rocprofv3 JSON, or a rocprofv3 kernel-trace CSV alone (a stream), read as its content streams: the
+/// reader keeps its model, not the text. A read or gzip error wins over what the reader made of the
+/// content before it, as when the content was read whole first.
+fn read_rocprof_streamed(
+    name: &Path,
+    kind: Sniffed,
+    raw: impl Read,
+    opts: &Options,
+    file_on_disk: Option<&Path>,
+) -> Result<Parsed> {
+    let mut content = Streamed::open(name, raw, opts.sha256, stored_len(file_on_disk))?;
+    let json = kind == Sniffed::Rocprofv3Json;
+    let trace = match json {
+        true => native::rocprof_json::read(name, &mut content),
+        false => rocprof_csv::read_one(name, &mut content),
+    };
+    let end = content.finish()?;
+    // The whole JSON value is needed: a cut one is no trace, salvaged or not.
+    if json && end.cut && !opts.salvage {
+        return Err(Error::Truncated {
+            file: name.to_path_buf(),
+            offset: end.facts.content_bytes,
+            events: 0,
+        });
+    }
+    Ok(Parsed::of(name, end.facts, trace?))
+}
+
 /// A protobuf trace (XPlane, Perfetto) by the reader installed for it
 /// ([`native::install_xplane_reader`], [`native::install_perfetto_reader`]), which reads the content as
 /// a stream ([`native::ProtobufRead`]). The stored stream's own faults come first, then a cut gzip
@@ -270,14 +294,12 @@ fn read_protobuf(
     file_on_disk: Option<&Path>,
     format: &Protobuf,
 ) -> Result<Parsed> {
-    let stored_len = file_on_disk
-        .and_then(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len());
+    let stored_len = stored_len(file_on_disk);
     let mut content = Streamed::open(name, raw, opts.sha256, stored_len)?;
     let reader = (format.reader)();
     let read = reader.map(|r| (r.stream)(&mut content, name));
-    let end = content.finish(name)?;
-    if end.cut_gzip && !opts.salvage {
+    let end = content.finish()?;
+    if end.cut && !opts.salvage {
         return Err(Error::Truncated {
             file: name.to_path_buf(),
             offset: end.facts.content_bytes,

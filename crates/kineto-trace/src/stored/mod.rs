@@ -6,7 +6,9 @@
 //! - [`feed`]: the stored stream handed to the Kineto parser in chunks, from a helper thread
 //!   ([`Feed::Threaded`]) or inline;
 //! - [`whole`]: a stored file read whole, for the vendor readers (the content in memory, an SQLite
-//!   database as a file, a rocprofv3 CSV set's files).
+//!   database as a file);
+//! - [`streamed`]: a stored file's content read as a stream by a vendor reader that keeps only its
+//!   model (rocprofv3 JSON, a rocprofv3 CSV set's files).
 //!
 //! **A gzip file read whole is bounded** ([`inflate_limit`]): its content may be at most
 //! [`INFLATE_RATIO`] times its stored size, and always [`INFLATE_FLOOR`] bytes, so that a small file
@@ -18,6 +20,7 @@
 //! `read/detect.rs`'s; what a cut means for the trace (an error or a salvage) is its reader's.
 
 pub(crate) mod feed;
+pub(crate) mod streamed;
 pub(crate) mod whole;
 
 pub use feed::Feed;

@@ -1,17 +1,16 @@
 //! A stored file read whole, for the vendor readers, which need all of a file's content at once: the
-//! content in memory ([`read_whole`]), an SQLite database as a file SQLite can open ([`database_file`]),
-//! and the files of a rocprofv3 CSV set hashed together ([`FileSet`]). Each says what it read in
-//! [`StoredFacts`].
+//! content in memory ([`read_whole`]) and an SQLite database as a file SQLite can open
+//! ([`database_file`]). Each says what it read in [`StoredFacts`] (as does [`super::streamed`], the
+//! content read as a stream).
 //!
 //! What it is not: a reader of the content, nor the judge of a cut stream: [`Whole::cut_gzip`] says the
 //! gzip stream ended early and the format's reader decides whether that is an error or a salvage.
 
 use super::{
-    Capped, Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip,
-    over_inflate_limit, split_magic,
+    Capped, Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, over_inflate_limit,
+    split_magic,
 };
 use crate::error::{Error, Result};
-use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -109,122 +108,9 @@ pub(crate) fn read_whole(
     })
 }
 
-/// A stored stream's content read as a stream, for a reader that keeps only what it needs of it (the
-/// protobuf readers): gzip or not, inflated (capped as [`read_whole`] caps it) and hashed as read. A
-/// cut gzip stream reads as the end of the content; any other fault of the stored stream (I/O, corrupt
-/// or over-cap gzip) stops the reader with an error and is kept, for [`Streamed::finish`] to give the
-/// error [`read_whole`] gives for it.
-pub(crate) struct Streamed<R: Read> {
-    source: StreamedSource<R>,
-    hasher: Option<Hasher>,
-    gzip: bool,
-    /// Bytes of content given so far.
-    content: u64,
-    cut: bool,
-    fault: Option<io::Error>,
-}
-
-enum StreamedSource<R: Read> {
-    Plain(HashingReader<Rejoined<R>>),
-    Gzip(Box<Capped<HashingReader<Rejoined<R>>>>),
-}
-
-/// What [`Streamed::finish`] found: the facts of the whole stored stream, and whether its gzip
-/// stream was cut.
-pub(crate) struct StreamedEnd {
-    pub(crate) facts: StoredFacts,
-    pub(crate) cut_gzip: bool,
-}
-
-impl<R: Read> Streamed<R> {
-    /// `raw` from its first byte; `stored_len`, the file's size when known, sets the inflate cap.
-    pub(crate) fn open(name: &Path, raw: R, hash: bool, stored_len: Option<u64>) -> Result<Self> {
-        let stored = Hashed::open(raw, hash).map_err(|source| Error::Io {
-            file: name.to_path_buf(),
-            source,
-        })?;
-        let source = if stored.gzip {
-            StreamedSource::Gzip(Box::new(Capped::new(stored.reader, stored_len)))
-        } else {
-            StreamedSource::Plain(stored.reader)
-        };
-        Ok(Streamed {
-            source,
-            hasher: stored.hasher,
-            gzip: stored.gzip,
-            content: 0,
-            cut: false,
-            fault: None,
-        })
-    }
-
-    /// Reads the rest of the content and the stored bytes after it (hashed): the facts, or the error
-    /// of the stored stream's fault.
-    pub(crate) fn finish(mut self, name: &Path) -> Result<StreamedEnd> {
-        io::copy(&mut self, &mut io::sink()).ok();
-        if let Some(e) = self.fault.take() {
-            return Err(match self.gzip {
-                true => inflate_error(name, self.content, &e),
-                false => Error::Io {
-                    file: name.to_path_buf(),
-                    source: e,
-                },
-            });
-        }
-        let mut raw = match self.source {
-            StreamedSource::Plain(r) => r,
-            StreamedSource::Gzip(c) => c.inflater.into_inner().inner,
-        };
-        // A cut gzip is hashed to the end of what is stored, like the Kineto path.
-        io::copy(&mut raw, &mut io::sink()).map_err(|source| Error::Io {
-            file: name.to_path_buf(),
-            source,
-        })?;
-        drop(raw);
-        Ok(StreamedEnd {
-            facts: StoredFacts {
-                sha256: digest(self.hasher).map(|d| hex(&d)),
-                gzip: self.gzip,
-                content_bytes: self.content,
-            },
-            cut_gzip: self.cut,
-        })
-    }
-}
-
-impl<R: Read> Read for Streamed<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.fault.is_some() {
-            return Err(io::Error::other("the stored stream failed"));
-        }
-        if self.cut {
-            return Ok(0);
-        }
-        let read = match &mut self.source {
-            StreamedSource::Plain(r) => r.read(buf),
-            StreamedSource::Gzip(c) => c.read(buf),
-        };
-        match read {
-            Ok(n) => {
-                self.content += n as u64;
-                Ok(n)
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
-            Err(e) if self.gzip && is_cut(&e) => {
-                self.cut = true;
-                Ok(0)
-            }
-            Err(e) => {
-                self.fault = Some(e);
-                Err(io::Error::other("the stored stream failed"))
-            }
-        }
-    }
-}
-
 /// The error of an inflater that stopped `offset` bytes of content into `name`: its cap passed, or
 /// the gzip data corrupt.
-fn inflate_error(name: &Path, offset: u64, e: &io::Error) -> Error {
+pub(super) fn inflate_error(name: &Path, offset: u64, e: &io::Error) -> Error {
     match over_inflate_limit(e) {
         Some(over) => Error::Limit {
             file: name.to_path_buf(),
@@ -370,60 +256,11 @@ fn private_copy<R: Read>(
     Ok((dir, path, size))
 }
 
-/// The stored files of one set (a rocprofv3 CSV set), read whole one after another: hashed together in
-/// the order read, each inflated when gzip (a cut or corrupt gzip file is an error).
-pub(crate) struct FileSet {
-    hasher: Option<Sha256>,
-    gzip: bool,
-    content_bytes: u64,
-}
-
-impl FileSet {
-    pub(crate) fn new(hash: bool) -> FileSet {
-        FileSet {
-            hasher: hash.then(Sha256::new),
-            gzip: false,
-            content_bytes: 0,
-        }
-    }
-
-    /// The content of `file`.
-    pub(crate) fn read(&mut self, file: &Path) -> Result<Vec<u8>> {
-        let raw = std::fs::read(file).map_err(|source| Error::Io {
-            file: file.to_path_buf(),
-            source,
-        })?;
-        if let Some(h) = &mut self.hasher {
-            h.update(&raw);
-        }
-        let bytes = if is_gzip(&raw) {
-            self.gzip = true;
-            let mut out = Vec::new();
-            Capped::new(&raw[..], Some(raw.len() as u64))
-                .read_to_end(&mut out)
-                .map_err(|e| inflate_error(file, out.len() as u64, &e))?;
-            out
-        } else {
-            raw
-        };
-        self.content_bytes += bytes.len() as u64;
-        Ok(bytes)
-    }
-
-    /// What was read: the hash of every file's stored bytes in turn, gzip if any was.
-    pub(crate) fn finish(self) -> StoredFacts {
-        StoredFacts {
-            sha256: self.hasher.map(|h| hex(&h.finalize())),
-            gzip: self.gzip,
-            content_bytes: self.content_bytes,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use flate2::{Compression, write::GzEncoder};
+    use sha2::{Digest, Sha256};
 
     fn gzip(content: &[u8]) -> Vec<u8> {
         let mut e = GzEncoder::new(Vec::new(), Compression::default());
@@ -503,35 +340,10 @@ mod tests {
         ));
         let db = database_file(Path::new("b.sqlite.gz"), &bomb[..], true, None);
         assert!(is_limit(db, "b.sqlite.gz"));
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let csv = dir.path().join("x_kernel_trace.csv.gz");
-        std::fs::write(&csv, &bomb).unwrap_or_else(|e| panic!("{e}"));
-        let mut set = FileSet::new(false);
-        assert!(is_limit(set.read(&csv), &csv.to_string_lossy()));
         // At the cap exactly, content is read.
         let at_cap = zeros_gzip(super::super::INFLATE_FLOOR as usize);
         let w = read_whole(Path::new("c.json.gz"), &at_cap[..], false, None);
         let w = w.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(w.facts.content_bytes, super::super::INFLATE_FLOOR);
-    }
-
-    #[test]
-    fn a_set_is_hashed_as_its_files_one_after_another() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
-        let b_text = b"x,y\n3,4\n";
-        let b_stored = gzip(b_text);
-        std::fs::write(&a, b"x,y\n1,2\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(&b, &b_stored).unwrap_or_else(|e| panic!("{e}"));
-        let mut set = FileSet::new(true);
-        assert_eq!(set.read(&a).ok(), Some(b"x,y\n1,2\n".to_vec()));
-        assert_eq!(set.read(&b).ok(), Some(b_text.to_vec()));
-        let facts = set.finish();
-        let mut both = b"x,y\n1,2\n".to_vec();
-        both.extend_from_slice(&b_stored);
-        assert_eq!(facts.sha256, Some(sha256_hex(&both)));
-        // 8 + 8 bytes of content; one of the files was gzip.
-        assert_eq!(facts.content_bytes, 16);
-        assert!(facts.gzip);
     }
 }

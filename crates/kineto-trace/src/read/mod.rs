@@ -15,6 +15,7 @@ use crate::model::{Trace, TraceFormat};
 use crate::native::{self, rocprof_csv};
 use crate::parse::RANGE_BYTES;
 use crate::stored::Feed;
+use crate::stored::stream::ContentStream;
 use crate::stored::whole::{StoredFacts, database_file, read_whole};
 use detect::{LOOKED_FOR, Sniffed, read_head, sniff_stored};
 use std::io::Read;
@@ -185,7 +186,8 @@ fn parse_stored(
     }
 }
 
-/// A vendor's text format (not Kineto, not SQLite), read whole into memory first.
+/// A vendor's text format (not Kineto, not SQLite): a Chrome-trace array or the legacy rocprof's object
+/// read a window at a time, the others read whole into memory first.
 fn read_vendor_content(
     name: &Path,
     kind: Sniffed,
@@ -196,12 +198,19 @@ fn read_vendor_content(
     let stored_len = file_on_disk
         .and_then(|p| std::fs::metadata(p).ok())
         .map(|m| m.len());
+    let layout = match kind {
+        Sniffed::ChromeArray => Some(native::chrome::Layout::Array),
+        Sniffed::RocprofLegacyJson => Some(native::chrome::Layout::RocprofObject),
+        _ => None,
+    };
+    if let Some(layout) = layout {
+        // Read a window at a time, never whole.
+        let mut content = ContentStream::open(name, raw, opts.sha256, stored_len)?;
+        let trace = native::chrome::read(name, &mut content, layout, opts.salvage)?;
+        return Ok(Parsed::of(name, content.finish()?, trace));
+    }
     let mut whole = read_whole(name, raw, opts.sha256, stored_len)?;
-    let chrome =
-        |layout| native::chrome::read(name, &whole.bytes, layout, whole.cut_gzip, opts.salvage);
     let trace = match kind {
-        Sniffed::ChromeArray => chrome(native::chrome::Layout::Array)?,
-        Sniffed::RocprofLegacyJson => chrome(native::chrome::Layout::RocprofObject)?,
         Sniffed::Rocprofv3Json => {
             // The whole JSON value is needed: a cut one is no trace, salvaged or not.
             if whole.cut_gzip && !opts.salvage {

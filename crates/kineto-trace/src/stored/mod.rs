@@ -5,6 +5,8 @@
 //! - this file: the primitives ([`split_magic`], [`HashingReader`], [`Content`], [`fill`], [`hex`]);
 //! - [`feed`]: the stored stream handed to the Kineto parser in chunks, from a helper thread
 //!   ([`Feed::Threaded`]) or inline;
+//! - [`stream`]: the content for a vendor reader that reads it a window at a time, by the rules of a
+//!   whole read (capped, cut, hashed to the end);
 //! - [`whole`]: a stored file read whole, for the vendor readers (the content in memory, an SQLite
 //!   database as a file, a rocprofv3 CSV set's files).
 //!
@@ -18,6 +20,7 @@
 //! `read/detect.rs`'s; what a cut means for the trace (an error or a salvage) is its reader's.
 
 pub(crate) mod feed;
+pub(crate) mod stream;
 pub(crate) mod whole;
 
 pub use feed::Feed;

@@ -21,11 +21,8 @@ const FLOW_AFTER_NS: i64 = 1_000;
 /// start on its API section rather than the OS process), the finish falls back to an op of the same
 /// pid at that time, then to the one op anywhere at that time, and the start to a call of the same
 /// tid.
-pub(super) fn link_by_flows(
-    items: &mut [Item],
-    flows: &[(u64, FlowPhase, i64, Track)],
-    trace: &Trace,
-) {
+pub(super) fn link_by_flows(items: &mut [Item], trace: &Trace) {
+    let flows = &trace.flows;
     if flows.is_empty()
         || !items
             .iter()
@@ -35,10 +32,10 @@ pub(super) fn link_by_flows(
     }
     let mut starts: FxHashMap<u64, (i64, Track)> = FxHashMap::default();
     let mut finishes: FxHashMap<u64, (i64, Track)> = FxHashMap::default();
-    for &(id, phase, ts, track) in flows {
-        match phase {
-            FlowPhase::Start => starts.insert(id, (ts, track)),
-            FlowPhase::Finish => finishes.insert(id, (ts, track)),
+    for f in flows {
+        match f.phase {
+            FlowPhase::Start => starts.insert(f.id, (f.ts_ns, f.track)),
+            FlowPhase::Finish => finishes.insert(f.id, (f.ts_ns, f.track)),
         };
     }
     // Launches by track and by tid, by start; ops by (track, start), (pid, start) and start.
@@ -57,7 +54,7 @@ pub(super) fn link_by_flows(
             Role::Gpu(_) if it.correlation.is_none() => {
                 ops.entry((it.track, it.flow_ts)).or_default().push(i);
                 ops_by_pid
-                    .entry((it.pid.clone(), it.flow_ts))
+                    .entry((trace.track(it.track).pid.clone(), it.flow_ts))
                     .or_default()
                     .push(i);
                 ops_by_ts.entry(it.flow_ts).or_default().push(i);

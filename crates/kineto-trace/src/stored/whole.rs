@@ -6,11 +6,11 @@
 //! What it is not: a reader of the content, nor the judge of a cut stream: [`Whole::cut_gzip`] says the
 //! gzip stream ended early and the format's reader decides whether that is an error or a salvage.
 
+use super::stream::ContentStream;
 use super::{
     Capped, Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip,
     over_inflate_limit, split_magic,
 };
-use super::stream::ContentStream;
 use crate::error::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};

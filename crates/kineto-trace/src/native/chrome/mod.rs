@@ -520,9 +520,7 @@ impl<'a> ArrayReader<'a> {
                 .map_err(ev_err),
             "B" => {
                 let ts = t.ts;
-                let item = self
-                    .complete(&ev, &args, t, track, start)
-                    .map_err(ev_err)?;
+                let item = self.complete(&ev, &args, t, track, start).map_err(ev_err)?;
                 if let Some(i) = item {
                     self.items[i].open = true;
                 }

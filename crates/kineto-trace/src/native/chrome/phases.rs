@@ -53,7 +53,9 @@ impl ArrayReader<'_> {
     /// warning). `{}`, which rpd2tracing and the legacy rocprof open their arrays with, is no record at
     /// all.
     pub(super) fn without_phase(&mut self, start: u64, text: &[u8]) {
-        let inside = text.get(1..text.len().saturating_sub(1)).unwrap_or_default();
+        let inside = text
+            .get(1..text.len().saturating_sub(1))
+            .unwrap_or_default();
         if inside.iter().all(u8::is_ascii_whitespace) {
             return;
         }

@@ -1,14 +1,14 @@
 //! A stored stream's content for a vendor reader that reads it a window at a time instead of whole: the
-//! rules of a whole read ([`super::whole::read_whole`], which reads through this) — gzip inflated and
-//! capped ([`super::inflate_limit`]), the stored bytes hashed as read and to their end, a cut gzip
-//! stream noted rather than failed — and the error a whole read would have stopped with, kept so that
-//! the reader reports it in place of any error of its own (a whole read fails before any parse).
+//! rules of a whole read ([`super::whole::read_whole`]) — gzip inflated and capped
+//! ([`super::inflate_limit`]), the stored bytes hashed as read and to their end, a cut gzip stream noted
+//! rather than failed — and the error a whole read would have stopped with, kept so that the reader
+//! reports it in place of any error of its own (a whole read fails before any parse).
 //!
 //! What it is not: the Kineto parser's feed ([`super::feed`], chunks from a helper thread, uncapped), or
 //! a reader of the content.
 
-use super::whole::{Hashed, StoredFacts, inflate_error};
-use super::{Capped, HashingReader, Rejoined, digest, hex, is_cut};
+use super::whole::{StoredFacts, inflate_error};
+use super::{Capped, HashingReader, Rejoined, digest, hasher, hex, is_cut, split_magic};
 use crate::error::{Error, Result};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -42,14 +42,15 @@ impl<R: Read> ContentStream<R> {
         hash: bool,
         stored_len: Option<u64>,
     ) -> Result<ContentStream<R>> {
-        let Hashed {
-            gzip,
-            reader,
-            hasher,
-        } = Hashed::open(raw, hash).map_err(|source| Error::Io {
+        let (gzip, raw) = split_magic(raw).map_err(|source| Error::Io {
             file: name.to_path_buf(),
             source,
         })?;
+        let hasher = hasher(hash);
+        let reader = HashingReader {
+            inner: raw,
+            hasher: hasher.clone(),
+        };
         let source = if gzip {
             Source::Gzip(Box::new(Capped::new(reader, stored_len)))
         } else {
@@ -64,11 +65,6 @@ impl<R: Read> ContentStream<R> {
             cut_gzip: false,
             failure: None,
         })
-    }
-
-    /// Whether the stored bytes are gzip.
-    pub(crate) fn gzip(&self) -> bool {
-        self.gzip
     }
 
     /// The gzip stream ended early: what was read is what inflated before the cut.

@@ -6,7 +6,6 @@
 //! What it is not: a reader of the content, nor the judge of a cut stream: [`Whole::cut_gzip`] says the
 //! gzip stream ended early and the format's reader decides whether that is an error or a salvage.
 
-use super::stream::ContentStream;
 use super::{
     Capped, Hasher, HashingReader, Rejoined, digest, hasher, hex, is_cut, is_gzip,
     over_inflate_limit, split_magic,
@@ -26,16 +25,16 @@ pub(crate) struct StoredFacts {
     pub(crate) content_bytes: u64,
 }
 
-/// A stored stream opened for reading: gzip or not, hashed as it is read.
-pub(super) struct Hashed<R> {
-    pub(super) gzip: bool,
-    pub(super) reader: HashingReader<Rejoined<R>>,
+/// A stored stream opened for reading whole: gzip or not, hashed as it is read.
+struct Hashed<R> {
+    gzip: bool,
+    reader: HashingReader<Rejoined<R>>,
     /// Another handle on the reader's hasher, for the digest once the reader is dropped.
-    pub(super) hasher: Option<Hasher>,
+    hasher: Option<Hasher>,
 }
 
 impl<R: Read> Hashed<R> {
-    pub(super) fn open(raw: R, hash: bool) -> io::Result<Hashed<R>> {
+    fn open(raw: R, hash: bool) -> io::Result<Hashed<R>> {
         let (gzip, raw) = split_magic(raw)?;
         let hasher = hasher(hash);
         let reader = HashingReader {
@@ -65,34 +64,48 @@ pub(crate) struct Whole {
     pub(crate) facts: StoredFacts,
 }
 
-/// Reads a whole stored stream (hashing it as stored, inflating gzip), by the rules of
-/// [`ContentStream`]. `stored_len`, the file's size when known, sizes the buffer of a plain file once
-/// (growing it by doubling held up to 1.5× the text, and both buffers while it moved).
+/// Reads a whole stored stream (hashing it as stored, inflating gzip). `stored_len`, the file's size when
+/// known, sizes the buffer of a plain file once (growing it by doubling held up to 1.5× the text, and
+/// both buffers while it moved).
 pub(crate) fn read_whole(
     name: &Path,
     raw: impl Read,
     hash: bool,
     stored_len: Option<u64>,
 ) -> Result<Whole> {
-    let mut stream = ContentStream::open(name, raw, hash, stored_len)?;
+    let io_err = |source| Error::Io {
+        file: name.to_path_buf(),
+        source,
+    };
+    let mut stored = Hashed::open(raw, hash).map_err(io_err)?;
+    let (gzip, r) = (stored.gzip, &mut stored.reader);
     let mut bytes = Vec::new();
-    if !stream.gzip()
-        && let Some(n) = stored_len.and_then(|n| usize::try_from(n).ok())
-    {
-        // One byte more, so that read_to_end sees the end without growing the buffer.
-        bytes.reserve_exact(n + 1);
+    let mut cut_gzip = false;
+    if gzip {
+        let mut d = Capped::new(&mut *r, stored_len);
+        match d.read_to_end(&mut bytes) {
+            Ok(_) => {}
+            Err(e) if is_cut(&e) => cut_gzip = true,
+            Err(e) => return Err(inflate_error(name, bytes.len() as u64, &e)),
+        }
+    } else {
+        if let Some(n) = stored_len.and_then(|n| usize::try_from(n).ok()) {
+            // One byte more, so that read_to_end sees the end without growing the buffer.
+            bytes.reserve_exact(n + 1);
+        }
+        r.read_to_end(&mut bytes).map_err(io_err)?;
     }
-    if let Err(e) = stream.read_to_end(&mut bytes) {
-        return Err(stream.failure_or(Error::Io {
-            file: name.to_path_buf(),
-            source: e,
-        }));
-    }
-    let cut_gzip = stream.cut_gzip();
+    // A cut gzip is hashed to the end of what is stored, like the Kineto path.
+    io::copy(r, &mut io::sink()).map_err(io_err)?;
+    let content_bytes = bytes.len() as u64;
     Ok(Whole {
         bytes,
         cut_gzip,
-        facts: stream.finish()?,
+        facts: StoredFacts {
+            sha256: stored.sha256(),
+            gzip,
+            content_bytes,
+        },
     })
 }
 

@@ -240,10 +240,45 @@ def count(path):
             if not text.rstrip().endswith(']'):
                 text = text.rstrip().rstrip(',') + ']'
             rows = sum(1 for e in json.loads(text) if e)
+        elif text.lstrip().startswith('{ "traceEvents"'):
+            rows = sum(1 for e in json.loads(text)['traceEvents'] if e)
         else:
             for proc in json.loads(text)['rocprofiler-sdk-tool']:
                 rows += sum(len(v) for v in proc['buffer_records'].values())
     print(rows, time.perf_counter() - t0)
+
+def legacy_rocprof(events, path, n):
+    """The rpd2tracing sample (the corpus holds no legacy rocprof file: its one public results.json has no
+    licence) written n times in the legacy rocprof's layout (rocprofiler's results.json writer, as in
+    tests/native.rs): `{ "traceEvents":[{}`, processes named by `M` events, ops on `GPU0` / `COPY` with
+    exact `args.BeginNs`/`EndNs`, `dev-id`, `queue-id`, `stream-id`, the API calls on `CPU HIP API`, each
+    api_op flow as a `DataFlow` `s` -> `t`, and `otherData` after the array; each copy 7 s later."""
+    span = 7_000_000
+    compact = lambda e: ',' + json.dumps(e, separators=(',', ':')) + '\n'
+    with open(path, 'w') as f:
+        f.write('{ "traceEvents":[{}\n')
+        for pid, name in [(2, 'CPU HIP API'), (1, 'COPY'), (6, 'GPU0')]:
+            f.write(compact({'args': {'name': name}, 'ph': 'M', 'pid': pid, 'name': 'process_name'}))
+        for k in range(n):
+            for e in events:
+                ph = e.get('ph')
+                if ph == 'X':
+                    ts, dur = int(float(e['ts'])) + k * span, int(float(e['dur']))
+                    desc = e.get('args', {}).get('desc')
+                    args = {'BeginNs': str(ts * 1000), 'EndNs': str((ts + dur) * 1000)}
+                    if desc:
+                        pid, tid = (6 if desc == 'KernelExecution' else 1), 0
+                        args.update({'dev-id': '0', 'queue-id': '0', 'stream-id': e['tid']})
+                    else:
+                        pid, tid = 2, int(e['tid'])
+                    args.update({'Name': e['name'], 'pid': e['pid'], 'tid': e['tid'], 'Data': ''})
+                    f.write(compact({'ph': 'X', 'name': e['name'], 'pid': pid, 'tid': tid, 'ts': str(ts),
+                                     'dur': str(dur), 'args': args}))
+                elif ph in ('s', 'f'):
+                    f.write(compact({'ts': int(float(e['ts'])) + k * span, 'ph': 's' if ph == 's' else 't',
+                                     'cat': 'DataFlow', 'id': int(e['id']) + k * 1000,
+                                     'pid': 2 if ph == 's' else 6, 'tid': int(e['tid']), 'name': 'dep'}))
+        f.write('],\n"otherData": {\n  "CMD": "rocprof --hip-trace"\n}\n}\n')
 
 def scale(samples, out, n, perfetto_sample):
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
@@ -259,9 +294,10 @@ def scale(samples, out, n, perfetto_sample):
         ('rocpd_op', t, ['id']), ('rocpd_api', t, ['id']),
         ('rocpd_api_ops', [], ['id', 'api_id', 'op_id'])], n)
     events = json.loads((s / 'rpd/matmul_result.rpd2tracing.json').read_text().rstrip().rstrip(',') )
+    # 6n copies: the sample is 82 kB, and the Chrome row must be a file of >= 100 MB at the default scale.
     with open(out / 'chrome.json', 'w') as f:
         f.write('[\n')
-        for k in range(n):
+        for k in range(6 * n):
             for e in events:
                 if not e:
                     continue
@@ -272,6 +308,7 @@ def scale(samples, out, n, perfetto_sample):
                     e['id'] = str(int(e['id']) + k * 1000)
                 f.write(json.dumps(e) + ',\n')
         f.write('{}]\n')
+    legacy_rocprof(events, out / 'results.json', 8 * n)
     rows = list(csv.reader(open(s / 'rocprof-csv/kernel_trace.csv', newline='')))
     head, body = rows[0], [r for r in rows[1:] if r]
     with open(out / 'big_kernel_trace.csv', 'w', newline='') as f:
@@ -441,6 +478,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("Chrome array", "chrome.json"),
         ("XPlane", "xplane.pb"),
         ("Perfetto", "perfetto.pftrace"),
+        ("rocprof legacy", "results.json"),
     ] {
         let path = tmp.join(file);
         let mb = std::fs::metadata(&path).map_err(|e| e.to_string())?.len() as f64 / 1e6;

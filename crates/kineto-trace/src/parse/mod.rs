@@ -18,7 +18,7 @@ mod driver;
 mod event;
 mod header;
 mod ranges;
-mod window;
+pub(crate) mod window;
 
 pub use ranges::RANGE_BYTES;
 

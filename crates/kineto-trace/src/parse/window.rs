@@ -3,13 +3,14 @@
 //! An event is re-parsed from its start when the window ends inside it, so the window must hold one
 //! whole top-level value; it grows (doubling) up to [`MAX_VALUE`] for the rare value larger than it.
 //!
-//! What it is not: a reader of the stored bytes (it reads content from a feed or the blocks).
+//! What it is not: a reader of the stored bytes (it reads content from a feed or the blocks). The
+//! Chrome-array reader (`native::chrome`) reads its content through the same window.
 
 use std::io::{self, Read};
 
 /// What the window reads from: any reader, or one that can also skip ahead (the parallel parse's
 /// blocks, [`super::blocks::BlockReader`], skip the bytes a range's parse already read).
-pub(super) trait Source: Read {
+pub(crate) trait Source: Read {
     /// Makes the next read start at stream offset `offset` (never before the last byte read).
     fn skip_to(&mut self, offset: u64);
 
@@ -21,7 +22,7 @@ pub(super) trait Source: Read {
 }
 
 /// A plain reader as a [`Source`]; it never skips: the serial parse reads every byte.
-pub(super) struct Plain<'r>(pub(super) &'r mut dyn Read);
+pub(crate) struct Plain<'r>(pub(crate) &'r mut dyn Read);
 
 impl Read for Plain<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -46,13 +47,13 @@ pub(super) const WINDOW: usize = 4 << 20;
 /// mean holding an unbounded value in memory, and no real trace has one.
 pub(super) const MAX_VALUE: usize = 1 << 30;
 
-pub(super) struct Window<'r> {
+pub(crate) struct Window<'r> {
     pub(super) r: &'r mut dyn Source,
-    pub(super) buf: Vec<u8>,
-    pub(super) pos: usize,
-    pub(super) end: usize,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) pos: usize,
+    pub(crate) end: usize,
     /// Offset of `buf[0]` in the stream.
-    pub(super) base: u64,
+    pub(crate) base: u64,
     pub(super) eof: bool,
     /// The decoder said the stream ends early (a gzip member cut before its end, its 8-byte trailer
     /// included) after delivering bytes in the same refill: reported by the next refill, never
@@ -66,7 +67,7 @@ pub(super) struct Window<'r> {
     max: usize,
 }
 
-pub(super) enum Refill {
+pub(crate) enum Refill {
     More,
     Eof,
     /// The decoder reported the stream ends mid-member: a cut gzip file.
@@ -74,7 +75,7 @@ pub(super) enum Refill {
 }
 
 impl<'r> Window<'r> {
-    pub(super) fn new(r: &'r mut dyn Source) -> Self {
+    pub(crate) fn new(r: &'r mut dyn Source) -> Self {
         Self::with_sizes(r, WINDOW, MAX_VALUE)
     }
 
@@ -93,7 +94,7 @@ impl<'r> Window<'r> {
         }
     }
 
-    pub(super) fn offset(&self, i: usize) -> u64 {
+    pub(crate) fn offset(&self, i: usize) -> u64 {
         self.base + i as u64
     }
 
@@ -121,7 +122,7 @@ impl<'r> Window<'r> {
     }
 
     /// Keeps `buf[pos..end]`, moves it to the front and reads more behind it.
-    pub(super) fn refill(&mut self) -> io::Result<Refill> {
+    pub(crate) fn refill(&mut self) -> io::Result<Refill> {
         if let Some(e) = self.failed.take() {
             self.eof = true;
             return Err(e);

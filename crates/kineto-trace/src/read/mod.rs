@@ -197,7 +197,7 @@ fn parse_stored(
     }
 }
 
-/// A vendor's format (not Kineto, not SQLite, not rocprofv3), read whole into memory first.
+/// A vendor's text format read a window at a time: a Chrome-trace array or the legacy rocprof's object.
 fn read_vendor_content(
     name: &Path,
     kind: Sniffed,
@@ -205,20 +205,22 @@ fn read_vendor_content(
     opts: &Options,
     file_on_disk: Option<&Path>,
 ) -> Result<Parsed> {
-    let whole = read_whole(name, raw, opts.sha256, stored_len(file_on_disk))?;
-    let chrome =
-        |layout| native::chrome::read(name, &whole.bytes, layout, whole.cut_gzip, opts.salvage);
-    let trace = match kind {
-        Sniffed::ChromeArray => chrome(native::chrome::Layout::Array)?,
-        Sniffed::RocprofLegacyJson => chrome(native::chrome::Layout::RocprofObject)?,
+    let stored_len = stored_len(file_on_disk);
+    let layout = match kind {
+        Sniffed::ChromeArray => native::chrome::Layout::Array,
+        Sniffed::RocprofLegacyJson => native::chrome::Layout::RocprofObject,
         _ => {
+            // Read to its end first, as every format is: a fault of the stored stream wins.
+            Streamed::open(name, raw, opts.sha256, stored_len)?.finish()?;
             return Err(Error::Format {
                 file: name.to_path_buf(),
                 message: format!("not a trace this tool reads; looked for {LOOKED_FOR}"),
             });
         }
     };
-    Ok(Parsed::of(name, whole.facts, trace))
+    let content = Streamed::open(name, raw, opts.sha256, stored_len)?;
+    let (trace, facts) = native::chrome::read(name, content, layout, opts.salvage)?;
+    Ok(Parsed::of(name, facts, trace))
 }
 
 /// A protobuf format: its reader, if one is installed, and how to name it when none is.

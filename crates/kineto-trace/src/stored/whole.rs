@@ -59,7 +59,11 @@ pub(crate) struct Whole {
     /// The content (inflated when gzip).
     pub(crate) bytes: Vec<u8>,
     /// The gzip stream ended early: `bytes` is what inflated before the cut.
+    // Read by the tests only since every reader streams (the protobuf readers' whole-file fallback
+    // reads the bytes alone).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) cut_gzip: bool,
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) facts: StoredFacts,
 }
 

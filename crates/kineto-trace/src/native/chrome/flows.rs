@@ -21,11 +21,8 @@ const FLOW_AFTER_NS: i64 = 1_000;
 /// start on its API section rather than the OS process), the finish falls back to an op of the same
 /// pid at that time, then to the one op anywhere at that time, and the start to a call of the same
 /// tid.
-pub(super) fn link_by_flows(
-    items: &mut [Item],
-    flows: &[(u64, FlowPhase, i64, Track)],
-    trace: &Trace,
-) {
+pub(super) fn link_by_flows(items: &mut [Item], trace: &Trace) {
+    let flows = &trace.flows;
     if flows.is_empty()
         || !items
             .iter()
@@ -35,39 +32,13 @@ pub(super) fn link_by_flows(
     }
     let mut starts: FxHashMap<u64, (i64, Track)> = FxHashMap::default();
     let mut finishes: FxHashMap<u64, (i64, Track)> = FxHashMap::default();
-    for &(id, phase, ts, track) in flows {
-        match phase {
-            FlowPhase::Start => starts.insert(id, (ts, track)),
-            FlowPhase::Finish => finishes.insert(id, (ts, track)),
+    for f in flows {
+        match f.phase {
+            FlowPhase::Start => starts.insert(f.id, (f.ts_ns, f.track)),
+            FlowPhase::Finish => finishes.insert(f.id, (f.ts_ns, f.track)),
         };
     }
-    // Launches by track and by tid, by start; ops by (track, start), (pid, start) and start.
-    let mut launches: FxHashMap<Track, Vec<usize>> = FxHashMap::default();
-    let mut launches_by_tid: FxHashMap<IdValue, Vec<usize>> = FxHashMap::default();
-    let mut ops: FxHashMap<(Track, i64), Vec<usize>> = FxHashMap::default();
-    let mut ops_by_pid: FxHashMap<(IdValue, i64), Vec<usize>> = FxHashMap::default();
-    let mut ops_by_ts: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
-    for (i, it) in items.iter().enumerate() {
-        match it.role {
-            Role::Launch(_) => {
-                launches.entry(it.track).or_default().push(i);
-                let tid = trace.track(it.track).tid.clone();
-                launches_by_tid.entry(tid).or_default().push(i);
-            }
-            Role::Gpu(_) if it.correlation.is_none() => {
-                ops.entry((it.track, it.flow_ts)).or_default().push(i);
-                ops_by_pid
-                    .entry((it.pid.clone(), it.flow_ts))
-                    .or_default()
-                    .push(i);
-                ops_by_ts.entry(it.flow_ts).or_default().push(i);
-            }
-            _ => {}
-        }
-    }
-    for v in launches.values_mut().chain(launches_by_tid.values_mut()) {
-        v.sort_by_key(|&i| (items[i].flow_ts, i));
-    }
+    let at = Candidates::of(items, trace);
     let mut linked = vec![false; items.len()];
     let mut next_id = items
         .iter()
@@ -81,37 +52,12 @@ pub(super) fn link_by_flows(
         else {
             continue;
         };
-        let free = |v: Option<&Vec<usize>>| v.and_then(|v| v.iter().copied().find(|&i| !linked[i]));
-        let finish_pid = &trace.track(tr_f).pid;
-        let op = free(ops.get(&(tr_f, ts_f)))
-            .or_else(|| free(ops_by_pid.get(&(finish_pid.clone(), ts_f))))
-            .or_else(|| {
-                let mut at = ops_by_ts
-                    .get(&ts_f)
-                    .into_iter()
-                    .flatten()
-                    .filter(|&&i| !linked[i]);
-                match (at.next(), at.next()) {
-                    (Some(&i), None) => Some(i),
-                    _ => None,
-                }
-            });
-        let Some(op) = op else { continue };
-        // The latest-starting call that begins no later than FLOW_BEFORE_NS after the flow start
-        // and ends no earlier than FLOW_AFTER_NS before it.
-        let holds = |cands: &Vec<usize>| {
-            let upto = cands.partition_point(|&i| items[i].flow_ts <= ts_s + FLOW_BEFORE_NS);
-            cands[..upto]
-                .iter()
-                .rev()
-                .find(|&&i| items[i].flow_end >= ts_s - FLOW_AFTER_NS)
-                .copied()
+        let Some(op) = at.op(trace, tr_f, ts_f, &linked) else {
+            continue;
         };
-        let launch = launches
-            .get(&tr_s)
-            .and_then(holds)
-            .or_else(|| launches_by_tid.get(&trace.track(tr_s).tid).and_then(holds));
-        let Some(l) = launch else { continue };
+        let Some(l) = at.launch(items, trace, tr_s, ts_s) else {
+            continue;
+        };
         let c = match items[l].correlation {
             Some(c) => c,
             None => {
@@ -125,5 +71,112 @@ pub(super) fn link_by_flows(
         };
         linked[op] = true;
         items[op].correlation = Some(c);
+    }
+}
+
+/// The items a flow's ends may land on, each list sorted by its key, then time, then file order (flat
+/// lists rather than maps of lists: a file has hundreds of thousands of them): launches by track and by
+/// tid; GPU ops without a correlation by track, by pid and by time alone. Pids and tids are numbered.
+struct Candidates<'t> {
+    pids: FxHashMap<&'t IdValue, u32>,
+    tids: FxHashMap<&'t IdValue, u32>,
+    launches: Vec<(u32, i64, usize)>,
+    launches_by_tid: Vec<(u32, i64, usize)>,
+    ops: Vec<(u32, i64, usize)>,
+    ops_by_pid: Vec<(u32, i64, usize)>,
+    ops_by_ts: Vec<(i64, usize)>,
+}
+
+/// The number of `v` in `ids`, numbering it if new.
+fn number<'t>(ids: &mut FxHashMap<&'t IdValue, u32>, v: &'t IdValue) -> u32 {
+    let n = ids.len() as u32;
+    *ids.entry(v).or_insert(n)
+}
+
+/// The entries of a sorted list whose key is `key`.
+fn keyed<T, K: Ord>(list: &[T], key: K, of: impl Fn(&T) -> K) -> &[T] {
+    let lo = list.partition_point(|e| of(e) < key);
+    let hi = list.partition_point(|e| of(e) <= key);
+    &list[lo..hi]
+}
+
+impl<'t> Candidates<'t> {
+    fn of(items: &[Item], trace: &'t Trace) -> Candidates<'t> {
+        let mut c = Candidates {
+            pids: FxHashMap::default(),
+            tids: FxHashMap::default(),
+            launches: Vec::new(),
+            launches_by_tid: Vec::new(),
+            ops: Vec::new(),
+            ops_by_pid: Vec::new(),
+            ops_by_ts: Vec::new(),
+        };
+        for (i, it) in items.iter().enumerate() {
+            let ids = trace.track(it.track);
+            match it.role {
+                Role::Launch(_) => {
+                    c.launches.push((it.track.0, it.flow_ts, i));
+                    let tid = number(&mut c.tids, &ids.tid);
+                    c.launches_by_tid.push((tid, it.flow_ts, i));
+                }
+                Role::Gpu(_) if it.correlation.is_none() => {
+                    c.ops.push((it.track.0, it.flow_ts, i));
+                    let pid = number(&mut c.pids, &ids.pid);
+                    c.ops_by_pid.push((pid, it.flow_ts, i));
+                    c.ops_by_ts.push((it.flow_ts, i));
+                }
+                _ => {}
+            }
+        }
+        for v in [
+            &mut c.launches,
+            &mut c.launches_by_tid,
+            &mut c.ops,
+            &mut c.ops_by_pid,
+        ] {
+            v.sort_unstable();
+        }
+        c.ops_by_ts.sort_unstable();
+        c
+    }
+
+    /// The op a flow finishing at `ts` on `track` lands on: the first not yet linked there, else of
+    /// the same pid at that time, else the one op anywhere at that time.
+    fn op(&self, trace: &Trace, track: Track, ts: i64, linked: &[bool]) -> Option<usize> {
+        let free =
+            |mut v: std::slice::Iter<'_, (u32, i64, usize)>| v.find(|e| !linked[e.2]).map(|e| e.2);
+        let pid = self.pids.get(&trace.track(track).pid);
+        free(keyed(&self.ops, (track.0, ts), |e| (e.0, e.1)).iter())
+            .or_else(|| {
+                let pid = *pid?;
+                free(keyed(&self.ops_by_pid, (pid, ts), |e| (e.0, e.1)).iter())
+            })
+            .or_else(|| {
+                let mut at = keyed(&self.ops_by_ts, ts, |e| e.0)
+                    .iter()
+                    .filter(|e| !linked[e.1]);
+                match (at.next(), at.next()) {
+                    (Some(e), None) => Some(e.1),
+                    _ => None,
+                }
+            })
+    }
+
+    /// The call a flow starting at `ts` on `track` leaves: the latest-starting call of the track (else
+    /// of its tid) that begins no later than FLOW_BEFORE_NS after the flow start and ends no earlier
+    /// than FLOW_AFTER_NS before it.
+    fn launch(&self, items: &[Item], trace: &Trace, track: Track, ts: i64) -> Option<usize> {
+        let holds = |cands: &[(u32, i64, usize)]| {
+            let upto = cands.partition_point(|e| e.1 <= ts + FLOW_BEFORE_NS);
+            cands[..upto]
+                .iter()
+                .rev()
+                .find(|e| items[e.2].flow_end >= ts - FLOW_AFTER_NS)
+                .map(|e| e.2)
+        };
+        holds(keyed(&self.launches, track.0, |e| e.0)).or_else(|| {
+            let tid = *self.tids.get(&trace.track(track).tid)?;
+            holds(keyed(&self.launches_by_tid, tid, |e| e.0))
+        })
     }
 }

@@ -21,29 +21,39 @@
 //! Times are µs text converted to ns digit by digit, as for Kineto: nothing is rounded on the way in
 //! (a file whose writer rounded to whole µs stays at whole µs).
 //!
+//! The text is read from the stored stream through the Kineto parser's window (`crate::parse::window`),
+//! an event at a time; what is kept is what the model keeps, and per `X` event the few fields its role,
+//! settled once the whole file is read, needs ([`Item`]).
+//!
 //! What it is not: the Kineto parser (a Kineto object goes there; only the categories, `crate::category`,
-//! are shared) or the stored bytes (`crate::stored`): it takes the whole text and whether the gzip was cut.
+//! and the input window are shared) or the stored bytes (`crate::stored`): it reads the content of a
+//! [`Streamed`], which says whether the gzip was cut.
 
 mod args;
 mod flows;
 mod phases;
 mod roles;
+mod text;
 
 use super::TraceBuilder;
 use super::names::{KernelNames, copy_name};
-use super::rocprof_legacy::{RocprofPid, Tail, object_tail, rocprof_pid};
+use super::rocprof_legacy::{RocprofPid, rocprof_pid};
 use crate::category::{EventKind, event_kind};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
     Track,
 };
+use crate::parse::window::{Plain, Window};
+use crate::stored::streamed::Streamed;
+use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::io::Read;
 use std::num::NonZeroU64;
 use std::path::Path;
 
@@ -94,7 +104,16 @@ enum Role {
 
 struct Item {
     role: Role,
+    /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
+    decided: bool,
+    api_like: bool,
+    /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
+    on_device: bool,
+    /// A `B` event no `E` has ended yet.
+    open: bool,
     name: Sym,
+    /// The thread (its pid is the event's).
+    track: Track,
     ts: i64,
     /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
     flow_ts: i64,
@@ -102,30 +121,28 @@ struct Item {
     /// rebased while `BeginNs` stays absolute.
     flow_end: i64,
     dur: i64,
-    track: Track,
-    pid: IdValue,
     correlation: Option<NonZeroU64>,
+    offset: u64,
+    /// The fields most events have none of (`None`: all absent).
+    more: Option<Box<More>>,
+}
+
+/// The fields of an [`Item`] most events have none of, kept apart so that an item stays small.
+#[derive(Default, PartialEq)]
+struct More {
     external_id: Option<NonZeroU64>,
     device: Option<i64>,
     stream: Option<i64>,
     bytes: Option<u64>,
     grid: [u32; 3],
     block: [u32; 3],
-    /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
-    decided: bool,
-    api_like: bool,
-    /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
-    on_device: bool,
     /// The `args` fields of an unusable form (warned of where the role reads them).
     odd: Odd,
     /// A key written twice in `args`, or `args` not an object.
     odd_args: Option<String>,
-    /// A `B` event no `E` has ended yet.
-    open: bool,
     /// The category of another producer's GPU work (`trace_events::foreign_gpu_category`): a GPU op
     /// if its pid is a device ([`DevicePids`], known once every event is read), else counted under it.
     foreign_cat: Option<Box<str>>,
-    offset: u64,
 }
 
 /// The RPD op types (`rocpd_op.opType` as `rpd2tracing` writes it in `args.desc`).
@@ -157,28 +174,34 @@ pub(crate) enum Layout {
     RocprofObject,
 }
 
-/// Reads a whole Chrome-trace event array, laid out as `layout` says. `cut_gzip`: the stored gzip
-/// stream ended early.
-pub(crate) fn read(
+/// Reads a Chrome-trace event array, laid out as `layout` says, from the content of a stored stream,
+/// a window at a time: the trace and the facts of the stored stream. An error of the stream (a corrupt
+/// gzip, an I/O error, the inflate cap) is reported in place of any error of the events, as when the
+/// content was read whole first.
+pub(crate) fn read<R: Read>(
     name: &Path,
-    buf: &[u8],
+    mut content: Streamed<R>,
     layout: Layout,
-    cut_gzip: bool,
     salvage: bool,
-) -> Result<Trace> {
-    let mut r = ArrayReader::new(name, buf, layout == Layout::RocprofObject);
-    let first = r.open_array()?;
-    let end = r.read_events(first, salvage)?;
-    r.check_end(end, cut_gzip, salvage)?;
+) -> Result<(Trace, StoredFacts)> {
+    let mut r = ArrayReader::new(name, layout == Layout::RocprofObject);
+    let read = {
+        let mut source = Plain(&mut content);
+        let mut w = Window::new(&mut source);
+        r.read_text(&mut w, salvage)
+    };
+    // The stream read to its end: its fault, if any, wins over the events' own error.
+    let end = content.finish()?;
+    r.check_end(read?, end.cut, end.facts.content_bytes, salvage)?;
     r.check_is_trace()?;
     trace_events::refuse_xla(name, &r.devices)?;
     r.drop_dangling_begins();
     r.settle_roles();
     r.rename_rocprof_ops();
-    flows::link_by_flows(&mut r.items, &r.flows, r.b.trace());
+    flows::link_by_flows(&mut r.items, r.b.trace());
     let mut trace = r.emit()?;
     check_unplaced(name, &mut trace)?;
-    Ok(trace)
+    Ok((trace, end.facts))
 }
 
 /// The event times of an event the model keeps, ns.
@@ -200,10 +223,9 @@ struct ArrayEnd {
 }
 
 /// One Chrome-trace array read into the model: the events in file order first (each X event kept as an
-/// [`Item`], flows aside), then the roles that depend on the whole file, then the model.
+/// [`Item`], flows into the model), then the roles that depend on the whole file, then the model.
 struct ArrayReader<'a> {
     file: &'a Path,
-    buf: &'a [u8],
     /// The legacy rocprof's object ([`Layout::RocprofObject`]).
     rocprof: bool,
     b: TraceBuilder,
@@ -220,21 +242,19 @@ struct ArrayReader<'a> {
     /// The pids that are devices, for other producers' GPU categories.
     devices: DevicePids,
     items: Vec<Item>,
-    flows: Vec<(u64, FlowPhase, i64, Track)>,
     /// Events read so far.
     index: u64,
     /// The open `B` events: the item each became (`None`: a category counted only).
     durations: OpenDurations<(u64, Option<usize>)>,
-    /// Events with a `"ph"`, and the first non-empty object without one (its offset).
+    /// Events with a `"ph"`, and the first non-empty object without one (its text).
     with_phase: u64,
-    first_without_phase: Option<usize>,
+    first_without_phase: Option<Vec<u8>>,
 }
 
 impl<'a> ArrayReader<'a> {
-    fn new(file: &'a Path, buf: &'a [u8], rocprof: bool) -> ArrayReader<'a> {
+    fn new(file: &'a Path, rocprof: bool) -> ArrayReader<'a> {
         ArrayReader {
             file,
-            buf,
             rocprof,
             b: TraceBuilder::new(if rocprof {
                 TraceFormat::RocprofLegacyJson
@@ -248,7 +268,6 @@ impl<'a> ArrayReader<'a> {
             begin_ns: false,
             devices: DevicePids::default(),
             items: Vec::new(),
-            flows: Vec::new(),
             index: 0,
             durations: OpenDurations::default(),
             with_phase: 0,
@@ -256,143 +275,23 @@ impl<'a> ArrayReader<'a> {
         }
     }
 
-    fn bad(&self, at: usize, message: String) -> Error {
+    fn bad(&self, at: u64, message: String) -> Error {
         Error::Syntax {
             file: self.file.to_path_buf(),
-            offset: at as u64,
+            offset: at,
             message,
         }
     }
 
-    /// The first byte at or after `i` that is not whitespace.
-    fn ws(&self, mut i: usize) -> usize {
-        while i < self.buf.len() && self.buf[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        i
-    }
-
-    /// Reads up to the event array's `[` (after rocprof's `{"traceEvents":`); the offset after it.
-    fn open_array(&self) -> Result<usize> {
-        let buf = self.buf;
-        let mut pos = self.ws(if buf.starts_with(b"\xEF\xBB\xBF") {
-            3
-        } else {
-            0
-        });
-        if self.rocprof {
-            // `{`, `"traceEvents"`, `:`, as the sniffer saw them.
-            for want in [&b"{"[..], b"\"traceEvents\"", b":"] {
-                if !buf[pos..].starts_with(want) {
-                    return Err(self.bad(
-                        pos,
-                        format!(
-                            "expected {} before the event array",
-                            String::from_utf8_lossy(want)
-                        ),
-                    ));
-                }
-                pos = self.ws(pos + want.len());
-            }
-        }
-        if buf.get(pos) != Some(&b'[') {
-            return Err(self.bad(pos, "expected '[' to open the event array".into()));
-        }
-        Ok(pos + 1)
-    }
-
-    /// Reads the events from `pos` to the array's end, or to the end of the text (a cut event salvaged,
-    /// when asked, or an error).
-    fn read_events(&mut self, mut pos: usize, salvage: bool) -> Result<ArrayEnd> {
-        let buf = self.buf;
-        let mut end = ArrayEnd {
-            closed: false,
-            tail_cut: false,
-        };
-        let mut expect_value = true;
-        loop {
-            pos = self.ws(pos);
-            match buf.get(pos) {
-                None => break,
-                Some(b']') => {
-                    end.closed = true;
-                    end.tail_cut = self.after_array(pos + 1)?;
-                    break;
-                }
-                Some(b',') if !expect_value || self.index == 0 => {
-                    expect_value = true;
-                    pos += 1;
-                    continue;
-                }
-                Some(b'{') => {}
-                Some(&c) => {
-                    return Err(self.bad(
-                        pos,
-                        format!(
-                            "expected an event object, ',' or ']', found {}",
-                            crate::scan::show_byte(c)
-                        ),
-                    ));
-                }
-            }
-            let start = pos;
-            let mut de = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<Ev<'_>>();
-            let ev = match de.next() {
-                Some(Ok(ev)) => ev,
-                Some(Err(e)) if e.is_eof() => {
-                    if salvage {
-                        self.b
-                            .trace_salvaged(start as u64, "the file ends inside this event".into());
-                        break;
-                    }
-                    return Err(Error::Truncated {
-                        file: self.file.to_path_buf(),
-                        offset: start as u64,
-                        events: self.index,
-                    });
-                }
-                Some(Err(e)) => {
-                    return Err(Error::Event {
-                        file: self.file.to_path_buf(),
-                        offset: start as u64,
-                        index: self.index,
-                        message: e.to_string(),
-                    });
-                }
-                None => break,
-            };
-            pos = start + de.byte_offset();
-            expect_value = false;
-            self.event(ev, start, pos)?;
-        }
-        Ok(end)
-    }
-
-    /// What follows the array's `]` (at `pos`): nothing for an array; the rest of the legacy rocprof's
-    /// object, which may be cut (true).
-    fn after_array(&self, pos: usize) -> Result<bool> {
-        let pos = self.ws(pos);
-        if self.rocprof {
-            match object_tail(&self.buf[pos..]) {
-                Ok(()) => Ok(false),
-                Err(Tail::Cut) => Ok(true),
-                Err(Tail::Bad(at, m)) => Err(self.bad(pos + at, m)),
-            }
-        } else if pos < self.buf.len() {
-            Err(self.bad(pos, "text after the end of the event array".into()))
-        } else {
-            Ok(false)
-        }
-    }
-
-    /// One event, at bytes `start..end`: counted by phase; a process name noted; a flow end kept aside;
-    /// an `X` event (or a `B` one, ended by its `E`) kept as an [`Item`]; other timed events counted.
-    fn event(&mut self, ev: Ev<'a>, start: usize, end: usize) -> Result<()> {
+    /// One event, `text` at offset `start`: counted by phase; a process name noted; a flow end into
+    /// the model; an `X` event (or a `B` one, ended by its `E`) kept as an [`Item`]; other timed events
+    /// counted.
+    fn event(&mut self, ev: Ev<'_>, start: u64, text: &[u8]) -> Result<()> {
         let this = self.index;
         let file = self.file;
         let ev_err = |message: String| Error::Event {
             file: file.to_path_buf(),
-            offset: start as u64,
+            offset: start,
             index: this,
             message,
         };
@@ -400,7 +299,7 @@ impl<'a> ArrayReader<'a> {
         let ph = ev.ph.as_deref().unwrap_or("");
         self.b.count(if ph.is_empty() { "(none)" } else { ph });
         if ev.ph.is_none() {
-            self.without_phase(start, end);
+            self.without_phase(start, text);
             return Ok(());
         }
         self.with_phase += 1;
@@ -418,8 +317,7 @@ impl<'a> ArrayReader<'a> {
         let Some(t) = times(&ev, &args, ph, self.rocprof, &ev_err)? else {
             return Ok(());
         };
-        let pid = id_value(ev.pid);
-        let track = self.b.track(pid.clone(), id_value(ev.tid));
+        let track = self.b.track(id_value(ev.pid), id_value(ev.tid));
         // rocprof ends its flows with a `t` (a step, in the Trace Event Format) and writes no `f`.
         if ph == "s" || ph == "f" || (self.rocprof && ph == "t") {
             self.flow_end(&ev, ph, t.ts, track, start);
@@ -427,18 +325,16 @@ impl<'a> ArrayReader<'a> {
         }
         match ph {
             "X" => self
-                .complete(&ev, &args, t, pid, track, start)
+                .complete(&ev, &args, t, track, start)
                 .map(|_| ())
                 .map_err(ev_err),
             "B" => {
                 let ts = t.ts;
-                let item = self
-                    .complete(&ev, &args, t, pid, track, start)
-                    .map_err(ev_err)?;
+                let item = self.complete(&ev, &args, t, track, start).map_err(ev_err)?;
                 if let Some(i) = item {
                     self.items[i].open = true;
                 }
-                self.durations.begin(track, ts, (start as u64, item));
+                self.durations.begin(track, ts, (start, item));
                 Ok(())
             }
             "E" => {
@@ -469,9 +365,9 @@ impl<'a> ArrayReader<'a> {
         }
     }
 
-    /// One end of a flow, kept for [`flows::link_by_flows`] and the model; one without an integer id is
-    /// skipped with a warning.
-    fn flow_end(&mut self, ev: &Ev<'_>, ph: &str, ts: i64, track: Track, start: usize) {
+    /// One end of a flow, into the model (where [`flows::link_by_flows`] reads it); one without an
+    /// integer id is skipped with a warning.
+    fn flow_end(&mut self, ev: &Ev<'_>, ph: &str, ts: i64, track: Track, start: u64) {
         let id = ev.id.and_then(|v| text(v).trim().parse::<u64>().ok());
         match id {
             Some(id) => {
@@ -480,10 +376,15 @@ impl<'a> ArrayReader<'a> {
                 } else {
                     FlowPhase::Finish
                 };
-                self.flows.push((id, phase, ts, track));
+                self.b.flow(Flow {
+                    id,
+                    phase,
+                    ts_ns: ts,
+                    track,
+                });
             }
             None => self.b.warn(
-                start as u64,
+                start,
                 "a flow event without an integer \"id\"; skipped".into(),
             ),
         }
@@ -496,9 +397,8 @@ impl<'a> ArrayReader<'a> {
         ev: &Ev<'_>,
         args: &Args<'_>,
         t: Times,
-        pid: IdValue,
         track: Track,
-        start: usize,
+        start: u64,
     ) -> std::result::Result<Option<usize>, String> {
         let cat = ev
             .cat
@@ -545,17 +445,9 @@ impl<'a> ArrayReader<'a> {
         let device = int(args.device, &mut odd, Odd::DEVICE)
             .or(int(args.dev_id, &mut odd, Odd::DEVICE))
             .or(int(args.gpu_id, &mut odd, Odd::DEVICE));
-        self.items.push(Item {
-            role,
-            name: sym,
-            ts: t.ts,
-            flow_ts: t.flow_ts,
-            flow_end: t.flow_end,
-            dur: t.dur,
-            track,
-            pid,
-            correlation: uint(args.correlation, &mut odd, Odd::CORRELATION)
-                .and_then(NonZeroU64::new),
+        let correlation =
+            uint(args.correlation, &mut odd, Odd::CORRELATION).and_then(NonZeroU64::new);
+        let more = More {
             external_id: uint(args.external_id, &mut odd, Odd::EXTERNAL_ID)
                 .and_then(NonZeroU64::new),
             device,
@@ -567,21 +459,39 @@ impl<'a> ArrayReader<'a> {
             bytes: uint(args.bytes, &mut odd, Odd::BYTES),
             grid: dims(args.grid, &mut odd, Odd::GRID),
             block: dims(args.block, &mut odd, Odd::BLOCK),
+            odd,
+            odd_args,
+            foreign_cat: foreign_cat.map(Box::from),
+        };
+        self.items.push(Item {
+            role,
             decided,
             api_like: api_like(raw_name),
             on_device: args.dev_id.is_some() || args.gpu_id.is_some(),
-            odd,
-            odd_args,
             open: false,
-            foreign_cat: foreign_cat.map(Box::from),
-            offset: start as u64,
+            name: sym,
+            track,
+            ts: t.ts,
+            flow_ts: t.flow_ts,
+            flow_end: t.flow_end,
+            dur: t.dur,
+            correlation,
+            offset: start,
+            more: (more != More::default()).then(|| Box::new(more)),
         });
         Ok(Some(self.items.len() - 1))
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
     /// stream is cut whatever the layout: an error, or the trace salvaged when asked.
-    fn check_end(&mut self, end: ArrayEnd, cut_gzip: bool, salvage: bool) -> Result<()> {
+    /// `content_bytes`: the length of the text.
+    fn check_end(
+        &mut self,
+        end: ArrayEnd,
+        cut_gzip: bool,
+        content_bytes: u64,
+        salvage: bool,
+    ) -> Result<()> {
         let array_cut = self.rocprof && !end.closed;
         if !end.closed && !self.rocprof && self.index > 0 && self.b.trace().salvaged.is_none() {
             self.b.note(
@@ -592,7 +502,7 @@ impl<'a> ArrayReader<'a> {
             if !salvage {
                 return Err(Error::Truncated {
                     file: self.file.to_path_buf(),
-                    offset: self.buf.len() as u64,
+                    offset: content_bytes,
                     events: self.index,
                 });
             }
@@ -603,12 +513,12 @@ impl<'a> ArrayReader<'a> {
             } else {
                 "the file ends after the event array, inside the trace object (every event was read)"
             };
-            self.b.trace_salvaged(self.buf.len() as u64, reason.into());
+            self.b.trace_salvaged(content_bytes, reason.into());
         }
         Ok(())
     }
 
-    /// The items, in file order, and the flows into the model.
+    /// The items into the model, in file order.
     fn emit(mut self) -> Result<Trace> {
         let items = std::mem::take(&mut self.items);
         for it in items {
@@ -618,14 +528,6 @@ impl<'a> ArrayReader<'a> {
                 at: format!("byte {offset}"),
                 message,
             })?;
-        }
-        for (id, phase, ts, track) in std::mem::take(&mut self.flows) {
-            self.b.flow(Flow {
-                id,
-                phase,
-                ts_ns: ts,
-                track,
-            });
         }
         Ok(self.b.finish())
     }
@@ -639,23 +541,24 @@ impl<'a> ArrayReader<'a> {
             Role::Launch(_) | Role::Span(_) => Odd::LINKS,
             Role::Other => Odd::default(),
         };
-        args::warn_odd(b, it.offset, it.odd, it.odd_args.as_deref(), reads);
+        let more = it.more.map(|m| *m).unwrap_or_default();
+        args::warn_odd(b, it.offset, more.odd, more.odd_args.as_deref(), reads);
         match it.role {
             Role::Gpu(kind) => {
                 let ids = b.trace().track(it.track).clone();
                 let mut op = GpuOp::at(it.name, it.ts, it.dur, it.track);
                 // A rocprof pid is a section (6 + n for device n), not a device.
-                op.device = it.device.or(match self.rocprof_pids.get(&it.pid) {
+                op.device = more.device.or(match self.rocprof_pids.get(&ids.pid) {
                     Some(&RocprofPid::Kernels(n)) => Some(n),
                     _ if rocprof_rules => None,
                     _ => ids.pid.as_i64(),
                 });
-                op.stream = it.stream.or_else(|| ids.tid.as_i64());
+                op.stream = more.stream.or_else(|| ids.tid.as_i64());
                 op.correlation = it.correlation;
-                op.external_id = it.external_id;
-                op.bytes = it.bytes;
-                op.grid = it.grid;
-                op.block = it.block;
+                op.external_id = more.external_id;
+                op.bytes = more.bytes;
+                op.grid = more.grid;
+                op.block = more.block;
                 b.gpu_op(kind, op)
             }
             Role::Launch(api) => b.launch(Launch {
@@ -665,7 +568,7 @@ impl<'a> ArrayReader<'a> {
                 dur_ns: it.dur,
                 track: it.track,
                 correlation: it.correlation,
-                external_id: it.external_id,
+                external_id: more.external_id,
                 cbid: None,
             }),
             Role::Span(kind) => b.span(
@@ -675,13 +578,13 @@ impl<'a> ArrayReader<'a> {
                     ts_ns: it.ts,
                     dur_ns: it.dur,
                     track: it.track,
-                    external_id: it.external_id,
+                    external_id: more.external_id,
                 },
             ),
             // Another producer's GPU category off any device, or the legacy rocprof's barrier
             // packets: counted, not kept.
             Role::Other => b.other(
-                it.foreign_cat
+                more.foreign_cat
                     .as_deref()
                     .unwrap_or("rocprof barrier packet"),
                 it.ts,

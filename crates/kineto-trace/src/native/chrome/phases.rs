@@ -30,14 +30,14 @@ impl ArrayReader<'_> {
 
     /// An `E` event at `ts` on `track`: the latest open `B` there gets its duration; an `E` with none
     /// open, or one before its `B`, is skipped with a warning.
-    pub(super) fn end_duration(&mut self, track: Track, ts: i64, start: usize) {
+    pub(super) fn end_duration(&mut self, track: Track, ts: i64, start: u64) {
         match self.durations.end(track) {
-            None => self.b.warn(start as u64, DANGLING_END.into()),
+            None => self.b.warn(start, DANGLING_END.into()),
             // Its item stays open, and is dropped with the dangling ones (no longer among the open
             // `B`s, it is not warned of again).
             Some((begin, _)) if ts < begin => {
                 self.b
-                    .warn(start as u64, trace_events::ends_before_begin(begin, ts));
+                    .warn(start, trace_events::ends_before_begin(begin, ts));
             }
             Some((begin, (_, item))) => {
                 if let Some(it) = item.and_then(|i| self.items.get_mut(i)) {
@@ -49,16 +49,20 @@ impl ArrayReader<'_> {
         }
     }
 
-    /// A non-empty object without `"ph"`: not a trace event (skipped, with a warning). `{}`, which
-    /// rpd2tracing and the legacy rocprof open their arrays with, is no record at all.
-    pub(super) fn without_phase(&mut self, start: usize, end: usize) {
-        let inside = &self.buf[(start + 1).min(end)..end.saturating_sub(1).max(start)];
+    /// A non-empty object without `"ph"` (`text`, at offset `start`): not a trace event (skipped, with a
+    /// warning). `{}`, which rpd2tracing and the legacy rocprof open their arrays with, is no record at
+    /// all.
+    pub(super) fn without_phase(&mut self, start: u64, text: &[u8]) {
+        let inside = text
+            .get(1..text.len().saturating_sub(1))
+            .unwrap_or_default();
         if inside.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        self.first_without_phase.get_or_insert(start);
+        self.first_without_phase
+            .get_or_insert_with(|| text.to_vec());
         self.b.warn(
-            start as u64,
+            start,
             "an object without \"ph\" (the event phase every trace event has); skipped".into(),
         );
     }
@@ -66,19 +70,14 @@ impl ArrayReader<'_> {
     /// A file whose objects are none of them trace events is no trace: refused, saying what it looks
     /// like (Triton Proton's hatchet tree, or the keys of its first object).
     pub(super) fn check_is_trace(&self) -> Result<()> {
-        let Some(at) = self.first_without_phase else {
+        let Some(first) = &self.first_without_phase else {
             return Ok(());
         };
         if self.with_phase > 0 {
             return Ok(());
         }
         let keys: Vec<String> =
-            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&self.buf[at..])
-                .or_else(|_| {
-                    let mut de = serde_json::Deserializer::from_slice(&self.buf[at..])
-                        .into_iter::<serde_json::Map<String, serde_json::Value>>();
-                    de.next().unwrap_or(Ok(serde_json::Map::new()))
-                })
+            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(first)
                 .map(|m| m.keys().cloned().collect())
                 .unwrap_or_default();
         let has = |k: &str| keys.iter().any(|x| x == k);

@@ -20,9 +20,10 @@ impl ArrayReader<'_> {
         let mut barriers = 0u64;
         let rocprof_rules = self.rocprof_rules();
         for it in self.items.iter_mut().filter(|it| !it.decided) {
-            if it.foreign_cat.is_some() {
-                match self.devices.device(&it.pid) {
-                    Some(device) => it.device = it.device.or(Some(device)),
+            let pid = &self.b.trace().track(it.track).pid;
+            if let Some(more) = it.more.as_mut().filter(|m| m.foreign_cat.is_some()) {
+                match self.devices.device(pid) {
+                    Some(device) => more.device = more.device.or(Some(device)),
                     None => it.role = Role::Other,
                 }
                 it.decided = true;
@@ -30,7 +31,7 @@ impl ArrayReader<'_> {
             }
             let by_rocprof = if rocprof_rules {
                 let name = self.b.trace().name(it.name);
-                rocprof_role(self.rocprof_pids.get(&it.pid).copied(), name, it.on_device)
+                rocprof_role(self.rocprof_pids.get(pid).copied(), name, it.on_device)
             } else {
                 None
             };
@@ -42,7 +43,7 @@ impl ArrayReader<'_> {
                         Role::Other
                     }
                 }
-            } else if self.gpu_pids.contains(&it.pid) {
+            } else if self.gpu_pids.contains(pid) {
                 Role::Span(SpanKind::GpuUserAnnotation)
             } else if it.api_like {
                 let api = if self.b.trace().name(it.name).starts_with("hsa_") {

@@ -55,6 +55,8 @@ pub(crate) fn read_calls(
     // (process, correlation id) → the name of the call listed with it.
     let mut calls: FxHashMap<(i64, i64), kineto_trace::Sym> = FxHashMap::default();
     let mut listed_twice = 0u64;
+    // What API a (class, name) is, decided once, not per row.
+    let mut apis: FxHashMap<(Option<i64>, kineto_trace::Sym), Api> = FxHashMap::default();
     for (table, default_api) in [
         ("CUPTI_ACTIVITY_KIND_RUNTIME", None),
         ("CUPTI_ACTIVITY_KIND_DRIVER", Some(Api::Driver)),
@@ -94,8 +96,12 @@ pub(crate) fn read_calls(
                     (lost, b.name(lost))
                 }
             };
-            let api =
-                default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
+            let api = default_api.unwrap_or_else(|| {
+                let class = int(5).ok().flatten();
+                *apis
+                    .entry((class, sym))
+                    .or_insert_with(|| call_api(&classes, class, name))
+            });
             if raw_correlation != 0 {
                 match calls.entry((process, raw_correlation)) {
                     std::collections::hash_map::Entry::Occupied(first) if *first.get() == sym => {

@@ -218,6 +218,8 @@ fn read_ops(
     let mut queue_rows = Vec::new();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let mut kernel_names = KernelNames::default();
+    // What each (description, type) pair of string ids is, decided at its first row.
+    let mut classes: FxHashMap<(Option<i64>, Option<i64>), OpClass> = FxHashMap::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -225,50 +227,14 @@ fn read_ops(
         let id = int(0)?.unwrap_or(-1);
         let (start, end) = (time(1)?, time(2)?);
         let (gpu, queue) = (int(3)?, int(4)?.unwrap_or(0));
-        let desc = int(5)?
-            .and_then(|s| strings.get(&s))
-            .map_or("", String::as_str);
-        let type_id = int(6)?;
-        let op_type = match type_id {
-            Some(s) => match strings.get(&s) {
-                Some(t) => t.as_str(),
-                None => {
-                    tally.dangling_types += 1;
-                    ""
-                }
-            },
-            None => "",
+        let ids = (int(5)?, int(6)?);
+        let class = classes
+            .entry(ids)
+            .or_insert_with(|| OpClass::of(b, &mut kernel_names, strings, ids));
+        let (kind, sym) = match class.counted(&mut tally) {
+            Ok(gpu) => gpu,
+            Err(other) => return b.other(other, start, end).map_err(e),
         };
-        let Some(mut kind) = op_kind(op_type) else {
-            *tally.other_types.entry(op_type.to_string()).or_default() += 1;
-            return b.other(&format!("RPD op {op_type}"), start, end).map_err(e);
-        };
-        let sym = match kind {
-            GpuKind::Kernel => {
-                if op_type == "Task" {
-                    tally.tasks += 1;
-                }
-                if desc.starts_with("_Z") {
-                    tally.mangled += 1;
-                }
-                if desc.is_empty() {
-                    b.name(op_type)
-                } else {
-                    kernel_names.sym(b, desc)
-                }
-            }
-            GpuKind::Memcpy => b.name(&copy_name(op_type)),
-            GpuKind::Memset => b.name(op_type),
-        };
-        if kind == GpuKind::Kernel
-            && let Some(k) = blit_kind(b.trace().name(sym))
-        {
-            kind = k;
-            match k {
-                GpuKind::Memset => tally.fills += 1,
-                _ => tally.copy_kernels += 1,
-            }
-        }
         let api = links.api_of.get(&id).copied();
         let track = b.track(IdValue::Num(gpu.unwrap_or(-1)), IdValue::Num(queue));
         let mut op = GpuOp::at(sym, start, end - start, track);
@@ -293,6 +259,92 @@ fn read_ops(
     note_ops(b, &tally);
     b.capture().queue_overruns = Some(overruns(&mut queue_rows));
     Ok(())
+}
+
+/// What an op of one (description, type) pair of string ids is: its kind and name, and what it counts
+/// for in the [`OpTally`].
+struct OpClass {
+    /// The kind (a runtime blit kernel's as what it does) and name; `None`: not GPU work.
+    gpu: Option<(GpuKind, kineto_trace::Sym)>,
+    /// The op type, the key of [`OpTally::other_types`] when it is not GPU work.
+    op_type: String,
+    /// What an op that is not GPU work is counted under: `RPD op <type>`.
+    other_label: String,
+    /// A HIP-graph `Task` kernel; one named by a mangled symbol; a runtime blit kernel.
+    task: bool,
+    mangled: bool,
+    blit: bool,
+    /// Whether the type id names no string.
+    dangling_type: bool,
+}
+
+impl OpClass {
+    fn of(
+        b: &mut TraceBuilder,
+        kernel_names: &mut KernelNames,
+        strings: &FxHashMap<i64, String>,
+        (desc_id, type_id): (Option<i64>, Option<i64>),
+    ) -> OpClass {
+        let desc = desc_id
+            .and_then(|s| strings.get(&s))
+            .map_or("", String::as_str);
+        let looked_up = type_id.map(|s| strings.get(&s));
+        let op_type = looked_up.flatten().map_or("", String::as_str);
+        let kind = op_kind(op_type);
+        let is_kernel = kind == Some(GpuKind::Kernel);
+        let mut blit = false;
+        let gpu = kind.map(|kind| {
+            let sym = match kind {
+                GpuKind::Kernel if desc.is_empty() => b.name(op_type),
+                GpuKind::Kernel => kernel_names.sym(b, desc),
+                GpuKind::Memcpy => b.name(&copy_name(op_type)),
+                GpuKind::Memset => b.name(op_type),
+            };
+            match blit_kind(b.trace().name(sym)).filter(|_| is_kernel) {
+                Some(k) => {
+                    blit = true;
+                    (k, sym)
+                }
+                None => (kind, sym),
+            }
+        });
+        OpClass {
+            gpu,
+            op_type: op_type.to_string(),
+            other_label: format!("RPD op {op_type}"),
+            task: is_kernel && op_type == "Task",
+            mangled: is_kernel && desc.starts_with("_Z"),
+            blit,
+            dangling_type: looked_up == Some(None),
+        }
+    }
+
+    /// Counts one op of this class in `tally`: its kind and name, or (not GPU work) the label it is
+    /// counted under.
+    fn counted(
+        &self,
+        tally: &mut OpTally,
+    ) -> std::result::Result<(GpuKind, kineto_trace::Sym), &str> {
+        tally.dangling_types += u64::from(self.dangling_type);
+        let Some((kind, sym)) = self.gpu else {
+            match tally.other_types.get_mut(&self.op_type) {
+                Some(n) => *n += 1,
+                None => {
+                    tally.other_types.insert(self.op_type.clone(), 1);
+                }
+            }
+            return Err(&self.other_label);
+        };
+        tally.tasks += u64::from(self.task);
+        tally.mangled += u64::from(self.mangled);
+        if self.blit {
+            match kind {
+                GpuKind::Memset => tally.fills += 1,
+                _ => tally.copy_kernels += 1,
+            }
+        }
+        Ok((kind, sym))
+    }
 }
 
 /// The notes on what `rocpd_op` held: graph tasks, mangled names, runtime blit kernels, other op types.
@@ -369,6 +421,8 @@ fn read_calls(
         "?domain_id",
     ];
     let mut overhead = 0u64;
+    // What each (name, domain) pair of string ids is, decided at its first row.
+    let mut classes: FxHashMap<(Option<i64>, Option<i64>), CallClass> = FxHashMap::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -376,27 +430,25 @@ fn read_calls(
         let id = int(0)?.unwrap_or(0);
         let (start, end) = (time(1)?, time(2)?);
         let (pid, tid) = (int(3)?.unwrap_or(0), int(4)?.unwrap_or(0));
-        let api_name = int(5)?
-            .and_then(|s| strings.get(&s))
-            .map_or("", String::as_str);
-        let domain = int(7)?.and_then(|s| strings.get(&s)).map(String::as_str);
-        if is_tracer_overhead(api_name, domain) {
-            overhead += 1;
-            return b.other("rpd_tracer overhead", start, end).map_err(e);
-        }
-        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
-        if api_name == "UserMarker" {
-            let text = args_text(int(6)?).unwrap_or("").to_string();
-            return b
-                .marker(&text, start, end, track, "UserMarker mark")
-                .map_err(e);
-        }
-        let sym = b.name(api_name);
-        let api = if api_name.starts_with("hsa_") {
-            Api::Driver
-        } else {
-            Api::Runtime
+        let (name_id, domain_id) = (int(5)?, int(7)?);
+        let class = *classes
+            .entry((name_id, domain_id))
+            .or_insert_with(|| CallClass::of(b, strings, name_id, domain_id));
+        let (sym, api) = match class {
+            CallClass::Overhead => {
+                overhead += 1;
+                return b.other("rpd_tracer overhead", start, end).map_err(e);
+            }
+            CallClass::Marker => {
+                let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
+                let text = args_text(int(6)?).unwrap_or("");
+                return b
+                    .marker(text, start, end, track, "UserMarker mark")
+                    .map_err(e);
+            }
+            CallClass::Call(sym, api) => (sym, api),
         };
+        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
         let correlation = b.correlation(0, id.max(0) as u64);
         b.launch(Launch::at(sym, api, start, end - start, track, correlation))
             .map_err(e)
@@ -408,6 +460,43 @@ fn read_calls(
         ));
     }
     Ok(())
+}
+
+/// What a `rocpd_api` row of one (name, domain) pair of string ids is.
+#[derive(Clone, Copy)]
+enum CallClass {
+    /// The tracer's own overhead record ([`is_tracer_overhead`]).
+    Overhead,
+    /// A roctx range or mark (`UserMarker`), its text in the row's `args`.
+    Marker,
+    /// A HIP call (an HSA one, `hsa_*`, is driver-level), named.
+    Call(kineto_trace::Sym, Api),
+}
+
+impl CallClass {
+    fn of(
+        b: &mut TraceBuilder,
+        strings: &FxHashMap<i64, String>,
+        name_id: Option<i64>,
+        domain_id: Option<i64>,
+    ) -> CallClass {
+        let api_name = name_id
+            .and_then(|s| strings.get(&s))
+            .map_or("", String::as_str);
+        let domain = domain_id.and_then(|s| strings.get(&s)).map(String::as_str);
+        if is_tracer_overhead(api_name, domain) {
+            return CallClass::Overhead;
+        }
+        if api_name == "UserMarker" {
+            return CallClass::Marker;
+        }
+        let api = if api_name.starts_with("hsa_") {
+            Api::Driver
+        } else {
+            Api::Runtime
+        };
+        CallClass::Call(b.name(api_name), api)
+    }
 }
 
 /// Whether a `rocpd_api` row is one the tracer writes about itself (`Logger::createOverheadRecord`):

@@ -52,8 +52,9 @@ pub(crate) fn read_calls(
     let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
     let mut dangling = Dangling::default();
     let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
-    // (process, correlation id) → the name of the call listed with it.
-    let mut calls: FxHashMap<(i64, i64), kineto_trace::Sym> = FxHashMap::default();
+    // The name of the first call listed with each (process, correlation id), by the trace's correlation
+    // id for it (numbered 1, 2, … as first seen): a slot per correlation, not a hashed entry per call.
+    let mut first_call: Vec<Option<kineto_trace::Sym>> = Vec::new();
     let mut listed_twice = 0u64;
     // What API a (class, name) is, decided once, not per row.
     let mut apis: FxHashMap<(Option<i64>, kineto_trace::Sym), Api> = FxHashMap::default();
@@ -102,20 +103,22 @@ pub(crate) fn read_calls(
                     .entry((class, sym))
                     .or_insert_with(|| call_api(&classes, class, name))
             });
-            if raw_correlation != 0 {
-                match calls.entry((process, raw_correlation)) {
-                    std::collections::hash_map::Entry::Occupied(first) if *first.get() == sym => {
+            let correlation = b.correlation(process as u64, raw_correlation as u64);
+            if let Some(c) = correlation {
+                let slot = c.get() as usize - 1;
+                if first_call.len() <= slot {
+                    first_call.resize(slot + 1, None);
+                }
+                match first_call[slot] {
+                    Some(first) if first == sym => {
                         listed_twice += 1;
                         return Ok(());
                     }
-                    std::collections::hash_map::Entry::Occupied(_) => {}
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(sym);
-                    }
+                    Some(_) => {}
+                    None => first_call[slot] = Some(sym),
                 }
             }
             let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
-            let correlation = b.correlation(process as u64, raw_correlation as u64);
             b.launch(Launch::at(sym, api, start, end - start, track, correlation))
                 .map_err(e)
         })?;

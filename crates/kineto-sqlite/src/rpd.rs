@@ -76,32 +76,63 @@ type Geometry = ([u32; 3], [u32; 3]);
 /// What an op learns from the API call that enqueued it.
 struct OpLinks {
     /// Op id → its API call's id (the first, should a tracer link more than one).
-    api_of: FxHashMap<i64, i64>,
+    api_of: IdMap,
     /// API call id → a kernel launch's (grid, workgroup).
     geometry: FxHashMap<i64, Geometry>,
     /// API call id → a copy's size in bytes.
     copy_size: FxHashMap<i64, u64>,
     /// API call id → the process that made it (an op ran for its call's process).
-    process_of: FxHashMap<i64, i64>,
+    process_of: IdMap,
+}
+
+/// Id → id, as a sorted list: 16 bytes an entry where a hash map of millions of API calls and ops took
+/// twice that and more while it grew (both tables are in id order already, so the sort is a check).
+struct IdMap(Vec<(i64, i64)>);
+
+impl IdMap {
+    /// The map of `pairs`, the first pair of a key kept (stable sort).
+    fn first_wins(mut pairs: Vec<(i64, i64)>) -> IdMap {
+        if !pairs.is_sorted_by_key(|&(k, _)| k) {
+            pairs.sort_by_key(|&(k, _)| k);
+        }
+        pairs.dedup_by_key(|&mut (k, _)| k);
+        IdMap(pairs)
+    }
+
+    /// The map of `pairs`, the last pair of a key kept, as inserting them in turn would.
+    fn last_wins(mut pairs: Vec<(i64, i64)>) -> IdMap {
+        if pairs.is_sorted_by(|a, b| a.0 < b.0) {
+            return IdMap(pairs);
+        }
+        pairs.reverse();
+        Self::first_wins(pairs)
+    }
+
+    fn get(&self, key: i64) -> Option<i64> {
+        self.0
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .ok()
+            .map(|i| self.0[i].1)
+    }
 }
 
 /// API call → its process, from `rocpd_api.pid` (every RPD file has the table: [`read`] refuses one
 /// without it).
-fn call_processes(d: &Db) -> Result<FxHashMap<i64, i64>> {
-    let mut process_of: FxHashMap<i64, i64> = FxHashMap::default();
+fn call_processes(d: &Db) -> Result<IdMap> {
+    let mut process_of = Vec::new();
     d.each("rocpd_api", &["id", "?pid"], "", |i, r| {
         let e = |m: String| d.row_err("rocpd_api", i, m);
         if let (Some(a), Some(p)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
-            process_of.insert(a, p);
+            process_of.push((a, p));
         }
         Ok(())
     })?;
-    Ok(process_of)
+    Ok(IdMap::last_wins(process_of))
 }
 
 /// Op → its API call (the first, should a tracer link more than one), from `rocpd_api_ops`.
-fn api_of_ops(d: &Db) -> Result<FxHashMap<i64, i64>> {
-    let mut api_of: FxHashMap<i64, i64> = FxHashMap::default();
+fn api_of_ops(d: &Db) -> Result<IdMap> {
+    let mut api_of = Vec::new();
     if d.has("rocpd_api_ops") {
         d.each(
             "rocpd_api_ops",
@@ -110,13 +141,13 @@ fn api_of_ops(d: &Db) -> Result<FxHashMap<i64, i64>> {
             |i, r| {
                 let e = |m: String| d.row_err("rocpd_api_ops", i, m);
                 if let (Some(a), Some(o)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
-                    api_of.entry(o).or_insert(a);
+                    api_of.push((o, a));
                 }
                 Ok(())
             },
         )?;
     }
-    Ok(api_of)
+    Ok(IdMap::first_wins(api_of))
 }
 
 /// API call → a kernel launch's (grid, workgroup), from `rocpd_kernelapi`.
@@ -235,7 +266,7 @@ fn read_ops(
             Ok(gpu) => gpu,
             Err(other) => return b.other(other, start, end).map_err(e),
         };
-        let api = links.api_of.get(&id).copied();
+        let api = links.api_of.get(id);
         let track = b.track(IdValue::Num(gpu.unwrap_or(-1)), IdValue::Num(queue));
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = gpu;
@@ -253,7 +284,7 @@ fn read_ops(
             let q = *queues.entry((gpu.unwrap_or(-1), queue)).or_insert(n);
             queue_rows.push((q, start, end));
         }
-        let process = api.and_then(|a| links.process_of.get(&a)).copied();
+        let process = api.and_then(|a| links.process_of.get(a));
         b.gpu_op_of(kind, op, process).map_err(e)
     })?;
     note_ops(b, &tally);

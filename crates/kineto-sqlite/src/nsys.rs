@@ -617,6 +617,7 @@ fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, Strin
         .map(|(&id, _)| id)
         .collect();
     let mut open = 0u64;
+    let mut tracks = crate::Tracks::default();
     let cols = [
         "start",
         "?end",
@@ -648,7 +649,7 @@ fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, Strin
         };
         let gt = int(5)?.unwrap_or(0);
         let sym = b.name(&name);
-        let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
+        let track = tracks.of(b, pid_of(gt), tid_of(gt));
         b.span(
             SpanKind::UserAnnotation,
             Span::at(sym, start, end - start, track),

@@ -6,7 +6,7 @@
 use crate::db::{Db, get_int, get_time};
 use crate::nsys::{Dangling, EnumTable, PID_MASK, enum_table, pid_of, string_of, tid_of};
 use kineto_trace::native::TraceBuilder;
-use kineto_trace::{Api, IdValue, Launch, Result};
+use kineto_trace::{Api, Launch, Result};
 use rustc_hash::FxHashMap;
 
 /// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`.
@@ -55,6 +55,7 @@ pub(crate) fn read_calls(
     // The name of the first call listed with each (process, correlation id), by the trace's correlation
     // id for it (numbered 1, 2, … as first seen): a slot per correlation, not a hashed entry per call.
     let mut first_call: Vec<Option<kineto_trace::Sym>> = Vec::new();
+    let mut tracks = crate::Tracks::default();
     let mut listed_twice = 0u64;
     // What API a (class, name) is, decided once, not per row.
     let mut apis: FxHashMap<(Option<i64>, kineto_trace::Sym), Api> = FxHashMap::default();
@@ -118,7 +119,7 @@ pub(crate) fn read_calls(
                     None => first_call[slot] = Some(sym),
                 }
             }
-            let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
+            let track = tracks.of(b, pid_of(gt), tid_of(gt));
             b.launch(Launch::at(sym, api, start, end - start, track, correlation))
                 .map_err(e)
         })?;

@@ -25,8 +25,7 @@ use crate::db::{Db, get_int, get_quantity, get_str, get_text, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{
-    Api, DeviceProps, Error, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind, Trace,
-    TraceFormat,
+    Api, DeviceProps, Error, GpuKind, GpuOp, Launch, Result, Span, SpanKind, Trace, TraceFormat,
 };
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -201,6 +200,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         "?agent_abs_index",
     ];
     let mut kernel_names = KernelNames::default();
+    let mut tracks = crate::Tracks::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -214,7 +214,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         let queue = int(6)?.unwrap_or(0);
         let stream = int(7)?.unwrap_or(queue);
         let sc = scopes.of(guid.as_deref(), pid);
-        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+        let track = tracks.of(b, dev.unwrap_or(-1), stream);
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = dev;
         op.stream = Some(stream);
@@ -260,6 +260,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
 /// source's).
 fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "memory_copies";
+    let mut tracks = crate::Tracks::default();
     if !d.has(t) {
         return Ok(());
     }
@@ -301,7 +302,7 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
                 sym
             }
         };
-        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+        let track = tracks.of(b, dev.unwrap_or(-1), stream);
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = dev;
         op.stream = Some(stream);
@@ -315,6 +316,7 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
 /// calls as launches, any other category counted as other.
 fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "regions";
+    let mut tracks = crate::Tracks::default();
     if !d.has(t) {
         return Ok(());
     }
@@ -341,7 +343,7 @@ fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         let pid = int(5)?.unwrap_or(0);
         let tid = int(6)?.unwrap_or(0);
         let sc = scopes.of(guid.as_deref(), pid);
-        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
+        let track = tracks.of(b, pid, tid);
         let cat = |prefix: &str| starts_with_any_case(&category, prefix);
         if cat("MARKER") {
             let text = get_str(r, 8)

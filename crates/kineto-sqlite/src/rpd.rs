@@ -21,7 +21,7 @@
 use crate::db::{Db, get_int, get_quantity, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
-use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
+use kineto_trace::{Api, GpuKind, GpuOp, Launch, Result, Trace, TraceFormat};
 use rustc_hash::FxHashMap;
 
 /// What an RPD op type is.
@@ -249,6 +249,7 @@ fn read_ops(
     let mut queue_rows = Vec::new();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let mut kernel_names = KernelNames::default();
+    let mut tracks = crate::Tracks::default();
     // What each (description, type) pair of string ids is, decided at its first row.
     let mut classes: FxHashMap<(Option<i64>, Option<i64>), OpClass> = FxHashMap::default();
     d.each(t, &cols, "", |i, r| {
@@ -267,7 +268,7 @@ fn read_ops(
             Err(other) => return b.other(other, start, end).map_err(e),
         };
         let api = links.api_of.get(id);
-        let track = b.track(IdValue::Num(gpu.unwrap_or(-1)), IdValue::Num(queue));
+        let track = tracks.of(b, gpu.unwrap_or(-1), queue);
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = gpu;
         op.stream = Some(queue);
@@ -452,6 +453,7 @@ fn read_calls(
         "?domain_id",
     ];
     let mut overhead = 0u64;
+    let mut tracks = crate::Tracks::default();
     // What each (name, domain) pair of string ids is, decided at its first row.
     let mut classes: FxHashMap<(Option<i64>, Option<i64>), CallClass> = FxHashMap::default();
     d.each(t, &cols, "", |i, r| {
@@ -471,7 +473,7 @@ fn read_calls(
                 return b.other("rpd_tracer overhead", start, end).map_err(e);
             }
             CallClass::Marker => {
-                let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
+                let track = tracks.of(b, pid, tid);
                 let text = args_text(int(6)?).unwrap_or("");
                 return b
                     .marker(text, start, end, track, "UserMarker mark")
@@ -479,7 +481,7 @@ fn read_calls(
             }
             CallClass::Call(sym, api) => (sym, api),
         };
-        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
+        let track = tracks.of(b, pid, tid);
         let correlation = b.correlation(0, id.max(0) as u64);
         b.launch(Launch::at(sym, api, start, end - start, track, correlation))
             .map_err(e)

@@ -308,15 +308,19 @@ fn model_rows(kineto: &Path, file: &Path) -> Result<u64, String> {
         .arg(file)
         .output()
         .map_err(|e| e.to_string())?;
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("summary of {}: {e}", file.display()))?;
-    let n = |k: &str| v[k]["count"].as_u64().unwrap_or(0);
-    Ok(n("kernels")
-        + n("memcpy")
-        + n("memset")
-        + n("runtime")
-        + n("driver")
-        + v["user_annotations"].as_u64().unwrap_or(0))
+    // A file of several ranks (rocpd of one process on two GPUs) has a summary per rank, one a line.
+    let mut rows = 0;
+    for v in serde_json::Deserializer::from_slice(&out.stdout).into_iter::<serde_json::Value>() {
+        let v = v.map_err(|e| format!("summary of {}: {e}", file.display()))?;
+        let n = |k: &str| v[k]["count"].as_u64().unwrap_or(0);
+        rows += n("kernels")
+            + n("memcpy")
+            + n("memset")
+            + n("runtime")
+            + n("driver")
+            + v["user_annotations"].as_u64().unwrap_or(0);
+    }
+    Ok(rows)
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {

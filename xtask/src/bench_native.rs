@@ -1,4 +1,4 @@
-//! `cargo xtask bench-native [--scale N] [--runs N]`
+//! `cargo xtask bench-native [--scale N] [--runs N] [--sqlite-mb MB]`
 //!
 //! Reading the native formats, against Python doing the same count in the same run. For each format
 //! the largest sample of the shared corpus (`../shared/traces/native`) is scaled up N times (default 200; the rocprofv3 JSON
@@ -11,7 +11,11 @@
 //!   * the baseline: Python's `sqlite3` selecting the same rows (nsys: kernels, copies, fills, runtime
 //!     calls, NVTX; RPD: ops, API calls, their links) or `json.load` / `csv.reader` of the same file,
 //!     or the wire walk of a protobuf (XPlane events, Perfetto packets), counting them;
-//!   * `kineto budget --json` on the same file: the reading's share of a full analysis.
+//!   * `kineto budget --json` on the same file: the reading's share of a full analysis;
+//!   * SQLite files: the `sqlite3` shell selecting the same rows into /dev/null, the C-speed baseline.
+//!
+//! `--sqlite-mb MB` scales the SQLite samples (nsys, RPD, and rocpd's, which the corpus lacks: the one
+//! built from its schema in testdata/native) to about MB each instead (1000: three 1 GB files in /tmp).
 //!
 //! It prints rows, wall seconds, rows/s and the ratio to Python per format.
 
@@ -22,34 +26,55 @@ use std::time::Duration;
 
 /// Scales the samples (argv: samples dir, out dir, scale) and counts rows in a file (argv: count FILE).
 const PY: &str = r#"
-import csv, gzip, json, shutil, sqlite3, sys, time
+import csv, gzip, json, os, shutil, sqlite3, sys, time
 from pathlib import Path
 
-def scale_sqlite(src, dst, tables, n):
+def scale_sqlite(src, dst, tables, n, mb=0):
     """Copies each table's rows n-1 more times: time columns shifted by the file's span, id columns by
-    k * 10^8 (so correlations and links stay one-to-one)."""
+    k * 10^8 (so correlations and links stay one-to-one). With mb > 0, n is instead what makes the file
+    about mb MB: one copy is made first and measured."""
     shutil.copy(src, dst)
+    os.chmod(dst, 0o644)
     c = sqlite3.connect(dst)
     span = 0
     for t, times, ids in tables:
         if times:
-            r = c.execute(f'SELECT min("{times[0]}"), max("{times[-1]}") FROM {t}').fetchone()
+            r = c.execute(f'SELECT min("{times[0]}"), max("{times[-1]}") FROM "{t}"').fetchone()
             if r[0] is not None:
                 span = max(span, r[1] - r[0] + 1)
-    for t, times, ids in tables:
-        cols = [r[1] for r in c.execute(f'PRAGMA table_info({t})')]
-        c.execute(f'CREATE TEMP TABLE orig AS SELECT * FROM {t}')
-        names = ', '.join(f'"{x}"' for x in cols)
-        for k in range(1, n):
+    def copies(first, last):
+        for i, (t, times, ids) in enumerate(tables):
+            cols = [r[1] for r in c.execute(f'PRAGMA table_info("{t}")')]
             def expr(col):
                 if col in times:
-                    return f'"{col}" + {k * span}'
+                    return f'"{col}" + k * {span}'
                 if col in ids:
-                    return f'"{col}" + {k} * 100000000'
+                    return f'"{col}" + k * 100000000'
                 return f'"{col}"'
-            c.execute(f'INSERT INTO {t} ({names}) SELECT {", ".join(expr(x) for x in cols)} FROM orig')
-        c.execute('DROP TABLE orig')
-    c.commit()
+            names = ', '.join(f'"{x}"' for x in cols)
+            # Copy k of every row, k = first..last, in that order (CROSS JOIN keeps ks the outer loop).
+            c.execute(f'WITH RECURSIVE ks(k) AS (SELECT {first} UNION ALL SELECT k + 1 FROM ks WHERE k < {last}) '
+                      f'INSERT INTO "{t}" ({names}) SELECT {", ".join(expr(x) for x in cols)} '
+                      f'FROM ks CROSS JOIN orig_{i}')
+        c.commit()
+    for i, (t, _, _) in enumerate(tables):
+        c.execute(f'CREATE TEMP TABLE orig_{i} AS SELECT * FROM "{t}"')
+    if mb > 0:
+        # Copies in doubling batches until they added 8 MB or more (a few copies of a small file fill
+        # no page), then as many more as the bytes per copy say.
+        size = lambda: c.execute('PRAGMA page_count').fetchone()[0] * c.execute('PRAGMA page_size').fetchone()[0]
+        before, made = size(), 0
+        while size() - before < 8e6 and size() < mb * 1e6:
+            batch = max(1, made)
+            copies(made + 1, made + batch)
+            made += batch
+        per_copy = (size() - before) / made
+        n = max(made + 1, int((mb * 1e6 - before) / per_copy) + 1)
+        if n - 1 > made:
+            copies(made + 1, n - 1)
+    elif n > 1:
+        copies(1, n - 1)
+    c.close()
 
 def pb_varint(v):
     v &= (1 << 64) - 1
@@ -213,7 +238,7 @@ def count_protobuf(p):
     return sum(1 for f, plane, _ in pb_fields(b) if f == 1 for g, line, _ in pb_fields(plane) if g == 3
                for h, _, _ in pb_fields(line) if h == 4)
 
-def count(path):
+def count(path, sqlite_tables):
     p = Path(path)
     t0 = time.perf_counter()
     head = (gzip.open(p).read(16) if p.suffix == '.gz' else p.read_bytes()[:16])
@@ -223,11 +248,9 @@ def count(path):
     elif head.startswith(b'SQLite format 3'):
         c = sqlite3.connect(f'file:{p}?mode=ro', uri=True)
         tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master")}
-        for t in ['CUPTI_ACTIVITY_KIND_KERNEL', 'CUPTI_ACTIVITY_KIND_MEMCPY', 'CUPTI_ACTIVITY_KIND_MEMSET',
-                  'CUPTI_ACTIVITY_KIND_RUNTIME', 'NVTX_EVENTS', 'rocpd_op', 'rocpd_api', 'rocpd_api_ops', 'StringIds',
-                  'rocpd_string']:
+        for t in sqlite_tables:
             if t in tables:
-                for _ in c.execute(f'SELECT * FROM {t}'):
+                for _ in c.execute(f'SELECT * FROM "{t}"'):
                     rows += 1
     elif p.name.endswith('.csv'):
         with open(p, newline='') as f:
@@ -280,7 +303,7 @@ def legacy_rocprof(events, path, n):
                                      'pid': 2 if ph == 's' else 6, 'tid': int(e['tid']), 'name': 'dep'}))
         f.write('],\n"otherData": {\n  "CMD": "rocprof --hip-trace"\n}\n}\n')
 
-def scale(samples, out, n, perfetto_sample):
+def scale(samples, built, out, n, sqlite_mb):
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     s = Path(samples)
     t = ['start', 'end']
@@ -289,10 +312,19 @@ def scale(samples, out, n, perfetto_sample):
         ('CUPTI_ACTIVITY_KIND_MEMCPY', t, ['correlationId']),
         ('CUPTI_ACTIVITY_KIND_MEMSET', t, ['correlationId']),
         ('CUPTI_ACTIVITY_KIND_RUNTIME', t, ['correlationId']),
-        ('NVTX_EVENTS', t, [])], n)
+        ('NVTX_EVENTS', t, [])], n, sqlite_mb)
     scale_sqlite(s / 'rpd/matmul_result.rpd', out / 'rpd.rpd', [
         ('rocpd_op', t, ['id']), ('rocpd_api', t, ['id']),
-        ('rocpd_api_ops', [], ['id', 'api_id', 'op_id'])], n)
+        ('rocpd_api_ops', [], ['id', 'api_id', 'op_id'])], n, sqlite_mb)
+    # The corpus has no rocpd file: the one built from rocprofiler-sdk's schema (testdata/native), its
+    # events, dispatches, regions and copies copied (the views join them to the agents, strings and
+    # symbols by id, which stay).
+    run = '0f3c9a1e_52d1_4c4e_9a1e_6b1d2c3a4f50'
+    scale_sqlite(Path(built) / 'rocpd_3.db', out / 'rocpd.db', [
+        (f'rocpd_kernel_dispatch_{run}', t, ['id', 'event_id', 'dispatch_id']),
+        (f'rocpd_memory_copy_{run}', t, ['id', 'event_id']),
+        (f'rocpd_region_{run}', t, ['id', 'event_id']),
+        (f'rocpd_event_{run}', [], ['id', 'stack_id'])], n, sqlite_mb)
     events = json.loads((s / 'rpd/matmul_result.rpd2tracing.json').read_text().rstrip().rstrip(',') )
     # 6n copies: the sample is 82 kB, and the Chrome row must be a file of >= 100 MB at the default scale.
     with open(out / 'chrome.json', 'w') as f:
@@ -338,23 +370,27 @@ def scale(samples, out, n, perfetto_sample):
     # 2,000 copies of the XPlane sample's events (~108 MB at n = 200); 150,000 of the Perfetto
     # sample's packets (~106 MB).
     scale_xplane(s / 'xplane/jax_te_fused_attn_934987a2fc2f.xplane.pb', out / 'xplane.pb', n * 10)
-    scale_perfetto(perfetto_sample, out / 'perfetto.pftrace', n * 750)
+    # No Perfetto trace in the shared corpus: the repository's rocprofv3-layout sample.
+    scale_perfetto(Path(built) / 'perfetto/rocprofv3_layout.pftrace', out / 'perfetto.pftrace', n * 750)
 
 if sys.argv[1] == 'count':
-    count(sys.argv[2])
+    count(sys.argv[2], sys.argv[3:])
 else:
-    scale(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+    scale(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
 "#;
 
 struct Args {
     scale: u64,
     runs: usize,
+    /// The size (MB) each SQLite file is scaled to instead of `scale` copies; 0: `scale` copies.
+    sqlite_mb: u64,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
         scale: 200,
         runs: 3,
+        sqlite_mb: 0,
     };
     let mut it = args.iter();
     while let Some(x) = it.next() {
@@ -362,6 +398,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         match x.as_str() {
             "--scale" => a.scale = val()?.parse().map_err(|e| format!("--scale: {e}"))?,
             "--runs" => a.runs = val()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--sqlite-mb" => {
+                a.sqlite_mb = val()?.parse().map_err(|e| format!("--sqlite-mb: {e}"))?;
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -411,6 +450,66 @@ fn print_rss_bounds(bounds: &[(&str, f64, f64)]) {
     }
 }
 
+/// The tables of an SQLite trace that both baselines select whole (those present): the rows the readers
+/// read one by one — nsys kernels, copies, fills, runtime calls, NVTX ranges and its strings; RPD ops, API
+/// calls, their links and its strings; rocpd's `kernels`, `memory_copies` and `regions` views (the readers
+/// select them through the views: the joins are part of the reading) and its strings.
+const SQLITE_TABLES: [&str; 13] = [
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "NVTX_EVENTS",
+    "StringIds",
+    "rocpd_op",
+    "rocpd_api",
+    "rocpd_api_ops",
+    "rocpd_string",
+    "kernels",
+    "memory_copies",
+    "regions",
+];
+
+/// The C-speed baseline of an SQLite file: the `sqlite3` shell selecting every column of every row of
+/// the [`SQLITE_TABLES`] it has into /dev/null (the shell formats each value as text), whole process.
+fn sqlite_shell_select(file: &Path) -> Result<Duration, String> {
+    let shell = Path::new("sqlite3");
+    let present = Command::new(shell)
+        .arg("-readonly")
+        .arg(file)
+        .arg("SELECT name FROM sqlite_master")
+        .output()
+        .map_err(|e| format!("sqlite3: {e}"))?;
+    let present = String::from_utf8_lossy(&present.stdout).into_owned();
+    let sql: String = SQLITE_TABLES
+        .iter()
+        .filter(|t| present.lines().any(|l| l == **t))
+        .map(|t| format!("SELECT * FROM \"{t}\";"))
+        .collect();
+    let argv = vec!["-readonly".to_string(), file.display().to_string(), sql];
+    Ok(measure(shell, &argv)?.wall)
+}
+
+/// The SQLite formats against the `sqlite3` shell reading the same rows.
+fn print_against_shell(rows: &[(&str, u64, Duration, Duration)]) {
+    println!(
+        "\nSQLite: kineto summary against the sqlite3 shell (C) selecting the same rows into /dev/null:"
+    );
+    println!(
+        "  {:<16} {:>10} {:>10} {:>12} {:>10} {:>12} {:>10}",
+        "format", "rows", "sqlite3 s", "rows/s", "kineto s", "rows/s", "kineto/sql"
+    );
+    for (format, n, kineto, shell) in rows {
+        let (k, s) = (kineto.as_secs_f64(), shell.as_secs_f64());
+        println!(
+            "  {format:<16} {n:>10} {s:>10.3} {:>12.0} {k:>10.3} {:>12.0} {:>10.2}",
+            *n as f64 / s,
+            *n as f64 / k,
+            k / s
+        );
+    }
+}
+
 /// Rows the model holds (`kineto summary`'s counts of what was read).
 fn model_rows(kineto: &Path, file: &Path) -> Result<u64, String> {
     let out = Command::new(kineto)
@@ -418,15 +517,19 @@ fn model_rows(kineto: &Path, file: &Path) -> Result<u64, String> {
         .arg(file)
         .output()
         .map_err(|e| e.to_string())?;
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("summary of {}: {e}", file.display()))?;
-    let n = |k: &str| v[k]["count"].as_u64().unwrap_or(0);
-    Ok(n("kernels")
-        + n("memcpy")
-        + n("memset")
-        + n("runtime")
-        + n("driver")
-        + v["user_annotations"].as_u64().unwrap_or(0))
+    // A file of several ranks (rocpd of one process on two GPUs) has a summary per rank, one a line.
+    let mut rows = 0;
+    for v in serde_json::Deserializer::from_slice(&out.stdout).into_iter::<serde_json::Value>() {
+        let v = v.map_err(|e| format!("summary of {}: {e}", file.display()))?;
+        let n = |k: &str| v[k]["count"].as_u64().unwrap_or(0);
+        rows += n("kernels")
+            + n("memcpy")
+            + n("memset")
+            + n("runtime")
+            + n("driver")
+            + v["user_annotations"].as_u64().unwrap_or(0);
+    }
+    Ok(rows)
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -447,13 +550,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     python(&[
         "scale",
         &samples.display().to_string(),
+        &root.join("testdata/native").display().to_string(),
         &tmp.display().to_string(),
         &a.scale.to_string(),
-        // No Perfetto trace in the shared corpus: the repository's rocprofv3-layout sample.
-        &root
-            .join("testdata/native/perfetto/rocprofv3_layout.pftrace")
-            .display()
-            .to_string(),
+        &a.sqlite_mb.to_string(),
     ])?;
     println!(
         "{:<16} {:>10} {:>9} {:>10} {:>12} {:>10} {:>12} {:>8} {:>10} {:>9} {:>9}",
@@ -470,9 +570,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "RSS/file"
     );
     let mut bounds = Vec::new();
+    let mut against_shell = Vec::new();
     for (format, file) in [
         ("nsys SQLite", "nsys.sqlite"),
         ("RPD SQLite", "rpd.rpd"),
+        ("rocpd SQLite", "rocpd.db"),
         ("rocprofv3 JSON", "rocprofv3.json"),
         ("rocprofv3 CSV", "big_kernel_trace.csv"),
         ("Chrome array", "chrome.json"),
@@ -504,7 +606,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let budget = best(a.runs, || Ok(measure(&kineto, &argv("budget"))?.wall))?;
         let mut rows = 0u64;
         let py = best(a.runs, || {
-            let out = python(&["count", &path.display().to_string()])?;
+            let mut argv = vec!["count".to_string(), path.display().to_string()];
+            argv.extend(SQLITE_TABLES.iter().map(|t| t.to_string()));
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let out = python(&argv)?;
             let mut it = out.split_whitespace();
             rows = it.next().and_then(|r| r.parse().ok()).unwrap_or(0);
             let s: f64 = it.next().and_then(|r| r.parse().ok()).unwrap_or(0.0);
@@ -526,8 +631,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
             rss_ratio(rss, mb)
         );
         bounds.push((format, mb, rss_ratio(rss, mb)));
+        if file.ends_with(".sqlite") || file.ends_with(".rpd") || file.ends_with(".db") {
+            let shell = best(a.runs, || sqlite_shell_select(&path))?;
+            against_shell.push((format, rows, read, shell));
+        }
     }
     print_rss_bounds(&bounds);
+    print_against_shell(&against_shell);
     println!(
         "rows: what Python reads (all rows of the tables or events); model: kernels + copies + fills + \
          API calls + ranges kept; kineto s: `kineto summary` wall time, whole process (best of {}); \

@@ -19,6 +19,7 @@
 use kineto_trace::{Error, Result};
 use rusqlite::{Connection, OpenFlags, Row};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -323,12 +324,21 @@ impl Db {
 
 /// A text cell, also when SQLite holds it as a number or blob (older tracers are loose with types).
 pub(crate) fn get_text(r: &Row<'_>, i: usize) -> std::result::Result<Option<String>, String> {
+    Ok(get_str(r, i)?.map(Cow::into_owned))
+}
+
+/// [`get_text`], borrowed from the row where the cell is UTF-8 text (the common case): what a reader
+/// looks up or interns needs no copy of its own.
+pub(crate) fn get_str<'r>(
+    r: &'r Row<'_>,
+    i: usize,
+) -> std::result::Result<Option<Cow<'r, str>>, String> {
     use rusqlite::types::ValueRef;
     Ok(match r.get_ref(i).map_err(|e| e.to_string())? {
         ValueRef::Null => None,
-        ValueRef::Integer(n) => Some(n.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(n) => Some(Cow::Owned(n.to_string())),
+        ValueRef::Real(f) => Some(Cow::Owned(f.to_string())),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t)),
     })
 }
 

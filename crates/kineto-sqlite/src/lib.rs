@@ -20,8 +20,36 @@ mod nsys_calls;
 pub mod rocpd;
 pub mod rpd;
 
-use kineto_trace::{Error, Result, Trace};
+use kineto_trace::native::TraceBuilder;
+use kineto_trace::{Error, IdValue, Result, Trace, Track};
+use rustc_hash::FxHashMap;
 use std::path::Path;
+
+/// The builder's tracks of numeric (pid, tid) pairs, remembered by the two integers: a row's track is
+/// found without making and hashing the model's `IdValue`s, and the last one without any hashing (rows
+/// of one thread or stream come in runs).
+#[derive(Default)]
+pub(crate) struct Tracks {
+    last: Option<((i64, i64), Track)>,
+    seen: FxHashMap<(i64, i64), Track>,
+}
+
+impl Tracks {
+    /// The track of (`pid`, `tid`), interned in `b` the first time.
+    pub(crate) fn of(&mut self, b: &mut TraceBuilder, pid: i64, tid: i64) -> Track {
+        if let Some((ids, t)) = self.last
+            && ids == (pid, tid)
+        {
+            return t;
+        }
+        let t = *self
+            .seen
+            .entry((pid, tid))
+            .or_insert_with(|| b.track(IdValue::Num(pid), IdValue::Num(tid)));
+        self.last = Some(((pid, tid), t));
+        t
+    }
+}
 
 /// Makes `kineto_trace::parse_file` (and everything built on it) read SQLite trace databases.
 pub fn install() {

@@ -27,13 +27,14 @@
 //! 0xFFFFFFFFFF000000`), as NVIDIA's own join does. Times are integer ns from the session start;
 //! `TARGET_INFO_SESSION_START_TIME.utcEpochNs` is the header's `base_time_ns`.
 
-use crate::db::{Db, get_int, get_text, get_time};
+use crate::db::{Db, get_int, get_str, get_text, get_time};
 use kineto_trace::native::{TraceBuilder, kernel_name};
 use kineto_trace::{
     DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Result, Span, SpanKind, Trace,
     TraceFormat,
 };
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 /// A kernel row's (demangledName, mangledName, shortName) string ids.
 type NameIds = (Option<i64>, Option<i64>, Option<i64>);
@@ -491,29 +492,39 @@ fn read_copies(
         return Ok(());
     }
     let cols = gpu_cols(&["?bytes", "?copyKind", "?srcKind", "?dstKind"]);
+    // Named once per (copy kind, source kind, destination kind), not per row.
+    let mut copy_syms: FxHashMap<[Option<i64>; 3], kineto_trace::Sym> = FxHashMap::default();
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
         let time = |c: usize| get_time(r, c).map_err(e);
         let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
-        let kind = int(7)?;
-        let short = match kind.and_then(|k| copy_kinds.get(&k)) {
-            Some((n, _)) => copy_short(n),
-            None => format!("other (copyKind {})", kind.unwrap_or(-1)),
-        };
-        let label = |k: Option<i64>| k.and_then(|k| mem_kinds.get(&k)).map(|(_, l)| l.as_str());
-        let name = match (label(int(8)?), label(int(9)?)) {
-            (Some(s), Some(t)) => format!("Memcpy {short} ({s} -> {t})"),
-            _ => format!("Memcpy {short}"),
-        };
-        let sym = b.name(&name);
+        let kinds = [int(7)?, int(8)?, int(9)?];
+        let sym = *copy_syms
+            .entry(kinds)
+            .or_insert_with(|| b.name(&copy_name(copy_kinds, mem_kinds, kinds)));
         let (correlation, global_pid) = (int(4)?, int(5)?);
         let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
         b.gpu_op_of(GpuKind::Memcpy, op, global_pid.map(pid_of))
             .map_err(e)
     })
+}
+
+/// A copy's name as Kineto writes it, `Memcpy HtoD (Pageable -> Device)`, from its (copyKind, srcKind,
+/// dstKind).
+fn copy_name(copy_kinds: &EnumTable, mem_kinds: &EnumTable, kinds: [Option<i64>; 3]) -> String {
+    let [kind, src, dst] = kinds;
+    let short = match kind.and_then(|k| copy_kinds.get(&k)) {
+        Some((n, _)) => copy_short(n),
+        None => format!("other (copyKind {})", kind.unwrap_or(-1)),
+    };
+    let label = |k: Option<i64>| k.and_then(|k| mem_kinds.get(&k)).map(|(_, l)| l.as_str());
+    match (label(src), label(dst)) {
+        (Some(s), Some(t)) => format!("Memcpy {short} ({s} -> {t})"),
+        _ => format!("Memcpy {short}"),
+    }
 }
 
 /// Fills, from `CUPTI_ACTIVITY_KIND_MEMSET`.
@@ -523,17 +534,21 @@ fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()>
         return Ok(());
     }
     let cols = gpu_cols(&["?bytes", "?memKind"]);
+    // Named once per memory kind, not per row.
+    let mut fill_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
     d.each(table, &cols, "", |i, r| {
         let e = |m: String| d.row_err(table, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
         let time = |c: usize| get_time(r, c).map_err(e);
         let (start, end) = (time(0)?, time(1)?);
         let (dev, stream) = (int(2)?, int(3)?);
-        let name = match int(7)?.and_then(|k| mem_kinds.get(&k)) {
-            Some((_, l)) => format!("Memset ({l})"),
-            None => "Memset".to_string(),
-        };
-        let sym = b.name(&name);
+        let mem_kind = int(7)?;
+        let sym = *fill_syms.entry(mem_kind).or_insert_with(|| {
+            b.name(&match mem_kind.and_then(|k| mem_kinds.get(&k)) {
+                Some((_, l)) => format!("Memset ({l})"),
+                None => "Memset".to_string(),
+            })
+        });
         let (correlation, global_pid) = (int(4)?, int(5)?);
         let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
         op.bytes = int(6)?.map(|v| v.max(0) as u64);
@@ -602,6 +617,7 @@ fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, Strin
         .map(|(&id, _)| id)
         .collect();
     let mut open = 0u64;
+    let mut tracks = crate::Tracks::default();
     let cols = [
         "start",
         "?end",
@@ -626,14 +642,14 @@ fn read_nvtx_ranges(d: &Db, b: &mut TraceBuilder, strings: &FxHashMap<i64, Strin
             open += 1;
             return Ok(());
         };
-        let text = get_text(r, 3).map_err(e)?;
+        let text = get_str(r, 3).map_err(e)?;
         let name = match text {
             Some(t) => t,
-            None => string_of(strings, int(4)?).unwrap_or("").to_string(),
+            None => Cow::Borrowed(string_of(strings, int(4)?).unwrap_or("")),
         };
         let gt = int(5)?.unwrap_or(0);
         let sym = b.name(&name);
-        let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
+        let track = tracks.of(b, pid_of(gt), tid_of(gt));
         b.span(
             SpanKind::UserAnnotation,
             Span::at(sym, start, end - start, track),

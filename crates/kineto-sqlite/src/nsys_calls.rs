@@ -6,7 +6,7 @@
 use crate::db::{Db, get_int, get_time};
 use crate::nsys::{Dangling, EnumTable, PID_MASK, enum_table, pid_of, string_of, tid_of};
 use kineto_trace::native::TraceBuilder;
-use kineto_trace::{Api, IdValue, Launch, Result};
+use kineto_trace::{Api, Launch, Result};
 use rustc_hash::FxHashMap;
 
 /// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`.
@@ -52,9 +52,13 @@ pub(crate) fn read_calls(
     let classes = enum_table(d, "ENUM_NSYS_EVENT_CLASS")?;
     let mut dangling = Dangling::default();
     let mut api_syms: FxHashMap<Option<i64>, kineto_trace::Sym> = FxHashMap::default();
-    // (process, correlation id) → the name of the call listed with it.
-    let mut calls: FxHashMap<(i64, i64), kineto_trace::Sym> = FxHashMap::default();
+    // The name of the first call listed with each (process, correlation id), by the trace's correlation
+    // id for it (numbered 1, 2, … as first seen): a slot per correlation, not a hashed entry per call.
+    let mut first_call: Vec<Option<kineto_trace::Sym>> = Vec::new();
+    let mut tracks = crate::Tracks::default();
     let mut listed_twice = 0u64;
+    // What API a (class, name) is, decided once, not per row.
+    let mut apis: FxHashMap<(Option<i64>, kineto_trace::Sym), Api> = FxHashMap::default();
     for (table, default_api) in [
         ("CUPTI_ACTIVITY_KIND_RUNTIME", None),
         ("CUPTI_ACTIVITY_KIND_DRIVER", Some(Api::Driver)),
@@ -94,22 +98,28 @@ pub(crate) fn read_calls(
                     (lost, b.name(lost))
                 }
             };
-            let api =
-                default_api.unwrap_or_else(|| call_api(&classes, int(5).ok().flatten(), name));
-            if raw_correlation != 0 {
-                match calls.entry((process, raw_correlation)) {
-                    std::collections::hash_map::Entry::Occupied(first) if *first.get() == sym => {
+            let api = default_api.unwrap_or_else(|| {
+                let class = int(5).ok().flatten();
+                *apis
+                    .entry((class, sym))
+                    .or_insert_with(|| call_api(&classes, class, name))
+            });
+            let correlation = b.correlation(process as u64, raw_correlation as u64);
+            if let Some(c) = correlation {
+                let slot = c.get() as usize - 1;
+                if first_call.len() <= slot {
+                    first_call.resize(slot + 1, None);
+                }
+                match first_call[slot] {
+                    Some(first) if first == sym => {
                         listed_twice += 1;
                         return Ok(());
                     }
-                    std::collections::hash_map::Entry::Occupied(_) => {}
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(sym);
-                    }
+                    Some(_) => {}
+                    None => first_call[slot] = Some(sym),
                 }
             }
-            let track = b.track(IdValue::Num(pid_of(gt)), IdValue::Num(tid_of(gt)));
-            let correlation = b.correlation(process as u64, raw_correlation as u64);
+            let track = tracks.of(b, pid_of(gt), tid_of(gt));
             b.launch(Launch::at(sym, api, start, end - start, track, correlation))
                 .map_err(e)
         })?;

@@ -21,14 +21,14 @@
 //! Correlation ids are per process and run (`guid`); fills run as `__amd_rocclr_fill*` kernels and
 //! are counted as fills (copies as `__amd_rocclr_copy*` likewise).
 
-use crate::db::{Db, get_int, get_quantity, get_text, get_time};
+use crate::db::{Db, get_int, get_quantity, get_str, get_text, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{
-    Api, DeviceProps, Error, GpuKind, GpuOp, IdValue, Launch, Result, Span, SpanKind, Trace,
-    TraceFormat,
+    Api, DeviceProps, Error, GpuKind, GpuOp, Launch, Result, Span, SpanKind, Trace, TraceFormat,
 };
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 /// The views whose rows link to each other.
 const LINKED: [&str; 3] = ["kernels", "memory_copies", "regions"];
@@ -143,16 +143,35 @@ fn read_gpus(d: &Db, b: &mut TraceBuilder) -> Result<()> {
     )
 }
 
-/// The correlation scopes: one per process and run (`guid`, pid), numbered as first seen.
+/// The correlation scopes: one per process and run (`guid`, pid), numbered as first seen. Keyed by run
+/// first, so that a row's run is looked up as it lies in the row, not copied.
 #[derive(Default)]
-struct Scopes(FxHashMap<(String, i64), u64>);
+struct Scopes {
+    by_run: FxHashMap<String, FxHashMap<i64, u64>>,
+    count: u64,
+}
 
 impl Scopes {
-    /// The scope of a row of run `guid` and process `pid`.
-    fn of(&mut self, guid: Option<String>, pid: i64) -> u64 {
-        let n = self.0.len() as u64;
-        *self.0.entry((guid.unwrap_or_default(), pid)).or_insert(n)
+    /// The scope of a row of run `guid` (none: the run `""`) and process `pid`.
+    fn of(&mut self, guid: Option<&str>, pid: i64) -> u64 {
+        let guid = guid.unwrap_or_default();
+        let next = self.count;
+        let pids = match self.by_run.get_mut(guid) {
+            Some(pids) => pids,
+            None => self.by_run.entry(guid.to_string()).or_default(),
+        };
+        let scope = *pids.entry(pid).or_insert(next);
+        if scope == next {
+            self.count += 1;
+        }
+        scope
     }
+}
+
+/// Whether `text` starts with `prefix`, ASCII case ignored (a category of `marker_api` is a marker's).
+fn starts_with_any_case(text: &str, prefix: &str) -> bool {
+    text.len() >= prefix.len()
+        && text.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
 /// Kernels (runtime fill and copy kernels as fills and copies), from the `kernels` view; then a warning
@@ -181,20 +200,21 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         "?agent_abs_index",
     ];
     let mut kernel_names = KernelNames::default();
+    let mut tracks = crate::Tracks::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
         let time = |c: usize| get_time(r, c).map_err(e);
         let (start, end) = (time(0)?, time(1)?);
-        let raw = get_text(r, 2).map_err(e)?.unwrap_or_default();
+        let raw = get_str(r, 2).map_err(e)?.unwrap_or_default();
         let sym = kernel_names.sym(b, &raw);
-        let guid = get_text(r, 3).map_err(e)?;
+        let guid = get_str(r, 3).map_err(e)?;
         let pid = int(4)?.unwrap_or(0);
         let dev = int(5)?;
         let queue = int(6)?.unwrap_or(0);
         let stream = int(7)?.unwrap_or(queue);
-        let sc = scopes.of(guid, pid);
-        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+        let sc = scopes.of(guid.as_deref(), pid);
+        let track = tracks.of(b, dev.unwrap_or(-1), stream);
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = dev;
         op.stream = Some(stream);
@@ -240,6 +260,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
 /// source's).
 fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "memory_copies";
+    let mut tracks = crate::Tracks::default();
     if !d.has(t) {
         return Ok(());
     }
@@ -257,22 +278,31 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
         "?stream_id",
         link(d, t, by_stack)?,
     ];
+    // Named once per direction word, not per row.
+    let mut copy_syms: FxHashMap<String, kineto_trace::Sym> = FxHashMap::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
         let time = |c: usize| get_time(r, c).map_err(e);
         let (start, end) = (time(0)?, time(1)?);
-        let name = copy_name(&get_text(r, 2).map_err(e)?.unwrap_or_default());
-        let guid = get_text(r, 3).map_err(e)?;
+        let direction = get_str(r, 2).map_err(e)?.unwrap_or_default();
+        let guid = get_str(r, 3).map_err(e)?;
         let pid = int(4)?.unwrap_or(0);
         let gpu =
-            |ty: Option<String>, idx: Option<i64>| idx.filter(|_| ty.as_deref() == Some("GPU"));
+            |ty: Option<Cow<str>>, idx: Option<i64>| idx.filter(|_| ty.as_deref() == Some("GPU"));
         let dev =
-            gpu(get_text(r, 8).map_err(e)?, int(9)?).or(gpu(get_text(r, 6).map_err(e)?, int(7)?));
+            gpu(get_str(r, 8).map_err(e)?, int(9)?).or(gpu(get_str(r, 6).map_err(e)?, int(7)?));
         let stream = int(10)?.unwrap_or(0);
-        let sc = scopes.of(guid, pid);
-        let sym = b.name(&name);
-        let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
+        let sc = scopes.of(guid.as_deref(), pid);
+        let sym = match copy_syms.get(direction.as_ref()) {
+            Some(&sym) => sym,
+            None => {
+                let sym = b.name(&copy_name(&direction));
+                copy_syms.insert(direction.into_owned(), sym);
+                sym
+            }
+        };
+        let track = tracks.of(b, dev.unwrap_or(-1), stream);
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = dev;
         op.stream = Some(stream);
@@ -286,6 +316,7 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
 /// calls as launches, any other category counted as other.
 fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "regions";
+    let mut tracks = crate::Tracks::default();
     if !d.has(t) {
         return Ok(());
     }
@@ -306,16 +337,16 @@ fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         let int = |c: usize| get_int(r, c).map_err(e);
         let time = |c: usize| get_time(r, c).map_err(e);
         let (start, end) = (time(0)?, time(1)?);
-        let category = get_text(r, 2).map_err(e)?.unwrap_or_default();
-        let name = get_text(r, 3).map_err(e)?.unwrap_or_default();
-        let guid = get_text(r, 4).map_err(e)?;
+        let category = get_str(r, 2).map_err(e)?.unwrap_or_default();
+        let name = get_str(r, 3).map_err(e)?.unwrap_or_default();
+        let guid = get_str(r, 4).map_err(e)?;
         let pid = int(5)?.unwrap_or(0);
         let tid = int(6)?.unwrap_or(0);
-        let sc = scopes.of(guid, pid);
-        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
-        let cat = category.to_ascii_uppercase();
-        if cat.starts_with("MARKER") {
-            let text = get_text(r, 8)
+        let sc = scopes.of(guid.as_deref(), pid);
+        let track = tracks.of(b, pid, tid);
+        let cat = |prefix: &str| starts_with_any_case(&category, prefix);
+        if cat("MARKER") {
+            let text = get_str(r, 8)
                 .ok()
                 .flatten()
                 .filter(|s| !s.is_empty())
@@ -323,14 +354,14 @@ fn read_regions(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
             return b.marker(&text, start, end, track, "roctx mark").map_err(e);
         }
         let sym = b.name(&name);
-        if cat.starts_with("RCCL") {
+        if cat("RCCL") {
             return b
                 .span(SpanKind::CpuOp, Span::at(sym, start, end - start, track))
                 .map_err(e);
         }
-        let api = if cat.starts_with("HIP") {
+        let api = if cat("HIP") {
             Api::Runtime
-        } else if cat.starts_with("HSA") {
+        } else if cat("HSA") {
             Api::Driver
         } else {
             return b.other(&category, start, end).map_err(e);

@@ -21,7 +21,7 @@
 use crate::db::{Db, get_int, get_quantity, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
-use kineto_trace::{Api, GpuKind, GpuOp, IdValue, Launch, Result, Trace, TraceFormat};
+use kineto_trace::{Api, GpuKind, GpuOp, Launch, Result, Trace, TraceFormat};
 use rustc_hash::FxHashMap;
 
 /// What an RPD op type is.
@@ -76,32 +76,63 @@ type Geometry = ([u32; 3], [u32; 3]);
 /// What an op learns from the API call that enqueued it.
 struct OpLinks {
     /// Op id → its API call's id (the first, should a tracer link more than one).
-    api_of: FxHashMap<i64, i64>,
+    api_of: IdMap,
     /// API call id → a kernel launch's (grid, workgroup).
     geometry: FxHashMap<i64, Geometry>,
     /// API call id → a copy's size in bytes.
     copy_size: FxHashMap<i64, u64>,
     /// API call id → the process that made it (an op ran for its call's process).
-    process_of: FxHashMap<i64, i64>,
+    process_of: IdMap,
+}
+
+/// Id → id, as a sorted list: 16 bytes an entry where a hash map of millions of API calls and ops took
+/// twice that and more while it grew (both tables are in id order already, so the sort is a check).
+struct IdMap(Vec<(i64, i64)>);
+
+impl IdMap {
+    /// The map of `pairs`, the first pair of a key kept (stable sort).
+    fn first_wins(mut pairs: Vec<(i64, i64)>) -> IdMap {
+        if !pairs.is_sorted_by_key(|&(k, _)| k) {
+            pairs.sort_by_key(|&(k, _)| k);
+        }
+        pairs.dedup_by_key(|&mut (k, _)| k);
+        IdMap(pairs)
+    }
+
+    /// The map of `pairs`, the last pair of a key kept, as inserting them in turn would.
+    fn last_wins(mut pairs: Vec<(i64, i64)>) -> IdMap {
+        if pairs.is_sorted_by(|a, b| a.0 < b.0) {
+            return IdMap(pairs);
+        }
+        pairs.reverse();
+        Self::first_wins(pairs)
+    }
+
+    fn get(&self, key: i64) -> Option<i64> {
+        self.0
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .ok()
+            .map(|i| self.0[i].1)
+    }
 }
 
 /// API call → its process, from `rocpd_api.pid` (every RPD file has the table: [`read`] refuses one
 /// without it).
-fn call_processes(d: &Db) -> Result<FxHashMap<i64, i64>> {
-    let mut process_of: FxHashMap<i64, i64> = FxHashMap::default();
+fn call_processes(d: &Db) -> Result<IdMap> {
+    let mut process_of = Vec::new();
     d.each("rocpd_api", &["id", "?pid"], "", |i, r| {
         let e = |m: String| d.row_err("rocpd_api", i, m);
         if let (Some(a), Some(p)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
-            process_of.insert(a, p);
+            process_of.push((a, p));
         }
         Ok(())
     })?;
-    Ok(process_of)
+    Ok(IdMap::last_wins(process_of))
 }
 
 /// Op → its API call (the first, should a tracer link more than one), from `rocpd_api_ops`.
-fn api_of_ops(d: &Db) -> Result<FxHashMap<i64, i64>> {
-    let mut api_of: FxHashMap<i64, i64> = FxHashMap::default();
+fn api_of_ops(d: &Db) -> Result<IdMap> {
+    let mut api_of = Vec::new();
     if d.has("rocpd_api_ops") {
         d.each(
             "rocpd_api_ops",
@@ -110,13 +141,13 @@ fn api_of_ops(d: &Db) -> Result<FxHashMap<i64, i64>> {
             |i, r| {
                 let e = |m: String| d.row_err("rocpd_api_ops", i, m);
                 if let (Some(a), Some(o)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
-                    api_of.entry(o).or_insert(a);
+                    api_of.push((o, a));
                 }
                 Ok(())
             },
         )?;
     }
-    Ok(api_of)
+    Ok(IdMap::first_wins(api_of))
 }
 
 /// API call → a kernel launch's (grid, workgroup), from `rocpd_kernelapi`.
@@ -218,6 +249,9 @@ fn read_ops(
     let mut queue_rows = Vec::new();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let mut kernel_names = KernelNames::default();
+    let mut tracks = crate::Tracks::default();
+    // What each (description, type) pair of string ids is, decided at its first row.
+    let mut classes: FxHashMap<(Option<i64>, Option<i64>), OpClass> = FxHashMap::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -225,52 +259,16 @@ fn read_ops(
         let id = int(0)?.unwrap_or(-1);
         let (start, end) = (time(1)?, time(2)?);
         let (gpu, queue) = (int(3)?, int(4)?.unwrap_or(0));
-        let desc = int(5)?
-            .and_then(|s| strings.get(&s))
-            .map_or("", String::as_str);
-        let type_id = int(6)?;
-        let op_type = match type_id {
-            Some(s) => match strings.get(&s) {
-                Some(t) => t.as_str(),
-                None => {
-                    tally.dangling_types += 1;
-                    ""
-                }
-            },
-            None => "",
+        let ids = (int(5)?, int(6)?);
+        let class = classes
+            .entry(ids)
+            .or_insert_with(|| OpClass::of(b, &mut kernel_names, strings, ids));
+        let (kind, sym) = match class.counted(&mut tally) {
+            Ok(gpu) => gpu,
+            Err(other) => return b.other(other, start, end).map_err(e),
         };
-        let Some(mut kind) = op_kind(op_type) else {
-            *tally.other_types.entry(op_type.to_string()).or_default() += 1;
-            return b.other(&format!("RPD op {op_type}"), start, end).map_err(e);
-        };
-        let sym = match kind {
-            GpuKind::Kernel => {
-                if op_type == "Task" {
-                    tally.tasks += 1;
-                }
-                if desc.starts_with("_Z") {
-                    tally.mangled += 1;
-                }
-                if desc.is_empty() {
-                    b.name(op_type)
-                } else {
-                    kernel_names.sym(b, desc)
-                }
-            }
-            GpuKind::Memcpy => b.name(&copy_name(op_type)),
-            GpuKind::Memset => b.name(op_type),
-        };
-        if kind == GpuKind::Kernel
-            && let Some(k) = blit_kind(b.trace().name(sym))
-        {
-            kind = k;
-            match k {
-                GpuKind::Memset => tally.fills += 1,
-                _ => tally.copy_kernels += 1,
-            }
-        }
-        let api = links.api_of.get(&id).copied();
-        let track = b.track(IdValue::Num(gpu.unwrap_or(-1)), IdValue::Num(queue));
+        let api = links.api_of.get(id);
+        let track = tracks.of(b, gpu.unwrap_or(-1), queue);
         let mut op = GpuOp::at(sym, start, end - start, track);
         op.device = gpu;
         op.stream = Some(queue);
@@ -287,12 +285,98 @@ fn read_ops(
             let q = *queues.entry((gpu.unwrap_or(-1), queue)).or_insert(n);
             queue_rows.push((q, start, end));
         }
-        let process = api.and_then(|a| links.process_of.get(&a)).copied();
+        let process = api.and_then(|a| links.process_of.get(a));
         b.gpu_op_of(kind, op, process).map_err(e)
     })?;
     note_ops(b, &tally);
     b.capture().queue_overruns = Some(overruns(&mut queue_rows));
     Ok(())
+}
+
+/// What an op of one (description, type) pair of string ids is: its kind and name, and what it counts
+/// for in the [`OpTally`].
+struct OpClass {
+    /// The kind (a runtime blit kernel's as what it does) and name; `None`: not GPU work.
+    gpu: Option<(GpuKind, kineto_trace::Sym)>,
+    /// The op type, the key of [`OpTally::other_types`] when it is not GPU work.
+    op_type: String,
+    /// What an op that is not GPU work is counted under: `RPD op <type>`.
+    other_label: String,
+    /// A HIP-graph `Task` kernel; one named by a mangled symbol; a runtime blit kernel.
+    task: bool,
+    mangled: bool,
+    blit: bool,
+    /// Whether the type id names no string.
+    dangling_type: bool,
+}
+
+impl OpClass {
+    fn of(
+        b: &mut TraceBuilder,
+        kernel_names: &mut KernelNames,
+        strings: &FxHashMap<i64, String>,
+        (desc_id, type_id): (Option<i64>, Option<i64>),
+    ) -> OpClass {
+        let desc = desc_id
+            .and_then(|s| strings.get(&s))
+            .map_or("", String::as_str);
+        let looked_up = type_id.map(|s| strings.get(&s));
+        let op_type = looked_up.flatten().map_or("", String::as_str);
+        let kind = op_kind(op_type);
+        let is_kernel = kind == Some(GpuKind::Kernel);
+        let mut blit = false;
+        let gpu = kind.map(|kind| {
+            let sym = match kind {
+                GpuKind::Kernel if desc.is_empty() => b.name(op_type),
+                GpuKind::Kernel => kernel_names.sym(b, desc),
+                GpuKind::Memcpy => b.name(&copy_name(op_type)),
+                GpuKind::Memset => b.name(op_type),
+            };
+            match blit_kind(b.trace().name(sym)).filter(|_| is_kernel) {
+                Some(k) => {
+                    blit = true;
+                    (k, sym)
+                }
+                None => (kind, sym),
+            }
+        });
+        OpClass {
+            gpu,
+            op_type: op_type.to_string(),
+            other_label: format!("RPD op {op_type}"),
+            task: is_kernel && op_type == "Task",
+            mangled: is_kernel && desc.starts_with("_Z"),
+            blit,
+            dangling_type: looked_up == Some(None),
+        }
+    }
+
+    /// Counts one op of this class in `tally`: its kind and name, or (not GPU work) the label it is
+    /// counted under.
+    fn counted(
+        &self,
+        tally: &mut OpTally,
+    ) -> std::result::Result<(GpuKind, kineto_trace::Sym), &str> {
+        tally.dangling_types += u64::from(self.dangling_type);
+        let Some((kind, sym)) = self.gpu else {
+            match tally.other_types.get_mut(&self.op_type) {
+                Some(n) => *n += 1,
+                None => {
+                    tally.other_types.insert(self.op_type.clone(), 1);
+                }
+            }
+            return Err(&self.other_label);
+        };
+        tally.tasks += u64::from(self.task);
+        tally.mangled += u64::from(self.mangled);
+        if self.blit {
+            match kind {
+                GpuKind::Memset => tally.fills += 1,
+                _ => tally.copy_kernels += 1,
+            }
+        }
+        Ok((kind, sym))
+    }
 }
 
 /// The notes on what `rocpd_op` held: graph tasks, mangled names, runtime blit kernels, other op types.
@@ -369,6 +453,9 @@ fn read_calls(
         "?domain_id",
     ];
     let mut overhead = 0u64;
+    let mut tracks = crate::Tracks::default();
+    // What each (name, domain) pair of string ids is, decided at its first row.
+    let mut classes: FxHashMap<(Option<i64>, Option<i64>), CallClass> = FxHashMap::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -376,27 +463,25 @@ fn read_calls(
         let id = int(0)?.unwrap_or(0);
         let (start, end) = (time(1)?, time(2)?);
         let (pid, tid) = (int(3)?.unwrap_or(0), int(4)?.unwrap_or(0));
-        let api_name = int(5)?
-            .and_then(|s| strings.get(&s))
-            .map_or("", String::as_str);
-        let domain = int(7)?.and_then(|s| strings.get(&s)).map(String::as_str);
-        if is_tracer_overhead(api_name, domain) {
-            overhead += 1;
-            return b.other("rpd_tracer overhead", start, end).map_err(e);
-        }
-        let track = b.track(IdValue::Num(pid), IdValue::Num(tid));
-        if api_name == "UserMarker" {
-            let text = args_text(int(6)?).unwrap_or("").to_string();
-            return b
-                .marker(&text, start, end, track, "UserMarker mark")
-                .map_err(e);
-        }
-        let sym = b.name(api_name);
-        let api = if api_name.starts_with("hsa_") {
-            Api::Driver
-        } else {
-            Api::Runtime
+        let (name_id, domain_id) = (int(5)?, int(7)?);
+        let class = *classes
+            .entry((name_id, domain_id))
+            .or_insert_with(|| CallClass::of(b, strings, name_id, domain_id));
+        let (sym, api) = match class {
+            CallClass::Overhead => {
+                overhead += 1;
+                return b.other("rpd_tracer overhead", start, end).map_err(e);
+            }
+            CallClass::Marker => {
+                let track = tracks.of(b, pid, tid);
+                let text = args_text(int(6)?).unwrap_or("");
+                return b
+                    .marker(text, start, end, track, "UserMarker mark")
+                    .map_err(e);
+            }
+            CallClass::Call(sym, api) => (sym, api),
         };
+        let track = tracks.of(b, pid, tid);
         let correlation = b.correlation(0, id.max(0) as u64);
         b.launch(Launch::at(sym, api, start, end - start, track, correlation))
             .map_err(e)
@@ -408,6 +493,43 @@ fn read_calls(
         ));
     }
     Ok(())
+}
+
+/// What a `rocpd_api` row of one (name, domain) pair of string ids is.
+#[derive(Clone, Copy)]
+enum CallClass {
+    /// The tracer's own overhead record ([`is_tracer_overhead`]).
+    Overhead,
+    /// A roctx range or mark (`UserMarker`), its text in the row's `args`.
+    Marker,
+    /// A HIP call (an HSA one, `hsa_*`, is driver-level), named.
+    Call(kineto_trace::Sym, Api),
+}
+
+impl CallClass {
+    fn of(
+        b: &mut TraceBuilder,
+        strings: &FxHashMap<i64, String>,
+        name_id: Option<i64>,
+        domain_id: Option<i64>,
+    ) -> CallClass {
+        let api_name = name_id
+            .and_then(|s| strings.get(&s))
+            .map_or("", String::as_str);
+        let domain = domain_id.and_then(|s| strings.get(&s)).map(String::as_str);
+        if is_tracer_overhead(api_name, domain) {
+            return CallClass::Overhead;
+        }
+        if api_name == "UserMarker" {
+            return CallClass::Marker;
+        }
+        let api = if api_name.starts_with("hsa_") {
+            Api::Driver
+        } else {
+            Api::Runtime
+        };
+        CallClass::Call(b.name(api_name), api)
+    }
 }
 
 /// Whether a `rocpd_api` row is one the tracer writes about itself (`Logger::createOverheadRecord`):

@@ -31,7 +31,7 @@ pub fn install() {
     });
 }
 
-/// Reads an XPlane protobuf from `content`, a plane at a time ([`stream`]); `shown_as` names it in
+/// Reads an XPlane protobuf from `content`, a plane at a time (`stream.rs`); `shown_as` names it in
 /// errors. A file that does not decode is an error naming the byte offset of the fault found (the
 /// front door reads a file on disk again whole, [`read`], for the decoder's own words on it).
 pub fn read_stream(content: &mut dyn std::io::Read, shown_as: &Path) -> Result<Trace> {

@@ -76,43 +76,15 @@ def scale_sqlite(src, dst, tables, n, mb=0):
         copies(1, n - 1)
     c.close()
 
-def pb_varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while v > 0x7F:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-def pb_read_varint(b, i):
-    v, s = 0, 0
-    while True:
-        x = b[i]
-        i += 1
-        v |= (x & 0x7F) << s
-        s += 7
-        if not x & 0x80:
-            return v, i
+# The wire format's one home in the repository (testdata/native/protowire.py; its folder is on sys.path).
+from protowire import fields as protowire_fields, len_field as pb_len, varint as pb_varint
 
 def pb_fields(b):
     """(field number, value: an int for a varint, else bytes, the field's bytes) of a message."""
-    i = 0
-    while i < len(b):
-        start = i
-        key, i = pb_read_varint(b, i)
-        n, w = key >> 3, key & 7
-        if w == 0:
-            v, i = pb_read_varint(b, i)
-        else:
-            ln = 8 if w == 1 else 4
-            if w == 2:
-                ln, i = pb_read_varint(b, i)
-            v, i = b[i:i + ln], i + ln
-        yield n, v, b[start:i]
-
-def pb_len(n, body):
-    return pb_varint(n << 3 | 2) + pb_varint(len(body)) + body
+    fs = list(protowire_fields(b))
+    for k, (start, n, v) in enumerate(fs):
+        end = fs[k + 1][0] if k + 1 < len(fs) else len(b)
+        yield n, v, b[start:end]
 
 def pb_signed(v):
     return v - (1 << 64) if v >= 1 << 63 else v
@@ -409,6 +381,10 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
 
 fn python(args: &[&str]) -> Result<String, String> {
     let out = Command::new("python3")
+        .env(
+            "PYTHONPATH",
+            crate::workspace_root().join("testdata/native"),
+        )
         .arg("-c")
         .arg(PY)
         .args(args)

@@ -287,8 +287,23 @@ pub fn hex(d: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// `content` as one gzip member (the tests of the whole and the streamed reads).
+    pub(crate) fn gzip(content: &[u8]) -> Vec<u8> {
+        use flate2::{Compression, write::GzEncoder};
+        use std::io::Write;
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(content).unwrap_or_default();
+        e.finish().unwrap_or_default()
+    }
+
+    /// The sha256 of stored bytes, as hex.
+    pub(crate) fn sha256_hex(stored: &[u8]) -> String {
+        use sha2::Digest;
+        hex(&sha2::Sha256::digest(stored))
+    }
 
     #[test]
     fn the_magic_is_told_and_put_back() {

@@ -276,19 +276,10 @@ pub(crate) fn reopen_content(file: &Path) -> Result<Box<dyn Read>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stored::tests::{gzip, sha256_hex};
     use crate::stored::{INFLATE_FLOOR, inflate_limit};
     use flate2::{Compression, write::GzEncoder};
     use std::io::Write;
-
-    fn gzip(content: &[u8]) -> Vec<u8> {
-        let mut e = GzEncoder::new(Vec::new(), Compression::default());
-        e.write_all(content).unwrap_or_default();
-        e.finish().unwrap_or_default()
-    }
-
-    fn sha256_hex(stored: &[u8]) -> String {
-        hex(&Sha256::digest(stored))
-    }
 
     /// 4000 distinct lines: their gzip is long enough to cut inside the deflate data.
     fn lines() -> Vec<u8> {

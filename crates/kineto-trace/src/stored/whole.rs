@@ -263,18 +263,8 @@ fn private_copy<R: Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stored::tests::{gzip, sha256_hex};
     use flate2::{Compression, write::GzEncoder};
-    use sha2::{Digest, Sha256};
-
-    fn gzip(content: &[u8]) -> Vec<u8> {
-        let mut e = GzEncoder::new(Vec::new(), Compression::default());
-        e.write_all(content).unwrap_or_default();
-        e.finish().unwrap_or_default()
-    }
-
-    fn sha256_hex(stored: &[u8]) -> String {
-        hex(&Sha256::digest(stored))
-    }
 
     #[test]
     fn a_plain_stream_is_its_own_content_and_hashed_as_stored() {

@@ -1,7 +1,8 @@
 //! The counts every protobuf reader's test checks against its generator script's `counts.json`
 //! (`testdata/native/{xplane,perfetto}/*_counts.py`, the same keys in both): per GPU-op kind the rows
 //! and their summed ns, the launches (runtime calls) and CPU ops with theirs. Included by those tests
-//! (`#[path = "…/tests/native_counts/mod.rs"] mod native_counts;`).
+//! (`#[path = "…/tests/native_counts/mod.rs"] mod native_counts;`) and, for the GPU ops, by
+//! kineto-sqlite's counts test.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use kineto_trace::{GpuKind, Trace};
@@ -12,9 +13,9 @@ pub fn int(v: &Value, k: &str) -> i64 {
     v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"))
 }
 
-/// Kernels, copies and fills (`kernels`, `kernel_sum_ns`, …), launches (`launches`, `launch_sum_ns`)
-/// and CPU ops (`cpu_ops`, `cpu_op_sum_ns`) of `t` against `want`; `file` names the trace in failures.
-pub fn assert_op_counts(t: &Trace, want: &Value, file: &str) {
+/// Kernels, copies and fills of `t` against `want`: per kind its rows (`kernels`, …) and summed ns
+/// (`kernel_sum_ns`, …); `file` names the trace in failures. Also the SQLite counts' check.
+pub fn assert_gpu_op_counts(t: &Trace, want: &Value, file: &str) {
     for (kind, key) in [
         (GpuKind::Kernel, "kernel"),
         (GpuKind::Memcpy, "memcpy"),
@@ -33,6 +34,13 @@ pub fn assert_op_counts(t: &Trace, want: &Value, file: &str) {
             "{file}: Σ {key} ns"
         );
     }
+}
+
+/// [`assert_gpu_op_counts`], launches (`launches`, `launch_sum_ns`) and CPU ops (`cpu_ops`,
+/// `cpu_op_sum_ns`) of `t` against `want`; `file` names the trace in failures.
+#[allow(dead_code)] // Each including test uses one of the two checks.
+pub fn assert_op_counts(t: &Trace, want: &Value, file: &str) {
+    assert_gpu_op_counts(t, want, file);
     assert_eq!(
         t.launches.len() as i64,
         int(want, "launches"),

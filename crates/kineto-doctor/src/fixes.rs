@@ -20,8 +20,9 @@ pub enum Server {
     TrtLlm,
 }
 
-/// The GPU's tensor-core generation as its fp32 GEMM kernels' names or the device's name say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The GPU's tensor-core generation as its fp32 GEMM kernels' names or the device's name say; ordered
+/// oldest first (the newest a trace's kernels name is the floor of its GPU's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TensorCores {
     /// Volta or Turing: fp16 tensor cores, no TF32 or bf16.
     Fp16Only,
@@ -351,47 +352,67 @@ fn server(t: &TraceInput<'_>) -> Option<Server> {
     })
 }
 
-/// The tensor cores, from the arch prefix of cuBLAS kernel names (`volta_`, `turing_`, `ampere_`,
-/// `sm80_`…`sm90_`, `sm100_`) or the device's name.
+/// The tensor cores: from the device's name where the trace names it (`deviceProperties`), else from the
+/// newest arch prefix among cuBLAS/CUTLASS kernel names (`volta_`, `turing_`, `sm70_`, `sm75_` before
+/// `ampere_`, `sm80_`…`sm120_`). The device decides first because a GPU runs kernels built for older
+/// architectures too (cuBLAS picks `volta_sgemm_*` on Ampere for some FP32 shapes), never newer ones: so
+/// among kernel names the newest generation seen is the floor of the GPU's, whichever kernel comes first.
 fn tensor_cores(t: &TraceInput<'_>) -> Option<TensorCores> {
     let tr = t.trace;
-    let by_kernel = tr.kernels.iter().find_map(|k| {
-        let n = tr.name(k.name);
-        if n.starts_with("volta_")
-            || n.starts_with("turing_")
-            || n.starts_with("sm70_")
-            || n.starts_with("sm75_")
-        {
-            Some(TensorCores::Fp16Only)
-        } else if n.starts_with("ampere_")
-            || ["sm80_", "sm86_", "sm89_", "sm90_", "sm100_", "sm120_"]
-                .iter()
-                .any(|p| n.starts_with(p))
-        {
-            Some(TensorCores::Tf32AndBf16)
-        } else {
-            None
-        }
-    });
-    by_kernel.or_else(|| {
-        let name = tr.header.devices.iter().find_map(|d| d.name.as_deref())?;
-        if ["V100", "T4", "RTX 20", "Quadro RTX", "TITAN V"]
+    let by_device = tr
+        .header
+        .devices
+        .iter()
+        .find_map(|d| d.name.as_deref())
+        .and_then(tensor_cores_of_device);
+    by_device.or_else(|| {
+        tr.kernels
             .iter()
-            .any(|m| name.contains(m))
-        {
-            Some(TensorCores::Fp16Only)
-        } else if [
-            "A100", "A10", "A30", "A40", "H100", "H200", "H20", "L4", "L40", "B200", "GB200",
-            "RTX 30", "RTX 40", "RTX A",
-        ]
+            .filter_map(|k| tensor_cores_of_kernel(tr.name(k.name)))
+            .max()
+    })
+}
+
+/// The tensor cores of a device named `name` (CUDA's device name), where the name says.
+fn tensor_cores_of_device(name: &str) -> Option<TensorCores> {
+    if ["V100", "T4", "RTX 20", "Quadro RTX", "TITAN V"]
         .iter()
         .any(|m| name.contains(m))
-        {
-            Some(TensorCores::Tf32AndBf16)
-        } else {
-            None
-        }
-    })
+    {
+        Some(TensorCores::Fp16Only)
+    } else if [
+        "A100", "A10", "A30", "A40", "H100", "H200", "H20", "L4", "L40", "B200", "GB200", "GB10",
+        "RTX 30", "RTX 40", "RTX A",
+    ]
+    .iter()
+    .any(|m| name.contains(m))
+    {
+        Some(TensorCores::Tf32AndBf16)
+    } else {
+        None
+    }
+}
+
+/// The tensor cores a kernel's arch prefix implies (at least: see [`tensor_cores`]): cuBLAS's
+/// `volta_`/`turing_`/`ampere_` names, and the `smNN_` prefix of cuBLAS's and CUTLASS's newer ones
+/// (compute capability NN: tensor cores with TF32 and bf16 from 8.0, Ampere).
+fn tensor_cores_of_kernel(name: &str) -> Option<TensorCores> {
+    if name.starts_with("volta_") || name.starts_with("turing_") {
+        return Some(TensorCores::Fp16Only);
+    }
+    if name.starts_with("ampere_") {
+        return Some(TensorCores::Tf32AndBf16);
+    }
+    let (digits, _) = name.strip_prefix("sm")?.split_once('_')?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let cc: u32 = digits.parse().ok()?;
+    match cc {
+        70..=79 => Some(TensorCores::Fp16Only),
+        80.. => Some(TensorCores::Tf32AndBf16),
+        _ => None,
+    }
 }
 
 /// Sets the fix of every finding of trace `t`.

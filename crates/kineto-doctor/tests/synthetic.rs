@@ -20,6 +20,8 @@ const NCCL: &str = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
 struct T {
     ev: Vec<String>,
     corr: u64,
+    /// The GPU's name in `deviceProperties` (none written when `None`).
+    device: Option<&'static str>,
 }
 
 impl T {
@@ -72,7 +74,10 @@ impl T {
         let dist = rank.map_or(String::new(), |r| {
             format!(r#","distributedInfo":{{"rank":{r},"world_size":3}}"#)
         });
-        format!(r#"{{"traceEvents":[{}]{dist}}}"#, self.ev.join(","))
+        let props = self.device.map_or(String::new(), |name| {
+            format!(r#","deviceProperties":[{{"id":0,"name":"{name}"}}]"#)
+        });
+        format!(r#"{{"traceEvents":[{}]{dist}{props}}}"#, self.ev.join(","))
     }
 }
 
@@ -633,6 +638,58 @@ fn fp32_simt_gemms_are_found_with_the_tf32_fix() {
         "{}",
         f.change
     );
+}
+
+#[test]
+fn the_tensor_cores_are_the_device_s_then_the_newest_kernel_arch_s() {
+    // One SIMT GEMM per trace: which fix it gets says which tensor cores the doctor believes in.
+    let fix_of = |device: Option<&'static str>, kernels: &[&str]| {
+        let mut t = T {
+            device,
+            ..T::default()
+        };
+        t.step(1, 0.0, 200.0);
+        for (i, k) in kernels.iter().enumerate() {
+            let at = 10.0 + 30.0 * i as f64;
+            t.kernel(k, at - 5.0, at, 20.0);
+        }
+        let d = one(&t);
+        let f = d
+            .findings
+            .iter()
+            .find(|f| f.id == FindingId::SimtGemm)
+            .expect("a SIMT GEMM finding");
+        f.fix.expect("a catalogued fix").change
+    };
+    let tf32 = |c: &str| c.contains("allow_tf32");
+    let fp16 = |c: &str| c.contains("float16") && !c.contains("tf32");
+    // cuBLAS runs a `volta_sgemm` on an A100 for some fp32 shapes: the device's name decides (before:
+    // the kernel's prefix did, and an A100 was told to use fp16 autocast).
+    assert!(tf32(fix_of(
+        Some("NVIDIA A100-SXM4-80GB"),
+        &["volta_sgemm_128x64_nn"]
+    )));
+    // The user's own GPU (Blackwell, sm_121): TF32 and bf16.
+    assert!(tf32(fix_of(
+        Some("NVIDIA GB10"),
+        &["volta_sgemm_128x64_nn"]
+    )));
+    assert!(fp16(fix_of(
+        Some("Tesla V100-SXM2-32GB"),
+        &["volta_sgemm_128x64_nn"]
+    )));
+    // No device named: the newest arch any kernel is built for, not the first kernel's (before: the
+    // first, `volta_`, gave fp16). The bf16 GEMM is a tensor-core one, so the only SIMT GEMM is the sgemm.
+    let hopper = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+    assert!(tf32(fix_of(None, &["volta_sgemm_128x64_nn", hopper])));
+    assert!(tf32(fix_of(
+        None,
+        &["sm121_xmma_gemm_f32f32_f32f32_f32_nn_n_ffma"]
+    )));
+    assert!(fp16(fix_of(
+        None,
+        &["sm75_xmma_gemm_f32f32_f32f32_f32_nn_n_ffma"]
+    )));
 }
 
 #[test]

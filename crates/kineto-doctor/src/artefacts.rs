@@ -109,7 +109,7 @@ fn htod(t: &TraceInput<'_>, b: &StepBudget) -> (u64, i64, u64) {
         .map(|&m| &tr.memcpys[m as usize])
         .filter(|m| copy_kind(tr.name(m.name)) == "HtoD")
         .fold((0, 0, 0), |(n, d, by), m| {
-            (n + 1, d + m.dur_ns, by + m.bytes.unwrap_or(0))
+            (n + 1, d + m.dur_ns, by + tr.detail(m).bytes.unwrap_or(0))
         })
 }
 

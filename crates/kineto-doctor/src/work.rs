@@ -258,7 +258,7 @@ fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
             let name = tr.name(c.name);
             count += 1;
             total = total.saturating_add(c.dur_ns);
-            bytes = bytes.saturating_add(c.bytes.unwrap_or(0));
+            bytes = bytes.saturating_add(tr.detail(c).bytes.unwrap_or(0));
             add(&mut names, name, c.dur_ns);
             if name.contains("Pageable") {
                 add(&mut pageable, name, c.dur_ns);

@@ -22,7 +22,7 @@
 use crate::pairing::{Logged, Names, Open, Pairing, Stage};
 use crate::tracks::{NO_PROCESS, TrackInfo, Tracks};
 use kineto_trace::native::{KernelNames, TraceBuilder};
-use kineto_trace::{GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat, Track};
+use kineto_trace::{GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat, Track};
 use std::num::NonZeroU64;
 
 /// Correlation scopes: track events' ids and flows, and render stages' event ids.
@@ -134,9 +134,9 @@ impl Mapper<'_> {
                     GpuKind::Kernel => self.kernels.sym(&mut self.b, named.name),
                     _ => self.b.name(named.name),
                 };
-                let mut op = GpuOp::at(name, open.ts, dur, track);
-                op.device = Some(device);
-                op.stream = Some(stream);
+                let mut op = NewGpuOp::at(name, open.ts, dur, track);
+                op.detail.device = Some(device);
+                op.detail.stream = Some(stream);
                 op.correlation = self.correlation(FLOW_SCOPE, open.correlation);
                 let process = info.as_ref().and_then(|i| i.pid);
                 self.b.gpu_op_of(gpu_kind, op, process)
@@ -205,13 +205,13 @@ impl Mapper<'_> {
             GpuKind::Kernel => self.kernels.sym(&mut self.b, name),
             _ => self.b.name(name),
         };
-        let mut op = GpuOp::at(sym, s.ts, s.dur, track);
-        op.device = Some(s.device);
-        op.stream = Some(s.queue);
+        let mut op = NewGpuOp::at(sym, s.ts, s.dur, track);
+        op.detail.device = Some(s.device);
+        op.detail.stream = Some(s.queue);
         op.correlation = self.correlation(RENDER_STAGE_SCOPE, s.event_id);
         if let Some((grid, block, registers, shared)) = s.launch {
-            (op.grid, op.block) = (grid, block);
-            (op.registers, op.shared_memory) = (registers, shared);
+            (op.detail.grid, op.detail.block) = (grid, block);
+            (op.detail.registers, op.detail.shared_memory) = (registers, shared);
         }
         self.b.gpu_op_of(s.kind, op, s.process)
     }

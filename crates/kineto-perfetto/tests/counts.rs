@@ -87,7 +87,7 @@ fn monotonic_times_move_onto_boottime_and_names_follow_the_cleared_state() {
     assert_eq!((k.ts_ns, k.dur_ns), (1_100_600, 2_000));
     assert_eq!(t.name(k.name), "gemm_k(float*)");
     // On GPU (agent) 1, stream 0, by the track's name.
-    assert_eq!((k.device, k.stream), (Some(1), Some(0)));
+    assert_eq!((t.detail(k).device, t.detail(k).stream), (Some(1), Some(0)));
     // After the second clear, iid 2 names the kernel `fusion_add_kernel`, not `hipLaunchKernel`.
     assert_eq!(t.name(t.kernels[1].name), "fusion_add_kernel");
     assert!(
@@ -104,9 +104,15 @@ fn a_compute_kernel_stage_has_its_launch_shape() {
     assert_eq!(t.name(k.name), "axpy(float*, float*)");
     // The packet's timestamp 2,001,000 (BOOTTIME, no snapshot needed), duration 3,000.
     assert_eq!((k.ts_ns, k.dur_ns), (2_001_000, 3_000));
-    assert_eq!((k.grid, k.block), ([4, 1, 1], [256, 1, 1]));
+    assert_eq!(
+        (t.detail(k).grid, t.detail(k).block),
+        ([4, 1, 1], [256, 1, 1])
+    );
     // registers_per_thread 32 (its name interned); shared 1,024 static + 512 dynamic.
-    assert_eq!((k.registers, k.shared_memory), (Some(32), Some(1_536)));
+    assert_eq!(
+        (t.detail(k).registers, t.detail(k).shared_memory),
+        (Some(32), Some(1_536))
+    );
     assert_eq!(t.name(t.memcpys[0].name), "Copy");
 }
 
@@ -188,7 +194,7 @@ fn a_descriptor_and_a_snapshot_after_the_events_still_place_and_time_them() {
     // 10,000 + (500 − 400) = 10,100 ns on BOOTTIME, for 700 − 500 = 200 ns; on agent 2, stream 3
     // (without the descriptor: device 0 and stream 7, the uuid).
     assert_eq!((k.ts_ns, k.dur_ns), (10_100, 200));
-    assert_eq!((k.device, k.stream), (Some(2), Some(3)));
+    assert_eq!((t.detail(k).device, t.detail(k).stream), (Some(2), Some(3)));
     assert_eq!(t.name(k.name), "k");
     // The same file read from a stream (no file to read again) gives the same trace.
     let raw = kineto_trace::parse_raw(&path, std::io::Cursor::new(file), &Options::default());

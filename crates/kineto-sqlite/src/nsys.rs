@@ -30,7 +30,7 @@
 use crate::db::{Db, get_int, get_str, get_text, get_time};
 use kineto_trace::native::{TraceBuilder, kernel_name};
 use kineto_trace::{
-    DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, GpuOp, IdValue, Result, Span, SpanKind, Trace,
+    DeviceProps, GRAPH_REPLAY_PREFIX, GpuKind, IdValue, NewGpuOp, Result, Span, SpanKind, Trace,
     TraceFormat,
 };
 use rustc_hash::FxHashMap;
@@ -456,16 +456,16 @@ fn read_kernels(
         let (correlation, global_pid) = (int(4)?, int(5)?);
         let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
         let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
-        op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
-        op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
-        op.registers = int(15)?.map(|v| u(Some(v)));
-        op.shared_memory = match (int(16)?, int(17)?) {
+        op.detail.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
+        op.detail.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
+        op.detail.registers = int(15)?.map(|v| u(Some(v)));
+        op.detail.shared_memory = match (int(16)?, int(17)?) {
             (None, None) => None,
             (a, c) => Some(u(Some(a.unwrap_or(0).saturating_add(c.unwrap_or(0))))),
         };
-        op.graph_node_id = int(18)?.map(|v| v as u64);
-        op.graph_id = int(19)?.map(|v| v as u64);
-        let in_graph = op.graph_id.is_some_and(|g| g != 0);
+        op.detail.graph_node_id = int(18)?.map(|v| v as u64);
+        op.detail.graph_id = int(19)?.map(|v| v as u64);
+        let in_graph = op.detail.graph_id.is_some_and(|g| g != 0);
         if let (Some(c), Some(p)) = (correlation, global_pid) {
             *launched.entry((p & PID_MASK, c)).or_default() |= in_graph;
         }
@@ -506,7 +506,7 @@ fn read_copies(
             .or_insert_with(|| b.name(&copy_name(copy_kinds, mem_kinds, kinds)));
         let (correlation, global_pid) = (int(4)?, int(5)?);
         let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
-        op.bytes = int(6)?.map(|v| v.max(0) as u64);
+        op.detail.bytes = int(6)?.map(|v| v.max(0) as u64);
         b.gpu_op_of(GpuKind::Memcpy, op, global_pid.map(pid_of))
             .map_err(e)
     })
@@ -551,7 +551,7 @@ fn read_fills(d: &Db, b: &mut TraceBuilder, mem_kinds: &EnumTable) -> Result<()>
         });
         let (correlation, global_pid) = (int(4)?, int(5)?);
         let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
-        op.bytes = int(6)?.map(|v| v.max(0) as u64);
+        op.detail.bytes = int(6)?.map(|v| v.max(0) as u64);
         b.gpu_op_of(GpuKind::Memset, op, global_pid.map(pid_of))
             .map_err(e)
     })
@@ -578,7 +578,7 @@ fn read_graph_replays(d: &Db, b: &mut TraceBuilder) -> Result<()> {
             let sym = b.name(&name);
             let (correlation, global_pid) = (int(4)?, int(5)?);
             let mut op = device_op(b, sym, (start, end), (dev, stream), correlation, global_pid);
-            op.graph_id = graph.map(|g| g as u64);
+            op.detail.graph_id = graph.map(|g| g as u64);
             b.gpu_op_of(GpuKind::Kernel, op, global_pid.map(pid_of))
                 .map_err(e)?;
             replays += 1;
@@ -699,14 +699,14 @@ fn device_op(
     (dev, stream): (Option<i64>, Option<i64>),
     correlation: Option<i64>,
     global_pid: Option<i64>,
-) -> GpuOp {
+) -> NewGpuOp {
     let track = b.track(
         IdValue::Num(dev.unwrap_or(-1)),
         IdValue::Num(stream.unwrap_or(-1)),
     );
-    let mut op = GpuOp::at(sym, start, end - start, track);
-    op.device = dev;
-    op.stream = stream;
+    let mut op = NewGpuOp::at(sym, start, end - start, track);
+    op.detail.device = dev;
+    op.detail.stream = stream;
     let scope = global_pid.unwrap_or(0) & PID_MASK;
     op.correlation = b.correlation(scope as u64, correlation.unwrap_or(0).max(0) as u64);
     op

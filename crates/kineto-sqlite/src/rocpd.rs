@@ -25,7 +25,7 @@ use crate::db::{Db, get_int, get_quantity, get_str, get_text, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
 use kineto_trace::{
-    Api, DeviceProps, Error, GpuKind, GpuOp, Launch, Result, Span, SpanKind, Trace, TraceFormat,
+    Api, DeviceProps, Error, GpuKind, Launch, NewGpuOp, Result, Span, SpanKind, Trace, TraceFormat,
 };
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -215,13 +215,13 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         let stream = int(7)?.unwrap_or(queue);
         let sc = scopes.of(guid.as_deref(), pid);
         let track = tracks.of(b, dev.unwrap_or(-1), stream);
-        let mut op = GpuOp::at(sym, start, end - start, track);
-        op.device = dev;
-        op.stream = Some(stream);
+        let mut op = NewGpuOp::at(sym, start, end - start, track);
+        op.detail.device = dev;
+        op.detail.stream = Some(stream);
         op.correlation = b.correlation(sc, int(8)?.unwrap_or(0).max(0) as u64);
         let u = |v: Option<i64>| v.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
-        op.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
-        op.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
+        op.detail.grid = [u(int(9)?), u(int(10)?), u(int(11)?)];
+        op.detail.block = [u(int(12)?), u(int(13)?), u(int(14)?)];
         let kind = blit_kind(b.trace().name(sym)).unwrap_or(GpuKind::Kernel);
         match kind {
             GpuKind::Memset => fills += 1,
@@ -303,10 +303,10 @@ fn read_copies(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool
             }
         };
         let track = tracks.of(b, dev.unwrap_or(-1), stream);
-        let mut op = GpuOp::at(sym, start, end - start, track);
-        op.device = dev;
-        op.stream = Some(stream);
-        op.bytes = get_quantity(r, 5).map_err(e)?.map(|v| v.max(0) as u64);
+        let mut op = NewGpuOp::at(sym, start, end - start, track);
+        op.detail.device = dev;
+        op.detail.stream = Some(stream);
+        op.detail.bytes = get_quantity(r, 5).map_err(e)?.map(|v| v.max(0) as u64);
         op.correlation = b.correlation(sc, int(11)?.unwrap_or(0).max(0) as u64);
         b.gpu_op_of(GpuKind::Memcpy, op, Some(pid)).map_err(e)
     })

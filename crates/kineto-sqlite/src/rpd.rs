@@ -21,7 +21,7 @@
 use crate::db::{Db, get_int, get_quantity, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
-use kineto_trace::{Api, GpuKind, GpuOp, Launch, Result, Trace, TraceFormat};
+use kineto_trace::{Api, GpuKind, Launch, NewGpuOp, Result, Trace, TraceFormat};
 use rustc_hash::FxHashMap;
 
 /// What an RPD op type is.
@@ -269,16 +269,16 @@ fn read_ops(
         };
         let api = links.api_of.get(id);
         let track = tracks.of(b, gpu.unwrap_or(-1), queue);
-        let mut op = GpuOp::at(sym, start, end - start, track);
-        op.device = gpu;
-        op.stream = Some(queue);
+        let mut op = NewGpuOp::at(sym, start, end - start, track);
+        op.detail.device = gpu;
+        op.detail.stream = Some(queue);
         op.correlation = api.and_then(|a| b.correlation(0, a.max(0) as u64));
         if let Some((grid, block)) = api.and_then(|a| links.geometry.get(&a)) {
-            op.grid = *grid;
-            op.block = *block;
+            op.detail.grid = *grid;
+            op.detail.block = *block;
         }
         if kind == GpuKind::Memcpy {
-            op.bytes = api.and_then(|a| links.copy_size.get(&a)).copied();
+            op.detail.bytes = api.and_then(|a| links.copy_size.get(&a)).copied();
         }
         if kind == GpuKind::Kernel {
             let n = queues.len() as u64;

@@ -43,7 +43,7 @@ fn check(root: &Path, rel: &str, want: &Value) {
         (GpuKind::Memset, "memset"),
     ] {
         let ops = t.gpu_ops(kind);
-        let bytes: u64 = ops.iter().filter_map(|o| o.bytes).sum();
+        let bytes: u64 = ops.iter().filter_map(|o| t.detail(o).bytes).sum();
         assert_eq!(
             bytes as i64,
             int(want, &format!("{key}_bytes")),
@@ -191,7 +191,7 @@ fn graph_mode_replays_are_kernels_of_their_own_and_the_capture_says_it_is_incomp
     // Two rows of CUPTI_ACTIVITY_KIND_GRAPH_TRACE: 2000..8000 and 12000..18500, graph 3.
     assert_eq!(replays.len(), 2);
     assert_eq!(t.capture.graph_replays_ns, (8000 - 2000) + (18500 - 12000));
-    assert!(replays.iter().all(|k| k.graph_id == Some(3)));
+    assert!(replays.iter().all(|k| t.detail(k).graph_id == Some(3)));
     assert!(!t.capture.kernels_complete());
     assert!(t.capture.notes.iter().any(|n| n.contains("incomplete")));
     // The budget places them in the `graph` bucket, not `unmatched`.
@@ -228,7 +228,7 @@ fn nsys_reads_the_gpu_table_and_joins_correlations_per_process() {
     for (k, l) in t.kernels.iter().zip(&links.kernel_launch) {
         let launch = &t.launches[l.unwrap() as usize];
         let (kp, lp) = (
-            k.device.unwrap(),
+            t.detail(k).device.unwrap(),
             t.track(launch.track).pid.as_i64().unwrap(),
         );
         assert_eq!(kp == 1, lp == 4201, "{}", t.name(k.name));
@@ -267,7 +267,7 @@ fn csv_agents_are_numbered_as_hip_numbers_gpus() {
             t.kernels
                 .iter()
                 .find(|k| t.name(k.name) == n)
-                .and_then(|k| k.device)
+                .and_then(|k| t.detail(k).device)
         };
         // Agent 1 is the first GPU (device 0), agent 2 the second, by agent_info.csv.
         assert_eq!((dev(first), dev(second)), (Some(0), Some(1)), "{rel}");

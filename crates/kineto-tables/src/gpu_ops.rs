@@ -4,7 +4,7 @@ use crate::{Col, col};
 use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::{MEMCPY, MEMSET};
 use kineto_trace::family::{Label, Rules, UNMATCHED};
-use kineto_trace::{GpuKind, GpuOp, Launch, Trace};
+use kineto_trace::{GpuKind, GpuOp, GpuOpDetail, Launch, Trace};
 use std::collections::HashMap;
 
 /// A kernel, copy or fill with what the analysis says about it.
@@ -14,6 +14,7 @@ pub struct GpuOpRow<'a> {
     kind: GpuKind,
     index: u32,
     op: &'a GpuOp,
+    detail: &'a GpuOpDetail,
     name: &'a str,
     step: Option<u32>,
     family: Option<&'a str>,
@@ -124,6 +125,7 @@ impl<'a> GpuOps<'a> {
             kind,
             index: i as u32,
             op,
+            detail: t.detail(op),
             name: t.name(op.name),
             step: self.steps[slot(kind)].get(i).copied().flatten(),
             family,
@@ -182,21 +184,21 @@ pub fn gpu_op_columns<'a>() -> &'a [Col<GpuOpRow<'a>>] {
         col!("how", Str?, None, "which rule or fallback word (`rule 12 (line 80)`), `unmatched`; null for copies and fills", |r| r.how),
         col!("ts_ns", I64, TimeNs, "start on the trace's clock (MEASURED)", |r| r.op.ts_ns),
         col!("dur_ns", I64, Ns, "duration (MEASURED)", |r| r.op.dur_ns),
-        col!("device", I64?, None, "`args.device`", |r| r.op.device),
-        col!("stream", I64?, None, "`args.stream`", |r| r.op.stream),
+        col!("device", I64?, None, "`args.device`", |r| r.detail.device),
+        col!("stream", I64?, None, "`args.stream`", |r| r.detail.stream),
         col!("correlation", U64?, None, "`args.correlation` (the CPU launch's id)", |r| r.op.correlation.map(|c| c.get())),
         col!("launch", Str?, None, "the launching runtime/driver API (`cudaLaunchKernel`, …); null: no launch found", |r| r.launch_name),
         col!("launch_ts_ns", I64?, TimeNs, "the launch's start (queueing delay = ts_ns − launch_ts_ns)", |r| r.launch.map(|l| l.ts_ns)),
         col!("launch_tid", Str?, None, "the launching thread's tid as the trace wrote it", |r| r.launch_tid.as_deref()),
         col!("annotation", Str?, None, "innermost `user_annotation` around the launch", |r| r.annotation),
         col!("cpu_op", Str?, None, "innermost `cpu_op` around the launch", |r| r.cpu_op),
-        col!("grid_x", U32?, None, "grid x (null when the trace has no grid)", |r| dim(r.op.grid[0])),
-        col!("grid_y", U32?, None, "grid y", |r| dim(r.op.grid[1])),
-        col!("grid_z", U32?, None, "grid z", |r| dim(r.op.grid[2])),
-        col!("block_x", U32?, None, "block x (null when the trace has no block)", |r| dim(r.op.block[0])),
-        col!("block_y", U32?, None, "block y", |r| dim(r.op.block[1])),
-        col!("block_z", U32?, None, "block z", |r| dim(r.op.block[2])),
-        col!("bytes", U64?, Bytes, "`args.bytes` of a copy or fill (MEASURED by the profiler)", |r| r.op.bytes),
+        col!("grid_x", U32?, None, "grid x (null when the trace has no grid)", |r| dim(r.detail.grid[0])),
+        col!("grid_y", U32?, None, "grid y", |r| dim(r.detail.grid[1])),
+        col!("grid_z", U32?, None, "grid z", |r| dim(r.detail.grid[2])),
+        col!("block_x", U32?, None, "block x (null when the trace has no block)", |r| dim(r.detail.block[0])),
+        col!("block_y", U32?, None, "block y", |r| dim(r.detail.block[1])),
+        col!("block_z", U32?, None, "block z", |r| dim(r.detail.block[2])),
+        col!("bytes", U64?, Bytes, "`args.bytes` of a copy or fill (MEASURED by the profiler)", |r| r.detail.bytes),
         col!("same_stream_overlap", Bool?, None, "kernel started before an earlier kernel on its stream ended (null for copies and fills)", |r| r.overlap),
         col!("file", Str, None, "the trace file as given", |r| r.file),
     ]

@@ -49,9 +49,9 @@ mod words;
 
 pub use error::{Error, Result};
 pub use model::{
-    Api, Capture, Counts, DeviceProps, Flow, FlowPhase, GRAPH_REPLAY_PREFIX, GemmRows, GpuKind,
-    GpuOp, Header, IdValue, Launch, MAX_DEVICES, Overruns, RankPart, Salvage, Span, SpanKind, Sym,
-    Trace, TraceFormat, Track, TrackIds, Warning,
+    Api, Capture, Counts, Detail, DeviceProps, Flow, FlowPhase, GRAPH_REPLAY_PREFIX, GemmRows,
+    GpuKind, GpuOp, GpuOpDetail, Header, IdValue, Launch, MAX_DEVICES, NewGpuOp, Overruns,
+    RankPart, Salvage, Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds, Warning,
 };
 pub use parse::{RANGE_BYTES, limit_malloc_arenas, parse_reader};
 pub use read::{Options, Parsed, parse_file, parse_file_from, parse_raw};

@@ -118,7 +118,10 @@ pub enum GpuKind {
     Memset,
 }
 
-/// A kernel, copy or fill that ran on a GPU.
+/// A kernel, copy or fill that ran on a GPU: its name, times, track and ids, with what else its record
+/// says kept once per distinct value in the trace ([`GpuOpDetail`], read with [`Trace::detail`]). A
+/// trace's ops repeat a handful of launch shapes, devices and streams, so a row is 48 bytes where the
+/// whole record would be 160 (the model's rows are what a parse holds: `docs/parse-costs.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOp {
     /// Demangled name as Kineto wrote it.
@@ -129,15 +132,26 @@ pub struct GpuOp {
     pub dur_ns: i64,
     /// (`pid`, `tid`): device and stream as the trace labels them.
     pub track: Track,
-    /// `args.device`, else the pid when it is an integer.
-    pub device: Option<i64>,
-    /// `args.stream`, else the integer in the tid.
-    pub stream: Option<i64>,
     /// `args.correlation`: the CUPTI id shared with the launching runtime/driver call (CUPTI numbers
     /// from 1; a 0 is kept as `None`).
     pub correlation: Option<NonZeroU64>,
     /// `args["External id"]` (`"external id"` in old traces); 0 means none there and is kept as `None`.
     pub external_id: Option<NonZeroU64>,
+    /// The rest of the record: [`Trace::detail`].
+    pub detail: Detail,
+}
+
+/// An interned [`GpuOpDetail`]: [`Trace::detail`] gives it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Detail(pub(crate) u32);
+
+/// What a GPU op's record says beyond [`GpuOp`]'s fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct GpuOpDetail {
+    /// `args.device`, else the pid when it is an integer.
+    pub device: Option<i64>,
+    /// `args.stream`, else the integer in the tid.
+    pub stream: Option<i64>,
     /// `args.grid`, `[x, y, z]` (kernels only; zeros when absent).
     pub grid: [u32; 3],
     /// `args.block`, `[x, y, z]` (kernels only; zeros when absent).
@@ -152,6 +166,60 @@ pub struct GpuOp {
     pub graph_node_id: Option<u64>,
     /// `args.bytes` (copies and fills).
     pub bytes: Option<u64>,
+}
+
+/// A GPU op as a reader hands it to the model: [`GpuOp`]'s fields and its detail whole (the model
+/// interns the detail).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewGpuOp {
+    /// [`GpuOp::name`].
+    pub name: Sym,
+    /// [`GpuOp::ts_ns`].
+    pub ts_ns: i64,
+    /// [`GpuOp::dur_ns`].
+    pub dur_ns: i64,
+    /// [`GpuOp::track`].
+    pub track: Track,
+    /// [`GpuOp::correlation`].
+    pub correlation: Option<NonZeroU64>,
+    /// [`GpuOp::external_id`].
+    pub external_id: Option<NonZeroU64>,
+    /// The rest of the record.
+    pub detail: GpuOpDetail,
+}
+
+/// Interns [`GpuOpDetail`]s to dense ids, first seen first.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Details {
+    map: FxHashMap<GpuOpDetail, u32>,
+    list: Vec<GpuOpDetail>,
+}
+
+impl Details {
+    #[inline]
+    pub(crate) fn intern(&mut self, d: GpuOpDetail) -> Detail {
+        if let Some(&id) = self.map.get(&d) {
+            return Detail(id);
+        }
+        let id = self.list.len() as u32;
+        self.list.push(d.clone());
+        self.map.insert(d, id);
+        Detail(id)
+    }
+
+    pub(crate) fn get(&self, d: Detail) -> Option<&GpuOpDetail> {
+        self.list.get(d.0 as usize)
+    }
+
+    /// Interns every detail of `other` in `other`'s id order; returns `other`'s id → this id.
+    pub(crate) fn absorb(&mut self, other: &Details) -> Vec<Detail> {
+        other.list.iter().map(|d| self.intern(d.clone())).collect()
+    }
+
+    /// Drops the lookup table once the trace is built.
+    pub(crate) fn freeze(&mut self) {
+        self.map = FxHashMap::default();
+    }
 }
 
 impl GpuOp {
@@ -515,6 +583,7 @@ pub struct Trace {
     pub salvaged: Option<Salvage>,
     pub(crate) names: Interner,
     pub(crate) tracks: Vec<TrackIds>,
+    pub(crate) details: Details,
     /// Per GPU-op kind (kernels, copies, fills), the process each op ran for, parallel to the ops: filled
     /// by the readers of files that hold several processes (nsys, rocpd, RPD), empty otherwise.
     pub(crate) op_processes: [Vec<Option<i64>>; 3],
@@ -526,6 +595,45 @@ impl Trace {
     /// The text of an interned name.
     pub fn name(&self, s: Sym) -> &str {
         self.names.get(s.0)
+    }
+
+    /// What op `op`'s record says beyond its name, times, track and ids.
+    pub fn detail(&self, op: &GpuOp) -> &GpuOpDetail {
+        static NONE: GpuOpDetail = GpuOpDetail {
+            device: None,
+            stream: None,
+            grid: [0; 3],
+            block: [0; 3],
+            registers: None,
+            shared_memory: None,
+            graph_id: None,
+            graph_node_id: None,
+            bytes: None,
+        };
+        self.details.get(op.detail).unwrap_or(&NONE)
+    }
+
+    /// Adds `op` to the model's table of `kind` (its detail interned).
+    pub fn push_gpu_op(&mut self, kind: GpuKind, op: NewGpuOp) {
+        let op = self.gpu_op(op);
+        match kind {
+            GpuKind::Kernel => self.kernels.push(op),
+            GpuKind::Memcpy => self.memcpys.push(op),
+            GpuKind::Memset => self.memsets.push(op),
+        }
+    }
+
+    /// `op` as a row of this trace (its detail interned here).
+    pub fn gpu_op(&mut self, op: NewGpuOp) -> GpuOp {
+        GpuOp {
+            name: op.name,
+            ts_ns: op.ts_ns,
+            dur_ns: op.dur_ns,
+            track: op.track,
+            correlation: op.correlation,
+            external_id: op.external_id,
+            detail: self.details.intern(op.detail),
+        }
     }
 
     /// The pid and tid behind a [`Track`].

@@ -39,7 +39,11 @@ fn part_keys(t: &Trace) -> Vec<PartKey> {
         if processes.len() != ops.len() {
             return Vec::new();
         }
-        keys.extend(ops.iter().zip(processes).map(|(o, &p)| (p, o.device)));
+        keys.extend(
+            ops.iter()
+                .zip(processes)
+                .map(|(o, &p)| (p, t.detail(o).device)),
+        );
     }
     keys.sort_unstable();
     keys.dedup();
@@ -119,7 +123,7 @@ impl Parts {
     fn gpu_ops(&mut self, t: &Trace) {
         for (kind, (ops, processes)) in ops_and_processes(t).into_iter().enumerate() {
             for (op, &process) in ops.iter().zip(processes) {
-                let i = self.index((process, op.device));
+                let i = self.index((process, t.detail(op).device));
                 if let Some(c) = op.correlation {
                     self.of_correlation.entry(c.get()).or_insert(i);
                 }
@@ -270,7 +274,7 @@ fn label(t: &Trace, (process, device): PartKey) -> String {
     }
 }
 
-/// The trace's header, capture, warnings and name and track tables, without rows.
+/// The trace's header, capture, warnings and name, track and GPU-op detail tables, without rows.
 fn empty_like(t: &Trace) -> Trace {
     let mut p = Trace {
         header: t.header.clone(),
@@ -283,6 +287,7 @@ fn empty_like(t: &Trace) -> Trace {
     };
     p.names = t.names.clone();
     p.tracks = t.tracks.clone();
+    p.details = t.details.clone();
     p.process_ranks = t.process_ranks.clone();
     p
 }
@@ -341,8 +346,8 @@ mod tests {
             let c = b.correlation(process as u64, 1);
             b.launch(Launch::at(call, Api::Runtime, t, 10, cpu, c))
                 .unwrap();
-            let mut op = GpuOp::at(name, t + 20, 50, gpu);
-            op.device = Some(device);
+            let mut op = crate::NewGpuOp::at(name, t + 20, 50, gpu);
+            op.detail.device = Some(device);
             op.correlation = c;
             b.gpu_op_of(GpuKind::Kernel, op, Some(process)).unwrap();
         }
@@ -387,8 +392,8 @@ mod tests {
         let gpu = b.track(IdValue::Num(0), IdValue::Num(7));
         let name = b.name("kernel");
         for (t, process) in [(0, None), (100, None)] {
-            let mut op = GpuOp::at(name, t, 10, gpu);
-            op.device = Some(t);
+            let mut op = crate::NewGpuOp::at(name, t, 10, gpu);
+            op.detail.device = Some(t);
             b.gpu_op_of(GpuKind::Kernel, op, process).unwrap();
         }
         let t = b.finish();

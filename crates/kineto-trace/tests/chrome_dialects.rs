@@ -40,7 +40,11 @@ fn nsys2json_kernels_on_a_device_pid_are_kernels_in_both_forms() {
         let k = &t.kernels[0];
         // 1000.5 µs = 1 000 500 ns; 2.25 µs = 2 250 ns; device and stream from "Device 1", "Stream 7".
         assert_eq!((k.ts_ns, k.dur_ns), (1_000_500, 2_250), "{name}");
-        assert_eq!((k.device, k.stream), (Some(1), Some(7)), "{name}");
+        assert_eq!(
+            (t.detail(k).device, t.detail(k).stream),
+            (Some(1), Some(7)),
+            "{name}"
+        );
         assert_eq!(t.memcpys.len(), 1, "{name}");
         assert_eq!(t.user_annotations.len(), 1, "{name}");
         assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
@@ -149,7 +153,11 @@ fn one_odd_args_field_costs_only_itself() {
         let p = parse(tmp.path(), "odd.json", &text).unwrap();
         let k = &p.trace.kernels[0];
         assert_eq!(k.correlation.map(|c| c.get()), Some(5), "{odd}");
-        assert_eq!((k.device, k.block), (Some(3), [4, 1, 1]), "{odd}");
+        assert_eq!(
+            (p.trace.detail(k).device, p.trace.detail(k).block),
+            (Some(3), [4, 1, 1]),
+            "{odd}"
+        );
         assert_eq!(p.trace.warnings_total, 1, "{odd}: {:?}", warnings(&p));
         assert!(warnings(&p)[0].contains(field), "{:?}", warnings(&p));
     }
@@ -160,7 +168,7 @@ fn one_odd_args_field_costs_only_itself() {
     );
     let p = parse(tmp.path(), "frac.json", &text).unwrap();
     let k = &p.trace.kernels[0];
-    assert_eq!((k.correlation, k.device), (None, Some(3)));
+    assert_eq!((k.correlation, p.trace.detail(k).device), (None, Some(3)));
     assert_eq!(p.trace.warnings_total, 1, "{:?}", warnings(&p));
     assert!(warnings(&p)[0].contains("correlation"));
 }
@@ -211,7 +219,7 @@ fn the_later_nsys2json_reads_its_calls_and_both_nvtx_views() {
         let p = parse(tmp.path(), name, &text).unwrap();
         let t = &p.trace;
         assert_eq!((t.kernels.len(), t.launches.len()), (1, 1), "{name}");
-        assert_eq!(t.kernels[0].stream, Some(7), "{name}");
+        assert_eq!(t.detail(&t.kernels[0]).stream, Some(7), "{name}");
         assert_eq!(t.launches[0].correlation.map(|c| c.get()), Some(31));
         // 0.5 µs = 500 ns.
         assert_eq!(t.launches[0].dur_ns, 500);
@@ -267,10 +275,13 @@ fn a_device_named_by_process_name_metadata_places_cuda_events_in_both_forms() {
             assert_eq!((t.memcpys[0].ts_ns, t.memcpys[0].dur_ns), (20_000, 1_500));
             // The device is the one the process name says (2, not the pid 5), the stream the tid.
             assert_eq!(
-                (t.kernels[0].device, t.kernels[0].stream),
+                (
+                    t.detail(&t.kernels[0]).device,
+                    t.detail(&t.kernels[0]).stream
+                ),
                 (Some(2), Some(7))
             );
-            assert_eq!(t.memcpys[0].device, Some(2), "{name}");
+            assert_eq!(t.detail(&t.memcpys[0]).device, Some(2), "{name}");
             assert!(t.capture.notes.is_empty(), "{name}: {:?}", t.capture.notes);
             assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
         }
@@ -311,7 +322,10 @@ fn a_device_named_in_a_later_range_places_cuda_events_read_in_parallel() {
     .unwrap();
     let t = &p.trace;
     assert_eq!((t.kernels.len(), t.cpu_ops.len()), (1, 200));
-    assert_eq!((t.kernels[0].ts_ns, t.kernels[0].device), (10_000, Some(2)));
+    assert_eq!(
+        (t.kernels[0].ts_ns, t.detail(&t.kernels[0]).device),
+        (10_000, Some(2))
+    );
     assert!(t.capture.notes.is_empty(), "{:?}", t.capture.notes);
 }
 
@@ -422,7 +436,10 @@ fn nsys2json_devices_named_after_their_file_are_devices() {
         let t = &p.trace;
         assert_eq!((t.kernels.len(), t.launches.len()), (1, 1), "{name}");
         assert_eq!(
-            (t.kernels[0].device, t.kernels[0].stream),
+            (
+                t.detail(&t.kernels[0]).device,
+                t.detail(&t.kernels[0]).stream
+            ),
             (Some(3), Some(7))
         );
         assert!(t.capture.notes.is_empty(), "{name}: {:?}", t.capture.notes);
@@ -439,7 +456,7 @@ fn a_device_pid_without_a_space_is_its_device_in_both_forms() {
         let p = parse(tmp.path(), name, &text).unwrap();
         let t = &p.trace;
         assert_eq!(t.kernels.len(), 1, "{name}");
-        assert_eq!(t.kernels[0].device, Some(1), "{name}");
+        assert_eq!(t.detail(&t.kernels[0]).device, Some(1), "{name}");
     }
 }
 

@@ -291,7 +291,7 @@ fn the_legacy_rocprof_json_reads_its_processes_flows_and_exact_times() {
         (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
         (1_010_400, 1_030_900 - 1_010_400)
     );
-    assert_eq!(t.kernels[0].stream, Some(1));
+    assert_eq!(t.detail(&t.kernels[0]).stream, Some(1));
     let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
     assert_eq!(copies.len(), 1);
     assert_eq!((copies[0].ts_ns, copies[0].dur_ns), (1_000_250, 3_500));
@@ -406,12 +406,12 @@ fn the_legacy_rocprof_json_of_2023_finds_copies_fills_and_barriers_by_its_writer
     assert_eq!(t.header.format, TraceFormat::RocprofLegacyJson);
     assert_eq!(t.kernels.len(), 1);
     // The device is the op's `dev-id` (1), not its pid (6).
-    assert_eq!(t.kernels[0].device, Some(1));
+    assert_eq!(t.detail(&t.kernels[0]).device, Some(1));
     let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
     let fills = t.gpu_ops(kineto_trace::GpuKind::Memset);
     assert_eq!((copies.len(), fills.len()), (1, 1));
     assert_eq!((fills[0].ts_ns, fills[0].dur_ns), (1_008_000, 800));
-    assert_eq!(copies[0].device, Some(0));
+    assert_eq!(t.detail(&copies[0]).device, Some(0));
     assert_eq!(
         t.counts.other_complete.get("rocprof barrier packet"),
         Some(&1)
@@ -454,7 +454,7 @@ fn the_legacy_rocprof_json_before_2022_reads_its_indexed_process_names_and_strin
     // `CopyKernel` is on `GPU1`: a kernel, whatever its name; its device is its `gpu-id`.
     assert_eq!(t.kernels.len(), 1);
     assert_eq!(t.name(t.kernels[0].name), "CopyKernel");
-    assert_eq!(t.kernels[0].device, Some(1));
+    assert_eq!(t.detail(&t.kernels[0]).device, Some(1));
     assert_eq!(
         (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
         (1_010_400, 20_500)

@@ -24,7 +24,7 @@ use kineto_trace::native::detect::varint_at;
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, kernel_name};
 use kineto_trace::{
-    DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat, Track,
+    DeviceProps, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat, Track,
     Warning,
 };
 use prost::Message;
@@ -323,16 +323,16 @@ impl Reader {
             }
             _ => self.kernels.sym(&mut self.b, &raw_name),
         };
-        let mut op = GpuOp::at(name, ts, dur, track);
-        op.device = Some(gpu);
-        op.stream = Some(stream);
+        let mut op = NewGpuOp::at(name, ts, dur, track);
+        op.detail.device = Some(gpu);
+        op.detail.stream = Some(stream);
         op.correlation = self.correlation(p, ev);
         let shape = LaunchDetails::parse(&details);
         if kind == GpuKind::Kernel {
-            (op.grid, op.block) = (shape.grid, shape.block);
-            (op.registers, op.shared_memory) = (shape.registers, shape.shared_memory);
+            (op.detail.grid, op.detail.block) = (shape.grid, shape.block);
+            (op.detail.registers, op.detail.shared_memory) = (shape.registers, shape.shared_memory);
         } else {
-            op.bytes = shape.bytes;
+            op.detail.bytes = shape.bytes;
         }
         self.b.gpu_op_of(kind, op, Some(HOST_PROCESS))
     }

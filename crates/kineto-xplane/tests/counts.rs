@@ -51,7 +51,7 @@ fn check(path: &Path, want: &Value) {
     // Each GPU apart: kernels by device, and each device's track pid its own.
     let mut by_device: BTreeMap<String, i64> = BTreeMap::new();
     for k in &t.kernels {
-        let d = k.device.unwrap();
+        let d = t.detail(k).device.unwrap();
         assert_eq!(
             t.track(k.track).pid,
             IdValue::Num(d),
@@ -97,7 +97,7 @@ fn check(path: &Path, want: &Value) {
     let first = &t.kernels[0];
     let wf = &want["first_kernel"];
     assert_eq!(
-        (first.ts_ns, first.dur_ns, first.stream),
+        (first.ts_ns, first.dur_ns, t.detail(first).stream),
         (int(wf, "ts"), int(wf, "dur"), wf["stream"].as_i64()),
         "{rel}: first kernel"
     );
@@ -129,13 +129,19 @@ fn kernel_details_and_copies_are_read() {
     let k = t
         .kernels
         .iter()
-        .find(|k| k.device == Some(1) && t.name(k.name) == "gemm_fusion_dot_1")
+        .find(|k| t.detail(k).device == Some(1) && t.name(k.name) == "gemm_fusion_dot_1")
         .unwrap();
-    assert_eq!((k.grid, k.block), ([2, 1, 1], [128, 1, 1]));
-    assert_eq!((k.registers, k.shared_memory), (Some(32), Some(1024)));
+    assert_eq!(
+        (t.detail(k).grid, t.detail(k).block),
+        ([2, 1, 1], [128, 1, 1])
+    );
+    assert_eq!(
+        (t.detail(k).registers, t.detail(k).shared_memory),
+        (Some(32), Some(1024))
+    );
     let c = &t.memcpys[0];
     assert_eq!(t.name(c.name), "Memcpy DtoH (DeviceToHost)");
-    assert_eq!(c.bytes, Some(4096));
+    assert_eq!(t.detail(c).bytes, Some(4096));
     // The step annotation on the host's python thread: 990_000 ns + 0, for 80_000_000 ps.
     let s = &t.user_annotations[0];
     assert_eq!((s.ts_ns, s.dur_ns), (990_000, 80_000));
@@ -261,7 +267,11 @@ fn each_gpu_plane_is_a_rank_of_its_own() {
     let ranks = kineto_trace::split::split_ranks(t);
     assert_eq!(ranks.len(), 2);
     for (gpu, r) in ranks.iter().enumerate() {
-        assert!(r.kernels.iter().all(|k| k.device == Some(gpu as i64)));
+        assert!(
+            r.kernels
+                .iter()
+                .all(|k| r.detail(k).device == Some(gpu as i64))
+        );
         assert_eq!((r.kernels.len(), r.memcpys.len()), (3, 1), "gpu {gpu}");
         assert_eq!(r.launches.len(), 3 + 1, "gpu {gpu}");
         assert_eq!(r.user_annotations.len(), 1, "gpu {gpu}");

@@ -175,7 +175,7 @@ pub fn steps(trace: &Trace, rules: &Kl1Rules) -> Kl1Steps {
                     bucket: rules.family(family).bucket,
                     start: k.ts_ns,
                     end: k.end_ns(),
-                    grid: k.grid,
+                    grid: trace.detail(k).grid,
                     k: bits,
                 }
             })

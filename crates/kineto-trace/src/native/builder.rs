@@ -5,8 +5,8 @@
 //! What it is not: a reader of any format; the vendor readers (and `kineto-sqlite`'s) decide what each row is.
 
 use crate::model::{
-    Api, Capture, Flow, GpuKind, GpuOp, Header, IdValue, Launch, Overruns, Salvage, Span, SpanKind,
-    Sym, Trace, TraceFormat, Track, TrackIds, Warning,
+    Api, Capture, Flow, GpuKind, GpuOpDetail, Header, IdValue, Launch, NewGpuOp, Overruns, Salvage,
+    Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds, Warning,
 };
 use crate::time::{MAX_ABS_NS, RANGE};
 use rustc_hash::FxHashMap;
@@ -22,7 +22,7 @@ pub const KEEP_WARNINGS: usize = 100;
 pub struct TraceBuilder {
     trace: Trace,
     tracks: FxHashMap<TrackIds, u32>,
-    correlations: FxHashMap<(u64, u64), NonZeroU64>,
+    correlations: super::correlations::Correlations,
     bounds: Option<(i64, i64)>,
     /// Instant markers since the last [`TraceBuilder::note_instant_marks`].
     instant_marks: u64,
@@ -36,7 +36,7 @@ impl TraceBuilder {
         TraceBuilder {
             trace,
             tracks: FxHashMap::default(),
-            correlations: FxHashMap::default(),
+            correlations: Default::default(),
             bounds: None,
             instant_marks: 0,
         }
@@ -72,16 +72,7 @@ impl TraceBuilder {
     /// A correlation id unique in the trace for the id `raw` of `scope` (a process: nsys and rocprof
     /// number correlations per process, and two processes of one file reuse ids). `raw` 0 means none.
     pub fn correlation(&mut self, scope: u64, raw: u64) -> Option<NonZeroU64> {
-        if raw == 0 {
-            return None;
-        }
-        let next = self.correlations.len() as u64 + 1;
-        Some(
-            *self
-                .correlations
-                .entry((scope, raw))
-                .or_insert(NonZeroU64::new(next)?),
-        )
+        self.correlations.id(scope, raw)
     }
 
     /// Checks a `[start, end]` interval against the model's rules; the message says which is broken.
@@ -110,7 +101,7 @@ impl TraceBuilder {
     }
 
     /// Adds a kernel, copy or fill.
-    pub fn gpu_op(&mut self, kind: GpuKind, op: GpuOp) -> Result<(), String> {
+    pub fn gpu_op(&mut self, kind: GpuKind, op: NewGpuOp) -> Result<(), String> {
         self.gpu_op_of(kind, op, None)
     }
 
@@ -119,17 +110,17 @@ impl TraceBuilder {
     pub fn gpu_op_of(
         &mut self,
         kind: GpuKind,
-        op: GpuOp,
+        op: NewGpuOp,
         process: Option<i64>,
     ) -> Result<(), String> {
         self.timed(op.ts_ns, op.ts_ns.saturating_add(op.dur_ns))?;
         let i = kind_index(kind);
+        self.trace.push_gpu_op(kind, op);
         let ops = match kind {
-            GpuKind::Kernel => &mut self.trace.kernels,
-            GpuKind::Memcpy => &mut self.trace.memcpys,
-            GpuKind::Memset => &mut self.trace.memsets,
+            GpuKind::Kernel => &self.trace.kernels,
+            GpuKind::Memcpy => &self.trace.memcpys,
+            GpuKind::Memset => &self.trace.memsets,
         };
-        ops.push(op);
         // No process is held while none was given (most files): the list is filled in at the first.
         let processes = &mut self.trace.op_processes[i];
         if process.is_some() || !processes.is_empty() {
@@ -304,6 +295,7 @@ impl TraceBuilder {
         }
         t.time_bounds = self.bounds;
         t.names.freeze();
+        t.details.freeze();
         self.trace
     }
 }
@@ -436,25 +428,17 @@ impl Launch {
     }
 }
 
-impl GpuOp {
+impl NewGpuOp {
     /// A GPU op with only its name, times and track; the other fields empty, to be set by the reader.
-    pub fn at(name: Sym, ts_ns: i64, dur_ns: i64, track: Track) -> GpuOp {
-        GpuOp {
+    pub fn at(name: Sym, ts_ns: i64, dur_ns: i64, track: Track) -> NewGpuOp {
+        NewGpuOp {
             name,
             ts_ns,
             dur_ns,
             track,
-            device: None,
-            stream: None,
             correlation: None,
             external_id: None,
-            grid: [0; 3],
-            block: [0; 3],
-            registers: None,
-            shared_memory: None,
-            graph_id: None,
-            graph_node_id: None,
-            bytes: None,
+            detail: GpuOpDetail::default(),
         }
     }
 }

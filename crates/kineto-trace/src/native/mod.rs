@@ -26,6 +26,7 @@
 
 pub mod builder;
 pub(crate) mod chrome;
+mod correlations;
 pub mod names;
 pub mod protowire;
 pub(crate) mod rocprof_csv;

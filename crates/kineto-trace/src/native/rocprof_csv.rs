@@ -23,7 +23,7 @@ use super::builder::DispatchTally;
 use super::names::{KernelNames, blit_kind, copy_name};
 use crate::error::{Error, Result};
 use crate::model::{
-    Api, DeviceProps, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
+    Api, DeviceProps, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat,
 };
 use crate::read::detect::fold;
 use crate::stored::fill;
@@ -435,9 +435,9 @@ impl<'r> SetTables<'r> {
             let queue = kt.int(row, "queueid", line)?.unwrap_or(0);
             let stream = kt.int(row, "streamid", line)?.unwrap_or(queue);
             let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
-            let mut op = GpuOp::at(sym, start, end - start, track);
-            op.device = dev;
-            op.stream = Some(stream);
+            let mut op = NewGpuOp::at(sym, start, end - start, track);
+            op.detail.device = dev;
+            op.detail.stream = Some(stream);
             op.correlation =
                 b.correlation(0, kt.int(row, "correlationid", line)?.unwrap_or(0) as u64);
             let dim = |c: &str| -> Result<u32> {
@@ -446,8 +446,8 @@ impl<'r> SetTables<'r> {
                     .unwrap_or(0)
                     .clamp(0, i64::from(u32::MAX)) as u32)
             };
-            op.grid = [dim("gridsizex")?, dim("gridsizey")?, dim("gridsizez")?];
-            op.block = [
+            op.detail.grid = [dim("gridsizex")?, dim("gridsizey")?, dim("gridsizez")?];
+            op.detail.block = [
                 dim("workgroupsizex")?,
                 dim("workgroupsizey")?,
                 dim("workgroupsizez")?,
@@ -481,9 +481,9 @@ impl<'r> SetTables<'r> {
                 let stream = t.int(row, "streamid", line)?.unwrap_or(0);
                 let sym = b.name(&text);
                 let track = b.track(IdValue::Num(dev.unwrap_or(-1)), IdValue::Num(stream));
-                let mut op = GpuOp::at(sym, start, end - start, track);
-                op.device = dev;
-                op.stream = Some(stream);
+                let mut op = NewGpuOp::at(sym, start, end - start, track);
+                op.detail.device = dev;
+                op.detail.stream = Some(stream);
                 op.correlation =
                     b.correlation(0, t.int(row, "correlationid", line)?.unwrap_or(0) as u64);
                 b.gpu_op(GpuKind::Memcpy, op).map_err(|m| t.err(line, m))?;

@@ -7,8 +7,8 @@
 use super::event::{Args, RawEvent};
 use crate::category::EventKind;
 use crate::model::{
-    Api, Flow, FlowPhase, GemmRows, GpuKind, GpuOp, IdValue, Launch, Span, Sym, Trace, Track,
-    TrackIds, Warning,
+    Api, Flow, FlowPhase, GemmRows, GpuKind, GpuOp, GpuOpDetail, IdValue, Launch, NewGpuOp, Span,
+    Sym, Trace, Track, TrackIds, Warning,
 };
 use crate::scan::{Cursor, Scan, event_bad, parse_i64, parse_u64};
 use crate::trace_events::DevicePids;
@@ -349,15 +349,9 @@ impl Builder {
         dur: i64,
     ) {
         let ids = self.trace.track(track);
-        let op = GpuOp {
-            name,
-            ts_ns: ts,
-            dur_ns: dur,
-            track,
+        let detail = GpuOpDetail {
             device: a.device.or_else(|| ids.pid.as_i64()),
             stream: a.stream.or_else(|| ids.tid.as_i64()),
-            correlation: a.correlation.and_then(NonZeroU64::new),
-            external_id: a.external_id.and_then(NonZeroU64::new),
             grid: a.grid.unwrap_or_default(),
             block: a.block.unwrap_or_default(),
             registers: a.registers,
@@ -366,6 +360,15 @@ impl Builder {
             graph_node_id: a.graph_node_id,
             bytes: a.bytes,
         };
+        let op = self.trace.gpu_op(NewGpuOp {
+            name,
+            ts_ns: ts,
+            dur_ns: dur,
+            track,
+            correlation: a.correlation.and_then(NonZeroU64::new),
+            external_id: a.external_id.and_then(NonZeroU64::new),
+            detail,
+        });
         match cat {
             EventKind::Kernel => self.trace.kernels.push(op),
             EventKind::Memcpy => self.trace.memcpys.push(op),
@@ -590,6 +593,7 @@ impl Builder {
     /// add up, and the first [`KEEP_WARNINGS`] warnings overall are kept.
     pub(super) fn absorb(&mut self, mut part: Builder) {
         let names = self.trace.names.absorb(&part.trace.names);
+        let details = self.trace.details.absorb(&part.trace.details);
         let part_tracks = std::mem::take(&mut part.trace.tracks);
         let mut keys: Vec<&[u8]> = vec![&[]; part_tracks.len()];
         for (k, &id) in &part.track_map {
@@ -613,10 +617,16 @@ impl Builder {
         let sym = |s: Sym| Sym(names.get(s.0 as usize).copied().unwrap_or(s.0));
         let track = |t: Track| Track(tracks.get(t.0 as usize).copied().unwrap_or(t.0));
         let ops = |to: &mut Vec<GpuOp>, from: Vec<GpuOp>| {
-            to.extend(from.into_iter().map(|o| GpuOp {
-                name: sym(o.name),
-                track: track(o.track),
-                ..o
+            to.extend(from.into_iter().map(|o| {
+                GpuOp {
+                    name: sym(o.name),
+                    track: track(o.track),
+                    detail: details
+                        .get(o.detail.0 as usize)
+                        .copied()
+                        .unwrap_or(o.detail),
+                    ..o
+                }
             }))
         };
         let t = &mut self.trace;

@@ -56,6 +56,7 @@ pub(super) fn parse_in(
     let mut trace = p.b.finish();
     crate::trace_events::check_unplaced(name, &mut trace)?;
     trace.names.freeze();
+    trace.details.freeze();
     trace.header.format_version = trace.header.schema_version.map(|v| v.to_string());
     Ok((trace, total))
 }

@@ -508,7 +508,7 @@ pub fn same_stream_overlaps(trace: &Trace) -> Vec<bool> {
         Track(Track),
     }
     let ks = &trace.kernels;
-    let stream = |i: usize| match (ks[i].device, ks[i].stream) {
+    let stream = |i: usize| match (trace.detail(&ks[i]).device, trace.detail(&ks[i]).stream) {
         (Some(d), Some(s)) => Stream::Ids(d, s),
         _ => Stream::Track(ks[i].track),
     };

@@ -41,8 +41,8 @@ use super::rocprof_legacy::{RocprofPid, rocprof_pid};
 use crate::category::{EventKind, event_kind};
 use crate::error::{Error, Result};
 use crate::model::{
-    Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
-    Track,
+    Api, Flow, FlowPhase, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Sym, Trace,
+    TraceFormat, Track,
 };
 use crate::parse::window::{Plain, Window};
 use crate::stored::streamed::Streamed;
@@ -546,19 +546,19 @@ impl<'a> ArrayReader<'a> {
         match it.role {
             Role::Gpu(kind) => {
                 let ids = b.trace().track(it.track).clone();
-                let mut op = GpuOp::at(it.name, it.ts, it.dur, it.track);
+                let mut op = NewGpuOp::at(it.name, it.ts, it.dur, it.track);
                 // A rocprof pid is a section (6 + n for device n), not a device.
-                op.device = more.device.or(match self.rocprof_pids.get(&ids.pid) {
+                op.detail.device = more.device.or(match self.rocprof_pids.get(&ids.pid) {
                     Some(&RocprofPid::Kernels(n)) => Some(n),
                     _ if rocprof_rules => None,
                     _ => ids.pid.as_i64(),
                 });
-                op.stream = more.stream.or_else(|| ids.tid.as_i64());
+                op.detail.stream = more.stream.or_else(|| ids.tid.as_i64());
                 op.correlation = it.correlation;
                 op.external_id = more.external_id;
-                op.bytes = more.bytes;
-                op.grid = more.grid;
-                op.block = more.block;
+                op.detail.bytes = more.bytes;
+                op.detail.grid = more.grid;
+                op.detail.block = more.block;
                 b.gpu_op(kind, op)
             }
             Role::Launch(api) => b.launch(Launch {

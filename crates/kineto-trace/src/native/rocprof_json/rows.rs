@@ -6,7 +6,7 @@
 use super::super::TraceBuilder;
 use super::super::names::{blit_kind, copy_name, kernel_name};
 use super::{ApiRecord, Copy, Dispatch, List, ProcessRead, Reading, symbol_name};
-use crate::model::{Api, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind};
+use crate::model::{Api, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind};
 
 impl ProcessRead {
     /// A kernel dispatch: a GPU op (a runtime fill or copy kernel as a fill or copy), on its queue for
@@ -35,18 +35,18 @@ impl ProcessRead {
             .as_ref()
             .map_or(info.queue_id.handle, |s| s.handle) as i64;
         let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
-        let mut op = GpuOp::at(
+        let mut op = NewGpuOp::at(
             sym,
             d.start_timestamp,
             d.end_timestamp - d.start_timestamp,
             track,
         );
-        op.device = device;
-        op.stream = Some(stream);
+        op.detail.device = device;
+        op.detail.stream = Some(stream);
         op.correlation = b.correlation(self.scope(), d.correlation_id.internal);
         op.external_id = std::num::NonZeroU64::new(d.correlation_id.external);
-        op.grid = [info.grid_size.x, info.grid_size.y, info.grid_size.z];
-        op.block = [
+        op.detail.grid = [info.grid_size.x, info.grid_size.y, info.grid_size.z];
+        op.detail.block = [
             info.workgroup_size.x,
             info.workgroup_size.y,
             info.workgroup_size.z,
@@ -79,17 +79,17 @@ impl ProcessRead {
         let stream = c.stream_id.as_ref().map_or(0, |s| s.handle) as i64;
         let sym = b.name(&text);
         let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
-        let mut op = GpuOp::at(
+        let mut op = NewGpuOp::at(
             sym,
             c.start_timestamp,
             c.end_timestamp - c.start_timestamp,
             track,
         );
-        op.device = device;
-        op.stream = Some(stream);
+        op.detail.device = device;
+        op.detail.stream = Some(stream);
         op.correlation = b.correlation(self.scope(), c.correlation_id.internal);
         op.external_id = std::num::NonZeroU64::new(c.correlation_id.external);
-        op.bytes = c.bytes;
+        op.detail.bytes = c.bytes;
         if let Err(m) = b.gpu_op(GpuKind::Memcpy, op) {
             self.refuse(r, "memory_copy", i, m);
         }

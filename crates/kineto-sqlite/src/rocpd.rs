@@ -23,7 +23,7 @@
 
 use crate::db::{Db, get_int, get_quantity, get_str, get_text, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
-use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
+use kineto_trace::native::{KernelNames, QueueRows, TraceBuilder};
 use kineto_trace::{
     Api, DeviceProps, Error, GpuKind, Launch, NewGpuOp, Result, Span, SpanKind, Trace, TraceFormat,
 };
@@ -178,7 +178,7 @@ fn starts_with_any_case(text: &str, prefix: &str) -> bool {
 /// on dispatches the view leaves out, a note on the blit kernels, and the queues' overruns.
 fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "kernels";
-    let mut queue_rows = Vec::new();
+    let mut queue_rows = QueueRows::default();
     let mut queues: FxHashMap<(u64, i64, i64), u64> = FxHashMap::default();
     let (mut fills, mut copy_kernels, mut rows) = (0u64, 0u64, 0u64);
     let cols = [
@@ -231,7 +231,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
         let agent = int(15)?.or(dev).unwrap_or(-1);
         let n = queues.len() as u64;
         let q = *queues.entry((sc, agent, queue)).or_insert(n);
-        queue_rows.push((q, start, end));
+        queue_rows.add(q as usize, start, end);
         rows += 1;
         b.gpu_op_of(kind, op, Some(pid)).map_err(e)
     })?;
@@ -252,7 +252,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
             "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
         ));
     }
-    b.capture().queue_overruns = Some(overruns(&mut queue_rows));
+    b.capture().queue_overruns = Some(queue_rows.overruns());
     Ok(())
 }
 

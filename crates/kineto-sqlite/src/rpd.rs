@@ -20,7 +20,7 @@
 
 use crate::db::{Db, get_int, get_quantity, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
-use kineto_trace::native::{KernelNames, TraceBuilder, overruns};
+use kineto_trace::native::{KernelNames, QueueRows, TraceBuilder};
 use kineto_trace::{Api, GpuKind, Launch, NewGpuOp, Result, Trace, TraceFormat};
 use rustc_hash::FxHashMap;
 
@@ -246,7 +246,7 @@ fn read_ops(
         "?opType_id",
     ];
     let mut tally = OpTally::default();
-    let mut queue_rows = Vec::new();
+    let mut queue_rows = QueueRows::default();
     let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let mut kernel_names = KernelNames::default();
     let mut tracks = crate::Tracks::default();
@@ -283,13 +283,13 @@ fn read_ops(
         if kind == GpuKind::Kernel {
             let n = queues.len() as u64;
             let q = *queues.entry((gpu.unwrap_or(-1), queue)).or_insert(n);
-            queue_rows.push((q, start, end));
+            queue_rows.add(q as usize, start, end);
         }
         let process = api.and_then(|a| links.process_of.get(a));
         b.gpu_op_of(kind, op, process).map_err(e)
     })?;
     note_ops(b, &tally);
-    b.capture().queue_overruns = Some(overruns(&mut queue_rows));
+    b.capture().queue_overruns = Some(queue_rows.overruns());
     Ok(())
 }
 

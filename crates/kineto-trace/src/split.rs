@@ -34,7 +34,8 @@ pub fn split_ranks(trace: Trace) -> Vec<Trace> {
 
 /// The distinct (process, device) of the GPU ops, sorted.
 fn part_keys(t: &Trace) -> Vec<PartKey> {
-    let mut keys: Vec<PartKey> = Vec::new();
+    // A set, not a list of every op's key: a file has a few ranks and up to millions of ops.
+    let mut keys: std::collections::BTreeSet<PartKey> = Default::default();
     for (ops, processes) in ops_and_processes(t) {
         if processes.len() != ops.len() {
             return Vec::new();
@@ -45,9 +46,7 @@ fn part_keys(t: &Trace) -> Vec<PartKey> {
                 .map(|(o, &p)| (p, t.detail(o).device)),
         );
     }
-    keys.sort_unstable();
-    keys.dedup();
-    keys
+    keys.into_iter().collect()
 }
 
 fn ops_and_processes(t: &Trace) -> [(&[GpuOp], &[Option<i64>]); 3] {

@@ -4,7 +4,7 @@
 //! profiler recorded them. Durations are reported in microseconds converted from exact integer
 //! nanoseconds.
 
-use crate::interval::union;
+use crate::interval::union_by_start;
 use crate::model::{Api, Capture, Salvage, Trace, TraceFormat, Warning};
 use crate::read::Parsed;
 use crate::time::ns_to_us;
@@ -182,15 +182,13 @@ impl Summary {
         // of cache: each extra pass over 10⁵ kernels or launches costs about a millisecond of memory
         // traffic). Widened: each duration fits in i64 ns, a sum of many need not.
         let mut kernel_sum: i128 = 0;
-        let mut kernel_spans = Vec::with_capacity(t.kernels.len());
         let mut streams: BTreeSet<(Option<i64>, Option<i64>)> = BTreeSet::new();
         for k in &t.kernels {
             kernel_sum += i128::from(k.dur_ns);
-            kernel_spans.push((k.ts_ns, k.end_ns()));
             let d = t.detail(k);
             streams.insert((d.device, d.stream));
         }
-        let kernel_union = union(kernel_spans);
+        let kernel_union = union_by_start(t.kernels.iter().map(|k| (k.ts_ns, k.end_ns())));
         // Each distinct name is tested once (10⁵ spans, 10³ names); equal ids are equal text.
         let mut is_step: Vec<Option<bool>> = vec![None; t.names.len()];
         let mut steps: BTreeSet<&str> = BTreeSet::new();

@@ -1,7 +1,7 @@
 //! Properties of the interval arithmetic: `union`, `union_within` and `sweep`, against brute force
 //! over every nanosecond of small windows and against each other on large values.
 
-use kineto_trace::interval::{sweep, union, union_within};
+use kineto_trace::interval::{sweep, union, union_by_start, union_within};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -41,6 +41,18 @@ fn brute(spans: &[(i64, i64, u8)], lo: i64, hi: i64) -> Vec<Vec<u8>> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The union in start order, without a copy, is the union: spans sorted by start (ties in any
+    /// order), and unsorted ones (the fallback), empty and inverted ones included.
+    #[test]
+    fn the_union_in_start_order_is_the_union(spans in small_spans(), big in big_spans()) {
+        for spans in [spans, big] {
+            let mut v: Vec<(i64, i64)> = spans.iter().map(|&(s, e, _)| (s, e)).collect();
+            prop_assert_eq!(union_by_start(v.iter().copied()), union(v.iter().copied()));
+            v.sort_by_key(|&(s, _)| s);
+            prop_assert_eq!(union_by_start(v.iter().copied()), union(v.iter().copied()));
+        }
+    }
 
     /// Σ exclusive + Σ gaps = hi − lo, exactly, whatever the spans.
     #[test]

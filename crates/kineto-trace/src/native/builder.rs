@@ -283,15 +283,16 @@ impl TraceBuilder {
                 permute(&mut order, |a, b| ops.swap(a, b));
             }
         }
-        t.launches
-            .sort_by_key(|l| (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns)));
+        let mut order = stable_order(&t.launches, |l| (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns)));
+        permute(&mut order, |a, b| t.launches.swap(a, b));
         for spans in [
             &mut t.cpu_ops,
             &mut t.user_annotations,
             &mut t.gpu_user_annotations,
         ] {
             // Longer first at equal starts, so an enclosing range precedes what it encloses.
-            spans.sort_by_key(|s| (s.ts_ns, std::cmp::Reverse(s.dur_ns)));
+            let mut order = stable_order(spans, |s| (s.ts_ns, std::cmp::Reverse(s.dur_ns)));
+            permute(&mut order, |a, b| spans.swap(a, b));
         }
         t.time_bounds = self.bounds;
         t.names.freeze();
@@ -301,23 +302,24 @@ impl TraceBuilder {
 }
 
 /// The order that sorts `rows` by `key`, ties in the order added: for each place of the sorted rows,
-/// the place its row is at now. Sorting the places instead of the rows holds a word a row beside them,
-/// not the half of the rows a stable sort of the rows themselves holds aside.
-fn stable_order<T, K: Ord>(rows: &[T], key: impl Fn(&T) -> K) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by_key(|&i| key(&rows[i]));
+/// the place its row is at now. Sorting the places (4 bytes a row, ties broken by the place, so no
+/// scratch) instead of the rows holds far less than a stable sort of the rows, which holds half of
+/// them aside.
+fn stable_order<T, K: Ord>(rows: &[T], key: impl Fn(&T) -> K) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (key(&rows[i as usize]), i));
     order
 }
 
 /// Puts rows in `order` ([`stable_order`]) in place by `swap`ping them along each of its cycles;
 /// `order` is spent.
-fn permute(order: &mut [usize], mut swap: impl FnMut(usize, usize)) {
+fn permute(order: &mut [u32], mut swap: impl FnMut(usize, usize)) {
     for start in 0..order.len() {
         let mut at = start;
         // A place already put (or in place) says itself.
-        while order[at] != at {
-            let from = order[at];
-            order[at] = at;
+        while order[at] as usize != at {
+            let from = order[at] as usize;
+            order[at] = at as u32;
             if from == start {
                 break;
             }
@@ -340,56 +342,72 @@ pub(crate) fn kind_index(kind: GpuKind) -> usize {
 /// overruns, and how many were the runtime's fill and copy kernels ([`super::names::blit_kind`]).
 #[derive(Default)]
 pub(crate) struct DispatchTally {
-    /// `(queue, start, end)`.
-    overrun_rows: Vec<(u64, i64, i64)>,
+    /// Each dispatch on its queue.
+    queue_rows: QueueRows,
     fills: u64,
     copy_kernels: u64,
 }
 
 impl DispatchTally {
     /// One dispatch of `kind`, on queue number `queue`.
-    pub(crate) fn add(&mut self, kind: GpuKind, queue: u64, start: i64, end: i64) {
+    pub(crate) fn add(&mut self, kind: GpuKind, queue: usize, start: i64, end: i64) {
         match kind {
             GpuKind::Memset => self.fills += 1,
             GpuKind::Memcpy => self.copy_kernels += 1,
             GpuKind::Kernel => {}
         }
-        self.overrun_rows.push((queue, start, end));
+        self.queue_rows.add(queue, start, end);
     }
 
     /// Into the trace: the note on runtime fill and copy kernels, and the queue overruns.
-    pub(crate) fn finish(mut self, b: &mut TraceBuilder) {
+    pub(crate) fn finish(self, b: &mut TraceBuilder) {
         let (fills, copy_kernels) = (self.fills, self.copy_kernels);
         if fills + copy_kernels > 0 {
             b.note(format!(
                 "{fills} runtime fill kernels (__amd_rocclr_fill*) counted as fills, {copy_kernels} runtime copy kernels (__amd_rocclr_copy*) as copies"
             ));
         }
-        b.capture().queue_overruns = Some(overruns(&mut self.overrun_rows));
+        b.capture().queue_overruns = Some(self.queue_rows.overruns());
     }
 }
 
-/// Same-queue overruns among `(queue, start, end)` rows (sorted here): a row that starts before the
-/// latest end so far on its queue overruns by `min(that end, its end) − its start`.
-pub fn overruns(rows: &mut [(u64, i64, i64)]) -> Overruns {
-    rows.sort_unstable();
-    let mut out = Overruns::default();
-    let mut prev: Option<(u64, i64)> = None;
-    for &(q, start, end) in rows.iter() {
-        match prev {
-            Some((pq, latest)) if pq == q => {
-                if start < latest {
-                    let over = latest.min(end) - start;
+/// Dispatches' `(start, end)` on each GPU queue, for the same-queue overruns: 16 bytes a dispatch (a
+/// list of `(queue, start, end)` rows took 24).
+#[derive(Debug, Default)]
+pub struct QueueRows {
+    /// The rows of queue number `q` at index `q`.
+    queues: Vec<Vec<(i64, i64)>>,
+}
+
+impl QueueRows {
+    /// A dispatch on queue number `queue` (the readers number their queues 0, 1, … as first seen).
+    pub fn add(&mut self, queue: usize, start: i64, end: i64) {
+        if self.queues.len() <= queue {
+            self.queues.resize_with(queue + 1, Vec::new);
+        }
+        self.queues[queue].push((start, end));
+    }
+
+    /// The overruns: on each queue, rows in order of (start, end), a row that starts before the latest
+    /// end so far on its queue overruns by `min(that end, its end) − its start`.
+    pub fn overruns(mut self) -> Overruns {
+        let mut out = Overruns::default();
+        for rows in &mut self.queues {
+            rows.sort_unstable();
+            let mut latest: Option<i64> = None;
+            for &(start, end) in rows.iter() {
+                if let Some(latest) = latest
+                    && start < latest
+                {
                     out.count += 1;
                     out.max_ns = out.max_ns.max(latest - start);
-                    out.sum_ns = out.sum_ns.saturating_add(over);
+                    out.sum_ns = out.sum_ns.saturating_add(latest.min(end) - start);
                 }
-                prev = Some((q, latest.max(end)));
+                latest = Some(latest.map_or(end, |l| l.max(end)));
             }
-            _ => prev = Some((q, end)),
         }
+        out
     }
-    out
 }
 
 impl Span {
@@ -467,8 +485,11 @@ mod tests {
     fn overruns_count_each_row_that_starts_before_its_queue_is_free() {
         // Queue 1: [0, 10), [9, 20) overruns by 1; [25, 30) does not; [26, 28) inside [25, 30) by 2.
         // Queue 2: [5, 15) alone.
-        let mut rows = vec![(1, 25, 30), (1, 0, 10), (2, 5, 15), (1, 9, 20), (1, 26, 28)];
-        let o = overruns(&mut rows);
+        let mut rows = QueueRows::default();
+        for (q, start, end) in [(1, 25, 30), (1, 0, 10), (2, 5, 15), (1, 9, 20), (1, 26, 28)] {
+            rows.add(q, start, end);
+        }
+        let o = rows.overruns();
         assert_eq!(o.count, 2);
         assert_eq!(o.max_ns, 30 - 26);
         assert_eq!(o.sum_ns, (10 - 9) + (28 - 26));

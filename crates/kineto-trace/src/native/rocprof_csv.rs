@@ -454,7 +454,7 @@ impl<'r> SetTables<'r> {
             ];
             let n = queues.len() as u64;
             let q = *queues.entry((agent.unwrap_or(-1), queue)).or_insert(n);
-            totals.add(kind, q, start, end);
+            totals.add(kind, q as usize, start, end);
             b.gpu_op(kind, op).map_err(|m| kt.err(line, m))?;
         }
         Ok(totals)

@@ -57,7 +57,7 @@ impl ProcessRead {
         let q = *queues.entry(key).or_insert(n);
         r.totals
             .dispatches
-            .add(kind, q, d.start_timestamp, d.end_timestamp);
+            .add(kind, q as usize, d.start_timestamp, d.end_timestamp);
         if let Err(m) = r.b.gpu_op(kind, op) {
             self.refuse(r, "kernel_dispatch", i, m);
         }

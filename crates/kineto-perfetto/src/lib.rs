@@ -15,7 +15,7 @@
 //!   by its byte);
 //! - `sequence`: each packet sequence's interned data, defaults and incremental state;
 //! - `pairing`: the events paired, named and timed in file order, logged;
-//! - `log`: the events logged as bytes (a slice ~17) until every track descriptor is known;
+//! - `log`: the events logged as bytes (a slice ~15 bytes) until every track descriptor is known;
 //! - `clock`: timestamps onto the trace clock;
 //! - `tracks`: the track descriptors;
 //! - `events`: the log mapped onto the model once every track descriptor is known.

@@ -1,7 +1,7 @@
 //! The events of the file held from their packet until every track descriptor is known
 //! (`crate::pairing` logs them in file order, `crate::events` maps them onto the model at the end),
 //! kept as bytes: each entry a tag and its fields as varints, a time or offset as its difference from
-//! the one before (zigzag), a track uuid by its number in the order first logged. A slice is ~17 bytes
+//! the one before (zigzag), a track uuid by its number in the order first logged. A slice is ~15 bytes
 //! where the [`Logged`] it is read back as takes ~112, so the log of a file is a fraction of the model
 //! it becomes. It is held in chunks, each freed once read back, so that the log and the model are not
 //! both held whole.
@@ -62,6 +62,12 @@ impl Log {
     /// Entries logged so far.
     pub fn len(&self) -> usize {
         self.entries
+    }
+
+    /// Bytes logged so far.
+    #[cfg(test)]
+    pub fn bytes(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
     }
 
     pub fn push(&mut self, logged: &Logged) {
@@ -468,10 +474,6 @@ mod tests {
         }
     }
 
-    fn bytes(log: &Log) -> usize {
-        log.chunks.iter().map(Vec::len).sum()
-    }
-
     #[test]
     fn every_kind_of_entry_reads_back_as_logged() {
         let stage = |launch, process, after_event| Logged::Stage {
@@ -540,7 +542,7 @@ mod tests {
     fn a_slice_is_a_few_bytes_and_chunks_hold_whole_entries() {
         let mut log = Log::default();
         log.push(&slice(9, 0, 0, None, 0));
-        let first = bytes(&log);
+        let first = log.bytes();
         // tag 1, offset step 0: 1, sequence 1, uuid number 0: 1, name and category 1 + 1, ts step
         // 0: 1, duration 0: 1, flags 1 = 9 bytes.
         assert_eq!(first, 9);
@@ -548,7 +550,7 @@ mod tests {
         // 140 (2 bytes), ts step zigzag 2,000 (2), duration zigzag 1,000 (2), correlation
         // 100,000,001 < 2^28 (4): 9 - 3 + 6 + 4 = 16 bytes.
         log.push(&slice(9, 1_000, 1_500, Some(100_000_001), 70));
-        assert_eq!(bytes(&log) - first, 16);
+        assert_eq!(log.bytes() - first, 16);
         // A million more such slices fill chunks of CHUNK bytes or less, and a message longer than a
         // chunk has its own; all read back in order.
         let mut want = vec![

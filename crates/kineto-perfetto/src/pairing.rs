@@ -3,11 +3,11 @@
 //! sequence's interned data, every time moved onto the trace clock; a render stage's name, queue,
 //! launch shape and process likewise. What the model's rows need of the tracks waits for the end of
 //! the file (a track's descriptor may come after its events, and the last one given for a uuid is the
-//! one read): each event is logged compactly ([`Logged`], names once in [`Names`]) in file order, and
-//! `crate::events` maps the log onto the model once every descriptor is known.
+//! one read): each event is logged ([`Logged`], names once in [`Names`]) in file order, as bytes
+//! (`crate::log`), and `crate::events` maps the log onto the model once every descriptor is known.
 //!
-//! What it is not: the mapping onto the model (`crate::events`), the sequence state
-//! (`crate::sequence`), the clocks (`crate::clock`).
+//! What it is not: the mapping onto the model (`crate::events`), the log's bytes (`crate::log`), the
+//! sequence state (`crate::sequence`), the clocks (`crate::clock`).
 
 use crate::clock::Clocks;
 use crate::log::Log;

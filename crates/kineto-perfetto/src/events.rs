@@ -58,7 +58,7 @@ struct Mapper<'a> {
 /// The logged events onto the model, in file order, with the tracks of every descriptor of the file;
 /// then the notes and warnings of what was not read row by row.
 pub fn map(mut pairing: Pairing, tracks: &Tracks) -> Trace {
-    let chunks = std::mem::take(&mut pairing.log.chunks);
+    let log = std::mem::take(&mut pairing.log);
     let mut m = Mapper {
         b: TraceBuilder::new(TraceFormat::Perfetto),
         tracks,
@@ -67,8 +67,8 @@ pub fn map(mut pairing: Pairing, tracks: &Tracks) -> Trace {
         undescribed: 0,
     };
     let mut failed = false;
-    // Each chunk is dropped once mapped.
-    for logged in chunks.into_iter().flatten() {
+    // Each chunk of the log is freed once mapped.
+    for logged in log {
         let (read, at) = match logged {
             Logged::Slice {
                 uuid,
@@ -82,7 +82,7 @@ pub fn map(mut pairing: Pairing, tracks: &Tracks) -> Trace {
                 after_event: true, ..
             } if failed => continue,
             Logged::Stage { stage, at, .. } => (m.render_stage(&stage), at),
-            Logged::Counted { what, ts, at } => (m.b.other(what, ts, ts), at),
+            Logged::Counted { what, ts, at } => (m.b.other(what.label(), ts, ts), at),
             Logged::Skipped { message, at } => (Err(message), at),
         };
         failed = read.is_err();

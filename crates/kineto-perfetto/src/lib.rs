@@ -14,13 +14,15 @@
 //! - `stream`: the packets read one at a time with their byte offsets (a cut or corrupt packet named
 //!   by its byte);
 //! - `sequence`: each packet sequence's interned data, defaults and incremental state;
-//! - `pairing`: the events paired, named and timed in file order, logged compactly;
+//! - `pairing`: the events paired, named and timed in file order, logged;
+//! - `log`: the events logged as bytes (a slice ~15 bytes) until every track descriptor is known;
 //! - `clock`: timestamps onto the trace clock;
 //! - `tracks`: the track descriptors;
 //! - `events`: the log mapped onto the model once every track descriptor is known.
 
 mod clock;
 mod events;
+mod log;
 mod pairing;
 mod proto;
 mod sequence;

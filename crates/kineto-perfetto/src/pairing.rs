@@ -3,13 +3,14 @@
 //! sequence's interned data, every time moved onto the trace clock; a render stage's name, queue,
 //! launch shape and process likewise. What the model's rows need of the tracks waits for the end of
 //! the file (a track's descriptor may come after its events, and the last one given for a uuid is the
-//! one read): each event is logged compactly ([`Logged`], names once in [`Names`]) in file order, and
-//! `crate::events` maps the log onto the model once every descriptor is known.
+//! one read): each event is logged ([`Logged`], names once in [`Names`]) in file order, as bytes
+//! (`crate::log`), and `crate::events` maps the log onto the model once every descriptor is known.
 //!
-//! What it is not: the mapping onto the model (`crate::events`), the sequence state
-//! (`crate::sequence`), the clocks (`crate::clock`).
+//! What it is not: the mapping onto the model (`crate::events`), the log's bytes (`crate::log`), the
+//! sequence state (`crate::sequence`), the clocks (`crate::clock`).
 
 use crate::clock::Clocks;
+use crate::log::Log;
 use crate::proto::{ComputeKernelLaunch, GpuRenderStageEvent, TracePacket, TrackEvent};
 use crate::sequence::{Admit, Sequence};
 use kineto_trace::GpuKind;
@@ -45,13 +46,14 @@ impl Names {
 }
 
 /// A packet's place, for warnings.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct At {
     pub offset: u64,
     pub sequence: u32,
 }
 
 /// A slice's begin: its name and first category ([`Names`]), start, and links.
+#[derive(Debug, PartialEq)]
 pub struct Open {
     pub name: u32,
     pub category: u32,
@@ -61,6 +63,7 @@ pub struct Open {
 }
 
 /// A render stage as its sequence resolved it.
+#[derive(Debug, PartialEq)]
 pub struct Stage {
     pub name: u32,
     pub kind: GpuKind,
@@ -76,7 +79,25 @@ pub struct Stage {
 /// A compute launch's grid, block, registers per thread and shared memory.
 pub type LaunchShape = ([u32; 3], [u32; 3], Option<u32>, Option<u32>);
 
+/// What an instant or a counter value is counted as.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tally {
+    Instant,
+    CounterValue,
+}
+
+impl Tally {
+    /// Its name in the trace's counts.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tally::Instant => "perfetto instant",
+            Tally::CounterValue => "perfetto counter value",
+        }
+    }
+}
+
 /// One event of the file, in file order.
+#[derive(Debug, PartialEq)]
 pub enum Logged {
     /// A whole slice on track `uuid`; `thread` its sequence's thread descriptor at its end.
     Slice {
@@ -89,40 +110,14 @@ pub enum Logged {
     /// A render stage; `after_event`: its packet's track event was logged just before it (and the
     /// stage is not read when that one fails).
     Stage {
-        stage: Box<Stage>,
+        stage: Stage,
         at: At,
         after_event: bool,
     },
     /// An instant or counter value, counted under `what`.
-    Counted { what: &'static str, ts: i64, at: At },
+    Counted { what: Tally, ts: i64, at: At },
     /// A packet whose event could not be read.
     Skipped { message: String, at: At },
-}
-
-/// Entries logged per chunk: the log is held in chunks of this many, each freed once mapped, so
-/// that the log and the model it becomes are not both held whole (nor a doubled buffer's slack).
-const CHUNK: usize = 1 << 16;
-
-/// The events logged, in file order.
-#[derive(Default)]
-pub struct Log {
-    pub chunks: Vec<Vec<Logged>>,
-    /// Entries logged.
-    count: usize,
-}
-
-impl Log {
-    fn push(&mut self, logged: Logged) {
-        match self.chunks.last_mut() {
-            Some(chunk) if chunk.len() < CHUNK => chunk.push(logged),
-            _ => {
-                let mut chunk = Vec::with_capacity(CHUNK);
-                chunk.push(logged);
-                self.chunks.push(chunk);
-            }
-        }
-        self.count += 1;
-    }
 }
 
 /// The state carried from packet to packet.
@@ -175,7 +170,7 @@ impl Pairing {
                 self.zstd += 1;
             }
             if let Err(message) = self.events(p, &seq, at) {
-                self.log.push(Logged::Skipped { message, at });
+                self.log.push(&Logged::Skipped { message, at });
             }
         }
         self.sequences.insert(at.sequence, seq);
@@ -186,7 +181,7 @@ impl Pairing {
         if let Some(s) = &p.clock_snapshot {
             self.clocks.observe(at.sequence, s);
         }
-        let logged = self.log.count;
+        let logged = self.log.len();
         if let Some(e) = &p.track_event {
             let ts = self.time(p, seq, at)?;
             self.track_event(e, ts, seq, at)?;
@@ -194,10 +189,10 @@ impl Pairing {
         if let Some(e) = &p.gpu_render_stage_event {
             let ts = self.time(p, seq, at)?;
             let stage = render_stage(e, ts, seq, &mut self.names)?;
-            self.log.push(Logged::Stage {
-                stage: Box::new(stage),
+            self.log.push(&Logged::Stage {
+                stage,
                 at,
-                after_event: self.log.count > logged,
+                after_event: self.log.len() > logged,
             });
         }
         Ok(())
@@ -258,11 +253,11 @@ impl Pairing {
                     return Err("a slice end with no begin on its track".into());
                 }
             },
-            (Some(INSTANT), None) => counted("perfetto instant"),
-            (Some(COUNTER), None) => counted("perfetto counter value"),
+            (Some(INSTANT), None) => counted(Tally::Instant),
+            (Some(COUNTER), None) => counted(Tally::CounterValue),
             (other, None) => return Err(format!("track event of type {other:?}, not read")),
         };
-        self.log.push(logged);
+        self.log.push(&logged);
         Ok(())
     }
 

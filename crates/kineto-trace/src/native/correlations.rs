@@ -1,16 +1,19 @@
 //! Correlation ids made unique in a trace: each distinct (scope, raw id) numbered 1, 2, … in the order
 //! first seen. nsys and rocprof number correlations per process, so two processes of one file reuse ids.
 //!
-//! Raw ids are counters (CUPTI's and rocprofiler's number from 1 up), so a scope's ids are kept in a
-//! list indexed by the raw id — 4 bytes an id, no hashing — while they stay dense; a scope whose ids
-//! jump far past what it holds moves to a map. A map of every correlated row was a third of the
-//! SQLite readers' CPU and ~30 bytes a dispatch of a rocprofv3 file's memory (`docs/parse-costs.md`).
+//! Raw ids are counters (CUPTI's and rocprofiler's number from 1 up; a tool that restarts or offsets
+//! its counter jumps to a new run of them), so a scope's ids are kept in a few dense runs, lists indexed
+//! by the raw id from the run's first — 4 bytes an id, no hashing; a scope whose ids scatter past
+//! [`MAX_RUNS`] runs moves to a map. A map of every correlated row was a third of the SQLite readers'
+//! CPU and ~30 bytes a dispatch of a rocprofv3 file's memory (`docs/parse-costs.md`).
 
 use rustc_hash::FxHashMap;
 use std::num::NonZeroU64;
 
-/// A dense scope's list may reach this many slots whatever it holds (4 MiB of `u32`).
-const DENSE_FLOOR: u64 = 1 << 20;
+/// A run may grow to this many slots whatever it holds (256 KiB of `u32`), else to 4 × what it holds.
+const RUN_FLOOR: u64 = 1 << 16;
+/// A scope of more runs than this is kept in a map.
+const MAX_RUNS: usize = 64;
 
 /// The correlation ids of a trace being read.
 #[derive(Debug, Default)]
@@ -25,10 +28,19 @@ pub(crate) struct Correlations {
 
 #[derive(Debug)]
 enum Ids {
-    /// Slot `raw` holds the id of raw id `raw` (0: none yet); `held` ids are set.
-    Dense { slots: Vec<u32>, held: u64 },
+    /// Runs of raw ids, by first raw id.
+    Dense(Vec<Run>),
     /// Raw id → id.
     Sparse(FxHashMap<u64, NonZeroU64>),
+}
+
+/// Raw ids `first ..` of a scope: slot `i` holds the id of raw id `first + i` (0: none yet).
+#[derive(Debug)]
+struct Run {
+    first: u64,
+    slots: Vec<u32>,
+    /// Slots set.
+    held: u64,
 }
 
 impl Correlations {
@@ -41,30 +53,15 @@ impl Correlations {
         let i = self.scope(scope);
         let ids = &mut self.scopes[i].1;
         let id = match ids {
-            Ids::Dense { slots, held } => {
-                if let Some(&s) = slots.get(raw as usize)
-                    && s != 0
-                {
-                    return NonZeroU64::new(u64::from(s));
+            Ids::Dense(runs) => match dense(runs, raw, next) {
+                Some(id) => id,
+                None => {
+                    let mut map = sparse(runs);
+                    map.insert(raw, next);
+                    *ids = Ids::Sparse(map);
+                    next
                 }
-                let fits = raw < DENSE_FLOOR.max(held.saturating_mul(4));
-                match u32::try_from(next.get()) {
-                    Ok(n) if fits => {
-                        if slots.len() <= raw as usize {
-                            slots.resize(raw as usize + 1, 0);
-                        }
-                        slots[raw as usize] = n;
-                        *held += 1;
-                        next
-                    }
-                    _ => {
-                        let mut map = sparse(slots);
-                        map.insert(raw, next);
-                        *ids = Ids::Sparse(map);
-                        next
-                    }
-                }
-            }
+            },
             Ids::Sparse(map) => *map.entry(raw).or_insert(next),
         };
         if id == next {
@@ -81,11 +78,7 @@ impl Correlations {
         self.last = match self.scopes.iter().position(|s| s.0 == scope) {
             Some(i) => i,
             None => {
-                let dense = Ids::Dense {
-                    slots: Vec::new(),
-                    held: 0,
-                };
-                self.scopes.push((scope, dense));
+                self.scopes.push((scope, Ids::Dense(Vec::new())));
                 self.scopes.len() - 1
             }
         };
@@ -93,12 +86,53 @@ impl Correlations {
     }
 }
 
+/// The id of `raw` in `runs`, `next` set for it if new; `None` when it would take more runs than
+/// [`MAX_RUNS`] or an id past `u32` (the scope then moves to a map).
+fn dense(runs: &mut Vec<Run>, raw: u64, next: NonZeroU64) -> Option<NonZeroU64> {
+    // The run `raw` falls in or after: the last whose first is ≤ raw.
+    let at = runs.partition_point(|r| r.first <= raw);
+    if let Some(run) = at.checked_sub(1).map(|i| &mut runs[i]) {
+        let off = raw - run.first;
+        if let Some(&s) = run.slots.get(off as usize)
+            && s != 0
+        {
+            return NonZeroU64::new(u64::from(s));
+        }
+        // Growing it to `raw` never reaches the next run: that run's first is past `raw`.
+        if off < RUN_FLOOR.max(run.held.saturating_mul(4)) {
+            let n = u32::try_from(next.get()).ok()?;
+            if run.slots.len() <= off as usize {
+                run.slots.resize(off as usize + 1, 0);
+            }
+            run.slots[off as usize] = n;
+            run.held += 1;
+            return Some(next);
+        }
+    }
+    if runs.len() >= MAX_RUNS {
+        return None;
+    }
+    let n = u32::try_from(next.get()).ok()?;
+    runs.insert(
+        at,
+        Run {
+            first: raw,
+            slots: vec![n],
+            held: 1,
+        },
+    );
+    Some(next)
+}
+
 /// A dense scope's ids as a map.
-fn sparse(slots: &[u32]) -> FxHashMap<u64, NonZeroU64> {
-    slots
-        .iter()
-        .enumerate()
-        .filter_map(|(raw, &s)| Some((raw as u64, NonZeroU64::new(u64::from(s))?)))
+fn sparse(runs: &[Run]) -> FxHashMap<u64, NonZeroU64> {
+    runs.iter()
+        .flat_map(|r| {
+            r.slots
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &s)| Some((r.first + i as u64, NonZeroU64::new(u64::from(s))?)))
+        })
         .collect()
 }
 
@@ -128,11 +162,11 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_per_scope_first_seen_first_and_far_ids_move_a_scope_to_a_map() {
-        // Scope 7: raw 1, 2, 1 → ids 1, 2, 1; scope 8 reuses raw 1 → id 3; raw 0 is none; a raw id
-        // past the dense floor (2^20 + 5, with 2 held) moves scope 7 to a map: id 4, then raw 2 is
-        // still id 2 and raw 3 new, id 5.
-        let far = DENSE_FLOOR + 5;
+    fn ids_are_per_scope_first_seen_first_in_runs_or_a_map() {
+        // Scope 7: raw 1, 2, 1 → ids 1, 2, 1; scope 8 reuses raw 1 → id 3; raw 0 is none; a raw id far
+        // past scope 7's run (2^16 + 5, with 2 held) opens a second run: id 4; raw 2 is still id 2 and
+        // raw 3, in the first run, new: id 5.
+        let far = RUN_FLOOR + 5;
         let rows = [
             (7, 1),
             (7, 2),
@@ -155,6 +189,15 @@ mod tests {
         ];
         assert_eq!(by_lists(&rows), want);
         assert_eq!(by_map(&rows), want);
+        // 100 raw ids 10^6 apart need more than MAX_RUNS runs: the scope moves to a map, ids kept.
+        let mut rows: Vec<(u64, u64)> = (1..=100).map(|k| (1, k * 1_000_000)).collect();
+        rows.extend((1..=100).rev().map(|k| (1, k * 1_000_000)));
+        assert_eq!(by_lists(&rows), by_map(&rows));
+        let mut c = Correlations::default();
+        for &(s, r) in &rows {
+            c.id(s, r);
+        }
+        assert!(matches!(c.scopes[0].1, Ids::Sparse(_)));
     }
 
     proptest! {
@@ -164,7 +207,7 @@ mod tests {
         #[test]
         fn the_lists_number_ids_as_a_map_of_every_pair(
             rows in proptest::collection::vec(
-                (0u64..3, prop_oneof![8 => 0u64..50, 1 => 0u64..3 * DENSE_FLOOR, 1 => Just(u64::MAX)]),
+                (0u64..3, prop_oneof![8 => 0u64..50, 1 => 0u64..3 * RUN_FLOOR, 1 => (1u64..80).prop_map(|k| k * 1_000_000), 1 => Just(u64::MAX)]),
                 0..400,
             )
         ) {

@@ -31,6 +31,7 @@
 
 mod args;
 mod flows;
+mod items;
 mod phases;
 mod roles;
 mod text;
@@ -49,6 +50,7 @@ use crate::stored::streamed::Streamed;
 use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
+use items::Items;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -198,7 +200,10 @@ pub(crate) fn read<R: Read>(
     r.drop_dangling_begins();
     r.settle_roles();
     r.rename_rocprof_ops();
-    flows::link_by_flows(&mut r.items, r.b.trace());
+    flows::link_by_flows(&mut r.items, r.b.trace()).map_err(|message| Error::Format {
+        file: name.to_path_buf(),
+        message,
+    })?;
     let mut trace = r.emit()?;
     check_unplaced(name, &mut trace)?;
     Ok((trace, end.facts))
@@ -241,7 +246,7 @@ struct ArrayReader<'a> {
     begin_ns: bool,
     /// The pids that are devices, for other producers' GPU categories.
     devices: DevicePids,
-    items: Vec<Item>,
+    items: Items,
     /// Events read so far.
     index: u64,
     /// The open `B` events: the item each became (`None`: a category counted only).
@@ -267,7 +272,7 @@ impl<'a> ArrayReader<'a> {
             rpd_ops: false,
             begin_ns: false,
             devices: DevicePids::default(),
-            items: Vec::new(),
+            items: Items::default(),
             index: 0,
             durations: OpenDurations::default(),
             with_phase: 0,
@@ -463,7 +468,7 @@ impl<'a> ArrayReader<'a> {
             odd_args,
             foreign_cat: foreign_cat.map(Box::from),
         };
-        self.items.push(Item {
+        let index = self.items.push(Item {
             role,
             decided,
             api_like: api_like(raw_name),
@@ -479,7 +484,7 @@ impl<'a> ArrayReader<'a> {
             offset: start,
             more: (more != More::default()).then(|| Box::new(more)),
         });
-        Ok(Some(self.items.len() - 1))
+        Ok(Some(index))
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
@@ -518,16 +523,18 @@ impl<'a> ArrayReader<'a> {
         Ok(())
     }
 
-    /// The items into the model, in file order.
+    /// The items into the model, in file order, a chunk at a time: each chunk is freed once its rows
+    /// are in the model.
     fn emit(mut self) -> Result<Trace> {
-        let items = std::mem::take(&mut self.items);
-        for it in items {
-            let offset = it.offset;
-            self.emit_item(it).map_err(|message| Error::Native {
-                file: self.file.to_path_buf(),
-                at: format!("byte {offset}"),
-                message,
-            })?;
+        for chunk in std::mem::take(&mut self.items).into_chunks() {
+            for it in chunk {
+                let offset = it.offset;
+                self.emit_item(it).map_err(|message| Error::Native {
+                    file: self.file.to_path_buf(),
+                    at: format!("byte {offset}"),
+                    message,
+                })?;
+            }
         }
         Ok(self.b.finish())
     }

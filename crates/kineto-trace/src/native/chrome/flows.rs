@@ -3,8 +3,8 @@
 //!
 //! What it is not: the reading of the flows (`super`), or links by correlation id (`crate::correlate`).
 
-use super::items::Items;
-use super::{Item, Role};
+use super::Role;
+use super::items::{Item, Items};
 use crate::model::{Flow, FlowPhase, IdValue, Trace, Track};
 use rustc_hash::FxHashMap;
 use std::num::NonZeroU64;
@@ -156,8 +156,8 @@ impl<'t> Calls<'t> {
         for (i, it) in items.iter().enumerate() {
             if let Role::Launch(_) = it.role {
                 let tid = number(&mut c.tids, &trace.track(it.track).tid);
-                c.by_track.push((it.track.0, it.flow_ts, index(i)));
-                c.by_tid.push((tid, it.flow_ts, index(i)));
+                c.by_track.push((it.track.0, it.flow_ts(), index(i)));
+                c.by_tid.push((tid, it.flow_ts(), index(i)));
             }
         }
         c.by_track.sort_unstable();
@@ -174,7 +174,7 @@ impl<'t> Calls<'t> {
             cands[..upto]
                 .iter()
                 .rev()
-                .find(|e| items[e.2 as usize].flow_end >= ts - FLOW_AFTER_NS)
+                .find(|e| items[e.2 as usize].flow_end() >= ts - FLOW_AFTER_NS)
                 .map(|e| e.2)
         };
         holds(keyed(&self.by_track, track.0, |e| e.0)).or_else(|| {
@@ -205,9 +205,9 @@ impl<'t> Ops<'t> {
         };
         for (i, it) in items.iter().enumerate().filter(|(_, it)| open(it)) {
             let pid = number(&mut c.pids, &trace.track(it.track).pid);
-            c.by_track.push((it.track.0, it.flow_ts, index(i)));
-            c.by_pid.push((pid, it.flow_ts, index(i)));
-            c.by_ts.push((it.flow_ts, index(i)));
+            c.by_track.push((it.track.0, it.flow_ts(), index(i)));
+            c.by_pid.push((pid, it.flow_ts(), index(i)));
+            c.by_ts.push((it.flow_ts(), index(i)));
         }
         c.by_track.sort_unstable();
         c.by_pid.sort_unstable();

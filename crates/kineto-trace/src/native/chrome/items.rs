@@ -1,14 +1,179 @@
 //! The [`Item`]s of a Chrome-trace array (its `X` events and ended `B` ones), kept from the read until
-//! their roles are settled and their flows linked, in chunks of a fixed number: the model is built a
-//! chunk at a time and each chunk freed once built ([`Items::into_chunks`]), so that the items and the
-//! rows they become are never both held whole.
+//! their roles are settled and their flows linked: each in 64 bytes (the fields most events have none
+//! of, or too large for the item's small fields, boxed apart in [`More`]), in chunks of a fixed number;
+//! the model is built a chunk at a time and each chunk freed once built ([`Items::into_chunks`]), so
+//! that the items and the rows they become are never both held whole.
 //!
-//! What it is not: what an item holds or becomes (`super`), or the flow links (`super::flows`).
+//! What it is not: what an item becomes (`super`), or the flow links (`super::flows`).
 
-use super::Item;
+use super::Role;
+use super::args::Odd;
+use crate::model::{Sym, Track};
+use std::num::NonZeroU64;
 use std::ops::{Index, IndexMut};
 
-/// Items a chunk holds: 16 Ki × 72 bytes, about a MiB, so that each chunk is mapped apart and unmapped
+/// One `X` event (or an ended `B` one) until it is built into the model.
+pub(super) struct Item {
+    pub(super) role: Role,
+    /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
+    pub(super) decided: bool,
+    pub(super) api_like: bool,
+    /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
+    pub(super) on_device: bool,
+    /// A `B` event no `E` has ended yet.
+    pub(super) open: bool,
+    pub(super) name: Sym,
+    /// The thread (its pid is the event's).
+    pub(super) track: Track,
+    pub(super) ts: i64,
+    pub(super) dur: i64,
+    pub(super) correlation: Option<NonZeroU64>,
+    pub(super) offset: u64,
+    /// `args.device` (or the legacy rocprof's `dev-id`/`gpu-id`) and `args.stream` where they fit
+    /// here; in [`More`] where they do not.
+    device: Small,
+    stream: Small,
+    /// [`Item::flow_ts`] − `ts` and [`Item::flow_end`] − ([`Item::flow_ts`] + `dur`): 0 but where the
+    /// exact times replace `ts` and `dur` (the legacy rocprof's `BeginNs`, within a µs of its `ts`);
+    /// in [`More`] where they do not fit here.
+    flow_shift: i16,
+    flow_stretch: i16,
+    /// The fields most events have none of (`None`: all absent).
+    pub(super) more: Option<Box<More>>,
+}
+
+/// An item is held, for every `X` event of the file, until the end: 64 bytes, not 72 or more.
+const _: () = assert!(std::mem::size_of::<Item>() == 64);
+
+/// The fields of an [`Item`] most events have none of, kept apart so that an item stays small.
+#[derive(Default, PartialEq)]
+pub(super) struct More {
+    pub(super) external_id: Option<NonZeroU64>,
+    /// The device and stream when they do not fit in the item.
+    pub(super) device: Option<i64>,
+    pub(super) stream: Option<i64>,
+    pub(super) bytes: Option<u64>,
+    pub(super) grid: [u32; 3],
+    pub(super) block: [u32; 3],
+    /// The `args` fields of an unusable form (warned of where the role reads them).
+    pub(super) odd: Odd,
+    /// A key written twice in `args`, or `args` not an object.
+    pub(super) odd_args: Option<String>,
+    /// The category of another producer's GPU work (`trace_events::foreign_gpu_category`): a GPU op
+    /// if its pid is a device (`trace_events::DevicePids`, known once every event is read), else
+    /// counted under it.
+    pub(super) foreign_cat: Option<Box<str>>,
+    /// [`Item::flow_ts`] and [`Item::flow_end`] when they do not fit in the item.
+    pub(super) flow: Option<(i64, i64)>,
+}
+
+/// A small integer kept in an item: `i16::MIN` for none.
+#[derive(Clone, Copy)]
+struct Small(i16);
+
+impl Small {
+    const NONE: Small = Small(i16::MIN);
+
+    /// `v` as kept in the item, and as kept apart where it does not fit.
+    fn split(v: Option<i64>) -> (Small, Option<i64>) {
+        match v.map(i16::try_from) {
+            None => (Small::NONE, None),
+            Some(Ok(n)) if n != i16::MIN => (Small(n), None),
+            Some(_) => (Small::NONE, v),
+        }
+    }
+
+    fn get(self) -> Option<i64> {
+        (self.0 != i16::MIN).then_some(i64::from(self.0))
+    }
+}
+
+impl Item {
+    /// An item of `role`, none of its other fields yet ([`Item::keep`]).
+    pub(super) fn new(role: Role, name: Sym, track: Track, ts: i64, dur: i64, offset: u64) -> Item {
+        Item {
+            role,
+            decided: false,
+            api_like: false,
+            on_device: false,
+            open: false,
+            name,
+            track,
+            ts,
+            dur,
+            correlation: None,
+            offset,
+            device: Small::NONE,
+            stream: Small::NONE,
+            flow_shift: 0,
+            flow_stretch: 0,
+            more: None,
+        }
+    }
+
+    /// Keeps `more` and the event's own times on the flow clock: what fits in the item there, the rest
+    /// boxed apart (nothing boxed when nothing is left).
+    pub(super) fn keep(&mut self, mut more: More, flow_ts: i64, flow_end: i64) {
+        (self.device, more.device) = Small::split(more.device);
+        (self.stream, more.stream) = Small::split(more.stream);
+        let shift = flow_ts.checked_sub(self.ts);
+        let stretch = flow_end
+            .checked_sub(flow_ts)
+            .and_then(|d| d.checked_sub(self.dur));
+        match (
+            shift.and_then(|d| i16::try_from(d).ok()),
+            stretch.and_then(|d| i16::try_from(d).ok()),
+        ) {
+            (Some(shift), Some(stretch)) => (self.flow_shift, self.flow_stretch) = (shift, stretch),
+            _ => more.flow = Some((flow_ts, flow_end)),
+        }
+        self.more = (more != More::default()).then(|| Box::new(more));
+    }
+
+    fn flow(&self) -> Option<(i64, i64)> {
+        self.more.as_ref().and_then(|m| m.flow)
+    }
+
+    /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
+    pub(super) fn flow_ts(&self) -> i64 {
+        match self.flow() {
+            Some((t, _)) => t,
+            None => self.ts + i64::from(self.flow_shift),
+        }
+    }
+
+    /// The event's own `ts + dur`, ns: flows are written on the `ts` clock, which a writer may have
+    /// rebased while `BeginNs` stays absolute.
+    pub(super) fn flow_end(&self) -> i64 {
+        match self.flow() {
+            Some((_, e)) => e,
+            None => self.flow_ts() + self.dur + i64::from(self.flow_stretch),
+        }
+    }
+
+    /// A `B` event's duration, once its `E` is read: on both clocks.
+    pub(super) fn end_after(&mut self, dur: i64) {
+        self.dur = dur;
+        match self.more.as_mut().and_then(|m| m.flow.as_mut()) {
+            Some((t, e)) => *e = t.saturating_add(dur),
+            None => self.flow_stretch = 0,
+        }
+    }
+
+    pub(super) fn device(&self) -> Option<i64> {
+        self.device
+            .get()
+            .or_else(|| self.more.as_ref().and_then(|m| m.device))
+    }
+
+    pub(super) fn stream(&self) -> Option<i64> {
+        self.stream
+            .get()
+            .or_else(|| self.more.as_ref().and_then(|m| m.stream))
+    }
+}
+
+/// Items a chunk holds: 16 Ki × 64 bytes, a MiB, so that each chunk is mapped apart and unmapped
 /// when it is freed (glibc's allocator maps blocks above its threshold, which starts at 128 KiB).
 const CHUNK: usize = 16 * 1024;
 
@@ -97,25 +262,9 @@ impl IndexMut<usize> for Items {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Sym, Track};
 
     fn item(ts: i64) -> Item {
-        Item {
-            role: super::super::Role::Other,
-            decided: true,
-            api_like: false,
-            on_device: false,
-            open: false,
-            name: Sym(0),
-            track: Track(0),
-            ts,
-            flow_ts: ts,
-            flow_end: ts,
-            dur: 0,
-            correlation: None,
-            offset: 0,
-            more: None,
-        }
+        Item::new(Role::Other, Sym(0), Track(0), ts, 0, 0)
     }
 
     /// Items across three chunks keep their indices; after some are dropped (a whole chunk among them)

@@ -42,7 +42,7 @@ use super::rocprof_legacy::{RocprofPid, rocprof_pid};
 use crate::category::{EventKind, event_kind};
 use crate::error::{Error, Result};
 use crate::model::{
-    Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Sym, Trace, TraceFormat,
+    Api, Flow, FlowPhase, GpuKind, GpuOp, IdValue, Launch, Span, SpanKind, Trace, TraceFormat,
     Track,
 };
 use crate::parse::window::{Plain, Window};
@@ -50,7 +50,7 @@ use crate::stored::streamed::Streamed;
 use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
-use items::Items;
+use items::{Item, Items, More};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -102,49 +102,6 @@ enum Role {
     Launch(Api),
     Span(SpanKind),
     Other,
-}
-
-struct Item {
-    role: Role,
-    /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
-    decided: bool,
-    api_like: bool,
-    /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
-    on_device: bool,
-    /// A `B` event no `E` has ended yet.
-    open: bool,
-    name: Sym,
-    /// The thread (its pid is the event's).
-    track: Track,
-    ts: i64,
-    /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
-    flow_ts: i64,
-    /// The event's own `ts + dur`, ns: flows are written on the `ts` clock, which a writer may have
-    /// rebased while `BeginNs` stays absolute.
-    flow_end: i64,
-    dur: i64,
-    correlation: Option<NonZeroU64>,
-    offset: u64,
-    /// The fields most events have none of (`None`: all absent).
-    more: Option<Box<More>>,
-}
-
-/// The fields of an [`Item`] most events have none of, kept apart so that an item stays small.
-#[derive(Default, PartialEq)]
-struct More {
-    external_id: Option<NonZeroU64>,
-    device: Option<i64>,
-    stream: Option<i64>,
-    bytes: Option<u64>,
-    grid: [u32; 3],
-    block: [u32; 3],
-    /// The `args` fields of an unusable form (warned of where the role reads them).
-    odd: Odd,
-    /// A key written twice in `args`, or `args` not an object.
-    odd_args: Option<String>,
-    /// The category of another producer's GPU work (`trace_events::foreign_gpu_category`): a GPU op
-    /// if its pid is a device ([`DevicePids`], known once every event is read), else counted under it.
-    foreign_cat: Option<Box<str>>,
 }
 
 /// The RPD op types (`rocpd_op.opType` as `rpd2tracing` writes it in `args.desc`).
@@ -214,7 +171,7 @@ struct Times {
     /// Start: rocprof's `args.BeginNs` when given (with `EndNs`, in order), else `ts`.
     ts: i64,
     dur: i64,
-    /// The event's own `ts` and `ts + dur` (see [`Item::flow_ts`]).
+    /// The event's own `ts` and `ts + dur` (see [`Item::flow_ts`], [`Item::flow_end`]).
     flow_ts: i64,
     flow_end: i64,
 }
@@ -467,24 +424,15 @@ impl<'a> ArrayReader<'a> {
             odd,
             odd_args,
             foreign_cat: foreign_cat.map(Box::from),
+            flow: None,
         };
-        let index = self.items.push(Item {
-            role,
-            decided,
-            api_like: api_like(raw_name),
-            on_device: args.dev_id.is_some() || args.gpu_id.is_some(),
-            open: false,
-            name: sym,
-            track,
-            ts: t.ts,
-            flow_ts: t.flow_ts,
-            flow_end: t.flow_end,
-            dur: t.dur,
-            correlation,
-            offset: start,
-            more: (more != More::default()).then(|| Box::new(more)),
-        });
-        Ok(Some(index))
+        let mut it = Item::new(role, sym, track, t.ts, t.dur, start);
+        it.decided = decided;
+        it.api_like = api_like(raw_name);
+        it.on_device = args.dev_id.is_some() || args.gpu_id.is_some();
+        it.correlation = correlation;
+        it.keep(more, t.flow_ts, t.flow_end);
+        Ok(Some(self.items.push(it)))
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
@@ -548,6 +496,7 @@ impl<'a> ArrayReader<'a> {
             Role::Launch(_) | Role::Span(_) => Odd::LINKS,
             Role::Other => Odd::default(),
         };
+        let (device, stream) = (it.device(), it.stream());
         let more = it.more.map(|m| *m).unwrap_or_default();
         args::warn_odd(b, it.offset, more.odd, more.odd_args.as_deref(), reads);
         match it.role {
@@ -555,12 +504,12 @@ impl<'a> ArrayReader<'a> {
                 let ids = b.trace().track(it.track).clone();
                 let mut op = GpuOp::at(it.name, it.ts, it.dur, it.track);
                 // A rocprof pid is a section (6 + n for device n), not a device.
-                op.device = more.device.or(match self.rocprof_pids.get(&ids.pid) {
+                op.device = device.or(match self.rocprof_pids.get(&ids.pid) {
                     Some(&RocprofPid::Kernels(n)) => Some(n),
                     _ if rocprof_rules => None,
                     _ => ids.pid.as_i64(),
                 });
-                op.stream = more.stream.or_else(|| ids.tid.as_i64());
+                op.stream = stream.or_else(|| ids.tid.as_i64());
                 op.correlation = it.correlation;
                 op.external_id = more.external_id;
                 op.bytes = more.bytes;

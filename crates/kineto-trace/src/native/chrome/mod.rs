@@ -37,6 +37,7 @@ mod roles;
 mod text;
 
 use super::TraceBuilder;
+use super::builder::kind_index;
 use super::names::{KernelNames, copy_name};
 use super::rocprof_legacy::{RocprofPid, rocprof_pid};
 use crate::category::{EventKind, event_kind};
@@ -474,6 +475,7 @@ impl<'a> ArrayReader<'a> {
     /// The items into the model, in file order, a chunk at a time: each chunk is freed once its rows
     /// are in the model.
     fn emit(mut self) -> Result<Trace> {
+        self.reserve_rows();
         for chunk in std::mem::take(&mut self.items).into_chunks() {
             for it in chunk {
                 let offset = it.offset;
@@ -485,6 +487,23 @@ impl<'a> ArrayReader<'a> {
             }
         }
         Ok(self.b.finish())
+    }
+
+    /// Room in the model for the rows the items become, so that its tables are not grown (and copied)
+    /// while the items are still held.
+    fn reserve_rows(&mut self) {
+        let (mut ops, mut launches, mut spans) = ([0; 3], 0, [0; 3]);
+        for it in self.items.iter() {
+            match it.role {
+                Role::Gpu(kind) => ops[kind_index(kind)] += 1,
+                Role::Launch(_) => launches += 1,
+                Role::Span(SpanKind::CpuOp) => spans[0] += 1,
+                Role::Span(SpanKind::UserAnnotation) => spans[1] += 1,
+                Role::Span(SpanKind::GpuUserAnnotation) => spans[2] += 1,
+                Role::Other => {}
+            }
+        }
+        self.b.reserve(ops, launches, spans);
     }
 
     /// One item into the model, as its role says; the odd `args` fields its role reads warned of.

@@ -238,3 +238,31 @@ impl<'t> Ops<'t> {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pairs come in id order, each of an id's last start and last finish (as a map by id, a later
+    /// end replacing an earlier one, would keep them); an id without a finish pairs with nothing.
+    #[test]
+    fn pairs_by_id_last_end_wins() {
+        let flow = |id, phase| Flow {
+            id,
+            phase,
+            ts_ns: 0,
+            track: Track(0),
+        };
+        let (s, f) = (FlowPhase::Start, FlowPhase::Finish);
+        let flows = [
+            flow(5, s), // 0
+            flow(3, f), // 1
+            flow(5, f), // 2
+            flow(3, s), // 3
+            flow(5, s), // 4: replaces 0
+            flow(7, s), // 5: no finish
+            flow(3, f), // 6: replaces 1
+        ];
+        assert_eq!(flow_pairs(&flows), vec![(3, 6), (4, 2)]);
+    }
+}

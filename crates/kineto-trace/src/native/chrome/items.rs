@@ -293,4 +293,49 @@ mod tests {
         assert!(all.windows(2).all(|w| w[1] == w[0] + 2));
         assert_eq!(items.into_chunks().len(), 2);
     }
+
+    /// What an item holds comes back as given, whether it fits the item's small fields or is boxed
+    /// apart; nothing is boxed for an event with no rare field and times that fit.
+    #[test]
+    fn fields_come_back_inline_or_boxed() {
+        let (ts, dur) = (1_000_000, 5_000);
+        for v in [
+            0,
+            1,
+            -1,
+            32_767,
+            -32_767,
+            -32_768,
+            32_768,
+            1 << 40,
+            -(1 << 40),
+        ] {
+            let mut it = Item::new(Role::Other, Sym(0), Track(0), ts, dur, 0);
+            let more = More {
+                device: Some(v),
+                stream: Some(-v),
+                ..More::default()
+            };
+            // The flow clock 999 ns before `ts`, and its span 1 µs longer than `dur`.
+            it.keep(more, ts - 999, ts - 999 + dur + 1_000);
+            assert_eq!((it.device(), it.stream()), (Some(v), Some(-v)));
+            assert_eq!((it.flow_ts(), it.flow_end()), (ts - 999, ts + dur + 1));
+            // −32 768 is the empty field's mark, and ±32 768 and ±2⁴⁰ do not fit in 16 bits.
+            let boxed = !(-32_767..=32_767).contains(&v);
+            assert_eq!(it.more.is_some(), boxed, "{v}");
+        }
+        let mut plain = Item::new(Role::Other, Sym(0), Track(0), ts, dur, 0);
+        plain.keep(More::default(), ts, ts + dur);
+        assert!(plain.more.is_none());
+        assert_eq!((plain.device(), plain.stream()), (None, None));
+        // A flow clock 10¹² ns away is boxed; an `E` then sets the duration on both clocks.
+        let far = ts + 1_000_000_000_000;
+        let mut b = Item::new(Role::Other, Sym(0), Track(0), ts, 0, 0);
+        b.keep(More::default(), far, far);
+        assert_eq!((b.flow_ts(), b.flow_end()), (far, far));
+        b.end_after(2_500);
+        assert_eq!((b.dur, b.flow_end()), (2_500, far + 2_500));
+        plain.end_after(7);
+        assert_eq!((plain.flow_ts(), plain.flow_end()), (ts, ts + 7));
+    }
 }

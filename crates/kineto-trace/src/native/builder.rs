@@ -155,6 +155,31 @@ impl TraceBuilder {
         Ok(())
     }
 
+    /// Room for the rows a reader will add, where it knows their number first (one that holds its
+    /// rows until the file is read): GPU ops by kind ([`kind_index`]), calls, and CPU ops, user and
+    /// GPU-side annotations. Each table is then allocated once at its size, not grown by doubling,
+    /// whose earlier copies the allocator may keep resident beside the rows.
+    pub(crate) fn reserve(&mut self, ops: [usize; 3], launches: usize, spans: [usize; 3]) {
+        let t = &mut self.trace;
+        for (rows, n) in [&mut t.kernels, &mut t.memcpys, &mut t.memsets]
+            .into_iter()
+            .zip(ops)
+        {
+            rows.reserve_exact(n);
+        }
+        t.launches.reserve_exact(launches);
+        for (rows, n) in [
+            &mut t.cpu_ops,
+            &mut t.user_annotations,
+            &mut t.gpu_user_annotations,
+        ]
+        .into_iter()
+        .zip(spans)
+        {
+            rows.reserve_exact(n);
+        }
+    }
+
     /// Adds one end of a CPU→GPU flow.
     pub fn flow(&mut self, f: Flow) {
         // A flow's time passed the same check as its event's; only the bounds are widened.

@@ -31,24 +31,27 @@
 
 mod args;
 mod flows;
+mod items;
 mod phases;
 mod roles;
 mod text;
 
 use super::TraceBuilder;
+use super::builder::kind_index;
 use super::names::{KernelNames, copy_name};
 use super::rocprof_legacy::{RocprofPid, rocprof_pid};
 use crate::category::{EventKind, event_kind};
 use crate::error::{Error, Result};
 use crate::model::{
-    Api, Flow, FlowPhase, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Sym, Trace,
-    TraceFormat, Track,
+    Api, Flow, FlowPhase, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat,
+    Track,
 };
 use crate::parse::window::{Plain, Window};
 use crate::stored::streamed::Streamed;
 use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
+use items::{Item, Items, More};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -100,49 +103,6 @@ enum Role {
     Launch(Api),
     Span(SpanKind),
     Other,
-}
-
-struct Item {
-    role: Role,
-    /// `args.desc` named an RPD op type, or `cat` was a Kineto category: the role is final.
-    decided: bool,
-    api_like: bool,
-    /// The legacy rocprof wrote a device (`dev-id`/`gpu-id`): a row of its op or kernel table.
-    on_device: bool,
-    /// A `B` event no `E` has ended yet.
-    open: bool,
-    name: Sym,
-    /// The thread (its pid is the event's).
-    track: Track,
-    ts: i64,
-    /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
-    flow_ts: i64,
-    /// The event's own `ts + dur`, ns: flows are written on the `ts` clock, which a writer may have
-    /// rebased while `BeginNs` stays absolute.
-    flow_end: i64,
-    dur: i64,
-    correlation: Option<NonZeroU64>,
-    offset: u64,
-    /// The fields most events have none of (`None`: all absent).
-    more: Option<Box<More>>,
-}
-
-/// The fields of an [`Item`] most events have none of, kept apart so that an item stays small.
-#[derive(Default, PartialEq)]
-struct More {
-    external_id: Option<NonZeroU64>,
-    device: Option<i64>,
-    stream: Option<i64>,
-    bytes: Option<u64>,
-    grid: [u32; 3],
-    block: [u32; 3],
-    /// The `args` fields of an unusable form (warned of where the role reads them).
-    odd: Odd,
-    /// A key written twice in `args`, or `args` not an object.
-    odd_args: Option<String>,
-    /// The category of another producer's GPU work (`trace_events::foreign_gpu_category`): a GPU op
-    /// if its pid is a device ([`DevicePids`], known once every event is read), else counted under it.
-    foreign_cat: Option<Box<str>>,
 }
 
 /// The RPD op types (`rocpd_op.opType` as `rpd2tracing` writes it in `args.desc`).
@@ -198,7 +158,10 @@ pub(crate) fn read<R: Read>(
     r.drop_dangling_begins();
     r.settle_roles();
     r.rename_rocprof_ops();
-    flows::link_by_flows(&mut r.items, r.b.trace());
+    flows::link_by_flows(&mut r.items, r.b.trace()).map_err(|message| Error::Format {
+        file: name.to_path_buf(),
+        message,
+    })?;
     let mut trace = r.emit()?;
     check_unplaced(name, &mut trace)?;
     Ok((trace, end.facts))
@@ -209,7 +172,7 @@ struct Times {
     /// Start: rocprof's `args.BeginNs` when given (with `EndNs`, in order), else `ts`.
     ts: i64,
     dur: i64,
-    /// The event's own `ts` and `ts + dur` (see [`Item::flow_ts`]).
+    /// The event's own `ts` and `ts + dur` (see [`Item::flow_ts`], [`Item::flow_end`]).
     flow_ts: i64,
     flow_end: i64,
 }
@@ -241,7 +204,7 @@ struct ArrayReader<'a> {
     begin_ns: bool,
     /// The pids that are devices, for other producers' GPU categories.
     devices: DevicePids,
-    items: Vec<Item>,
+    items: Items,
     /// Events read so far.
     index: u64,
     /// The open `B` events: the item each became (`None`: a category counted only).
@@ -267,7 +230,7 @@ impl<'a> ArrayReader<'a> {
             rpd_ops: false,
             begin_ns: false,
             devices: DevicePids::default(),
-            items: Vec::new(),
+            items: Items::default(),
             index: 0,
             durations: OpenDurations::default(),
             with_phase: 0,
@@ -462,24 +425,15 @@ impl<'a> ArrayReader<'a> {
             odd,
             odd_args,
             foreign_cat: foreign_cat.map(Box::from),
+            flow: None,
         };
-        self.items.push(Item {
-            role,
-            decided,
-            api_like: api_like(raw_name),
-            on_device: args.dev_id.is_some() || args.gpu_id.is_some(),
-            open: false,
-            name: sym,
-            track,
-            ts: t.ts,
-            flow_ts: t.flow_ts,
-            flow_end: t.flow_end,
-            dur: t.dur,
-            correlation,
-            offset: start,
-            more: (more != More::default()).then(|| Box::new(more)),
-        });
-        Ok(Some(self.items.len() - 1))
+        let mut it = Item::new(role, sym, track, t.ts, t.dur, start);
+        it.decided = decided;
+        it.api_like = api_like(raw_name);
+        it.on_device = args.dev_id.is_some() || args.gpu_id.is_some();
+        it.correlation = correlation;
+        it.keep(more, t.flow_ts, t.flow_end);
+        Ok(Some(self.items.push(it)))
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
@@ -518,18 +472,38 @@ impl<'a> ArrayReader<'a> {
         Ok(())
     }
 
-    /// The items into the model, in file order.
+    /// The items into the model, in file order, a chunk at a time: each chunk is freed once its rows
+    /// are in the model.
     fn emit(mut self) -> Result<Trace> {
-        let items = std::mem::take(&mut self.items);
-        for it in items {
-            let offset = it.offset;
-            self.emit_item(it).map_err(|message| Error::Native {
-                file: self.file.to_path_buf(),
-                at: format!("byte {offset}"),
-                message,
-            })?;
+        self.reserve_rows();
+        for chunk in std::mem::take(&mut self.items).into_chunks() {
+            for it in chunk {
+                let offset = it.offset;
+                self.emit_item(it).map_err(|message| Error::Native {
+                    file: self.file.to_path_buf(),
+                    at: format!("byte {offset}"),
+                    message,
+                })?;
+            }
         }
         Ok(self.b.finish())
+    }
+
+    /// Room in the model for the rows the items become, so that its tables are not grown (and copied)
+    /// while the items are still held.
+    fn reserve_rows(&mut self) {
+        let (mut ops, mut launches, mut spans) = ([0; 3], 0, [0; 3]);
+        for it in self.items.iter() {
+            match it.role {
+                Role::Gpu(kind) => ops[kind_index(kind)] += 1,
+                Role::Launch(_) => launches += 1,
+                Role::Span(SpanKind::CpuOp) => spans[0] += 1,
+                Role::Span(SpanKind::UserAnnotation) => spans[1] += 1,
+                Role::Span(SpanKind::GpuUserAnnotation) => spans[2] += 1,
+                Role::Other => {}
+            }
+        }
+        self.b.reserve(ops, launches, spans);
     }
 
     /// One item into the model, as its role says; the odd `args` fields its role reads warned of.
@@ -541,6 +515,7 @@ impl<'a> ArrayReader<'a> {
             Role::Launch(_) | Role::Span(_) => Odd::LINKS,
             Role::Other => Odd::default(),
         };
+        let (device, stream) = (it.device(), it.stream());
         let more = it.more.map(|m| *m).unwrap_or_default();
         args::warn_odd(b, it.offset, more.odd, more.odd_args.as_deref(), reads);
         match it.role {
@@ -548,12 +523,12 @@ impl<'a> ArrayReader<'a> {
                 let ids = b.trace().track(it.track).clone();
                 let mut op = NewGpuOp::at(it.name, it.ts, it.dur, it.track);
                 // A rocprof pid is a section (6 + n for device n), not a device.
-                op.detail.device = more.device.or(match self.rocprof_pids.get(&ids.pid) {
+                op.detail.device = device.or(match self.rocprof_pids.get(&ids.pid) {
                     Some(&RocprofPid::Kernels(n)) => Some(n),
                     _ if rocprof_rules => None,
                     _ => ids.pid.as_i64(),
                 });
-                op.detail.stream = more.stream.or_else(|| ids.tid.as_i64());
+                op.detail.stream = stream.or_else(|| ids.tid.as_i64());
                 op.correlation = it.correlation;
                 op.external_id = more.external_id;
                 op.detail.bytes = more.bytes;

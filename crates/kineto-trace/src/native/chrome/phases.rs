@@ -42,8 +42,7 @@ impl ArrayReader<'_> {
             Some((begin, (_, item))) => {
                 if let Some(it) = item.and_then(|i| self.items.get_mut(i)) {
                     it.open = false;
-                    it.dur = ts - begin;
-                    it.flow_end = it.flow_ts.saturating_add(it.dur);
+                    it.end_after(ts - begin);
                 }
             }
         }

@@ -21,9 +21,11 @@ impl ArrayReader<'_> {
         let rocprof_rules = self.rocprof_rules();
         for it in self.items.iter_mut().filter(|it| !it.decided) {
             let pid = &self.b.trace().track(it.track).pid;
+            let has_device = it.device().is_some();
             if let Some(more) = it.more.as_mut().filter(|m| m.foreign_cat.is_some()) {
                 match self.devices.device(pid) {
-                    Some(device) => more.device = more.device.or(Some(device)),
+                    Some(device) if !has_device => more.device = Some(device),
+                    Some(_) => {}
                     None => it.role = Role::Other,
                 }
                 it.decided = true;

@@ -13,12 +13,12 @@ use std::collections::VecDeque;
 /// most held beyond the model at the peak, the last chunk of the plane read last.
 const CHUNK: usize = 4 << 20;
 
-/// What a chunk past [`GROWN`] asks of the allocator at once: glibc's `malloc` gives a request of
-/// 32 MiB or more a mapping of its own, whatever its dynamic threshold has risen to (it rises to the
-/// size of a mapped block freed: a hash table outgrown, a chunk), where a smaller one may come from
-/// the heap, where a block freed below blocks still held stays resident. A chunk full is shrunk to
-/// what it holds (the mapping shrinks in place), so that, freed, it goes back to the system at once,
-/// and the model's rows, growing as it is read, take its place. Pages never written are never
+/// What a chunk past [`GROWN`] asks of the allocator at once, so that it is a mapping of its own:
+/// glibc's `malloc` maps a request of 32 MiB or more apart whatever its dynamic threshold (which rises
+/// to the size of any mapped block freed: an outgrown hash table, a chunk), while a smaller request
+/// may come from the heap, where a block freed below blocks still held stays resident. A full chunk
+/// is shrunk to what it holds (the mapping shrinks in place); freed, it goes back to the system at
+/// once, and the model's rows, growing as it is read, take its place. Pages never written are never
 /// resident.
 const RESERVED: usize = 32 << 20;
 
@@ -132,7 +132,8 @@ mod tests {
     use super::*;
     use crate::proto::EventData;
 
-    /// Event `id` encoded as an `events = 4` field: tag 0x22, its length, then `metadata_id = 1`.
+    /// Event `id` encoded as an `events = 4` field: tag 0x22, its length, then its body
+    /// (`metadata_id` `id`, `offset_ps` 1,000·`id`).
     fn field(id: i64) -> Vec<u8> {
         let body = XEvent {
             metadata_id: id,
@@ -147,8 +148,8 @@ mod tests {
 
     #[test]
     fn events_span_chunks_in_order_and_each_chunk_goes_once_read() {
-        // Each field: tag, length 4, then metadata_id (08 id) and offset_ps (10 + a 2-byte varint
-        // for 1,000·id ≥ 128): 2 + 2 + 3 = 7 bytes. Chunks of 16 bytes hold two fields each.
+        // Each field: tag and length (2 bytes), metadata_id (08 id: 2 bytes), offset_ps (10 and a
+        // 2-byte varint, 128 ≤ 1,000·id < 16,384: 3 bytes) = 7 bytes. Chunks of 16 bytes hold two.
         assert_eq!(field(1).len(), 7);
         let mut plane = EncodedEvents::in_chunks_of(16);
         for id in 1..=5 {

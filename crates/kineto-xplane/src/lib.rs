@@ -12,8 +12,10 @@
 //! - `fault`: the byte offset of a decode fault (a cut or corrupt file);
 //! - `stream`: the space read from a stream a plane at a time (planes → lines → events walked on the
 //!   wire, each plane's events kept encoded until its metadata, written after them, is read);
+//! - `encoded`: a plane's events as the file encodes them, in chunks freed as they are decoded;
 //! - `space`: the mapping onto the model.
 
+mod encoded;
 mod fault;
 mod proto;
 mod space;

@@ -18,16 +18,15 @@
 //! Times: a line's `timestamp_ns` plus the event's `offset_ps`, floored to ns; durations floored
 //! to ns. What it is not: the decoding (`prost`, [`crate::proto`]).
 
+use crate::encoded::{EncodedEvents, Events};
 use crate::proto::{EventData, StatValue, XEvent, XLine, XPlane, XSpace, XStat};
 use kineto_trace::native::builder::KEEP_WARNINGS;
-use kineto_trace::native::detect::varint_at;
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, TraceBuilder, kernel_name};
 use kineto_trace::{
     DeviceProps, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat, Track,
     Warning,
 };
-use prost::Message;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 
@@ -53,10 +52,12 @@ const HOST_PROCESS: i64 = -1;
 /// The plane whose stats say when the profile started.
 const TASK_ENVIRONMENT: &str = "Task Environment";
 
-/// A plane as read: its own fields (name, stats, metadata; `lines` left empty) and its lines.
+/// A plane as read: its own fields (name, stats, metadata; `lines` left empty), its lines, and
+/// their events as the file encodes them (none when decoded whole).
 pub struct PlaneRead {
     pub plane: XPlane,
     pub lines: Vec<LineRead>,
+    pub events: EncodedEvents,
 }
 
 /// A line as read: its own fields (`events` left empty) and its events.
@@ -69,44 +70,6 @@ pub struct LineRead {
 
 /// An event that does not decode: its line's byte offset, its index in the line, the decoder's error.
 pub type BadEvent = (u64, usize, prost::DecodeError);
-
-/// A line's events: as the file encodes them (each `events = 4` field, tag and length included),
-/// decoded one at a time when read, or decoded already (a space decoded whole).
-pub enum Events {
-    Encoded { bytes: Vec<u8>, count: usize },
-    Decoded(Vec<XEvent>),
-}
-
-impl Events {
-    fn is_empty(&self) -> bool {
-        match self {
-            Events::Encoded { count, .. } => *count == 0,
-            Events::Decoded(events) => events.is_empty(),
-        }
-    }
-
-    /// Each event with its index in the line, in order; the first that does not decode stops it.
-    fn each(&self, mut f: impl FnMut(usize, &XEvent)) -> Result<(), (usize, prost::DecodeError)> {
-        match self {
-            Events::Decoded(events) => events.iter().enumerate().for_each(|(i, e)| f(i, e)),
-            Events::Encoded { bytes, .. } => {
-                let mut at = 0;
-                let mut i = 0;
-                while at < bytes.len() {
-                    // The framing was checked as the line was read: tag, then length.
-                    let (_, next) = varint_at(bytes, at).unwrap_or((0, bytes.len()));
-                    let (len, start) = varint_at(bytes, next).unwrap_or((0, bytes.len()));
-                    let end = start.saturating_add(usize::try_from(len).unwrap_or(0));
-                    let ev = XEvent::decode(bytes.get(start..end).unwrap_or_default())
-                        .map_err(|e| (i, e))?;
-                    f(i, &ev);
-                    (at, i) = (end, i + 1);
-                }
-            }
-        }
-        Ok(())
-    }
-}
 
 /// The space's own fields' warnings and notes, and the epoch of its line times, read as the planes
 /// are: the reading of every plane in file order, each once its metadata (written after its lines) is
@@ -139,9 +102,9 @@ impl Default for SpaceReader {
 
 impl SpaceReader {
     /// One plane, into the trace by its name.
-    pub fn plane(&mut self, p: &PlaneRead) -> Result<(), BadEvent> {
+    pub fn plane(&mut self, p: PlaneRead) -> Result<(), BadEvent> {
         let plane = &p.plane;
-        let name = text(&plane.name);
+        let name = text(&plane.name).into_owned();
         if let Some(latest) = p.lines.iter().map(|l| l.line.timestamp_ns).max() {
             self.latest_line = Some(self.latest_line.map_or(latest, |l| l.max(latest)));
         }
@@ -206,7 +169,11 @@ pub fn read_space(mut space: XSpace) -> Trace {
             })
             .collect();
         // Decoded already: nothing left to fail.
-        let _ = r.plane(&PlaneRead { plane, lines });
+        let _ = r.plane(PlaneRead {
+            plane,
+            lines,
+            events: EncodedEvents::default(),
+        });
     }
     r.finish(&space)
 }
@@ -225,10 +192,10 @@ struct Reader {
 
 impl Reader {
     /// A GPU's plane: its properties, its stream lines as GPU ops, its other lines as annotations.
-    fn device_plane(&mut self, read: &PlaneRead, gpu: i64) -> Result<(), BadEvent> {
-        let plane = &read.plane;
+    fn device_plane(&mut self, read: PlaneRead, gpu: i64) -> Result<(), BadEvent> {
+        let (plane, lines, mut encoded) = (&read.plane, read.lines, read.events);
         let p = Plane::new(plane);
-        if read.lines.iter().all(|l| l.events.is_empty()) {
+        if lines.iter().all(|l| l.events.is_empty()) {
             self.idle_gpus.push(text(&plane.name).into_owned());
             return Ok(());
         }
@@ -239,27 +206,28 @@ impl Reader {
             num_sms: prop(stat::CORES),
             total_global_mem: prop(stat::MEMORY),
         });
-        for LineRead { at, line, events } in &read.lines {
+        for LineRead { at, line, events } in lines {
+            let line = &line;
             let line_name = line_name(line);
             match stream_of(&line_name) {
                 Some(stream) => {
                     let track = self.b.track(IdValue::Num(gpu), IdValue::Num(stream));
                     events
-                        .each(|i, ev| {
+                        .each(&mut encoded, |i, ev| {
                             let place =
                                 || format!("{} line {line_name:?} event {i}", text(&plane.name));
                             if let Err(e) = self.gpu_event(&p, line, ev, (gpu, stream, track)) {
                                 self.b.warn(0, format!("{}: {e}; skipped", place()));
                             }
                         })
-                        .map_err(|(i, e)| (*at, i, e))?;
+                        .map_err(|(i, e)| (at, i, e))?;
                 }
                 None => {
                     let track = self
                         .b
                         .track(IdValue::Num(gpu), IdValue::Str(line_name.clone()));
                     events
-                        .each(|i, ev| {
+                        .each(&mut encoded, |i, ev| {
                             let name = p.event_name(ev);
                             let res = times(line, ev).and_then(|(ts, dur)| {
                                 let sym = self.b.name(&name);
@@ -270,7 +238,7 @@ impl Reader {
                             });
                             self.warn_skipped(res, plane, &line_name, i);
                         })
-                        .map_err(|(i, e)| (*at, i, e))?;
+                        .map_err(|(i, e)| (at, i, e))?;
                 }
             }
         }
@@ -344,10 +312,11 @@ impl Reader {
     }
 
     /// A host plane: each line a thread; launches, step annotations and CPU spans.
-    fn host_plane(&mut self, read: &PlaneRead) -> Result<(), BadEvent> {
-        let plane = &read.plane;
+    fn host_plane(&mut self, read: PlaneRead) -> Result<(), BadEvent> {
+        let (plane, lines, mut encoded) = (&read.plane, read.lines, read.events);
         let p = Plane::new(plane);
-        for LineRead { at, line, events } in &read.lines {
+        for LineRead { at, line, events } in lines {
+            let line = &line;
             let line_name = line_name(line);
             // A host line's id is its thread's id: the same thread's lines of two host planes (TraceMe
             // ranges on `/host:CPU`, CUPTI's API calls on `/host:CUPTI`) are one track.
@@ -355,12 +324,12 @@ impl Reader {
                 .b
                 .track(IdValue::Num(HOST_PROCESS), IdValue::Num(line.id));
             events
-                .each(|i, ev| {
+                .each(&mut encoded, |i, ev| {
                     let res = times(line, ev)
                         .and_then(|(ts, dur)| self.host_event(&p, ev, ts, dur, track));
                     self.warn_skipped(res, plane, &line_name, i);
                 })
-                .map_err(|(i, e)| (*at, i, e))?;
+                .map_err(|(i, e)| (at, i, e))?;
         }
         Ok(())
     }
@@ -396,11 +365,13 @@ impl Reader {
     }
 
     /// A plane that is neither a GPU nor the host: its timed events counted, named in a note.
-    fn unread_plane(&mut self, read: &PlaneRead, plane_name: &str) -> Result<(), BadEvent> {
+    fn unread_plane(&mut self, read: PlaneRead, plane_name: &str) -> Result<(), BadEvent> {
         let mut timed = 0;
-        for (i, LineRead { at, line, events }) in read.lines.iter().enumerate() {
+        let (lines, mut encoded) = (read.lines, read.events);
+        for (i, LineRead { at, line, events }) in lines.into_iter().enumerate() {
+            let line = &line;
             events
-                .each(|_, ev| {
+                .each(&mut encoded, |_, ev| {
                     let res = times(line, ev).and_then(|(ts, dur)| {
                         self.b
                             .other("xplane other plane", ts, ts.saturating_add(dur))
@@ -412,7 +383,7 @@ impl Reader {
                             .warn(0, format!("{plane_name} line {i}: {e}; skipped")),
                     }
                 })
-                .map_err(|(i, e)| (*at, i, e))?;
+                .map_err(|(i, e)| (at, i, e))?;
         }
         if timed > 0 {
             self.unread.push((plane_name.to_owned(), timed));

@@ -2,14 +2,16 @@
 //! (planes → lines → events, [`FieldStream`]), every other field decoded by `prost`. A plane's
 //! metadata (`event_metadata = 4`, `stat_metadata = 5`), which names its events and their stats, is
 //! written after its lines, so a plane's events are kept as the file encodes them (the most compact
-//! form they have: varint ids and times, stats by metadata id) until the plane ends, then decoded
-//! one at a time into the model; no more than one plane's events are held.
+//! form they have: varint ids and times, stats by metadata id; [`EncodedEvents`]) until the plane
+//! ends, then decoded one at a time into the model, each chunk of them freed once decoded; no more
+//! than one plane's events are held, and less of them as the model grows.
 //!
 //! What it is not: the mapping onto the model (`crate::space`), nor the naming of a fault as the
 //! decoder of the whole space names it (`crate::fault`, on the whole file).
 
+use crate::encoded::{EncodedEvents, Events};
 use crate::proto::{XLine, XPlane, XSpace};
-use crate::space::{Events, LineRead, PlaneRead, SpaceReader};
+use crate::space::{LineRead, PlaneRead, SpaceReader};
 use kineto_trace::Trace;
 use kineto_trace::native::protowire::{Fault as WireFault, FieldStream, Header, NO_LIMIT, Short};
 use prost::Message;
@@ -33,7 +35,7 @@ pub fn read(content: &mut dyn Read) -> Result<Trace, Fault> {
         if h.number == PLANES && h.wire == 2 {
             let end = end_of(&fields, h, NO_LIMIT, "XSpace")?;
             let plane = read_plane(&mut fields, end)?;
-            reader.plane(&plane).map_err(|(line, i, e)| {
+            reader.plane(plane).map_err(|(line, i, e)| {
                 (line, format!("XLine: its event {i} does not decode: {e}"))
             })?;
         } else {
@@ -50,10 +52,11 @@ fn read_plane(fields: &mut FieldStream, end: u64) -> Result<PlaneRead, Fault> {
     let start = fields.offset();
     let mut own = Vec::new();
     let mut lines = Vec::new();
+    let mut events = EncodedEvents::default();
     while let Some(h) = next(fields, end, "XPlane")? {
         if h.number == LINES && h.wire == 2 {
             let line_end = end_of(fields, h, end, "XPlane")?;
-            lines.push(read_line(fields, h.at, line_end)?);
+            lines.push(read_line(fields, h.at, line_end, &mut events)?);
         } else {
             keep(fields, h, end, &mut own, "XPlane")?;
         }
@@ -61,20 +64,33 @@ fn read_plane(fields: &mut FieldStream, end: u64) -> Result<PlaneRead, Fault> {
     whole(fields, end, "XPlane")?;
     let plane =
         XPlane::decode(&own[..]).map_err(|e| (start, format!("the plane does not decode: {e}")))?;
-    Ok(PlaneRead { plane, lines })
+    Ok(PlaneRead {
+        plane,
+        lines,
+        events,
+    })
 }
 
-/// A line ending at offset `end`: its events kept encoded, its other fields decoded.
-fn read_line(fields: &mut FieldStream, at: u64, end: u64) -> Result<LineRead, Fault> {
+/// A line ending at offset `end`: its events kept encoded in its plane's `events`, its other fields
+/// decoded.
+fn read_line(
+    fields: &mut FieldStream,
+    at: u64,
+    end: u64,
+    events: &mut EncodedEvents,
+) -> Result<LineRead, Fault> {
     let start = fields.offset();
     let mut own = Vec::new();
-    let mut events = Vec::new();
     let mut count = 0;
+    // One event's field at a time, as the file encodes it, on its way into `events`.
+    let mut field = Vec::new();
     while let Some(h) = next(fields, end, "XLine")? {
         if h.number != EVENTS {
             keep(fields, h, end, &mut own, "XLine")?;
         } else if h.wire == 2 {
-            keep(fields, h, end, &mut events, "XLine")?;
+            field.clear();
+            keep(fields, h, end, &mut field, "XLine")?;
+            events.push(&field);
             count += 1;
         } else {
             let why = format!("XLine field {EVENTS}: wire type {} for a message", h.wire);
@@ -87,10 +103,7 @@ fn read_line(fields: &mut FieldStream, at: u64, end: u64) -> Result<LineRead, Fa
     Ok(LineRead {
         at,
         line,
-        events: Events::Encoded {
-            bytes: events,
-            count,
-        },
+        events: Events::Encoded(count),
     })
 }
 

@@ -141,6 +141,10 @@ pub struct GpuOp {
     pub detail: Detail,
 }
 
+// Every parse holds a row per GPU op (docs/parse-costs.md: the model's share of a file): a field added
+// here is paid on every kernel of every trace, so the size is checked when it is built.
+const _: () = assert!(std::mem::size_of::<GpuOp>() == 48);
+
 /// An interned [`GpuOpDetail`]: [`Trace::detail`] gives it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Detail(pub(crate) u32);

@@ -34,32 +34,22 @@ where
     if !it.clone().map(|(s, _)| s).is_sorted() {
         return union(it);
     }
-    let mut total: i128 = 0;
-    let mut cur: Option<(i64, i64)> = None;
-    for (s, e) in it.filter(|(s, e)| s < e) {
-        match cur {
-            Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
-            Some((cs, ce)) => {
-                total += i128::from(ce) - i128::from(cs);
-                cur = Some((s, e));
-            }
-            None => cur = Some((s, e)),
-        }
-    }
-    if let Some((cs, ce)) = cur {
-        total += i128::from(ce) - i128::from(cs);
-    }
-    i64::try_from(total).unwrap_or(i64::MAX)
+    covered_in_start_order(it.filter(|(s, e)| s < e))
 }
 
-/// The sum runs in `i128` (a single interval may be longer than `i64::MAX` when its ends have
-/// opposite signs); the result saturates at `i64::MAX`, which no trace reaches: the parser keeps every
-/// time within ±[`crate::MAX_ABS_NS`], so a union of a trace's intervals is below 2^63 ns.
 fn union_sorted(v: &mut [(i64, i64)]) -> i64 {
     v.sort_unstable();
+    covered_in_start_order(v.iter().copied())
+}
+
+/// The time non-empty `intervals` in order of start cover, in one sweep. The sum runs in `i128` (a
+/// single interval may be longer than `i64::MAX` when its ends have opposite signs); the result
+/// saturates at `i64::MAX`, which no trace reaches: the parser keeps every time within
+/// ±[`crate::MAX_ABS_NS`], so a union of a trace's intervals is below 2^63 ns.
+fn covered_in_start_order(intervals: impl Iterator<Item = (i64, i64)>) -> i64 {
     let mut total: i128 = 0;
     let mut cur: Option<(i64, i64)> = None;
-    for &(s, e) in v.iter() {
+    for (s, e) in intervals {
         match cur {
             Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
             Some((cs, ce)) => {

@@ -5,7 +5,9 @@
 //! format (`Kernel`/`Runtime` categories, integer absolute microseconds) to the current one (3-decimal
 //! relative microseconds with `baseTimeNanoseconds`), for CUDA, ROCm and MTIA captures. It keeps what
 //! trace analyses need — kernels, copies, fills, runtime/driver launches, CPU ops, annotations, CPU→GPU
-//! flows and the header — in fixed-size records with interned names and integer nanoseconds. The
+//! flows and the header — in fixed-size records with interned names and integer nanoseconds (a GPU op
+//! is 48 bytes; what its ops repeat — device, stream, launch shape, bytes — is kept once per distinct
+//! value and read with [`Trace::detail`]). The
 //! [`native`] module reads rocprofv3 JSON and CSV and Chrome-trace JSON arrays into that model, and is
 //! the seam where the `kineto-sqlite` crate plugs in Nsight Systems, rocpd and RPD SQLite.
 //!

@@ -137,7 +137,8 @@ pub struct GpuOp {
     pub correlation: Option<NonZeroU64>,
     /// `args["External id"]` (`"external id"` in old traces); 0 means none there and is kept as `None`.
     pub external_id: Option<NonZeroU64>,
-    /// The rest of the record: [`Trace::detail`].
+    /// The rest of the record: [`Trace::detail`]. An id into the table of the trace the op was read
+    /// into: an op moved into another trace goes through that trace's [`Trace::gpu_op`].
     pub detail: Detail,
 }
 

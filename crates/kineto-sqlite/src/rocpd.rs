@@ -179,7 +179,6 @@ fn starts_with_any_case(text: &str, prefix: &str) -> bool {
 fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: bool) -> Result<()> {
     let t = "kernels";
     let mut queue_rows = QueueRows::default();
-    let mut queues: FxHashMap<(u64, i64, i64), u64> = FxHashMap::default();
     let (mut fills, mut copy_kernels, mut rows) = (0u64, 0u64, 0u64);
     let cols = [
         "start",
@@ -229,9 +228,7 @@ fn read_kernels(d: &Db, b: &mut TraceBuilder, scopes: &mut Scopes, by_stack: boo
             GpuKind::Kernel => {}
         }
         let agent = int(15)?.or(dev).unwrap_or(-1);
-        let n = queues.len() as u64;
-        let q = *queues.entry((sc, agent, queue)).or_insert(n);
-        queue_rows.add(q as usize, start, end);
+        queue_rows.add([sc, agent as u64, queue as u64], start, end);
         rows += 1;
         b.gpu_op_of(kind, op, Some(pid)).map_err(e)
     })?;

@@ -247,7 +247,6 @@ fn read_ops(
     ];
     let mut tally = OpTally::default();
     let mut queue_rows = QueueRows::default();
-    let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
     let mut kernel_names = KernelNames::default();
     let mut tracks = crate::Tracks::default();
     // What each (description, type) pair of string ids is, decided at its first row.
@@ -281,9 +280,7 @@ fn read_ops(
             op.detail.bytes = api.and_then(|a| links.copy_size.get(&a)).copied();
         }
         if kind == GpuKind::Kernel {
-            let n = queues.len() as u64;
-            let q = *queues.entry((gpu.unwrap_or(-1), queue)).or_insert(n);
-            queue_rows.add(q as usize, start, end);
+            queue_rows.add([0, gpu.unwrap_or(-1) as u64, queue as u64], start, end);
         }
         let process = api.and_then(|a| links.process_of.get(a));
         b.gpu_op_of(kind, op, process).map_err(e)

@@ -378,7 +378,7 @@ pub(crate) struct DispatchTally {
 
 impl DispatchTally {
     /// One dispatch of `kind`, on queue number `queue`.
-    pub(crate) fn add(&mut self, kind: GpuKind, queue: usize, start: i64, end: i64) {
+    pub(crate) fn add(&mut self, kind: GpuKind, queue: QueueKey, start: i64, end: i64) {
         match kind {
             GpuKind::Memset => self.fills += 1,
             GpuKind::Memcpy => self.copy_kernels += 1,
@@ -399,21 +399,29 @@ impl DispatchTally {
     }
 }
 
+/// A GPU queue as its reader names it: (scope, agent, queue) — a process or 0, the device or agent,
+/// the queue's id or handle (integers as the file gives them, any sign, read as their bits).
+pub type QueueKey = [u64; 3];
+
 /// Dispatches' `(start, end)` on each GPU queue, for the same-queue overruns: 16 bytes a dispatch (a
 /// list of `(queue, start, end)` rows took 24).
 #[derive(Debug, Default)]
 pub struct QueueRows {
+    /// Each queue's number, in the order first seen.
+    numbers: FxHashMap<QueueKey, usize>,
     /// The rows of queue number `q` at index `q`.
     queues: Vec<Vec<(i64, i64)>>,
 }
 
 impl QueueRows {
-    /// A dispatch on queue number `queue` (the readers number their queues 0, 1, … as first seen).
-    pub fn add(&mut self, queue: usize, start: i64, end: i64) {
-        if self.queues.len() <= queue {
-            self.queues.resize_with(queue + 1, Vec::new);
+    /// A dispatch on `queue`.
+    pub fn add(&mut self, queue: QueueKey, start: i64, end: i64) {
+        let next = self.queues.len();
+        let q = *self.numbers.entry(queue).or_insert(next);
+        if q == next {
+            self.queues.push(Vec::new());
         }
-        self.queues[queue].push((start, end));
+        self.queues[q].push((start, end));
     }
 
     /// The overruns: on each queue, rows in order of (start, end), a row that starts before the latest
@@ -517,7 +525,7 @@ mod tests {
         // Queue 2: [5, 15) alone.
         let mut rows = QueueRows::default();
         for (q, start, end) in [(1, 25, 30), (1, 0, 10), (2, 5, 15), (1, 9, 20), (1, 26, 28)] {
-            rows.add(q, start, end);
+            rows.add([0, 0, q], start, end);
         }
         let o = rows.overruns();
         assert_eq!(o.count, 2);
@@ -529,9 +537,9 @@ mod tests {
     fn a_dispatch_tally_notes_runtime_blits_and_gives_the_queue_overruns() {
         let mut t = DispatchTally::default();
         // Queue 0: a fill [0, 10) then a kernel [4, 20), which overruns it by 10 - 4; queue 1: a copy alone.
-        t.add(GpuKind::Memset, 0, 0, 10);
-        t.add(GpuKind::Kernel, 0, 4, 20);
-        t.add(GpuKind::Memcpy, 1, 0, 3);
+        t.add(GpuKind::Memset, [0, 0, 0], 0, 10);
+        t.add(GpuKind::Kernel, [0, 0, 0], 4, 20);
+        t.add(GpuKind::Memcpy, [0, 0, 1], 0, 3);
         let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Csv);
         t.finish(&mut b);
         let trace = b.finish();
@@ -547,7 +555,7 @@ mod tests {
         assert_eq!((o.count, o.max_ns, o.sum_ns), (1, 10 - 4, 10 - 4));
         // Only ordinary kernels: no note.
         let mut t = DispatchTally::default();
-        t.add(GpuKind::Kernel, 0, 0, 1);
+        t.add(GpuKind::Kernel, [0, 0, 0], 0, 1);
         let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Csv);
         t.finish(&mut b);
         assert!(b.finish().capture.notes.is_empty());

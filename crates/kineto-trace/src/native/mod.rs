@@ -34,7 +34,7 @@ pub(crate) mod rocprof_json;
 mod rocprof_legacy;
 
 pub use crate::read::detect;
-pub use builder::{QueueRows, TraceBuilder};
+pub use builder::{QueueKey, QueueRows, TraceBuilder};
 pub use detect::{LOOKED_FOR, Sniffed, sniff, sniff_stored};
 pub use names::{KernelNames, api_of_call, demangle, kernel_name};
 pub(crate) use rocprof_csv::is_kernel_trace_name;

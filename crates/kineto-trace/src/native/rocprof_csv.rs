@@ -416,7 +416,6 @@ impl<'r> SetTables<'r> {
     /// queue for the overruns.
     fn kernel_rows(&self, b: &mut TraceBuilder, kt: &Table) -> Result<DispatchTally> {
         let mut totals = DispatchTally::default();
-        let mut queues: FxHashMap<(i64, i64), u64> = FxHashMap::default();
         let mut kernel_names = KernelNames::default();
         for rec in kt.records() {
             let (line, row) = rec?;
@@ -452,9 +451,8 @@ impl<'r> SetTables<'r> {
                 dim("workgroupsizey")?,
                 dim("workgroupsizez")?,
             ];
-            let n = queues.len() as u64;
-            let q = *queues.entry((agent.unwrap_or(-1), queue)).or_insert(n);
-            totals.add(kind, q as usize, start, end);
+            let queue = [0, agent.unwrap_or(-1) as u64, queue as u64];
+            totals.add(kind, queue, start, end);
             b.gpu_op(kind, op).map_err(|m| kt.err(line, m))?;
         }
         Ok(totals)

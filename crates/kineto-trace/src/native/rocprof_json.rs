@@ -272,8 +272,6 @@ impl<'f> Reading<'f> {
 #[derive(Default)]
 struct Totals {
     dispatches: DispatchTally,
-    /// Queue numbers by (process, agent, queue handle).
-    queues: FxHashMap<(u64, u64, u64), u64>,
 }
 
 /// A process object's record lists, in the order the model is built from them (the order the whole

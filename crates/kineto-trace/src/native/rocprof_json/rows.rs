@@ -51,13 +51,10 @@ impl ProcessRead {
             info.workgroup_size.y,
             info.workgroup_size.z,
         ];
-        let queues = &mut r.totals.queues;
-        let n = queues.len() as u64;
-        let key = (self.scope(), info.agent_id.handle, info.queue_id.handle);
-        let q = *queues.entry(key).or_insert(n);
+        let queue = [self.scope(), info.agent_id.handle, info.queue_id.handle];
         r.totals
             .dispatches
-            .add(kind, q as usize, d.start_timestamp, d.end_timestamp);
+            .add(kind, queue, d.start_timestamp, d.end_timestamp);
         if let Err(m) = r.b.gpu_op(kind, op) {
             self.refuse(r, "kernel_dispatch", i, m);
         }

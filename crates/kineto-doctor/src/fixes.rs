@@ -355,7 +355,9 @@ fn server(t: &TraceInput<'_>) -> Option<Server> {
 /// The tensor cores: from the device's name where the trace names it (`deviceProperties`), else from the
 /// newest arch prefix among cuBLAS/CUTLASS kernel names (`volta_`, `turing_`, `sm70_`, `sm75_` before
 /// `ampere_`, `sm80_`…`sm120_`). The device decides first because a GPU runs kernels built for older
-/// architectures too (cuBLAS picks `volta_sgemm_*` on Ampere for some FP32 shapes), never newer ones: so
+/// architectures too (a kernel's arch prefix is the oldest it was built for: CUTLASS's kernels carry a
+/// `min_cc`, e.g. `cutlass_simt_sgemm_…` run on an A10 with `--min_cc=50`, NVIDIA/cutlass#941), never
+/// newer ones: so
 /// among kernel names the newest generation seen is the floor of the GPU's, whichever kernel comes first.
 fn tensor_cores(t: &TraceInput<'_>) -> Option<TensorCores> {
     let tr = t.trace;

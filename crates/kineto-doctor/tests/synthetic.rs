@@ -663,8 +663,8 @@ fn the_tensor_cores_are_the_device_s_then_the_newest_kernel_arch_s() {
     };
     let tf32 = |c: &str| c.contains("allow_tf32");
     let fp16 = |c: &str| c.contains("float16") && !c.contains("tf32");
-    // cuBLAS runs a `volta_sgemm` on an A100 for some fp32 shapes: the device's name decides (before:
-    // the kernel's prefix did, and an A100 was told to use fp16 autocast).
+    // A kernel built for Volta on an A100 (a GPU runs kernels built for older architectures): the
+    // device's name decides (before: the kernel's prefix did, and the A100 was told fp16 autocast).
     assert!(tf32(fix_of(
         Some("NVIDIA A100-SXM4-80GB"),
         &["volta_sgemm_128x64_nn"]

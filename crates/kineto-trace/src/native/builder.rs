@@ -116,15 +116,11 @@ impl TraceBuilder {
         self.timed(op.ts_ns, op.ts_ns.saturating_add(op.dur_ns))?;
         let i = kind_index(kind);
         self.trace.push_gpu_op(kind, op);
-        let ops = match kind {
-            GpuKind::Kernel => &self.trace.kernels,
-            GpuKind::Memcpy => &self.trace.memcpys,
-            GpuKind::Memset => &self.trace.memsets,
-        };
+        let before = self.trace.gpu_ops(kind).len() - 1;
         // No process is held while none was given (most files): the list is filled in at the first.
         let processes = &mut self.trace.op_processes[i];
         if process.is_some() || !processes.is_empty() {
-            processes.resize(ops.len() - 1, None);
+            processes.resize(before, None);
             processes.push(process);
         }
         Ok(())

@@ -2,9 +2,12 @@
 //! for DuckDB, Spark, pandas and polars. Parses arguments, calls `kineto-trace` and `kineto-parquet`,
 //! claims the files; nothing else lives here. A binary of its own so that `kineto` does not build Arrow.
 
+mod rank_numbers;
+
 use clap::Parser;
 use kineto_parquet::{Analysed, Limits, Table, write_table};
-use kineto_trace::{Session, SessionConfig};
+use kineto_trace::{Parsed, Session, SessionConfig};
+use rank_numbers::RankCounts;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,8 +40,9 @@ struct Cli {
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     salvage: bool,
-    /// The rank of a trace without `distributedInfo.rank` (only with one trace); default: its
-    /// position among the inputs, with a note.
+    /// The rank of a trace without `distributedInfo.rank` (only with one trace of one rank); default:
+    /// its position among the ranks of all inputs (files in input order, then each file's ranks), with
+    /// a note.
     #[arg(long, value_name = "N")]
     rank: Option<u64>,
     /// Rows per Parquet row group.
@@ -89,6 +93,15 @@ fn main() -> ExitCode {
         note("kineto-export: --rank names the rank of one trace; give exactly one");
         return ExitCode::from(2);
     }
+    // One file is one set of ranks: given twice, its ranks would be exported twice (a rankless one under
+    // two numbers), and its position among the inputs would not be one.
+    if let Some(twice) = given_twice(&paths) {
+        note(&format!(
+            "kineto-export: {} is given twice; give each trace once",
+            twice.display()
+        ));
+        return ExitCode::from(2);
+    }
     let limits = Limits {
         row_group_rows: cli.row_group_rows.max(1),
         ..Limits::default()
@@ -101,6 +114,7 @@ fn main() -> ExitCode {
     // Rank → the file exporting it: two files of one rank would be merged silently in `rank=N/`.
     let taken: Mutex<HashMap<u64, PathBuf>> = Mutex::new(HashMap::new());
     let claims: Mutex<Vec<Claim>> = Mutex::new(Vec::new());
+    let counts = RankCounts::new(paths.len());
     let job = Job {
         dir: &cli.parquet,
         overwrite: cli.overwrite,
@@ -109,12 +123,14 @@ fn main() -> ExitCode {
         limits,
         taken: &taken,
         claims: &claims,
+        paths: &paths,
+        counts: &counts,
     };
     let work = |path: &Path| job.export(path, position.get(path).copied().unwrap_or(0));
     let mut failed = false;
-    session.each(&paths, work, |r| match r {
-        Ok(lines) => lines.iter().for_each(|l| note(l)),
-        Err(e) => {
+    session.each(&paths, work, |(lines, error)| {
+        lines.iter().for_each(|l| note(l));
+        if let Some(e) = error {
             note(&format!("kineto-export: {e}"));
             failed = true;
         }
@@ -149,16 +165,36 @@ struct Job<'a> {
     taken: &'a Mutex<HashMap<u64, PathBuf>>,
     /// (position, file, rank, world size) of each trace exported, for the rank rule's warnings.
     claims: &'a Mutex<Vec<Claim>>,
+    /// The inputs, as expanded (to name one in an error).
+    paths: &'a [PathBuf],
+    /// Each input's rank count, for the numbers of ranks without `distributedInfo.rank`.
+    counts: &'a RankCounts,
 }
 
-/// A trace's position among the inputs, file, rank and world size.
-type Claim = (usize, PathBuf, Option<u64>, Option<u64>);
+/// A trace's position (its file's among the inputs, its own among the file's ranks), file, rank and
+/// world size.
+type Claim = ((usize, usize), PathBuf, Option<u64>, Option<u64>);
 
 impl Job<'_> {
-    /// Parses one trace file and writes the tables of each rank it holds (one, or one per process and
-    /// GPU of a file of several: [`Session::read_ranks`]); returns the lines to report.
-    fn export(&self, file: &Path, position: usize) -> Result<Vec<String>, String> {
+    /// Parses one trace file (the `position`th input) and writes the tables of each rank it holds (one,
+    /// or one per process and GPU of a file of several: [`Session::read_ranks`]); returns the lines to
+    /// report, those of the ranks written before an error too, and the error.
+    fn export(&self, file: &Path, position: usize) -> (Vec<String>, Option<String>) {
+        let mut lines = Vec::new();
+        let error = self.export_ranks(file, position, &mut lines).err();
+        (lines, error)
+    }
+
+    /// [`Job::export`], each written rank's lines added to `lines`.
+    fn export_ranks(
+        &self,
+        file: &Path,
+        position: usize,
+        lines: &mut Vec<String>,
+    ) -> Result<(), String> {
+        let slot = self.counts.slot(position);
         let ranks = self.session.read_ranks(file).map_err(|e| e.to_string())?;
+        slot.fill(ranks.len());
         if ranks.len() > 1 && self.rank.is_some() {
             return Err(format!(
                 "{}: holds {} ranks; --rank names one (leave it out: each rank is exported under its own)",
@@ -166,41 +202,88 @@ impl Job<'_> {
                 ranks.len()
             ));
         }
-        let mut lines = Vec::new();
-        for (i, parsed) in ranks.into_iter().enumerate() {
-            lines.extend(self.export_rank(file, parsed, position + i)?);
+        let numbered = self.rank_numbers(file, position, &ranks)?;
+        for (i, (parsed, (rank, why))) in ranks.into_iter().zip(numbered).enumerate() {
+            lines.extend(self.export_rank(file, parsed, (position, i), rank, why)?);
         }
-        Ok(lines)
+        Ok(())
+    }
+
+    /// The rank each of `ranks` (the ranks of `file`, the `position`th input) is exported as, with the
+    /// note saying where the number came from when the trace names none: `distributedInfo.rank`, else
+    /// `--rank`, else its position among the ranks of all inputs (`rank_numbers.rs`).
+    fn rank_numbers(
+        &self,
+        file: &Path,
+        position: usize,
+        ranks: &[Parsed],
+    ) -> Result<Vec<(u64, Option<String>)>, String> {
+        let of = ranks.len();
+        // Known once a rankless rank needs it: only such a file waits for the counts of those before it.
+        let mut file_first: Option<u64> = None;
+        let mut out = Vec::with_capacity(of);
+        for (i, p) in ranks.iter().enumerate() {
+            let numbered = match (p.trace.header.rank, self.rank) {
+                (Some(r), Some(given)) if r != given => {
+                    return Err(format!(
+                        "{}: the trace says rank {r}, --rank says {given}",
+                        p.path.display()
+                    ));
+                }
+                (Some(r), _) => (r, None),
+                (None, Some(given)) => (given, None),
+                (None, None) => {
+                    let first = match file_first {
+                        Some(f) => f,
+                        None => *file_first.insert(self.first_number(file, position)?),
+                    };
+                    let n = first + i as u64;
+                    let why = if of == 1 {
+                        "its position among the ranks of the inputs; --rank sets it".to_string()
+                    } else {
+                        format!(
+                            "its position among the ranks of the inputs: rank {} of this file's {of}, \
+                             after the {first} ranks of the files before it",
+                            i + 1
+                        )
+                    };
+                    let note = format!("no distributedInfo.rank; exported as rank={n} ({why})");
+                    (n, Some(note))
+                }
+            };
+            out.push(numbered);
+        }
+        Ok(out)
+    }
+
+    /// The number of the first rank of `file` (the `position`th input): the count of the ranks of the
+    /// inputs before it, once they are read; an error naming the first of them that could not be.
+    fn first_number(&self, file: &Path, position: usize) -> Result<u64, String> {
+        self.counts.first_of(position).map_err(|j| {
+            format!(
+                "{}: not exported: it names no distributedInfo.rank, so its ranks are numbered by their \
+                 position among the ranks of all inputs, unknown since {} before it could not be read",
+                file.display(),
+                self.paths.get(j).map_or(Path::new("?"), |p| p.as_path()).display()
+            )
+        })
     }
 
     /// Analyses and writes one rank's tables (`file` the file it was read from, `parsed.path` the rank's
-    /// name); returns the lines to report.
+    /// name, `position` its file's among the inputs and its own among the file's ranks) as `rank`, with
+    /// the note `why` when the trace did not name it; returns the lines to report.
     fn export_rank(
         &self,
         file: &Path,
-        parsed: kineto_trace::Parsed,
-        position: usize,
+        parsed: Parsed,
+        position: (usize, usize),
+        rank: u64,
+        why: Option<String>,
     ) -> Result<Vec<String>, String> {
         let path = parsed.path.clone();
         let path = path.as_path();
         let t = &parsed.trace;
-        let mut notes = Vec::new();
-        let rank = match (t.header.rank, self.rank) {
-            (Some(r), Some(given)) if r != given => {
-                return Err(format!(
-                    "{}: the trace says rank {r}, --rank says {given}",
-                    path.display()
-                ));
-            }
-            (Some(r), _) => r,
-            (None, Some(given)) => given,
-            (None, None) => {
-                notes.push(format!(
-                    "no distributedInfo.rank; exported as rank={position} (its position among the inputs; --rank sets it)"
-                ));
-                position as u64
-            }
-        };
+        let mut notes: Vec<String> = why.into_iter().collect();
         {
             let mut taken = self
                 .taken
@@ -293,6 +376,15 @@ impl Job<'_> {
         }
         Ok(lines)
     }
+}
+
+/// The first path that `paths` holds twice.
+fn given_twice(paths: &[PathBuf]) -> Option<&Path> {
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .iter()
+        .map(PathBuf::as_path)
+        .find(|p| !seen.insert(*p))
 }
 
 /// The trace's file name without `.json`/`.json.gz`, reduced to characters every file system and

@@ -257,3 +257,167 @@ fn every_native_format_exports_with_its_format_in_the_metadata() {
         );
     }
 }
+
+/// The `rank=N` directories of each table under `out`, sorted, each with its files' names.
+fn partitions(out: &Path) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    for t in TABLES {
+        let mut ranks: Vec<(String, Vec<String>)> = std::fs::read_dir(out.join(t))
+            .unwrap()
+            .map(|e| {
+                let dir = e.unwrap().path();
+                let mut files: Vec<String> = std::fs::read_dir(&dir)
+                    .unwrap()
+                    .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect();
+                files.sort();
+                let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+                (format!("{t}/{name}"), files)
+            })
+            .collect();
+        ranks.sort();
+        found.extend(ranks);
+    }
+    found
+}
+
+/// `(partition, files)` for every table: each of `ranks` (`rank=N`, the file's stem) in each table.
+fn expected(ranks: &[(u64, &str)]) -> Vec<(String, Vec<String>)> {
+    TABLES
+        .iter()
+        .flat_map(|t| {
+            ranks
+                .iter()
+                .map(move |(n, stem)| (format!("{t}/rank={n}"), vec![format!("{stem}.parquet")]))
+        })
+        .collect()
+}
+
+/// Ranks without `distributedInfo.rank` in files of several ranks: each is numbered by its position among
+/// the ranks of all inputs (files in input order, then the file's own ranks), so two such files never
+/// give two ranks one number. Before, a rank took its file's position plus its own: the nsys file's
+/// second rank and the RPD file (input 1) both took rank=1, and the export failed.
+#[test]
+fn rankless_ranks_of_several_multi_rank_files_are_numbered_in_input_order() {
+    let native = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native");
+    // make_native.py: the nsys file is two processes on two GPUs, the rocpd file one process on two
+    // GPUs, the RPD file one rank; none names a distributed rank.
+    let nsys = native.join("nsys_node_3.17.sqlite");
+    let rpd = native.join("rpd_3.rpd");
+    let rocpd = native.join("rocpd_3.db");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ds");
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        nsys.as_os_str(),
+        rpd.as_os_str(),
+        rocpd.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // nsys: ranks 0 and 1; RPD: after nsys's 2, rank 2; rocpd: after 2 + 1, ranks 3 and 4.
+    assert_eq!(
+        partitions(&out),
+        expected(&[
+            (0, "nsys_node_3.17.sqlite"),
+            (1, "nsys_node_3.17.sqlite"),
+            (2, "rpd_3.rpd"),
+            (3, "rocpd_3.db"),
+            (4, "rocpd_3.db"),
+        ]),
+        "{err}"
+    );
+    let notes: Vec<String> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("kineto-export: note: "))
+        .map(|l| l.replace(&format!("{}/", native.display()), ""))
+        .collect();
+    let of_two = |n: u64, i: u64, before: u64| {
+        format!(
+            "no distributedInfo.rank; exported as rank={n} (its position among the ranks of the inputs: \
+             rank {i} of this file's 2, after the {before} ranks of the files before it)"
+        )
+    };
+    assert_eq!(
+        notes,
+        [
+            format!("nsys_node_3.17.sqlite#pid 4101 gpu 0: {}", of_two(0, 1, 0)),
+            format!("nsys_node_3.17.sqlite#pid 4201 gpu 1: {}", of_two(1, 2, 0)),
+            "rpd_3.rpd: no distributedInfo.rank; exported as rank=2 (its position among the ranks of the \
+             inputs; --rank sets it)"
+                .to_string(),
+            format!("rocpd_3.db#pid 5001 gpu 0: {}", of_two(3, 1, 3)),
+            format!("rocpd_3.db#pid 5001 gpu 1: {}", of_two(4, 2, 3)),
+        ]
+    );
+
+    // The other order: rocpd's ranks 0 and 1, then nsys's after rocpd's 2: 2 and 3.
+    let out = dir.path().join("swapped");
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        rocpd.as_os_str(),
+        nsys.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        partitions(&out),
+        expected(&[
+            (0, "rocpd_3.db"),
+            (1, "rocpd_3.db"),
+            (2, "nsys_node_3.17.sqlite"),
+            (3, "nsys_node_3.17.sqlite"),
+        ])
+    );
+}
+
+/// A rankless file after one that could not be read has no number (the count of the ranks before it is
+/// unknown): it is refused naming the unreadable file, not given a guess that a rerun would change. A
+/// file before the unreadable one is exported as usual; a file given twice is refused before anything.
+#[test]
+fn rankless_ranks_after_an_unreadable_input_are_refused_naming_it() {
+    let native = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/native");
+    let rpd = native.join("rpd_3.rpd");
+    let rocpd = native.join("rocpd_3.db");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("cut.json");
+    std::fs::write(&bad, br#"{"traceEvents": [{"ph": "X", "name": "k""#).unwrap();
+    let out = dir.path().join("ds");
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        rpd.as_os_str(),
+        bad.as_os_str(),
+        rocpd.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: not exported: it names no distributedInfo.rank, so its ranks are numbered by their \
+             position among the ranks of all inputs, unknown since {} before it could not be read",
+            rocpd.display(),
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(partitions(&out), expected(&[(0, "rpd_3.rpd")]), "{err}");
+
+    let out = dir.path().join("twice");
+    let o = export(&[
+        "--parquet".as_ref(),
+        out.as_os_str(),
+        rpd.as_os_str(),
+        rpd.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim_end(),
+        format!(
+            "kineto-export: {} is given twice; give each trace once",
+            rpd.display()
+        )
+    );
+    assert!(!out.exists());
+}

@@ -428,10 +428,7 @@ fn json_out(w: &mut impl Write, r: &Diffed) -> std::io::Result<()> {
         }
     }
     if let Some(g) = &r.gated {
-        line(
-            w,
-            &json!({"kind": "gate", "passed": g.passed(), "line": g.line(), "reasons": g.reasons()}),
-        )?;
+        line(w, &json!(g.row()))?;
     }
     Ok(())
 }

@@ -161,7 +161,8 @@ pub fn diff(
                 })
                 .collect(),
         };
-        Gated::judge(options, &rows, &only_old, &only_new, &incomparable)
+        // One list of reasons for the text's line and the JSON's row.
+        Gated::judge(options, &rows, &only_old, &only_new, &incomparable).row()
     });
     let written = tool_io::stdout::write(|out| {
         if json_out {
@@ -174,11 +175,7 @@ pub fn diff(
                 }
             }
             if let Some(g) = &gated {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"kind": "gate", "passed": g.passed(), "line": g.line()})
-                )?;
+                writeln!(out, "{}", json!(g))?;
             }
             return Ok(());
         }
@@ -216,7 +213,7 @@ pub fn diff(
         }
         writeln!(out, "{METHOD}. {GATE_RULE}.")?;
         if let Some(g) = &gated {
-            writeln!(out, "{}", esc(&g.line()))?;
+            writeln!(out, "{}", esc(&g.line))?;
         }
         Ok(())
     });
@@ -228,7 +225,7 @@ pub fn diff(
         return ExitCode::from(2);
     }
     match &gated {
-        Some(g) if !g.passed() => ExitCode::from(1),
+        Some(g) if !g.passed => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }
 }

@@ -146,6 +146,83 @@ fn a_throttled_run_makes_its_benchmarks_not_comparable() {
     assert!(String::from_utf8_lossy(&mixed.stderr).contains("pytest-benchmark result"));
 }
 
+/// The gate's row (the last) of `provenance diff --json` with `args` after it, which must exit `code`; and
+/// the last line of the same diff's text output.
+fn gate_row_and_line(args: &[&str], code: i32) -> (Value, String) {
+    let out = provenance(&[&["diff", "--json"][..], args].concat());
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(code), "{t}");
+    let row = rows(&out).pop().expect("a gate row");
+    let text = provenance(&[&["diff"][..], args].concat());
+    assert_eq!(text.status.code(), Some(code));
+    let last = String::from_utf8_lossy(&text.stdout)
+        .lines()
+        .last()
+        .expect("a line")
+        .to_owned();
+    (row, last)
+}
+
+/// The gate's JSON row says why it fails: `reasons`, each as the text's `FAIL:` line gives it (joined by
+/// `. `), in the gate's order (the slow rows, then comparability); a pass carries `reasons: []`.
+#[test]
+fn the_gate_row_carries_every_reason_the_text_gives() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b, hot) = (
+        tmp.path().join("a.json"),
+        tmp.path().join("b.json"),
+        tmp.path().join("hot.json"),
+    );
+    let evidence = "GPU 0: sw_thermal_slowdown seen";
+    result(&a, 1.0, &record(json!([])));
+    result(&b, 1.1, &record(json!([])));
+    result(
+        &hot,
+        1.0,
+        &record(json!([{"flag": "throttled", "evidence": evidence}])),
+    );
+    let (sa, sb, sh) = (
+        a.to_str().expect("utf-8"),
+        b.to_str().expect("utf-8"),
+        hot.to_str().expect("utf-8"),
+    );
+    // test_fast's rounds ×1.1: +10 %, significant, above 9.9; it is named by its place (`all`), phase (no
+    // group: `unphased`), metric and fullname. test_slow's stated stats are the same: unchanged.
+    let slower = "1 row(s) slower by more than 9.9 % (significant, or with no interval): \
+                  all unphased benchmark t.py::test_fast";
+    let (row, text) = gate_row_and_line(&[sa, sb, "--fail-above", "9.9"], 1);
+    let line = format!("FAIL: {slower}");
+    assert_eq!(
+        row,
+        json!({"kind": "gate", "passed": false, "line": line, "reasons": [slower]})
+    );
+    assert_eq!(text, line);
+    // The same +10 % from a throttled OLD run: two reasons. Not comparable names each benchmark with its
+    // row's reasons: test_slow's note on where its numbers came from, then the record's flag.
+    let flag = format!("OLD run flagged throttled: {evidence}");
+    let stated = "from the stated rounds, mean and stddev (no per-round data saved: pytest-benchmark \
+                  keeps it when told to save its data)";
+    let incomparable = format!(
+        "the runs are not comparable: t.py::test_fast: {flag}; t.py::test_slow: {stated}; {flag} \
+         (unless that is allowed)"
+    );
+    let (row, text) = gate_row_and_line(&[sh, sb, "--fail-above", "9.9"], 1);
+    let line = format!("FAIL: {slower}. {incomparable}");
+    assert_eq!(
+        row,
+        json!({"kind": "gate", "passed": false, "line": line, "reasons": [slower, incomparable]})
+    );
+    assert_eq!(text, line);
+    // A pass: no reason, an empty list.
+    let (row, text) = gate_row_and_line(&[sa, sb, "--fail-above", "10.1"], 0);
+    let line = "PASS: 2 step time(s) compared, no row significantly slower by more than 10.1 %";
+    assert_eq!(
+        row,
+        json!({"kind": "gate", "passed": true, "line": line, "reasons": []})
+    );
+    assert_eq!(text, line);
+}
+
 /// The files of two real runs of the criterion_bench example (tests/data/criterion-two-runs: each
 /// benchmark's new/benchmark.json and new/sample.json as criterion 0.8 wrote them, and the provenance.json
 /// `provenance::bench::record_benchmark` wrote beside them), on a loaded two-core machine, in a debug build.
@@ -335,6 +412,11 @@ fn criterion_results_with_a_known_factor_get_the_known_verdicts() {
     assert!(t.contains("not comparable"), "{t}");
     let (code, t) = gate(&["25", "--allow-incomparable"]);
     assert_eq!(code, Some(1), "{t}");
+    // … and its gate row says so: `extra`, the one benchmark in the new run only.
+    let (row, text) = gate_row_and_line(&[o, n, "--fail-above", "25", "--allow-incomparable"], 1);
+    let missing = "1 only in NEW (the old run lacks it): extra";
+    assert_eq!(row["reasons"], json!([missing]), "{row}");
+    assert_eq!(text, format!("FAIL: {missing}"));
     let (code, t) = gate(&["25", "--allow-missing", "--allow-incomparable"]);
     assert_eq!(code, Some(0), "{t}");
 }

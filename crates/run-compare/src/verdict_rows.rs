@@ -345,6 +345,20 @@ pub struct GateOptions {
     pub allow_incomparable: bool,
 }
 
+/// The gate's row of `kineto diff --json` and `provenance diff --json` (`kind: "gate"`), the text output's
+/// line beside the reasons it gives: both from [`Gated::reasons`], computed once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateRow {
+    /// Always `gate`.
+    pub kind: &'static str,
+    /// Whether the gate passes: no reason to fail.
+    pub passed: bool,
+    /// `PASS: …`, or `FAIL: ` and every reason joined by `. `: the line the text output ends with.
+    pub line: String,
+    /// Every reason the gate fails, each a sentence; empty on a pass.
+    pub reasons: Vec<String>,
+}
+
 /// The gate's judgement of a diff's verdict rows ([`GATE_RULE`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Gated {
@@ -433,7 +447,22 @@ impl Gated {
 
     /// `PASS: …` or `FAIL: …`, every reason given.
     pub fn line(&self) -> String {
+        self.line_of(&self.reasons())
+    }
+
+    /// The gate's row of `--json` ([`GateRow`]): its pass, line and reasons from one list of reasons.
+    pub fn row(&self) -> GateRow {
         let reasons = self.reasons();
+        GateRow {
+            kind: "gate",
+            passed: reasons.is_empty(),
+            line: self.line_of(&reasons),
+            reasons,
+        }
+    }
+
+    /// The line of a gate failing for `reasons` (passing when there are none).
+    fn line_of(&self, reasons: &[String]) -> String {
         if reasons.is_empty() {
             format!(
                 "PASS: {} step time(s) compared, no row significantly slower by more than {} %",

@@ -6,7 +6,7 @@
 use run_compare::budget::BudgetStep;
 use run_compare::verdict::{Call, Method};
 use run_compare::verdict_rows::{
-    Comparability, GateOptions, Gated, KernelLaunch, budget_verdicts, kernel_verdicts,
+    Comparability, GateOptions, GateRow, Gated, KernelLaunch, budget_verdicts, kernel_verdicts,
 };
 
 fn step(phase: Option<&str>, name: &str, span: f64) -> BudgetStep {
@@ -172,11 +172,33 @@ fn the_gate_fails_a_significant_slowdown_an_incomparable_run_and_nothing() {
         "{}",
         g.line()
     );
+    // Its row of `--json`: the one reason as a list, and the line built from it.
+    let why = "the runs are not comparable: NEW: thermal slowdown during the run (unless that is allowed)";
+    assert_eq!(
+        g.row(),
+        GateRow {
+            kind: "gate",
+            passed: false,
+            line: format!("FAIL: {why}"),
+            reasons: vec![why.to_owned()],
+        }
+    );
     let allow = GateOptions {
         allow_incomparable: true,
         ..gate(50.0)
     };
     assert!(Gated::judge(allow, &f.rows, &[], &[], &throttled).passed());
+    // Passing: no reason, the PASS line (the one step time compared).
+    assert_eq!(
+        Gated::judge(allow, &f.rows, &[], &[], &throttled).row(),
+        GateRow {
+            kind: "gate",
+            passed: true,
+            line: "PASS: 1 step time(s) compared, no row significantly slower by more than 50 %"
+                .into(),
+            reasons: vec![],
+        }
+    );
     // Nothing compared: fails, whatever is allowed.
     let none = GateOptions {
         allow_missing: true,

@@ -437,8 +437,9 @@ fn simt_gemm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     out.push(finding(t, FindingId::SimtGemm, total, steps, evidence));
 }
 
-/// The median duration of each comm kernel name over the trace's steps, for names with at least
-/// three kernels (fewer give no median to call an outlier against).
+/// The median duration of each comm kernel name over the trace's steps ([`crate::median_ns`]: for an
+/// even count the two middle durations' mean, rounded down to the ns), for names with at least three
+/// kernels (fewer give no median to call an outlier against).
 pub(crate) fn comm_medians(t: &TraceInput<'_>) -> BTreeMap<kineto_trace::Sym, i64> {
     let mut by: BTreeMap<kineto_trace::Sym, Vec<i64>> = BTreeMap::new();
     for s in &t.analysis.steps.steps {
@@ -451,10 +452,7 @@ pub(crate) fn comm_medians(t: &TraceInput<'_>) -> BTreeMap<kineto_trace::Sym, i6
     }
     by.into_iter()
         .filter(|(_, v)| v.len() >= 3)
-        .map(|(n, mut v)| {
-            v.sort_unstable();
-            (n, v[v.len() / 2])
-        })
+        .map(|(n, mut v)| (n, crate::median_ns(&mut v)))
         .collect()
 }
 

@@ -33,7 +33,7 @@ pub use fixes::{
 pub use rules::{RULES, Rule, Thresholds, is_simt_gemm, rule};
 
 use kineto_trace::Trace;
-use kineto_trace::analysis::Analysis;
+use kineto_trace::analysis::{Analysis, middle_pair};
 use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
 use roofline::StepRoofline;
@@ -428,16 +428,10 @@ pub(crate) fn share(ns: i64, span_ns: i64) -> f64 {
     }
 }
 
-/// The two middle values of `v`, sorting it: the middle one twice for an odd count; `None` when empty.
-/// The one median of the rules: [`twice_median`], [`median_ns`] and `work::median` are its forms.
-fn middle_pair(v: &mut [i64]) -> Option<(i64, i64)> {
-    v.sort_unstable();
-    let n = v.len();
-    (n > 0).then(|| (v[(n - 1) / 2], v[n / 2]))
-}
-
 /// Twice the median of `v`, sorting it: exact in integers (the two middle values' sum for an even
-/// count); 0 when empty. `ranks` keeps it doubled so a span's excess over it is halved once.
+/// count); 0 when empty. `ranks` keeps it doubled so a span's excess over it is halved once. The
+/// median's forms of the rules — this, [`median_ns`] and `kineto_trace::analysis::median_f64` (the
+/// unsteady-steps rule's) — all read `kineto_trace::analysis::middle_pair`, the one home of the rule.
 pub(crate) fn twice_median(v: &mut [i64]) -> i128 {
     middle_pair(v).map_or(0, |(a, b)| i128::from(a) + i128::from(b))
 }

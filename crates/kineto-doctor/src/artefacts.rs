@@ -25,7 +25,7 @@ pub(crate) struct Artefact {
 }
 
 fn median(mut v: Vec<i64>) -> i64 {
-    (crate::twice_median(&mut v) / 2) as i64
+    crate::median_ns(&mut v)
 }
 
 /// The artefact steps of a trace, first step's then last step's.

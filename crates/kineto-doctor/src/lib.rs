@@ -33,7 +33,7 @@ pub use fixes::{
 pub use rules::{RULES, Rule, Thresholds, is_simt_gemm, rule};
 
 use kineto_trace::Trace;
-use kineto_trace::analysis::Analysis;
+use kineto_trace::analysis::{Analysis, middle_pair};
 use kineto_trace::budget::StepBudget;
 use kineto_trace::family::Rules;
 use roofline::StepRoofline;
@@ -429,17 +429,26 @@ pub(crate) fn share(ns: i64, span_ns: i64) -> f64 {
 }
 
 /// Twice the median of `v`, sorting it: exact in integers (the two middle values' sum for an even
-/// count); 0 when empty. The one median of the rules (`work::median`, `artefacts::median` halve it).
+/// count); 0 when empty. `ranks` keeps it doubled so a span's excess over it is halved once. The
+/// median's forms of the rules — this, [`median_ns`] and `kineto_trace::analysis::median_f64` (the
+/// unsteady-steps rule's) — all read `kineto_trace::analysis::middle_pair`, the one home of the rule.
 pub(crate) fn twice_median(v: &mut [i64]) -> i128 {
-    v.sort_unstable();
-    let n = v.len();
-    if n == 0 {
-        0
-    } else if n % 2 == 1 {
-        2 * i128::from(v[n / 2])
-    } else {
-        i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])
-    }
+    middle_pair(v).map_or(0, |(a, b)| i128::from(a) + i128::from(b))
+}
+
+/// The median of `v` in integer ns, sorting it: the middle value for an odd count, the mean of the two
+/// middle values for an even count (numpy's and Python's `statistics.median`) rounded down,
+/// ⌊(a + b) / 2⌋; 0 when empty. The median of `collective_wait` (each comm name's duration) and of the
+/// artefact rules (docs/doctor.md).
+pub(crate) fn median_ns(v: &mut [i64]) -> i64 {
+    middle_pair(v).map_or(0, |(a, b)| floor_mean(a, b))
+}
+
+/// ⌊(a + b) / 2⌋ without forming a + b (which can overflow i64): an arithmetic shift is ⌊x / 2⌋, and the
+/// two halves' lost bits add one exactly when both are odd. Each half lies in [−2^62, 2^62 − 1], so the
+/// total cannot overflow.
+fn floor_mean(a: i64, b: i64) -> i64 {
+    (a >> 1) + (b >> 1) + (a & b & 1)
 }
 
 /// `ns` as µs text with three decimals, exact.
@@ -511,5 +520,42 @@ pub fn diagnose(inputs: &[TraceInput<'_>], th: &Thresholds) -> Diagnosis {
         findings,
         warnings,
         traces,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{median_ns, twice_median};
+
+    #[test]
+    fn median_of_an_odd_count_is_the_middle_value() {
+        // 7, 1, 30, 4, 12 sorted: 1, 4, 7, 12, 30 → the third, 7.
+        assert_eq!(median_ns(&mut [7, 1, 30, 4, 12]), 7);
+        assert_eq!(twice_median(&mut [7, 1, 30, 4, 12]), 14);
+        assert_eq!(median_ns(&mut [5]), 5);
+    }
+
+    #[test]
+    fn median_of_an_even_count_is_the_floor_of_the_middle_two_means() {
+        // 40, 10, 30, 20 sorted: 10, 20, 30, 40 → (20 + 30) / 2 = 25 (the upper middle would be 30).
+        assert_eq!(median_ns(&mut [40, 10, 30, 20]), 25);
+        // 1, 2, 4, 100 → (2 + 4) / 2 = 3.
+        assert_eq!(median_ns(&mut [100, 4, 2, 1]), 3);
+        // 10_000, 20_001 → 30_001 / 2 = 15_000.5, rounded down: 15_000; twice the median stays exact.
+        assert_eq!(median_ns(&mut [20_001, 10_000]), 15_000);
+        assert_eq!(twice_median(&mut [20_001, 10_000]), 30_001);
+        // Rounded down, not toward zero: (−3 + −2) / 2 = −2.5 → −3.
+        assert_eq!(median_ns(&mut [-2, -3]), -3);
+        assert_eq!(median_ns(&mut []), 0);
+    }
+
+    #[test]
+    fn median_of_the_largest_values_does_not_overflow() {
+        // (2^63 − 1) + (2^63 − 2) = 2^64 − 3 overflows i64; its half, 2^63 − 1.5, rounds down to 2^63 − 2.
+        assert_eq!(median_ns(&mut [i64::MAX, i64::MAX - 1]), i64::MAX - 1);
+        assert_eq!(median_ns(&mut [i64::MAX, i64::MAX]), i64::MAX);
+        // −2^63 + −2^63 = −2^64; half is −2^63 exactly. −2^63 + (2^63 − 1) = −1 → −0.5 → −1.
+        assert_eq!(median_ns(&mut [i64::MIN, i64::MIN]), i64::MIN);
+        assert_eq!(median_ns(&mut [i64::MIN, i64::MAX]), -1);
     }
 }

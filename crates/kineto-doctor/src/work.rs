@@ -4,6 +4,7 @@
 use crate::gaps::{finding, top_named};
 use crate::{Finding, FindingId, Thresholds, TraceInput, us};
 use kineto_trace::GpuOp;
+use kineto_trace::analysis::median_f64;
 use kineto_trace::budget::COMM;
 use kineto_trace::correlate::is_graph_launch;
 use kineto_trace::family::UNMATCHED;
@@ -292,10 +293,6 @@ fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     ));
 }
 
-fn median(v: &mut [i64]) -> f64 {
-    crate::twice_median(v) as f64 / 2.0
-}
-
 /// The steps a step is compared with by the outlier rule: decode steps with decode steps; steps of
 /// unknown phase with those of the same token octave (2^k ≤ tokens < 2^(k+1)) when their tokens are
 /// known, else with every step of unknown phase and tokens. Prefill and mixed steps are not compared:
@@ -357,7 +354,7 @@ fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
             .chain(names.iter().copied())
             .map(|q| {
                 let mut v: Vec<i64> = idx.iter().map(|&i| value(i, q)).collect();
-                (q, median(&mut v))
+                (q, median_f64(&mut v))
             })
             .collect();
         for o in sp.outliers.iter().filter(|o| o.value > sp.p50) {
@@ -437,8 +434,9 @@ fn simt_gemm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     out.push(finding(t, FindingId::SimtGemm, total, steps, evidence));
 }
 
-/// The median duration of each comm kernel name over the trace's steps, for names with at least
-/// three kernels (fewer give no median to call an outlier against).
+/// The median duration of each comm kernel name over the trace's steps ([`crate::median_ns`]: for an
+/// even count the two middle durations' mean, rounded down to the ns), for names with at least three
+/// kernels (fewer give no median to call an outlier against).
 pub(crate) fn comm_medians(t: &TraceInput<'_>) -> BTreeMap<kineto_trace::Sym, i64> {
     let mut by: BTreeMap<kineto_trace::Sym, Vec<i64>> = BTreeMap::new();
     for s in &t.analysis.steps.steps {
@@ -451,10 +449,7 @@ pub(crate) fn comm_medians(t: &TraceInput<'_>) -> BTreeMap<kineto_trace::Sym, i6
     }
     by.into_iter()
         .filter(|(_, v)| v.len() >= 3)
-        .map(|(n, mut v)| {
-            v.sort_unstable();
-            (n, v[v.len() / 2])
-        })
+        .map(|(n, mut v)| (n, crate::median_ns(&mut v)))
         .collect()
 }
 

@@ -796,36 +796,65 @@ fn a_last_step_cut_by_the_window_is_an_artefact() {
     );
 }
 
-#[test]
-fn a_collective_far_over_its_median_is_waiting_for_peers() {
-    // Four steps, each a 20 µs compute kernel then an all-reduce launched ahead; the all-reduces run
-    // 10, 10, 10 µs and, in the first step, 5000 µs. Median of the four: sorted 10, 10, 10, 5000 →
-    // the upper middle, 10 µs; 5000 > 10 × 10: waiting for peers 5000 − 10 = 4990 µs, marked
-    // [start, end − 10).
+/// A `collective_wait` finding's time at stake (ns), steps, and marks as (start ns, end ns).
+type PeerWaits = (i64, Vec<usize>, Vec<(i64, i64)>);
+
+/// A trace of one step per all-reduce duration (µs), each a 20 µs compute kernel then the all-reduce
+/// launched ahead, back to back from 10 µs; its `collective_wait` finding, if any, as (time at stake ns,
+/// steps, marks as (start ns, end ns)), its evidence checked to count one collective.
+fn one_collective_wait(all_reduces: &[f64]) -> Option<PeerWaits> {
     let mut t = T::default();
     let mut at = 10.0;
-    for (s, ar) in [5000.0, 10.0, 10.0, 10.0].into_iter().enumerate() {
+    for (s, &ar) in all_reduces.iter().enumerate() {
         let b = 10_000.0 * s as f64;
         t.step(s as u64 + 1, b, b + 10_000.0);
         t.kernel(GEMM, b + 1.0, at, 20.0);
         t.kernel(NCCL, b + 2.0, at + 20.0, ar);
         at += 20.0 + ar;
     }
-    let d = one(&t);
-    let f = d
+    let f = one(&t)
         .findings
-        .iter()
-        .find(|f| f.id == FindingId::CollectiveWait)
-        .expect("collective_wait");
-    assert_eq!((f.time_at_stake_ns, f.steps.clone()), (4990 * US, vec![0]));
+        .into_iter()
+        .find(|f| f.id == FindingId::CollectiveWait)?;
     assert!(f.evidence.contains("1 collectives"), "{}", f.evidence);
-    let marks: Vec<_> = one_marked(&t)
+    let marks = one_marked(&t)
         .into_iter()
         .filter(|m| m.0 == FindingId::CollectiveWait)
+        .map(|m| (m.1, m.2))
         .collect();
+    Some((f.time_at_stake_ns, f.steps, marks))
+}
+
+#[test]
+fn a_collective_far_over_its_median_is_waiting_for_peers() {
+    // All-reduces of 10, 10, 10 µs and, in the first step, 5000 µs. Median of the four: sorted 10, 10,
+    // 10, 5000 → (10 + 10) / 2 = 10 µs; 5000 > 10 × 10: waiting for peers 5000 − 10 = 4990 µs, marked
+    // from its start, 10 + 20 = 30 µs, to end − median = 30 + 5000 − 10 = 5020 µs.
     assert_eq!(
-        marks,
-        [(FindingId::CollectiveWait, 30 * US, (30 + 4990) * US)]
+        one_collective_wait(&[5000.0, 10.0, 10.0, 10.0]),
+        Some((4990 * US, vec![0], vec![(30 * US, (30 + 4990) * US)]))
+    );
+}
+
+#[test]
+fn a_collectives_median_is_the_middle_one_for_an_odd_count() {
+    // Sorted 10, 20, 30, 40, 5000 µs: the third, 30 µs; 5000 > 10 × 30 (40 is not): waiting
+    // 5000 − 30 = 4970 µs, marked [30, 30 + 5000 − 30) µs.
+    assert_eq!(
+        one_collective_wait(&[5000.0, 10.0, 20.0, 30.0, 40.0]),
+        Some((4970 * US, vec![0], vec![(30 * US, (30 + 4970) * US)]))
+    );
+}
+
+#[test]
+fn a_collectives_median_is_the_middle_twos_mean_rounded_down_for_an_even_count() {
+    // Sorted 10_000, 20_001, 40_000, 5_000_000 ns: the median is the middle two's mean,
+    // (20_001 + 40_000) / 2 = 30_000.5 ns, rounded down: 30_000 ns (not the upper middle 40_000 ns).
+    // 5_000_000 > 10 × 30_000 (40_000 is not): waiting 5_000_000 − 30_000 = 4_970_000 ns, marked
+    // from 30 µs to 30_000 + 5_000_000 − 30_000 = 5_000_000 ns.
+    assert_eq!(
+        one_collective_wait(&[5000.0, 10.0, 20.001, 40.0]),
+        Some((4_970_000, vec![0], vec![(30_000, 5_000_000)]))
     );
 }
 

@@ -269,15 +269,10 @@ pub fn kernel_groups(
     let mut out: Vec<KernelGroup> = by_key
         .into_iter()
         .map(|(key, (mut d, matched, family, bucket))| {
-            d.sort_unstable();
+            let median = median_f64(&mut d); // sorts `d`: its ends are the min and max below
             let n = d.len();
             let total: i128 = d.iter().map(|&x| i128::from(x)).sum();
             let mean = total as f64 / n as f64;
-            let median = if n % 2 == 1 {
-                d[n / 2] as f64
-            } else {
-                (i128::from(d[n / 2 - 1]) + i128::from(d[n / 2])) as f64 / 2.0
-            };
             // Σ (x − mean)² from exact integer sums: n·Σx² − (Σx)², over n(n − 1).
             let stddev = if n > 1 {
                 let sq: i128 = d.iter().map(|&x| i128::from(x) * i128::from(x)).sum();
@@ -342,6 +337,22 @@ pub fn top_tables(
     }
 }
 
+/// The two middle values of `v`, sorting it: the middle one twice for an odd count; `None` when empty.
+/// The one home of the median rule of integer series: the median is the mean of these two (numpy's and
+/// Python's `statistics.median`), each reader rounding it its way — exact as f64 here ([`median_f64`]),
+/// rounded down to the ns by the doctor (`kineto_doctor`'s `median_ns`).
+pub fn middle_pair(v: &mut [i64]) -> Option<(i64, i64)> {
+    v.sort_unstable();
+    let n = v.len();
+    (n > 0).then(|| (v[(n - 1) / 2], v[n / 2]))
+}
+
+/// The median of `v` as f64, sorting it: the middle value, or the mean of the two middle ones, exact
+/// (their sum is taken in i128, and halving an f64 is exact); 0 when empty.
+pub fn median_f64(v: &mut [i64]) -> f64 {
+    middle_pair(v).map_or(0.0, |(a, b)| (i128::from(a) + i128::from(b)) as f64 / 2.0)
+}
+
 /// One quantity of one step across ranks: its spread and which ranks sit at the ends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spread {
@@ -362,13 +373,7 @@ impl Spread {
         let (min_rank, min_ns) = values.iter().min_by_key(|(_, v)| *v)?.clone();
         let (max_rank, max_ns) = values.iter().rev().max_by_key(|(_, v)| *v)?.clone();
         let mut v: Vec<i64> = values.iter().map(|(_, v)| *v).collect();
-        v.sort_unstable();
-        let n = v.len();
-        let median_ns = if n % 2 == 1 {
-            v[n / 2] as f64
-        } else {
-            (i128::from(v[n / 2 - 1]) + i128::from(v[n / 2])) as f64 / 2.0
-        };
+        let median_ns = median_f64(&mut v);
         Some(Spread {
             min_ns,
             median_ns,
@@ -623,5 +628,19 @@ mod tests {
         assert_eq!((g.mean_ns, g.median_ns), (4.0, 2.5));
         assert!((g.stddev_ns - (50.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert_eq!(g.pct, 100.0);
+    }
+
+    #[test]
+    fn the_median_is_the_middle_value_or_the_mean_of_the_middle_two() {
+        // 9, 1, 5 sorted: 1, 5, 9 → the middle one, twice.
+        assert_eq!(middle_pair(&mut [9, 1, 5]), Some((5, 5)));
+        // 40, 10, 30, 20 sorted: 10, 20, 30, 40 → 20 and 30, median (20 + 30) / 2 = 25.
+        assert_eq!(middle_pair(&mut [40, 10, 30, 20]), Some((20, 30)));
+        assert_eq!(median_f64(&mut [40, 10, 30, 20]), 25.0);
+        // 3, 4 → 3.5: the half is kept; 2^63 − 1 twice → its sum overflows i64, not the i128 median.
+        assert_eq!(median_f64(&mut [4, 3]), 3.5);
+        assert_eq!(median_f64(&mut [i64::MAX, i64::MAX]), i64::MAX as f64);
+        assert_eq!(middle_pair(&mut []), None);
+        assert_eq!(median_f64(&mut []), 0.0);
     }
 }

@@ -8,19 +8,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn kineto() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kineto"))
-}
-
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
+mod common;
+use common::{corpus, kineto};
 
 /// A trace of the shared corpus (for tests ignored without it), or, for [`DEMO`], the generated one.
 fn testdata(rel: &str) -> PathBuf {
     if rel == DEMO {
-        return PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(DEMO);
+        return common::root().join(DEMO);
     }
     corpus::corpus_file(rel)
 }
@@ -155,8 +149,7 @@ fn counted(phases: &[String]) -> String {
 /// text of the `phase_from` kind (`graph_replay` → `graph replay (…)`, `marker` → ``marker `…` ``).
 #[test]
 fn both_pages_show_each_steps_phase_and_how_it_was_found() {
-    let root =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/server_traces");
+    let root = common::testdata("synthetic/server_traces");
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("expected.json")).expect("expected.json"),
     )
@@ -318,8 +311,7 @@ fn a_trace_against_its_own_listing_does_not_move() {
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
     let vllm = testdata("serving/vllm_decode_full/graph_execution.json.gz");
-    let model =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/models/gpt-oss-20b.json");
+    let model = common::testdata("models/gpt-oss-20b.json");
     let out = kineto()
         .args(["roofline", "--json", "--model"])
         .arg(&model)

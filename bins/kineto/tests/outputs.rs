@@ -5,9 +5,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 mod common;
+use common::stdout_policy::{to_a_closed_pipe, to_a_full_disk};
 use common::{kineto, root};
 
 // Two ranks of the generated demo window: what the traces hold does not matter here.
@@ -200,25 +201,10 @@ fn a_dangling_symlink_is_named_as_such_not_as_an_existing_file() {
 
 /// `kineto ARGS > /dev/full`, and `kineto ARGS | (close at once)`.
 fn to_full_and_to_a_closed_pipe(args: &[&str]) -> (Output, Output) {
-    let full = kineto()
-        .args(args)
-        .stdout(
-            fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
-        .output()
-        .unwrap();
-    let (r, w) = std::io::pipe().unwrap();
-    drop(r);
-    let closed = kineto()
-        .args(args)
-        .stdout(Stdio::from(w))
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    (full, closed)
+    (
+        to_a_full_disk(kineto().args(args)),
+        to_a_closed_pipe(kineto().args(args)),
+    )
 }
 
 #[test]

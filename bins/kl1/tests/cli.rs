@@ -8,19 +8,16 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo")
-}
+mod common;
+use common::stdout_policy::to_a_full_disk;
+use common::{demo, kl1_bandwidth, text};
 
+/// `kl1-bandwidth ARGS`, as printed.
 fn bandwidth(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+    kl1_bandwidth()
         .args(args)
         .output()
         .expect("run kl1-bandwidth")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
@@ -189,7 +186,7 @@ fn mkfifo(p: &Path) {
 /// Runs kl1-bandwidth, killing it (and failing) if it has not finished within 60 s: a hang is a failure,
 /// not a stuck test run.
 fn bandwidth_within_60s(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+    let mut child = kl1_bandwidth()
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -297,7 +294,7 @@ fn a_closed_stdout_pipe_ends_quietly_with_success() {
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("kl1.json");
     let demo = demo();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+    let mut child = kl1_bandwidth()
         .args([
             "--window",
             demo.to_str().expect("utf-8"),
@@ -327,20 +324,12 @@ fn a_full_stdout_is_an_error_naming_stdout() {
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("kl1.json");
     let demo = demo();
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full");
-    let o = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
-        .args([
-            "--window",
-            demo.to_str().expect("utf-8"),
-            "--output",
-            out.to_str().expect("utf-8"),
-        ])
-        .stdout(full)
-        .output()
-        .expect("run");
+    let o = to_a_full_disk(kl1_bandwidth().args([
+        "--window",
+        demo.to_str().expect("utf-8"),
+        "--output",
+        out.to_str().expect("utf-8"),
+    ]));
     let e = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(!e.contains("panicked"), "{e}");

@@ -1,6 +1,7 @@
 //! What the tests of the `kineto` binary share (each test file has `mod common;`): the binary as a
-//! command run from the repository root, a run's exit code and text, the repository's folders, and the
-//! shared corpus (`tests/corpus/mod.rs`, the one rule for where it is and when its tests are ignored).
+//! command run from the repository root, a run's exit code and text, the repository's folders, the
+//! shared corpus (`tests/corpus/mod.rs`, the one rule for where it is and when its tests are ignored) and
+//! the stdouts of the stdout policy (`tests/stdout_policy/mod.rs`, shared with the other binaries).
 #![allow(dead_code)] // Each test binary uses its own subset.
 #![allow(clippy::expect_used)] // Test helpers: a run that cannot start fails the test loudly.
 
@@ -11,6 +12,8 @@ use serde_json::Value;
 
 #[path = "../../../../tests/corpus/mod.rs"]
 pub mod corpus;
+#[path = "../../../../tests/stdout_policy/mod.rs"]
+pub mod stdout_policy;
 
 /// The repository root: where `testdata/` is, and where `kineto` runs in these tests.
 pub fn root() -> PathBuf {

@@ -15,6 +15,7 @@ mod signals;
 use signals::with_default_signals;
 
 mod common;
+use common::tool_json::embedded_json;
 use common::{fixture, gpu_monitor, text};
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -643,16 +644,6 @@ fn a_closed_stdout_still_leaves_the_sample_file_whole() {
         written.lines().all(|l| l.split(',').count() == columns),
         "{written}"
     );
-}
-
-/// The JSON a report embeds (`<script type="application/json" id="tool-json">`), parsed.
-fn embedded_json(page: &str) -> serde_json::Value {
-    let start = page
-        .find(r#"id="tool-json">"#)
-        .map(|i| i + r#"id="tool-json">"#.len())
-        .expect("the page embeds the tool's JSON");
-    let end = start + page[start..].find("</script>").expect("closed");
-    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("embedded JSON parses")
 }
 
 #[test]

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 mod common;
+use common::tool_json::embedded_json;
 use common::{code_and_text, corpus, kineto};
 
 /// `kineto roofline ARGS TRACE` on the corpus's vLLM decode step.
@@ -187,11 +188,7 @@ fn html_embeds_the_rows_json_prints() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let page = std::fs::read_to_string(&page_path).unwrap();
-    let tag = r#"id="tool-json">"#;
-    let start = page.find(tag).unwrap() + tag.len();
-    let end = start + page[start..].find("</script>").unwrap();
-    let embedded: serde_json::Value =
-        serde_json::from_str(&page[start..end].replace(r"<\/", "</")).unwrap();
+    let embedded = embedded_json(&page);
     assert_eq!(embedded["roofline"], serde_json::Value::Array(rows));
     assert!(page.contains("<svg"), "the roofline chart is drawn");
     // The name is not taken over without --overwrite.

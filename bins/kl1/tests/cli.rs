@@ -10,6 +10,7 @@ use serde_json::Value;
 
 mod common;
 use common::stdout_policy::to_a_full_disk;
+use common::tool_json::embedded_json;
 use common::{demo, kl1_bandwidth, text};
 
 /// `kl1-bandwidth ARGS`, as printed.
@@ -439,13 +440,6 @@ fn a_result_name_claimed_by_another_run_is_refused_at_once() {
 }
 
 /// The tool's JSON a page embeds.
-fn embedded(page: &str) -> Value {
-    let tag = r#"id="tool-json">"#;
-    let start = page.find(tag).expect("the page embeds the tool's JSON") + tag.len();
-    let end = start + page[start..].find("</script>").expect("closed");
-    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses")
-}
-
 #[test]
 fn html_embeds_the_result_and_diff_compares_two_results() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -466,7 +460,7 @@ fn html_embeds_the_result_and_diff_compares_two_results() {
         serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
     let html = std::fs::read_to_string(&page).expect("page");
     assert_eq!(
-        embedded(&html),
+        embedded_json(&html),
         result,
         "the page's numbers are the result's"
     );

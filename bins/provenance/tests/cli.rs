@@ -16,6 +16,7 @@ use signals::with_default_signals;
 mod common;
 use common::provenance_in;
 use common::stdout_policy::to_a_full_disk;
+use common::tool_json::embedded_json;
 
 /// The command in `dir` with no real GPU tools in reach ([`provenance_in`]), with the signals a shell
 /// would give it.
@@ -737,11 +738,7 @@ fn show_summarises_a_record_written_by_run() {
         String::from_utf8_lossy(&o.stderr)
     );
     let page = std::fs::read_to_string(t.path().join("r.html")).expect("page written");
-    let start =
-        page.find(r#"id="tool-json">"#).expect("embedded JSON") + r#"id="tool-json">"#.len();
-    let end = start + page[start..].find("</script>").expect("closed");
-    let embedded: serde_json::Value =
-        serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses");
+    let embedded = embedded_json(&page);
     assert_eq!(embedded, read(&t.path().join("r.json")));
     assert!(page.contains("weights"));
     // Not replaced without --overwrite.

@@ -1,7 +1,8 @@
 //! What the tests of the `gpu-monitor` binary share (each test file has `mod common;`): the binary, kept from
 //! the GPU selection and nvidia-smi of the environment the tests run in; the recordings and fake
-//! nvidia-smi scripts of the gpu-monitor crate's fixtures; printed bytes as text; and the stdouts of the
-//! stdout policy (`tests/stdout_policy/mod.rs`, shared with the other binaries).
+//! nvidia-smi scripts of the gpu-monitor crate's fixtures; printed bytes as text; the stdouts of the
+//! stdout policy and the JSON a page embeds (`tests/stdout_policy/mod.rs`, `tests/tool_json/mod.rs`,
+//! shared with the other binaries).
 #![allow(dead_code)] // Each test binary uses its own subset.
 
 use std::path::PathBuf;
@@ -9,6 +10,8 @@ use std::process::Command;
 
 #[path = "../../../../tests/stdout_policy/mod.rs"]
 pub mod stdout_policy;
+#[path = "../../../../tests/tool_json/mod.rs"]
+pub mod tool_json;
 
 /// `gpu-monitor` without `CUDA_VISIBLE_DEVICES` or `KL1_NVIDIA_SMI` from the environment: a test that
 /// wants either sets it, so a GPU machine gives the same answers as any other.

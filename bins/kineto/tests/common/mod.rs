@@ -1,7 +1,8 @@
 //! What the tests of the `kineto` binary share (each test file has `mod common;`): the binary as a
 //! command run from the repository root, a run's exit code and text, the repository's folders, the
 //! shared corpus (`tests/corpus/mod.rs`, the one rule for where it is and when its tests are ignored) and
-//! the stdouts of the stdout policy (`tests/stdout_policy/mod.rs`, shared with the other binaries).
+//! the stdouts of the stdout policy and the JSON a page embeds (`tests/stdout_policy/mod.rs`,
+//! `tests/tool_json/mod.rs`, shared with the other binaries).
 #![allow(dead_code)] // Each test binary uses its own subset.
 #![allow(clippy::expect_used)] // Test helpers: a run that cannot start fails the test loudly.
 
@@ -14,6 +15,8 @@ use serde_json::Value;
 pub mod corpus;
 #[path = "../../../../tests/stdout_policy/mod.rs"]
 pub mod stdout_policy;
+#[path = "../../../../tests/tool_json/mod.rs"]
+pub mod tool_json;
 
 /// The repository root: where `testdata/` is, and where `kineto` runs in these tests.
 pub fn root() -> PathBuf {

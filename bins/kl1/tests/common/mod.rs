@@ -1,6 +1,6 @@
 //! What the tests of the `kl1-bandwidth` binary share (each test file has `mod common;`): the binary, the
-//! generated demo window, printed bytes as text, and the stdouts of the stdout policy
-//! (`tests/stdout_policy/mod.rs`, shared with the other binaries).
+//! generated demo window, printed bytes as text, the stdouts of the stdout policy and the JSON a page
+//! embeds (`tests/stdout_policy/mod.rs`, `tests/tool_json/mod.rs`, shared with the other binaries).
 #![allow(dead_code)] // Each test binary uses its own subset.
 
 use std::path::{Path, PathBuf};
@@ -8,6 +8,8 @@ use std::process::Command;
 
 #[path = "../../../../tests/stdout_policy/mod.rs"]
 pub mod stdout_policy;
+#[path = "../../../../tests/tool_json/mod.rs"]
+pub mod tool_json;
 
 /// The `kl1-bandwidth` binary.
 pub fn kl1_bandwidth() -> Command {

@@ -1,6 +1,7 @@
 //! What the tests of the `provenance` binary share (each test file has `mod common;`): the binary, the
-//! binary kept from the GPU tools of the machine the tests run on, printed bytes as text, and the stdouts
-//! of the stdout policy (`tests/stdout_policy/mod.rs`, shared with the other binaries).
+//! binary kept from the GPU tools of the machine the tests run on, printed bytes as text, the stdouts of
+//! the stdout policy and the JSON a page embeds (`tests/stdout_policy/mod.rs`, `tests/tool_json/mod.rs`,
+//! shared with the other binaries).
 #![allow(dead_code)] // Each test binary uses its own subset.
 
 use std::path::Path;
@@ -8,6 +9,8 @@ use std::process::Command;
 
 #[path = "../../../../tests/stdout_policy/mod.rs"]
 pub mod stdout_policy;
+#[path = "../../../../tests/tool_json/mod.rs"]
+pub mod tool_json;
 
 /// The `provenance` binary.
 pub fn provenance_bin() -> Command {

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,22 +14,19 @@ use std::time::{Duration, Instant};
 mod signals;
 use signals::with_default_signals;
 
-const BIN: &str = env!("CARGO_BIN_EXE_gpu-monitor");
+mod common;
+use common::tool_json::embedded_json;
+use common::{fixture, gpu_monitor, text};
+
 const PATIENCE: Duration = Duration::from_secs(60);
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../crates/gpu-monitor/tests/fixtures")
-        .join(name)
-}
-
+/// `gpu-monitor` with the signals a shell would give it, and `smi` as its nvidia-smi when given.
 fn cmd(smi: Option<&Path>) -> Command {
-    let mut c = Command::new(BIN);
-    with_default_signals(&mut c).env_remove("CUDA_VISIBLE_DEVICES");
-    match smi {
-        Some(p) => c.env("KL1_NVIDIA_SMI", p),
-        None => c.env_remove("KL1_NVIDIA_SMI"),
-    };
+    let mut c = gpu_monitor();
+    with_default_signals(&mut c);
+    if let Some(p) = smi {
+        c.env("KL1_NVIDIA_SMI", p);
+    }
     c
 }
 
@@ -58,10 +55,6 @@ fn wait_output(child: Child) -> Output {
             panic!("gpu-monitor did not exit");
         }
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
@@ -651,16 +644,6 @@ fn a_closed_stdout_still_leaves_the_sample_file_whole() {
         written.lines().all(|l| l.split(',').count() == columns),
         "{written}"
     );
-}
-
-/// The JSON a report embeds (`<script type="application/json" id="tool-json">`), parsed.
-fn embedded_json(page: &str) -> serde_json::Value {
-    let start = page
-        .find(r#"id="tool-json">"#)
-        .map(|i| i + r#"id="tool-json">"#.len())
-        .expect("the page embeds the tool's JSON");
-    let end = start + page[start..].find("</script>").expect("closed");
-    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("embedded JSON parses")
 }
 
 #[test]

@@ -3,30 +3,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gpu-monitor");
+mod common;
+use common::stdout_policy::{to_a_closed_pipe, to_a_full_disk};
+use common::{fixture, gpu_monitor, text};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../crates/gpu-monitor/tests/fixtures")
-        .join(name)
-}
-
+/// `gpu-monitor ARGS` run in `dir` with nothing on stdin.
 fn monitor(args: &[&str], dir: &Path) -> Output {
-    Command::new(BIN)
-        .env_remove("CUDA_VISIBLE_DEVICES")
-        .env_remove("KL1_NVIDIA_SMI")
+    gpu_monitor()
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
@@ -177,29 +168,14 @@ fn a_sample_file_name_taken_by_the_command_keeps_both_files() {
 #[test]
 fn help_and_version_on_a_full_disk_fail_with_one_message() {
     for args in [&["--help"][..], &["--version"]] {
-        let full = Command::new(BIN)
-            .args(args)
-            .stdout(
-                fs::OpenOptions::new()
-                    .write(true)
-                    .open("/dev/full")
-                    .unwrap(),
-            )
-            .output()
-            .unwrap();
+        let full = to_a_full_disk(gpu_monitor().args(args));
         let err = text(&full.stderr);
         assert_eq!(full.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(
             err.trim_end(),
             "gpu-monitor: writing to stdout: No space left on device (os error 28)"
         );
-        let (r, w) = std::io::pipe().unwrap();
-        drop(r);
-        let closed = Command::new(BIN)
-            .args(args)
-            .stdout(Stdio::from(w))
-            .output()
-            .unwrap();
+        let closed = to_a_closed_pipe(gpu_monitor().args(args));
         assert_eq!(closed.status.code(), Some(0));
         assert!(closed.stderr.is_empty());
     }

@@ -2,17 +2,15 @@
 #![allow(clippy::unwrap_used)] // Test helpers, outside `#[test]` functions.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod common;
+use common::{corpus, kineto_export};
+
+/// `kineto-export ARGS`, as printed.
 fn export(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kineto-export"))
-        .args(args)
-        .output()
-        .unwrap()
+    kineto_export().args(args).output().unwrap()
 }
-
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
 
 /// A trace of the shared corpus (for tests ignored without it).
 fn testdata(rel: &str) -> PathBuf {

@@ -4,7 +4,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+mod common;
+use common::kineto_export;
+use common::stdout_policy::{to_a_closed_pipe, to_a_full_disk};
 
 // A rank of the generated demo window: what it holds does not matter here.
 const TRACE: &str = "../../testdata/windows/demo/prof-short-b1.decode.rank0.pt.trace.json.gz";
@@ -24,7 +27,7 @@ fn a_table_file_that_is_an_input_trace_is_never_replaced() {
         } else {
             std::os::unix::fs::symlink(&trace, &table).unwrap();
         }
-        let o = Command::new(env!("CARGO_BIN_EXE_kineto-export"))
+        let o = kineto_export()
             .args(["--overwrite", "--parquet"])
             .arg(d.path().join("ds"))
             .arg(&trace)
@@ -42,27 +45,12 @@ fn a_table_file_that_is_an_input_trace_is_never_replaced() {
 
 #[test]
 fn help_on_a_full_disk_fails_with_one_message() {
-    let full = Command::new(env!("CARGO_BIN_EXE_kineto-export"))
-        .arg("--help")
-        .stdout(
-            fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
-        .output()
-        .unwrap();
+    let full = to_a_full_disk(kineto_export().arg("--help"));
     assert_eq!(full.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&full.stderr).trim_end(),
         "kineto-export: writing to stdout: No space left on device (os error 28)"
     );
-    let (r, w) = std::io::pipe().unwrap();
-    drop(r);
-    let closed = Command::new(env!("CARGO_BIN_EXE_kineto-export"))
-        .arg("--version")
-        .stdout(Stdio::from(w))
-        .output()
-        .unwrap();
+    let closed = to_a_closed_pipe(kineto_export().arg("--version"));
     assert_eq!(closed.status.code(), Some(0));
 }

@@ -1,14 +1,9 @@
 //! The `kineto` binary as a user runs it.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-fn kineto() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kineto"))
-}
-
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
+mod common;
+use common::{corpus, kineto};
 
 /// A trace of the shared corpus (for tests ignored without it).
 fn testdata(rel: &str) -> PathBuf {
@@ -17,8 +12,8 @@ fn testdata(rel: &str) -> PathBuf {
 
 /// A rank of the generated demo window (testdata/windows/demo: 2,532 kernels each), for what any trace shows.
 fn demo(rank: u32) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-        "../../testdata/windows/demo/prof-short-b1.decode.rank{rank}.pt.trace.json.gz"
+    common::testdata(&format!(
+        "windows/demo/prof-short-b1.decode.rank{rank}.pt.trace.json.gz"
     ))
 }
 

@@ -5,32 +5,18 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
+mod common;
+use common::{code_and_text, corpus};
 
 /// A file or folder of the shared corpus (for tests ignored without it: `tests/corpus/build.rs`).
 fn shared(rel: &str) -> PathBuf {
     corpus::corpus_file(rel)
 }
 
+/// `kineto ARGS PATHS`: its exit code, stdout and stderr.
 fn kineto(args: &[&str], paths: &[&Path]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .args(paths)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    code_and_text(common::kineto().args(args).args(paths))
 }
 
 /// The JSON lines of a listing that must succeed.

@@ -7,18 +7,10 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn kineto(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .output()
-        .expect("run kineto")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod common;
+use common::{kineto, output, text};
 
 /// A trace with one `ProfilerStep#k` per entry of `gemm_us`, each launching one cuBLAS GEMM of that many
 /// µs (bucket `gemm`); `rank` and `world_size` go into `distributedInfo` when given.
@@ -83,12 +75,12 @@ fn a_rank_lost_in_new_fails_the_gate() {
     trace(&old, "r0.json", Some(0), Some(2), &[100, 102]);
     trace(&old, "r1.json", Some(1), Some(2), &[100, 102]);
     trace(&new, "r0.json", Some(0), Some(2), &[100, 102]);
-    let out = kineto(&["diff", s(&old), s(&new), "--fail-above", "5"]);
+    let out = output(&["diff", s(&old), s(&new), "--fail-above", "5"]);
     let t = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{t}{}", text(&out.stderr));
     assert!(t.contains("only in OLD: rank 1"), "{t}");
     assert!(t.contains("FAIL") && t.contains("only in OLD"), "{t}");
-    let allowed = kineto(&[
+    let allowed = output(&[
         "diff",
         s(&old),
         s(&new),
@@ -103,7 +95,7 @@ fn a_rank_lost_in_new_fails_the_gate() {
         "{t}"
     );
     // A rank NEW gained is a missing side too.
-    let gained = kineto(&["diff", s(&new), s(&old), "--fail-above", "5"]);
+    let gained = output(&["diff", s(&new), s(&old), "--fail-above", "5"]);
     assert_eq!(gained.status.code(), Some(1), "{}", text(&gained.stdout));
 }
 
@@ -120,7 +112,7 @@ fn a_diff_that_shares_nothing_fails_the_gate() {
     for extra in [&[][..], &["--allow-missing"][..]] {
         let mut args = vec!["diff", s(&old), s(&new), "--fail-above", "5"];
         args.extend_from_slice(extra);
-        let out = kineto(&args);
+        let out = output(&args);
         let t = text(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {t}");
         assert!(t.contains("FAIL") && t.contains("nothing in common"), "{t}");
@@ -133,12 +125,12 @@ fn a_threshold_must_be_a_finite_percentage() {
     let tmp = tempfile::tempdir().expect("tmp");
     let a = trace(tmp.path(), "a.json", Some(0), None, &[100]);
     for bad in ["NaN", "nan", "inf", "-inf", "1e400", "-1", "-0.5"] {
-        let out = kineto(&["diff", s(&a), s(&a), &format!("--fail-above={bad}")]);
+        let out = output(&["diff", s(&a), s(&a), &format!("--fail-above={bad}")]);
         let e = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{bad}: {e}");
         assert!(e.contains("finite") && e.contains('0'), "{bad}: {e}");
     }
-    let ok = kineto(&["diff", s(&a), s(&a), "--fail-above", "0"]);
+    let ok = output(&["diff", s(&a), s(&a), "--fail-above", "0"]);
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stdout));
 }
 
@@ -151,7 +143,7 @@ fn two_traces_of_one_rank_are_refused_naming_both() {
     trace(&run, "a.json", Some(0), Some(2), &[100]);
     trace(&run, "b.json", Some(0), Some(2), &[180]);
     let named = |e: &str| e.contains("a.json") && e.contains("b.json") && e.contains("rank 0");
-    let out = kineto(&["ranks", s(&run)]);
+    let out = output(&["ranks", s(&run)]);
     let e = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}{e}", text(&out.stdout));
     assert!(named(&e), "{e}");
@@ -163,7 +155,7 @@ fn two_traces_of_one_rank_are_refused_naming_both() {
     let other = tmp.path().join("other");
     trace(&other, "c.json", Some(0), Some(2), &[100]);
     for (old, new) in [(&run, &other), (&other, &run)] {
-        let out = kineto(&["diff", s(old), s(new), "--fail-above", "5"]);
+        let out = output(&["diff", s(old), s(new), "--fail-above", "5"]);
         let e = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}{e}", text(&out.stdout));
         assert!(named(&e), "{e}");
@@ -171,13 +163,13 @@ fn two_traces_of_one_rank_are_refused_naming_both() {
     // The same from a listing: the rows of two files that both say rank 0.
     let mut rows = String::new();
     for f in ["a.json", "b.json"] {
-        let b = kineto(&["budget", "--json", s(&run.join(f))]);
+        let b = output(&["budget", "--json", s(&run.join(f))]);
         assert!(b.status.success());
         rows.push_str(&text(&b.stdout));
     }
     let listing = tmp.path().join("old.jsonl");
     std::fs::write(&listing, rows).expect("write");
-    let out = kineto(&["diff", s(&listing), s(&other)]);
+    let out = output(&["diff", s(&listing), s(&other)]);
     let e = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{}{e}", text(&out.stdout));
     assert!(named(&e), "{e}");
@@ -194,7 +186,7 @@ fn traces_without_a_rank_are_kept_apart_by_file() {
     trace(&old, "b.json", None, None, &[100]);
     trace(&new, "a.json", None, None, &[180]);
     trace(&new, "b.json", None, None, &[56]);
-    let out = kineto(&["diff", s(&old), s(&new)]);
+    let out = output(&["diff", s(&old), s(&new)]);
     let t = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{t}{}", text(&out.stderr));
     let gemm: Vec<&str> = t.lines().filter(|l| l.contains(" gemm ")).collect();
@@ -210,7 +202,7 @@ fn traces_without_a_rank_are_kept_apart_by_file() {
         "{t}"
     );
     // `kineto ranks` lists them as two ranks named by file.
-    let r = kineto(&["ranks", s(&old)]);
+    let r = output(&["ranks", s(&old)]);
     let t = text(&r.stdout);
     assert!(r.status.success() && t.contains("2 ranks"), "{t}");
 }
@@ -223,17 +215,17 @@ fn ranks_of_different_runs_are_warned_about() {
     let run = tmp.path().join("run");
     trace(&run, "a.json", Some(0), Some(2), &[100]);
     trace(&run, "b.json", Some(5), Some(8), &[100]);
-    let out = kineto(&["ranks", s(&run)]);
+    let out = output(&["ranks", s(&run)]);
     let e = text(&out.stderr);
     assert!(out.status.success(), "{e}");
     assert!(e.contains("different world sizes"), "{e}");
-    let out = kineto(&["diff", s(&run), s(&run)]);
+    let out = output(&["diff", s(&run), s(&run)]);
     let e = text(&out.stderr);
     assert!(out.status.success(), "{e}");
     assert!(e.contains("different world sizes"), "{e}");
     let lone = tmp.path().join("lone");
     trace(&lone, "c.json", Some(3), Some(2), &[100]);
-    let out = kineto(&["ranks", s(&lone)]);
+    let out = output(&["ranks", s(&lone)]);
     let e = text(&out.stderr);
     assert!(e.contains("rank 3 is not below its world size 2"), "{e}");
 }
@@ -244,10 +236,10 @@ fn ranks_of_different_runs_are_warned_about() {
 fn a_listing_from_a_pipe_is_read_as_a_listing() {
     let tmp = tempfile::tempdir().expect("tmp");
     let t = trace(tmp.path(), "a.json", Some(0), Some(1), &[100, 104]);
-    let listing = kineto(&["budget", "--json", s(&t)]);
+    let listing = output(&["budget", "--json", s(&t)]);
     assert!(listing.status.success());
     for side in [["/dev/stdin", s(&t)], [s(&t), "/dev/stdin"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        let mut child = kineto()
             .args(["diff", side[0], side[1], "--fail-above", "0.01"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -300,7 +292,7 @@ fn a_bucket_value_that_cannot_be_read_fails_instead_of_passing() {
         let (old, new) = (tmp.path().join("old.jsonl"), tmp.path().join("new.jsonl"));
         std::fs::write(&old, row(old_gemm)).expect("write");
         std::fs::write(&new, row(new_gemm)).expect("write");
-        let out = kineto(&["diff", s(&old), s(&new), "--fail-above", "5"]);
+        let out = output(&["diff", s(&old), s(&new), "--fail-above", "5"]);
         let e = text(&out.stderr);
         assert_eq!(
             out.status.code(),
@@ -323,7 +315,7 @@ fn a_bucket_value_that_cannot_be_read_fails_instead_of_passing() {
     ] {
         let old = tmp.path().join("old.jsonl");
         std::fs::write(&old, row).expect("write");
-        let out = kineto(&["diff", s(&old), s(&old), "--fail-above", "5"]);
+        let out = output(&["diff", s(&old), s(&old), "--fail-above", "5"]);
         let e = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}{e}", text(&out.stdout));
         assert!(e.contains("old.jsonl: row 1: ") && e.contains(field), "{e}");
@@ -365,7 +357,7 @@ fn slowdown_runs(dir: &Path) -> (PathBuf, PathBuf) {
 fn the_verdict_rows_come_first_and_gate_the_slowdown() {
     let tmp = tempfile::tempdir().expect("tmp");
     let (old, new) = slowdown_runs(tmp.path());
-    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
+    let out = output(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let rows = json_rows(&out);
     let first = &rows[0];
@@ -418,9 +410,9 @@ fn the_verdict_rows_come_first_and_gate_the_slowdown() {
         (&"gate".into(), &false.into())
     );
     // +20 % is not above 25: pass. Faster (new → old) never fails.
-    let out = kineto(&["diff", s(&old), s(&new), "--fail-above", "25"]);
+    let out = output(&["diff", s(&old), s(&new), "--fail-above", "25"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    let out = kineto(&["diff", s(&new), s(&old), "--fail-above", "0"]);
+    let out = output(&["diff", s(&new), s(&old), "--fail-above", "0"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     // The text table names each run once, in its header.
     let t = text(&out.stdout);
@@ -447,7 +439,7 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
     std::fs::write(old.join("provenance.json"), record("550.54", "")).expect("write");
     let throttled = r#"{"flag": "throttled", "evidence": "GPU 0: hw_thermal_slowdown seen"}"#;
     std::fs::write(new.join("provenance.json"), record("550.54", throttled)).expect("write");
-    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
+    let out = output(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let rows = json_rows(&out);
     assert_eq!(rows[0]["verdict"], "unchanged", "{}", rows[0]);
@@ -467,7 +459,7 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
             .contains("not comparable"),
         "{gate}"
     );
-    let allowed = kineto(&[
+    let allowed = output(&[
         "diff",
         s(&old),
         s(&new),
@@ -488,7 +480,7 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
     let (a, b) = (tmp.path().join("a.json"), tmp.path().join("b.json"));
     std::fs::write(&a, record("550.54", "")).expect("write");
     std::fs::write(&b, record("560.28", "")).expect("write");
-    let out = kineto(&[
+    let out = output(&[
         "diff",
         s(&old),
         s(&new),
@@ -506,7 +498,7 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
     );
     assert!(!t.contains("throttled"), "{t}");
     // The same records: comparable.
-    let out = kineto(&[
+    let out = output(&[
         "diff",
         s(&old),
         s(&new),
@@ -525,7 +517,7 @@ fn runs_judged_not_comparable_from_their_records_fail_the_gate() {
 fn the_csv_opens_with_the_verdict_rows_and_the_margin_is_checked() {
     let tmp = tempfile::tempdir().expect("tmp");
     let (old, new) = slowdown_runs(tmp.path());
-    let out = kineto(&["diff", s(&old), s(&new), "--csv"]);
+    let out = output(&["diff", s(&old), s(&new), "--csv"]);
     let t = text(&out.stdout);
     let mut lines = t.lines();
     let header = lines.next().expect("header");
@@ -542,7 +534,7 @@ fn the_csv_opens_with_the_verdict_rows_and_the_margin_is_checked() {
     );
     assert!(t.lines().any(|l| l.starts_with("bucket,gemm,")), "{t}");
     for bad in ["-1", "nan", "inf"] {
-        let out = kineto(&["diff", s(&old), s(&new), &format!("--margin={bad}")]);
+        let out = output(&["diff", s(&old), s(&new), &format!("--margin={bad}")]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(
             text(&out.stderr).contains("--margin"),
@@ -551,7 +543,7 @@ fn the_csv_opens_with_the_verdict_rows_and_the_margin_is_checked() {
         );
     }
     // Margin 30 %: the interval (about +18 % to +22 %) lies inside ±30 %: unchanged, and the gate passes.
-    let out = kineto(&[
+    let out = output(&[
         "diff",
         s(&old),
         s(&new),
@@ -582,7 +574,7 @@ fn windows_of_different_work_are_judged_by_their_kernels() {
         "--fail-above",
         "5",
     ];
-    let out = kineto(&[&["diff", s(&old), s(&new)][..], &args].concat());
+    let out = output(&[&["diff", s(&old), s(&new)][..], &args].concat());
     let rows = json_rows(&out);
     let step = &rows[0];
     assert_eq!(
@@ -606,7 +598,7 @@ fn windows_of_different_work_are_judged_by_their_kernels() {
     assert_eq!(step["gated"], false);
     // The gate judges the kernels, not the windows: whichever capture held more work, it passes.
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    let out = kineto(&[&["diff", s(&new), s(&old)][..], &args].concat());
+    let out = output(&[&["diff", s(&new), s(&old)][..], &args].concat());
     assert_eq!(json_rows(&out)[0]["verdict"], "inconclusive");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }
@@ -662,7 +654,7 @@ fn windows_of_five_and_nine_iterations_say_which_kernel_changed() {
     assert_eq!(soft_new, [60, 66, 54, 60, 60]);
     window_trace(&old, &gemm(9), &soft_old);
     window_trace(&new, &gemm(5), &soft_new);
-    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
+    let out = output(&["diff", s(&old), s(&new), "--json", "--fail-above", "5"]);
     let rows = json_rows(&out);
     let step = &rows[0];
     assert_eq!(
@@ -716,7 +708,7 @@ fn windows_of_five_and_nine_iterations_say_which_kernel_changed() {
         "{line}"
     );
     // The other way round the softmax is faster and the window, 9 iterations against 5, longer: it passes.
-    let back = kineto(&["diff", s(&new), s(&old), "--json", "--fail-above", "5"]);
+    let back = output(&["diff", s(&new), s(&old), "--json", "--fail-above", "5"]);
     assert_eq!(back.status.code(), Some(0), "{}", text(&back.stdout));
     assert_eq!(json_rows(&back)[0]["verdict"], "inconclusive");
 }
@@ -748,7 +740,7 @@ fn a_prefill_and_decode_pair_is_never_pooled() {
     let decode = [100.0, 101.0, 102.0, 103.0];
     phased_listing(&old, &[1000.0, 1001.0, 1002.0, 1003.0], &decode);
     phased_listing(&new, &[1000.0, 1001.0, 1002.0], &decode.repeat(3));
-    let out = kineto(&["diff", s(&old), s(&new), "--json", "--fail-above", "0"]);
+    let out = output(&["diff", s(&old), s(&new), "--json", "--fail-above", "0"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     let rows = json_rows(&out);
     let steps: Vec<&serde_json::Value> =
@@ -807,7 +799,7 @@ fn a_prefill_and_decode_pair_is_never_pooled() {
     }
     // The page's bucket table likewise: a phase column, a row of each phase.
     let page = tmp.path().join("d.html");
-    let out = kineto(&["diff", s(&old), s(&new), "--html", s(&page)]);
+    let out = output(&["diff", s(&old), s(&new), "--html", s(&page)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(&page).expect("page");
     // The verdict first: whether the runs can be compared and why (no records: not checked), each
@@ -848,7 +840,7 @@ fn a_kernel_in_one_run_only_is_listed_in_every_format_and_not_gated() {
         &[100, 101, 100, 101, 100, 101],
     );
     let args = ["--step-pattern", "^no such marker$", "--fail-above", "5"];
-    let out = kineto(&[&["diff", s(&old), s(&new), "--json"][..], &args].concat());
+    let out = output(&[&["diff", s(&old), s(&new), "--json"][..], &args].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     let rows = json_rows(&out);
     assert!(
@@ -856,14 +848,14 @@ fn a_kernel_in_one_run_only_is_listed_in_every_format_and_not_gated() {
             && r["what"] == "kernel softmax_kernel (unphased)"),
         "{rows:?}"
     );
-    let csv = kineto(&[&["diff", s(&old), s(&new), "--csv"][..], &args].concat());
+    let csv = output(&[&["diff", s(&old), s(&new), "--csv"][..], &args].concat());
     let t = text(&csv.stdout);
     assert!(
         t.lines()
             .any(|l| l.starts_with("kernel_only_in_old,,kernel softmax_kernel (unphased),")),
         "{t}"
     );
-    let table = kineto(&[&["diff", s(&old), s(&new)][..], &args].concat());
+    let table = output(&[&["diff", s(&old), s(&new)][..], &args].concat());
     let t = text(&table.stdout);
     assert!(
         t.contains("only in OLD (not gated): kernel softmax_kernel (unphased)"),

@@ -4,21 +4,21 @@
 #![allow(clippy::expect_used)]
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
+
+mod common;
+use common::{corpus, json_lines, testdata};
 
 const PATTERN: &str = r"step\[(?P<phase>[A-Z]+) bs=(?P<rows>\d+) reqs=(?P<requests>\d+)\]";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
-}
-
 fn synthetic() -> PathBuf {
-    root().join("synthetic/sglang_steps.json")
+    testdata("synthetic/sglang_steps.json")
 }
 
+/// `kineto ARGS PATHS`, as printed.
 fn run(args: &[&str], paths: &[PathBuf]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kineto"))
+    common::kineto()
         .args(args)
         .args(paths)
         .output()
@@ -37,12 +37,6 @@ fn ok(out: &Output) -> String {
     s
 }
 
-fn lines(s: &str) -> Vec<Value> {
-    s.lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect()
-}
-
 fn has_keys(v: &Value, keys: &[&str]) {
     for k in keys {
         assert!(v.get(k).is_some(), "missing `{k}` in {v}");
@@ -55,7 +49,7 @@ fn steps_json() {
         &["steps", "--json", "--step-pattern", PATTERN],
         &[synthetic()],
     );
-    let rows = lines(&ok(&out));
+    let rows = json_lines(&ok(&out));
     assert_eq!(rows.len(), 3);
     for r in &rows {
         has_keys(
@@ -125,7 +119,7 @@ fn budget_json() {
         &["budget", "--json", "--step-pattern", PATTERN],
         &[synthetic()],
     );
-    let rows = lines(&ok(&out));
+    let rows = json_lines(&ok(&out));
     assert_eq!(rows.len(), 3);
     for r in &rows {
         has_keys(
@@ -253,7 +247,7 @@ fn kernels_csv_quotes_names() {
         &["kernels", "--json", "--step-pattern", PATTERN],
         &[synthetic()],
     ));
-    let v = lines(&json);
+    let v = json_lines(&json);
     assert_eq!(v.len(), 10);
     let orphan = v.iter().find(|k| k["name"] == "orphan_kernel").unwrap();
     assert!(orphan["step"].is_null() && orphan["launch"].is_null());
@@ -283,7 +277,7 @@ fn kernels_carry_exact_ns_on_absolute_times() {
         ]}"#,
     )
     .unwrap();
-    let v = lines(&ok(&run(
+    let v = json_lines(&ok(&run(
         &["kernels", "--json"],
         std::slice::from_ref(&path),
     )));
@@ -310,7 +304,7 @@ fn kernels_carry_exact_ns_on_absolute_times() {
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn several_ranks_in_order() {
     let out = run(&["steps", "--json"], &[shared("param/dlrm_kineto")]);
-    let rows = lines(&ok(&out));
+    let rows = json_lines(&ok(&out));
     assert_eq!(
         rows.iter().map(|r| r["rank"].as_u64()).collect::<Vec<_>>(),
         (0..8).map(Some).collect::<Vec<_>>()
@@ -343,7 +337,7 @@ fn bad_rules_and_patterns_are_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("step pattern `step[`"));
 
-    let missing = root().join("synthetic/no-such-trace.json");
+    let missing = testdata("synthetic/no-such-trace.json");
     let out = run(&["steps"], &[missing]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-trace.json"));
@@ -355,9 +349,6 @@ fn bad_rules_and_patterns_are_named() {
         "--json and --csv together are refused"
     );
 }
-
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
 
 /// A file or folder of the shared corpus (for tests ignored without it: `tests/corpus/build.rs`).
 fn shared(rel: &str) -> PathBuf {
@@ -373,7 +364,7 @@ fn annotations_of_the_vllm_capture() {
     let p = shared(
         "serving/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
     );
-    let rows = lines(&ok(&run(&["annotations", "--json"], &[p])));
+    let rows = json_lines(&ok(&run(&["annotations", "--json"], &[p])));
     let by = |name: &str| rows.iter().find(|r| r["name"] == name).expect(name).clone();
     let cap = by("capture_32_FULL");
     assert_eq!(
@@ -413,7 +404,7 @@ fn annotations_of_the_vllm_capture() {
 fn steps_of_the_vllm_decode_trace_without_a_pattern() {
     let p = shared("serving/vllm_decode_full/graph_execution.json.gz");
     let out = run(&["steps", "--json"], &[p]);
-    let rows = lines(&ok(&out));
+    let rows = json_lines(&ok(&out));
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
     assert_eq!(
@@ -436,7 +427,7 @@ fn a_pattern_that_matches_nothing_says_so() {
         &["budget", "--json", "--step-pattern", "iteration"],
         &[synthetic()],
     );
-    let rows = lines(&ok(&out));
+    let rows = json_lines(&ok(&out));
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["name"], "(whole trace)");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -457,14 +448,14 @@ fn a_pattern_that_matches_nothing_says_so() {
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn top_by_name_matches_a_plain_aggregation() {
     let reference: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("reference/top.json")).expect("reference"),
+        &std::fs::read_to_string(testdata("reference/top.json")).expect("reference"),
     )
     .expect("json");
     let mut checked = 0;
     for case in reference.as_array().expect("list") {
         let rel = case["path"].as_str().expect("path");
-        let path = root().join("..").join(rel);
-        let got = lines(&ok(&run(
+        let path = common::root().join(rel);
+        let got = json_lines(&ok(&run(
             &["top", "--by", "name", "--json", "-n", "0"],
             &[path],
         )));
@@ -506,7 +497,7 @@ fn top_by_name_matches_a_plain_aggregation() {
 /// elementwise 10 µs).
 #[test]
 fn top_per_step() {
-    let rows = lines(&ok(&run(
+    let rows = json_lines(&ok(&run(
         &[
             "top",
             "--per-step",
@@ -536,7 +527,7 @@ fn top_per_step() {
 /// differ, so its `family` is null where a bucket holds two.
 #[test]
 fn top_names_family_and_bucket() {
-    let kernels = lines(&ok(&run(
+    let kernels = json_lines(&ok(&run(
         &["kernels", "--json", "--step-pattern", PATTERN],
         &[synthetic()],
     )));
@@ -552,7 +543,7 @@ fn top_names_family_and_bucket() {
             .or_default()
             .insert((family, bucket));
     }
-    let top = lines(&ok(&run(
+    let top = json_lines(&ok(&run(
         &[
             "top",
             "--by",
@@ -573,7 +564,7 @@ fn top_names_family_and_bucket() {
         assert_eq!(row["family"].as_str(), Some(f.as_str()), "{row}");
         assert_eq!(row["bucket"].as_str(), Some(b.as_str()), "{row}");
     }
-    let buckets = lines(&ok(&run(
+    let buckets = json_lines(&ok(&run(
         &[
             "top",
             "--by",
@@ -613,7 +604,7 @@ fn top_names_family_and_bucket() {
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn ranks_side_by_side() {
     let dir = shared("param/dlrm_kineto");
-    let rows = lines(&ok(&run(&["ranks", "--json"], &[dir])));
+    let rows = json_lines(&ok(&run(&["ranks", "--json"], &[dir])));
     let span = rows
         .iter()
         .find(|r| r["quantity"] == "span")
@@ -668,14 +659,14 @@ fn how_matched_is_shown() {
         ]}"#,
     )
     .unwrap();
-    let k = lines(&ok(&run(
+    let k = json_lines(&ok(&run(
         &["kernels", "--json"],
         std::slice::from_ref(&path),
     )));
     let m: Vec<&str> = k.iter().map(|r| r["matched"].as_str().unwrap()).collect();
     assert_eq!(m, ["fallback", "rule", "unmatched"]);
     assert!(k[0]["how"].as_str().unwrap().contains("xmma"), "{}", k[0]);
-    let t = lines(&ok(&run(&["top", "--json", "--by", "name"], &[path])));
+    let t = json_lines(&ok(&run(&["top", "--json", "--by", "name"], &[path])));
     let by = |n: &str| t.iter().find(|r| r["name"] == n).unwrap()["matched"].clone();
     assert_eq!(by("void mylib::tile_xmma_loop(int)"), "fallback");
     assert_eq!(by("zzz_qqq"), "unmatched");

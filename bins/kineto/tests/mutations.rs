@@ -5,7 +5,6 @@
 #![allow(clippy::expect_used)] // Test helpers as well as tests: a failed fixture should fail loudly.
 
 use std::path::Path;
-use std::process::Command;
 
 use proptest::prelude::*;
 
@@ -13,14 +12,18 @@ use proptest::prelude::*;
 #[path = "../../../crates/kineto-trace/tests/property/mutate.rs"]
 mod mutate;
 use mutate::{cuts, flips, splices};
-#[path = "../../../crates/kineto-trace/tests/common/mod.rs"]
 mod common;
+// kineto-trace's helpers include tests/corpus/mod.rs as ours do: two copies of its items, never mixed.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../../crates/kineto-trace/tests/common/mod.rs"]
+mod trace_common;
+use common::kineto;
 
 /// The seed trace, decompressed once: a real one of the shared corpus, or without it a generated one
 /// (kineto-trace's `common::mutation_seed`, the one choice for both mutation tests).
 fn real() -> Vec<u8> {
     static DATA: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    DATA.get_or_init(common::mutation_seed).clone()
+    DATA.get_or_init(trace_common::mutation_seed).clone()
 }
 
 /// Every listing, in each of its formats that a script reads.
@@ -41,7 +44,7 @@ fn check(data: &[u8]) {
     let trace: &Path = &dir.path().join("mutated.json");
     std::fs::write(trace, data).expect("write");
     for args in COMMANDS {
-        let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        let out = kineto()
             .args(*args)
             .arg(trace)
             .output()

@@ -5,15 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
 
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{corpus, json_lines, root, run};
 
 /// (path under testdata/native, format key, a GPU the roofline names: from the file, or given).
 const BUILT: &[(&str, &str, &str)] = &[
@@ -110,25 +104,6 @@ fn corpus_samples() -> Vec<NativeFile> {
     native_files(&corpus::corpus_file("native"), CORPUS, "corpus_counts.json")
 }
 
-fn kineto(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn lines(out: &str) -> Vec<Value> {
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 #[test]
 fn summary_says_the_format_and_counts_what_python_counts() {
     summary_counts(&built());
@@ -143,12 +118,12 @@ fn summary_of_the_corpus_samples_counts_what_python_counts() {
 fn summary_counts(files: &[NativeFile]) {
     for f in files {
         let (rel, want) = (&f.path, &f.want);
-        let (code, out, err) = kineto(&["summary", "--json", rel]);
+        let (code, out, err) = run(&["summary", "--json", rel]);
         assert_eq!(code, 0, "{rel}: {err}");
         // One summary per rank (a file of several processes or GPUs has several): the ops and calls of
         // the ranks add up to the file's; a marker range is on every GPU of its process, so is counted
         // per rank only for a file of one rank.
-        let ranks = lines(&out);
+        let ranks = json_lines(&out);
         let sum = |get: &dyn Fn(&Value) -> i64| -> i64 { ranks.iter().map(get).sum() };
         let int = |v: &Value| v.as_i64().unwrap_or(0);
         for s in &ranks {
@@ -180,7 +155,7 @@ fn summary_counts(files: &[NativeFile]) {
         let calls = sum(&|s| int(&s["runtime"]["count"]) + int(&s["driver"]["count"]));
         assert_eq!(calls, int(&want["launches"]), "{rel}");
         // The readable form names the format too.
-        let (code, text, _) = kineto(&["summary", rel]);
+        let (code, text, _) = run(&["summary", rel]);
         assert_eq!(code, 0);
         assert!(text.contains("  format          "), "{rel}: {text}");
     }
@@ -201,9 +176,9 @@ fn every_listing(files: &[NativeFile]) {
     for f in files {
         let (rel, want, format) = (&f.path, &f.want, f.format);
         let path = rel.clone();
-        let (code, out, err) = kineto(&["steps", "--json", &path]);
+        let (code, out, err) = run(&["steps", "--json", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
-        let steps = lines(&out);
+        let steps = json_lines(&out);
         let one_rank = steps.windows(2).all(|p| p[0]["file"] == p[1]["file"]);
         match want["steps"].as_array() {
             Some(w) if one_rank => {
@@ -234,18 +209,18 @@ fn every_listing(files: &[NativeFile]) {
             "{rel}: the note naming the format: {err}"
         );
 
-        let (code, out, err) = kineto(&["kernels", "--json", &path]);
+        let (code, out, err) = run(&["kernels", "--json", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
         assert_eq!(
-            lines(&out).len() as i64,
+            json_lines(&out).len() as i64,
             want["kernels"].as_i64().unwrap(),
             "{rel}"
         );
 
-        let (code, out, err) = kineto(&["budget", "--json", &path]);
+        let (code, out, err) = run(&["budget", "--json", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
-        assert_eq!(lines(&out).len(), steps.len(), "{rel}");
-        let (code, table, _) = kineto(&["budget", &path]);
+        assert_eq!(json_lines(&out).len(), steps.len(), "{rel}");
+        let (code, table, _) = run(&["budget", &path]);
         assert_eq!(code, 0, "{rel}");
         // The table's first line names the file and its format.
         let title = match format {
@@ -261,13 +236,16 @@ fn every_listing(files: &[NativeFile]) {
             "{rel}: {table}"
         );
 
-        let (code, out, err) = kineto(&["top", "--json", "-n", "3", &path]);
+        let (code, out, err) = run(&["top", "--json", "-n", "3", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
-        assert!(!lines(&out).is_empty() || want["kernels"] == 0, "{rel}");
+        assert!(
+            !json_lines(&out).is_empty() || want["kernels"] == 0,
+            "{rel}"
+        );
 
-        let (code, out, err) = kineto(&["annotations", "--json", &path]);
+        let (code, out, err) = run(&["annotations", "--json", &path]);
         assert_eq!(code, 0, "{rel}: {err}");
-        let rows = lines(&out);
+        let rows = json_lines(&out);
         let total: i64 = rows.iter().map(|r| r["count"].as_i64().unwrap()).sum();
         let markers = want["markers"].as_i64().unwrap();
         if rows.windows(2).all(|p| p[0]["file"] == p[1]["file"]) {
@@ -290,9 +268,9 @@ fn every_listing(files: &[NativeFile]) {
 
 #[test]
 fn ranks_of_a_directory_of_one_format() {
-    let (code, out, err) = kineto(&["ranks", "--json", &native("rocprofv3_csv_new")]);
+    let (code, out, err) = run(&["ranks", "--json", &native("rocprofv3_csv_new")]);
     assert_eq!(code, 0, "{err}");
-    let rows = lines(&out);
+    let rows = json_lines(&out);
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["ranks"] == 2), "{out}");
     // Every file, as a run of one rank.
@@ -301,14 +279,14 @@ fn ranks_of_a_directory_of_one_format() {
 
 fn one_rank_runs(files: &[NativeFile]) {
     for f in files {
-        let (code, _, err) = kineto(&["ranks", &f.path]);
+        let (code, _, err) = run(&["ranks", &f.path]);
         assert_eq!(code, 0, "{}: {err}", f.path);
     }
 }
 
 fn roofline_gpus(files: &[NativeFile]) {
     for f in files.iter().filter(|f| !f.gpu.is_empty()) {
-        let (_, out, err) = kineto(&[
+        let (_, out, err) = run(&[
             "roofline",
             "--model",
             "testdata/models/llama-3.1-8b.json",
@@ -326,7 +304,7 @@ fn reports(files: &[NativeFile]) {
     let tmp = tempfile::tempdir().unwrap();
     for (i, f) in files.iter().enumerate() {
         let html = tmp.path().join(format!("r{i}.html"));
-        let (code, _, err) = kineto(&["report", "--html", &html.display().to_string(), &f.path]);
+        let (code, _, err) = run(&["report", "--html", &html.display().to_string(), &f.path]);
         assert_eq!(code, 0, "{}: {err}", f.path);
         let page = std::fs::read_to_string(&html).unwrap();
         assert!(page.contains("id=\"tool-json\""), "{}", f.path);
@@ -344,7 +322,7 @@ fn ranks_roofline_report_and_diff_on_the_corpus_samples() {
     reports(&files);
     // Two formats of the same run: RPD and its rpd2tracing export (the times of the latter are
     // whole µs, so the budgets are close, not equal).
-    let (code, out, err) = kineto(&["diff", &files[1].path, &files[4].path]);
+    let (code, out, err) = run(&["diff", &files[1].path, &files[4].path]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("memcpy"), "{out}");
 }
@@ -353,7 +331,7 @@ fn ranks_roofline_report_and_diff_on_the_corpus_samples() {
 fn roofline_reads_the_gpu_from_the_files_own_gpu_table() {
     roofline_gpus(&built());
     // A format without a GPU table: the GPU is given.
-    let (_, out, err) = kineto(&[
+    let (_, out, err) = run(&[
         "roofline",
         "--model",
         "testdata/models/llama-3.1-8b.json",
@@ -371,15 +349,15 @@ fn report_runs_on_native_formats() {
 
 #[test]
 fn graph_mode_is_reported_as_incomplete() {
-    let (code, text, _) = kineto(&["summary", &native("nsys_graph_3.16.sqlite")]);
+    let (code, text, _) = run(&["summary", &native("nsys_graph_3.16.sqlite")]);
     assert_eq!(code, 0);
     assert!(text.contains("KERNELS INCOMPLETE"), "{text}");
-    let (_, _, err) = kineto(&["budget", "--json", &native("nsys_graph_3.16.sqlite")]);
+    let (_, _, err) = run(&["budget", "--json", &native("nsys_graph_3.16.sqlite")]);
     assert!(
         err.contains("per-kernel tables and budgets are incomplete"),
         "{err}"
     );
-    let (_, table, _) = kineto(&["budget", &native("nsys_graph_3.16.sqlite")]);
+    let (_, table, _) = run(&["budget", &native("nsys_graph_3.16.sqlite")]);
     assert!(table.contains("graph"), "{table}");
 }
 
@@ -390,7 +368,7 @@ fn a_mixed_directory_is_refused_naming_both_formats() {
     for f in ["rpd_3.rpd", "chrome_array_open.json"] {
         std::fs::copy(native(f), tmp.path().join(f)).unwrap();
     }
-    let (code, _, err) = kineto(&["summary", &tmp.path().display().to_string()]);
+    let (code, _, err) = run(&["summary", &tmp.path().display().to_string()]);
     assert_eq!(code, 2);
     assert!(
         err.contains("Chrome-trace JSON array") && err.contains("SQLite"),
@@ -402,7 +380,7 @@ fn a_mixed_directory_is_refused_naming_both_formats() {
 /// ranks, named by process and GPU; before, one file was one rank.
 #[test]
 fn ranks_of_one_file_of_two_processes() {
-    let (code, out, err) = kineto(&["ranks", &native("nsys_node_3.17.sqlite")]);
+    let (code, out, err) = run(&["ranks", &native("nsys_node_3.17.sqlite")]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().next(), Some("2 ranks"), "{out}");
     // Step 0 is on both (process 4101's prefill, process 4201's decode), step 1 on process 4101's alone.
@@ -425,7 +403,7 @@ fn ranks_of_one_file_of_two_processes() {
 #[test]
 fn diff_refuses_a_file_of_two_ranks_naming_them() {
     let file = native("nsys_node_3.17.sqlite");
-    let (code, _, err) = kineto(&["diff", &file, &native("rpd_3.rpd")]);
+    let (code, _, err) = run(&["diff", &file, &native("rpd_3.rpd")]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("holds 2 ranks")

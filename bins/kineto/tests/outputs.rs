@@ -4,24 +4,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::stdout_policy::{to_a_closed_pipe, to_a_full_disk};
+use common::{kineto, root};
 
 // Two ranks of the generated demo window: what the traces hold does not matter here.
 const TRACE: &str = "testdata/windows/demo/prof-short-b1.decode.rank0.pt.trace.json.gz";
 const OTHER: &str = "testdata/windows/demo/prof-short-b1.decode.rank1.pt.trace.json.gz";
 const MODEL: &str = "testdata/models/gpt-oss-20b.json";
 
-fn kineto(args: &[&std::ffi::OsStr], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
+/// `kineto ARGS` run in `dir`.
+fn kineto_in(args: &[&std::ffi::OsStr], dir: &Path) -> Output {
+    kineto().args(args).current_dir(dir).output().unwrap()
 }
 
 /// A scratch directory holding copies of the inputs: `ranks/t.json.gz`, `other.json.gz`, `model.json`,
@@ -144,7 +141,7 @@ fn no_output_flag_replaces_an_input_of_the_same_run_by_any_name() {
     ]);
     for args in cases {
         let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-        let out = kineto(&refs, d.path());
+        let out = kineto_in(&refs, d.path());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             !out.status.success(),
@@ -158,7 +155,7 @@ fn no_output_flag_replaces_an_input_of_the_same_run_by_any_name() {
     }
     // The rule is about identity, not about refusing --overwrite: a copy is another file.
     fs::copy(d.path().join("ranks/t.json.gz"), d.path().join("copy.html")).unwrap();
-    let out = kineto(
+    let out = kineto_in(
         &[
             "report".as_ref(),
             "--overwrite".as_ref(),
@@ -191,7 +188,7 @@ fn a_dangling_symlink_is_named_as_such_not_as_an_existing_file() {
             args.push("--overwrite".as_ref());
         }
         args.push("ranks/t.json.gz".as_ref());
-        let out = kineto(&args, d.path());
+        let out = kineto_in(&args, d.path());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());
         assert!(
@@ -204,25 +201,10 @@ fn a_dangling_symlink_is_named_as_such_not_as_an_existing_file() {
 
 /// `kineto ARGS > /dev/full`, and `kineto ARGS | (close at once)`.
 fn to_full_and_to_a_closed_pipe(args: &[&str]) -> (Output, Output) {
-    let full = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .stdout(
-            fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
-        .output()
-        .unwrap();
-    let (r, w) = std::io::pipe().unwrap();
-    drop(r);
-    let closed = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .stdout(Stdio::from(w))
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    (full, closed)
+    (
+        to_a_full_disk(kineto().args(args)),
+        to_a_closed_pipe(kineto().args(args)),
+    )
 }
 
 #[test]
@@ -250,10 +232,7 @@ fn help_and_version_on_a_full_disk_fail_with_one_message_and_a_closed_pipe_is_qu
         );
     }
     // A usage error is still clap's message on stderr and exit 2.
-    let bad = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .arg("--no-such-flag")
-        .output()
-        .unwrap();
+    let bad = kineto().arg("--no-such-flag").output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--no-such-flag"));
 }

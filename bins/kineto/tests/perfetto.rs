@@ -4,11 +4,9 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{json_lines, root, run};
 
 fn perfetto_dir() -> PathBuf {
     root().join("testdata/native/perfetto")
@@ -19,35 +17,16 @@ fn counts() -> Value {
         .unwrap()
 }
 
-fn kineto(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn lines(out: &str) -> Vec<Value> {
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 #[test]
 fn every_command_reads_the_generated_perfetto_files() {
     let all = counts();
     for name in ["rocprofv3_layout.pftrace", "gpu_stages.pftrace"] {
         let want = &all[name];
         let path = perfetto_dir().join(name).display().to_string();
-        let (code, out, err) = kineto(&["summary", "--json", &path]);
+        let (code, out, err) = run(&["summary", "--json", &path]);
         assert_eq!(code, 0, "{path}: {err}");
         // One process in each file (GPU ops recorded as that process's): one rank.
-        let ranks = lines(&out);
+        let ranks = json_lines(&out);
         assert_eq!(ranks.len(), 1, "{path}: {out}");
         let s = &ranks[0];
         assert_eq!(s["format"], "perfetto", "{path}");
@@ -56,14 +35,18 @@ fn every_command_reads_the_generated_perfetto_files() {
         assert_eq!(int(&s["memcpy"]["count"]), int(&want["memcpys"]), "{path}");
         let calls = int(&s["runtime"]["count"]) + int(&s["driver"]["count"]);
         assert_eq!(calls, int(&want["launches"]), "{path}");
-        let (code, out, err) = kineto(&["kernels", "--json", &path]);
+        let (code, out, err) = run(&["kernels", "--json", &path]);
         assert_eq!(code, 0, "{path}: {err}");
-        assert_eq!(lines(&out).len() as i64, int(&want["kernels"]), "{path}");
+        assert_eq!(
+            json_lines(&out).len() as i64,
+            int(&want["kernels"]),
+            "{path}"
+        );
         for cmd in ["steps", "budget", "top", "annotations", "ranks"] {
-            let (code, _, err) = kineto(&[cmd, "--json", &path]);
+            let (code, _, err) = run(&[cmd, "--json", &path]);
             assert_eq!(code, 0, "{cmd} {path}: {err}");
         }
-        let (code, table, _) = kineto(&["budget", &path]);
+        let (code, table, _) = run(&["budget", &path]);
         assert_eq!(code, 0);
         assert!(
             table.lines().next().unwrap().contains("Perfetto protobuf"),
@@ -71,7 +54,7 @@ fn every_command_reads_the_generated_perfetto_files() {
         );
         let tmp = tempfile::tempdir().unwrap();
         let html = tmp.path().join("r.html");
-        let (code, _, err) = kineto(&["report", "--html", &html.display().to_string(), &path]);
+        let (code, _, err) = run(&["report", "--html", &html.display().to_string(), &path]);
         assert_eq!(code, 0, "{path}: {err}");
     }
 }
@@ -83,9 +66,9 @@ fn the_profiler_steps_of_a_perfetto_file_are_steps() {
         .join("rocprofv3_layout.pftrace")
         .display()
         .to_string();
-    let (code, out, err) = kineto(&["steps", "--json", &path]);
+    let (code, out, err) = run(&["steps", "--json", &path]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(lines(&out).len(), 2, "{out}");
+    assert_eq!(json_lines(&out).len(), 2, "{out}");
 }
 
 #[test]
@@ -97,7 +80,7 @@ fn a_cut_perfetto_file_is_an_error_naming_its_byte() {
     let at = counts()["truncated.pftrace"]["fault_offset"]
         .as_i64()
         .unwrap();
-    let (code, _, err) = kineto(&["summary", &path]);
+    let (code, _, err) = run(&["summary", &path]);
     assert_ne!(code, 0);
     assert!(
         err.contains(&format!("truncated.pftrace: byte {at}: ")),

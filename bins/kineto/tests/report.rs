@@ -8,19 +8,14 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn kineto() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kineto"))
-}
-
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
+mod common;
+use common::tool_json::embedded_json;
+use common::{corpus, kineto};
 
 /// A trace of the shared corpus (for tests ignored without it), or, for [`DEMO`], the generated one.
 fn testdata(rel: &str) -> PathBuf {
     if rel == DEMO {
-        return PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(DEMO);
+        return common::root().join(DEMO);
     }
     corpus::corpus_file(rel)
 }
@@ -55,13 +50,6 @@ fn json_listing(args: &[&str], trace: &std::path::Path) -> Vec<Value> {
         .collect()
 }
 
-fn embedded(page: &str) -> Value {
-    let tag = r#"id="tool-json">"#;
-    let start = page.find(tag).expect("the page embeds the tool's JSON") + tag.len();
-    let end = start + page[start..].find("</script>").expect("closed");
-    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses")
-}
-
 #[test]
 fn report_embeds_the_budget_rows_the_listing_prints() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -78,7 +66,7 @@ fn report_embeds_the_budget_rows_the_listing_prints() {
         String::from_utf8_lossy(&out.stderr)
     );
     let page = std::fs::read_to_string(&page_path).expect("written");
-    let e = embedded(&page);
+    let e = embedded_json(&page);
     assert_eq!(e["budget"], Value::Array(budget_json(DEMO)));
     assert!(e["top"].as_array().is_some_and(|t| !t.is_empty()));
     assert!(page.contains("<svg"));
@@ -155,8 +143,7 @@ fn counted(phases: &[String]) -> String {
 /// text of the `phase_from` kind (`graph_replay` → `graph replay (…)`, `marker` → ``marker `…` ``).
 #[test]
 fn both_pages_show_each_steps_phase_and_how_it_was_found() {
-    let root =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/synthetic/server_traces");
+    let root = common::testdata("synthetic/server_traces");
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("expected.json")).expect("expected.json"),
     )
@@ -229,7 +216,7 @@ fn both_pages_show_each_steps_phase_and_how_it_was_found() {
             }
         }
         // The doctor page embeds the phases it shows.
-        let embedded_steps = &embedded(&doctor)["steps"];
+        let embedded_steps = &embedded_json(&doctor)["steps"];
         for (i, s) in steps.iter().enumerate() {
             assert_eq!(embedded_steps[i]["phase"], s["phase"], "{name} step {i}");
             assert_eq!(embedded_steps[i]["file"].as_str(), Some(file.as_str()));
@@ -318,8 +305,7 @@ fn a_trace_against_its_own_listing_does_not_move() {
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
     let vllm = testdata("serving/vllm_decode_full/graph_execution.json.gz");
-    let model =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/models/gpt-oss-20b.json");
+    let model = common::testdata("models/gpt-oss-20b.json");
     let out = kineto()
         .args(["roofline", "--json", "--model"])
         .arg(&model)
@@ -353,7 +339,7 @@ fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
         String::from_utf8_lossy(&out.stderr)
     );
     let page = std::fs::read_to_string(&page_path).expect("the page");
-    assert_eq!(embedded(&page)["roofline"], Value::Array(want));
+    assert_eq!(embedded_json(&page)["roofline"], Value::Array(want));
     // The budget bars and the roofline chart.
     assert_eq!(page.matches("<svg").count(), 2);
 
@@ -382,7 +368,7 @@ fn report_with_a_model_embeds_the_rows_kineto_roofline_prints() {
     );
     let page = std::fs::read_to_string(&page_path).expect("the page");
     assert_eq!(
-        embedded(&page)["roofline"].as_array().map(Vec::len),
+        embedded_json(&page)["roofline"].as_array().map(Vec::len),
         Some(1)
     );
 
@@ -413,7 +399,7 @@ fn report_marks_the_doctors_findings_on_the_timeline() {
             .arg(&page_path)
             .arg(&ranks),
     );
-    let e = embedded(&std::fs::read_to_string(&page_path).expect("written"));
+    let e = embedded_json(&std::fs::read_to_string(&page_path).expect("written"));
     let rows = json_listing(&["doctor", "--json"], &ranks);
     assert_eq!(e["findings"], Value::Array(rows.clone()));
     let findings: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "finding").collect();
@@ -530,7 +516,7 @@ fn a_step_of_many_ops_makes_a_bounded_page_that_says_what_was_cut() {
         big.len(),
         small.len()
     );
-    let e = embedded(&small);
+    let e = embedded_json(&small);
     let t = &e["timeline"][0];
     assert_eq!(t["ops"].as_array().expect("ops").len(), 20_000);
     // Each of the 10 durations 3000 times: 10..5 µs (18 000 ops) and 2000 of the 4 µs ones are kept; left off

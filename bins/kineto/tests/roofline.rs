@@ -2,36 +2,20 @@
 //! without the corpus (`../shared/traces`) the tests that run it are listed as ignored.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
+use common::tool_json::embedded_json;
+use common::{code_and_text, corpus, kineto};
 
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn kineto(args: &[&str]) -> (i32, String, String) {
+/// `kineto roofline ARGS TRACE` on the corpus's vLLM decode step.
+fn roofline(args: &[&str]) -> (i32, String, String) {
     let trace = corpus::corpus_file("serving/vllm_decode_full/graph_execution.json.gz");
-    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .arg("roofline")
-        .args(args)
-        .arg(trace)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    code_and_text(kineto().arg("roofline").args(args).arg(trace))
 }
 
 #[test]
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn json_has_one_object_per_step_with_the_documented_keys() {
-    let (code, out, err) = kineto(&["--model", "testdata/models/gpt-oss-20b.json", "--json"]);
+    let (code, out, err) = roofline(&["--model", "testdata/models/gpt-oss-20b.json", "--json"]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1);
@@ -92,14 +76,14 @@ fn json_has_one_object_per_step_with_the_documented_keys() {
 #[test]
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn table_and_csv() {
-    let (code, out, err) = kineto(&["--model", "testdata/models/gpt-oss-20b.json"]);
+    let (code, out, err) = roofline(&["--model", "testdata/models/gpt-oss-20b.json"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("GPU MI300X (from numSms+memory)"), "{out}");
     assert!(
         out.contains("13.92") && out.contains("1300.704") && out.contains("memory"),
         "{out}"
     );
-    let (code, out, _) = kineto(&["--model", "testdata/models/gpt-oss-20b.json", "--csv"]);
+    let (code, out, _) = roofline(&["--model", "testdata/models/gpt-oss-20b.json", "--csv"]);
     assert_eq!(code, 0);
     let mut lines = out.lines();
     let header = lines.next().unwrap();
@@ -113,7 +97,7 @@ fn table_and_csv() {
 #[test]
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn an_impossible_estimate_fails_with_both_numbers() {
-    let (code, out, err) = kineto(&[
+    let (code, out, err) = roofline(&[
         "--model",
         "testdata/models/gpt-oss-20b.json",
         "--gpu",
@@ -131,14 +115,14 @@ fn an_impossible_estimate_fails_with_both_numbers() {
 #[test]
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn bad_model_options_are_usage_errors() {
-    let (code, _, err) = kineto(&[
+    let (code, _, err) = roofline(&[
         "--model",
         "testdata/models/gpt-oss-20b.json",
         "--quant",
         "int3",
     ]);
     assert_eq!(code, 2, "{err}");
-    let (code, _, err) = kineto(&[
+    let (code, _, err) = roofline(&[
         "--model",
         "testdata/models/gpt-oss-20b.json",
         "--gpu",
@@ -146,7 +130,7 @@ fn bad_model_options_are_usage_errors() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("MI300X"), "{err}");
-    let (code, _, err) = kineto(&["--model", "testdata/models/missing.json"]);
+    let (code, _, err) = roofline(&["--model", "testdata/models/missing.json"]);
     assert_eq!(code, 2);
     assert!(err.contains("missing.json"), "{err}");
 }
@@ -156,7 +140,7 @@ fn bad_model_options_are_usage_errors() {
 #[test]
 #[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
 fn weights_table() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+    let out = kineto()
         .args([
             "roofline",
             "--model",
@@ -164,7 +148,6 @@ fn weights_table() {
             "--weights",
             "--json",
         ])
-        .current_dir(root())
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -192,7 +175,7 @@ fn html_embeds_the_rows_json_prints() {
     let dir = tempfile::tempdir().unwrap();
     let page_path = dir.path().join("roofline.html");
     let page_arg = page_path.to_str().unwrap();
-    let (code, out, err) = kineto(&[
+    let (code, out, err) = roofline(&[
         "--model",
         "testdata/models/gpt-oss-20b.json",
         "--json",
@@ -205,15 +188,11 @@ fn html_embeds_the_rows_json_prints() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let page = std::fs::read_to_string(&page_path).unwrap();
-    let tag = r#"id="tool-json">"#;
-    let start = page.find(tag).unwrap() + tag.len();
-    let end = start + page[start..].find("</script>").unwrap();
-    let embedded: serde_json::Value =
-        serde_json::from_str(&page[start..end].replace(r"<\/", "</")).unwrap();
+    let embedded = embedded_json(&page);
     assert_eq!(embedded["roofline"], serde_json::Value::Array(rows));
     assert!(page.contains("<svg"), "the roofline chart is drawn");
     // The name is not taken over without --overwrite.
-    let (code, _, err) = kineto(&[
+    let (code, _, err) = roofline(&[
         "--model",
         "testdata/models/gpt-oss-20b.json",
         "--html",
@@ -243,7 +222,7 @@ fn unknown_counts_are_null_until_given() {
     )
     .unwrap();
     let run = |extra: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
+        let out = kineto()
             .args([
                 "roofline",
                 "--json",
@@ -252,7 +231,6 @@ fn unknown_counts_are_null_until_given() {
             ])
             .args(extra)
             .arg(&trace)
-            .current_dir(root())
             .output()
             .unwrap();
         let v: serde_json::Value =

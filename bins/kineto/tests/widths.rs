@@ -4,27 +4,20 @@
 //! Run on the generated traces a plain clone has: the server-shaped synthetic traces and the native samples.
 #![allow(clippy::expect_used)] // Test helpers, outside `#[test]` functions.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-fn generated(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(rel)
-}
+mod common;
+use common::{kineto, testdata, text};
 
 fn run(args: &[&str], trace: &Path, width: Option<&str>) -> (String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kineto"));
+    let mut c = kineto();
     c.args(args).arg(trace);
     match width {
         Some(w) => c.env("KL1_TEXT_WIDTH", w),
         None => c.env_remove("KL1_TEXT_WIDTH"),
     };
     let out = c.output().expect("run kineto");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (text(&out.stdout), text(&out.stderr))
 }
 
 fn widest(text: &str) -> (usize, String) {
@@ -55,7 +48,7 @@ const COMMANDS: [&[&str]; 8] = [
 #[test]
 fn every_text_line_fits_120_columns() {
     for t in TRACES {
-        let trace = generated(t);
+        let trace = testdata(t);
         for cmd in COMMANDS {
             let (out, err) = run(cmd, &trace, Some("120"));
             for (what, text) in [("stdout", &out), ("stderr", &err)] {
@@ -73,7 +66,7 @@ fn every_text_line_fits_120_columns() {
 fn tables_fit_by_their_views_even_unwrapped() {
     // Into a pipe nothing is wrapped; the table rows themselves (after the header block) still fit.
     for t in TRACES {
-        let trace = generated(t);
+        let trace = testdata(t);
         for cmd in [&["kernels"][..], &["top"], &["steps"], &["annotations"]] {
             let (out, _) = run(cmd, &trace, None);
             let rows = out.lines().filter(|l| {
@@ -92,7 +85,7 @@ fn tables_fit_by_their_views_even_unwrapped() {
 
 #[test]
 fn json_lines_are_never_wrapped() {
-    let trace = generated(TRACES[0]);
+    let trace = testdata(TRACES[0]);
     let (out, _) = run(&["kernels", "--json"], &trace, Some("40"));
     for l in out.lines() {
         serde_json::from_str::<serde_json::Value>(l).expect("one JSON object per line, whole");
@@ -103,7 +96,7 @@ fn json_lines_are_never_wrapped() {
 #[test]
 fn a_long_note_is_wrapped_without_losing_a_character() {
     // KL1_TEXT_WIDTH=60 wraps; 0 never wraps: the same words either way.
-    let trace = generated(TRACES[0]);
+    let trace = testdata(TRACES[0]);
     let (_, narrow) = run(&["steps", "--json"], &trace, Some("60"));
     let (_, whole) = run(&["steps", "--json"], &trace, Some("0"));
     assert!(widest(&narrow).0 <= 60, "{narrow}");

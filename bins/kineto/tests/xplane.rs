@@ -5,14 +5,9 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
 
-#[path = "../../../tests/corpus/mod.rs"]
-mod corpus;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{corpus, json_lines, root, run};
 
 fn xplane_dir() -> PathBuf {
     root().join("testdata/native/xplane")
@@ -23,32 +18,13 @@ fn counts() -> Value {
         .unwrap()
 }
 
-fn kineto(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kineto"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn lines(out: &str) -> Vec<Value> {
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 /// summary, steps, kernels, budget, top, annotations and report on `path`, against `want`.
 fn every_command(path: &str, want: &Value) {
-    let (code, out, err) = kineto(&["summary", "--json", path]);
+    let (code, out, err) = run(&["summary", "--json", path]);
     assert_eq!(code, 0, "{path}: {err}");
     // One summary per rank: a file of several GPU planes is one rank per GPU. Ops and calls add up
     // to the file's; the host's step annotations are copied to every rank.
-    let ranks = lines(&out);
+    let ranks = json_lines(&out);
     assert_eq!(
         ranks.len(),
         want["devices"].as_array().unwrap().len(),
@@ -79,18 +55,18 @@ fn every_command(path: &str, want: &Value) {
         assert_eq!(int(&s["user_annotations"]), steps, "{path}");
     }
 
-    let (code, out, err) = kineto(&["kernels", "--json", path]);
+    let (code, out, err) = run(&["kernels", "--json", path]);
     assert_eq!(code, 0, "{path}: {err}");
     assert_eq!(
-        lines(&out).len() as i64,
+        json_lines(&out).len() as i64,
         want["kernels"].as_i64().unwrap(),
         "{path}"
     );
     for cmd in ["steps", "budget", "top", "annotations"] {
-        let (code, _, err) = kineto(&[cmd, "--json", path]);
+        let (code, _, err) = run(&[cmd, "--json", path]);
         assert_eq!(code, 0, "{cmd} {path}: {err}");
     }
-    let (code, table, _) = kineto(&["budget", path]);
+    let (code, table, _) = run(&["budget", path]);
     assert_eq!(code, 0);
     assert!(
         table.lines().next().unwrap().contains("XPlane protobuf"),
@@ -98,7 +74,7 @@ fn every_command(path: &str, want: &Value) {
     );
     let tmp = tempfile::tempdir().unwrap();
     let html = tmp.path().join("r.html");
-    let (code, _, err) = kineto(&["report", "--html", &html.display().to_string(), path]);
+    let (code, _, err) = run(&["report", "--html", &html.display().to_string(), path]);
     assert_eq!(code, 0, "{path}: {err}");
 }
 
@@ -132,9 +108,9 @@ fn a_profile_run_directory_of_two_hosts_is_two_ranks_or_more() {
         )
         .unwrap();
     }
-    let (code, out, err) = kineto(&["ranks", "--json", &tmp.path().display().to_string()]);
+    let (code, out, err) = run(&["ranks", "--json", &tmp.path().display().to_string()]);
     assert_eq!(code, 0, "{err}");
-    let rows = lines(&out);
+    let rows = json_lines(&out);
     assert!(!rows.is_empty(), "{out}");
     assert!(
         rows.iter().all(|r| r["ranks"].as_i64().unwrap() >= 2),
@@ -151,7 +127,7 @@ fn a_cut_xplane_file_is_an_error_naming_its_byte() {
     let at = counts()["truncated.xplane.pb"]["fault_offset"]
         .as_i64()
         .unwrap();
-    let (code, _, err) = kineto(&["summary", &path]);
+    let (code, _, err) = run(&["summary", &path]);
     assert_ne!(code, 0);
     assert!(
         err.contains(&format!("truncated.xplane.pb: byte {at}: ")),
@@ -169,13 +145,13 @@ fn an_xla_step_annotation_is_the_step_of_every_rank() {
         .as_array()
         .unwrap();
     assert_eq!(marks, &[Value::from("train step_num=3")]);
-    let (code, out, err) = kineto(&[
+    let (code, out, err) = run(&[
         "steps",
         "--json",
         "testdata/native/xplane/multi_gpu.xplane.pb",
     ]);
     assert_eq!(code, 0, "{err}");
-    let steps = lines(&out);
+    let steps = json_lines(&out);
     // Two GPU planes, two ranks, the host's one annotation copied to each.
     assert_eq!(steps.len(), 2, "{out}");
     for s in &steps {

@@ -8,19 +8,17 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo")
-}
+mod common;
+use common::stdout_policy::to_a_full_disk;
+use common::tool_json::embedded_json;
+use common::{demo, kl1_bandwidth, text};
 
+/// `kl1-bandwidth ARGS`, as printed.
 fn bandwidth(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+    kl1_bandwidth()
         .args(args)
         .output()
         .expect("run kl1-bandwidth")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
@@ -189,7 +187,7 @@ fn mkfifo(p: &Path) {
 /// Runs kl1-bandwidth, killing it (and failing) if it has not finished within 60 s: a hang is a failure,
 /// not a stuck test run.
 fn bandwidth_within_60s(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+    let mut child = kl1_bandwidth()
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -297,7 +295,7 @@ fn a_closed_stdout_pipe_ends_quietly_with_success() {
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("kl1.json");
     let demo = demo();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+    let mut child = kl1_bandwidth()
         .args([
             "--window",
             demo.to_str().expect("utf-8"),
@@ -327,20 +325,12 @@ fn a_full_stdout_is_an_error_naming_stdout() {
     let tmp = tempfile::tempdir().expect("tmp");
     let out = tmp.path().join("kl1.json");
     let demo = demo();
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full");
-    let o = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
-        .args([
-            "--window",
-            demo.to_str().expect("utf-8"),
-            "--output",
-            out.to_str().expect("utf-8"),
-        ])
-        .stdout(full)
-        .output()
-        .expect("run");
+    let o = to_a_full_disk(kl1_bandwidth().args([
+        "--window",
+        demo.to_str().expect("utf-8"),
+        "--output",
+        out.to_str().expect("utf-8"),
+    ]));
     let e = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(!e.contains("panicked"), "{e}");
@@ -450,13 +440,6 @@ fn a_result_name_claimed_by_another_run_is_refused_at_once() {
 }
 
 /// The tool's JSON a page embeds.
-fn embedded(page: &str) -> Value {
-    let tag = r#"id="tool-json">"#;
-    let start = page.find(tag).expect("the page embeds the tool's JSON") + tag.len();
-    let end = start + page[start..].find("</script>").expect("closed");
-    serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses")
-}
-
 #[test]
 fn html_embeds_the_result_and_diff_compares_two_results() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -477,7 +460,7 @@ fn html_embeds_the_result_and_diff_compares_two_results() {
         serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
     let html = std::fs::read_to_string(&page).expect("page");
     assert_eq!(
-        embedded(&html),
+        embedded_json(&html),
         result,
         "the page's numbers are the result's"
     );

@@ -5,14 +5,15 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-fn demo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/windows/demo")
-}
+mod common;
+use common::stdout_policy::{to_a_closed_pipe, to_a_full_disk};
+use common::{demo, kl1_bandwidth};
 
+/// `kl1-bandwidth ARGS` run in `dir`.
 fn bandwidth(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
+    kl1_bandwidth()
         .args(args)
         .current_dir(dir)
         .output()
@@ -28,7 +29,7 @@ fn scratch() -> tempfile::TempDir {
         let e = e.unwrap();
         fs::copy(e.path(), w.join(e.file_name())).unwrap();
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = common::root();
     let spec = fs::read_dir(root.join("crates/kl1-shapes/specs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -183,29 +184,14 @@ fn control_characters_from_the_manifest_and_the_window_name_are_escaped() {
 #[test]
 fn help_and_version_on_a_full_disk_fail_with_one_message() {
     for args in [&["--help"][..], &["--version"], &["diff", "--help"]] {
-        let full = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
-            .args(args)
-            .stdout(
-                fs::OpenOptions::new()
-                    .write(true)
-                    .open("/dev/full")
-                    .unwrap(),
-            )
-            .output()
-            .unwrap();
+        let full = to_a_full_disk(kl1_bandwidth().args(args));
         let err = String::from_utf8_lossy(&full.stderr);
         assert_eq!(full.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(
             err.trim_end(),
             "kl1-bandwidth: writing to stdout: No space left on device (os error 28)"
         );
-        let (r, w) = std::io::pipe().unwrap();
-        drop(r);
-        let closed = Command::new(env!("CARGO_BIN_EXE_kl1-bandwidth"))
-            .args(args)
-            .stdout(Stdio::from(w))
-            .output()
-            .unwrap();
+        let closed = to_a_closed_pipe(kl1_bandwidth().args(args));
         assert_eq!(closed.status.code(), Some(0), "{args:?}");
         assert!(closed.stderr.is_empty());
     }

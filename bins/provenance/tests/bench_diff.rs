@@ -7,10 +7,14 @@
 
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+mod common;
+use common::provenance_bin;
+
+/// `provenance ARGS`, as printed.
 fn provenance(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_provenance"))
+    provenance_bin()
         .args(args)
         .output()
         .expect("run provenance")

@@ -13,16 +13,16 @@ use std::time::{Duration, Instant};
 mod signals;
 use signals::with_default_signals;
 
-const BIN: &str = env!("CARGO_BIN_EXE_provenance");
+mod common;
+use common::provenance_in;
+use common::stdout_policy::to_a_full_disk;
+use common::tool_json::embedded_json;
 
-/// The command in `dir` (not a git repository, so git probes end at once) with no real GPU tools in reach:
-/// `KL1_NVIDIA_SMI` names a file that does not exist and the backend is forced to nvidia-smi, so the test gives
-/// the same answers on a GPU machine.
+/// The command in `dir` with no real GPU tools in reach ([`provenance_in`]), with the signals a shell
+/// would give it.
 fn provenance(dir: &Path) -> Command {
-    let mut c = Command::new(BIN);
-    with_default_signals(&mut c)
-        .current_dir(dir)
-        .env("KL1_NVIDIA_SMI", dir.join("no-such-nvidia-smi"));
+    let mut c = provenance_in(dir);
+    with_default_signals(&mut c);
     c
 }
 
@@ -738,11 +738,7 @@ fn show_summarises_a_record_written_by_run() {
         String::from_utf8_lossy(&o.stderr)
     );
     let page = std::fs::read_to_string(t.path().join("r.html")).expect("page written");
-    let start =
-        page.find(r#"id="tool-json">"#).expect("embedded JSON") + r#"id="tool-json">"#.len();
-    let end = start + page[start..].find("</script>").expect("closed");
-    let embedded: serde_json::Value =
-        serde_json::from_str(&page[start..end].replace(r"<\/", "</")).expect("parses");
+    let embedded = embedded_json(&page);
     assert_eq!(embedded, read(&t.path().join("r.json")));
     assert!(page.contains("weights"));
     // Not replaced without --overwrite.
@@ -833,16 +829,12 @@ fn a_full_stdout_is_an_error_naming_stdout() {
         &json!({"time_utc": "t", "git": {"commit": "abc"}}),
     );
     for args in [vec!["show"], vec!["diff"]] {
-        let full = fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .expect("/dev/full");
         let mut c = provenance(t.path());
         c.args(&args).arg(&r);
         if args[0] == "diff" {
             c.arg(&r);
         }
-        let o = output(c.stdout(full));
+        let o = to_a_full_disk(&mut c);
         assert_eq!(o.status.code(), Some(if args[0] == "diff" { 2 } else { 1 }));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("stdout") && !err.contains("panicked"), "{err}");

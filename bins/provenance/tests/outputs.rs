@@ -5,14 +5,15 @@
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_provenance");
+mod common;
+use common::stdout_policy::{to_a_closed_pipe, to_a_full_disk};
+use common::{provenance_bin, provenance_in, text};
 
+/// `provenance ARGS` in `dir` with no real GPU tools in reach ([`provenance_in`]), nothing on stdin.
 fn provenance(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .current_dir(dir)
-        .env("KL1_NVIDIA_SMI", dir.join("no-such-nvidia-smi"))
+    provenance_in(dir)
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -25,10 +26,6 @@ fn run(dir: &Path, extra: &[&str]) -> Output {
     let mut args = RUN.to_vec();
     args.extend_from_slice(extra);
     provenance(dir, &args)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
@@ -193,29 +190,14 @@ fn show_escapes_control_characters_from_the_record() {
 #[test]
 fn help_and_version_on_a_full_disk_fail_with_one_message() {
     for args in [&["--help"][..], &["--version"], &["run", "--help"]] {
-        let full = Command::new(BIN)
-            .args(args)
-            .stdout(
-                fs::OpenOptions::new()
-                    .write(true)
-                    .open("/dev/full")
-                    .unwrap(),
-            )
-            .output()
-            .unwrap();
+        let full = to_a_full_disk(provenance_bin().args(args));
         let err = text(&full.stderr);
         assert_eq!(full.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(
             err.trim_end(),
             "provenance: writing to stdout: No space left on device (os error 28)"
         );
-        let (r, w) = std::io::pipe().unwrap();
-        drop(r);
-        let closed = Command::new(BIN)
-            .args(args)
-            .stdout(Stdio::from(w))
-            .output()
-            .unwrap();
+        let closed = to_a_closed_pipe(provenance_bin().args(args));
         assert_eq!(closed.status.code(), Some(0));
         assert!(closed.stderr.is_empty());
     }

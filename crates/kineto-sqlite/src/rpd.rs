@@ -17,12 +17,18 @@
 //!   No GPU table: devices are `gpuId` only.
 //!
 //! Ids are large offsets (about 2³² × session), not 1..N; row order by id is not start order.
+//!
+//! Each table is read once. The ops are read before the calls (the names, tracks and correlation ids
+//! are numbered in the order the builder first sees them, ops first); an op's process is its call's
+//! `pid`, so the ops get theirs once `rocpd_api` has been read ([`CallProcesses`]), by the correlation
+//! id an op shares with its call — not from a first pass over `rocpd_api` for its `pid`s.
 
 use crate::db::{Db, get_int, get_quantity, get_time};
 use kineto_trace::native::names::{blit_kind, copy_name};
 use kineto_trace::native::{KernelNames, QueueRows, TraceBuilder};
 use kineto_trace::{Api, GpuKind, Launch, NewGpuOp, Result, Trace, TraceFormat};
 use rustc_hash::FxHashMap;
+use std::num::NonZeroU64;
 
 /// What an RPD op type is.
 fn op_kind(op_type: &str) -> Option<GpuKind> {
@@ -63,10 +69,14 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
         api_of: api_of_ops(d)?,
         geometry: kernel_geometry(d)?,
         copy_size: copy_sizes(d, &mut b)?,
-        process_of: call_processes(d)?,
     };
-    read_ops(d, &mut b, &strings, &links)?;
-    read_calls(d, &mut b, &strings, &ustrings)?;
+    let odd_links = read_ops(d, &mut b, &strings, &links)?;
+    // Freed before the calls are read: the model's rows grow while the links are no longer needed.
+    drop(links);
+    let processes = read_calls(d, &mut b, &strings, &ustrings)?;
+    b.set_op_processes(|kind, place, op| {
+        processes.of_op(op.correlation, odd_links.get(&(kind, place)).copied())
+    });
     Ok(b.finish())
 }
 
@@ -81,12 +91,10 @@ struct OpLinks {
     geometry: FxHashMap<i64, Geometry>,
     /// API call id → a copy's size in bytes.
     copy_size: FxHashMap<i64, u64>,
-    /// API call id → the process that made it (an op ran for its call's process).
-    process_of: IdMap,
 }
 
-/// Id → id, as a sorted list: 16 bytes an entry where a hash map of millions of API calls and ops took
-/// twice that and more while it grew (both tables are in id order already, so the sort is a check).
+/// Id → id, as a sorted list: 16 bytes an entry where a hash map of millions of ops took twice that
+/// and more while it grew (the table is in id order already, so the sort is a check).
 struct IdMap(Vec<(i64, i64)>);
 
 impl IdMap {
@@ -99,36 +107,74 @@ impl IdMap {
         IdMap(pairs)
     }
 
-    /// The map of `pairs`, the last pair of a key kept, as inserting them in turn would.
-    fn last_wins(mut pairs: Vec<(i64, i64)>) -> IdMap {
-        if pairs.is_sorted_by(|a, b| a.0 < b.0) {
-            return IdMap(pairs);
-        }
-        pairs.reverse();
-        Self::first_wins(pairs)
-    }
-
-    fn get(&self, key: i64) -> Option<i64> {
-        self.0
-            .binary_search_by_key(&key, |&(k, _)| k)
-            .ok()
-            .map(|i| self.0[i].1)
+    /// The value of `key`, looked for first at `*next` (the place after the key found last: ops are
+    /// read in id order, as the map is kept, so that is the place of the next one), else by a binary
+    /// search; `*next` then follows the key found.
+    fn get_from(&self, key: i64, next: &mut usize) -> Option<i64> {
+        let at = match self.0.get(*next) {
+            Some(&(k, _)) if k == key => *next,
+            _ => self.0.binary_search_by_key(&key, |&(k, _)| k).ok()?,
+        };
+        *next = at + 1;
+        Some(self.0[at].1)
     }
 }
 
-/// API call → its process, from `rocpd_api.pid` (every RPD file has the table: [`read`] refuses one
-/// without it).
-fn call_processes(d: &Db) -> Result<IdMap> {
-    let mut process_of = Vec::new();
-    d.each("rocpd_api", &["id", "?pid"], "", |i, r| {
-        let e = |m: String| d.row_err("rocpd_api", i, m);
-        if let (Some(a), Some(p)) = (get_int(r, 0).map_err(e)?, get_int(r, 1).map_err(e)?) {
-            process_of.push((a, p));
-        }
-        Ok(())
-    })?;
-    Ok(IdMap::last_wins(process_of))
+/// Which process made each API call, gathered as `rocpd_api` is read, for the ops its calls enqueued
+/// (an op ran for its call's process): by the correlation id the builder gave the call's id, which
+/// the op linked to it has too. Of several rows of one id, the last with a `pid` counts.
+#[derive(Default)]
+struct CallProcesses {
+    /// Correlation id − 1 → 1 + the place of its call's pid in `pids` (0: none known): 4 bytes a call,
+    /// where a map of call id → pid took 16.
+    of_correlation: Vec<u32>,
+    /// The pids, each once (a file has a few), and their places.
+    pids: Vec<i64>,
+    places: FxHashMap<i64, u32>,
+    /// Call id → pid for the ids that are no correlation id (0 or negative: rpd_tracer writes none,
+    /// but a link may name one, and its op then has no correlation to go by).
+    of_odd_id: FxHashMap<i64, i64>,
 }
+
+impl CallProcesses {
+    /// A row of call `id` made by `pid`; `correlation` is the id's (none: no op or call was given one).
+    fn add(&mut self, id: i64, correlation: Option<NonZeroU64>, pid: i64) {
+        if let Some(c) = correlation {
+            let place = match self.places.get(&pid) {
+                Some(&p) => p,
+                None => {
+                    self.pids.push(pid);
+                    let p = self.pids.len() as u32;
+                    self.places.insert(pid, p);
+                    p
+                }
+            };
+            let slot = (c.get() - 1) as usize;
+            if self.of_correlation.len() <= slot {
+                self.of_correlation.resize(slot + 1, 0);
+            }
+            self.of_correlation[slot] = place;
+        } else if id <= 0 {
+            self.of_odd_id.insert(id, pid);
+        }
+    }
+
+    /// The process of an op of `correlation`, or (none) linked to the call `odd_call` whose id is no
+    /// correlation id.
+    fn of_op(&self, correlation: Option<NonZeroU64>, odd_call: Option<i64>) -> Option<i64> {
+        match correlation {
+            Some(c) => {
+                let place = *self.of_correlation.get((c.get() - 1) as usize)?;
+                place.checked_sub(1).map(|p| self.pids[p as usize])
+            }
+            None => self.of_odd_id.get(&odd_call?).copied(),
+        }
+    }
+}
+
+/// The ops linked to a call whose id is no correlation id (0 or negative), by (kind, place in the
+/// order added): that call's id, for [`CallProcesses::of_op`].
+type OddLinks = FxHashMap<(GpuKind, usize), i64>;
 
 /// Op → its API call (the first, should a tracer link more than one), from `rocpd_api_ops`.
 fn api_of_ops(d: &Db) -> Result<IdMap> {
@@ -228,13 +274,14 @@ struct OpTally {
 }
 
 /// GPU ops, from `rocpd_op`, with their launch's correlation, geometry and copy size; then the notes
-/// on what they held and the queues' overruns.
+/// on what they held and the queues' overruns. Their processes are set once the calls are read: the
+/// ops linked to a call whose id is no correlation id are returned.
 fn read_ops(
     d: &Db,
     b: &mut TraceBuilder,
     strings: &FxHashMap<i64, String>,
     links: &OpLinks,
-) -> Result<()> {
+) -> Result<OddLinks> {
     let t = "rocpd_op";
     let cols = [
         "id",
@@ -251,6 +298,8 @@ fn read_ops(
     let mut tracks = crate::Tracks::default();
     // What each (description, type) pair of string ids is, decided at its first row.
     let mut classes: FxHashMap<(Option<i64>, Option<i64>), OpClass> = FxHashMap::default();
+    let mut next_link = 0;
+    let mut odd_links = OddLinks::default();
     d.each(t, &cols, "", |i, r| {
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
@@ -266,7 +315,7 @@ fn read_ops(
             Ok(gpu) => gpu,
             Err(other) => return b.other(other, start, end).map_err(e),
         };
-        let api = links.api_of.get(id);
+        let api = links.api_of.get_from(id, &mut next_link);
         let track = tracks.of(b, gpu.unwrap_or(-1), queue);
         let mut op = NewGpuOp::at(sym, start, end - start, track);
         op.detail.device = gpu;
@@ -282,12 +331,14 @@ fn read_ops(
         if kind == GpuKind::Kernel {
             queue_rows.add([0, gpu.unwrap_or(-1) as u64, queue as u64], start, end);
         }
-        let process = api.and_then(|a| links.process_of.get(a));
-        b.gpu_op_of(kind, op, process).map_err(e)
+        if let Some(a) = api.filter(|&a| a <= 0) {
+            odd_links.insert((kind, b.trace().gpu_ops(kind).len()), a);
+        }
+        b.gpu_op(kind, op).map_err(e)
     })?;
     note_ops(b, &tally);
     b.capture().queue_overruns = Some(queue_rows.overruns());
-    Ok(())
+    Ok(odd_links)
 }
 
 /// What an op of one (description, type) pair of string ids is: its kind and name, and what it counts
@@ -424,13 +475,13 @@ fn note_ops(b: &mut TraceBuilder, tally: &OpTally) {
 }
 
 /// API calls, from `rocpd_api`: launches, roctx ranges and marks (`UserMarker`), and the tracer's own
-/// overhead rows (counted apart, with a note).
+/// overhead rows (counted apart, with a note); and the process of every call an op may be linked to.
 fn read_calls(
     d: &Db,
     b: &mut TraceBuilder,
     strings: &FxHashMap<i64, String>,
     ustrings: &FxHashMap<i64, String>,
-) -> Result<()> {
+) -> Result<CallProcesses> {
     let args_text = |id: Option<i64>| -> Option<&str> {
         let id = id?;
         ustrings
@@ -450,6 +501,7 @@ fn read_calls(
         "?domain_id",
     ];
     let mut overhead = 0u64;
+    let mut processes = CallProcesses::default();
     let mut tracks = crate::Tracks::default();
     // What each (name, domain) pair of string ids is, decided at its first row.
     let mut classes: FxHashMap<(Option<i64>, Option<i64>), CallClass> = FxHashMap::default();
@@ -457,13 +509,25 @@ fn read_calls(
         let e = |m: String| d.row_err(t, i, m);
         let int = |c: usize| get_int(r, c).map_err(e);
         let time = |c: usize| get_time(r, c).map_err(e);
-        let id = int(0)?.unwrap_or(0);
+        // Id and pid first: of a row with several bad cells, theirs is told, as when the pids had a
+        // pass of their own.
+        let (id, pid) = (int(0)?, int(3)?);
         let (start, end) = (time(1)?, time(2)?);
-        let (pid, tid) = (int(3)?.unwrap_or(0), int(4)?.unwrap_or(0));
+        let tid = int(4)?.unwrap_or(0);
         let (name_id, domain_id) = (int(5)?, int(7)?);
         let class = *classes
             .entry((name_id, domain_id))
             .or_insert_with(|| CallClass::of(b, strings, name_id, domain_id));
+        let raw_id = id.unwrap_or(0).max(0) as u64;
+        // A launch hands out its id's correlation; another row only finds one an op was given.
+        let correlation = match class {
+            CallClass::Call(..) => b.correlation(0, raw_id),
+            CallClass::Overhead | CallClass::Marker => b.correlation_seen(0, raw_id),
+        };
+        if let (Some(id), Some(pid)) = (id, pid) {
+            processes.add(id, correlation, pid);
+        }
+        let pid = pid.unwrap_or(0);
         let (sym, api) = match class {
             CallClass::Overhead => {
                 overhead += 1;
@@ -479,7 +543,6 @@ fn read_calls(
             CallClass::Call(sym, api) => (sym, api),
         };
         let track = tracks.of(b, pid, tid);
-        let correlation = b.correlation(0, id.max(0) as u64);
         b.launch(Launch::at(sym, api, start, end - start, track, correlation))
             .map_err(e)
     })?;
@@ -489,7 +552,7 @@ fn read_calls(
             "{overhead} rocpd_api rows are rpd_tracer's own overhead records (its table writes and activity callbacks): counted as `rpd_tracer overhead`, not as API calls"
         ));
     }
-    Ok(())
+    Ok(processes)
 }
 
 /// What a `rocpd_api` row of one (name, domain) pair of string ids is.

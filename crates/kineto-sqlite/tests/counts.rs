@@ -711,32 +711,46 @@ fn a_rocpd_file_of_one_process_on_two_gpus_is_two_ranks() {
     );
 }
 
-/// RPD of two processes on two GPUs: rpd_3.rpd with its hipGraphLaunch moved to process 7002 and its
-/// three Task kernels to GPU 3. Process 6001 keeps the addition kernel, the two copies, the fill, 5 calls
-/// and the 2 marker ranges (2 steps); process 7002 has 3 kernels, 1 call, no ranges (so one step over its
-/// whole GPU window, the built-in rule for a trace without markers). A single-process
-/// RPD file (rpd_3.rpd itself) is one trace, exactly as `read` gives it.
+/// rpd_3.rpd made a file of two processes at `path`: its hipGraphLaunch call moved to process 7002 and
+/// its three Task kernels to GPU 3; with `call_id`, that call's id, and its links, set to it.
+fn two_process_rpd(path: &Path, call_id: Option<i64>) {
+    std::fs::copy(dir().join("rpd_3.rpd"), path).unwrap();
+    let c = rusqlite::Connection::open(path).unwrap();
+    let graph_launch = "apiName_id = (SELECT id FROM rocpd_string WHERE string = 'hipGraphLaunch')";
+    if let Some(id) = call_id {
+        c.execute_batch(&format!(
+            "UPDATE rocpd_api_ops SET api_id = {id} WHERE api_id =
+                 (SELECT id FROM rocpd_api WHERE {graph_launch});
+             UPDATE rocpd_api SET id = {id} WHERE {graph_launch};"
+        ))
+        .unwrap();
+    }
+    c.execute_batch(&format!(
+        "UPDATE rocpd_api SET pid = 7002 WHERE {graph_launch};
+         UPDATE rocpd_op SET gpuId = 3 WHERE opType_id =
+             (SELECT id FROM rocpd_string WHERE string = 'Task');"
+    ))
+    .unwrap();
+}
+
+/// The ranks of [`two_process_rpd`]'s file: process 6001 keeps the addition kernel, the two copies, the
+/// fill, 5 calls and the 2 marker ranges (2 steps); process 7002 has 3 kernels, 1 call, no ranges (so one
+/// step over its whole GPU window, the built-in rule for a trace without markers).
+fn two_process_ranks() -> [RankCounts; 2] {
+    [
+        rank("pid 6001 gpu 2", [1, 2, 1, 5, 2, 2]),
+        rank("pid 7002 gpu 3", [3, 0, 0, 1, 0, 1]),
+    ]
+}
+
+/// RPD of two processes on two GPUs ([`two_process_rpd`]) is two ranks ([`two_process_ranks`]). A
+/// single-process RPD file (rpd_3.rpd itself) is one trace, exactly as `read` gives it.
 #[test]
 fn an_rpd_file_of_two_processes_is_two_ranks() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("two.rpd");
-    std::fs::copy(dir().join("rpd_3.rpd"), &path).unwrap();
-    let c = rusqlite::Connection::open(&path).unwrap();
-    c.execute_batch(
-        "UPDATE rocpd_api SET pid = 7002 WHERE apiName_id =
-             (SELECT id FROM rocpd_string WHERE string = 'hipGraphLaunch');
-         UPDATE rocpd_op SET gpuId = 3 WHERE opType_id =
-             (SELECT id FROM rocpd_string WHERE string = 'Task');",
-    )
-    .unwrap();
-    drop(c);
-    assert_eq!(
-        ranks_of(&path),
-        [
-            rank("pid 6001 gpu 2", [1, 2, 1, 5, 2, 2]),
-            rank("pid 7002 gpu 3", [3, 0, 0, 1, 0, 1]),
-        ]
-    );
+    two_process_rpd(&path, None);
+    assert_eq!(ranks_of(&path), two_process_ranks());
     kineto_sqlite::install();
     let session = kineto_trace::Session::new(kineto_trace::SessionConfig::default()).unwrap();
     let one = session.read_ranks(&dir().join("rpd_3.rpd")).unwrap();
@@ -745,6 +759,21 @@ fn an_rpd_file_of_two_processes_is_two_ranks() {
     assert!(one[0].trace.header.part.is_none());
     let whole = parse(&dir().join("rpd_3.rpd"));
     assert_eq!(format!("{:?}", one[0].trace), format!("{:?}", whole.trace));
+}
+
+/// An op still runs for its call's process when the call's id is no correlation id (0 or negative:
+/// rpd_tracer writes none): the two-process file with the hipGraphLaunch call's id, and the links of its
+/// three Task kernels, set to 0, then to −5, splits as with its own id (the process is found by the
+/// call's id, not by a correlation; the call, linked to no correlated op, goes with its process's first
+/// GPU, GPU 3, as it did).
+#[test]
+fn an_rpd_op_linked_to_a_call_of_no_correlation_id_keeps_its_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    for id in [0, -5] {
+        let path = tmp.path().join(format!("call{id}.rpd"));
+        two_process_rpd(&path, Some(id));
+        assert_eq!(ranks_of(&path), two_process_ranks(), "call id {id}");
+    }
 }
 
 /// An RPD file missing one of its tables says which table and which file (it said "no column `id` (its

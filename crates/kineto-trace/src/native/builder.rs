@@ -5,8 +5,8 @@
 //! What it is not: a reader of any format; the vendor readers (and `kineto-sqlite`'s) decide what each row is.
 
 use crate::model::{
-    Api, Capture, Flow, GpuKind, GpuOpDetail, Header, IdValue, Launch, NewGpuOp, Overruns, Salvage,
-    Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds, Warning,
+    Api, Capture, Flow, GpuKind, GpuOp, GpuOpDetail, Header, IdValue, Launch, NewGpuOp, Overruns,
+    Salvage, Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds, Warning,
 };
 use crate::time::{MAX_ABS_NS, RANGE};
 use rustc_hash::FxHashMap;
@@ -75,6 +75,11 @@ impl TraceBuilder {
         self.correlations.id(scope, raw)
     }
 
+    /// The id [`Self::correlation`] handed out for `raw` of `scope`, if it did; none is handed out.
+    pub fn correlation_seen(&self, scope: u64, raw: u64) -> Option<NonZeroU64> {
+        self.correlations.get(scope, raw)
+    }
+
     /// Checks a `[start, end]` interval against the model's rules; the message says which is broken.
     pub fn check(start: i64, end: i64) -> Result<(), String> {
         if start.unsigned_abs() > MAX_ABS_NS.unsigned_abs()
@@ -124,6 +129,26 @@ impl TraceBuilder {
             processes.push(process);
         }
         Ok(())
+    }
+
+    /// Sets which process each GPU op added so far ran for, `process_of(kind, its place in the order
+    /// added, op)`, in place of what [`Self::gpu_op_of`] was given: for a reader that learns it only
+    /// after adding the ops (an RPD op's process is its API call's, whose row is read after the ops).
+    pub fn set_op_processes(
+        &mut self,
+        mut process_of: impl FnMut(GpuKind, usize, &GpuOp) -> Option<i64>,
+    ) {
+        for kind in [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset] {
+            let processes: Vec<Option<i64>> = (self.trace.gpu_ops(kind).iter().enumerate())
+                .map(|(i, op)| process_of(kind, i, op))
+                .collect();
+            // Held as gpu_op_of holds them: nothing while no op has a process.
+            self.trace.op_processes[kind_index(kind)] = if processes.iter().any(Option::is_some) {
+                processes
+            } else {
+                Vec::new()
+            };
+        }
     }
 
     /// The file says which rank `process` is (an environment, a launcher's argument).

@@ -70,6 +70,19 @@ impl Correlations {
         Some(id)
     }
 
+    /// The id of raw id `raw` of `scope` if one was handed out; none is handed out here.
+    pub(crate) fn get(&self, scope: u64, raw: u64) -> Option<NonZeroU64> {
+        let (_, ids) = self.scopes.iter().find(|s| s.0 == scope)?;
+        match ids {
+            Ids::Dense(runs) => {
+                let run = &runs[runs.partition_point(|r| r.first <= raw).checked_sub(1)?];
+                let slot = *run.slots.get(usize::try_from(raw - run.first).ok()?)?;
+                NonZeroU64::new(u64::from(slot))
+            }
+            Ids::Sparse(map) => map.get(&raw).copied(),
+        }
+    }
+
     /// The index of `scope` in `scopes`, added if new.
     fn scope(&mut self, scope: u64) -> usize {
         if self.scopes.get(self.last).is_some_and(|s| s.0 == scope) {
@@ -212,6 +225,29 @@ mod tests {
             )
         ) {
             prop_assert_eq!(by_lists(&rows), by_map(&rows));
+        }
+
+        /// `get` finds the id that `id` handed out for every (scope, raw id) seen, and none for one
+        /// unseen (scope 3 and raw id 3 × RUN_FLOOR are never drawn) or for raw id 0; it hands none out.
+        #[test]
+        fn get_finds_what_was_handed_out_and_nothing_else(
+            rows in proptest::collection::vec(
+                (0u64..3, prop_oneof![8 => 0u64..50, 1 => 0u64..3 * RUN_FLOOR, 1 => (1u64..80).prop_map(|k| k * 1_000_000)]),
+                0..400,
+            )
+        ) {
+            let mut c = Correlations::default();
+            let ids: Vec<Option<NonZeroU64>> = rows.iter().map(|&(s, r)| c.id(s, r)).collect();
+            let count = c.count;
+            for (&(s, r), id) in rows.iter().zip(&ids) {
+                prop_assert_eq!(c.get(s, r), *id);
+            }
+            prop_assert_eq!(c.get(3, 1), None);
+            for s in 0..3 {
+                prop_assert_eq!(c.get(s, 3 * RUN_FLOOR), None);
+                prop_assert_eq!(c.get(s, 0), None);
+            }
+            prop_assert_eq!(c.count, count);
         }
     }
 }

@@ -31,13 +31,19 @@ from pathlib import Path
 
 def scale_sqlite(src, dst, tables, n, mb=0):
     """Copies each table's rows n-1 more times: time columns shifted by the file's span, id columns by
-    k * 10^8 (so correlations and links stay one-to-one). With mb > 0, n is instead what makes the file
-    about mb MB: one copy is made first and measured."""
+    k * (the largest id of any id column + 1), so correlations and links stay one-to-one and each
+    column's ids stay one counter, as a real capture's are (a fixed 10^8 a copy split them into a run
+    per copy, which no profiler writes). With mb > 0, n is instead what makes the file about mb MB: one
+    copy is made first and measured."""
     shutil.copy(src, dst)
     os.chmod(dst, 0o644)
     c = sqlite3.connect(dst)
-    span = 0
+    span, stride = 0, 1
     for t, times, ids in tables:
+        for col in ids:
+            m = c.execute(f'SELECT max("{col}") FROM "{t}"').fetchone()[0]
+            if isinstance(m, int):
+                stride = max(stride, m + 1)
         if times:
             r = c.execute(f'SELECT min("{times[0]}"), max("{times[-1]}") FROM "{t}"').fetchone()
             if r[0] is not None:
@@ -49,7 +55,7 @@ def scale_sqlite(src, dst, tables, n, mb=0):
                 if col in times:
                     return f'"{col}" + k * {span}'
                 if col in ids:
-                    return f'"{col}" + k * 100000000'
+                    return f'"{col}" + k * {stride}'
                 return f'"{col}"'
             names = ', '.join(f'"{x}"' for x in cols)
             # Copy k of every row, k = first..last, in that order (CROSS JOIN keeps ks the outer loop).

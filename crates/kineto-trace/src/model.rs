@@ -189,7 +189,7 @@ pub struct NewGpuOp {
     pub correlation: Option<NonZeroU64>,
     /// [`GpuOp::external_id`].
     pub external_id: Option<NonZeroU64>,
-    /// The rest of the record.
+    /// The record behind [`GpuOp::detail`], whole: the model interns it.
     pub detail: GpuOpDetail,
 }
 

@@ -1,22 +1,27 @@
 //! The protobuf wire format (protobuf.dev/programming-guides/encoding) read field by field from a
 //! stream: the one walk of a top-level message too large to hold whole (a Perfetto `Trace`, an
 //! XPlane `XSpace`), for the protobuf readers' crates. Each field comes with its absolute byte offset
-//! in the stream; a length-delimited value is either held ([`FieldStream::body`], in a window that
-//! grows only to the largest value held), skipped, or entered (its fields then read in turn, up to
-//! its end), so that memory stays bounded by the largest message a reader decodes, not the file.
+//! in the stream; a length-delimited value is either held ([`FieldStream::body`], in the project's
+//! input window, `parse::window`, grown only as far as the largest value held), skipped, or entered
+//! (its fields then read in turn, up to its end), so that memory stays bounded by the largest message
+//! a reader decodes, not the file.
 //!
 //! What it is not: a decoder of messages (`prost` decodes the values held), nor a judge of a schema
-//! (the caller says which fields it expects, and words the faults).
+//! (the caller says which fields it expects, and words the faults), nor a buffer of its own (the
+//! window refills, keeps the offsets and reports the stream's faults).
 
+use crate::parse::window::{MAX_VALUE, Window};
 use crate::read::detect::varint_at;
 use std::io::{self, Read};
 
-/// Bytes read from the stream at a time (the window's least size).
+/// The window's first size: smaller than the Kineto parser's, since a protobuf reader holds one
+/// packet or metadata entry at a time (and a Perfetto reader a second window for the packets
+/// inflated from one), never a run of JSON events.
 const WINDOW: usize = 1 << 20;
 
 /// The largest value held whole: a message longer than this is refused (it would mean holding an
-/// unbounded value; no real packet, event or metadata entry is near it).
-pub const MAX_HELD: u64 = 1 << 30;
+/// unbounded value; no real packet, event or metadata entry is near it). The window's own bound.
+pub const MAX_HELD: u64 = MAX_VALUE as u64;
 
 /// No enclosing message: fields run to the end of the stream.
 pub const NO_LIMIT: u64 = u64::MAX;
@@ -77,31 +82,20 @@ pub enum Short {
 
 /// A stream read field by field.
 pub struct FieldStream<'r> {
-    r: &'r mut dyn Read,
-    buf: Vec<u8>,
-    pos: usize,
-    end: usize,
-    /// Offset of `buf[0]` in the stream.
-    base: u64,
-    eof: bool,
+    w: Window<'r>,
 }
 
 impl<'r> FieldStream<'r> {
     /// Fields of `r`, from its first byte (offset 0).
     pub fn new(r: &'r mut dyn Read) -> FieldStream<'r> {
         FieldStream {
-            r,
-            buf: Vec::new(),
-            pos: 0,
-            end: 0,
-            base: 0,
-            eof: false,
+            w: Window::over_reader(r, WINDOW),
         }
     }
 
     /// Offset of the next byte in the stream.
     pub fn offset(&self) -> u64 {
-        self.base + self.pos as u64
+        self.w.offset(self.w.pos)
     }
 
     /// The next field's header, its value read when it is not length-delimited; `None` at `limit`
@@ -113,13 +107,14 @@ impl<'r> FieldStream<'r> {
         if at >= limit {
             return Ok(None);
         }
-        let avail = self.ensure(20).map_err(|e| fault(Fault::Io(e)))?;
+        // A key and a varint or fixed value take at most 20 bytes.
+        let avail = self.w.need(20).map_err(|e| fault(Fault::Io(e)))?;
         if avail == 0 {
             return Ok(None);
         }
         // A field may not run past the enclosing message.
         let room = usize::try_from(limit - at).unwrap_or(usize::MAX).min(avail);
-        let view = &self.buf[self.pos..self.pos + room];
+        let view = &self.w.buf[self.w.pos..self.w.pos + room];
         let (tag, next) = varint_at(view, 0).ok_or(fault(Fault::Tag))?;
         let (number, wire) = (tag >> 3, (tag & 7) as u8);
         if number == 0 {
@@ -137,7 +132,7 @@ impl<'r> FieldStream<'r> {
             }
             _ => return Err(fault(Fault::WireType { number, wire })),
         };
-        self.pos += after;
+        self.w.pos += after;
         Ok(Some(Header {
             at,
             number,
@@ -155,13 +150,13 @@ impl<'r> FieldStream<'r> {
             return Err(self.skip(len, limit).err().unwrap_or(Short::TooLarge));
         }
         let n = usize::try_from(len).map_err(|_| Short::TooLarge)?;
-        let avail = self.ensure(n).map_err(Short::Io)?;
+        let avail = self.w.need(n).map_err(Short::Io)?;
         if avail < n {
             return Err(self.short_of_data(avail));
         }
-        let start = self.pos;
-        self.pos += n;
-        Ok(&self.buf[start..start + n])
+        let start = self.w.pos;
+        self.w.pos += n;
+        Ok(&self.w.buf[start..start + n])
     }
 
     /// Passes over the `len` bytes of the value whose header was just read, holding none of them.
@@ -171,13 +166,13 @@ impl<'r> FieldStream<'r> {
         loop {
             let step = usize::try_from(left)
                 .unwrap_or(usize::MAX)
-                .min(self.end - self.pos);
-            self.pos += step;
+                .min(self.w.end - self.w.pos);
+            self.w.pos += step;
             left -= step as u64;
             if left == 0 {
                 return Ok(());
             }
-            if self.ensure(1).map_err(Short::Io)? == 0 {
+            if self.w.need(1).map_err(Short::Io)? == 0 {
                 return Err(Short::Data { there: len - left });
             }
         }
@@ -192,7 +187,7 @@ impl<'r> FieldStream<'r> {
         if limit != NO_LIMIT {
             return Err(Short::Limit);
         }
-        let avail = self.end - self.pos;
+        let avail = self.w.end - self.w.pos;
         Err(self.short_of_data(avail))
     }
 
@@ -200,41 +195,17 @@ impl<'r> FieldStream<'r> {
     /// held beyond the window).
     fn short_of_data(&mut self, avail: usize) -> Short {
         let mut there = avail as u64;
-        self.pos = self.end;
+        self.w.pos = self.w.end;
         loop {
-            match self.ensure(1) {
+            match self.w.need(1) {
                 Ok(0) => return Short::Data { there },
                 Ok(n) => {
                     there += n as u64;
-                    self.pos = self.end;
+                    self.w.pos = self.w.end;
                 }
                 Err(e) => return Short::Io(e),
             }
         }
-    }
-
-    /// Reads until `n` bytes are in the window past `pos`, or the data ends: the bytes there.
-    fn ensure(&mut self, n: usize) -> io::Result<usize> {
-        while self.end - self.pos < n && !self.eof {
-            if self.pos > 0 {
-                self.buf.copy_within(self.pos..self.end, 0);
-                self.base += self.pos as u64;
-                self.end -= self.pos;
-                self.pos = 0;
-            }
-            if self.end == self.buf.len() {
-                // Grows by doubling as data arrives, never to a length the data has not shown.
-                let grown = (self.buf.len() * 2).max(WINDOW).min(n.max(WINDOW));
-                self.buf.resize(grown.max(self.end + 1), 0);
-            }
-            match self.r.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(k) => self.end += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(self.end - self.pos)
     }
 }
 

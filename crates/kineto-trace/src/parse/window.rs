@@ -4,7 +4,8 @@
 //! whole top-level value; it grows (doubling) up to [`MAX_VALUE`] for the rare value larger than it.
 //!
 //! What it is not: a reader of the stored bytes (it reads content from a feed or the blocks). The
-//! Chrome-array reader (`native::chrome`) reads its content through the same window.
+//! Chrome-array reader (`native::chrome`) reads its content through the same window, and so does the
+//! protobuf wire reader (`native::protowire`, by [`Window::need`]).
 
 use std::io::{self, Read};
 
@@ -18,6 +19,18 @@ pub(crate) trait Source: Read {
     /// little at a time, since most of what lies ahead will be skipped, not copied.
     fn read_once(&self) -> bool {
         false
+    }
+}
+
+/// A borrowed source is a source: the window owns what it reads from, a borrowed one or its own
+/// [`Plain`].
+impl<S: Source + ?Sized> Source for &mut S {
+    fn skip_to(&mut self, offset: u64) {
+        (**self).skip_to(offset);
+    }
+
+    fn read_once(&self) -> bool {
+        (**self).read_once()
     }
 }
 
@@ -44,11 +57,13 @@ fn unreachable_skip() {
 
 pub(super) const WINDOW: usize = 4 << 20;
 /// A single top-level value (one event, or a metadata value) larger than this is refused: it would
-/// mean holding an unbounded value in memory, and no real trace has one.
-pub(super) const MAX_VALUE: usize = 1 << 30;
+/// mean holding an unbounded value in memory, and no real trace has one. The protobuf readers hold
+/// no larger message (`native::protowire::MAX_HELD`).
+pub(crate) const MAX_VALUE: usize = 1 << 30;
 
 pub(crate) struct Window<'r> {
-    pub(super) r: &'r mut dyn Source,
+    /// Owned, so that a reader given only a `Read` can own its [`Plain`] with the window.
+    r: Box<dyn Source + 'r>,
     pub(crate) buf: Vec<u8>,
     pub(crate) pos: usize,
     pub(crate) end: usize,
@@ -79,8 +94,17 @@ impl<'r> Window<'r> {
         Self::with_sizes(r, WINDOW, MAX_VALUE)
     }
 
+    /// A window of `initial` bytes over a plain reader, that may grow to [`MAX_VALUE`].
+    pub(crate) fn over_reader(r: &'r mut dyn Read, initial: usize) -> Self {
+        Self::build(Box::new(Plain(r)), initial, MAX_VALUE)
+    }
+
     /// A window of `initial` bytes that may grow to `max`.
     pub(super) fn with_sizes(r: &'r mut dyn Source, initial: usize, max: usize) -> Self {
+        Self::build(Box::new(r), initial, max)
+    }
+
+    fn build(r: Box<dyn Source + 'r>, initial: usize, max: usize) -> Self {
         Window {
             max,
             r,
@@ -121,8 +145,31 @@ impl<'r> Window<'r> {
         }
     }
 
+    /// Refills until `n` bytes are past `pos` or the data ends: the bytes there (fewer than `n` only
+    /// at the end). The window grows only as far as `n` needs, doubling as data arrives, so a length
+    /// the data never shows costs no memory. A stream cut short ([`Refill::CutGzip`]) is an error of
+    /// kind `UnexpectedEof` in the decoder's words; an error is given only when the bytes read before
+    /// it are fewer than `n`.
+    pub(crate) fn need(&mut self, n: usize) -> io::Result<usize> {
+        while self.end - self.pos < n {
+            match self.refill_up_to(n)? {
+                Refill::More => {}
+                Refill::Eof => break,
+                Refill::CutGzip(msg) => {
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, msg));
+                }
+            }
+        }
+        Ok(self.end - self.pos)
+    }
+
     /// Keeps `buf[pos..end]`, moves it to the front and reads more behind it.
     pub(crate) fn refill(&mut self) -> io::Result<Refill> {
+        self.refill_up_to(self.max)
+    }
+
+    /// [`Self::refill`], the window grown (when full) to no more than `cap` bytes.
+    fn refill_up_to(&mut self, cap: usize) -> io::Result<Refill> {
         if let Some(e) = self.failed.take() {
             self.eof = true;
             return Err(e);
@@ -146,7 +193,7 @@ impl<'r> Window<'r> {
                     size(self.max)
                 )));
             }
-            let len = (self.buf.len() * 2).min(self.max);
+            let len = (self.buf.len() * 2).min(cap).min(self.max);
             self.buf.resize(len, 0);
         }
         let mut got = 0;
@@ -189,5 +236,85 @@ fn size(bytes: usize) -> String {
         b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
         b => format!("{b} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gives its bytes `step` at a time, then the end of the data, or an error of `end`'s kind.
+    struct Steps {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+        end: Option<io::ErrorKind>,
+    }
+
+    impl Steps {
+        fn new(len: usize, step: usize, end: Option<io::ErrorKind>) -> Steps {
+            // Byte i is i mod 256, so a byte tells its offset.
+            let data = (0..len).map(|i| (i % 256) as u8).collect();
+            Steps {
+                data,
+                at: 0,
+                step,
+                end,
+            }
+        }
+    }
+
+    impl Read for Steps {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len() - self.at);
+            if n == 0 {
+                return match self.end {
+                    Some(kind) => Err(io::Error::new(kind, "stops here")),
+                    None => Ok(0),
+                };
+            }
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn need_grows_the_window_only_as_far_as_asked() {
+        // 10,000 bytes, 100 a read, into a window of 1,024.
+        let mut r = Steps::new(10_000, 100, None);
+        let mut w = Window::over_reader(&mut r, 1024);
+        // A refill fills the window: 1,024 bytes for 10 asked.
+        assert_eq!(w.need(10).ok(), Some(1024));
+        w.pos = 1000;
+        // 5,000 from offset 1,000: the window doubles 1,024 → 2,048 → 4,096, then takes 5,000, not
+        // 8,192.
+        assert_eq!(w.need(5000).ok(), Some(5000));
+        assert_eq!(w.buf.len(), 5000);
+        assert_eq!(w.offset(w.pos), 1000);
+        assert_eq!(w.buf[w.pos], (1000 % 256) as u8);
+        // All used; 8,000 asked of the 10,000 − 6,000 = 4,000 left: what is there, in the same window.
+        w.pos = w.end;
+        assert_eq!(w.need(8000).ok(), Some(4000));
+        assert_eq!(w.buf.len(), 5000);
+        assert_eq!(w.buf[w.pos], (6000 % 256) as u8);
+    }
+
+    #[test]
+    fn a_stream_that_stops_fails_a_need_the_bytes_before_cannot_meet() {
+        for kind in [io::ErrorKind::UnexpectedEof, io::ErrorKind::InvalidData] {
+            // 50 bytes, then the fault: 20 are there, 60 are not.
+            let mut r = Steps::new(50, 100, Some(kind));
+            let mut w = Window::over_reader(&mut r, 1024);
+            assert_eq!(w.need(20).ok(), Some(50));
+            w.pos = 40;
+            let e = w.need(20).err();
+            assert_eq!(e.as_ref().map(|e| e.kind()), Some(kind));
+            assert_eq!(e.map(|e| e.to_string()).as_deref(), Some("stops here"));
+        }
+        // A fault before any byte: the first need fails.
+        let mut r = Steps::new(0, 100, Some(io::ErrorKind::UnexpectedEof));
+        let mut w = Window::over_reader(&mut r, 1024);
+        assert!(w.need(1).is_err());
     }
 }

@@ -5,8 +5,8 @@
 
 use super::super::TraceBuilder;
 use super::super::names::{blit_kind, copy_name, kernel_name};
-use super::{ApiRecord, Copy, Dispatch, List, ProcessRead, Reading, symbol_name};
-use crate::model::{Api, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind};
+use super::{ApiRecord, Copy, Correlation, Dispatch, List, ProcessRead, Reading, symbol_name};
+use crate::model::{Api, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Sym};
 
 impl ProcessRead {
     /// A kernel dispatch: a GPU op (a runtime fill or copy kernel as a fill or copy), on its queue for
@@ -34,17 +34,8 @@ impl ProcessRead {
             .stream_id
             .as_ref()
             .map_or(info.queue_id.handle, |s| s.handle) as i64;
-        let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
-        let mut op = NewGpuOp::at(
-            sym,
-            d.start_timestamp,
-            d.end_timestamp - d.start_timestamp,
-            track,
-        );
-        op.detail.device = device;
-        op.detail.stream = Some(stream);
-        op.correlation = b.correlation(self.scope(), d.correlation_id.internal);
-        op.external_id = std::num::NonZeroU64::new(d.correlation_id.external);
+        let times = (d.start_timestamp, d.end_timestamp);
+        let mut op = self.gpu_op(b, sym, (device, stream), times, &d.correlation_id);
         op.detail.grid = [info.grid_size.x, info.grid_size.y, info.grid_size.z];
         op.detail.block = [
             info.workgroup_size.x,
@@ -75,21 +66,32 @@ impl ProcessRead {
             .copied();
         let stream = c.stream_id.as_ref().map_or(0, |s| s.handle) as i64;
         let sym = b.name(&text);
-        let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
-        let mut op = NewGpuOp::at(
-            sym,
-            c.start_timestamp,
-            c.end_timestamp - c.start_timestamp,
-            track,
-        );
-        op.detail.device = device;
-        op.detail.stream = Some(stream);
-        op.correlation = b.correlation(self.scope(), c.correlation_id.internal);
-        op.external_id = std::num::NonZeroU64::new(c.correlation_id.external);
+        let times = (c.start_timestamp, c.end_timestamp);
+        let mut op = self.gpu_op(b, sym, (device, stream), times, &c.correlation_id);
         op.detail.bytes = c.bytes;
         if let Err(m) = b.gpu_op(GpuKind::Memcpy, op) {
             self.refuse(r, "memory_copy", i, m);
         }
+    }
+
+    /// A GPU op of this process named `name`, on its `(device, stream)` track (device -1 when its agent
+    /// is unknown), from `start` to `end`, with the launching call's correlation: what a dispatch and
+    /// a copy record alike.
+    fn gpu_op(
+        &self,
+        b: &mut TraceBuilder,
+        name: Sym,
+        (device, stream): (Option<i64>, i64),
+        (start, end): (i64, i64),
+        correlation: &Correlation,
+    ) -> NewGpuOp {
+        let track = b.track(IdValue::Num(device.unwrap_or(-1)), IdValue::Num(stream));
+        let mut op = NewGpuOp::at(name, start, end - start, track);
+        op.detail.device = device;
+        op.detail.stream = Some(stream);
+        op.correlation = b.correlation(self.scope(), correlation.internal);
+        op.external_id = std::num::NonZeroU64::new(correlation.external);
+        op
     }
 
     /// A record of an API list: a HIP (runtime) or HSA (driver) call, an RCCL call (a CPU op), a roctx

@@ -5,7 +5,7 @@
 
 use crate::category::{EventKind, event_kind};
 use crate::scan::{Cursor, Key, Scan, Str, bad, event_bad, parse_i64, show_byte};
-use crate::words::{KeyWords, pack_key};
+use crate::words::{KeyText, KeyWords, pack_key};
 
 /// The fields of one event that the model uses, borrowed from the window.
 #[derive(Default)]
@@ -64,15 +64,15 @@ const fn key(k: &[u8]) -> KeyWords {
     }
 }
 
-const PH: KeyWords = key(b"ph");
-const CAT: KeyWords = key(b"cat");
-const NAME: KeyWords = key(b"name");
-const PID: KeyWords = key(b"pid");
-const TID: KeyWords = key(b"tid");
-const TS: KeyWords = key(b"ts");
-const DUR: KeyWords = key(b"dur");
-const ID: KeyWords = key(b"id");
-const ARGS: KeyWords = key(b"args");
+const PH: KeyWords = key(Field::Ph.name());
+const CAT: KeyWords = key(Field::Cat.name());
+const NAME: KeyWords = key(Field::Name.name());
+const PID: KeyWords = key(Field::Pid.name());
+const TID: KeyWords = key(Field::Tid.name());
+const TS: KeyWords = key(Field::Ts.name());
+const DUR: KeyWords = key(Field::Dur.name());
+const ID: KeyWords = key(Field::Id.name());
+const ARGS: KeyWords = key(Field::Args.name());
 const EXTERNAL_ID: KeyWords = key(b"External id");
 const EXTERNAL_ID_LOWER: KeyWords = key(b"external id");
 const CORRELATION: KeyWords = key(b"correlation");
@@ -91,6 +91,92 @@ const CBID: KeyWords = key(b"cbid");
 const START_NS: KeyWords = key(b"start_ns");
 const END_NS: KeyWords = key(b"end_ns");
 
+/// The fields of an event object that the model reads; `Other` for any other key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Args,
+    Other,
+}
+
+impl Field {
+    const fn name(self) -> &'static [u8] {
+        match self {
+            Field::Ph => b"ph",
+            Field::Cat => b"cat",
+            Field::Name => b"name",
+            Field::Pid => b"pid",
+            Field::Tid => b"tid",
+            Field::Ts => b"ts",
+            Field::Dur => b"dur",
+            Field::Id => b"id",
+            Field::Args => b"args",
+            Field::Other => b"",
+        }
+    }
+
+    /// The field a key names.
+    fn of(key: &Key<'_>) -> Field {
+        match key {
+            Key::Short(PH) => Field::Ph,
+            Key::Short(CAT) => Field::Cat,
+            Key::Short(NAME) => Field::Name,
+            Key::Short(PID) => Field::Pid,
+            Key::Short(TID) => Field::Tid,
+            Key::Short(TS) => Field::Ts,
+            Key::Short(DUR) => Field::Dur,
+            Key::Short(ID) => Field::Id,
+            Key::Short(ARGS) => Field::Args,
+            _ => Field::Other,
+        }
+    }
+
+    /// The key most likely to follow this one. Kineto writes an event's keys in one order, `ph`,
+    /// `cat`, `name`, `pid`, `tid`, `ts`, `dur`, `args`, and a flow event's (one with an `id`) in
+    /// another, `ph`, `id`, `pid`, `tid`, `ts`, `cat`, `name`, `bp`.
+    #[inline(always)]
+    fn next(self, flow: bool) -> Option<Field> {
+        match self {
+            Field::Ph => Some(Field::Cat),
+            Field::Cat => Some(Field::Name),
+            Field::Name | Field::Id => Some(Field::Pid),
+            Field::Pid => Some(Field::Tid),
+            Field::Tid => Some(Field::Ts),
+            Field::Ts if flow => Some(Field::Cat),
+            Field::Ts => Some(Field::Dur),
+            Field::Dur => Some(Field::Args),
+            Field::Args | Field::Other => None,
+        }
+    }
+
+    /// The key's text before its value as Kineto writes it ([`KeyText`]).
+    #[inline(always)]
+    fn text(self) -> KeyText {
+        const fn t(f: Field) -> KeyText {
+            KeyText::of(f.name())
+        }
+        const TEXTS: [KeyText; 9] = [
+            t(Field::Ph),
+            t(Field::Cat),
+            t(Field::Name),
+            t(Field::Pid),
+            t(Field::Tid),
+            t(Field::Ts),
+            t(Field::Dur),
+            t(Field::Id),
+            t(Field::Args),
+        ];
+        TEXTS[self as usize]
+    }
+}
+
 /// Reads one event object (the cursor is at its `{`).
 #[inline]
 pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
@@ -100,14 +186,26 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
         ev.empty = true;
         return Ok(());
     }
+    // The key expected next: where the text at a key's opening quote is that key's as Kineto writes
+    // it, the key is known without reading it (what reading it would give, by construction).
+    let mut expected = Some(Field::Ph);
     loop {
         c.ws_peek()?;
-        let key = c.key()?;
-        c.expect(b':', "':' after a key")?;
+        let field = match expected {
+            Some(f) if f.text().at(c.buf, c.pos) => {
+                c.pos += f.text().len();
+                f
+            }
+            _ => {
+                let key = c.key()?;
+                c.expect(b':', "':' after a key")?;
+                Field::of(&key)
+            }
+        };
         let v = c.ws_peek()?;
-        match key {
-            Key::Short(PH) => ev.ph = Some(string_field(c, v, "ph")?),
-            Key::Short(CAT) => {
+        match field {
+            Field::Ph => ev.ph = Some(string_field(c, v, "ph")?),
+            Field::Cat => {
                 let cat = string_field(c, v, "cat")?;
                 let kind = event_kind(&cat);
                 ev.foreign_gpu = kind == EventKind::Other
@@ -120,13 +218,13 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
                 });
                 ev.cat = Some(cat);
             }
-            Key::Short(NAME) => ev.name = Some(string_field(c, v, "name")?),
-            Key::Short(PID) => ev.pid = Some(id_token(c, v)?),
-            Key::Short(TID) => ev.tid = Some(id_token(c, v)?),
-            Key::Short(TS) => ev.ts = Some(time_field(c, v, "ts")?),
-            Key::Short(DUR) => ev.dur = Some(time_field(c, v, "dur")?),
-            Key::Short(ID) => ev.id = Some(id_token(c, v)?),
-            Key::Short(ARGS) => {
+            Field::Name => ev.name = Some(string_field(c, v, "name")?),
+            Field::Pid => ev.pid = Some(id_token(c, v)?),
+            Field::Tid => ev.tid = Some(id_token(c, v)?),
+            Field::Ts => ev.ts = Some(time_field(c, v, "ts")?),
+            Field::Dur => ev.dur = Some(time_field(c, v, "dur")?),
+            Field::Id => ev.id = Some(id_token(c, v)?),
+            Field::Args => {
                 let at = c.pos;
                 match ev.kind {
                     Some(EventKind::Other | EventKind::Flow | EventKind::PythonFunction) => {
@@ -140,10 +238,11 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
                 }
                 ev.args_raw = Some(&c.buf[at..c.pos]);
             }
-            _ => {
+            Field::Other => {
                 c.skip_value()?;
             }
         }
+        expected = field.next(ev.id.is_some());
         match c.ws_peek()? {
             b',' => c.pos += 1,
             b'}' => {

@@ -183,6 +183,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn key_texts_match_only_their_own_text() {
+        let ph = KeyText::of(b"ph");
+        let ext = KeyText::of(b"External id");
+        assert_eq!((ph.len(), ext.len()), (6, 15));
+        let pad = |s: &[u8]| [s, &[b'z'; 16][..]].concat();
+        assert!(ph.at(&pad(b"\"ph\": 1"), 0));
+        assert!(ph.at(b"..\"ph\": \"X\"", 2));
+        assert!(ext.at(&pad(b"\"External id\": 7"), 0));
+        for miss in [
+            &b"\"ph\":1"[..],
+            b"\"ph\" : 1",
+            b"\"phx\": 1",
+            b"\"p\": 1",
+            b"\"pH\": 1",
+            b"\"p\\u0068\": 1",
+            b" \"ph\": 1",
+        ] {
+            assert!(!ph.at(&pad(miss), 0), "{}", String::from_utf8_lossy(miss));
+        }
+        for miss in [
+            &b"\"External id\":7"[..],
+            b"\"External idx\": 7",
+            b"\"external id\": 7",
+        ] {
+            assert!(!ext.at(&pad(miss), 0), "{}", String::from_utf8_lossy(miss));
+        }
+        // Too few bytes left to compare the words: no match (the general path reads it).
+        assert!(!ph.at(b"\"ph\": 1", 0));
+        assert!(!ph.at(b"\"ph\": 1z", 1));
+        assert!(!ext.at(b"\"External id\": ", 0));
+        assert!(ph.at(b"\"ph\": 12", 0));
+        assert!(ext.at(b"\"External id\": 7,", 0));
+    }
+
+    #[test]
     fn digit_runs_and_their_values() {
         for k in 1..=8usize {
             for tail in [b',', b'.', b'e', b'/', b':', 0x00, 0xb0, 0xff] {

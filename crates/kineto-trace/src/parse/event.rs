@@ -8,7 +8,7 @@ use crate::scan::{Cursor, Key, Scan, Str, bad, event_bad, parse_i64, show_byte};
 use crate::words::{KeyText, KeyWords, pack_key};
 
 /// The fields of one event that the model uses, borrowed from the window.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub(super) struct RawEvent<'a> {
     pub(super) ph: Option<Str<'a>>,
     pub(super) cat: Option<Str<'a>>,
@@ -35,7 +35,7 @@ pub(super) struct RawEvent<'a> {
     pub(super) input_dims: Option<&'a [u8]>,
 }
 
-#[derive(Default, Clone)]
+#[derive(Default, Clone, Debug)]
 pub(super) struct Args {
     pub(super) external_id: Option<u64>,
     pub(super) correlation: Option<u64>,
@@ -73,23 +73,23 @@ const TS: KeyWords = key(Field::Ts.name());
 const DUR: KeyWords = key(Field::Dur.name());
 const ID: KeyWords = key(Field::Id.name());
 const ARGS: KeyWords = key(Field::Args.name());
-const EXTERNAL_ID: KeyWords = key(b"External id");
+const EXTERNAL_ID: KeyWords = key(Arg::ExternalId.name());
 const EXTERNAL_ID_LOWER: KeyWords = key(b"external id");
-const CORRELATION: KeyWords = key(b"correlation");
+const CORRELATION: KeyWords = key(Arg::Correlation.name());
 /// nsys2json's spelling (brycelelbach/nsys2json: its `cuda_api` events).
 const CORRELATION_ID: KeyWords = key(b"correlationId");
-const DEVICE: KeyWords = key(b"device");
-const STREAM: KeyWords = key(b"stream");
-const SHARED_MEMORY: KeyWords = key(b"shared memory");
-const GRID: KeyWords = key(b"grid");
-const BLOCK: KeyWords = key(b"block");
-const GRAPH_ID: KeyWords = key(b"graph id");
-const GRAPH_NODE_ID: KeyWords = key(b"graph node id");
-const BYTES: KeyWords = key(b"bytes");
-const INPUT_DIMS: KeyWords = key(b"Input Dims");
-const CBID: KeyWords = key(b"cbid");
-const START_NS: KeyWords = key(b"start_ns");
-const END_NS: KeyWords = key(b"end_ns");
+const DEVICE: KeyWords = key(Arg::Device.name());
+const STREAM: KeyWords = key(Arg::Stream.name());
+const SHARED_MEMORY: KeyWords = key(Arg::SharedMemory.name());
+const GRID: KeyWords = key(Arg::Grid.name());
+const BLOCK: KeyWords = key(Arg::Block.name());
+const GRAPH_ID: KeyWords = key(Arg::GraphId.name());
+const GRAPH_NODE_ID: KeyWords = key(Arg::GraphNodeId.name());
+const BYTES: KeyWords = key(Arg::Bytes.name());
+const INPUT_DIMS: KeyWords = key(Arg::InputDims.name());
+const CBID: KeyWords = key(Arg::Cbid.name());
+const START_NS: KeyWords = key(Arg::StartNs.name());
+const END_NS: KeyWords = key(Arg::EndNs.name());
 
 /// The fields of an event object that the model reads; `Other` for any other key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +118,7 @@ impl Field {
             Field::Dur => b"dur",
             Field::Id => b"id",
             Field::Args => b"args",
+            // None (the empty key is one of the others).
             Field::Other => b"",
         }
     }
@@ -180,6 +181,12 @@ impl Field {
 /// Reads one event object (the cursor is at its `{`).
 #[inline]
 pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
+    read_event::<true>(c, ev)
+}
+
+/// [`event`]; with `KNOWN_TEXT` false, every key goes the general way (the reference of the tests).
+#[inline(always)]
+fn read_event<'a, const KNOWN_TEXT: bool>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
     c.pos += 1;
     if c.ws_peek()? == b'}' {
         c.pos += 1;
@@ -192,7 +199,7 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
     loop {
         c.ws_peek()?;
         let field = match expected {
-            Some(f) if f.text().at(c.buf, c.pos) => {
+            Some(f) if KNOWN_TEXT && f.text().at(c.buf, c.pos) => {
                 c.pos += f.text().len();
                 f
             }
@@ -230,7 +237,7 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
                     Some(EventKind::Other | EventKind::Flow | EventKind::PythonFunction) => {
                         c.skip_value()?;
                     }
-                    Some(k) => args(c, k, &mut ev.args, &mut ev.input_dims)?,
+                    Some(k) => args::<KNOWN_TEXT>(c, k, &mut ev.args, &mut ev.input_dims)?,
                     None => {
                         ev.late_args = Some(c.pos);
                         c.skip_value()?;
@@ -268,7 +275,7 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
         )
     {
         let mut again = Cursor::new(c.buf, at);
-        args(&mut again, k, &mut ev.args, &mut ev.input_dims)?;
+        args::<KNOWN_TEXT>(&mut again, k, &mut ev.args, &mut ev.input_dims)?;
     }
     Ok(())
 }
@@ -327,12 +334,131 @@ fn id_token<'a>(c: &mut Cursor<'a>, v: u8) -> Scan<&'a [u8]> {
     }
 }
 
+/// The `args` keys the model reads; `Other` for any other key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arg {
+    ExternalId,
+    Correlation,
+    Device,
+    Stream,
+    Registers,
+    SharedMemory,
+    Grid,
+    Block,
+    GraphId,
+    GraphNodeId,
+    Bytes,
+    InputDims,
+    StartNs,
+    EndNs,
+    Cbid,
+    Other,
+}
+
+impl Arg {
+    const ALL: [Arg; 16] = [
+        Arg::ExternalId,
+        Arg::Correlation,
+        Arg::Device,
+        Arg::Stream,
+        Arg::Registers,
+        Arg::SharedMemory,
+        Arg::Grid,
+        Arg::Block,
+        Arg::GraphId,
+        Arg::GraphNodeId,
+        Arg::Bytes,
+        Arg::InputDims,
+        Arg::StartNs,
+        Arg::EndNs,
+        Arg::Cbid,
+        Arg::Other,
+    ];
+
+    /// The key as Kineto spells it (`Other`: none; the empty key is one of the others).
+    const fn name(self) -> &'static [u8] {
+        match self {
+            Arg::ExternalId => b"External id",
+            Arg::Correlation => b"correlation",
+            Arg::Device => b"device",
+            Arg::Stream => b"stream",
+            Arg::Registers => b"registers per thread",
+            Arg::SharedMemory => b"shared memory",
+            Arg::Grid => b"grid",
+            Arg::Block => b"block",
+            Arg::GraphId => b"graph id",
+            Arg::GraphNodeId => b"graph node id",
+            Arg::Bytes => b"bytes",
+            Arg::InputDims => b"Input Dims",
+            Arg::StartNs => b"start_ns",
+            Arg::EndNs => b"end_ns",
+            Arg::Cbid => b"cbid",
+            Arg::Other => b"",
+        }
+    }
+
+    /// The arg a key names.
+    fn of(key: &Key<'_>) -> Arg {
+        match key {
+            Key::Short(EXTERNAL_ID | EXTERNAL_ID_LOWER) => Arg::ExternalId,
+            Key::Short(CORRELATION | CORRELATION_ID) => Arg::Correlation,
+            Key::Short(DEVICE) => Arg::Device,
+            Key::Short(STREAM) => Arg::Stream,
+            Key::Long(k) if **k == *Arg::Registers.name() => Arg::Registers,
+            Key::Short(SHARED_MEMORY) => Arg::SharedMemory,
+            Key::Short(GRID) => Arg::Grid,
+            Key::Short(BLOCK) => Arg::Block,
+            Key::Short(GRAPH_ID) => Arg::GraphId,
+            Key::Short(GRAPH_NODE_ID) => Arg::GraphNodeId,
+            Key::Short(BYTES) => Arg::Bytes,
+            Key::Short(INPUT_DIMS) => Arg::InputDims,
+            Key::Short(START_NS) => Arg::StartNs,
+            Key::Short(END_NS) => Arg::EndNs,
+            Key::Short(CBID) => Arg::Cbid,
+            _ => Arg::Other,
+        }
+    }
+
+    /// The key Kineto most likely writes after this one, among those the model reads: a runtime
+    /// call's `External id`, `cbid`, `correlation`; a memcpy's `External id`, `device`, (`context`),
+    /// `stream`, `correlation`, `bytes`; a kernel's `grid`, `block`.
+    #[inline(always)]
+    fn next(self, api: bool) -> Option<Arg> {
+        match self {
+            Arg::ExternalId if api => Some(Arg::Cbid),
+            Arg::ExternalId => Some(Arg::Device),
+            Arg::Cbid | Arg::Stream => Some(Arg::Correlation),
+            Arg::Correlation => Some(Arg::Bytes),
+            Arg::Grid => Some(Arg::Block),
+            _ => None,
+        }
+    }
+
+    /// The key's text before its value as Kineto writes it ([`KeyText`]; keys of up to 12 bytes).
+    #[inline(always)]
+    fn text(self) -> Option<KeyText> {
+        const TEXTS: [Option<KeyText>; 16] = {
+            let mut t = [None; 16];
+            let mut i = 0;
+            while i < 16 {
+                let name = Arg::ALL[i].name();
+                if !name.is_empty() && name.len() <= 12 {
+                    t[i] = Some(KeyText::of(name));
+                }
+                i += 1;
+            }
+            t
+        };
+        TEXTS[self as usize]
+    }
+}
+
 /// Reads `args` into `a` (reset first: a later `args` key replaces an earlier one whole), keeping the
 /// fields the model uses for this category. Fields of other categories are skipped unread: the same
 /// key means different things elsewhere (ROCm runtime calls write `"stream": "0x0"`, Triton cpu_ops a
 /// `"grid"` string). A `cpu_op`'s `Input Dims` is validated and its text handed back in
 /// `input_dims`, to be read only if the op is a GEMM (the name may come later).
-fn args<'a>(
+fn args<'a, const KNOWN_TEXT: bool>(
     c: &mut Cursor<'a>,
     cat: EventKind,
     a: &mut Args,
@@ -354,53 +480,63 @@ fn args<'a>(
         c.pos += 1;
         return Ok(());
     }
+    // As in `event`: the key Kineto writes next, checked before the general read.
+    let mut expected = Some(Arg::ExternalId);
     loop {
         c.ws_peek()?;
-        let key = c.key()?;
-        c.expect(b':', "':' after a key")?;
-        match key {
-            Key::Short(EXTERNAL_ID | EXTERNAL_ID_LOWER) => {
-                a.external_id = uint(c, &mut a.odd_field, "External id")?
+        let arg = match expected {
+            Some(k) if KNOWN_TEXT && k.text().is_some_and(|t| t.at(c.buf, c.pos)) => {
+                c.pos += k.text().map_or(0, |t| t.len());
+                k
             }
-            Key::Short(CORRELATION | CORRELATION_ID) if gpu || api => {
+            _ => {
+                let key = c.key()?;
+                c.expect(b':', "':' after a key")?;
+                Arg::of(&key)
+            }
+        };
+        match arg {
+            Arg::ExternalId => a.external_id = uint(c, &mut a.odd_field, "External id")?,
+            Arg::Correlation if gpu || api => {
                 a.correlation = uint(c, &mut a.odd_field, "correlation")?
             }
-            Key::Short(DEVICE) if gpu => a.device = int(c, &mut a.odd_field, "device")?,
-            Key::Short(STREAM) if gpu => a.stream = int(c, &mut a.odd_field, "stream")?,
-            Key::Long(k) if gpu && *k == *b"registers per thread" => {
+            Arg::Device if gpu => a.device = int(c, &mut a.odd_field, "device")?,
+            Arg::Stream if gpu => a.stream = int(c, &mut a.odd_field, "stream")?,
+            Arg::Registers if gpu => {
                 a.registers = small(
                     uint(c, &mut a.odd_field, "registers per thread")?,
                     &mut a.odd_field,
                     "registers per thread",
                 );
             }
-            Key::Short(SHARED_MEMORY) if gpu => {
+            Arg::SharedMemory if gpu => {
                 a.shared_memory = small(
                     uint(c, &mut a.odd_field, "shared memory")?,
                     &mut a.odd_field,
                     "shared memory",
                 );
             }
-            Key::Short(GRID) if gpu => a.grid = dims(c, &mut a.odd_field, "grid")?,
-            Key::Short(BLOCK) if gpu => a.block = dims(c, &mut a.odd_field, "block")?,
-            Key::Short(GRAPH_ID) if gpu => a.graph_id = uint(c, &mut a.odd_field, "graph id")?,
-            Key::Short(GRAPH_NODE_ID) if gpu => {
+            Arg::Grid if gpu => a.grid = dims(c, &mut a.odd_field, "grid")?,
+            Arg::Block if gpu => a.block = dims(c, &mut a.odd_field, "block")?,
+            Arg::GraphId if gpu => a.graph_id = uint(c, &mut a.odd_field, "graph id")?,
+            Arg::GraphNodeId if gpu => {
                 a.graph_node_id = uint(c, &mut a.odd_field, "graph node id")?
             }
-            Key::Short(BYTES) if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
-            Key::Short(INPUT_DIMS) if cat == EventKind::CpuOp => {
+            Arg::Bytes if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
+            Arg::InputDims if cat == EventKind::CpuOp => {
                 let at = c.skip_value()?;
                 *input_dims = Some(&c.buf[at..c.pos]);
             }
-            Key::Short(START_NS) if gpu => a.start_ns = int(c, &mut a.odd_field, "start_ns")?,
-            Key::Short(END_NS) if gpu => a.end_ns = int(c, &mut a.odd_field, "end_ns")?,
-            Key::Short(CBID) if api => {
+            Arg::StartNs if gpu => a.start_ns = int(c, &mut a.odd_field, "start_ns")?,
+            Arg::EndNs if gpu => a.end_ns = int(c, &mut a.odd_field, "end_ns")?,
+            Arg::Cbid if api => {
                 a.cbid = small(uint(c, &mut a.odd_field, "cbid")?, &mut a.odd_field, "cbid")
             }
             _ => {
                 c.skip_value()?;
             }
         }
+        expected = arg.next(api);
         match c.ws_peek()? {
             b',' => c.pos += 1,
             b'}' => {
@@ -573,7 +709,180 @@ fn tensor_rows(c: &mut Cursor<'_>) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::input_rows;
+    use super::{RawEvent, input_rows, read_event};
+    use crate::scan::{Cursor, Scan};
+    use proptest::prelude::*;
+
+    /// Keys as they stand in the text: those read, their near misses (a letter more or less, another
+    /// case, an escape that decodes to a known key, a space inside the quotes) and others.
+    const KEYS: &[&str] = &[
+        "\"ph\"",
+        "\"cat\"",
+        "\"name\"",
+        "\"pid\"",
+        "\"tid\"",
+        "\"ts\"",
+        "\"dur\"",
+        "\"id\"",
+        "\"args\"",
+        "\"bp\"",
+        "\"p\"",
+        "\"phx\"",
+        "\"Ph\"",
+        "\"p\\u0068\"",
+        "\"ph \"",
+        "\"\"",
+        "\"c\\at\"",
+    ];
+    const ARG_KEYS: &[&str] = &[
+        "\"External id\"",
+        "\"external id\"",
+        "\"External i\"",
+        "\"External idx\"",
+        "\"External\\u0020id\"",
+        "\"cbid\"",
+        "\"correlation\"",
+        "\"correlationId\"",
+        "\"device\"",
+        "\"stream\"",
+        "\"bytes\"",
+        "\"grid\"",
+        "\"block\"",
+        "\"blocks\"",
+        "\"context\"",
+        "\"registers per thread\"",
+        "\"shared memory\"",
+        "\"Input Dims\"",
+        "\"queued\"",
+    ];
+    /// What may stand between a key and its value, and between two fields.
+    const COLONS: &[&str] = &[": ", ":", " : ", ":  ", ":\n", "\t:\t"];
+    const SEPARATORS: &[&str] = &[", ", ",", ",\n    ", ",      ", " ,\t", ",\r\n  "];
+    const VALUES: &[&str] = &[
+        "\"X\"",
+        "\"f\"",
+        "\"kernel\"",
+        "\"cpu_op\"",
+        "\"cuda_runtime\"",
+        "\"gpu_memcpy\"",
+        "\"ac2g\"",
+        "7",
+        "1102",
+        "1712195495556515.780",
+        "4.928",
+        "-3",
+        "[4, 106, 1]",
+        "null",
+        "\"s\\n\"",
+        "1e3",
+    ];
+
+    /// An object of `fields` (key, colon, value, separator before the next field) from the lists
+    /// above; `args_at` puts an `args` object of `arg_fields` at one of them.
+    fn object(
+        fields: &[(usize, usize, usize, usize)],
+        open: &str,
+        close: &str,
+        keys: &[&str],
+    ) -> String {
+        let mut t = String::from("{");
+        t.push_str(open);
+        for (i, &(k, c, v, s)) in fields.iter().enumerate() {
+            if i > 0 {
+                t.push_str(SEPARATORS[s % SEPARATORS.len()]);
+            }
+            t.push_str(keys[k % keys.len()]);
+            t.push_str(COLONS[c % COLONS.len()]);
+            t.push_str(VALUES[v % VALUES.len()]);
+        }
+        t.push_str(close);
+        t.push('}');
+        t
+    }
+
+    /// An event read with the known key texts and the general way: the same event and end, or the
+    /// same stop. Run on the whole text, with room after it, and cut at every byte of its end.
+    fn agree(text: &str) {
+        let read = |b: &[u8], known: bool| -> (Scan<()>, usize, String) {
+            let mut c = Cursor::new(b, 0);
+            let mut ev = RawEvent::default();
+            let r = if known {
+                read_event::<true>(&mut c, &mut ev)
+            } else {
+                read_event::<false>(&mut c, &mut ev)
+            };
+            // After a fault the event and the position are dropped by every caller.
+            match r {
+                Ok(()) => (Ok(()), c.pos, format!("{ev:?}")),
+                Err(e) => (Err(e), 0, String::new()),
+            }
+        };
+        let padded = format!("{text}, {:40}", "");
+        let b = padded.as_bytes();
+        for end in (0..=b.len()).rev().take(text.len() + 3) {
+            assert_eq!(
+                read(&b[..end], true),
+                read(&b[..end], false),
+                "{:?}",
+                String::from_utf8_lossy(&b[..end])
+            );
+        }
+    }
+
+    fn field() -> impl Strategy<Value = (usize, usize, usize, usize)> {
+        (0..64usize, 0..64usize, 0..64usize, 0..64usize)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn known_key_texts_read_as_the_general_way(
+            fields in prop::collection::vec(field(), 0..10),
+            arg_fields in prop::collection::vec(field(), 0..8),
+            args_at in 0..12usize,
+            cat in 0..6usize,
+            open in 0..SEPARATORS.len(),
+        ) {
+            let args = object(&arg_fields, "", "", ARG_KEYS);
+            let mut text = object(&fields, &SEPARATORS[open][1..], "\n  ", KEYS);
+            // The category first (most reads of `args` need it), then `args` at some field.
+            let cats = ["kernel", "cuda_runtime", "gpu_memcpy", "cpu_op", "ac2g", "gpu_memset"];
+            text.insert_str(1, &format!("\"cat\": \"{}\", ", cats[cat]));
+            let at = text.match_indices(", ").nth(args_at).map_or(text.len() - 1, |(i, _)| i);
+            text.insert_str(at, &format!(", \"args\": {args}"));
+            agree(&text);
+        }
+    }
+
+    /// Kineto's own text, and the same with each key and separator disturbed by hand.
+    #[test]
+    fn kineto_events_and_their_near_misses_read_as_the_general_way() {
+        let kernel = "{\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7,\n    \
+                      \"ts\": 1712195495505582.988, \"dur\": 4.928,\n    \"args\": {\n      \
+                      \"External id\": 112,      \"queued\": 0, \"device\": 0, \"context\": 1,      \
+                      \"stream\": 7, \"correlation\": 135071,      \"registers per thread\": 30,      \
+                      \"shared memory\": 0, \"grid\": [4, 106, 1],      \"block\": [128, 1, 1]\n    }\n  }";
+        let runtime = "{\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \
+                       \"pid\": 1102, \"tid\": 1102,\n    \"ts\": 1712195495505543.140, \"dur\": 41.768,\n    \
+                       \"args\": {\n      \"External id\": 112,      \"cbid\": 211, \"correlation\": 135071\n    }\n  }";
+        let memcpy = "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"pid\": 0, \
+                      \"tid\": 7, \"ts\": 5, \"dur\": 1, \"args\": {\"External id\": 3, \"device\": 0, \
+                      \"context\": 1, \"stream\": 7, \"correlation\": 9, \"bytes\": 4096}}";
+        let flow = "{\n    \"ph\": \"f\", \"id\": 135071, \"pid\": 0, \"tid\": 7, \"ts\": 1712195495505582.988,\n    \
+                    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  }";
+        for text in [kernel, runtime, memcpy, flow] {
+            agree(text);
+            // Each key's closing quote, colon or space replaced, one at a time.
+            for (i, _) in text.match_indices("\": ") {
+                for with in ["\" : ", "\":", "x\": ", "\"\t: ", "\":\n"] {
+                    let mut t = text.to_string();
+                    t.replace_range(i..i + 3, with);
+                    agree(&t);
+                }
+            }
+        }
+    }
 
     #[test]
     fn rows_of_an_input() {

@@ -105,6 +105,15 @@ impl<'a> Cursor<'a> {
                 return Ok(c);
             }
         }
+        // Kineto's indentation (a newline and up to a dozen spaces) ends within sixteen bytes: found
+        // here, inline, it costs a third of the call to `ws_run`.
+        if let Some(ws) = whitespace_16(self.buf, self.pos) {
+            let other = !ws & 0xFFFF;
+            if other != 0 {
+                self.pos += other.trailing_zeros() as usize;
+                return Ok(self.buf[self.pos]);
+            }
+        }
         self.ws_run()
     }
 

@@ -122,9 +122,100 @@ pub(crate) const fn pack_key(key: &[u8]) -> Option<KeyWords> {
     Some((key.len(), w[0], w[1]))
 }
 
+/// An object key as it stands before its value in the traces we read most: `"key": ` (the quotes,
+/// the colon and one space), as two words and masks of the bytes that count. Checked at a key's
+/// opening quote with one or two compares, where reading the key, packing it and matching it costs
+/// several times that. At most 16 bytes: keys of up to 12.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyText {
+    words: [u64; 2],
+    masks: [u64; 2],
+    len: usize,
+}
+
+impl KeyText {
+    pub(crate) const fn of(key: &[u8]) -> KeyText {
+        let len = key.len() + 4;
+        assert!(len <= 16, "a key longer than 12 bytes");
+        let mut words = [0u64; 2];
+        let mut masks = [0u64; 2];
+        let mut i = 0;
+        while i < len {
+            let b = if i == 0 || i == len - 3 {
+                b'"'
+            } else if i == len - 2 {
+                b':'
+            } else if i == len - 1 {
+                b' '
+            } else {
+                key[i - 1]
+            };
+            words[i / 8] |= (b as u64) << (8 * (i % 8));
+            masks[i / 8] |= 0xFF << (8 * (i % 8));
+            i += 1;
+        }
+        KeyText { words, masks, len }
+    }
+
+    /// Its length in bytes.
+    #[inline(always)]
+    pub(crate) const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether `buf` holds this text at `at`; `false` also when the window ends first (8 or 16 bytes
+    /// must be left, as the text is up to 8 bytes or longer).
+    #[inline(always)]
+    pub(crate) fn at(&self, buf: &[u8], at: usize) -> bool {
+        let Some(w0) = word_at(buf, at) else {
+            return false;
+        };
+        let lo = (w0 ^ self.words[0]) & self.masks[0];
+        if self.len <= 8 {
+            return lo == 0;
+        }
+        word_at(buf, at + 8).is_some_and(|w1| lo | ((w1 ^ self.words[1]) & self.masks[1]) == 0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_texts_match_only_their_own_text() {
+        let ph = KeyText::of(b"ph");
+        let ext = KeyText::of(b"External id");
+        assert_eq!((ph.len(), ext.len()), (6, 15));
+        let pad = |s: &[u8]| [s, &[b'z'; 16][..]].concat();
+        assert!(ph.at(&pad(b"\"ph\": 1"), 0));
+        assert!(ph.at(b"..\"ph\": \"X\"", 2));
+        assert!(ext.at(&pad(b"\"External id\": 7"), 0));
+        for miss in [
+            &b"\"ph\":1"[..],
+            b"\"ph\" : 1",
+            b"\"phx\": 1",
+            b"\"p\": 1",
+            b"\"pH\": 1",
+            b"\"p\\u0068\": 1",
+            b" \"ph\": 1",
+        ] {
+            assert!(!ph.at(&pad(miss), 0), "{}", String::from_utf8_lossy(miss));
+        }
+        for miss in [
+            &b"\"External id\":7"[..],
+            b"\"External idx\": 7",
+            b"\"external id\": 7",
+        ] {
+            assert!(!ext.at(&pad(miss), 0), "{}", String::from_utf8_lossy(miss));
+        }
+        // Too few bytes left to compare the words: no match (the general path reads it).
+        assert!(!ph.at(b"\"ph\": 1", 0));
+        assert!(!ph.at(b"\"ph\": 1z", 1));
+        assert!(!ext.at(b"\"External id\": ", 0));
+        assert!(ph.at(b"\"ph\": 12", 0));
+        assert!(ext.at(b"\"External id\": 7,", 0));
+    }
 
     #[test]
     fn digit_runs_and_their_values() {

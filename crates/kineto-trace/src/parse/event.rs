@@ -5,10 +5,10 @@
 
 use crate::category::{EventKind, event_kind};
 use crate::scan::{Cursor, Key, Scan, Str, bad, event_bad, parse_i64, show_byte};
-use crate::words::{KeyWords, pack_key};
+use crate::words::{KeyText, KeyWords, pack_key};
 
 /// The fields of one event that the model uses, borrowed from the window.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub(super) struct RawEvent<'a> {
     pub(super) ph: Option<Str<'a>>,
     pub(super) cat: Option<Str<'a>>,
@@ -35,7 +35,7 @@ pub(super) struct RawEvent<'a> {
     pub(super) input_dims: Option<&'a [u8]>,
 }
 
-#[derive(Default, Clone)]
+#[derive(Default, Clone, Debug)]
 pub(super) struct Args {
     pub(super) external_id: Option<u64>,
     pub(super) correlation: Option<u64>,
@@ -64,50 +64,155 @@ const fn key(k: &[u8]) -> KeyWords {
     }
 }
 
-const PH: KeyWords = key(b"ph");
-const CAT: KeyWords = key(b"cat");
-const NAME: KeyWords = key(b"name");
-const PID: KeyWords = key(b"pid");
-const TID: KeyWords = key(b"tid");
-const TS: KeyWords = key(b"ts");
-const DUR: KeyWords = key(b"dur");
-const ID: KeyWords = key(b"id");
-const ARGS: KeyWords = key(b"args");
-const EXTERNAL_ID: KeyWords = key(b"External id");
+const PH: KeyWords = key(Field::Ph.name());
+const CAT: KeyWords = key(Field::Cat.name());
+const NAME: KeyWords = key(Field::Name.name());
+const PID: KeyWords = key(Field::Pid.name());
+const TID: KeyWords = key(Field::Tid.name());
+const TS: KeyWords = key(Field::Ts.name());
+const DUR: KeyWords = key(Field::Dur.name());
+const ID: KeyWords = key(Field::Id.name());
+const ARGS: KeyWords = key(Field::Args.name());
+const EXTERNAL_ID: KeyWords = key(Arg::ExternalId.name());
 const EXTERNAL_ID_LOWER: KeyWords = key(b"external id");
-const CORRELATION: KeyWords = key(b"correlation");
+const CORRELATION: KeyWords = key(Arg::Correlation.name());
 /// nsys2json's spelling (brycelelbach/nsys2json: its `cuda_api` events).
 const CORRELATION_ID: KeyWords = key(b"correlationId");
-const DEVICE: KeyWords = key(b"device");
-const STREAM: KeyWords = key(b"stream");
-const SHARED_MEMORY: KeyWords = key(b"shared memory");
-const GRID: KeyWords = key(b"grid");
-const BLOCK: KeyWords = key(b"block");
-const GRAPH_ID: KeyWords = key(b"graph id");
-const GRAPH_NODE_ID: KeyWords = key(b"graph node id");
-const BYTES: KeyWords = key(b"bytes");
-const INPUT_DIMS: KeyWords = key(b"Input Dims");
-const CBID: KeyWords = key(b"cbid");
-const START_NS: KeyWords = key(b"start_ns");
-const END_NS: KeyWords = key(b"end_ns");
+const DEVICE: KeyWords = key(Arg::Device.name());
+const STREAM: KeyWords = key(Arg::Stream.name());
+const SHARED_MEMORY: KeyWords = key(Arg::SharedMemory.name());
+const GRID: KeyWords = key(Arg::Grid.name());
+const BLOCK: KeyWords = key(Arg::Block.name());
+const GRAPH_ID: KeyWords = key(Arg::GraphId.name());
+const GRAPH_NODE_ID: KeyWords = key(Arg::GraphNodeId.name());
+const BYTES: KeyWords = key(Arg::Bytes.name());
+const INPUT_DIMS: KeyWords = key(Arg::InputDims.name());
+const CBID: KeyWords = key(Arg::Cbid.name());
+const START_NS: KeyWords = key(Arg::StartNs.name());
+const END_NS: KeyWords = key(Arg::EndNs.name());
+
+/// The fields of an event object that the model reads; `Other` for any other key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Args,
+    Other,
+}
+
+impl Field {
+    const fn name(self) -> &'static [u8] {
+        match self {
+            Field::Ph => b"ph",
+            Field::Cat => b"cat",
+            Field::Name => b"name",
+            Field::Pid => b"pid",
+            Field::Tid => b"tid",
+            Field::Ts => b"ts",
+            Field::Dur => b"dur",
+            Field::Id => b"id",
+            Field::Args => b"args",
+            // None (the empty key is one of the others).
+            Field::Other => b"",
+        }
+    }
+
+    /// The field a key names.
+    fn of(key: &Key<'_>) -> Field {
+        match key {
+            Key::Short(PH) => Field::Ph,
+            Key::Short(CAT) => Field::Cat,
+            Key::Short(NAME) => Field::Name,
+            Key::Short(PID) => Field::Pid,
+            Key::Short(TID) => Field::Tid,
+            Key::Short(TS) => Field::Ts,
+            Key::Short(DUR) => Field::Dur,
+            Key::Short(ID) => Field::Id,
+            Key::Short(ARGS) => Field::Args,
+            _ => Field::Other,
+        }
+    }
+
+    /// The key most likely to follow this one. Kineto writes an event's keys in one order, `ph`,
+    /// `cat`, `name`, `pid`, `tid`, `ts`, `dur`, `args`, and a flow event's (one with an `id`) in
+    /// another, `ph`, `id`, `pid`, `tid`, `ts`, `cat`, `name`, `bp`.
+    #[inline(always)]
+    fn next(self, flow: bool) -> Option<Field> {
+        match self {
+            Field::Ph => Some(Field::Cat),
+            Field::Cat => Some(Field::Name),
+            Field::Name | Field::Id => Some(Field::Pid),
+            Field::Pid => Some(Field::Tid),
+            Field::Tid => Some(Field::Ts),
+            Field::Ts if flow => Some(Field::Cat),
+            Field::Ts => Some(Field::Dur),
+            Field::Dur => Some(Field::Args),
+            Field::Args | Field::Other => None,
+        }
+    }
+
+    /// The key's text before its value as Kineto writes it ([`KeyText`]).
+    #[inline(always)]
+    fn text(self) -> KeyText {
+        const fn t(f: Field) -> KeyText {
+            KeyText::of(f.name())
+        }
+        const TEXTS: [KeyText; 9] = [
+            t(Field::Ph),
+            t(Field::Cat),
+            t(Field::Name),
+            t(Field::Pid),
+            t(Field::Tid),
+            t(Field::Ts),
+            t(Field::Dur),
+            t(Field::Id),
+            t(Field::Args),
+        ];
+        TEXTS[self as usize]
+    }
+}
 
 /// Reads one event object (the cursor is at its `{`).
 #[inline]
 pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
+    read_event::<true>(c, ev)
+}
+
+/// [`event`]; with `KNOWN_TEXT` false, every key goes the general way (the reference of the tests).
+#[inline(always)]
+fn read_event<'a, const KNOWN_TEXT: bool>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
     c.pos += 1;
     if c.ws_peek()? == b'}' {
         c.pos += 1;
         ev.empty = true;
         return Ok(());
     }
+    // The key expected next: where the text at a key's opening quote is that key's as Kineto writes
+    // it, the key is known without reading it (what reading it would give, by construction).
+    let mut expected = Some(Field::Ph);
     loop {
         c.ws_peek()?;
-        let key = c.key()?;
-        c.expect(b':', "':' after a key")?;
+        let field = match expected {
+            Some(f) if KNOWN_TEXT && f.text().at(c.buf, c.pos) => {
+                c.pos += f.text().len();
+                f
+            }
+            _ => {
+                let key = c.key()?;
+                c.expect(b':', "':' after a key")?;
+                Field::of(&key)
+            }
+        };
         let v = c.ws_peek()?;
-        match key {
-            Key::Short(PH) => ev.ph = Some(string_field(c, v, "ph")?),
-            Key::Short(CAT) => {
+        match field {
+            Field::Ph => ev.ph = Some(string_field(c, v, "ph")?),
+            Field::Cat => {
                 let cat = string_field(c, v, "cat")?;
                 let kind = event_kind(&cat);
                 ev.foreign_gpu = kind == EventKind::Other
@@ -120,19 +225,19 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
                 });
                 ev.cat = Some(cat);
             }
-            Key::Short(NAME) => ev.name = Some(string_field(c, v, "name")?),
-            Key::Short(PID) => ev.pid = Some(id_token(c, v)?),
-            Key::Short(TID) => ev.tid = Some(id_token(c, v)?),
-            Key::Short(TS) => ev.ts = Some(time_field(c, v, "ts")?),
-            Key::Short(DUR) => ev.dur = Some(time_field(c, v, "dur")?),
-            Key::Short(ID) => ev.id = Some(id_token(c, v)?),
-            Key::Short(ARGS) => {
+            Field::Name => ev.name = Some(string_field(c, v, "name")?),
+            Field::Pid => ev.pid = Some(id_token(c, v)?),
+            Field::Tid => ev.tid = Some(id_token(c, v)?),
+            Field::Ts => ev.ts = Some(time_field(c, v, "ts")?),
+            Field::Dur => ev.dur = Some(time_field(c, v, "dur")?),
+            Field::Id => ev.id = Some(id_token(c, v)?),
+            Field::Args => {
                 let at = c.pos;
                 match ev.kind {
                     Some(EventKind::Other | EventKind::Flow | EventKind::PythonFunction) => {
                         c.skip_value()?;
                     }
-                    Some(k) => args(c, k, &mut ev.args, &mut ev.input_dims)?,
+                    Some(k) => args::<KNOWN_TEXT>(c, k, &mut ev.args, &mut ev.input_dims)?,
                     None => {
                         ev.late_args = Some(c.pos);
                         c.skip_value()?;
@@ -140,10 +245,11 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
                 }
                 ev.args_raw = Some(&c.buf[at..c.pos]);
             }
-            _ => {
+            Field::Other => {
                 c.skip_value()?;
             }
         }
+        expected = field.next(ev.id.is_some());
         match c.ws_peek()? {
             b',' => c.pos += 1,
             b'}' => {
@@ -169,7 +275,7 @@ pub(super) fn event<'a>(c: &mut Cursor<'a>, ev: &mut RawEvent<'a>) -> Scan<()> {
         )
     {
         let mut again = Cursor::new(c.buf, at);
-        args(&mut again, k, &mut ev.args, &mut ev.input_dims)?;
+        args::<KNOWN_TEXT>(&mut again, k, &mut ev.args, &mut ev.input_dims)?;
     }
     Ok(())
 }
@@ -198,6 +304,7 @@ pub(super) fn args_name(args: &[u8]) -> Option<String> {
     }
 }
 
+#[inline(always)]
 fn string_field<'a>(c: &mut Cursor<'a>, v: u8, field: &'static str) -> Scan<Str<'a>> {
     if v == b'"' {
         c.string()
@@ -208,6 +315,7 @@ fn string_field<'a>(c: &mut Cursor<'a>, v: u8, field: &'static str) -> Scan<Str<
     }
 }
 
+#[inline(always)]
 fn time_field(c: &mut Cursor<'_>, v: u8, field: &'static str) -> Scan<Option<i64>> {
     if v == b'"' || v == b'{' || v == b'[' || v == b't' || v == b'f' || v == b'n' {
         let at = c.pos;
@@ -218,6 +326,7 @@ fn time_field(c: &mut Cursor<'_>, v: u8, field: &'static str) -> Scan<Option<i64
 }
 
 /// A pid/tid/id value as its raw token (a number, or a string with its quotes).
+#[inline(always)]
 fn id_token<'a>(c: &mut Cursor<'a>, v: u8) -> Scan<&'a [u8]> {
     let start = c.pos;
     if v == b'"' {
@@ -228,12 +337,131 @@ fn id_token<'a>(c: &mut Cursor<'a>, v: u8) -> Scan<&'a [u8]> {
     }
 }
 
+/// The `args` keys the model reads; `Other` for any other key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arg {
+    ExternalId,
+    Correlation,
+    Device,
+    Stream,
+    Registers,
+    SharedMemory,
+    Grid,
+    Block,
+    GraphId,
+    GraphNodeId,
+    Bytes,
+    InputDims,
+    StartNs,
+    EndNs,
+    Cbid,
+    Other,
+}
+
+impl Arg {
+    const ALL: [Arg; 16] = [
+        Arg::ExternalId,
+        Arg::Correlation,
+        Arg::Device,
+        Arg::Stream,
+        Arg::Registers,
+        Arg::SharedMemory,
+        Arg::Grid,
+        Arg::Block,
+        Arg::GraphId,
+        Arg::GraphNodeId,
+        Arg::Bytes,
+        Arg::InputDims,
+        Arg::StartNs,
+        Arg::EndNs,
+        Arg::Cbid,
+        Arg::Other,
+    ];
+
+    /// The key as Kineto spells it (`Other`: none; the empty key is one of the others).
+    const fn name(self) -> &'static [u8] {
+        match self {
+            Arg::ExternalId => b"External id",
+            Arg::Correlation => b"correlation",
+            Arg::Device => b"device",
+            Arg::Stream => b"stream",
+            Arg::Registers => b"registers per thread",
+            Arg::SharedMemory => b"shared memory",
+            Arg::Grid => b"grid",
+            Arg::Block => b"block",
+            Arg::GraphId => b"graph id",
+            Arg::GraphNodeId => b"graph node id",
+            Arg::Bytes => b"bytes",
+            Arg::InputDims => b"Input Dims",
+            Arg::StartNs => b"start_ns",
+            Arg::EndNs => b"end_ns",
+            Arg::Cbid => b"cbid",
+            Arg::Other => b"",
+        }
+    }
+
+    /// The arg a key names.
+    fn of(key: &Key<'_>) -> Arg {
+        match key {
+            Key::Short(EXTERNAL_ID | EXTERNAL_ID_LOWER) => Arg::ExternalId,
+            Key::Short(CORRELATION | CORRELATION_ID) => Arg::Correlation,
+            Key::Short(DEVICE) => Arg::Device,
+            Key::Short(STREAM) => Arg::Stream,
+            Key::Long(k) if **k == *Arg::Registers.name() => Arg::Registers,
+            Key::Short(SHARED_MEMORY) => Arg::SharedMemory,
+            Key::Short(GRID) => Arg::Grid,
+            Key::Short(BLOCK) => Arg::Block,
+            Key::Short(GRAPH_ID) => Arg::GraphId,
+            Key::Short(GRAPH_NODE_ID) => Arg::GraphNodeId,
+            Key::Short(BYTES) => Arg::Bytes,
+            Key::Short(INPUT_DIMS) => Arg::InputDims,
+            Key::Short(START_NS) => Arg::StartNs,
+            Key::Short(END_NS) => Arg::EndNs,
+            Key::Short(CBID) => Arg::Cbid,
+            _ => Arg::Other,
+        }
+    }
+
+    /// The key Kineto most likely writes after this one, among those the model reads: a runtime
+    /// call's `External id`, `cbid`, `correlation`; a memcpy's `External id`, `device`, (`context`),
+    /// `stream`, `correlation`, `bytes`; a kernel's `grid`, `block`.
+    #[inline(always)]
+    fn next(self, api: bool) -> Option<Arg> {
+        match self {
+            Arg::ExternalId if api => Some(Arg::Cbid),
+            Arg::ExternalId => Some(Arg::Device),
+            Arg::Cbid | Arg::Stream => Some(Arg::Correlation),
+            Arg::Correlation => Some(Arg::Bytes),
+            Arg::Grid => Some(Arg::Block),
+            _ => None,
+        }
+    }
+
+    /// The key's text before its value as Kineto writes it ([`KeyText`]; keys of up to 12 bytes).
+    #[inline(always)]
+    fn text(self) -> Option<KeyText> {
+        const TEXTS: [Option<KeyText>; 16] = {
+            let mut t = [None; 16];
+            let mut i = 0;
+            while i < 16 {
+                let name = Arg::ALL[i].name();
+                if !name.is_empty() && name.len() <= 12 {
+                    t[i] = Some(KeyText::of(name));
+                }
+                i += 1;
+            }
+            t
+        };
+        TEXTS[self as usize]
+    }
+}
+
 /// Reads `args` into `a` (reset first: a later `args` key replaces an earlier one whole), keeping the
 /// fields the model uses for this category. Fields of other categories are skipped unread: the same
 /// key means different things elsewhere (ROCm runtime calls write `"stream": "0x0"`, Triton cpu_ops a
 /// `"grid"` string). A `cpu_op`'s `Input Dims` is validated and its text handed back in
 /// `input_dims`, to be read only if the op is a GEMM (the name may come later).
-fn args<'a>(
+fn args<'a, const KNOWN_TEXT: bool>(
     c: &mut Cursor<'a>,
     cat: EventKind,
     a: &mut Args,
@@ -255,53 +483,63 @@ fn args<'a>(
         c.pos += 1;
         return Ok(());
     }
+    // As in `event`: the key Kineto writes next, checked before the general read.
+    let mut expected = Some(Arg::ExternalId);
     loop {
         c.ws_peek()?;
-        let key = c.key()?;
-        c.expect(b':', "':' after a key")?;
-        match key {
-            Key::Short(EXTERNAL_ID | EXTERNAL_ID_LOWER) => {
-                a.external_id = uint(c, &mut a.odd_field, "External id")?
+        let arg = match expected {
+            Some(k) if KNOWN_TEXT && k.text().is_some_and(|t| t.at(c.buf, c.pos)) => {
+                c.pos += k.text().map_or(0, |t| t.len());
+                k
             }
-            Key::Short(CORRELATION | CORRELATION_ID) if gpu || api => {
+            _ => {
+                let key = c.key()?;
+                c.expect(b':', "':' after a key")?;
+                Arg::of(&key)
+            }
+        };
+        match arg {
+            Arg::ExternalId => a.external_id = uint(c, &mut a.odd_field, "External id")?,
+            Arg::Correlation if gpu || api => {
                 a.correlation = uint(c, &mut a.odd_field, "correlation")?
             }
-            Key::Short(DEVICE) if gpu => a.device = int(c, &mut a.odd_field, "device")?,
-            Key::Short(STREAM) if gpu => a.stream = int(c, &mut a.odd_field, "stream")?,
-            Key::Long(k) if gpu && *k == *b"registers per thread" => {
+            Arg::Device if gpu => a.device = int(c, &mut a.odd_field, "device")?,
+            Arg::Stream if gpu => a.stream = int(c, &mut a.odd_field, "stream")?,
+            Arg::Registers if gpu => {
                 a.registers = small(
                     uint(c, &mut a.odd_field, "registers per thread")?,
                     &mut a.odd_field,
                     "registers per thread",
                 );
             }
-            Key::Short(SHARED_MEMORY) if gpu => {
+            Arg::SharedMemory if gpu => {
                 a.shared_memory = small(
                     uint(c, &mut a.odd_field, "shared memory")?,
                     &mut a.odd_field,
                     "shared memory",
                 );
             }
-            Key::Short(GRID) if gpu => a.grid = dims(c, &mut a.odd_field, "grid")?,
-            Key::Short(BLOCK) if gpu => a.block = dims(c, &mut a.odd_field, "block")?,
-            Key::Short(GRAPH_ID) if gpu => a.graph_id = uint(c, &mut a.odd_field, "graph id")?,
-            Key::Short(GRAPH_NODE_ID) if gpu => {
+            Arg::Grid if gpu => a.grid = dims(c, &mut a.odd_field, "grid")?,
+            Arg::Block if gpu => a.block = dims(c, &mut a.odd_field, "block")?,
+            Arg::GraphId if gpu => a.graph_id = uint(c, &mut a.odd_field, "graph id")?,
+            Arg::GraphNodeId if gpu => {
                 a.graph_node_id = uint(c, &mut a.odd_field, "graph node id")?
             }
-            Key::Short(BYTES) if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
-            Key::Short(INPUT_DIMS) if cat == EventKind::CpuOp => {
+            Arg::Bytes if gpu => a.bytes = uint(c, &mut a.odd_field, "bytes")?,
+            Arg::InputDims if cat == EventKind::CpuOp => {
                 let at = c.skip_value()?;
                 *input_dims = Some(&c.buf[at..c.pos]);
             }
-            Key::Short(START_NS) if gpu => a.start_ns = int(c, &mut a.odd_field, "start_ns")?,
-            Key::Short(END_NS) if gpu => a.end_ns = int(c, &mut a.odd_field, "end_ns")?,
-            Key::Short(CBID) if api => {
+            Arg::StartNs if gpu => a.start_ns = int(c, &mut a.odd_field, "start_ns")?,
+            Arg::EndNs if gpu => a.end_ns = int(c, &mut a.odd_field, "end_ns")?,
+            Arg::Cbid if api => {
                 a.cbid = small(uint(c, &mut a.odd_field, "cbid")?, &mut a.odd_field, "cbid")
             }
             _ => {
                 c.skip_value()?;
             }
         }
+        expected = arg.next(api);
         match c.ws_peek()? {
             b',' => c.pos += 1,
             b'}' => {
@@ -473,20 +711,5 @@ fn tensor_rows(c: &mut Cursor<'_>) -> Option<u32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::input_rows;
-
-    #[test]
-    fn rows_of_an_input() {
-        let addmm = b"[[5120], [32, 2880], [2880, 5120], [], []]";
-        assert_eq!(input_rows(addmm, 1), Some(32));
-        assert_eq!(input_rows(addmm, 0), Some(1));
-        assert_eq!(input_rows(addmm, 3), None);
-        assert_eq!(input_rows(addmm, 9), None);
-        assert_eq!(input_rows(b"[[2, 128, 4096], [4096, 4096]]", 0), Some(256));
-        assert_eq!(input_rows(b"[[[2, 3], [2, 3]], []]", 0), None);
-        assert_eq!(input_rows(b"[[4294967296, 2]]", 0), None);
-        assert_eq!(input_rows(b"\"x\"", 0), None);
-        assert_eq!(input_rows(b"[]", 0), None);
-    }
-}
+#[path = "event_tests.rs"]
+mod tests;

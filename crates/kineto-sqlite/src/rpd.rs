@@ -20,7 +20,7 @@
 //!
 //! Each table is read once. The ops are read before the calls (the names, tracks and correlation ids
 //! are numbered in the order the builder first sees them, ops first); an op's process is its call's
-//! `pid`, so the ops get theirs once `rocpd_api` has been read ([`CallProcesses`]), by the correlation
+//! `pid`, so the ops get theirs once `rocpd_api` has been read (`CallProcesses`), by the correlation
 //! id an op shares with its call — not from a first pass over `rocpd_api` for its `pid`s.
 
 use crate::db::{Db, get_int, get_quantity, get_time};

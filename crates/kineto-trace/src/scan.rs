@@ -58,7 +58,8 @@ const MAX_DEPTH: usize = 256;
 
 use crate::structural::{find_quote_or_backslash_16, quote_or_backslash_16, whitespace_16};
 use crate::words::{
-    HIGH, KeyWords, POW10, bytes_eq, digits_value, first_bytes, leading_digits, pack_key, word_at,
+    HIGH, KeyWords, POW10, bytes_eq, digits_value, first_bytes, leading_digits, pack_key,
+    short_point_three, sixteen_point_three, word_at,
 };
 
 /// An object key as read: packed when it has at most 16 bytes (after decoding), else its text.
@@ -428,6 +429,18 @@ impl<'a> Cursor<'a> {
         let buf = self.buf;
         let word = |i: usize| word_at(buf, i).unwrap_or(u64::MAX);
         let w0 = word(start);
+        // Kineto's `dur` and `ts`, the most frequent forms, checked whole first.
+        if let Some((int, decimals, len)) = short_point_three(w0) {
+            self.pos = start + len;
+            return Ok(Some((int * 1000 + decimals) as i64));
+        }
+        if let Some((int, decimals)) = sixteen_point_three(w0, word(start + 8), word(start + 16)) {
+            self.pos = start + 20;
+            // Below 10^16 µs; 10^19 ns would not fit an i64.
+            return Ok((int as i64)
+                .checked_mul(1000)
+                .and_then(|x| x.checked_add(decimals as i64)));
+        }
         let k0 = leading_digits(w0);
         let (digits, v) = if k0 < 8 {
             (k0, if k0 == 0 { 0 } else { digits_value(w0, k0) })

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::words::find_quote_or_backslash;
+use proptest::prelude::*;
 
 fn skip(s: &str) -> Scan<usize> {
     let mut c = Cursor::new(s.as_bytes(), 0);
@@ -308,4 +309,53 @@ fn integers_parse_exactly_or_not_at_all() {
     assert_eq!(parse_u64(b"1.5"), None);
     assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
     assert_eq!(parse_i64(b"9223372036854775808"), None);
+}
+
+/// A number as a profiler or a Python tool may write it, and its near misses: a sign, 0–25 digits
+/// (leading zeros included), a point with 0–5 decimals or none, an exponent or none.
+fn number_text() -> impl Strategy<Value = String> {
+    let digits = |len: std::ops::RangeInclusive<usize>| proptest::collection::vec(0u8..10, len);
+    // Kineto's forms (16 digits for `ts`, 1–3 for `dur`, 3 decimals) as often as all the others.
+    let int = prop_oneof![digits(0..=25), digits(16..=16), digits(1..=3)];
+    let frac = prop_oneof![digits(0..=5), digits(3..=3)];
+    (
+        prop::sample::select(vec!["", "", "", "-", "+"]),
+        int,
+        prop::option::of(frac),
+        prop::sample::select(vec!["", "", "", "e3", "E-2", "e+", "e"]),
+        prop::sample::select(vec![",", "}", " ", "e", ".", "0", "x"]),
+    )
+        .prop_map(|(sign, int, frac, exp, after)| {
+            let d = |v: &[u8]| v.iter().map(|&x| char::from(b'0' + x)).collect::<String>();
+            let frac = frac.map_or(String::new(), |f| format!(".{}", d(&f)));
+            format!("{sign}{}{frac}{exp}{after}", d(&int))
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// `micros_as_ns` (its word-at-a-time forms, Kineto's `ts` and `dur` read whole among them) gives
+    /// what the general path gives, `number` then `us_to_ns`: the value and where it ends, or the same
+    /// stop, for the text padded past 32 bytes and cut at every byte (a window ending inside it).
+    #[test]
+    fn micros_as_ns_agrees_with_the_general_path(text in number_text()) {
+        let padded = format!("{text}{}", " ".repeat(40));
+        for end in 0..=padded.len() {
+            let b = &padded.as_bytes()[..end];
+            let mut fast = Cursor::new(b, 0);
+            let mut slow = Cursor::new(b, 0);
+            let got = fast.micros_as_ns().map(|v| (v, fast.pos));
+            let want = slow.number().map(crate::time::us_to_ns).map(|v| (v, slow.pos));
+            match (&got, &want) {
+                (Ok(g), Ok(w)) => prop_assert_eq!(g, w, "{:?}", b),
+                // Cut, the one-pass read may ask for more where the general one already saw a fault
+                // (`00` at the window end): the fault comes once more bytes are there (the text
+                // whole, `end == padded.len()`, is compared strictly).
+                (Err(Stop::NeedMore), Err(Stop::Bad(_))) if end < padded.len() => {}
+                (Err(g), Err(w)) => prop_assert_eq!(g, w, "{:?}", b),
+                _ => prop_assert!(false, "{:?}: {:?} vs {:?}", b, got, want),
+            }
+        }
+    }
 }

@@ -44,6 +44,51 @@ pub(crate) const fn leading_digits(w: u64) -> usize {
     (non_digits(w).trailing_zeros() / 8) as usize
 }
 
+/// Kineto's absolute time as it writes it, 16 digits, a point and 3 decimals (`1712195495526861.039`),
+/// then a byte that ends a number (no digit, `e` or `E`), from the three words at its start: (the
+/// integer part, the decimals), or `None` for any other form (a leading zero included).
+#[inline(always)]
+pub(crate) const fn sixteen_point_three(w0: u64, w1: u64, w2: u64) -> Option<(u64, u64)> {
+    // Bytes 0–4 of `w2`: the point and the byte after the decimals are no digits, the decimals are.
+    let tail = non_digits(w2) & 0x80_8080_8080;
+    if non_digits(w0) | non_digits(w1) != 0
+        || tail != 0x80_0000_0080
+        || w2 as u8 != b'.'
+        || (w2 >> 32) as u8 | 0x20 == b'e'
+        || w0 as u8 == b'0'
+    {
+        return None;
+    }
+    Some((
+        digits_value(w0, 8) * 100_000_000 + digits_value(w1, 8),
+        digits_value(w2 >> 8, 3),
+    ))
+}
+
+/// Kineto's duration as it writes it, 1 to 3 digits, a point and 3 decimals (`63.813`), then a byte
+/// that ends a number, all in `w`: (the integer part, the decimals, the length), or `None` for any
+/// other form (a leading zero before another digit included).
+#[inline(always)]
+pub(crate) const fn short_point_three(w: u64) -> Option<(u64, u64, usize)> {
+    let nd = non_digits(w);
+    let k = (nd.trailing_zeros() / 8) as usize;
+    // Bytes k+1 to k+4 (k ≤ 3): three decimals, then no digit.
+    if k == 0
+        || k > 3
+        || (nd >> (8 * (k + 1))) & 0x8080_8080 != 0x8000_0000
+        || (w >> (8 * k)) as u8 != b'.'
+        || (w >> (8 * (k + 4))) as u8 | 0x20 == b'e'
+        || (k > 1 && w as u8 == b'0')
+    {
+        return None;
+    }
+    Some((
+        digits_value(w, k),
+        digits_value(w >> (8 * (k + 1)), 3),
+        k + 4,
+    ))
+}
+
 /// The decimal value of the first `k` bytes of `w` (1 ≤ `k` ≤ 8, all ASCII digits).
 #[inline(always)]
 pub(crate) const fn digits_value(w: u64, k: usize) -> u64 {

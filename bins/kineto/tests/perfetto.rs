@@ -20,7 +20,11 @@ fn counts() -> Value {
 #[test]
 fn every_command_reads_the_generated_perfetto_files() {
     let all = counts();
-    for name in ["rocprofv3_layout.pftrace", "gpu_stages.pftrace"] {
+    for name in [
+        "rocprofv3_layout.pftrace",
+        "gpu_stages.pftrace",
+        "rocprofv3_annotations.pftrace",
+    ] {
         let want = &all[name];
         let path = perfetto_dir().join(name).display().to_string();
         let (code, out, err) = run(&["summary", "--json", &path]);

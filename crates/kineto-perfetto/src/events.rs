@@ -12,6 +12,9 @@
 //! - A `GpuRenderStageEvent` is GPU work on GPU `gpu_id`, queue `hw_queue_iid`: a kernel when it names a
 //!   compute kernel or a launch or its stage is `COMPUTE`; else a copy or fill when its stage's name
 //!   says so (`copy`, `transfer`, `blit` / `fill`, `memset`, `clear`), else a kernel.
+//! - A GPU slice's debug annotations (rocprofv3's, `crate::pairing::Annotated`): a copy's or fill's
+//!   `copy_bytes` → bytes; a kernel's `grid_size`, `workgroup_size` (work-item products, kept as
+//!   `[product, 1, 1]`), `VGPR_Count` → registers, `LDS_Block_Size` → shared memory.
 //! - Launch correlation: a track event's `correlation_id`, else its first flow id (rocprofv3 gives the
 //!   API call and its dispatch one flow); a render stage's `event_id` against the
 //!   `render_stage_submission_event_ids` of the call that submitted it.
@@ -19,10 +22,12 @@
 //! The events come logged in file order by `crate::pairing` (names resolved, times on the trace
 //! clock), and are mapped here once every track descriptor of the file is known.
 
-use crate::pairing::{Logged, Names, Open, Pairing, Stage};
+use crate::pairing::{Annotated, Logged, Names, Open, Pairing, Stage};
 use crate::tracks::{NO_PROCESS, TrackInfo, Tracks};
 use kineto_trace::native::{KernelNames, TraceBuilder};
-use kineto_trace::{GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat, Track};
+use kineto_trace::{
+    GpuKind, GpuOpDetail, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat, Track,
+};
 use std::num::NonZeroU64;
 
 /// Correlation scopes: track events' ids and flows, and render stages' event ids.
@@ -138,6 +143,7 @@ impl Mapper<'_> {
                 op.detail.device = Some(device);
                 op.detail.stream = Some(stream);
                 op.correlation = self.correlation(FLOW_SCOPE, open.correlation);
+                annotated_detail(gpu_kind, &open.annotated, &mut op.detail);
                 let process = info.as_ref().and_then(|i| i.pid);
                 self.b.gpu_op_of(gpu_kind, op, process)
             }
@@ -246,6 +252,26 @@ impl Mapper<'_> {
                 pairing.skipped
             ));
         }
+        let faults = &pairing.annotation_faults;
+        if faults.unnamed > 0 {
+            self.b.warn(
+                0,
+                format!(
+                    "{} debug annotations named by an iid not interned on their sequence: not read",
+                    faults.unnamed
+                ),
+            );
+        }
+        if faults.odd > 0 {
+            self.b.warn(
+                0,
+                format!(
+                    "{} debug annotations copy_bytes, grid_size, workgroup_size, VGPR_Count or \
+                     LDS_Block_Size not an unsigned integer (or too large): not read",
+                    faults.odd
+                ),
+            );
+        }
         if pairing.zstd > 0 {
             self.b.warn(
                 0,
@@ -254,6 +280,25 @@ impl Mapper<'_> {
                     pairing.zstd
                 ),
             );
+        }
+    }
+}
+
+/// A GPU op's detail from its slice's debug annotations: a copy's or fill's bytes; a kernel's launch
+/// shape. rocprofv3 writes the grid and workgroup as their work-item products (x·y·z), so they are
+/// kept as `[product, 1, 1]`: the totals are the file's, the dimensions it does not give are 1.
+fn annotated_detail(kind: GpuKind, a: &Annotated, detail: &mut GpuOpDetail) {
+    match kind {
+        GpuKind::Memcpy | GpuKind::Memset => detail.bytes = a.bytes,
+        GpuKind::Kernel => {
+            if let Some(g) = a.grid {
+                detail.grid = [g, 1, 1];
+            }
+            if let Some(b) = a.block {
+                detail.block = [b, 1, 1];
+            }
+            detail.registers = a.registers;
+            detail.shared_memory = a.shared;
         }
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! What it is not: what an event means (`crate::pairing`, `crate::events`).
 
-use crate::pairing::{At, LaunchShape, Logged, Open, Stage, Tally};
+use crate::pairing::{Annotated, At, LaunchShape, Logged, Open, Stage, Tally};
 use kineto_trace::GpuKind;
 use prost::encoding::{decode_varint, encode_varint};
 use rustc_hash::FxHashMap;
@@ -24,10 +24,16 @@ const INSTANT: u8 = 2;
 const COUNTER_VALUE: u8 = 3;
 const SKIPPED: u8 = 4;
 
-/// A slice's optional fields present.
+/// A slice's optional fields present. The annotated values ([`Annotated`]) take the flag byte's
+/// free bits, so a slice without them costs no byte more than before they were read.
 const CORRELATION: u8 = 1;
 const SUBMITTED: u8 = 2;
 const THREAD: u8 = 4;
+const ANNOTATED_BYTES: u8 = 8;
+const ANNOTATED_GRID: u8 = 16;
+const ANNOTATED_BLOCK: u8 = 32;
+const ANNOTATED_REGISTERS: u8 = 64;
+const ANNOTATED_SHARED: u8 = 128;
 
 /// A render stage's optional fields present.
 const AFTER_EVENT: u8 = 1;
@@ -153,9 +159,15 @@ impl Log {
         encode_varint(u64::from(open.category), out);
         self.ts(open.ts, out);
         encode_varint(zigzag(end.wrapping_sub(open.ts)), out);
+        let a = &open.annotated;
         let flags = flag(open.correlation.is_some(), CORRELATION)
             | flag(open.submitted.is_some(), SUBMITTED)
-            | flag(thread.is_some(), THREAD);
+            | flag(thread.is_some(), THREAD)
+            | flag(a.bytes.is_some(), ANNOTATED_BYTES)
+            | flag(a.grid.is_some(), ANNOTATED_GRID)
+            | flag(a.block.is_some(), ANNOTATED_BLOCK)
+            | flag(a.registers.is_some(), ANNOTATED_REGISTERS)
+            | flag(a.shared.is_some(), ANNOTATED_SHARED);
         out.push(flags);
         for v in [open.correlation, open.submitted].into_iter().flatten() {
             encode_varint(v, out);
@@ -163,6 +175,14 @@ impl Log {
         if let Some((pid, tid)) = thread {
             encode_varint(zigzag(pid), out);
             encode_varint(zigzag(tid), out);
+        }
+        let sizes = [a.grid, a.block, a.registers, a.shared];
+        for v in a
+            .bytes
+            .into_iter()
+            .chain(sizes.into_iter().flatten().map(u64::from))
+        {
+            encode_varint(v, out);
         }
     }
 
@@ -359,18 +379,20 @@ impl Decoder {
         let ts = self.ts(bytes)?;
         let end = ts.wrapping_add(unzigzag(decode_varint(bytes)?));
         let flags = byte(bytes)?;
-        let mut optional = |bit| -> Result<Option<u64>, Unreadable> {
-            Ok(if flags & bit != 0 {
-                Some(decode_varint(bytes)?)
-            } else {
-                None
-            })
-        };
-        let correlation = optional(CORRELATION)?;
-        let submitted = optional(SUBMITTED)?;
-        let thread = match optional(THREAD)? {
+        let correlation = present(flags, CORRELATION, bytes)?;
+        let submitted = present(flags, SUBMITTED, bytes)?;
+        let thread = match present(flags, THREAD, bytes)? {
             Some(pid) => Some((unzigzag(pid), unzigzag(decode_varint(bytes)?))),
             None => None,
+        };
+        let copied = present(flags, ANNOTATED_BYTES, bytes)?;
+        let mut size = |bit| present(flags, bit, bytes)?.map(small).transpose();
+        let annotated = Annotated {
+            bytes: copied,
+            grid: size(ANNOTATED_GRID)?,
+            block: size(ANNOTATED_BLOCK)?,
+            registers: size(ANNOTATED_REGISTERS)?,
+            shared: size(ANNOTATED_SHARED)?,
         };
         let open = Open {
             name,
@@ -378,6 +400,7 @@ impl Decoder {
             ts,
             correlation,
             submitted,
+            annotated,
         };
         Ok((open, end, thread))
     }
@@ -440,6 +463,15 @@ impl Decoder {
     }
 }
 
+/// The varint that follows when `flags` has `bit`.
+fn present(flags: u8, bit: u8, bytes: &mut &[u8]) -> Result<Option<u64>, Unreadable> {
+    Ok(if flags & bit != 0 {
+        Some(decode_varint(bytes)?)
+    } else {
+        None
+    })
+}
+
 fn byte(bytes: &mut &[u8]) -> Result<u8, Unreadable> {
     let (&b, rest) = bytes.split_first().ok_or(Unreadable)?;
     *bytes = rest;
@@ -467,10 +499,32 @@ mod tests {
                 ts,
                 correlation,
                 submitted: None,
+                annotated: Annotated::default(),
             },
             end,
             thread: None,
             at: at(offset, 1),
+        }
+    }
+
+    fn annotated_slice(
+        annotated: Annotated,
+        correlation: Option<u64>,
+        thread: Option<(i64, i64)>,
+    ) -> Logged {
+        Logged::Slice {
+            uuid: 2,
+            open: Open {
+                name: 1,
+                category: 2,
+                ts: 40,
+                correlation,
+                submitted: correlation,
+                annotated,
+            },
+            end: 50,
+            thread,
+            at: at(80, 1),
         }
     }
 
@@ -503,11 +557,50 @@ mod tests {
                     ts: i64::MAX,
                     correlation: Some(0),
                     submitted: Some(u64::MAX),
+                    annotated: Annotated::default(),
                 },
                 end: i64::MIN,
                 thread: Some((i64::MIN, -1)),
                 at: at(0, 0),
             },
+            // Every annotated value, at its extremes, with and without the other optional fields.
+            annotated_slice(
+                Annotated {
+                    bytes: Some(u64::MAX),
+                    grid: Some(u32::MAX),
+                    block: Some(0),
+                    registers: Some(1),
+                    shared: Some(65_536),
+                },
+                Some(7),
+                Some((1, 2)),
+            ),
+            annotated_slice(
+                Annotated {
+                    bytes: Some(0),
+                    ..Annotated::default()
+                },
+                None,
+                None,
+            ),
+            annotated_slice(
+                Annotated {
+                    grid: Some(4_096),
+                    block: Some(256),
+                    ..Annotated::default()
+                },
+                None,
+                Some((3, 4)),
+            ),
+            annotated_slice(
+                Annotated {
+                    registers: Some(128),
+                    shared: Some(0),
+                    ..Annotated::default()
+                },
+                Some(0),
+                None,
+            ),
             stage(
                 Some(([1, 2, 3], [u32::MAX, 0, 9], Some(64), None)),
                 Some(-3),
@@ -551,6 +644,30 @@ mod tests {
         // 100,000,001 < 2^28 (4): 9 - 3 + 6 + 4 = 16 bytes.
         log.push(&slice(9, 1_000, 1_500, Some(100_000_001), 70));
         assert_eq!(log.bytes() - first, 16);
+        // The same slice with a copy's size (copy_bytes 1 MiB = 2^20 < 2^21: 3 bytes) costs those
+        // bytes and no more: the flag byte already there says they are present.
+        let mut annotated = Log::default();
+        let copy = |bytes| Logged::Slice {
+            uuid: 9,
+            open: Open {
+                name: 3,
+                category: 1,
+                ts: 0,
+                correlation: None,
+                submitted: None,
+                annotated: Annotated {
+                    bytes,
+                    ..Annotated::default()
+                },
+            },
+            end: 0,
+            thread: None,
+            at: at(0, 1),
+        };
+        annotated.push(&copy(Some(1 << 20)));
+        assert_eq!(annotated.bytes(), first + 3);
+        annotated.push(&copy(None));
+        assert_eq!(annotated.bytes(), 2 * first + 3);
         // A million more such slices fill chunks of CHUNK bytes or less, and a message longer than a
         // chunk has its own; all read back in order.
         let mut want = vec![

@@ -11,7 +11,9 @@
 
 use crate::clock::Clocks;
 use crate::log::Log;
-use crate::proto::{ComputeKernelLaunch, GpuRenderStageEvent, TracePacket, TrackEvent};
+use crate::proto::{
+    ComputeKernelLaunch, DebugAnnotation, GpuRenderStageEvent, TracePacket, TrackEvent,
+};
 use crate::sequence::{Admit, Sequence};
 use kineto_trace::GpuKind;
 use rustc_hash::FxHashMap;
@@ -60,6 +62,38 @@ pub struct Open {
     pub ts: i64,
     pub correlation: Option<u64>,
     pub submitted: Option<u64>,
+    /// What its debug annotations say of the GPU op it may be.
+    pub annotated: Annotated,
+}
+
+/// A GPU op's size and launch shape as rocprofv3 writes them in a slice's debug annotations
+/// (rocprofiler-sdk `source/lib/output/generatePerfetto.cpp`, `TRACE_EVENT_BEGIN` of a memory copy
+/// and of a kernel dispatch), each `None` when the slice has no such annotation. All are unsigned
+/// integers there (`uint_value`: `uint64_t` bytes, `uint32_t` sizes and counts).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Annotated {
+    /// `copy_bytes` (a copy's `bytes`).
+    pub bytes: Option<u64>,
+    /// `grid_size`: the grid's work-items, x·y·z (rocprofv3 writes the product, not the dimensions).
+    pub grid: Option<u32>,
+    /// `workgroup_size`: a workgroup's work-items, x·y·z.
+    pub block: Option<u32>,
+    /// `VGPR_Count`: the kernel's architected vector registers per work-item (its symbol's
+    /// `arch_vgpr_count`; `Accum_VGPR_Count` and the per-wave `SGPR_Count` are not registers per
+    /// thread in the model's sense, and not read).
+    pub registers: Option<u32>,
+    /// `LDS_Block_Size`: LDS bytes per workgroup (the dispatch's `group_segment_size`, static and
+    /// dynamic together).
+    pub shared: Option<u32>,
+}
+
+/// Debug annotations of a name read by [`annotate`] that were not read.
+#[derive(Debug, Default)]
+pub struct AnnotationFaults {
+    /// Named by an iid not interned on their sequence (whatever their name).
+    pub unnamed: u64,
+    /// Of a read name, holding no unsigned integer, or one too large for its field.
+    pub odd: u64,
 }
 
 /// A render stage as its sequence resolved it.
@@ -133,6 +167,7 @@ pub struct Pairing {
     /// Packets skipped for lack of incremental state; packets of zstd-compressed packets.
     pub skipped: u64,
     pub zstd: u64,
+    pub annotation_faults: AnnotationFaults,
 }
 
 impl Pairing {
@@ -146,6 +181,7 @@ impl Pairing {
             unmatched_ends: 0,
             skipped: 0,
             zstd: 0,
+            annotation_faults: AnnotationFaults::default(),
         }
     }
 
@@ -247,7 +283,13 @@ impl Pairing {
                 return Ok(());
             }
             (Some(SLICE_END), None) => match self.open.get_mut(&uuid).and_then(Vec::pop) {
-                Some(open) => slice(open, ts),
+                Some(mut open) => {
+                    // An end's annotations are the slice's too (trace_processor merges them);
+                    // the begin's, when both give one, are kept.
+                    let faults = &mut self.annotation_faults;
+                    annotate(&e.debug_annotations, seq, &mut open.annotated, faults);
+                    slice(open, ts)
+                }
                 None => {
                     self.unmatched_ends += 1;
                     return Err("a slice end with no begin on its track".into());
@@ -289,13 +331,94 @@ impl Pairing {
             .gpu_correlation
             .as_ref()
             .and_then(|g| g.render_stage_submission_event_ids.first().copied());
+        let mut annotated = Annotated::default();
+        annotate(
+            &e.debug_annotations,
+            seq,
+            &mut annotated,
+            &mut self.annotation_faults,
+        );
         Ok(Open {
             name: self.names.id(name),
             category: self.names.id(category),
             ts,
             correlation,
             submitted,
+            annotated,
         })
+    }
+}
+
+/// Which [`Annotated`] field a debug annotation of this name fills: rocprofv3's names, exactly as
+/// `generatePerfetto.cpp` writes them (rocm-systems `projects/rocprofiler-sdk`).
+#[derive(Clone, Copy)]
+enum Field {
+    Bytes,
+    Grid,
+    Block,
+    Registers,
+    Shared,
+}
+
+fn field_of(name: &[u8]) -> Option<Field> {
+    Some(match name {
+        b"copy_bytes" => Field::Bytes,
+        b"grid_size" => Field::Grid,
+        b"workgroup_size" => Field::Block,
+        b"VGPR_Count" => Field::Registers,
+        b"LDS_Block_Size" => Field::Shared,
+        _ => return None,
+    })
+}
+
+/// The fields of `into` still empty filled from the annotations of a read name (plain, or interned in
+/// the sequence's `debug_annotation_names`); one whose value is not an unsigned integer that fits is
+/// not read, and counted in `faults`, as is one named by an iid its sequence has not interned.
+fn annotate(
+    annotations: &[DebugAnnotation],
+    seq: &Sequence,
+    into: &mut Annotated,
+    faults: &mut AnnotationFaults,
+) {
+    for a in annotations {
+        let name = match (&a.name, a.name_iid) {
+            (Some(n), _) => n.as_slice(),
+            (None, Some(iid)) => match seq.annotation_names.get(&iid) {
+                Some(n) => n.as_bytes(),
+                None => {
+                    faults.unnamed += 1;
+                    continue;
+                }
+            },
+            (None, None) => continue,
+        };
+        let Some(field) = field_of(name) else {
+            continue;
+        };
+        // A signed value that is not negative is the same number: a producer may write either.
+        let value = a
+            .uint_value
+            .or_else(|| a.int_value.and_then(|i| u64::try_from(i).ok()));
+        let Some(value) = value else {
+            faults.odd += 1;
+            continue;
+        };
+        let narrow =
+            |slot: &mut Option<u32>, faults: &mut AnnotationFaults| match u32::try_from(value) {
+                Ok(v) => {
+                    slot.get_or_insert(v);
+                }
+                Err(_) => faults.odd += 1,
+            };
+        match field {
+            Field::Bytes => {
+                into.bytes.get_or_insert(value);
+            }
+            Field::Grid => narrow(&mut into.grid, faults),
+            Field::Block => narrow(&mut into.block, faults),
+            Field::Registers => narrow(&mut into.registers, faults),
+            Field::Shared => narrow(&mut into.shared, faults),
+        }
     }
 }
 
@@ -424,6 +547,48 @@ mod tests {
         assert_eq!(kind_of_stage("Blit"), GpuKind::Memcpy);
         assert_eq!(kind_of_stage("Buffer fill"), GpuKind::Memset);
         assert_eq!(kind_of_stage("render"), GpuKind::Kernel);
+    }
+
+    fn annotation(name: Result<u64, &str>, uint: Option<u64>, int: Option<i64>) -> DebugAnnotation {
+        let (name_iid, name) = match name {
+            Ok(iid) => (Some(iid), None),
+            Err(n) => (None, Some(n.as_bytes().to_vec())),
+        };
+        DebugAnnotation {
+            name_iid,
+            name,
+            uint_value: uint,
+            int_value: int,
+        }
+    }
+
+    #[test]
+    fn annotations_are_read_by_name_plain_or_interned_first_given_kept() {
+        let mut seq = Sequence::default();
+        seq.annotation_names.insert(3, "copy_bytes".into());
+        seq.annotation_names.insert(5, "grid_size".into());
+        let list = [
+            annotation(Ok(3), Some(1 << 40), None),
+            // Read already: the first is kept.
+            annotation(Err("copy_bytes"), Some(7), None),
+            annotation(Ok(5), None, Some(4_096)),
+            annotation(Err("workgroup_size"), Some(u64::from(u32::MAX) + 1), None),
+            annotation(Err("VGPR_Count"), None, Some(-1)),
+            // A string (no integer): not read.
+            annotation(Err("LDS_Block_Size"), None, None),
+            annotation(Ok(9), Some(1), None),
+            annotation(Err("SGPR_Count"), Some(32), None),
+        ];
+        let (mut a, mut faults) = (Annotated::default(), AnnotationFaults::default());
+        annotate(&list, &seq, &mut a, &mut faults);
+        let want = Annotated {
+            bytes: Some(1 << 40),
+            grid: Some(4_096),
+            ..Annotated::default()
+        };
+        assert_eq!(a, want);
+        // workgroup_size too large, VGPR_Count negative, LDS_Block_Size a string; iid 9 unknown.
+        assert_eq!((faults.odd, faults.unnamed), (3, 1));
     }
 
     #[test]

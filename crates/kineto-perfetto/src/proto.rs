@@ -2,7 +2,7 @@
 //! after google/perfetto's `protos/perfetto/trace/` (Apache-2.0, © The Android Open Source Project):
 //! `trace_packet.proto`, `trace_packet_defaults.proto`, `clock_snapshot.proto`,
 //! `interned_data/interned_data.proto`, `track_event/{track_event,track_descriptor,
-//! process_descriptor,thread_descriptor}.proto`, `gpu/gpu_render_stage_event.proto` (with the compute
+//! process_descriptor,thread_descriptor,debug_annotation}.proto`, `gpu/gpu_render_stage_event.proto` (with the compute
 //! kernel messages of April 2026: `kernel_iid`, `launch`, `InternedComputeKernel`),
 //! `gpu/gpu_interned_data.proto` and `gpu/gpu_track_event.proto` (extensions, declared here as plain
 //! fields of their numbers). Same field numbers and wire types; written from those schemas, not copied.
@@ -98,6 +98,10 @@ pub struct InternedData {
     /// `gpu_specifications = 24`.
     #[prost(message, repeated, tag = "24")]
     pub gpu_specifications: Vec<InternedGpuRenderStageSpecification>,
+    /// `debug_annotation_names = 3` (`DebugAnnotationName`: `iid = 1`, `name = 2`, the same shape as
+    /// [`Interned`]).
+    #[prost(message, repeated, tag = "3")]
+    pub debug_annotation_names: Vec<Interned>,
     /// `compute_kernels = 1000` (extension, `GpuInternedData`).
     #[prost(message, repeated, tag = "1000")]
     pub compute_kernels: Vec<InternedComputeKernel>,
@@ -106,7 +110,8 @@ pub struct InternedData {
     pub compute_arg_names: Vec<Interned>,
 }
 
-/// `EventName`, `EventCategory`, `InternedComputeArgName`: `iid = 1`, `name = 2`.
+/// `EventName`, `EventCategory`, `DebugAnnotationName`, `InternedComputeArgName`: `iid = 1`,
+/// `name = 2`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Interned {
     /// `iid = 1`.
@@ -193,6 +198,33 @@ pub struct TrackEvent {
     /// submitted.
     #[prost(message, optional, tag = "3000")]
     pub gpu_correlation: Option<GpuCorrelation>,
+    /// `debug_annotations = 4`: the event's named arguments (rocprofv3's `copy_bytes`, `grid_size`…).
+    #[prost(message, repeated, tag = "4")]
+    pub debug_annotations: Vec<DebugAnnotation>,
+}
+
+/// `DebugAnnotation` (`track_event/debug_annotation.proto`): one named value. Only the name and the
+/// integer values are declared: the values read are integers, and an annotation holding another kind
+/// (`bool_value = 2`, `double_value = 5`, `string_value = 6`, `pointer_value = 7`, `nested_value = 8`,
+/// `legacy_json_value = 9`, `string_value_iid = 17`, dicts and arrays) is told by its integers'
+/// absence, its value skipped undecoded as the other undeclared fields are. Field numbers checked
+/// against google/perfetto's text at commit ec5d16b (2026-08): `debug_annotation.proto` (these),
+/// `track_event.proto` (`repeated DebugAnnotation debug_annotations = 4`), `interned_data.proto`
+/// (`repeated DebugAnnotationName debug_annotation_names = 3`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DebugAnnotation {
+    /// `name_iid = 1` (of `oneof name_field`): an interned `DebugAnnotationName`.
+    #[prost(uint64, optional, tag = "1")]
+    pub name_iid: Option<u64>,
+    /// `name = 10` (of `oneof name_field`).
+    #[prost(bytes = "vec", optional, tag = "10")]
+    pub name: Option<Vec<u8>>,
+    /// `uint_value = 3` (of `oneof value`).
+    #[prost(uint64, optional, tag = "3")]
+    pub uint_value: Option<u64>,
+    /// `int_value = 4` (of `oneof value`).
+    #[prost(int64, optional, tag = "4")]
+    pub int_value: Option<i64>,
 }
 
 /// `TrackEvent.LegacyEvent`.

@@ -28,6 +28,10 @@ pub struct Sequence {
     pub names: FxHashMap<u64, String>,
     pub categories: FxHashMap<u64, String>,
     pub arg_names: FxHashMap<u64, String>,
+    /// `DebugAnnotationName`s: the Perfetto SDK interns an annotation's name when it is a static
+    /// string (`TrackEventInternal::AddDebugAnnotation(…, const char*)` sets `name_iid`), as
+    /// rocprofv3's are.
+    pub annotation_names: FxHashMap<u64, String>,
     /// Compute kernels: the demangled name, else the name.
     pub kernels: FxHashMap<u64, String>,
     pub stages: FxHashMap<u64, Stage>,
@@ -84,6 +88,7 @@ impl Sequence {
             (&mut self.names, &d.event_names),
             (&mut self.categories, &d.event_categories),
             (&mut self.arg_names, &d.compute_arg_names),
+            (&mut self.annotation_names, &d.debug_annotation_names),
         ] {
             for e in entries {
                 if let Some(iid) = e.iid {
@@ -153,6 +158,24 @@ mod tests {
         };
         s.admit(&clear_again);
         assert!(s.names.is_empty());
+        // Debug annotation names are interned state too: a clear drops them.
+        let annotation_names = TracePacket {
+            interned_data: Some(InternedData {
+                debug_annotation_names: vec![Interned {
+                    iid: Some(4),
+                    name: Some(b"copy_bytes".to_vec()),
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        s.admit(&annotation_names);
+        assert_eq!(
+            s.annotation_names.get(&4).map(String::as_str),
+            Some("copy_bytes")
+        );
+        s.admit(&clear_again);
+        assert!(s.annotation_names.is_empty());
         let lost = TracePacket {
             previous_packet_dropped: Some(1),
             sequence_flags: Some(NEEDS_INCREMENTAL_STATE),

@@ -73,9 +73,123 @@ fn check(name: &str, want: &Value) {
 #[test]
 fn generated_files_match_the_independent_counts() {
     let want = counts();
-    for name in ["rocprofv3_layout.pftrace", "gpu_stages.pftrace"] {
+    for name in [
+        "rocprofv3_layout.pftrace",
+        "gpu_stages.pftrace",
+        "rocprofv3_annotations.pftrace",
+    ] {
         check(name, &want[name]);
     }
+}
+
+/// An integer of the walker's counts, `None` for its `null`.
+fn maybe(v: &Value) -> Option<u64> {
+    v.as_u64()
+}
+
+#[test]
+fn debug_annotations_give_copy_bytes_and_launch_shapes_as_the_walker_reads_them() {
+    let want = &counts()["rocprofv3_annotations.pftrace"];
+    let t = parse(&dir().join("rocprofv3_annotations.pftrace")).trace;
+    // The copies' bytes in file order, against the walker's.
+    let bytes: Vec<Option<u64>> = t.memcpys.iter().map(|o| t.detail(o).bytes).collect();
+    let want_bytes: Vec<Option<u64>> = want["memcpy_bytes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(maybe)
+        .collect();
+    assert_eq!(bytes, want_bytes);
+    // The kernels' grid, workgroup, VGPRs and LDS, against the walker's (grid and workgroup are
+    // products, kept as [product, 1, 1]; zeros when not read).
+    let shapes: Vec<[Option<u64>; 4]> = t
+        .kernels
+        .iter()
+        .map(|k| {
+            let d = t.detail(k);
+            let product =
+                |v: [u32; 3]| (v != [0; 3]).then(|| v.iter().map(|&x| u64::from(x)).product());
+            [
+                product(d.grid),
+                product(d.block),
+                d.registers.map(u64::from),
+                d.shared_memory.map(u64::from),
+            ]
+        })
+        .collect();
+    let want_shapes: Vec<[Option<u64>; 4]> = want["kernel_launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let k = k.as_array().unwrap();
+            [maybe(&k[0]), maybe(&k[1]), maybe(&k[2]), maybe(&k[3])]
+        })
+        .collect();
+    assert_eq!(shapes, want_shapes);
+    // The annotations not read, each kind counted once in a warning, as the walker counts them.
+    let warned = |start: &str| {
+        t.warnings
+            .iter()
+            .find(|w| w.message.ends_with("not read") && w.message.contains(start))
+            .map(|w| w.message.split(' ').next().unwrap().parse::<i64>().unwrap())
+            .unwrap_or(0)
+    };
+    assert_eq!(warned("iid not interned"), int(want, "annotations_unnamed"));
+    assert_eq!(
+        warned("not an unsigned integer"),
+        int(want, "annotations_odd")
+    );
+}
+
+#[test]
+fn rocprofv3_annotations_read_as_the_file_was_written() {
+    let t = parse(&dir().join("rocprofv3_annotations.pftrace")).trace;
+    // perfetto_counts.py, rocprofv3_annotations: the first copy is 1 MiB (copy_bytes interned, beside
+    // begin_ns, a string src_agent and corr_id); the second 4,096 (a plain name, an int_value).
+    let copy = |i: usize| t.detail(&t.memcpys[i]).bytes;
+    assert_eq!((copy(0), copy(1)), (Some(1 << 20), Some(4_096)));
+    // A string, a negative int and an iid never interned give no bytes; after the clear iid 3 names
+    // corr_id (777, not read as bytes) and iid 14 copy_bytes.
+    assert_eq!(
+        (copy(2), copy(3), copy(4), copy(5)),
+        (None, None, None, Some(2_048))
+    );
+    // The first kernel: grid 256·256·1 = 65,536 work-items, workgroups of 16·16·1 = 256, 64 VGPRs,
+    // 4,096 bytes of LDS (its Accum_VGPR_Count 4 and SGPR_Count 32 are not registers per thread).
+    let k = t.detail(&t.kernels[0]);
+    assert_eq!((k.grid, k.block), ([256 * 256, 1, 1], [16 * 16, 1, 1]));
+    assert_eq!((k.registers, k.shared_memory), (Some(64), Some(4_096)));
+    // The second: LDS from its end's annotations, its VGPR count from its begin's (the end's 99 not).
+    let k = t.detail(&t.kernels[1]);
+    assert_eq!((k.grid, k.block), ([1_024, 1, 1], [64, 1, 1]));
+    assert_eq!((k.registers, k.shared_memory), (Some(24), Some(512)));
+    // The third: a grid of 2^32 work-items does not fit the model's 32 bits; its workgroup does.
+    let k = t.detail(&t.kernels[2]);
+    assert_eq!((k.grid, k.block), ([0; 3], [128, 1, 1]));
+    assert_eq!((k.registers, k.shared_memory), (None, None));
+    // The calls carry annotations too (begin_ns, corr_id, kind): none of them is read as a size.
+    assert_eq!(t.launches.len(), 2);
+}
+
+#[test]
+fn a_trace_without_annotations_has_no_sizes_from_them() {
+    // rocprofv3_layout.pftrace has no debug annotations: its copy has no bytes, its kernels no launch
+    // shape, as before the annotations were read.
+    let t = parse(&dir().join("rocprofv3_layout.pftrace")).trace;
+    assert!(t.memcpys.iter().all(|o| t.detail(o).bytes.is_none()));
+    for k in &t.kernels {
+        let d = t.detail(k);
+        assert_eq!(
+            (d.grid, d.block, d.registers, d.shared_memory),
+            ([0; 3], [0; 3], None, None)
+        );
+    }
+    assert!(
+        t.warnings
+            .iter()
+            .all(|w| !w.message.contains("debug annotation"))
+    );
 }
 
 #[test]

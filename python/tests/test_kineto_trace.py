@@ -507,7 +507,9 @@ PERFETTO = NATIVE / "perfetto"
 PERFETTO_COUNTS = json.loads((PERFETTO / "counts.json").read_text())
 
 
-@pytest.mark.parametrize("name", ["rocprofv3_layout.pftrace", "gpu_stages.pftrace"])
+@pytest.mark.parametrize(
+    "name", ["rocprofv3_layout.pftrace", "gpu_stages.pftrace", "rocprofv3_annotations.pftrace"]
+)
 def test_perfetto_reads_as_its_wire_walker_counts_it(name):
     # Perfetto protobuf: counted by testdata/native/perfetto/perfetto_counts.py, a hand-written
     # protobuf wire-format walker.
@@ -520,6 +522,12 @@ def test_perfetto_reads_as_its_wire_walker_counts_it(name):
     assert kinds.count("memcpy") == want["memcpys"]
     durs = [d for k, d in zip(kinds, ops["dur_ns"].to_pylist()) if k == "kernel"]
     assert sum(durs) == want["kernel_sum_ns"]
+    # A copy's bytes are rocprofv3's `copy_bytes` debug annotation where the walker finds one (None
+    # where the file has none); the walker lists the track-event copies (not render stages) in the
+    # file's order, the reader every copy in time order.
+    copy_bytes = [b for k, b in zip(kinds, ops["bytes"].to_pylist()) if k == "memcpy"]
+    if len(want["memcpy_bytes"]) == want["memcpys"]:
+        assert sorted(copy_bytes, key=str) == sorted(want["memcpy_bytes"], key=str)
 
 
 def test_read_ranks_of_a_rocprofv3_csv_directory():

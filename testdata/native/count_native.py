@@ -13,6 +13,11 @@ fills. The definitions are the ones docs/native-formats.md states:
   * a GPU op's launch: the API call with its correlation id in the same process (nsys: the kernel's
     globalPid = the call's globalTid & 0xFFFFFFFFFF000000; RPD: rocpd_api_ops; rpd2tracing: the flow
     pair, whose start lies within [call start − 2 µs, call end + 1 µs]);
+  * rocprofv3 JSON and CSV dispatches' registers and LDS (`kernel_resources`: how many dispatches have
+    each, and their sum), the rule of docs/native-formats.md: registers the kernel symbol's
+    arch_vgpr_count (JSON) or the VGPR_Count column (CSV); shared memory the dispatch's
+    group_segment_size (JSON), the Group_Segment_Size column, or Lds_Block_Size in rocpd's export (a
+    Guid column) — never rocprofv3's own LDS_Block_Size (its symbol's static LDS rounded to 512 bytes);
   * steps: ranges whose whole name matches the kl1 marker (else the TraceLens `execute_…` one),
     ordered by (start, longer first); an op is
     in the step of its launch's process whose range holds the launch's start (the latest-starting).
@@ -178,15 +183,24 @@ def rpd(path):
     return summarize(ops, launches, markers, len(launches))
 
 
+def resources(pairs):
+    """(registers, shared memory) of each dispatch, None where absent: the counts and sums."""
+    regs = [r for r, _ in pairs if r is not None]
+    lds = [s for _, s in pairs if s is not None]
+    return {"registers": len(regs), "registers_sum": sum(regs), "shared_memory": len(lds),
+            "shared_memory_sum": sum(lds)}
+
+
 def rocprofv3_json(path):
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as f:
         doc = json.load(f)
-    ops, launches, markers, calls = [], {}, [], 0
+    ops, launches, markers, calls, res = [], {}, [], 0, []
     for n, p in enumerate(doc["rocprofiler-sdk-tool"]):
         pid = p["metadata"].get("pid", n)
         names = {k["kernel_id"]: k["demangled_kernel_name"] or k["formatted_kernel_name"] or k["kernel_name"]
                  for k in p["kernel_symbols"]}
+        vgprs = {k["kernel_id"]: k.get("arch_vgpr_count") for k in p["kernel_symbols"]}
         kinds = p["strings"]["buffer_records"]
         msgs = {kv["key"]: kv["value"] for kv in p["strings"].get("marker_api", [])}
         br = p["buffer_records"]
@@ -194,6 +208,7 @@ def rocprofv3_json(path):
             name = names.get(d["dispatch_info"]["kernel_id"], "")
             ops.append((kind_of_amd(name), d["start_timestamp"], d["end_timestamp"], None,
                         (n, d["correlation_id"]["internal"])))
+            res.append((vgprs.get(d["dispatch_info"]["kernel_id"]), d["dispatch_info"].get("group_segment_size")))
         for m in br.get("memory_copy", []):
             ops.append(("memcpy", m["start_timestamp"], m["end_timestamp"], m.get("bytes"),
                         (n, m["correlation_id"]["internal"])))
@@ -205,7 +220,7 @@ def rocprofv3_json(path):
                 op = kinds[m["kind"]]["operations"][m["operation"]]
                 markers.append((pid, msgs.get(m["correlation_id"]["internal"], op), m["start_timestamp"],
                                 m["end_timestamp"]))
-    return summarize(ops, launches, markers, calls)
+    return {**summarize(ops, launches, markers, calls), "kernel_resources": resources(res)}
 
 
 def rows(path):
@@ -217,10 +232,14 @@ def rows(path):
 
 def rocprofv3_csv(kernel_file):
     prefix = kernel_file.name[: -len("kernel_trace.csv")]
-    ops, launches, markers, calls = [], {}, [], 0
+    ops, launches, markers, calls, res = [], {}, [], 0, []
+    cell = lambda r, c: int(r[c]) if r.get(c, "") != "" else None  # noqa: E731
     for r in rows(kernel_file):
         ops.append((kind_of_amd(r["kernelname"]), int(r["starttimestamp"]), int(r["endtimestamp"]), None,
                     int(r["correlationid"])))
+        lds = cell(r, "groupsegmentsize") if "groupsegmentsize" in r else \
+            cell(r, "ldsblocksize") if "guid" in r else None
+        res.append((cell(r, "vgprcount"), lds))
     for f in sorted(kernel_file.parent.glob(prefix + "*.csv")):
         if f == kernel_file:
             continue
@@ -236,7 +255,7 @@ def rocprofv3_csv(kernel_file):
                 elif not r["domain"].startswith("RCCL"):
                     launches[int(r["correlationid"])] = (pid, start)
                     calls += 1
-    return summarize(ops, launches, markers, calls)
+    return {**summarize(ops, launches, markers, calls), "kernel_resources": resources(res)}
 
 
 def us_to_ns(text):

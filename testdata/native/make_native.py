@@ -569,6 +569,9 @@ def rocprofv3_json():
                        "logical_node_type_id": i, "gpu_index": i,
                        "mem_banks": [{"heap_type": 1, "size_in_bytes": 206158430208}]})
     symbols = []
+    # Each symbol's code-object resources (static LDS, scratch, SGPRs, arch and accum VGPRs); the copy
+    # kernel's symbol has none, as a release before the symbols carried them writes it.
+    resources = {1: (2048, 0, 24, 40, 0), 2: (0, 0, 16, 8, 0), 4: (16384, 0, 96, 128, 64)}
     for kid, (mangled, demangled) in enumerate([
         ("_ZN2at6native13reduce_kernelILi512ELi1EEEvi.kd", "void at::native::reduce_kernel<512, 1>(int) [clone .kd]"),
         ("__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_fillBufferAligned.kd"),
@@ -579,17 +582,26 @@ def rocprofv3_json():
                         "formatted_kernel_name": demangled.replace(" [clone .kd]", "").removesuffix(".kd"),
                         "demangled_kernel_name": demangled,
                         "truncated_kernel_name": demangled.split("(")[0].split("<")[0].split("::")[-1]})
+        if kid in resources:
+            lds, scratch, sgprs, vgprs, agprs = resources[kid]
+            symbols[-1].update({"group_segment_size": lds, "private_segment_size": scratch, "sgpr_count": sgprs,
+                                "arch_vgpr_count": vgprs, "accum_vgpr_count": agprs})
 
     def api(kind, op, tid, t0, t1, corr):
         return {"size": 48, "kind": K[kind], "operation": op, "correlation_id": {"internal": corr, "external": 0},
                 "start_timestamp": t0, "end_timestamp": t1, "thread_id": tid}
+
+    # The dispatch's group segment: the symbol's static LDS and what the launch added (the reduce kernel's
+    # 2,048 static + 4,096 dynamic bytes).
+    group_segment = {1: 6144, 2: 0, 3: 0, 4: 16384}
 
     def dispatch(kid, agent, queue, t0, t1, corr, stream):
         return {"size": 184, "kind": K["KERNEL_DISPATCH"], "operation": 2, "thread_id": 7002,
                 "correlation_id": {"internal": corr, "external": 0}, "start_timestamp": t0, "end_timestamp": t1,
                 "dispatch_info": {"size": 72, "agent_id": {"handle": agent}, "queue_id": {"handle": queue},
                                   "kernel_id": kid, "dispatch_id": corr, "private_segment_size": 0,
-                                  "group_segment_size": 0, "workgroup_size": {"x": 256, "y": 1, "z": 1},
+                                  "group_segment_size": group_segment[kid],
+                                  "workgroup_size": {"x": 256, "y": 1, "z": 1},
                                   "grid_size": {"x": 77824, "y": 1, "z": 1}},
                 "stream_id": {"handle": stream}}
 
@@ -654,7 +666,7 @@ def rocprofv3_csv():
             "Workgroup_Size_Y", "Workgroup_Size_Z", "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]
     write_csv(d / "7101_kernel_trace.csv", head, [
         ["KERNEL_DISPATCH", 2, 2, 7101, 3, 19, "subtract_kernel(float*, float const*, float const*, int, int)", 7,
-         12000, 13000, 0, 0, 64, 1, 1, 1024, 1024, 1],
+         12000, 13000, 0, 4096, 64, 1, 1, 1024, 1024, 1],
         ["KERNEL_DISPATCH", 1, 1, 7101, 1, 16, "void addition_kernel<float>(float*, float const*, float const*, int, int)",
          5, 2000, 3000, 0, 0, 64, 1, 1, 1024, 1024, 1],
         ["KERNEL_DISPATCH", 1, 1, 7101, 2, 2, "__amd_rocclr_fillBufferAligned", 6, 3000, 3200, 0, 0, 256, 1, 1, 4096,
@@ -692,7 +704,9 @@ def rocprofv3_csv():
     api = ["Domain", "Function", "Process_Id", "Thread_Id", "Correlation_Id", "Start_Timestamp", "End_Timestamp"]
     copy = ["Kind", "Direction", "Stream_Id", "Source_Agent_Id", "Destination_Agent_Id", "Correlation_Id",
             "Start_Timestamp", "End_Timestamp"]
-    for pid, upper in [(7201, False), (7202, True)]:
+    # The GEMM's LDS: rocprofv3's own CSV writes its symbol's 16,640 static bytes rounded up to 512 (16,896);
+    # rocpd's export (the GUID form) the dispatch's group segment, 16,640.
+    for pid, upper, lds_of_gemm in [(7201, False, 16896), (7202, True, 16640)]:
         hd = lambda h: (["GUID"] + [x.upper() for x in h]) if upper else h  # noqa: E731
         g = lambda row: (["0f3c9a1e"] + row) if upper else row  # noqa: E731
         write_csv(d / f"{pid}_agent_info.csv", hd(agents),
@@ -703,8 +717,8 @@ def rocprofv3_csv():
             g(["KERNEL_DISPATCH", "Agent 1", 1, 1, pid, 1, 4,
                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, float*)", 3,
                2000, 2500, 0, 0, 16, 0, 16, 256, 1, 1, 65536, 1, 1]),
-            g(["KERNEL_DISPATCH", "Agent 2", 2, 2, pid, 2, 5, "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32", 4, 2600, 3000, 0, 0,
-               128, 0, 32, 256, 1, 1, 77824, 1, 1])])
+            g(["KERNEL_DISPATCH", "Agent 2", 2, 2, pid, 2, 5, "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32", 4, 2600, 3000,
+               lds_of_gemm, 0, 128, 0, 32, 256, 1, 1, 77824, 1, 1])])
         write_csv(d / f"{pid}_hip_api_trace.csv", hd(api), [
             g(["HIP_RUNTIME_API_EXT", "hipLaunchKernel", pid, pid, 3, 1100, 1200]),
             g(["HIP_RUNTIME_API_EXT", "hipLaunchKernel", pid, pid, 4, 1300, 1400]),

@@ -24,6 +24,7 @@
 
 use crate::pairing::{Annotated, Logged, Names, Open, Pairing, Stage};
 use crate::tracks::{NO_PROCESS, TrackInfo, Tracks};
+use kineto_trace::native::rocprof_resources::KernelResources;
 use kineto_trace::native::{KernelNames, TraceBuilder};
 use kineto_trace::{
     GpuKind, GpuOpDetail, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat, Track,
@@ -285,7 +286,8 @@ impl Mapper<'_> {
 }
 
 /// A GPU op's detail from its slice's debug annotations: a copy's or fill's bytes; a kernel's launch
-/// shape. rocprofv3 writes the grid and workgroup as their work-item products (x·y·z), so they are
+/// shape, its registers and LDS by the rule of every rocprofv3 reader
+/// (`kineto_trace::native::rocprof_resources`). rocprofv3 writes the grid and workgroup as their work-item products (x·y·z), so they are
 /// kept as `[product, 1, 1]`: the totals are the file's, the dimensions it does not give are 1.
 fn annotated_detail(kind: GpuKind, a: &Annotated, detail: &mut GpuOpDetail) {
     match kind {
@@ -297,8 +299,11 @@ fn annotated_detail(kind: GpuKind, a: &Annotated, detail: &mut GpuOpDetail) {
             if let Some(b) = a.block {
                 detail.block = [b, 1, 1];
             }
-            detail.registers = a.registers;
-            detail.shared_memory = a.shared;
+            KernelResources {
+                arch_vgprs: a.registers,
+                group_segment_bytes: a.shared,
+            }
+            .set_on(detail);
         }
     }
 }

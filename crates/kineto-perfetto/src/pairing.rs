@@ -16,6 +16,7 @@ use crate::proto::{
 };
 use crate::sequence::{Admit, Sequence};
 use kineto_trace::GpuKind;
+use kineto_trace::native::rocprof_resources::{PERFETTO_LDS_BYTES, PERFETTO_VGPR_COUNT};
 use rustc_hash::FxHashMap;
 
 /// `TrackEvent.Type`.
@@ -365,8 +366,8 @@ fn field_of(name: &[u8]) -> Option<Field> {
         b"copy_bytes" => Field::Bytes,
         b"grid_size" => Field::Grid,
         b"workgroup_size" => Field::Block,
-        b"VGPR_Count" => Field::Registers,
-        b"LDS_Block_Size" => Field::Shared,
+        PERFETTO_VGPR_COUNT => Field::Registers,
+        PERFETTO_LDS_BYTES => Field::Shared,
         _ => return None,
     })
 }

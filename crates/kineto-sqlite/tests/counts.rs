@@ -50,6 +50,29 @@ fn check(root: &Path, rel: &str, want: &Value) {
             "{rel}: Σ {key} bytes"
         );
     }
+    if let Some(r) = want.get("kernel_resources") {
+        // rocprofv3 JSON and CSV: the dispatches' registers and LDS, by the rule of every rocprofv3
+        // reader (`kineto_trace::native::rocprof_resources`).
+        let details: Vec<_> = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
+            .into_iter()
+            .flat_map(|k| t.gpu_ops(k))
+            .map(|o| t.detail(o))
+            .collect();
+        let given = |v: fn(&kineto_trace::GpuOpDetail) -> Option<u32>| {
+            let values: Vec<i64> = details.iter().filter_map(|d| v(d)).map(i64::from).collect();
+            (values.len() as i64, values.iter().sum::<i64>())
+        };
+        assert_eq!(
+            given(|d| d.registers),
+            (int(r, "registers"), int(r, "registers_sum")),
+            "{rel}: dispatches with registers, Σ"
+        );
+        assert_eq!(
+            given(|d| d.shared_memory),
+            (int(r, "shared_memory"), int(r, "shared_memory_sum")),
+            "{rel}: dispatches with shared memory, Σ"
+        );
+    }
     assert_eq!(
         t.launches.len() as i64,
         int(want, "launches"),

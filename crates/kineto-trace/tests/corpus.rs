@@ -161,3 +161,56 @@ fn the_json_readers_skip_no_record_of_the_corpus() {
         other => panic!("execution_details.json: expected a refusal, got {other:?}"),
     }
 }
+
+/// The real rocprofv3 files' registers and LDS (`native::rocprof_resources`). The counts over every
+/// dispatch are count_native.py's (corpus_counts.json, checked in kineto-sqlite's counts test); here
+/// one dispatch whose LDS is partly dynamic, so that the dispatch's group segment (2,049 bytes) and not
+/// its symbol's (1 byte) is what is read:
+///   python3 -c "import gzip,json; p=json.load(gzip.open('mi350x_train_908_results.json.gz'))['rocprofiler-sdk-tool'][0];
+///     s={k['kernel_id']:k for k in p['kernel_symbols']}; d=[d for d in p['buffer_records']['kernel_dispatch']
+///     if d['start_timestamp']==63865635954803][0]; print(s[d['dispatch_info']['kernel_id']]['arch_vgpr_count'],
+///     d['dispatch_info']['group_segment_size'], s[d['dispatch_info']['kernel_id']]['group_segment_size'])"
+///   → 28 2049 1 (the only dispatch starting then)
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn rocprofv3_corpus_registers_and_lds_are_read_by_the_one_rule() {
+    use kineto_trace::GpuKind;
+    let root = common::corpus::required();
+    let read = |rel: &str| {
+        parse_file(&root.join(rel), &Options::default())
+            .unwrap_or_else(|e| panic!("{rel}: {e}"))
+            .trace
+    };
+    let json = read("native/rocprofv3/mi350x_train_908_results.json.gz");
+    let at: Vec<_> = json
+        .gpu_ops(GpuKind::Kernel)
+        .iter()
+        .filter(|o| o.ts_ns == 63_865_635_954_803)
+        .collect();
+    assert_eq!(at.len(), 1);
+    let d = json.detail(at[0]);
+    assert!(
+        json.name(at[0].name)
+            .starts_with("void at::native::reduce_kernel<128, 4")
+    );
+    assert_eq!((d.registers, d.shared_memory), (Some(28), Some(2_049)));
+    // Every one of the 43,915 dispatches (kernels and the runtime's blit kernels) has both.
+    let all: Vec<_> = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
+        .into_iter()
+        .flat_map(|k| json.gpu_ops(k))
+        .map(|o| json.detail(o))
+        .collect();
+    assert_eq!(all.len(), 43_915);
+    assert!(
+        all.iter()
+            .all(|d| d.registers.is_some() && d.shared_memory.is_some())
+    );
+    // The early CSV: Group_Segment_Size 0 on each of its 7 rows, no VGPR column.
+    let csv = read("native/rocprof-csv/kernel_trace.csv");
+    let kernels = csv.gpu_ops(GpuKind::Kernel);
+    assert_eq!(kernels.len(), 7);
+    for k in kernels {
+        let d = csv.detail(k);
+        assert_eq!((d.registers, d.shared_memory), (None, Some(0)));
+    }
+}

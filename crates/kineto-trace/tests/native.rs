@@ -3,7 +3,7 @@
 //! directories of mixed formats. Counts against independent values are in kineto-sqlite's tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] functions
 
-use kineto_trace::{Error, Options, TraceFormat, parse_file, parse_raw};
+use kineto_trace::{Error, GpuKind, Options, TraceFormat, parse_file, parse_raw};
 use std::path::{Path, PathBuf};
 
 fn dir() -> PathBuf {
@@ -519,4 +519,79 @@ fn mangled_kernel_names_are_demangled_in_chrome_arrays_and_legacy_rocprof() {
         assert_eq!(names, kernels, "{file}");
         assert_eq!(t.kernels[0].name, t.kernels[1].name, "{file}");
     }
+}
+
+/// Registers and shared memory of the GPU op named `name` (the first such op of any kind).
+fn resources(t: &kineto_trace::Trace, name: &str) -> (Option<u32>, Option<u32>) {
+    let op = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
+        .into_iter()
+        .flat_map(|k| t.gpu_ops(k))
+        .find(|o| t.name(o.name) == name)
+        .unwrap_or_else(|| panic!("no GPU op {name}"));
+    let d = t.detail(op);
+    (d.registers, d.shared_memory)
+}
+
+/// One rule in every rocprofv3 reader (`native::rocprof_resources`): registers are the kernel symbol's
+/// architected VGPRs, shared memory the dispatch's group segment; set only where the file gives them.
+/// The values are make_native.py's.
+#[test]
+fn rocprofv3_registers_and_lds_are_the_symbols_vgprs_and_the_dispatchs_group_segment() {
+    let read = |rel: &str| {
+        parse_file(&dir().join(rel), &Options::default())
+            .unwrap()
+            .trace
+    };
+    let json = read("rocprofv3_markers.json");
+    // The reduce kernel: 40 arch VGPRs (not its 24 SGPRs or 0 accum VGPRs); the dispatch's 6,144 LDS
+    // bytes = 2,048 static (its symbol's) + 4,096 dynamic.
+    assert_eq!(
+        resources(&json, "void at::native::reduce_kernel<512, 1>(int)"),
+        (Some(40), Some(6_144))
+    );
+    let gemm = "Cijk_Ailk_Bljk_BBS_BH_MT64x32x256_MI16x16x1";
+    assert_eq!(resources(&json, gemm), (Some(128), Some(16_384)));
+    // The copy kernel's symbol has no VGPR count; its dispatch has a group segment of 0.
+    let copy_kernel = json
+        .gpu_ops(GpuKind::Memcpy)
+        .iter()
+        .find(|o| json.detail(o).bytes.is_none())
+        .unwrap();
+    let d = json.detail(copy_kernel);
+    assert_eq!((d.registers, d.shared_memory), (None, Some(0)));
+    // A memory copy record has neither.
+    let copy = json
+        .gpu_ops(GpuKind::Memcpy)
+        .iter()
+        .find(|o| json.detail(o).bytes.is_some());
+    let d = json.detail(copy.unwrap());
+    assert_eq!((d.registers, d.shared_memory), (None, None));
+
+    // Early CSV: Group_Segment_Size (the dispatch's), no VGPR column.
+    let old = read("rocprofv3_csv_old/7101_kernel_trace.csv");
+    let subtract = "subtract_kernel(float*, float const*, float const*, int, int)";
+    assert_eq!(resources(&old, subtract), (None, Some(4_096)));
+    // Later CSV: VGPR_Count; its LDS_Block_Size (16,896: the symbol's 16,640 static bytes rounded up to
+    // 512) is not the dispatch's, not read. rocpd's export (GUID) gives the dispatch's 16,640.
+    let gemm = "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32";
+    let later = read("rocprofv3_csv_new/7201_kernel_trace.csv");
+    assert_eq!(resources(&later, gemm), (Some(128), None));
+    let rocpd = read("rocprofv3_csv_new/7202_kernel_trace.csv");
+    assert_eq!(resources(&rocpd, gemm), (Some(128), Some(16_640)));
+}
+
+#[test]
+fn a_rocprofv3_csv_vgpr_count_that_is_no_32_bit_count_names_its_line_and_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(dir().join("rocprofv3_csv_new/7201_kernel_trace.csv")).unwrap();
+    // The second row's VGPR_Count (128) made negative.
+    let bad = text.replacen(",16896,0,128,0,32,", ",16896,0,-128,0,32,", 1);
+    assert_ne!(bad, text);
+    let p = write(tmp.path(), "kernel_trace.csv", bad.as_bytes());
+    let e = parse_file(&p, &Options::default()).unwrap_err().to_string();
+    assert!(
+        e.contains("line 3") && e.contains("column vgprcount is -128"),
+        "{e}"
+    );
 }

@@ -32,6 +32,7 @@ pub mod protowire;
 pub(crate) mod rocprof_csv;
 pub(crate) mod rocprof_json;
 mod rocprof_legacy;
+pub mod rocprof_resources;
 
 pub use crate::read::detect;
 pub use builder::{QueueKey, QueueRows, TraceBuilder};

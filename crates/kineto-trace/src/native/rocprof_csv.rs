@@ -9,6 +9,11 @@
 //! API trace (HIP, HSA, markers, RCCL by the domain), `Direction` a copy trace, `Agent_Type` the
 //! agent list. A CSV belongs to the kernel set with the longest prefix it starts with.
 //!
+//! Registers and shared memory as every rocprofv3 reader takes them (`super::rocprof_resources`):
+//! `VGPR_Count` → registers; the dispatch's group segment → shared memory, the early
+//! `Group_Segment_Size` or `rocpd`'s `Lds_Block_Size` (with its `Guid` column), not rocprofv3's own
+//! later `LDS_Block_Size` (the symbol's static LDS rounded to 512 bytes).
+//!
 //! `Kernel_Name` is the full demangled signature; fills and copies that ran as the runtime's
 //! `__amd_rocclr_*` kernels count as fills and copies. `memory_copy_trace.csv` has no byte count.
 //!
@@ -21,6 +26,7 @@
 use super::TraceBuilder;
 use super::builder::DispatchTally;
 use super::names::{KernelNames, blit_kind, copy_name};
+use super::rocprof_resources::{KernelResources, csv_columns};
 use crate::error::{Error, Result};
 use crate::model::{
     Api, DeviceProps, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat,
@@ -417,6 +423,7 @@ impl<'r> SetTables<'r> {
     fn kernel_rows(&self, b: &mut TraceBuilder, kt: &Table) -> Result<DispatchTally> {
         let mut totals = DispatchTally::default();
         let mut kernel_names = KernelNames::default();
+        let (registers, shared) = csv_columns(|c| kt.has(c));
         for rec in kt.records() {
             let (line, row) = rec?;
             let raw = kt
@@ -451,6 +458,20 @@ impl<'r> SetTables<'r> {
                 dim("workgroupsizey")?,
                 dim("workgroupsizez")?,
             ];
+            let resource = |c: Option<&str>| -> Result<Option<u32>> {
+                let Some(c) = c else { return Ok(None) };
+                let Some(v) = kt.int(row, c, line)? else {
+                    return Ok(None);
+                };
+                u32::try_from(v)
+                    .map(Some)
+                    .map_err(|_| kt.err(line, format!("column {c} is {v}, not a 32-bit count")))
+            };
+            KernelResources {
+                arch_vgprs: resource(registers)?,
+                group_segment_bytes: resource(shared)?,
+            }
+            .set_on(&mut op.detail);
             let queue = [0, agent.unwrap_or(-1) as u64, queue as u64];
             totals.add(kind, queue, start, end);
             b.gpu_op(kind, op).map_err(|m| kt.err(line, m))?;

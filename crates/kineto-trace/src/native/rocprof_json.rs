@@ -4,8 +4,10 @@
 //! rocprofv3 file of ROCm 7.0 written on 8 × MI350X):
 //! * kernels — `buffer_records.kernel_dispatch[]`: `start_timestamp`, `end_timestamp` (ns, the
 //!   tool's clock), `thread_id`, `correlation_id.internal` (the launching API call's) and `.external`,
-//!   `dispatch_info.{agent_id.handle, queue_id.handle, kernel_id, workgroup_size, grid_size}`,
-//!   `stream_id.handle` (newer releases);
+//!   `dispatch_info.{agent_id.handle, queue_id.handle, kernel_id, workgroup_size, grid_size,
+//!   group_segment_size}`, `stream_id.handle` (newer releases); registers from the kernel symbol's
+//!   `arch_vgpr_count` and shared memory from the dispatch's `group_segment_size`
+//!   ([`super::rocprof_resources`], the rule of every rocprofv3 form);
 //! * names — `kernel_symbols[]` by `kernel_id`: `demangled_kernel_name` (`.kd` and ` [clone .kd]`
 //!   removed), else `formatted_kernel_name`, else `kernel_name` demangled;
 //! * API calls — `hip_api[]`, `hsa_api[]`, `rccl_api[]`, `marker_api[]`, named by
@@ -115,6 +117,9 @@ struct Symbol {
     kernel_name: String,
     formatted_kernel_name: String,
     demangled_kernel_name: String,
+    /// The kernel's architected VGPRs (newer releases): its dispatches' registers
+    /// ([`super::rocprof_resources`]).
+    arch_vgpr_count: Option<u32>,
 }
 
 #[derive(Deserialize, Default)]
@@ -151,6 +156,9 @@ struct DispatchInfo {
     kernel_id: u64,
     workgroup_size: Dim3,
     grid_size: Dim3,
+    /// LDS bytes per workgroup, static and dynamic: the dispatch's shared memory
+    /// ([`super::rocprof_resources`]).
+    group_segment_size: Option<u32>,
 }
 
 // The records' times are required (a record without one is an error naming its line and column, never
@@ -317,8 +325,8 @@ impl List {
 struct Lookups {
     device_of: FxHashMap<u64, i64>,
     symbol_at: FxHashMap<u64, usize>,
-    /// Named (and classified) once per kernel symbol, not per dispatch.
-    sym_of: FxHashMap<u64, (crate::model::Sym, GpuKind)>,
+    /// Named (and classified) once per kernel symbol, not per dispatch, with its architected VGPRs.
+    sym_of: FxHashMap<u64, (crate::model::Sym, GpuKind, Option<u32>)>,
 }
 
 /// One process object as read so far: its tables, the lists held until they can be built, and where

@@ -5,6 +5,7 @@
 
 use super::super::TraceBuilder;
 use super::super::names::{blit_kind, copy_name, kernel_name};
+use super::super::rocprof_resources::KernelResources;
 use super::{ApiRecord, Copy, Correlation, Dispatch, List, ProcessRead, Reading, symbol_name};
 use crate::model::{Api, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Sym};
 
@@ -22,12 +23,14 @@ impl ProcessRead {
         let Some(look) = self.lookups.as_mut() else {
             return;
         };
-        let (sym, kind) = *look.sym_of.entry(info.kernel_id).or_insert_with(|| {
-            let text = match look.symbol_at.get(&info.kernel_id) {
-                Some(&at) => kernel_name(symbol_name(&symbols[at])).into_owned(),
+        let (sym, kind, arch_vgprs) = *look.sym_of.entry(info.kernel_id).or_insert_with(|| {
+            let symbol = look.symbol_at.get(&info.kernel_id).map(|&at| &symbols[at]);
+            let text = match symbol {
+                Some(s) => kernel_name(symbol_name(s)).into_owned(),
                 None => format!("kernel_id {}", info.kernel_id),
             };
-            (b.name(&text), blit_kind(&text).unwrap_or(GpuKind::Kernel))
+            let kind = blit_kind(&text).unwrap_or(GpuKind::Kernel);
+            (b.name(&text), kind, symbol.and_then(|s| s.arch_vgpr_count))
         });
         let device = look.device_of.get(&info.agent_id.handle).copied();
         let stream = d
@@ -42,6 +45,11 @@ impl ProcessRead {
             info.workgroup_size.y,
             info.workgroup_size.z,
         ];
+        KernelResources {
+            arch_vgprs,
+            group_segment_bytes: info.group_segment_size,
+        }
+        .set_on(&mut op.detail);
         let queue = [self.scope(), info.agent_id.handle, info.queue_id.handle];
         r.totals
             .dispatches

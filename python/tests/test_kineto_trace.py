@@ -545,3 +545,26 @@ def test_read_of_a_file_of_two_ranks_refuses_naming_them_and_read_ranks_gives_ea
     assert "#pid 4101 gpu 0" in str(e.value) and "#pid 4201 gpu 1" in str(e.value)
     ranks = kineto_trace.read_ranks(path)
     assert [r.summary_dict()["kernels"]["count"] for r in ranks] == [7, 2]
+
+
+def test_a_rocprofv3_kernels_registers_and_lds_are_gpu_ops_columns():
+    # testdata/native/make_native.py writes rocprofv3_markers.json: the reduce kernel's symbol has
+    # arch_vgpr_count 40 and its dispatch a group segment of 2,048 static + 4,096 dynamic = 6,144 bytes;
+    # the GEMM's symbol 128 VGPRs, its dispatch 16,384 bytes (static only). The fill kernel's symbol
+    # carries 8 VGPRs but it is read as a fill (a copy or fill row carries neither value).
+    t = kineto_trace.read(NATIVE / "rocprofv3_markers.json")
+    ops = t.gpu_ops()
+    rows = {
+        name.split("(")[0].split("<")[0]: (regs, lds)
+        for kind, name, regs, lds in zip(
+            ops["kind"].to_pylist(),
+            ops["name"].to_pylist(),
+            ops["registers"].to_pylist(),
+            ops["shared_memory"].to_pylist(),
+        )
+        if kind == "kernel"
+    }
+    assert rows == {
+        "void at::native::reduce_kernel": (40, 2048 + 4096),
+        "Cijk_Ailk_Bljk_BBS_BH_MT64x32x256_MI16x16x1": (128, 16384),
+    }

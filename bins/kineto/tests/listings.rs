@@ -240,8 +240,9 @@ fn kernels_csv_quotes_names() {
         fill.contains(",cudaGraphLaunch,150.000,60.000,10,step[DECODE bs=32 reqs=4],"),
         "{fill}"
     );
-    // Then `file`, the last column.
-    assert!(fill.contains(",1,1,1,128,1,1,,false,"), "{fill}");
+    // Then registers and shared memory (the synthetic trace gives neither), bytes (a kernel has
+    // none), no same-stream overlap and `file`, the last column.
+    assert!(fill.contains(",1,1,1,128,1,1,,,,false,"), "{fill}");
     assert!(fill.ends_with("sglang_steps.json"), "{fill}");
     let json = ok(&run(
         &["kernels", "--json", "--step-pattern", PATTERN],

@@ -198,6 +198,8 @@ pub fn gpu_op_columns<'a>() -> &'a [Col<GpuOpRow<'a>>] {
         col!("block_x", U32?, None, "block x (null when the trace has no block)", |r| dim(r.detail.block[0])),
         col!("block_y", U32?, None, "block y", |r| dim(r.detail.block[1])),
         col!("block_z", U32?, None, "block z", |r| dim(r.detail.block[2])),
+        col!("registers", U32?, None, "registers per thread: CUDA's `registers per thread`; AMD the kernel's architected VGPRs (rocprofv3 `arch_vgpr_count`); null where the trace has none", |r| r.detail.registers),
+        col!("shared_memory", U32?, Bytes, "shared memory (LDS) per block, static and dynamic, as the trace gives it; null where it has none", |r| r.detail.shared_memory),
         col!("bytes", U64?, Bytes, "`args.bytes` of a copy or fill (MEASURED by the profiler)", |r| r.detail.bytes),
         col!("same_stream_overlap", Bool?, None, "kernel started before an earlier kernel on its stream ended (null for copies and fills)", |r| r.overlap),
         col!("file", Str, None, "the trace file as given", |r| r.file),

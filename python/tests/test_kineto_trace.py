@@ -7,6 +7,7 @@ The real traces are the shared corpus's (../shared/traces beside the clone): its
 so, without it, and fail when KL1_REQUIRE_CORPUS=1. The generated traces (testdata/synthetic, the demo
 window, testdata/native) always run.
 """
+import collections
 import csv
 import gzip
 import json
@@ -568,3 +569,21 @@ def test_a_rocprofv3_kernels_registers_and_lds_are_gpu_ops_columns():
         "void at::native::reduce_kernel": (40, 2048 + 4096),
         "Cijk_Ailk_Bljk_BBS_BH_MT64x32x256_MI16x16x1": (128, 16384),
     }
+
+
+def test_kineto_kernels_registers_and_shared_memory_are_the_files_args():
+    # Independent of the reader: the trace read with the json module, each kernel event's
+    # `args["registers per thread"]` and `args["shared memory"]` counted as pairs.
+    shared_or_skip()
+    path = SHARED / "param" / "linear_kineto.json.gz"
+    with gzip.open(path, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    want = collections.Counter(
+        (e["args"].get("registers per thread"), e["args"].get("shared memory"))
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") == "kernel"
+    )
+    ops = kineto_trace.read(path).kernels()
+    got = collections.Counter(zip(ops["registers"].to_pylist(), ops["shared_memory"].to_pylist()))
+    assert sum(want.values()) == 8716
+    assert got == want

@@ -233,6 +233,17 @@ impl Parts {
                 + part.gpu_user_annotations.len()
                 + part.python_functions.len()
                 + part.flows.len()) as u64;
+            // The reader's notes tally the whole file (every rank's rows): said so, not passed off as
+            // this rank's own; likewise its queue overruns, whose queues are not told apart by rank.
+            for note in &mut part.capture.notes {
+                *note = format!("whole file: {note}");
+            }
+            if part.capture.queue_overruns.is_some_and(|o| o.count > 0) {
+                part.capture.notes.push(
+                    "whole file: the queue overruns are the file's, over every rank's queues"
+                        .into(),
+                );
+            }
             part.capture.notes.push(format!(
                 "this file holds {of} ranks, each a process and the GPU it drove ({all}): this is {}",
                 labels[i]
@@ -382,6 +393,51 @@ mod tests {
             "{:?}",
             c.capture.notes
         );
+    }
+
+    /// A reader's notes and queue overruns tally the whole file: each rank says so rather than
+    /// passing them off as its own (the file's one fill note would otherwise stand in a rank that has
+    /// no fill).
+    #[test]
+    fn each_rank_says_the_files_notes_and_overruns_are_the_whole_files() {
+        let mut b = TraceBuilder::new(crate::TraceFormat::RocpdSqlite);
+        for device in [0, 1] {
+            let gpu = b.track(IdValue::Num(device), IdValue::Num(7));
+            let name = b.name("kernel");
+            let mut op = crate::NewGpuOp::at(name, 100 * device, 50, gpu);
+            op.detail.device = Some(device);
+            b.gpu_op_of(GpuKind::Kernel, op, Some(5)).unwrap();
+        }
+        b.capture()
+            .notes
+            .push("1 runtime fill kernels counted as fills".into());
+        b.capture().queue_overruns = Some(crate::model::Overruns {
+            count: 1,
+            ..Default::default()
+        });
+        let ranks = split_ranks(b.finish());
+        assert_eq!(ranks.len(), 2);
+        for r in &ranks {
+            let notes = &r.capture.notes;
+            assert_eq!(
+                notes[0],
+                "whole file: 1 runtime fill kernels counted as fills"
+            );
+            assert_eq!(
+                notes[1],
+                "whole file: the queue overruns are the file's, over every rank's queues"
+            );
+            assert!(notes[2].starts_with("this file holds 2 ranks"), "{notes:?}");
+        }
+        // One rank, no split: the notes are the file's own, unmarked.
+        let mut b = TraceBuilder::new(crate::TraceFormat::RocpdSqlite);
+        let gpu = b.track(IdValue::Num(0), IdValue::Num(7));
+        let name = b.name("kernel");
+        let mut op = crate::NewGpuOp::at(name, 0, 50, gpu);
+        op.detail.device = Some(0);
+        b.gpu_op_of(GpuKind::Kernel, op, Some(5)).unwrap();
+        b.capture().notes.push("a note".into());
+        assert_eq!(split_ranks(b.finish())[0].capture.notes, ["a note"]);
     }
 
     /// A file of one process and one GPU, or whose reader recorded no process, is itself.

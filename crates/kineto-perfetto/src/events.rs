@@ -267,9 +267,9 @@ impl Mapper<'_> {
             self.b.warn(
                 0,
                 format!(
-                    "{} debug annotations copy_bytes, grid_size, workgroup_size, VGPR_Count or \
-                     LDS_Block_Size not an unsigned integer (or too large): not read",
-                    faults.odd
+                    "{} debug annotations {} not an unsigned integer (or too large): not read",
+                    faults.odd,
+                    annotation_names()
                 ),
             );
         }
@@ -305,6 +305,18 @@ fn annotated_detail(kind: GpuKind, a: &Annotated, detail: &mut GpuOpDetail) {
             }
             .set_on(detail);
         }
+    }
+}
+
+/// The names of the annotations read, as the warning lists them: `a, b … or e`.
+fn annotation_names() -> String {
+    let names: Vec<String> = crate::pairing::READ
+        .iter()
+        .map(|(n, _)| String::from_utf8_lossy(n).into_owned())
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }
 

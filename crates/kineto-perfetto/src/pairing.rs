@@ -353,7 +353,7 @@ impl Pairing {
 /// Which [`Annotated`] field a debug annotation of this name fills: rocprofv3's names, exactly as
 /// `generatePerfetto.cpp` writes them (rocm-systems `projects/rocprofiler-sdk`).
 #[derive(Clone, Copy)]
-enum Field {
+pub(crate) enum Field {
     Bytes,
     Grid,
     Block,
@@ -361,15 +361,17 @@ enum Field {
     Shared,
 }
 
+/// The annotations read, by name: the one list `field_of` and the warning on the ones not read use.
+pub(crate) const READ: [(&[u8], Field); 5] = [
+    (b"copy_bytes", Field::Bytes),
+    (b"grid_size", Field::Grid),
+    (b"workgroup_size", Field::Block),
+    (PERFETTO_VGPR_COUNT, Field::Registers),
+    (PERFETTO_LDS_BYTES, Field::Shared),
+];
+
 fn field_of(name: &[u8]) -> Option<Field> {
-    Some(match name {
-        b"copy_bytes" => Field::Bytes,
-        b"grid_size" => Field::Grid,
-        b"workgroup_size" => Field::Block,
-        PERFETTO_VGPR_COUNT => Field::Registers,
-        PERFETTO_LDS_BYTES => Field::Shared,
-        _ => return None,
-    })
+    READ.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
 }
 
 /// The fields of `into` still empty filled from the annotations of a read name (plain, or interned in

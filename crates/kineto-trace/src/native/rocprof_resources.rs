@@ -47,7 +47,7 @@ pub struct KernelResources {
 }
 
 impl KernelResources {
-    /// Sets the op's registers and shared memory to these (an absent value leaves the field unset).
+    /// Sets the op's registers and shared memory to these (`None` where the file gives none).
     pub fn set_on(self, detail: &mut GpuOpDetail) {
         detail.registers = self.arch_vgprs;
         detail.shared_memory = self.group_segment_bytes;

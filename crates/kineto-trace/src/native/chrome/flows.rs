@@ -5,8 +5,9 @@
 
 use super::Role;
 use super::items::{Item, Items};
-use crate::model::{Flow, FlowPhase, IdValue, Trace, Track};
+use crate::model::{Flow, FlowPhase, IdValue, Trace, Track, TrackIds};
 use rustc_hash::FxHashMap;
+use std::cell::OnceCell;
 use std::num::NonZeroU64;
 
 /// How far before a flow's start the API call it leaves may begin (`rpd2tracing` puts the start
@@ -31,7 +32,7 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
     if flows.is_empty()
         || !items
             .iter()
-            .any(|i| matches!(i.role, Role::Gpu(_)) && i.correlation.is_none())
+            .any(|i| matches!(i.role, Role::Gpu(_)) && i.correlation().is_none())
     {
         return Ok(());
     }
@@ -45,67 +46,87 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
     // (start, finish) flows, then (call, finish) for the pairs whose call is found.
     let mut pairs = flow_pairs(flows);
     {
-        let calls = Calls::of(items, trace);
-        pairs.retain_mut(|(start, _)| {
-            let f = &flows[*start as usize];
-            calls
-                .launch(items, trace, f.track, f.ts_ns)
-                .map(|l| *start = l)
-                .is_some()
-        });
+        let tids = numbered(trace, |t| &t.tid);
+        let calls = Calls::of(items, &tids);
+        let mut kept = 0;
+        for p in 0..pairs.len() / 2 {
+            let (start, finish) = (pairs[2 * p], pairs[2 * p + 1]);
+            let f = &flows[start as usize];
+            if let Some(l) = calls.launch(items, f.track, f.ts_ns) {
+                (pairs[2 * kept], pairs[2 * kept + 1]) = (l, finish);
+                kept += 1;
+            }
+        }
+        pairs.truncate(2 * kept);
     }
-    let at = Ops::of(items, trace);
+    let pids = numbered(trace, |t| &t.pid);
+    let at = Ops::of(items, &pids);
     let mut linked = vec![false; items.len()];
     let mut next_id = items
         .iter()
-        .filter_map(|i| i.correlation.map(NonZeroU64::get))
+        .filter_map(|i| i.correlation().map(NonZeroU64::get))
         .max()
         .unwrap_or(0);
-    for (l, finish) in pairs {
+    for pair in pairs.chunks_exact(2) {
+        let (l, finish) = (pair[0], pair[1]);
         let f = &flows[finish as usize];
-        let Some(op) = at.op(trace, f.track, f.ts_ns, &linked) else {
+        let Some(op) = at.op(items, f.track, f.ts_ns, &linked) else {
             continue;
         };
         let l = l as usize;
-        let c = match items[l].correlation {
+        let c = match items[l].correlation() {
             Some(c) => c,
             None => {
                 next_id += 1;
                 let Some(c) = NonZeroU64::new(next_id) else {
                     continue;
                 };
-                items[l].correlation = Some(c);
+                items[l].set_correlation(Some(c));
                 c
             }
         };
         linked[op] = true;
-        items[op].correlation = Some(c);
+        items[op].set_correlation(Some(c));
     }
     Ok(())
 }
 
 /// The flows that pair up, by id, in the order of their ids: the last start and the last finish of
-/// each id that has both (a later end of an id replaces an earlier one), as indices into `flows`.
-fn flow_pairs(flows: &[Flow]) -> Vec<(u32, u32)> {
+/// each id that has both (a later end of an id replaces an earlier one), as indices into `flows`, each
+/// pair two entries (start, finish). Paired in the list of the flows sorted by id, in place: a pair
+/// takes the place of the two or more ends it comes from, so the flows' order and their pairs are
+/// never held both (4 bytes a flow end in all).
+fn flow_pairs(flows: &[Flow]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..flows.len()).map(index).collect();
     let key = |&i: &u32| {
         let f = &flows[i as usize];
         (f.id, f.phase == FlowPhase::Finish, i)
     };
     order.sort_unstable_by_key(key);
-    let mut pairs = Vec::new();
-    for same_id in order.chunk_by(|a, b| flows[*a as usize].id == flows[*b as usize].id) {
+    let (mut read, mut written) = (0, 0);
+    while read < order.len() {
+        let id = flows[order[read] as usize].id;
+        let n = order[read..]
+            .iter()
+            .take_while(|&&i| flows[i as usize].id == id)
+            .count();
+        let same_id = &order[read..read + n];
         let last = |phase| {
             same_id
                 .iter()
                 .rev()
                 .find(|&&i| flows[i as usize].phase == phase)
+                .copied()
         };
-        if let (Some(&s), Some(&f)) = (last(FlowPhase::Start), last(FlowPhase::Finish)) {
-            pairs.push((s, f));
+        if let (Some(s), Some(f)) = (last(FlowPhase::Start), last(FlowPhase::Finish)) {
+            // Both were read; the two places written are at or before this id's last.
+            (order[written], order[written + 1]) = (s, f);
+            written += 2;
         }
+        read += n;
     }
-    pairs
+    order.truncate(written);
+    order
 }
 
 /// An index into the items or the flows as the lists here hold it (32 bits: half a word a row;
@@ -114,125 +135,205 @@ fn index(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
 }
 
-/// A candidate: its key (a track, a numbered pid or tid), its time on the flow clock, its item.
-type Keyed = (u32, i64, u32);
-
-/// Four words to a candidate would be 24 bytes; the fields reordered, 16.
-const _: () = assert!(std::mem::size_of::<Keyed>() == 16);
-
-/// The number of `v` in `ids`, numbering it if new.
-fn number<'t>(ids: &mut FxHashMap<&'t IdValue, u32>, v: &'t IdValue) -> u32 {
-    let n = ids.len() as u32;
-    *ids.entry(v).or_insert(n)
+/// The number of each track's pid or tid (`side` picks which), equal ids equal numbers, by track: a
+/// group key read without a map lookup.
+fn numbered(trace: &Trace, side: impl Fn(&TrackIds) -> &IdValue) -> Vec<u32> {
+    let mut ids: FxHashMap<&IdValue, u32> = FxHashMap::default();
+    (0..trace.track_count())
+        .map(|t| {
+            let n = ids.len() as u32;
+            *ids.entry(side(trace.track(Track(index(t))))).or_insert(n)
+        })
+        .collect()
 }
 
-/// The entries of a sorted list whose key is `key`.
-fn keyed<T, K: Ord>(list: &[T], key: K, of: impl Fn(&T) -> K) -> &[T] {
-    let lo = list.partition_point(|e| of(e) < key);
-    let hi = list.partition_point(|e| of(e) <= key);
-    &list[lo..hi]
+/// A group of items: their track, the number of their track's tid or pid ([`numbered`]), or one
+/// group for all.
+#[derive(Clone, Copy)]
+enum Group<'n> {
+    Track,
+    Number(&'n [u32]),
+    All,
 }
 
-/// The calls a flow's start may leave, each list sorted by its key, then time, then file order (flat
-/// lists rather than maps of lists: a file has hundreds of thousands of them): by track and by tid
-/// (tids numbered).
-struct Calls<'t> {
-    tids: FxHashMap<&'t IdValue, u32>,
-    by_track: Vec<Keyed>,
-    by_tid: Vec<Keyed>,
+impl Group<'_> {
+    fn of(self, track: Track) -> u32 {
+        match self {
+            Group::Track => track.0,
+            Group::Number(n) => n.get(track.0 as usize).copied().unwrap_or(u32::MAX),
+            Group::All => 0,
+        }
+    }
 }
 
-impl<'t> Calls<'t> {
-    fn of(items: &Items, trace: &'t Trace) -> Calls<'t> {
-        let n = items
-            .iter()
-            .filter(|i| matches!(i.role, Role::Launch(_)))
-            .count();
-        let mut c = Calls {
-            tids: FxHashMap::default(),
-            by_track: Vec::with_capacity(n),
-            by_tid: Vec::with_capacity(n),
+/// Items (their indices) sorted by group, then time on the flow clock, then file order. 4 bytes an
+/// entry, the key read from the items when sorted and searched: the lists are held for every call
+/// and op of the file, beside the items (a list of keys would be 16 bytes an entry).
+struct Sorted<'n> {
+    group: Group<'n>,
+    list: Vec<u32>,
+    /// Where each group's entries start in `list`, and its end last.
+    starts: Vec<u32>,
+}
+
+impl<'n> Sorted<'n> {
+    fn of(items: &Items, take: impl Fn(usize, &Item) -> bool, group: Group<'n>) -> Sorted<'n> {
+        // By group first, counted (stable: file order within each group), then each group by time
+        // where the file did not write it in time order already (most write each thread's calls and
+        // each stream's ops so). A sort of the whole list by key read from the items would be several
+        // times slower, and keeping the keys beside the indices would hold 16 bytes an entry.
+        let taken = || {
+            items
+                .iter()
+                .enumerate()
+                .filter(|&(i, it)| take(i, it))
+                .map(|(i, it)| (index(i), group.of(it.track) as usize))
         };
-        for (i, it) in items.iter().enumerate() {
-            if let Role::Launch(_) = it.role {
-                let tid = number(&mut c.tids, &trace.track(it.track).tid);
-                c.by_track.push((it.track.0, it.flow_ts(), index(i)));
-                c.by_tid.push((tid, it.flow_ts(), index(i)));
+        let mut starts: Vec<usize> = Vec::new();
+        for (_, g) in taken() {
+            if starts.len() <= g {
+                starts.resize(g + 1, 0);
+            }
+            starts[g] += 1;
+        }
+        let mut at = 0;
+        for n in &mut starts {
+            (*n, at) = (at, at + *n);
+        }
+        let mut list = vec![0u32; at];
+        let mut next = starts.clone();
+        for (i, g) in taken() {
+            list[next[g]] = i;
+            next[g] += 1;
+        }
+        starts.push(at);
+        let ts = |e: u32| items[e as usize].flow_ts();
+        for w in starts.windows(2) {
+            let same = &mut list[w[0]..w[1]];
+            if !same.is_sorted_by_key(|&e| ts(e)) {
+                same.sort_unstable_by_key(|&e| (ts(e), e));
             }
         }
-        c.by_track.sort_unstable();
-        c.by_tid.sort_unstable();
-        c
+        let starts = starts.into_iter().map(index).collect();
+        Sorted {
+            group,
+            list,
+            starts,
+        }
+    }
+
+    /// The entries of group `g`, in time order.
+    fn group(&self, g: u32) -> &[u32] {
+        let g = g as usize;
+        match (self.starts.get(g), self.starts.get(g + 1)) {
+            (Some(&lo), Some(&hi)) => &self.list[lo as usize..hi as usize],
+            _ => &[],
+        }
+    }
+
+    /// The entries of group `g` at time `ts`, in file order.
+    fn at(&self, items: &Items, g: u32, ts: i64) -> &[u32] {
+        let same = self.group(g);
+        let lo = same.partition_point(|&e| items[e as usize].flow_ts() < ts);
+        let n = same[lo..].partition_point(|&e| items[e as usize].flow_ts() <= ts);
+        &same[lo..lo + n]
+    }
+}
+
+/// The calls a flow's start may leave: by track, and by tid (built when a flow first needs it: most
+/// writers start a flow on its call's own track).
+struct Calls<'n> {
+    by_track: Sorted<'n>,
+    by_tid: OnceCell<Sorted<'n>>,
+    tids: &'n [u32],
+}
+
+fn is_call(_: usize, it: &Item) -> bool {
+    matches!(it.role, Role::Launch(_))
+}
+
+impl<'n> Calls<'n> {
+    fn of(items: &Items, tids: &'n [u32]) -> Calls<'n> {
+        Calls {
+            by_track: Sorted::of(items, is_call, Group::Track),
+            by_tid: OnceCell::new(),
+            tids,
+        }
     }
 
     /// The call a flow starting at `ts` on `track` leaves: the latest-starting call of the track (else
     /// of its tid) that begins no later than FLOW_BEFORE_NS after the flow start and ends no earlier
     /// than FLOW_AFTER_NS before it.
-    fn launch(&self, items: &Items, trace: &Trace, track: Track, ts: i64) -> Option<u32> {
-        let holds = |cands: &[Keyed]| {
-            let upto = cands.partition_point(|e| e.1 <= ts + FLOW_BEFORE_NS);
+    fn launch(&self, items: &Items, track: Track, ts: i64) -> Option<u32> {
+        let holds = |cands: &[u32]| {
+            let upto =
+                cands.partition_point(|&e| items[e as usize].flow_ts() <= ts + FLOW_BEFORE_NS);
             cands[..upto]
                 .iter()
                 .rev()
-                .find(|e| items[e.2 as usize].flow_end() >= ts - FLOW_AFTER_NS)
-                .map(|e| e.2)
+                .find(|&&e| items[e as usize].flow_end() >= ts - FLOW_AFTER_NS)
+                .copied()
         };
-        holds(keyed(&self.by_track, track.0, |e| e.0)).or_else(|| {
-            let tid = *self.tids.get(&trace.track(track).tid)?;
-            holds(keyed(&self.by_tid, tid, |e| e.0))
+        let by = |s: &Sorted<'_>| holds(s.group(s.group.of(track)));
+        by(&self.by_track).or_else(|| {
+            by(self
+                .by_tid
+                .get_or_init(|| Sorted::of(items, is_call, Group::Number(self.tids))))
         })
     }
 }
 
-/// The GPU ops without a correlation a flow's finish may land on, each list sorted by its key, then
-/// time, then file order: by track, by pid (pids numbered) and by time alone.
-struct Ops<'t> {
-    pids: FxHashMap<&'t IdValue, u32>,
-    by_track: Vec<Keyed>,
-    by_pid: Vec<Keyed>,
-    by_ts: Vec<(i64, u32)>,
+/// The GPU ops without a correlation a flow's finish may land on: by track, and (built when a flow
+/// first needs them: most writers end a flow on its op's own track) by pid and by time alone.
+struct Ops<'n> {
+    by_track: Sorted<'n>,
+    by_pid: OnceCell<Sorted<'n>>,
+    by_ts: OnceCell<Sorted<'n>>,
+    pids: &'n [u32],
 }
 
-impl<'t> Ops<'t> {
-    fn of(items: &Items, trace: &'t Trace) -> Ops<'t> {
-        let open = |it: &Item| matches!(it.role, Role::Gpu(_)) && it.correlation.is_none();
-        let n = items.iter().filter(|it| open(it)).count();
-        let mut c = Ops {
-            pids: FxHashMap::default(),
-            by_track: Vec::with_capacity(n),
-            by_pid: Vec::with_capacity(n),
-            by_ts: Vec::with_capacity(n),
-        };
-        for (i, it) in items.iter().enumerate().filter(|(_, it)| open(it)) {
-            let pid = number(&mut c.pids, &trace.track(it.track).pid);
-            c.by_track.push((it.track.0, it.flow_ts(), index(i)));
-            c.by_pid.push((pid, it.flow_ts(), index(i)));
-            c.by_ts.push((it.flow_ts(), index(i)));
+impl<'n> Ops<'n> {
+    fn of(items: &Items, pids: &'n [u32]) -> Ops<'n> {
+        let open = |_, it: &Item| matches!(it.role, Role::Gpu(_)) && it.correlation().is_none();
+        Ops {
+            by_track: Sorted::of(items, open, Group::Track),
+            by_pid: OnceCell::new(),
+            by_ts: OnceCell::new(),
+            pids,
         }
-        c.by_track.sort_unstable();
-        c.by_pid.sort_unstable();
-        c.by_ts.sort_unstable();
-        c
     }
 
     /// The op a flow finishing at `ts` on `track` lands on: the first not yet linked there, else of
     /// the same pid at that time, else the one op anywhere at that time.
-    fn op(&self, trace: &Trace, track: Track, ts: i64, linked: &[bool]) -> Option<usize> {
-        let free = |mut v: std::slice::Iter<'_, Keyed>| {
-            v.find(|e| !linked[e.2 as usize]).map(|e| e.2 as usize)
+    fn op(&self, items: &Items, track: Track, ts: i64, linked: &[bool]) -> Option<usize> {
+        // The ops the lists hold: those without a correlation when linking began (an op linked since
+        // has one now, and is marked linked).
+        let open = |i: usize, it: &Item| {
+            matches!(it.role, Role::Gpu(_)) && (it.correlation().is_none() || linked[i])
         };
-        let pid = self.pids.get(&trace.track(track).pid);
-        free(keyed(&self.by_track, (track.0, ts), |e| (e.0, e.1)).iter())
+        let free = |s: &Sorted<'_>| {
+            s.at(items, s.group.of(track), ts)
+                .iter()
+                .find(|&&e| !linked[e as usize])
+                .map(|&e| e as usize)
+        };
+        free(&self.by_track)
             .or_else(|| {
-                let pid = *pid?;
-                free(keyed(&self.by_pid, (pid, ts), |e| (e.0, e.1)).iter())
+                free(
+                    self.by_pid
+                        .get_or_init(|| Sorted::of(items, open, Group::Number(self.pids))),
+                )
             })
             .or_else(|| {
-                let mut at = keyed(&self.by_ts, ts, |e| e.0)
+                let by_ts = self
+                    .by_ts
+                    .get_or_init(|| Sorted::of(items, open, Group::All));
+                let mut at = by_ts
+                    .at(items, 0, ts)
                     .iter()
-                    .filter(|e| !linked[e.1 as usize]);
+                    .filter(|&&e| !linked[e as usize]);
                 match (at.next(), at.next()) {
-                    (Some(e), None) => Some(e.1 as usize),
+                    (Some(&e), None) => Some(e as usize),
                     _ => None,
                 }
             })
@@ -263,6 +364,6 @@ mod tests {
             flow(7, s), // 5: no finish
             flow(3, f), // 6: replaces 1
         ];
-        assert_eq!(flow_pairs(&flows), vec![(3, 6), (4, 2)]);
+        assert_eq!(flow_pairs(&flows), vec![3, 6, 4, 2]);
     }
 }

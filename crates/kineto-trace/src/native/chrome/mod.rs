@@ -51,7 +51,7 @@ use crate::stored::streamed::Streamed;
 use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
-use items::{Item, Items, More};
+use items::{Chunk, Flag, Item, Items, More};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -147,7 +147,7 @@ pub(crate) fn read<R: Read>(
     let mut r = ArrayReader::new(name, layout == Layout::RocprofObject);
     let read = {
         let mut source = Plain(&mut content);
-        let mut w = Window::new(&mut source);
+        let mut w = Window::with_initial(&mut source, TEXT_WINDOW);
         r.read_text(&mut w, salvage)
     };
     // The stream read to its end: its fault, if any, wins over the events' own error.
@@ -166,6 +166,11 @@ pub(crate) fn read<R: Read>(
     check_unplaced(name, &mut trace)?;
     Ok((trace, end.facts))
 }
+
+/// Bytes of text the window starts with (it grows for an event larger than this; events are a few
+/// hundred bytes): not the Kineto parser's 4 MiB, since the window is held beside every item of the
+/// file (4 MiB is 0.04 of a 100 MB file's bound, `docs/parse-costs.md`).
+const TEXT_WINDOW: usize = 1 << 20;
 
 /// The event times of an event the model keeps, ns.
 struct Times {
@@ -295,7 +300,7 @@ impl<'a> ArrayReader<'a> {
                 let ts = t.ts;
                 let item = self.complete(&ev, &args, t, track, start).map_err(ev_err)?;
                 if let Some(i) = item {
-                    self.items[i].open = true;
+                    self.items[i].set(Flag::Open, true);
                 }
                 self.durations.begin(track, ts, (start, item));
                 Ok(())
@@ -425,15 +430,18 @@ impl<'a> ArrayReader<'a> {
             odd,
             odd_args,
             foreign_cat: foreign_cat.map(Box::from),
-            flow: None,
+            ..More::default()
         };
-        let mut it = Item::new(role, sym, track, t.ts, t.dur, start);
-        it.decided = decided;
-        it.api_like = api_like(raw_name);
-        it.on_device = args.dev_id.is_some() || args.gpu_id.is_some();
-        it.correlation = correlation;
+        let mut it = Item::new(role, sym, track, t.ts, t.dur);
+        it.set(Flag::Decided, decided);
+        it.set(Flag::ApiLike, api_like(raw_name));
+        it.set(
+            Flag::OnDevice,
+            args.dev_id.is_some() || args.gpu_id.is_some(),
+        );
+        it.set_correlation(correlation);
         it.keep(more, t.flow_ts, t.flow_end);
-        Ok(Some(self.items.push(it)))
+        Ok(Some(self.items.push(it, start)))
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
@@ -477,13 +485,15 @@ impl<'a> ArrayReader<'a> {
     fn emit(mut self) -> Result<Trace> {
         self.reserve_rows();
         for chunk in std::mem::take(&mut self.items).into_chunks() {
-            for it in chunk {
-                let offset = it.offset;
-                self.emit_item(it).map_err(|message| Error::Native {
-                    file: self.file.to_path_buf(),
-                    at: format!("byte {offset}"),
-                    message,
-                })?;
+            let Chunk { base, items } = chunk;
+            for it in items {
+                let offset = Chunk::offset_from(base, &it);
+                self.emit_item(it, offset)
+                    .map_err(|message| Error::Native {
+                        file: self.file.to_path_buf(),
+                        at: format!("byte {offset}"),
+                        message,
+                    })?;
             }
         }
         Ok(self.b.finish())
@@ -507,7 +517,7 @@ impl<'a> ArrayReader<'a> {
     }
 
     /// One item into the model, as its role says; the odd `args` fields its role reads warned of.
-    fn emit_item(&mut self, it: Item) -> std::result::Result<(), String> {
+    fn emit_item(&mut self, it: Item, offset: u64) -> std::result::Result<(), String> {
         let rocprof_rules = self.rocprof_rules();
         let b = &mut self.b;
         let reads = match it.role {
@@ -515,13 +525,14 @@ impl<'a> ArrayReader<'a> {
             Role::Launch(_) | Role::Span(_) => Odd::LINKS,
             Role::Other => Odd::default(),
         };
-        let (device, stream) = (it.device(), it.stream());
+        let (device, stream, dur, correlation) =
+            (it.device(), it.stream(), it.dur(), it.correlation());
         let more = it.more.map(|m| *m).unwrap_or_default();
-        args::warn_odd(b, it.offset, more.odd, more.odd_args.as_deref(), reads);
+        args::warn_odd(b, offset, more.odd, more.odd_args.as_deref(), reads);
         match it.role {
             Role::Gpu(kind) => {
                 let ids = b.trace().track(it.track).clone();
-                let mut op = NewGpuOp::at(it.name, it.ts, it.dur, it.track);
+                let mut op = NewGpuOp::at(it.name, it.ts, dur, it.track);
                 // A rocprof pid is a section (6 + n for device n), not a device.
                 op.detail.device = device.or(match self.rocprof_pids.get(&ids.pid) {
                     Some(&RocprofPid::Kernels(n)) => Some(n),
@@ -529,7 +540,7 @@ impl<'a> ArrayReader<'a> {
                     _ => ids.pid.as_i64(),
                 });
                 op.detail.stream = stream.or_else(|| ids.tid.as_i64());
-                op.correlation = it.correlation;
+                op.correlation = correlation;
                 op.external_id = more.external_id;
                 op.detail.bytes = more.bytes;
                 op.detail.grid = more.grid;
@@ -540,9 +551,9 @@ impl<'a> ArrayReader<'a> {
                 name: it.name,
                 api,
                 ts_ns: it.ts,
-                dur_ns: it.dur,
+                dur_ns: dur,
                 track: it.track,
-                correlation: it.correlation,
+                correlation,
                 external_id: more.external_id,
                 cbid: None,
             }),
@@ -551,7 +562,7 @@ impl<'a> ArrayReader<'a> {
                 Span {
                     name: it.name,
                     ts_ns: it.ts,
-                    dur_ns: it.dur,
+                    dur_ns: dur,
                     track: it.track,
                     external_id: more.external_id,
                 },
@@ -563,7 +574,7 @@ impl<'a> ArrayReader<'a> {
                     .as_deref()
                     .unwrap_or("rocprof barrier packet"),
                 it.ts,
-                it.ts.saturating_add(it.dur),
+                it.ts.saturating_add(dur),
             ),
         }
     }

@@ -5,6 +5,7 @@
 //! What it is not: what an event is once it has its times (`ArrayReader::complete`).
 
 use super::args::Args;
+use super::items::Flag;
 use super::{ArrayReader, Ev, times};
 use crate::error::{Error, Result};
 use crate::model::Track;
@@ -41,7 +42,7 @@ impl ArrayReader<'_> {
             }
             Some((begin, (_, item))) => {
                 if let Some(it) = item.and_then(|i| self.items.get_mut(i)) {
-                    it.open = false;
+                    it.set(Flag::Open, false);
                     it.end_after(ts - begin);
                 }
             }
@@ -107,6 +108,6 @@ impl ArrayReader<'_> {
         for (ts, (offset, _)) in dangling {
             self.b.warn(offset, trace_events::dangling_begin(ts));
         }
-        self.items.retain(|it| !it.open);
+        self.items.retain(|it| !it.is(Flag::Open));
     }
 }

@@ -7,6 +7,7 @@
 
 use super::super::names::copy_name;
 use super::super::rocprof_legacy::{RocprofOp, rocprof_role};
+use super::items::Flag;
 use super::{ArrayReader, Role};
 use crate::model::{Api, GpuKind, SpanKind};
 
@@ -19,7 +20,7 @@ impl ArrayReader<'_> {
     pub(super) fn settle_roles(&mut self) {
         let mut barriers = 0u64;
         let rocprof_rules = self.rocprof_rules();
-        for it in self.items.iter_mut().filter(|it| !it.decided) {
+        for it in self.items.iter_mut().filter(|it| !it.is(Flag::Decided)) {
             let pid = &self.b.trace().track(it.track).pid;
             let has_device = it.device().is_some();
             if let Some(more) = it.more.as_mut().filter(|m| m.foreign_cat.is_some()) {
@@ -28,12 +29,16 @@ impl ArrayReader<'_> {
                     Some(_) => {}
                     None => it.role = Role::Other,
                 }
-                it.decided = true;
+                it.set(Flag::Decided, true);
                 continue;
             }
             let by_rocprof = if rocprof_rules {
                 let name = self.b.trace().name(it.name);
-                rocprof_role(self.rocprof_pids.get(pid).copied(), name, it.on_device)
+                rocprof_role(
+                    self.rocprof_pids.get(pid).copied(),
+                    name,
+                    it.is(Flag::OnDevice),
+                )
             } else {
                 None
             };
@@ -47,7 +52,7 @@ impl ArrayReader<'_> {
                 }
             } else if self.gpu_pids.contains(pid) {
                 Role::Span(SpanKind::GpuUserAnnotation)
-            } else if it.api_like {
+            } else if it.is(Flag::ApiLike) {
                 let api = if self.b.trace().name(it.name).starts_with("hsa_") {
                     Api::Driver
                 } else {
@@ -75,7 +80,11 @@ impl ArrayReader<'_> {
     /// rocprof's GPU events were named as written; a copy gets the direction word the summary reads.
     pub(super) fn rename_rocprof_ops(&mut self) {
         let rocprof = self.rocprof_rules();
-        for it in self.items.iter_mut().filter(|it| rocprof && !it.decided) {
+        for it in self
+            .items
+            .iter_mut()
+            .filter(|it| rocprof && !it.is(Flag::Decided))
+        {
             // Only kernels and copies are renamed: the calls, most of the events, are left uncopied.
             let kind = match it.role {
                 Role::Gpu(k @ (GpuKind::Kernel | GpuKind::Memcpy)) => k,

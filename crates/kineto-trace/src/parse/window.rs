@@ -94,11 +94,6 @@ impl<'r> Window<'r> {
         Self::with_sizes(r, WINDOW, MAX_VALUE)
     }
 
-    /// A window of `initial` bytes that may grow to [`MAX_VALUE`].
-    pub(crate) fn with_initial(r: &'r mut dyn Source, initial: usize) -> Self {
-        Self::with_sizes(r, initial, MAX_VALUE)
-    }
-
     /// A window of `initial` bytes over a plain reader, that may grow to [`MAX_VALUE`].
     pub(crate) fn over_reader(r: &'r mut dyn Read, initial: usize) -> Self {
         Self::build(Box::new(Plain(r)), initial, MAX_VALUE)

@@ -48,27 +48,23 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
     {
         let tids = numbered(trace, |t| &t.tid);
         let calls = Calls::of(items, &tids);
-        let mut kept = 0;
-        for p in 0..pairs.len() / 2 {
-            let (start, finish) = (pairs[2 * p], pairs[2 * p + 1]);
-            let f = &flows[start as usize];
-            if let Some(l) = calls.launch(items, f.track, f.ts_ns) {
-                (pairs[2 * kept], pairs[2 * kept + 1]) = (l, finish);
-                kept += 1;
-            }
-        }
-        pairs.truncate(2 * kept);
+        pairs.retain_mut(|(start, _)| {
+            let f = &flows[*start as usize];
+            calls
+                .launch(items, f.track, f.ts_ns)
+                .map(|l| *start = l)
+                .is_some()
+        });
     }
     let pids = numbered(trace, |t| &t.pid);
-    let at = Ops::of(items, &pids);
     let mut linked = vec![false; items.len()];
+    let at = Ops::of(items, &pids, &linked);
     let mut next_id = items
         .iter()
         .filter_map(|i| i.correlation().map(NonZeroU64::get))
         .max()
         .unwrap_or(0);
-    for pair in pairs.chunks_exact(2) {
-        let (l, finish) = (pair[0], pair[1]);
+    for (l, finish) in pairs {
         let f = &flows[finish as usize];
         let Some(op) = at.op(items, f.track, f.ts_ns, &linked) else {
             continue;
@@ -92,41 +88,27 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
 }
 
 /// The flows that pair up, by id, in the order of their ids: the last start and the last finish of
-/// each id that has both (a later end of an id replaces an earlier one), as indices into `flows`, each
-/// pair two entries (start, finish). Paired in the list of the flows sorted by id, in place: a pair
-/// takes the place of the two or more ends it comes from, so the flows' order and their pairs are
-/// never held both (4 bytes a flow end in all).
-fn flow_pairs(flows: &[Flow]) -> Vec<u32> {
+/// each id that has both (a later end of an id replaces an earlier one), as indices into `flows`.
+fn flow_pairs(flows: &[Flow]) -> Vec<(u32, u32)> {
     let mut order: Vec<u32> = (0..flows.len()).map(index).collect();
     let key = |&i: &u32| {
         let f = &flows[i as usize];
         (f.id, f.phase == FlowPhase::Finish, i)
     };
     order.sort_unstable_by_key(key);
-    let (mut read, mut written) = (0, 0);
-    while read < order.len() {
-        let id = flows[order[read] as usize].id;
-        let n = order[read..]
-            .iter()
-            .take_while(|&&i| flows[i as usize].id == id)
-            .count();
-        let same_id = &order[read..read + n];
+    let mut pairs = Vec::new();
+    for same_id in order.chunk_by(|a, b| flows[*a as usize].id == flows[*b as usize].id) {
         let last = |phase| {
             same_id
                 .iter()
                 .rev()
                 .find(|&&i| flows[i as usize].phase == phase)
-                .copied()
         };
-        if let (Some(s), Some(f)) = (last(FlowPhase::Start), last(FlowPhase::Finish)) {
-            // Both were read; the two places written are at or before this id's last.
-            (order[written], order[written + 1]) = (s, f);
-            written += 2;
+        if let (Some(&s), Some(&f)) = (last(FlowPhase::Start), last(FlowPhase::Finish)) {
+            pairs.push((s, f));
         }
-        read += n;
     }
-    order.truncate(written);
-    order
+    pairs
 }
 
 /// An index into the items or the flows as the lists here hold it (32 bits: half a word a row;
@@ -147,6 +129,9 @@ fn numbered(trace: &Trace, side: impl Fn(&TrackIds) -> &IdValue) -> Vec<u32> {
         .collect()
 }
 
+/// The group of an item whose track has no number: in no list.
+const NO_GROUP: u32 = u32::MAX;
+
 /// A group of items: their track, the number of their track's tid or pid ([`numbered`]), or one
 /// group for all.
 #[derive(Clone, Copy)]
@@ -160,7 +145,8 @@ impl Group<'_> {
     fn of(self, track: Track) -> u32 {
         match self {
             Group::Track => track.0,
-            Group::Number(n) => n.get(track.0 as usize).copied().unwrap_or(u32::MAX),
+            // Every track of the trace is numbered ([`numbered`]); one that were not is in no group.
+            Group::Number(n) => n.get(track.0 as usize).copied().unwrap_or(NO_GROUP),
             Group::All => 0,
         }
     }
@@ -180,13 +166,15 @@ impl<'n> Sorted<'n> {
     fn of(items: &Items, take: impl Fn(usize, &Item) -> bool, group: Group<'n>) -> Sorted<'n> {
         // By group first, counted (stable: file order within each group), then each group by time
         // where the file did not write it in time order already (most write each thread's calls and
-        // each stream's ops so). A sort of the whole list by key read from the items would be several
-        // times slower, and keeping the keys beside the indices would hold 16 bytes an entry.
+        // each stream's ops so). A version that sorted the whole list, and searched it for a group,
+        // by keys read from the items read bench-native's Chrome file 0.3 s slower (1.57 → 1.86 s)
+        // and its legacy rocprof file 1.0 s slower; keeping the keys beside the indices would hold
+        // 16 bytes an entry.
         let taken = || {
             items
                 .iter()
                 .enumerate()
-                .filter(|&(i, it)| take(i, it))
+                .filter(|&(i, it)| take(i, it) && group.of(it.track) != NO_GROUP)
                 .map(|(i, it)| (index(i), group.of(it.track) as usize))
         };
         let mut starts: Vec<usize> = Vec::new();
@@ -292,11 +280,16 @@ struct Ops<'n> {
     pids: &'n [u32],
 }
 
+/// An op the lists hold: a GPU op without a correlation when linking began (one linked since has one
+/// now, and is marked in `linked`).
+fn is_open_op(i: usize, it: &Item, linked: &[bool]) -> bool {
+    matches!(it.role, Role::Gpu(_)) && (it.correlation().is_none() || linked[i])
+}
+
 impl<'n> Ops<'n> {
-    fn of(items: &Items, pids: &'n [u32]) -> Ops<'n> {
-        let open = |_, it: &Item| matches!(it.role, Role::Gpu(_)) && it.correlation().is_none();
+    fn of(items: &Items, pids: &'n [u32], linked: &[bool]) -> Ops<'n> {
         Ops {
-            by_track: Sorted::of(items, open, Group::Track),
+            by_track: Sorted::of(items, |i, it| is_open_op(i, it, linked), Group::Track),
             by_pid: OnceCell::new(),
             by_ts: OnceCell::new(),
             pids,
@@ -306,11 +299,7 @@ impl<'n> Ops<'n> {
     /// The op a flow finishing at `ts` on `track` lands on: the first not yet linked there, else of
     /// the same pid at that time, else the one op anywhere at that time.
     fn op(&self, items: &Items, track: Track, ts: i64, linked: &[bool]) -> Option<usize> {
-        // The ops the lists hold: those without a correlation when linking began (an op linked since
-        // has one now, and is marked linked).
-        let open = |i: usize, it: &Item| {
-            matches!(it.role, Role::Gpu(_)) && (it.correlation().is_none() || linked[i])
-        };
+        let open = |i: usize, it: &Item| is_open_op(i, it, linked);
         let free = |s: &Sorted<'_>| {
             s.at(items, s.group.of(track), ts)
                 .iter()
@@ -364,6 +353,6 @@ mod tests {
             flow(7, s), // 5: no finish
             flow(3, f), // 6: replaces 1
         ];
-        assert_eq!(flow_pairs(&flows), vec![3, 6, 4, 2]);
+        assert_eq!(flow_pairs(&flows), vec![(3, 6), (4, 2)]);
     }
 }

@@ -84,6 +84,18 @@ pub(super) struct More {
     pub(super) correlation: Option<NonZeroU64>,
 }
 
+/// `v` as the item keeps it where it fits 32 bits (0 for none), and as kept apart where it does not.
+fn narrow<W: Copy>(v: Option<W>) -> (u32, Option<W>)
+where
+    u32: TryFrom<W>,
+{
+    match v.map(|w| (w, u32::try_from(w))) {
+        None => (0, None),
+        Some((_, Ok(n))) => (n, None),
+        Some((w, Err(_))) => (0, Some(w)),
+    }
+}
+
 /// A small integer kept in an item: `i16::MIN` for none.
 #[derive(Clone, Copy)]
 struct Small(i16);
@@ -149,18 +161,9 @@ impl Item {
     /// Sets the duration: in the item where it fits 32 bits (a duration of over 4.29 s is rare),
     /// else in [`More`].
     pub(super) fn set_dur(&mut self, dur: i64) {
-        match u32::try_from(dur) {
-            Ok(d) => {
-                self.dur = d;
-                if let Some(m) = self.more.as_mut() {
-                    m.dur = None;
-                }
-            }
-            Err(_) => {
-                self.dur = 0;
-                self.more.get_or_insert_with(Box::default).dur = Some(dur);
-            }
-        }
+        let apart;
+        (self.dur, apart) = narrow(Some(dur));
+        self.set_apart(apart, |m| &mut m.dur);
     }
 
     pub(super) fn correlation(&self) -> Option<NonZeroU64> {
@@ -168,20 +171,19 @@ impl Item {
             .or_else(|| self.more.as_ref().and_then(|m| m.correlation))
     }
 
-    /// Sets the correlation id: in the item where it fits 32 bits, else in [`More`].
+    /// Sets the correlation id: in the item where it fits 32 bits (0 there: none), else in [`More`].
     pub(super) fn set_correlation(&mut self, c: Option<NonZeroU64>) {
-        let small = c.map_or(Some(0), |c| u32::try_from(c.get()).ok());
-        match small {
-            Some(n) => {
-                self.correlation = n;
-                if let Some(m) = self.more.as_mut() {
-                    m.correlation = None;
-                }
-            }
-            None => {
-                self.correlation = 0;
-                self.more.get_or_insert_with(Box::default).correlation = c;
-            }
+        let apart;
+        (self.correlation, apart) = narrow(c.map(NonZeroU64::get));
+        self.set_apart(apart.and_then(NonZeroU64::new), |m| &mut m.correlation);
+    }
+
+    /// Sets a field of [`More`] (boxing one only for a value to keep).
+    fn set_apart<T>(&mut self, v: Option<T>, field: fn(&mut More) -> &mut Option<T>) {
+        match (v, self.more.as_mut()) {
+            (None, None) => {}
+            (v, Some(m)) => *field(m) = v,
+            (v, None) => *field(self.more.insert(Box::default())) = v,
         }
     }
 
@@ -271,14 +273,17 @@ pub(super) struct Items {
 /// Items, and the offset their own offsets count from (an item keeps 32 bits of it: a chunk spans
 /// less than 4 GiB of text, a new one begun where it would not).
 pub(super) struct Chunk {
-    pub(super) base: u64,
-    pub(super) items: Vec<Item>,
+    base: u64,
+    items: Vec<Item>,
 }
 
 impl Chunk {
-    /// Where an item of a chunk whose offsets count from `base` starts in the text.
-    pub(super) fn offset_from(base: u64, it: &Item) -> u64 {
-        base + u64::from(it.offset)
+    /// The items with where each starts in the text, in file order.
+    pub(super) fn into_items(self) -> impl Iterator<Item = (u64, Item)> {
+        let base = self.base;
+        self.items
+            .into_iter()
+            .map(move |it| (base + u64::from(it.offset), it))
     }
 }
 
@@ -423,10 +428,8 @@ mod tests {
         let chunks = items.into_chunks();
         assert_eq!(chunks.len(), 2);
         // Each item's offset is still its own (100 × its ts, as pushed).
-        for c in &chunks {
-            for it in &c.items {
-                assert_eq!(Chunk::offset_from(c.base, it), 100 * it.ts as u64);
-            }
+        for (offset, it) in chunks.into_iter().flat_map(Chunk::into_items) {
+            assert_eq!(offset, 100 * it.ts as u64);
         }
     }
 
@@ -453,8 +456,8 @@ mod tests {
         assert_eq!(items[5].ts, 5);
         let got: Vec<u64> = items
             .into_chunks()
-            .iter()
-            .flat_map(|c| c.items.iter().map(|it| Chunk::offset_from(c.base, it)))
+            .into_iter()
+            .flat_map(|c| c.into_items().map(|(o, _)| o))
             .collect();
         assert_eq!(got, offsets);
     }

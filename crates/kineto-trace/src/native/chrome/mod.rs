@@ -46,12 +46,12 @@ use crate::model::{
     Api, Flow, FlowPhase, GpuKind, IdValue, Launch, NewGpuOp, Span, SpanKind, Trace, TraceFormat,
     Track,
 };
-use crate::parse::window::{Plain, Window};
+use crate::parse::window::Window;
 use crate::stored::streamed::Streamed;
 use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
-use items::{Chunk, Flag, Item, Items, More};
+use items::{Flag, Item, Items, More};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -146,8 +146,7 @@ pub(crate) fn read<R: Read>(
 ) -> Result<(Trace, StoredFacts)> {
     let mut r = ArrayReader::new(name, layout == Layout::RocprofObject);
     let read = {
-        let mut source = Plain(&mut content);
-        let mut w = Window::with_initial(&mut source, TEXT_WINDOW);
+        let mut w = Window::over_reader(&mut content, TEXT_WINDOW);
         r.read_text(&mut w, salvage)
     };
     // The stream read to its end: its fault, if any, wins over the events' own error.
@@ -485,9 +484,7 @@ impl<'a> ArrayReader<'a> {
     fn emit(mut self) -> Result<Trace> {
         self.reserve_rows();
         for chunk in std::mem::take(&mut self.items).into_chunks() {
-            let Chunk { base, items } = chunk;
-            for it in items {
-                let offset = Chunk::offset_from(base, &it);
+            for (offset, it) in chunk.into_items() {
                 self.emit_item(it, offset)
                     .map_err(|message| Error::Native {
                         file: self.file.to_path_buf(),

@@ -55,8 +55,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    // Many parse threads, few malloc arenas: the memory bound of a parse on every core.
-    kineto_trace::limit_malloc_arenas();
+    // Few malloc arenas for many parse threads, freed blocks handed back: the memory bound of a parse.
+    kineto_trace::tune_malloc();
     #[cfg(feature = "sqlite")]
     kineto_sqlite::install();
     #[cfg(feature = "xplane")]

@@ -55,7 +55,7 @@ pub use model::{
     GpuKind, GpuOp, GpuOpDetail, Header, IdValue, Launch, MAX_DEVICES, NewGpuOp, Overruns,
     RankPart, Salvage, Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds, Warning,
 };
-pub use parse::{RANGE_BYTES, limit_malloc_arenas, parse_reader};
+pub use parse::{RANGE_BYTES, parse_reader, tune_malloc};
 pub use read::{Options, Parsed, parse_file, parse_file_from, parse_raw};
 pub use session::{AnalysedTrace, Session, SessionConfig};
 pub use stored::{Feed, hex};

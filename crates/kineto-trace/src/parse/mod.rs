@@ -30,27 +30,54 @@ use crate::stored::feed::Input;
 use std::io::Read;
 use std::path::Path;
 
-/// glibc malloc arenas a program that parses on many threads is held to ([`limit_malloc_arenas`]).
+/// glibc malloc arenas a program that parses on many threads is held to ([`tune_malloc`]).
 const MALLOC_ARENAS: i32 = 4;
 
-/// Holds glibc's malloc to 4 arenas, unless `MALLOC_ARENA_MAX` in the environment already says how
-/// many; elsewhere than Linux with glibc, nothing.
+/// The size from which glibc maps each block apart and unmaps it when freed ([`tune_malloc`]): glibc's
+/// own starting value, held there.
+const MALLOC_MMAP_THRESHOLD: i32 = 128 * 1024;
+
+/// Tunes glibc's malloc for a program that parses large traces, each setting unless the environment
+/// already sets it (its `MALLOC_…` variable or `GLIBC_TUNABLES`); elsewhere than Linux with glibc, nothing.
 ///
-/// For a program's `main`, before its threads start: the setting is the whole process's, so a
-/// library never calls it on its host's behalf (the Python module does not). Why: glibc gives a new
-/// thread an arena of its own while there are fewer than 8 per core, and an arena keeps memory after
-/// the ranges parsed in it are folded in: on 16 workers a 310 MB trace's parse peaked at 78–80 MiB,
-/// 0.26–0.27 of the file, against 70.4 MiB on 2 workers; with 4 arenas, 72.4–72.7 MiB, 0.245 (MEASURED,
-/// `--threads 16 --no-sha256`, 2026-12-06). The workers call malloc about 150 times per MiB of JSON
-/// (MEASURED, a uprobe on 2 workers), so four arenas should not be a lock they queue on (ESTIMATED:
-/// not measured on 16 cores).
-pub fn limit_malloc_arenas() {
+/// For a program's `main`, before its threads start: the settings are the whole process's, so a
+/// library never calls this on its host's behalf (the Python module does not).
+///
+/// - **4 arenas** (`MALLOC_ARENA_MAX`): glibc gives a new thread an arena of its own while there are
+///   fewer than 8 per core, and an arena keeps memory after the ranges parsed in it are folded in: on
+///   16 workers a 310 MB trace's parse peaked at 78–80 MiB, 0.26–0.27 of the file, against 70.4 MiB on
+///   2 workers; with 4 arenas, 72.4–72.7 MiB, 0.245 (MEASURED, `--threads 16 --no-sha256`,
+///   2026-12-06). The workers call malloc about 150 times per MiB of JSON (MEASURED, a uprobe on 2
+///   workers), so four arenas should not be a lock they queue on (ESTIMATED: not measured on 16 cores).
+/// - **A fixed mmap threshold of 128 KiB** (`MALLOC_MMAP_THRESHOLD_`): glibc raises its threshold to
+///   the size of each mapped block freed (up to 32 MiB), after which blocks that size are carved from
+///   the heap, and freeing them returns nothing to the system. A reader that frees its held rows while
+///   it builds the model (the Chrome-array reader frees its items a chunk at a time) then peaks at
+///   both: bench-native's 112 MB Chrome array peaked at 28,332–28,616 KiB, 27,344–27,360 KiB with the
+///   threshold held (MEASURED, 2026-12-07, `MALLOC_MMAP_THRESHOLD_=131072` in the environment).
+pub fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt takes two integers and changes only the allocator's tuning, which glibc
-        // guards itself; it holds no pointer of ours.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS);
+    for (env, tunable, param, value) in [
+        (
+            "MALLOC_ARENA_MAX",
+            "arena_max",
+            libc::M_ARENA_MAX,
+            MALLOC_ARENAS,
+        ),
+        (
+            "MALLOC_MMAP_THRESHOLD_",
+            "mmap_threshold",
+            libc::M_MMAP_THRESHOLD,
+            MALLOC_MMAP_THRESHOLD,
+        ),
+    ] {
+        let tuned = std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains(tunable));
+        if std::env::var_os(env).is_none() && !tuned {
+            // SAFETY: mallopt takes two integers and changes only the allocator's tuning, which glibc
+            // guards itself; it holds no pointer of ours.
+            unsafe {
+                libc::mallopt(param, value);
+            }
         }
     }
 }

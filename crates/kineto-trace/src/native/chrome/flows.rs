@@ -48,23 +48,23 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
     {
         let tids = numbered(trace, |t| &t.tid);
         let calls = Calls::of(items, &tids);
-        pairs.retain_mut(|(start, _)| {
-            let f = &flows[*start as usize];
+        pairs.retain(|p| {
+            let f = &flows[p.start as usize];
             calls
                 .launch(items, f.track, f.ts_ns)
-                .map(|l| *start = l)
+                .map(|l| p.start = l)
                 .is_some()
         });
     }
     let pids = numbered(trace, |t| &t.pid);
-    let mut linked = vec![false; items.len()];
-    let at = Ops::of(items, &pids, &linked);
+    let mut linked = Marks::new(items.len());
+    let at = Ops::of(items, &pids);
     let mut next_id = items
         .iter()
         .filter_map(|i| i.correlation().map(NonZeroU64::get))
         .max()
         .unwrap_or(0);
-    for (l, finish) in pairs {
+    for Pair { start: l, finish } in pairs.iter() {
         let f = &flows[finish as usize];
         let Some(op) = at.op(items, f.track, f.ts_ns, &linked) else {
             continue;
@@ -81,34 +81,109 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
                 c
             }
         };
-        linked[op] = true;
+        linked.set(op);
         items[op].set_correlation(Some(c));
     }
     Ok(())
 }
 
+/// A flow pair: its start (or, once found, the call it leaves) and its finish, as indices.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pair {
+    start: u32,
+    finish: u32,
+}
+
+/// Flow pairs, two indices each, in the list of flow indices they were found in: the pairs are
+/// held through the whole linking beside every item, and a list of their own beside the sorted
+/// indices raised bench-native's legacy rocprof peak by 2 MB (the sorted list, and the pair list
+/// grown by doubling).
+struct Pairs {
+    /// `start, finish` of each pair, in turn.
+    flat: Vec<u32>,
+}
+
+impl Pairs {
+    fn iter(&self) -> impl Iterator<Item = Pair> + '_ {
+        self.flat.chunks_exact(2).map(|p| Pair {
+            start: p[0],
+            finish: p[1],
+        })
+    }
+
+    /// Keeps the pairs `keep` keeps (and as it changes them), in order.
+    fn retain(&mut self, mut keep: impl FnMut(&mut Pair) -> bool) {
+        let mut kept = 0;
+        for i in (0..self.flat.len()).step_by(2) {
+            let mut p = Pair {
+                start: self.flat[i],
+                finish: self.flat[i + 1],
+            };
+            if keep(&mut p) {
+                self.flat[kept] = p.start;
+                self.flat[kept + 1] = p.finish;
+                kept += 2;
+            }
+        }
+        self.flat.truncate(kept);
+    }
+}
+
 /// The flows that pair up, by id, in the order of their ids: the last start and the last finish of
 /// each id that has both (a later end of an id replaces an earlier one), as indices into `flows`.
-fn flow_pairs(flows: &[Flow]) -> Vec<(u32, u32)> {
-    let mut order: Vec<u32> = (0..flows.len()).map(index).collect();
+fn flow_pairs(flows: &[Flow]) -> Pairs {
+    let mut flat: Vec<u32> = (0..flows.len()).map(index).collect();
     let key = |&i: &u32| {
         let f = &flows[i as usize];
         (f.id, f.phase == FlowPhase::Finish, i)
     };
-    order.sort_unstable_by_key(key);
-    let mut pairs = Vec::new();
-    for same_id in order.chunk_by(|a, b| flows[*a as usize].id == flows[*b as usize].id) {
+    flat.sort_unstable_by_key(key);
+    // Each pair is written over the entries of its id, two or more of them: never past the id read.
+    let (mut read, mut kept) = (0, 0);
+    while read < flat.len() {
+        let id = flows[flat[read] as usize].id;
+        let n = flat[read..]
+            .iter()
+            .position(|&i| flows[i as usize].id != id)
+            .unwrap_or(flat.len() - read);
+        let same_id = &flat[read..read + n];
         let last = |phase| {
             same_id
                 .iter()
                 .rev()
                 .find(|&&i| flows[i as usize].phase == phase)
+                .copied()
         };
-        if let (Some(&s), Some(&f)) = (last(FlowPhase::Start), last(FlowPhase::Finish)) {
-            pairs.push((s, f));
+        if let (Some(s), Some(f)) = (last(FlowPhase::Start), last(FlowPhase::Finish)) {
+            flat[kept] = s;
+            flat[kept + 1] = f;
+            kept += 2;
+        }
+        read += n;
+    }
+    flat.truncate(kept);
+    Pairs { flat }
+}
+
+/// One bit an item: the ops linked so far.
+struct Marks {
+    bits: Vec<u64>,
+}
+
+impl Marks {
+    fn new(n: usize) -> Marks {
+        Marks {
+            bits: vec![0; n.div_ceil(64)],
         }
     }
-    pairs
+
+    fn get(&self, i: usize) -> bool {
+        self.bits[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    fn set(&mut self, i: usize) {
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
 }
 
 /// An index into the items or the flows as the lists here hold it (32 bits: half a word a row;
@@ -271,60 +346,48 @@ impl<'n> Calls<'n> {
     }
 }
 
-/// The GPU ops without a correlation a flow's finish may land on: by track, and (built when a flow
-/// first needs them: most writers end a flow on its op's own track) by pid and by time alone.
+/// The GPU ops without a correlation when linking began, which a flow's finish may land on: one list
+/// by time, filtered by track, then pid, at a flow's time (the ops at one time are few). Three lists
+/// (by track, by pid, by time) held 12 bytes an op where this holds 4.
 struct Ops<'n> {
-    by_track: Sorted<'n>,
-    by_pid: OnceCell<Sorted<'n>>,
-    by_ts: OnceCell<Sorted<'n>>,
+    by_ts: Sorted<'n>,
     pids: &'n [u32],
 }
 
-/// An op the lists hold: a GPU op without a correlation when linking began (one linked since has one
-/// now, and is marked in `linked`).
-fn is_open_op(i: usize, it: &Item, linked: &[bool]) -> bool {
-    matches!(it.role, Role::Gpu(_)) && (it.correlation().is_none() || linked[i])
+fn is_open_op(_: usize, it: &Item) -> bool {
+    matches!(it.role, Role::Gpu(_)) && it.correlation().is_none()
 }
 
 impl<'n> Ops<'n> {
-    fn of(items: &Items, pids: &'n [u32], linked: &[bool]) -> Ops<'n> {
+    /// Built before any op is linked: the ops without a correlation then.
+    fn of(items: &Items, pids: &'n [u32]) -> Ops<'n> {
         Ops {
-            by_track: Sorted::of(items, |i, it| is_open_op(i, it, linked), Group::Track),
-            by_pid: OnceCell::new(),
-            by_ts: OnceCell::new(),
+            by_ts: Sorted::of(items, is_open_op, Group::All),
             pids,
         }
     }
 
-    /// The op a flow finishing at `ts` on `track` lands on: the first not yet linked there, else of
-    /// the same pid at that time, else the one op anywhere at that time.
-    fn op(&self, items: &Items, track: Track, ts: i64, linked: &[bool]) -> Option<usize> {
-        let open = |i: usize, it: &Item| is_open_op(i, it, linked);
-        let free = |s: &Sorted<'_>| {
-            s.at(items, s.group.of(track), ts)
-                .iter()
-                .find(|&&e| !linked[e as usize])
-                .map(|&e| e as usize)
-        };
-        free(&self.by_track)
+    /// The op a flow finishing at `ts` on `track` lands on: the first (in file order) not yet linked
+    /// there, else of the same pid at that time, else the one op anywhere at that time.
+    fn op(&self, items: &Items, track: Track, ts: i64, linked: &Marks) -> Option<usize> {
+        let open: Vec<usize> = self
+            .by_ts
+            .at(items, 0, ts)
+            .iter()
+            .map(|&e| e as usize)
+            .filter(|&e| !linked.get(e))
+            .collect();
+        let pid = Group::Number(self.pids);
+        let first =
+            |same: &dyn Fn(Track) -> bool| open.iter().copied().find(|&e| same(items[e].track));
+        first(&|t| t == track)
             .or_else(|| {
-                free(
-                    self.by_pid
-                        .get_or_init(|| Sorted::of(items, open, Group::Number(self.pids))),
-                )
+                let g = pid.of(track);
+                first(&|t| g != NO_GROUP && pid.of(t) == g)
             })
-            .or_else(|| {
-                let by_ts = self
-                    .by_ts
-                    .get_or_init(|| Sorted::of(items, open, Group::All));
-                let mut at = by_ts
-                    .at(items, 0, ts)
-                    .iter()
-                    .filter(|&&e| !linked[e as usize]);
-                match (at.next(), at.next()) {
-                    (Some(&e), None) => Some(e as usize),
-                    _ => None,
-                }
+            .or(match open[..] {
+                [e] => Some(e),
+                _ => None,
             })
     }
 }
@@ -353,6 +416,6 @@ mod tests {
             flow(7, s), // 5: no finish
             flow(3, f), // 6: replaces 1
         ];
-        assert_eq!(flow_pairs(&flows), vec![(3, 6), (4, 2)]);
+        assert_eq!(flow_pairs(&flows).flat, vec![3, 6, 4, 2]);
     }
 }

@@ -167,9 +167,10 @@ pub(crate) fn read<R: Read>(
 }
 
 /// Bytes of text the window starts with (it grows for an event larger than this; events are a few
-/// hundred bytes): not the Kineto parser's 4 MiB, since the window is held beside every item of the
-/// file (4 MiB is 0.04 of a 100 MB file's bound, `docs/parse-costs.md`).
-const TEXT_WINDOW: usize = 1 << 20;
+/// hundred bytes): not the Kineto parser's 4 MiB, since the window is held beside every item read so
+/// far. 256 KiB: bench-native's Chrome array and legacy rocprof files peaked about 0.8 MiB lower once
+/// read than with 1 MiB, at the same speed (MEASURED, 2026-12-07, `docs/parse-costs.md`).
+const TEXT_WINDOW: usize = 1 << 18;
 
 /// The event times of an event the model keeps, ns.
 struct Times {

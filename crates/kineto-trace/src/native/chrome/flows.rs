@@ -4,7 +4,7 @@
 //! What it is not: the reading of the flows (`super`), or links by correlation id (`crate::correlate`).
 
 use super::Role;
-use super::items::{Item, Items};
+use super::items::{Held, Items};
 use crate::model::{Flow, FlowPhase, IdValue, Trace, Track, TrackIds};
 use rustc_hash::FxHashMap;
 use std::cell::OnceCell;
@@ -70,19 +70,23 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
             continue;
         };
         let l = l as usize;
-        let c = match items[l].correlation() {
+        let c = match items.get(l).correlation() {
             Some(c) => c,
             None => {
                 next_id += 1;
                 let Some(c) = NonZeroU64::new(next_id) else {
                     continue;
                 };
-                items[l].set_correlation(Some(c));
+                if let Some(mut call) = items.edit(l) {
+                    call.set_correlation(Some(c));
+                }
                 c
             }
         };
         linked.set(op);
-        items[op].set_correlation(Some(c));
+        if let Some(mut op) = items.edit(op) {
+            op.set_correlation(Some(c));
+        }
     }
     Ok(())
 }
@@ -238,7 +242,7 @@ struct Sorted<'n> {
 }
 
 impl<'n> Sorted<'n> {
-    fn of(items: &Items, take: impl Fn(usize, &Item) -> bool, group: Group<'n>) -> Sorted<'n> {
+    fn of(items: &Items, take: impl Fn(usize, Held<'_>) -> bool, group: Group<'n>) -> Sorted<'n> {
         // By group first, counted (stable: file order within each group), then each group by time
         // where the file did not write it in time order already (most write each thread's calls and
         // each stream's ops so). A version that sorted the whole list, and searched it for a group,
@@ -270,7 +274,7 @@ impl<'n> Sorted<'n> {
             next[g] += 1;
         }
         starts.push(at);
-        let ts = |e: u32| items[e as usize].flow_ts();
+        let ts = |e: u32| items.get(e as usize).flow_ts();
         for w in starts.windows(2) {
             let same = &mut list[w[0]..w[1]];
             if !same.is_sorted_by_key(|&e| ts(e)) {
@@ -297,8 +301,8 @@ impl<'n> Sorted<'n> {
     /// The entries of group `g` at time `ts`, in file order.
     fn at(&self, items: &Items, g: u32, ts: i64) -> &[u32] {
         let same = self.group(g);
-        let lo = same.partition_point(|&e| items[e as usize].flow_ts() < ts);
-        let n = same[lo..].partition_point(|&e| items[e as usize].flow_ts() <= ts);
+        let lo = same.partition_point(|&e| items.get(e as usize).flow_ts() < ts);
+        let n = same[lo..].partition_point(|&e| items.get(e as usize).flow_ts() <= ts);
         &same[lo..lo + n]
     }
 }
@@ -311,7 +315,7 @@ struct Calls<'n> {
     tids: &'n [u32],
 }
 
-fn is_call(_: usize, it: &Item) -> bool {
+fn is_call(_: usize, it: Held<'_>) -> bool {
     matches!(it.role, Role::Launch(_))
 }
 
@@ -330,11 +334,11 @@ impl<'n> Calls<'n> {
     fn launch(&self, items: &Items, track: Track, ts: i64) -> Option<u32> {
         let holds = |cands: &[u32]| {
             let upto =
-                cands.partition_point(|&e| items[e as usize].flow_ts() <= ts + FLOW_BEFORE_NS);
+                cands.partition_point(|&e| items.get(e as usize).flow_ts() <= ts + FLOW_BEFORE_NS);
             cands[..upto]
                 .iter()
                 .rev()
-                .find(|&&e| items[e as usize].flow_end() >= ts - FLOW_AFTER_NS)
+                .find(|&&e| items.get(e as usize).flow_end() >= ts - FLOW_AFTER_NS)
                 .copied()
         };
         let by = |s: &Sorted<'_>| holds(s.group(s.group.of(track)));
@@ -354,7 +358,7 @@ struct Ops<'n> {
     pids: &'n [u32],
 }
 
-fn is_open_op(_: usize, it: &Item) -> bool {
+fn is_open_op(_: usize, it: Held<'_>) -> bool {
     matches!(it.role, Role::Gpu(_)) && it.correlation().is_none()
 }
 
@@ -417,5 +421,40 @@ mod tests {
             flow(3, f), // 6: replaces 1
         ];
         assert_eq!(flow_pairs(&flows).flat, vec![3, 6, 4, 2]);
+    }
+
+    /// A finish lands on the first op (in file order) not yet linked at its time on its own track,
+    /// else on its pid, else on the one op anywhere at its time: one list by time, filtered, picks as
+    /// the three lists by track, by pid and by time did.
+    #[test]
+    fn a_finish_lands_on_its_track_then_its_pid_then_the_one_op_at_its_time() {
+        use super::super::items::Fresh;
+        use crate::model::{GpuKind, Sym};
+        let mut items = Items::default();
+        // (track, ts): tracks 0, 1 and 3 are pid 0's, track 2 pid 1's, track 4 pid 2's.
+        for (i, (track, ts)) in [(0, 100), (1, 100), (2, 100), (2, 200)]
+            .into_iter()
+            .enumerate()
+        {
+            let op = Fresh::new(Role::Gpu(GpuKind::Kernel), Sym(0), Track(track), ts, 1);
+            items.push(op, 10 * i as u64);
+        }
+        let pids = [0, 0, 1, 0, 2];
+        let ops = Ops::of(&items, &pids);
+        let mut linked = Marks::new(items.len());
+        let land = |track, ts, linked: &Marks| ops.op(&items, Track(track), ts, linked);
+        // Its own track, though an op of its pid at that time comes first in the file.
+        assert_eq!(land(1, 100, &linked), Some(1));
+        // Track 3 has no op: the first of pid 0 at 100 (track 0), then the next once that is linked.
+        assert_eq!(land(3, 100, &linked), Some(0));
+        linked.set(0);
+        assert_eq!(land(3, 100, &linked), Some(1));
+        // Pid 2 has no op: the one op anywhere at 200; at 100 there are two left, so none.
+        assert_eq!(land(4, 200, &linked), Some(3));
+        assert_eq!(land(4, 100, &linked), None);
+        linked.set(1);
+        assert_eq!(land(4, 100, &linked), Some(2));
+        // Nothing at a time no op starts.
+        assert_eq!(land(2, 150, &linked), None);
     }
 }

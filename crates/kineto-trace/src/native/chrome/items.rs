@@ -1,6 +1,7 @@
 //! The [`Item`]s of a Chrome-trace array (its `X` events and ended `B` ones), kept from the read until
-//! their roles are settled and their flows linked: each in 64 bytes (the fields most events have none
-//! of, or too large for the item's small fields, boxed apart in [`More`]), in chunks of a fixed number;
+//! their roles are settled and their flows linked: each in 44 bytes (the fields most events have none
+//! of, or too large for the item's small fields, kept apart in its chunk's list of [`More`]), in chunks
+//! of a fixed number;
 //! the model is built a chunk at a time and each chunk freed once built ([`Items::into_chunks`]), so
 //! that the items and the rows they become are never both held whole.
 //!
@@ -10,14 +11,16 @@ use super::Role;
 use super::args::Odd;
 use crate::model::{Sym, Track};
 use std::num::NonZeroU64;
-use std::ops::{Index, IndexMut};
+use std::ops::{Deref, DerefMut, Index, IndexMut};
 
-/// One `X` event (or an ended `B` one) until it is built into the model.
+/// One `X` event (or an ended `B` one) until it is built into the model. Packed to 4-byte alignment:
+/// `ts` is the one 8-byte field, and at 8 the item would take 48 bytes.
+#[repr(Rust, packed(4))]
 pub(super) struct Item {
     pub(super) ts: i64,
-    /// The duration where it fits 32 bits ([`Item::dur`]; in [`More`] where it does not).
+    /// The duration where it fits 32 bits ([`Held::dur`]; in [`More`] where it does not).
     dur: u32,
-    /// The correlation id where it fits 32 bits, 0 for none ([`Item::correlation`]; in [`More`]
+    /// The correlation id where it fits 32 bits, 0 for none ([`Held::correlation`]; in [`More`]
     /// where it does not).
     correlation: u32,
     pub(super) name: Sym,
@@ -29,7 +32,7 @@ pub(super) struct Item {
     /// here; in [`More`] where they do not.
     device: Small,
     stream: Small,
-    /// [`Item::flow_ts`] − `ts` and [`Item::flow_end`] − ([`Item::flow_ts`] + `dur`): 0 but where the
+    /// [`Held::flow_ts`] − `ts` and [`Held::flow_end`] − ([`Held::flow_ts`] + `dur`): 0 but where the
     /// exact times replace `ts` and `dur` (the legacy rocprof's `BeginNs`, within a µs of its `ts`);
     /// in [`More`] where they do not fit here.
     flow_shift: i16,
@@ -37,13 +40,14 @@ pub(super) struct Item {
     pub(super) role: Role,
     /// [`Flag`]s.
     flags: u8,
-    /// The fields most events have none of (`None`: all absent).
-    pub(super) more: Option<Box<More>>,
+    /// The fields most events have none of: 0 when all are absent, else 1 + their place in the
+    /// chunk's list ([`Chunk::apart`]; a boxed [`More`] here took 8 bytes an item).
+    more: u32,
 }
 
-/// An item is held, for every `X` event of the file, until the end: 48 bytes (the fields most events
-/// have none of or too large for the small ones apart), not 64 or more.
-const _: () = assert!(std::mem::size_of::<Item>() == 48);
+/// An item is held, for every `X` event of the file, until the end: 44 bytes (the fields most events
+/// have none of or too large for the small ones apart), not 48 or more.
+const _: () = assert!(std::mem::size_of::<Item>() == 44);
 
 /// What an item says of its event in one bit each.
 #[derive(Clone, Copy)]
@@ -76,10 +80,10 @@ pub(super) struct More {
     /// if its pid is a device (`trace_events::DevicePids`, known once every event is read), else
     /// counted under it.
     pub(super) foreign_cat: Option<Box<str>>,
-    /// [`Item::flow_ts`] and [`Item::flow_end`] when they do not fit in the item.
+    /// [`Held::flow_ts`] and [`Held::flow_end`] when they do not fit in the item.
     pub(super) flow: Option<(i64, i64)>,
-    /// The duration and the correlation id when they do not fit in the item ([`Item::set_dur`],
-    /// [`Item::set_correlation`]).
+    /// The duration and the correlation id when they do not fit in the item ([`Edit::set_dur`],
+    /// [`Edit::set_correlation`]).
     pub(super) dur: Option<i64>,
     pub(super) correlation: Option<NonZeroU64>,
 }
@@ -117,28 +121,33 @@ impl Small {
     }
 }
 
-impl Item {
-    /// An item of `role`, none of its other fields yet ([`Item::keep`]).
-    pub(super) fn new(role: Role, name: Sym, track: Track, ts: i64, dur: i64) -> Item {
-        let mut it = Item {
-            ts,
-            dur: 0,
-            correlation: 0,
-            name,
-            track,
-            offset: 0,
-            device: Small::NONE,
-            stream: Small::NONE,
-            flow_shift: 0,
-            flow_stretch: 0,
-            role,
-            flags: 0,
-            more: None,
+impl Fresh {
+    /// An item of `role`, none of its other fields yet ([`Edit::keep`]).
+    pub(super) fn new(role: Role, name: Sym, track: Track, ts: i64, dur: i64) -> Fresh {
+        let mut fresh = Fresh {
+            item: Item {
+                ts,
+                dur: 0,
+                correlation: 0,
+                name,
+                track,
+                offset: 0,
+                device: Small::NONE,
+                stream: Small::NONE,
+                flow_shift: 0,
+                flow_stretch: 0,
+                role,
+                flags: 0,
+                more: 0,
+            },
+            apart: Vec::new(),
         };
-        it.set_dur(dur);
-        it
+        fresh.edit().set_dur(dur);
+        fresh
     }
+}
 
+impl Item {
     pub(super) fn is(&self, f: Flag) -> bool {
         self.flags & f as u8 != 0
     }
@@ -150,75 +159,53 @@ impl Item {
             self.flags &= !(f as u8);
         }
     }
+}
 
-    pub(super) fn dur(&self) -> i64 {
-        match self.more.as_ref().and_then(|m| m.dur) {
-            Some(d) => d,
-            None => i64::from(self.dur),
+/// An item with the fields it keeps apart, to read.
+#[derive(Clone, Copy)]
+pub(super) struct Held<'a> {
+    it: &'a Item,
+    more: Option<&'a More>,
+}
+
+impl<'a> Held<'a> {
+    /// `it`, whose fields apart (if any) are in `apart`, its chunk's list.
+    fn of(it: &'a Item, apart: &'a [More]) -> Held<'a> {
+        let more = match it.more {
+            0 => None,
+            n => apart.get(n as usize - 1),
+        };
+        Held { it, more }
+    }
+
+    /// `it` with `more`, its fields apart taken from its chunk ([`Chunk::into_items`]).
+    pub(super) fn of_taken(it: &'a Item, more: &'a More) -> Held<'a> {
+        Held {
+            it,
+            more: (it.more != 0).then_some(more),
         }
     }
 
-    /// Sets the duration: in the item where it fits 32 bits (a duration of over 4.29 s is rare),
-    /// else in [`More`].
-    pub(super) fn set_dur(&mut self, dur: i64) {
-        let apart;
-        (self.dur, apart) = narrow(Some(dur));
-        self.set_apart(apart, |m| &mut m.dur);
+    pub(super) fn dur(&self) -> i64 {
+        match self.more.and_then(|m| m.dur) {
+            Some(d) => d,
+            None => i64::from(self.it.dur),
+        }
     }
 
     pub(super) fn correlation(&self) -> Option<NonZeroU64> {
-        NonZeroU64::new(u64::from(self.correlation))
-            .or_else(|| self.more.as_ref().and_then(|m| m.correlation))
-    }
-
-    /// Sets the correlation id: in the item where it fits 32 bits (0 there: none), else in [`More`].
-    pub(super) fn set_correlation(&mut self, c: Option<NonZeroU64>) {
-        let apart;
-        (self.correlation, apart) = narrow(c.map(NonZeroU64::get));
-        self.set_apart(apart.and_then(NonZeroU64::new), |m| &mut m.correlation);
-    }
-
-    /// Sets a field of [`More`] (boxing one only for a value to keep).
-    fn set_apart<T>(&mut self, v: Option<T>, field: fn(&mut More) -> &mut Option<T>) {
-        match (v, self.more.as_mut()) {
-            (None, None) => {}
-            (v, Some(m)) => *field(m) = v,
-            (v, None) => *field(self.more.insert(Box::default())) = v,
-        }
-    }
-
-    /// Keeps `more` and the event's own times on the flow clock: what fits in the item there, the rest
-    /// boxed apart (nothing boxed when nothing is left).
-    pub(super) fn keep(&mut self, mut more: More, flow_ts: i64, flow_end: i64) {
-        let dur = self.dur();
-        if let Some(m) = self.more.take() {
-            (more.dur, more.correlation) = (m.dur, m.correlation);
-        }
-        (self.device, more.device) = Small::split(more.device);
-        (self.stream, more.stream) = Small::split(more.stream);
-        let shift = flow_ts.checked_sub(self.ts);
-        let stretch = flow_end
-            .checked_sub(flow_ts)
-            .and_then(|d| d.checked_sub(dur));
-        match (
-            shift.and_then(|d| i16::try_from(d).ok()),
-            stretch.and_then(|d| i16::try_from(d).ok()),
-        ) {
-            (Some(shift), Some(stretch)) => (self.flow_shift, self.flow_stretch) = (shift, stretch),
-            _ => more.flow = Some((flow_ts, flow_end)),
-        }
-        self.more = (more != More::default()).then(|| Box::new(more));
+        NonZeroU64::new(u64::from(self.it.correlation)).or_else(|| self.more?.correlation)
     }
 
     fn flow(&self) -> Option<(i64, i64)> {
-        self.more.as_ref().and_then(|m| m.flow)
+        self.more?.flow
     }
 
     /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
     pub(super) fn flow_ts(&self) -> i64 {
         match self.flow() {
             Some((t, _)) => t,
-            None => self.ts + i64::from(self.flow_shift),
+            None => self.it.ts + i64::from(self.it.flow_shift),
         }
     }
 
@@ -227,33 +214,150 @@ impl Item {
     pub(super) fn flow_end(&self) -> i64 {
         match self.flow() {
             Some((_, e)) => e,
-            None => self.flow_ts() + self.dur() + i64::from(self.flow_stretch),
+            None => self.flow_ts() + self.dur() + i64::from(self.it.flow_stretch),
+        }
+    }
+
+    pub(super) fn device(&self) -> Option<i64> {
+        let d = self.it.device;
+        d.get().or_else(|| self.more?.device)
+    }
+
+    pub(super) fn stream(&self) -> Option<i64> {
+        let s = self.it.stream;
+        s.get().or_else(|| self.more?.stream)
+    }
+}
+
+impl Deref for Held<'_> {
+    type Target = Item;
+    fn deref(&self) -> &Item {
+        self.it
+    }
+}
+
+/// An item with the list its fields apart are kept in, to change.
+pub(super) struct Edit<'a> {
+    it: &'a mut Item,
+    apart: &'a mut Vec<More>,
+}
+
+impl Edit<'_> {
+    pub(super) fn held(&self) -> Held<'_> {
+        Held::of(self.it, self.apart)
+    }
+
+    /// Its fields apart, if it has any.
+    pub(super) fn more(&mut self) -> Option<&mut More> {
+        match self.it.more {
+            0 => None,
+            n => self.apart.get_mut(n as usize - 1),
+        }
+    }
+
+    /// Its fields apart, an empty set added to the list where it has none.
+    fn more_or_new(&mut self) -> &mut More {
+        if self.it.more == 0 || self.apart.len() < self.it.more as usize {
+            self.apart.push(More::default());
+            self.it.more = self.apart.len() as u32;
+        }
+        &mut self.apart[self.it.more as usize - 1]
+    }
+
+    /// Sets the duration: in the item where it fits 32 bits (a duration of over 4.29 s is rare),
+    /// else apart.
+    pub(super) fn set_dur(&mut self, dur: i64) {
+        let (inline, apart) = narrow(Some(dur));
+        self.it.dur = inline;
+        self.set_apart(apart, |m| &mut m.dur);
+    }
+
+    /// Sets the correlation id: in the item where it fits 32 bits (0 there: none), else apart.
+    pub(super) fn set_correlation(&mut self, c: Option<NonZeroU64>) {
+        let (inline, apart) = narrow(c.map(NonZeroU64::get));
+        self.it.correlation = inline;
+        self.set_apart(apart.and_then(NonZeroU64::new), |m| &mut m.correlation);
+    }
+
+    /// Sets a field apart (adding a set only for a value to keep).
+    fn set_apart<T>(&mut self, v: Option<T>, field: fn(&mut More) -> &mut Option<T>) {
+        match (v, self.more()) {
+            (None, None) => {}
+            (v, Some(m)) => *field(m) = v,
+            (v, None) => *field(self.more_or_new()) = v,
+        }
+    }
+
+    /// Keeps `more` and the event's own times on the flow clock: what fits in the item there, the rest
+    /// apart (nothing kept apart when nothing is left).
+    pub(super) fn keep(&mut self, mut more: More, flow_ts: i64, flow_end: i64) {
+        let dur = self.held().dur();
+        if let Some(m) = self.more() {
+            (more.dur, more.correlation) = (m.dur, m.correlation);
+        }
+        (self.it.device, more.device) = Small::split(more.device);
+        (self.it.stream, more.stream) = Small::split(more.stream);
+        let ts = self.it.ts;
+        let shift = flow_ts.checked_sub(ts);
+        let stretch = flow_end
+            .checked_sub(flow_ts)
+            .and_then(|d| d.checked_sub(dur));
+        match (
+            shift.and_then(|d| i16::try_from(d).ok()),
+            stretch.and_then(|d| i16::try_from(d).ok()),
+        ) {
+            (Some(shift), Some(stretch)) => {
+                (self.it.flow_shift, self.it.flow_stretch) = (shift, stretch)
+            }
+            _ => more.flow = Some((flow_ts, flow_end)),
+        }
+        if more == More::default() {
+            // A set it had stays in the list, unused (only a fresh item's own list has one here).
+            self.it.more = 0;
+        } else {
+            *self.more_or_new() = more;
         }
     }
 
     /// A `B` event's duration, once its `E` is read: on both clocks.
     pub(super) fn end_after(&mut self, dur: i64) {
         self.set_dur(dur);
-        match self.more.as_mut().and_then(|m| m.flow.as_mut()) {
+        match self.more().and_then(|m| m.flow.as_mut()) {
             Some((t, e)) => *e = t.saturating_add(dur),
-            None => self.flow_stretch = 0,
+            None => self.it.flow_stretch = 0,
         }
-    }
-
-    pub(super) fn device(&self) -> Option<i64> {
-        self.device
-            .get()
-            .or_else(|| self.more.as_ref().and_then(|m| m.device))
-    }
-
-    pub(super) fn stream(&self) -> Option<i64> {
-        self.stream
-            .get()
-            .or_else(|| self.more.as_ref().and_then(|m| m.stream))
     }
 }
 
-/// Items a chunk holds: 16 Ki × 48 bytes, 768 KiB, so that each chunk is mapped apart and unmapped
+impl Deref for Edit<'_> {
+    type Target = Item;
+    fn deref(&self) -> &Item {
+        self.it
+    }
+}
+
+impl DerefMut for Edit<'_> {
+    fn deref_mut(&mut self) -> &mut Item {
+        self.it
+    }
+}
+
+/// An item not yet in [`Items`], with its own list for its fields apart (one set at most).
+pub(super) struct Fresh {
+    item: Item,
+    apart: Vec<More>,
+}
+
+impl Fresh {
+    pub(super) fn edit(&mut self) -> Edit<'_> {
+        Edit {
+            it: &mut self.item,
+            apart: &mut self.apart,
+        }
+    }
+}
+
+/// Items a chunk holds: 16 Ki × 44 bytes, 704 KiB, so that each chunk is mapped apart and unmapped
 /// when it is freed (glibc's allocator maps blocks above its threshold, which starts at 128 KiB).
 const CHUNK: usize = 16 * 1024;
 
@@ -275,15 +379,24 @@ pub(super) struct Items {
 pub(super) struct Chunk {
     base: u64,
     items: Vec<Item>,
+    /// The fields its items keep apart ([`Item::more`]).
+    apart: Vec<More>,
 }
 
 impl Chunk {
-    /// The items with where each starts in the text, in file order.
-    pub(super) fn into_items(self) -> impl Iterator<Item = (u64, Item)> {
-        let base = self.base;
-        self.items
-            .into_iter()
-            .map(move |it| (base + u64::from(it.offset), it))
+    /// The items with where each starts in the text and the fields each keeps apart, in file order.
+    pub(super) fn into_items(self) -> impl Iterator<Item = (u64, Item, More)> {
+        let (base, mut apart) = (self.base, self.apart);
+        self.items.into_iter().map(move |it| {
+            let more = match it.more {
+                0 => More::default(),
+                n => apart
+                    .get_mut(n as usize - 1)
+                    .map(std::mem::take)
+                    .unwrap_or_default(),
+            };
+            (base + u64::from(it.offset), it, more)
+        })
     }
 }
 
@@ -304,7 +417,11 @@ impl Items {
     }
 
     /// Adds `it`, its event at `offset` in the text (offsets never decrease): its index.
-    pub(super) fn push(&mut self, mut it: Item, offset: u64) -> usize {
+    pub(super) fn push(&mut self, fresh: Fresh, offset: u64) -> usize {
+        let Fresh {
+            item: mut it,
+            mut apart,
+        } = fresh;
         let delta = self
             .chunks
             .last()
@@ -319,12 +436,18 @@ impl Items {
                 self.chunks.push(Chunk {
                     base: offset,
                     items: Vec::with_capacity(CHUNK),
+                    apart: Vec::new(),
                 });
                 self.firsts.push(self.len);
                 0
             }
         };
         if let Some(c) = self.chunks.last_mut() {
+            if it.more != 0 {
+                let more = apart.swap_remove(it.more as usize - 1);
+                c.apart.push(more);
+                it.more = c.apart.len() as u32;
+            }
             c.items.push(it);
         }
         self.len += 1;
@@ -341,17 +464,41 @@ impl Items {
         (c, i - self.firsts.get(c).copied().unwrap_or(0))
     }
 
-    pub(super) fn get_mut(&mut self, i: usize) -> Option<&mut Item> {
+    /// The item at `i`, with its fields apart.
+    pub(super) fn get(&self, i: usize) -> Held<'_> {
         let (c, at) = self.place(i);
-        self.chunks.get_mut(c)?.items.get_mut(at)
+        let c = &self.chunks[c];
+        Held::of(&c.items[at], &c.apart)
     }
 
-    pub(super) fn iter(&self) -> impl Iterator<Item = &Item> {
-        self.chunks.iter().flat_map(|c| &c.items)
+    /// The item at `i`, to change.
+    pub(super) fn edit(&mut self, i: usize) -> Option<Edit<'_>> {
+        let (c, at) = self.place(i);
+        let Chunk { items, apart, .. } = self.chunks.get_mut(c)?;
+        Some(Edit {
+            it: items.get_mut(at)?,
+            apart,
+        })
     }
 
+    pub(super) fn iter(&self) -> impl Iterator<Item = Held<'_>> {
+        self.chunks
+            .iter()
+            .flat_map(|c| c.items.iter().map(|it| Held::of(it, &c.apart)))
+    }
+
+    /// The items' own fields, to change (not those apart: [`Items::edit_each`]).
     pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Item> {
         self.chunks.iter_mut().flat_map(|c| &mut c.items)
+    }
+
+    /// Changes each item, in file order, as `f` does.
+    pub(super) fn edit_each(&mut self, mut f: impl FnMut(Edit<'_>)) {
+        for Chunk { items, apart, .. } in &mut self.chunks {
+            for it in items {
+                f(Edit { it, apart });
+            }
+        }
     }
 
     /// Keeps the items `keep` says; the rest are gone, and the items after them renumbered.
@@ -397,8 +544,13 @@ impl IndexMut<usize> for Items {
 mod tests {
     use super::*;
 
-    fn item(ts: i64) -> Item {
-        Item::new(Role::Other, Sym(0), Track(0), ts, 0)
+    fn item(ts: i64) -> Fresh {
+        Fresh::new(Role::Other, Sym(0), Track(0), ts, 0)
+    }
+
+    /// The item's `ts` (a field of a packed struct, copied out).
+    fn ts(it: &Item) -> i64 {
+        it.ts
     }
 
     /// Items across three chunks keep their indices; after some are dropped (a whole chunk among them)
@@ -411,25 +563,27 @@ mod tests {
             assert_eq!(items.push(item(ts), 100 * ts as u64), ts as usize);
         }
         assert_eq!(items.len(), n);
-        assert_eq!(items[CHUNK].ts, CHUNK as i64);
-        items[CHUNK + 1].set_dur(7);
-        assert_eq!(items.get_mut(CHUNK + 1).map(|i| i.dur()), Some(7));
-        assert!(items.get_mut(n).is_none());
+        assert_eq!(ts(&items[CHUNK]), CHUNK as i64);
+        if let Some(mut it) = items.edit(CHUNK + 1) {
+            it.set_dur(7);
+        }
+        assert_eq!(items.get(CHUNK + 1).dur(), 7);
+        assert!(items.edit(n).is_none());
         // Drop the first chunk whole and every odd ts after it.
-        items.retain(|i| i.ts >= CHUNK as i64 && i.ts % 2 == 0);
+        items.retain(|i| ts(i) >= CHUNK as i64 && ts(i) % 2 == 0);
         // Kept: CHUNK, CHUNK + 2, …, 2·CHUNK + 4: (CHUNK + 4) / 2 + 1 of them.
         assert_eq!(items.len(), CHUNK / 2 + 3);
-        assert_eq!(items[0].ts, CHUNK as i64);
-        assert_eq!(items[CHUNK / 2].ts, 2 * CHUNK as i64);
-        assert_eq!(items[CHUNK / 2 + 2].ts, 2 * CHUNK as i64 + 4);
-        let all: Vec<i64> = items.iter().map(|i| i.ts).collect();
+        assert_eq!(ts(&items[0]), CHUNK as i64);
+        assert_eq!(ts(&items[CHUNK / 2]), 2 * CHUNK as i64);
+        assert_eq!(ts(&items[CHUNK / 2 + 2]), 2 * CHUNK as i64 + 4);
+        let all: Vec<i64> = items.iter().map(|i| ts(&i)).collect();
         assert_eq!(all.len(), items.len());
         assert!(all.windows(2).all(|w| w[1] == w[0] + 2));
         let chunks = items.into_chunks();
         assert_eq!(chunks.len(), 2);
         // Each item's offset is still its own (100 × its ts, as pushed).
-        for (offset, it) in chunks.into_iter().flat_map(Chunk::into_items) {
-            assert_eq!(offset, 100 * it.ts as u64);
+        for (offset, it, _) in chunks.into_iter().flat_map(Chunk::into_items) {
+            assert_eq!(offset, 100 * ts(&it) as u64);
         }
     }
 
@@ -452,12 +606,12 @@ mod tests {
         // [0, 10, 2^32 - 1] fit one chunk; 2^32 is 2^32 past its first, and 2^40 far past that.
         assert_eq!(items.chunks.len(), 3);
         assert!(!items.full_chunks);
-        assert_eq!(items[3].ts, 3);
-        assert_eq!(items[5].ts, 5);
+        assert_eq!(ts(&items[3]), 3);
+        assert_eq!(ts(&items[5]), 5);
         let got: Vec<u64> = items
             .into_chunks()
             .into_iter()
-            .flat_map(|c| c.into_items().map(|(o, _)| o))
+            .flat_map(|c| c.into_items().map(|(o, _, _)| o))
             .collect();
         assert_eq!(got, offsets);
     }
@@ -467,31 +621,52 @@ mod tests {
     #[test]
     fn durations_and_correlations_past_32_bits() {
         let big = i64::from(u32::MAX) + 1;
-        let mut it = Item::new(Role::Other, Sym(0), Track(0), 0, big);
-        assert_eq!(it.dur(), big);
-        assert!(it.more.is_some());
+        let mut fresh = Fresh::new(Role::Other, Sym(0), Track(0), 0, big);
+        let mut it = fresh.edit();
+        assert_eq!(it.held().dur(), big);
+        assert!(it.more().is_some());
         // Keeping the rare fields (none here) keeps the duration.
         it.keep(More::default(), 0, big);
-        assert_eq!((it.dur(), it.flow_end()), (big, big));
+        assert_eq!((it.held().dur(), it.held().flow_end()), (big, big));
         it.set_dur(i64::from(u32::MAX));
-        assert_eq!(it.dur(), i64::from(u32::MAX));
+        assert_eq!(it.held().dur(), i64::from(u32::MAX));
         for c in [1, u64::from(u32::MAX), u64::from(u32::MAX) + 1, u64::MAX] {
             let c = NonZeroU64::new(c);
             it.set_correlation(c);
-            assert_eq!(it.correlation(), c);
+            assert_eq!(it.held().correlation(), c);
         }
         it.set_correlation(None);
-        assert_eq!(it.correlation(), None);
-        let mut plain = Item::new(Role::Other, Sym(0), Track(0), 0, 5);
-        plain.set_correlation(NonZeroU64::new(7));
-        assert!(plain.more.is_none());
-        assert_eq!((plain.dur(), plain.correlation()), (5, NonZeroU64::new(7)));
+        assert_eq!(it.held().correlation(), None);
+        // In the items, set past 32 bits again: kept apart in the chunk's list, and back whole.
+        it.set_correlation(NonZeroU64::new(u64::MAX));
+        let mut items = Items::default();
+        items.push(item(1), 0);
+        let i = items.push(fresh, 10);
+        assert_eq!(items.chunks[0].apart.len(), 1);
+        assert_eq!(items.get(0).dur(), 0);
+        assert_eq!(items.get(i).dur(), i64::from(u32::MAX));
+        assert_eq!(items.get(i).correlation(), NonZeroU64::new(u64::MAX));
+        if let Some(mut first) = items.edit(0) {
+            first.set_dur(big);
+        }
+        assert_eq!(
+            (items.get(0).dur(), items.get(i).dur()),
+            (big, i64::from(u32::MAX))
+        );
+        let mut plain = Fresh::new(Role::Other, Sym(0), Track(0), 0, 5);
+        let mut p = plain.edit();
+        p.set_correlation(NonZeroU64::new(7));
+        assert!(p.more().is_none());
+        assert_eq!(
+            (p.held().dur(), p.held().correlation()),
+            (5, NonZeroU64::new(7))
+        );
     }
 
-    /// What an item holds comes back as given, whether it fits the item's small fields or is boxed
-    /// apart; nothing is boxed for an event with no rare field and times that fit.
+    /// What an item holds comes back as given, whether it fits the item's small fields or is kept
+    /// apart; nothing is kept apart for an event with no rare field and times that fit.
     #[test]
-    fn fields_come_back_inline_or_boxed() {
+    fn fields_come_back_inline_or_apart() {
         let (ts, dur) = (1_000_000, 5_000);
         for v in [
             0,
@@ -504,7 +679,8 @@ mod tests {
             1 << 40,
             -(1 << 40),
         ] {
-            let mut it = Item::new(Role::Other, Sym(0), Track(0), ts, dur);
+            let mut fresh = Fresh::new(Role::Other, Sym(0), Track(0), ts, dur);
+            let mut it = fresh.edit();
             let more = More {
                 device: Some(v),
                 stream: Some(-v),
@@ -512,24 +688,30 @@ mod tests {
             };
             // The flow clock 999 ns before `ts`, and its span 1 µs longer than `dur`.
             it.keep(more, ts - 999, ts - 999 + dur + 1_000);
-            assert_eq!((it.device(), it.stream()), (Some(v), Some(-v)));
-            assert_eq!((it.flow_ts(), it.flow_end()), (ts - 999, ts + dur + 1));
+            let h = it.held();
+            assert_eq!((h.device(), h.stream()), (Some(v), Some(-v)));
+            assert_eq!((h.flow_ts(), h.flow_end()), (ts - 999, ts + dur + 1));
             // −32 768 is the empty field's mark, and ±32 768 and ±2⁴⁰ do not fit in 16 bits.
-            let boxed = !(-32_767..=32_767).contains(&v);
-            assert_eq!(it.more.is_some(), boxed, "{v}");
+            let apart = !(-32_767..=32_767).contains(&v);
+            assert_eq!(it.more().is_some(), apart, "{v}");
         }
-        let mut plain = Item::new(Role::Other, Sym(0), Track(0), ts, dur);
+        let mut plain = Fresh::new(Role::Other, Sym(0), Track(0), ts, dur);
+        let mut plain = plain.edit();
         plain.keep(More::default(), ts, ts + dur);
-        assert!(plain.more.is_none());
-        assert_eq!((plain.device(), plain.stream()), (None, None));
-        // A flow clock 10¹² ns away is boxed; an `E` then sets the duration on both clocks.
+        assert!(plain.more().is_none());
+        assert_eq!((plain.held().device(), plain.held().stream()), (None, None));
+        // A flow clock 10¹² ns away is kept apart; an `E` then sets the duration on both clocks.
         let far = ts + 1_000_000_000_000;
-        let mut b = Item::new(Role::Other, Sym(0), Track(0), ts, 0);
+        let mut b = Fresh::new(Role::Other, Sym(0), Track(0), ts, 0);
+        let mut b = b.edit();
         b.keep(More::default(), far, far);
-        assert_eq!((b.flow_ts(), b.flow_end()), (far, far));
+        assert_eq!((b.held().flow_ts(), b.held().flow_end()), (far, far));
         b.end_after(2_500);
-        assert_eq!((b.dur(), b.flow_end()), (2_500, far + 2_500));
+        assert_eq!((b.held().dur(), b.held().flow_end()), (2_500, far + 2_500));
         plain.end_after(7);
-        assert_eq!((plain.flow_ts(), plain.flow_end()), (ts, ts + 7));
+        assert_eq!(
+            (plain.held().flow_ts(), plain.held().flow_end()),
+            (ts, ts + 7)
+        );
     }
 }

@@ -51,7 +51,7 @@ use crate::stored::streamed::Streamed;
 use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, text, uint};
-use items::{Flag, Item, Items, More};
+use items::{Flag, Fresh, Held, Item, Items, More};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -177,7 +177,7 @@ struct Times {
     /// Start: rocprof's `args.BeginNs` when given (with `EndNs`, in order), else `ts`.
     ts: i64,
     dur: i64,
-    /// The event's own `ts` and `ts + dur` (see [`Item::flow_ts`], [`Item::flow_end`]).
+    /// The event's own `ts` and `ts + dur` (see [`Held::flow_ts`], [`Held::flow_end`]).
     flow_ts: i64,
     flow_end: i64,
 }
@@ -432,7 +432,8 @@ impl<'a> ArrayReader<'a> {
             foreign_cat: foreign_cat.map(Box::from),
             ..More::default()
         };
-        let mut it = Item::new(role, sym, track, t.ts, t.dur);
+        let mut fresh = Fresh::new(role, sym, track, t.ts, t.dur);
+        let mut it = fresh.edit();
         it.set(Flag::Decided, decided);
         it.set(Flag::ApiLike, api_like(raw_name));
         it.set(
@@ -441,7 +442,7 @@ impl<'a> ArrayReader<'a> {
         );
         it.set_correlation(correlation);
         it.keep(more, t.flow_ts, t.flow_end);
-        Ok(Some(self.items.push(it, start)))
+        Ok(Some(self.items.push(fresh, start)))
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
@@ -485,8 +486,8 @@ impl<'a> ArrayReader<'a> {
     fn emit(mut self) -> Result<Trace> {
         self.reserve_rows();
         for chunk in std::mem::take(&mut self.items).into_chunks() {
-            for (offset, it) in chunk.into_items() {
-                self.emit_item(it, offset)
+            for (offset, it, more) in chunk.into_items() {
+                self.emit_item(&it, more, offset)
                     .map_err(|message| Error::Native {
                         file: self.file.to_path_buf(),
                         at: format!("byte {offset}"),
@@ -515,7 +516,7 @@ impl<'a> ArrayReader<'a> {
     }
 
     /// One item into the model, as its role says; the odd `args` fields its role reads warned of.
-    fn emit_item(&mut self, it: Item, offset: u64) -> std::result::Result<(), String> {
+    fn emit_item(&mut self, it: &Item, more: More, offset: u64) -> std::result::Result<(), String> {
         let rocprof_rules = self.rocprof_rules();
         let b = &mut self.b;
         let reads = match it.role {
@@ -523,9 +524,9 @@ impl<'a> ArrayReader<'a> {
             Role::Launch(_) | Role::Span(_) => Odd::LINKS,
             Role::Other => Odd::default(),
         };
+        let held = Held::of_taken(it, &more);
         let (device, stream, dur, correlation) =
-            (it.device(), it.stream(), it.dur(), it.correlation());
-        let more = it.more.map(|m| *m).unwrap_or_default();
+            (held.device(), held.stream(), held.dur(), held.correlation());
         args::warn_odd(b, offset, more.odd, more.odd_args.as_deref(), reads);
         match it.role {
             Role::Gpu(kind) => {

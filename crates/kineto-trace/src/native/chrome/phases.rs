@@ -41,7 +41,7 @@ impl ArrayReader<'_> {
                     .warn(start, trace_events::ends_before_begin(begin, ts));
             }
             Some((begin, (_, item))) => {
-                if let Some(it) = item.and_then(|i| self.items.get_mut(i)) {
+                if let Some(mut it) = item.and_then(|i| self.items.edit(i)) {
                     it.set(Flag::Open, false);
                     it.end_after(ts - begin);
                 }

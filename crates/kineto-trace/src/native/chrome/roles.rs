@@ -20,25 +20,30 @@ impl ArrayReader<'_> {
     pub(super) fn settle_roles(&mut self) {
         let mut barriers = 0u64;
         let rocprof_rules = self.rocprof_rules();
-        for it in self.items.iter_mut().filter(|it| !it.is(Flag::Decided)) {
-            let pid = &self.b.trace().track(it.track).pid;
-            let has_device = it.device().is_some();
-            if let Some(more) = it.more.as_mut().filter(|m| m.foreign_cat.is_some()) {
-                match self.devices.device(pid) {
-                    Some(device) if !has_device => more.device = Some(device),
+        let (b, devices, rocprof_pids, gpu_pids) =
+            (&self.b, &self.devices, &self.rocprof_pids, &self.gpu_pids);
+        self.items.edit_each(|mut it| {
+            if it.is(Flag::Decided) {
+                return;
+            }
+            let pid = &b.trace().track(it.track).pid;
+            let has_device = it.held().device().is_some();
+            if it.more().is_some_and(|m| m.foreign_cat.is_some()) {
+                match devices.device(pid) {
+                    Some(device) if !has_device => {
+                        if let Some(more) = it.more() {
+                            more.device = Some(device);
+                        }
+                    }
                     Some(_) => {}
                     None => it.role = Role::Other,
                 }
                 it.set(Flag::Decided, true);
-                continue;
+                return;
             }
             let by_rocprof = if rocprof_rules {
-                let name = self.b.trace().name(it.name);
-                rocprof_role(
-                    self.rocprof_pids.get(pid).copied(),
-                    name,
-                    it.is(Flag::OnDevice),
-                )
+                let name = b.trace().name(it.name);
+                rocprof_role(rocprof_pids.get(pid).copied(), name, it.is(Flag::OnDevice))
             } else {
                 None
             };
@@ -50,10 +55,10 @@ impl ArrayReader<'_> {
                         Role::Other
                     }
                 }
-            } else if self.gpu_pids.contains(pid) {
+            } else if gpu_pids.contains(pid) {
                 Role::Span(SpanKind::GpuUserAnnotation)
             } else if it.is(Flag::ApiLike) {
-                let api = if self.b.trace().name(it.name).starts_with("hsa_") {
+                let api = if b.trace().name(it.name).starts_with("hsa_") {
                     Api::Driver
                 } else {
                     Api::Runtime
@@ -62,7 +67,7 @@ impl ArrayReader<'_> {
             } else {
                 Role::Span(SpanKind::UserAnnotation)
             };
-        }
+        });
         if barriers > 0 {
             self.b.note(format!(
                 "{barriers} barrier packets (`<barrier packet>`, or on a `GPU Barriers<n>` process) counted as `rocprof barrier packet`, not as GPU work"

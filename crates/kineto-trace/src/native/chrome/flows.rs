@@ -374,24 +374,19 @@ impl<'n> Ops<'n> {
     /// The op a flow finishing at `ts` on `track` lands on: the first (in file order) not yet linked
     /// there, else of the same pid at that time, else the one op anywhere at that time.
     fn op(&self, items: &Items, track: Track, ts: i64, linked: &Marks) -> Option<usize> {
-        let open: Vec<usize> = self
-            .by_ts
-            .at(items, 0, ts)
-            .iter()
-            .map(|&e| e as usize)
-            .filter(|&e| !linked.get(e))
-            .collect();
+        let at = self.by_ts.at(items, 0, ts);
+        let open = || at.iter().map(|&e| e as usize).filter(|&e| !linked.get(e));
         let pid = Group::Number(self.pids);
-        let first =
-            |same: &dyn Fn(Track) -> bool| open.iter().copied().find(|&e| same(items[e].track));
-        first(&|t| t == track)
+        let g = pid.of(track);
+        open()
+            .find(|&e| items[e].track == track)
+            .or_else(|| open().find(|&e| g != NO_GROUP && pid.of(items[e].track) == g))
             .or_else(|| {
-                let g = pid.of(track);
-                first(&|t| g != NO_GROUP && pid.of(t) == g)
-            })
-            .or(match open[..] {
-                [e] => Some(e),
-                _ => None,
+                let mut anywhere = open();
+                match (anywhere.next(), anywhere.next()) {
+                    (Some(e), None) => Some(e),
+                    _ => None,
+                }
             })
     }
 }

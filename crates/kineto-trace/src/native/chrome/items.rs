@@ -443,9 +443,12 @@ impl Items {
             }
         };
         if let Some(c) = self.chunks.last_mut() {
-            if it.more != 0 {
-                let more = apart.swap_remove(it.more as usize - 1);
-                c.apart.push(more);
+            if let Some(more) = it
+                .more
+                .checked_sub(1)
+                .and_then(|i| apart.get_mut(i as usize))
+            {
+                c.apart.push(std::mem::take(more));
                 it.more = c.apart.len() as u32;
             }
             c.items.push(it);

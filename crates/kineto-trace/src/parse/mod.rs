@@ -31,10 +31,12 @@ use std::io::Read;
 use std::path::Path;
 
 /// glibc malloc arenas a program that parses on many threads is held to ([`tune_malloc`]).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MALLOC_ARENAS: i32 = 4;
 
 /// The size from which glibc maps each block apart and unmaps it when freed ([`tune_malloc`]): glibc's
 /// own starting value, held there.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MALLOC_MMAP_THRESHOLD: i32 = 128 * 1024;
 
 /// Tunes glibc's malloc for a program that parses large traces, each setting unless the environment

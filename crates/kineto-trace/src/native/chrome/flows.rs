@@ -351,8 +351,10 @@ impl<'n> Calls<'n> {
 }
 
 /// The GPU ops without a correlation when linking began, which a flow's finish may land on: one list
-/// by time, filtered by track, then pid, at a flow's time (the ops at one time are few). Three lists
-/// (by track, by pid, by time) held 12 bytes an op where this holds 4.
+/// by time, filtered by track, then pid, at a flow's time. A finish reads every op at its time (linked
+/// ones too), so the cost is the flows times the ops that share a time: a few where times are
+/// per-event (every writer seen), all of them in a file whose ops all start at one time. The lists by
+/// track, by pid and by time this replaces held 4 bytes an op each (the legacy rocprof built all three).
 struct Ops<'n> {
     by_ts: Sorted<'n>,
     pids: &'n [u32],
@@ -451,5 +453,32 @@ mod tests {
         assert_eq!(land(4, 100, &linked), Some(2));
         // Nothing at a time no op starts.
         assert_eq!(land(2, 150, &linked), None);
+    }
+
+    /// Ops written out of time order are found by their time, in file order among equal times; a
+    /// flow on a track without a pid number falls through to the one op at its time.
+    #[test]
+    fn ops_out_of_time_order_and_a_track_without_a_pid() {
+        use super::super::items::Fresh;
+        use crate::model::{GpuKind, Sym};
+        let mut items = Items::default();
+        // (track, ts) in file order: times not sorted; tracks 0 and 1 are pid 0's.
+        for (i, (track, ts)) in [(0, 300), (1, 100), (0, 100), (1, 300), (0, 200)]
+            .into_iter()
+            .enumerate()
+        {
+            let op = Fresh::new(Role::Gpu(GpuKind::Kernel), Sym(0), Track(track), ts, 1);
+            items.push(op, 10 * i as u64);
+        }
+        let pids = [0, 0];
+        let ops = Ops::of(&items, &pids);
+        let linked = Marks::new(items.len());
+        let land = |track, ts| ops.op(&items, Track(track), ts, &linked);
+        assert_eq!(land(0, 100), Some(2));
+        assert_eq!(land(1, 300), Some(3));
+        assert_eq!(land(0, 200), Some(4));
+        // Track 7 has no pid number: not pid 0's ops at 300 (two of them), and none is the only one.
+        assert_eq!(land(7, 300), None);
+        assert_eq!(land(7, 200), Some(4));
     }
 }

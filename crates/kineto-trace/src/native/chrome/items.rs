@@ -11,7 +11,7 @@ use super::Role;
 use super::args::Odd;
 use crate::model::{Sym, Track};
 use std::num::NonZeroU64;
-use std::ops::{Deref, DerefMut, Index, IndexMut};
+use std::ops::{Deref, DerefMut, Index};
 
 /// One `X` event (or an ended `B` one) until it is built into the model. Packed to 4-byte alignment:
 /// `ts` is the one 8-byte field, and at 8 the item would take 48 bytes.
@@ -342,7 +342,8 @@ impl DerefMut for Edit<'_> {
     }
 }
 
-/// An item not yet in [`Items`], with its own list for its fields apart (one set at most).
+/// An item not yet in [`Items`], with its own list for its fields apart: the set its `more` names is
+/// its own (a set [`Edit::keep`] emptied stays in the list, unnamed).
 pub(super) struct Fresh {
     item: Item,
     apart: Vec<More>,
@@ -430,8 +431,12 @@ impl Items {
         it.offset = match delta {
             Some(d) => d,
             None => {
-                if self.chunks.last().is_some_and(|c| c.items.len() < CHUNK) {
-                    self.full_chunks = false;
+                if let Some(last) = self.chunks.last_mut() {
+                    if last.items.len() < CHUNK {
+                        self.full_chunks = false;
+                    }
+                    // Its list grew by doubling; no item of it is added to now.
+                    last.apart.shrink_to_fit();
                 }
                 self.chunks.push(Chunk {
                     base: offset,
@@ -443,13 +448,17 @@ impl Items {
             }
         };
         if let Some(c) = self.chunks.last_mut() {
-            if let Some(more) = it
+            // An item names a set of its chunk's list only: one its own list lacks is none.
+            match it
                 .more
                 .checked_sub(1)
                 .and_then(|i| apart.get_mut(i as usize))
             {
-                c.apart.push(std::mem::take(more));
-                it.more = c.apart.len() as u32;
+                Some(more) => {
+                    c.apart.push(std::mem::take(more));
+                    it.more = c.apart.len() as u32;
+                }
+                None => it.more = 0,
             }
             c.items.push(it);
         }
@@ -490,7 +499,8 @@ impl Items {
             .flat_map(|c| c.items.iter().map(|it| Held::of(it, &c.apart)))
     }
 
-    /// The items' own fields, to change (not those apart: [`Items::edit_each`]).
+    /// The items' own fields, to change (not those apart: [`Items::edit_each`]). An item stays where it
+    /// is (its `more` names a set of its own chunk's list): fields are changed, items never moved.
     pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Item> {
         self.chunks.iter_mut().flat_map(|c| &mut c.items)
     }
@@ -533,13 +543,6 @@ impl Index<usize> for Items {
     fn index(&self, i: usize) -> &Item {
         let (c, at) = self.place(i);
         &self.chunks[c].items[at]
-    }
-}
-
-impl IndexMut<usize> for Items {
-    fn index_mut(&mut self, i: usize) -> &mut Item {
-        let (c, at) = self.place(i);
-        &mut self.chunks[c].items[at]
     }
 }
 
@@ -587,6 +590,55 @@ mod tests {
         // Each item's offset is still its own (100 × its ts, as pushed).
         for (offset, it, _) in chunks.into_iter().flat_map(Chunk::into_items) {
             assert_eq!(offset, 100 * ts(&it) as u64);
+        }
+    }
+
+    /// Each item keeps its own rare fields through everything that is done to items: kept apart at
+    /// the push, across a chunk's edge, after some items are dropped, when an edit adds a set to an
+    /// item that had none, and when the chunks are built into the model.
+    #[test]
+    fn each_item_keeps_its_own_fields_apart() {
+        let mut items = Items::default();
+        let n = CHUNK + 10;
+        // Every third item has a device too large for the item: its own set, named by the item.
+        let device = |ts: i64| (ts % 3 == 0).then_some((1 << 40) + ts);
+        for ts in 0..n as i64 {
+            let mut fresh = item(ts);
+            let more = More {
+                device: device(ts),
+                ..More::default()
+            };
+            fresh.edit().keep(more, ts, ts);
+            items.push(fresh, ts as u64);
+        }
+        assert_eq!(items.chunks[0].apart.len(), CHUNK.div_ceil(3));
+        // Drop every item whose ts is 1 mod 3, so sets and items no longer line up by place.
+        items.retain(|i| ts(i) % 3 != 1);
+        let kept: Vec<i64> = (0..n as i64).filter(|t| t % 3 != 1).collect();
+        assert_eq!(items.len(), kept.len());
+        for (i, &t) in kept.iter().enumerate() {
+            assert_eq!(
+                (ts(&items[i]), items.get(i).device()),
+                (t, device(t)),
+                "{i}"
+            );
+        }
+        // An item with no set gets one (a duration past 32 bits); the others' stay theirs.
+        let plain = kept.iter().position(|t| t % 3 == 2).unwrap_or(0);
+        let big = i64::from(u32::MAX) + 7;
+        if let Some(mut it) = items.edit(plain) {
+            it.set_dur(big);
+        }
+        assert_eq!(items.get(plain).dur(), big);
+        let built: Vec<(i64, Option<i64>, Option<i64>)> = items
+            .into_chunks()
+            .into_iter()
+            .flat_map(Chunk::into_items)
+            .map(|(_, it, more)| (ts(&it), more.device, more.dur))
+            .collect();
+        for (i, (&t, got)) in kept.iter().zip(&built).enumerate() {
+            let dur = (i == plain).then_some(big);
+            assert_eq!(*got, (t, device(t), dur), "{i}");
         }
     }
 

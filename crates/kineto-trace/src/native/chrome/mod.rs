@@ -299,8 +299,8 @@ impl<'a> ArrayReader<'a> {
             "B" => {
                 let ts = t.ts;
                 let item = self.complete(&ev, &args, t, track, start).map_err(ev_err)?;
-                if let Some(i) = item {
-                    self.items[i].set(Flag::Open, true);
+                if let Some(mut it) = item.and_then(|i| self.items.edit(i)) {
+                    it.set(Flag::Open, true);
                 }
                 self.durations.begin(track, ts, (start, item));
                 Ok(())

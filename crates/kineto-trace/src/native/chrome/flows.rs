@@ -29,11 +29,7 @@ const FLOW_AFTER_NS: i64 = 1_000;
 /// linked) and the correlation both get.
 pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), String> {
     let flows = &trace.flows;
-    if flows.is_empty()
-        || !items
-            .iter()
-            .any(|i| matches!(i.role, Role::Gpu(_)) && i.correlation().is_none())
-    {
+    if flows.is_empty() || !items.iter().any(is_open_op) {
         return Ok(());
     }
     if u32::try_from(items.len().max(flows.len())).is_err() {
@@ -242,7 +238,7 @@ struct Sorted<'n> {
 }
 
 impl<'n> Sorted<'n> {
-    fn of(items: &Items, take: impl Fn(usize, Held<'_>) -> bool, group: Group<'n>) -> Sorted<'n> {
+    fn of(items: &Items, take: impl Fn(Held<'_>) -> bool, group: Group<'n>) -> Sorted<'n> {
         // By group first, counted (stable: file order within each group), then each group by time
         // where the file did not write it in time order already (most write each thread's calls and
         // each stream's ops so). A version that sorted the whole list, and searched it for a group,
@@ -253,7 +249,7 @@ impl<'n> Sorted<'n> {
             items
                 .iter()
                 .enumerate()
-                .filter(|&(i, it)| take(i, it) && group.of(it.track) != NO_GROUP)
+                .filter(|&(_, it)| take(it) && group.of(it.track) != NO_GROUP)
                 .map(|(i, it)| (index(i), group.of(it.track) as usize))
         };
         let mut starts: Vec<usize> = Vec::new();
@@ -315,7 +311,7 @@ struct Calls<'n> {
     tids: &'n [u32],
 }
 
-fn is_call(_: usize, it: Held<'_>) -> bool {
+fn is_call(it: Held<'_>) -> bool {
     matches!(it.role, Role::Launch(_))
 }
 
@@ -360,7 +356,8 @@ struct Ops<'n> {
     pids: &'n [u32],
 }
 
-fn is_open_op(_: usize, it: Held<'_>) -> bool {
+/// A GPU op without a correlation: one a flow's finish may give one.
+fn is_open_op(it: Held<'_>) -> bool {
     matches!(it.role, Role::Gpu(_)) && it.correlation().is_none()
 }
 

@@ -168,8 +168,8 @@ pub(crate) fn read<R: Read>(
 
 /// Bytes of text the window starts with (it grows for an event larger than this; events are a few
 /// hundred bytes): not the Kineto parser's 4 MiB, since the window is held beside every item read so
-/// far. 256 KiB: bench-native's Chrome array and legacy rocprof files peaked about 0.8 MiB lower once
-/// read than with 1 MiB, at the same speed (MEASURED, 2026-12-07, `docs/parse-costs.md`).
+/// far. 256 KiB: bench-native's Chrome array and legacy rocprof files' high-water marks once read were
+/// 832 and 1,012 KiB lower than with 1 MiB (MEASURED, 2026-12-07, `docs/parse-costs.md`).
 const TEXT_WINDOW: usize = 1 << 18;
 
 /// The event times of an event the model keeps, ns.

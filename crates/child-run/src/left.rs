@@ -14,9 +14,16 @@
 //! * `end`: SIGTERM to each, then SIGKILL to those still there after [`END_GRACE`]. Each is signalled by pid,
 //!   found again just before; never by process group: the command shares ours.
 //!
+//! A process in the middle of `execve` reads an empty environment: Linux gives nothing from
+//! `/proc/<pid>/environ` while the new program's memory is in place but its environment is not yet copied
+//! in. A command that backgrounds a process and exits at once is looked at in just that window often
+//! enough to matter, so a process whose environment reads empty is read again until it reads otherwise
+//! or [`EXEC_SETTLE`] has passed.
+//!
 //! Linux only (`/proc`); elsewhere, or without a readable `/proc`, nothing is checked and the caller gets
 //! `None`. A process that cleared its environment (`env -i`) or changed user is not found.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -33,6 +40,13 @@ pub const END_GRACE: Duration = Duration::from_secs(3);
 
 /// How often the processes left running are looked for again while waiting.
 const POLL: Duration = Duration::from_millis(100);
+
+/// How long a process whose environment reads empty is read again before it counts as having none (module
+/// doc: a process in `execve` reads empty for the time it takes to load the new program).
+pub const EXEC_SETTLE: Duration = Duration::from_millis(250);
+
+/// `PF_KTHREAD` in `/proc/<pid>/stat`'s flags: a kernel thread, which has no environment to read.
+const PF_KTHREAD: u64 = 0x0020_0000;
 
 /// What to do with the processes the command left running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -182,13 +196,14 @@ pub(crate) fn settle(
     if !cfg!(target_os = "linux") || !proc_root.join("self/environ").exists() {
         return None;
     }
-    let found = marked(mark, proc_root);
+    let mut finder = Finder::new(mark, proc_root);
+    let found = finder.marked();
     let start = Instant::now();
     let still_running = match policy {
         _ if found.is_empty() => 0,
         LeftPolicy::Report => found.len(),
-        LeftPolicy::Wait => wait_gone(mark, proc_root, None, &interrupted),
-        LeftPolicy::End => end(mark, proc_root, &interrupted),
+        LeftPolicy::Wait => finder.wait_gone(None, &interrupted),
+        LeftPolicy::End => finder.end(&interrupted),
     };
     Some(LeftRunning {
         count: found.len(),
@@ -203,37 +218,130 @@ pub(crate) fn settle(
     })
 }
 
-/// Waits until no process holds the mark, `limit` passes or `interrupted`; how many are left.
-fn wait_gone(
-    mark: &str,
-    proc_root: &Path,
-    limit: Option<Duration>,
-    interrupted: &impl Fn() -> bool,
-) -> usize {
-    let start = Instant::now();
-    loop {
-        let left = marked(mark, proc_root).len();
-        if left == 0 || interrupted() || limit.is_some_and(|l| start.elapsed() >= l) {
-            return left;
-        }
-        std::thread::sleep(POLL);
-    }
+/// What one reading of a process's `/proc` files says about it.
+enum Look {
+    /// Running, with the mark.
+    Marked(LeftProcess),
+    /// Running, and its environment read empty: perhaps in `execve` (module doc). Its start time.
+    Empty(u64),
+    /// Anything else: no mark, gone, ended, a kernel thread, not ours to read.
+    Not,
 }
 
-/// SIGTERM to every marked process, SIGKILL to those left after [`END_GRACE`]; how many survived both.
-fn end(mark: &str, proc_root: &Path, interrupted: &impl Fn() -> bool) -> usize {
-    for (sig, grace) in [
-        (libc::SIGTERM, END_GRACE),
-        (libc::SIGKILL, Duration::from_secs(1)),
-    ] {
-        for p in marked(mark, proc_root) {
-            signal_if_same(&p, sig, proc_root);
-        }
-        if wait_gone(mark, proc_root, Some(grace), interrupted) == 0 {
-            return 0;
+/// Finds the processes that hold one command's mark, under one `/proc`. It remembers the processes whose
+/// environment stayed empty for [`EXEC_SETTLE`], so that a wait does not read them again at every poll.
+struct Finder<'a> {
+    mark: &'a str,
+    proc_root: &'a Path,
+    /// How long an empty environment is read again: [`EXEC_SETTLE`] (tests set their own).
+    settle: Duration,
+    /// (pid, start time) of the processes found to have no environment.
+    no_environment: HashSet<(u32, u64)>,
+}
+
+impl<'a> Finder<'a> {
+    fn new(mark: &'a str, proc_root: &'a Path) -> Finder<'a> {
+        Finder {
+            mark,
+            proc_root,
+            settle: EXEC_SETTLE,
+            no_environment: HashSet::new(),
         }
     }
-    marked(mark, proc_root).len()
+
+    /// Every process but this one that holds the mark and has not ended, by pid. Those whose environment
+    /// reads empty are read again, at growing pauses, until it reads otherwise or [`EXEC_SETTLE`] passes.
+    fn marked(&mut self) -> Vec<LeftProcess> {
+        let me = std::process::id();
+        let mut found = Vec::new();
+        let mut unsettled = Vec::new();
+        for (pid, dir) in crate::proc_pids(self.proc_root) {
+            if pid == me {
+                continue;
+            }
+            match self.look(pid, &dir) {
+                Look::Marked(p) => found.push(p),
+                Look::Empty(start) if !self.no_environment.contains(&(pid, start)) => {
+                    unsettled.push((pid, dir, start));
+                }
+                Look::Empty(_) | Look::Not => {}
+            }
+        }
+        let deadline = Instant::now() + self.settle;
+        let mut pause = Duration::from_millis(1);
+        while !unsettled.is_empty() {
+            if Instant::now() >= deadline {
+                self.no_environment
+                    .extend(unsettled.iter().map(|(pid, _, start)| (*pid, *start)));
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(25));
+            unsettled.retain(|(pid, dir, start)| match self.look(*pid, dir) {
+                Look::Marked(p) => {
+                    found.push(p);
+                    false
+                }
+                // The same process, still empty; a new start time is another process with this pid.
+                Look::Empty(now) => now == *start,
+                Look::Not => false,
+            });
+        }
+        found.sort_by_key(|p| p.pid);
+        found
+    }
+
+    /// One reading of process `pid`'s environment and stat.
+    fn look(&self, pid: u32, dir: &Path) -> Look {
+        let Ok(environ) = fs::read(dir.join("environ")) else {
+            return Look::Not;
+        };
+        let Some((name, state, flags, start)) = fs::read_to_string(dir.join("stat"))
+            .ok()
+            .as_deref()
+            .and_then(parse_stat)
+        else {
+            return Look::Not;
+        };
+        // A zombie (or a dying process) has exited: it is not running, only not yet reaped.
+        if state == 'Z' || state == 'X' || flags & PF_KTHREAD != 0 {
+            Look::Not
+        } else if environ.is_empty() {
+            Look::Empty(start)
+        } else if has_mark(&environ, self.mark) {
+            Look::Marked(LeftProcess { pid, name, start })
+        } else {
+            Look::Not
+        }
+    }
+
+    /// Waits until no process holds the mark, `limit` passes or `interrupted`; how many are left.
+    fn wait_gone(&mut self, limit: Option<Duration>, interrupted: &impl Fn() -> bool) -> usize {
+        let start = Instant::now();
+        loop {
+            let left = self.marked().len();
+            if left == 0 || interrupted() || limit.is_some_and(|l| start.elapsed() >= l) {
+                return left;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// SIGTERM to every marked process, SIGKILL to those left after [`END_GRACE`]; how many survived both.
+    fn end(&mut self, interrupted: &impl Fn() -> bool) -> usize {
+        for (sig, grace) in [
+            (libc::SIGTERM, END_GRACE),
+            (libc::SIGKILL, Duration::from_secs(1)),
+        ] {
+            for p in self.marked() {
+                signal_if_same(&p, sig, self.proc_root);
+            }
+            if self.wait_gone(Some(grace), interrupted) == 0 {
+                return 0;
+            }
+        }
+        self.marked().len()
+    }
 }
 
 /// Sends `sig` to `p` unless its pid now names another process (its start time changed).
@@ -242,7 +350,7 @@ fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
         .ok()
         .as_deref()
         .and_then(parse_stat);
-    if now.is_some_and(|(_, _, start)| start == p.start)
+    if now.is_some_and(|(_, _, _, start)| start == p.start)
         && let Ok(pid) = libc::pid_t::try_from(p.pid)
     {
         // SAFETY: kill has no memory preconditions; the pid was checked to be the same process just now.
@@ -250,24 +358,6 @@ fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
             libc::kill(pid, sig);
         }
     }
-}
-
-/// Every process but this one whose environment holds `mark` and that has not ended, by pid.
-fn marked(mark: &str, proc_root: &Path) -> Vec<LeftProcess> {
-    let me = std::process::id();
-    let mut out: Vec<LeftProcess> = crate::proc_pids(proc_root)
-        .into_iter()
-        .filter_map(|(pid, dir)| {
-            if pid == me || !has_mark(&fs::read(dir.join("environ")).ok()?, mark) {
-                return None;
-            }
-            let (name, state, start) = parse_stat(&fs::read_to_string(dir.join("stat")).ok()?)?;
-            // A zombie (or a dying process) has exited: it is not running, only not yet reaped.
-            (state != 'Z' && state != 'X').then_some(LeftProcess { pid, name, start })
-        })
-        .collect();
-    out.sort_by_key(|p| p.pid);
-    out
 }
 
 /// Whether a `/proc/<pid>/environ` (NUL-separated `KEY=VALUE`) has [`MARK_VAR`] with `mark` among its
@@ -280,13 +370,14 @@ fn has_mark(environ: &[u8], mark: &str) -> bool {
         .any(|v| v.split(|b| *b == b':').any(|m| m == mark.as_bytes()))
 }
 
-/// `pid (comm) state ppid … starttime …` → (comm, state, starttime) ([`crate::proc_stat_fields`]);
-/// starttime is field 22, the 20th after comm.
-fn parse_stat(stat: &str) -> Option<(String, char, u64)> {
+/// `pid (comm) state ppid … flags … starttime …` → (comm, state, flags, starttime)
+/// ([`crate::proc_stat_fields`]); flags is field 9, the 7th after comm, and starttime field 22, the 20th.
+fn parse_stat(stat: &str) -> Option<(String, char, u64, u64)> {
     let (name, mut rest) = crate::proc_stat_fields(stat)?;
     let state = rest.next()?.chars().next()?;
-    let start = rest.nth(18)?.parse().ok()?;
-    Some((name.to_owned(), state, start))
+    let flags = rest.nth(5)?.parse().ok()?;
+    let start = rest.nth(12)?.parse().ok()?;
+    Some((name.to_owned(), state, flags, start))
 }
 
 #[cfg(test)]
@@ -297,9 +388,65 @@ mod tests {
     fn a_stat_line_gives_name_state_and_start_time() {
         // Fields after `)`: state, ppid, pgrp, session, tty, tpgid, flags, minflt, cminflt, majflt, cmajflt,
         // utime, stime, cutime, cstime, priority, nice, threads, itrealvalue, starttime (the 20th: 4242).
+        // flags (the 7th) is 4194304.
         let stat = "77 (a (b) c) S 1 77 77 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 4242 1000 10";
-        assert_eq!(parse_stat(stat), Some(("a (b) c".to_owned(), 'S', 4242)));
+        assert_eq!(
+            parse_stat(stat),
+            Some(("a (b) c".to_owned(), 'S', 4_194_304, 4242))
+        );
         assert_eq!(parse_stat("77 (x) S 1"), None);
+    }
+
+    /// A fake `/proc/<pid>` with this environment and a stat line of this state and flags (start time =
+    /// pid).
+    fn fake_process(root: &Path, pid: u32, environ: &[u8], state: char, flags: u64) {
+        let dir = root.join(pid.to_string());
+        fs::create_dir_all(&dir).expect("dir");
+        fs::write(dir.join("environ"), environ).expect("environ");
+        let stat =
+            format!("{pid} (sleep) {state} 1 1 1 0 -1 {flags} 0 0 0 0 0 0 0 0 20 0 1 0 {pid} 1 1");
+        fs::write(dir.join("stat"), stat).expect("stat");
+    }
+
+    #[test]
+    fn a_process_in_exec_is_read_again_until_its_environment_is_there() {
+        let root = std::env::temp_dir().join(format!("kl1-left-{}", new_mark()));
+        let mark = "9.9.9";
+        let with_mark = format!("A=1\0{MARK_VAR}={mark}\0");
+        fake_process(&root, 4_000_001, with_mark.as_bytes(), 'S', 0);
+        // In exec: empty now, its environment written a little later.
+        fake_process(&root, 4_000_002, b"", 'R', 0);
+        // A kernel thread reads empty and is not looked at again; nor is a zombie.
+        fake_process(&root, 4_000_003, b"", 'S', PF_KTHREAD | 0x40);
+        fake_process(&root, 4_000_004, with_mark.as_bytes(), 'Z', 0);
+        // Another command's process.
+        fake_process(&root, 4_000_005, b"A=1\0KL1_RUN_MARK=1.1.1\0", 'S', 0);
+        let late = root.join("4000002/environ");
+        let writer = {
+            let with_mark = with_mark.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                fs::write(late, with_mark).expect("write");
+            })
+        };
+        let mut finder = Finder::new(mark, &root);
+        // Long enough that only a writer stalled for a minute could miss; found as soon as it is there.
+        finder.settle = Duration::from_secs(60);
+        let pids: Vec<u32> = finder.marked().iter().map(|p| p.pid).collect();
+        writer.join().expect("writer");
+        assert_eq!(pids, [4_000_001, 4_000_002]);
+        assert!(finder.no_environment.is_empty());
+
+        // One whose environment stays empty (`env -i`) is not marked, and is remembered so that the next
+        // look (a wait's poll) does not read it again.
+        fake_process(&root, 4_000_006, b"", 'S', 0);
+        finder.settle = Duration::from_millis(30);
+        assert_eq!(finder.marked().len(), 2);
+        assert_eq!(
+            finder.no_environment.iter().copied().collect::<Vec<_>>(),
+            [(4_000_006, 4_000_006)]
+        );
+        fs::remove_dir_all(&root).expect("clean");
     }
 
     #[test]

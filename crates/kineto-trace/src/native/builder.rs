@@ -424,14 +424,72 @@ impl DispatchTally {
 /// the queue's id or handle (integers as the file gives them, any sign, read as their bits).
 pub type QueueKey = [u64; 3];
 
-/// Dispatches' `(start, end)` on each GPU queue, for the same-queue overruns: 16 bytes a dispatch (a
-/// list of `(queue, start, end)` rows took 24).
+/// Dispatches' `(start, end)` on each GPU queue, for the same-queue overruns: about 6 bytes a
+/// dispatch where its two `i64`s took 16 (a queue's rows are kept as varints).
 #[derive(Debug, Default)]
 pub struct QueueRows {
     /// Each queue's number, in the order first seen.
     numbers: FxHashMap<QueueKey, usize>,
     /// The rows of queue number `q` at index `q`.
-    queues: Vec<Vec<(i64, i64)>>,
+    queues: Vec<QueueLog>,
+}
+
+/// One queue's rows in the order added, each as two zigzag varints: its start less the row before's
+/// (a queue's dispatches come a few µs apart, so 2–4 bytes) and its end less its start (its duration).
+/// The differences wrap, so every pair of `i64`s comes back exactly, whatever the file's numbers.
+#[derive(Debug, Default)]
+struct QueueLog {
+    bytes: Vec<u8>,
+    /// The last row added.
+    last: (i64, i64),
+    /// Whether every row so far came in order of `(start, end)`, as the overruns read them: then
+    /// they are read as kept, with no list of rows sorted.
+    in_order: bool,
+}
+
+impl QueueLog {
+    fn add(&mut self, start: i64, end: i64) {
+        if self.bytes.is_empty() {
+            self.in_order = true;
+        } else if (start, end) < self.last {
+            self.in_order = false;
+        }
+        push_varint(&mut self.bytes, zigzag(start.wrapping_sub(self.last.0)));
+        push_varint(&mut self.bytes, zigzag(end.wrapping_sub(start)));
+        self.last = (start, end);
+    }
+
+    /// The rows in the order added.
+    fn rows(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let mut rest = self.bytes.as_slice();
+        let mut start = 0i64;
+        std::iter::from_fn(move || {
+            let (step, after) = crate::read::detect::varint(rest)?;
+            let (dur, after) = crate::read::detect::varint(after)?;
+            rest = after;
+            start = start.wrapping_add(unzigzag(step));
+            Some((start, start.wrapping_add(unzigzag(dur))))
+        })
+    }
+}
+
+/// A signed number as an unsigned one whose varint is short when the number is near zero
+/// (protobuf's `sint64` encoding).
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Appends `v` as a protobuf varint, the encoding [`crate::read::detect::varint`] reads.
+fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 impl QueueRows {
@@ -440,30 +498,41 @@ impl QueueRows {
         let next = self.queues.len();
         let q = *self.numbers.entry(queue).or_insert(next);
         if q == next {
-            self.queues.push(Vec::new());
+            self.queues.push(QueueLog::default());
         }
-        self.queues[q].push((start, end));
+        self.queues[q].add(start, end);
     }
 
     /// The overruns: on each queue, rows in order of (start, end), a row that starts before the latest
-    /// end so far on its queue overruns by `min(that end, its end) − its start`.
-    pub fn overruns(mut self) -> Overruns {
+    /// end so far on its queue overruns by `min(that end, its end) − its start`. A queue whose rows
+    /// came out of that order is sorted on its own (one queue's rows held at a time).
+    pub fn overruns(self) -> Overruns {
         let mut out = Overruns::default();
-        for rows in &mut self.queues {
-            rows.sort_unstable();
-            let mut latest: Option<i64> = None;
-            for &(start, end) in rows.iter() {
-                if let Some(latest) = latest
-                    && start < latest
-                {
-                    out.count += 1;
-                    out.max_ns = out.max_ns.max(latest - start);
-                    out.sum_ns = out.sum_ns.saturating_add(latest.min(end) - start);
-                }
-                latest = Some(latest.map_or(end, |l| l.max(end)));
+        for log in &self.queues {
+            if log.in_order {
+                add_overruns(log.rows(), &mut out);
+            } else {
+                let mut rows: Vec<(i64, i64)> = log.rows().collect();
+                rows.sort_unstable();
+                add_overruns(rows.into_iter(), &mut out);
             }
         }
         out
+    }
+}
+
+/// Adds the overruns of one queue's rows, given in order of (start, end).
+fn add_overruns(rows: impl Iterator<Item = (i64, i64)>, out: &mut Overruns) {
+    let mut latest: Option<i64> = None;
+    for (start, end) in rows {
+        if let Some(latest) = latest
+            && start < latest
+        {
+            out.count += 1;
+            out.max_ns = out.max_ns.max(latest - start);
+            out.sum_ns = out.sum_ns.saturating_add(latest.min(end) - start);
+        }
+        latest = Some(latest.map_or(end, |l| l.max(end)));
     }
 }
 
@@ -552,6 +621,79 @@ mod tests {
         assert_eq!(o.count, 2);
         assert_eq!(o.max_ns, 30 - 26);
         assert_eq!(o.sum_ns, (10 - 9) + (28 - 26));
+    }
+
+    #[test]
+    fn a_queue_keeps_its_rows_exactly_in_a_few_bytes_each() {
+        // The extremes wrap through the differences and come back whole.
+        let rows = [
+            (i64::MIN, i64::MAX),
+            (i64::MAX, i64::MIN),
+            (0, 0),
+            (-5, 3),
+            (1_700_000_000_000_000_000, 1_700_000_000_000_012_345),
+        ];
+        let mut log = QueueLog::default();
+        for (start, end) in rows {
+            log.add(start, end);
+        }
+        assert_eq!(log.rows().collect::<Vec<_>>(), rows);
+        assert!(!log.in_order);
+        // Dispatches 5 µs apart that run 2 µs: after the first, a start step of 5 000 ns is zigzag
+        // 10 000, two varint bytes (< 2^14), and a duration of 2 000 ns is 4 000, two bytes: 4 a row.
+        let mut log = QueueLog::default();
+        for i in 0..100i64 {
+            log.add(1_000_000_000 + 5_000 * i, 1_000_000_000 + 5_000 * i + 2_000);
+        }
+        let first = varint_len(zigzag(1_000_000_000)) + varint_len(zigzag(2_000));
+        assert_eq!(log.bytes.len(), first + 99 * 4);
+        assert!(log.in_order);
+    }
+
+    fn varint_len(v: u64) -> usize {
+        let mut out = Vec::new();
+        push_varint(&mut out, v);
+        out.len()
+    }
+
+    proptest::proptest! {
+        /// The overruns of rows kept as varints and read in order (or sorted one queue at a time) are
+        /// those of every row held whole and sorted, the way they were counted before.
+        #[test]
+        fn overruns_from_kept_rows_are_those_of_the_rows_sorted(
+            rows in proptest::collection::vec((0u64..3, -50i64..50, 0i64..40), 0..60),
+            sorted_first in proptest::bool::ANY,
+        ) {
+            let mut rows: Vec<(u64, i64, i64)> =
+                rows.into_iter().map(|(q, s, d)| (q, s, s + d)).collect();
+            if sorted_first {
+                rows.sort_unstable();
+            }
+            let mut kept = QueueRows::default();
+            for &(q, start, end) in &rows {
+                kept.add([0, 1, q], start, end);
+            }
+            let mut want = Overruns::default();
+            for q in 0..3 {
+                let mut on_q: Vec<(i64, i64)> =
+                    rows.iter().filter(|r| r.0 == q).map(|r| (r.1, r.2)).collect();
+                on_q.sort_unstable();
+                let mut latest: Option<i64> = None;
+                for (start, end) in on_q {
+                    if let Some(l) = latest && start < l {
+                        want.count += 1;
+                        want.max_ns = want.max_ns.max(l - start);
+                        want.sum_ns += l.min(end) - start;
+                    }
+                    latest = Some(latest.map_or(end, |l| l.max(end)));
+                }
+            }
+            let got = kept.overruns();
+            proptest::prop_assert_eq!(
+                (got.count, got.max_ns, got.sum_ns),
+                (want.count, want.max_ns, want.sum_ns)
+            );
+        }
     }
 
     #[test]

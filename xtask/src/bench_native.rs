@@ -97,7 +97,10 @@ def pb_signed(v):
 
 def scale_xplane(src, dst, n):
     """Each line's events n times: copy k's offsets shifted by k × the file's span and its
-    correlation_id stats by k * 10^8; planes' other fields, metadata and the space's fields once."""
+    correlation_id stats by k × the span of the sample's ids (largest − smallest + 1), so that the
+    ids stay one counter with the sample's density, as a real capture's are (a fixed 10^8 a copy split
+    them into a run per copy, which no profiler writes); planes' other fields, metadata and the space's
+    fields once."""
     planes = [v for f, v, _ in pb_fields(open(src, 'rb').read()) if f == 1]
     rest = b''.join(r for f, _, r in pb_fields(open(src, 'rb').read()) if f != 1)
     starts, ends = [], []
@@ -110,21 +113,18 @@ def scale_xplane(src, dst, n):
                     starts.append(base + pb_signed(g.get(2, 0)))
                     ends.append(starts[-1] + pb_signed(g.get(3, 0)))
     span_ps = max(ends) - min(starts) + 1_000_000 if starts else 0
+    corrs = [xplane_correlation_stats(p) for p in planes]
+    ids = [c for p, corr in zip(planes, corrs) for c in correlation_values(p, corr)]
+    stride = max(ids) - min(ids) + 1 if ids else 0
     with open(dst, 'wb') as out:
-        for p in planes:
-            corr = set()
-            for e in (v for f, v, _ in pb_fields(p) if f == 5):
-                entry = {f: v for f, v, _ in pb_fields(e)}
-                meta = {f: v for f, v, _ in pb_fields(entry.get(2, b''))}
-                if meta.get(2) == b'correlation_id':
-                    corr.add(pb_signed(entry.get(1, 0)))
+        for p, corr in zip(planes, corrs):
             body = bytearray()
             for f, line, raw in pb_fields(p):
                 if f != 3:
                     body += raw
                     continue
                 lines = bytearray(b''.join(r for f2, _, r in pb_fields(line) if f2 != 4))
-                events = [event_copier(ev, corr) for f2, ev, _ in pb_fields(line) if f2 == 4]
+                events = [event_copier(ev, corr, stride) for f2, ev, _ in pb_fields(line) if f2 == 4]
                 for k in range(n):
                     for copy in events:
                         ev = copy(k, span_ps)
@@ -133,7 +133,28 @@ def scale_xplane(src, dst, n):
             out.write(pb_len(1, bytes(body)))
         out.write(rest)
 
-def event_copier(ev, corr):
+def xplane_correlation_stats(p):
+    """The stat metadata ids of a plane named correlation_id."""
+    corr = set()
+    for e in (v for f, v, _ in pb_fields(p) if f == 5):
+        entry = {f: v for f, v, _ in pb_fields(e)}
+        meta = {f: v for f, v, _ in pb_fields(entry.get(2, b''))}
+        if meta.get(2) == b'correlation_id':
+            corr.add(pb_signed(entry.get(1, 0)))
+    return corr
+
+def correlation_values(p, corr):
+    """The integer values of a plane's correlation_id stats."""
+    for line in (v for f, v, _ in pb_fields(p) if f == 3):
+        for ev in (v for f, v, _ in pb_fields(line) if f == 4):
+            for f, st, _ in pb_fields(ev):
+                if f == 4:
+                    g = {f2: v2 for f2, v2, _ in pb_fields(st)}
+                    for vf in (3, 4):
+                        if pb_signed(g.get(1, 0)) in corr and isinstance(g.get(vf), int):
+                            yield g[vf]
+
+def event_copier(ev, corr, stride):
     """A function of (k, span) giving the event's k-th copy."""
     fields = list(pb_fields(ev))
     if any(f == 5 for f, _, _ in fields):
@@ -157,22 +178,34 @@ def event_copier(ev, corr):
             if vf is None:
                 out += raw
             else:
-                s = raw + pb_varint(vf << 3) + pb_varint(c + k * 100_000_000)
+                s = raw + pb_varint(vf << 3) + pb_varint(c + k * stride)
                 out += b'\x22' + pb_varint(len(s)) + s
         return bytes(out)
     return copy
 
 def scale_perfetto(src, dst, n):
     """The packets after the last track descriptor or clock snapshot of the head n times: copy k's
-    timestamps shifted by k × the span of their times and its flow ids and correlation ids by
-    k * 10^8; the head (snapshot, descriptors) once."""
+    timestamps shifted by k × the span of their times, its flow ids and its correlation ids each by k ×
+    the span of the sample's ids (largest − smallest + 1), so that each stays one counter with the
+    sample's density, as a real capture's is (a fixed 10^8 a copy split them into a run per copy, which
+    no profiler writes); the head (snapshot, descriptors) once."""
     packets = [v for f, v, _ in pb_fields(open(src, 'rb').read()) if f == 1]
     head = 0
     while head < len(packets) and not any(f == 8 for f, _, _ in pb_fields(packets[head])):
         head += 1
     times = [v for p in packets[head:] for f, v, _ in pb_fields(p) if f == 8]
     span = max(times) - min(times) + 1_000_000 if times else 0
-    copiers = [packet_copier(p) for p in packets[head:]]
+    import struct
+    flows, corrs = [], []
+    for p in packets[head:]:
+        for e in (v for f, v, _ in pb_fields(p) if f == 11):
+            for f, v, _ in pb_fields(e):
+                if f == 47:
+                    flows.append(struct.unpack('<Q', v)[0])
+                elif f == 52:
+                    corrs.append(v)
+    stride = lambda ids: max(ids) - min(ids) + 1 if ids else 0
+    copiers = [packet_copier(p, stride(flows), stride(corrs)) for p in packets[head:]]
     with open(dst, 'wb') as out:
         for p in packets[:head]:
             out.write(pb_len(1, p))
@@ -183,9 +216,9 @@ def scale_perfetto(src, dst, n):
                 chunk += b'\x0a' + pb_varint(len(p)) + p
             out.write(chunk)
 
-def packet_copier(p):
+def packet_copier(p, flow_stride, corr_stride):
     """A function of (k, span) giving the packet's k-th copy: timestamp (8) + k × span; in its track
-    event (11) flow ids (47, fixed64) and correlation id (52) + k * 10^8."""
+    event (11) flow ids (47, fixed64) + k × flow_stride and correlation id (52) + k × corr_stride."""
     import struct
     fields = list(pb_fields(p))
     fixed = b''.join(r for f, _, r in fields if f not in (8, 11))
@@ -199,9 +232,9 @@ def packet_copier(p):
             body = bytearray()
             for f, v, raw in pb_fields(e):
                 if f == 47:
-                    body += raw[:-8] + struct.pack('<Q', struct.unpack('<Q', v)[0] + k * 100_000_000)
+                    body += raw[:-8] + struct.pack('<Q', struct.unpack('<Q', v)[0] + k * flow_stride)
                 elif f == 52:
-                    body += raw[:-len(pb_varint(v))] + pb_varint(v + k * 100_000_000)
+                    body += raw[:-len(pb_varint(v))] + pb_varint(v + k * corr_stride)
                 else:
                     body += raw
             out += pb_len(11, bytes(body))

@@ -9,6 +9,9 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::num::NonZeroU64;
 
+mod op_processes;
+pub(crate) use op_processes::OpProcesses;
+
 /// An interned string (a kernel, op or annotation name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(pub(crate) u32);
@@ -590,8 +593,8 @@ pub struct Trace {
     pub(crate) tracks: Vec<TrackIds>,
     pub(crate) details: Details,
     /// Per GPU-op kind (kernels, copies, fills), the process each op ran for, parallel to the ops: filled
-    /// by the readers of files that hold several processes (nsys, rocpd, RPD), empty otherwise.
-    pub(crate) op_processes: [Vec<Option<i64>>; 3],
+    /// by the readers of files that hold several processes (nsys, rocpd, RPD, Perfetto), empty otherwise.
+    pub(crate) op_processes: [OpProcesses; 3],
     /// The rank a reader found for a process, by process id.
     pub(crate) process_ranks: Vec<(i64, u64)>,
 }

@@ -11,7 +11,7 @@
 //! says it ([`crate::native::TraceBuilder::process_rank`]), else its process and GPU — is in its header
 //! ([`crate::RankPart`]).
 
-use crate::model::{Flow, GemmRows, GpuOp, Launch, RankPart, Span, Trace, TrackIds};
+use crate::model::{Flow, GemmRows, GpuOp, Launch, OpProcesses, RankPart, Span, Trace, TrackIds};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -42,14 +42,14 @@ fn part_keys(t: &Trace) -> Vec<PartKey> {
         }
         keys.extend(
             ops.iter()
-                .zip(processes)
-                .map(|(o, &p)| (p, t.detail(o).device)),
+                .zip(processes.iter())
+                .map(|(o, p)| (p, t.detail(o).device)),
         );
     }
     keys.into_iter().collect()
 }
 
-fn ops_and_processes(t: &Trace) -> [(&[GpuOp], &[Option<i64>]); 3] {
+fn ops_and_processes(t: &Trace) -> [(&[GpuOp], &OpProcesses); 3] {
     [
         (&t.kernels, &t.op_processes[0]),
         (&t.memcpys, &t.op_processes[1]),
@@ -121,7 +121,7 @@ impl Parts {
 
     fn gpu_ops(&mut self, t: &Trace) {
         for (kind, (ops, processes)) in ops_and_processes(t).into_iter().enumerate() {
-            for (op, &process) in ops.iter().zip(processes) {
+            for (op, process) in ops.iter().zip(processes.iter()) {
                 let i = self.index((process, t.detail(op).device));
                 if let Some(c) = op.correlation {
                     self.of_correlation.entry(c.get()).or_insert(i);

@@ -5,8 +5,9 @@
 //! What it is not: a reader of any format; the vendor readers (and `kineto-sqlite`'s) decide what each row is.
 
 use crate::model::{
-    Api, Capture, Flow, GpuKind, GpuOp, GpuOpDetail, Header, IdValue, Launch, NewGpuOp, Overruns,
-    Salvage, Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds, Warning,
+    Api, Capture, Flow, GpuKind, GpuOp, GpuOpDetail, Header, IdValue, Launch, NewGpuOp,
+    OpProcesses, Overruns, Salvage, Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds,
+    Warning,
 };
 use crate::time::{MAX_ABS_NS, RANGE};
 use rustc_hash::FxHashMap;
@@ -125,7 +126,7 @@ impl TraceBuilder {
         // No process is held while none was given (most files): the list is filled in at the first.
         let processes = &mut self.trace.op_processes[i];
         if process.is_some() || !processes.is_empty() {
-            processes.resize(before, None);
+            processes.resize(before);
             processes.push(process);
         }
         Ok(())
@@ -139,14 +140,14 @@ impl TraceBuilder {
         mut process_of: impl FnMut(GpuKind, usize, &GpuOp) -> Option<i64>,
     ) {
         for kind in [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset] {
-            let processes: Vec<Option<i64>> = (self.trace.gpu_ops(kind).iter().enumerate())
+            let processes: OpProcesses = (self.trace.gpu_ops(kind).iter().enumerate())
                 .map(|(i, op)| process_of(kind, i, op))
                 .collect();
             // Held as gpu_op_of holds them: nothing while no op has a process.
-            self.trace.op_processes[kind_index(kind)] = if processes.iter().any(Option::is_some) {
+            self.trace.op_processes[kind_index(kind)] = if processes.any() {
                 processes
             } else {
-                Vec::new()
+                OpProcesses::default()
             };
         }
     }
@@ -311,7 +312,7 @@ impl TraceBuilder {
     /// bounds set, the name table frozen.
     pub fn finish(mut self) -> Trace {
         let t = &mut self.trace;
-        let known = t.op_processes.iter().flatten().any(Option::is_some);
+        let known = t.op_processes.iter().any(OpProcesses::any);
         for (ops, processes) in [&mut t.kernels, &mut t.memcpys, &mut t.memsets]
             .into_iter()
             .zip(t.op_processes.iter_mut())
@@ -319,7 +320,7 @@ impl TraceBuilder {
             let mut order = stable_order(ops, |o| (o.ts_ns, o.end_ns()));
             if known {
                 // Each op keeps its process through the sort.
-                processes.resize(ops.len(), None);
+                processes.resize(ops.len());
                 permute(&mut order, |a, b| {
                     ops.swap(a, b);
                     processes.swap(a, b);

@@ -17,8 +17,9 @@
 //! A process in the middle of `execve` reads an empty environment: Linux gives nothing from
 //! `/proc/<pid>/environ` while the new program's memory is in place but its environment is not yet copied
 //! in. A command that backgrounds a process and exits at once is looked at in just that window often
-//! enough to matter, so a process whose environment reads empty is read again until it reads otherwise
-//! or [`EXEC_SETTLE`] has passed.
+//! enough to matter, so a process started since the command whose environment reads empty is read again
+//! until it reads otherwise or [`EXEC_SETTLE`] has passed. (One started before the command cannot be its
+//! descendant: it is not read again, so an `env -i` daemon costs nothing.)
 //!
 //! Linux only (`/proc`); elsewhere, or without a readable `/proc`, nothing is checked and the caller gets
 //! `None`. A process that cleared its environment (`env -i`) or changed user is not found.
@@ -185,10 +186,12 @@ pub(crate) fn mark_value(mark: &str) -> std::ffi::OsString {
     }
 }
 
-/// Finds what the command marked with `mark` left running and applies `policy`; `interrupted` says whether a
-/// signal has arrived since the command ended (it stops a wait). `None` where `/proc` cannot be read.
+/// Finds what the command marked with `mark`, started at `since` (its [`start_time`]), left running and
+/// applies `policy`; `interrupted` says whether a signal has arrived since the command ended (it stops a
+/// wait). `None` where `/proc` cannot be read.
 pub(crate) fn settle(
     mark: &str,
+    since: Option<u64>,
     policy: LeftPolicy,
     interrupted: impl Fn() -> bool,
 ) -> Option<LeftRunning> {
@@ -196,7 +199,7 @@ pub(crate) fn settle(
     if !cfg!(target_os = "linux") || !proc_root.join("self/environ").exists() {
         return None;
     }
-    let mut finder = Finder::new(mark, proc_root);
+    let mut finder = Finder::new(mark, proc_root, since);
     let found = finder.marked();
     let start = Instant::now();
     let still_running = match policy {
@@ -229,10 +232,13 @@ enum Look {
 }
 
 /// Finds the processes that hold one command's mark, under one `/proc`. It remembers the processes whose
-/// environment stayed empty for [`EXEC_SETTLE`], so that a wait does not read them again at every poll.
+/// environment stayed empty for [`EXEC_SETTLE`], so that a wait's next poll does not wait on them again.
 struct Finder<'a> {
     mark: &'a str,
     proc_root: &'a Path,
+    /// The command's start time (clock ticks after boot): a process started before it is not its
+    /// descendant, so its empty environment is not waited on. `None`: every process's is.
+    since: Option<u64>,
     /// How long an empty environment is read again: [`EXEC_SETTLE`] (tests set their own).
     settle: Duration,
     /// (pid, start time) of the processes found to have no environment.
@@ -240,17 +246,19 @@ struct Finder<'a> {
 }
 
 impl<'a> Finder<'a> {
-    fn new(mark: &'a str, proc_root: &'a Path) -> Finder<'a> {
+    fn new(mark: &'a str, proc_root: &'a Path, since: Option<u64>) -> Finder<'a> {
         Finder {
             mark,
             proc_root,
+            since,
             settle: EXEC_SETTLE,
             no_environment: HashSet::new(),
         }
     }
 
-    /// Every process but this one that holds the mark and has not ended, by pid. Those whose environment
-    /// reads empty are read again, at growing pauses, until it reads otherwise or [`EXEC_SETTLE`] passes.
+    /// Every process but this one that holds the mark and has not ended, by pid. Those started since the
+    /// command whose environment reads empty are read again, at growing pauses, until it reads otherwise
+    /// or [`EXEC_SETTLE`] passes.
     fn marked(&mut self) -> Vec<LeftProcess> {
         let me = std::process::id();
         let mut found = Vec::new();
@@ -277,13 +285,17 @@ impl<'a> Finder<'a> {
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(25));
-            unsettled.retain(|(pid, dir, start)| match self.look(*pid, dir) {
+            unsettled.retain_mut(|(pid, dir, start)| match self.look(*pid, dir) {
                 Look::Marked(p) => {
                     found.push(p);
                     false
                 }
-                // The same process, still empty; a new start time is another process with this pid.
-                Look::Empty(now) => now == *start,
+                // Still empty: the same process, or another that took its pid (a new start time), itself
+                // perhaps in its exec.
+                Look::Empty(now) => {
+                    *start = now;
+                    true
+                }
                 Look::Not => false,
             });
         }
@@ -291,11 +303,16 @@ impl<'a> Finder<'a> {
         found
     }
 
-    /// One reading of process `pid`'s environment and stat.
+    /// One reading of process `pid`'s environment, and of its stat when the environment is empty or
+    /// marked (most processes have neither, and cost one read).
     fn look(&self, pid: u32, dir: &Path) -> Look {
         let Ok(environ) = fs::read(dir.join("environ")) else {
             return Look::Not;
         };
+        let empty = environ.is_empty();
+        if !empty && !has_mark(&environ, self.mark) {
+            return Look::Not;
+        }
         let Some((name, state, flags, start)) = fs::read_to_string(dir.join("stat"))
             .ok()
             .as_deref()
@@ -306,12 +323,12 @@ impl<'a> Finder<'a> {
         // A zombie (or a dying process) has exited: it is not running, only not yet reaped.
         if state == 'Z' || state == 'X' || flags & PF_KTHREAD != 0 {
             Look::Not
-        } else if environ.is_empty() {
-            Look::Empty(start)
-        } else if has_mark(&environ, self.mark) {
+        } else if !empty {
             Look::Marked(LeftProcess { pid, name, start })
-        } else {
+        } else if self.since.is_some_and(|since| start < since) {
             Look::Not
+        } else {
+            Look::Empty(start)
         }
     }
 
@@ -358,6 +375,13 @@ fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
             libc::kill(pid, sig);
         }
     }
+}
+
+/// Process `pid`'s start time in clock ticks after boot (`/proc/<pid>/stat`), for [`settle`]'s `since`:
+/// read while the command is alive or unreaped.
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&stat).map(|(_, _, _, start)| start)
 }
 
 /// Whether a `/proc/<pid>/environ` (NUL-separated `KEY=VALUE`) has [`MARK_VAR`] with `mark` among its
@@ -408,6 +432,13 @@ mod tests {
         fs::write(dir.join("stat"), stat).expect("stat");
     }
 
+    /// Replaces a fake `/proc` file whole (a rename), so that a read never sees it half written.
+    fn replace(path: &Path, bytes: &[u8]) {
+        let new = path.with_extension("new");
+        fs::write(&new, bytes).expect("write");
+        fs::rename(&new, path).expect("rename");
+    }
+
     #[test]
     fn a_process_in_exec_is_read_again_until_its_environment_is_there() {
         let root = std::env::temp_dir().join(format!("kl1-left-{}", new_mark()));
@@ -426,10 +457,11 @@ mod tests {
             let with_mark = with_mark.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(20));
-                fs::write(late, with_mark).expect("write");
+                replace(&late, with_mark.as_bytes());
             })
         };
-        let mut finder = Finder::new(mark, &root);
+        let with_mark = with_mark.into_bytes();
+        let mut finder = Finder::new(mark, &root, None);
         // Long enough that only a writer stalled for a minute could miss; found as soon as it is there.
         finder.settle = Duration::from_secs(60);
         let pids: Vec<u32> = finder.marked().iter().map(|p| p.pid).collect();
@@ -437,14 +469,35 @@ mod tests {
         assert_eq!(pids, [4_000_001, 4_000_002]);
         assert!(finder.no_environment.is_empty());
 
+        // Its pid taken by another process, itself in exec, while it is read again: found too.
+        fake_process(&root, 4_000_008, b"", 'R', 0);
+        let dir = root.join("4000008");
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(10));
+            let stat = "4000008 (sleep) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4000009 1 1";
+            replace(&dir.join("stat"), stat.as_bytes());
+            std::thread::sleep(Duration::from_millis(10));
+            replace(&dir.join("environ"), &with_mark);
+        });
+        let found = finder.marked();
+        writer.join().expect("writer");
+        let last = found.last().expect("found");
+        assert_eq!(
+            (found.len(), last.pid, last.start),
+            (3, 4_000_008, 4_000_009)
+        );
+
         // One whose environment stays empty (`env -i`) is not marked, and is remembered so that the next
-        // look (a wait's poll) does not read it again.
+        // look (a wait's poll) does not wait on it again. One started before the command (4 000 006,
+        // before `since`) is not its descendant: not waited on at all.
         fake_process(&root, 4_000_006, b"", 'S', 0);
+        fake_process(&root, 4_000_007, b"", 'S', 0);
+        finder.since = Some(4_000_007);
         finder.settle = Duration::from_millis(30);
-        assert_eq!(finder.marked().len(), 2);
+        assert_eq!(finder.marked().len(), 3);
         assert_eq!(
             finder.no_environment.iter().copied().collect::<Vec<_>>(),
-            [(4_000_006, 4_000_006)]
+            [(4_000_007, 4_000_007)]
         );
         fs::remove_dir_all(&root).expect("clean");
     }

@@ -53,6 +53,9 @@ pub struct Runner {
 pub struct Command<'r> {
     child: std::process::Child,
     pid: u32,
+    /// Its start time in clock ticks after boot (`None`: unknown): nothing started before it is its
+    /// descendant ([`crate::left`]).
+    started: Option<u64>,
     /// Its mark in the environment of everything it starts ([`crate::left`]).
     mark: String,
     runner: &'r Runner,
@@ -166,6 +169,7 @@ impl Runner {
         Ok(Command {
             child,
             pid,
+            started: left::start_time(pid),
             mark,
             runner: self,
         })
@@ -224,7 +228,7 @@ impl Command<'_> {
         waited?;
         let status = self.child.wait()?;
         let signals_before = COUNT.load(Ordering::SeqCst);
-        let left_running = left::settle(&self.mark, left, || {
+        let left_running = left::settle(&self.mark, self.started, left, || {
             COUNT.load(Ordering::SeqCst) != signals_before
         });
         Ok(self.end(status, left_running))

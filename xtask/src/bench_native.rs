@@ -116,6 +116,8 @@ def scale_xplane(src, dst, n):
     corrs = [xplane_correlation_stats(p) for p in planes]
     ids = [c for p, corr in zip(planes, corrs) for c in correlation_values(p, corr)]
     stride = max(ids) - min(ids) + 1 if ids else 0
+    # Hash-like ids would overflow the copies' ids: such a sample needs another scheme.
+    assert not ids or max(ids) + (n - 1) * stride < 1 << 63, 'correlation ids too sparse to copy'
     with open(dst, 'wb') as out:
         for p, corr in zip(planes, corrs):
             body = bytearray()
@@ -205,6 +207,9 @@ def scale_perfetto(src, dst, n):
                 elif f == 52:
                     corrs.append(v)
     stride = lambda ids: max(ids) - min(ids) + 1 if ids else 0
+    for ids in (flows, corrs):
+        # Hash-like ids would overflow the copies' ids: such a sample needs another scheme.
+        assert not ids or max(ids) + (n - 1) * stride(ids) < 1 << 63, 'ids too sparse to copy'
     copiers = [packet_copier(p, stride(flows), stride(corrs)) for p in packets[head:]]
     with open(dst, 'wb') as out:
         for p in packets[:head]:

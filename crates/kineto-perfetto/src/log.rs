@@ -10,6 +10,7 @@
 
 use crate::pairing::{Annotated, At, LaunchShape, Logged, Open, Stage, Tally};
 use kineto_trace::GpuKind;
+use kineto_trace::native::detect::{unzigzag, zigzag};
 use prost::encoding::{decode_varint, encode_varint};
 use rustc_hash::FxHashMap;
 
@@ -224,14 +225,6 @@ impl Log {
 
 fn flag(set: bool, bit: u8) -> u8 {
     if set { bit } else { 0 }
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
 impl IntoIterator for Log {

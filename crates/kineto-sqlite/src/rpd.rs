@@ -76,7 +76,12 @@ pub(crate) fn read(d: &Db) -> Result<Trace> {
     let processes = read_calls(d, &mut b, &strings, &ustrings)?;
     b.set_op_processes(|kind, place, op| {
         processes.of_op(op.correlation, odd_links.get(&(kind, place)).copied())
-    });
+    })
+    .map_err(|message| kineto_trace::Error::Native {
+        file: d.file.clone(),
+        at: "table rocpd_api".into(),
+        message,
+    })?;
     Ok(b.finish())
 }
 

@@ -133,7 +133,9 @@ impl Parts {
                     _ => (&mut part.memsets, &mut part.op_processes[2]),
                 };
                 to.push(op.clone());
-                procs.push(process);
+                // A part's processes are some of the whole trace's, which each had a place: there is
+                // room for every one, so this cannot fail.
+                let _ = procs.push(process);
             }
         }
     }

@@ -13,6 +13,7 @@ use crate::encoded::{EncodedEvents, Events};
 use crate::proto::{XLine, XPlane, XSpace};
 use crate::space::{LineRead, PlaneRead, SpaceReader};
 use kineto_trace::Trace;
+use kineto_trace::native::detect::put_varint;
 use kineto_trace::native::protowire::{Fault as WireFault, FieldStream, Header, NO_LIMIT, Short};
 use prost::Message;
 use std::io::Read;
@@ -178,12 +179,4 @@ fn keep(
         }
     }
     Ok(())
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }

@@ -26,21 +26,32 @@ impl OpProcesses {
         self.places.is_empty()
     }
 
-    pub(crate) fn push(&mut self, process: Option<i64>) {
-        let place = process.map_or(0, |p| self.place(p));
+    /// Adds the next op's process; an error when the op would name more distinct processes than a
+    /// 32-bit place holds (4 294 967 294: as many ops, more than the model's 32-bit row order allows).
+    pub(crate) fn push(&mut self, process: Option<i64>) -> Result<(), String> {
+        let place = match process {
+            None => 0,
+            Some(p) => self.place(p).ok_or_else(|| {
+                format!(
+                    "more than {} distinct processes run GPU ops: past what the model holds",
+                    u32::MAX - 1
+                )
+            })?,
+        };
         self.places.push(place);
+        Ok(())
     }
 
-    /// 1 + `p`'s place, given one now if new.
-    fn place(&mut self, p: i64) -> u32 {
+    /// 1 + `p`'s place, given one now if new; `None` when every place is taken.
+    fn place(&mut self, p: i64) -> Option<u32> {
         if let Some(&at) = self.place_of.get(&p) {
-            return at + 1;
+            return Some(at + 1);
         }
-        // More than 2^32 − 1 distinct processes cannot be in one file's ops (a pid is 32 bits).
-        let at = u32::try_from(self.processes.len()).unwrap_or(u32::MAX - 1);
+        let at = u32::try_from(self.processes.len()).ok()?;
+        let place = at.checked_add(1)?;
         self.processes.push(p);
         self.place_of.insert(p, at);
-        at + 1
+        Some(place)
     }
 
     /// Ops with no process up to `len` ops, or the first `len` kept.
@@ -70,16 +81,6 @@ impl OpProcesses {
     }
 }
 
-impl FromIterator<Option<i64>> for OpProcesses {
-    fn from_iter<I: IntoIterator<Item = Option<i64>>>(iter: I) -> OpProcesses {
-        let mut out = OpProcesses::default();
-        for p in iter {
-            out.push(p);
-        }
-        out
-    }
-}
-
 impl std::fmt::Debug for OpProcesses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()
@@ -101,7 +102,10 @@ mod tests {
             Some(i64::MAX),
             Some(-3),
         ];
-        let mut kept: OpProcesses = list.iter().copied().collect();
+        let mut kept = OpProcesses::default();
+        for p in list {
+            kept.push(p).expect("room");
+        }
         assert_eq!(kept.iter().collect::<Vec<_>>(), list);
         // Debug prints what the Vec printed (the readers' results-unchanged checks hash it).
         assert_eq!(format!("{kept:?}"), format!("{:?}", list.to_vec()));
@@ -114,7 +118,8 @@ mod tests {
         want.swap(0, 1);
         want.resize(9, None);
         assert_eq!(kept.iter().collect::<Vec<_>>(), want);
-        let none: OpProcesses = [None, None].into_iter().collect();
+        let mut none = OpProcesses::default();
+        none.push(None).expect("room");
         assert!(!none.any() && !none.is_empty());
         kept.clear();
         assert!(kept.is_empty() && kept.processes.is_empty());

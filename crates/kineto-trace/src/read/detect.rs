@@ -220,6 +220,28 @@ pub fn varint_at(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
     Some((value, bytes.len() - rest.len()))
 }
 
+/// Appends `v` as a protobuf varint, the encoding [`varint`] reads: for the readers that keep rows
+/// encoded (the queue rows of `native::builder`, `kineto-perfetto`'s event log, `kineto-xplane`'s held
+/// plane).
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A signed number as an unsigned one whose varint is short when the number is near zero (protobuf's
+/// `sint64` encoding); [`unzigzag`] undoes it.
+pub fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// The number [`zigzag`] encoded.
+pub fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
 /// The first key of an object whose `{` has been read, when it is a plain string (no escapes).
 fn first_key(rest: &[u8]) -> Option<&[u8]> {
     let i = rest.iter().position(|b| !b.is_ascii_whitespace())?;

@@ -46,6 +46,9 @@ const POLL: Duration = Duration::from_millis(100);
 /// doc: a process in `execve` reads empty for the time it takes to load the new program).
 pub const EXEC_SETTLE: Duration = Duration::from_millis(250);
 
+/// Where the processes are read: the one `/proc` of [`settle`] and [`start_time`].
+const PROC: &str = "/proc";
+
 /// `PF_KTHREAD` in `/proc/<pid>/stat`'s flags: a kernel thread, which has no environment to read.
 const PF_KTHREAD: u64 = 0x0020_0000;
 
@@ -195,7 +198,7 @@ pub(crate) fn settle(
     policy: LeftPolicy,
     interrupted: impl Fn() -> bool,
 ) -> Option<LeftRunning> {
-    let proc_root = Path::new("/proc");
+    let proc_root = Path::new(PROC);
     if !cfg!(target_os = "linux") || !proc_root.join("self/environ").exists() {
         return None;
     }
@@ -313,11 +316,7 @@ impl<'a> Finder<'a> {
         if !empty && !has_mark(&environ, self.mark) {
             return Look::Not;
         }
-        let Some((name, state, flags, start)) = fs::read_to_string(dir.join("stat"))
-            .ok()
-            .as_deref()
-            .and_then(parse_stat)
-        else {
+        let Some((name, state, flags, start)) = stat_of(dir) else {
             return Look::Not;
         };
         // A zombie (or a dying process) has exited: it is not running, only not yet reaped.
@@ -363,10 +362,7 @@ impl<'a> Finder<'a> {
 
 /// Sends `sig` to `p` unless its pid now names another process (its start time changed).
 fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
-    let now = fs::read_to_string(proc_root.join(p.pid.to_string()).join("stat"))
-        .ok()
-        .as_deref()
-        .and_then(parse_stat);
+    let now = stat_of(&proc_root.join(p.pid.to_string()));
     if now.is_some_and(|(_, _, _, start)| start == p.start)
         && let Ok(pid) = libc::pid_t::try_from(p.pid)
     {
@@ -380,8 +376,12 @@ fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
 /// Process `pid`'s start time in clock ticks after boot (`/proc/<pid>/stat`), for [`settle`]'s `since`:
 /// read while the command is alive or unreaped.
 pub(crate) fn start_time(pid: u32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_stat(&stat).map(|(_, _, _, start)| start)
+    stat_of(&Path::new(PROC).join(pid.to_string())).map(|(_, _, _, start)| start)
+}
+
+/// The stat of the process whose `/proc` directory is `dir` ([`parse_stat`]); `None` when it is gone.
+fn stat_of(dir: &Path) -> Option<(String, char, u64, u64)> {
+    parse_stat(&fs::read_to_string(dir.join("stat")).ok()?)
 }
 
 /// Whether a `/proc/<pid>/environ` (NUL-separated `KEY=VALUE`) has [`MARK_VAR`] with `mark` among its

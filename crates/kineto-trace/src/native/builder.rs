@@ -447,17 +447,15 @@ struct QueueLog {
     bytes: Vec<u8>,
     /// The last row added.
     last: (i64, i64),
-    /// Whether every row so far came in order of `(start, end)`, as the overruns read them: then
-    /// they are read as kept, with no list of rows sorted.
-    in_order: bool,
+    /// Whether a row came before the one added before it in order of `(start, end)`, as the overruns
+    /// read them. While none has, the rows are read as kept, with no list of them sorted.
+    out_of_order: bool,
 }
 
 impl QueueLog {
     fn add(&mut self, start: i64, end: i64) {
-        if self.bytes.is_empty() {
-            self.in_order = true;
-        } else if (start, end) < self.last {
-            self.in_order = false;
+        if !self.bytes.is_empty() && (start, end) < self.last {
+            self.out_of_order = true;
         }
         put_varint(&mut self.bytes, zigzag(start.wrapping_sub(self.last.0)));
         put_varint(&mut self.bytes, zigzag(end.wrapping_sub(start)));
@@ -495,12 +493,12 @@ impl QueueRows {
     pub fn overruns(self) -> Overruns {
         let mut out = Overruns::default();
         for log in &self.queues {
-            if log.in_order {
-                add_overruns(log.rows(), &mut out);
-            } else {
+            if log.out_of_order {
                 let mut rows: Vec<(i64, i64)> = log.rows().collect();
                 rows.sort_unstable();
                 add_overruns(rows.into_iter(), &mut out);
+            } else {
+                add_overruns(log.rows(), &mut out);
             }
         }
         out
@@ -624,7 +622,7 @@ mod tests {
             log.add(start, end);
         }
         assert_eq!(log.rows().collect::<Vec<_>>(), rows);
-        assert!(!log.in_order);
+        assert!(log.out_of_order);
         // Dispatches 5 µs apart that run 2 µs: after the first, a start step of 5 000 ns is zigzag
         // 10 000, two varint bytes (< 2^14), and a duration of 2 000 ns is 4 000, two bytes: 4 a row.
         let mut log = QueueLog::default();
@@ -633,7 +631,7 @@ mod tests {
         }
         let first = varint_len(zigzag(1_000_000_000)) + varint_len(zigzag(2_000));
         assert_eq!(log.bytes.len(), first + 99 * 4);
-        assert!(log.in_order);
+        assert!(!log.out_of_order);
     }
 
     fn varint_len(v: u64) -> usize {

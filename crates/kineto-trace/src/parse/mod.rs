@@ -57,7 +57,7 @@ const MALLOC_MMAP_THRESHOLD: i32 = 128 * 1024;
 ///   it builds the model (the Chrome-array reader frees its items a chunk at a time) then peaks at
 ///   both: bench-native's 112 MB Chrome array peaked at 28,332–28,616 KiB, 27,344–27,360 KiB with the
 ///   threshold held (MEASURED, 2026-12-07, `MALLOC_MMAP_THRESHOLD_=131072` in the environment). Its
-///   cost: a one-thread Kineto parse of 372 MB takes about 3 % more user time (0.688 s against 0.664 s,
+///   cost: a one-thread Kineto parse of 372 MB takes 3.6 % more user time (0.688 s against 0.664 s,
 ///   means of 5 runs; the hashed parse on 2 threads unchanged; MEASURED, `docs/parse-costs.md`).
 pub fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

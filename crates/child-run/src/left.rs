@@ -21,10 +21,15 @@
 //! until it reads otherwise or [`EXEC_SETTLE`] has passed. (One started before the command cannot be its
 //! descendant: it is not read again, so an `env -i` daemon costs nothing.)
 //!
+//! A process that is exiting has not ended either: once its memory is released, Linux gives no environment
+//! for it (6.18 refuses the read with ESRCH), yet it still runs its exit (its open files, a GPU's device
+//! among them, are closed after its memory) until it is a zombie. So a process once found with the mark
+//! stays found, by pid and start time, whatever its environment reads, until its stat says it has ended.
+//!
 //! Linux only (`/proc`); elsewhere, or without a readable `/proc`, nothing is checked and the caller gets
 //! `None`. A process that cleared its environment (`env -i`) or changed user is not found.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -246,6 +251,8 @@ struct Finder<'a> {
     settle: Duration,
     /// (pid, start time) of the processes found to have no environment.
     no_environment: HashSet<(u32, u64)>,
+    /// pid → start time of the processes found with the mark: still found while they exit (module doc).
+    found: HashMap<u32, u64>,
 }
 
 impl<'a> Finder<'a> {
@@ -256,6 +263,7 @@ impl<'a> Finder<'a> {
             since,
             settle: EXEC_SETTLE,
             no_environment: HashSet::new(),
+            found: HashMap::new(),
         }
     }
 
@@ -303,28 +311,30 @@ impl<'a> Finder<'a> {
             });
         }
         found.sort_by_key(|p| p.pid);
+        self.found.extend(found.iter().map(|p| (p.pid, p.start)));
         found
     }
 
     /// One reading of process `pid`'s environment, and of its stat when the environment is empty or
-    /// marked (most processes have neither, and cost one read).
+    /// marked or the process was found before (most processes are none of these, and cost one read).
     fn look(&self, pid: u32, dir: &Path) -> Look {
-        let Ok(environ) = fs::read(dir.join("environ")) else {
-            return Look::Not;
-        };
-        let empty = environ.is_empty();
-        if !empty && !has_mark(&environ, self.mark) {
+        let environ = fs::read(dir.join("environ"));
+        let marked = environ.as_ref().is_ok_and(|e| has_mark(e, self.mark));
+        let empty = environ.as_ref().is_ok_and(Vec::is_empty);
+        let found_before = self.found.get(&pid);
+        if !marked && !empty && found_before.is_none() {
             return Look::Not;
         }
         let Some((name, state, flags, start)) = stat_of(dir) else {
             return Look::Not;
         };
-        // A zombie (or a dying process) has exited: it is not running, only not yet reaped.
+        // A zombie (Z) or a dead process (X) has exited: it is not running, only not yet reaped.
         if state == 'Z' || state == 'X' || flags & PF_KTHREAD != 0 {
             Look::Not
-        } else if !empty {
+        } else if marked || found_before == Some(&start) {
+            // Found before and the same process (its start time): exiting, or in an exec, still ours.
             Look::Marked(LeftProcess { pid, name, start })
-        } else if self.since.is_some_and(|since| start < since) {
+        } else if !empty || self.since.is_some_and(|since| start < since) {
             Look::Not
         } else {
             Look::Empty(start)
@@ -499,6 +509,35 @@ mod tests {
             finder.no_environment.iter().copied().collect::<Vec<_>>(),
             [(4_000_007, 4_000_007)]
         );
+        fs::remove_dir_all(&root).expect("clean");
+    }
+
+    #[test]
+    fn a_process_found_once_is_found_while_it_exits_until_it_has_ended() {
+        let root = std::env::temp_dir().join(format!("kl1-left-{}", new_mark()));
+        let mark = "9.9.9";
+        let with_mark = format!("A=1\0{MARK_VAR}={mark}\0");
+        fake_process(&root, 4_100_001, with_mark.as_bytes(), 'S', 0);
+        fake_process(&root, 4_100_002, with_mark.as_bytes(), 'S', 0);
+        let mut finder = Finder::new(mark, &root, None);
+        finder.settle = Duration::from_millis(30);
+        let pids = |f: &mut Finder| f.marked().iter().map(|p| p.pid).collect::<Vec<u32>>();
+        assert_eq!(pids(&mut finder), [4_100_001, 4_100_002]);
+
+        // Exiting, its memory released: its environment cannot be read (Linux 6.18: ESRCH), its stat says
+        // running. Still found. The other has exec'd with an environment of its own: the same process.
+        let dir = root.join("4100001");
+        fs::remove_file(dir.join("environ")).expect("environ");
+        replace(&root.join("4100002/environ"), b"B=2\0");
+        assert_eq!(pids(&mut finder), [4_100_001, 4_100_002]);
+
+        // Ended (a zombie), and the other's pid taken by a process that is not ours (another start time):
+        // neither is found.
+        let zombie = "4100001 (sleep) Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4100001 1 1";
+        replace(&dir.join("stat"), zombie.as_bytes());
+        let other = "4100002 (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4100009 1 1";
+        replace(&root.join("4100002/stat"), other.as_bytes());
+        assert_eq!(pids(&mut finder), [] as [u32; 0]);
         fs::remove_dir_all(&root).expect("clean");
     }
 

@@ -8,6 +8,7 @@ mod bench_native;
 mod bench_parse;
 mod bench_ranks;
 mod gen_window;
+mod model_columnar;
 
 use std::path::PathBuf;
 
@@ -15,7 +16,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(task) = args.first() else {
         eprintln!(
-            "usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-native, bench-ranks, bench-monitor, gen-window"
+            "usage: cargo xtask <task> [args]\ntasks: bench-parse, bench-native, bench-ranks, bench-monitor, gen-window, model-columnar"
         );
         std::process::exit(2);
     };
@@ -28,6 +29,7 @@ fn main() {
         "bench-ranks-generate" => bench_ranks::generate_task(rest),
         "bench-monitor" => bench_monitor::run(rest),
         "gen-window" => gen_window::run(rest),
+        "model-columnar" => model_columnar::run(rest),
         other => Err(format!("unknown task {other}")),
     };
     if let Err(e) = result {

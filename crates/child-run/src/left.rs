@@ -21,13 +21,17 @@
 //! until it reads otherwise or [`EXEC_SETTLE`] has passed. (One started before the command cannot be its
 //! descendant: it is not read again, so an `env -i` daemon costs nothing.)
 //!
-//! A process that is exiting has not ended either: once its memory is released, Linux gives no environment
-//! for it (6.18 refuses the read with ESRCH), yet it still runs its exit (its open files, a GPU's device
-//! among them, are closed after its memory) until it is a zombie. So a process once found with the mark
-//! stays found, by pid and start time, whatever its environment reads, until its stat says it has ended.
+//! A process that is exiting has not ended either: once it begins to release its memory, Linux gives no
+//! environment for it (6.18 refuses the read with ESRCH), yet it still runs its exit (the release itself,
+//! then its open files, a GPU's device among them) until it is a zombie. So a process once found with the
+//! mark stays found, by pid and start time, whatever its environment reads, until its stat says it has
+//! ended: a zombie (or dead) and, for a zombie, no threads of its group still running (a leader that
+//! exited before its threads is a zombie while they run). One already exiting when first looked at was
+//! never found, and is not.
 //!
 //! Linux only (`/proc`); elsewhere, or without a readable `/proc`, nothing is checked and the caller gets
-//! `None`. A process that cleared its environment (`env -i`) or changed user is not found.
+//! `None`. A process that cleared its environment (`env -i`) or changed user is not found, unless it was
+//! found with the mark before it did.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -231,7 +235,7 @@ pub(crate) fn settle(
 
 /// What one reading of a process's `/proc` files says about it.
 enum Look {
-    /// Running, with the mark.
+    /// Running, with the mark, or found with it before (exiting, or exec'd with another environment).
     Marked(LeftProcess),
     /// Running, and its environment read empty: perhaps in `execve` (module doc). Its start time.
     Empty(u64),
@@ -267,7 +271,8 @@ impl<'a> Finder<'a> {
         }
     }
 
-    /// Every process but this one that holds the mark and has not ended, by pid. Those started since the
+    /// Every process but this one that holds the mark, or was found with it before, and has not ended, by
+    /// pid. Those started since the
     /// command whose environment reads empty are read again, at growing pauses, until it reads otherwise
     /// or [`EXEC_SETTLE`] passes.
     fn marked(&mut self) -> Vec<LeftProcess> {
@@ -325,11 +330,20 @@ impl<'a> Finder<'a> {
         if !marked && !empty && found_before.is_none() {
             return Look::Not;
         }
-        let Some((name, state, flags, start)) = stat_of(dir) else {
+        let Some(Stat {
+            name,
+            state,
+            flags,
+            threads,
+            start,
+        }) = stat_of(dir)
+        else {
             return Look::Not;
         };
-        // A zombie (Z) or a dead process (X) has exited: it is not running, only not yet reaped.
-        if state == 'Z' || state == 'X' || flags & PF_KTHREAD != 0 {
+        // A zombie (Z) or a dead process (X) has ended: it is not running, only not yet reaped. But a
+        // zombie that still counts threads is a thread-group leader that exited before its other
+        // threads, which still run (or still run their exit).
+        if state == 'X' || (state == 'Z' && threads <= 1) || flags & PF_KTHREAD != 0 {
             Look::Not
         } else if marked || found_before == Some(&start) {
             // Found before and the same process (its start time): exiting, or in an exec, still ours.
@@ -373,7 +387,7 @@ impl<'a> Finder<'a> {
 /// Sends `sig` to `p` unless its pid now names another process (its start time changed).
 fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
     let now = stat_of(&proc_root.join(p.pid.to_string()));
-    if now.is_some_and(|(_, _, _, start)| start == p.start)
+    if now.is_some_and(|now| now.start == p.start)
         && let Ok(pid) = libc::pid_t::try_from(p.pid)
     {
         // SAFETY: kill has no memory preconditions; the pid was checked to be the same process just now.
@@ -386,11 +400,11 @@ fn signal_if_same(p: &LeftProcess, sig: libc::c_int, proc_root: &Path) {
 /// Process `pid`'s start time in clock ticks after boot (`/proc/<pid>/stat`), for [`settle`]'s `since`:
 /// read while the command is alive or unreaped.
 pub(crate) fn start_time(pid: u32) -> Option<u64> {
-    stat_of(&Path::new(PROC).join(pid.to_string())).map(|(_, _, _, start)| start)
+    stat_of(&Path::new(PROC).join(pid.to_string())).map(|s| s.start)
 }
 
 /// The stat of the process whose `/proc` directory is `dir` ([`parse_stat`]); `None` when it is gone.
-fn stat_of(dir: &Path) -> Option<(String, char, u64, u64)> {
+fn stat_of(dir: &Path) -> Option<Stat> {
     parse_stat(&fs::read_to_string(dir.join("stat")).ok()?)
 }
 
@@ -404,14 +418,37 @@ fn has_mark(environ: &[u8], mark: &str) -> bool {
         .any(|v| v.split(|b| *b == b':').any(|m| m == mark.as_bytes()))
 }
 
-/// `pid (comm) state ppid … flags … starttime …` → (comm, state, flags, starttime)
-/// ([`crate::proc_stat_fields`]); flags is field 9, the 7th after comm, and starttime field 22, the 20th.
-fn parse_stat(stat: &str) -> Option<(String, char, u64, u64)> {
+/// What [`Finder`] reads of a process's `/proc/<pid>/stat`.
+#[derive(Debug, PartialEq)]
+struct Stat {
+    /// `comm`.
+    name: String,
+    /// `R`, `S`, `D`, `Z`, `X`, …
+    state: char,
+    /// `PF_*` flags.
+    flags: u64,
+    /// Threads in its group not yet gone: above 1 in a zombie leader whose other threads still run.
+    threads: u64,
+    /// Clock ticks after boot: with the pid, what names one process.
+    start: u64,
+}
+
+/// `pid (comm) state ppid … flags … num_threads itrealvalue starttime …` → [`Stat`]
+/// ([`crate::proc_stat_fields`]); after comm, flags is the 7th field, num_threads the 18th and starttime
+/// the 20th.
+fn parse_stat(stat: &str) -> Option<Stat> {
     let (name, mut rest) = crate::proc_stat_fields(stat)?;
     let state = rest.next()?.chars().next()?;
     let flags = rest.nth(5)?.parse().ok()?;
-    let start = rest.nth(12)?.parse().ok()?;
-    Some((name.to_owned(), state, flags, start))
+    let threads = rest.nth(10)?.parse().ok()?;
+    let start = rest.nth(1)?.parse().ok()?;
+    Some(Stat {
+        name: name.to_owned(),
+        state,
+        flags,
+        threads,
+        start,
+    })
 }
 
 #[cfg(test)]
@@ -423,10 +460,17 @@ mod tests {
         // Fields after `)`: state, ppid, pgrp, session, tty, tpgid, flags, minflt, cminflt, majflt, cmajflt,
         // utime, stime, cutime, cstime, priority, nice, threads, itrealvalue, starttime (the 20th: 4242).
         // flags (the 7th) is 4194304.
-        let stat = "77 (a (b) c) S 1 77 77 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 1 0 4242 1000 10";
+        // threads (the 18th) is 3.
+        let stat = "77 (a (b) c) S 1 77 77 0 -1 4194304 1 0 0 0 0 0 0 0 20 0 3 0 4242 1000 10";
         assert_eq!(
             parse_stat(stat),
-            Some(("a (b) c".to_owned(), 'S', 4_194_304, 4242))
+            Some(Stat {
+                name: "a (b) c".to_owned(),
+                state: 'S',
+                flags: 4_194_304,
+                threads: 3,
+                start: 4242
+            })
         );
         assert_eq!(parse_stat("77 (x) S 1"), None);
     }
@@ -531,10 +575,16 @@ mod tests {
         replace(&root.join("4100002/environ"), b"B=2\0");
         assert_eq!(pids(&mut finder), [4_100_001, 4_100_002]);
 
-        // Ended (a zombie), and the other's pid taken by a process that is not ours (another start time):
-        // neither is found.
-        let zombie = "4100001 (sleep) Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4100001 1 1";
-        replace(&dir.join("stat"), zombie.as_bytes());
+        // A zombie that still counts 3 threads: its leader exited, two threads still run. Found.
+        let zombie = |threads| {
+            format!("4100001 (sleep) Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 {threads} 0 4100001 1 1")
+        };
+        replace(&dir.join("stat"), zombie(3).as_bytes());
+        assert_eq!(pids(&mut finder), [4_100_001, 4_100_002]);
+
+        // Ended (a zombie of one thread), and the other's pid taken by a process that is not ours
+        // (another start time): neither is found.
+        replace(&dir.join("stat"), zombie(1).as_bytes());
         let other = "4100002 (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4100009 1 1";
         replace(&root.join("4100002/stat"), other.as_bytes());
         assert_eq!(pids(&mut finder), [] as [u32; 0]);

@@ -5,19 +5,22 @@
 //! smaller model could.
 //!
 //! The encoding (ESTIMATED bytes: no model stores this today): each kind's rows grouped by track, in
-//! start order within a track; per row, LEB128 varints of the start less the row before's (zigzag), the
-//! duration (zigzag), the name as a number dense in first-seen order, and the external id and correlation
-//! less the row before's (zigzag); a GPU op adds its detail as a dense number, an API call its `cbid`, a
-//! flow its id less the one before's and its phase. Not counted: a GPU op's process place in the files of
-//! several processes (a byte a row where they have fewer than 128), the per-track starts and the names
-//! and tracks themselves (the model holds those already, once each). The rows column is
-//! `len × size_of` of each row type, the least the model holds now (no `Vec` slack).
+//! start order within a track; per row, LEB128 varints of the start less the row before's (the first
+//! row's less 0), the duration, the name as a number dense in first-seen order, and the external id and
+//! correlation less the row before's; a GPU op adds its detail as a dense number, an API call its `cbid`
+//! and whether it is a runtime or a driver call (one number), a flow its id less the one before's and its
+//! phase. Every signed number is zigzag-encoded, durations and sorted start deltas too (they may be
+//! negative in a model that takes a file's values as written): a bit a value more than a plain varint at
+//! most. Not counted: a GPU op's process place in the files of several processes (a byte a row where
+//! they have fewer than 128), where each track's rows begin (a few bytes a track), and the names and
+//! tracks themselves (the model holds those already, once each). The rows column is `len × size_of` of
+//! each row type, the least the model holds now (no `Vec` slack).
 //!
 //! What it is not: a benchmark (nothing is timed) or a model (nothing reads the encoding back).
 
 use kineto_trace::native::detect::{put_varint, zigzag};
 use kineto_trace::{
-    Detail, Flow, GemmRows, GpuOp, Launch, Session, SessionConfig, Span, Sym, Track,
+    Api, Detail, Flow, GemmRows, GpuOp, Launch, Session, SessionConfig, Span, Sym, Track,
 };
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -136,7 +139,10 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
             dur: Some(l.dur_ns),
             name: Some(names.of(l.name)),
             deltas: [Some(id(l.external_id)), Some(id(l.correlation))],
-            plain: [Some(l.cbid.map_or(0, |c| u64::from(c) + 1)), None],
+            plain: [
+                Some(l.cbid.map_or(0, |c| u64::from(c) + 1) << 1 | u64::from(l.api == Api::Driver)),
+                None,
+            ],
         })
         .collect();
     push(
@@ -280,5 +286,49 @@ mod tests {
             })
             .collect();
         assert_eq!(encoded(without_ids), 12);
+    }
+
+    #[test]
+    fn each_kind_of_row_is_encoded_with_its_columns() {
+        let json = r#"{"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 2,
+   "args": {"External id": 5}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1.5,
+   "dur": 0.5, "args": {"External id": 5, "cbid": 211, "correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 3, "dur": 1,
+   "args": {"External id": 5, "correlation": 7, "device": 0, "stream": 7}},
+  {"ph": "s", "id": 7, "pid": 1, "tid": 1, "ts": 1.5, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 3, "cat": "ac2g", "name": "ac2g", "bp": "e"}
+]}"#;
+        let (trace, _) =
+            kineto_trace::parse_reader(Path::new("t.json"), &mut json.as_bytes(), false, false)
+                .expect("parses");
+        let got: Vec<(&str, usize, u64, u64)> = kinds(&trace)
+            .into_iter()
+            .filter(|k| k.rows > 0)
+            .map(|k| (k.what, k.rows, k.as_rows, k.columnar))
+            .collect();
+        // Times in ns (µs × 1000), each row the first of its track (deltas from 0), every number
+        // zigzag-encoded (× 2), a varint 1 byte below 128, 2 below 16 384:
+        // cpu op: 1000 → 2000 (2), 2000 → 4000 (2), name 0 (1), id 5 → 10 (1): 6
+        // API call: 1500 → 3000 (2), 500 → 1000 (2), name 1 (1), id (1), correlation 7 → 14 (1),
+        //   cbid and kind (211 + 1) × 2 + 0 (runtime) = 424 (2): 9
+        // kernel: 3000 → 6000 (2), 1000 → 2000 (2), name 2 (1), id (1), correlation (1), detail 0 (1): 8
+        // flows, one a track: 1500 → 3000 (2), id 7 → 14 (1), phase 0 (1); 3000 (2), 14 (1), 1 (1): 8
+        let (span, launch, op, flow) = (
+            std::mem::size_of::<Span>() as u64,
+            std::mem::size_of::<Launch>() as u64,
+            std::mem::size_of::<GpuOp>() as u64,
+            std::mem::size_of::<Flow>() as u64,
+        );
+        assert_eq!(
+            got,
+            [
+                ("cpu ops", 1, span, 6),
+                ("API calls", 1, launch, 9),
+                ("kernels", 1, op, 8),
+                ("flows", 2, 2 * flow, 8),
+            ]
+        );
     }
 }

@@ -26,8 +26,8 @@
 //! then its open files, a GPU's device among them) until it is a zombie. So a process once found with the
 //! mark stays found, by pid and start time, whatever its environment reads, until its stat says it has
 //! ended: a zombie (or dead) and, for a zombie, no threads of its group still running (a leader that
-//! exited before its threads is a zombie while they run). One already exiting when first looked at was
-//! never found, and is not.
+//! exited before its threads is a zombie while they run, and its environment is read from one of
+//! theirs, as its own cannot be). One already exiting when first looked at was never found, and is not.
 //!
 //! Linux only (`/proc`); elsewhere, or without a readable `/proc`, nothing is checked and the caller gets
 //! `None`. A process that cleared its environment (`env -i`) or changed user is not found, unless it was
@@ -323,7 +323,14 @@ impl<'a> Finder<'a> {
     /// One reading of process `pid`'s environment, and of its stat when the environment is empty or
     /// marked or the process was found before (most processes are none of these, and cost one read).
     fn look(&self, pid: u32, dir: &Path) -> Look {
-        let environ = fs::read(dir.join("environ"));
+        let environ = match fs::read(dir.join("environ")) {
+            // Not a refusal (another user's process) but no memory: exiting, or a thread-group leader that
+            // exited before its threads, whose environment is theirs to read.
+            Err(e) if e.kind() != std::io::ErrorKind::PermissionDenied => {
+                threads_environ(pid, dir).ok_or(e)
+            }
+            read => read,
+        };
         let marked = environ.as_ref().is_ok_and(|e| has_mark(e, self.mark));
         let empty = environ.as_ref().is_ok_and(Vec::is_empty);
         let found_before = self.found.get(&pid);
@@ -382,6 +389,15 @@ impl<'a> Finder<'a> {
         }
         self.marked().len()
     }
+}
+
+/// The environment of one of process `pid`'s other threads (`/proc/<pid>/task/<tid>/environ`), for a
+/// leader whose own cannot be read; `None` when none can be read.
+fn threads_environ(pid: u32, dir: &Path) -> Option<Vec<u8>> {
+    crate::proc_pids(&dir.join("task"))
+        .into_iter()
+        .filter(|(tid, _)| *tid != pid)
+        .find_map(|(_, task)| fs::read(task.join("environ")).ok())
 }
 
 /// Sends `sig` to `p` unless its pid now names another process (its start time changed).
@@ -581,6 +597,19 @@ mod tests {
         };
         replace(&dir.join("stat"), zombie(3).as_bytes());
         assert_eq!(pids(&mut finder), [4_100_001, 4_100_002]);
+
+        // A leader that exited before its threads, never seen before: its own environment cannot be read,
+        // one of its threads' can. Found.
+        let leader = root.join("4100003");
+        fake_process(&root, 4_100_003, b"", 'Z', 0);
+        fs::remove_file(leader.join("environ")).expect("environ");
+        let stat = "4100003 (sleep) Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 4100003 1 1";
+        replace(&leader.join("stat"), stat.as_bytes());
+        fs::create_dir_all(leader.join("task/4100003")).expect("task");
+        fs::create_dir_all(leader.join("task/4100004")).expect("task");
+        fs::write(leader.join("task/4100004/environ"), &with_mark).expect("environ");
+        assert_eq!(pids(&mut finder), [4_100_001, 4_100_002, 4_100_003]);
+        fs::remove_dir_all(&leader).expect("gone");
 
         // Ended (a zombie of one thread), and the other's pid taken by a process that is not ours
         // (another start time): neither is found.

@@ -272,9 +272,8 @@ impl<'a> Finder<'a> {
     }
 
     /// Every process but this one that holds the mark, or was found with it before, and has not ended, by
-    /// pid. Those started since the
-    /// command whose environment reads empty are read again, at growing pauses, until it reads otherwise
-    /// or [`EXEC_SETTLE`] passes.
+    /// pid. Those started since the command whose environment reads empty are read again, at growing
+    /// pauses, until it reads otherwise or [`EXEC_SETTLE`] passes.
     fn marked(&mut self) -> Vec<LeftProcess> {
         let me = std::process::id();
         let mut found = Vec::new();
@@ -320,21 +319,20 @@ impl<'a> Finder<'a> {
         found
     }
 
-    /// One reading of process `pid`'s environment, and of its stat when the environment is empty or
-    /// marked or the process was found before (most processes are none of these, and cost one read).
+    /// One reading of process `pid`'s environment, and of its stat when the environment is empty,
+    /// marked or unreadable (not refused) or the process was found before (most processes are none of
+    /// these, and cost one read).
     fn look(&self, pid: u32, dir: &Path) -> Look {
-        let environ = match fs::read(dir.join("environ")) {
-            // Not a refusal (another user's process) but no memory: exiting, or a thread-group leader that
-            // exited before its threads, whose environment is theirs to read.
-            Err(e) if e.kind() != std::io::ErrorKind::PermissionDenied => {
-                threads_environ(pid, dir).ok_or(e)
-            }
-            read => read,
-        };
+        let environ = fs::read(dir.join("environ"));
         let marked = environ.as_ref().is_ok_and(|e| has_mark(e, self.mark));
         let empty = environ.as_ref().is_ok_and(Vec::is_empty);
+        // Not refused (another user's process) but unreadable: no memory (a kernel thread, an exiting
+        // process), or a thread-group leader that exited before its threads.
+        let unreadable = environ
+            .as_ref()
+            .is_err_and(|e| e.kind() != std::io::ErrorKind::PermissionDenied);
         let found_before = self.found.get(&pid);
-        if !marked && !empty && found_before.is_none() {
+        if !marked && !empty && !unreadable && found_before.is_none() {
             return Look::Not;
         }
         let Some(Stat {
@@ -349,10 +347,16 @@ impl<'a> Finder<'a> {
         };
         // A zombie (Z) or a dead process (X) has ended: it is not running, only not yet reaped. But a
         // zombie that still counts threads is a thread-group leader that exited before its other
-        // threads, which still run (or still run their exit).
-        if state == 'X' || (state == 'Z' && threads <= 1) || flags & PF_KTHREAD != 0 {
+        // threads, which still run (or still run their exit): its environment is theirs to read.
+        let leader_of_threads = state == 'Z' && threads > 1;
+        if state == 'X' || (state == 'Z' && !leader_of_threads) || flags & PF_KTHREAD != 0 {
             Look::Not
-        } else if marked || found_before == Some(&start) {
+        } else if marked
+            || found_before == Some(&start)
+            || (unreadable
+                && leader_of_threads
+                && threads_environ(pid, dir).is_some_and(|e| has_mark(&e, self.mark)))
+        {
             // Found before and the same process (its start time): exiting, or in an exec, still ours.
             Look::Marked(LeftProcess { pid, name, start })
         } else if !empty || self.since.is_some_and(|since| start < since) {

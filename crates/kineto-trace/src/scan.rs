@@ -52,10 +52,6 @@ pub(crate) fn event_bad<T>(at: usize, msg: impl Into<Cow<'static, str>>) -> Scan
     })))
 }
 
-/// Nesting deeper than this is rejected rather than followed: no real trace comes near it, and a bound
-/// keeps a hostile file from costing unbounded work per byte.
-const MAX_DEPTH: usize = 256;
-
 use crate::structural::{find_quote_or_backslash_16, quote_or_backslash_16, whitespace_16};
 use crate::words::{
     HIGH, KeyWords, POW10, bytes_eq, digits_value, first_bytes, leading_digits, pack_key,
@@ -612,129 +608,6 @@ impl<'a> Cursor<'a> {
         self.pos += word.len();
         Ok(())
     }
-
-    /// Skips one value of any kind, validating its grammar (strings are checked for termination and
-    /// escapes only). Returns the index where the value started.
-    pub(crate) fn skip_value(&mut self) -> Scan<usize> {
-        let start = self.ws_peek()?;
-        let begin = self.pos;
-        match start {
-            b'"' => {
-                self.skip_string()?;
-            }
-            b'{' | b'[' => self.skip_container()?,
-            b't' => self.literal(b"true")?,
-            b'f' => self.literal(b"false")?,
-            b'n' => self.literal(b"null")?,
-            _ => {
-                self.number()?;
-            }
-        }
-        Ok(begin)
-    }
-
-    #[inline(always)]
-    fn skip_string(&mut self) -> Scan<()> {
-        // pos is at the opening quote.
-        let mut i = self.pos + 1;
-        loop {
-            i += find_quote_or_backslash_16(&self.buf[i..]).ok_or(Stop::NeedMore)?;
-            if self.buf[i] == b'"' {
-                self.pos = i + 1;
-                return Ok(());
-            }
-            let e = *self.buf.get(i + 1).ok_or(Stop::NeedMore)?;
-            match e {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
-                b'u' => {
-                    self.hex4(i + 2)?;
-                    i += 6;
-                }
-                other => return bad(i, format!("invalid escape \\{}", show_byte(other))),
-            }
-        }
-    }
-
-    /// Skips an object or array with an explicit stack, checking that every value, comma, colon and
-    /// bracket is where JSON puts it.
-    fn skip_container(&mut self) -> Scan<()> {
-        // Each stack entry: true for an object, false for an array.
-        let mut stack: [bool; MAX_DEPTH] = [false; MAX_DEPTH];
-        let mut depth = 0usize;
-        loop {
-            // At the start of a value (or a closing bracket of an empty container).
-            let b = self.ws_peek()?;
-            match b {
-                b'{' | b'[' => {
-                    if depth == MAX_DEPTH {
-                        return bad(self.pos, "nesting deeper than 256 levels");
-                    }
-                    stack[depth] = b == b'{';
-                    depth += 1;
-                    self.pos += 1;
-                    let c = self.ws_peek()?;
-                    if (c == b'}' && b == b'{') || (c == b']' && b == b'[') {
-                        self.pos += 1;
-                        depth -= 1;
-                    } else {
-                        if b == b'{' {
-                            self.skip_key()?;
-                        }
-                        continue;
-                    }
-                }
-                b'"' => self.skip_string()?,
-                b't' => self.literal(b"true")?,
-                b'f' => self.literal(b"false")?,
-                b'n' => self.literal(b"null")?,
-                _ => {
-                    self.number()?;
-                }
-            }
-            // After a value: a comma, or the end of one or more containers.
-            loop {
-                if depth == 0 {
-                    return Ok(());
-                }
-                let c = self.ws_peek()?;
-                let obj = stack[depth - 1];
-                match c {
-                    b',' => {
-                        self.pos += 1;
-                        if obj {
-                            self.skip_key()?;
-                        }
-                        break;
-                    }
-                    b'}' if obj => {
-                        self.pos += 1;
-                        depth -= 1;
-                    }
-                    b']' if !obj => {
-                        self.pos += 1;
-                        depth -= 1;
-                    }
-                    _ => {
-                        let want = if obj { "',' or '}'" } else { "',' or ']'" };
-                        return bad(self.pos, format!("expected {want}, found {}", show_byte(c)));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Skips an object key and its colon.
-    fn skip_key(&mut self) -> Scan<()> {
-        let b = self.ws_peek()?;
-        if b != b'"' {
-            return bad(
-                self.pos,
-                format!("expected a key string, found {}", show_byte(b)),
-            );
-        }
-        self.skip_string()?;
-        self.expect(b':', "':'")
-    }
 }
 
 /// A byte for an error message.
@@ -777,6 +650,8 @@ pub(crate) fn parse_i64(tok: &[u8]) -> Option<i64> {
         _ => parse_u64(tok).and_then(|v| i64::try_from(v).ok()),
     }
 }
+
+mod skip;
 
 #[cfg(test)]
 #[path = "scan_tests.rs"]

@@ -359,3 +359,139 @@ proptest! {
         }
     }
 }
+
+/// `skip_container` alone, the byte skipper: the reference for an object's fast path.
+fn skip_by_bytes(s: &[u8]) -> Scan<usize> {
+    let mut c = Cursor::new(s, 0);
+    c.ws_peek()?;
+    c.skip_container()?;
+    Ok(c.pos)
+}
+
+/// Objects as Python functions' `args` are written, and near misses: keys with escapes and long
+/// keys, every kind of scalar and some that are not, nested values, odd whitespace, a byte changed.
+fn flat_object() -> impl Strategy<Value = Vec<u8>> {
+    let ws = || prop::sample::select(vec!["", "", " ", "\n      ", "\t", "\r\n"]);
+    let key = prop::sample::select(vec![
+        r#""Python id""#,
+        r#""Python parent id""#,
+        r#""Ev Idx""#,
+        r#""""#,
+        r#""k\"q""#,
+        r#""a\\""#,
+        // A backslash before the colon: an invalid escape, not the key's end.
+        r#""k\"#,
+        r#""seventeen bytes!!""#,
+        r#""a key of more than sixty-four bytes, so that its end is found by memchr""#,
+        "k",
+        r#""unterminated"#,
+    ]);
+    let scalar = prop::sample::select(vec![
+        "null",
+        "true",
+        "false",
+        "nul",
+        "nulll",
+        "tru",
+        "\"s\"",
+        "\"\"",
+        "\"a\\nb\"",
+        r#""a\"#,
+        "[1]",
+        "{}",
+        r#"{"a": 1}"#,
+        "-",
+        "--1",
+        "NaN",
+        ":",
+        ",",
+        // Integers at the edges of the word-at-a-time read: leading zeros, 7 and 8 digits, a
+        // fraction or exponent after them.
+        "0",
+        "01",
+        "00",
+        "-01",
+        "1234567",
+        "12345678",
+        "0123456",
+        "1234567.5",
+        "7e1",
+        "1.",
+        "1e",
+    ]);
+    let value = prop_oneof![
+        number_text().prop_map(|t| t.trim_end_matches([',', '}', ' ']).to_string()),
+        scalar.prop_map(str::to_string),
+    ];
+    let pair = (key, ws(), ws(), value, ws());
+    (
+        ws(),
+        prop::collection::vec(pair, 0..5),
+        prop::sample::select(vec!["}", "}", "}", "", "]", ",}", " ,"]),
+        prop::option::of((any::<prop::sample::Index>(), any::<u8>())),
+    )
+        .prop_map(|(lead, pairs, close, change)| {
+            let body: Vec<String> = pairs
+                .iter()
+                .map(|(k, w1, w2, v, w3)| format!("{k}{w1}:{w2}{v}{w3}"))
+                .collect();
+            let mut v = format!("{{{lead}{}{close}", body.join(",")).into_bytes();
+            if let Some((at, byte)) = change {
+                let i = at.index(v.len());
+                v[i] = byte;
+            }
+            v
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// An object skipped by its fast path (`flat_object_end`) ends where the byte skipper ends it, or
+    /// stops as it stops (the same fault at the same byte, or "need more"), whole, cut at every byte
+    /// (a window ending inside it) and followed by more text.
+    #[test]
+    fn a_flat_object_skips_as_the_byte_skipper_skips_it(text in flat_object()) {
+        let mut followed = text.clone();
+        followed.extend_from_slice(br#", "next": 1}"#);
+        for end in 0..=text.len() {
+            let b = &text[..end];
+            if b.first() != Some(&b'{') {
+                continue;
+            }
+            let mut c = Cursor::new(b, 0);
+            let fast = c.skip_value().map(|_| c.pos);
+            prop_assert_eq!(fast, skip_by_bytes(b), "{:?}", String::from_utf8_lossy(b));
+        }
+        let mut c = Cursor::new(&followed, 0);
+        let fast = c.skip_value().map(|_| c.pos);
+        prop_assert_eq!(fast, skip_by_bytes(&followed), "{:?}", String::from_utf8_lossy(&followed));
+    }
+}
+
+#[test]
+fn python_function_args_take_the_fast_path() {
+    // The fast path answers for these (the byte skipper is not asked): a Python function's `args` as
+    // PyTorch writes them, with Kineto's indentation, and the forms of scalar it accepts.
+    for s in [
+        "{\n      \"Python parent id\": 70259, \"Python id\": 70261, \"Ev Idx\": 75289\n    }",
+        r#"{"Python parent id": null, "Python id": 1, "Ev Idx": 5029}"#,
+        r#"{"a":-1.5e3,"b":true,"c":false,"d":"x","e":0}"#,
+        "{ }",
+    ] {
+        let c = Cursor::new(s.as_bytes(), 0);
+        assert_eq!(c.flat_object_end(), Some(s.len()), "{s}");
+        assert_eq!(skip_by_bytes(s.as_bytes()), Ok(s.len()), "{s}");
+    }
+    // And leaves these to the byte skipper: a nested value, an escape, a fault.
+    for s in [
+        r#"{"a": [1]}"#,
+        r#"{"a\"b": 1}"#,
+        r#"{"a": "x\ny"}"#,
+        r#"{"a": 01, "b": 2}"#,
+        r#"{"a": 1,}"#,
+    ] {
+        let c = Cursor::new(s.as_bytes(), 0);
+        assert_eq!(c.flat_object_end(), None, "{s}");
+    }
+}

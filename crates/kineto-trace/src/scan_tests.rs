@@ -371,7 +371,22 @@ fn skip_by_bytes(s: &[u8]) -> Scan<usize> {
 /// Objects as Python functions' `args` are written, and near misses: keys with escapes and long
 /// keys, every kind of scalar and some that are not, nested values, odd whitespace, a byte changed.
 fn flat_object() -> impl Strategy<Value = Vec<u8>> {
-    let ws = || prop::sample::select(vec!["", "", " ", "\n      ", "\t", "\r\n"]);
+    // Runs of 16 bytes and more too (`skip_ws` reads them 16 at a time), and control bytes that
+    // are no JSON whitespace.
+    let ws = || {
+        prop::sample::select(vec![
+            "",
+            "",
+            " ",
+            "\n      ",
+            "\t",
+            "\r\n",
+            "\n                      ",
+            "\n                                          ",
+            "\u{b}",
+            " \u{0}",
+        ])
+    };
     let key = prop::sample::select(vec![
         r#""Python id""#,
         r#""Python parent id""#,
@@ -423,19 +438,21 @@ fn flat_object() -> impl Strategy<Value = Vec<u8>> {
         number_text().prop_map(|t| t.trim_end_matches([',', '}', ' ']).to_string()),
         scalar.prop_map(str::to_string),
     ];
-    let pair = (key, ws(), ws(), value, ws());
+    let colon = prop::sample::select(vec![":", ":", ":", ":", "", " ", ";"]);
+    let pair = ((ws(), key, ws()), (colon, ws(), value, ws()));
     (
+        ws(),
         ws(),
         prop::collection::vec(pair, 0..5),
         prop::sample::select(vec!["}", "}", "}", "", "]", ",}", " ,"]),
         prop::option::of((any::<prop::sample::Index>(), any::<u8>())),
     )
-        .prop_map(|(lead, pairs, close, change)| {
+        .prop_map(|(before, lead, pairs, close, change)| {
             let body: Vec<String> = pairs
                 .iter()
-                .map(|(k, w1, w2, v, w3)| format!("{k}{w1}:{w2}{v}{w3}"))
+                .map(|((w0, k, w1), (colon, w2, v, w3))| format!("{w0}{k}{w1}{colon}{w2}{v}{w3}"))
                 .collect();
-            let mut v = format!("{{{lead}{}{close}", body.join(",")).into_bytes();
+            let mut v = format!("{before}{{{lead}{}{close}", body.join(",")).into_bytes();
             if let Some((at, byte)) = change {
                 let i = at.index(v.len());
                 v[i] = byte;
@@ -449,23 +466,39 @@ proptest! {
 
     /// An object skipped by its fast path (`flat_object_end`) ends where the byte skipper ends it, or
     /// stops as it stops (the same fault at the same byte, or "need more"), whole, cut at every byte
-    /// (a window ending inside it) and followed by more text.
+    /// (a window ending inside it) and followed by more text; and the fast path is the one taken for
+    /// every complete object with no nested value and no backslash.
     #[test]
     fn a_flat_object_skips_as_the_byte_skipper_skips_it(text in flat_object()) {
         let mut followed = text.clone();
         followed.extend_from_slice(br#", "next": 1}"#);
+        let object_at = |b: &[u8]| b.iter().position(|&x| !matches!(x, b' ' | b'\n' | b'\r' | b'\t'));
         for end in 0..=text.len() {
             let b = &text[..end];
-            if b.first() != Some(&b'{') {
+            if object_at(b).map(|i| b[i]) != Some(b'{') {
                 continue;
             }
             let mut c = Cursor::new(b, 0);
             let fast = c.skip_value().map(|_| c.pos);
             prop_assert_eq!(fast, skip_by_bytes(b), "{:?}", String::from_utf8_lossy(b));
         }
+        let Some(at) = object_at(&followed).filter(|&i| followed[i] == b'{') else {
+            return Ok(());
+        };
         let mut c = Cursor::new(&followed, 0);
         let fast = c.skip_value().map(|_| c.pos);
-        prop_assert_eq!(fast, skip_by_bytes(&followed), "{:?}", String::from_utf8_lossy(&followed));
+        let want = skip_by_bytes(&followed);
+        prop_assert_eq!(&fast, &want, "{:?}", String::from_utf8_lossy(&followed));
+        if let Ok(end) = want
+            && !followed[at + 1..end].iter().any(|&x| matches!(x, b'{' | b'[' | b'\\'))
+        {
+            prop_assert_eq!(
+                Cursor::new(&followed, at).flat_object_end(),
+                Some(end),
+                "{:?}",
+                String::from_utf8_lossy(&followed)
+            );
+        }
     }
 }
 

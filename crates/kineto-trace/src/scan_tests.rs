@@ -368,13 +368,11 @@ fn skip_by_bytes(s: &[u8]) -> Scan<usize> {
     Ok(c.pos)
 }
 
-/// Objects as Python functions' `args` are written, and near misses: keys with escapes and long
-/// keys, every kind of scalar and some that are not, nested values, odd whitespace, a byte changed.
-fn flat_object() -> impl Strategy<Value = Vec<u8>> {
-    // Runs of 16 bytes and more too (`skip_ws` reads them 16 at a time), and control bytes that
-    // are no JSON whitespace.
-    let ws = || {
-        prop::sample::select(vec![
+/// Whitespace between tokens: runs of 16 bytes and more too (`skip_ws` reads them 16 at a time), and
+/// now and then control bytes that are no JSON whitespace.
+fn ws() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        16 => prop::sample::select(vec![
             "",
             "",
             " ",
@@ -383,10 +381,79 @@ fn flat_object() -> impl Strategy<Value = Vec<u8>> {
             "\r\n",
             "\n                      ",
             "\n                                          ",
-            "\u{b}",
-            " \u{0}",
+        ]),
+        1 => prop::sample::select(vec!["\u{b}", " \u{0}", "\u{c}"]),
+    ]
+}
+
+/// A value in a skipped object or array: mostly scalars a profiler writes, then numbers of every
+/// form, then near misses and nested values.
+fn skipped_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => prop::sample::select(vec![
+            "null",
+            "true",
+            "false",
+            "\"s\"",
+            "\"\"",
+            "\"long int\"",
+            "\"a string of more than sixty-four bytes, so that its end is found by memchr\"",
+            "0",
+            "7",
+            "8192",
+            "-1",
+            "-1.5e3",
+            "0.25",
+            // Integers at the edges of the word-at-a-time read: 7 and 8 digits.
+            "1234567",
+            "12345678",
         ])
-    };
+        .prop_map(str::to_string),
+        2 => number_text().prop_map(|t| t.trim_end_matches([',', '}', ' ']).to_string()),
+        1 => prop::sample::select(vec![
+            "nul",
+            "nulll",
+            "tru",
+            "\"a\\nb\"",
+            r#""a\"#,
+            "[1]",
+            "{}",
+            r#"{"a": 1}"#,
+            "-",
+            "--1",
+            "NaN",
+            ":",
+            ",",
+            // Leading zeros, and a fraction or exponent after 7 digits.
+            "01",
+            "00",
+            "-01",
+            "0123456",
+            "1234567.5",
+            "1.",
+            "1e",
+        ])
+        .prop_map(str::to_string),
+    ]
+}
+
+/// A byte to change now and then: where, and to what.
+fn change() -> impl Strategy<Value = Option<(prop::sample::Index, u8)>> {
+    prop_oneof![3 => Just(None), 1 => any::<(prop::sample::Index, u8)>().prop_map(Some)]
+}
+
+/// A byte of `v` changed, or none.
+fn changed(mut v: Vec<u8>, change: Option<(prop::sample::Index, u8)>) -> Vec<u8> {
+    if let Some((at, byte)) = change {
+        let i = at.index(v.len());
+        v[i] = byte;
+    }
+    v
+}
+
+/// Objects as Python functions' `args` are written, and near misses: keys with escapes and long
+/// keys, the values of [`skipped_value`], odd whitespace, a missing colon, a byte changed.
+fn flat_object() -> impl Strategy<Value = Vec<u8>> {
     let key = prop::sample::select(vec![
         r#""Python id""#,
         r#""Python parent id""#,
@@ -401,104 +468,131 @@ fn flat_object() -> impl Strategy<Value = Vec<u8>> {
         "k",
         r#""unterminated"#,
     ]);
-    let scalar = prop::sample::select(vec![
-        "null",
-        "true",
-        "false",
-        "nul",
-        "nulll",
-        "tru",
-        "\"s\"",
-        "\"\"",
-        "\"a\\nb\"",
-        r#""a\"#,
-        "[1]",
-        "{}",
-        r#"{"a": 1}"#,
-        "-",
-        "--1",
-        "NaN",
-        ":",
-        ",",
-        // Integers at the edges of the word-at-a-time read: leading zeros, 7 and 8 digits, a
-        // fraction or exponent after them.
-        "0",
-        "01",
-        "00",
-        "-01",
-        "1234567",
-        "12345678",
-        "0123456",
-        "1234567.5",
-        "7e1",
-        "1.",
-        "1e",
-    ]);
-    let value = prop_oneof![
-        number_text().prop_map(|t| t.trim_end_matches([',', '}', ' ']).to_string()),
-        scalar.prop_map(str::to_string),
-    ];
-    let colon = prop::sample::select(vec![":", ":", ":", ":", "", " ", ";"]);
-    let pair = ((ws(), key, ws()), (colon, ws(), value, ws()));
+    let colon = prop_oneof![8 => Just(":"), 1 => prop::sample::select(vec!["", " ", ";"])];
+    let pair = ((ws(), key, ws()), (colon, ws(), skipped_value(), ws()));
     (
         ws(),
         ws(),
         prop::collection::vec(pair, 0..5),
-        prop::sample::select(vec!["}", "}", "}", "", "]", ",}", " ,"]),
-        prop::option::of((any::<prop::sample::Index>(), any::<u8>())),
+        prop_oneof![8 => Just("}"), 1 => prop::sample::select(vec!["", "]", ",}", " ,"])],
+        change(),
     )
         .prop_map(|(before, lead, pairs, close, change)| {
             let body: Vec<String> = pairs
                 .iter()
                 .map(|((w0, k, w1), (colon, w2, v, w3))| format!("{w0}{k}{w1}{colon}{w2}{v}{w3}"))
                 .collect();
-            let mut v = format!("{before}{{{lead}{}{close}", body.join(",")).into_bytes();
-            if let Some((at, byte)) = change {
-                let i = at.index(v.len());
-                v[i] = byte;
-            }
-            v
+            changed(
+                format!("{before}{{{lead}{}{close}", body.join(",")).into_bytes(),
+                change,
+            )
         })
+}
+
+/// Arrays as `record_shapes` writes its inputs (`[[8192], [], []]`, `["long", "Scalar"]`), and near
+/// misses: the values of [`skipped_value`] and arrays of them, a third level, odd whitespace, missing
+/// or extra commas, a byte changed.
+fn shallow_array() -> impl Strategy<Value = Vec<u8>> {
+    let element = || (ws(), skipped_value(), ws()).prop_map(|(a, v, b)| format!("{a}{v}{b}"));
+    let close = || prop_oneof![8 => Just("]"), 1 => prop::sample::select(vec!["", "}", ",]"])];
+    let sep = || prop_oneof![8 => prop::sample::select(vec![",", ", "]), 1 => prop::sample::select(vec!["", ",,"])];
+    let inner = move || {
+        (prop::collection::vec(element(), 0..4), sep(), close())
+            .prop_map(|(v, s, c)| format!("[{}{c}", v.join(s)))
+    };
+    let item = prop_oneof![element(), inner(), inner().prop_map(|i| format!("[{i}]")),];
+    (
+        ws(),
+        prop::collection::vec((ws(), item, ws()), 0..5),
+        sep(),
+        close(),
+        change(),
+    )
+        .prop_map(|(before, items, sep, close, change)| {
+            let items: Vec<String> = items.iter().map(|(a, i, b)| format!("{a}{i}{b}")).collect();
+            changed(
+                format!("{before}[{}{close}", items.join(sep)).into_bytes(),
+                change,
+            )
+        })
+}
+
+/// `skip_value` of `text` (a container opening with `open` after whitespace) against the byte
+/// skipper: the same end or the same stop, whole, cut at every byte and followed by more text. And
+/// `fast` (the container's fast path) answers with that end when `eligible` says it must.
+fn skips_as_the_byte_skipper(
+    text: &[u8],
+    open: u8,
+    fast: fn(&Cursor<'_>) -> Option<usize>,
+    eligible: fn(&[u8]) -> bool,
+) -> Result<(), TestCaseError> {
+    let mut followed = text.to_vec();
+    followed.extend_from_slice(br#", "next": 1}"#);
+    let value_at = |b: &[u8]| {
+        b.iter()
+            .position(|&x| !matches!(x, b' ' | b'\n' | b'\r' | b'\t'))
+    };
+    for end in 0..=text.len() {
+        let b = &text[..end];
+        if value_at(b).map(|i| b[i]) != Some(open) {
+            continue;
+        }
+        let mut c = Cursor::new(b, 0);
+        let got = c.skip_value().map(|_| c.pos);
+        prop_assert_eq!(got, skip_by_bytes(b), "{:?}", String::from_utf8_lossy(b));
+    }
+    let Some(at) = value_at(&followed).filter(|&i| followed[i] == open) else {
+        return Ok(());
+    };
+    let mut c = Cursor::new(&followed, 0);
+    let got = c.skip_value().map(|_| c.pos);
+    let want = skip_by_bytes(&followed);
+    prop_assert_eq!(&got, &want, "{:?}", String::from_utf8_lossy(&followed));
+    if let Ok(end) = want
+        && eligible(&followed[at..end])
+    {
+        prop_assert_eq!(
+            fast(&Cursor::new(&followed, at)),
+            Some(end),
+            "{:?}",
+            String::from_utf8_lossy(&followed)
+        );
+    }
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
-    /// An object skipped by its fast path (`flat_object_end`) ends where the byte skipper ends it, or
-    /// stops as it stops (the same fault at the same byte, or "need more"), whole, cut at every byte
-    /// (a window ending inside it) and followed by more text; and the fast path is the one taken for
-    /// every complete object with no nested value and no backslash.
+    /// An object skipped by its fast path (`flat_object_end`) ends or stops as the byte skipper
+    /// does, and the fast path answers for every complete object with no nested value and no
+    /// backslash.
     #[test]
     fn a_flat_object_skips_as_the_byte_skipper_skips_it(text in flat_object()) {
-        let mut followed = text.clone();
-        followed.extend_from_slice(br#", "next": 1}"#);
-        let object_at = |b: &[u8]| b.iter().position(|&x| !matches!(x, b' ' | b'\n' | b'\r' | b'\t'));
-        for end in 0..=text.len() {
-            let b = &text[..end];
-            if object_at(b).map(|i| b[i]) != Some(b'{') {
-                continue;
+        skips_as_the_byte_skipper(&text, b'{', |c| c.flat_object_end(), |v| {
+            !v[1..].iter().any(|&x| matches!(x, b'{' | b'[' | b'\\'))
+        })?;
+    }
+
+    /// An array skipped by its fast path (`shallow_array_end`) ends or stops as the byte skipper
+    /// does, and the fast path answers for every complete array of two levels at most, with no
+    /// object and no backslash.
+    #[test]
+    fn a_shallow_array_skips_as_the_byte_skipper_skips_it(text in shallow_array()) {
+        skips_as_the_byte_skipper(&text, b'[', |c| c.shallow_array_end(), |v| {
+            let mut depth = 0i32;
+            let mut deepest = 0;
+            for &x in v {
+                match x {
+                    b'[' => depth += 1,
+                    b']' => depth -= 1,
+                    b'{' | b'\\' => return false,
+                    _ => {}
+                }
+                deepest = deepest.max(depth);
             }
-            let mut c = Cursor::new(b, 0);
-            let fast = c.skip_value().map(|_| c.pos);
-            prop_assert_eq!(fast, skip_by_bytes(b), "{:?}", String::from_utf8_lossy(b));
-        }
-        let Some(at) = object_at(&followed).filter(|&i| followed[i] == b'{') else {
-            return Ok(());
-        };
-        let mut c = Cursor::new(&followed, 0);
-        let fast = c.skip_value().map(|_| c.pos);
-        let want = skip_by_bytes(&followed);
-        prop_assert_eq!(&fast, &want, "{:?}", String::from_utf8_lossy(&followed));
-        if let Ok(end) = want
-            && !followed[at + 1..end].iter().any(|&x| matches!(x, b'{' | b'[' | b'\\'))
-        {
-            prop_assert_eq!(
-                Cursor::new(&followed, at).flat_object_end(),
-                Some(end),
-                "{:?}",
-                String::from_utf8_lossy(&followed)
-            );
-        }
+            deepest <= 2
+        })?;
     }
 }
 
@@ -526,5 +620,34 @@ fn python_function_args_take_the_fast_path() {
     ] {
         let c = Cursor::new(s.as_bytes(), 0);
         assert_eq!(c.flat_object_end(), None, "{s}");
+    }
+}
+
+#[test]
+fn record_shapes_inputs_take_the_fast_path() {
+    // The fast path answers for `record_shapes`'s inputs as PyTorch writes them, and arrays of the
+    // scalars it accepts.
+    for s in [
+        "[[8192], [], [], [], []]",
+        r#"["", "[32]", "[1]", "0"]"#,
+        r#"["long int", "ScalarList", "ScalarList", "Scalar"]"#,
+        "[[1, 4096], [4096, 1]]",
+        "[ ]",
+        "[[ ], null, true, -1.5e3]",
+    ] {
+        let c = Cursor::new(s.as_bytes(), 0);
+        assert_eq!(c.shallow_array_end(), Some(s.len()), "{s}");
+        assert_eq!(skip_by_bytes(s.as_bytes()), Ok(s.len()), "{s}");
+    }
+    // And leaves these to the byte skipper: a third level, an object, an escape, a fault.
+    for s in [
+        "[[[1]], 2]      ",
+        r#"[{"a": 1}]      "#,
+        r#"["a\"b"]        "#,
+        "[1, [2,], 3]    ",
+        "[1 2]           ",
+    ] {
+        let c = Cursor::new(s.as_bytes(), 0);
+        assert_eq!(c.shallow_array_end(), None, "{s}");
     }
 }

@@ -1,7 +1,8 @@
 //! Skipping the values the model does not keep: one value of any kind, validated as it is passed
 //! (strings for their end and escapes only), with no allocation. A flat object (a Python function's
-//! `args`) by one loop, anything else by a byte skipper with an explicit stack, which also answers
-//! wherever the loop gives up (`docs/parse-costs.md`, "Skipping what the model does not keep").
+//! `args`) and a shallow array (`record_shapes`'s inputs) by one loop each, anything else by a byte
+//! skipper with an explicit stack, which also answers wherever the loops give up
+//! (`docs/parse-costs.md`, "Skipping what the model does not keep").
 //!
 //! What it is not: reading values (the rest of [`super::Cursor`]).
 
@@ -27,7 +28,10 @@ impl<'a> Cursor<'a> {
                 Some(end) => self.pos = end,
                 None => self.skip_container()?,
             },
-            b'[' => self.skip_container()?,
+            b'[' => match self.shallow_array_end() {
+                Some(end) => self.pos = end,
+                None => self.skip_container()?,
+            },
             b't' => self.literal(b"true")?,
             b'f' => self.literal(b"false")?,
             b'n' => self.literal(b"null")?,
@@ -82,27 +86,37 @@ impl<'a> Cursor<'a> {
             if buf[i] != b':' {
                 return None;
             }
-            i = skip_ws(buf, i + 1)?;
-            i = match buf[i] {
-                b'"' => plain_string_end(buf, i)?,
-                b'n' | b't' | b'f' => {
-                    let word: &[u8] = match buf[i] {
-                        b'n' => b"null",
-                        b't' => b"true",
-                        _ => b"false",
-                    };
-                    if buf.get(i..i + word.len())? != word {
-                        return None;
-                    }
-                    i + word.len()
-                }
-                b'-' | b'0'..=b'9' => number_end(buf, i)?,
-                _ => return None,
-            };
-            i = skip_ws(buf, i)?;
+            i = skip_ws(buf, scalar_end(buf, skip_ws(buf, i + 1)?)?)?;
             match buf[i] {
                 b',' => i = skip_ws(buf, i + 1)?,
                 b'}' => return Some(i + 1),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The end of the array at the cursor (the index past its `]`) when every element is a number,
+    /// a literal, a string without a backslash, or an array of those: `record_shapes`'s `Input
+    /// type` (`["long", "long", "Scalar"]`), `Input Dims` and `Input Strides` (`[[8192], [], []]`),
+    /// `Concrete Inputs`. As [`Cursor::flat_object_end`]: `None` for anything else, which
+    /// [`Cursor::skip_container`] then reads from the array's start.
+    #[inline]
+    pub(super) fn shallow_array_end(&self) -> Option<usize> {
+        let buf = self.buf;
+        let mut i = skip_ws(buf, self.pos + 1)?;
+        if buf[i] == b']' {
+            return Some(i + 1);
+        }
+        loop {
+            let end = if buf[i] == b'[' {
+                scalar_array_end(buf, i)?
+            } else {
+                scalar_end(buf, i)?
+            };
+            i = skip_ws(buf, end)?;
+            match buf[i] {
+                b',' => i = skip_ws(buf, i + 1)?,
+                b']' => return Some(i + 1),
                 _ => return None,
             }
         }
@@ -209,6 +223,44 @@ fn skip_ws(buf: &[u8], mut i: usize) -> Option<usize> {
             b' ' | b'\n' | b'\r' | b'\t' => i += 1,
             _ => return Some(i),
         }
+    }
+}
+
+/// The index past the array of scalars ([`scalar_end`]) whose `[` is at `i`; `None` for anything
+/// else, a fault, or the end of `buf`.
+#[inline(always)]
+fn scalar_array_end(buf: &[u8], i: usize) -> Option<usize> {
+    let mut i = skip_ws(buf, i + 1)?;
+    if buf[i] == b']' {
+        return Some(i + 1);
+    }
+    loop {
+        i = skip_ws(buf, scalar_end(buf, i)?)?;
+        match buf[i] {
+            b',' => i = skip_ws(buf, i + 1)?,
+            b']' => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// The index past the number, literal or string without a backslash at `i`, validated as
+/// [`Cursor::number`], [`Cursor::literal`] and [`Cursor::skip_string`] validate them; `None` for
+/// anything else, a fault, or the end of `buf`.
+#[inline(always)]
+fn scalar_end(buf: &[u8], i: usize) -> Option<usize> {
+    match buf[i] {
+        b'"' => plain_string_end(buf, i),
+        b'n' | b't' | b'f' => {
+            let word: &[u8] = match buf[i] {
+                b'n' => b"null",
+                b't' => b"true",
+                _ => b"false",
+            };
+            (buf.get(i..i + word.len())? == word).then_some(i + word.len())
+        }
+        b'-' | b'0'..=b'9' => number_end(buf, i),
+        _ => None,
     }
 }
 

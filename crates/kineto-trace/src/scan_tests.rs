@@ -497,21 +497,21 @@ fn shallow_array() -> impl Strategy<Value = Vec<u8>> {
     let close = || prop_oneof![8 => Just("]"), 1 => prop::sample::select(vec!["", "}", ",]"])];
     let sep = || prop_oneof![8 => prop::sample::select(vec![",", ", "]), 1 => prop::sample::select(vec!["", ",,"])];
     let inner = move || {
-        (prop::collection::vec(element(), 0..4), sep(), close())
-            .prop_map(|(v, s, c)| format!("[{}{c}", v.join(s)))
+        (ws(), prop::collection::vec(element(), 0..4), sep(), close())
+            .prop_map(|(lead, v, s, c)| format!("[{lead}{}{c}", v.join(s)))
     };
     let item = prop_oneof![element(), inner(), inner().prop_map(|i| format!("[{i}]")),];
     (
-        ws(),
+        (ws(), ws()),
         prop::collection::vec((ws(), item, ws()), 0..5),
         sep(),
         close(),
         change(),
     )
-        .prop_map(|(before, items, sep, close, change)| {
+        .prop_map(|((before, lead), items, sep, close, change)| {
             let items: Vec<String> = items.iter().map(|(a, i, b)| format!("{a}{i}{b}")).collect();
             changed(
-                format!("{before}[{}{close}", items.join(sep)).into_bytes(),
+                format!("{before}[{lead}{}{close}", items.join(sep)).into_bytes(),
                 change,
             )
         })
@@ -580,13 +580,16 @@ proptest! {
     #[test]
     fn a_shallow_array_skips_as_the_byte_skipper_skips_it(text in shallow_array()) {
         skips_as_the_byte_skipper(&text, b'[', |c| c.shallow_array_end(), |v| {
-            let mut depth = 0i32;
-            let mut deepest = 0;
+            // Brackets outside strings (with no backslash, every quote opens or closes one).
+            let (mut depth, mut deepest, mut in_string) = (0i32, 0, false);
             for &x in v {
                 match x {
+                    b'"' => in_string = !in_string,
+                    b'\\' => return false,
+                    _ if in_string => {}
                     b'[' => depth += 1,
                     b']' => depth -= 1,
-                    b'{' | b'\\' => return false,
+                    b'{' => return false,
                     _ => {}
                 }
                 deepest = deepest.max(depth);
@@ -639,6 +642,14 @@ fn record_shapes_inputs_take_the_fast_path() {
         assert_eq!(c.shallow_array_end(), Some(s.len()), "{s}");
         assert_eq!(skip_by_bytes(s.as_bytes()), Ok(s.len()), "{s}");
     }
+    // Brackets inside strings are text: two levels.
+    let s = r#"["]", [[1]], "[["]"#;
+    assert_eq!(Cursor::new(s.as_bytes(), 0).shallow_array_end(), None);
+    let s = r#"["]", [1], "[["]"#;
+    assert_eq!(
+        Cursor::new(s.as_bytes(), 0).shallow_array_end(),
+        Some(s.len())
+    );
     // And leaves these to the byte skipper: a third level, an object, an escape, a fault.
     for s in [
         "[[[1]], 2]      ",

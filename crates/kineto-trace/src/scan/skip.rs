@@ -74,25 +74,16 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(super) fn flat_object_end(&self) -> Option<usize> {
         let buf = self.buf;
-        let mut i = skip_ws(buf, self.pos + 1)?;
-        if buf[i] == b'}' {
-            return Some(i + 1);
-        }
-        loop {
+        list_end(buf, self.pos, b'}', |i| {
             if buf[i] != b'"' {
                 return None;
             }
-            i = skip_ws(buf, plain_string_end(buf, i)?)?;
-            if buf[i] != b':' {
+            let colon = skip_ws(buf, plain_string_end(buf, i)?)?;
+            if buf[colon] != b':' {
                 return None;
             }
-            i = skip_ws(buf, scalar_end(buf, skip_ws(buf, i + 1)?)?)?;
-            match buf[i] {
-                b',' => i = skip_ws(buf, i + 1)?,
-                b'}' => return Some(i + 1),
-                _ => return None,
-            }
-        }
+            scalar_end(buf, skip_ws(buf, colon + 1)?)
+        })
     }
 
     /// The end of the array at the cursor (the index past its `]`) when every element is a number,
@@ -103,23 +94,13 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(super) fn shallow_array_end(&self) -> Option<usize> {
         let buf = self.buf;
-        let mut i = skip_ws(buf, self.pos + 1)?;
-        if buf[i] == b']' {
-            return Some(i + 1);
-        }
-        loop {
-            let end = if buf[i] == b'[' {
-                scalar_array_end(buf, i)?
+        list_end(buf, self.pos, b']', |i| {
+            if buf[i] == b'[' {
+                list_end(buf, i, b']', |j| scalar_end(buf, j))
             } else {
-                scalar_end(buf, i)?
-            };
-            i = skip_ws(buf, end)?;
-            match buf[i] {
-                b',' => i = skip_ws(buf, i + 1)?,
-                b']' => return Some(i + 1),
-                _ => return None,
+                scalar_end(buf, i)
             }
-        }
+        })
     }
 
     /// Skips an object or array with an explicit stack, checking that every value, comma, colon and
@@ -226,19 +207,27 @@ fn skip_ws(buf: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
-/// The index past the array of scalars ([`scalar_end`]) whose `[` is at `i`; `None` for anything
-/// else, a fault, or the end of `buf`.
+/// The index past the object or array whose opening bracket is at `open` and whose closing one is
+/// `close`: its elements (an object's are its key, colon and value) read by `element`, from the
+/// element's first byte to the index past it, with whitespace, commas and the closer checked here as
+/// [`Cursor::skip_container`] checks them. `None` when `element` gives none, for any other byte where
+/// a comma or the closer goes, or at the end of `buf`.
 #[inline(always)]
-fn scalar_array_end(buf: &[u8], i: usize) -> Option<usize> {
-    let mut i = skip_ws(buf, i + 1)?;
-    if buf[i] == b']' {
+fn list_end(
+    buf: &[u8],
+    open: usize,
+    close: u8,
+    element: impl Fn(usize) -> Option<usize>,
+) -> Option<usize> {
+    let mut i = skip_ws(buf, open + 1)?;
+    if buf[i] == close {
         return Some(i + 1);
     }
     loop {
-        i = skip_ws(buf, scalar_end(buf, i)?)?;
+        i = skip_ws(buf, element(i)?)?;
         match buf[i] {
             b',' => i = skip_ws(buf, i + 1)?,
-            b']' => return Some(i + 1),
+            b if b == close => return Some(i + 1),
             _ => return None,
         }
     }
@@ -251,17 +240,21 @@ fn scalar_array_end(buf: &[u8], i: usize) -> Option<usize> {
 fn scalar_end(buf: &[u8], i: usize) -> Option<usize> {
     match buf[i] {
         b'"' => plain_string_end(buf, i),
-        b'n' | b't' | b'f' => {
-            let word: &[u8] = match buf[i] {
-                b'n' => b"null",
-                b't' => b"true",
-                _ => b"false",
-            };
-            (buf.get(i..i + word.len())? == word).then_some(i + word.len())
-        }
+        b'n' => literal_end(buf, i, b"null"),
+        b't' => literal_end(buf, i, b"true"),
+        b'f' => literal_end(buf, i, b"false"),
         b'-' | b'0'..=b'9' => number_end(buf, i),
         _ => None,
     }
+}
+
+/// The index past the literal `word` at `i`, as [`Cursor::literal`] reads it; `None` for anything
+/// else or at the end of `buf`.
+#[inline(always)]
+fn literal_end(buf: &[u8], i: usize, word: &'static [u8]) -> Option<usize> {
+    let mut c = Cursor::new(buf, i);
+    c.literal(word).ok()?;
+    Some(c.pos)
 }
 
 /// The index past the string whose opening quote is at `i`, when it has no backslash (its end is

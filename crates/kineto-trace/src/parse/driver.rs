@@ -392,7 +392,10 @@ impl Parser<'_, '_> {
                     // The range was parsed from this very byte, in the state the serial parse is
                     // in here (an element expected after '[' or ','), so it read what this loop
                     // would have read, up to just after its last comma.
-                    self.b.absorb(range.builder);
+                    let spare = self.b.absorb(range.builder);
+                    if let Some(r) = self.ranges.as_deref_mut() {
+                        r.recycle(spare);
+                    }
                     self.win.jump(range.resume);
                     after_comma = Some(range.comma);
                     continue;

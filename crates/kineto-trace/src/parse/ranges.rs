@@ -21,7 +21,7 @@
 //! What it is not: a second parser: what a range found counts only once the serial parser proves it.
 
 use super::blocks::{self, Block, BlockReader, Outlets, Pool};
-use super::builder::Builder;
+use super::builder::{Builder, Spare};
 use super::event::{RawEvent, event};
 use super::window::Window;
 use crate::error::{Error, Result};
@@ -90,9 +90,18 @@ pub(super) struct Ranges {
     block: u64,
     /// Ranges folded in.
     used: usize,
+    /// Folded ranges' row vectors, for the workers' next builders.
+    spares: Arc<Mutex<Vec<Spare>>>,
 }
 
 impl Ranges {
+    /// Hands a folded range's emptied row vectors back to the workers.
+    pub(super) fn recycle(&mut self, spare: Spare) {
+        if let Ok(mut s) = self.spares.lock() {
+            s.push(spare);
+        }
+    }
+
     /// The range that starts at stream offset `at`, if the serial parser (about to read an event
     /// there) can use one. Ranges that start before `at` were passed without being landed on:
     /// dropped. Only blocks that start at or before `at` are waited for, and those have been
@@ -139,12 +148,17 @@ impl Ranges {
 }
 
 /// A worker's parse of one block (`python_frames`: [`crate::Options::python_frames`]).
-fn parse_block(block: &Block, python_frames: bool) -> Outcome {
+fn parse_block(block: &Block, python_frames: bool, spares: &Mutex<Vec<Spare>>) -> Outcome {
     let buf = &block.bytes[..];
     let mut from = 0;
     for _ in 0..GUESSES {
         let g = guess(buf, from)?;
-        match parse_from(buf, g, block.offset, python_frames) {
+        let spare = spares
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop())
+            .unwrap_or_default();
+        match parse_from(buf, g, block.offset, python_frames, spare) {
             Attempt::Range(r) => return Some((block.offset + g as u64, r)),
             Attempt::Wrong => from = g + 1,
             Attempt::RanOut => return None,
@@ -163,8 +177,8 @@ enum Attempt {
 }
 
 /// Events from `g` (a `{`) while each is whole in `buf`, valid, and followed by a comma.
-fn parse_from(buf: &[u8], g: usize, base: u64, python_frames: bool) -> Attempt {
-    let mut b = Builder::new(python_frames);
+fn parse_from(buf: &[u8], g: usize, base: u64, python_frames: bool, spare: Spare) -> Attempt {
+    let mut b = Builder::reusing(python_frames, spare);
     b.base = base;
     let mut start = g;
     let mut last_comma = None;
@@ -279,6 +293,7 @@ fn parse_counted(
         (None, None)
     };
     let (parts_tx, parts_rx) = channel();
+    let spares: Arc<Mutex<Vec<Spare>>> = Arc::default();
     std::thread::scope(|s| {
         let pool = &pool;
         let outlets = Outlets {
@@ -304,6 +319,7 @@ fn parse_counted(
         for _ in 0..threads {
             let tx = parts_tx.clone();
             let jobs = &jobs_rx;
+            let spares = &spares;
             let _ = std::thread::Builder::new()
                 .name("kineto-range".into())
                 .spawn_scoped(s, move || {
@@ -316,7 +332,7 @@ fn parse_counted(
                         let outcome = if pool.is_closed() {
                             None
                         } else {
-                            parse_block(&block, python_frames)
+                            parse_block(&block, python_frames, spares)
                         };
                         let index = block.index;
                         drop(block);
@@ -333,6 +349,7 @@ fn parse_counted(
             next: 0,
             block: block as u64,
             used: 0,
+            spares: spares.clone(),
         };
         let mut src = BlockReader::new(serial_rx);
         let parsed = super::driver::parse_in(

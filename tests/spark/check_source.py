@@ -98,7 +98,8 @@ def main():
     ap.add_argument("--single", action="append", default=[])
     a = ap.parse_args()
     spark = (SparkSession.builder.master("local[2]").appName("kineto-source")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate())
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     print(f"spark {spark.version}, java {spark.sparkContext._jvm.System.getProperty('java.version')}, "

@@ -40,7 +40,8 @@ def main():
     out = f"{a.work}/parquet"
     subprocess.run([a.export, "--parquet", out, "--overwrite", *a.traces], check=True)
     spark = (SparkSession.builder.master("local[2]").appName("kineto")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate())
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     for t in ["gpu_ops", "steps", "budget", "families", "annotations"]:
         spark.read.parquet(f"{out}/{t}").createOrReplaceTempView(t)

@@ -7,8 +7,8 @@
 use super::event::{Args, RawEvent};
 use crate::category::EventKind;
 use crate::model::{
-    Api, Flow, FlowPhase, GemmRows, GpuKind, GpuOp, GpuOpDetail, IdValue, Launch, NewGpuOp, Span,
-    Sym, Trace, Track, TrackIds, Warning,
+    Api, Flow, FlowPhase, GemmRows, GpuKind, GpuOpDetail, IdValue, Launch, NewGpuOp, Span, Sym,
+    Trace, Track, TrackIds, Warning,
 };
 use crate::scan::{Cursor, Scan, event_bad, parse_i64, parse_u64};
 use crate::trace_events::DevicePids;
@@ -94,41 +94,7 @@ fn foreign_gpu_event_kind(name: &str) -> EventKind {
 
 pub(super) const KEEP_WARNINGS: usize = 100;
 
-/// A folded range's row vectors, emptied, capacity kept, for a later range's builder: growing them
-/// anew for every block (faults, `mremap`, a copy at the heap's edge) was 38 % of a two-worker parse's
-/// page faults. Only the empty vectors pass on: every other field of the next builder starts new.
-#[derive(Default)]
-pub(super) struct Spare {
-    gpu_ops: [Vec<GpuOp>; 3],
-    launches: Vec<Launch>,
-    spans: [Vec<Span>; 4],
-    flows: Vec<Flow>,
-}
-
-/// `v`, emptied, its capacity kept.
-fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
-    v.clear();
-    v
-}
-
 impl Builder {
-    /// An empty model ([`Builder::new`]) whose row vectors are `spare`'s, emptied.
-    pub(super) fn reusing(python_frames: bool, spare: Spare) -> Builder {
-        let mut b = Builder::new(python_frames);
-        let t = &mut b.trace;
-        [t.kernels, t.memcpys, t.memsets] = spare.gpu_ops.map(emptied);
-        let spans = spare.spans.map(emptied);
-        [
-            t.cpu_ops,
-            t.user_annotations,
-            t.gpu_user_annotations,
-            t.python_functions,
-        ] = spans;
-        t.launches = emptied(spare.launches);
-        t.flows = emptied(spare.flows);
-        b
-    }
-
     /// An empty model; `python_frames`: [`crate::Options::python_frames`].
     pub(super) fn new(python_frames: bool) -> Builder {
         Builder {
@@ -621,130 +587,6 @@ impl Builder {
         Sym(self.trace.names.intern(name.unwrap_or(b"")))
     }
 
-    /// Folds in `part`, a builder that read the events right after the ones read here, so that the
-    /// result is what this builder would hold had it read them itself: names and tracks get the ids
-    /// first appearance in file order gives them, records keep file order, counts and time bounds
-    /// add up, and the first [`KEEP_WARNINGS`] warnings overall are kept. The range's row vectors
-    /// come back emptied, their capacity kept ([`Spare`]).
-    pub(super) fn absorb(&mut self, mut part: Builder) -> Spare {
-        let names = self.trace.names.absorb(&part.trace.names);
-        let details = self.trace.details.absorb(&part.trace.details);
-        let part_tracks = std::mem::take(&mut part.trace.tracks);
-        let mut keys: Vec<&[u8]> = vec![&[]; part_tracks.len()];
-        for (k, &id) in &part.track_map {
-            if let Some(slot) = keys.get_mut(id as usize) {
-                *slot = k;
-            }
-        }
-        let tracks: Vec<u32> = keys
-            .into_iter()
-            .zip(part_tracks)
-            .map(|(key, ids)| match self.track_map.get(key) {
-                Some(&id) => id,
-                None => {
-                    let id = self.trace.tracks.len() as u32;
-                    self.trace.tracks.push(ids);
-                    self.track_map.insert(key.into(), id);
-                    id
-                }
-            })
-            .collect();
-        let sym = |s: Sym| Sym(names.get(s.0 as usize).copied().unwrap_or(s.0));
-        let track = |t: Track| Track(tracks.get(t.0 as usize).copied().unwrap_or(t.0));
-        let ops = |to: &mut Vec<GpuOp>, from: &mut Vec<GpuOp>| {
-            to.extend(from.drain(..).map(|o| {
-                GpuOp {
-                    name: sym(o.name),
-                    track: track(o.track),
-                    detail: details
-                        .get(o.detail.0 as usize)
-                        .copied()
-                        .unwrap_or(o.detail),
-                    ..o
-                }
-            }))
-        };
-        let t = &mut self.trace;
-        let mut p = part.trace;
-        ops(&mut t.kernels, &mut p.kernels);
-        ops(&mut t.memcpys, &mut p.memcpys);
-        ops(&mut t.memsets, &mut p.memsets);
-        t.launches.extend(p.launches.drain(..).map(|l| Launch {
-            name: sym(l.name),
-            track: track(l.track),
-            ..l
-        }));
-        let cpu_ops = t.cpu_ops.len() as u32;
-        let spans = |to: &mut Vec<Span>, from: &mut Vec<Span>| {
-            to.extend(from.drain(..).map(|s| Span {
-                name: sym(s.name),
-                track: track(s.track),
-                ..s
-            }))
-        };
-        spans(&mut t.cpu_ops, &mut p.cpu_ops);
-        spans(&mut t.user_annotations, &mut p.user_annotations);
-        spans(&mut t.gpu_user_annotations, &mut p.gpu_user_annotations);
-        spans(&mut t.python_functions, &mut p.python_functions);
-        t.gemm_rows
-            .extend(p.gemm_rows.into_iter().map(|g| GemmRows {
-                cpu_op: g.cpu_op + cpu_ops,
-                ..g
-            }));
-        t.flows.extend(p.flows.drain(..).map(|f| Flow {
-            track: track(f.track),
-            ..f
-        }));
-        t.counts.events += p.counts.events;
-        for (k, n) in p.counts.other_complete {
-            *t.counts.other_complete.entry(k).or_insert(0) += n;
-        }
-        for (k, n) in p.counts.by_phase {
-            *t.counts.by_phase.entry(k).or_insert(0) += n;
-        }
-        let room = KEEP_WARNINGS.saturating_sub(t.warnings.len());
-        t.warnings.extend(p.warnings.into_iter().take(room));
-        t.warnings_total += p.warnings_total;
-        for (mine, theirs) in self.phase_counts.0.iter_mut().zip(part.phase_counts.0) {
-            *mine += theirs;
-        }
-        self.python_events += part.python_events;
-        let remap = |b: BeginEnd| BeginEnd {
-            name: sym(b.name),
-            track: track(b.track),
-            ..b
-        };
-        self.begin_ends
-            .extend(part.begin_ends.into_iter().map(remap));
-        self.foreign_unresolved.extend(
-            part.foreign_unresolved
-                .into_iter()
-                .map(|(b, dur)| (remap(b), dur)),
-        );
-        self.devices.absorb(part.devices);
-        if part.timed {
-            if self.timed {
-                self.min_ts = self.min_ts.min(part.min_ts);
-                self.max_end = self.max_end.max(part.max_end);
-            } else {
-                self.timed = true;
-                self.min_ts = part.min_ts;
-                self.max_end = part.max_end;
-            }
-        }
-        Spare {
-            gpu_ops: [p.kernels, p.memcpys, p.memsets],
-            launches: p.launches,
-            spans: [
-                p.cpu_ops,
-                p.user_annotations,
-                p.gpu_user_annotations,
-                p.python_functions,
-            ],
-            flows: p.flows,
-        }
-    }
-
     pub(super) fn finish(mut self) -> Trace {
         self.pair_begin_ends();
         for (b, dur) in std::mem::take(&mut self.foreign_unresolved) {
@@ -787,6 +629,10 @@ fn id_value(tok: &[u8]) -> IdValue {
         }
     }
 }
+
+#[path = "fold.rs"]
+mod fold;
+pub(super) use fold::Spare;
 
 #[cfg(test)]
 #[path = "builder_tests.rs"]

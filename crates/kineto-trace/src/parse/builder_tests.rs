@@ -4,8 +4,8 @@ use super::{Builder, Spare};
 use crate::parse::event::{RawEvent, event};
 use crate::scan::Cursor;
 
-/// One event of each kind of row the model keeps, as Kineto writes them (a python function is kept
-/// as a row with `python_frames`).
+/// One event of each kind of row a [`Spare`] hands on, as Kineto writes them (a python function is
+/// kept as a row with `python_frames`), one to a line.
 const ONE_OF_EACH: &str = r#"
 {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10.0, "dur": 2.0, "args": {"External id": 1, "device": 0, "stream": 7, "correlation": 5, "grid": [1, 1, 1], "block": [32, 1, 1]}},
 {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 13.0, "dur": 1.0, "args": {"device": 0, "stream": 7, "correlation": 6, "bytes": 64}},
@@ -36,36 +36,20 @@ fn read_into(mut b: Builder, text: &str) -> Builder {
     b
 }
 
-/// The lengths of the row vectors a [`Spare`] carries, in its order.
-fn row_lens(b: &Builder) -> [usize; 9] {
-    let t = &b.trace;
-    [
-        t.kernels.len(),
-        t.memcpys.len(),
-        t.memsets.len(),
-        t.launches.len(),
-        t.cpu_ops.len(),
-        t.user_annotations.len(),
-        t.gpu_user_annotations.len(),
-        t.python_functions.len(),
-        t.flows.len(),
-    ]
+/// The lengths of the row vectors a [`Spare`] carries, in its list's order.
+fn row_lens(b: &Builder) -> Vec<usize> {
+    Spare::shape(&b.trace)
+        .into_iter()
+        .map(|(len, _)| len)
+        .collect()
 }
 
 /// The same vectors' capacities.
-fn row_capacities(b: &Builder) -> [usize; 9] {
-    let t = &b.trace;
-    [
-        t.kernels.capacity(),
-        t.memcpys.capacity(),
-        t.memsets.capacity(),
-        t.launches.capacity(),
-        t.cpu_ops.capacity(),
-        t.user_annotations.capacity(),
-        t.gpu_user_annotations.capacity(),
-        t.python_functions.capacity(),
-        t.flows.capacity(),
-    ]
+fn row_capacities(b: &Builder) -> Vec<usize> {
+    Spare::shape(&b.trace)
+        .into_iter()
+        .map(|(_, cap)| cap)
+        .collect()
 }
 
 /// A folded range's rows land in the model, and its vectors come back empty with their capacity: the
@@ -90,19 +74,8 @@ fn a_folded_range_hands_on_its_row_vectors_empty_with_their_capacity() {
 /// with none: nothing of one range reaches another.
 #[test]
 fn a_spare_still_holding_rows_gives_a_builder_with_none() {
-    let full = read_into(Builder::new(true), ONE_OF_EACH);
-    let t = full.trace;
-    let spare = Spare {
-        gpu_ops: [t.kernels, t.memcpys, t.memsets],
-        launches: t.launches,
-        spans: [
-            t.cpu_ops,
-            t.user_annotations,
-            t.gpu_user_annotations,
-            t.python_functions,
-        ],
-        flows: t.flows,
-    };
+    let mut full = read_into(Builder::new(true), ONE_OF_EACH);
+    let spare = Spare::take(&mut full.trace);
     let next = Builder::reusing(true, spare);
     assert_eq!(row_lens(&next), [0; 9]);
     assert!(row_capacities(&next).iter().all(|&c| c >= 1));

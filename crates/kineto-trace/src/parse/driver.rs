@@ -387,13 +387,18 @@ impl Parser<'_, '_> {
                 return Ok(None);
             };
             match element {
-                Element::End => return Ok(Some(())),
+                Element::End => {
+                    if let Some(r) = self.ranges.as_deref() {
+                        r.events_ended();
+                    }
+                    return Ok(Some(()));
+                }
                 Element::Range(range) => {
                     // The range was parsed from this very byte, in the state the serial parse is
                     // in here (an element expected after '[' or ','), so it read what this loop
                     // would have read, up to just after its last comma.
                     let spare = self.b.absorb(range.builder);
-                    if let Some(r) = self.ranges.as_deref_mut() {
+                    if let Some(r) = self.ranges.as_deref() {
                         r.recycle(spare);
                     }
                     self.win.jump(range.resume);

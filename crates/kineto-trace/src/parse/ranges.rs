@@ -29,6 +29,7 @@ use crate::scan::{Cursor, Stop};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 
@@ -91,15 +92,74 @@ pub(super) struct Ranges {
     /// Ranges folded in.
     used: usize,
     /// Folded ranges' row vectors, for the workers' next builders.
-    spares: Arc<Mutex<Vec<Spare>>>,
+    spares: Arc<Spares>,
+}
+
+/// Folded ranges' row vectors waiting for a worker's next builder ([`Spare`]), none once the events
+/// have ended. At most one per block in flight, each of at most a block's bytes, so together no more
+/// than the blocks in flight themselves (5 MiB, [`IN_FLIGHT_BYTES`]): a spare's vectors keep the room
+/// of every kind of row the ranges it passed through held, and a trace whose blocks are each of one
+/// kind would otherwise have it hold a block's worth of rows of every kind.
+struct Spares {
+    pool: Mutex<Vec<Spare>>,
+    cap: usize,
+    max_bytes: usize,
+    /// Builders made on a spare.
+    reused: AtomicUsize,
+}
+
+impl Spares {
+    fn new(cap: usize, max_bytes: usize) -> Spares {
+        Spares {
+            pool: Mutex::new(Vec::new()),
+            cap,
+            max_bytes,
+            reused: AtomicUsize::new(0),
+        }
+    }
+
+    /// A spare for a worker's next builder; an empty one when none waits.
+    fn take(&self) -> Spare {
+        match self.pool.lock().ok().and_then(|mut p| p.pop()) {
+            Some(spare) => {
+                self.reused.fetch_add(1, Ordering::Relaxed);
+                spare
+            }
+            None => Spare::default(),
+        }
+    }
+
+    /// Keeps a folded range's vectors for a worker, unless they are over the bytes a spare may hold or
+    /// the pool is full (then they are freed).
+    fn give(&self, spare: Spare) {
+        if spare.bytes() > self.max_bytes {
+            return;
+        }
+        if let Ok(mut p) = self.pool.lock()
+            && p.len() < self.cap
+        {
+            p.push(spare);
+        }
+    }
+
+    /// Frees every waiting spare.
+    fn release(&self) {
+        if let Ok(mut p) = self.pool.lock() {
+            *p = Vec::new();
+        }
+    }
 }
 
 impl Ranges {
-    /// Hands a folded range's emptied row vectors back to the workers.
-    pub(super) fn recycle(&mut self, spare: Spare) {
-        if let Ok(mut s) = self.spares.lock() {
-            s.push(spare);
-        }
+    /// Hands a folded range's emptied row vectors on to the workers.
+    pub(super) fn recycle(&self, spare: Spare) {
+        self.spares.give(spare);
+    }
+
+    /// The events have ended: no range will be folded, so the spares waiting are freed now, before
+    /// the model is finished, not when the parse returns.
+    pub(super) fn events_ended(&self) {
+        self.spares.release();
     }
 
     /// The range that starts at stream offset `at`, if the serial parser (about to read an event
@@ -148,17 +208,13 @@ impl Ranges {
 }
 
 /// A worker's parse of one block (`python_frames`: [`crate::Options::python_frames`]).
-fn parse_block(block: &Block, python_frames: bool, spares: &Mutex<Vec<Spare>>) -> Outcome {
+fn parse_block(block: &Block, python_frames: bool, spares: &Spares) -> Outcome {
     let buf = &block.bytes[..];
     let mut from = 0;
     for _ in 0..GUESSES {
         let g = guess(buf, from)?;
-        let spare = spares
-            .lock()
-            .ok()
-            .and_then(|mut s| s.pop())
-            .unwrap_or_default();
-        match parse_from(buf, g, block.offset, python_frames, spare) {
+        // A guess that does not hold (rare: a `},{` in a string) frees its builder, spare and all.
+        match parse_from(buf, g, block.offset, python_frames, spares.take()) {
             Attempt::Range(r) => return Some((block.offset + g as u64, r)),
             Attempt::Wrong => from = g + 1,
             Attempt::RanOut => return None,
@@ -264,8 +320,9 @@ pub(super) fn parse(
     parse_counted(name, raw, rules, sha256, threads, range_bytes).0
 }
 
-/// [`parse`], and how many ranges were folded in (the rest of the input was read serially).
-/// `(salvage, python_frames)`: [`crate::Options`]'s.
+/// [`parse`], how many ranges were folded in (the rest of the input was read serially) and how many
+/// range builders were made on a folded range's vectors. `(salvage, python_frames)`:
+/// [`crate::Options`]'s.
 fn parse_counted(
     name: &Path,
     raw: impl Read + Send,
@@ -273,12 +330,12 @@ fn parse_counted(
     sha256: bool,
     threads: usize,
     range_bytes: usize,
-) -> (Result<crate::read::Parsed>, usize) {
+) -> (Result<crate::read::Parsed>, usize, usize) {
     let (gzip, raw) = match crate::stored::split_magic(raw) {
         Ok(split) => split,
         Err(source) => {
             let file = name.to_path_buf();
-            return (Err(Error::Io { file, source }), 0);
+            return (Err(Error::Io { file, source }), 0, 0);
         }
     };
     let block = block_bytes(threads, range_bytes);
@@ -293,7 +350,7 @@ fn parse_counted(
         (None, None)
     };
     let (parts_tx, parts_rx) = channel();
-    let spares: Arc<Mutex<Vec<Spare>>> = Arc::default();
+    let spares = Arc::new(Spares::new(blocks_in_flight(threads), block));
     std::thread::scope(|s| {
         let pool = &pool;
         let outlets = Outlets {
@@ -308,7 +365,7 @@ fn parse_counted(
             Ok(h) => h,
             Err(source) => {
                 let file = name.to_path_buf();
-                return (Err(Error::Io { file, source }), 0);
+                return (Err(Error::Io { file, source }), 0, 0);
             }
         };
         let hasher = hash_rx.map(|rx| {
@@ -378,7 +435,7 @@ fn parse_counted(
             json_bytes,
             trace,
         });
-        (parsed, used)
+        (parsed, used, spares.reused.load(Ordering::Relaxed))
     })
 }
 
@@ -417,7 +474,7 @@ mod tests {
             e.finish().expect("gzip")
         };
         for (what, stored) in [("plain", plain), ("gzip", packed)] {
-            let (parsed, used) = parse_counted(
+            let (parsed, used, reused) = parse_counted(
                 Path::new("r.json"),
                 &stored[..],
                 (false, false),
@@ -429,6 +486,12 @@ mod tests {
             assert!(
                 used + 2 >= blocks,
                 "{what}: {used} of {blocks} blocks folded in"
+            );
+            // Folded ranges hand their vectors on: later ranges' builders are made on them (a
+            // spare comes only from a fold, so at most one per range folded).
+            assert!(
+                reused > 0 && reused <= used,
+                "{what}: {reused} builders made on a spare, {used} ranges folded"
             );
             assert_eq!(
                 format!("{:?}", parsed.trace),
@@ -459,6 +522,32 @@ mod tests {
             let held = blocks_in_flight(threads) * block_bytes(threads, RANGE_BYTES);
             assert!(held <= 5 * mib, "{threads} workers: {held} bytes");
         }
+    }
+
+    /// A spare whose kernels vector has room for `kernels` rows.
+    fn spare_of(kernels: usize) -> Spare {
+        let mut trace = crate::model::Trace::default();
+        trace.kernels.reserve_exact(kernels);
+        Spare::take(&mut trace)
+    }
+
+    /// The pool keeps a spare for the next builder only while it is under a block's bytes and fewer
+    /// than its count wait, counts the builders made on one, and frees all once the events end.
+    #[test]
+    fn the_spares_kept_stay_within_their_count_and_bytes() {
+        let kernel = std::mem::size_of::<crate::model::GpuOp>();
+        let spares = Spares::new(2, 100 * kernel);
+        spares.give(spare_of(101));
+        assert_eq!(spares.take().bytes(), 0, "over the bytes: freed, not kept");
+        spares.give(spare_of(100));
+        spares.give(spare_of(100));
+        spares.give(spare_of(100));
+        assert_eq!(spares.pool.lock().map(|p| p.len()).ok(), Some(2));
+        assert_eq!(spares.take().bytes(), 100 * kernel);
+        assert_eq!(spares.reused.load(Ordering::Relaxed), 1);
+        spares.release();
+        assert_eq!(spares.take().bytes(), 0, "released");
+        assert_eq!(spares.reused.load(Ordering::Relaxed), 1);
     }
 
     #[test]

@@ -1,0 +1,190 @@
+//! Folding a range's builder into the model (`Builder::absorb`), and the row vectors a folded range
+//! hands on to a later range's builder ([`Spare`], `Builder::reusing`).
+//!
+//! What it is not: where ranges come from or when one is folded (`super::super::ranges`, the driver).
+
+use super::{BeginEnd, Builder, KEEP_WARNINGS};
+use crate::model::{Flow, GemmRows, GpuOp, Launch, Span, Sym, Trace, Track};
+
+/// `v`, emptied, its capacity kept.
+fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
+    v.clear();
+    v
+}
+
+/// [`Spare`] and what takes and puts its vectors: one list of the row vectors, by name.
+macro_rules! spare_rows {
+    ($($row:ident: $ty:ty),* $(,)?) => {
+        /// A folded range's row vectors, emptied, their capacity kept, for a later range's builder:
+        /// growing them anew for every block (page faults, `mremap`, a copy at the heap's edge) gave a
+        /// two-worker parse of the bench trace 16.9–22.5 k page faults, against 14.6–14.7 k handed on
+        /// (`docs/parse-costs.md`). Only these vectors pass on, emptied: every other field of the
+        /// next builder starts new. Each vector keeps the room of the most rows of its kind one
+        /// range has held, so a spare that has passed through ranges of every kind holds room for
+        /// each ([`Spare::bytes`] is what the ranges' pool bounds). `gemm_rows` (a row per GEMM op
+        /// with shapes: few) is not kept.
+        #[derive(Default)]
+        pub(in crate::parse) struct Spare {
+            $($row: Vec<$ty>,)*
+        }
+
+        impl Spare {
+            /// `t`'s row vectors, rows and all, `t` left with new empty ones.
+            pub(in crate::parse) fn take(t: &mut Trace) -> Spare {
+                Spare { $($row: std::mem::take(&mut t.$row),)* }
+            }
+
+            /// The bytes its vectors' capacity takes.
+            pub(in crate::parse) fn bytes(&self) -> usize {
+                0 $(+ self.$row.capacity() * std::mem::size_of::<$ty>())*
+            }
+
+            /// Puts the vectors into `t`, emptied.
+            pub(super) fn put(self, t: &mut Trace) {
+                $(t.$row = emptied(self.$row);)*
+            }
+
+            /// Each row vector's length and capacity, in the list's order (for the tests).
+            #[cfg(test)]
+            pub(super) fn shape(t: &Trace) -> Vec<(usize, usize)> {
+                vec![$((t.$row.len(), t.$row.capacity()),)*]
+            }
+        }
+    };
+}
+
+spare_rows!(
+    kernels: GpuOp,
+    memcpys: GpuOp,
+    memsets: GpuOp,
+    launches: Launch,
+    cpu_ops: Span,
+    user_annotations: Span,
+    gpu_user_annotations: Span,
+    python_functions: Span,
+    flows: Flow,
+);
+
+impl Builder {
+    /// An empty model ([`Builder::new`]) whose row vectors are `spare`'s, emptied.
+    pub(in crate::parse) fn reusing(python_frames: bool, spare: Spare) -> Builder {
+        let mut b = Builder::new(python_frames);
+        spare.put(&mut b.trace);
+        b
+    }
+
+    /// Folds in `part`, a builder that read the events right after the ones read here, so that the
+    /// result is what this builder would hold had it read them itself: names and tracks get the ids
+    /// first appearance in file order gives them, records keep file order, counts and time bounds
+    /// add up, and the first [`KEEP_WARNINGS`] warnings overall are kept. The range's row vectors
+    /// come back emptied, their capacity kept ([`Spare`]).
+    pub(in crate::parse) fn absorb(&mut self, mut part: Builder) -> Spare {
+        let mut rows = Spare::take(&mut part.trace);
+        let names = self.trace.names.absorb(&part.trace.names);
+        let details = self.trace.details.absorb(&part.trace.details);
+        let part_tracks = std::mem::take(&mut part.trace.tracks);
+        let mut keys: Vec<&[u8]> = vec![&[]; part_tracks.len()];
+        for (k, &id) in &part.track_map {
+            if let Some(slot) = keys.get_mut(id as usize) {
+                *slot = k;
+            }
+        }
+        let tracks: Vec<u32> = keys
+            .into_iter()
+            .zip(part_tracks)
+            .map(|(key, ids)| match self.track_map.get(key) {
+                Some(&id) => id,
+                None => {
+                    let id = self.trace.tracks.len() as u32;
+                    self.trace.tracks.push(ids);
+                    self.track_map.insert(key.into(), id);
+                    id
+                }
+            })
+            .collect();
+        let sym = |s: Sym| Sym(names.get(s.0 as usize).copied().unwrap_or(s.0));
+        let track = |t: Track| Track(tracks.get(t.0 as usize).copied().unwrap_or(t.0));
+        let ops = |to: &mut Vec<GpuOp>, from: &mut Vec<GpuOp>| {
+            to.extend(from.drain(..).map(|o| {
+                GpuOp {
+                    name: sym(o.name),
+                    track: track(o.track),
+                    detail: details
+                        .get(o.detail.0 as usize)
+                        .copied()
+                        .unwrap_or(o.detail),
+                    ..o
+                }
+            }))
+        };
+        let t = &mut self.trace;
+        let p = part.trace;
+        ops(&mut t.kernels, &mut rows.kernels);
+        ops(&mut t.memcpys, &mut rows.memcpys);
+        ops(&mut t.memsets, &mut rows.memsets);
+        t.launches.extend(rows.launches.drain(..).map(|l| Launch {
+            name: sym(l.name),
+            track: track(l.track),
+            ..l
+        }));
+        let cpu_ops = t.cpu_ops.len() as u32;
+        let spans = |to: &mut Vec<Span>, from: &mut Vec<Span>| {
+            to.extend(from.drain(..).map(|s| Span {
+                name: sym(s.name),
+                track: track(s.track),
+                ..s
+            }))
+        };
+        spans(&mut t.cpu_ops, &mut rows.cpu_ops);
+        spans(&mut t.user_annotations, &mut rows.user_annotations);
+        spans(&mut t.gpu_user_annotations, &mut rows.gpu_user_annotations);
+        spans(&mut t.python_functions, &mut rows.python_functions);
+        t.gemm_rows
+            .extend(p.gemm_rows.into_iter().map(|g| GemmRows {
+                cpu_op: g.cpu_op + cpu_ops,
+                ..g
+            }));
+        t.flows.extend(rows.flows.drain(..).map(|f| Flow {
+            track: track(f.track),
+            ..f
+        }));
+        t.counts.events += p.counts.events;
+        for (k, n) in p.counts.other_complete {
+            *t.counts.other_complete.entry(k).or_insert(0) += n;
+        }
+        for (k, n) in p.counts.by_phase {
+            *t.counts.by_phase.entry(k).or_insert(0) += n;
+        }
+        let room = KEEP_WARNINGS.saturating_sub(t.warnings.len());
+        t.warnings.extend(p.warnings.into_iter().take(room));
+        t.warnings_total += p.warnings_total;
+        for (mine, theirs) in self.phase_counts.0.iter_mut().zip(part.phase_counts.0) {
+            *mine += theirs;
+        }
+        self.python_events += part.python_events;
+        let remap = |b: BeginEnd| BeginEnd {
+            name: sym(b.name),
+            track: track(b.track),
+            ..b
+        };
+        self.begin_ends
+            .extend(part.begin_ends.into_iter().map(remap));
+        self.foreign_unresolved.extend(
+            part.foreign_unresolved
+                .into_iter()
+                .map(|(b, dur)| (remap(b), dur)),
+        );
+        self.devices.absorb(part.devices);
+        if part.timed {
+            if self.timed {
+                self.min_ts = self.min_ts.min(part.min_ts);
+                self.max_end = self.max_end.max(part.max_end);
+            } else {
+                self.timed = true;
+                self.min_ts = part.min_ts;
+                self.max_end = part.max_end;
+            }
+        }
+        rows
+    }
+}

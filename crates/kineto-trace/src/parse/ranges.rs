@@ -97,9 +97,10 @@ pub(super) struct Ranges {
 
 /// Folded ranges' row vectors waiting for a worker's next builder ([`Spare`]), none once the events
 /// have ended. At most one per block in flight, each of at most a block's bytes, so together no more
-/// than the blocks in flight themselves (5 MiB, [`IN_FLIGHT_BYTES`]): a spare's vectors keep the room
-/// of every kind of row the ranges it passed through held, and a trace whose blocks are each of one
-/// kind would otherwise have it hold a block's worth of rows of every kind.
+/// than the blocks in flight themselves ([`IN_FLIGHT_BYTES`] on up to 17 workers, [`MIN_BLOCK_BYTES`]
+/// a block past that): a spare's vectors keep the room of every kind of row the ranges it passed
+/// through held, and a trace whose blocks are each of one kind would otherwise have it hold a block's
+/// worth of rows of every kind.
 struct Spares {
     pool: Mutex<Vec<Spare>>,
     cap: usize,

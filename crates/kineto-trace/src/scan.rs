@@ -496,39 +496,23 @@ impl<'a> Cursor<'a> {
         Ok(crate::time::us_to_ns(tok))
     }
 
-    /// Skips a plain non-negative integer and returns its text; anything else goes through
-    /// [`Cursor::skip_value`].
+    /// Skips a number and returns its text (a short plain integer in one word, [`short_int_end`]; any
+    /// other by [`Cursor::number`]); anything else goes through [`Cursor::skip_value`].
     #[inline(always)]
     pub(crate) fn token(&mut self) -> Scan<&'a [u8]> {
         let start = self.pos;
         let buf = self.buf;
-        let i = match word_at(buf, start) {
-            // Up to 7 digits and the byte after them in one word (pids, tids, ids).
-            Some(w) if leading_digits(w) < 8 => start + leading_digits(w),
-            _ => {
-                let mut i = start;
-                while i < buf.len() && buf[i].is_ascii_digit() {
-                    i += 1;
-                }
-                i
+        if let Some(end) = short_int_end(buf, start) {
+            self.pos = end;
+            return Ok(&buf[start..end]);
+        }
+        match buf.get(start) {
+            None => Err(Stop::NeedMore),
+            Some(b) if b.is_ascii_digit() || *b == b'-' => self.number(),
+            Some(_) => {
+                let s = self.skip_value()?;
+                Ok(&buf[s..self.pos])
             }
-        };
-        if i == buf.len() {
-            return Err(Stop::NeedMore);
-        }
-        if i > start
-            && !matches!(buf[i], b'.' | b'e' | b'E')
-            && (i - start == 1 || buf[start] != b'0')
-        {
-            self.pos = i;
-            return Ok(&buf[start..i]);
-        }
-        self.pos = start;
-        if i > start || buf[start] == b'-' {
-            self.number()
-        } else {
-            let s = self.skip_value()?;
-            Ok(&buf[s..self.pos])
         }
     }
 
@@ -656,3 +640,17 @@ mod skip;
 #[cfg(test)]
 #[path = "scan_tests.rs"]
 mod tests;
+
+/// The index past the short plain integer at `start`, read in one word (pids, tids, ids, a skipped
+/// value's small numbers): 1 to 7 digits, no leading zero, then a byte that continues no number;
+/// `None` for anything else (a longer, signed or fractional number, or too near the end of `buf` for a
+/// word), which [`Cursor::number`] reads.
+#[inline(always)]
+pub(crate) fn short_int_end(buf: &[u8], start: usize) -> Option<usize> {
+    let k = leading_digits(word_at(buf, start)?);
+    let plain = k > 0
+        && k < 8
+        && !matches!(buf[start + k], b'.' | b'e' | b'E')
+        && (k == 1 || buf[start] != b'0');
+    plain.then_some(start + k)
+}

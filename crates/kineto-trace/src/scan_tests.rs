@@ -368,8 +368,8 @@ fn skip_by_bytes(s: &[u8]) -> Scan<usize> {
     Ok(c.pos)
 }
 
-/// Whitespace between tokens: runs of 16 bytes and more too (`skip_ws` reads them 16 at a time), and
-/// now and then control bytes that are no JSON whitespace.
+/// Whitespace between tokens: runs of 16 bytes and more too (`Cursor::ws_peek` reads them 16 at a
+/// time), and now and then control bytes that are no JSON whitespace.
 fn ws() -> impl Strategy<Value = &'static str> {
     prop_oneof![
         16 => prop::sample::select(vec![

@@ -7,8 +7,7 @@
 //! What it is not: reading values (the rest of [`super::Cursor`]).
 
 use super::{Cursor, Scan, Stop, bad, show_byte};
-use crate::structural::{find_quote_or_backslash_16, whitespace_16};
-use crate::words::{leading_digits, word_at};
+use crate::structural::find_quote_or_backslash_16;
 
 /// Nesting deeper than this is rejected rather than followed: no real trace comes near it, and a bound
 /// keeps a hostile file from costing unbounded work per byte.
@@ -185,26 +184,23 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The first byte from `i` on that is not JSON whitespace, as [`Cursor::ws_peek`] finds it; `None` at
-/// the end of `buf`.
+/// Where `read`, run by a cursor at `i`, leaves it: the fast paths read tokens with the cursor's own
+/// functions, so their rules are those of the byte skipper; `None` for a fault or at the end of `buf`.
 #[inline(always)]
-fn skip_ws(buf: &[u8], mut i: usize) -> Option<usize> {
-    if *buf.get(i)? > b' ' {
-        return Some(i);
-    }
-    while let Some(ws) = whitespace_16(buf, i) {
-        let other = !ws & 0xFFFF;
-        if other != 0 {
-            return Some(i + other.trailing_zeros() as usize);
-        }
-        i += 16;
-    }
-    loop {
-        match buf.get(i)? {
-            b' ' | b'\n' | b'\r' | b'\t' => i += 1,
-            _ => return Some(i),
-        }
-    }
+fn end_of<'a, T>(
+    buf: &'a [u8],
+    i: usize,
+    read: impl FnOnce(&mut Cursor<'a>) -> Scan<T>,
+) -> Option<usize> {
+    let mut c = Cursor::new(buf, i);
+    read(&mut c).ok()?;
+    Some(c.pos)
+}
+
+/// The first byte from `i` on that is not JSON whitespace ([`Cursor::ws_peek`]).
+#[inline(always)]
+fn skip_ws(buf: &[u8], i: usize) -> Option<usize> {
+    end_of(buf, i, Cursor::ws_peek)
 }
 
 /// The index past the object or array whose opening bracket is at `open` and whose closing one is
@@ -233,28 +229,20 @@ fn list_end(
     }
 }
 
-/// The index past the number, literal or string without a backslash at `i`, validated as
-/// [`Cursor::number`], [`Cursor::literal`] and [`Cursor::skip_string`] validate them; `None` for
-/// anything else, a fault, or the end of `buf`.
+/// The index past the number, literal or string without a backslash at `i`, read as
+/// [`Cursor::token`] (a short plain integer in one word, any other number by [`Cursor::number`]),
+/// [`Cursor::literal`] and [`Cursor::skip_string`] read them; `None` for anything else, a fault, or
+/// the end of `buf`.
 #[inline(always)]
 fn scalar_end(buf: &[u8], i: usize) -> Option<usize> {
     match buf[i] {
         b'"' => plain_string_end(buf, i),
-        b'n' => literal_end(buf, i, b"null"),
-        b't' => literal_end(buf, i, b"true"),
-        b'f' => literal_end(buf, i, b"false"),
+        b'n' => end_of(buf, i, |c| c.literal(b"null")),
+        b't' => end_of(buf, i, |c| c.literal(b"true")),
+        b'f' => end_of(buf, i, |c| c.literal(b"false")),
         b'-' | b'0'..=b'9' => number_end(buf, i),
         _ => None,
     }
-}
-
-/// The index past the literal `word` at `i`, as [`Cursor::literal`] reads it; `None` for anything
-/// else or at the end of `buf`.
-#[inline(always)]
-fn literal_end(buf: &[u8], i: usize, word: &'static [u8]) -> Option<usize> {
-    let mut c = Cursor::new(buf, i);
-    c.literal(word).ok()?;
-    Some(c.pos)
 }
 
 /// The index past the string whose opening quote is at `i`, when it has no backslash (its end is
@@ -265,18 +253,15 @@ fn plain_string_end(buf: &[u8], i: usize) -> Option<usize> {
     (buf[q] == b'"').then_some(q + 1)
 }
 
-/// The index past the number at `i`, validated as [`Cursor::number`] validates it (which reads any
-/// but a short plain integer); `None` for a fault or at the end of `buf`.
+/// The index past the number at `i`: a short plain integer in one word ([`super::short_int_end`], as
+/// [`Cursor::token`] reads it), any other by [`Cursor::number`]. Not by `token` itself, whose fallback
+/// to [`Cursor::skip_value`] would make these loops recursive and keep them from being inlined (371.1 M
+/// instructions on the vLLM trace of `docs/parse-costs.md` against 351.7 M, callgrind); `None` for a
+/// fault or at the end of `buf`.
 #[inline(always)]
 fn number_end(buf: &[u8], i: usize) -> Option<usize> {
-    if let Some(w) = word_at(buf, i) {
-        // Up to 7 digits and the byte after them in one word: a plain integer when that byte
-        // continues no number and there is no leading zero.
-        let k = leading_digits(w);
-        if k > 0 && k < 8 && !matches!(buf[i + k], b'.' | b'e' | b'E') && (k == 1 || buf[i] != b'0')
-        {
-            return Some(i + k);
-        }
+    if let Some(end) = super::short_int_end(buf, i) {
+        return Some(end);
     }
     let mut c = Cursor::new(buf, i);
     c.number().ok()?;

@@ -48,9 +48,7 @@ struct Cli {
     /// Rows per Parquet row group.
     #[arg(long, value_name = "N", default_value_t = Limits::default().row_group_rows)]
     row_group_rows: usize,
-    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
-    /// SQLite; any of them .gz) or directories of per-rank traces.
-    #[arg(required = true)]
+    #[arg(help = kineto_trace::native::TRACES_HELP, required = true)]
     traces: Vec<PathBuf>,
 }
 

@@ -25,9 +25,7 @@ pub struct SummaryArgs {
     /// Skip the sha256 of each file (it is then null): saves a pass over the stored bytes.
     #[arg(long)]
     pub no_sha256: bool,
-    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
-    /// SQLite; any of them .gz) or directories of per-rank traces.
-    #[arg(required = true)]
+    #[arg(help = kineto_trace::native::TRACES_HELP, required = true)]
     pub traces: Vec<PathBuf>,
 }
 
@@ -90,9 +88,7 @@ pub struct Plain {
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     pub salvage: bool,
-    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
-    /// SQLite; any of them .gz) or directories of per-rank traces.
-    #[arg(required = true)]
+    #[arg(help = kineto_trace::native::TRACES_HELP, required = true)]
     pub traces: Vec<PathBuf>,
 }
 
@@ -136,9 +132,7 @@ pub struct Listing {
     /// On a truncated file, keep the complete events before the cut.
     #[arg(long)]
     pub salvage: bool,
-    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
-    /// SQLite; any of them .gz) or directories of per-rank traces.
-    #[arg(required = true)]
+    #[arg(help = kineto_trace::native::TRACES_HELP, required = true)]
     pub traces: Vec<PathBuf>,
 }
 

@@ -29,7 +29,7 @@ use std::process::ExitCode;
 #[command(
     name = "kineto",
     version,
-    about = "Read GPU profiler traces: PyTorch (Kineto) JSON, Nsight Systems SQLite, rocprofv3 JSON and CSV, rocpd and RPD SQLite, legacy rocprof (v1/v2) JSON, Chrome-trace arrays"
+    about = "Read GPU profiler traces: PyTorch (Kineto) JSON, Nsight Systems SQLite, rocprofv3 JSON and CSV, rocpd and RPD SQLite, legacy rocprof (v1/v2) JSON, Chrome-trace arrays, XPlane and Perfetto protobuf"
 )]
 struct Cli {
     #[command(subcommand)]

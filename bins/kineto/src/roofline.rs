@@ -89,9 +89,7 @@ pub struct RooflineArgs {
     /// CSV with a header line.
     #[arg(long)]
     csv: bool,
-    /// Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, Nsight Systems, rocpd or RPD
-    /// SQLite; any of them .gz) or directories of per-rank traces.
-    #[arg(required_unless_present = "weights")]
+    #[arg(help = kineto_trace::native::TRACES_HELP, required_unless_present = "weights")]
     traces: Vec<PathBuf>,
     /// Print the model's weights table (tensor groups, shapes, formats, per-rank bytes) instead of steps.
     #[arg(long)]

@@ -24,6 +24,9 @@ fn every_command_reads_the_generated_perfetto_files() {
         "rocprofv3_layout.pftrace",
         "gpu_stages.pftrace",
         "rocprofv3_annotations.pftrace",
+        // Its first packets hold a track descriptor alone (no sequence id, no timestamp): told as
+        // Perfetto by the packets that follow.
+        "descriptors_first.pftrace",
     ] {
         let want = &all[name];
         let path = perfetto_dir().join(name).display().to_string();
@@ -39,6 +42,7 @@ fn every_command_reads_the_generated_perfetto_files() {
         assert_eq!(int(&s["memcpy"]["count"]), int(&want["memcpys"]), "{path}");
         let calls = int(&s["runtime"]["count"]) + int(&s["driver"]["count"]);
         assert_eq!(calls, int(&want["launches"]), "{path}");
+        assert_eq!(int(&s["cpu_ops"]), int(&want["cpu_ops"]), "{path}");
         let (code, out, err) = run(&["kernels", "--json", &path]);
         assert_eq!(code, 0, "{path}: {err}");
         assert_eq!(
@@ -89,5 +93,54 @@ fn a_cut_perfetto_file_is_an_error_naming_its_byte() {
     assert!(
         err.contains(&format!("truncated.pftrace: byte {at}: ")),
         "{err}"
+    );
+}
+
+/// `--salvage` on a recording cut inside its last packet keeps every packet before it: the packets
+/// are written one after another, so those are whole. rocprofv3_layout.pftrace's last packet ends
+/// ProfilerStep#1 (after both kernels and the copy ended), so the cut copy keeps the whole file's
+/// kernels and copies, and that step's range is open (a warning). Without `--salvage` it is an error.
+#[test]
+fn salvage_keeps_the_packets_before_a_cut_perfetto_packet() {
+    let whole = std::fs::read(perfetto_dir().join("rocprofv3_layout.pftrace")).unwrap();
+    // The packets' starts, walked by hand: tag 0x0A, a varint length, the body.
+    let mut starts = vec![];
+    let mut i = 0;
+    while i < whole.len() {
+        assert_eq!(whole[i], 0x0A);
+        starts.push(i);
+        let (mut len, mut shift, mut j) = (0usize, 0, i + 1);
+        loop {
+            let b = whole[j];
+            len |= usize::from(b & 0x7F) << shift;
+            shift += 7;
+            j += 1;
+            if b < 0x80 {
+                break;
+            }
+        }
+        i = j + len;
+    }
+    let last = *starts.last().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let cut = tmp.path().join("cut.pftrace");
+    std::fs::write(&cut, &whole[..last + 3]).unwrap();
+    let cut = cut.display().to_string();
+    let (code, _, err) = run(&["summary", "--no-sha256", &cut]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains(&format!("byte {last}: ")), "{err}");
+    let (code, out, err) = run(&["summary", "--json", "--no-sha256", "--salvage", &cut]);
+    assert_eq!(code, 0, "{err}");
+    let s = &json_lines(&out)[0];
+    let want = &counts()["rocprofv3_layout.pftrace"];
+    assert_eq!(s["salvaged"], true, "{out}");
+    assert_eq!(s["salvage"]["cut_offset"], last as u64, "{out}");
+    assert_eq!(s["kernels"]["count"], want["kernels"], "{out}");
+    assert_eq!(s["memcpy"]["count"], want["memcpys"], "{out}");
+    assert!(
+        s["warnings"]
+            .to_string()
+            .contains("slices begun and never ended"),
+        "{out}"
     );
 }

@@ -133,6 +133,14 @@ fn a_cut_xplane_file_is_an_error_naming_its_byte() {
         err.contains(&format!("truncated.xplane.pb: byte {at}: ")),
         "{err}"
     );
+    // `--salvage` keeps nothing of it (its planes are one message), and says so.
+    let (code, _, err) = run(&["summary", "--salvage", &path]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!("truncated.xplane.pb: byte {at}: "))
+            && err.contains("--salvage keeps nothing of an XPlane file"),
+        "{err}"
+    );
 }
 
 /// The built-in `xla_step` profile: a host event with a `step_num` stat (what JAX's

@@ -246,12 +246,17 @@ impl Mapper<'_> {
                 self.undescribed
             ));
         }
+        // A warning, not a note: what those packets held is not in the model (a file whose every
+        // event needs state never set up reads as no events, which must not look like an empty trace).
         if pairing.skipped > 0 {
-            self.b.note(format!(
-                "{} packets skipped: they need their sequence's incremental state (interned names), \
-                 lost before them",
-                pairing.skipped
-            ));
+            self.b.warn(
+                0,
+                format!(
+                    "{} packets skipped: they need their sequence's incremental state (interned \
+                     names), lost before them",
+                    pairing.skipped
+                ),
+            );
         }
         let faults = &pairing.annotation_faults;
         if faults.unnamed > 0 {

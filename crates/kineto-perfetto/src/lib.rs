@@ -30,7 +30,7 @@ mod stream;
 mod tracks;
 
 use kineto_trace::native::ProtobufRead;
-use kineto_trace::{Error, Result, Trace};
+use kineto_trace::{Error, Result, Salvage, Trace};
 use pairing::Pairing;
 use prost::Message;
 use std::io::Read;
@@ -39,7 +39,7 @@ use std::path::Path;
 /// Makes `kineto_trace::parse_file` (and everything built on it) read Perfetto protobuf traces.
 pub fn install() {
     kineto_trace::native::install_perfetto_reader(ProtobufRead {
-        stream: read_stream,
+        stream: read_stream_salvaging,
         // The stream's faults are named as a whole read names them.
         whole: None,
     });
@@ -53,15 +53,35 @@ pub fn read(bytes: &[u8], shown_as: &Path) -> Result<Trace> {
 /// Reads a Perfetto `Trace` from `content`, one packet at a time; `shown_as` names it in errors. A
 /// packet cut or not decoding is an error naming its byte offset.
 pub fn read_stream(content: &mut dyn Read, shown_as: &Path) -> Result<Trace> {
+    read_stream_salvaging(content, shown_as, false)
+}
+
+/// [`read_stream`]; with `salvage`, data that ends inside a packet (a recording cut short: the
+/// packets are written one after another, so every packet before the cut is whole) gives the trace of
+/// the packets before it, marked salvaged at the cut packet's byte. A packet that does not decode, or
+/// packets deflated in a packet that do not, stay errors: that is no cut.
+pub fn read_stream_salvaging(
+    content: &mut dyn Read,
+    shown_as: &Path,
+    salvage: bool,
+) -> Result<Trace> {
     let mut gather = Gather::default();
-    stream::packets(content, &mut |offset, packet| gather.packet(offset, packet)).map_err(
-        |(offset, message)| Error::Syntax {
+    match stream::packets(content, &mut |offset, packet| gather.packet(offset, packet)) {
+        Ok(()) => Ok(gather.finish()),
+        Err(f) if salvage && f.cut => {
+            let mut trace = gather.finish();
+            trace.salvaged = Some(Salvage {
+                cut_offset: f.at,
+                reason: format!("not a readable Perfetto trace: {}", f.message),
+            });
+            Ok(trace)
+        }
+        Err(f) => Err(Error::Syntax {
             file: shown_as.to_path_buf(),
-            offset,
-            message: format!("not a readable Perfetto trace: {message}"),
-        },
-    )?;
-    Ok(gather.finish())
+            offset: f.at,
+            message: format!("not a readable Perfetto trace: {}", f.message),
+        }),
+    }
 }
 
 /// What is kept of the packets while they are read: every track descriptor (their events are mapped

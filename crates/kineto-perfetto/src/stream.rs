@@ -12,7 +12,13 @@ use prost::Message;
 use std::io::Read;
 
 /// A fault of the stream: its byte offset and what is wrong there.
-pub type Fault = (u64, String);
+#[derive(Debug)]
+pub struct Fault {
+    pub at: u64,
+    pub message: String,
+    /// The data ended inside a top-level packet (or its tag): the packets before `at` are whole.
+    pub cut: bool,
+}
 
 /// Every packet of `content`, in file order, to `each` with its offset (for a packet inside
 /// `compressed_packets`, the offset of the packet that holds them).
@@ -33,24 +39,30 @@ fn walk(
     let mut fields = FieldStream::new(content);
     loop {
         let header = fields.header(NO_LIMIT).map_err(|(at, f)| {
+            let mut cut = false;
             let what = match f {
                 WireFault::Io(e) => e.to_string(),
                 WireFault::Tag => "a field's tag is cut or longer than 10 bytes".into(),
                 WireFault::NumberZero => "field number 0".into(),
                 WireFault::Cut { number } => {
+                    cut = true;
                     format!("Trace field {number}: its value runs past the end of the data")
                 }
                 WireFault::WireType { number, wire } => {
                     format!("Trace field {number}: wire type {wire}")
                 }
             };
-            fault(inside, at, what)
+            Fault {
+                cut: cut && inside.is_none(),
+                ..fault(inside, at, what)
+            }
         })?;
         let Some(h) = header else { return Ok(()) };
         if h.wire != 2 {
             continue;
         }
         let short = |s: Short| {
+            let cut = matches!(s, Short::Data { .. });
             let what = match s {
                 Short::Io(e) => e.to_string(),
                 Short::Data { there } => format!(
@@ -62,7 +74,10 @@ fn walk(
                     h.value
                 ),
             };
-            fault(inside, h.at, what)
+            Fault {
+                cut: cut && inside.is_none(),
+                ..fault(inside, h.at, what)
+            }
         };
         // `Trace` has one field, `packet = 1`; any other well-formed field is skipped, as a decoder
         // skips it.
@@ -88,16 +103,22 @@ fn walk(
     }
 }
 
-/// A fault at `at` of the stream walked; inside deflated packets, named by the packet that holds them.
+/// A fault at `at` of the stream walked; inside deflated packets, named by the packet that holds them
+/// (and never a cut of the file: those bytes were whole, their inflated content is not).
 fn fault(inside: Option<u64>, at: u64, what: String) -> Fault {
     match inside {
-        None => (at, what),
-        Some(outer) => (
-            outer,
-            format!(
+        None => Fault {
+            at,
+            message: what,
+            cut: false,
+        },
+        Some(outer) => Fault {
+            at: outer,
+            message: format!(
                 "in the packets deflated in the packet at byte {outer}, at their byte {at}: {what}"
             ),
-        ),
+            cut: false,
+        },
     }
 }
 

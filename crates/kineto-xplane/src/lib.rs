@@ -28,7 +28,9 @@ use std::path::Path;
 /// Makes `kineto_trace::parse_file` (and everything built on it) read XPlane protobuf files.
 pub fn install() {
     kineto_trace::native::install_xplane_reader(kineto_trace::native::ProtobufRead {
-        stream: read_stream,
+        // One `XSpace` message: nothing is kept of a cut one (`--salvage` says so, see
+        // `kineto_trace::read`).
+        stream: |content, shown_as, _salvage| read_stream(content, shown_as),
         whole: Some(read),
     });
 }

@@ -4,7 +4,8 @@ no protobuf library), and their counts from a hand-written wire-format walker.
 
     python3 testdata/native/perfetto/perfetto_counts.py testdata/native/perfetto
 
-writes rocprofv3_layout.pftrace, gpu_stages.pftrace, rocprofv3_annotations.pftrace, truncated.pftrace
+writes rocprofv3_layout.pftrace, gpu_stages.pftrace, rocprofv3_annotations.pftrace,
+descriptors_first.pftrace, truncated.pftrace
 and counts.json: per file the kernels, copies and fills with their summed ns, the runtime calls, CPU ops,
 user annotations (names), GPU ops linked to a call, packets skipped for lost incremental state, the
 copies' bytes and the kernels' launch shapes read from debug annotations (with the annotations not read),
@@ -168,6 +169,23 @@ def rocprofv3_layout():
                        extra=defaults + lfield(12, again))
     out += slice_(seq, 510_100, 510_600, 200, name_iid=2, cat_iid=3)
     out += track_event(seq, 511_000, 2, 101)
+    return out
+
+
+def descriptors_first():
+    """Track descriptors in packets of their own with no sequence id, timestamp or other scalar field,
+    before the first packet that has one, as the Rust `tracing-perfetto` crate writes them (a real
+    file of it opens with five such packets); then one sequence's slices, named by string."""
+    seq = 5
+    out = b""
+    for uuid, kw in [(700, {"pid": 31}), (701, {"pid": 31, "tid": 32}), (702, {"pid": 31, "tid": 33})]:
+        # track_desc's packet without its trusted_packet_sequence_id (field 10).
+        body = vfield(1, uuid) + (lfield(4, vfield(1, kw["pid"]) + vfield(2, kw["tid"])) if "tid" in kw
+                                  else lfield(3, vfield(1, kw["pid"])))
+        out += packet(lfield(60, body))
+    out += slice_(seq, 1_000, 4_000, 701, name="main", flags=CLEARED)
+    out += slice_(seq, 1_500, 2_500, 701, name="log event", flags=0)
+    out += slice_(seq, 3_000, 3_200, 702, name="worker", flags=0)
     return out
 
 
@@ -447,7 +465,8 @@ def cut_offset(data):
 def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent)
     files = {"rocprofv3_layout.pftrace": rocprofv3_layout(), "gpu_stages.pftrace": gpu_stages(),
-             "rocprofv3_annotations.pftrace": rocprofv3_annotations()}
+             "rocprofv3_annotations.pftrace": rocprofv3_annotations(),
+             "descriptors_first.pftrace": descriptors_first()}
     whole = files["rocprofv3_layout.pftrace"]
     # Cut 5 bytes into the fourth packet's body (a track descriptor).
     starts = [s for s, n, _ in fields(whole)]

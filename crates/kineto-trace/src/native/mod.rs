@@ -36,7 +36,7 @@ pub mod rocprof_resources;
 
 pub use crate::read::detect;
 pub use builder::{QueueKey, QueueRows, TraceBuilder};
-pub use detect::{LOOKED_FOR, Sniffed, sniff, sniff_stored};
+pub use detect::{LOOKED_FOR, Sniffed, TRACES_HELP, sniff, sniff_stored};
 pub use names::{KernelNames, api_of_call, demangle, kernel_name};
 pub(crate) use rocprof_csv::is_kernel_trace_name;
 
@@ -71,8 +71,9 @@ pub fn install_sqlite_reader(read: SqliteRead) {
 /// leaves it `None`).
 #[derive(Clone, Copy)]
 pub struct ProtobufRead {
-    /// Reads the content as a stream.
-    pub stream: fn(content: &mut dyn Read, shown_as: &Path) -> Result<Trace>,
+    /// Reads the content as a stream; with `salvage`, a stream cut inside a top-level message keeps
+    /// what came before the cut (marked salvaged) where the format allows it.
+    pub stream: fn(content: &mut dyn Read, shown_as: &Path, salvage: bool) -> Result<Trace>,
     /// Reads the content held whole, for the error of a stream `stream` refused.
     pub whole: Option<WholeRead>,
 }

@@ -44,6 +44,11 @@ pub const LOOKED_FOR: &str = "a Kineto JSON object with \"traceEvents\", a Chrom
      database (Nsight Systems, rocpd, RPD), an XPlane protobuf (JAX/TensorFlow `*.xplane.pb`) or a \
      Perfetto protobuf trace (`.pftrace`), each optionally gzip";
 
+/// The formats read, as a command's help names them for its trace arguments (`kineto`, `kineto-export`).
+pub const TRACES_HELP: &str = "Trace files (Kineto or Chrome-trace JSON, rocprofv3 JSON or CSV, legacy \
+     rocprof JSON, Nsight Systems, rocpd or RPD SQLite, XPlane or Perfetto protobuf; any of them .gz) or \
+     directories of per-rank traces";
+
 /// The first bytes of a stored stream, for telling its format: up to [`SNIFF`] bytes.
 pub(crate) fn read_head(raw: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(SNIFF);
@@ -144,31 +149,55 @@ fn is_xspace(content: &[u8]) -> bool {
         && std::str::from_utf8(name).is_ok_and(|n| !n.chars().any(char::is_control))
 }
 
-/// True when the bytes open as a Perfetto `Trace`: byte `0x0A` (`packet`, field 1, length-delimited),
-/// the packet's length, and then fields of `TracePacket` as far as the packet or the head goes, each
-/// of a number `trace_packet.proto` declares with its wire type (varint for the scalar fields, a
-/// length for the rest), one of them a scalar (the tracing service stamps every packet with its
-/// `trusted_uid` and `trusted_packet_sequence_id`; the SDK's writers give a sequence id or a
-/// timestamp). Asked after [`is_xspace`] (an `XSpace` plane opens
-/// with its `name`, which is field 2 of a packet too; a packet's field 2, `process_tree`, opens with a
-/// control byte, which no plane's name holds). A text file whose first byte is a newline is not taken
-/// for one: the 16 bytes after it would have to hold a byte that is neither printable ASCII nor
-/// whitespace.
+/// True when the bytes open as a Perfetto `Trace`: packets (field 1, length-delimited: byte `0x0A`,
+/// then the packet's length), each holding only fields of `TracePacket` as far as the packet or the
+/// head goes, each of a number `trace_packet.proto` declares with its wire type (varint for the scalar
+/// fields, a length for the rest); among the packets walked, a scalar (the tracing service stamps
+/// every packet with its `trusted_uid` and `trusted_packet_sequence_id`; the SDK's writers give a
+/// sequence id or a timestamp), or two whole packets (a writer may open with packets of descriptors
+/// alone: the `tracing-perfetto` crate's first packets hold only a `track_descriptor`). Asked after
+/// [`is_xspace`] (an `XSpace` plane opens with its `name`, which is field 2 of a packet too; a
+/// packet's field 2, `process_tree`, opens with a control byte, which no plane's name holds). A text
+/// file whose first byte is a newline is not taken for one: the 16 bytes after it would have to hold
+/// a byte that is neither printable ASCII nor whitespace.
 fn is_perfetto_trace(content: &[u8]) -> bool {
-    let Some(rest) = content.strip_prefix(b"\x0A") else {
+    let Some(after) = content.strip_prefix(b"\x0A") else {
         return false;
     };
-    if rest
+    if after
         .iter()
         .take(16)
         .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
     {
         return false;
     }
-    let Some((packet_len, body)) = varint(rest) else {
-        return false;
-    };
-    let mut body = &body[..usize::try_from(packet_len).map_or(body.len(), |l| l.min(body.len()))];
+    let (mut scalars, mut whole) = (0, 0);
+    let mut rest = content;
+    while let Some(after) = rest.strip_prefix(b"\x0A") {
+        let Some((packet_len, body)) = varint(after) else {
+            break;
+        };
+        let len = usize::try_from(packet_len).unwrap_or(usize::MAX);
+        let Some(found) = packet_scalars(&body[..len.min(body.len())]) else {
+            return false;
+        };
+        scalars += found;
+        match body.get(len..) {
+            Some(next) => {
+                whole += 1;
+                rest = next;
+            }
+            // The packet runs past the head: what is read of it ends the walk.
+            None => break,
+        }
+    }
+    scalars > 0 || whole >= 2
+}
+
+/// The scalar fields of a `TracePacket`'s bytes (cut where the head ends), or `None` when a field is
+/// of a number `trace_packet.proto` does not declare or of the wrong wire type (see
+/// [`is_perfetto_trace`]).
+fn packet_scalars(mut body: &[u8]) -> Option<usize> {
     let mut scalars = 0;
     while let Some((tag, after)) = varint(body) {
         let (number, wire) = (tag >> 3, tag & 7);
@@ -193,10 +222,10 @@ fn is_perfetto_trace(content: &[u8]) -> bool {
                 },
                 None => break,
             },
-            _ => return false,
+            _ => return None,
         };
     }
-    scalars > 0
+    Some(scalars)
 }
 
 /// A protobuf varint (at most 10 bytes) and the bytes after it; `None` when cut or longer. The one
@@ -337,6 +366,18 @@ mod tests {
         assert_eq!(
             sniff(b"\x0A\x0A\x40\x05\x50\x01\x5A\x04\xBA\x01\x01a"),
             Sniffed::Perfetto
+        );
+        // Packets of a track descriptor alone (field 60) before the first with a sequence id, as
+        // the `tracing-perfetto` crate writes them: two whole packets without a scalar are enough.
+        assert_eq!(
+            sniff(b"\x0A\x04\xE2\x03\x01\x00\x0A\x04\xE2\x03\x01\x00"),
+            Sniffed::Perfetto
+        );
+        // One such packet alone, or a second packet with an undeclared field: not told as Perfetto.
+        assert_eq!(sniff(b"\x0A\x04\xE2\x03\x01\x00"), Sniffed::Unknown);
+        assert_eq!(
+            sniff(b"\x0A\x04\xE2\x03\x01\x00\x0A\x03\xC0\x0C\x01"),
+            Sniffed::Unknown
         );
         // A packet whose first field has the wrong wire type (timestamp as a length), or an
         // undeclared number (field 200): not Perfetto.

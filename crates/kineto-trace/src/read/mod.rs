@@ -232,6 +232,8 @@ struct Protobuf {
     format: &'static str,
     /// The feature that builds the reader.
     feature: &'static str,
+    /// What `--salvage` keeps of a file the reader refused, said after its error.
+    unsalvaged: &'static str,
 }
 
 const XPLANE: Protobuf = Protobuf {
@@ -239,6 +241,9 @@ const XPLANE: Protobuf = Protobuf {
     what: "an XPlane protobuf (JAX/TensorFlow)",
     format: "XPlane",
     feature: "xplane",
+    // The planes of an `XSpace` refer to each other (a GPU op's launch is on the host plane, a
+    // plane's events name metadata written after them): the planes before a cut are no trace.
+    unsalvaged: "--salvage keeps nothing of an XPlane file that does not decode: its planes are one message",
 };
 
 const PERFETTO: Protobuf = Protobuf {
@@ -246,7 +251,24 @@ const PERFETTO: Protobuf = Protobuf {
     what: "a Perfetto protobuf trace",
     format: "Perfetto",
     feature: "perfetto",
+    unsalvaged: "--salvage keeps the packets before a cut, not a file with a packet that does not decode",
 };
+
+/// A protobuf reader's syntax error, with what `--salvage` kept when it was asked for.
+fn unsalvaged(e: Error, opts: &Options, format: &Protobuf) -> Error {
+    match e {
+        Error::Syntax {
+            file,
+            offset,
+            message,
+        } if opts.salvage => Error::Syntax {
+            file,
+            offset,
+            message: format!("{message} ({})", format.unsalvaged),
+        },
+        e => e,
+    }
+}
 
 /// The stored size of the file a stream is read from, when it is one (it sets a gzip's cap).
 fn stored_len(file_on_disk: Option<&Path>) -> Option<u64> {
@@ -299,7 +321,7 @@ fn read_protobuf(
     let stored_len = stored_len(file_on_disk);
     let mut content = Streamed::open(name, raw, opts.sha256, stored_len)?;
     let reader = (format.reader)();
-    let read = reader.map(|r| (r.stream)(&mut content, name));
+    let read = reader.map(|r| (r.stream)(&mut content, name, opts.salvage));
     let end = content.finish()?;
     if end.cut && !opts.salvage {
         return Err(Error::Truncated {
@@ -324,9 +346,10 @@ fn read_protobuf(
                 file: name.to_path_buf(),
                 source,
             })?;
-            whole(&read_whole(name, file, false, stored_len)?.bytes, name)?
+            whole(&read_whole(name, file, false, stored_len)?.bytes, name)
+                .map_err(|e| unsalvaged(e, opts, format))?
         }
-        (Err(e), _, _) => return Err(e),
+        (Err(e), _, _) => return Err(unsalvaged(e, opts, format)),
     };
     Ok(Parsed::of(name, end.facts, trace))
 }

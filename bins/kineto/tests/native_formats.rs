@@ -412,3 +412,35 @@ fn diff_refuses_a_file_of_two_ranks_naming_them() {
         "{err}"
     );
 }
+
+/// A rocprofv3 run traced without kernels (`--hip-trace`: one `<pid>_hip_api_trace.csv`), given as
+/// the file or its directory: read, its calls counted as runtime calls, no kernels (it was "not JSON"
+/// and "no trace files").
+#[test]
+fn a_rocprofv3_hip_api_trace_alone_is_summarised() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("31_hip_api_trace.csv");
+    std::fs::write(
+        &file,
+        "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n\
+         \"HIP_COMPILER_API\",\"__hipRegisterFatBinary\",31,31,1,1000,1400\n\
+         \"HIP_RUNTIME_API\",\"hipMalloc\",31,31,2,2000,2600\n\
+         \"HIP_RUNTIME_API\",\"hipFree\",31,31,3,3000,3050\n",
+    )
+    .unwrap();
+    for given in [&file, &tmp.path().to_path_buf()] {
+        let (code, out, err) = run(&[
+            "summary",
+            "--json",
+            "--no-sha256",
+            &given.display().to_string(),
+        ]);
+        assert_eq!(code, 0, "{given:?}: {err}");
+        let s: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(s["format"], "rocprofv3_csv");
+        // 3 rows, each a HIP call: 3 runtime calls, no kernels, no copies.
+        assert_eq!(s["runtime"]["count"], 3, "{out}");
+        assert_eq!(s["kernels"]["count"], 0, "{out}");
+        assert_eq!(s["memcpy"]["count"], 0, "{out}");
+    }
+}

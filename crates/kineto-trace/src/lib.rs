@@ -68,8 +68,9 @@ use std::path::{Path, PathBuf};
 /// `.pt.trace.json`), SQLite exports (`*.sqlite`, `*.sqlite3`, `*.db`, `*.rpd`), XPlane protobuf
 /// (`*.xplane.pb`: a JAX/TensorFlow `plugins/profile/<run>/`, one file per host), Perfetto protobuf
 /// (`*.pftrace`, `*.perfetto-trace`), each optionally
-/// `.gz`, and one rocprofv3 CSV set per process (its `*kernel_trace.csv`; the files beside it with
-/// the same prefix are read with it).
+/// `.gz`, and one rocprofv3 CSV set per process (its `*kernel_trace.csv`, or for a process traced
+/// without kernels its first API or copy trace by name; the files beside it with the same prefix
+/// are read with it).
 ///
 /// An entry named like a trace that is not a regular file (or a symlink to one) is an error naming it
 /// ([`Error::NotAFile`]): a dangling or looping symlink, a directory, a FIFO. Skipping it would drop a
@@ -95,6 +96,13 @@ pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
                     check_trace_entry(&path)?;
                     found.push(path);
                 }
+            }
+            // rocprofv3 CSV traces: one file per process, the others of its set read with it.
+            let (csv, mut found): (Vec<PathBuf>, Vec<PathBuf>) = found
+                .into_iter()
+                .partition(|f| native::is_trace_table_name(&lower_name(f)));
+            if !csv.is_empty() {
+                found.extend(native::csv_trace_sets(p)?);
             }
             if found.is_empty() {
                 return Err(Error::EmptyDir { dir: p.clone() });
@@ -215,11 +223,14 @@ fn check_trace_entry(path: &Path) -> Result<()> {
     }
 }
 
-fn is_trace_name(p: &Path) -> bool {
-    let name = p
-        .file_name()
+fn lower_name(p: &Path) -> String {
+    p.file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+fn is_trace_name(p: &Path) -> bool {
+    let name = lower_name(p);
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     [
         ".json",
@@ -233,7 +244,7 @@ fn is_trace_name(p: &Path) -> bool {
     ]
     .iter()
     .any(|ext| name.ends_with(ext))
-        || native::is_kernel_trace_name(name)
+        || native::is_trace_table_name(name)
 }
 
 /// The files of one directory are of one format (SQLite exports count as one family here).

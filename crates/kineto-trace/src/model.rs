@@ -347,7 +347,8 @@ pub enum TraceFormat {
     NsysSqlite,
     /// rocprofv3 JSON (`--output-format json`): `{"rocprofiler-sdk-tool": [...]}`.
     Rocprofv3Json,
-    /// rocprofv3 CSV: a process's `*_kernel_trace.csv` and the files beside it.
+    /// rocprofv3 CSV: a process's `*_kernel_trace.csv` (or, traced without kernels, its API and
+    /// copy traces) and the files beside it.
     Rocprofv3Csv,
     /// rocpd SQLite (ROCm ≥ 7's default rocprofv3 output), read through its views.
     RocpdSqlite,

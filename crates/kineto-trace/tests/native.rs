@@ -595,3 +595,188 @@ fn a_rocprofv3_csv_vgpr_count_that_is_no_32_bit_count_names_its_line_and_column(
         "{e}"
     );
 }
+
+/// The header rocprofv3 writes on each API trace (`hip_api_trace.csv`, `hsa_api_trace.csv`,
+/// `marker_api_trace.csv`, …).
+const API_HEADER: &str = "\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n";
+
+/// The sum of the API calls' durations of `t`, by API.
+fn call_ns(t: &kineto_trace::Trace, api: kineto_trace::Api) -> i64 {
+    t.launches
+        .iter()
+        .filter(|l| l.api == api)
+        .map(|l| l.dur_ns)
+        .sum()
+}
+
+#[test]
+fn a_rocprofv3_run_traced_without_kernels_is_read_from_its_api_trace() {
+    use kineto_trace::Api;
+    let tmp = tempfile::tempdir().unwrap();
+    // `rocprofv3 --hip-trace` writes no kernel trace: one HIP API trace, compiler and runtime calls.
+    let hip = format!(
+        "{API_HEADER}\"HIP_COMPILER_API\",\"__hipRegisterFatBinary\",4242,4242,1,1000,1400\n\
+         \"HIP_RUNTIME_API\",\"hipMalloc\",4242,4242,2,2000,2600\n\
+         \"HIP_RUNTIME_API\",\"hipLaunchKernel\",4242,4243,3,3000,3050\n\
+         \"HIP_RUNTIME_API\",\"hipMemcpy\",4242,4242,4,4000,5000\n"
+    );
+    let p = write(tmp.path(), "4242_hip_api_trace.csv", hip.as_bytes());
+    let read = parse_file(&p, &Options::default()).unwrap();
+    let t = &read.trace;
+    assert_eq!(t.header.format, TraceFormat::Rocprofv3Csv);
+    assert_eq!(
+        (t.kernels.len(), t.memcpys.len(), t.memsets.len()),
+        (0, 0, 0)
+    );
+    // 4 runtime calls: 400 + 600 + 50 + 1000 = 2,050 ns.
+    assert_eq!(t.launches.len(), 4);
+    assert_eq!(call_ns(t, Api::Runtime), 2_050);
+    assert!(
+        t.capture
+            .notes
+            .iter()
+            .any(|n| n.contains("no kernel_trace.csv")),
+        "{:?}",
+        t.capture.notes
+    );
+    // Read from a stream the same.
+    let s = parse_raw(
+        Path::new("stream"),
+        std::io::Cursor::new(hip.clone().into_bytes()),
+        &Options::default(),
+    )
+    .unwrap()
+    .trace;
+    assert_eq!((s.launches.len(), call_ns(&s, Api::Runtime)), (4, 2_050));
+
+    // `--hsa-trace` beside it: one process of two files, read once whether the file or the
+    // directory is given. HSA calls are driver calls: 2 + 3 = 5 ns.
+    let hsa = format!(
+        "{API_HEADER}\"HSA_CORE_API\",\"hsa_init\",4242,4242,5,900,902\n\
+         \"HSA_AMD_EXT_API\",\"hsa_amd_memory_pool_allocate\",4242,4242,6,2100,2103\n"
+    );
+    write(tmp.path(), "4242_hsa_api_trace.csv", hsa.as_bytes());
+    let dir_paths = kineto_trace::expand_paths(&[tmp.path().to_path_buf()]).unwrap();
+    assert_eq!(dir_paths, vec![p.clone()]);
+    for given in [
+        p.clone(),
+        tmp.path().join("4242_hsa_api_trace.csv"),
+        tmp.path().to_path_buf(),
+    ] {
+        let r = parse_file(&given, &Options::default()).unwrap();
+        let t = &r.trace;
+        assert_eq!(t.launches.len(), 4 + 2, "{given:?}");
+        assert_eq!(call_ns(t, Api::Runtime), 2_050, "{given:?}");
+        assert_eq!(call_ns(t, Api::Driver), 5, "{given:?}");
+        assert_eq!(r.json_bytes, (hip.len() + hsa.len()) as u64, "{given:?}");
+    }
+}
+
+#[test]
+fn a_rocprofv3_memory_copy_trace_alone_is_read_as_copies() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `rocprofv3 --memory-copy-trace`, the early releases' header (no Stream_Id), no prefix.
+    let copies = "Kind,Direction,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp\n\
+                  MEMORY_COPY,MEMORY_COPY_HOST_TO_DEVICE,0,1,0,100,350\n\
+                  MEMORY_COPY,MEMORY_COPY_DEVICE_TO_HOST,1,0,0,400,500\n\
+                  MEMORY_COPY,MEMORY_COPY_DEVICE_TO_DEVICE,1,1,0,600,610\n";
+    let p = write(tmp.path(), "memory_copy_trace.csv", copies.as_bytes());
+    let t = parse_file(&p, &Options::default()).unwrap().trace;
+    assert_eq!(t.header.format, TraceFormat::Rocprofv3Csv);
+    assert_eq!((t.kernels.len(), t.launches.len()), (0, 0));
+    // 3 copies: 250 + 100 + 10 = 360 ns, on the destination agent (no agent list says which is a CPU).
+    assert_eq!(t.memcpys.len(), 3);
+    assert_eq!(t.memcpys.iter().map(|c| c.dur_ns).sum::<i64>(), 360);
+    let devices: Vec<Option<i64>> = t.memcpys.iter().map(|c| t.detail(c).device).collect();
+    assert_eq!(devices, [Some(1), Some(0), Some(1)]);
+    assert!(
+        t.capture
+            .notes
+            .iter()
+            .any(|n| n.contains("no agent_info.csv beside the copy trace")),
+        "{:?}",
+        t.capture.notes
+    );
+    // Its agent list alone, or a stats table, is no trace: the error says what it is.
+    let agents = write(
+        tmp.path(),
+        "agent_info.csv",
+        b"\"Node_Id\",\"Logical_Node_Id\",\"Agent_Type\",\"Name\"\n0,0,\"CPU\",\"cpu\"\n",
+    );
+    let e = parse_file(&agents, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("agent list") && e.contains("not a trace"), "{e}");
+    let stats = write(
+        tmp.path(),
+        "kernel_stats.csv",
+        b"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\"\n\"k\",1,5,5.0\n",
+    );
+    let e = parse_file(&stats, &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("statistics") && e.contains("not a trace"), "{e}");
+}
+
+#[test]
+fn a_directory_reads_a_process_without_a_kernel_trace_beside_one_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Process 100: a kernel trace of 2 dispatches and 2 HIP calls.
+    write(
+        tmp.path(),
+        "100_kernel_trace.csv",
+        b"Kind,Agent_Id,Queue_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp\n\
+          KERNEL_DISPATCH,1,1,gemm,1,1000,1500\n\
+          KERNEL_DISPATCH,1,1,gemm,2,1600,1700\n",
+    );
+    write(
+        tmp.path(),
+        "100_hip_api_trace.csv",
+        format!(
+            "{API_HEADER}HIP_RUNTIME_API,hipLaunchKernel,100,100,1,900,950\n\
+             HIP_RUNTIME_API,hipLaunchKernel,100,100,2,960,990\n"
+        )
+        .as_bytes(),
+    );
+    // Process 200, traced without kernels: 3 HIP calls, 1 roctx range, 1 copy.
+    let hip200 = format!(
+        "{API_HEADER}HIP_RUNTIME_API,hipMalloc,200,200,1,10,20\n\
+         HIP_RUNTIME_API,hipMemcpy,200,200,2,30,90\n\
+         HIP_RUNTIME_API,hipFree,200,200,3,95,99\n"
+    );
+    let marker200 = format!("{API_HEADER}MARKER_CORE_API,step 0,200,200,4,5,100\n");
+    let copy200 = "Kind,Direction,Stream_Id,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp\n\
+                   MEMORY_COPY,MEMORY_COPY_HOST_TO_DEVICE,0,\"Agent 0\",\"Agent 1\",2,40,80\n";
+    write(tmp.path(), "200_hip_api_trace.csv", hip200.as_bytes());
+    write(tmp.path(), "200_marker_api_trace.csv", marker200.as_bytes());
+    write(tmp.path(), "200_memory_copy_trace.csv", copy200.as_bytes());
+    // Two processes, each once: 100 by its kernel trace, 200 by its first trace file by name.
+    let paths = kineto_trace::expand_paths(&[tmp.path().to_path_buf()]).unwrap();
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["100_kernel_trace.csv", "200_hip_api_trace.csv"]);
+    let p100 = parse_file(&paths[0], &Options::default()).unwrap().trace;
+    assert_eq!((p100.kernels.len(), p100.launches.len()), (2, 2));
+    let r200 = parse_file(&paths[1], &Options::default()).unwrap();
+    let p200 = &r200.trace;
+    assert_eq!(p200.kernels.len(), 0);
+    // 3 calls (10 + 60 + 4 = 74 ns), the copy (40 ns), the roctx range (95 ns).
+    assert_eq!(p200.launches.len(), 3);
+    assert_eq!(call_ns(p200, kineto_trace::Api::Runtime), 74);
+    assert_eq!(p200.memcpys.len(), 1);
+    assert_eq!(p200.memcpys[0].dur_ns, 40);
+    assert_eq!(p200.user_annotations.len(), 1);
+    assert_eq!(p200.user_annotations[0].dur_ns, 95);
+    // Its three files read once each, none of process 100's.
+    assert_eq!(
+        r200.json_bytes,
+        (hip200.len() + marker200.len() + copy200.len()) as u64
+    );
+    // The directory as one trace is two processes: refused, naming how many.
+    let e = parse_file(tmp.path(), &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2 processes"), "{e}");
+}

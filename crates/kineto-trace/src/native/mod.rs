@@ -38,7 +38,7 @@ pub use crate::read::detect;
 pub use builder::{QueueKey, QueueRows, TraceBuilder};
 pub use detect::{LOOKED_FOR, Sniffed, TRACES_HELP, sniff, sniff_stored};
 pub use names::{KernelNames, api_of_call, demangle, kernel_name};
-pub(crate) use rocprof_csv::is_kernel_trace_name;
+pub(crate) use rocprof_csv::{csv_trace_sets, is_trace_table_name};
 
 use crate::error::Result;
 use crate::model::Trace;

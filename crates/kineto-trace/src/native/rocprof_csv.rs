@@ -1,13 +1,18 @@
-//! rocprofv3 CSV: one process's `<prefix>kernel_trace.csv` and the files beside it with the same
-//! prefix (`hip_api_trace.csv`, `hsa_api_trace.csv`, `marker_api_trace.csv`, `rccl_api_trace.csv`,
-//! `memory_copy_trace.csv`, `agent_info.csv`).
+//! rocprofv3 CSV: one process's trace files, `<prefix>kernel_trace.csv` and the files beside it
+//! with the same prefix (`hip_api_trace.csv`, `hsa_api_trace.csv`, `marker_api_trace.csv`,
+//! `rccl_api_trace.csv`, `memory_copy_trace.csv`, `agent_info.csv`; `hip_runtime_trace.csv`,
+//! `hsa_trace.csv` in early releases).
 //!
 //! Every column is found by its header name, folded (lower case, letters and digits only), so the
 //! releases' differences — `Stream_Id` added, `Private_Segment_Size` replaced by `Scratch_Size`,
 //! `Agent_Id` as `1` or `"Agent 1"`, `rocpd2csv`'s `Guid` column and re-cased names — read alike.
-//! Each file beside the kernel trace is told by its columns, not its name: `Domain` + `Function` is an
-//! API trace (HIP, HSA, markers, RCCL by the domain), `Direction` a copy trace, `Agent_Type` the
-//! agent list. A CSV belongs to the kernel set with the longest prefix it starts with.
+//! What each file is, is told by its columns, not its name ([`table_of`], the rule `read::detect`
+//! tells the format by too): `Kernel_Name` the kernel trace, `Domain` + `Function` an API trace
+//! (HIP, HSA, markers, RCCL by the domain), `Direction` a copy trace, `Agent_Type` the agent list.
+//! Names only group files: a CSV belongs to the process with the longest prefix it starts with. A
+//! set is read from its kernel trace; a run without one (`rocprofv3 --hip-trace`,
+//! `--memory-copy-trace` …) from the API or copy trace given (in a directory, the process's first
+//! by name), its calls and copies read alike and no kernels.
 //!
 //! Registers and shared memory as every rocprofv3 reader takes them (`super::rocprof_resources`):
 //! `VGPR_Count` → registers; the dispatch's group segment → shared memory, the early
@@ -42,6 +47,69 @@ use std::path::{Path, PathBuf};
 
 const KERNEL_TRACE: &str = "kernel_trace.csv";
 
+/// The names rocprofv3 gives the trace tables this reader reads, each after its process's prefix
+/// (`<prefix><name>`, plain or `.gz`): the kernel trace, the API traces (`hip_runtime_trace`,
+/// `hip_compile_trace` and `hsa_trace` the early releases' names) and the copy trace. Names pick a
+/// directory's trace files and a file's prefix; what a file holds is told by its columns
+/// ([`table_of`]).
+const TRACE_NAMES: [&str; 11] = [
+    KERNEL_TRACE,
+    "hip_api_trace.csv",
+    "hip_runtime_trace.csv",
+    "hip_compile_trace.csv",
+    "hsa_api_trace.csv",
+    "hsa_trace.csv",
+    "marker_api_trace.csv",
+    "rccl_api_trace.csv",
+    "rocdecode_api_trace.csv",
+    "rocjpeg_api_trace.csv",
+    "memory_copy_trace.csv",
+];
+
+/// What a rocprofv3 CSV table is, told by its folded header names: the one rule for telling a
+/// file's format (`read::detect`) and the files of a set apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CsvTable {
+    /// `agent_info.csv` (`Agent_Type`): the devices, no trace by itself.
+    Agents,
+    /// The kernel trace: `Kernel_Name`, `Start_Timestamp`, `End_Timestamp`, no `Counter_Name`
+    /// (`counter_collection.csv` has the others too, one row per counter).
+    Kernels,
+    /// An API trace (HIP, HSA, markers, RCCL by its `Domain`): `Domain`, `Function` and the two
+    /// times.
+    Api,
+    /// The copy trace: `Direction` and the two times.
+    Copies,
+    /// A `--stats` table (`*_stats.csv`: `Name`, `Calls`, `TotalDurationNs`): no trace by itself.
+    Stats,
+}
+
+impl CsvTable {
+    /// Whether rows of this table are a trace, read alone or as a set's anchor.
+    pub(crate) fn is_trace(self) -> bool {
+        matches!(self, CsvTable::Kernels | CsvTable::Api | CsvTable::Copies)
+    }
+}
+
+/// The table whose folded header names `has` finds, if it is one rocprofv3 writes that is read
+/// here.
+pub(crate) fn table_of(has: impl Fn(&str) -> bool) -> Option<CsvTable> {
+    let timed = has("starttimestamp") && has("endtimestamp");
+    Some(if has("agenttype") {
+        CsvTable::Agents
+    } else if timed && has("kernelname") && !has("countername") {
+        CsvTable::Kernels
+    } else if timed && has("domain") && has("function") {
+        CsvTable::Api
+    } else if timed && has("direction") {
+        CsvTable::Copies
+    } else if has("name") && has("calls") && has("totaldurationns") {
+        CsvTable::Stats
+    } else {
+        return None;
+    })
+}
+
 /// True for a (lower-case) file name of a rocprofv3 kernel trace, plain or gzip.
 pub(crate) fn is_kernel_trace_name(lower: &str) -> bool {
     lower
@@ -50,14 +118,63 @@ pub(crate) fn is_kernel_trace_name(lower: &str) -> bool {
         .ends_with(KERNEL_TRACE)
 }
 
-/// The kernel-trace files of a directory, one per process, sorted.
+/// True for a (lower-case) file name of a rocprofv3 trace table read here ([`TRACE_NAMES`]).
+pub(crate) fn is_trace_table_name(lower: &str) -> bool {
+    trace_name_prefix(lower).is_some()
+}
+
+/// The prefix of a (lower-case) trace table's name: the name, `.gz` aside, before the longest of
+/// [`TRACE_NAMES`] it ends with.
+fn trace_name_prefix(lower: &str) -> Option<&str> {
+    let plain = lower.strip_suffix(".gz").unwrap_or(lower);
+    TRACE_NAMES
+        .iter()
+        .filter(|t| plain.ends_with(*t))
+        .max_by_key(|t| t.len())
+        .map(|t| &plain[..plain.len() - t.len()])
+}
+
+/// The trace files of a directory, one per process, sorted: each `<prefix>kernel_trace.csv`, and
+/// for a process with none (rocprofv3 run without `--kernel-trace`) its first trace file by name.
 pub(crate) fn csv_trace_sets(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out: Vec<PathBuf> = list(dir)?
+    let mut out: Vec<PathBuf> = processes(&list(dir)?)
         .into_iter()
-        .filter(|p| is_kernel_trace_name(&lower_name(p)))
+        .map(|(_, anchor)| anchor)
         .collect();
     out.sort();
     Ok(out)
+}
+
+/// The processes among the files of a directory, as (prefix, the file a set is read from): each
+/// kernel trace; then each prefix of the other trace files whose name starts with no kernel
+/// trace's prefix (those belong to that kernel trace's set), with its first such file by name.
+fn processes(files: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = files
+        .iter()
+        .filter(|p| is_kernel_trace_name(&lower_name(p)))
+        .map(|p| (prefix_of(p), p.clone()))
+        .collect();
+    let kernel_sets = out.len();
+    let mut others: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| {
+            let n = lower_name(p);
+            is_trace_table_name(&n) && !is_kernel_trace_name(&n)
+        })
+        .collect();
+    others.sort();
+    for p in others {
+        let n = lower_name(p);
+        let n = n.strip_suffix(".gz").unwrap_or(&n);
+        let prefix = prefix_of(p);
+        let in_kernel_set = out[..kernel_sets]
+            .iter()
+            .any(|(q, _)| n.starts_with(q.as_str()));
+        if !in_kernel_set && !out[kernel_sets..].iter().any(|(q, _)| *q == prefix) {
+            out.push((prefix, p.clone()));
+        }
+    }
+    out
 }
 
 fn lower_name(p: &Path) -> String {
@@ -81,35 +198,62 @@ fn list(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn prefix_of(kernel_file: &Path) -> String {
-    let lower = lower_name(kernel_file);
-    let lower = lower.strip_suffix(".gz").unwrap_or(&lower);
-    lower
-        .strip_suffix(KERNEL_TRACE)
-        .unwrap_or(lower)
-        .to_string()
+/// A trace file's prefix ([`trace_name_prefix`]); a file not named as one is its own whole name,
+/// which no other file's set prefix equals (it is read alone).
+fn prefix_of(file: &Path) -> String {
+    let lower = lower_name(file);
+    match trace_name_prefix(&lower) {
+        Some(p) => p.to_string(),
+        None => lower.strip_suffix(".gz").unwrap_or(&lower).to_string(),
+    }
 }
 
-/// The CSV files beside `kernel_file` that belong to its set (longest matching prefix), sorted.
-fn siblings(kernel_file: &Path) -> Result<Vec<PathBuf>> {
-    let dir = kernel_file.parent().filter(|d| !d.as_os_str().is_empty());
+/// The set `file` belongs to: (its prefix, the file it is read from). A kernel trace is its own
+/// set's, and a file not named as a trace table is alone (its prefix its whole name); another trace
+/// file belongs to the process with the longest prefix its name starts with, read from that
+/// process's kernel trace when it has one, else from `file` itself.
+fn set_of(file: &Path, files: &[PathBuf]) -> (String, PathBuf) {
+    let n = lower_name(file);
+    if is_kernel_trace_name(&n) || !is_trace_table_name(&n) {
+        return (prefix_of(file), file.to_path_buf());
+    }
+    let n = n.strip_suffix(".gz").unwrap_or(&n);
+    let procs = processes(files);
+    let Some((prefix, anchor)) = procs
+        .into_iter()
+        .filter(|(q, _)| n.starts_with(q.as_str()))
+        .max_by_key(|(q, _)| q.len())
+    else {
+        return (prefix_of(file), file.to_path_buf());
+    };
+    let anchor = match is_kernel_trace_name(&lower_name(&anchor)) {
+        true => anchor,
+        false => file.to_path_buf(),
+    };
+    (prefix, anchor)
+}
+
+/// The files of `file`'s set ([`set_of`]): the file it is read from first, then the CSV files
+/// beside it that belong to it (longest matching prefix), sorted; no other kernel trace among them.
+fn set_files(file: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
     let dir = dir.unwrap_or(Path::new("."));
     let files = list(dir)?;
-    let prefixes: Vec<String> = files
-        .iter()
-        .filter(|p| is_kernel_trace_name(&lower_name(p)))
-        .map(|p| prefix_of(p))
-        .collect();
-    let mine = prefix_of(kernel_file);
+    let (mine, anchor) = set_of(file, &files);
+    let prefixes: Vec<String> = processes(&files).into_iter().map(|(q, _)| q).collect();
     let mut out: Vec<PathBuf> = files
         .into_iter()
         .filter(|p| {
             let n = lower_name(p);
             let n = n.strip_suffix(".gz").unwrap_or(&n);
-            if !n.ends_with(".csv") || is_kernel_trace_name(n) || !n.starts_with(&mine) {
+            if !n.ends_with(".csv")
+                || is_kernel_trace_name(n)
+                || !n.starts_with(&mine)
+                || same_file(p, &anchor)
+            {
                 return false;
             }
-            // Belongs to the longest kernel-set prefix it starts with.
+            // Belongs to the longest set prefix it starts with.
             prefixes
                 .iter()
                 .filter(|q| n.starts_with(q.as_str()))
@@ -118,7 +262,12 @@ fn siblings(kernel_file: &Path) -> Result<Vec<PathBuf>> {
         })
         .collect();
     out.sort();
-    Ok(out)
+    Ok((anchor, out))
+}
+
+/// The same directory entry: `a` listed beside `b`, `b` as given (a relative path, `./x`).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a.file_name() == b.file_name()
 }
 
 /// One CSV table: folded header → column; its rows are read as they are iterated (byte records from
@@ -241,12 +390,13 @@ fn agent_number(v: &str) -> Option<i64> {
     v.rsplit(' ').next()?.parse().ok()
 }
 
-/// Reads the set of `kernel_file` (with the files beside it): every file read through once in name
-/// order (hashed, its header read), then each table's rows read from its file again as the model is
-/// built.
-pub(crate) fn read_set(kernel_file: &Path, hash: bool) -> Result<(Trace, StoredFacts)> {
-    let mut files = vec![kernel_file.to_path_buf()];
-    files.extend(siblings(kernel_file)?);
+/// Reads the set `file` belongs to (with the files beside it; read from its kernel trace when it
+/// has one, [`set_files`]): every file read through once in name order (hashed, its header read),
+/// then each table's rows read from its file again as the model is built.
+pub(crate) fn read_set(file: &Path, hash: bool) -> Result<(Trace, StoredFacts)> {
+    let (anchor, siblings) = set_files(file)?;
+    let mut files = vec![anchor.clone()];
+    files.extend(siblings);
     files.sort();
     let mut stored = SetFiles::new(hash);
     let mut tables = Vec::new();
@@ -258,13 +408,14 @@ pub(crate) fn read_set(kernel_file: &Path, hash: bool) -> Result<(Trace, StoredF
             cols,
             rows: Rows::File,
         };
-        tables.push((table.file == kernel_file, table));
+        tables.push((table.file == anchor, table));
     }
-    let trace = build(kernel_file, tables)?;
+    let trace = build(&anchor, tables)?;
     Ok((trace, stored.finish()))
 }
 
-/// Reads a kernel-trace CSV alone, from its content as it streams (a stream: no files beside it).
+/// Reads a trace CSV (kernel, API or copy trace) alone, from its content as it streams (a stream:
+/// no files beside it).
 pub(crate) fn read_one(name: &Path, content: impl Read) -> Result<Trace> {
     let mut reader = csv_reader(content);
     let cols = header_cols(name, &mut reader)?;
@@ -276,19 +427,39 @@ pub(crate) fn read_one(name: &Path, content: impl Read) -> Result<Trace> {
     build(name, vec![(true, table)])
 }
 
-fn build(kernel_file: &Path, tables: Vec<(bool, Table<'_>)>) -> Result<Trace> {
+/// The model of a set's tables; `anchor` (flagged `true`) is the kernel trace, or, in a set without
+/// one, the API or copy trace the set is read from.
+fn build(anchor: &Path, tables: Vec<(bool, Table<'_>)>) -> Result<Trace> {
     let mut b = TraceBuilder::new(TraceFormat::Rocprofv3Csv);
     b.header().producer = Some("rocprofv3 (rocprofiler-sdk)".into());
-    let (kernels, others): (Vec<_>, Vec<_>) = tables.into_iter().partition(|(k, _)| *k);
-    let Some((_, kt)) = kernels.into_iter().next() else {
+    let Some(at) = tables.iter().position(|(k, _)| *k) else {
         return Err(Error::Format {
-            file: kernel_file.to_path_buf(),
+            file: anchor.to_path_buf(),
             message: "no kernel trace".into(),
         });
     };
+    let without_kernels = table_of(|c| tables[at].1.has(c))
+        .is_some_and(|t| matches!(t, CsvTable::Api | CsvTable::Copies));
+    if without_kernels {
+        b.header().format_version = Some("API or copy trace columns (no kernel_trace)".into());
+        b.note(
+            "no kernel_trace.csv in this set: rocprofv3 was not asked to trace kernel \
+             dispatches, so the trace has none"
+                .into(),
+        );
+        let others = tables.into_iter().map(|(_, t)| (false, t)).collect();
+        let set = SetTables::sort(&mut b, others, false)?;
+        let pid = set.process_id(anchor);
+        set.copy_rows(&mut b)?;
+        set.api_rows(&mut b, pid)?;
+        b.note_instant_marks("roctx");
+        return Ok(b.finish());
+    }
+    let mut others = tables;
+    let (_, kt) = others.remove(at);
     check_kernel_header(&mut b, &kt)?;
-    let set = SetTables::sort(&mut b, others)?;
-    let pid = set.process_id(kernel_file);
+    let set = SetTables::sort(&mut b, others, true)?;
+    let pid = set.process_id(anchor);
     let totals = set.kernel_rows(&mut b, &kt)?;
     set.copy_rows(&mut b)?;
     set.api_rows(&mut b, pid)?;
@@ -369,25 +540,35 @@ struct SetTables<'r> {
 }
 
 impl<'r> SetTables<'r> {
-    /// Sorts the files beside the kernel trace: agent list (read here), API traces, copy traces.
-    fn sort(b: &mut TraceBuilder, others: Vec<(bool, Table<'r>)>) -> Result<SetTables<'r>> {
+    /// Sorts the files of a set but its kernel trace, by their columns ([`table_of`]): agent list
+    /// (read here), API traces, copy traces; the rest (statistics, counters) are not read. Without
+    /// an agent list a note says what device numbers are, when the set has GPU rows (`kernels`: it
+    /// has a kernel trace; else its copy traces).
+    fn sort(
+        b: &mut TraceBuilder,
+        others: Vec<(bool, Table<'r>)>,
+        kernels: bool,
+    ) -> Result<SetTables<'r>> {
         let mut device_of: FxHashMap<i64, i64> = FxHashMap::default();
         let mut api_tables = Vec::new();
         let mut copy_tables = Vec::new();
         for (_, t) in others {
-            if t.has("agenttype") {
-                gpu_agents(b, &t, &mut device_of)?;
-            } else if t.has("domain") && t.has("function") {
-                api_tables.push(t);
-            } else if t.has("direction") && t.has("starttimestamp") {
-                copy_tables.push(t);
+            match table_of(|c| t.has(c)) {
+                Some(CsvTable::Agents) => gpu_agents(b, &t, &mut device_of)?,
+                Some(CsvTable::Api) => api_tables.push(t),
+                Some(CsvTable::Copies) => copy_tables.push(t),
+                Some(CsvTable::Kernels | CsvTable::Stats) | None => {}
             }
         }
-        if device_of.is_empty() {
-            b.note(
-                "no agent_info.csv beside the kernel trace: device numbers are rocprofv3's agent ids"
-                    .into(),
-            );
+        let beside = match (kernels, copy_tables.is_empty()) {
+            (true, _) => Some("the kernel trace"),
+            (false, false) => Some("the copy trace"),
+            (false, true) => None,
+        };
+        if let (true, Some(beside)) = (device_of.is_empty(), beside) {
+            b.note(format!(
+                "no agent_info.csv beside {beside}: device numbers are rocprofv3's agent ids"
+            ));
         }
         Ok(SetTables {
             device_of,
@@ -402,14 +583,16 @@ impl<'r> SetTables<'r> {
     }
 
     /// The process: from the API files, else the prefix's digits.
-    fn process_id(&self, kernel_file: &Path) -> i64 {
-        let prefix_pid: Option<i64> = prefix_of(kernel_file)
+    fn process_id(&self, anchor: &Path) -> i64 {
+        let prefix_pid: Option<i64> = prefix_of(anchor)
             .trim_end_matches('_')
             .rsplit(['/', '_'])
             .next()
             .and_then(|d| d.parse().ok());
         self.api_tables
             .iter()
+            // A stream's rows are read once, as the model is built.
+            .filter(|t| matches!(t.rows, Rows::File))
             .find_map(|t| {
                 let (_, r) = t.records().next()?.ok()?;
                 t.get(&r, "processid")?.parse().ok()

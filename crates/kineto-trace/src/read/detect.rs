@@ -1,10 +1,12 @@
-//! Which format a file is, told by its first bytes (inflated first when they are gzip), never by its
-//! name: the SQLite header, the JSON value's shape and first key, a rocprofv3 CSV header line, the
-//! first field of an XPlane protobuf, the first packet of a Perfetto trace.
+//! Which format a file is, told by its first bytes (inflated first when they are gzip), never by
+//! its name: the SQLite header, the JSON value's shape and first key, a rocprofv3 CSV header line
+//! (the columns of its kernel, API or copy trace, by `native::rocprof_csv`'s one rule), the first
+//! field of an XPlane protobuf, the first packet of a Perfetto trace.
 //!
 //! What it is not: a check that the file is what its first bytes say (each format's reader does that,
 //! and a file none of them takes goes to the Kineto parser, whose error names the byte).
 
+use crate::native::rocprof_csv::{CsvTable, table_of};
 use flate2::read::MultiGzDecoder;
 use std::io::{self, Read};
 
@@ -25,8 +27,12 @@ pub enum Sniffed {
     RocprofLegacyJson,
     /// `{"rocprofiler-sdk-tool": [...]}`.
     Rocprofv3Json,
-    /// A CSV whose header names rocprofv3's kernel-trace columns.
+    /// A CSV whose header names the columns of a rocprofv3 trace table: its kernel trace, an API
+    /// trace (HIP, HSA, markers, RCCL) or its memory-copy trace.
     Rocprofv3Csv,
+    /// A rocprofv3 CSV that is no trace by itself (its agent list, a `--stats` table): what it is,
+    /// for the error.
+    Rocprofv3CsvNotTrace(&'static str),
     /// An SQLite database (Nsight Systems, rocpd or RPD: the tables tell which).
     Sqlite,
     /// An XPlane protobuf (`XSpace`, JAX/TensorFlow/XLA), told by `is_xspace`.
@@ -40,7 +46,8 @@ pub enum Sniffed {
 /// What was looked for, for the error on a file that is none of them.
 pub const LOOKED_FOR: &str = "a Kineto JSON object with \"traceEvents\", a Chrome-trace JSON array, \
      the legacy rocprof's JSON (`{ \"traceEvents\":[{}`), \
-     rocprofv3 JSON (\"rocprofiler-sdk-tool\"), a rocprofv3 CSV (Kernel_Name, Start_Timestamp, …) or an SQLite \
+     rocprofv3 JSON (\"rocprofiler-sdk-tool\"), a rocprofv3 CSV trace (Kernel_Name, or Domain and \
+     Function, or Direction, with Start_Timestamp, …) or an SQLite \
      database (Nsight Systems, rocpd, RPD), an XPlane protobuf (JAX/TensorFlow `*.xplane.pb`) or a \
      Perfetto protobuf trace (`.pftrace`), each optionally gzip";
 
@@ -105,8 +112,7 @@ pub fn sniff(content: &[u8]) -> Sniffed {
             }
             _ => Sniffed::KinetoObject,
         },
-        _ if is_rocprof_csv_header(text) => Sniffed::Rocprofv3Csv,
-        _ => Sniffed::Unknown,
+        _ => rocprof_csv_header(text),
     }
 }
 
@@ -306,16 +312,23 @@ pub(crate) fn fold(name: &str) -> String {
         .collect()
 }
 
-/// True when the first line is a CSV header with rocprofv3's kernel-trace columns.
-fn is_rocprof_csv_header(text: &[u8]) -> bool {
+/// What a first line that is a CSV header of rocprofv3's says the file is: a trace table, one that
+/// is no trace by itself, or nothing of rocprofv3's (`counter_collection.csv` among them: one row
+/// per counter, no times).
+fn rocprof_csv_header(text: &[u8]) -> Sniffed {
     let line = text.split(|&b| b == b'\n').next().unwrap_or(b"");
     let Ok(line) = std::str::from_utf8(line) else {
-        return false;
+        return Sniffed::Unknown;
     };
     let cols: Vec<String> = line.split(',').map(fold).collect();
-    let has = |c: &str| cols.iter().any(|x| x == c);
-    // counter_collection.csv has these columns too, one row per counter: not a kernel trace.
-    has("kernelname") && has("starttimestamp") && has("endtimestamp") && !has("countername")
+    match table_of(|c| cols.iter().any(|x| x == c)) {
+        Some(t) if t.is_trace() => Sniffed::Rocprofv3Csv,
+        Some(CsvTable::Agents) => {
+            Sniffed::Rocprofv3CsvNotTrace("rocprofv3's agent list (agent_info.csv)")
+        }
+        Some(_) => Sniffed::Rocprofv3CsvNotTrace("a rocprofv3 statistics table (*_stats.csv)"),
+        None => Sniffed::Unknown,
+    }
 }
 
 #[cfg(test)]
@@ -355,6 +368,26 @@ mod tests {
             sniff(b"Correlation_Id,Kernel_Name,Counter_Name,Start_Timestamp,End_Timestamp\n"),
             Sniffed::Unknown
         );
+        // The API and copy traces of a run without a kernel trace; the agent list and a stats table
+        // are no trace by themselves.
+        assert_eq!(
+            sniff(b"\"Domain\",\"Function\",\"Process_Id\",\"Thread_Id\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\"\n"),
+            Sniffed::Rocprofv3Csv
+        );
+        assert_eq!(
+            sniff(b"Kind,Direction,Source_Agent_Id,Destination_Agent_Id,Correlation_Id,Start_Timestamp,End_Timestamp\r\n"),
+            Sniffed::Rocprofv3Csv
+        );
+        assert!(matches!(
+            sniff(b"\"Node_Id\",\"Logical_Node_Id\",\"Agent_Type\",\"Domain\"\n"),
+            Sniffed::Rocprofv3CsvNotTrace(w) if w.contains("agent_info")
+        ));
+        assert!(matches!(
+            sniff(b"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\"\n"),
+            Sniffed::Rocprofv3CsvNotTrace(w) if w.contains("_stats")
+        ));
+        // An API trace's header without its times is not one.
+        assert_eq!(sniff(b"Domain,Function,Process_Id\n"), Sniffed::Unknown);
         // XSpace { planes { id: 1, name: "/host:CPU" } }, and one whose plane has no id.
         assert_eq!(sniff(b"\x0A\x0D\x08\x01\x12\x09/host:CPU"), Sniffed::XPlane);
         assert_eq!(sniff(b"\x0A\x0B\x12\x09/host:CPU\x1A"), Sniffed::XPlane);

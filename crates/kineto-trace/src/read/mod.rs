@@ -152,7 +152,7 @@ impl<R: Read> Read for Stoppable<R> {
 /// Parses a trace from the bytes of a file as stored — any format [`parse_file`] reads, plain or
 /// gzip, told by content — read from `raw` (a socket, an archive member, memory), exactly as
 /// [`parse_file`] reads a file: same feeds, hash and salvage. `name` is used in errors and as
-/// [`Parsed::path`]. (A rocprofv3 CSV read this way is its kernel-trace file alone.)
+/// [`Parsed::path`]. (A rocprofv3 CSV read this way is its one trace table alone.)
 pub fn parse_raw(name: &Path, raw: impl Read + Send + 'static, opts: &Options) -> Result<Parsed> {
     parse_stored(name, raw, opts, None)
 }
@@ -212,9 +212,16 @@ fn read_vendor_content(
         _ => {
             // Read to its end first, as every format is: a fault of the stored stream wins.
             Streamed::open(name, raw, opts.sha256, stored_len)?.finish()?;
+            let message = match kind {
+                Sniffed::Rocprofv3CsvNotTrace(what) => format!(
+                    "{what}, not a trace by itself: give the trace beside it (its \
+                     *kernel_trace.csv, *_api_trace.csv or *memory_copy_trace.csv) or their directory"
+                ),
+                _ => format!("not a trace this tool reads; looked for {LOOKED_FOR}"),
+            };
             return Err(Error::Format {
                 file: name.to_path_buf(),
-                message: format!("not a trace this tool reads; looked for {LOOKED_FOR}"),
+                message,
             });
         }
     };
@@ -277,7 +284,7 @@ fn stored_len(file_on_disk: Option<&Path>) -> Option<u64> {
         .map(|m| m.len())
 }
 
-/// rocprofv3 JSON, or a rocprofv3 kernel-trace CSV alone (a stream), read as its content streams: the
+/// rocprofv3 JSON, or a rocprofv3 trace CSV alone (a stream), read as its content streams: the
 /// reader keeps its model, not the text. A read or gzip error wins over what the reader made of the
 /// content before it, as when the content was read whole first.
 fn read_rocprof_streamed(
@@ -375,10 +382,11 @@ fn read_sqlite(
     Ok(Parsed::of(name, db.facts, trace))
 }
 
-/// The rocprofv3 CSV set of `kernel_file`: it and the files beside it.
-fn read_csv_set(kernel_file: &Path, opts: &Options) -> Result<Parsed> {
-    let (trace, facts) = rocprof_csv::read_set(kernel_file, opts.sha256)?;
-    Ok(Parsed::of(kernel_file, facts, trace))
+/// The rocprofv3 CSV set `file` belongs to: its kernel trace (or, in a set without one, `file`) and
+/// the files beside it with their prefix.
+fn read_csv_set(file: &Path, opts: &Options) -> Result<Parsed> {
+    let (trace, facts) = rocprof_csv::read_set(file, opts.sha256)?;
+    Ok(Parsed::of(file, facts, trace))
 }
 
 /// Reads a directory given as one trace: the rocprofv3 CSV files of one process.
@@ -389,7 +397,8 @@ fn read_dir(dir: &Path, opts: &Options) -> Result<Parsed> {
         [] => Err(Error::Format {
             file: dir.to_path_buf(),
             message:
-                "a directory with no rocprofv3 CSV (*kernel_trace.csv); give a trace file, or \
+                "a directory with no rocprofv3 CSV trace (*kernel_trace.csv, *_api_trace.csv, \
+                 *memory_copy_trace.csv); give a trace file, or \
                       pass the directory where ranks are read"
                     .into(),
         }),
@@ -422,6 +431,6 @@ pub(crate) fn format_of_file(path: &Path) -> Result<Option<TraceFormat>> {
         Sniffed::Sqlite => Some(TraceFormat::NsysSqlite),
         Sniffed::XPlane => Some(TraceFormat::XPlane),
         Sniffed::Perfetto => Some(TraceFormat::Perfetto),
-        Sniffed::Unknown => None,
+        Sniffed::Rocprofv3CsvNotTrace(_) | Sniffed::Unknown => None,
     })
 }

@@ -114,7 +114,34 @@ pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
             out.push(p.clone());
         }
     }
+    check_one_read_per_csv_set(&out)?;
     Ok(out)
+}
+
+/// Two of the paths are files of one rocprofv3 CSV set (one process: `kernel_trace.csv` and the
+/// `hip_api_trace.csv` beside it, or a file and its directory): each reads the whole set, so the
+/// process would be counted twice, as two ranks. An error naming both, not a silent double count.
+fn check_one_read_per_csv_set(paths: &[PathBuf]) -> Result<()> {
+    let mut sets: Vec<((PathBuf, String), &PathBuf)> = Vec::new();
+    for p in paths {
+        if !native::is_trace_table_name(&lower_name(p)) || !p.is_file() {
+            continue;
+        }
+        let set = native::set_key(p)?;
+        if let Some((_, first)) = sets.iter().find(|(s, _)| *s == set) {
+            return Err(Error::Format {
+                file: p.clone(),
+                message: format!(
+                    "a file of the same rocprofv3 CSV set (one process) as {}: each is read with the \
+                     whole set, so the process would count twice; give one file of the set, or \
+                     their directory",
+                    first.display()
+                ),
+            });
+        }
+        sets.push((set, p));
+    }
+    Ok(())
 }
 
 /// Runs `work` on each path on a few worker threads and hands the results to `emit` (on the calling

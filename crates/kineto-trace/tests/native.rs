@@ -670,6 +670,16 @@ fn a_rocprofv3_run_traced_without_kernels_is_read_from_its_api_trace() {
         assert_eq!(call_ns(t, Api::Driver), 5, "{given:?}");
         assert_eq!(r.json_bytes, (hip.len() + hsa.len()) as u64, "{given:?}");
     }
+    // Two files of the set given (each reads the whole set), or a file and its directory: the
+    // process would count twice, so an error names both.
+    let hsa_path = tmp.path().join("4242_hsa_api_trace.csv");
+    for args in [
+        vec![p.clone(), hsa_path.clone()],
+        vec![tmp.path().to_path_buf(), hsa_path.clone()],
+    ] {
+        let e = kineto_trace::expand_paths(&args).unwrap_err().to_string();
+        assert!(e.contains("same rocprofv3 CSV set"), "{args:?}: {e}");
+    }
 }
 
 #[test]

@@ -265,6 +265,19 @@ fn set_files(file: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
     Ok((anchor, out))
 }
 
+/// Which set `file` is read with ([`set_of`]): its directory, as a path that names one directory
+/// however it was given, and the set's prefix (for telling two arguments of one set apart from two
+/// processes).
+pub(crate) fn set_key(file: &Path) -> Result<(PathBuf, String)> {
+    let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+    let dir = dir.unwrap_or(Path::new("."));
+    let (prefix, _) = set_of(file, &list(dir)?);
+    Ok((
+        std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
+        prefix,
+    ))
+}
+
 /// The same directory entry: `a` listed beside `b`, `b` as given (a relative path, `./x`).
 fn same_file(a: &Path, b: &Path) -> bool {
     a.file_name() == b.file_name()

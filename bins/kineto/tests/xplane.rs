@@ -138,7 +138,7 @@ fn a_cut_xplane_file_is_an_error_naming_its_byte() {
     assert_ne!(code, 0);
     assert!(
         err.contains(&format!("truncated.xplane.pb: byte {at}: "))
-            && err.contains("--salvage keeps nothing of an XPlane file"),
+            && err.contains("salvaging keeps nothing of an XPlane file"),
         "{err}"
     );
 }

@@ -250,7 +250,7 @@ const XPLANE: Protobuf = Protobuf {
     feature: "xplane",
     // The planes of an `XSpace` refer to each other (a GPU op's launch is on the host plane, a
     // plane's events name metadata written after them): the planes before a cut are no trace.
-    unsalvaged: "--salvage keeps nothing of an XPlane file that does not decode: its planes are one message",
+    unsalvaged: "salvaging keeps nothing of an XPlane file that does not decode: its planes are one message",
 };
 
 const PERFETTO: Protobuf = Protobuf {
@@ -258,7 +258,7 @@ const PERFETTO: Protobuf = Protobuf {
     what: "a Perfetto protobuf trace",
     format: "Perfetto",
     feature: "perfetto",
-    unsalvaged: "--salvage keeps the packets before a cut, not a file with a packet that does not decode",
+    unsalvaged: "salvaging keeps the packets before a cut, not a file with a packet that does not decode",
 };
 
 /// A protobuf reader's syntax error, with what `--salvage` kept when it was asked for.

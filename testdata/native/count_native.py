@@ -172,8 +172,9 @@ def rpd(path):
     for aid, pid, start, end, name, args, dom in c.execute(
             f'SELECT id, pid, start, "end", apiName_id, args_id, {domain} FROM rocpd_api'):
         # The tracer's own overhead records are not API calls: domain rpd_tracer (schema 3), or, with no
-        # domain (schema 2), named after its C++ methods or activity callbacks.
-        if (s.get(dom) == "rpd_tracer") if dom is not None else ("::" in s[name] or s[name].endswith("_activity_callback")):
+        # domain (schema 2), named after its C++ methods or activity callbacks, or its flush (rpdflush).
+        if (s.get(dom) == "rpd_tracer") if dom is not None else (
+                "::" in s[name] or s[name].endswith("_activity_callback") or s[name] == "rpdflush"):
             continue
         if s[name] == "UserMarker":
             if end > start:

@@ -554,7 +554,7 @@ fn read_calls(
     b.note_instant_marks("UserMarker");
     if overhead > 0 {
         b.note(format!(
-            "{overhead} rocpd_api rows are rpd_tracer's own overhead records (its table writes and activity callbacks): counted as `rpd_tracer overhead`, not as API calls"
+            "{overhead} rocpd_api rows are rpd_tracer's own overhead records (its table writes, activity callbacks and flushes): counted as `rpd_tracer overhead`, not as API calls"
         ));
     }
     Ok(processes)
@@ -600,10 +600,46 @@ impl CallClass {
 /// Whether a `rocpd_api` row is one the tracer writes about itself (`Logger::createOverheadRecord`):
 /// schema 3 files it under the domain `rpd_tracer`; schema 2 has no domain, and its overhead rows are
 /// named after the tracer's own functions (`OpTable::writeRows`, `hcc_activity_callback`), which no
-/// HIP, HSA or roctx entry point is: those are C functions, never `::`-qualified.
+/// HIP, HSA or roctx entry point is: those are C functions, never `::`-qualified; or after its flush,
+/// `rpdflush` (`Logger::rpdflush`, a C entry point of the tracer's own, not of HIP: seen in a public
+/// vLLM trace, where it was counted as a runtime call).
 fn is_tracer_overhead(api_name: &str, domain: Option<&str>) -> bool {
     match domain {
         Some(d) => d == "rpd_tracer",
-        None => api_name.contains("::") || api_name.ends_with("_activity_callback"),
+        None => {
+            api_name.contains("::")
+                || api_name.ends_with("_activity_callback")
+                || api_name == "rpdflush"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Schema 2 (no domain): the tracer's records are named after its C++ methods, its activity
+    /// callbacks and its flush (rocmProfileData's `createOverheadRecord` calls); HIP, HSA and roctx
+    /// names are not. Schema 3: the domain alone decides.
+    #[test]
+    fn the_tracers_own_records_are_overhead_and_calls_are_not() {
+        for name in [
+            "OpTable::writeRows",
+            "RocprofDataSource::buffer_callback",
+            "hcc_activity_callback",
+            "rpdflush",
+        ] {
+            assert!(is_tracer_overhead(name, None), "{name}");
+        }
+        for name in [
+            "hipMemcpyAsync",
+            "hsa_queue_create",
+            "UserMarker",
+            "run_to_completion",
+        ] {
+            assert!(!is_tracer_overhead(name, None), "{name}");
+        }
+        assert!(is_tracer_overhead("anything", Some("rpd_tracer")));
+        assert!(!is_tracer_overhead("rpdflush", Some("hip")));
     }
 }

@@ -205,10 +205,37 @@ pub(crate) fn unplaced_note(other: &BTreeMap<String, u64>) -> Option<String> {
     })
 }
 
-/// Says what no rule placed: a note when the file holds GPU-looking events the model did not keep; an
-/// error naming the file when such events are all the GPU side it has (the user would otherwise be
-/// told "no GPU work").
+/// The phases whose events both readers of Chrome-trace JSON (the Kineto parser's builder and the
+/// Chrome-array reader) read for their times; with `M` (process names) and `b` (an async begin of a
+/// GPU-looking category), every phase they read. Events of any other phase (counters `C`, object
+/// snapshots `O`, async steps and ends, samples) are counted by phase only.
+pub(crate) const TIMED_PHASES: [&str; 8] = ["X", "B", "E", "s", "f", "t", "i", "I"];
+
+/// A note counting the events of phases not read, per phase: without it, a file of only such events
+/// (a Chrome snapshot, a counter track) reads as an empty trace with nothing said.
+fn note_unread_phases(trace: &mut Trace) {
+    let unread: Vec<String> = trace
+        .counts
+        .by_phase
+        .iter()
+        .filter(|(ph, _)| {
+            !TIMED_PHASES.contains(&ph.as_str()) && !matches!(ph.as_str(), "M" | "b" | "(none)")
+        })
+        .map(|(ph, n)| format!("{n} `{ph}`"))
+        .collect();
+    if !unread.is_empty() {
+        trace.capture.notes.push(format!(
+            "events of phases not read (counted, not kept): {}",
+            unread.join(", ")
+        ));
+    }
+}
+
+/// Says what no rule placed: a note when the file holds events of phases not read; a note when it
+/// holds GPU-looking events the model did not keep; an error naming the file when such events are all
+/// the GPU side it has (the user would otherwise be told "no GPU work").
 pub(crate) fn check_unplaced(file: &Path, trace: &mut Trace) -> Result<()> {
+    note_unread_phases(trace);
     let Some(note) = unplaced_note(&trace.counts.other_complete) else {
         return Ok(());
     };

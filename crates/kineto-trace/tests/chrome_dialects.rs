@@ -255,6 +255,38 @@ fn async_slices_of_gpu_looking_categories_are_noted() {
     }
 }
 
+/// Events of phases neither reader reads (counters `C`, object snapshots `O`) are counted and named in
+/// a note, per phase; `M` and the timed phases are not named. A file of only a snapshot (catapult's
+/// `gpu_state_trace.json` is one) says so instead of reading as an empty trace with nothing said.
+#[test]
+fn events_of_phases_not_read_are_named_in_a_note_in_both_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"name": "k", "ph": "X", "cat": "kernel", "ts": 1, "dur": 1, "pid": 0, "tid": 7},
+{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "GPU 0"}},
+{"name": "mem", "ph": "C", "ts": 2, "pid": 3, "args": {"used": 1}},
+{"name": "mem", "ph": "C", "ts": 3, "pid": 3, "args": {"used": 2}},
+{"name": "gpu::State", "ph": "O", "id": "0x1", "ts": 4, "pid": 3, "tid": 3, "args": {"snapshot": {}}}"#;
+    // C: 2 events, O: 1 (the map's order: `C` before `O`).
+    let want = "events of phases not read (counted, not kept): 2 `C`, 1 `O`";
+    for (name, text) in both_forms(events) {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let notes = &p.trace.capture.notes;
+        assert!(notes.iter().any(|n| n == want), "{name}: {notes:?}");
+        assert_eq!(p.trace.kernels.len(), 1, "{name}");
+    }
+    let only = r#"{"name": "gpu::State", "ph": "O", "id": "0x1", "ts": 4, "pid": 3, "tid": 3, "args": {"snapshot": {}}}"#;
+    for (name, text) in both_forms(only) {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let notes = &p.trace.capture.notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n == "events of phases not read (counted, not kept): 1 `O`"),
+            "{name}: {notes:?}"
+        );
+    }
+}
+
 /// Converters that number their pids write the device in a `process_name` metadata event (`M`), before
 /// or after the events it names: a `cuda` event on such a pid is a GPU op in both forms, as on a pid
 /// whose text says `Device N`.

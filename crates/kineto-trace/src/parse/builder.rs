@@ -188,7 +188,8 @@ impl Builder {
                 .entry(cat.to_string())
                 .or_insert(0) += 1;
         }
-        // Metadata (`M`) and the phases the model does not use are counted only.
+        // Metadata (`M`) and the phases the model does not use are counted only: the phases read are
+        // `trace_events::TIMED_PHASES` (which names the others in a note), matched here as bytes.
         if !matches!(
             ph_byte,
             b'X' | b'i' | b'I' | b's' | b'f' | b't' | b'B' | b'E'

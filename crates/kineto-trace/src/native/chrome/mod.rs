@@ -279,7 +279,7 @@ impl<'a> ArrayReader<'a> {
         if ph == "b" {
             return self.async_begin(&ev, &args, &ev_err);
         }
-        if !matches!(ph, "X" | "B" | "E" | "s" | "f" | "t" | "i" | "I") {
+        if !trace_events::TIMED_PHASES.contains(&ph) {
             return Ok(());
         }
         let Some(t) = times(&ev, &args, ph, self.rocprof, &ev_err)? else {

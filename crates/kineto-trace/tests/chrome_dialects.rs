@@ -453,6 +453,12 @@ fn rpd2tracing_reads_alike_as_an_array_and_as_an_object() {
             "{name}"
         );
         assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
+        // Named as what it is in both forms, not as the legacy rocprof's JSON it was sniffed as.
+        assert_eq!(
+            t.header.format,
+            kineto_trace::TraceFormat::ChromeArray,
+            "{name}"
+        );
     }
 }
 

@@ -484,6 +484,13 @@ impl<'a> ArrayReader<'a> {
     /// The items into the model, in file order, a chunk at a time: each chunk is freed once its rows
     /// are in the model.
     fn emit(mut self) -> Result<Trace> {
+        if self.rocprof && !self.rocprof_rules() {
+            // rpd2tracing's object form: sniffed as the legacy rocprof's (it opens with `{}`
+            // too), read by the rules of the array it wraps, and named as what it is.
+            let h = self.b.header();
+            h.format = TraceFormat::ChromeArray;
+            h.format_version = Some("in rpd2tracing's object form".into());
+        }
         self.reserve_rows();
         for chunk in std::mem::take(&mut self.items).into_chunks() {
             for (offset, it, more) in chunk.into_items() {

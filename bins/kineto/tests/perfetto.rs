@@ -143,4 +143,22 @@ fn salvage_keeps_the_packets_before_a_cut_perfetto_packet() {
             .contains("slices begun and never ended"),
         "{out}"
     );
+    // A gzip copy cut exactly after the packet before the last (a sync flush, then nothing: the
+    // gzip stream ends early, its content between two packets): to the packet reader a whole file,
+    // so salvaging marks it at the end of what inflated; without `--salvage` it is truncated.
+    use std::io::Write;
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&whole[..last]).unwrap();
+    z.flush().unwrap();
+    let gz = tmp.path().join("cut.pftrace.gz");
+    std::fs::write(&gz, z.get_ref()).unwrap();
+    let gz = gz.display().to_string();
+    let (code, _, err) = run(&["summary", "--no-sha256", &gz]);
+    assert_ne!(code, 0, "{err}");
+    let (code, out, err) = run(&["summary", "--json", "--no-sha256", "--salvage", &gz]);
+    assert_eq!(code, 0, "{err}");
+    let s = &json_lines(&out)[0];
+    assert_eq!(s["salvaged"], true, "{out}");
+    assert_eq!(s["salvage"]["cut_offset"], last as u64, "{out}");
+    assert_eq!(s["kernels"]["count"], want["kernels"], "{out}");
 }

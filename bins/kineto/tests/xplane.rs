@@ -143,6 +143,44 @@ fn a_cut_xplane_file_is_an_error_naming_its_byte() {
     );
 }
 
+/// A gzip copy of an XPlane file cut between two planes (a sync flush after the first, then
+/// nothing): to protobuf a whole `XSpace` of one plane, but salvaging keeps nothing of XPlane (its
+/// planes refer to each other), so with `--salvage` too it is an error, which says so.
+#[test]
+fn a_gzip_xplane_cut_between_planes_is_an_error_salvaged_or_not() {
+    use std::io::Write;
+    let whole = std::fs::read(xplane_dir().join("multi_gpu.xplane.pb")).unwrap();
+    // The first plane's end, walked by hand: tag 0x0A (planes = 1), a varint length, the body.
+    assert_eq!(whole[0], 0x0A);
+    let (mut len, mut shift, mut j) = (0usize, 0, 1);
+    loop {
+        let b = whole[j];
+        len |= usize::from(b & 0x7F) << shift;
+        shift += 7;
+        j += 1;
+        if b < 0x80 {
+            break;
+        }
+    }
+    let first_plane_end = j + len;
+    assert!(first_plane_end < whole.len());
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&whole[..first_plane_end]).unwrap();
+    z.flush().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let gz = tmp.path().join("cut.xplane.pb.gz");
+    std::fs::write(&gz, z.get_ref()).unwrap();
+    let gz = gz.display().to_string();
+    let (code, _, err) = run(&["summary", &gz]);
+    assert_ne!(code, 0, "{err}");
+    let (code, _, err) = run(&["summary", "--salvage", &gz]);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("salvaging keeps nothing of an XPlane file"),
+        "{err}"
+    );
+}
+
 /// The built-in `xla_step` profile: a host event with a `step_num` stat (what JAX's
 /// `StepTraceAnnotation("train", step_num=3)` writes; xplane_counts.py puts one in multi_gpu, listed in
 /// counts.json's `step_annotations`) is each rank's step, numbered by its stat, with no pattern given.

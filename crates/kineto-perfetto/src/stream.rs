@@ -48,6 +48,9 @@ fn walk(
                     cut = true;
                     format!("Trace field {number}: its value runs past the end of the data")
                 }
+                WireFault::Overlong { number } => {
+                    format!("Trace field {number}: a varint longer than 10 bytes")
+                }
                 WireFault::WireType { number, wire } => {
                     format!("Trace field {number}: wire type {wire}")
                 }

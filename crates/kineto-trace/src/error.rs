@@ -116,7 +116,8 @@ pub enum Error {
     /// A path given as a directory of traces holds none.
     #[error(
         "{dir}: no trace files (*.json, *.sqlite, *.db, *.rpd, rocprofv3's *kernel_trace.csv, \
-         *_api_trace.csv, *memory_copy_trace.csv, *.xplane.pb, each optionally .gz) in this directory"
+         *_api_trace.csv, *memory_copy_trace.csv, *.xplane.pb, *.pftrace, *.perfetto-trace, each optionally \
+         .gz) in this directory"
     )]
     EmptyDir {
         /// The directory.

@@ -206,9 +206,10 @@ pub(crate) fn unplaced_note(other: &BTreeMap<String, u64>) -> Option<String> {
 }
 
 /// The phases whose events both readers of Chrome-trace JSON (the Kineto parser's builder and the
-/// Chrome-array reader) read for their times; with `M` (process names) and `b` (an async begin of a
-/// GPU-looking category), every phase they read. Events of any other phase (counters `C`, object
-/// snapshots `O`, async steps and ends, samples) are counted by phase only.
+/// Chrome-array reader) read for their times; with `M` (process names), every phase they read.
+/// Events of any other phase (counters `C`, object snapshots `O`, async events `b`/`e`/`n`/`S`/`T`/`F`,
+/// samples) are counted by phase only (an async begin of a GPU-looking category also under its
+/// category, which a note of its own names).
 pub(crate) const TIMED_PHASES: [&str; 8] = ["X", "B", "E", "s", "f", "t", "i", "I"];
 
 /// A note counting the events of phases not read, per phase: without it, a file of only such events
@@ -219,9 +220,13 @@ fn note_unread_phases(trace: &mut Trace) {
         .by_phase
         .iter()
         .filter(|(ph, _)| {
-            !TIMED_PHASES.contains(&ph.as_str()) && !matches!(ph.as_str(), "M" | "b" | "(none)")
+            // An event without `"ph"` (`(none)`) is warned of where it is read.
+            !TIMED_PHASES.contains(&ph.as_str()) && !matches!(ph.as_str(), "M" | "(none)")
         })
-        .map(|(ph, n)| format!("{n} `{ph}`"))
+        .map(|(ph, n)| match ph.as_str() {
+            "" => format!("{n} `\"\"`"),
+            ph => format!("{n} `{ph}`"),
+        })
         .collect();
     if !unread.is_empty() {
         trace.capture.notes.push(format!(

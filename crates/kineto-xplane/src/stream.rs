@@ -118,6 +118,9 @@ fn next(fields: &mut FieldStream, limit: u64, what: &str) -> Result<Option<Heade
             WireFault::Cut { number } => {
                 format!("{what} field {number}: its value runs past the end of the data")
             }
+            WireFault::Overlong { number } => {
+                format!("{what} field {number}: a varint longer than 10 bytes")
+            }
             WireFault::WireType { number, wire } => {
                 format!("{what} field {number}: wire type {wire}")
             }

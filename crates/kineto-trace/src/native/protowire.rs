@@ -55,6 +55,11 @@ pub enum Fault {
         /// The field number.
         number: u64,
     },
+    /// The value's varint (a number or a length) is longer than 10 bytes: corrupt, not cut.
+    Overlong {
+        /// The field number.
+        number: u64,
+    },
     /// A wire type that is not 0, 1, 2 or 5 (groups, 6, 7).
     WireType {
         /// The field number.
@@ -122,7 +127,11 @@ impl<'r> FieldStream<'r> {
         }
         let cut = || fault(Fault::Cut { number });
         let (value, after) = match wire {
-            0 | 2 => varint_at(view, next).ok_or_else(cut)?,
+            // Ten bytes there and still no end: longer than any varint, not cut by the data's end.
+            0 | 2 => varint_at(view, next).ok_or_else(|| match view.len() >= next + 10 {
+                true => fault(Fault::Overlong { number }),
+                false => cut(),
+            })?,
             1 | 5 => {
                 let width = if wire == 1 { 8 } else { 4 };
                 let bytes = view.get(next..next + width).ok_or_else(cut)?;
@@ -289,6 +298,16 @@ mod tests {
         assert!(matches!(
             s.header(NO_LIMIT),
             Err((0, Fault::Cut { number: 1 }))
+        ));
+        // A length of eleven continuation bytes, with more data after it: corrupt, not cut.
+        let mut data: &[u8] = &[
+            0x0A, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00,
+            0x00,
+        ];
+        let mut s = FieldStream::new(&mut data);
+        assert!(matches!(
+            s.header(NO_LIMIT),
+            Err((0, Fault::Overlong { number: 1 }))
         ));
         // A tag of eleven continuation bytes.
         let mut data: &[u8] = &[0x80; 11];

@@ -156,12 +156,15 @@ fn is_xspace(content: &[u8]) -> bool {
 }
 
 /// True when the bytes open as a Perfetto `Trace`: packets (field 1, length-delimited: byte `0x0A`,
-/// then the packet's length), each holding only fields of `TracePacket` as far as the packet or the
-/// head goes, each of a number `trace_packet.proto` declares with its wire type (varint for the scalar
-/// fields, a length for the rest); among the packets walked, a scalar (the tracing service stamps
-/// every packet with its `trusted_uid` and `trusted_packet_sequence_id`; the SDK's writers give a
-/// sequence id or a timestamp), or two whole packets (a writer may open with packets of descriptors
-/// alone: the `tracing-perfetto` crate's first packets hold only a `track_descriptor`). Asked after
+/// then the packet's length) of `TracePacket` fields, each of a number `trace_packet.proto` declares
+/// with its wire type (varint for the scalar fields, a length for the rest), and a scalar among the
+/// packets walked through the head (the tracing service stamps every packet with its `trusted_uid`
+/// and `trusted_packet_sequence_id`; the SDK's writers give a sequence id or a timestamp, though not
+/// always in the first packet: the `tracing-perfetto` crate opens with packets of a `track_descriptor`
+/// alone). The first packet must hold only declared fields; a later packet with a field this list
+/// does not know (a newer writer's) ends the walk, as a decoder would skip it, rather than refusing
+/// the file. Packets without a scalar (length-delimited fields only: a TensorFlow `GraphDef`'s nodes
+/// look like that, as do empty ones) never make a file Perfetto by themselves. Asked after
 /// [`is_xspace`] (an `XSpace` plane opens with its `name`, which is field 2 of a packet too; a
 /// packet's field 2, `process_tree`, opens with a control byte, which no plane's name holds). A text
 /// file whose first byte is a newline is not taken for one: the 16 bytes after it would have to hold
@@ -177,27 +180,27 @@ fn is_perfetto_trace(content: &[u8]) -> bool {
     {
         return false;
     }
-    let (mut scalars, mut whole) = (0, 0);
+    let mut scalars = 0;
     let mut rest = content;
+    let mut first = true;
     while let Some(after) = rest.strip_prefix(b"\x0A") {
         let Some((packet_len, body)) = varint(after) else {
             break;
         };
         let len = usize::try_from(packet_len).unwrap_or(usize::MAX);
-        let Some(found) = packet_scalars(&body[..len.min(body.len())]) else {
-            return false;
-        };
-        scalars += found;
+        match packet_scalars(&body[..len.min(body.len())]) {
+            Some(found) => scalars += found,
+            None if first => return false,
+            None => break,
+        }
+        first = false;
         match body.get(len..) {
-            Some(next) => {
-                whole += 1;
-                rest = next;
-            }
+            Some(next) => rest = next,
             // The packet runs past the head: what is read of it ends the walk.
             None => break,
         }
     }
-    scalars > 0 || whole >= 2
+    scalars > 0
 }
 
 /// The scalar fields of a `TracePacket`'s bytes (cut where the head ends), or `None` when a field is
@@ -401,16 +404,27 @@ mod tests {
             Sniffed::Perfetto
         );
         // Packets of a track descriptor alone (field 60) before the first with a sequence id, as
-        // the `tracing-perfetto` crate writes them: two whole packets without a scalar are enough.
+        // the `tracing-perfetto` crate writes them: Perfetto by the scalar of the packet after them.
         assert_eq!(
-            sniff(b"\x0A\x04\xE2\x03\x01\x00\x0A\x04\xE2\x03\x01\x00"),
+            sniff(b"\x0A\x04\xE2\x03\x01\x00\x0A\x04\xE2\x03\x01\x00\x0A\x02\x50\x01"),
             Sniffed::Perfetto
         );
-        // One such packet alone, or a second packet with an undeclared field: not told as Perfetto.
-        assert_eq!(sniff(b"\x0A\x04\xE2\x03\x01\x00"), Sniffed::Unknown);
+        // Without it (packets of length-delimited fields only, as a GraphDef's nodes are, or empty
+        // ones, as UTF-16 blank lines are), or after a packet with an undeclared field: not Perfetto.
         assert_eq!(
-            sniff(b"\x0A\x04\xE2\x03\x01\x00\x0A\x03\xC0\x0C\x01"),
+            sniff(b"\x0A\x04\xE2\x03\x01\x00\x0A\x04\xE2\x03\x01\x00"),
             Sniffed::Unknown
+        );
+        assert_eq!(sniff(b"\x0A\x00\x0A\x00H\x00i\x00"), Sniffed::Unknown);
+        assert_eq!(
+            sniff(b"\x0A\x04\xE2\x03\x01\x00\x0A\x03\xC0\x0C\x01\x0A\x02\x50\x01"),
+            Sniffed::Unknown
+        );
+        // A later packet with a field newer than the list (200) ends the walk; the scalar before it
+        // stands.
+        assert_eq!(
+            sniff(b"\x0A\x02\x50\x01\x0A\x03\xC0\x0C\x01"),
+            Sniffed::Perfetto
         );
         // A packet whose first field has the wrong wire type (timestamp as a length), or an
         // undeclared number (field 200): not Perfetto.

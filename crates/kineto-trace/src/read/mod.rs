@@ -239,7 +239,10 @@ struct Protobuf {
     format: &'static str,
     /// The feature that builds the reader.
     feature: &'static str,
-    /// What `--salvage` keeps of a file the reader refused, said after its error.
+    /// Whether salvaging keeps what came before a cut (the reader's own stream cut inside a message,
+    /// or a gzip stream cut between two).
+    salvages: bool,
+    /// What salvaging keeps of a file the reader refused, said after its error.
     unsalvaged: &'static str,
 }
 
@@ -248,6 +251,7 @@ const XPLANE: Protobuf = Protobuf {
     what: "an XPlane protobuf (JAX/TensorFlow)",
     format: "XPlane",
     feature: "xplane",
+    salvages: false,
     // The planes of an `XSpace` refer to each other (a GPU op's launch is on the host plane, a
     // plane's events name metadata written after them): the planes before a cut are no trace.
     unsalvaged: "salvaging keeps nothing of an XPlane file that does not decode: its planes are one message",
@@ -258,6 +262,7 @@ const PERFETTO: Protobuf = Protobuf {
     what: "a Perfetto protobuf trace",
     format: "Perfetto",
     feature: "perfetto",
+    salvages: true,
     unsalvaged: "salvaging keeps the packets before a cut, not a file with a packet that does not decode",
 };
 
@@ -358,7 +363,36 @@ fn read_protobuf(
         }
         (Err(e), _, _) => return Err(unsalvaged(e, opts, format)),
     };
+    let trace = cut_stream(trace, &end, name, format)?;
     Ok(Parsed::of(name, end.facts, trace))
+}
+
+/// A salvaged read (`end.cut`: the gzip stream ended early) whose content ended between two
+/// top-level messages: to its reader a whole file, so it is marked salvaged here, at the end of what
+/// inflated; or, for a format whose messages before a cut are no trace, an error.
+fn cut_stream(
+    mut trace: Trace,
+    end: &crate::stored::streamed::Finished,
+    name: &Path,
+    format: &Protobuf,
+) -> Result<Trace> {
+    if !end.cut || trace.salvaged.is_some() {
+        return Ok(trace);
+    }
+    let at = end.facts.content_bytes;
+    let what = format!("the gzip stream ends early, after {at} bytes of content");
+    if !format.salvages {
+        return Err(Error::Syntax {
+            file: name.to_path_buf(),
+            offset: at,
+            message: format!("{what} ({})", format.unsalvaged),
+        });
+    }
+    trace.salvaged = Some(crate::model::Salvage {
+        cut_offset: at,
+        reason: format!("{what}, between two of its {} messages", format.format),
+    });
+    Ok(trace)
 }
 
 /// An SQLite database, by the reader installed ([`native::install_sqlite_reader`]).

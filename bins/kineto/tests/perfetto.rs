@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 mod common;
-use common::{json_lines, root, run};
+use common::{field_one_starts, gzip_cut_after, json_lines, root, run};
 
 fn perfetto_dir() -> PathBuf {
     root().join("testdata/native/perfetto")
@@ -103,24 +103,9 @@ fn a_cut_perfetto_file_is_an_error_naming_its_byte() {
 #[test]
 fn salvage_keeps_the_packets_before_a_cut_perfetto_packet() {
     let whole = std::fs::read(perfetto_dir().join("rocprofv3_layout.pftrace")).unwrap();
-    // The packets' starts, walked by hand: tag 0x0A, a varint length, the body.
-    let mut starts = vec![];
-    let mut i = 0;
-    while i < whole.len() {
-        assert_eq!(whole[i], 0x0A);
-        starts.push(i);
-        let (mut len, mut shift, mut j) = (0usize, 0, i + 1);
-        loop {
-            let b = whole[j];
-            len |= usize::from(b & 0x7F) << shift;
-            shift += 7;
-            j += 1;
-            if b < 0x80 {
-                break;
-            }
-        }
-        i = j + len;
-    }
+    let starts = field_one_starts(&whole);
+    // More than one packet, so that the last can be cut.
+    assert!(starts.len() > 1);
     let last = *starts.last().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let cut = tmp.path().join("cut.pftrace");
@@ -146,12 +131,8 @@ fn salvage_keeps_the_packets_before_a_cut_perfetto_packet() {
     // A gzip copy cut exactly after the packet before the last (a sync flush, then nothing: the
     // gzip stream ends early, its content between two packets): to the packet reader a whole file,
     // so salvaging marks it at the end of what inflated; without `--salvage` it is truncated.
-    use std::io::Write;
-    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(&whole[..last]).unwrap();
-    z.flush().unwrap();
     let gz = tmp.path().join("cut.pftrace.gz");
-    std::fs::write(&gz, z.get_ref()).unwrap();
+    std::fs::write(&gz, gzip_cut_after(&whole[..last])).unwrap();
     let gz = gz.display().to_string();
     let (code, _, err) = run(&["summary", "--no-sha256", &gz]);
     assert_ne!(code, 0, "{err}");

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 mod common;
-use common::{corpus, json_lines, root, run};
+use common::{corpus, field_one_starts, gzip_cut_after, json_lines, root, run};
 
 fn xplane_dir() -> PathBuf {
     root().join("testdata/native/xplane")
@@ -148,28 +148,12 @@ fn a_cut_xplane_file_is_an_error_naming_its_byte() {
 /// planes refer to each other), so with `--salvage` too it is an error, which says so.
 #[test]
 fn a_gzip_xplane_cut_between_planes_is_an_error_salvaged_or_not() {
-    use std::io::Write;
     let whole = std::fs::read(xplane_dir().join("multi_gpu.xplane.pb")).unwrap();
-    // The first plane's end, walked by hand: tag 0x0A (planes = 1), a varint length, the body.
-    assert_eq!(whole[0], 0x0A);
-    let (mut len, mut shift, mut j) = (0usize, 0, 1);
-    loop {
-        let b = whole[j];
-        len |= usize::from(b & 0x7F) << shift;
-        shift += 7;
-        j += 1;
-        if b < 0x80 {
-            break;
-        }
-    }
-    let first_plane_end = j + len;
-    assert!(first_plane_end < whole.len());
-    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(&whole[..first_plane_end]).unwrap();
-    z.flush().unwrap();
+    // The second plane's start: the first plane's end.
+    let first_plane_end = field_one_starts(&whole)[1];
     let tmp = tempfile::tempdir().unwrap();
     let gz = tmp.path().join("cut.xplane.pb.gz");
-    std::fs::write(&gz, z.get_ref()).unwrap();
+    std::fs::write(&gz, gzip_cut_after(&whole[..first_plane_end])).unwrap();
     let gz = gz.display().to_string();
     let (code, _, err) = run(&["summary", &gz]);
     assert_ne!(code, 0, "{err}");

@@ -16,7 +16,7 @@ use std::io::Read;
 pub struct Fault {
     pub at: u64,
     pub message: String,
-    /// The data ended inside a top-level packet (or its tag): the packets before `at` are whole.
+    /// The data ended inside a top-level packet or its length: the packets before `at` are whole.
     pub cut: bool,
 }
 
@@ -55,10 +55,7 @@ fn walk(
                     format!("Trace field {number}: wire type {wire}")
                 }
             };
-            Fault {
-                cut: cut && inside.is_none(),
-                ..fault(inside, at, what)
-            }
+            fault(inside, at, what, cut)
         })?;
         let Some(h) = header else { return Ok(()) };
         if h.wire != 2 {
@@ -77,10 +74,7 @@ fn walk(
                     h.value
                 ),
             };
-            Fault {
-                cut: cut && inside.is_none(),
-                ..fault(inside, h.at, what)
-            }
+            fault(inside, h.at, what, cut)
         };
         // `Trace` has one field, `packet = 1`; any other well-formed field is skipped, as a decoder
         // skips it.
@@ -89,8 +83,14 @@ fn walk(
             continue;
         }
         let body = fields.body(h.value, NO_LIMIT).map_err(short)?;
-        let packet = TracePacket::decode(body)
-            .map_err(|e| fault(inside, h.at, format!("the packet does not decode: {e}")))?;
+        let packet = TracePacket::decode(body).map_err(|e| {
+            fault(
+                inside,
+                h.at,
+                format!("the packet does not decode: {e}"),
+                false,
+            )
+        })?;
         let offset = inside.unwrap_or(h.at);
         if let Some(deflated) = &packet.compressed_packets {
             let inflated = inflate(deflated).map_err(|e| {
@@ -98,6 +98,7 @@ fn walk(
                     inside,
                     h.at,
                     format!("its compressed_packets do not inflate (zlib): {e}"),
+                    false,
                 )
             })?;
             walk(&mut &inflated[..], Some(offset), each)?;
@@ -107,13 +108,14 @@ fn walk(
 }
 
 /// A fault at `at` of the stream walked; inside deflated packets, named by the packet that holds them
-/// (and never a cut of the file: those bytes were whole, their inflated content is not).
-fn fault(inside: Option<u64>, at: u64, what: String) -> Fault {
+/// (and never a cut of the file: those bytes were whole, their inflated content is not). `cut`: the
+/// data ended inside the packet.
+fn fault(inside: Option<u64>, at: u64, what: String, cut: bool) -> Fault {
     match inside {
         None => Fault {
             at,
             message: what,
-            cut: false,
+            cut,
         },
         Some(outer) => Fault {
             at: outer,

@@ -100,10 +100,8 @@ pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
             // rocprofv3 CSV traces: one file per process, the others of its set read with it.
             let (csv, mut found): (Vec<PathBuf>, Vec<PathBuf>) = found
                 .into_iter()
-                .partition(|f| native::is_trace_table_name(&lower_name(f)));
-            if !csv.is_empty() {
-                found.extend(native::csv_trace_sets(p)?);
-            }
+                .partition(|f| native::is_trace_table_name(&native::lower_name(f)));
+            found.extend(native::csv_trace_sets_among(&csv));
             if found.is_empty() {
                 return Err(Error::EmptyDir { dir: p.clone() });
             }
@@ -114,34 +112,8 @@ pub fn expand_paths(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
             out.push(p.clone());
         }
     }
-    check_one_read_per_csv_set(&out)?;
+    native::check_one_read_per_set(&out)?;
     Ok(out)
-}
-
-/// Two of the paths are files of one rocprofv3 CSV set (one process: `kernel_trace.csv` and the
-/// `hip_api_trace.csv` beside it, or a file and its directory): each reads the whole set, so the
-/// process would be counted twice, as two ranks. An error naming both, not a silent double count.
-fn check_one_read_per_csv_set(paths: &[PathBuf]) -> Result<()> {
-    let mut sets: Vec<((PathBuf, String), &PathBuf)> = Vec::new();
-    for p in paths {
-        if !native::is_trace_table_name(&lower_name(p)) || !p.is_file() {
-            continue;
-        }
-        let set = native::set_key(p)?;
-        if let Some((_, first)) = sets.iter().find(|(s, _)| *s == set) {
-            return Err(Error::Format {
-                file: p.clone(),
-                message: format!(
-                    "a file of the same rocprofv3 CSV set (one process) as {}: each is read with the \
-                     whole set, so the process would count twice; give one file of the set, or \
-                     their directory",
-                    first.display()
-                ),
-            });
-        }
-        sets.push((set, p));
-    }
-    Ok(())
 }
 
 /// Runs `work` on each path on a few worker threads and hands the results to `emit` (on the calling
@@ -250,14 +222,8 @@ fn check_trace_entry(path: &Path) -> Result<()> {
     }
 }
 
-fn lower_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default()
-}
-
 fn is_trace_name(p: &Path) -> bool {
-    let name = lower_name(p);
+    let name = native::lower_name(p);
     let name = name.strip_suffix(".gz").unwrap_or(&name);
     [
         ".json",

@@ -68,3 +68,36 @@ pub fn json_lines(out: &str) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+/// Where each top-level field 1 of a protobuf message starts (tag `0x0A`, a varint length, the body:
+/// an XPlane's planes, a Perfetto trace's packets), walked by hand, independently of the readers, up
+/// to the first field that is not one (an `XSpace`'s hostnames after its planes).
+pub fn field_one_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = vec![];
+    let mut i = 0;
+    while bytes.get(i) == Some(&0x0A) {
+        starts.push(i);
+        let (mut len, mut shift, mut j) = (0usize, 0, i + 1);
+        loop {
+            let b = bytes[j];
+            len |= usize::from(b & 0x7F) << shift;
+            shift += 7;
+            j += 1;
+            if b < 0x80 {
+                break;
+            }
+        }
+        i = j + len;
+    }
+    starts
+}
+
+/// `bytes` gzip-compressed, flushed (a sync flush) and never finished: a gzip stream that ends early,
+/// its content whole up to the end of `bytes`.
+pub fn gzip_cut_after(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(bytes).expect("gzip into memory");
+    z.flush().expect("gzip into memory");
+    z.get_ref().clone()
+}

@@ -38,7 +38,9 @@ pub use crate::read::detect;
 pub use builder::{QueueKey, QueueRows, TraceBuilder};
 pub use detect::{LOOKED_FOR, Sniffed, TRACES_HELP, sniff, sniff_stored};
 pub use names::{KernelNames, api_of_call, demangle, kernel_name};
-pub(crate) use rocprof_csv::{csv_trace_sets, is_trace_table_name, set_key};
+pub(crate) use rocprof_csv::{
+    check_one_read_per_set, csv_trace_sets_among, is_trace_table_name, lower_name,
+};
 
 use crate::error::Result;
 use crate::model::Trace;

@@ -137,12 +137,17 @@ fn trace_name_prefix(lower: &str) -> Option<&str> {
 /// The trace files of a directory, one per process, sorted: each `<prefix>kernel_trace.csv`, and
 /// for a process with none (rocprofv3 run without `--kernel-trace`) its first trace file by name.
 pub(crate) fn csv_trace_sets(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out: Vec<PathBuf> = processes(&list(dir)?)
+    Ok(csv_trace_sets_among(&list(dir)?))
+}
+
+/// [`csv_trace_sets`] among the files of a directory already listed.
+pub(crate) fn csv_trace_sets_among(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = processes(files)
         .into_iter()
         .map(|(_, anchor)| anchor)
         .collect();
     out.sort();
-    Ok(out)
+    out
 }
 
 /// The processes among the files of a directory, as (prefix, the file a set is read from): each
@@ -177,10 +182,18 @@ fn processes(files: &[PathBuf]) -> Vec<(String, PathBuf)> {
     out
 }
 
-fn lower_name(p: &Path) -> String {
+/// A path's file name in lower case (rocprofv3's names are matched without case).
+pub(crate) fn lower_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default()
+}
+
+/// The directory a set's files are listed from: `file`'s own.
+fn dir_of(file: &Path) -> &Path {
+    file.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 fn list(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -212,35 +225,33 @@ fn prefix_of(file: &Path) -> String {
 /// set's, and a file not named as a trace table is alone (its prefix its whole name); another trace
 /// file belongs to the process with the longest prefix its name starts with, read from that
 /// process's kernel trace when it has one, else from `file` itself.
-fn set_of(file: &Path, files: &[PathBuf]) -> (String, PathBuf) {
+/// `procs` are the [`processes`] of `file`'s directory.
+fn set_of(file: &Path, procs: &[(String, PathBuf)]) -> (String, PathBuf) {
     let n = lower_name(file);
     if is_kernel_trace_name(&n) || !is_trace_table_name(&n) {
         return (prefix_of(file), file.to_path_buf());
     }
     let n = n.strip_suffix(".gz").unwrap_or(&n);
-    let procs = processes(files);
     let Some((prefix, anchor)) = procs
-        .into_iter()
+        .iter()
         .filter(|(q, _)| n.starts_with(q.as_str()))
         .max_by_key(|(q, _)| q.len())
     else {
         return (prefix_of(file), file.to_path_buf());
     };
-    let anchor = match is_kernel_trace_name(&lower_name(&anchor)) {
-        true => anchor,
+    let anchor = match is_kernel_trace_name(&lower_name(anchor)) {
+        true => anchor.clone(),
         false => file.to_path_buf(),
     };
-    (prefix, anchor)
+    (prefix.clone(), anchor)
 }
 
 /// The files of `file`'s set ([`set_of`]): the file it is read from first, then the CSV files
 /// beside it that belong to it (longest matching prefix), sorted; no other kernel trace among them.
 fn set_files(file: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
-    let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
-    let dir = dir.unwrap_or(Path::new("."));
-    let files = list(dir)?;
-    let (mine, anchor) = set_of(file, &files);
-    let prefixes: Vec<String> = processes(&files).into_iter().map(|(q, _)| q).collect();
+    let files = list(dir_of(file))?;
+    let procs = processes(&files);
+    let (mine, anchor) = set_of(file, &procs);
     let mut out: Vec<PathBuf> = files
         .into_iter()
         .filter(|p| {
@@ -254,8 +265,9 @@ fn set_files(file: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
                 return false;
             }
             // Belongs to the longest set prefix it starts with.
-            prefixes
+            procs
                 .iter()
+                .map(|(q, _)| q)
                 .filter(|q| n.starts_with(q.as_str()))
                 .max_by_key(|q| q.len())
                 .is_some_and(|q| *q == mine)
@@ -265,17 +277,38 @@ fn set_files(file: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
     Ok((anchor, out))
 }
 
-/// Which set `file` is read with ([`set_of`]): its directory, as a path that names one directory
-/// however it was given, and the set's prefix (for telling two arguments of one set apart from two
-/// processes).
-pub(crate) fn set_key(file: &Path) -> Result<(PathBuf, String)> {
-    let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
-    let dir = dir.unwrap_or(Path::new("."));
-    let (prefix, _) = set_of(file, &list(dir)?);
-    Ok((
-        std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf()),
-        prefix,
-    ))
+/// Two of the paths are files of one set (one process: `kernel_trace.csv` and the `hip_api_trace.csv`
+/// beside it, or a file and its directory): each is read with the whole set, so the process would be
+/// counted twice, as two ranks. An error naming both, not a silent double count. Each directory is
+/// listed once, however many of its files are given.
+pub(crate) fn check_one_read_per_set(paths: &[PathBuf]) -> Result<()> {
+    let mut procs_of: FxHashMap<PathBuf, Vec<(String, PathBuf)>> = FxHashMap::default();
+    let mut first_of: FxHashMap<(PathBuf, String), &PathBuf> = FxHashMap::default();
+    for p in paths {
+        if !is_trace_table_name(&lower_name(p)) || !p.is_file() {
+            continue;
+        }
+        let dir = dir_of(p);
+        // A path that names the directory however it was given (`d`, `./d`, `d/../d`).
+        let key = std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf());
+        let procs = match procs_of.entry(key.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(processes(&list(dir)?)),
+        };
+        let (prefix, _) = set_of(p, procs);
+        if let Some(first) = first_of.insert((key, prefix), p) {
+            return Err(Error::Format {
+                file: p.clone(),
+                message: format!(
+                    "a file of the same rocprofv3 CSV set (one process) as {}: each is read with the \
+                     whole set, so the process would count twice; give one file of the set, or \
+                     their directory",
+                    first.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The same directory entry: `a` listed beside `b`, `b` as given (a relative path, `./x`).

@@ -558,42 +558,78 @@ fn print_against_shell(rows: &[(&str, u64, Duration, Duration)]) {
     }
 }
 
-/// What the model of a file holds, from `kineto summary`'s counts of what was read.
+/// What the model of a file holds, read from the model itself.
 #[derive(Default)]
 struct ModelRows {
     /// Kernels, copies, fills, API calls and user annotations (the "model" column).
     rows: u64,
-    /// The model's rows × their size (`GpuOp`, `Launch`, `Span`, `Flow`): the least any reader that keeps
-    /// this model can hold, whatever it does with the file (ESTIMATED: `Vec`s grown by doubling and the
-    /// interned names come on top).
+    /// The model's rows as it keeps them: `GpuOp`, `Launch` and `Flow` rows × their size, the spans'
+    /// encoding (`Rows::encoded_bytes`). The least any reader that keeps this model can hold, whatever
+    /// it does with the file (ESTIMATED: `Vec`s grown by doubling and the interned names come on top).
     bytes: u64,
 }
 
-/// The model's rows and bytes (a file of several ranks — rocpd of one process on two GPUs — has a
-/// summary per rank, one a line).
-fn model_rows(kineto: &Path, file: &Path) -> Result<ModelRows, String> {
-    use kineto_trace::{Flow, GpuOp, Launch, Span};
-    use std::mem::size_of;
-    let out = Command::new(kineto)
-        .args(["summary", "--json", "--no-sha256"])
+/// The model's rows and bytes, from a child (`cargo xtask bench-native-model FILE`): a child's peak RSS
+/// counts the parent's when it starts (see `bench_parse::generate_in_child`), so this process never
+/// holds a model.
+fn model_rows(file: &Path) -> Result<ModelRows, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .arg("bench-native-model")
         .arg(file)
         .output()
         .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "bench-native-model {}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace().map(str::parse::<u64>);
+    match (it.next(), it.next()) {
+        (Some(Ok(rows)), Some(Ok(bytes))) => Ok(ModelRows { rows, bytes }),
+        _ => Err(format!("bench-native-model {}: {text:?}", file.display())),
+    }
+}
+
+/// `cargo xtask bench-native-model FILE`: prints the model's rows and bytes ([`ModelRows`]), the file
+/// read as `kineto summary` reads it (a file of several ranks — rocpd of one process on two GPUs —
+/// counts each rank's).
+pub fn model_task(args: &[String]) -> Result<(), String> {
+    use kineto_trace::{Flow, GpuOp, Launch, Session, SessionConfig};
+    use std::mem::size_of;
+    let [file] = args else {
+        return Err("usage: bench-native-model FILE".into());
+    };
+    kineto_sqlite::install();
+    kineto_xplane::install();
+    kineto_perfetto::install();
+    let mut config = SessionConfig::default();
+    config.parse.sha256 = false;
+    let session = Session::new(config).map_err(|e| e.to_string())?;
+    let ranks = session
+        .read_ranks(Path::new(file))
+        .map_err(|e| e.to_string())?;
     let mut m = ModelRows::default();
-    for v in serde_json::Deserializer::from_slice(&out.stdout).into_iter::<serde_json::Value>() {
-        let v = v.map_err(|e| format!("summary of {}: {e}", file.display()))?;
-        // A table's count is `{"count": n, …}` for the timed tables, a bare number for the others.
-        let n = |k: &str| v[k]["count"].as_u64().or(v[k].as_u64()).unwrap_or(0);
-        let ops = n("kernels") + n("memcpy") + n("memset");
-        let calls = n("runtime") + n("driver");
-        let spans = n("cpu_ops") + n("user_annotations") + n("gpu_user_annotations");
-        m.rows += ops + calls + n("user_annotations");
+    for t in ranks.iter().map(|p| &p.trace) {
+        let ops = (t.kernels.len() + t.memcpys.len() + t.memsets.len()) as u64;
+        let calls = t.launches.len() as u64;
+        let spans = [
+            &t.cpu_ops,
+            &t.user_annotations,
+            &t.gpu_user_annotations,
+            &t.python_functions,
+        ];
+        m.rows += ops + calls + t.user_annotations.len() as u64;
         m.bytes += ops * size_of::<GpuOp>() as u64
             + calls * size_of::<Launch>() as u64
-            + spans * size_of::<Span>() as u64
-            + n("flows") * size_of::<Flow>() as u64;
+            + spans.iter().map(|s| s.encoded_bytes() as u64).sum::<u64>()
+            + (t.flows.len() * size_of::<Flow>()) as u64;
     }
-    Ok(m)
+    println!("{} {}", m.rows, m.bytes);
+    Ok(())
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -679,7 +715,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             let s: f64 = it.next().and_then(|r| r.parse().ok()).unwrap_or(0.0);
             Ok(Duration::from_secs_f64(s))
         })?;
-        let model = model_rows(&kineto, &path)?;
+        let model = model_rows(&path)?;
         println!(
             "{:<16} {:>10.1} {:>9} {:>10} {:>12.3} {:>10.0} {:>12.3} {:>8.1} {:>10.3} {:>9.0} {:>9.3}",
             format,

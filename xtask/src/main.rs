@@ -25,6 +25,7 @@ fn main() {
         "bench-parse" => bench_parse::run(rest),
         "bench-parse-generate" => bench_parse::generate_task(rest),
         "bench-native" => bench_native::run(rest),
+        "bench-native-model" => bench_native::model_task(rest),
         "bench-ranks" => bench_ranks::run(rest),
         "bench-ranks-generate" => bench_ranks::generate_task(rest),
         "bench-monitor" => bench_monitor::run(rest),

@@ -14,13 +14,14 @@
 //! most. Not counted: a GPU op's process place in the files of several processes (a byte a row where
 //! they have fewer than 128), where each track's rows begin (a few bytes a track), and the names and
 //! tracks themselves (the model holds those already, once each). The rows column is `len × size_of` of
-//! each row type, the least the model holds now (no `Vec` slack).
+//! each row type, the least the model holds now (no `Vec` slack); for spans, which the model keeps
+//! encoded ([`Rows`]), the bytes of their encoding (`Rows::encoded_bytes`).
 //!
 //! What it is not: a benchmark (nothing is timed) or a model (nothing reads the encoding back).
 
 use kineto_trace::native::detect::{put_varint, zigzag};
 use kineto_trace::{
-    Api, Detail, Flow, GemmRows, GpuOp, Launch, Session, SessionConfig, Span, Sym, Track,
+    Api, Detail, Flow, GemmRows, GpuOp, Launch, Rows, Session, SessionConfig, Span, Sym, Track,
 };
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -102,15 +103,15 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
     let mut names: Dense<Sym> = Dense::new();
     let mut details: Dense<Detail> = Dense::new();
     let mut out = Vec::new();
-    let mut push = |what, rows: usize, size: usize, columnar| {
+    let mut push = |what, rows: usize, as_rows: usize, columnar| {
         out.push(Kind {
             what,
             rows,
-            as_rows: (rows * size) as u64,
+            as_rows: as_rows as u64,
             columnar,
         });
     };
-    let spans: [(&str, &[Span]); 4] = [
+    let spans: [(&str, &Rows<Span>); 4] = [
         ("cpu ops", &trace.cpu_ops),
         ("user annotations", &trace.user_annotations),
         ("GPU annotations", &trace.gpu_user_annotations),
@@ -128,7 +129,7 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
                 plain: [None, None],
             })
             .collect();
-        push(what, spans.len(), size_of::<Span>(), encoded(rows));
+        push(what, spans.len(), spans.encoded_bytes(), encoded(rows));
     }
     let rows = trace
         .launches
@@ -148,7 +149,7 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
     push(
         "API calls",
         trace.launches.len(),
-        size_of::<Launch>(),
+        trace.launches.len() * size_of::<Launch>(),
         encoded(rows),
     );
     let ops: [(&str, &[GpuOp]); 3] = [
@@ -168,7 +169,7 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
                 plain: [Some(details.of(o.detail)), None],
             })
             .collect();
-        push(what, ops.len(), size_of::<GpuOp>(), encoded(rows));
+        push(what, ops.len(), std::mem::size_of_val(ops), encoded(rows));
     }
     let flows = trace
         .flows
@@ -188,7 +189,7 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
     push(
         "flows",
         trace.flows.len(),
-        size_of::<Flow>(),
+        trace.flows.len() * size_of::<Flow>(),
         encoded(flows),
     );
     let gemm = trace.gemm_rows.len();
@@ -196,7 +197,7 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
     push(
         "GEMM rows",
         gemm,
-        size_of::<GemmRows>(),
+        gemm * size_of::<GemmRows>(),
         (gemm * size_of::<GemmRows>()) as u64,
     );
     out

@@ -11,7 +11,7 @@ pub struct AnnotationRow<'a> {
     rank: Option<u64>,
     kind: &'static str,
     name: &'a str,
-    span: &'a Span,
+    span: Span,
     pid: String,
     tid: String,
 }

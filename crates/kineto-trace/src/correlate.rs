@@ -10,7 +10,7 @@
 //!
 //! What does not link is counted and reported ([`LinkReport`]), never silently dropped.
 
-use crate::model::{GpuKind, GpuOp, Span, Trace};
+use crate::model::{GpuKind, GpuOp, Rows, Span, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -197,7 +197,7 @@ impl Links {
         &'t self,
         trace: &'t Trace,
         launch: usize,
-    ) -> impl Iterator<Item = &'t Span> {
+    ) -> impl Iterator<Item = Span> + 't {
         let at = trace.launches.get(launch).map_or(0, |l| l.ts_ns);
         chain(
             &trace.user_annotations,
@@ -212,7 +212,7 @@ impl Links {
         &'t self,
         trace: &'t Trace,
         launch: usize,
-    ) -> impl Iterator<Item = &'t Span> {
+    ) -> impl Iterator<Item = Span> + 't {
         let at = trace.launches.get(launch).map_or(0, |l| l.ts_ns);
         chain(
             &trace.cpu_ops,
@@ -226,18 +226,18 @@ impl Links {
 /// Follows parent links from `first`, keeping the spans that contain `at`: with partly overlapping
 /// (not nested) spans a parent need not contain the child's launch.
 fn chain<'t>(
-    spans: &'t [Span],
+    spans: &'t Rows<Span>,
     parent: &'t [Option<u32>],
     first: Option<u32>,
     at: i64,
-) -> impl Iterator<Item = &'t Span> {
+) -> impl Iterator<Item = Span> + 't {
     std::iter::successors(first, move |&i| parent.get(i as usize).copied().flatten())
         .take(spans.len())
         .filter_map(move |i| spans.get(i as usize))
         .filter(move |s| s.ts_ns <= at && at < s.end_ns())
 }
 
-fn spans_on_tracks(spans: &[Span]) -> Vec<(u64, i64, i64)> {
+fn spans_on_tracks(spans: &Rows<Span>) -> Vec<(u64, i64, i64)> {
     spans
         .iter()
         .map(|s| (u64::from(s.track.0), s.ts_ns, s.end_ns()))

@@ -11,7 +11,9 @@
 //! says it ([`crate::native::TraceBuilder::process_rank`]), else its process and GPU — is in its header
 //! ([`crate::RankPart`]).
 
-use crate::model::{Flow, GemmRows, GpuOp, Launch, OpProcesses, RankPart, Span, Trace, TrackIds};
+use crate::model::{
+    Flow, GemmRows, GpuOp, Launch, OpProcesses, RankPart, Rows, Span, Trace, TrackIds,
+};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -165,7 +167,7 @@ impl Parts {
         for (n, s) in t.cpu_ops.iter().enumerate() {
             for &i in ranks_of_track(&self.of_process, &mut self.left_out, t.track(s.track)) {
                 cpu_op_index[n].push((i, self.traces[i].cpu_ops.len() as u32));
-                self.traces[i].cpu_ops.push(s.clone());
+                self.traces[i].cpu_ops.push(s);
             }
         }
         for g in &t.gemm_rows {
@@ -183,7 +185,7 @@ impl Parts {
             let mut placed = false;
             for (i, key) in self.keys.iter().enumerate() {
                 if key.1 == device {
-                    self.traces[i].gpu_user_annotations.push(s.clone());
+                    self.traces[i].gpu_user_annotations.push(s);
                     placed = true;
                 }
             }
@@ -198,10 +200,10 @@ impl Parts {
         }
     }
 
-    fn spans(&mut self, t: &Trace, spans: &[Span], to: impl Fn(&mut Trace) -> &mut Vec<Span>) {
+    fn spans(&mut self, t: &Trace, spans: &Rows<Span>, to: impl Fn(&mut Trace) -> &mut Rows<Span>) {
         for s in spans {
             for &i in ranks_of_track(&self.of_process, &mut self.left_out, t.track(s.track)) {
-                to(&mut self.traces[i]).push(s.clone());
+                to(&mut self.traces[i]).push(s);
             }
         }
     }
@@ -316,9 +318,9 @@ fn bounds(t: &Trace) -> Option<(i64, i64)> {
     let spans = t
         .cpu_ops
         .iter()
-        .chain(&t.user_annotations)
-        .chain(&t.gpu_user_annotations)
-        .chain(&t.python_functions)
+        .chain(t.user_annotations.iter())
+        .chain(t.gpu_user_annotations.iter())
+        .chain(t.python_functions.iter())
         .map(|s| (s.ts_ns, s.end_ns()));
     let flows = t.flows.iter().map(flow_span);
     ops.chain(calls)

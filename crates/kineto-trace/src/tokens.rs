@@ -100,8 +100,9 @@ pub(crate) fn from_gemm_rows(
     // Per step: (start, rows, op name) of its GEMMs.
     let mut by_step: FxHashMap<u32, Vec<(i64, u32, crate::model::Sym)>> = FxHashMap::default();
     for (g, s) in trace.gemm_rows.iter().zip(op_step) {
-        if let Some(s) = s {
-            let op = &trace.cpu_ops[g.cpu_op as usize];
+        if let Some(s) = s
+            && let Some(op) = trace.cpu_ops.get(g.cpu_op as usize)
+        {
             by_step
                 .entry(*s)
                 .or_default()

@@ -395,7 +395,12 @@ fn an_event_larger_than_the_read_window_is_read_whole() {
         let t = write("big.json", &bytes);
         let p = parse(&t, false).expect("big");
         assert_eq!(p.trace.cpu_ops.len(), 1);
-        assert_eq!(p.trace.name(p.trace.cpu_ops[0].name).len(), 10 << 20);
+        assert_eq!(
+            p.trace
+                .name(p.trace.cpu_ops.first().expect("a cpu op").name)
+                .len(),
+            10 << 20
+        );
         assert_eq!(p.trace.kernels.len(), 1);
     }
 }

@@ -778,7 +778,10 @@ fn a_directory_reads_a_process_without_a_kernel_trace_beside_one_with() {
     assert_eq!(p200.memcpys.len(), 1);
     assert_eq!(p200.memcpys[0].dur_ns, 40);
     assert_eq!(p200.user_annotations.len(), 1);
-    assert_eq!(p200.user_annotations[0].dur_ns, 95);
+    assert_eq!(
+        p200.user_annotations.first().expect("an annotation").dur_ns,
+        95
+    );
     // Its three files read once each, none of process 100's.
     assert_eq!(
         r200.json_bytes,

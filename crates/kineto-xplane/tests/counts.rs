@@ -143,7 +143,7 @@ fn kernel_details_and_copies_are_read() {
     assert_eq!(t.name(c.name), "Memcpy DtoH (DeviceToHost)");
     assert_eq!(t.detail(c).bytes, Some(4096));
     // The step annotation on the host's python thread: 990_000 ns + 0, for 80_000_000 ps.
-    let s = &t.user_annotations[0];
+    let s = t.user_annotations.first().expect("an annotation");
     assert_eq!((s.ts_ns, s.dur_ns), (990_000, 80_000));
     // A launch at a negative offset: 999_000 ns + (0 − 2_000 + 0)·1000 + 500 ps, floored.
     let first_launch = t.launches.iter().map(|l| l.ts_ns).min().unwrap();

@@ -182,10 +182,10 @@ impl TraceBuilder {
     }
 
     /// Room for the rows a reader will add, where it knows their number first (one that holds its
-    /// rows until the file is read): GPU ops by kind ([`kind_index`]), calls, and CPU ops, user and
-    /// GPU-side annotations. Each table is then allocated once at its size, not grown by doubling,
-    /// whose earlier copies the allocator may keep resident beside the rows.
-    pub(crate) fn reserve(&mut self, ops: [usize; 3], launches: usize, spans: [usize; 3]) {
+    /// rows until the file is read): GPU ops by kind ([`kind_index`]) and calls. Each table is then
+    /// allocated once at its size, not grown by doubling, whose earlier copies the allocator may keep
+    /// resident beside the rows. (Spans are kept encoded, a block at a time: [`crate::Rows`].)
+    pub(crate) fn reserve(&mut self, ops: [usize; 3], launches: usize) {
         let t = &mut self.trace;
         for (rows, n) in [&mut t.kernels, &mut t.memcpys, &mut t.memsets]
             .into_iter()
@@ -194,16 +194,6 @@ impl TraceBuilder {
             rows.reserve_exact(n);
         }
         t.launches.reserve_exact(launches);
-        for (rows, n) in [
-            &mut t.cpu_ops,
-            &mut t.user_annotations,
-            &mut t.gpu_user_annotations,
-        ]
-        .into_iter()
-        .zip(spans)
-        {
-            rows.reserve_exact(n);
-        }
     }
 
     /// Adds one end of a CPU→GPU flow.
@@ -342,8 +332,7 @@ impl TraceBuilder {
             &mut t.gpu_user_annotations,
         ] {
             // Longer first at equal starts, so an enclosing range precedes what it encloses.
-            let mut order = stable_order(spans, |s| (s.ts_ns, std::cmp::Reverse(s.dur_ns)));
-            permute(&mut order, |a, b| spans.swap(a, b));
+            spans.sort_stable_by_key(|s| (s.ts_ns, std::cmp::Reverse(s.dur_ns)));
         }
         t.time_bounds = self.bounds;
         t.names.freeze();

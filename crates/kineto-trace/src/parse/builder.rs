@@ -65,7 +65,16 @@ pub(super) struct Builder {
     foreign_unresolved: Vec<(BeginEnd, i64)>,
     /// The pids that are devices, for other producers' GPU categories.
     pub(super) devices: DevicePids,
+    /// A range's spans, held whole until the range is folded into the model, which encodes them
+    /// ([`crate::Rows`]); `None` in the builder of the model itself, whose spans go straight to it.
+    pub(super) range_spans: Option<RangeSpans>,
 }
+
+/// A range's CPU ops, user and GPU annotations and Python functions, in that order: encoded in the
+/// range and again in the fold (with the model's names and tracks), they cost the fold's thread, which
+/// the parse waits on, a decode and an encode a span; held whole, an encode.
+#[derive(Default)]
+pub(super) struct RangeSpans(pub(super) [Vec<Span>; 4]);
 
 /// A `B` or `E` event kept until every event is read (or an `X` event of another producer's GPU
 /// category, as its `B`).
@@ -504,18 +513,40 @@ impl Builder {
     /// A CPU op (with the GEMM rows of its inputs, when known) or an annotation (`cat` says which).
     #[inline]
     fn push_span(&mut self, cat: EventKind, span: Span, gemm_rows: Option<u32>) {
-        match cat {
-            EventKind::CpuOp => {
-                if let Some(rows) = gemm_rows {
-                    self.trace.gemm_rows.push(GemmRows {
-                        cpu_op: self.trace.cpu_ops.len() as u32,
-                        rows,
-                    });
-                }
-                self.trace.cpu_ops.push(span)
-            }
-            EventKind::UserAnnotation => self.trace.user_annotations.push(span),
-            _ => self.trace.gpu_user_annotations.push(span),
+        let kind = match cat {
+            EventKind::CpuOp => 0,
+            EventKind::UserAnnotation => 1,
+            _ => 2,
+        };
+        if kind == 0
+            && let Some(rows) = gemm_rows
+        {
+            let cpu_op = match &self.range_spans {
+                Some(r) => r.0[0].len(),
+                None => self.trace.cpu_ops.len(),
+            };
+            self.trace.gemm_rows.push(GemmRows {
+                cpu_op: cpu_op as u32,
+                rows,
+            });
+        }
+        self.keep_span(kind, span);
+    }
+
+    /// Keeps a span: 0 a CPU op, 1 a user annotation, 2 a GPU annotation, 3 a Python function
+    /// ([`RangeSpans`]' order).
+    #[inline]
+    fn keep_span(&mut self, kind: usize, span: Span) {
+        if let Some(r) = &mut self.range_spans {
+            r.0[kind].push(span);
+            return;
+        }
+        let t = &mut self.trace;
+        match kind {
+            0 => t.cpu_ops.push(span),
+            1 => t.user_annotations.push(span),
+            2 => t.gpu_user_annotations.push(span),
+            _ => t.python_functions.push(span),
         }
     }
 
@@ -537,7 +568,7 @@ impl Builder {
                 track: self.track(ev.pid, ev.tid),
                 external_id: None,
             };
-            self.trace.python_functions.push(span);
+            self.keep_span(3, span);
         }
     }
 

@@ -38,46 +38,65 @@ fn read_into(mut b: Builder, text: &str) -> Builder {
 
 /// The lengths of the row vectors a [`Spare`] carries, in its list's order.
 fn row_lens(b: &Builder) -> Vec<usize> {
-    Spare::shape(&b.trace)
-        .into_iter()
-        .map(|(len, _)| len)
-        .collect()
+    Spare::shape(b).into_iter().map(|(len, _)| len).collect()
 }
 
-/// The same vectors' capacities.
+/// The same tables' room, in bytes.
 fn row_capacities(b: &Builder) -> Vec<usize> {
-    Spare::shape(&b.trace)
-        .into_iter()
-        .map(|(_, cap)| cap)
-        .collect()
+    Spare::shape(b).into_iter().map(|(_, cap)| cap).collect()
 }
 
 /// A folded range's rows land in the model, and its vectors come back empty with their capacity: the
 /// next range's builder starts with no row and needs no allocation for as many rows.
 #[test]
 fn a_folded_range_hands_on_its_row_vectors_empty_with_their_capacity() {
-    let part = read_into(Builder::new(true), ONE_OF_EACH);
-    // One kernel, copy, fill, launch, cpu op, annotation, GPU annotation, python function; a flow's
-    // start and finish.
-    assert_eq!(row_lens(&part), [1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    let part = read_into(range(), ONE_OF_EACH);
+    // One kernel, copy, fill and launch; a flow's start and finish; four spans (a cpu op, an
+    // annotation, a GPU annotation, a python function), held whole in the range.
+    assert_eq!(row_lens(&part), [1, 1, 1, 1, 2, 4]);
     let mut model = Builder::new(true);
     let spare = model.absorb(part);
-    assert_eq!(row_lens(&model), [1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    // In the model, the spans are encoded.
+    assert_eq!(row_lens(&model), [1, 1, 1, 1, 2, 4]);
+    assert!(model.range_spans.is_none());
+    assert_eq!(
+        [
+            model.trace.cpu_ops.len(),
+            model.trace.user_annotations.len(),
+            model.trace.gpu_user_annotations.len(),
+            model.trace.python_functions.len()
+        ],
+        [1; 4]
+    );
     let next = Builder::reusing(true, spare);
-    assert_eq!(row_lens(&next), [0; 9]);
+    assert_eq!(row_lens(&next), [0; 6]);
     let kept = row_capacities(&next);
     assert!(kept.iter().all(|&c| c >= 1), "capacities {kept:?}");
-    assert!(kept[8] >= 2, "the flows' capacity {}", kept[8]);
+    assert!(
+        kept[4] >= 2 * std::mem::size_of::<crate::model::Flow>(),
+        "the flows' room {}",
+        kept[4]
+    );
+    assert!(
+        kept[5] >= 4 * std::mem::size_of::<crate::model::Span>(),
+        "the spans' room {}",
+        kept[5]
+    );
+}
+
+/// A range's builder, as the parallel parse makes one (on a new spare).
+fn range() -> Builder {
+    Builder::reusing(true, Spare::default())
 }
 
 /// A spare that still holds rows (no caller hands one on, but nothing rests on that) gives a builder
 /// with none: nothing of one range reaches another.
 #[test]
 fn a_spare_still_holding_rows_gives_a_builder_with_none() {
-    let mut full = read_into(Builder::new(true), ONE_OF_EACH);
-    let spare = Spare::take(&mut full.trace);
+    let mut full = read_into(range(), ONE_OF_EACH);
+    let spare = Spare::take(&mut full);
     let next = Builder::reusing(true, spare);
-    assert_eq!(row_lens(&next), [0; 9]);
+    assert_eq!(row_lens(&next), [0; 6]);
     assert!(row_capacities(&next).iter().all(|&c| c >= 1));
 }
 

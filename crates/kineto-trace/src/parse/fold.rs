@@ -3,13 +3,29 @@
 //!
 //! What it is not: where ranges come from or when one is folded (`super::super::ranges`, the driver).
 
-use super::{BeginEnd, Builder, KEEP_WARNINGS};
-use crate::model::{Flow, GemmRows, GpuOp, Launch, Span, Sym, Trace, Track};
+use super::{BeginEnd, Builder, KEEP_WARNINGS, RangeSpans};
+use crate::model::{Flow, GemmRows, GpuOp, Launch, Rows, Span, Sym, Track};
 
 /// `v`, emptied, its capacity kept.
 fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
     v.clear();
     v
+}
+
+/// The bytes `v`'s capacity takes.
+fn room_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
+impl RangeSpans {
+    /// Emptied, the room kept.
+    fn emptied(self) -> RangeSpans {
+        RangeSpans(self.0.map(emptied))
+    }
+
+    fn room_bytes(&self) -> usize {
+        self.0.iter().map(room_bytes).sum()
+    }
 }
 
 /// [`Spare`] and what takes and puts its vectors: one list of the row vectors, by name.
@@ -26,28 +42,45 @@ macro_rules! spare_rows {
         #[derive(Default)]
         pub(in crate::parse) struct Spare {
             $($row: Vec<$ty>,)*
+            /// A range's spans, held whole ([`RangeSpans`]).
+            spans: RangeSpans,
         }
 
         impl Spare {
-            /// `t`'s row vectors, rows and all, `t` left with new empty ones.
-            pub(in crate::parse) fn take(t: &mut Trace) -> Spare {
-                Spare { $($row: std::mem::take(&mut t.$row),)* }
+            /// `b`'s row vectors, rows and all, `b` left with new empty ones.
+            pub(in crate::parse) fn take(b: &mut Builder) -> Spare {
+                let t = &mut b.trace;
+                Spare {
+                    $($row: std::mem::take(&mut t.$row),)*
+                    spans: b.range_spans.take().unwrap_or_default(),
+                }
             }
 
             /// The bytes its vectors' capacity takes.
             pub(in crate::parse) fn bytes(&self) -> usize {
-                0 $(+ self.$row.capacity() * std::mem::size_of::<$ty>())*
+                0 $(+ room_bytes(&self.$row))* + self.spans.room_bytes()
             }
 
-            /// Puts the vectors into `t`, emptied.
-            pub(super) fn put(self, t: &mut Trace) {
-                $(t.$row = emptied(self.$row);)*
+            /// Puts the vectors into `b`, emptied.
+            pub(super) fn put(self, b: &mut Builder) {
+                $(b.trace.$row = emptied(self.$row);)*
+                b.range_spans = Some(self.spans.emptied());
             }
 
-            /// Each row vector's length and capacity, in the list's order (for the tests).
+            /// Each table's rows and the bytes of its room, in the list's order, then the spans'
+            /// (held whole in a range, encoded in the model) (for the tests).
             #[cfg(test)]
-            pub(super) fn shape(t: &Trace) -> Vec<(usize, usize)> {
-                vec![$((t.$row.len(), t.$row.capacity()),)*]
+            pub(super) fn shape(b: &Builder) -> Vec<(usize, usize)> {
+                let t = &b.trace;
+                let encoded = [&t.cpu_ops, &t.user_annotations, &t.gpu_user_annotations, &t.python_functions];
+                let spans = match &b.range_spans {
+                    Some(r) => (r.0.iter().map(Vec::len).sum(), r.room_bytes()),
+                    None => (
+                        encoded.iter().map(|r| r.len()).sum(),
+                        encoded.iter().map(|r| r.held_bytes()).sum(),
+                    ),
+                };
+                vec![$((t.$row.len(), room_bytes(&t.$row)),)* spans]
             }
         }
     };
@@ -58,10 +91,6 @@ spare_rows!(
     memcpys: GpuOp,
     memsets: GpuOp,
     launches: Launch,
-    cpu_ops: Span,
-    user_annotations: Span,
-    gpu_user_annotations: Span,
-    python_functions: Span,
     flows: Flow,
 );
 
@@ -69,7 +98,7 @@ impl Builder {
     /// An empty model ([`Builder::new`]) whose row vectors are `spare`'s, emptied.
     pub(in crate::parse) fn reusing(python_frames: bool, spare: Spare) -> Builder {
         let mut b = Builder::new(python_frames);
-        spare.put(&mut b.trace);
+        spare.put(&mut b);
         b
     }
 
@@ -79,7 +108,7 @@ impl Builder {
     /// add up, and the first [`KEEP_WARNINGS`] warnings overall are kept. The range's row vectors
     /// come back emptied, their capacity kept ([`Spare`]).
     pub(in crate::parse) fn absorb(&mut self, mut part: Builder) -> Spare {
-        let mut rows = Spare::take(&mut part.trace);
+        let mut rows = Spare::take(&mut part);
         let names = self.trace.names.absorb(&part.trace.names);
         let details = self.trace.details.absorb(&part.trace.details);
         let part_tracks = std::mem::take(&mut part.trace.tracks);
@@ -128,17 +157,22 @@ impl Builder {
             ..l
         }));
         let cpu_ops = t.cpu_ops.len() as u32;
-        let spans = |to: &mut Vec<Span>, from: &mut Vec<Span>| {
-            to.extend(from.drain(..).map(|s| Span {
+        // A range's spans are held whole (a part made by `Builder::new`, as the tests make, has them
+        // in its model instead: one of the two is empty).
+        let spans = |to: &mut Rows<Span>, held: &mut Vec<Span>, encoded: &Rows<Span>| {
+            let remap = |s: Span| Span {
                 name: sym(s.name),
                 track: track(s.track),
                 ..s
-            }))
+            };
+            to.extend(encoded.iter().map(remap));
+            to.extend(held.drain(..).map(remap));
         };
-        spans(&mut t.cpu_ops, &mut rows.cpu_ops);
-        spans(&mut t.user_annotations, &mut rows.user_annotations);
-        spans(&mut t.gpu_user_annotations, &mut rows.gpu_user_annotations);
-        spans(&mut t.python_functions, &mut rows.python_functions);
+        let [cpu, user, gpu, python] = &mut rows.spans.0;
+        spans(&mut t.cpu_ops, cpu, &p.cpu_ops);
+        spans(&mut t.user_annotations, user, &p.user_annotations);
+        spans(&mut t.gpu_user_annotations, gpu, &p.gpu_user_annotations);
+        spans(&mut t.python_functions, python, &p.python_functions);
         t.gemm_rows
             .extend(p.gemm_rows.into_iter().map(|g| GemmRows {
                 cpu_op: g.cpu_op + cpu_ops,

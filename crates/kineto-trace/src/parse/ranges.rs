@@ -527,9 +527,9 @@ mod tests {
 
     /// A spare whose kernels vector has room for `kernels` rows.
     fn spare_of(kernels: usize) -> Spare {
-        let mut trace = crate::model::Trace::default();
-        trace.kernels.reserve_exact(kernels);
-        Spare::take(&mut trace)
+        let mut b = Builder::new(false);
+        b.trace.kernels.reserve_exact(kernels);
+        Spare::take(&mut b)
     }
 
     /// The pool keeps a spare for the next builder only while it is under a block's bytes and fewer

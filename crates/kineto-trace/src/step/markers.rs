@@ -88,18 +88,15 @@ pub(super) fn find_markers(
     pids: &mut Pids<'_>,
 ) -> Vec<Marker> {
     match finder {
-        Finder::Names(regex) => name_markers(trace, regex)
-            .into_iter()
-            .map(Marker::of)
-            .collect(),
+        Finder::Names(regex) => name_markers(trace, regex).iter().map(Marker::of).collect(),
         Finder::Python(functions) => python_markers(trace, functions),
         Finder::ModelForward => {
             let forwards = outermost(
                 trace
                     .user_annotations
                     .iter()
-                    .chain(&trace.cpu_ops)
-                    .chain(&trace.python_functions)
+                    .chain(trace.cpu_ops.iter())
+                    .chain(trace.python_functions.iter())
                     .filter(|s| crate::profiles::is_model_forward(trace.name(s.name))),
             );
             if forwards.is_empty() {
@@ -119,7 +116,7 @@ pub(super) fn find_markers(
                 .collect();
             let (_, inside) = crate::correlate::stab(&spans, &points);
             forwards
-                .into_iter()
+                .iter()
                 .map(Marker::of)
                 .chain(
                     replays
@@ -139,7 +136,7 @@ pub(super) fn find_markers(
 /// every one distinct and all of one name once digits are set aside (`train_step`, `step 3`, …). A
 /// training loop's step annotation is that (the forward, backward and optimizer of one iteration);
 /// `None` when any forward lacks one or they differ.
-fn enclosing_steps<'t>(trace: &'t Trace, forwards: &[&'t Span]) -> Option<Vec<&'t Span>> {
+fn enclosing_steps(trace: &Trace, forwards: &[Span]) -> Option<Vec<Span>> {
     let shape = |s: &Span| -> String {
         trace
             .name(s.name)
@@ -147,24 +144,29 @@ fn enclosing_steps<'t>(trace: &'t Trace, forwards: &[&'t Span]) -> Option<Vec<&'
             .filter(|c| !c.is_ascii_digit())
             .collect()
     };
-    let mut out: Vec<&Span> = Vec::with_capacity(forwards.len());
+    // Decoded once: each forward searches them all (a trace's annotations are few beside its ops).
+    let annotations: Vec<Span> = trace.user_annotations.iter().collect();
+    // Each forward's annotation, by its place among them.
+    let mut out: Vec<(usize, Span)> = Vec::with_capacity(forwards.len());
     for f in forwards {
-        let around = trace
-            .user_annotations
+        let around = annotations
             .iter()
-            .filter(|a| {
+            .copied()
+            .enumerate()
+            .filter(|(_, a)| {
                 a.track == f.track
                     && a.ts_ns <= f.ts_ns
                     && a.end_ns() >= f.end_ns()
                     && a.dur_ns > f.dur_ns
                     && !crate::profiles::is_model_forward(trace.name(a.name))
             })
-            .max_by_key(|a| (a.ts_ns, std::cmp::Reverse(a.dur_ns)))?;
+            .max_by_key(|(_, a)| (a.ts_ns, std::cmp::Reverse(a.dur_ns)))?;
         out.push(around);
     }
-    let first = shape(out[0]);
-    let distinct = out.windows(2).all(|w| !std::ptr::eq(w[0], w[1]));
-    (distinct && out.iter().all(|a| shape(a) == first)).then_some(out)
+    let first = shape(&out[0].1);
+    let distinct = out.windows(2).all(|w| w[0].0 != w[1].0);
+    (distinct && out.iter().all(|(_, a)| shape(a) == first))
+        .then(|| out.into_iter().map(|(_, a)| a).collect())
 }
 
 /// Every CUDA/HIP-graph launch that produced GPU work, as a one-launch marker.
@@ -185,10 +187,10 @@ pub(super) fn graph_replays(trace: &Trace, links: &Links) -> Vec<Marker> {
 }
 
 /// Spans on each thread that no other span of the set contains (the first of equal ones), by start.
-pub(super) fn outermost<'t>(spans: impl Iterator<Item = &'t Span>) -> Vec<&'t Span> {
-    let mut v: Vec<&Span> = spans.collect();
+pub(super) fn outermost(spans: impl Iterator<Item = Span>) -> Vec<Span> {
+    let mut v: Vec<Span> = spans.collect();
     v.sort_by_key(|s| (s.track, s.ts_ns, std::cmp::Reverse(s.dur_ns)));
-    let mut out: Vec<&Span> = Vec::new();
+    let mut out: Vec<Span> = Vec::new();
     let mut open: Option<(Track, i64)> = None;
     for s in v {
         if let Some((t, end)) = open
@@ -220,7 +222,7 @@ pub(super) fn python_markers(trace: &Trace, functions: &[PyFunction]) -> Vec<Mar
     let mut out: Vec<Marker> = Vec::new();
     // Per thread, the marker a tail extends.
     let mut last: FxHashMap<Track, usize> = FxHashMap::default();
-    for s in calls {
+    for s in &calls {
         match role_of(s) {
             Some(PyRole::Step) => {
                 last.insert(s.track, out.len());
@@ -254,11 +256,11 @@ pub(super) fn frequent_annotations(trace: &Trace, n: usize) -> Vec<(String, u64)
 }
 
 /// The marker spans, deduplicated, in order of (start, longer first, file order).
-pub(super) fn name_markers<'t>(trace: &'t Trace, regex: &Regex) -> Vec<&'t Span> {
+pub(super) fn name_markers(trace: &Trace, regex: &Regex) -> Vec<Span> {
     let mut matches: FxHashMap<Sym, bool> = FxHashMap::default();
     let mut seen: FxHashSet<(Sym, Track, i64, i64)> = FxHashSet::default();
-    let mut out: Vec<&Span> = Vec::new();
-    for s in trace.user_annotations.iter().chain(&trace.cpu_ops) {
+    let mut out: Vec<Span> = Vec::new();
+    for s in trace.user_annotations.iter().chain(trace.cpu_ops.iter()) {
         let is = *matches
             .entry(s.name)
             .or_insert_with(|| regex.is_match(trace.name(s.name)));

@@ -225,9 +225,10 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
         let points: Vec<(u64, i64)> = trace
             .gemm_rows
             .iter()
-            .map(|g| {
-                let op = &trace.cpu_ops[g.cpu_op as usize];
-                (pids.of(op.track), op.ts_ns)
+            .map(|g| match trace.cpu_ops.get(g.cpu_op as usize) {
+                Some(op) => (pids.of(op.track), op.ts_ns),
+                // A row's op is always kept (`GemmRows::cpu_op`); without one it is in no step.
+                None => (u64::MAX, i64::MIN),
             })
             .collect();
         let (_, op_step) = crate::correlate::stab(&spans, &points);

@@ -508,18 +508,15 @@ impl<'a> ArrayReader<'a> {
     /// Room in the model for the rows the items become, so that its tables are not grown (and copied)
     /// while the items are still held.
     fn reserve_rows(&mut self) {
-        let (mut ops, mut launches, mut spans) = ([0; 3], 0, [0; 3]);
+        let (mut ops, mut launches) = ([0; 3], 0);
         for it in self.items.iter() {
             match it.role {
                 Role::Gpu(kind) => ops[kind_index(kind)] += 1,
                 Role::Launch(_) => launches += 1,
-                Role::Span(SpanKind::CpuOp) => spans[0] += 1,
-                Role::Span(SpanKind::UserAnnotation) => spans[1] += 1,
-                Role::Span(SpanKind::GpuUserAnnotation) => spans[2] += 1,
-                Role::Other => {}
+                Role::Span(_) | Role::Other => {}
             }
         }
-        self.b.reserve(ops, launches, spans);
+        self.b.reserve(ops, launches);
     }
 
     /// One item into the model, as its role says; the odd `args` fields its role reads warned of.

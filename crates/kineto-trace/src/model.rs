@@ -325,6 +325,7 @@ impl Row for Span {
         put_step(out, id(self.external_id), id(before.external_id));
     }
 
+    #[inline(always)]
     fn decode(before: &Span, bytes: &mut &[u8]) -> Span {
         Span {
             ts_ns: next_step(bytes, before.ts_ns),

@@ -80,15 +80,38 @@ pub(super) fn found_note(
     }
 }
 
+/// The names user annotations and CPU ops carry, each once, found on first use: a profile whose
+/// marker names match none of them needs no pass over the spans (each is decoded as it is read,
+/// [`crate::Rows`]), and the profiles are tried one after another.
+#[derive(Default)]
+pub(super) struct SpanNames(std::cell::OnceCell<FxHashSet<Sym>>);
+
+impl SpanNames {
+    fn get(&self, trace: &Trace) -> &FxHashSet<Sym> {
+        self.0.get_or_init(|| {
+            trace
+                .user_annotations
+                .iter()
+                .chain(trace.cpu_ops.iter())
+                .map(|s| s.name)
+                .collect()
+        })
+    }
+}
+
 /// The markers one profile finds.
 pub(super) fn find_markers(
     trace: &Trace,
     links: &Links,
     finder: &Finder,
     pids: &mut Pids<'_>,
+    names: &SpanNames,
 ) -> Vec<Marker> {
     match finder {
-        Finder::Names(regex) => name_markers(trace, regex).iter().map(Marker::of).collect(),
+        Finder::Names(regex) => name_markers(trace, regex, names)
+            .iter()
+            .map(Marker::of)
+            .collect(),
         Finder::Python(functions) => python_markers(trace, functions),
         Finder::ModelForward => {
             let forwards = outermost(
@@ -256,15 +279,20 @@ pub(super) fn frequent_annotations(trace: &Trace, n: usize) -> Vec<(String, u64)
 }
 
 /// The marker spans, deduplicated, in order of (start, longer first, file order).
-pub(super) fn name_markers(trace: &Trace, regex: &Regex) -> Vec<Span> {
-    let mut matches: FxHashMap<Sym, bool> = FxHashMap::default();
+pub(super) fn name_markers(trace: &Trace, regex: &Regex, names: &SpanNames) -> Vec<Span> {
+    let matches: FxHashSet<Sym> = names
+        .get(trace)
+        .iter()
+        .copied()
+        .filter(|&n| regex.is_match(trace.name(n)))
+        .collect();
     let mut seen: FxHashSet<(Sym, Track, i64, i64)> = FxHashSet::default();
     let mut out: Vec<Span> = Vec::new();
+    if matches.is_empty() {
+        return out;
+    }
     for s in trace.user_annotations.iter().chain(trace.cpu_ops.iter()) {
-        let is = *matches
-            .entry(s.name)
-            .or_insert_with(|| regex.is_match(trace.name(s.name)));
-        if is && seen.insert((s.name, s.track, s.ts_ns, s.dur_ns)) {
+        if matches.contains(&s.name) && seen.insert((s.name, s.track, s.ts_ns, s.dur_ns)) {
             out.push(s);
         }
     }

@@ -173,9 +173,10 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
     let mut pids = Pids::new(trace);
+    let names = markers::SpanNames::default();
     // The first profile that finds a marker.
     let found = pattern.profiles.iter().find_map(|(n, f)| {
-        let m = find_markers(trace, links, f, &mut pids);
+        let m = find_markers(trace, links, f, &mut pids, &names);
         (!m.is_empty()).then_some((n.as_str(), f, m))
     });
     let Some((profile, finder, mut markers)) = found else {

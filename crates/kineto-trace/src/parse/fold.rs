@@ -47,7 +47,7 @@ macro_rules! spare_rows {
         }
 
         impl Spare {
-            /// `b`'s row vectors, rows and all, `b` left with new empty ones.
+            /// `b`'s row vectors, rows and all, `b` left with new empty ones (and no range spans).
             pub(in crate::parse) fn take(b: &mut Builder) -> Spare {
                 let t = &mut b.trace;
                 Spare {

@@ -598,18 +598,12 @@ fn model_rows(file: &Path) -> Result<ModelRows, String> {
 /// read as `kineto summary` reads it (a file of several ranks — rocpd of one process on two GPUs —
 /// counts each rank's).
 pub fn model_task(args: &[String]) -> Result<(), String> {
-    use kineto_trace::{Flow, GpuOp, Launch, Session, SessionConfig};
+    use kineto_trace::{Flow, GpuOp, Launch};
     use std::mem::size_of;
     let [file] = args else {
         return Err("usage: bench-native-model FILE".into());
     };
-    kineto_sqlite::install();
-    kineto_xplane::install();
-    kineto_perfetto::install();
-    let mut config = SessionConfig::default();
-    config.parse.sha256 = false;
-    let session = Session::new(config).map_err(|e| e.to_string())?;
-    let ranks = session
+    let ranks = crate::kineto_session(false)?
         .read_ranks(Path::new(file))
         .map_err(|e| e.to_string())?;
     let mut m = ModelRows::default();

@@ -39,6 +39,18 @@ fn main() {
     }
 }
 
+/// The session `kineto` reads through, every reader installed (the native SQLite, XPlane and
+/// Perfetto readers come through seams), `sha256` as asked: for the tasks that read a file in this
+/// process.
+pub(crate) fn kineto_session(sha256: bool) -> Result<kineto_trace::Session, String> {
+    kineto_sqlite::install();
+    kineto_xplane::install();
+    kineto_perfetto::install();
+    let mut config = kineto_trace::SessionConfig::default();
+    config.parse.sha256 = sha256;
+    kineto_trace::Session::new(config).map_err(|e| e.to_string())
+}
+
 /// The workspace root (xtask lives one level below it).
 pub(crate) fn workspace_root() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

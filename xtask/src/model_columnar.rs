@@ -20,9 +20,7 @@
 //! What it is not: a benchmark (nothing is timed) or a model (nothing reads the encoding back).
 
 use kineto_trace::native::detect::{put_varint, zigzag};
-use kineto_trace::{
-    Api, Detail, Flow, GemmRows, GpuOp, Launch, Rows, Session, SessionConfig, Span, Sym, Track,
-};
+use kineto_trace::{Api, Detail, Flow, GemmRows, GpuOp, Launch, Rows, Span, Sym, Track};
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::path::Path;
@@ -208,10 +206,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if args.is_empty() {
         return Err("usage: cargo xtask model-columnar FILE...".into());
     }
-    kineto_sqlite::install();
-    kineto_xplane::install();
-    kineto_perfetto::install();
-    let session = Session::new(SessionConfig::default()).map_err(|e| e.to_string())?;
+    let session = crate::kineto_session(true)?;
     for file in args {
         let path = Path::new(file);
         let size = std::fs::metadata(path)

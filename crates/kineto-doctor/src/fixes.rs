@@ -287,14 +287,8 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
             name.contains("Pageable") && matches!(copy_kind(name), "HtoD" | "DtoH")
         })
     });
-    // `record_function` annotations land in `cpu_op` or `user_annotation` by the PyTorch version. Their
-    // names, found in one pass (spans are decoded as they are read), are what the questions below ask.
-    let annotation_names: std::collections::HashSet<_> = tr
-        .cpu_ops
-        .iter()
-        .chain(&tr.user_annotations)
-        .map(|o| o.name)
-        .collect();
+    // `record_function` annotations land in `cpu_op` or `user_annotation` by the PyTorch version.
+    let annotation_names = tr.range_names();
     let annotated =
         |p: &dyn Fn(&str) -> bool| annotation_names.iter().any(|&name| p(tr.name(name)));
     let kernel_named = |p: &dyn Fn(&str) -> bool| tr.kernels.iter().any(|k| p(tr.name(k.name)));

@@ -39,23 +39,8 @@ fn walk(
     let mut fields = FieldStream::new(content);
     loop {
         let header = fields.header(NO_LIMIT).map_err(|(at, f)| {
-            let mut cut = false;
-            let what = match f {
-                WireFault::Io(e) => e.to_string(),
-                WireFault::Tag => "a field's tag is cut or longer than 10 bytes".into(),
-                WireFault::NumberZero => "field number 0".into(),
-                WireFault::Cut { number } => {
-                    cut = true;
-                    format!("Trace field {number}: its value runs past the end of the data")
-                }
-                WireFault::Overlong { number } => {
-                    format!("Trace field {number}: a varint longer than 10 bytes")
-                }
-                WireFault::WireType { number, wire } => {
-                    format!("Trace field {number}: wire type {wire}")
-                }
-            };
-            fault(inside, at, what, cut)
+            let cut = matches!(f, WireFault::Cut { .. });
+            fault(inside, at, f.describe("Trace"), cut)
         })?;
         let Some(h) = header else { return Ok(()) };
         if h.wire != 2 {

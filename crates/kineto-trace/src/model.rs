@@ -5,7 +5,7 @@
 //! (a thread, or a device's stream: one row of the trace viewer), times are
 //! integer nanoseconds on the trace's own clock (see [`Header::base_time_ns`]).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use std::num::NonZeroU64;
 
@@ -709,6 +709,26 @@ impl Trace {
         (0..self.names.len() as u32)
             .find(|&i| self.names.get(i) == text)
             .map(Sym)
+    }
+
+    /// The GEMM ops recorded with their input shapes, each with its activation rows
+    /// ([`Trace::gemm_rows`]), decoded once.
+    pub fn gemm_ops(&self) -> Vec<(Span, u32)> {
+        self.gemm_rows
+            .iter()
+            .filter_map(|g| Some((self.cpu_ops.get(g.cpu_op as usize)?, g.rows)))
+            .collect()
+    }
+
+    /// The distinct names of the CPU ops and user annotations, in one pass (spans are decoded as they
+    /// are read): `record_function` ranges land among one or the other by the PyTorch version, and
+    /// step markers are looked for among both.
+    pub fn range_names(&self) -> FxHashSet<Sym> {
+        self.user_annotations
+            .iter()
+            .chain(self.cpu_ops.iter())
+            .map(|s| s.name)
+            .collect()
     }
 
     /// Every span of one kind.

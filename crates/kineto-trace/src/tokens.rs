@@ -88,25 +88,25 @@ pub fn describe(sources: &[TokenSource]) -> String {
 }
 
 /// Fills the query tokens of steps whose marker does not state them from their GEMMs' rows.
-/// `op_step[i]` is the step of `trace.gemm_rows[i]` (its op's start in the step's CPU range). A step
-/// that replays a CUDA/HIP graph is left alone: its layers ran inside the graph, and the GEMMs it
-/// records ran outside it — vLLM's LM head, whose rows are the logit rows, not the tokens.
+/// `gemms` are the GEMM ops with their rows ([`crate::Trace::gemm_ops`]), `op_step[i]` the step of
+/// `gemms[i]` (its op's start in the step's CPU range). A step that replays a CUDA/HIP graph is left
+/// alone: its layers ran inside the graph, and the GEMMs it records ran outside it — vLLM's LM head,
+/// whose rows are the logit rows, not the tokens.
 pub(crate) fn from_gemm_rows(
     trace: &Trace,
     links: &crate::correlate::Links,
     steps: &mut [Step],
+    gemms: &[(crate::model::Span, u32)],
     op_step: &[Option<u32>],
 ) {
     // Per step: (start, rows, op name) of its GEMMs.
     let mut by_step: FxHashMap<u32, Vec<(i64, u32, crate::model::Sym)>> = FxHashMap::default();
-    for (g, s) in trace.gemm_rows.iter().zip(op_step) {
-        if let Some(s) = s
-            && let Some(op) = trace.cpu_ops.get(g.cpu_op as usize)
-        {
+    for ((op, rows), s) in gemms.iter().zip(op_step) {
+        if let Some(s) = s {
             by_step
                 .entry(*s)
                 .or_default()
-                .push((op.ts_ns, g.rows, op.name));
+                .push((op.ts_ns, *rows, op.name));
         }
     }
     for (s, mut gemms) in by_step {

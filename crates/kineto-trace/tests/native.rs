@@ -101,7 +101,7 @@ fn a_chrome_array_may_lack_its_bracket_but_not_end_inside_an_event() {
     // String times read digit by digit: "1.5" µs is 1500 ns, "2" µs 2000 ns.
     assert_eq!((t.kernels[0].ts_ns, t.kernels[0].dur_ns), (1500, 2000));
     assert_eq!(t.launches[0].dur_ns, 250);
-    assert!(t.capture.notes.iter().any(|n| n.contains("no closing")));
+    assert_noted(&t, "no closing");
 
     let mut cut = ok.to_vec();
     cut.extend_from_slice(br#",{"ph":"X","cat":"kernel","name":"k2","ts":5,"#);
@@ -631,14 +631,7 @@ fn a_rocprofv3_run_traced_without_kernels_is_read_from_its_api_trace() {
     // 4 runtime calls: 400 + 600 + 50 + 1000 = 2,050 ns.
     assert_eq!(t.launches.len(), 4);
     assert_eq!(call_ns(t, Api::Runtime), 2_050);
-    assert!(
-        t.capture
-            .notes
-            .iter()
-            .any(|n| n.contains("no kernel_trace.csv")),
-        "{:?}",
-        t.capture.notes
-    );
+    assert_noted(t, "no kernel_trace.csv");
     // Read from a stream the same.
     let s = parse_raw(
         Path::new("stream"),
@@ -699,14 +692,7 @@ fn a_rocprofv3_memory_copy_trace_alone_is_read_as_copies() {
     assert_eq!(t.memcpys.iter().map(|c| c.dur_ns).sum::<i64>(), 360);
     let devices: Vec<Option<i64>> = t.memcpys.iter().map(|c| t.detail(c).device).collect();
     assert_eq!(devices, [Some(1), Some(0), Some(1)]);
-    assert!(
-        t.capture
-            .notes
-            .iter()
-            .any(|n| n.contains("no agent_info.csv beside the copy trace")),
-        "{:?}",
-        t.capture.notes
-    );
+    assert_noted(&t, "no agent_info.csv beside the copy trace");
     // Its agent list alone, or a stats table, is no trace: the error says what it is.
     let agents = write(
         tmp.path(),
@@ -792,4 +778,13 @@ fn a_directory_reads_a_process_without_a_kernel_trace_beside_one_with() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("2 processes"), "{e}");
+}
+
+/// A note of `t`'s capture says `text`; the notes are shown when none does.
+fn assert_noted(t: &kineto_trace::Trace, text: &str) {
+    assert!(
+        t.capture.notes.iter().any(|n| n.contains(text)),
+        "no note says {text:?}: {:?}",
+        t.capture.notes
+    );
 }

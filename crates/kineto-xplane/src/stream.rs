@@ -14,7 +14,7 @@ use crate::proto::{XLine, XPlane, XSpace};
 use crate::space::{LineRead, PlaneRead, SpaceReader};
 use kineto_trace::Trace;
 use kineto_trace::native::detect::put_varint;
-use kineto_trace::native::protowire::{Fault as WireFault, FieldStream, Header, NO_LIMIT, Short};
+use kineto_trace::native::protowire::{FieldStream, Header, NO_LIMIT, Short};
 use prost::Message;
 use std::io::Read;
 
@@ -110,23 +110,9 @@ fn read_line(
 
 /// The next field of a message `what` ending at `limit`.
 fn next(fields: &mut FieldStream, limit: u64, what: &str) -> Result<Option<Header>, Fault> {
-    fields.header(limit).map_err(|(at, f)| {
-        let why = match f {
-            WireFault::Io(e) => e.to_string(),
-            WireFault::Tag => "a field's tag is cut or longer than 10 bytes".into(),
-            WireFault::NumberZero => "field number 0".into(),
-            WireFault::Cut { number } => {
-                format!("{what} field {number}: its value runs past the end of the data")
-            }
-            WireFault::Overlong { number } => {
-                format!("{what} field {number}: a varint longer than 10 bytes")
-            }
-            WireFault::WireType { number, wire } => {
-                format!("{what} field {number}: wire type {wire}")
-            }
-        };
-        (at, format!("{what}: {why}"))
-    })
+    fields
+        .header(limit)
+        .map_err(|(at, f)| (at, format!("{what}: {}", f.describe(what))))
 }
 
 /// The end offset of the message that `h` opens, which must end by `limit`.

@@ -69,6 +69,25 @@ pub enum Fault {
     },
 }
 
+impl Fault {
+    /// What is wrong, said of a field of the message `what` (`Trace`, `XPlane`, …) being walked: the
+    /// protobuf readers' one wording of a wire fault.
+    pub fn describe(&self, what: &str) -> String {
+        match self {
+            Fault::Io(e) => e.to_string(),
+            Fault::Tag => "a field's tag is cut or longer than 10 bytes".into(),
+            Fault::NumberZero => "field number 0".into(),
+            Fault::Cut { number } => {
+                format!("{what} field {number}: its value runs past the end of the data")
+            }
+            Fault::Overlong { number } => {
+                format!("{what} field {number}: a varint longer than 10 bytes")
+            }
+            Fault::WireType { number, wire } => format!("{what} field {number}: wire type {wire}"),
+        }
+    }
+}
+
 /// Why a length-delimited value was not held or skipped.
 #[derive(Debug)]
 pub enum Short {

@@ -232,11 +232,7 @@ fn set_of(file: &Path, procs: &[(String, PathBuf)]) -> (String, PathBuf) {
         return (prefix_of(file), file.to_path_buf());
     }
     let n = n.strip_suffix(".gz").unwrap_or(&n);
-    let Some((prefix, anchor)) = procs
-        .iter()
-        .filter(|(q, _)| n.starts_with(q.as_str()))
-        .max_by_key(|(q, _)| q.len())
-    else {
+    let Some((prefix, anchor)) = owner(n, procs) else {
         return (prefix_of(file), file.to_path_buf());
     };
     let anchor = match is_kernel_trace_name(&lower_name(anchor)) {
@@ -244,6 +240,15 @@ fn set_of(file: &Path, procs: &[(String, PathBuf)]) -> (String, PathBuf) {
         false => file.to_path_buf(),
     };
     (prefix.clone(), anchor)
+}
+
+/// The process (set prefix and anchor, of [`processes`]) a file named `name` (lower case, no `.gz`)
+/// belongs to: the longest prefix it starts with.
+fn owner<'p>(name: &str, procs: &'p [(String, PathBuf)]) -> Option<&'p (String, PathBuf)> {
+    procs
+        .iter()
+        .filter(|(q, _)| name.starts_with(q.as_str()))
+        .max_by_key(|(q, _)| q.len())
 }
 
 /// The files of `file`'s set ([`set_of`]): the file it is read from first, then the CSV files
@@ -264,13 +269,7 @@ fn set_files(file: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
             {
                 return false;
             }
-            // Belongs to the longest set prefix it starts with.
-            procs
-                .iter()
-                .map(|(q, _)| q)
-                .filter(|q| n.starts_with(q.as_str()))
-                .max_by_key(|q| q.len())
-                .is_some_and(|q| *q == mine)
+            owner(n, &procs).is_some_and(|(q, _)| *q == mine)
         })
         .collect();
     out.sort();

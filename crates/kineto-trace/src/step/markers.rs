@@ -88,14 +88,7 @@ pub(super) struct SpanNames(std::cell::OnceCell<FxHashSet<Sym>>);
 
 impl SpanNames {
     fn get(&self, trace: &Trace) -> &FxHashSet<Sym> {
-        self.0.get_or_init(|| {
-            trace
-                .user_annotations
-                .iter()
-                .chain(trace.cpu_ops.iter())
-                .map(|s| s.name)
-                .collect()
-        })
+        self.0.get_or_init(|| trace.range_names())
     }
 }
 

@@ -223,17 +223,13 @@ pub fn find_steps(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps 
     set_periods(&mut steps, &step_pid);
     // Query tokens the markers do not state: the rows of each step's GEMMs (`record_shapes`).
     if !trace.gemm_rows.is_empty() {
-        let points: Vec<(u64, i64)> = trace
-            .gemm_rows
+        let gemms = trace.gemm_ops();
+        let points: Vec<(u64, i64)> = gemms
             .iter()
-            .map(|g| match trace.cpu_ops.get(g.cpu_op as usize) {
-                Some(op) => (pids.of(op.track), op.ts_ns),
-                // A row's op is always kept (`GemmRows::cpu_op`); without one it is in no step.
-                None => (u64::MAX, i64::MIN),
-            })
+            .map(|(op, _)| (pids.of(op.track), op.ts_ns))
             .collect();
         let (_, op_step) = crate::correlate::stab(&spans, &points);
-        crate::tokens::from_gemm_rows(trace, links, &mut steps, &op_step);
+        crate::tokens::from_gemm_rows(trace, links, &mut steps, &gemms, &op_step);
     }
     infer_phases(trace, links, &mut steps, Some(profile));
     out.steps = steps;

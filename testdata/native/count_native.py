@@ -172,9 +172,11 @@ def rpd(path):
     for aid, pid, start, end, name, args, dom in c.execute(
             f'SELECT id, pid, start, "end", apiName_id, args_id, {domain} FROM rocpd_api'):
         # The tracer's own overhead records are not API calls: domain rpd_tracer (schema 3), or, with no
-        # domain (schema 2), named after its C++ methods or activity callbacks, or its flush (rpdflush).
+        # domain (schema 2), named after its C++ methods or activity callbacks, its flush (rpdflush), or a
+        # full table's wait for its writer (BLOCKING): rocmProfileData's createOverheadRecord calls.
         if (s.get(dom) == "rpd_tracer") if dom is not None else (
-                "::" in s[name] or s[name].endswith("_activity_callback") or s[name] == "rpdflush"):
+                "::" in s[name] or s[name].endswith("_activity_callback")
+                or s[name] in ("rpdflush", "BLOCKING")):
             continue
         if s[name] == "UserMarker":
             if end > start:

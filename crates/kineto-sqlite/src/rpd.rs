@@ -599,17 +599,18 @@ impl CallClass {
 
 /// Whether a `rocpd_api` row is one the tracer writes about itself (`Logger::createOverheadRecord`):
 /// schema 3 files it under the domain `rpd_tracer`; schema 2 has no domain, and its overhead rows are
-/// named after the tracer's own functions (`OpTable::writeRows`, `hcc_activity_callback`), which no
-/// HIP, HSA or roctx entry point is: those are C functions, never `::`-qualified; or after its flush,
-/// `rpdflush` (`Logger::rpdflush`, a C entry point of the tracer's own, not of HIP: seen in a public
-/// vLLM trace, where it was counted as a runtime call).
+/// named as its `createOverheadRecord` calls name them: after the tracer's own functions
+/// (`OpTable::writeRows`, `hcc_activity_callback`), which no HIP, HSA or roctx entry point is (those are
+/// C functions, never `::`-qualified); `rpdflush` (`Logger::rpdflush`, a C entry point of the tracer's
+/// own, not of HIP); and `BLOCKING`, the time a full table's `insert` (`StringTable`, `ApiTable`) waited
+/// for its writer.
 fn is_tracer_overhead(api_name: &str, domain: Option<&str>) -> bool {
     match domain {
         Some(d) => d == "rpd_tracer",
         None => {
             api_name.contains("::")
                 || api_name.ends_with("_activity_callback")
-                || api_name == "rpdflush"
+                || matches!(api_name, "rpdflush" | "BLOCKING")
         }
     }
 }
@@ -628,6 +629,7 @@ mod tests {
             "RocprofDataSource::buffer_callback",
             "hcc_activity_callback",
             "rpdflush",
+            "BLOCKING",
         ] {
             assert!(is_tracer_overhead(name, None), "{name}");
         }

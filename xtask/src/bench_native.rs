@@ -598,7 +598,7 @@ fn model_rows(file: &Path) -> Result<ModelRows, String> {
 /// read as `kineto summary` reads it (a file of several ranks — rocpd of one process on two GPUs —
 /// counts each rank's).
 pub fn model_task(args: &[String]) -> Result<(), String> {
-    use kineto_trace::{Flow, GpuOp, Launch};
+    use kineto_trace::Flow;
     use std::mem::size_of;
     let [file] = args else {
         return Err("usage: bench-native-model FILE".into());
@@ -608,19 +608,20 @@ pub fn model_task(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut m = ModelRows::default();
     for t in ranks.iter().map(|p| &p.trace) {
-        let ops = (t.kernels.len() + t.memcpys.len() + t.memsets.len()) as u64;
-        let calls = t.launches.len() as u64;
+        let ops = [&t.kernels, &t.memcpys, &t.memsets];
         let spans = [
             &t.cpu_ops,
             &t.user_annotations,
             &t.gpu_user_annotations,
             &t.python_functions,
         ];
-        m.rows += ops + calls + t.user_annotations.len() as u64;
-        m.bytes += ops * size_of::<GpuOp>() as u64
-            + calls * size_of::<Launch>() as u64
-            + spans.iter().map(|s| s.encoded_bytes() as u64).sum::<u64>()
-            + (t.flows.len() * size_of::<Flow>()) as u64;
+        m.rows += (ops.iter().map(|o| o.len()).sum::<usize>()
+            + t.launches.len()
+            + t.user_annotations.len()) as u64;
+        m.bytes += (ops.iter().map(|o| o.encoded_bytes()).sum::<usize>()
+            + t.launches.encoded_bytes()
+            + spans.iter().map(|s| s.encoded_bytes()).sum::<usize>()
+            + t.flows.len() * size_of::<Flow>()) as u64;
     }
     println!("{} {}", m.rows, m.bytes);
     Ok(())

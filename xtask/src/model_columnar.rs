@@ -20,7 +20,7 @@
 //! What it is not: a benchmark (nothing is timed) or a model (nothing reads the encoding back).
 
 use kineto_trace::native::detect::{put_varint, zigzag};
-use kineto_trace::{Api, Detail, Flow, GemmRows, GpuOp, Launch, Rows, Span, Sym, Track};
+use kineto_trace::{Api, Detail, Flow, GemmRows, GpuOp, Rows, Span, Sym, Track};
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::path::Path;
@@ -147,10 +147,10 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
     push(
         "API calls",
         trace.launches.len(),
-        trace.launches.len() * size_of::<Launch>(),
+        trace.launches.encoded_bytes(),
         encoded(rows),
     );
-    let ops: [(&str, &[GpuOp]); 3] = [
+    let ops: [(&str, &Rows<GpuOp>); 3] = [
         ("kernels", &trace.kernels),
         ("copies", &trace.memcpys),
         ("fills", &trace.memsets),
@@ -167,7 +167,7 @@ fn kinds(trace: &kineto_trace::Trace) -> Vec<Kind> {
                 plain: [Some(details.of(o.detail)), None],
             })
             .collect();
-        push(what, ops.len(), std::mem::size_of_val(ops), encoded(rows));
+        push(what, ops.len(), ops.encoded_bytes(), encoded(rows));
     }
     let flows = trace
         .flows
@@ -313,7 +313,7 @@ mod tests {
         // flows, one a track: 1500 → 3000 (2), id 7 → 14 (1), phase 0 (1); 3000 (2), 14 (1), 1 (1): 8
         let (span, launch, op, flow) = (
             std::mem::size_of::<Span>() as u64,
-            std::mem::size_of::<Launch>() as u64,
+            std::mem::size_of::<kineto_trace::Launch>() as u64,
             std::mem::size_of::<GpuOp>() as u64,
             std::mem::size_of::<Flow>() as u64,
         );

@@ -65,7 +65,7 @@ fn opening_wait(t: &TraceInput<'_>, th: &Thresholds, first: &StepBudget) -> Opti
     for &(a, z) in &first.gaps {
         for c in calls.overlapping(a, z).filter(|c| c.0 < first_op) {
             waited.push((c.0.max(a), c.1.min(z)));
-            let n = tr.name(tr.launches[c.2].name);
+            let n = tr.name(tr.launches.row(c.2).name);
             if !names.contains(&n) {
                 names.push(n);
             }
@@ -104,12 +104,13 @@ const CONTEXT_CREATION: [&str; 6] = [
 fn htod(t: &TraceInput<'_>, b: &StepBudget) -> (u64, i64, u64) {
     let tr = t.trace;
     let step = &t.analysis.steps.steps[b.index];
+    let mut rows = tr.memcpys.reader();
     step.memcpys
         .iter()
-        .map(|&m| &tr.memcpys[m as usize])
+        .map(|&m| rows.row(m as usize))
         .filter(|m| copy_kind(tr.name(m.name)) == "HtoD")
         .fold((0, 0, 0), |(n, d, by), m| {
-            (n + 1, d + m.dur_ns, by + tr.detail(m).bytes.unwrap_or(0))
+            (n + 1, d + m.dur_ns, by + tr.detail(&m).bytes.unwrap_or(0))
         })
 }
 

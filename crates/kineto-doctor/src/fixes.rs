@@ -283,7 +283,7 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
     let tr = t.trace;
     let pageable_copies = steps.steps.iter().any(|s| {
         s.memcpys.iter().any(|&m| {
-            let name = tr.name(tr.memcpys[m as usize].name);
+            let name = tr.name(tr.memcpys.row(m as usize).name);
             name.contains("Pageable") && matches!(copy_kind(name), "HtoD" | "DtoH")
         })
     });

@@ -63,10 +63,10 @@ fn step_ops(t: &TraceInput<'_>, step: usize) -> Vec<(i64, GpuKind, usize)> {
         (GpuKind::Memcpy, &s.memcpys),
         (GpuKind::Memset, &s.memsets),
     ] {
-        let ops = tr.gpu_ops(kind);
+        let mut ops = tr.gpu_ops(kind).reader();
         v.extend(
             idx.iter()
-                .map(|&i| (ops[i as usize].ts_ns, kind, i as usize)),
+                .map(|&i| (ops.row(i as usize).ts_ns, kind, i as usize)),
         );
     }
     v.sort_unstable_by_key(|o| o.0);
@@ -123,7 +123,7 @@ pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec
         let launched: Vec<i64> = resumed
             .iter()
             .filter_map(|o| t.analysis.links.launch_of(o.1, o.2))
-            .map(|l| tr.launches[l].ts_ns)
+            .map(|l| tr.launches.row(l).ts_ns)
             .collect();
         let late = !launched.is_empty()
             && launched.len() == resumed.len()
@@ -176,7 +176,7 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
                 sync_gaps += 1;
                 in_sync = true;
                 for c in &g.calls {
-                    let name = tr.name(tr.launches[c.2].name).to_string();
+                    let name = tr.name(tr.launches.row(c.2).name).to_string();
                     let e = sync_calls.entry(name).or_default();
                     e.0 += 1;
                     e.1 = e.1.saturating_add(c.1 - c.0);
@@ -189,10 +189,10 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
                 in_launch = true;
                 if let Some(l) = t.analysis.links.launch_of(o.0, o.1) {
                     for &(x, y) in &g.launch_bound {
-                        host.attribute(tr.launches[l].track, x, y, &mut host_by);
+                        host.attribute(tr.launches.row(l).track, x, y, &mut host_by);
                     }
                 }
-                let name = tr.name(tr.gpu_ops(o.0)[o.1].name).to_string();
+                let name = tr.name(tr.gpu_ops(o.0).row(o.1).name).to_string();
                 let e = next_ops.entry(name.clone()).or_default();
                 e.0 += 1;
                 e.1 = e.1.saturating_add(rest);

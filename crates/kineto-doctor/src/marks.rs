@@ -68,7 +68,7 @@ pub(crate) fn of_step(
             FindingId::ShortKernels => push(
                 id,
                 &mut work::short_eager(t, th, s).1.into_iter().map(|k| {
-                    let op = &tr.kernels[k as usize];
+                    let op = tr.kernels.row(k as usize);
                     (op.ts_ns, op.end_ns())
                 }),
             ),
@@ -85,7 +85,7 @@ pub(crate) fn of_step(
             FindingId::SimtGemm => push(
                 id,
                 &mut work::simt_gemms(t, s).into_iter().map(|k| {
-                    let op = &tr.kernels[k as usize];
+                    let op = tr.kernels.row(k as usize);
                     (op.ts_ns, op.end_ns())
                 }),
             ),

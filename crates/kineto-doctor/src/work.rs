@@ -3,7 +3,6 @@
 
 use crate::gaps::{finding, top_named};
 use crate::{Finding, FindingId, Thresholds, TraceInput, us};
-use kineto_trace::GpuOp;
 use kineto_trace::analysis::median_f64;
 use kineto_trace::budget::COMM;
 use kineto_trace::correlate::is_graph_launch;
@@ -11,6 +10,7 @@ use kineto_trace::family::UNMATCHED;
 use kineto_trace::interval::{length, merge, subtract};
 use kineto_trace::step::Step;
 use kineto_trace::summary::copy_kind;
+use kineto_trace::{GpuOp, Launch, Reader};
 use std::collections::BTreeMap;
 
 pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
@@ -49,10 +49,11 @@ fn exposed_comm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
         .map(|b| b.index)
         .collect();
     let mut kernels = BTreeMap::new();
+    let mut rows = t.trace.kernels.reader();
     for s in &t.analysis.steps.steps {
         for &k in &s.kernels {
             if bucket_of(t, k) == COMM {
-                let op = &t.trace.kernels[k as usize];
+                let op = rows.row(k as usize);
                 add(&mut kernels, t.trace.name(op.name), op.dur_ns);
             }
         }
@@ -67,12 +68,10 @@ fn exposed_comm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     out.push(finding(t, FindingId::ExposedComm, exposed, steps, evidence));
 }
 
-/// Whether kernel `k` was launched by a graph launch.
-fn from_graph(t: &TraceInput<'_>, k: usize) -> Option<bool> {
+/// Whether kernel `k` was launched by a graph launch (`calls`: the trace's calls).
+fn from_graph(t: &TraceInput<'_>, calls: &mut Reader<'_, Launch>, k: usize) -> Option<bool> {
     let l = t.analysis.links.kernel_launch.get(k).copied().flatten()?;
-    Some(is_graph_launch(
-        t.trace.name(t.trace.launches[l as usize].name),
-    ))
+    Some(is_graph_launch(t.trace.name(calls.row(l as usize).name)))
 }
 
 /// A step's eagerly launched kernels (launched by a call that is not a graph launch): how many, and
@@ -81,12 +80,13 @@ fn from_graph(t: &TraceInput<'_>, k: usize) -> Option<bool> {
 pub(crate) fn short_eager(t: &TraceInput<'_>, th: &Thresholds, s: &Step) -> (u64, Vec<u32>) {
     let mut eager = 0u64;
     let mut short = Vec::new();
+    let (mut kernels, mut calls) = (t.trace.kernels.reader(), t.trace.launches.reader());
     for &k in &s.kernels {
-        if from_graph(t, k as usize) != Some(false) {
+        if from_graph(t, &mut calls, k as usize) != Some(false) {
             continue;
         }
         eager += 1;
-        if t.trace.kernels[k as usize].dur_ns < th.short_kernel_ns {
+        if kernels.row(k as usize).dur_ns < th.short_kernel_ns {
             short.push(k);
         }
     }
@@ -100,8 +100,9 @@ fn short_kernels(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     for s in &t.analysis.steps.steps {
         let (e, short) = short_eager(t, th, s);
         eager += e;
+        let mut rows = t.trace.kernels.reader();
         for &k in &short {
-            let op = &t.trace.kernels[k as usize];
+            let op = rows.row(k as usize);
             count += 1;
             total = total.saturating_add(op.dur_ns);
             add(&mut names, t.trace.name(op.name), op.dur_ns);
@@ -152,9 +153,10 @@ fn query_tokens(s: &Step) -> Option<u64> {
 fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
     let steps = &t.analysis.steps.steps;
     let graphed = |s: &Step| {
+        let mut calls = t.trace.launches.reader();
         s.kernels
             .iter()
-            .any(|&k| from_graph(t, k as usize) == Some(true))
+            .any(|&k| from_graph(t, &mut calls, k as usize) == Some(true))
     };
     let with_graph: Vec<usize> = steps
         .iter()
@@ -172,11 +174,12 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
         .max();
     let (mut eager, mut unknown_left_out) = (Vec::new(), 0u64);
     for s in steps {
+        let mut calls = t.trace.launches.reader();
         let eagerly = !s.kernels.is_empty()
             && !graphed(s)
             && s.kernels
                 .iter()
-                .any(|&k| from_graph(t, k as usize) == Some(false));
+                .any(|&k| from_graph(t, &mut calls, k as usize) == Some(false));
         if !eagerly {
             continue;
         }
@@ -220,19 +223,21 @@ fn eager_steps(t: &TraceInput<'_>, out: &mut Vec<Finding>) {
 /// A step's host↔device copies, and the time they run with no kernel of the step beside it: the
 /// copies' union less the kernels' (sorted, disjoint). The one home of `copies_in_step`: its total and
 /// its marks are these intervals.
-pub(crate) fn lone_copies<'t>(t: &TraceInput<'t>, s: &Step) -> (Vec<&'t GpuOp>, Vec<(i64, i64)>) {
+pub(crate) fn lone_copies(t: &TraceInput<'_>, s: &Step) -> (Vec<GpuOp>, Vec<(i64, i64)>) {
     let tr = t.trace;
-    let copies: Vec<&GpuOp> = s
+    let mut rows = tr.memcpys.reader();
+    let copies: Vec<GpuOp> = s
         .memcpys
         .iter()
-        .map(|&i| &tr.memcpys[i as usize])
+        .map(|&i| rows.row(i as usize))
         .filter(|c| matches!(copy_kind(tr.name(c.name)), "HtoD" | "DtoH"))
         .collect();
     if copies.is_empty() {
         return (copies, Vec::new());
     }
+    let mut rows = tr.kernels.reader();
     let kernels = merge(s.kernels.iter().map(|&k| {
-        let op = &tr.kernels[k as usize];
+        let op = rows.row(k as usize);
         (op.ts_ns, op.end_ns())
     }));
     let alone = subtract(
@@ -259,7 +264,7 @@ fn copies_in_step(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
             let name = tr.name(c.name);
             count += 1;
             total = total.saturating_add(c.dur_ns);
-            bytes = bytes.saturating_add(tr.detail(c).bytes.unwrap_or(0));
+            bytes = bytes.saturating_add(tr.detail(&c).bytes.unwrap_or(0));
             add(&mut names, name, c.dur_ns);
             if name.contains("Pageable") {
                 add(&mut pageable, name, c.dur_ns);
@@ -398,10 +403,11 @@ fn unsteady_steps(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
 /// A step's fp32 SIMT GEMM kernels (`rules::is_simt_gemm`). The one home of `fp32_simt_gemm`: its
 /// total and its marks are these kernels.
 pub(crate) fn simt_gemms(t: &TraceInput<'_>, s: &Step) -> Vec<u32> {
+    let mut rows = t.trace.kernels.reader();
     s.kernels
         .iter()
         .copied()
-        .filter(|&k| crate::is_simt_gemm(t.trace.name(t.trace.kernels[k as usize].name)))
+        .filter(|&k| crate::is_simt_gemm(t.trace.name(rows.row(k as usize).name)))
         .collect()
 }
 
@@ -412,8 +418,9 @@ fn simt_gemm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
     for s in &t.analysis.steps.steps {
         kernel_ns = kernel_ns.saturating_add(s.kernel_sum_ns);
         let simt = simt_gemms(t, s);
+        let mut rows = t.trace.kernels.reader();
         for &k in &simt {
-            let op = &t.trace.kernels[k as usize];
+            let op = rows.row(k as usize);
             count += 1;
             total = total.saturating_add(op.dur_ns);
             add(&mut names, t.trace.name(op.name), op.dur_ns);
@@ -439,10 +446,11 @@ fn simt_gemm(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) {
 /// kernels (fewer give no median to call an outlier against).
 pub(crate) fn comm_medians(t: &TraceInput<'_>) -> BTreeMap<kineto_trace::Sym, i64> {
     let mut by: BTreeMap<kineto_trace::Sym, Vec<i64>> = BTreeMap::new();
+    let mut rows = t.trace.kernels.reader();
     for s in &t.analysis.steps.steps {
         for &k in &s.kernels {
             if bucket_of(t, k) == COMM {
-                let op = &t.trace.kernels[k as usize];
+                let op = rows.row(k as usize);
                 by.entry(op.name).or_default().push(op.dur_ns);
             }
         }
@@ -465,8 +473,9 @@ pub(crate) fn peer_waits(
     medians: &BTreeMap<kineto_trace::Sym, i64>,
 ) -> Vec<(u32, i64, i64)> {
     let mut out = Vec::new();
+    let mut rows = t.trace.kernels.reader();
     for &k in &s.kernels {
-        let op = &t.trace.kernels[k as usize];
+        let op = rows.row(k as usize);
         let Some(&m) = medians.get(&op.name) else {
             continue;
         };
@@ -493,7 +502,7 @@ fn collective_wait(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
             }
             add(
                 &mut names,
-                t.trace.name(t.trace.kernels[k as usize].name),
+                t.trace.name(t.trace.kernels.row(k as usize).name),
                 z - a,
             );
         }

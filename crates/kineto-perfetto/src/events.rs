@@ -52,29 +52,44 @@ struct Named<'a> {
     submitted: Option<u64>,
 }
 
-struct Mapper<'a> {
+/// The logged events onto the model, one at a time, in file order, with the tracks of every
+/// descriptor of the file: at the end, from the log ([`map`]), or as they are paired when the
+/// descriptors were read first ([`Mapper::new`], a plain file's first look).
+pub struct Mapper {
     b: TraceBuilder,
-    tracks: &'a Tracks,
-    names: &'a Names,
+    tracks: Tracks,
     kernels: KernelNames,
     /// Slices whose track has no descriptor.
     undescribed: u64,
+    /// The last event's mapping failed: a render stage after the packet's track event is skipped.
+    failed: bool,
 }
 
 /// The logged events onto the model, in file order, with the tracks of every descriptor of the file;
 /// then the notes and warnings of what was not read row by row.
-pub fn map(mut pairing: Pairing, tracks: &Tracks) -> Trace {
-    let log = std::mem::take(&mut pairing.log);
-    let mut m = Mapper {
-        b: TraceBuilder::new(TraceFormat::Perfetto),
-        tracks,
-        names: &pairing.names,
-        kernels: KernelNames::default(),
-        undescribed: 0,
-    };
-    let mut failed = false;
+pub fn map(mut pairing: Pairing, tracks: Tracks) -> Trace {
+    let mut m = Mapper::new(tracks);
     // Each chunk of the log is freed once mapped.
-    for logged in log {
+    for logged in pairing.take_log() {
+        m.logged(&pairing.names, logged);
+    }
+    m.finish(&pairing)
+}
+
+impl Mapper {
+    /// A mapper onto a new model, with the tracks of every descriptor of the file.
+    pub fn new(tracks: Tracks) -> Mapper {
+        Mapper {
+            b: TraceBuilder::new(TraceFormat::Perfetto),
+            tracks,
+            kernels: KernelNames::default(),
+            undescribed: 0,
+            failed: false,
+        }
+    }
+
+    /// One logged event into the model (`names`: the pairing's), a failure a warning at its packet.
+    pub fn logged(&mut self, names: &Names, logged: Logged) {
         let (read, at) = match logged {
             Logged::Slice {
                 uuid,
@@ -82,18 +97,18 @@ pub fn map(mut pairing: Pairing, tracks: &Tracks) -> Trace {
                 end,
                 thread,
                 at,
-            } => (m.slice(uuid, &open, end, thread), at),
+            } => (self.slice(names, uuid, &open, end, thread), at),
             // The packet's track event failed: the packet's reading stopped there.
             Logged::Stage {
                 after_event: true, ..
-            } if failed => continue,
-            Logged::Stage { stage, at, .. } => (m.render_stage(&stage), at),
-            Logged::Counted { what, ts, at } => (m.b.other(what.label(), ts, ts), at),
+            } if self.failed => return,
+            Logged::Stage { stage, at, .. } => (self.render_stage(names, &stage), at),
+            Logged::Counted { what, ts, at } => (self.b.other(what.label(), ts, ts), at),
             Logged::Skipped { message, at } => (Err(message), at),
         };
-        failed = read.is_err();
+        self.failed = read.is_err();
         if let Err(e) = read {
-            m.b.warn(
+            self.b.warn(
                 at.offset,
                 format!(
                     "packet at byte {} (sequence {}): {e}; skipped",
@@ -102,14 +117,19 @@ pub fn map(mut pairing: Pairing, tracks: &Tracks) -> Trace {
             );
         }
     }
-    m.finish_notes(&pairing);
-    m.b.finish()
+
+    /// The model, with the notes and warnings of what `pairing` read otherwise than row by row.
+    pub fn finish(mut self, pairing: &Pairing) -> Trace {
+        self.finish_notes(pairing);
+        self.b.finish()
+    }
 }
 
-impl Mapper<'_> {
+impl Mapper {
     /// A whole slice on track `uuid`, into the model by its kind.
     fn slice(
         &mut self,
+        names: &Names,
         uuid: u64,
         open: &Open,
         end: i64,
@@ -120,8 +140,8 @@ impl Mapper<'_> {
             self.undescribed += 1;
         }
         let named = Named {
-            name: self.names.get(open.name),
-            category: self.names.get(open.category),
+            name: names.get(open.name),
+            category: names.get(open.category),
             submitted: open.submitted,
         };
         let dur = end
@@ -205,9 +225,9 @@ impl Mapper<'_> {
     }
 
     /// One render stage: GPU work on its GPU's queue.
-    fn render_stage(&mut self, s: &Stage) -> Result<(), String> {
+    fn render_stage(&mut self, names: &Names, s: &Stage) -> Result<(), String> {
         let track = self.b.track(IdValue::Num(s.device), IdValue::Num(s.queue));
-        let name = self.names.get(s.name);
+        let name = names.get(s.name);
         let sym = match s.kind {
             GpuKind::Kernel => self.kernels.sym(&mut self.b, name),
             _ => self.b.name(name),

@@ -15,7 +15,8 @@
 //!   by its byte);
 //! - `sequence`: each packet sequence's interned data, defaults and incremental state;
 //! - `pairing`: the events paired, named and timed in file order, logged;
-//! - `log`: the events logged as bytes (a slice ~15 bytes) until every track descriptor is known;
+//! - `log`: the events logged as bytes (a slice ~15 bytes) until every track descriptor is known (a
+//!   stream's read; a plain file's descriptors are read first, and its events mapped as paired);
 //! - `clock`: timestamps onto the trace clock;
 //! - `tracks`: the track descriptors;
 //! - `events`: the log mapped onto the model once every track descriptor is known.
@@ -42,6 +43,7 @@ pub fn install() {
         stream: read_stream_salvaging,
         // The stream's faults are named as a whole read names them.
         whole: None,
+        plain: Some(read_plain_salvaging),
     });
 }
 
@@ -65,7 +67,47 @@ pub fn read_stream_salvaging(
     shown_as: &Path,
     salvage: bool,
 ) -> Result<Trace> {
-    let mut gather = Gather::default();
+    gather(Gather::default(), content, shown_as, salvage)
+}
+
+/// [`read_stream_salvaging`] of a plain file's content: the file at `file` is read first for its
+/// track descriptors alone (every other field skipped undecoded), so that each event is mapped onto
+/// the model as it is paired and no log of the events is held (the log of a file is more than the
+/// model it becomes). The trace is the one the stream's read gives. A file that cannot be opened
+/// again is read as a stream.
+pub fn read_plain_salvaging(
+    file: &Path,
+    content: &mut dyn Read,
+    shown_as: &Path,
+    salvage: bool,
+) -> Result<Trace> {
+    let Ok(f) = std::fs::File::open(file) else {
+        return read_stream_salvaging(content, shown_as, salvage);
+    };
+    let tracks = first_look(&mut std::io::BufReader::with_capacity(1 << 16, f));
+    gather(Gather::mapping(tracks), content, shown_as, salvage)
+}
+
+/// Every track descriptor of `content`, as a read of it adds them ([`Gather::packet`]). A fault ends
+/// the look: the read after it stops at the same packet (an error, or a salvaged trace of the
+/// packets before it, whose descriptors these are).
+fn first_look(content: &mut dyn Read) -> tracks::Tracks {
+    let mut tracks = tracks::Tracks::default();
+    let _ = stream::packets(content, &mut |_, packet: proto::PacketFirstLook| {
+        if let Some(d) = &packet.track_descriptor {
+            tracks.add(d);
+        }
+    });
+    tracks
+}
+
+/// The packets of `content` through `gather`, into the trace (or the fault that stopped them).
+fn gather(
+    mut gather: Gather,
+    content: &mut dyn Read,
+    shown_as: &Path,
+    salvage: bool,
+) -> Result<Trace> {
     match stream::packets(content, &mut |offset, packet| gather.packet(offset, packet)) {
         Ok(()) => Ok(gather.finish()),
         Err(f) if salvage && f.cut => {
@@ -93,11 +135,26 @@ struct Gather {
     tracks: tracks::Tracks,
     early: Vec<(u64, Vec<u8>)>,
     pairing: Option<Pairing>,
+    /// Every track descriptor of the file, read first: the events are mapped as paired, and
+    /// `tracks` is not gathered.
+    known: Option<tracks::Tracks>,
+    mapping: bool,
 }
 
 impl Gather {
+    /// A gathering whose events are mapped as paired, with `tracks`: every descriptor of the file.
+    fn mapping(tracks: tracks::Tracks) -> Gather {
+        Gather {
+            known: Some(tracks),
+            mapping: true,
+            ..Gather::default()
+        }
+    }
+
     fn packet(&mut self, offset: u64, packet: proto::TracePacket) {
-        if let Some(d) = &packet.track_descriptor {
+        if let Some(d) = &packet.track_descriptor
+            && !self.mapping
+        {
             self.tracks.add(d);
         }
         match (&mut self.pairing, &packet.clock_snapshot) {
@@ -116,7 +173,11 @@ impl Gather {
     /// The pairing from the first snapshot on (`None`: the file has none), with the packets held
     /// before it read first.
     fn start(&mut self, first_snapshot: Option<(u32, &proto::ClockSnapshot)>) {
-        let mut p = Pairing::new(clock::Clocks::new(first_snapshot));
+        let clocks = clock::Clocks::new(first_snapshot);
+        let mut p = match self.known.take() {
+            Some(tracks) => Pairing::mapping(clocks, events::Mapper::new(tracks)),
+            None => Pairing::new(clocks),
+        };
         for (offset, bytes) in self.early.drain(..) {
             if let Ok(packet) = proto::TracePacket::decode(&bytes[..]) {
                 p.packet(offset, &packet);
@@ -129,10 +190,13 @@ impl Gather {
         if self.pairing.is_none() {
             self.start(None);
         }
-        let pairing = self
+        let mut pairing = self
             .pairing
             .unwrap_or_else(|| Pairing::new(clock::Clocks::new(None)));
-        events::map(pairing, &self.tracks)
+        match pairing.take_mapper() {
+            Some(mapper) => mapper.finish(&pairing),
+            None => events::map(pairing, self.tracks),
+        }
     }
 }
 

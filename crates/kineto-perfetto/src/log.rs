@@ -67,6 +67,7 @@ pub struct Log {
 
 impl Log {
     /// Entries logged so far.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries
     }

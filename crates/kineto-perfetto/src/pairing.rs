@@ -4,12 +4,15 @@
 //! launch shape and process likewise. What the model's rows need of the tracks waits for the end of
 //! the file (a track's descriptor may come after its events, and the last one given for a uuid is the
 //! one read): each event is logged ([`Logged`], names once in [`Names`]) in file order, as bytes
-//! (`crate::log`), and `crate::events` maps the log onto the model once every descriptor is known.
+//! (`crate::log`), and `crate::events` maps the log onto the model once every descriptor is known;
+//! or, when the descriptors were read first (a plain file's first look), each event is mapped as it
+//! is paired ([`Sink`]).
 //!
 //! What it is not: the mapping onto the model (`crate::events`), the log's bytes (`crate::log`), the
 //! sequence state (`crate::sequence`), the clocks (`crate::clock`).
 
 use crate::clock::Clocks;
+use crate::events::Mapper;
 use crate::log::Log;
 use crate::proto::{
     ComputeKernelLaunch, DebugAnnotation, GpuRenderStageEvent, TracePacket, TrackEvent,
@@ -155,6 +158,14 @@ pub enum Logged {
     Skipped { message: String, at: At },
 }
 
+/// Where the events go as they are paired.
+enum Sink {
+    /// Logged, to be mapped once every track descriptor is known ([`crate::events::map`]).
+    Log(Log),
+    /// Mapped at once: every track descriptor was read first.
+    Map(Box<Mapper>),
+}
+
 /// The state carried from packet to packet.
 pub struct Pairing {
     pub clocks: Clocks,
@@ -162,7 +173,9 @@ pub struct Pairing {
     /// Open slices per track uuid.
     open: FxHashMap<u64, Vec<Open>>,
     pub names: Names,
-    pub log: Log,
+    sink: Sink,
+    /// Events given to the sink so far.
+    given: usize,
     /// Ends with no begin on their track.
     pub unmatched_ends: u64,
     /// Packets skipped for lack of incremental state; packets of zstd-compressed packets.
@@ -178,12 +191,50 @@ impl Pairing {
             sequences: FxHashMap::default(),
             open: FxHashMap::default(),
             names: Names::default(),
-            log: Log::default(),
+            sink: Sink::Log(Log::default()),
+            given: 0,
             unmatched_ends: 0,
             skipped: 0,
             zstd: 0,
             annotation_faults: AnnotationFaults::default(),
         }
+    }
+
+    /// A pairing whose events are mapped by `mapper` as they are paired (every track descriptor of
+    /// the file known), not logged.
+    pub fn mapping(clocks: Clocks, mapper: Mapper) -> Pairing {
+        Pairing {
+            sink: Sink::Map(Box::new(mapper)),
+            ..Pairing::new(clocks)
+        }
+    }
+
+    /// The events logged (none when they were mapped as paired).
+    pub fn take_log(&mut self) -> Log {
+        match &mut self.sink {
+            Sink::Log(log) => std::mem::take(log),
+            Sink::Map(_) => Log::default(),
+        }
+    }
+
+    /// The mapper the events went to as they were paired ([`Pairing::mapping`]), if they did.
+    pub fn take_mapper(&mut self) -> Option<Mapper> {
+        match std::mem::replace(&mut self.sink, Sink::Log(Log::default())) {
+            Sink::Map(m) => Some(*m),
+            Sink::Log(log) => {
+                self.sink = Sink::Log(log);
+                None
+            }
+        }
+    }
+
+    /// An event paired, to the sink.
+    fn give(&mut self, logged: Logged) {
+        match &mut self.sink {
+            Sink::Log(log) => log.push(&logged),
+            Sink::Map(m) => m.logged(&self.names, logged),
+        }
+        self.given += 1;
     }
 
     /// Slices begun and never ended.
@@ -207,7 +258,7 @@ impl Pairing {
                 self.zstd += 1;
             }
             if let Err(message) = self.events(p, &seq, at) {
-                self.log.push(&Logged::Skipped { message, at });
+                self.give(Logged::Skipped { message, at });
             }
         }
         self.sequences.insert(at.sequence, seq);
@@ -218,7 +269,7 @@ impl Pairing {
         if let Some(s) = &p.clock_snapshot {
             self.clocks.observe(at.sequence, s);
         }
-        let logged = self.log.len();
+        let given = self.given;
         if let Some(e) = &p.track_event {
             let ts = self.time(p, seq, at)?;
             self.track_event(e, ts, seq, at)?;
@@ -226,10 +277,11 @@ impl Pairing {
         if let Some(e) = &p.gpu_render_stage_event {
             let ts = self.time(p, seq, at)?;
             let stage = render_stage(e, ts, seq, &mut self.names)?;
-            self.log.push(&Logged::Stage {
+            let after_event = self.given > given;
+            self.give(Logged::Stage {
                 stage,
                 at,
-                after_event: self.log.len() > logged,
+                after_event,
             });
         }
         Ok(())
@@ -300,7 +352,7 @@ impl Pairing {
             (Some(COUNTER), None) => counted(Tally::CounterValue),
             (other, None) => return Err(format!("track event of type {other:?}, not read")),
         };
-        self.log.push(&logged);
+        self.give(logged);
         Ok(())
     }
 

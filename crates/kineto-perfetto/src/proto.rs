@@ -64,6 +64,19 @@ pub struct TracePacket {
     pub zstd_compressed_packets: Option<Vec<u8>>,
 }
 
+/// A `TracePacket` as a plain file's first look reads it (`crate::read_plain_salvaging`): its track
+/// descriptor and its deflated packets (which may hold descriptors), every other field skipped
+/// undecoded.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PacketFirstLook {
+    /// `track_descriptor = 60`.
+    #[prost(message, optional, tag = "60")]
+    pub track_descriptor: Option<TrackDescriptor>,
+    /// `compressed_packets = 50`.
+    #[prost(bytes = "vec", optional, tag = "50")]
+    pub compressed_packets: Option<Vec<u8>>,
+}
+
 /// `TracePacketDefaults`: what later packets of the sequence leave out.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TracePacketDefaults {

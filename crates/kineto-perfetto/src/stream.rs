@@ -6,7 +6,7 @@
 //!
 //! What it is not: what the packets mean (`crate::sequence`, `crate::pairing`, `crate::events`).
 
-use crate::proto::TracePacket;
+use crate::proto::{PacketFirstLook, TracePacket};
 use kineto_trace::native::protowire::{Fault as WireFault, FieldStream, MAX_HELD, NO_LIMIT, Short};
 use prost::Message;
 use std::io::Read;
@@ -20,21 +20,39 @@ pub struct Fault {
     pub cut: bool,
 }
 
+/// A packet as a walk decodes it: the whole message, or a first look's part of it.
+pub trait Packet: Message + Default {
+    /// Its `compressed_packets`: packets deflated into it, given before it.
+    fn compressed_packets(&self) -> Option<&[u8]>;
+}
+
+impl Packet for TracePacket {
+    fn compressed_packets(&self) -> Option<&[u8]> {
+        self.compressed_packets.as_deref()
+    }
+}
+
+impl Packet for PacketFirstLook {
+    fn compressed_packets(&self) -> Option<&[u8]> {
+        self.compressed_packets.as_deref()
+    }
+}
+
 /// Every packet of `content`, in file order, to `each` with its offset (for a packet inside
 /// `compressed_packets`, the offset of the packet that holds them).
-pub fn packets(
+pub fn packets<P: Packet>(
     content: &mut dyn Read,
-    each: &mut dyn FnMut(u64, TracePacket),
+    each: &mut dyn FnMut(u64, P),
 ) -> Result<(), Fault> {
     walk(content, None, each)
 }
 
 /// Walks a `Trace` message read from `content`. `inside` is the offset of the packet whose
 /// `compressed_packets` these bytes were inflated from (then faults name that packet).
-fn walk(
+fn walk<P: Packet>(
     content: &mut dyn Read,
     inside: Option<u64>,
-    each: &mut dyn FnMut(u64, TracePacket),
+    each: &mut dyn FnMut(u64, P),
 ) -> Result<(), Fault> {
     let mut fields = FieldStream::new(content);
     loop {
@@ -68,7 +86,7 @@ fn walk(
             continue;
         }
         let body = fields.body(h.value, NO_LIMIT).map_err(short)?;
-        let packet = TracePacket::decode(body).map_err(|e| {
+        let packet = P::decode(body).map_err(|e| {
             fault(
                 inside,
                 h.at,
@@ -77,7 +95,7 @@ fn walk(
             )
         })?;
         let offset = inside.unwrap_or(h.at);
-        if let Some(deflated) = &packet.compressed_packets {
+        if let Some(deflated) = packet.compressed_packets() {
             let inflated = inflate(deflated).map_err(|e| {
                 fault(
                     inside,

@@ -92,7 +92,7 @@ fn debug_annotations_give_copy_bytes_and_launch_shapes_as_the_walker_reads_them(
     let want = &counts()["rocprofv3_annotations.pftrace"];
     let t = parse(&dir().join("rocprofv3_annotations.pftrace")).trace;
     // The copies' bytes in file order, against the walker's.
-    let bytes: Vec<Option<u64>> = t.memcpys.iter().map(|o| t.detail(o).bytes).collect();
+    let bytes: Vec<Option<u64>> = t.memcpys.iter().map(|o| t.detail(&o).bytes).collect();
     let want_bytes: Vec<Option<u64>> = want["memcpy_bytes"]
         .as_array()
         .unwrap()
@@ -106,7 +106,7 @@ fn debug_annotations_give_copy_bytes_and_launch_shapes_as_the_walker_reads_them(
         .kernels
         .iter()
         .map(|k| {
-            let d = t.detail(k);
+            let d = t.detail(&k);
             let product =
                 |v: [u32; 3]| (v != [0; 3]).then(|| v.iter().map(|&x| u64::from(x)).product());
             [
@@ -147,7 +147,7 @@ fn rocprofv3_annotations_read_as_the_file_was_written() {
     let t = parse(&dir().join("rocprofv3_annotations.pftrace")).trace;
     // perfetto_counts.py, rocprofv3_annotations: the first copy is 1 MiB (copy_bytes interned, beside
     // begin_ns, a string src_agent and corr_id); the second 4,096 (a plain name, an int_value).
-    let copy = |i: usize| t.detail(&t.memcpys[i]).bytes;
+    let copy = |i: usize| t.detail(&t.memcpys.row(i)).bytes;
     assert_eq!((copy(0), copy(1)), (Some(1 << 20), Some(4_096)));
     // A string, a negative int and an iid never interned give no bytes; after the clear iid 3 names
     // corr_id (777, not read as bytes) and iid 14 copy_bytes.
@@ -157,15 +157,15 @@ fn rocprofv3_annotations_read_as_the_file_was_written() {
     );
     // The first kernel: grid 256·256·1 = 65,536 work-items, workgroups of 16·16·1 = 256, 64 VGPRs,
     // 4,096 bytes of LDS (its Accum_VGPR_Count 4 and SGPR_Count 32 are not registers per thread).
-    let k = t.detail(&t.kernels[0]);
+    let k = t.detail(&t.kernels.row(0));
     assert_eq!((k.grid, k.block), ([256 * 256, 1, 1], [16 * 16, 1, 1]));
     assert_eq!((k.registers, k.shared_memory), (Some(64), Some(4_096)));
     // The second: LDS from its end's annotations, its VGPR count from its begin's (the end's 99 not).
-    let k = t.detail(&t.kernels[1]);
+    let k = t.detail(&t.kernels.row(1));
     assert_eq!((k.grid, k.block), ([1_024, 1, 1], [64, 1, 1]));
     assert_eq!((k.registers, k.shared_memory), (Some(24), Some(512)));
     // The third: a grid of 2^32 work-items does not fit the model's 32 bits; its workgroup does.
-    let k = t.detail(&t.kernels[2]);
+    let k = t.detail(&t.kernels.row(2));
     assert_eq!((k.grid, k.block), ([0; 3], [128, 1, 1]));
     assert_eq!((k.registers, k.shared_memory), (None, None));
     // The calls carry annotations too (begin_ns, corr_id, kind): none of them is read as a size.
@@ -177,9 +177,9 @@ fn a_trace_without_annotations_has_no_sizes_from_them() {
     // rocprofv3_layout.pftrace has no debug annotations: its copy has no bytes, its kernels no launch
     // shape, as before the annotations were read.
     let t = parse(&dir().join("rocprofv3_layout.pftrace")).trace;
-    assert!(t.memcpys.iter().all(|o| t.detail(o).bytes.is_none()));
+    assert!(t.memcpys.iter().all(|o| t.detail(&o).bytes.is_none()));
     for k in &t.kernels {
-        let d = t.detail(k);
+        let d = t.detail(&k);
         assert_eq!(
             (d.grid, d.block, d.registers, d.shared_memory),
             ([0; 3], [0; 3], None, None)
@@ -197,13 +197,16 @@ fn monotonic_times_move_onto_boottime_and_names_follow_the_cleared_state() {
     let t = parse(&dir().join("rocprofv3_layout.pftrace")).trace;
     // perfetto_counts.py: snapshot BOOTTIME 1,000,000 = MONOTONIC 400,000; the first kernel begins
     // at MONOTONIC 500,600 → 1,000,000 + 100,600 = 1,100,600 ns, for 2,000 ns.
-    let k = &t.kernels[0];
+    let k = t.kernels.row(0);
     assert_eq!((k.ts_ns, k.dur_ns), (1_100_600, 2_000));
     assert_eq!(t.name(k.name), "gemm_k(float*)");
     // On GPU (agent) 1, stream 0, by the track's name.
-    assert_eq!((t.detail(k).device, t.detail(k).stream), (Some(1), Some(0)));
+    assert_eq!(
+        (t.detail(&k).device, t.detail(&k).stream),
+        (Some(1), Some(0))
+    );
     // After the second clear, iid 2 names the kernel `fusion_add_kernel`, not `hipLaunchKernel`.
-    assert_eq!(t.name(t.kernels[1].name), "fusion_add_kernel");
+    assert_eq!(t.name(t.kernels.row(1).name), "fusion_add_kernel");
     assert!(
         t.launches
             .iter()
@@ -214,20 +217,20 @@ fn monotonic_times_move_onto_boottime_and_names_follow_the_cleared_state() {
 #[test]
 fn a_compute_kernel_stage_has_its_launch_shape() {
     let t = parse(&dir().join("gpu_stages.pftrace")).trace;
-    let k = &t.kernels[0];
+    let k = t.kernels.row(0);
     assert_eq!(t.name(k.name), "axpy(float*, float*)");
     // The packet's timestamp 2,001,000 (BOOTTIME, no snapshot needed), duration 3,000.
     assert_eq!((k.ts_ns, k.dur_ns), (2_001_000, 3_000));
     assert_eq!(
-        (t.detail(k).grid, t.detail(k).block),
+        (t.detail(&k).grid, t.detail(&k).block),
         ([4, 1, 1], [256, 1, 1])
     );
     // registers_per_thread 32 (its name interned); shared 1,024 static + 512 dynamic.
     assert_eq!(
-        (t.detail(k).registers, t.detail(k).shared_memory),
+        (t.detail(&k).registers, t.detail(&k).shared_memory),
         (Some(32), Some(1_536))
     );
-    assert_eq!(t.name(t.memcpys[0].name), "Copy");
+    assert_eq!(t.name(t.memcpys.row(0).name), "Copy");
 }
 
 #[test]
@@ -244,6 +247,41 @@ fn a_cut_file_names_the_byte_of_the_cut_packet() {
         text.contains("truncated.pftrace") && text.contains("runs past the end"),
         "{text}"
     );
+}
+
+/// A plain file is read twice, its track descriptors first, and its events mapped as paired; a
+/// stream (gzip, stdin) is read once, its events logged until the end. Both give the same trace, for
+/// every file here (descriptors before and after their events, render stages, a cut file salvaged),
+/// and the same error for the cut file read whole.
+#[test]
+fn a_plain_file_read_descriptors_first_gives_the_streams_trace() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir())
+        .expect("testdata")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pftrace"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    for path in &files {
+        let bytes = std::fs::read(path).expect("read");
+        for salvage in [false, true] {
+            let stream = kineto_perfetto::read_stream_salvaging(&mut &bytes[..], path, salvage);
+            let plain = kineto_perfetto::read_plain_salvaging(path, &mut &bytes[..], path, salvage);
+            let show = |r: &kineto_trace::Result<kineto_trace::Trace>| match r {
+                Ok(t) => format!("{t:?}"),
+                Err(e) => format!("error: {e}"),
+            };
+            assert_eq!(
+                show(&plain),
+                show(&stream),
+                "{} (salvage {salvage})",
+                path.display()
+            );
+            // The cut file: an error whole, a trace salvaged; the others read.
+            let cut = path.ends_with("truncated.pftrace");
+            assert_eq!(plain.is_err(), cut && !salvage, "{}", path.display());
+        }
+    }
 }
 
 /// Protobuf's varint of `v`.
@@ -304,11 +342,14 @@ fn a_descriptor_and_a_snapshot_after_the_events_still_place_and_time_them() {
     std::fs::write(&path, &file).unwrap();
     let t = parse(&path).trace;
     assert_eq!(t.kernels.len(), 1);
-    let k = &t.kernels[0];
+    let k = t.kernels.row(0);
     // 10,000 + (500 − 400) = 10,100 ns on BOOTTIME, for 700 − 500 = 200 ns; on agent 2, stream 3
     // (without the descriptor: device 0 and stream 7, the uuid).
     assert_eq!((k.ts_ns, k.dur_ns), (10_100, 200));
-    assert_eq!((t.detail(k).device, t.detail(k).stream), (Some(2), Some(3)));
+    assert_eq!(
+        (t.detail(&k).device, t.detail(&k).stream),
+        (Some(2), Some(3))
+    );
     assert_eq!(t.name(k.name), "k");
     // The same file read from a stream (no file to read again) gives the same trace.
     let raw = kineto_trace::parse_raw(&path, std::io::Cursor::new(file), &Options::default());

@@ -43,7 +43,7 @@ fn check(root: &Path, rel: &str, want: &Value) {
         (GpuKind::Memset, "memset"),
     ] {
         let ops = t.gpu_ops(kind);
-        let bytes: u64 = ops.iter().filter_map(|o| t.detail(o).bytes).sum();
+        let bytes: u64 = ops.iter().filter_map(|o| t.detail(&o).bytes).sum();
         assert_eq!(
             bytes as i64,
             int(want, &format!("{key}_bytes")),
@@ -56,7 +56,7 @@ fn check(root: &Path, rel: &str, want: &Value) {
         let details: Vec<_> = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
             .into_iter()
             .flat_map(|k| t.gpu_ops(k))
-            .map(|o| t.detail(o))
+            .map(|o| t.detail(&o))
             .collect();
         let given = |v: fn(&kineto_trace::GpuOpDetail) -> Option<u32>| {
             let values: Vec<i64> = details.iter().filter_map(|d| v(d)).map(i64::from).collect();
@@ -249,19 +249,19 @@ fn nsys_reads_the_gpu_table_and_joins_correlations_per_process() {
     assert_eq!(links.report.kernels_without_launch.count, 0);
     assert_eq!(links.report.duplicate_correlations, 0);
     for (k, l) in t.kernels.iter().zip(&links.kernel_launch) {
-        let launch = &t.launches[l.unwrap() as usize];
+        let launch = t.launches.row(l.unwrap() as usize);
         let (kp, lp) = (
-            t.detail(k).device.unwrap(),
+            t.detail(&k).device.unwrap(),
             t.track(launch.track).pid.as_i64().unwrap(),
         );
         assert_eq!(kp == 1, lp == 4201, "{}", t.name(k.name));
     }
     // The copy is named as Kineto names it, from the ENUM tables.
     assert_eq!(
-        t.name(t.memcpys[0].name),
+        t.name(t.memcpys.row(0).name),
         "Memcpy HtoD (Pageable -> Device)"
     );
-    assert_eq!(t.name(t.memsets[0].name), "Memset (Device)");
+    assert_eq!(t.name(t.memsets.row(0).name), "Memset (Device)");
     // `_vNNNN` suffixes dropped: the graph launch is seen as one.
     let links = kineto_trace::correlate::Links::build(t);
     assert_eq!(
@@ -290,7 +290,7 @@ fn csv_agents_are_numbered_as_hip_numbers_gpus() {
             t.kernels
                 .iter()
                 .find(|k| t.name(k.name) == n)
-                .and_then(|k| t.detail(k).device)
+                .and_then(|k| t.detail(&k).device)
         };
         // Agent 1 is the first GPU (device 0), agent 2 the second, by agent_info.csv.
         assert_eq!((dev(first), dev(second)), (Some(0), Some(1)), "{rel}");
@@ -555,7 +555,7 @@ fn a_rocpd_file_links_by_stack_id_alone_when_it_has_them() {
     drop(c);
     let t = parse(&path).trace;
     assert_eq!(t.kernels.len(), 2);
-    let launch = |k: &kineto_trace::GpuOp| {
+    let launch = |k: kineto_trace::GpuOp| {
         k.correlation.and_then(|c| {
             t.launches
                 .iter()

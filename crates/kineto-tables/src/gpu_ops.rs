@@ -4,7 +4,7 @@ use crate::{Col, col};
 use kineto_trace::analysis::Analysis;
 use kineto_trace::budget::{MEMCPY, MEMSET};
 use kineto_trace::family::{Label, Rules, UNMATCHED};
-use kineto_trace::{GpuKind, GpuOp, GpuOpDetail, Launch, Trace};
+use kineto_trace::{GpuKind, GpuOp, GpuOpDetail, Launch, Reader, Trace};
 use std::collections::HashMap;
 
 /// A kernel, copy or fill with what the analysis says about it.
@@ -13,7 +13,7 @@ pub struct GpuOpRow<'a> {
     rank: Option<u64>,
     kind: GpuKind,
     index: u32,
-    op: &'a GpuOp,
+    op: GpuOp,
     detail: &'a GpuOpDetail,
     name: &'a str,
     step: Option<u32>,
@@ -21,7 +21,7 @@ pub struct GpuOpRow<'a> {
     bucket: &'a str,
     matched: Option<&'static str>,
     how: Option<&'a str>,
-    launch: Option<&'a Launch>,
+    launch: Option<Launch>,
     launch_name: Option<&'a str>,
     launch_tid: Option<String>,
     annotation: Option<&'a str>,
@@ -89,9 +89,15 @@ impl<'a> GpuOps<'a> {
         }
     }
 
-    /// The rows of one kind, in file order.
+    /// The rows of one kind, in file order: each op decoded once, and its call read forward from
+    /// the last (calls and their ops come in nearly the same order).
     pub fn rows(&self, kind: GpuKind) -> impl Iterator<Item = GpuOpRow<'_>> + '_ {
-        (0..self.trace.gpu_ops(kind).len()).map(move |i| self.row(kind, i))
+        let mut calls = self.trace.launches.reader();
+        self.trace
+            .gpu_ops(kind)
+            .iter()
+            .enumerate()
+            .map(move |(i, op)| self.row(kind, i, op, &mut calls))
     }
 
     /// Every row: kernels, then copies, then fills (the order of the `gpu_ops` table).
@@ -99,12 +105,17 @@ impl<'a> GpuOps<'a> {
         KINDS.into_iter().flat_map(|k| self.rows(k))
     }
 
-    /// The row of op `i` of `kind`.
-    fn row(&self, kind: GpuKind, i: usize) -> GpuOpRow<'_> {
+    /// The row of `op`, op `i` of `kind` (`calls`: the trace's calls).
+    fn row(
+        &self,
+        kind: GpuKind,
+        i: usize,
+        op: GpuOp,
+        calls: &mut Reader<'_, Launch>,
+    ) -> GpuOpRow<'_> {
         let (t, an, rules) = (self.trace, self.analysis, self.rules);
-        let op = &t.gpu_ops(kind)[i];
         let link = an.links.launch_of(kind, i);
-        let launch = link.and_then(|l| t.launches.get(l));
+        let launch = link.and_then(|l| calls.get(l));
         let (family, bucket, matched, how) = match kind {
             GpuKind::Kernel => {
                 let label = an.classes.label(i);
@@ -125,7 +136,7 @@ impl<'a> GpuOps<'a> {
             kind,
             index: i as u32,
             op,
-            detail: t.detail(op),
+            detail: t.detail(&op),
             name: t.name(op.name),
             step: self.steps[slot(kind)].get(i).copied().flatten(),
             family,

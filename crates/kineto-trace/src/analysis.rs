@@ -3,7 +3,7 @@
 use crate::budget::{StepBudget, budget};
 use crate::correlate::Links;
 use crate::family::{Classes, Rules};
-use crate::model::Trace;
+use crate::model::{GpuOp, Trace};
 use crate::step::{StepPattern, Steps, find_steps};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -219,10 +219,10 @@ pub fn kernel_groups(
     kernels: impl IntoIterator<Item = u32>,
     by: GroupBy,
 ) -> Vec<KernelGroup> {
-    let key_of = |i: usize| -> String {
+    let key_of = |i: usize, k: &GpuOp| -> String {
         let fam = classes.of(i).map(|f| rules.family(f));
         match by {
-            GroupBy::Name => trace.name(trace.kernels[i].name).to_string(),
+            GroupBy::Name => trace.name(k.name).to_string(),
             GroupBy::Family => fam
                 .map_or(crate::family::UNMATCHED, |f| f.name.as_str())
                 .to_string(),
@@ -254,12 +254,14 @@ pub fn kernel_groups(
     };
     let mut by_key: std::collections::BTreeMap<String, Group> = Default::default();
     let mut all: i128 = 0;
+    let mut rows = trace.kernels.reader();
     for i in kernels {
-        let d = trace.kernels[i as usize].dur_ns;
+        let k = rows.row(i as usize);
+        let d = k.dur_ns;
         all += i128::from(d);
         let kind = classes.label(i as usize).kind();
         let fam = classes.of(i as usize);
-        let e = by_key.entry(key_of(i as usize)).or_default();
+        let e = by_key.entry(key_of(i as usize, &k)).or_default();
         e.0.push(d);
         e.1 = same(e.1.take(), kind);
         e.2 = same(e.2.take(), fam);

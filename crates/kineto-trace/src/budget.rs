@@ -10,7 +10,7 @@
 
 use crate::family::{Classes, Rules, UNMATCHED};
 use crate::interval::{intersect, length, merge, subtract, sweep, union};
-use crate::model::Trace;
+use crate::model::{GpuOp, Trace};
 use crate::step::Step;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -53,8 +53,9 @@ fn comm_overlap(
     rules: &Rules,
 ) -> (CommOverlap, Vec<(i64, i64)>) {
     let (mut comm, mut compute) = (Vec::new(), Vec::new());
+    let mut kernels = trace.kernels.reader();
     for &i in &step.kernels {
-        let k = &trace.kernels[i as usize];
+        let k = kernels.row(i as usize);
         let bucket = classes
             .of(i as usize)
             .map_or(UNMATCHED, |f| rules.family(f).bucket.as_str());
@@ -146,16 +147,19 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
             .map_or(UNMATCHED, |f| rules.family(f).bucket.as_str())
     };
     let work = || {
-        let kernels = step.kernels.iter().map(|&i| {
-            let k = &ks[i as usize];
+        let mut rows = ks.reader();
+        let kernels = step.kernels.iter().map(move |&i| {
+            let k = rows.row(i as usize);
             (k.ts_ns, k.end_ns(), bucket_of(i))
         });
-        let copies = step.memcpys.iter().map(|&i| {
-            let c = &trace.memcpys[i as usize];
+        let mut rows = trace.memcpys.reader();
+        let copies = step.memcpys.iter().map(move |&i| {
+            let c = rows.row(i as usize);
             (c.ts_ns, c.end_ns(), MEMCPY)
         });
-        let fills = step.memsets.iter().map(|&i| {
-            let f = &trace.memsets[i as usize];
+        let mut rows = trace.memsets.reader();
+        let fills = step.memsets.iter().map(move |&i| {
+            let f = rows.row(i as usize);
             (f.ts_ns, f.end_ns(), MEMSET)
         });
         kernels.chain(copies).chain(fills)
@@ -192,16 +196,13 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
     for &i in &step.kernels {
         by_family.entry(classes.of(i as usize)).or_default().push(i);
     }
+    let mut rows = ks.reader();
     for (fam, idx) in by_family {
+        let ops: Vec<GpuOp> = idx.iter().map(|&i| rows.row(i as usize)).collect();
         let t = FamilyTime {
             count: idx.len() as u64,
-            sum_ns: idx
-                .iter()
-                .fold(0i64, |acc, &i| acc.saturating_add(ks[i as usize].dur_ns)),
-            union_ns: union(
-                idx.iter()
-                    .map(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns())),
-            ),
+            sum_ns: ops.iter().fold(0i64, |acc, k| acc.saturating_add(k.dur_ns)),
+            union_ns: union(ops.iter().map(|k| (k.ts_ns, k.end_ns()))),
         };
         match fam {
             Some(f) => {

@@ -95,8 +95,8 @@ pub fn in_trace(
         .and_then(|r| r.captures(file))
         .and_then(|c| c["n"].parse::<u64>().ok());
     // Capture sessions: Begin → End on one thread.
-    let mut calls: Vec<(usize, &crate::model::Launch)> =
-        trace.launches.iter().enumerate().collect();
+    // Decoded whole: a capture directory's files are a graph capture's few calls each.
+    let mut calls: Vec<(usize, crate::model::Launch)> = trace.launches.iter().enumerate().collect();
     calls.sort_by_key(|(i, l)| (l.track, l.ts_ns, *i));
     let mut out = Vec::new();
     let mut open: Option<(crate::model::Track, i64, u64)> = None;
@@ -269,11 +269,12 @@ impl GraphCaptures {
                 continue;
             }
             needed += 1;
+            let mut calls = trace.launches.reader();
             let mut graphs: Vec<u32> = st
                 .kernels
                 .iter()
                 .filter_map(|&k| links.kernel_launch[k as usize])
-                .filter(|&l| is_graph_launch(trace.name(trace.launches[l as usize].name)))
+                .filter(|&l| is_graph_launch(trace.name(calls.row(l as usize).name)))
                 .collect();
             graphs.sort_unstable();
             graphs.dedup();

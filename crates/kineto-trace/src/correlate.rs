@@ -90,28 +90,34 @@ impl Links {
     pub fn build(trace: &Trace) -> Links {
         let mut by_corr: FxHashMap<u64, u32> = FxHashMap::default();
         let mut duplicate_correlations = 0;
-        // Runtime calls first: should a driver call share a runtime call's id, the runtime call is the
-        // one the program made.
-        for pass in [crate::model::Api::Runtime, crate::model::Api::Driver] {
-            for (i, l) in trace.launches.iter().enumerate() {
-                if l.api != pass {
-                    continue;
-                }
-                if let Some(c) = l.correlation {
-                    match by_corr.entry(c.get()) {
-                        std::collections::hash_map::Entry::Occupied(_) => {
-                            duplicate_correlations += 1
-                        }
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(i as u32);
-                        }
-                    }
+        let mut link_id = |c: u64, i: u32| match by_corr.entry(c) {
+            std::collections::hash_map::Entry::Occupied(_) => duplicate_correlations += 1,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+            }
+        };
+        // One pass over the calls (each pass decodes them all, `Rows`): what the links need of each
+        // is kept here. Runtime calls are linked first: should a driver call share a runtime call's
+        // id, the runtime call is the one the program made.
+        let mut names = Vec::with_capacity(trace.launches.len());
+        let mut points: Vec<(u64, i64)> = Vec::with_capacity(trace.launches.len());
+        let mut driver: Vec<(u64, u32)> = Vec::new();
+        for (i, l) in trace.launches.iter().enumerate() {
+            names.push(l.name);
+            points.push((u64::from(l.track.0), l.ts_ns));
+            if let Some(c) = l.correlation {
+                match l.api {
+                    crate::model::Api::Runtime => link_id(c.get(), i as u32),
+                    crate::model::Api::Driver => driver.push((c.get(), i as u32)),
                 }
             }
         }
+        for (c, i) in driver {
+            link_id(c, i);
+        }
 
         let mut launch_gpu_ops = vec![0u32; trace.launches.len()];
-        let mut link = |ops: &[GpuOp]| -> (Vec<Option<u32>>, Unlinked) {
+        let mut link = |ops: &Rows<GpuOp>| -> (Vec<Option<u32>>, Unlinked) {
             let mut out = Vec::with_capacity(ops.len());
             let mut missing: FxHashMap<crate::model::Sym, u64> = FxHashMap::default();
             let mut unlinked = Unlinked::default();
@@ -137,8 +143,8 @@ impl Links {
         let mut launches_without_gpu_op: BTreeMap<String, u64> = BTreeMap::new();
         let mut graph_launches = 0;
         let mut graph_launch_set = vec![false; trace.launches.len()];
-        for (i, l) in trace.launches.iter().enumerate() {
-            let name = trace.name(l.name);
+        for (i, &sym) in names.iter().enumerate() {
+            let name = trace.name(sym);
             if is_graph_launch(name) {
                 graph_launches += 1;
                 graph_launch_set[i] = true;
@@ -152,11 +158,6 @@ impl Links {
             .filter(|l| l.is_some_and(|i| graph_launch_set[i as usize]))
             .count() as u64;
 
-        let points: Vec<(u64, i64)> = trace
-            .launches
-            .iter()
-            .map(|l| (u64::from(l.track.0), l.ts_ns))
-            .collect();
         let (annotation_parent, launch_annotation) =
             stab(&spans_on_tracks(&trace.user_annotations), &points);
         let (cpu_op_parent, launch_cpu_op) = stab(&spans_on_tracks(&trace.cpu_ops), &points);

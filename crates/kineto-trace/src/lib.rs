@@ -53,7 +53,8 @@ pub use error::{Error, Result};
 pub use model::{
     Api, Capture, Counts, Detail, DeviceProps, Flow, FlowPhase, GRAPH_REPLAY_PREFIX, GemmRows,
     GpuKind, GpuOp, GpuOpDetail, Header, IdValue, Launch, MAX_DEVICES, NewGpuOp, Overruns,
-    RankPart, Rows, Salvage, Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds, Warning,
+    RankPart, Reader, Rows, Salvage, Span, SpanKind, Sym, Trace, TraceFormat, Track, TrackIds,
+    Warning,
 };
 pub use parse::{RANGE_BYTES, parse_reader, tune_malloc};
 pub use read::{Options, Parsed, parse_file, parse_file_from, parse_raw};

@@ -9,11 +9,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use std::num::NonZeroU64;
 
+mod encodings;
 mod op_processes;
 pub mod rows;
 pub(crate) use op_processes::OpProcesses;
-pub use rows::Rows;
-use rows::{Row, next_step, next_varint, put_step};
+pub use rows::{Reader, Rows};
 
 /// An interned string (a kernel, op or annotation name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,8 +127,9 @@ pub enum GpuKind {
 /// A kernel, copy or fill that ran on a GPU: its name, times, track and ids, with what else its record
 /// says kept once per distinct value in the trace ([`GpuOpDetail`], read with [`Trace::detail`]). A
 /// trace's ops repeat a handful of launch shapes, devices and streams, so a row is 48 bytes where the
-/// whole record would be 160 (the model's rows are what a parse holds: `docs/parse-costs.md`).
-#[derive(Debug, Clone, PartialEq)]
+/// whole record would be 160 (the model's rows are what a parse holds: `docs/parse-costs.md`), and
+/// kept encoded ([`Rows`]) ~10–14.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GpuOp {
     /// Demangled name as Kineto wrote it.
     pub name: Sym,
@@ -251,7 +252,7 @@ pub enum Api {
 }
 
 /// A runtime or driver API call on a CPU thread.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Launch {
     /// API name (`cudaLaunchKernel`, `cudaGraphLaunch`, …).
     pub name: Sym,
@@ -269,6 +270,13 @@ pub struct Launch {
     pub external_id: Option<NonZeroU64>,
     /// `args.cbid`: the CUPTI callback id of the API.
     pub cbid: Option<u16>,
+}
+
+impl Launch {
+    /// End, ns.
+    pub fn end_ns(&self) -> i64 {
+        self.ts_ns.saturating_add(self.dur_ns)
+    }
 }
 
 /// Which kind of CPU-side or annotation span a [`Span`] is.
@@ -303,43 +311,6 @@ impl Span {
     pub fn end_ns(&self) -> i64 {
         self.ts_ns.saturating_add(self.dur_ns)
     }
-}
-
-/// A span kept in [`Rows`]: its start less the row before's (rows come in start order, or nearly, on
-/// a thread), its duration, name and track as numbers, and its external id less the row before's (ids
-/// grow along a thread): ~6–10 bytes where the row is 32.
-impl Row for Span {
-    const FIRST: Span = Span {
-        name: Sym(0),
-        ts_ns: 0,
-        dur_ns: 0,
-        track: Track(0),
-        external_id: None,
-    };
-
-    fn encode(&self, before: &Span, out: &mut Vec<u8>) {
-        put_step(out, self.ts_ns, before.ts_ns);
-        put_step(out, self.dur_ns, 0);
-        rows::put_u32(out, self.name.0);
-        rows::put_u32(out, self.track.0);
-        put_step(out, id(self.external_id), id(before.external_id));
-    }
-
-    #[inline(always)]
-    fn decode(before: &Span, bytes: &mut &[u8]) -> Span {
-        Span {
-            ts_ns: next_step(bytes, before.ts_ns),
-            dur_ns: next_step(bytes, 0),
-            name: Sym(next_varint(bytes) as u32),
-            track: Track(next_varint(bytes) as u32),
-            external_id: NonZeroU64::new(next_step(bytes, id(before.external_id)) as u64),
-        }
-    }
-}
-
-/// An id as a number to step from (none is 0, which no id is).
-fn id(v: Option<NonZeroU64>) -> i64 {
-    v.map_or(0, |v| v.get() as i64)
 }
 
 /// The activation rows of one GEMM op, from its `Input Dims`: the tokens it multiplies.
@@ -597,14 +568,14 @@ pub struct Trace {
     pub header: Header,
     /// How the GPU work was captured (graph mode, queue overruns, reader notes).
     pub capture: Capture,
-    /// Kernels, in file order.
-    pub kernels: Vec<GpuOp>,
+    /// Kernels, in file order (kept encoded, as every table of ops, calls and spans: [`Rows`]).
+    pub kernels: Rows<GpuOp>,
     /// Copies, in file order.
-    pub memcpys: Vec<GpuOp>,
+    pub memcpys: Rows<GpuOp>,
     /// Fills, in file order.
-    pub memsets: Vec<GpuOp>,
+    pub memsets: Rows<GpuOp>,
     /// Runtime and driver API calls, in file order.
-    pub launches: Vec<Launch>,
+    pub launches: Rows<Launch>,
     /// `cpu_op` events (kept encoded: [`Rows`]).
     pub cpu_ops: Rows<Span>,
     /// `user_annotation` events.
@@ -741,7 +712,7 @@ impl Trace {
     }
 
     /// Every GPU op of one kind.
-    pub fn gpu_ops(&self, kind: GpuKind) -> &[GpuOp] {
+    pub fn gpu_ops(&self, kind: GpuKind) -> &Rows<GpuOp> {
         match kind {
             GpuKind::Kernel => &self.kernels,
             GpuKind::Memcpy => &self.memcpys,

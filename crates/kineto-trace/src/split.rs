@@ -11,9 +11,7 @@
 //! says it ([`crate::native::TraceBuilder::process_rank`]), else its process and GPU — is in its header
 //! ([`crate::RankPart`]).
 
-use crate::model::{
-    Flow, GemmRows, GpuOp, Launch, OpProcesses, RankPart, Rows, Span, Trace, TrackIds,
-};
+use crate::model::{Flow, GemmRows, GpuOp, OpProcesses, RankPart, Rows, Span, Trace, TrackIds};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -45,13 +43,13 @@ fn part_keys(t: &Trace) -> Vec<PartKey> {
         keys.extend(
             ops.iter()
                 .zip(processes.iter())
-                .map(|(o, p)| (p, t.detail(o).device)),
+                .map(|(o, p)| (p, t.detail(&o).device)),
         );
     }
     keys.into_iter().collect()
 }
 
-fn ops_and_processes(t: &Trace) -> [(&[GpuOp], &OpProcesses); 3] {
+fn ops_and_processes(t: &Trace) -> [(&Rows<GpuOp>, &OpProcesses); 3] {
     [
         (&t.kernels, &t.op_processes[0]),
         (&t.memcpys, &t.op_processes[1]),
@@ -124,7 +122,7 @@ impl Parts {
     fn gpu_ops(&mut self, t: &Trace) {
         for (kind, (ops, processes)) in ops_and_processes(t).into_iter().enumerate() {
             for (op, process) in ops.iter().zip(processes.iter()) {
-                let i = self.index((process, t.detail(op).device));
+                let i = self.index((process, t.detail(&op).device));
                 if let Some(c) = op.correlation {
                     self.of_correlation.entry(c.get()).or_insert(i);
                 }
@@ -134,7 +132,7 @@ impl Parts {
                     1 => (&mut part.memcpys, &mut part.op_processes[1]),
                     _ => (&mut part.memsets, &mut part.op_processes[2]),
                 };
-                to.push(op.clone());
+                to.push(op);
                 // A part's processes are some of the whole trace's, which each had a place: there is
                 // room for every one, so this cannot fail.
                 let _ = procs.push(process);
@@ -155,7 +153,7 @@ impl Parts {
                     .copied(),
             };
             if let Some(i) = i {
-                self.traces[i].launches.push(l.clone());
+                self.traces[i].launches.push(l);
             }
         }
     }
@@ -314,7 +312,7 @@ fn bounds(t: &Trace) -> Option<(i64, i64)> {
         .chain(&t.memcpys)
         .chain(&t.memsets)
         .map(|o| (o.ts_ns, o.end_ns()));
-    let calls = t.launches.iter().map(launch_span);
+    let calls = t.launches.iter().map(|l| (l.ts_ns, l.end_ns()));
     let spans = t
         .cpu_ops
         .iter()
@@ -332,10 +330,6 @@ fn bounds(t: &Trace) -> Option<(i64, i64)> {
         })
 }
 
-fn launch_span(l: &Launch) -> (i64, i64) {
-    (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns))
-}
-
 fn flow_span(f: &Flow) -> (i64, i64) {
     (f.ts_ns, f.ts_ns)
 }
@@ -343,7 +337,7 @@ fn flow_span(f: &Flow) -> (i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Api, GpuKind, IdValue, SpanKind};
+    use crate::model::{Api, GpuKind, IdValue, Launch, SpanKind};
     use crate::native::TraceBuilder;
 
     /// Two processes on two GPUs, and a third that drove none: each GPU op and its call in its rank,
@@ -383,7 +377,7 @@ mod tests {
             (c.kernels.len(), c.launches.len(), c.user_annotations.len()),
             (1, 1, 0)
         );
-        assert_eq!(c.launches[0].ts_ns, 1000);
+        assert_eq!(c.launches.row(0).ts_ns, 1000);
         // Rank 1: the range 0..500; rank 2: its call 1000..1010 and kernel 1020..1070.
         assert_eq!(a.time_bounds, Some((0, 500)));
         assert_eq!(c.time_bounds, Some((1000, 1070)));

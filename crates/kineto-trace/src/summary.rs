@@ -130,7 +130,7 @@ fn copy_kinds(t: &Trace) -> std::collections::BTreeMap<String, CopyKind> {
     for m in &t.memcpys {
         let e = by.entry(copy_kind(t.name(m.name)).to_string()).or_default();
         e.0 += 1;
-        e.1 += u128::from(t.detail(m).bytes.unwrap_or(0));
+        e.1 += u128::from(t.detail(&m).bytes.unwrap_or(0));
         e.2 += i128::from(m.dur_ns);
     }
     by.into_iter()
@@ -185,7 +185,7 @@ impl Summary {
         let mut streams: BTreeSet<(Option<i64>, Option<i64>)> = BTreeSet::new();
         for k in &t.kernels {
             kernel_sum += i128::from(k.dur_ns);
-            let d = t.detail(k);
+            let d = t.detail(&k);
             streams.insert((d.device, d.stream));
         }
         let kernel_union = union_by_start(t.kernels.iter().map(|k| (k.ts_ns, k.end_ns())));
@@ -245,7 +245,7 @@ impl Summary {
                 bytes: t
                     .memcpys
                     .iter()
-                    .filter_map(|m| t.detail(m).bytes)
+                    .filter_map(|m| t.detail(&m).bytes)
                     .map(u128::from)
                     .sum(),
                 sum_us: ns_to_us(t.memcpys.iter().map(|m| i128::from(m.dur_ns)).sum::<i128>()),
@@ -256,7 +256,7 @@ impl Summary {
                 bytes: t
                     .memsets
                     .iter()
-                    .filter_map(|m| t.detail(m).bytes)
+                    .filter_map(|m| t.detail(&m).bytes)
                     .map(u128::from)
                     .sum(),
                 sum_us: ns_to_us(t.memsets.iter().map(|m| i128::from(m.dur_ns)).sum::<i128>()),

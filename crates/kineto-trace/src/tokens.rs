@@ -114,9 +114,10 @@ pub(crate) fn from_gemm_rows(
         if step.tokens.and_then(|t| t.query_tokens()).is_some() {
             continue;
         }
+        let mut calls = trace.launches.reader();
         let replays_a_graph = step.kernels.iter().any(|&k| {
             links.kernel_launch[k as usize].is_some_and(|l| {
-                crate::correlate::is_graph_launch(trace.name(trace.launches[l as usize].name))
+                crate::correlate::is_graph_launch(trace.name(calls.row(l as usize).name))
             })
         });
         if replays_a_graph {

@@ -367,13 +367,13 @@ fn tolerated_oddities_are_read_with_warnings() {
     assert_eq!(tr.warnings_total, 2, "{:?}", tr.warnings);
     assert!(tr.warnings[0].message.contains("no comma"));
     assert!(tr.warnings[1].message.contains("comma before"));
-    let k = &tr.kernels[0];
+    let k = tr.kernels.row(0);
     assert_eq!(tr.name(k.name), "a\u{1}b\tc");
     assert_eq!(k.ts_ns, 1_610_366_662_254_562_000);
     assert_eq!(k.dur_ns, 397_000);
-    assert_eq!(tr.detail(k).stream, Some(7));
-    assert_eq!(tr.detail(k).device, Some(0));
-    assert_eq!(tr.detail(k).grid, [2, 4, 64]);
+    assert_eq!(tr.detail(&k).stream, Some(7));
+    assert_eq!(tr.detail(&k).device, Some(0));
+    assert_eq!(tr.detail(&k).grid, [2, 4, 64]);
     assert_eq!(k.correlation.map(|c| c.get()), Some(5));
     assert_eq!(tr.header.trace_name.as_deref(), Some("t.json"));
     assert_eq!(tr.header.base_time_ns, Some(1_700_000_000_000_000_000));
@@ -416,12 +416,12 @@ fn args_before_cat_and_odd_fields() {
     let t = write("late.json", text.as_bytes());
     let p = parse(&t, false).expect("parse");
     let k = &p.trace.kernels;
-    assert_eq!(k[0].correlation.map(|c| c.get()), Some(9));
-    assert_eq!(p.trace.detail(&k[0]).grid, [1, 2, 3]);
-    assert_eq!(k[0].external_id.map(|c| c.get()), Some(4));
-    assert_eq!(k[1].correlation, None);
+    assert_eq!(k.row(0).correlation.map(|c| c.get()), Some(9));
+    assert_eq!(p.trace.detail(&k.row(0)).grid, [1, 2, 3]);
+    assert_eq!(k.row(0).external_id.map(|c| c.get()), Some(4));
+    assert_eq!(k.row(1).correlation, None);
     assert_eq!(
-        p.trace.detail(&k[1]).stream,
+        p.trace.detail(&k.row(1)).stream,
         Some(7),
         "falls back to the tid"
     );

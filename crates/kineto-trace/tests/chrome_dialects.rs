@@ -37,11 +37,11 @@ fn nsys2json_kernels_on_a_device_pid_are_kernels_in_both_forms() {
         let p = parse(tmp.path(), name, &text).unwrap();
         let t = &p.trace;
         assert_eq!(t.kernels.len(), 1, "{name}");
-        let k = &t.kernels[0];
+        let k = t.kernels.row(0);
         // 1000.5 µs = 1 000 500 ns; 2.25 µs = 2 250 ns; device and stream from "Device 1", "Stream 7".
         assert_eq!((k.ts_ns, k.dur_ns), (1_000_500, 2_250), "{name}");
         assert_eq!(
-            (t.detail(k).device, t.detail(k).stream),
+            (t.detail(&k).device, t.detail(&k).stream),
             (Some(1), Some(7)),
             "{name}"
         );
@@ -59,7 +59,7 @@ fn exact_ns_in_args_are_taken_over_the_rounded_us() {
     let events = r#"{"name": "k", "ph": "X", "cat": "cuda", "ts": 1000.5, "dur": 2.3, "tid": "Stream 7", "pid": "Device 0", "args": {"start_ns": 1000501, "end_ns": 1002752}}"#;
     for (name, text) in both_forms(events) {
         let p = parse(tmp.path(), name, &text).unwrap();
-        let k = &p.trace.kernels[0];
+        let k = p.trace.kernels.row(0);
         // 1 002 752 − 1 000 501 = 2 251 ns.
         assert_eq!((k.ts_ns, k.dur_ns), (1_000_501, 2_251), "{name}");
     }
@@ -118,8 +118,11 @@ fn begin_end_pairs_nest_per_thread_and_dangling_ends_are_counted() {
         let t = &p.trace;
         assert_eq!(t.kernels.len(), 1, "{name}");
         // The kernel: 13 µs to 16.5 µs = 3 500 ns.
-        assert_eq!((t.kernels[0].ts_ns, t.kernels[0].dur_ns), (13_000, 3_500));
-        assert_eq!(t.kernels[0].correlation.map(|c| c.get()), Some(4));
+        assert_eq!(
+            (t.kernels.row(0).ts_ns, t.kernels.row(0).dur_ns),
+            (13_000, 3_500)
+        );
+        assert_eq!(t.kernels.row(0).correlation.map(|c| c.get()), Some(4));
         let spans: Vec<(&str, i64, i64)> = t
             .user_annotations
             .iter()
@@ -151,10 +154,10 @@ fn one_odd_args_field_costs_only_itself() {
 {{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1, "args": {{"correlation": 5, "device": 3, {odd}, "block": [4, 1, 1]}}}}]"#
         );
         let p = parse(tmp.path(), "odd.json", &text).unwrap();
-        let k = &p.trace.kernels[0];
+        let k = p.trace.kernels.row(0);
         assert_eq!(k.correlation.map(|c| c.get()), Some(5), "{odd}");
         assert_eq!(
-            (p.trace.detail(k).device, p.trace.detail(k).block),
+            (p.trace.detail(&k).device, p.trace.detail(&k).block),
             (Some(3), [4, 1, 1]),
             "{odd}"
         );
@@ -167,8 +170,8 @@ fn one_odd_args_field_costs_only_itself() {
 {{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1, "args": {{"correlation": 1.0, "device": 3}}}}]"#
     );
     let p = parse(tmp.path(), "frac.json", &text).unwrap();
-    let k = &p.trace.kernels[0];
-    assert_eq!((k.correlation, p.trace.detail(k).device), (None, Some(3)));
+    let k = p.trace.kernels.row(0);
+    assert_eq!((k.correlation, p.trace.detail(&k).device), (None, Some(3)));
     assert_eq!(p.trace.warnings_total, 1, "{:?}", warnings(&p));
     assert!(warnings(&p)[0].contains("correlation"));
 }
@@ -219,10 +222,10 @@ fn the_later_nsys2json_reads_its_calls_and_both_nvtx_views() {
         let p = parse(tmp.path(), name, &text).unwrap();
         let t = &p.trace;
         assert_eq!((t.kernels.len(), t.launches.len()), (1, 1), "{name}");
-        assert_eq!(t.detail(&t.kernels[0]).stream, Some(7), "{name}");
-        assert_eq!(t.launches[0].correlation.map(|c| c.get()), Some(31));
+        assert_eq!(t.detail(&t.kernels.row(0)).stream, Some(7), "{name}");
+        assert_eq!(t.launches.row(0).correlation.map(|c| c.get()), Some(31));
         // 0.5 µs = 500 ns.
-        assert_eq!(t.launches[0].dur_ns, 500);
+        assert_eq!(t.launches.row(0).dur_ns, 500);
         assert_eq!(
             (t.user_annotations.len(), t.gpu_user_annotations.len()),
             (1, 1),
@@ -303,17 +306,23 @@ fn a_device_named_by_process_name_metadata_places_cuda_events_in_both_forms() {
             let t = &p.trace;
             assert_eq!((t.kernels.len(), t.memcpys.len()), (1, 1), "{name}: {text}");
             // 10 µs, 2 µs; the copy 20 µs → 21.5 µs = 1 500 ns.
-            assert_eq!((t.kernels[0].ts_ns, t.kernels[0].dur_ns), (10_000, 2_000));
-            assert_eq!((t.memcpys[0].ts_ns, t.memcpys[0].dur_ns), (20_000, 1_500));
+            assert_eq!(
+                (t.kernels.row(0).ts_ns, t.kernels.row(0).dur_ns),
+                (10_000, 2_000)
+            );
+            assert_eq!(
+                (t.memcpys.row(0).ts_ns, t.memcpys.row(0).dur_ns),
+                (20_000, 1_500)
+            );
             // The device is the one the process name says (2, not the pid 5), the stream the tid.
             assert_eq!(
                 (
-                    t.detail(&t.kernels[0]).device,
-                    t.detail(&t.kernels[0]).stream
+                    t.detail(&t.kernels.row(0)).device,
+                    t.detail(&t.kernels.row(0)).stream
                 ),
                 (Some(2), Some(7))
             );
-            assert_eq!(t.detail(&t.memcpys[0]).device, Some(2), "{name}");
+            assert_eq!(t.detail(&t.memcpys.row(0)).device, Some(2), "{name}");
             assert!(t.capture.notes.is_empty(), "{name}: {:?}", t.capture.notes);
             assert_eq!(t.warnings_total, 0, "{name}: {:?}", warnings(&p));
         }
@@ -355,7 +364,7 @@ fn a_device_named_in_a_later_range_places_cuda_events_read_in_parallel() {
     let t = &p.trace;
     assert_eq!((t.kernels.len(), t.cpu_ops.len()), (1, 200));
     assert_eq!(
-        (t.kernels[0].ts_ns, t.detail(&t.kernels[0]).device),
+        (t.kernels.row(0).ts_ns, t.detail(&t.kernels.row(0)).device),
         (10_000, Some(2))
     );
     assert!(t.capture.notes.is_empty(), "{:?}", t.capture.notes);
@@ -404,7 +413,7 @@ fn display_time_unit_does_not_scale_the_times() {
             r#"{{"displayTimeUnit": "{unit}", "traceEvents": [{{"name": "k", "ph": "X", "cat": "kernel", "ts": 1000.12345, "dur": 2.5, "pid": 0, "tid": 7}}]}}"#
         );
         let p = parse(tmp.path(), "unit.json", &text).unwrap();
-        let k = &p.trace.kernels[0];
+        let k = p.trace.kernels.row(0);
         // 1000.12345 µs = 1 000 123.45 ns: 1 000 123 (rounded half up on the fourth decimal, a 4);
         // 2.5 µs = 2 500 ns. Scaled as ns they would be 1 000 ns and 2 ns.
         assert_eq!((k.ts_ns, k.dur_ns), (1_000_123, 2_500), "{unit}");
@@ -443,7 +452,7 @@ fn rpd2tracing_reads_alike_as_an_array_and_as_an_object() {
         assert_eq!((t.kernels.len(), t.memcpys.len()), (1, 1), "{name}");
         // The kernel: 1010 µs, 5 µs; its launch by the flow (id 1).
         assert_eq!(
-            (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
+            (t.kernels.row(0).ts_ns, t.kernels.row(0).dur_ns),
             (1_010_000, 5_000)
         );
         assert_eq!(t.launches.len(), 2, "{name}");
@@ -475,8 +484,8 @@ fn nsys2json_devices_named_after_their_file_are_devices() {
         assert_eq!((t.kernels.len(), t.launches.len()), (1, 1), "{name}");
         assert_eq!(
             (
-                t.detail(&t.kernels[0]).device,
-                t.detail(&t.kernels[0]).stream
+                t.detail(&t.kernels.row(0)).device,
+                t.detail(&t.kernels.row(0)).stream
             ),
             (Some(3), Some(7))
         );
@@ -494,7 +503,7 @@ fn a_device_pid_without_a_space_is_its_device_in_both_forms() {
         let p = parse(tmp.path(), name, &text).unwrap();
         let t = &p.trace;
         assert_eq!(t.kernels.len(), 1, "{name}");
-        assert_eq!(t.detail(&t.kernels[0]).device, Some(1), "{name}");
+        assert_eq!(t.detail(&t.kernels.row(0)).device, Some(1), "{name}");
     }
 }
 

@@ -188,7 +188,7 @@ fn rocprofv3_corpus_registers_and_lds_are_read_by_the_one_rule() {
         .filter(|o| o.ts_ns == 63_865_635_954_803)
         .collect();
     assert_eq!(at.len(), 1);
-    let d = json.detail(at[0]);
+    let d = json.detail(&at[0]);
     assert!(
         json.name(at[0].name)
             .starts_with("void at::native::reduce_kernel<128, 4")
@@ -198,7 +198,7 @@ fn rocprofv3_corpus_registers_and_lds_are_read_by_the_one_rule() {
     let all: Vec<_> = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
         .into_iter()
         .flat_map(|k| json.gpu_ops(k))
-        .map(|o| json.detail(o))
+        .map(|o| json.detail(&o))
         .collect();
     assert_eq!(all.len(), 43_915);
     assert!(
@@ -210,7 +210,7 @@ fn rocprofv3_corpus_registers_and_lds_are_read_by_the_one_rule() {
     let kernels = csv.gpu_ops(GpuKind::Kernel);
     assert_eq!(kernels.len(), 7);
     for k in kernels {
-        let d = csv.detail(k);
+        let d = csv.detail(&k);
         assert_eq!((d.registers, d.shared_memory), (None, Some(0)));
     }
 }

@@ -99,8 +99,11 @@ fn a_chrome_array_may_lack_its_bracket_but_not_end_inside_an_event() {
         .trace;
     assert_eq!(t.kernels.len(), 1);
     // String times read digit by digit: "1.5" µs is 1500 ns, "2" µs 2000 ns.
-    assert_eq!((t.kernels[0].ts_ns, t.kernels[0].dur_ns), (1500, 2000));
-    assert_eq!(t.launches[0].dur_ns, 250);
+    assert_eq!(
+        (t.kernels.row(0).ts_ns, t.kernels.row(0).dur_ns),
+        (1500, 2000)
+    );
+    assert_eq!(t.launches.row(0).dur_ns, 250);
     assert_noted(&t, "no closing");
 
     let mut cut = ok.to_vec();
@@ -288,17 +291,20 @@ fn the_legacy_rocprof_json_reads_its_processes_flows_and_exact_times() {
     // The exact ns times, not the whole µs: 1010400 .. 1030900 ns.
     assert_eq!(t.kernels.len(), 1);
     assert_eq!(
-        (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
+        (t.kernels.row(0).ts_ns, t.kernels.row(0).dur_ns),
         (1_010_400, 1_030_900 - 1_010_400)
     );
-    assert_eq!(t.detail(&t.kernels[0]).stream, Some(1));
+    assert_eq!(t.detail(&t.kernels.row(0)).stream, Some(1));
     let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
     assert_eq!(copies.len(), 1);
-    assert_eq!((copies[0].ts_ns, copies[0].dur_ns), (1_000_250, 3_500));
+    assert_eq!(
+        (copies.row(0).ts_ns, copies.row(0).dur_ns),
+        (1_000_250, 3_500)
+    );
     assert!(
-        t.name(copies[0].name).contains("HtoD"),
+        t.name(copies.row(0).name).contains("HtoD"),
         "{}",
-        t.name(copies[0].name)
+        t.name(copies.row(0).name)
     );
     // Three calls, the runtime's `__hip…` entry point among them; the barrier is counted, not a kernel.
     let calls: Vec<&str> = t.launches.iter().map(|l| t.name(l.name)).collect();
@@ -314,8 +320,8 @@ fn the_legacy_rocprof_json_reads_its_processes_flows_and_exact_times() {
     // start; flow 0 links the copy to hipMemcpy.
     let corr = |call: &str| launch_correlation(&t, call);
     assert!(corr("hipLaunchKernel").is_some());
-    assert_eq!(t.kernels[0].correlation, corr("hipLaunchKernel"));
-    assert_eq!(copies[0].correlation, corr("hipMemcpy"));
+    assert_eq!(t.kernels.row(0).correlation, corr("hipLaunchKernel"));
+    assert_eq!(copies.row(0).correlation, corr("hipMemcpy"));
 
     // What follows the array must be the rest of the object; a file that stops inside it was cut
     // (every event was read: salvage keeps them all), one whose tail is not JSON is a syntax error.
@@ -406,12 +412,12 @@ fn the_legacy_rocprof_json_of_2023_finds_copies_fills_and_barriers_by_its_writer
     assert_eq!(t.header.format, TraceFormat::RocprofLegacyJson);
     assert_eq!(t.kernels.len(), 1);
     // The device is the op's `dev-id` (1), not its pid (6).
-    assert_eq!(t.detail(&t.kernels[0]).device, Some(1));
+    assert_eq!(t.detail(&t.kernels.row(0)).device, Some(1));
     let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
     let fills = t.gpu_ops(kineto_trace::GpuKind::Memset);
     assert_eq!((copies.len(), fills.len()), (1, 1));
-    assert_eq!((fills[0].ts_ns, fills[0].dur_ns), (1_008_000, 800));
-    assert_eq!(t.detail(&copies[0]).device, Some(0));
+    assert_eq!((fills.row(0).ts_ns, fills.row(0).dur_ns), (1_008_000, 800));
+    assert_eq!(t.detail(&copies.row(0)).device, Some(0));
     assert_eq!(
         t.counts.other_complete.get("rocprof barrier packet"),
         Some(&1)
@@ -422,10 +428,10 @@ fn the_legacy_rocprof_json_of_2023_finds_copies_fills_and_barriers_by_its_writer
     // the copy, and its start (995 µs, on pid 2) is within hipMemcpy (990–1005 µs) on tid 77.
     let corr = |call: &str| launch_correlation(&t, call);
     assert!(corr("hipMemcpy").is_some());
-    assert_eq!(copies[0].correlation, corr("hipMemcpy"));
+    assert_eq!(copies.row(0).correlation, corr("hipMemcpy"));
     // Flow 1 ends on (6, 1); the kernel is on (6, 77): the op of pid 6 at 1010 µs.
     assert!(corr("hipLaunchKernel").is_some());
-    assert_eq!(t.kernels[0].correlation, corr("hipLaunchKernel"));
+    assert_eq!(t.kernels.row(0).correlation, corr("hipLaunchKernel"));
 }
 
 /// The legacy rocprof as its writers before 2022 lay it out (rocprofiler's `json_utils.py`): every
@@ -453,19 +459,19 @@ fn the_legacy_rocprof_json_before_2022_reads_its_indexed_process_names_and_strin
     assert_eq!(t.header.format, TraceFormat::RocprofLegacyJson);
     // `CopyKernel` is on `GPU1`: a kernel, whatever its name; its device is its `gpu-id`.
     assert_eq!(t.kernels.len(), 1);
-    assert_eq!(t.name(t.kernels[0].name), "CopyKernel");
-    assert_eq!(t.detail(&t.kernels[0]).device, Some(1));
+    assert_eq!(t.name(t.kernels.row(0).name), "CopyKernel");
+    assert_eq!(t.detail(&t.kernels.row(0)).device, Some(1));
     assert_eq!(
-        (t.kernels[0].ts_ns, t.kernels[0].dur_ns),
+        (t.kernels.row(0).ts_ns, t.kernels.row(0).dur_ns),
         (1_010_400, 20_500)
     );
     let copies = t.gpu_ops(kineto_trace::GpuKind::Memcpy);
     assert_eq!(copies.len(), 1);
-    assert!(t.name(copies[0].name).contains("DtoH"));
+    assert!(t.name(copies.row(0).name).contains("DtoH"));
     // The flow's finish is on (7, 0), the kernel on ("7", "0"): the same track once read.
     assert_eq!(t.launches.len(), 1);
-    assert!(t.launches[0].correlation.is_some());
-    assert_eq!(t.kernels[0].correlation, t.launches[0].correlation);
+    assert!(t.launches.row(0).correlation.is_some());
+    assert_eq!(t.kernels.row(0).correlation, t.launches.row(0).correlation);
 }
 
 /// A mangled kernel name reads as `c++filt` prints it, in a Chrome array and in legacy rocprof JSON
@@ -517,7 +523,7 @@ fn mangled_kernel_names_are_demangled_in_chrome_arrays_and_legacy_rocprof() {
         assert_eq!(t.header.format, format, "{file}");
         let names: Vec<&str> = t.kernels.iter().map(|k| t.name(k.name)).collect();
         assert_eq!(names, kernels, "{file}");
-        assert_eq!(t.kernels[0].name, t.kernels[1].name, "{file}");
+        assert_eq!(t.kernels.row(0).name, t.kernels.row(1).name, "{file}");
     }
 }
 
@@ -528,7 +534,7 @@ fn resources(t: &kineto_trace::Trace, name: &str) -> (Option<u32>, Option<u32>) 
         .flat_map(|k| t.gpu_ops(k))
         .find(|o| t.name(o.name) == name)
         .unwrap_or_else(|| panic!("no GPU op {name}"));
-    let d = t.detail(op);
+    let d = t.detail(&op);
     (d.registers, d.shared_memory)
 }
 
@@ -557,14 +563,14 @@ fn rocprofv3_registers_and_lds_are_the_symbols_vgprs_and_the_dispatchs_group_seg
         .iter()
         .find(|o| json.detail(o).bytes.is_none())
         .unwrap();
-    let d = json.detail(copy_kernel);
+    let d = json.detail(&copy_kernel);
     assert_eq!((d.registers, d.shared_memory), (None, Some(0)));
     // A memory copy record has neither.
     let copy = json
         .gpu_ops(GpuKind::Memcpy)
         .iter()
         .find(|o| json.detail(o).bytes.is_some());
-    let d = json.detail(copy.unwrap());
+    let d = json.detail(&copy.unwrap());
     assert_eq!((d.registers, d.shared_memory), (None, None));
 
     // Early CSV: Group_Segment_Size (the dispatch's), no VGPR column.
@@ -690,7 +696,7 @@ fn a_rocprofv3_memory_copy_trace_alone_is_read_as_copies() {
     // 3 copies: 250 + 100 + 10 = 360 ns, on the destination agent (no agent list says which is a CPU).
     assert_eq!(t.memcpys.len(), 3);
     assert_eq!(t.memcpys.iter().map(|c| c.dur_ns).sum::<i64>(), 360);
-    let devices: Vec<Option<i64>> = t.memcpys.iter().map(|c| t.detail(c).device).collect();
+    let devices: Vec<Option<i64>> = t.memcpys.iter().map(|c| t.detail(&c).device).collect();
     assert_eq!(devices, [Some(1), Some(0), Some(1)]);
     assert_noted(&t, "no agent_info.csv beside the copy trace");
     // Its agent list alone, or a stats table, is no trace: the error says what it is.
@@ -762,7 +768,7 @@ fn a_directory_reads_a_process_without_a_kernel_trace_beside_one_with() {
     assert_eq!(p200.launches.len(), 3);
     assert_eq!(call_ns(p200, kineto_trace::Api::Runtime), 74);
     assert_eq!(p200.memcpys.len(), 1);
-    assert_eq!(p200.memcpys[0].dur_ns, 40);
+    assert_eq!(p200.memcpys.row(0).dur_ns, 40);
     assert_eq!(p200.user_annotations.len(), 1);
     assert_eq!(
         p200.user_annotations.first().expect("an annotation").dur_ns,

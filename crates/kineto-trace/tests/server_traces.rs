@@ -73,7 +73,7 @@ fn every_case_gives_the_steps_kernels_and_tokens_worked_out_by_its_generator() {
             let mut names: Vec<&str> = got
                 .kernels
                 .iter()
-                .map(|&k| p.trace.name(p.trace.kernels[k as usize].name))
+                .map(|&k| p.trace.name(p.trace.kernels.row(k as usize).name))
                 .collect();
             names.sort_unstable();
             names.dedup();

@@ -289,7 +289,7 @@ fn named_cases() {
         let mut in_steps = 0;
         for (k, l) in a.links.kernel_launch.iter().enumerate() {
             let Some(l) = l else { continue };
-            let launch = &t.launches[*l as usize];
+            let launch = t.launches.row(*l as usize);
             if t.name(launch.name) != "cudaGraphLaunch" {
                 continue;
             }
@@ -305,7 +305,7 @@ fn named_cases() {
             .kernel_launch
             .iter()
             .flatten()
-            .find(|&&l| t.name(t.launches[l as usize].name) == "cudaGraphLaunch")
+            .find(|&&l| t.name(t.launches.row(l as usize).name) == "cudaGraphLaunch")
             .unwrap();
         let names: Vec<&str> = a
             .links

@@ -32,6 +32,7 @@ pub fn install() {
         // `kineto_trace::read`).
         stream: |content, shown_as, _salvage| read_stream(content, shown_as),
         whole: Some(read),
+        plain: None,
     });
 }
 

@@ -51,7 +51,7 @@ fn check(path: &Path, want: &Value) {
     // Each GPU apart: kernels by device, and each device's track pid its own.
     let mut by_device: BTreeMap<String, i64> = BTreeMap::new();
     for k in &t.kernels {
-        let d = t.detail(k).device.unwrap();
+        let d = t.detail(&k).device.unwrap();
         assert_eq!(
             t.track(k.track).pid,
             IdValue::Num(d),
@@ -94,10 +94,10 @@ fn check(path: &Path, want: &Value) {
         int(want, "kernels_with_launch"),
         "{rel}: kernels with a launch"
     );
-    let first = &t.kernels[0];
+    let first = t.kernels.row(0);
     let wf = &want["first_kernel"];
     assert_eq!(
-        (first.ts_ns, first.dur_ns, t.detail(first).stream),
+        (first.ts_ns, first.dur_ns, t.detail(&first).stream),
         (int(wf, "ts"), int(wf, "dur"), wf["stream"].as_i64()),
         "{rel}: first kernel"
     );
@@ -132,16 +132,16 @@ fn kernel_details_and_copies_are_read() {
         .find(|k| t.detail(k).device == Some(1) && t.name(k.name) == "gemm_fusion_dot_1")
         .unwrap();
     assert_eq!(
-        (t.detail(k).grid, t.detail(k).block),
+        (t.detail(&k).grid, t.detail(&k).block),
         ([2, 1, 1], [128, 1, 1])
     );
     assert_eq!(
-        (t.detail(k).registers, t.detail(k).shared_memory),
+        (t.detail(&k).registers, t.detail(&k).shared_memory),
         (Some(32), Some(1024))
     );
-    let c = &t.memcpys[0];
+    let c = t.memcpys.row(0);
     assert_eq!(t.name(c.name), "Memcpy DtoH (DeviceToHost)");
-    assert_eq!(t.detail(c).bytes, Some(4096));
+    assert_eq!(t.detail(&c).bytes, Some(4096));
     // The step annotation on the host's python thread: 990_000 ns + 0, for 80_000_000 ps.
     let s = t.user_annotations.first().expect("an annotation");
     assert_eq!((s.ts_ns, s.dur_ns), (990_000, 80_000));
@@ -270,7 +270,7 @@ fn each_gpu_plane_is_a_rank_of_its_own() {
         assert!(
             r.kernels
                 .iter()
-                .all(|k| r.detail(k).device == Some(gpu as i64))
+                .all(|k| r.detail(&k).device == Some(gpu as i64))
         );
         assert_eq!((r.kernels.len(), r.memcpys.len()), (3, 1), "gpu {gpu}");
         assert_eq!(r.launches.len(), 3 + 1, "gpu {gpu}");

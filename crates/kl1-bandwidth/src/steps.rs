@@ -147,13 +147,14 @@ pub fn steps(trace: &Trace, rules: &Kl1Rules) -> Kl1Steps {
                 .or_default() += 1;
             continue;
         };
+        let mut rows = trace.kernels.reader();
         let kernels = s
             .kernels
             .iter()
             .map(|&i| {
                 let i = i as usize;
                 in_step[i] = true;
-                let k = &trace.kernels[i];
+                let k = rows.row(i);
                 let (name, family, bits) = by_name
                     .entry(k.name)
                     .or_insert_with(|| {
@@ -175,7 +176,7 @@ pub fn steps(trace: &Trace, rules: &Kl1Rules) -> Kl1Steps {
                     bucket: rules.family(family).bucket,
                     start: k.ts_ns,
                     end: k.end_ns(),
-                    grid: trace.detail(k).grid,
+                    grid: trace.detail(&k).grid,
                     k: bits,
                 }
             })

@@ -143,7 +143,7 @@ fn gpu_of(
     if let GpuChoice::Named(g) = &setup.gpu {
         return Ok(((**g).clone(), "given"));
     }
-    let device = trace.kernels.first().and_then(|k| trace.detail(k).device);
+    let device = trace.kernels.first().and_then(|k| trace.detail(&k).device);
     let props = &trace.header.devices;
     let entry = props
         .iter()

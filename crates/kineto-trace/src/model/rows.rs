@@ -1,10 +1,12 @@
 //! [`Rows`]: a table of the model's rows kept encoded (varints, each field less the row before's
-//! where fields grow together), in blocks of [`BLOCK`] rows, decoded as they are read. A trace's
-//! spans are most of its rows (an XPlane host op is 27 bytes of file and was a 32-byte row); held this
-//! way a span takes ~6–10 bytes (`docs/parse-costs.md`, issue 46).
+//! where fields grow together), in blocks of [`Row::BLOCK`] rows, decoded as they are read. Every
+//! table of GPU ops, calls and spans is kept so (an XPlane host op is 27 bytes of file and was a
+//! 32-byte row, a GPU op 48): a span takes ~6–10 bytes, an op or call ~9–11 (`docs/parse-costs.md`,
+//! issue 46; the encodings: `encodings.rs`).
 //!
-//! What it is not: an index. Reading row `i` decodes its block up to `i` (at most [`BLOCK`] − 1 rows
-//! before it); whole passes (`iter`) decode each row once. Rows come back by value, never by reference.
+//! What it is not: an index. Reading row `i` decodes its block up to `i` (at most a block's rows less
+//! one before it); whole passes (`iter`) and places read in increasing order ([`Rows::reader`])
+//! decode each row once. Rows come back by value, never by reference.
 
 use crate::read::detect::{put_varint, unzigzag, varint, zigzag};
 use std::fmt;
@@ -15,13 +17,17 @@ use std::fmt;
 /// launch's CPU op, for every kernel of `kineto kernels`).
 pub const BLOCK: usize = 16;
 
-/// Rows a sort's run holds decoded ([`Rows::sort_stable_by_key`]): 2 MiB of 32-byte spans.
-const RUN: usize = 1 << 16;
+/// Rows a sort's run holds decoded ([`Rows::sort_stable_by_key`]), each with its place: 320 KiB of
+/// spans, 448 KiB of ops or calls (a run of 65,536 calls held 3.7 MB decoded).
+const RUN: usize = 1 << 13;
 
 /// A row [`Rows`] keeps encoded.
 pub trait Row: Copy {
     /// The row a block's first row is encoded against.
     const FIRST: Self;
+    /// Rows a block of these holds ([`BLOCK`] unless a kind of row is read mostly in passes and
+    /// forward, where longer blocks cost less room and no more decoding).
+    const BLOCK: usize = BLOCK;
     /// Appends `self` encoded against `before`, the row before it in its block.
     fn encode(&self, before: &Self, out: &mut Vec<u8>);
     /// The row [`Row::encode`] wrote at the start of `bytes`, advancing `bytes` past it.
@@ -112,7 +118,7 @@ impl<T: Row> Rows<T> {
 
     /// The number of rows.
     pub fn len(&self) -> usize {
-        self.blocks.len() * BLOCK + self.tail.len()
+        self.blocks.len() * T::BLOCK + self.tail.len()
     }
 
     /// No rows.
@@ -123,7 +129,7 @@ impl<T: Row> Rows<T> {
     /// Adds a row at the end.
     pub fn push(&mut self, row: T) {
         self.tail.push(row);
-        if self.tail.len() == BLOCK {
+        if self.tail.len() == T::BLOCK {
             self.seal_tail();
         }
     }
@@ -156,16 +162,40 @@ impl<T: Row> Rows<T> {
 
     /// Row `i`, if there is one.
     pub fn get(&self, i: usize) -> Option<T> {
-        let block = i / BLOCK;
+        let block = i / T::BLOCK;
         if block < self.blocks.len() {
             let mut cursor = self.block_bytes(block);
             let mut row = T::FIRST;
-            for _ in 0..=i % BLOCK {
+            for _ in 0..=i % T::BLOCK {
                 row = T::decode(&row, &mut cursor);
             }
             Some(row)
         } else {
-            self.tail.get(i - self.blocks.len() * BLOCK).copied()
+            self.tail.get(i - self.blocks.len() * T::BLOCK).copied()
+        }
+    }
+
+    /// Row `i` of a place known to hold one (a place the model's own lists give, or one below
+    /// [`Rows::len`]).
+    ///
+    /// # Panics
+    /// When there is no row `i`, as a slice's index does.
+    #[track_caller]
+    pub fn row(&self, i: usize) -> T {
+        match self.get(i) {
+            Some(r) => r,
+            None => panic!("row {i} of {}", self.len()),
+        }
+    }
+
+    /// A reader of rows by their places that decodes forward from the last row it read when the
+    /// next is later in the same block: places read in increasing order (a step's kernels, a list
+    /// of matches) cost a decode a row, as a pass does, not one a row and the rows before it in its
+    /// block.
+    pub fn reader(&self) -> Reader<'_, T> {
+        Reader {
+            rows: self,
+            at: Position::start(),
         }
     }
 
@@ -214,34 +244,59 @@ impl<T: Row> Rows<T> {
     }
 
     /// Sorts the rows by `key`, rows of equal keys in the order they were in (a stable sort). Rows
-    /// already in order are left as they are; others are sorted 65,536 rows at a time, each run kept
+    /// already in order are left as they are; others are sorted 8,192 rows at a time, each run kept
     /// encoded, then the runs merged. Each step frees what it has read a segment at a time, so the
     /// sort holds about the encoded rows once (and a segment per run, and one run decoded), never
     /// the rows decoded nor their encoding twice.
     pub fn sort_stable_by_key<K: Ord>(&mut self, key: impl Fn(&T) -> K) {
-        self.sort_in_runs(RUN, key);
+        self.sort_in_runs(RUN, key, false);
     }
 
-    /// [`Rows::sort_stable_by_key`] with runs of `run_rows` rows (the tests' runs are short).
-    fn sort_in_runs<K: Ord>(&mut self, run_rows: usize, key: impl Fn(&T) -> K) {
+    /// [`Rows::sort_stable_by_key`], returning for each place of the sorted rows the place its row
+    /// was at (4 bytes a row; empty when the rows were in order already): for a list kept beside
+    /// the rows, to follow them.
+    pub fn sort_stable_by_key_order<K: Ord>(&mut self, key: impl Fn(&T) -> K) -> Vec<u32> {
+        self.sort_in_runs(RUN, key, true)
+    }
+
+    /// [`Rows::sort_stable_by_key`] with runs of `run_rows` rows (the tests' runs are short), the
+    /// order returned when `order` is asked for.
+    fn sort_in_runs<K: Ord>(
+        &mut self,
+        run_rows: usize,
+        key: impl Fn(&T) -> K,
+        order: bool,
+    ) -> Vec<u32> {
         if self.iter().map(|r| key(&r)).is_sorted() {
-            return;
+            return Vec::new();
         }
         let run_rows = run_rows.max(1);
-        let mut runs: Vec<Rows<T>> = Vec::new();
-        let mut run: Vec<T> = Vec::with_capacity(run_rows.min(self.len()));
-        for row in std::mem::take(self).drain() {
-            run.push(row);
+        // Each run's rows, and (when the order is asked for) the place each came from.
+        let mut runs: Vec<(Rows<T>, Vec<u32>)> = Vec::new();
+        let mut run: Vec<(T, u32)> = Vec::with_capacity(run_rows.min(self.len()));
+        let mut seal = |run: &mut Vec<(T, u32)>| {
+            run.sort_by_key(|a| key(&a.0));
+            let places = if order {
+                run.iter().map(|r| r.1).collect()
+            } else {
+                Vec::new()
+            };
+            runs.push((run.drain(..).map(|r| r.0).collect(), places));
+        };
+        for (i, row) in std::mem::take(self).drain().enumerate() {
+            run.push((row, i as u32));
             if run.len() == run_rows {
-                run.sort_by_key(&key);
-                runs.push(run.drain(..).collect());
+                seal(&mut run);
             }
         }
-        run.sort_by_key(&key);
-        runs.push(run.into_iter().collect());
+        seal(&mut run);
+        let mut sorted = Vec::new();
         // One head per run; equal keys go to the earlier run, whose rows came first.
-        let mut drains: Vec<Drain<T>> = runs.into_iter().map(Rows::drain).collect();
-        let mut heads: Vec<Option<T>> = drains.iter_mut().map(Iterator::next).collect();
+        let mut drains: Vec<(Drain<T>, std::vec::IntoIter<u32>)> = runs
+            .into_iter()
+            .map(|(rows, places)| (rows.drain(), places.into_iter()))
+            .collect();
+        let mut heads: Vec<Option<T>> = drains.iter_mut().map(|d| d.0.next()).collect();
         let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(K, usize)>> = heads
             .iter()
             .enumerate()
@@ -250,12 +305,16 @@ impl<T: Row> Rows<T> {
         while let Some(std::cmp::Reverse((_, i))) = heap.pop() {
             if let Some(row) = heads[i].take() {
                 self.push(row);
+                if let Some(place) = drains[i].1.next() {
+                    sorted.push(place);
+                }
             }
-            heads[i] = drains[i].next();
+            heads[i] = drains[i].0.next();
             if let Some(r) = &heads[i] {
                 heap.push(std::cmp::Reverse((key(r), i)));
             }
         }
+        sorted
     }
 
     /// Every row in order, each segment freed once its rows are read.
@@ -280,6 +339,7 @@ fn place(start: u64) -> (usize, usize) {
 }
 
 /// Where a pass over a [`Rows`] stands: the next row's place, and where it is encoded.
+#[derive(Clone)]
 struct Position<T> {
     /// The place of the next row.
     next: usize,
@@ -304,9 +364,9 @@ impl<T: Row> Position<T> {
     #[inline]
     fn step(&mut self, rows: &Rows<T>) -> Option<T> {
         let i = self.next;
-        let block = i / BLOCK;
+        let block = i / T::BLOCK;
         let row = if block < rows.blocks.len() {
-            if i.is_multiple_of(BLOCK) {
+            if i.is_multiple_of(T::BLOCK) {
                 (self.segment, self.at) = place(rows.blocks[block]);
                 self.before = T::FIRST;
             }
@@ -317,7 +377,7 @@ impl<T: Row> Position<T> {
             self.before = row;
             row
         } else {
-            *rows.tail.get(i - rows.blocks.len() * BLOCK)?
+            *rows.tail.get(i - rows.blocks.len() * T::BLOCK)?
         };
         self.next += 1;
         Some(row)
@@ -325,6 +385,7 @@ impl<T: Row> Position<T> {
 }
 
 /// The rows of a [`Rows`], decoded one at a time.
+#[derive(Clone)]
 pub struct Iter<'a, T: Row> {
     rows: &'a Rows<T>,
     at: Position<T>,
@@ -345,6 +406,42 @@ impl<T: Row> Iterator for Iter<'_, T> {
 
 impl<T: Row> ExactSizeIterator for Iter<'_, T> {}
 
+/// Rows read by their places ([`Rows::reader`]).
+pub struct Reader<'a, T: Row> {
+    rows: &'a Rows<T>,
+    /// Just past the row read last (or at the start).
+    at: Position<T>,
+}
+
+impl<T: Row> Reader<'_, T> {
+    /// Row `i`, if there is one.
+    #[inline]
+    pub fn get(&mut self, i: usize) -> Option<T> {
+        let next = self.at.next;
+        // Forward in the current block, or from the start of `i`'s.
+        if i < next || i / T::BLOCK != next / T::BLOCK {
+            self.at.next = i - i % T::BLOCK;
+        }
+        while self.at.next < i {
+            self.at.step(self.rows)?;
+        }
+        self.at.step(self.rows)
+    }
+
+    /// Row `i` of a place known to hold one, as [`Rows::row`].
+    ///
+    /// # Panics
+    /// When there is no row `i`, as a slice's index does.
+    #[inline]
+    #[track_caller]
+    pub fn row(&mut self, i: usize) -> T {
+        match self.get(i) {
+            Some(r) => r,
+            None => panic!("row {i} of {}", self.rows.len()),
+        }
+    }
+}
+
 /// The rows of a [`Rows`] it owns, decoded one at a time, each segment freed once read.
 struct Drain<T: Row> {
     rows: Rows<T>,
@@ -359,7 +456,7 @@ impl<T: Row> Iterator for Drain<T> {
     fn next(&mut self) -> Option<T> {
         let row = self.at.step(&self.rows)?;
         // Every segment before the current block's has been read; past the blocks, every one.
-        let read = if self.at.next > self.rows.blocks.len() * BLOCK {
+        let read = if self.at.next > self.rows.blocks.len() * T::BLOCK {
             self.rows.segments.len()
         } else {
             self.at.segment
@@ -471,6 +568,77 @@ mod tests {
         assert_eq!(format!("{rows:?}"), format!("{want:?}"));
     }
 
+    /// GPU ops and calls (the other rows kept encoded) come back whole at their fields' extremes:
+    /// each takes a span's fields of [`mixed`] and its own (correlation, detail; API, callback id).
+    #[test]
+    fn gpu_ops_and_calls_come_back_whole() {
+        use crate::model::{Api, Detail, GpuOp, Launch};
+        let spans = mixed(3 * BLOCK + 7);
+        let ops: Vec<GpuOp> = spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| GpuOp {
+                name: s.name,
+                ts_ns: s.ts_ns,
+                dur_ns: s.dur_ns,
+                track: s.track,
+                // Another id's extremes than the external id's, in another order.
+                correlation: NonZeroU64::new([0, 1, u64::MAX, i as u64][i % 4]),
+                external_id: s.external_id,
+                detail: Detail([0, u32::MAX, i as u32][i % 3]),
+            })
+            .collect();
+        let calls: Vec<Launch> = spans
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Launch {
+                name: s.name,
+                api: if i % 2 == 0 {
+                    Api::Runtime
+                } else {
+                    Api::Driver
+                },
+                ts_ns: s.ts_ns,
+                dur_ns: s.dur_ns,
+                track: s.track,
+                correlation: NonZeroU64::new([u64::MAX, 0, 7][i % 3]),
+                external_id: s.external_id,
+                cbid: [None, Some(0), Some(u16::MAX), Some(211)][i % 4],
+            })
+            .collect();
+        let kept: Rows<GpuOp> = ops.clone().into();
+        assert_eq!(kept.iter().collect::<Vec<_>>(), ops);
+        let kept: Rows<Launch> = calls.clone().into();
+        assert_eq!(kept.iter().collect::<Vec<_>>(), calls);
+    }
+
+    /// A reader gives each place's row whatever the order the places come in: forward within a
+    /// block and across blocks, back, repeated, and into the rows held whole after the blocks.
+    #[test]
+    fn a_reader_reads_any_place_as_get_does() {
+        let want = mixed(3 * BLOCK + 5);
+        let rows: Rows<Span> = want.clone().into();
+        let n = want.len();
+        let places: Vec<usize> = (0..n)
+            .chain((0..n).rev())
+            .chain([3, 3, 2, 17, 16, 15, 47, 48, 52, 0, 52, 31, 33, 5])
+            .chain((0..n).step_by(3))
+            .collect();
+        let mut reader = rows.reader();
+        for &i in &places {
+            assert_eq!(reader.get(i), Some(want[i]), "row {i}");
+        }
+        assert_eq!(reader.get(n), None);
+        assert_eq!(reader.row(4), want[4]);
+    }
+
+    #[test]
+    #[should_panic(expected = "row 5 of 5")]
+    fn a_row_past_the_end_panics_as_an_index_does() {
+        let rows: Rows<Span> = mixed(5).into();
+        rows.row(5);
+    }
+
     #[test]
     fn a_thread_of_spans_takes_a_few_bytes_each() {
         // One block of spans 1 µs apart on one thread, each 300 ns long, names 0..4, external ids
@@ -551,9 +719,16 @@ mod tests {
             let key = |s: &Span| (s.ts_ns, std::cmp::Reverse(s.dur_ns));
             let mut sorted = want.clone();
             sorted.sort_by_key(key);
-            let mut kept: Rows<Span> = want.into();
-            kept.sort_in_runs(run_rows, key);
-            proptest::prop_assert_eq!(kept.iter().collect::<Vec<_>>(), sorted);
+            let mut kept: Rows<Span> = want.clone().into();
+            let order = kept.sort_in_runs(run_rows, key, true);
+            proptest::prop_assert_eq!(kept.iter().collect::<Vec<_>>(), sorted.clone());
+            // The order names, for each sorted place, the row's place before: none when in order.
+            if want == sorted {
+                proptest::prop_assert!(order.is_empty());
+            } else {
+                let moved: Vec<Span> = order.iter().map(|&i| want[i as usize]).collect();
+                proptest::prop_assert_eq!(moved, sorted);
+            }
         }
     }
 }

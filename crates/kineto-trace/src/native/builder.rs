@@ -144,7 +144,7 @@ impl TraceBuilder {
         for kind in [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset] {
             let mut processes = OpProcesses::default();
             for (i, op) in self.trace.gpu_ops(kind).iter().enumerate() {
-                processes.push(process_of(kind, i, op))?;
+                processes.push(process_of(kind, i, &op))?;
             }
             // Held as gpu_op_of holds them: nothing while no op has a process.
             self.trace.op_processes[kind_index(kind)] = if processes.any() {
@@ -179,21 +179,6 @@ impl TraceBuilder {
             SpanKind::GpuUserAnnotation => self.trace.gpu_user_annotations.push(s),
         }
         Ok(())
-    }
-
-    /// Room for the rows a reader will add, where it knows their number first (one that holds its
-    /// rows until the file is read): GPU ops by kind ([`kind_index`]) and calls. Each table is then
-    /// allocated once at its size, not grown by doubling, whose earlier copies the allocator may keep
-    /// resident beside the rows. (Spans are kept encoded, a block at a time: [`crate::Rows`].)
-    pub(crate) fn reserve(&mut self, ops: [usize; 3], launches: usize) {
-        let t = &mut self.trace;
-        for (rows, n) in [&mut t.kernels, &mut t.memcpys, &mut t.memsets]
-            .into_iter()
-            .zip(ops)
-        {
-            rows.reserve_exact(n);
-        }
-        t.launches.reserve_exact(launches);
     }
 
     /// Adds one end of a CPU→GPU flow.
@@ -311,21 +296,16 @@ impl TraceBuilder {
             .into_iter()
             .zip(t.op_processes.iter_mut())
         {
-            let mut order = stable_order(ops, |o| (o.ts_ns, o.end_ns()));
+            let mut order = ops.sort_stable_by_key_order(|o| (o.ts_ns, o.end_ns()));
             if known {
                 // Each op keeps its process through the sort.
                 processes.resize(ops.len());
-                permute(&mut order, |a, b| {
-                    ops.swap(a, b);
-                    processes.swap(a, b);
-                });
+                permute(&mut order, |a, b| processes.swap(a, b));
             } else {
                 processes.clear();
-                permute(&mut order, |a, b| ops.swap(a, b));
             }
         }
-        let mut order = stable_order(&t.launches, |l| (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns)));
-        permute(&mut order, |a, b| t.launches.swap(a, b));
+        t.launches.sort_stable_by_key(|l| (l.ts_ns, l.end_ns()));
         for spans in [
             &mut t.cpu_ops,
             &mut t.user_annotations,
@@ -341,21 +321,9 @@ impl TraceBuilder {
     }
 }
 
-/// The order that sorts `rows` by `key`, ties in the order added: for each place of the sorted rows,
-/// the place its row is at now; empty when `rows` are in order already (most files write them so, and a
-/// check costs no memory). Sorting the places (4 bytes a row, ties broken by the place, so no scratch)
-/// instead of the rows holds far less than a stable sort of the rows, which holds half of them aside.
-fn stable_order<T, K: Ord>(rows: &[T], key: impl Fn(&T) -> K) -> Vec<u32> {
-    if rows.is_sorted_by_key(&key) {
-        return Vec::new();
-    }
-    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| (key(&rows[i as usize]), i));
-    order
-}
-
-/// Puts rows in `order` ([`stable_order`]; empty: in order already) in place by `swap`ping them along
-/// each of its cycles; `order` is spent.
+/// Puts rows in `order` ([`crate::Rows::sort_stable_by_key_order`]'s: for each place, the place its
+/// row is at now; empty: in order already) in place by `swap`ping them along each of its cycles;
+/// `order` is spent.
 fn permute(order: &mut [u32], mut swap: impl FnMut(usize, usize)) {
     for start in 0..order.len() {
         let mut at = start;
@@ -565,21 +533,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_put_in_order_in_place_keep_ties_in_the_order_added() {
+    fn rows_put_in_order_keep_ties_in_the_order_added_and_a_list_beside_follows() {
         // (key, the order added): keys with ties, in cycles of several lengths and fixed points.
         let keys = [5, 3, 5, 1, 3, 9, 0, 5, 2, 2, 7, 1];
-        let rows: Vec<(i32, usize)> = keys.iter().copied().zip(0..).collect();
-        let mut want = rows.clone();
-        want.sort_by_key(|r| r.0);
-        let mut got = rows.clone();
-        let mut order = stable_order(&got, |r| r.0);
-        permute(&mut order, |a, b| got.swap(a, b));
-        assert_eq!(got, want);
+        let span = |(key, added): (i64, usize)| Span::at(Sym(added as u32), key, 0, Track(0));
+        let mut rows: crate::Rows<Span> = keys.iter().copied().zip(0..).map(span).collect();
+        // A list kept beside the rows (as a GPU op's process is): each row's place as added.
+        let mut beside: Vec<usize> = (0..keys.len()).collect();
+        let mut order = rows.sort_stable_by_key_order(|s| s.ts_ns);
+        permute(&mut order, |a, b| beside.swap(a, b));
         // By hand: 0 (added 6th), the 1s (3rd, 11th), the 2s (8th, 9th), …
-        let added: Vec<usize> = got.iter().map(|r| r.1).collect();
-        assert_eq!(added, [6, 3, 11, 8, 9, 1, 4, 0, 2, 7, 10, 5]);
+        let want = [6, 3, 11, 8, 9, 1, 4, 0, 2, 7, 10, 5];
+        let added: Vec<usize> = rows.iter().map(|s| s.name.0 as usize).collect();
+        assert_eq!(added, want);
+        assert_eq!(beside, want);
         // Rows in order already: no order is held, and they stay as they are.
-        assert!(stable_order(&want, |r| r.0).is_empty());
+        assert!(rows.sort_stable_by_key_order(|s| s.ts_ns).is_empty());
+        assert_eq!(
+            rows.iter().map(|s| s.name.0 as usize).collect::<Vec<_>>(),
+            want
+        );
     }
 
     #[test]

@@ -70,7 +70,10 @@ pub fn install_sqlite_reader(read: SqliteRead) {
 /// `whole`, when the format has one, reads the same content held whole: the front door calls it on
 /// a file whose stream `stream` refused, with the file read again, so that the error names the fault
 /// as the decoder of the whole message does (a format whose stream reader names its faults exactly
-/// leaves it `None`).
+/// leaves it `None`). `plain`, when the format has one, reads a plain (not gzip) file's content as
+/// `stream` does, but may open the file at `file` again for a first look (a format whose records refer
+/// to tables written after them reads the tables first, and need not hold the records until then); a
+/// gzip file, or content with no file, goes to `stream`.
 #[derive(Clone, Copy)]
 pub struct ProtobufRead {
     /// Reads the content as a stream; with `salvage`, a stream cut inside a top-level message keeps
@@ -78,7 +81,14 @@ pub struct ProtobufRead {
     pub stream: fn(content: &mut dyn Read, shown_as: &Path, salvage: bool) -> Result<Trace>,
     /// Reads the content held whole, for the error of a stream `stream` refused.
     pub whole: Option<WholeRead>,
+    /// Reads a plain file's content, with a first look at the file.
+    pub plain: Option<PlainRead>,
 }
+
+/// A reader of a plain protobuf file's content (`content`, read once as [`ProtobufRead::stream`]
+/// reads it: the front door hashes it), which may open the file at `file` again for a first look.
+pub type PlainRead =
+    fn(file: &Path, content: &mut dyn Read, shown_as: &Path, salvage: bool) -> Result<Trace>;
 
 /// A reader of a protobuf format's content held whole (`bytes`); `shown_as` names it in errors.
 pub type WholeRead = fn(bytes: &[u8], shown_as: &Path) -> Result<Trace>;

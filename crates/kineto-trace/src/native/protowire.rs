@@ -17,7 +17,7 @@ use std::io::{self, Read};
 /// The window's first size: smaller than the Kineto parser's, since a protobuf reader holds one
 /// packet or metadata entry at a time (and a Perfetto reader a second window for the packets
 /// inflated from one), never a run of JSON events.
-const WINDOW: usize = 1 << 20;
+const WINDOW: usize = 1 << 18;
 
 /// The largest value held whole: a message longer than this is refused (it would mean holding an
 /// unbounded value; no real packet, event or metadata entry is near it). The window's own bound.

@@ -7,8 +7,8 @@
 use super::event::{Args, RawEvent};
 use crate::category::EventKind;
 use crate::model::{
-    Api, Flow, FlowPhase, GemmRows, GpuKind, GpuOpDetail, IdValue, Launch, NewGpuOp, Span, Sym,
-    Trace, Track, TrackIds, Warning,
+    Api, Flow, FlowPhase, GemmRows, GpuKind, GpuOp, GpuOpDetail, IdValue, Launch, NewGpuOp, Span,
+    Sym, Trace, Track, TrackIds, Warning,
 };
 use crate::scan::{Cursor, Scan, event_bad, parse_i64, parse_u64};
 use crate::trace_events::DevicePids;
@@ -65,16 +65,23 @@ pub(super) struct Builder {
     foreign_unresolved: Vec<(BeginEnd, i64)>,
     /// The pids that are devices, for other producers' GPU categories.
     pub(super) devices: DevicePids,
-    /// A range's spans, held whole until the range is folded into the model, which encodes them
-    /// ([`crate::Rows`]); `None` in the builder of the model itself, whose spans go straight to it.
-    pub(super) range_spans: Option<RangeSpans>,
+    /// A range's ops, calls and spans, held whole until the range is folded into the model, which
+    /// encodes them ([`crate::Rows`]); `None` in the builder of the model itself, whose rows go
+    /// straight to it.
+    pub(super) range: Option<RangeRows>,
 }
 
-/// A range's CPU ops, user and GPU annotations and Python functions, in that order: encoded in the
-/// range and again in the fold (with the model's names and tracks), they cost the fold's thread, which
-/// the parse waits on, a decode and an encode a span; held whole, an encode.
+/// A range's rows of the tables the model keeps encoded: encoded in the range and again in the fold
+/// (with the model's names, tracks and details), they would cost the fold's thread, which the parse
+/// waits on, a decode and an encode a row; held whole, an encode.
 #[derive(Default)]
-pub(super) struct RangeSpans(pub(super) [Vec<Span>; 4]);
+pub(super) struct RangeRows {
+    /// Kernels, copies and fills (`crate::native::kind_index`'s order).
+    pub(super) ops: [Vec<GpuOp>; 3],
+    pub(super) launches: Vec<Launch>,
+    /// CPU ops, user and GPU annotations and Python functions, in that order.
+    pub(super) spans: [Vec<Span>; 4],
+}
 
 /// A `B` or `E` event kept until every event is read (or an `X` event of another producer's GPU
 /// category, as its `B`).
@@ -379,10 +386,20 @@ impl Builder {
             external_id: a.external_id.and_then(NonZeroU64::new),
             detail,
         });
-        match cat {
-            EventKind::Kernel => self.trace.kernels.push(op),
-            EventKind::Memcpy => self.trace.memcpys.push(op),
-            _ => self.trace.memsets.push(op),
+        let kind = match cat {
+            EventKind::Kernel => 0,
+            EventKind::Memcpy => 1,
+            _ => 2,
+        };
+        if let Some(r) = &mut self.range {
+            r.ops[kind].push(op);
+            return;
+        }
+        let t = &mut self.trace;
+        match kind {
+            0 => t.kernels.push(op),
+            1 => t.memcpys.push(op),
+            _ => t.memsets.push(op),
         }
     }
 
@@ -411,7 +428,10 @@ impl Builder {
             external_id: a.external_id.and_then(NonZeroU64::new),
             cbid: a.cbid,
         };
-        self.trace.launches.push(launch);
+        match &mut self.range {
+            Some(r) => r.launches.push(launch),
+            None => self.trace.launches.push(launch),
+        }
     }
 
     /// The `B`/`E` events paired as the Trace Event Format pairs them (per thread, nested): each pair
@@ -521,8 +541,8 @@ impl Builder {
         if kind == 0
             && let Some(rows) = gemm_rows
         {
-            let cpu_op = match &self.range_spans {
-                Some(r) => r.0[0].len(),
+            let cpu_op = match &self.range {
+                Some(r) => r.spans[0].len(),
                 None => self.trace.cpu_ops.len(),
             };
             self.trace.gemm_rows.push(GemmRows {
@@ -534,11 +554,11 @@ impl Builder {
     }
 
     /// Keeps a span: 0 a CPU op, 1 a user annotation, 2 a GPU annotation, 3 a Python function
-    /// ([`RangeSpans`]' order).
+    /// ([`RangeRows::spans`]' order).
     #[inline]
     fn keep_span(&mut self, kind: usize, span: Span) {
-        if let Some(r) = &mut self.range_spans {
-            r.0[kind].push(span);
+        if let Some(r) = &mut self.range {
+            r.spans[kind].push(span);
             return;
         }
         let t = &mut self.trace;

@@ -58,7 +58,7 @@ fn a_folded_range_hands_on_its_row_vectors_empty_with_their_capacity() {
     let spare = model.absorb(part);
     // In the model, the spans are encoded.
     assert_eq!(row_lens(&model), [1, 1, 1, 1, 2, 4]);
-    assert!(model.range_spans.is_none());
+    assert!(model.range.is_none());
     assert_eq!(
         [
             model.trace.cpu_ops.len(),

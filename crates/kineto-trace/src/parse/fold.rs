@@ -3,7 +3,7 @@
 //!
 //! What it is not: where ranges come from or when one is folded (`super::super::ranges`, the driver).
 
-use super::{BeginEnd, Builder, KEEP_WARNINGS, RangeSpans};
+use super::{BeginEnd, Builder, KEEP_WARNINGS, RangeRows};
 use crate::model::{Flow, GemmRows, GpuOp, Launch, Rows, Span, Sym, Track};
 
 /// `v`, emptied, its capacity kept.
@@ -17,82 +17,93 @@ fn room_bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * std::mem::size_of::<T>()
 }
 
-impl RangeSpans {
+impl RangeRows {
     /// Emptied, the room kept.
-    fn emptied(self) -> RangeSpans {
-        RangeSpans(self.0.map(emptied))
+    fn emptied(self) -> RangeRows {
+        RangeRows {
+            ops: self.ops.map(emptied),
+            launches: emptied(self.launches),
+            spans: self.spans.map(emptied),
+        }
     }
 
     fn room_bytes(&self) -> usize {
-        self.0.iter().map(room_bytes).sum()
+        self.ops.iter().map(room_bytes).sum::<usize>()
+            + room_bytes(&self.launches)
+            + self.spans.iter().map(room_bytes).sum::<usize>()
     }
 }
 
-/// [`Spare`] and what takes and puts its vectors: one list of the row vectors, by name.
-macro_rules! spare_rows {
-    ($($row:ident: $ty:ty),* $(,)?) => {
-        /// A folded range's row vectors, emptied, their capacity kept, for a later range's builder:
-        /// growing them anew for every block (page faults, `mremap`, a copy at the heap's edge) gave a
-        /// two-worker parse of the bench trace 16.9–22.5 k page faults, against 14.6–14.7 k handed on
-        /// (`docs/parse-costs.md`). Only these vectors pass on, emptied: every other field of the
-        /// next builder starts new. Each vector keeps the room of the most rows of its kind one
-        /// range has held, so a spare that has passed through ranges of every kind holds room for
-        /// each ([`Spare::bytes`] is what the ranges' pool bounds). `gemm_rows` (a row per GEMM op
-        /// with shapes: few) is not kept.
-        #[derive(Default)]
-        pub(in crate::parse) struct Spare {
-            $($row: Vec<$ty>,)*
-            /// A range's spans, held whole ([`RangeSpans`]).
-            spans: RangeSpans,
-        }
-
-        impl Spare {
-            /// `b`'s row vectors, rows and all, `b` left with new empty ones (and no range spans).
-            pub(in crate::parse) fn take(b: &mut Builder) -> Spare {
-                let t = &mut b.trace;
-                Spare {
-                    $($row: std::mem::take(&mut t.$row),)*
-                    spans: b.range_spans.take().unwrap_or_default(),
-                }
-            }
-
-            /// The bytes its vectors' capacity takes.
-            pub(in crate::parse) fn bytes(&self) -> usize {
-                0 $(+ room_bytes(&self.$row))* + self.spans.room_bytes()
-            }
-
-            /// Puts the vectors into `b`, emptied.
-            pub(super) fn put(self, b: &mut Builder) {
-                $(b.trace.$row = emptied(self.$row);)*
-                b.range_spans = Some(self.spans.emptied());
-            }
-
-            /// Each table's rows and the bytes of its room, in the list's order, then the spans'
-            /// (held whole in a range, encoded in the model) (for the tests).
-            #[cfg(test)]
-            pub(super) fn shape(b: &Builder) -> Vec<(usize, usize)> {
-                let t = &b.trace;
-                let encoded = [&t.cpu_ops, &t.user_annotations, &t.gpu_user_annotations, &t.python_functions];
-                let spans = match &b.range_spans {
-                    Some(r) => (r.0.iter().map(Vec::len).sum(), r.room_bytes()),
-                    None => (
-                        encoded.iter().map(|r| r.len()).sum(),
-                        encoded.iter().map(|r| r.held_bytes()).sum(),
-                    ),
-                };
-                vec![$((t.$row.len(), room_bytes(&t.$row)),)* spans]
-            }
-        }
-    };
+/// A folded range's row vectors, emptied, their capacity kept, for a later range's builder: growing
+/// them anew for every block (page faults, `mremap`, a copy at the heap's edge) gave a two-worker
+/// parse of the bench trace 16.9–22.5 k page faults, against 14.6–14.7 k handed on
+/// (`docs/parse-costs.md`). Only these vectors pass on, emptied: every other field of the next
+/// builder starts new. Each vector keeps the room of the most rows of its kind one range has held,
+/// so a spare that has passed through ranges of every kind holds room for each ([`Spare::bytes`] is
+/// what the ranges' pool bounds). `gemm_rows` (a row per GEMM op with shapes: few) is not kept.
+#[derive(Default)]
+pub(in crate::parse) struct Spare {
+    flows: Vec<Flow>,
+    /// A range's ops, calls and spans, held whole ([`RangeRows`]).
+    range: RangeRows,
 }
 
-spare_rows!(
-    kernels: GpuOp,
-    memcpys: GpuOp,
-    memsets: GpuOp,
-    launches: Launch,
-    flows: Flow,
-);
+impl Spare {
+    /// `b`'s row vectors, rows and all, `b` left with new empty ones (and no range rows).
+    pub(in crate::parse) fn take(b: &mut Builder) -> Spare {
+        Spare {
+            flows: std::mem::take(&mut b.trace.flows),
+            range: b.range.take().unwrap_or_default(),
+        }
+    }
+
+    /// The bytes its vectors' capacity takes.
+    pub(in crate::parse) fn bytes(&self) -> usize {
+        room_bytes(&self.flows) + self.range.room_bytes()
+    }
+
+    /// Puts the vectors into `b`, emptied.
+    fn put(self, b: &mut Builder) {
+        b.trace.flows = emptied(self.flows);
+        b.range = Some(self.range.emptied());
+    }
+
+    /// Each table's rows and the bytes of its room: kernels, copies, fills, calls, flows, then the
+    /// spans together (held whole in a range, encoded in the model) (for the tests).
+    #[cfg(test)]
+    pub(super) fn shape(b: &Builder) -> Vec<(usize, usize)> {
+        let t = &b.trace;
+        let flows = (t.flows.len(), room_bytes(&t.flows));
+        if let Some(r) = &b.range {
+            let mut shape: Vec<(usize, usize)> =
+                r.ops.iter().map(|v| (v.len(), room_bytes(v))).collect();
+            shape.push((r.launches.len(), room_bytes(&r.launches)));
+            shape.push(flows);
+            shape.push((
+                r.spans.iter().map(Vec::len).sum(),
+                r.spans.iter().map(room_bytes).sum(),
+            ));
+            return shape;
+        }
+        let spans = [
+            &t.cpu_ops,
+            &t.user_annotations,
+            &t.gpu_user_annotations,
+            &t.python_functions,
+        ];
+        let mut shape: Vec<(usize, usize)> = [&t.kernels, &t.memcpys, &t.memsets]
+            .iter()
+            .map(|r| (r.len(), r.held_bytes()))
+            .collect();
+        shape.push((t.launches.len(), t.launches.held_bytes()));
+        shape.push(flows);
+        shape.push((
+            spans.iter().map(|r| r.len()).sum(),
+            spans.iter().map(|r| r.held_bytes()).sum(),
+        ));
+        shape
+    }
+}
 
 impl Builder {
     /// An empty model ([`Builder::new`]) whose row vectors are `spare`'s, emptied.
@@ -133,32 +144,37 @@ impl Builder {
             .collect();
         let sym = |s: Sym| Sym(names.get(s.0 as usize).copied().unwrap_or(s.0));
         let track = |t: Track| Track(tracks.get(t.0 as usize).copied().unwrap_or(t.0));
-        let ops = |to: &mut Vec<GpuOp>, from: &mut Vec<GpuOp>| {
-            to.extend(from.drain(..).map(|o| {
-                GpuOp {
-                    name: sym(o.name),
-                    track: track(o.track),
-                    detail: details
-                        .get(o.detail.0 as usize)
-                        .copied()
-                        .unwrap_or(o.detail),
-                    ..o
-                }
-            }))
+        // A range's rows are held whole (a part made by `Builder::new`, as the tests make, has them
+        // in its model instead: one of the two is empty), and encoded here with the model's names,
+        // tracks and details.
+        let op = |o: GpuOp| GpuOp {
+            name: sym(o.name),
+            track: track(o.track),
+            detail: details
+                .get(o.detail.0 as usize)
+                .copied()
+                .unwrap_or(o.detail),
+            ..o
         };
         let t = &mut self.trace;
         let p = part.trace;
-        ops(&mut t.kernels, &mut rows.kernels);
-        ops(&mut t.memcpys, &mut rows.memcpys);
-        ops(&mut t.memsets, &mut rows.memsets);
-        t.launches.extend(rows.launches.drain(..).map(|l| Launch {
+        let [kernels, memcpys, memsets] = &mut rows.range.ops;
+        for (to, held, encoded) in [
+            (&mut t.kernels, kernels, &p.kernels),
+            (&mut t.memcpys, memcpys, &p.memcpys),
+            (&mut t.memsets, memsets, &p.memsets),
+        ] {
+            to.extend(encoded.iter().map(op));
+            to.extend(held.drain(..).map(op));
+        }
+        let launch = |l: Launch| Launch {
             name: sym(l.name),
             track: track(l.track),
             ..l
-        }));
+        };
+        t.launches.extend(p.launches.iter().map(launch));
+        t.launches.extend(rows.range.launches.drain(..).map(launch));
         let cpu_ops = t.cpu_ops.len() as u32;
-        // A range's spans are held whole (a part made by `Builder::new`, as the tests make, has them
-        // in its model instead: one of the two is empty).
         let spans = |to: &mut Rows<Span>, held: &mut Vec<Span>, encoded: &Rows<Span>| {
             let remap = |s: Span| Span {
                 name: sym(s.name),
@@ -168,7 +184,7 @@ impl Builder {
             to.extend(encoded.iter().map(remap));
             to.extend(held.drain(..).map(remap));
         };
-        let [cpu, user, gpu, python] = &mut rows.spans.0;
+        let [cpu, user, gpu, python] = &mut rows.range.spans;
         spans(&mut t.cpu_ops, cpu, &p.cpu_ops);
         spans(&mut t.user_annotations, user, &p.user_annotations);
         spans(&mut t.gpu_user_annotations, gpu, &p.gpu_user_annotations);

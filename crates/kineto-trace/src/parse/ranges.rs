@@ -528,7 +528,9 @@ mod tests {
     /// A spare whose kernels vector has room for `kernels` rows.
     fn spare_of(kernels: usize) -> Spare {
         let mut b = Builder::new(false);
-        b.trace.kernels.reserve_exact(kernels);
+        let mut range = super::super::builder::RangeRows::default();
+        range.ops[0].reserve_exact(kernels);
+        b.range = Some(range);
         Spare::take(&mut b)
     }
 

@@ -333,7 +333,10 @@ fn read_protobuf(
     let stored_len = stored_len(file_on_disk);
     let mut content = Streamed::open(name, raw, opts.sha256, stored_len)?;
     let reader = (format.reader)();
-    let read = reader.map(|r| (r.stream)(&mut content, name, opts.salvage));
+    let read = reader.map(|r| match (r.plain, file_on_disk, content.is_gzip()) {
+        (Some(plain), Some(file), false) => plain(file, &mut content, name, opts.salvage),
+        _ => (r.stream)(&mut content, name, opts.salvage),
+    });
     let end = content.finish()?;
     if end.cut && !opts.salvage {
         return Err(Error::Truncated {

@@ -25,7 +25,7 @@
 use crate::correlate::{Links, Unlinked, is_graph_launch};
 use crate::error::{Error, Result};
 use crate::interval::union;
-use crate::model::{GpuOp, IdValue, Span, Sym, Trace, Track};
+use crate::model::{GpuOp, IdValue, Rows, Span, Sym, Trace, Track};
 use crate::profiles::{PyFunction, PyRole};
 use crate::tokens::TokenSource;
 use regex::Regex;
@@ -308,14 +308,16 @@ fn assign_gpu_work(
     let step_of = |launch: Option<u32>| launch.and_then(|l| launch_step[l as usize]);
     let mut outside_names: FxHashMap<Sym, u64> = FxHashMap::default();
     let mut outside_launches: FxHashSet<u32> = FxHashSet::default();
+    let mut kernels = trace.kernels.reader();
     for (k, &l) in links.kernel_launch.iter().enumerate() {
         match (l, step_of(l)) {
             (None, _) => out.kernels_unlinked += 1,
             (Some(l), None) => {
+                let op = kernels.row(k);
                 out.kernels_outside += 1;
                 out.outside.count += 1;
-                out.outside.sum_ns = out.outside.sum_ns.saturating_add(trace.kernels[k].dur_ns);
-                *outside_names.entry(trace.kernels[k].name).or_default() += 1;
+                out.outside.sum_ns = out.outside.sum_ns.saturating_add(op.dur_ns);
+                *outside_names.entry(op.name).or_default() += 1;
                 outside_launches.insert(l);
             }
             (Some(_), Some(s)) => {
@@ -350,25 +352,37 @@ fn assign_gpu_work(
 /// Sorts each step's work by start and sets its kernels' bounds, sum and union.
 fn set_kernel_bounds(trace: &Trace, steps: &mut [Step]) {
     for st in steps {
-        let ks = &trace.kernels;
-        st.kernels
-            .sort_unstable_by_key(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns(), i));
-        st.memcpys
-            .sort_unstable_by_key(|&i| (trace.memcpys[i as usize].ts_ns, i));
-        st.memsets
-            .sort_unstable_by_key(|&i| (trace.memsets[i as usize].ts_ns, i));
-        st.lo_ns = st.kernels.iter().map(|&i| ks[i as usize].ts_ns).min();
-        st.hi_ns = st.kernels.iter().map(|&i| ks[i as usize].end_ns()).max();
-        st.kernel_sum_ns = st
-            .kernels
-            .iter()
-            .fold(0i64, |acc, &i| acc.saturating_add(ks[i as usize].dur_ns));
-        st.kernel_union_ns = union(
-            st.kernels
-                .iter()
-                .map(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns())),
-        );
+        let kernels = by_start(&trace.kernels, &st.kernels, true);
+        st.kernels = kernels.iter().map(|k| k.2).collect();
+        st.memcpys = places(by_start(&trace.memcpys, &st.memcpys, false));
+        st.memsets = places(by_start(&trace.memsets, &st.memsets, false));
+        st.lo_ns = kernels.iter().map(|k| k.0).min();
+        st.hi_ns = kernels.iter().map(|k| k.1).max();
+        st.kernel_sum_ns = kernels.iter().fold(0i64, |acc, k| acc.saturating_add(k.3));
+        st.kernel_union_ns = union(kernels.iter().map(|k| (k.0, k.1)));
     }
+}
+
+/// The ops at places `idx` of `ops` as (start, end, place, duration), sorted by start, then (when
+/// `by_end`) end, then place: a step's kernels are ordered so, its copies and fills by start and
+/// place (their end is then 0 here). Each op is decoded once, not once a comparison
+/// ([`crate::Rows`]).
+fn by_start(ops: &Rows<GpuOp>, idx: &[u32], by_end: bool) -> Vec<(i64, i64, u32, i64)> {
+    let mut rows = ops.reader();
+    let mut keyed: Vec<(i64, i64, u32, i64)> = idx
+        .iter()
+        .map(|&i| {
+            let op = rows.row(i as usize);
+            (op.ts_ns, if by_end { op.end_ns() } else { 0 }, i, op.dur_ns)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed
+}
+
+/// The places of [`by_start`]'s ops, in its order.
+fn places(keyed: Vec<(i64, i64, u32, i64)>) -> Vec<u32> {
+    keyed.into_iter().map(|k| k.2).collect()
 }
 
 /// Each step's period: to the next step of the same process (`step_pid`).
@@ -427,11 +441,13 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
         out.kernels_outside = trace.kernels.len() as u64 - out.kernels_unlinked;
         let mut names: FxHashMap<Sym, u64> = FxHashMap::default();
         let mut launches: FxHashSet<u32> = FxHashSet::default();
+        let mut rows = trace.kernels.reader();
         for (k, l) in links.kernel_launch.iter().enumerate() {
             if let Some(l) = l {
+                let op = rows.row(k);
                 out.outside.count += 1;
-                out.outside.sum_ns = out.outside.sum_ns.saturating_add(trace.kernels[k].dur_ns);
-                *names.entry(trace.kernels[k].name).or_default() += 1;
+                out.outside.sum_ns = out.outside.sum_ns.saturating_add(op.dur_ns);
+                *names.entry(op.name).or_default() += 1;
                 launches.insert(*l);
             }
         }
@@ -458,12 +474,10 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
     );
     let (cpu_lo, cpu_hi) = trace.time_bounds.unwrap_or((0, 0));
     let ks = &trace.kernels;
-    let mut kernels: Vec<u32> = (0..ks.len() as u32).collect();
-    kernels.sort_unstable_by_key(|&i| (ks[i as usize].ts_ns, ks[i as usize].end_ns(), i));
-    let mut memcpys: Vec<u32> = (0..trace.memcpys.len() as u32).collect();
-    memcpys.sort_unstable_by_key(|&i| (trace.memcpys[i as usize].ts_ns, i));
-    let mut memsets: Vec<u32> = (0..trace.memsets.len() as u32).collect();
-    memsets.sort_unstable_by_key(|&i| (trace.memsets[i as usize].ts_ns, i));
+    let all = |ops: &Rows<GpuOp>| (0..ops.len() as u32).collect::<Vec<u32>>();
+    let kernels = places(by_start(ks, &all(ks), true));
+    let memcpys = places(by_start(&trace.memcpys, &all(&trace.memcpys), false));
+    let memsets = places(by_start(&trace.memsets, &all(&trace.memsets), false));
     out.steps.push(Step {
         index: 0,
         name: WHOLE_WINDOW.to_string(),
@@ -479,7 +493,7 @@ fn no_markers(trace: &Trace, links: &Links, pattern: &StepPattern) -> Steps {
         cpu_lo_ns: cpu_lo,
         cpu_hi_ns: cpu_hi,
         lo_ns: ks.iter().map(|k| k.ts_ns).min(),
-        hi_ns: ks.iter().map(GpuOp::end_ns).max(),
+        hi_ns: ks.iter().map(|k| k.end_ns()).max(),
         period_ns: None,
         kernel_sum_ns: ks.iter().fold(0i64, |a, k| a.saturating_add(k.dur_ns)),
         kernel_union_ns: union(ks.iter().map(|k| (k.ts_ns, k.end_ns()))),
@@ -505,23 +519,34 @@ pub fn same_stream_overlaps(trace: &Trace) -> Vec<bool> {
         Ids(i64, i64),
         Track(Track),
     }
-    let ks = &trace.kernels;
-    let stream = |i: usize| match (trace.detail(&ks[i]).device, trace.detail(&ks[i]).stream) {
-        (Some(d), Some(s)) => Stream::Ids(d, s),
-        _ => Stream::Track(ks[i].track),
-    };
-    let mut order: Vec<usize> = (0..ks.len()).collect();
-    order.sort_unstable_by_key(|&i| (stream(i), ks[i].ts_ns, ks[i].end_ns(), i));
-    let mut out = vec![false; ks.len()];
-    let mut prev: Option<(Stream, i64)> = None;
-    for i in order {
-        let s = stream(i);
+    // Each kernel's stream (numbered as first seen: only equal streams need be adjacent), start, end
+    // and place, decoded once.
+    let mut numbers: FxHashMap<Stream, u32> = FxHashMap::default();
+    let mut order: Vec<(u32, i64, i64, u32)> = trace
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let d = trace.detail(&k);
+            let stream = match (d.device, d.stream) {
+                (Some(d), Some(s)) => Stream::Ids(d, s),
+                _ => Stream::Track(k.track),
+            };
+            let next = numbers.len() as u32;
+            let n = *numbers.entry(stream).or_insert(next);
+            (n, k.ts_ns, k.end_ns(), i as u32)
+        })
+        .collect();
+    order.sort_unstable();
+    let mut out = vec![false; order.len()];
+    let mut prev: Option<(u32, i64)> = None;
+    for (s, ts, end, i) in order {
         match prev {
-            Some((ps, end)) if ps == s => {
-                out[i] = ks[i].ts_ns < end;
-                prev = Some((s, end.max(ks[i].end_ns())));
+            Some((ps, latest)) if ps == s => {
+                out[i as usize] = ts < latest;
+                prev = Some((s, latest.max(end)));
             }
-            _ => prev = Some((s, ks[i].end_ns())),
+            _ => prev = Some((s, end)),
         }
     }
     out

@@ -179,11 +179,12 @@ fn infer(
 ) -> Option<(&'static str, PhaseSource)> {
     let (mut graph, mut eager, mut eager_attention) = (0u64, 0u64, 0u64);
     let (mut decode, mut prefill, mut general) = (Vec::new(), 0u64, 0u64);
+    let (mut kernels, mut calls) = (trace.kernels.reader(), trace.launches.reader());
     for &k in &st.kernels {
-        let sym = trace.kernels[k as usize].name;
+        let sym = kernels.row(k as usize).name;
         let name = trace.name(sym);
         let from_graph = links.kernel_launch[k as usize]
-            .is_some_and(|l| is_graph_launch(trace.name(trace.launches[l as usize].name)));
+            .is_some_and(|l| is_graph_launch(trace.name(calls.row(l as usize).name)));
         if from_graph {
             graph += 1;
         } else {

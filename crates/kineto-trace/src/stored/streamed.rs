@@ -75,6 +75,11 @@ impl<R: Read> Streamed<R> {
         })
     }
 
+    /// Whether the stored bytes are gzip (the content is their inflation).
+    pub(crate) fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
     /// The error a failed read becomes, as a whole read names it: a plain stream's read error, or the
     /// inflater's (corrupt data, its cap passed, the read under it) with the content before it.
     fn stream_error(&self, e: io::Error) -> Error {

@@ -37,7 +37,6 @@ mod roles;
 mod text;
 
 use super::TraceBuilder;
-use super::builder::kind_index;
 use super::names::{KernelNames, copy_name};
 use super::rocprof_legacy::{RocprofPid, rocprof_pid};
 use crate::category::{EventKind, event_kind};
@@ -491,7 +490,6 @@ impl<'a> ArrayReader<'a> {
             h.format = TraceFormat::ChromeArray;
             h.format_version = Some("in rpd2tracing's object form".into());
         }
-        self.reserve_rows();
         for chunk in std::mem::take(&mut self.items).into_chunks() {
             for (offset, it, more) in chunk.into_items() {
                 self.emit_item(&it, more, offset)
@@ -503,20 +501,6 @@ impl<'a> ArrayReader<'a> {
             }
         }
         Ok(self.b.finish())
-    }
-
-    /// Room in the model for the rows the items become, so that its tables are not grown (and copied)
-    /// while the items are still held.
-    fn reserve_rows(&mut self) {
-        let (mut ops, mut launches) = ([0; 3], 0);
-        for it in self.items.iter() {
-            match it.role {
-                Role::Gpu(kind) => ops[kind_index(kind)] += 1,
-                Role::Launch(_) => launches += 1,
-                Role::Span(_) | Role::Other => {}
-            }
-        }
-        self.b.reserve(ops, launches);
     }
 
     /// One item into the model, as its role says; the odd `args` fields its role reads warned of.

@@ -84,21 +84,28 @@ pub fn read_plain_salvaging(
     let Ok(f) = std::fs::File::open(file) else {
         return read_stream_salvaging(content, shown_as, salvage);
     };
-    let tracks = first_look(&mut std::io::BufReader::with_capacity(1 << 16, f));
-    gather(Gather::mapping(tracks), content, shown_as, salvage)
+    let (tracks, descriptors) = first_look(&mut std::io::BufReader::with_capacity(1 << 16, f));
+    gather(
+        Gather::mapping(tracks, descriptors),
+        content,
+        shown_as,
+        salvage,
+    )
 }
 
-/// Every track descriptor of `content`, as a read of it adds them ([`Gather::packet`]). A fault ends
-/// the look: the read after it stops at the same packet (an error, or a salvaged trace of the
-/// packets before it, whose descriptors these are).
-fn first_look(content: &mut dyn Read) -> tracks::Tracks {
+/// Every track descriptor of `content`, as a read of it adds them ([`Gather::packet`]), and how many
+/// there were. A fault ends the look: the read after it stops at the same packet (an error, or a
+/// salvaged trace of the packets before it, whose descriptors these are).
+fn first_look(content: &mut dyn Read) -> (tracks::Tracks, usize) {
     let mut tracks = tracks::Tracks::default();
+    let mut descriptors = 0;
     let _ = stream::packets(content, &mut |_, packet: proto::PacketFirstLook| {
         if let Some(d) = &packet.track_descriptor {
             tracks.add(d);
+            descriptors += 1;
         }
     });
-    tracks
+    (tracks, descriptors)
 }
 
 /// The packets of `content` through `gather`, into the trace (or the fault that stopped them).
@@ -108,7 +115,26 @@ fn gather(
     shown_as: &Path,
     salvage: bool,
 ) -> Result<Trace> {
-    match stream::packets(content, &mut |offset, packet| gather.packet(offset, packet)) {
+    let read = stream::packets(content, &mut |offset, packet| gather.packet(offset, packet));
+    // A trace is given (a whole read, or one salvaged at a cut, which the first look met too): it
+    // must have been mapped with this file's tracks.
+    let given = match &read {
+        Ok(()) => true,
+        Err(f) => salvage && f.cut,
+    };
+    if let (true, Some((looked, read))) = (given, gather.descriptors)
+        && looked != read
+    {
+        return Err(Error::Syntax {
+            file: shown_as.to_path_buf(),
+            offset: 0,
+            message: format!(
+                "not a readable Perfetto trace: the file changed while it was read (its first look \
+                 found {looked} track descriptors, the read {read})"
+            ),
+        });
+    }
+    match read {
         Ok(()) => Ok(gather.finish()),
         Err(f) if salvage && f.cut => {
             let mut trace = gather.finish();
@@ -138,24 +164,27 @@ struct Gather {
     /// Every track descriptor of the file, read first: the events are mapped as paired, and
     /// `tracks` is not gathered.
     known: Option<tracks::Tracks>,
-    mapping: bool,
+    /// When mapping: the descriptors the first look found, and those read since.
+    descriptors: Option<(usize, usize)>,
 }
 
 impl Gather {
-    /// A gathering whose events are mapped as paired, with `tracks`: every descriptor of the file.
-    fn mapping(tracks: tracks::Tracks) -> Gather {
+    /// A gathering whose events are mapped as paired, with `tracks`: every descriptor of the file
+    /// (`descriptors` of them).
+    fn mapping(tracks: tracks::Tracks, descriptors: usize) -> Gather {
         Gather {
             known: Some(tracks),
-            mapping: true,
+            descriptors: Some((descriptors, 0)),
             ..Gather::default()
         }
     }
 
     fn packet(&mut self, offset: u64, packet: proto::TracePacket) {
-        if let Some(d) = &packet.track_descriptor
-            && !self.mapping
-        {
-            self.tracks.add(d);
+        if let Some(d) = &packet.track_descriptor {
+            match &mut self.descriptors {
+                Some((_, read)) => *read += 1,
+                None => self.tracks.add(d),
+            }
         }
         match (&mut self.pairing, &packet.clock_snapshot) {
             (Some(p), _) => p.packet(offset, &packet),

@@ -284,6 +284,17 @@ fn a_plain_file_read_descriptors_first_gives_the_streams_trace() {
     }
 }
 
+/// Content other than what the first look read (the file changed between the two reads) is an
+/// error, never a trace mapped with another file's tracks.
+#[test]
+fn content_other_than_the_first_look_is_an_error() {
+    let looked = dir().join("rocprofv3_layout.pftrace");
+    let other = std::fs::read(dir().join("gpu_stages.pftrace")).unwrap();
+    let e = kineto_perfetto::read_plain_salvaging(&looked, &mut &other[..], &looked, false)
+        .unwrap_err();
+    assert!(e.to_string().contains("changed while it was read"), "{e}");
+}
+
 /// Protobuf's varint of `v`.
 fn varint(mut v: u64) -> Vec<u8> {
     let mut out = Vec::new();

@@ -41,11 +41,11 @@ impl Events {
         }
     }
 
-    /// Each event with its index in the line, in order (an encoded one taken from `plane`, which
-    /// holds the plane's events); the first that does not decode stops it.
+    /// Each event with its index in the line, in order (an encoded one taken from `plane`, the
+    /// source of the plane's events); the first that does not decode stops it.
     pub fn each(
         self,
-        plane: &mut EncodedEvents,
+        plane: &mut dyn EventSource,
         mut f: impl FnMut(usize, &XEvent),
     ) -> Result<(), (usize, prost::DecodeError)> {
         match self {
@@ -60,6 +60,19 @@ impl Events {
             }
         }
         Ok(())
+    }
+}
+
+/// Where a plane's events come from, in file order: held encoded ([`EncodedEvents`]), or read from
+/// the file as they are mapped (`crate::stream`'s plain read, the plane's metadata read first).
+pub trait EventSource {
+    /// The next event decoded; `None` when none is left.
+    fn next(&mut self) -> Option<Result<XEvent, prost::DecodeError>>;
+}
+
+impl<T: EventSource + ?Sized> EventSource for &mut T {
+    fn next(&mut self) -> Option<Result<XEvent, prost::DecodeError>> {
+        (**self).next()
     }
 }
 
@@ -109,7 +122,9 @@ impl EncodedEvents {
         }
         chunk.extend_from_slice(field);
     }
+}
 
+impl EventSource for EncodedEvents {
     /// The next event decoded, its chunk freed when it was the chunk's last; `None` when none is left.
     fn next(&mut self) -> Option<Result<XEvent, prost::DecodeError>> {
         let chunk = self.chunks.front()?;

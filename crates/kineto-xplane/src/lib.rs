@@ -11,7 +11,9 @@
 //! - `proto`: the messages of `xplane.proto`, derived by hand for `prost`;
 //! - `fault`: the byte offset of a decode fault (a cut or corrupt file);
 //! - `stream`: the space read from a stream a plane at a time (planes → lines → events walked on the
-//!   wire, each plane's events kept encoded until its metadata, written after them, is read);
+//!   wire, each plane's events kept encoded until its metadata, written after them, is read), or a
+//!   plain file read twice (planes' own fields and lines first, then the events straight into the
+//!   model);
 //! - `encoded`: a plane's events as the file encodes them, in chunks freed as they are decoded;
 //! - `space`: the mapping onto the model.
 
@@ -32,8 +34,20 @@ pub fn install() {
         // `kineto_trace::read`).
         stream: |content, shown_as, _salvage| read_stream(content, shown_as),
         whole: Some(read),
-        plain: None,
+        plain: Some(|file, content, shown_as, _salvage| read_plain(file, content, shown_as)),
     });
+}
+
+/// Reads a plain XPlane file's content as [`read_stream`] reads it, with a first look at `file`
+/// (opened again): every plane's own fields and lines first, then the events decoded straight into
+/// the model as `content` is read, none held (a stream holds a plane's events until its metadata,
+/// written after them). The trace, or the error, is the one [`read_stream`] gives.
+pub fn read_plain(file: &Path, content: &mut dyn std::io::Read, shown_as: &Path) -> Result<Trace> {
+    stream::read_plain(file, content).map_err(|(offset, message)| Error::Syntax {
+        file: shown_as.to_path_buf(),
+        offset,
+        message: format!("not a readable XPlane protobuf: {message}"),
+    })
 }
 
 /// Reads an XPlane protobuf from `content`, a plane at a time (`stream.rs`); `shown_as` names it in

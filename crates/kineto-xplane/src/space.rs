@@ -18,7 +18,7 @@
 //! Times: a line's `timestamp_ns` plus the event's `offset_ps`, floored to ns; durations floored
 //! to ns. What it is not: the decoding (`prost`, [`crate::proto`]).
 
-use crate::encoded::{EncodedEvents, Events};
+use crate::encoded::{EncodedEvents, EventSource, Events};
 use crate::proto::{EventData, StatValue, XEvent, XLine, XPlane, XSpace, XStat};
 use kineto_trace::native::builder::KEEP_WARNINGS;
 use kineto_trace::native::names::{blit_kind, copy_name};
@@ -52,12 +52,14 @@ const HOST_PROCESS: i64 = -1;
 /// The plane whose stats say when the profile started.
 const TASK_ENVIRONMENT: &str = "Task Environment";
 
-/// A plane as read: its own fields (name, stats, metadata; `lines` left empty), its lines, and
-/// their events as the file encodes them (none when decoded whole).
-pub struct PlaneRead {
+/// A plane as read: its own fields (name, stats, metadata; `lines` left empty), its lines, and where
+/// their events come from (held as the file encodes them, read from the file as they are mapped, or
+/// none when decoded whole).
+pub struct PlaneRead<'e> {
     pub plane: XPlane,
     pub lines: Vec<LineRead>,
-    pub events: EncodedEvents,
+    /// The plane's events, taken in the order of its lines.
+    pub events: Box<dyn EventSource + 'e>,
 }
 
 /// A line as read: its own fields (`events` left empty) and its events.
@@ -172,7 +174,7 @@ pub fn read_space(mut space: XSpace) -> Trace {
         let _ = r.plane(PlaneRead {
             plane,
             lines,
-            events: EncodedEvents::default(),
+            events: Box::new(EncodedEvents::default()),
         });
     }
     r.finish(&space)
@@ -213,7 +215,7 @@ impl Reader {
                 Some(stream) => {
                     let track = self.b.track(IdValue::Num(gpu), IdValue::Num(stream));
                     events
-                        .each(&mut encoded, |i, ev| {
+                        .each(&mut *encoded, |i, ev| {
                             let place =
                                 || format!("{} line {line_name:?} event {i}", text(&plane.name));
                             if let Err(e) = self.gpu_event(&p, line, ev, (gpu, stream, track)) {
@@ -227,7 +229,7 @@ impl Reader {
                         .b
                         .track(IdValue::Num(gpu), IdValue::Str(line_name.clone()));
                     events
-                        .each(&mut encoded, |i, ev| {
+                        .each(&mut *encoded, |i, ev| {
                             let name = p.event_name(ev);
                             let res = times(line, ev).and_then(|(ts, dur)| {
                                 let sym = self.b.name(&name);
@@ -324,7 +326,7 @@ impl Reader {
                 .b
                 .track(IdValue::Num(HOST_PROCESS), IdValue::Num(line.id));
             events
-                .each(&mut encoded, |i, ev| {
+                .each(&mut *encoded, |i, ev| {
                     let res = times(line, ev)
                         .and_then(|(ts, dur)| self.host_event(&p, ev, ts, dur, track));
                     self.warn_skipped(res, plane, &line_name, i);
@@ -371,7 +373,7 @@ impl Reader {
         for (i, LineRead { at, line, events }) in lines.into_iter().enumerate() {
             let line = &line;
             events
-                .each(&mut encoded, |_, ev| {
+                .each(&mut *encoded, |_, ev| {
                     let res = times(line, ev).and_then(|(ts, dur)| {
                         self.b
                             .other("xplane other plane", ts, ts.saturating_add(dur))

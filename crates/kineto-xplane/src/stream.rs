@@ -4,17 +4,20 @@
 //! written after its lines, so a plane's events are kept as the file encodes them (the most compact
 //! form they have: varint ids and times, stats by metadata id; [`EncodedEvents`]) until the plane
 //! ends, then decoded one at a time into the model, each chunk of them freed once decoded; no more
-//! than one plane's events are held, and less of them as the model grows.
+//! than one plane's events are held, and less of them as the model grows. A plain file is read twice
+//! instead ([`read_plain`]): every plane's own fields and lines first, the events skipped by their
+//! length, then the events decoded straight into the model as the file is read again; none is held.
 //!
 //! What it is not: the mapping onto the model (`crate::space`), nor the naming of a fault as the
 //! decoder of the whole space names it (`crate::fault`, on the whole file).
 
-use crate::encoded::{EncodedEvents, Events};
+use crate::encoded::{EncodedEvents, EventSource, Events};
+use crate::proto::XEvent;
 use crate::proto::{XLine, XPlane, XSpace};
 use crate::space::{LineRead, PlaneRead, SpaceReader};
 use kineto_trace::Trace;
 use kineto_trace::native::detect::put_varint;
-use kineto_trace::native::protowire::{FieldStream, Header, NO_LIMIT, Short};
+use kineto_trace::native::protowire::{FieldStream, Header, MAX_HELD, NO_LIMIT, Short};
 use prost::Message;
 use std::io::Read;
 
@@ -35,10 +38,14 @@ pub fn read(content: &mut dyn Read) -> Result<Trace, Fault> {
     while let Some(h) = next(&mut fields, NO_LIMIT, "XSpace")? {
         if h.number == PLANES && h.wire == 2 {
             let end = end_of(&fields, h, NO_LIMIT, "XSpace")?;
-            let plane = read_plane(&mut fields, end)?;
-            reader.plane(plane).map_err(|(line, i, e)| {
-                (line, format!("XLine: its event {i} does not decode: {e}"))
-            })?;
+            let mut events = EncodedEvents::default();
+            let plane = read_plane(&mut fields, end, Some(&mut events))?;
+            let plane = PlaneRead {
+                plane: plane.0,
+                lines: plane.1,
+                events: Box::new(events),
+            };
+            reader.plane(plane).map_err(bad_event)?;
         } else {
             keep(&mut fields, h, NO_LIMIT, &mut own, "XSpace")?;
         }
@@ -48,16 +55,159 @@ pub fn read(content: &mut dyn Read) -> Result<Trace, Fault> {
     Ok(reader.finish(&space))
 }
 
-/// A plane ending at offset `end`: its lines walked, its other fields decoded.
-fn read_plane(fields: &mut FieldStream, end: u64) -> Result<PlaneRead, Fault> {
+/// An event that does not decode, as a fault of its line.
+fn bad_event((line, i, e): crate::space::BadEvent) -> Fault {
+    (line, format!("XLine: its event {i} does not decode: {e}"))
+}
+
+/// A plain file's space, every plane's own fields and lines, their events counted and skipped: what
+/// the read of the file again needs before its events ([`read_known`]).
+struct FirstLook {
+    planes: Vec<(XPlane, Vec<LineRead>, usize)>,
+    space: XSpace,
+}
+
+/// Reads the `XSpace` of `content`, a plain file's content, with a first look at `file` (opened
+/// again): its planes' own fields and lines read first, then each event decoded straight into the
+/// model as `content` is read (a plane's metadata is written after its lines, and a stream holds the
+/// plane's events until it comes). A file the first look finds a fault in, or cannot open, is read
+/// as a stream ([`read`]), whose fault is the one named.
+pub fn read_plain(file: &std::path::Path, content: &mut dyn Read) -> Result<Trace, Fault> {
+    let look = std::fs::File::open(file)
+        .ok()
+        .and_then(|f| first_look(&mut std::io::BufReader::with_capacity(1 << 16, f)).ok());
+    match look {
+        Some(look) => read_known(content, look),
+        None => read(content),
+    }
+}
+
+/// [`FirstLook`] of `content`; a fault as [`read`] would meet it.
+fn first_look(content: &mut dyn Read) -> Result<FirstLook, Fault> {
+    let mut fields = FieldStream::new(content);
+    let mut planes = Vec::new();
+    let mut own = Vec::new();
+    while let Some(h) = next(&mut fields, NO_LIMIT, "XSpace")? {
+        if h.number == PLANES && h.wire == 2 {
+            let end = end_of(&fields, h, NO_LIMIT, "XSpace")?;
+            let (plane, lines) = read_plane(&mut fields, end, None)?;
+            let events = lines
+                .iter()
+                .map(|l| match l.events {
+                    Events::Encoded(n) => n,
+                    Events::Decoded(_) => 0,
+                })
+                .sum();
+            planes.push((plane, lines, events));
+        } else {
+            keep(&mut fields, h, NO_LIMIT, &mut own, "XSpace")?;
+        }
+    }
+    let space =
+        XSpace::decode(&own[..]).map_err(|e| (0, format!("the space does not decode: {e}")))?;
+    Ok(FirstLook { planes, space })
+}
+
+/// The space of `content` read again after its first look: each plane's events decoded into the
+/// model as they are read ([`LiveEvents`]), with the plane's own fields and lines from `look`.
+fn read_known(content: &mut dyn Read, look: FirstLook) -> Result<Trace, Fault> {
+    let mut fields = FieldStream::new(content);
+    let mut reader = SpaceReader::default();
+    let mut planes = look.planes.into_iter();
+    while let Some(h) = next(&mut fields, NO_LIMIT, "XSpace")? {
+        if h.number == PLANES && h.wire == 2 {
+            let end = end_of(&fields, h, NO_LIMIT, "XSpace")?;
+            let Some((plane, lines, events)) = planes.next() else {
+                return Err(changed(h.at));
+            };
+            let mut live = LiveEvents {
+                fields: &mut fields,
+                plane_end: end,
+                line_end: None,
+                given: 0,
+            };
+            let read = reader.plane(PlaneRead {
+                plane,
+                lines,
+                events: Box::new(&mut live),
+            });
+            read.map_err(bad_event)?;
+            // The events the mapping did not take (an idle GPU's plane takes none).
+            while live.next().is_some() {}
+            if live.given != events || fields.offset() != end {
+                return Err(changed(h.at));
+            }
+        } else {
+            fields
+                .skip(if h.wire == 2 { h.value } else { 0 }, NO_LIMIT)
+                .map_err(|_| changed(h.at))?;
+        }
+    }
+    Ok(reader.finish(&look.space))
+}
+
+/// The file read again is not the one its first look read.
+fn changed(at: u64) -> Fault {
+    (
+        at,
+        "the file changed while it was read (its first look found other planes or events)".into(),
+    )
+}
+
+/// A plane's events read from the file as they are mapped: the lines walked from where the plane's
+/// body begins, every field but the events skipped (the first look read them).
+struct LiveEvents<'f, 'r> {
+    fields: &'f mut FieldStream<'r>,
+    plane_end: u64,
+    /// The end of the line being read.
+    line_end: Option<u64>,
+    /// Events given so far.
+    given: usize,
+}
+
+impl EventSource for LiveEvents<'_, '_> {
+    fn next(&mut self) -> Option<Result<XEvent, prost::DecodeError>> {
+        loop {
+            let (limit, what) = match self.line_end {
+                Some(end) => (end, "XLine"),
+                None => (self.plane_end, "XPlane"),
+            };
+            let Ok(Some(h)) = next(self.fields, limit, what) else {
+                if self.line_end.take().is_some() {
+                    continue;
+                }
+                return None;
+            };
+            let len = if h.wire == 2 { h.value } else { 0 };
+            match (self.line_end, h.number) {
+                (None, LINES) if h.wire == 2 => {
+                    self.line_end = Some(self.fields.offset().saturating_add(h.value));
+                }
+                (Some(end), EVENTS) if h.wire == 2 => {
+                    self.given += 1;
+                    let body = self.fields.body(h.value, end).ok()?;
+                    return Some(XEvent::decode(body));
+                }
+                _ => self.fields.skip(len, limit).ok()?,
+            }
+        }
+    }
+}
+
+/// A plane ending at offset `end`: its lines walked, its other fields decoded; each event kept
+/// encoded in `events`, or (none given: a first look) counted and skipped.
+fn read_plane(
+    fields: &mut FieldStream,
+    end: u64,
+    mut events: Option<&mut EncodedEvents>,
+) -> Result<(XPlane, Vec<LineRead>), Fault> {
     let start = fields.offset();
     let mut own = Vec::new();
     let mut lines = Vec::new();
-    let mut events = EncodedEvents::default();
     while let Some(h) = next(fields, end, "XPlane")? {
         if h.number == LINES && h.wire == 2 {
             let line_end = end_of(fields, h, end, "XPlane")?;
-            lines.push(read_line(fields, h.at, line_end, &mut events)?);
+            lines.push(read_line(fields, h.at, line_end, events.as_deref_mut())?);
         } else {
             keep(fields, h, end, &mut own, "XPlane")?;
         }
@@ -65,20 +215,16 @@ fn read_plane(fields: &mut FieldStream, end: u64) -> Result<PlaneRead, Fault> {
     whole(fields, end, "XPlane")?;
     let plane =
         XPlane::decode(&own[..]).map_err(|e| (start, format!("the plane does not decode: {e}")))?;
-    Ok(PlaneRead {
-        plane,
-        lines,
-        events,
-    })
+    Ok((plane, lines))
 }
 
-/// A line ending at offset `end`: its events kept encoded in its plane's `events`, its other fields
-/// decoded.
+/// A line ending at offset `end`: its events kept encoded in its plane's `events` (or counted and
+/// skipped), its other fields decoded.
 fn read_line(
     fields: &mut FieldStream,
     at: u64,
     end: u64,
-    events: &mut EncodedEvents,
+    mut events: Option<&mut EncodedEvents>,
 ) -> Result<LineRead, Fault> {
     let start = fields.offset();
     let mut own = Vec::new();
@@ -90,8 +236,13 @@ fn read_line(
             keep(fields, h, end, &mut own, "XLine")?;
         } else if h.wire == 2 {
             field.clear();
-            keep(fields, h, end, &mut field, "XLine")?;
-            events.push(&field);
+            match events.as_deref_mut() {
+                Some(events) => {
+                    keep(fields, h, end, &mut field, "XLine")?;
+                    events.push(&field);
+                }
+                None => skip(fields, h, end, "XLine")?,
+            }
             count += 1;
         } else {
             let why = format!("XLine field {EVENTS}: wire type {} for a message", h.wire);
@@ -143,6 +294,21 @@ fn past_end(h: Header, what: &str) -> Fault {
             h.number
         ),
     )
+}
+
+/// Passes over length-delimited field `h` of message `what` (ending at `limit`), as [`keep`] would
+/// read it, holding none of it.
+fn skip(fields: &mut FieldStream, h: Header, limit: u64, what: &str) -> Result<(), Fault> {
+    let skipped = fields.skip(h.value, limit);
+    // A value `keep` could not hold is its fault too.
+    let skipped = match skipped {
+        Ok(()) if h.value > MAX_HELD => Err(Short::TooLarge),
+        other => other,
+    };
+    skipped.map_err(|s| match s {
+        Short::Io(e) => (h.at, e.to_string()),
+        _ => past_end(h, what),
+    })
 }
 
 /// Field `h` of message `what` (ending at `limit`) appended to `out` as the file encodes it.

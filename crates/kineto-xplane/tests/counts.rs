@@ -218,6 +218,52 @@ fn gzip_xplane_reads_as_the_plain_file() {
     );
 }
 
+/// A plain file read twice (its planes' own fields and lines first, then its events straight into the
+/// model) gives the trace, or the error, that the one read of it as a stream gives.
+fn plain_read_is_the_stream_read(path: &Path) {
+    let bytes = std::fs::read(path).expect("read");
+    let show = |r: kineto_trace::Result<kineto_trace::Trace>| match r {
+        Ok(t) => format!("{t:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    let stream = show(kineto_xplane::read_stream(&mut &bytes[..], path));
+    let plain = show(kineto_xplane::read_plain(path, &mut &bytes[..], path));
+    assert_eq!(plain, stream, "{}", path.display());
+}
+
+#[test]
+fn a_plain_file_read_planes_first_gives_the_streams_trace() {
+    for name in [
+        "copies_steps.xplane.pb",
+        "multi_gpu.xplane.pb",
+        "truncated.xplane.pb",
+    ] {
+        plain_read_is_the_stream_read(&dir().join(name));
+    }
+    // The cut file is an error either way, and the others read.
+    let cut = std::fs::read(dir().join("truncated.xplane.pb")).unwrap();
+    let path = dir().join("truncated.xplane.pb");
+    assert!(kineto_xplane::read_plain(&path, &mut &cut[..], &path).is_err());
+}
+
+#[test]
+#[cfg_attr(corpus_absent, ignore = "needs ../shared/traces (the shared corpus)")]
+fn the_real_file_read_planes_first_gives_the_streams_trace() {
+    plain_read_is_the_stream_read(&corpus::corpus_file(
+        "native/xplane/jax_te_fused_attn_934987a2fc2f.xplane.pb",
+    ));
+}
+
+/// A file whose content is not what its first look read (it changed between the two reads) is an
+/// error, never a trace of one file's planes with the other's events.
+#[test]
+fn content_other_than_the_first_look_is_an_error() {
+    let looked = dir().join("multi_gpu.xplane.pb");
+    let other = std::fs::read(dir().join("copies_steps.xplane.pb")).unwrap();
+    let e = kineto_xplane::read_plain(&looked, &mut &other[..], &looked).unwrap_err();
+    assert!(e.to_string().contains("changed while it was read"), "{e}");
+}
+
 /// The family table's bucket of each kernel name of the real JAX file, as a person reads the name
 /// (XLA: `<kind>_<root op>_fusion`, `gemm_fusion_dot` = a Triton GEMM, `wrapped_convert` = a cast).
 #[test]

@@ -183,8 +183,9 @@ pub(crate) fn rows_of_trace(
     })?);
     if let Some(launches) = rows.kernels.as_mut() {
         for s in &a.steps.steps {
+            let mut kernels = t.kernels.reader();
             launches.extend(s.kernels.iter().filter_map(|&k| {
-                let op = t.kernels.get(k as usize)?;
+                let op = kernels.get(k as usize)?;
                 Some(run_compare::verdict_rows::KernelLaunch {
                     phase: s.phase.clone(),
                     name: t.name(op.name).to_owned(),

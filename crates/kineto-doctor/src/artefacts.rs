@@ -62,10 +62,11 @@ fn opening_wait(t: &TraceInput<'_>, th: &Thresholds, first: &StepBudget) -> Opti
     let calls = Calls::blocking(t);
     let mut waited = Vec::new();
     let mut names = Vec::new();
+    let mut launches = tr.launches.reader();
     for &(a, z) in &first.gaps {
         for c in calls.overlapping(a, z).filter(|c| c.0 < first_op) {
             waited.push((c.0.max(a), c.1.min(z)));
-            let n = tr.name(tr.launches.row(c.2).name);
+            let n = tr.name(launches.row(c.2).name);
             if !names.contains(&n) {
                 names.push(n);
             }

@@ -282,8 +282,9 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
     let steps = &t.analysis.steps;
     let tr = t.trace;
     let pageable_copies = steps.steps.iter().any(|s| {
+        let mut copies = tr.memcpys.reader();
         s.memcpys.iter().any(|&m| {
-            let name = tr.name(tr.memcpys.row(m as usize).name);
+            let name = tr.name(copies.row(m as usize).name);
             name.contains("Pageable") && matches!(copy_kind(name), "HtoD" | "DtoH")
         })
     });
@@ -291,7 +292,11 @@ pub fn facts(t: &TraceInput<'_>) -> Facts {
     let annotation_names = tr.range_names();
     let annotated =
         |p: &dyn Fn(&str) -> bool| annotation_names.iter().any(|&name| p(tr.name(name)));
-    let kernel_named = |p: &dyn Fn(&str) -> bool| tr.kernels.iter().any(|k| p(tr.name(k.name)));
+    // The kernels' distinct names, in one pass (each pass decodes every kernel): the questions below
+    // are asked of them.
+    let kernel_names: std::collections::HashSet<kineto_trace::Sym> =
+        tr.kernels.iter().map(|k| k.name).collect();
+    let kernel_named = |p: &dyn Fn(&str) -> bool| kernel_names.iter().any(|&name| p(tr.name(name)));
     let graph_replays = tr.launches.iter().any(|l| is_graph_launch(tr.name(l.name)))
         || kernel_named(&|n| n.starts_with(GRAPH_REPLAY_PREFIX));
     let compiled = kernel_named(&|n| {

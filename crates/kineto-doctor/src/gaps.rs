@@ -109,6 +109,8 @@ pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec
     let tr = t.trace;
     let ops = step_ops(t, b.index);
     let mut out = Vec::with_capacity(b.gaps.len());
+    // Gaps come in time order, and so, nearly, the calls that launched what ends them.
+    let mut launches = tr.launches.reader();
     for &(a, z) in &b.gaps {
         let over: Vec<(i64, i64, usize)> = calls
             .overlapping(a, z)
@@ -123,7 +125,7 @@ pub(crate) fn classify(t: &TraceInput<'_>, calls: &Calls, b: &StepBudget) -> Vec
         let launched: Vec<i64> = resumed
             .iter()
             .filter_map(|o| t.analysis.links.launch_of(o.1, o.2))
-            .map(|l| tr.launches.row(l).ts_ns)
+            .map(|l| launches.row(l).ts_ns)
             .collect();
         let late = !launched.is_empty()
             && launched.len() == resumed.len()
@@ -168,6 +170,7 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     let mut host_by: BTreeMap<kineto_trace::Sym, i64> = BTreeMap::new();
     for b in t.budgets {
         let (mut in_launch, mut in_sync) = (false, false);
+        let mut launches = tr.launches.reader();
         for g in classify(t, &calls, b) {
             let synced = length(&g.synced);
             then_launch += u64::from(g.sync_then_launch);
@@ -176,7 +179,7 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
                 sync_gaps += 1;
                 in_sync = true;
                 for c in &g.calls {
-                    let name = tr.name(tr.launches.row(c.2).name).to_string();
+                    let name = tr.name(launches.row(c.2).name).to_string();
                     let e = sync_calls.entry(name).or_default();
                     e.0 += 1;
                     e.1 = e.1.saturating_add(c.1 - c.0);
@@ -188,8 +191,9 @@ pub(crate) fn find(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
                 launch_gaps += 1;
                 in_launch = true;
                 if let Some(l) = t.analysis.links.launch_of(o.0, o.1) {
+                    let track = launches.row(l).track;
                     for &(x, y) in &g.launch_bound {
-                        host.attribute(tr.launches.row(l).track, x, y, &mut host_by);
+                        host.attribute(track, x, y, &mut host_by);
                     }
                 }
                 let name = tr.name(tr.gpu_ops(o.0).row(o.1).name).to_string();

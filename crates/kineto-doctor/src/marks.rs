@@ -67,9 +67,12 @@ pub(crate) fn of_step(
             ),
             FindingId::ShortKernels => push(
                 id,
-                &mut work::short_eager(t, th, s).1.into_iter().map(|k| {
-                    let op = tr.kernels.row(k as usize);
-                    (op.ts_ns, op.end_ns())
+                &mut work::short_eager(t, th, s).1.into_iter().map({
+                    let mut kernels = tr.kernels.reader();
+                    move |k| {
+                        let op = kernels.row(k as usize);
+                        (op.ts_ns, op.end_ns())
+                    }
                 }),
             ),
             FindingId::CopiesInStep => push(id, &mut work::lone_copies(t, s).1.into_iter()),
@@ -84,9 +87,12 @@ pub(crate) fn of_step(
             }
             FindingId::SimtGemm => push(
                 id,
-                &mut work::simt_gemms(t, s).into_iter().map(|k| {
-                    let op = tr.kernels.row(k as usize);
-                    (op.ts_ns, op.end_ns())
+                &mut work::simt_gemms(t, s).into_iter().map({
+                    let mut kernels = tr.kernels.reader();
+                    move |k| {
+                        let op = kernels.row(k as usize);
+                        (op.ts_ns, op.end_ns())
+                    }
                 }),
             ),
             FindingId::Straggler

@@ -495,6 +495,7 @@ fn collective_wait(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
     let mut largest: Option<(i64, usize)> = None;
     for s in &t.analysis.steps.steps {
         let waits = peer_waits(t, th, s, &medians);
+        let mut kernels = t.trace.kernels.reader();
         for &(k, a, z) in &waits {
             total = total.saturating_add(z - a);
             if largest.is_none_or(|l| z - a > l.0) {
@@ -502,7 +503,7 @@ fn collective_wait(t: &TraceInput<'_>, th: &Thresholds, out: &mut Vec<Finding>) 
             }
             add(
                 &mut names,
-                t.trace.name(t.trace.kernels.row(k as usize).name),
+                t.trace.name(kernels.row(k as usize).name),
                 z - a,
             );
         }

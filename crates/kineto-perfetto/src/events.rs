@@ -19,8 +19,9 @@
 //!   API call and its dispatch one flow); a render stage's `event_id` against the
 //!   `render_stage_submission_event_ids` of the call that submitted it.
 //!
-//! The events come logged in file order by `crate::pairing` (names resolved, times on the trace
-//! clock), and are mapped here once every track descriptor of the file is known.
+//! The events come in file order from `crate::pairing` (names resolved, times on the trace clock):
+//! logged, and mapped here once every track descriptor of the file is known (a stream), or mapped as
+//! they are paired, the descriptors read first (a plain file).
 
 use crate::pairing::{Annotated, Logged, Names, Open, Pairing, Stage};
 use crate::tracks::{NO_PROCESS, TrackInfo, Tracks};

@@ -70,42 +70,48 @@ pub fn read_stream_salvaging(
     gather(Gather::default(), content, shown_as, salvage)
 }
 
-/// [`read_stream_salvaging`] of a plain file's content: the file at `file` is read first for its
-/// track descriptors alone (every other field skipped undecoded), so that each event is mapped onto
-/// the model as it is paired and no log of the events is held (the log of a file is more than the
-/// model it becomes). The trace is the one the stream's read gives. A file that cannot be opened
-/// again is read as a stream.
+/// [`read_stream_salvaging`] of a plain file's content, after a first look at the same file
+/// (`first_look`) for its track descriptors alone (every other field skipped undecoded), so that each
+/// event is mapped onto the model as it is paired and no log of the events is held (the log of a file
+/// is more than the model it becomes). The trace is the one the stream's read gives. A first look
+/// that ends on a fault other than a cut (an I/O error, a stop) leaves the content to the stream's
+/// read.
 pub fn read_plain_salvaging(
-    file: &Path,
+    first_look: &mut dyn Read,
     content: &mut dyn Read,
     shown_as: &Path,
     salvage: bool,
 ) -> Result<Trace> {
-    let Ok(f) = std::fs::File::open(file) else {
-        return read_stream_salvaging(content, shown_as, salvage);
-    };
-    let (tracks, descriptors) = first_look(&mut std::io::BufReader::with_capacity(1 << 16, f));
-    gather(
-        Gather::mapping(tracks, descriptors),
-        content,
-        shown_as,
-        salvage,
-    )
+    match look_first(first_look) {
+        Some((tracks, descriptors)) => gather(
+            Gather::mapping(tracks, descriptors),
+            content,
+            shown_as,
+            salvage,
+        ),
+        None => read_stream_salvaging(content, shown_as, salvage),
+    }
 }
 
 /// Every track descriptor of `content`, as a read of it adds them ([`Gather::packet`]), and how many
-/// there were. A fault ends the look: the read after it stops at the same packet (an error, or a
-/// salvaged trace of the packets before it, whose descriptors these are).
-fn first_look(content: &mut dyn Read) -> (tracks::Tracks, usize) {
+/// there were. A cut ends the look: the read after it stops at the same packet (an error, or a
+/// salvaged trace of the packets before it, whose descriptors these are). Another fault gives `None`:
+/// a packet that does not decode is the stream read's error to name, and an I/O error or a stop says
+/// nothing of the file.
+fn look_first(content: &mut dyn Read) -> Option<(tracks::Tracks, usize)> {
     let mut tracks = tracks::Tracks::default();
     let mut descriptors = 0;
-    let _ = stream::packets(content, &mut |_, packet: proto::PacketFirstLook| {
+    let looked = stream::packets(content, &mut |_, packet: proto::PacketFirstLook| {
         if let Some(d) = &packet.track_descriptor {
             tracks.add(d);
             descriptors += 1;
         }
     });
-    (tracks, descriptors)
+    match looked {
+        Ok(()) => Some((tracks, descriptors)),
+        Err(f) if f.cut => Some((tracks, descriptors)),
+        Err(_) => None,
+    }
 }
 
 /// The packets of `content` through `gather`, into the trace (or the fault that stopped them).

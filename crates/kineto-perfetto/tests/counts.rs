@@ -266,7 +266,12 @@ fn a_plain_file_read_descriptors_first_gives_the_streams_trace() {
         let bytes = std::fs::read(path).expect("read");
         for salvage in [false, true] {
             let stream = kineto_perfetto::read_stream_salvaging(&mut &bytes[..], path, salvage);
-            let plain = kineto_perfetto::read_plain_salvaging(path, &mut &bytes[..], path, salvage);
+            let plain = kineto_perfetto::read_plain_salvaging(
+                &mut &bytes[..],
+                &mut &bytes[..],
+                path,
+                salvage,
+            );
             let show = |r: &kineto_trace::Result<kineto_trace::Trace>| match r {
                 Ok(t) => format!("{t:?}"),
                 Err(e) => format!("error: {e}"),
@@ -289,8 +294,9 @@ fn a_plain_file_read_descriptors_first_gives_the_streams_trace() {
 #[test]
 fn content_other_than_the_first_look_is_an_error() {
     let looked = dir().join("rocprofv3_layout.pftrace");
+    let first = std::fs::read(&looked).unwrap();
     let other = std::fs::read(dir().join("gpu_stages.pftrace")).unwrap();
-    let e = kineto_perfetto::read_plain_salvaging(&looked, &mut &other[..], &looked, false)
+    let e = kineto_perfetto::read_plain_salvaging(&mut &first[..], &mut &other[..], &looked, false)
         .unwrap_err();
     assert!(e.to_string().contains("changed while it was read"), "{e}");
 }

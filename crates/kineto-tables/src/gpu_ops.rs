@@ -147,10 +147,12 @@ impl<'a> GpuOps<'a> {
             launch_name: launch.map(|l| t.name(l.name)),
             launch_tid: launch.map(|l| t.track(l.track).tid.to_string()),
             annotation: link
-                .and_then(|l| an.links.annotations(t, l).next())
+                .zip(launch)
+                .and_then(|(l, call)| an.links.annotations_at(t, l, call.ts_ns).next())
                 .map(|s| t.name(s.name)),
             cpu_op: link
-                .and_then(|l| an.links.cpu_ops(t, l).next())
+                .zip(launch)
+                .and_then(|(l, call)| an.links.cpu_ops_at(t, l, call.ts_ns).next())
                 .map(|s| t.name(s.name)),
             overlap: match kind {
                 GpuKind::Kernel => self.overlaps.get(i).copied(),

@@ -146,7 +146,9 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
             .of(i as usize)
             .map_or(UNMATCHED, |f| rules.family(f).bucket.as_str())
     };
-    let work = || {
+    // The step's work decoded once (each pass over encoded rows decodes them all): 32 bytes an op
+    // of the step.
+    let work: Vec<(i64, i64, &str)> = {
         let mut rows = ks.reader();
         let kernels = step.kernels.iter().map(move |&i| {
             let k = rows.row(i as usize);
@@ -162,8 +164,9 @@ pub fn budget(trace: &Trace, step: &Step, classes: &Classes, rules: &Rules) -> S
             let f = rows.row(i as usize);
             (f.ts_ns, f.end_ns(), MEMSET)
         });
-        kernels.chain(copies).chain(fills)
+        kernels.chain(copies).chain(fills).collect()
     };
+    let work = || work.iter().copied();
     let Some(lo) = work().map(|w| w.0).min() else {
         return b;
     };

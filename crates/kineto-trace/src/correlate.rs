@@ -200,6 +200,17 @@ impl Links {
         launch: usize,
     ) -> impl Iterator<Item = Span> + 't {
         let at = trace.launches.get(launch).map_or(0, |l| l.ts_ns);
+        self.annotations_at(trace, launch, at)
+    }
+
+    /// [`Links::annotations`] of launch `launch`, which starts at `at`: for a caller that has the call
+    /// decoded already (reading it again by its place decodes up to a block of calls).
+    pub fn annotations_at<'t>(
+        &'t self,
+        trace: &'t Trace,
+        launch: usize,
+        at: i64,
+    ) -> impl Iterator<Item = Span> + 't {
         chain(
             &trace.user_annotations,
             &self.annotation_parent,
@@ -215,6 +226,16 @@ impl Links {
         launch: usize,
     ) -> impl Iterator<Item = Span> + 't {
         let at = trace.launches.get(launch).map_or(0, |l| l.ts_ns);
+        self.cpu_ops_at(trace, launch, at)
+    }
+
+    /// [`Links::cpu_ops`] of launch `launch`, which starts at `at` (as [`Links::annotations_at`]).
+    pub fn cpu_ops_at<'t>(
+        &'t self,
+        trace: &'t Trace,
+        launch: usize,
+        at: i64,
+    ) -> impl Iterator<Item = Span> + 't {
         chain(
             &trace.cpu_ops,
             &self.cpu_op_parent,

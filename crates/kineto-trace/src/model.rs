@@ -128,7 +128,7 @@ pub enum GpuKind {
 /// says kept once per distinct value in the trace ([`GpuOpDetail`], read with [`Trace::detail`]). A
 /// trace's ops repeat a handful of launch shapes, devices and streams, so a row is 48 bytes where the
 /// whole record would be 160 (the model's rows are what a parse holds: `docs/parse-costs.md`), and
-/// kept encoded ([`Rows`]) ~10–14.
+/// kept encoded ([`Rows`]) ~9–11.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GpuOp {
     /// Demangled name as Kineto wrote it.

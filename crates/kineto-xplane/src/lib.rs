@@ -34,16 +34,21 @@ pub fn install() {
         // `kineto_trace::read`).
         stream: |content, shown_as, _salvage| read_stream(content, shown_as),
         whole: Some(read),
-        plain: Some(|file, content, shown_as, _salvage| read_plain(file, content, shown_as)),
+        plain: Some(|look, content, shown_as, _salvage| read_plain(look, content, shown_as)),
     });
 }
 
-/// Reads a plain XPlane file's content as [`read_stream`] reads it, with a first look at `file`
-/// (opened again): every plane's own fields and lines first, then the events decoded straight into
-/// the model as `content` is read, none held (a stream holds a plane's events until its metadata,
-/// written after them). The trace, or the error, is the one [`read_stream`] gives.
-pub fn read_plain(file: &Path, content: &mut dyn std::io::Read, shown_as: &Path) -> Result<Trace> {
-    stream::read_plain(file, content).map_err(|(offset, message)| Error::Syntax {
+/// Reads a plain XPlane file's content as [`read_stream`] reads it, after a first look at the same
+/// file (`first_look`): every plane's own fields and lines first, then the events decoded straight
+/// into the model as `content` is read, none held (a stream holds a plane's events until its
+/// metadata, written after them). The trace, or the error, is the one [`read_stream`] gives; a
+/// content that is not what the first look read (the file changed) is an error.
+pub fn read_plain(
+    first_look: &mut dyn std::io::Read,
+    content: &mut dyn std::io::Read,
+    shown_as: &Path,
+) -> Result<Trace> {
+    stream::read_plain(first_look, content).map_err(|(offset, message)| Error::Syntax {
         file: shown_as.to_path_buf(),
         offset,
         message: format!("not a readable XPlane protobuf: {message}"),

@@ -67,23 +67,20 @@ struct FirstLook {
     space: XSpace,
 }
 
-/// Reads the `XSpace` of `content`, a plain file's content, with a first look at `file` (opened
-/// again): its planes' own fields and lines read first, then each event decoded straight into the
-/// model as `content` is read (a plane's metadata is written after its lines, and a stream holds the
-/// plane's events until it comes). A file the first look finds a fault in, or cannot open, is read
-/// as a stream ([`read`]), whose fault is the one named.
-pub fn read_plain(file: &std::path::Path, content: &mut dyn Read) -> Result<Trace, Fault> {
-    let look = std::fs::File::open(file)
-        .ok()
-        .and_then(|f| first_look(&mut std::io::BufReader::with_capacity(1 << 16, f)).ok());
-    match look {
-        Some(look) => read_known(content, look),
-        None => read(content),
+/// Reads the `XSpace` of `content`, a plain file's content, after a first look at the same file
+/// (`first_look`): its planes' own fields and lines read first, then each event decoded straight into
+/// the model as `content` is read (a plane's metadata is written after its lines, and a stream holds
+/// the plane's events until it comes). A first look that meets a fault (or an I/O error, a stop)
+/// leaves the content to the stream's read ([`read`]), whose fault is the one named.
+pub fn read_plain(first_look: &mut dyn Read, content: &mut dyn Read) -> Result<Trace, Fault> {
+    match look_first(first_look) {
+        Ok(look) => read_known(content, look),
+        Err(_) => read(content),
     }
 }
 
 /// [`FirstLook`] of `content`; a fault as [`read`] would meet it.
-fn first_look(content: &mut dyn Read) -> Result<FirstLook, Fault> {
+fn look_first(content: &mut dyn Read) -> Result<FirstLook, Fault> {
     let mut fields = FieldStream::new(content);
     let mut planes = Vec::new();
     let mut own = Vec::new();
@@ -142,6 +139,10 @@ fn read_known(content: &mut dyn Read, look: FirstLook) -> Result<Trace, Fault> {
                 .skip(if h.wire == 2 { h.value } else { 0 }, NO_LIMIT)
                 .map_err(|_| changed(h.at))?;
         }
+    }
+    // Every plane the first look met is read (a file cut since has fewer).
+    if planes.next().is_some() {
+        return Err(changed(fields.offset()));
     }
     Ok(reader.finish(&look.space))
 }

@@ -227,7 +227,11 @@ fn plain_read_is_the_stream_read(path: &Path) {
         Err(e) => format!("error: {e}"),
     };
     let stream = show(kineto_xplane::read_stream(&mut &bytes[..], path));
-    let plain = show(kineto_xplane::read_plain(path, &mut &bytes[..], path));
+    let plain = show(kineto_xplane::read_plain(
+        &mut &bytes[..],
+        &mut &bytes[..],
+        path,
+    ));
     assert_eq!(plain, stream, "{}", path.display());
 }
 
@@ -243,7 +247,7 @@ fn a_plain_file_read_planes_first_gives_the_streams_trace() {
     // The cut file is an error either way, and the others read.
     let cut = std::fs::read(dir().join("truncated.xplane.pb")).unwrap();
     let path = dir().join("truncated.xplane.pb");
-    assert!(kineto_xplane::read_plain(&path, &mut &cut[..], &path).is_err());
+    assert!(kineto_xplane::read_plain(&mut &cut[..], &mut &cut[..], &path).is_err());
 }
 
 #[test]
@@ -259,8 +263,35 @@ fn the_real_file_read_planes_first_gives_the_streams_trace() {
 #[test]
 fn content_other_than_the_first_look_is_an_error() {
     let looked = dir().join("multi_gpu.xplane.pb");
+    let first = std::fs::read(&looked).unwrap();
     let other = std::fs::read(dir().join("copies_steps.xplane.pb")).unwrap();
-    let e = kineto_xplane::read_plain(&looked, &mut &other[..], &looked).unwrap_err();
+    let e = kineto_xplane::read_plain(&mut &first[..], &mut &other[..], &looked).unwrap_err();
+    assert!(e.to_string().contains("changed while it was read"), "{e}");
+    // The same file cut since its first look where its last plane begins: a plane fewer (and the
+    // space's own fields after it), the same error. The space's fields are length-delimited (a
+    // one-byte tag, then a varint length); its planes' tag is 0x0a.
+    let mut at = 0;
+    let mut last = 0;
+    while at < first.len() {
+        assert_eq!(first[at] & 7, 2, "a length-delimited field at byte {at}");
+        if first[at] == 0x0a {
+            last = at;
+        }
+        let (mut len, mut shift, mut i) = (0usize, 0, at + 1);
+        loop {
+            let b = first[i];
+            len |= usize::from(b & 0x7f) << shift;
+            shift += 7;
+            i += 1;
+            if b < 0x80 {
+                break;
+            }
+        }
+        at = i + len;
+    }
+    assert!(last > 0, "more than one plane");
+    let fewer = &first[..last];
+    let e = kineto_xplane::read_plain(&mut &first[..], &mut &fewer[..], &looked).unwrap_err();
     assert!(e.to_string().contains("changed while it was read"), "{e}");
 }
 

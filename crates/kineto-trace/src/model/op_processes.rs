@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 
 /// The process each GPU op of one kind ran for, parallel to the ops: a place in a list of the
-/// distinct processes, a byte an op while there are fewer than 255 of them (4 bytes past that),
+/// distinct processes, a byte an op while there are at most 255 of them (4 bytes past that),
 /// where an `Option<i64>` an op took 16 (a file has a few processes and up to millions of ops; with
 /// the ops kept encoded, 4 bytes an op were a third of a Perfetto file's model). Reads as that list
 /// of `Option<i64>` (`iter`, `Debug`).

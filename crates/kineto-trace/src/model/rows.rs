@@ -630,6 +630,27 @@ mod tests {
         }
         assert_eq!(reader.get(n), None);
         assert_eq!(reader.row(4), want[4]);
+        // GPU ops, in blocks of 32: the same places, across their blocks and tail.
+        use crate::model::{Detail, GpuOp};
+        let ops: Vec<GpuOp> = want
+            .iter()
+            .map(|s| GpuOp {
+                name: s.name,
+                ts_ns: s.ts_ns,
+                dur_ns: s.dur_ns,
+                track: s.track,
+                correlation: s.external_id,
+                external_id: s.external_id,
+                detail: Detail(s.name.0),
+            })
+            .collect();
+        let kept: Rows<GpuOp> = ops.clone().into();
+        assert_eq!(kept.blocks.len(), n / GpuOp::BLOCK);
+        let mut reader = kept.reader();
+        for &i in &places {
+            assert_eq!(reader.get(i), Some(ops[i]), "op {i}");
+            assert_eq!(kept.get(i), Some(ops[i]), "op {i}");
+        }
     }
 
     #[test]

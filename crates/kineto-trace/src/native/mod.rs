@@ -71,8 +71,8 @@ pub fn install_sqlite_reader(read: SqliteRead) {
 /// a file whose stream `stream` refused, with the file read again, so that the error names the fault
 /// as the decoder of the whole message does (a format whose stream reader names its faults exactly
 /// leaves it `None`). `plain`, when the format has one, reads a plain (not gzip) file's content as
-/// `stream` does, but may open the file at `file` again for a first look (a format whose records refer
-/// to tables written after them reads the tables first, and need not hold the records until then); a
+/// `stream` does, after a first look at the same file opened again (a format whose records refer to
+/// tables written after them reads the tables first, and need not hold the records until then); a
 /// gzip file, or content with no file, goes to `stream`.
 #[derive(Clone, Copy)]
 pub struct ProtobufRead {
@@ -86,9 +86,14 @@ pub struct ProtobufRead {
 }
 
 /// A reader of a plain protobuf file's content (`content`, read once as [`ProtobufRead::stream`]
-/// reads it: the front door hashes it), which may open the file at `file` again for a first look.
-pub type PlainRead =
-    fn(file: &Path, content: &mut dyn Read, shown_as: &Path, salvage: bool) -> Result<Trace>;
+/// reads it: the front door hashes it), after a first look at the same file (`first_look`: opened
+/// again by the front door, a regular file only, stopped as the read is).
+pub type PlainRead = fn(
+    first_look: &mut dyn Read,
+    content: &mut dyn Read,
+    shown_as: &Path,
+    salvage: bool,
+) -> Result<Trace>;
 
 /// A reader of a protobuf format's content held whole (`bytes`); `shown_as` names it in errors.
 pub type WholeRead = fn(bytes: &[u8], shown_as: &Path) -> Result<Trace>;

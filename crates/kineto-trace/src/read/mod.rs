@@ -333,8 +333,12 @@ fn read_protobuf(
     let stored_len = stored_len(file_on_disk);
     let mut content = Streamed::open(name, raw, opts.sha256, stored_len)?;
     let reader = (format.reader)();
-    let read = reader.map(|r| match (r.plain, file_on_disk, content.is_gzip()) {
-        (Some(plain), Some(file), false) => plain(file, &mut content, name, opts.salvage),
+    let first_look = match (reader.and_then(|r| r.plain), content.is_gzip()) {
+        (Some(_), false) => file_on_disk.and_then(|file| first_look_at(file, opts)),
+        _ => None,
+    };
+    let read = reader.map(|r| match (r.plain, first_look) {
+        (Some(plain), Some(mut look)) => plain(&mut look, &mut content, name, opts.salvage),
         _ => (r.stream)(&mut content, name, opts.salvage),
     });
     let end = content.finish()?;
@@ -368,6 +372,21 @@ fn read_protobuf(
     };
     let trace = cut_stream(trace, &end, name, format)?;
     Ok(Parsed::of(name, end.facts, trace))
+}
+
+/// The stored file at `path` opened again for a protobuf reader's first look
+/// ([`native::ProtobufRead::plain`]): through tool-io, as the read opened it (a regular file only: a
+/// FIFO put at the path since is refused, not waited on), and stopped as the read is
+/// ([`Options::stop`]). `None` when it cannot be opened so: the content is then read as a stream.
+fn first_look_at(path: &Path, opts: &Options) -> Option<Box<dyn Read>> {
+    let file = std::io::BufReader::with_capacity(1 << 16, tool_io::open_input(path, "trace").ok()?);
+    Some(match &opts.stop {
+        Some(stop) => Box::new(Stoppable {
+            inner: file,
+            stop: stop.clone(),
+        }),
+        None => Box::new(file),
+    })
 }
 
 /// A salvaged read (`end.cut`: the gzip stream ended early) whose content ended between two

@@ -28,7 +28,7 @@ impl Calls {
             .iter()
             .enumerate()
             .filter(|(_, l)| is_blocking_call(tr.name(l.name)))
-            .map(|(i, l)| (l.ts_ns, l.ts_ns.saturating_add(l.dur_ns), i))
+            .map(|(i, l)| (l.ts_ns, l.end_ns(), i))
             .collect();
         iv.sort_unstable();
         let mut m = i64::MIN;
@@ -273,7 +273,7 @@ pub(crate) fn finding(
 fn busy(t: &TraceInput<'_>) -> Vec<(i64, i64)> {
     let tr = t.trace;
     merge(
-        [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset]
+        GpuKind::ALL
             .into_iter()
             .flat_map(|k| tr.gpu_ops(k).iter().map(|o| (o.ts_ns, o.end_ns()))),
     )

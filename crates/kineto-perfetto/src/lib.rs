@@ -158,10 +158,12 @@ fn gather(
     }
 }
 
-/// What is kept of the packets while they are read: every track descriptor (their events are mapped
-/// at the end, when the last descriptor of each track is known), the packets before the file's first
-/// clock snapshot (which sets the trace clock and the first readings of the others), held encoded until
-/// it comes, and from it on the events paired and logged ([`Pairing`]).
+/// What is kept of the packets while they are read: the packets before the file's first clock
+/// snapshot (which sets the trace clock and the first readings of the others), held encoded until it
+/// comes, and from it on the events paired ([`Pairing`]). A stream's events are logged, with every
+/// track descriptor, and mapped at the end, when the last descriptor of each track is known; a plain
+/// file's descriptors are known from its first look ([`Gather::mapping`]), and its events are mapped
+/// as they are paired.
 #[derive(Default)]
 struct Gather {
     tracks: tracks::Tracks,

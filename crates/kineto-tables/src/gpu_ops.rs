@@ -43,15 +43,7 @@ pub struct GpuOps<'a> {
 }
 
 /// The kinds in the order their rows are listed: kernels (in file order), then copies, then fills.
-pub const KINDS: [GpuKind; 3] = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset];
-
-fn slot(kind: GpuKind) -> usize {
-    match kind {
-        GpuKind::Kernel => 0,
-        GpuKind::Memcpy => 1,
-        GpuKind::Memset => 2,
-    }
-}
+pub const KINDS: [GpuKind; 3] = GpuKind::ALL;
 
 impl<'a> GpuOps<'a> {
     /// The rows of `trace` (the file as given: `file`), analysed with `rules`.
@@ -138,7 +130,7 @@ impl<'a> GpuOps<'a> {
             op,
             detail: t.detail(&op),
             name: t.name(op.name),
-            step: self.steps[slot(kind)].get(i).copied().flatten(),
+            step: self.steps[kind.index()].get(i).copied().flatten(),
             family,
             bucket,
             matched,

@@ -124,6 +124,21 @@ pub enum GpuKind {
     Memset,
 }
 
+impl GpuKind {
+    /// Every kind, in [`GpuKind::index`]'s order.
+    pub const ALL: [GpuKind; 3] = [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset];
+
+    /// Its place among kernels, copies and fills: the order of every per-kind table of the model
+    /// (and of those kept beside it).
+    pub fn index(self) -> usize {
+        match self {
+            GpuKind::Kernel => 0,
+            GpuKind::Memcpy => 1,
+            GpuKind::Memset => 2,
+        }
+    }
+}
+
 /// A kernel, copy or fill that ran on a GPU: its name, times, track and ids, with what else its record
 /// says kept once per distinct value in the trace ([`GpuOpDetail`], read with [`Trace::detail`]). A
 /// trace's ops repeat a handful of launch shapes, devices and streams, so a row is 48 bytes where the
@@ -636,11 +651,7 @@ impl Trace {
     /// Adds `op` to the model's table of `kind` (its detail interned).
     pub fn push_gpu_op(&mut self, kind: GpuKind, op: NewGpuOp) {
         let op = self.gpu_op(op);
-        match kind {
-            GpuKind::Kernel => self.kernels.push(op),
-            GpuKind::Memcpy => self.memcpys.push(op),
-            GpuKind::Memset => self.memsets.push(op),
-        }
+        self.gpu_ops_mut(kind).push(op);
     }
 
     /// `op` as a row of this trace (its detail interned here).
@@ -717,6 +728,15 @@ impl Trace {
             GpuKind::Kernel => &self.kernels,
             GpuKind::Memcpy => &self.memcpys,
             GpuKind::Memset => &self.memsets,
+        }
+    }
+
+    /// The table of GPU ops of one kind, to add to.
+    pub(crate) fn gpu_ops_mut(&mut self, kind: GpuKind) -> &mut Rows<GpuOp> {
+        match kind {
+            GpuKind::Kernel => &mut self.kernels,
+            GpuKind::Memcpy => &mut self.memcpys,
+            GpuKind::Memset => &mut self.memsets,
         }
     }
 }

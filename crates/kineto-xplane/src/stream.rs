@@ -31,28 +31,38 @@ const EVENTS: u64 = 4;
 
 /// Reads the `XSpace` of `content` into a trace.
 pub fn read(content: &mut dyn Read) -> Result<Trace, Fault> {
-    let mut fields = FieldStream::new(content);
     let mut reader = SpaceReader::default();
-    // The space's own fields (errors, warnings, hostnames), re-encoded for `prost`.
+    let space = walk_space(content, |fields, _, end| {
+        let mut events = EncodedEvents::default();
+        let (plane, lines) = read_plane(fields, end, Some(&mut events))?;
+        let plane = PlaneRead {
+            plane,
+            lines,
+            events: Box::new(events),
+        };
+        reader.plane(plane).map_err(bad_event)
+    })?;
+    Ok(reader.finish(&space))
+}
+
+/// The `XSpace` of `content` walked: each plane to `plane` (the stream at its body, the offset of its
+/// field and of its end), the space's own fields (errors, warnings, hostnames) decoded.
+fn walk_space(
+    content: &mut dyn Read,
+    mut plane: impl FnMut(&mut FieldStream, u64, u64) -> Result<(), Fault>,
+) -> Result<XSpace, Fault> {
+    let mut fields = FieldStream::new(content);
+    // The space's own fields, re-encoded for `prost`.
     let mut own = Vec::new();
     while let Some(h) = next(&mut fields, NO_LIMIT, "XSpace")? {
         if h.number == PLANES && h.wire == 2 {
             let end = end_of(&fields, h, NO_LIMIT, "XSpace")?;
-            let mut events = EncodedEvents::default();
-            let plane = read_plane(&mut fields, end, Some(&mut events))?;
-            let plane = PlaneRead {
-                plane: plane.0,
-                lines: plane.1,
-                events: Box::new(events),
-            };
-            reader.plane(plane).map_err(bad_event)?;
+            plane(&mut fields, h.at, end)?;
         } else {
             keep(&mut fields, h, NO_LIMIT, &mut own, "XSpace")?;
         }
     }
-    let space =
-        XSpace::decode(&own[..]).map_err(|e| (0, format!("the space does not decode: {e}")))?;
-    Ok(reader.finish(&space))
+    XSpace::decode(&own[..]).map_err(|e| (0, format!("the space does not decode: {e}")))
 }
 
 /// An event that does not decode, as a fault of its line.
@@ -60,12 +70,9 @@ fn bad_event((line, i, e): crate::space::BadEvent) -> Fault {
     (line, format!("XLine: its event {i} does not decode: {e}"))
 }
 
-/// A plain file's space, every plane's own fields and lines, their events counted and skipped: what
-/// the read of the file again needs before its events ([`read_known`]).
-struct FirstLook {
-    planes: Vec<(XPlane, Vec<LineRead>, usize)>,
-    space: XSpace,
-}
+/// A plain file's planes, each with its own fields, its lines and the number of its events (counted
+/// and skipped): what the read of the file again needs before its events ([`read_known`]).
+type FirstLook = Vec<(XPlane, Vec<LineRead>, usize)>;
 
 /// Reads the `XSpace` of `content`, a plain file's content, after a first look at the same file
 /// (`first_look`): its planes' own fields and lines read first, then each event decoded straight into
@@ -81,70 +88,57 @@ pub fn read_plain(first_look: &mut dyn Read, content: &mut dyn Read) -> Result<T
 
 /// [`FirstLook`] of `content`; a fault as [`read`] would meet it.
 fn look_first(content: &mut dyn Read) -> Result<FirstLook, Fault> {
-    let mut fields = FieldStream::new(content);
     let mut planes = Vec::new();
-    let mut own = Vec::new();
-    while let Some(h) = next(&mut fields, NO_LIMIT, "XSpace")? {
-        if h.number == PLANES && h.wire == 2 {
-            let end = end_of(&fields, h, NO_LIMIT, "XSpace")?;
-            let (plane, lines) = read_plane(&mut fields, end, None)?;
-            let events = lines
-                .iter()
-                .map(|l| match l.events {
-                    Events::Encoded(n) => n,
-                    Events::Decoded(_) => 0,
-                })
-                .sum();
-            planes.push((plane, lines, events));
-        } else {
-            keep(&mut fields, h, NO_LIMIT, &mut own, "XSpace")?;
-        }
-    }
-    let space =
-        XSpace::decode(&own[..]).map_err(|e| (0, format!("the space does not decode: {e}")))?;
-    Ok(FirstLook { planes, space })
+    walk_space(content, |fields, _, end| {
+        let (plane, lines) = read_plane(fields, end, None)?;
+        let events = lines
+            .iter()
+            .map(|l| match l.events {
+                Events::Encoded(n) => n,
+                Events::Decoded(_) => 0,
+            })
+            .sum();
+        planes.push((plane, lines, events));
+        Ok(())
+    })?;
+    Ok(planes)
 }
 
 /// The space of `content` read again after its first look: each plane's events decoded into the
 /// model as they are read ([`LiveEvents`]), with the plane's own fields and lines from `look`.
 fn read_known(content: &mut dyn Read, look: FirstLook) -> Result<Trace, Fault> {
-    let mut fields = FieldStream::new(content);
     let mut reader = SpaceReader::default();
-    let mut planes = look.planes.into_iter();
-    while let Some(h) = next(&mut fields, NO_LIMIT, "XSpace")? {
-        if h.number == PLANES && h.wire == 2 {
-            let end = end_of(&fields, h, NO_LIMIT, "XSpace")?;
-            let Some((plane, lines, events)) = planes.next() else {
-                return Err(changed(h.at));
-            };
-            let mut live = LiveEvents {
-                fields: &mut fields,
-                plane_end: end,
-                line_end: None,
-                given: 0,
-            };
-            let read = reader.plane(PlaneRead {
-                plane,
-                lines,
-                events: Box::new(&mut live),
-            });
-            read.map_err(bad_event)?;
-            // The events the mapping did not take (an idle GPU's plane takes none).
-            while live.next().is_some() {}
-            if live.given != events || fields.offset() != end {
-                return Err(changed(h.at));
-            }
-        } else {
-            fields
-                .skip(if h.wire == 2 { h.value } else { 0 }, NO_LIMIT)
-                .map_err(|_| changed(h.at))?;
+    let mut planes = look.into_iter();
+    let mut at_end = 0;
+    let space = walk_space(content, |fields, at, end| {
+        let Some((plane, lines, events)) = planes.next() else {
+            return Err(changed(at));
+        };
+        let mut live = LiveEvents {
+            fields,
+            plane_end: end,
+            line_end: None,
+            given: 0,
+        };
+        let read = reader.plane(PlaneRead {
+            plane,
+            lines,
+            events: Box::new(&mut live),
+        });
+        read.map_err(bad_event)?;
+        // The events the mapping did not take (an idle GPU's plane takes none).
+        while live.next().is_some() {}
+        if live.given != events || live.fields.offset() != end {
+            return Err(changed(at));
         }
-    }
+        at_end = end;
+        Ok(())
+    })?;
     // Every plane the first look met is read (a file cut since has fewer).
     if planes.next().is_some() {
-        return Err(changed(fields.offset()));
+        return Err(changed(at_end));
     }
-    Ok(reader.finish(&look.space))
+    Ok(reader.finish(&space))
 }
 
 /// The file read again is not the one its first look read.

@@ -277,17 +277,9 @@ fn content_other_than_the_first_look_is_an_error() {
         if first[at] == 0x0a {
             last = at;
         }
-        let (mut len, mut shift, mut i) = (0usize, 0, at + 1);
-        loop {
-            let b = first[i];
-            len |= usize::from(b & 0x7f) << shift;
-            shift += 7;
-            i += 1;
-            if b < 0x80 {
-                break;
-            }
-        }
-        at = i + len;
+        let (len, body) =
+            kineto_trace::native::detect::varint_at(&first, at + 1).expect("a length");
+        at = body + len as usize;
     }
     assert!(last > 0, "more than one plane");
     let fewer = &first[..last];

@@ -12,8 +12,9 @@ use std::num::NonZeroU64;
 
 /// Rows a block of GPU ops or calls holds: twice a span's. The analyses read ops and calls in passes,
 /// or by places in increasing order ([`super::Reader`]), where a longer block costs no decoding; a
-/// span is read by its place (a call's CPU op). A block's first row is encoded against zero (~8 bytes
-/// more) and its start takes 8: half a byte a row less than blocks of 16.
+/// span is read by its place (a call's CPU op). A block's first row is encoded against zero and its
+/// start takes 8 bytes: on the scaled Perfetto file (`cargo xtask bench-native-model`) the 750,000
+/// ops and calls took 282,274 bytes less than in blocks of 16, 0.38 byte a row.
 const OPS_BLOCK: usize = 32;
 
 /// The fields a GPU op and a call share, encoded alike: the start less the row before's (a table's
@@ -31,25 +32,47 @@ struct Shared {
 
 impl Shared {
     fn encode(&self, before: &Shared, out: &mut Vec<u8>) {
-        put_step(out, self.ts_ns, before.ts_ns);
-        put_step(out, self.dur_ns, 0);
-        rows::put_u32(out, self.name.0);
-        rows::put_u32(out, self.track.0);
+        put_timed(
+            out,
+            (self.ts_ns, self.dur_ns, self.name, self.track),
+            before.ts_ns,
+        );
         put_step(out, id(self.correlation), id(before.correlation));
         put_step(out, id(self.external_id), id(before.external_id));
     }
 
     #[inline(always)]
     fn decode(before: &Shared, bytes: &mut &[u8]) -> Shared {
+        let (ts_ns, dur_ns, name, track) = next_timed(bytes, before.ts_ns);
         Shared {
-            ts_ns: next_step(bytes, before.ts_ns),
-            dur_ns: next_step(bytes, 0),
-            name: Sym(next_varint(bytes) as u32),
-            track: Track(next_varint(bytes) as u32),
+            ts_ns,
+            dur_ns,
+            name,
+            track,
             correlation: next_id(bytes, before.correlation),
             external_id: next_id(bytes, before.external_id),
         }
     }
+}
+
+/// The fields every row begins with: its start less the row before's (`before_ts`), its duration,
+/// and its name's and track's numbers.
+fn put_timed(out: &mut Vec<u8>, (ts, dur, name, track): (i64, i64, Sym, Track), before_ts: i64) {
+    put_step(out, ts, before_ts);
+    put_step(out, dur, 0);
+    rows::put_u32(out, name.0);
+    rows::put_u32(out, track.0);
+}
+
+/// The fields [`put_timed`] wrote against `before_ts`.
+#[inline(always)]
+fn next_timed(bytes: &mut &[u8], before_ts: i64) -> (i64, i64, Sym, Track) {
+    (
+        next_step(bytes, before_ts),
+        next_step(bytes, 0),
+        Sym(next_varint(bytes) as u32),
+        Track(next_varint(bytes) as u32),
+    )
 }
 
 impl GpuOp {
@@ -168,20 +191,22 @@ impl Row for Span {
     };
 
     fn encode(&self, before: &Span, out: &mut Vec<u8>) {
-        put_step(out, self.ts_ns, before.ts_ns);
-        put_step(out, self.dur_ns, 0);
-        rows::put_u32(out, self.name.0);
-        rows::put_u32(out, self.track.0);
+        put_timed(
+            out,
+            (self.ts_ns, self.dur_ns, self.name, self.track),
+            before.ts_ns,
+        );
         put_step(out, id(self.external_id), id(before.external_id));
     }
 
     #[inline(always)]
     fn decode(before: &Span, bytes: &mut &[u8]) -> Span {
+        let (ts_ns, dur_ns, name, track) = next_timed(bytes, before.ts_ns);
         Span {
-            ts_ns: next_step(bytes, before.ts_ns),
-            dur_ns: next_step(bytes, 0),
-            name: Sym(next_varint(bytes) as u32),
-            track: Track(next_varint(bytes) as u32),
+            ts_ns,
+            dur_ns,
+            name,
+            track,
             external_id: next_id(bytes, before.external_id),
         }
     }

@@ -111,11 +111,6 @@ impl<T: Row> Default for Rows<T> {
 }
 
 impl<T: Row> Rows<T> {
-    /// No rows.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The number of rows.
     pub fn len(&self) -> usize {
         self.blocks.len() * T::BLOCK + self.tail.len()
@@ -160,19 +155,9 @@ impl<T: Row> Rows<T> {
         self.tail.clear();
     }
 
-    /// Row `i`, if there is one.
+    /// Row `i`, if there is one: its block decoded up to it.
     pub fn get(&self, i: usize) -> Option<T> {
-        let block = i / T::BLOCK;
-        if block < self.blocks.len() {
-            let mut cursor = self.block_bytes(block);
-            let mut row = T::FIRST;
-            for _ in 0..=i % T::BLOCK {
-                row = T::decode(&row, &mut cursor);
-            }
-            Some(row)
-        } else {
-            self.tail.get(i - self.blocks.len() * T::BLOCK).copied()
-        }
+        self.reader().get(i)
     }
 
     /// Row `i` of a place known to hold one (a place the model's own lists give, or one below
@@ -204,27 +189,12 @@ impl<T: Row> Rows<T> {
         self.get(0)
     }
 
-    /// The last row.
-    pub fn last(&self) -> Option<T> {
-        self.len().checked_sub(1).and_then(|i| self.get(i))
-    }
-
     /// Every row in order.
     pub fn iter(&self) -> Iter<'_, T> {
         Iter {
             rows: self,
             at: Position::start(),
         }
-    }
-
-    /// No rows, the room of the first segment kept.
-    pub fn clear(&mut self) {
-        self.segments.truncate(1);
-        if let Some(s) = self.segments.first_mut() {
-            s.clear();
-        }
-        self.blocks.clear();
-        self.tail.clear();
     }
 
     /// The bytes the rows take as kept (their room included): what the model holds for them.
@@ -324,12 +294,6 @@ impl<T: Row> Rows<T> {
             at: Position::start(),
             freed: 0,
         }
-    }
-
-    /// Block `block`'s bytes (and those after it in its segment).
-    fn block_bytes(&self, block: usize) -> &[u8] {
-        let (seg, at) = place(self.blocks[block]);
-        &self.segments[seg][at..]
     }
 }
 
@@ -561,7 +525,7 @@ mod tests {
         }
         assert_eq!(rows.get(want.len()), None);
         assert_eq!(rows.first(), want.first().copied());
-        assert_eq!(rows.last(), want.last().copied());
+        assert_eq!(rows.get(want.len() - 1), want.last().copied());
         // Two whole blocks encoded, the 5 rows after them held whole.
         assert_eq!(rows.blocks.len(), 2);
         assert_eq!(rows.tail.len(), 5);
@@ -683,16 +647,6 @@ mod tests {
         assert_eq!(rows.encoded_bytes(), 10 + 7 * (BLOCK - 1) + block_start);
         // 32 bytes a row held whole.
         assert_eq!(std::mem::size_of::<Span>(), 32);
-    }
-
-    #[test]
-    fn clear_keeps_the_room_and_drops_the_rows() {
-        let mut rows: Rows<Span> = mixed(BLOCK + 1).into();
-        let room = rows.held_bytes();
-        rows.clear();
-        assert!(rows.is_empty());
-        assert_eq!(rows.iter().count(), 0);
-        assert_eq!(rows.held_bytes(), room);
     }
 
     #[test]

@@ -121,7 +121,7 @@ impl TraceBuilder {
         process: Option<i64>,
     ) -> Result<(), String> {
         self.timed(op.ts_ns, op.ts_ns.saturating_add(op.dur_ns))?;
-        let i = kind_index(kind);
+        let i = kind.index();
         self.trace.push_gpu_op(kind, op);
         let before = self.trace.gpu_ops(kind).len() - 1;
         // No process is held while none was given (most files): the list is filled in at the first.
@@ -141,13 +141,13 @@ impl TraceBuilder {
         &mut self,
         mut process_of: impl FnMut(GpuKind, usize, &GpuOp) -> Option<i64>,
     ) -> Result<(), String> {
-        for kind in [GpuKind::Kernel, GpuKind::Memcpy, GpuKind::Memset] {
+        for kind in GpuKind::ALL {
             let mut processes = OpProcesses::default();
             for (i, op) in self.trace.gpu_ops(kind).iter().enumerate() {
                 processes.push(process_of(kind, i, &op))?;
             }
             // Held as gpu_op_of holds them: nothing while no op has a process.
-            self.trace.op_processes[kind_index(kind)] = if processes.any() {
+            self.trace.op_processes[kind.index()] = if processes.any() {
                 processes
             } else {
                 OpProcesses::default()
@@ -165,7 +165,7 @@ impl TraceBuilder {
 
     /// Adds a runtime or driver call.
     pub fn launch(&mut self, l: Launch) -> Result<(), String> {
-        self.timed(l.ts_ns, l.ts_ns.saturating_add(l.dur_ns))?;
+        self.timed(l.ts_ns, l.end_ns())?;
         self.trace.launches.push(l);
         Ok(())
     }
@@ -337,15 +337,6 @@ fn permute(order: &mut [u32], mut swap: impl FnMut(usize, usize)) {
             swap(at, from);
             at = from;
         }
-    }
-}
-
-/// The index of a GPU-op kind in [`Trace`]'s per-kind tables: kernels, copies, fills.
-pub(crate) fn kind_index(kind: GpuKind) -> usize {
-    match kind {
-        GpuKind::Kernel => 0,
-        GpuKind::Memcpy => 1,
-        GpuKind::Memset => 2,
     }
 }
 

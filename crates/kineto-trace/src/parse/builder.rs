@@ -76,7 +76,7 @@ pub(super) struct Builder {
 /// waits on, a decode and an encode a row; held whole, an encode.
 #[derive(Default)]
 pub(super) struct RangeRows {
-    /// Kernels, copies and fills (`crate::native::kind_index`'s order).
+    /// Kernels, copies and fills ([`GpuKind::index`]'s order).
     pub(super) ops: [Vec<GpuOp>; 3],
     pub(super) launches: Vec<Launch>,
     /// CPU ops, user and GPU annotations and Python functions, in that order.
@@ -387,19 +387,13 @@ impl Builder {
             detail,
         });
         let kind = match cat {
-            EventKind::Kernel => 0,
-            EventKind::Memcpy => 1,
-            _ => 2,
+            EventKind::Kernel => GpuKind::Kernel,
+            EventKind::Memcpy => GpuKind::Memcpy,
+            _ => GpuKind::Memset,
         };
-        if let Some(r) = &mut self.range {
-            r.ops[kind].push(op);
-            return;
-        }
-        let t = &mut self.trace;
-        match kind {
-            0 => t.kernels.push(op),
-            1 => t.memcpys.push(op),
-            _ => t.memsets.push(op),
+        match &mut self.range {
+            Some(r) => r.ops[kind.index()].push(op),
+            None => self.trace.gpu_ops_mut(kind).push(op),
         }
     }
 

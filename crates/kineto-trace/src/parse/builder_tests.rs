@@ -105,7 +105,7 @@ fn a_spare_still_holding_rows_gives_a_builder_with_none() {
 #[test]
 fn a_builder_on_a_spare_reads_as_a_new_one() {
     let mut model = Builder::new(true);
-    let first = read_into(Builder::new(true), ONE_OF_EACH);
+    let first = read_into(range(), ONE_OF_EACH);
     let spare = model.absorb(first);
     let second = read_into(Builder::reusing(true, spare), ONE_OF_EACH);
     model.absorb(second);

@@ -4,7 +4,7 @@
 //! What it is not: where ranges come from or when one is folded (`super::super::ranges`, the driver).
 
 use super::{BeginEnd, Builder, KEEP_WARNINGS, RangeRows};
-use crate::model::{Flow, GemmRows, GpuOp, Launch, Rows, Span, Sym, Track};
+use crate::model::{Flow, GemmRows, GpuKind, GpuOp, Launch, Span, Sym, Track};
 
 /// `v`, emptied, its capacity kept.
 fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
@@ -113,12 +113,15 @@ impl Builder {
         b
     }
 
-    /// Folds in `part`, a builder that read the events right after the ones read here, so that the
-    /// result is what this builder would hold had it read them itself: names and tracks get the ids
-    /// first appearance in file order gives them, records keep file order, counts and time bounds
-    /// add up, and the first [`KEEP_WARNINGS`] warnings overall are kept. The range's row vectors
-    /// come back emptied, their capacity kept ([`Spare`]).
+    /// Folds in `part`, a range's builder ([`Builder::reusing`]: its ops, calls and spans held
+    /// whole) that read the events right after the ones read here, so that the result is what this
+    /// builder would hold had it read them itself: names and tracks get the ids first appearance in
+    /// file order gives them, records keep file order, counts and time bounds add up, and the first
+    /// [`KEEP_WARNINGS`] warnings overall are kept. The range's row vectors come back emptied, their
+    /// capacity kept ([`Spare`]).
     pub(in crate::parse) fn absorb(&mut self, mut part: Builder) -> Spare {
+        // A builder of the model itself keeps its rows encoded, which no fold reads.
+        debug_assert!(part.range.is_some(), "a range's builder is folded");
         let mut rows = Spare::take(&mut part);
         let names = self.trace.names.absorb(&part.trace.names);
         let details = self.trace.details.absorb(&part.trace.details);
@@ -144,9 +147,7 @@ impl Builder {
             .collect();
         let sym = |s: Sym| Sym(names.get(s.0 as usize).copied().unwrap_or(s.0));
         let track = |t: Track| Track(tracks.get(t.0 as usize).copied().unwrap_or(t.0));
-        // A range's rows are held whole (a part made by `Builder::new`, as the tests make, has them
-        // in its model instead: one of the two is empty), and encoded here with the model's names,
-        // tracks and details.
+        // A range's rows are held whole, and encoded here with the model's names, tracks and details.
         let op = |o: GpuOp| GpuOp {
             name: sym(o.name),
             track: track(o.track),
@@ -158,37 +159,32 @@ impl Builder {
         };
         let t = &mut self.trace;
         let p = part.trace;
-        let [kernels, memcpys, memsets] = &mut rows.range.ops;
-        for (to, held, encoded) in [
-            (&mut t.kernels, kernels, &p.kernels),
-            (&mut t.memcpys, memcpys, &p.memcpys),
-            (&mut t.memsets, memsets, &p.memsets),
-        ] {
-            to.extend(encoded.iter().map(op));
-            to.extend(held.drain(..).map(op));
+        for (kind, held) in GpuKind::ALL.into_iter().zip(&mut rows.range.ops) {
+            t.gpu_ops_mut(kind).extend(held.drain(..).map(op));
         }
         let launch = |l: Launch| Launch {
             name: sym(l.name),
             track: track(l.track),
             ..l
         };
-        t.launches.extend(p.launches.iter().map(launch));
         t.launches.extend(rows.range.launches.drain(..).map(launch));
         let cpu_ops = t.cpu_ops.len() as u32;
-        let spans = |to: &mut Rows<Span>, held: &mut Vec<Span>, encoded: &Rows<Span>| {
-            let remap = |s: Span| Span {
-                name: sym(s.name),
-                track: track(s.track),
-                ..s
-            };
-            to.extend(encoded.iter().map(remap));
-            to.extend(held.drain(..).map(remap));
+        let span = |s: Span| Span {
+            name: sym(s.name),
+            track: track(s.track),
+            ..s
         };
-        let [cpu, user, gpu, python] = &mut rows.range.spans;
-        spans(&mut t.cpu_ops, cpu, &p.cpu_ops);
-        spans(&mut t.user_annotations, user, &p.user_annotations);
-        spans(&mut t.gpu_user_annotations, gpu, &p.gpu_user_annotations);
-        spans(&mut t.python_functions, python, &p.python_functions);
+        for (to, held) in [
+            &mut t.cpu_ops,
+            &mut t.user_annotations,
+            &mut t.gpu_user_annotations,
+            &mut t.python_functions,
+        ]
+        .into_iter()
+        .zip(&mut rows.range.spans)
+        {
+            to.extend(held.drain(..).map(span));
+        }
         t.gemm_rows
             .extend(p.gemm_rows.into_iter().map(|g| GemmRows {
                 cpu_op: g.cpu_op + cpu_ops,

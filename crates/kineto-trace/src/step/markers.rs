@@ -195,7 +195,7 @@ pub(super) fn graph_replays(trace: &Trace, links: &Links) -> Vec<Marker> {
         .map(|(i, l)| Marker {
             name: l.name,
             ts_ns: l.ts_ns,
-            end_ns: l.ts_ns.saturating_add(l.dur_ns),
+            end_ns: l.end_ns(),
             track: l.track,
             launch: Some(i as u32),
         })

@@ -514,7 +514,7 @@ pub const WHOLE_WINDOW: &str = "(whole trace)";
 /// so far on the stream, not only the previous kernel's, so one kernel with an overlong duration
 /// counts every kernel it covers.
 pub fn same_stream_overlaps(trace: &Trace) -> Vec<bool> {
-    #[derive(PartialEq, Eq, Hash, PartialOrd, Ord, Clone, Copy)]
+    #[derive(PartialEq, Eq, Hash, Clone, Copy)]
     enum Stream {
         Ids(i64, i64),
         Track(Track),

@@ -24,45 +24,84 @@ pub fn union(intervals: impl IntoIterator<Item = (i64, i64)>) -> i64 {
 
 /// [`union`] of `intervals` without a copy when they come in order of start (a built trace's rows do:
 /// `TraceBuilder::finish` sorts them), else as [`union`]: the summary of a large trace then holds no
-/// second list of its kernels.
+/// second list of its kernels. In order, the intervals are read once ([`StartOrderCover`]).
 pub fn union_by_start<I>(intervals: I) -> i64
 where
     I: IntoIterator<Item = (i64, i64)>,
     I::IntoIter: Clone,
 {
     let it = intervals.into_iter();
-    if !it.clone().map(|(s, _)| s).is_sorted() {
-        return union(it);
+    let mut cover = StartOrderCover::default();
+    for (s, e) in it.clone() {
+        cover.push(s, e);
     }
-    covered_in_start_order(it.filter(|(s, e)| s < e))
+    cover.covered().unwrap_or_else(|| union(it))
 }
 
 fn union_sorted(v: &mut [(i64, i64)]) -> i64 {
     v.sort_unstable();
-    covered_in_start_order(v.iter().copied())
+    let mut cover = StartOrderCover::default();
+    for &(s, e) in v.iter() {
+        cover.add(s, e);
+    }
+    cover.total()
 }
 
-/// The time non-empty `intervals` in order of start cover, in one sweep. The sum runs in `i128` (a
-/// single interval may be longer than `i64::MAX` when its ends have opposite signs); the result
-/// saturates at `i64::MAX`, which no trace reaches: the parser keeps every time within
-/// ±[`crate::MAX_ABS_NS`], so a union of a trace's intervals is below 2^63 ns.
-fn covered_in_start_order(intervals: impl Iterator<Item = (i64, i64)>) -> i64 {
-    let mut total: i128 = 0;
-    let mut cur: Option<(i64, i64)> = None;
-    for (s, e) in intervals {
-        match cur {
-            Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
-            Some((cs, ce)) => {
-                total += i128::from(ce) - i128::from(cs);
-                cur = Some((s, e));
-            }
-            None => cur = Some((s, e)),
+/// [`union_by_start`] one interval at a time, for a pass that reads the intervals for other sums
+/// too (the summary's over the kernels): it sweeps while they come in order of start, and says when
+/// one did not (the caller then asks [`union`] of them all).
+///
+/// The sum runs in `i128` (a single interval may be longer than `i64::MAX` when its ends have
+/// opposite signs); the result saturates at `i64::MAX`, which no trace reaches: the parser keeps
+/// every time within ±[`crate::MAX_ABS_NS`], so a union of a trace's intervals is below 2^63 ns.
+#[derive(Debug, Default, Clone)]
+pub struct StartOrderCover {
+    total: i128,
+    /// The run of overlapping intervals being swept.
+    cur: Option<(i64, i64)>,
+    last_start: Option<i64>,
+    out_of_order: bool,
+}
+
+impl StartOrderCover {
+    /// Adds `[s, e)` (empty or inverted: covers nothing, but its start must still be in order).
+    pub fn push(&mut self, s: i64, e: i64) {
+        if self.out_of_order {
+            return;
+        }
+        if self.last_start.is_some_and(|l| s < l) {
+            self.out_of_order = true;
+            return;
+        }
+        self.last_start = Some(s);
+        if s < e {
+            self.add(s, e);
         }
     }
-    if let Some((cs, ce)) = cur {
-        total += i128::from(ce) - i128::from(cs);
+
+    /// The time covered, or `None` when an interval came before the one pushed before it.
+    pub fn covered(&self) -> Option<i64> {
+        (!self.out_of_order).then(|| self.total())
     }
-    i64::try_from(total).unwrap_or(i64::MAX)
+
+    /// Sweeps a non-empty interval that starts no earlier than the ones before it.
+    fn add(&mut self, s: i64, e: i64) {
+        match self.cur {
+            Some((cs, ce)) if s <= ce => self.cur = Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                self.total += i128::from(ce) - i128::from(cs);
+                self.cur = Some((s, e));
+            }
+            None => self.cur = Some((s, e)),
+        }
+    }
+
+    fn total(&self) -> i64 {
+        let open = self
+            .cur
+            .map_or(0, |(cs, ce)| i128::from(ce) - i128::from(cs));
+        i64::try_from(self.total + open).unwrap_or(i64::MAX)
+    }
 }
 
 /// The time `intervals` cover, as sorted, disjoint, non-empty intervals (touching ones joined): the

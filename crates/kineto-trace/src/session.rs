@@ -41,23 +41,34 @@ pub struct SessionConfig {
 #[derive(Debug, Clone)]
 pub struct Session {
     parse: Options,
-    rules: Arc<Rules>,
-    pattern: StepPattern,
+    /// The rule table: a rule file's, loaded by [`Session::new`]; the built-in one on first use.
+    rules: OnceLock<Arc<Rules>>,
+    /// The step pattern: a given one, compiled by [`Session::new`]; the built-in profiles on first use.
+    pattern: OnceLock<StepPattern>,
     captures: Option<PathBuf>,
 }
 
 impl Session {
-    /// Loads the rule table and compiles the step pattern; an error names the rule file or the pattern.
+    /// Loads the rule file and compiles the step pattern given, if any; an error names the rule file
+    /// or the pattern. The built-in table and profiles, which cannot fail, are compiled when first
+    /// used: a command that reads traces without analysing them (`kineto summary`) never pays for
+    /// them, and one that does pays after its parse, not before (5–6 ms of one core on this
+    /// machine; `docs/parse-costs.md`).
     pub fn new(config: SessionConfig) -> Result<Session> {
-        let rules = Rules::load_or_builtin(config.rules.as_deref())?;
-        let pattern =
-            StepPattern::from_options(config.step_pattern.as_deref(), config.whole_trace)?;
-        Ok(Session::from_parts(
+        let rules = match config.rules.as_deref() {
+            Some(path) => OnceLock::from(Arc::new(Rules::load(path)?)),
+            None => OnceLock::new(),
+        };
+        let pattern = match (config.step_pattern.as_deref(), config.whole_trace) {
+            (None, false) => OnceLock::new(),
+            (given, whole_trace) => OnceLock::from(StepPattern::from_options(given, whole_trace)?),
+        };
+        Ok(Session {
+            parse: config.parse,
             rules,
             pattern,
-            config.captures,
-            config.parse,
-        ))
+            captures: config.captures,
+        })
     }
 
     /// A session over a rule table and step pattern already loaded (a caller that holds them for other
@@ -70,25 +81,29 @@ impl Session {
     ) -> Session {
         Session {
             parse,
-            rules: Arc::new(rules),
-            pattern,
+            rules: OnceLock::from(Arc::new(rules)),
+            pattern: OnceLock::from(pattern),
             captures,
         }
     }
 
     /// The kernel rule table.
     pub fn rules(&self) -> &Rules {
-        &self.rules
+        self.shared()
     }
 
     /// The rule table, shared (for what outlives the session, as a Python trace object does).
     pub fn shared_rules(&self) -> Arc<Rules> {
-        self.rules.clone()
+        self.shared().clone()
+    }
+
+    fn shared(&self) -> &Arc<Rules> {
+        self.rules.get_or_init(|| Arc::new(Rules::builtin()))
     }
 
     /// The step pattern.
     pub fn pattern(&self) -> &StepPattern {
-        &self.pattern
+        self.pattern.get_or_init(StepPattern::builtin)
     }
 
     /// How files are parsed.
@@ -157,7 +172,7 @@ impl Session {
     /// Analyses a trace already read: links, steps (with the graph captures' sizes), kernel families.
     /// A capture directory that cannot be read is an error naming it.
     pub fn analyse(&self, parsed: Parsed) -> Result<AnalysedTrace> {
-        let mut analysis = Analysis::new(&parsed.trace, &self.pattern, &self.rules);
+        let mut analysis = Analysis::new(&parsed.trace, self.pattern(), self.rules());
         let dir = self
             .captures
             .clone()
@@ -170,7 +185,7 @@ impl Session {
             parsed,
             analysis,
             budgets: OnceLock::new(),
-            rules: self.rules.clone(),
+            rules: self.shared_rules(),
         })
     }
 

@@ -4,12 +4,12 @@
 //! profiler recorded them. Durations are reported in microseconds converted from exact integer
 //! nanoseconds.
 
-use crate::interval::union_by_start;
-use crate::model::{Api, Capture, Salvage, Trace, TraceFormat, Warning};
+use crate::interval::{StartOrderCover, union};
+use crate::model::{Api, Capture, Salvage, Sym, Trace, TraceFormat, Warning};
 use crate::read::Parsed;
 use crate::time::ns_to_us;
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One trace file in numbers.
 #[derive(Debug, Clone, Serialize)]
@@ -96,7 +96,7 @@ pub struct CopyStats {
     pub sum_us: f64,
     /// Per direction (`HtoD`, `DtoH`, `DtoD`, `PtoP`, …: the word after `Memcpy` in the copy's name,
     /// `other` when the name has none), in name order.
-    pub by_kind: std::collections::BTreeMap<String, CopyKind>,
+    pub by_kind: BTreeMap<String, CopyKind>,
 }
 
 /// Copies of one direction.
@@ -125,19 +125,58 @@ pub fn copy_kind(name: &str) -> &str {
     }
 }
 
-fn copy_kinds(t: &Trace) -> std::collections::BTreeMap<String, CopyKind> {
-    let mut by: std::collections::BTreeMap<String, (u64, u128, i128)> = Default::default();
+/// The runtime and driver calls, and the runtime's graph launches (counting them on a thread of their
+/// own beside the other tables did not shorten the summary: 5–7 ms either way on the bench trace).
+struct CallCounts {
+    runtime: u64,
+    driver: u64,
+    graph_launches: u64,
+}
+
+impl CallCounts {
+    fn of(t: &Trace) -> CallCounts {
+        let mut n = CallCounts {
+            runtime: 0,
+            driver: 0,
+            graph_launches: 0,
+        };
+        for l in &t.launches {
+            match l.api {
+                Api::Runtime => {
+                    n.runtime += 1;
+                    if matches!(t.name(l.name), "cudaGraphLaunch" | "hipGraphLaunch") {
+                        n.graph_launches += 1;
+                    }
+                }
+                Api::Driver => n.driver += 1,
+            }
+        }
+        n
+    }
+}
+
+/// The copies by direction, in one pass: summed by name first (10⁴–10⁵ copies, a handful of names),
+/// each name's direction found once.
+fn copy_kinds(t: &Trace) -> BTreeMap<String, CopyKind> {
+    let mut by_name: HashMap<Sym, (u64, u128, i128)> = HashMap::new();
     for m in &t.memcpys {
-        let e = by.entry(copy_kind(t.name(m.name)).to_string()).or_default();
+        let e = by_name.entry(m.name).or_default();
         e.0 += 1;
         e.1 += u128::from(t.detail(&m).bytes.unwrap_or(0));
         e.2 += i128::from(m.dur_ns);
+    }
+    let mut by: BTreeMap<&str, (u64, u128, i128)> = BTreeMap::new();
+    for (name, (count, bytes, ns)) in by_name {
+        let e = by.entry(copy_kind(t.name(name))).or_default();
+        e.0 += count;
+        e.1 += bytes;
+        e.2 += ns;
     }
     by.into_iter()
         .map(|(k, (count, bytes, ns))| {
             let gbps = (ns > 0).then(|| bytes as f64 / ns as f64);
             (
-                k,
+                k.to_string(),
                 CopyKind {
                     count,
                     bytes,
@@ -148,6 +187,40 @@ fn copy_kinds(t: &Trace) -> std::collections::BTreeMap<String, CopyKind> {
             )
         })
         .collect()
+}
+
+/// Distinct `ProfilerStep#N` names over the annotations and CPU ops. The names that are step markers
+/// are found in the names table (each tested once); the rows are read only until each of them has
+/// been seen there, and not at all when there is none (a marker's name may also be a kernel's or a
+/// call's, so the rows decide). A trace's markers are among its first annotations, so this reads a
+/// few thousand rows where the CPU ops are 10⁵–10⁶.
+fn profiler_steps(t: &Trace) -> u64 {
+    let mut is_step: Vec<bool> = (0..t.names.len())
+        .map(|i| is_profiler_step(t.names.get(i as u32)))
+        .collect();
+    let mut unseen = is_step.iter().filter(|&&s| s).count();
+    let mut steps: BTreeSet<&str> = BTreeSet::new();
+    if unseen == 0 {
+        return 0;
+    }
+    for s in t
+        .user_annotations
+        .iter()
+        .chain(&t.gpu_user_annotations)
+        .chain(&t.cpu_ops)
+    {
+        // Marked off when first seen: `unseen` counts the step names not yet found.
+        if let Some(slot) = is_step.get_mut(s.name.0 as usize)
+            && std::mem::take(slot)
+        {
+            steps.insert(t.name(s.name));
+            unseen -= 1;
+            if unseen == 0 {
+                break;
+            }
+        }
+    }
+    steps.len() as u64
 }
 
 /// Fill totals.
@@ -178,49 +251,31 @@ impl Summary {
     /// Summarises a parsed file.
     pub fn of(p: &Parsed) -> Summary {
         let t: &Trace = &p.trace;
-        // One pass over each table (the summary runs after the parse, on one core, over rows long out
-        // of cache: each extra pass over 10⁵ kernels or launches costs about a millisecond of memory
-        // traffic). Widened: each duration fits in i64 ns, a sum of many need not.
+        // One pass over each table, and no more of it than the numbers need (the summary runs after
+        // the parse, on one core, over rows kept encoded: every row read is decoded, ~10 ns).
+        // Widened: each duration fits in i64 ns, a sum of many need not.
         let mut kernel_sum: i128 = 0;
         let mut streams: BTreeSet<(Option<i64>, Option<i64>)> = BTreeSet::new();
+        let mut cover = StartOrderCover::default();
         for k in &t.kernels {
             kernel_sum += i128::from(k.dur_ns);
             let d = t.detail(&k);
             streams.insert((d.device, d.stream));
+            cover.push(k.ts_ns, k.end_ns());
         }
-        let kernel_union = union_by_start(t.kernels.iter().map(|k| (k.ts_ns, k.end_ns())));
-        // Each distinct name is tested once (10⁵ spans, 10³ names); equal ids are equal text.
-        let mut is_step: Vec<Option<bool>> = vec![None; t.names.len()];
-        let mut steps: BTreeSet<&str> = BTreeSet::new();
-        for s in t
-            .user_annotations
-            .iter()
-            .chain(&t.gpu_user_annotations)
-            .chain(&t.cpu_ops)
-        {
-            let known = is_step.get_mut(s.name.0 as usize);
-            let step = match known {
-                Some(Some(v)) => *v,
-                Some(slot) => *slot.insert(is_profiler_step(t.name(s.name))),
-                None => is_profiler_step(t.name(s.name)),
-            };
-            if step {
-                steps.insert(t.name(s.name));
-            }
-        }
-        let (mut runtime, mut driver, mut graph_launches) = (0u64, 0u64, 0u64);
-        for l in &t.launches {
-            match l.api {
-                Api::Runtime => {
-                    runtime += 1;
-                    if matches!(t.name(l.name), "cudaGraphLaunch" | "hipGraphLaunch") {
-                        graph_launches += 1;
-                    }
-                }
-                Api::Driver => driver += 1,
-            }
-        }
+        let kernel_union = cover
+            .covered()
+            .unwrap_or_else(|| union(t.kernels.iter().map(|k| (k.ts_ns, k.end_ns()))));
+        let steps = profiler_steps(t);
+        let copies = copy_kinds(t);
+        let (memset_bytes, memset_ns) = t.memsets.iter().fold((0u128, 0i128), |(b, ns), m| {
+            (
+                b + u128::from(t.detail(&m).bytes.unwrap_or(0)),
+                ns + i128::from(m.dur_ns),
+            )
+        });
         let span = t.time_bounds.map_or(0, |(a, b)| b - a);
+        let calls = CallCounts::of(t);
         Summary {
             file: p.path.display().to_string(),
             sha256: p.sha256.clone(),
@@ -242,37 +297,117 @@ impl Summary {
             },
             memcpy: CopyStats {
                 count: t.memcpys.len() as u64,
-                bytes: t
-                    .memcpys
-                    .iter()
-                    .filter_map(|m| t.detail(&m).bytes)
-                    .map(u128::from)
-                    .sum(),
-                sum_us: ns_to_us(t.memcpys.iter().map(|m| i128::from(m.dur_ns)).sum::<i128>()),
-                by_kind: copy_kinds(t),
+                bytes: copies.values().map(|k| k.bytes).sum(),
+                sum_us: ns_to_us(copies.values().map(|k| k.sum_ns).sum::<i128>()),
+                by_kind: copies,
             },
             memset: FillStats {
                 count: t.memsets.len() as u64,
-                bytes: t
-                    .memsets
-                    .iter()
-                    .filter_map(|m| t.detail(&m).bytes)
-                    .map(u128::from)
-                    .sum(),
-                sum_us: ns_to_us(t.memsets.iter().map(|m| i128::from(m.dur_ns)).sum::<i128>()),
+                bytes: memset_bytes,
+                sum_us: ns_to_us(memset_ns),
             },
-            runtime: Count { count: runtime },
-            driver: Count { count: driver },
-            graph_launches,
+            runtime: Count {
+                count: calls.runtime,
+            },
+            driver: Count {
+                count: calls.driver,
+            },
+            graph_launches: calls.graph_launches,
             cpu_ops: t.cpu_ops.len() as u64,
             user_annotations: t.user_annotations.len() as u64,
             gpu_user_annotations: t.gpu_user_annotations.len() as u64,
             flows: t.flows.len() as u64,
-            profiler_steps: steps.len() as u64,
+            profiler_steps: steps,
             salvaged: t.salvaged.is_some(),
             salvage: t.salvaged.clone(),
             warnings: t.warnings.clone(),
             warnings_total: t.warnings_total,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary_of(events: &str) -> Summary {
+        let text = format!(r#"{{"traceEvents":[{events}]}}"#);
+        let (trace, json_bytes) = crate::parse_reader(
+            std::path::Path::new("t.json"),
+            &mut text.as_bytes(),
+            false,
+            false,
+        )
+        .unwrap();
+        Summary::of(&Parsed {
+            path: "t.json".into(),
+            sha256: None,
+            gzip: false,
+            json_bytes,
+            trace,
+        })
+    }
+
+    #[test]
+    fn profiler_steps_are_the_marker_names_of_annotations_and_cpu_ops() {
+        let s = summary_of(
+            r#"
+            {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":50},
+            {"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#1","pid":0,"tid":7,"ts":1,"dur":40},
+            {"ph":"X","cat":"user_annotation","name":"ProfilerStep#x","pid":1,"tid":1,"ts":60,"dur":5},
+            {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":2,"dur":3},
+            {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":6,"dur":3},
+            {"ph":"X","cat":"cpu_op","name":"ProfilerStep#2","pid":1,"tid":1,"ts":70,"dur":9},
+            {"ph":"X","cat":"kernel","name":"ProfilerStep#3","pid":0,"tid":7,"ts":10,"dur":2,"args":{"device":0,"stream":7}}
+            "#,
+        );
+        // #1 twice (mirrored on the GPU: once), #2 as a CPU op; `#x` is no step, and #3 is only a
+        // kernel's name.
+        assert_eq!(s.profiler_steps, 2);
+        assert_eq!(
+            summary_of(
+                r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":2,"dur":3}"#
+            )
+            .profiler_steps,
+            0
+        );
+    }
+
+    #[test]
+    fn copies_by_direction_add_up_to_the_copies() {
+        let s = summary_of(
+            r#"
+            {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":0,"dur":2,"args":{"bytes":100}},
+            {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":3,"dur":3,"args":{"bytes":50}},
+            {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pinned)","pid":0,"tid":7,"ts":7,"dur":4},
+            {"ph":"X","cat":"gpu_memcpy","name":"copy","pid":0,"tid":7,"ts":12,"dur":1,"args":{"bytes":8}},
+            {"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":20,"dur":5,"args":{"bytes":64}},
+            {"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":30,"dur":1}
+            "#,
+        );
+        let m = &s.memcpy;
+        // 4 copies; bytes 100 + 50 + (none) + 8 = 158; 2 + 3 + 4 + 1 = 10 µs.
+        assert_eq!((m.count, m.bytes, m.sum_us), (4, 158, 10.0));
+        let kinds: Vec<(&str, u64, u128, i128)> = m
+            .by_kind
+            .iter()
+            .map(|(k, c)| (k.as_str(), c.count, c.bytes, c.sum_ns))
+            .collect();
+        // Two names of one direction are one row: HtoD 2 copies, 150 bytes, 5 000 ns.
+        assert_eq!(
+            kinds,
+            [
+                ("DtoH", 1, 0, 4_000),
+                ("HtoD", 2, 150, 5_000),
+                ("other", 1, 8, 1_000)
+            ]
+        );
+        // HtoD: 150 bytes over 5 000 ns = 0.03 GB/s.
+        assert_eq!(m.by_kind["HtoD"].gbps, Some(150.0 / 5_000.0));
+        // Fills: 64 + (none) bytes, 5 + 1 µs.
+        assert_eq!(
+            (s.memset.count, s.memset.bytes, s.memset.sum_us),
+            (2, 64, 6.0)
+        );
     }
 }

@@ -1,7 +1,16 @@
 //! Properties of the interval arithmetic: `union`, `union_within` and `sweep`, against brute force
 //! over every nanosecond of small windows and against each other on large values.
 
-use kineto_trace::interval::{sweep, union, union_by_start, union_within};
+use kineto_trace::interval::{StartOrderCover, sweep, union, union_by_start, union_within};
+
+/// What [`StartOrderCover`] says of `v` pushed one by one.
+fn pushed(v: &[(i64, i64)]) -> Option<i64> {
+    let mut cover = StartOrderCover::default();
+    for &(s, e) in v {
+        cover.push(s, e);
+    }
+    cover.covered()
+}
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -49,8 +58,11 @@ proptest! {
         for spans in [spans, big] {
             let mut v: Vec<(i64, i64)> = spans.iter().map(|&(s, e, _)| (s, e)).collect();
             prop_assert_eq!(union_by_start(v.iter().copied()), union(v.iter().copied()));
+            let in_order = v.is_sorted_by_key(|&(s, _)| s);
+            prop_assert_eq!(pushed(&v), in_order.then(|| union(v.iter().copied())));
             v.sort_by_key(|&(s, _)| s);
             prop_assert_eq!(union_by_start(v.iter().copied()), union(v.iter().copied()));
+            prop_assert_eq!(pushed(&v), Some(union(v.iter().copied())));
         }
     }
 

@@ -325,7 +325,7 @@ impl<T: Row> Position<T> {
     }
 
     /// The next row of `rows`, the position moved past it.
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, rows: &Rows<T>) -> Option<T> {
         let i = self.next;
         let block = i / T::BLOCK;

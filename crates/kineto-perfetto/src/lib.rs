@@ -101,7 +101,7 @@ pub fn read_plain_salvaging(
 fn look_first(content: &mut dyn Read) -> Option<(tracks::Tracks, usize)> {
     let mut tracks = tracks::Tracks::default();
     let mut descriptors = 0;
-    let looked = stream::packets(content, &mut |_, packet: proto::PacketFirstLook| {
+    let looked = stream::packets(content, &mut |_, packet: &proto::PacketFirstLook| {
         if let Some(d) = &packet.track_descriptor {
             tracks.add(d);
             descriptors += 1;
@@ -187,7 +187,7 @@ impl Gather {
         }
     }
 
-    fn packet(&mut self, offset: u64, packet: proto::TracePacket) {
+    fn packet(&mut self, offset: u64, packet: &proto::TracePacket) {
         if let Some(d) = &packet.track_descriptor {
             match &mut self.descriptors {
                 Some((_, read)) => *read += 1,
@@ -195,12 +195,12 @@ impl Gather {
             }
         }
         match (&mut self.pairing, &packet.clock_snapshot) {
-            (Some(p), _) => p.packet(offset, &packet),
+            (Some(p), _) => p.packet(offset, packet),
             (None, Some(snapshot)) => {
                 let sequence = packet.trusted_packet_sequence_id.unwrap_or(0);
                 self.start(Some((sequence, snapshot)));
                 if let Some(p) = &mut self.pairing {
-                    p.packet(offset, &packet);
+                    p.packet(offset, packet);
                 }
             }
             (None, None) => self.early.push((offset, packet.encode_to_vec())),

@@ -169,7 +169,9 @@ enum Sink {
 /// The state carried from packet to packet.
 pub struct Pairing {
     pub clocks: Clocks,
-    sequences: FxHashMap<u32, Sequence>,
+    /// Boxed: a packet takes its sequence out of the map and puts it back, and a `Sequence` is
+    /// ~300 bytes to move each way.
+    sequences: FxHashMap<u32, Box<Sequence>>,
     /// Open slices per track uuid.
     open: FxHashMap<u64, Vec<Open>>,
     pub names: Names,

@@ -232,7 +232,7 @@ impl Reader {
                         .each(&mut *encoded, |i, ev| {
                             let name = p.event_name(ev);
                             let res = times(line, ev).and_then(|(ts, dur)| {
-                                let sym = self.b.name(&name);
+                                let sym = self.b.name(name);
                                 self.b.span(
                                     SpanKind::GpuUserAnnotation,
                                     Span::at(sym, ts, dur, track),
@@ -259,7 +259,7 @@ impl Reader {
         let raw_name = p.event_name(ev);
         let details = |name| p.event_stat(ev, name).map(|v| v.text());
         let kind = if let Some(k) = details(stat::KERNEL) {
-            let kind = blit_kind(&kernel_name(&raw_name)).unwrap_or(GpuKind::Kernel);
+            let kind = blit_kind(&kernel_name(raw_name)).unwrap_or(GpuKind::Kernel);
             match kind {
                 GpuKind::Memset => self.blit_fills += 1,
                 GpuKind::Memcpy => self.blit_copies += 1,
@@ -289,9 +289,9 @@ impl Reader {
         let (kind, details) = kind;
         let name = match kind {
             GpuKind::Memcpy if raw_name.starts_with("Memcpy") => {
-                self.b.name(&copy_name(copy_direction(&raw_name)))
+                self.b.name(&copy_name(copy_direction(raw_name)))
             }
-            _ => self.kernels.sym(&mut self.b, &raw_name),
+            _ => self.kernels.sym(&mut self.b, raw_name),
         };
         let mut op = NewGpuOp::at(name, ts, dur, track);
         op.detail.device = Some(gpu);
@@ -348,8 +348,8 @@ impl Reader {
     ) -> Result<(), String> {
         let name = p.event_name(ev);
         if let Some(correlation) = self.correlation(p, ev) {
-            let api = kineto_trace::native::api_of_call(&name);
-            let sym = self.b.name(&name);
+            let api = kineto_trace::native::api_of_call(name);
+            let sym = self.b.name(name);
             return self
                 .b
                 .launch(Launch::at(sym, api, ts, dur, track, Some(correlation)));
@@ -362,7 +362,7 @@ impl Reader {
                 track,
             );
         }
-        let sym = self.b.name(&name);
+        let sym = self.b.name(name);
         self.b.span(SpanKind::CpuOp, Span::at(sym, ts, dur, track))
     }
 
@@ -438,6 +438,10 @@ struct Plane<'a> {
     plane: &'a XPlane,
     /// Stat metadata id by name.
     stat_ids: FxHashMap<Cow<'a, str>, i64>,
+    /// Each event metadata's name as text, read once: a plane's events name a few thousand
+    /// metadata at most, and reading the name's bytes as UTF-8 for every event was a tenth of a
+    /// read's time (`docs/parse-costs.md`).
+    event_names: FxHashMap<i64, Cow<'a, str>>,
 }
 
 impl<'a> Plane<'a> {
@@ -447,16 +451,29 @@ impl<'a> Plane<'a> {
             .iter()
             .map(|(&id, m)| (text(&m.name), id))
             .collect();
-        Plane { plane, stat_ids }
+        let event_names = plane
+            .event_metadata
+            .iter()
+            .map(|(&id, m)| {
+                // Its name, else its display name.
+                let name = if m.name.is_empty() {
+                    &m.display_name
+                } else {
+                    &m.name
+                };
+                (id, text(name))
+            })
+            .collect();
+        Plane {
+            plane,
+            stat_ids,
+            event_names,
+        }
     }
 
-    /// The event's name: its metadata's name, else its display name.
-    fn event_name(&self, ev: &XEvent) -> Cow<'a, str> {
-        match self.plane.event_metadata.get(&ev.metadata_id) {
-            Some(m) if !m.name.is_empty() => text(&m.name),
-            Some(m) => text(&m.display_name),
-            None => Cow::Borrowed(""),
-        }
+    /// The event's name: its metadata's name, else its display name ("" without metadata).
+    fn event_name(&self, ev: &XEvent) -> &str {
+        self.event_names.get(&ev.metadata_id).map_or("", |n| n)
     }
 
     /// The stat `name` among `stats`.

@@ -121,10 +121,12 @@ fn range_threads(opts: &Options) -> usize {
 }
 
 /// A Kineto trace (or bytes no other reader takes) as stored: serially, or in ranges on every core.
+/// `stored_bytes`: the size of the file `raw` reads, when there is one.
 pub(crate) fn parse_kineto(
     path: &Path,
     raw: impl Read + Send + 'static,
     opts: &Options,
+    stored_bytes: Option<u64>,
 ) -> Result<Parsed> {
     let _running = Running::start();
     let threads = range_threads(opts);
@@ -136,6 +138,7 @@ pub(crate) fn parse_kineto(
             opts.sha256,
             threads,
             opts.range_bytes,
+            stored_bytes,
         );
     }
     let input = Input::from_raw(raw, opts.sha256, opts.feed).map_err(|source| Error::Io {

@@ -34,21 +34,12 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 
 /// Bytes per block (and so per range) by default: small enough that every core gets work early, that
-/// the blocks in flight (`blocks_in_flight`: threads + 3) cost little memory (5 MiB on 2 threads,
+/// the blocks in flight (`InFlight`: threads + 3) cost little memory (5 MiB on 2 threads,
 /// against 12 MiB at 2 MiB blocks and twice as many in flight, which put the threaded parse above a
 /// quarter of the file) and that a block is still in cache when the hasher and a worker read it; large enough
 /// that the seams (the event a block boundary cuts, read serially) and the merge (a few hundred
 /// names per block) stay a small part of the work.
 pub const RANGE_BYTES: usize = 1 << 20;
-
-/// Blocks alive at once on `threads` workers: one per worker, the one the reader fills, the one the
-/// serial parser reads from, and one of slack so that the reader runs ahead of a worker that
-/// finishes early. Nothing waits on a block that needs a buffer to exist (the serial parser waits
-/// only for ranges of blocks it has been handed), so any count ≥ 2 is free of deadlock; more only
-/// lets the reader run further ahead of the hasher, which paces a hashed parse on few cores anyway.
-fn blocks_in_flight(threads: usize) -> usize {
-    threads + 3
-}
 
 /// Bytes of blocks alive at once, whatever the worker count: what 2 workers hold at [`RANGE_BYTES`]
 /// (5 × 1 MiB). Past 2 workers the blocks shrink so that the total stays here: on 16 workers 1 MiB
@@ -56,15 +47,49 @@ fn blocks_in_flight(threads: usize) -> usize {
 /// --no-sha256`, with glibc's default arenas); the bound the parse is held to is a quarter.
 const IN_FLIGHT_BYTES: usize = 5 * RANGE_BYTES;
 
+/// A plain file's blocks in flight may hold this share of it (a 32nd) where that is more than
+/// [`IN_FLIGHT_BYTES`], up to [`MAX_IN_FLIGHT_BYTES`]. With the hash on 2 cores the hasher falls
+/// behind the workers by the blocks in flight and the reader then waits for a buffer while a core
+/// idles; on the 310.2 MB bench trace, 7–9 blocks of 1 MiB instead of 5 kept 1.86–1.89 cores busy
+/// instead of 1.76–1.82 (`docs/parse-costs.md`). A 32nd of the file is 0.031 of it in RSS, under
+/// the quarter the parse is held to, whatever the file's size; below 160 MiB it adds nothing.
+const PLAIN_SHARE: u64 = 32;
+
+/// The most bytes a file's share gives the blocks in flight.
+const MAX_IN_FLIGHT_BYTES: usize = 16 * RANGE_BYTES;
+
 /// The smallest block the budget shrinks to: each block costs a seam (one event read serially) and a
 /// fold of its range (its distinct names re-interned), so on very many workers the budget gives way.
 const MIN_BLOCK_BYTES: usize = 256 << 10;
 
-/// The block size on `threads` workers: `range_bytes` (the default or a test's smaller one), held to
-/// the in-flight budget, never below [`MIN_BLOCK_BYTES`] on that account.
-fn block_bytes(threads: usize, range_bytes: usize) -> usize {
-    let budgeted = (IN_FLIGHT_BYTES / blocks_in_flight(threads)).max(MIN_BLOCK_BYTES);
-    range_bytes.min(budgeted).max(1)
+/// The blocks alive at once and their size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct InFlight {
+    blocks: usize,
+    block: usize,
+}
+
+impl InFlight {
+    /// On `threads` workers, blocks of `range_bytes` (the default or a test's smaller one), for an
+    /// input of `plain_bytes` as stored when it is a plain file of known size. Blocks: one per worker,
+    /// the one the reader fills, the one the serial parser reads from, one of slack so that the reader
+    /// runs ahead of a worker that finishes early, and one more per [`RANGE_BYTES`] a large file's
+    /// share adds to the budget. Nothing waits on a block that needs a buffer to exist (the serial
+    /// parser waits only for ranges of blocks it has been handed), so any count ≥ 2 is free of
+    /// deadlock. The block size is held to the budget, never below [`MIN_BLOCK_BYTES`] on that
+    /// account.
+    fn of(threads: usize, range_bytes: usize, plain_bytes: Option<u64>) -> InFlight {
+        let share = plain_bytes.map_or(0, |n| {
+            usize::try_from(n / PLAIN_SHARE).unwrap_or(usize::MAX)
+        });
+        let budget = share.clamp(IN_FLIGHT_BYTES, MAX_IN_FLIGHT_BYTES);
+        let blocks = threads + 3 + (budget - IN_FLIGHT_BYTES) / RANGE_BYTES;
+        let budgeted = (budget / blocks).max(MIN_BLOCK_BYTES);
+        InFlight {
+            blocks,
+            block: range_bytes.min(budgeted).max(1),
+        }
+    }
 }
 
 /// Event-start guesses a worker tries in one block before leaving the block to the serial parser.
@@ -308,8 +333,9 @@ fn guess(buf: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Parses the stored bytes in `raw` on `threads` range workers, with the reader, the hasher (plain
-/// input with a hash) and the serial parser on threads of their own. Returns the trace, the JSON
-/// bytes read, whether the input was gzip, and the sha256 when asked for.
+/// input with a hash) and the serial parser on threads of their own. `stored_bytes`: the size of the
+/// file `raw` reads, when known (a large plain file gets more blocks in flight, [`InFlight::of`]).
+/// Returns the trace, the JSON bytes read, whether the input was gzip, and the sha256 when asked for.
 pub(super) fn parse(
     name: &Path,
     raw: impl Read + Send,
@@ -317,8 +343,9 @@ pub(super) fn parse(
     sha256: bool,
     threads: usize,
     range_bytes: usize,
+    stored_bytes: Option<u64>,
 ) -> Result<crate::read::Parsed> {
-    parse_counted(name, raw, rules, sha256, threads, range_bytes).0
+    parse_counted(name, raw, rules, sha256, threads, range_bytes, stored_bytes).0
 }
 
 /// [`parse`], how many ranges were folded in (the rest of the input was read serially) and how many
@@ -331,6 +358,7 @@ fn parse_counted(
     sha256: bool,
     threads: usize,
     range_bytes: usize,
+    stored_bytes: Option<u64>,
 ) -> (Result<crate::read::Parsed>, usize, usize) {
     let (gzip, raw) = match crate::stored::split_magic(raw) {
         Ok(split) => split,
@@ -339,8 +367,9 @@ fn parse_counted(
             return (Err(Error::Io { file, source }), 0, 0);
         }
     };
-    let block = block_bytes(threads, range_bytes);
-    let pool = Pool::new(blocks_in_flight(threads), block);
+    let InFlight { blocks, block } =
+        InFlight::of(threads, range_bytes, stored_bytes.filter(|_| !gzip));
+    let pool = Pool::new(blocks, block);
     let (jobs_tx, jobs_rx) = channel::<Arc<Block>>();
     let jobs_rx = Mutex::new(jobs_rx);
     let (serial_tx, serial_rx) = channel();
@@ -351,7 +380,7 @@ fn parse_counted(
         (None, None)
     };
     let (parts_tx, parts_rx) = channel();
-    let spares = Arc::new(Spares::new(blocks_in_flight(threads), block));
+    let spares = Arc::new(Spares::new(blocks, block));
     std::thread::scope(|s| {
         let pool = &pool;
         let outlets = Outlets {
@@ -482,6 +511,7 @@ mod tests {
                 true,
                 3,
                 range,
+                None,
             );
             let parsed = parsed.expect("parallel");
             assert!(
@@ -512,16 +542,57 @@ mod tests {
     #[test]
     fn blocks_in_flight_stay_within_the_budget() {
         let mib = 1usize << 20;
-        assert_eq!(block_bytes(2, RANGE_BYTES), mib);
-        assert_eq!(block_bytes(1, RANGE_BYTES), mib);
-        assert_eq!(block_bytes(16, RANGE_BYTES), 5 * mib / 19);
-        assert_eq!(block_bytes(18, RANGE_BYTES), 256 << 10);
-        assert_eq!(block_bytes(64, RANGE_BYTES), 256 << 10);
-        assert_eq!(block_bytes(16, 1000), 1000);
-        assert_eq!(block_bytes(3, 0), 1);
+        let block = |threads, range| InFlight::of(threads, range, None).block;
+        assert_eq!(block(2, RANGE_BYTES), mib);
+        assert_eq!(block(1, RANGE_BYTES), mib);
+        assert_eq!(block(16, RANGE_BYTES), 5 * mib / 19);
+        assert_eq!(block(18, RANGE_BYTES), 256 << 10);
+        assert_eq!(block(64, RANGE_BYTES), 256 << 10);
+        assert_eq!(block(16, 1000), 1000);
+        assert_eq!(block(3, 0), 1);
         for threads in 1..=17 {
-            let held = blocks_in_flight(threads) * block_bytes(threads, RANGE_BYTES);
-            assert!(held <= 5 * mib, "{threads} workers: {held} bytes");
+            let f = InFlight::of(threads, RANGE_BYTES, None);
+            assert_eq!(f.blocks, threads + 3);
+            assert!(f.blocks * f.block <= 5 * mib, "{threads} workers: {f:?}");
+        }
+    }
+
+    /// A plain file's blocks in flight hold a 32nd of it where that is more than 5 MiB, up to 16
+    /// MiB: on 2 workers, a 310.2 MB file (9.24 MiB) gets 5 + 4 blocks of 1 MiB; 100 MB (2.98 MiB)
+    /// and an unknown size get the 5 of old; 1 GB (29.8 MiB) gets the cap, 5 + 11 blocks. On 16
+    /// workers the 310.2 MB file's 9.24 MiB are 23 blocks of 9.24 MiB / 23 = 421 KiB.
+    #[test]
+    fn a_large_plain_file_gets_a_share_of_it_in_flight() {
+        let mib = 1usize << 20;
+        let of = |threads, bytes| InFlight::of(threads, RANGE_BYTES, bytes);
+        assert_eq!(
+            of(2, Some(310_184_929)),
+            InFlight {
+                blocks: 9,
+                block: mib
+            }
+        );
+        assert_eq!(of(2, Some(100_000_000)), of(2, None));
+        assert_eq!(of(2, None).blocks, 5);
+        assert_eq!(
+            of(2, Some(1_000_000_000)),
+            InFlight {
+                blocks: 16,
+                block: mib
+            }
+        );
+        let wide = of(16, Some(310_184_929));
+        assert_eq!(wide.blocks, 23);
+        assert_eq!(wide.block, (310_184_929 / 32) as usize / 23);
+        for threads in 1..=17 {
+            for bytes in [1u64 << 20, 200_000_000, 310_184_929, 600_000_000, u64::MAX] {
+                let f = of(threads, Some(bytes));
+                let budget = ((bytes / 32) as usize).clamp(5 * mib, 16 * mib);
+                assert!(
+                    f.blocks * f.block <= budget || f.block == MIN_BLOCK_BYTES,
+                    "{threads} workers, {bytes} bytes: {f:?}"
+                );
+            }
         }
     }
 

@@ -184,7 +184,12 @@ fn parse_stored(
     let raw = std::io::Cursor::new(head).chain(raw);
     match (kind, file) {
         (Sniffed::KinetoObject | Sniffed::Unknown, _) => {
-            crate::parse::parse_kineto(name, raw, opts)
+            // A regular file's size (a pipe's or a device's says nothing of its stream).
+            let stored_bytes = file
+                .and_then(|f| std::fs::metadata(f).ok())
+                .filter(std::fs::Metadata::is_file)
+                .map(|m| m.len());
+            crate::parse::parse_kineto(name, raw, opts, stored_bytes)
         }
         (Sniffed::Sqlite, _) => read_sqlite(name, raw, opts, file),
         (Sniffed::Rocprofv3Csv, Some(path)) => read_csv_set(path, opts),

@@ -52,17 +52,18 @@ impl Session {
     /// Loads the rule file and compiles the step pattern given, if any; an error names the rule file
     /// or the pattern. The built-in table and profiles, which cannot fail, are compiled when first
     /// used: a command that reads traces without analysing them (`kineto summary`) never pays for
-    /// them, and one that does pays after its parse, not before (5–6 ms of one core on this
+    /// them, and one that does pays after its parse, not before (5.6–7.0 ms of one core on this
     /// machine; `docs/parse-costs.md`).
     pub fn new(config: SessionConfig) -> Result<Session> {
         let rules = match config.rules.as_deref() {
             Some(path) => OnceLock::from(Arc::new(Rules::load(path)?)),
             None => OnceLock::new(),
         };
-        let pattern = match (config.step_pattern.as_deref(), config.whole_trace) {
-            (None, false) => OnceLock::new(),
-            (given, whole_trace) => OnceLock::from(StepPattern::from_options(given, whole_trace)?),
-        };
+        let pattern =
+            match StepPattern::from_options(config.step_pattern.as_deref(), config.whole_trace)? {
+                Some(asked) => OnceLock::from(asked),
+                None => OnceLock::new(),
+            };
         Ok(Session {
             parse: config.parse,
             rules,

@@ -8,8 +8,9 @@ use crate::interval::{StartOrderCover, union};
 use crate::model::{Api, Capture, Salvage, Sym, Trace, TraceFormat, Warning};
 use crate::read::Parsed;
 use crate::time::ns_to_us;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One trace file in numbers.
 #[derive(Debug, Clone, Serialize)]
@@ -125,8 +126,7 @@ pub fn copy_kind(name: &str) -> &str {
     }
 }
 
-/// The runtime and driver calls, and the runtime's graph launches (counting them on a thread of their
-/// own beside the other tables did not shorten the summary: 5–7 ms either way on the bench trace).
+/// The runtime and driver calls, and the runtime's graph launches.
 struct CallCounts {
     runtime: u64,
     driver: u64,
@@ -158,7 +158,7 @@ impl CallCounts {
 /// The copies by direction, in one pass: summed by name first (10⁴–10⁵ copies, a handful of names),
 /// each name's direction found once.
 fn copy_kinds(t: &Trace) -> BTreeMap<String, CopyKind> {
-    let mut by_name: HashMap<Sym, (u64, u128, i128)> = HashMap::new();
+    let mut by_name: FxHashMap<Sym, (u64, u128, i128)> = FxHashMap::default();
     for m in &t.memcpys {
         let e = by_name.entry(m.name).or_default();
         e.0 += 1;
@@ -195,14 +195,14 @@ fn copy_kinds(t: &Trace) -> BTreeMap<String, CopyKind> {
 /// call's, so the rows decide). A trace's markers are among its first annotations, so this reads a
 /// few thousand rows where the CPU ops are 10⁵–10⁶.
 fn profiler_steps(t: &Trace) -> u64 {
-    let mut is_step: Vec<bool> = (0..t.names.len())
-        .map(|i| is_profiler_step(t.names.get(i as u32)))
+    let mut is_step: Vec<bool> = (0..t.distinct_names())
+        .map(|i| is_profiler_step(t.name(Sym(i as u32))))
         .collect();
     let mut unseen = is_step.iter().filter(|&&s| s).count();
-    let mut steps: BTreeSet<&str> = BTreeSet::new();
     if unseen == 0 {
         return 0;
     }
+    let mut steps: BTreeSet<&str> = BTreeSet::new();
     for s in t
         .user_annotations
         .iter()

@@ -1,7 +1,10 @@
-//! Properties of the interval arithmetic: `union`, `union_within` and `sweep`, against brute force
-//! over every nanosecond of small windows and against each other on large values.
+//! Properties of the interval arithmetic: `union`, `union_within`, `union_by_start`,
+//! `StartOrderCover` and `sweep`, against brute force over every nanosecond of small windows and
+//! against each other on large values.
 
 use kineto_trace::interval::{StartOrderCover, sweep, union, union_by_start, union_within};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
 
 /// What [`StartOrderCover`] says of `v` pushed one by one.
 fn pushed(v: &[(i64, i64)]) -> Option<i64> {
@@ -11,8 +14,6 @@ fn pushed(v: &[(i64, i64)]) -> Option<i64> {
     }
     cover.covered()
 }
-use proptest::prelude::*;
-use std::collections::BTreeMap;
 
 /// Spans on a small grid, some inverted or empty, some reaching outside the window.
 fn small_spans() -> impl Strategy<Value = Vec<(i64, i64, u8)>> {

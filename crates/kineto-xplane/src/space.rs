@@ -29,6 +29,7 @@ use kineto_trace::{
 };
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 /// The stat names this reader reads (xla/tsl/profiler/utils/xplane_schema.cc spells them).
 mod stat {
@@ -438,10 +439,10 @@ struct Plane<'a> {
     plane: &'a XPlane,
     /// Stat metadata id by name.
     stat_ids: FxHashMap<Cow<'a, str>, i64>,
-    /// Each event metadata's name as text, read once: a plane's events name a few thousand
-    /// metadata at most, and reading the name's bytes as UTF-8 for every event was a tenth of a
-    /// read's time (`docs/parse-costs.md`).
-    event_names: FxHashMap<i64, Cow<'a, str>>,
+    /// Each event metadata's name as text, made when an event's name is first asked for (a plane
+    /// read only for its stats, or one without events, makes none): once per metadata, not once
+    /// per event that names it, which was 14 % of the bench file's read (`docs/parse-costs.md`).
+    event_names: OnceCell<FxHashMap<i64, Cow<'a, str>>>,
 }
 
 impl<'a> Plane<'a> {
@@ -451,29 +452,30 @@ impl<'a> Plane<'a> {
             .iter()
             .map(|(&id, m)| (text(&m.name), id))
             .collect();
-        let event_names = plane
-            .event_metadata
-            .iter()
-            .map(|(&id, m)| {
-                // Its name, else its display name.
-                let name = if m.name.is_empty() {
-                    &m.display_name
-                } else {
-                    &m.name
-                };
-                (id, text(name))
-            })
-            .collect();
         Plane {
             plane,
             stat_ids,
-            event_names,
+            event_names: OnceCell::new(),
         }
     }
 
     /// The event's name: its metadata's name, else its display name ("" without metadata).
     fn event_name(&self, ev: &XEvent) -> &str {
-        self.event_names.get(&ev.metadata_id).map_or("", |n| n)
+        let names = self.event_names.get_or_init(|| {
+            self.plane
+                .event_metadata
+                .iter()
+                .map(|(&id, m)| {
+                    let name = if m.name.is_empty() {
+                        &m.display_name
+                    } else {
+                        &m.name
+                    };
+                    (id, text(name))
+                })
+                .collect()
+        });
+        names.get(&ev.metadata_id).map_or("", |n| n)
     }
 
     /// The stat `name` among `stats`.

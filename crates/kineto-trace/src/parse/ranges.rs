@@ -50,8 +50,8 @@ const IN_FLIGHT_BYTES: usize = 5 * RANGE_BYTES;
 /// A plain file's blocks in flight may hold this share of it (a 32nd) where that is more than
 /// [`IN_FLIGHT_BYTES`], up to [`MAX_IN_FLIGHT_BYTES`]. With the hash on 2 cores the hasher falls
 /// behind the workers by the blocks in flight and the reader then waits for a buffer while a core
-/// idles; on the 310.2 MB bench trace, 7–9 blocks of 1 MiB instead of 5 kept 1.86–1.89 cores busy
-/// instead of 1.76–1.82 (`docs/parse-costs.md`). A 32nd of the file is 0.031 of it in RSS, under
+/// idles; on the 310.2 MB bench trace, 8–13 blocks of 1 MiB instead of 5 kept 1.86–1.89 cores busy
+/// instead of 1.76–1.82 (medians of 12–15 runs, `docs/parse-costs.md`). A 32nd of the file is 0.031 of it in RSS, under
 /// the quarter the parse is held to, whatever the file's size; below 160 MiB it adds nothing.
 const PLAIN_SHARE: u64 = 32;
 
@@ -122,8 +122,8 @@ pub(super) struct Ranges {
 
 /// Folded ranges' row vectors waiting for a worker's next builder ([`Spare`]), none once the events
 /// have ended. At most one per block in flight, each of at most a block's bytes, so together no more
-/// than the blocks in flight themselves ([`IN_FLIGHT_BYTES`] on up to 17 workers, [`MIN_BLOCK_BYTES`]
-/// a block past that): a spare's vectors keep the room of every kind of row the ranges it passed
+/// than the blocks in flight themselves ([`IN_FLIGHT_BYTES`] on up to 17 workers, more for a large
+/// plain file, [`InFlight::of`]; [`MIN_BLOCK_BYTES`] a block past that): a spare's vectors keep the room of every kind of row the ranges it passed
 /// through held, and a trace whose blocks are each of one kind would otherwise have it hold a block's
 /// worth of rows of every kind.
 struct Spares {

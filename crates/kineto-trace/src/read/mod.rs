@@ -184,12 +184,7 @@ fn parse_stored(
     let raw = std::io::Cursor::new(head).chain(raw);
     match (kind, file) {
         (Sniffed::KinetoObject | Sniffed::Unknown, _) => {
-            // A regular file's size (a pipe's or a device's says nothing of its stream).
-            let stored_bytes = file
-                .and_then(|f| std::fs::metadata(f).ok())
-                .filter(std::fs::Metadata::is_file)
-                .map(|m| m.len());
-            crate::parse::parse_kineto(name, raw, opts, stored_bytes)
+            crate::parse::parse_kineto(name, raw, opts, stored_len(file))
         }
         (Sniffed::Sqlite, _) => read_sqlite(name, raw, opts, file),
         (Sniffed::Rocprofv3Csv, Some(path)) => read_csv_set(path, opts),
@@ -287,7 +282,8 @@ fn unsalvaged(e: Error, opts: &Options, format: &Protobuf) -> Error {
     }
 }
 
-/// The stored size of the file a stream is read from, when it is one (it sets a gzip's cap).
+/// The stored size of the file a stream is read from, when it is one (it sets a gzip's cap, and a
+/// large plain Kineto file's blocks in flight).
 fn stored_len(file_on_disk: Option<&Path>) -> Option<u64> {
     file_on_disk
         .and_then(|p| std::fs::metadata(p).ok())

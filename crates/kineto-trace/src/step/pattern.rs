@@ -209,12 +209,14 @@ impl StepPattern {
     }
 
     /// The pattern the listings' options ask for: `whole_trace` ignores markers; a given regex finds
-    /// steps and falls back to the whole window where it finds none; neither is [`StepPattern::builtin`].
-    pub fn from_options(pattern: Option<&str>, whole_trace: bool) -> Result<StepPattern> {
+    /// steps and falls back to the whole window where it finds none; neither is `None`, the built-in
+    /// profiles ([`StepPattern::builtin`]), which cannot fail and which a caller compiles when it
+    /// first needs them.
+    pub fn from_options(pattern: Option<&str>, whole_trace: bool) -> Result<Option<StepPattern>> {
         Ok(match pattern {
-            _ if whole_trace => StepPattern::whole_trace(),
-            Some(p) => StepPattern::new(p)?.or_whole_window(),
-            None => StepPattern::builtin(),
+            _ if whole_trace => Some(StepPattern::whole_trace()),
+            Some(p) => Some(StepPattern::new(p)?.or_whole_window()),
+            None => None,
         })
     }
 

@@ -143,6 +143,13 @@ pub fn is_model_forward(name: &str) -> bool {
         .any(|e| class.len() > e.len() && class.ends_with(e))
 }
 
+/// Whether a reader keeps a `python_function` event in `Trace::python_functions`: every one when all
+/// frames are asked for (`Options::python_frames`), else those [`keep_python_event`] keeps; the rest
+/// are only counted. The Kineto parser and the Chrome-array reader both ask it.
+pub fn keep_python_frame(all: bool, name: &[u8]) -> bool {
+    all || keep_python_event(name)
+}
+
 /// Whether the parser keeps a `python_function` event: a profile's step function or a model forward.
 /// The test runs on every such event of a `with_stack` trace, so it looks at the name's end first.
 pub fn keep_python_event(name: &[u8]) -> bool {

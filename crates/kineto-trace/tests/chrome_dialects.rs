@@ -528,3 +528,55 @@ fn nsight_systems_own_json_export_is_refused_by_name() {
         }
     }
 }
+
+/// Kineto's `python_function` events (a `with_stack` profile's Python frames) in a bare array are read
+/// as the Kineto parser reads them in an object: counted under their category, kept as Python frames
+/// only when every frame is asked for or a step profile needs one (vLLM's `execute_model`), and never
+/// user annotations.
+#[test]
+fn python_frames_are_read_alike_in_both_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"ph": "X", "cat": "user_annotation", "name": "step", "pid": 1, "tid": 4, "ts": 10, "dur": 50},
+{"ph": "X", "cat": "python_function", "name": "vllm/v1/worker/gpu_model_runner.py(1503): execute_model", "pid": 1, "tid": 4, "ts": 11, "dur": 40},
+{"ph": "X", "cat": "python_function", "name": "torch/nn/modules/module.py(1747): _call_impl", "pid": 1, "tid": 4, "ts": 12.5, "dur": 30},
+{"ph": "X", "cat": "python_function", "name": "<built-in method mm>", "pid": 1, "tid": 4, "ts": 13, "dur": 70},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 4, "ts": 13.25, "dur": 2}"#;
+    for (name, text) in both_forms(events) {
+        for all in [false, true] {
+            let p = dir_parse(tmp.path(), name, &text, all);
+            let t = &p.trace;
+            let what = format!("{name}, all frames {all}");
+            assert_eq!(t.user_annotations.len(), 1, "{what}");
+            assert_eq!(t.cpu_ops.len(), 1, "{what}");
+            // Three frames counted; kept: all three, or only `execute_model`.
+            assert_eq!(
+                t.counts.other_complete.get("python_function"),
+                Some(&3),
+                "{what}"
+            );
+            let kept: Vec<&str> = t.python_functions.iter().map(|s| t.name(s.name)).collect();
+            let want: &[&str] = if all {
+                &[
+                    "vllm/v1/worker/gpu_model_runner.py(1503): execute_model",
+                    "torch/nn/modules/module.py(1747): _call_impl",
+                    "<built-in method mm>",
+                ]
+            } else {
+                &["vllm/v1/worker/gpu_model_runner.py(1503): execute_model"]
+            };
+            assert_eq!(kept, want, "{what}");
+            // The last frame ends at 13 + 70 = 83 µs, past every other event: the trace's end.
+            assert_eq!(t.time_bounds, Some((10_000, 83_000)), "{what}");
+        }
+    }
+}
+
+fn dir_parse(dir: &Path, name: &str, text: &str, python_frames: bool) -> Parsed {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    let opts = Options {
+        python_frames,
+        ..Options::default()
+    };
+    parse_file(&p, &opts).unwrap()
+}

@@ -350,6 +350,19 @@ fn the_legacy_rocprof_json_reads_its_processes_flows_and_exact_times() {
         salvaged.salvaged.as_ref().map(|v| v.cut_offset),
         Some(cut.len() as u64)
     );
+    // Cut inside a number, after its `.` (or its `-`): serde calls that an invalid number, not an end
+    // of input; the file was cut all the same.
+    for end in ["\"ms\": 1.", "\"ms\": -"] {
+        let cut = text.replace("\"CMD\": \"rocminfo\"\n}\n}\n", end);
+        assert!(cut.ends_with(end));
+        match parse_file(
+            &write(tmp.path(), "cut_number.json", cut.as_bytes()),
+            &Options::default(),
+        ) {
+            Err(Error::Truncated { offset, .. }) => assert_eq!(offset, cut.len() as u64),
+            other => panic!("{end}: expected Truncated, got {other:?}"),
+        }
+    }
     let bad = text.replace("\"CMD\": \"rocminfo\"", "\"CMD\" \"rocminfo\"");
     let at = text.find("],\n").unwrap() + 3;
     match parse_file(

@@ -181,6 +181,14 @@ impl TraceBuilder {
         Ok(())
     }
 
+    /// Adds a Python frame kept (a `python_function` event that
+    /// [`crate::profiles::keep_python_frame`] keeps); the caller counts every one it reads.
+    pub fn python_function(&mut self, s: Span) -> Result<(), String> {
+        self.timed(s.ts_ns, s.end_ns())?;
+        self.trace.python_functions.push(s);
+        Ok(())
+    }
+
     /// Adds one end of a CPU→GPU flow.
     pub fn flow(&mut self, f: Flow) {
         // A flow's time passed the same check as its event's; only the bounds are widened.
@@ -310,6 +318,7 @@ impl TraceBuilder {
             &mut t.cpu_ops,
             &mut t.user_annotations,
             &mut t.gpu_user_annotations,
+            &mut t.python_functions,
         ] {
             // Longer first at equal starts, so an enclosing range precedes what it encloses.
             spans.sort_stable_by_key(|s| (s.ts_ns, std::cmp::Reverse(s.dur_ns)));

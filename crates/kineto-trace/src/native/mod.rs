@@ -48,6 +48,21 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::OnceLock;
 
+/// Whether serde's error `e`, reading `text`, may only mean that the text stops early: an end of
+/// input, or an error right at its end. A number cut after its `-`, `.` or exponent's `e` is an
+/// "invalid number" there, not an end of input, when serde reads past it unparsed (a `RawValue`, an
+/// ignored field). What follows decides: a reader that can read on does (a true error is met again,
+/// not at the end, once the text after it is read); at the end of the file the file was cut. serde's
+/// position is a line (1-based) and the bytes before it on that line.
+pub(crate) fn is_cut_json(e: &serde_json::Error, text: &[u8]) -> bool {
+    if e.is_eof() {
+        return true;
+    }
+    let line_start = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let line = 1 + text[..line_start].iter().filter(|&&b| b == b'\n').count();
+    e.line() == line && e.column() == text.len() - line_start
+}
+
 /// A reader of SQLite trace databases: `db` is a file SQLite can open, `shown_as` names the trace in
 /// errors. `private_copy`: `db` is a copy in a private directory (gzip or streamed input, or a file
 /// that had a write-ahead log or rollback journal beside it, copied with it) that SQLite may write to

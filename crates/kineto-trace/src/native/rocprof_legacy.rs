@@ -104,7 +104,7 @@ pub(super) fn object_tail(tail: &[u8]) -> std::result::Result<(), Tail> {
             serde_json::from_slice::<serde::de::IgnoredAny>(&obj)
                 .map(|_| ())
                 .map_err(|e| {
-                    if e.is_eof() {
+                    if super::is_cut_json(&e, &obj) {
                         return Tail::Cut;
                     }
                     let line_start = tail

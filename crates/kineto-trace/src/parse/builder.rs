@@ -569,11 +569,7 @@ impl Builder {
     #[inline]
     fn python_function(&mut self, ev: &RawEvent<'_>, ts: i64, dur: i64) {
         self.python_events += 1;
-        if self.python_frames
-            || ev
-                .name
-                .as_deref()
-                .is_some_and(crate::profiles::keep_python_event)
+        if crate::profiles::keep_python_frame(self.python_frames, ev.name.as_deref().unwrap_or(b""))
         {
             let span = Span {
                 name: self.name(ev.name.as_deref()),

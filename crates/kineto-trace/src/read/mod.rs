@@ -226,7 +226,8 @@ fn read_vendor_content(
         }
     };
     let content = Streamed::open(name, raw, opts.sha256, stored_len)?;
-    let (trace, facts) = native::chrome::read(name, content, layout, opts.salvage)?;
+    let (trace, facts) =
+        native::chrome::read(name, content, layout, (opts.salvage, opts.python_frames))?;
     Ok(Parsed::of(name, facts, trace))
 }
 

@@ -35,6 +35,8 @@ mod items;
 mod phases;
 mod roles;
 mod text;
+#[cfg(test)]
+mod window_tests;
 
 use super::TraceBuilder;
 use super::names::{KernelNames, copy_name};
@@ -139,13 +141,25 @@ pub(crate) enum Layout {
 /// content was read whole first.
 pub(crate) fn read<R: Read>(
     name: &Path,
+    content: Streamed<R>,
+    layout: Layout,
+    (salvage, python_frames): (bool, bool),
+) -> Result<(Trace, StoredFacts)> {
+    read_in(name, content, layout, (salvage, python_frames), TEXT_WINDOW)
+}
+
+/// [`read`] through a window of `window` bytes at first (smaller in tests, where the window's end
+/// falls inside events).
+fn read_in<R: Read>(
+    name: &Path,
     mut content: Streamed<R>,
     layout: Layout,
-    salvage: bool,
+    (salvage, python_frames): (bool, bool),
+    window: usize,
 ) -> Result<(Trace, StoredFacts)> {
-    let mut r = ArrayReader::new(name, layout == Layout::RocprofObject);
+    let mut r = ArrayReader::new(name, layout == Layout::RocprofObject, python_frames);
     let read = {
-        let mut w = Window::over_reader(&mut content, TEXT_WINDOW);
+        let mut w = Window::over_reader(&mut content, window);
         r.read_text(&mut w, salvage)
     };
     // The stream read to its end: its fault, if any, wins over the events' own error.
@@ -195,6 +209,8 @@ struct ArrayReader<'a> {
     file: &'a Path,
     /// The legacy rocprof's object ([`Layout::RocprofObject`]).
     rocprof: bool,
+    /// Keep every `python_function` event ([`crate::Options::python_frames`]).
+    python_frames: bool,
     b: TraceBuilder,
     kernel_names: KernelNames,
     /// What each legacy rocprof process holds, by its `process_name`.
@@ -219,10 +235,11 @@ struct ArrayReader<'a> {
 }
 
 impl<'a> ArrayReader<'a> {
-    fn new(file: &'a Path, rocprof: bool) -> ArrayReader<'a> {
+    fn new(file: &'a Path, rocprof: bool, python_frames: bool) -> ArrayReader<'a> {
         ArrayReader {
             file,
             rocprof,
+            python_frames,
             b: TraceBuilder::new(if rocprof {
                 TraceFormat::RocprofLegacyJson
             } else {
@@ -291,6 +308,9 @@ impl<'a> ArrayReader<'a> {
             return Ok(());
         }
         match ph {
+            "X" if ev.cat.as_deref() == Some("python_function") => {
+                self.python_function(&ev, t, track).map_err(ev_err)
+            }
             "X" => self
                 .complete(&ev, &args, t, track, start)
                 .map(|_| ())
@@ -313,6 +333,25 @@ impl<'a> ArrayReader<'a> {
                 .other(&format!("\"{ph}\" event"), t.ts, t.ts)
                 .map_err(ev_err),
         }
+    }
+
+    /// An `X` event of Kineto's `python_function` category, read as the Kineto parser reads it:
+    /// counted under its category, and kept as a Python frame when
+    /// [`crate::profiles::keep_python_frame`] says so (never an annotation).
+    fn python_function(
+        &mut self,
+        ev: &Ev<'_>,
+        t: Times,
+        track: Track,
+    ) -> std::result::Result<(), String> {
+        self.b
+            .other("python_function", t.ts, t.ts.saturating_add(t.dur))?;
+        let name = ev.name.as_deref().unwrap_or("");
+        if crate::profiles::keep_python_frame(self.python_frames, name.as_bytes()) {
+            let name = self.b.name(name);
+            self.b.python_function(Span::at(name, t.ts, t.dur, track))?;
+        }
+        Ok(())
     }
 
     /// A `process_name` metadata event: what a legacy rocprof process holds, or an rpd2tracing GPU.
@@ -632,6 +671,9 @@ fn first_role(cat: EventKind, has_cat: bool, desc_kind: Option<GpuKind>) -> (Rol
         EventKind::CpuOp => (Role::Span(SpanKind::CpuOp), true),
         EventKind::UserAnnotation => (Role::Span(SpanKind::UserAnnotation), true),
         EventKind::GpuUserAnnotation => (Role::Span(SpanKind::GpuUserAnnotation), true),
+        // An `X` one is read apart (`ArrayReader::python_function`); a `B` one is counted, as the
+        // Kineto parser counts it.
+        EventKind::PythonFunction => (Role::Other, true),
         EventKind::Flow | EventKind::Other if has_cat && desc_kind.is_none() => (Role::Other, true),
         _ => match desc_kind {
             Some(k) => (Role::Gpu(k), true),

@@ -5,6 +5,7 @@
 //!
 //! What it is not: what an event is (`super`), or the stored bytes (`crate::stored::stream`).
 
+use super::super::is_cut_json;
 use super::super::rocprof_legacy::{Tail, object_tail};
 use super::{ArrayEnd, ArrayReader, Ev};
 use crate::error::{Error, Result};
@@ -151,7 +152,7 @@ impl ArrayReader<'_> {
                     w.pos += len;
                     return Ok(true);
                 }
-                Some(Err(e)) if e.is_eof() => {}
+                Some(Err(e)) if is_cut_json(&e, text) => {}
                 Some(Err(e)) => {
                     return Err(Error::Event {
                         file: self.file.to_path_buf(),

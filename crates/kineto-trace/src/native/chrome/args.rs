@@ -146,7 +146,7 @@ pub(super) fn text(v: &RawValue) -> Cow<'_, str> {
 }
 
 /// The fields an event's odd values were in, as bits.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Odd(u16);
 
 impl Odd {
@@ -173,6 +173,15 @@ impl Odd {
 
     pub(super) fn add(&mut self, o: Odd) {
         self.0 |= o.0;
+    }
+
+    /// The bits, to keep encoded (`super::apart`), and back.
+    pub(super) fn bits(self) -> u16 {
+        self.0
+    }
+
+    pub(super) fn of_bits(bits: u16) -> Odd {
+        Odd(bits)
     }
 
     /// The names of the fields in `self` that `wanted` reads.

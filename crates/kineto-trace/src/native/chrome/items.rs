@@ -1,6 +1,7 @@
 //! The [`Item`]s of a Chrome-trace array (its `X` events and ended `B` ones), kept from the read until
 //! their roles are settled and their flows linked: each in 44 bytes (the fields most events have none
-//! of, or too large for the item's small fields, kept apart in its chunk's list of [`More`]), in chunks
+//! of, or too large for the item's small fields, kept apart and encoded in its chunk's list of
+//! [`More`], `super::apart`), in chunks
 //! of a fixed number;
 //! the model is built a chunk at a time and each chunk freed once built ([`Items::into_chunks`]), so
 //! that the items and the rows they become are never both held whole.
@@ -8,7 +9,8 @@
 //! What it is not: what an item becomes (`super`), or the flow links (`super::flows`).
 
 use super::Role;
-use super::args::Odd;
+pub(super) use super::apart::More;
+use super::apart::{Apart, Nums, bit};
 use crate::model::{Sym, Track};
 use std::num::NonZeroU64;
 use std::ops::{Deref, DerefMut, Index};
@@ -40,8 +42,8 @@ pub(super) struct Item {
     pub(super) role: Role,
     /// [`Flag`]s.
     flags: u8,
-    /// The fields most events have none of: 0 when all are absent, else 1 + their place in the
-    /// chunk's list ([`Chunk::apart`]; a boxed [`More`] here took 8 bytes an item).
+    /// The fields most events have none of: 0 when all are absent, else the name of their set in the
+    /// chunk's list ([`Chunk::apart`], [`Apart`]; a boxed [`More`] here took 8 bytes an item).
     more: u32,
 }
 
@@ -60,32 +62,6 @@ pub(super) enum Flag {
     OnDevice = 4,
     /// A `B` event no `E` has ended yet.
     Open = 8,
-}
-
-/// The fields of an [`Item`] most events have none of, kept apart so that an item stays small.
-#[derive(Default, PartialEq)]
-pub(super) struct More {
-    pub(super) external_id: Option<NonZeroU64>,
-    /// The device and stream when they do not fit in the item.
-    pub(super) device: Option<i64>,
-    pub(super) stream: Option<i64>,
-    pub(super) bytes: Option<u64>,
-    pub(super) grid: [u32; 3],
-    pub(super) block: [u32; 3],
-    /// The `args` fields of an unusable form (warned of where the role reads them).
-    pub(super) odd: Odd,
-    /// A key written twice in `args`, or `args` not an object.
-    pub(super) odd_args: Option<String>,
-    /// The category of another producer's GPU work (`trace_events::foreign_gpu_category`): a GPU op
-    /// if its pid is a device (`trace_events::DevicePids`, known once every event is read), else
-    /// counted under it.
-    pub(super) foreign_cat: Option<Box<str>>,
-    /// [`Held::flow_ts`] and [`Held::flow_end`] when they do not fit in the item.
-    pub(super) flow: Option<(i64, i64)>,
-    /// The duration and the correlation id when they do not fit in the item ([`Edit::set_dur`],
-    /// [`Edit::set_correlation`]).
-    pub(super) dur: Option<i64>,
-    pub(super) correlation: Option<NonZeroU64>,
 }
 
 /// `v` as the item keeps it where it fits 32 bits (0 for none), and as kept apart where it does not.
@@ -140,7 +116,7 @@ impl Fresh {
                 flags: 0,
                 more: 0,
             },
-            apart: Vec::new(),
+            apart: Apart::default(),
         };
         fresh.edit().set_dur(dur);
         fresh
@@ -165,40 +141,80 @@ impl Item {
 #[derive(Clone, Copy)]
 pub(super) struct Held<'a> {
     it: &'a Item,
-    more: Option<&'a More>,
+    more: Set<'a>,
+}
+
+/// Where an item's fields apart are: read from the set only when it has one (most have none).
+#[derive(Clone, Copy)]
+enum Set<'a> {
+    None,
+    /// Its set in its chunk's list ([`Apart`]), read when asked.
+    Encoded(&'a Apart),
+    /// Its set taken from its chunk ([`Chunk::into_items`]).
+    Taken(&'a More),
 }
 
 impl<'a> Held<'a> {
     /// `it`, whose fields apart (if any) are in `apart`, its chunk's list.
-    fn of(it: &'a Item, apart: &'a [More]) -> Held<'a> {
-        let more = match it.more {
-            0 => None,
-            n => apart.get(n as usize - 1),
+    #[inline]
+    fn of(it: &'a Item, apart: &'a Apart) -> Held<'a> {
+        let more = if it.more == 0 {
+            Set::None
+        } else {
+            Set::Encoded(apart)
         };
         Held { it, more }
     }
 
     /// `it` with `more`, its fields apart taken from its chunk ([`Chunk::into_items`]).
     pub(super) fn of_taken(it: &'a Item, more: &'a More) -> Held<'a> {
-        Held {
-            it,
-            more: (it.more != 0).then_some(more),
+        let more = if it.more == 0 {
+            Set::None
+        } else {
+            Set::Taken(more)
+        };
+        Held { it, more }
+    }
+
+    /// The numbers of its set, if it has one with a field of `bits` ([`bit`]).
+    #[inline(always)]
+    fn nums(&self, bits: u64) -> Option<Nums> {
+        match self.more {
+            Set::None => None,
+            _ => self.nums_apart(bits),
         }
     }
 
+    /// [`Held::nums`] of an item with a set: read apart, so that the readers of the many items
+    /// without one stay small.
+    #[inline(never)]
+    fn nums_apart(&self, bits: u64) -> Option<Nums> {
+        match self.more {
+            Set::None => None,
+            Set::Encoded(apart) => apart.nums_having(self.it.more, bits),
+            Set::Taken(m) => Some(Nums::of(m)),
+        }
+    }
+
+    /// Whether it is of another producer's GPU category ([`More::foreign_cat`]).
+    pub(super) fn foreign_cat(&self) -> bool {
+        self.nums(bit::FOREIGN_CAT).is_some_and(|m| m.foreign_cat)
+    }
+
     pub(super) fn dur(&self) -> i64 {
-        match self.more.and_then(|m| m.dur) {
+        match self.nums(bit::DUR).and_then(|m| m.dur) {
             Some(d) => d,
             None => i64::from(self.it.dur),
         }
     }
 
     pub(super) fn correlation(&self) -> Option<NonZeroU64> {
-        NonZeroU64::new(u64::from(self.it.correlation)).or_else(|| self.more?.correlation)
+        NonZeroU64::new(u64::from(self.it.correlation))
+            .or_else(|| self.nums(bit::CORRELATION)?.correlation)
     }
 
     fn flow(&self) -> Option<(i64, i64)> {
-        self.more?.flow
+        self.nums(bit::FLOW)?.flow
     }
 
     /// The event's own `ts`, ns: where a flow's finish lands (`ts` is `args.BeginNs` when given).
@@ -220,12 +236,12 @@ impl<'a> Held<'a> {
 
     pub(super) fn device(&self) -> Option<i64> {
         let d = self.it.device;
-        d.get().or_else(|| self.more?.device)
+        d.get().or_else(|| self.nums(bit::DEVICE)?.device)
     }
 
     pub(super) fn stream(&self) -> Option<i64> {
         let s = self.it.stream;
-        s.get().or_else(|| self.more?.stream)
+        s.get().or_else(|| self.nums(bit::STREAM)?.stream)
     }
 }
 
@@ -239,7 +255,7 @@ impl Deref for Held<'_> {
 /// An item with the list its fields apart are kept in, to change.
 pub(super) struct Edit<'a> {
     it: &'a mut Item,
-    apart: &'a mut Vec<More>,
+    apart: &'a mut Apart,
 }
 
 impl Edit<'_> {
@@ -247,21 +263,22 @@ impl Edit<'_> {
         Held::of(self.it, self.apart)
     }
 
-    /// Its fields apart, if it has any.
-    pub(super) fn more(&mut self) -> Option<&mut More> {
-        match self.it.more {
-            0 => None,
-            n => self.apart.get_mut(n as usize - 1),
-        }
+    /// Whether it has fields apart.
+    pub(super) fn has_more(&self) -> bool {
+        self.it.more != 0
     }
 
-    /// Its fields apart, an empty set added to the list where it has none.
-    fn more_or_new(&mut self) -> &mut More {
-        if self.it.more == 0 || self.apart.len() < self.it.more as usize {
-            self.apart.push(More::default());
-            self.it.more = self.apart.len() as u32;
-        }
-        &mut self.apart[self.it.more as usize - 1]
+    /// Changes its fields apart as `f` does (a set begun where it has none): the set is written
+    /// again at the end of the list (an item's set is changed rarely: a `B` event's end, a device its
+    /// process names, a value past 32 bits), none kept when `f` leaves it empty.
+    pub(super) fn change_more(&mut self, f: impl FnOnce(&mut More)) {
+        let mut more = self.apart.get(self.it.more).unwrap_or_default();
+        f(&mut more);
+        self.it.more = if more == More::default() {
+            0
+        } else {
+            self.apart.push(&more)
+        };
     }
 
     /// Sets the duration: in the item where it fits 32 bits (a duration of over 4.29 s is rare),
@@ -281,18 +298,17 @@ impl Edit<'_> {
 
     /// Sets a field apart (adding a set only for a value to keep).
     fn set_apart<T>(&mut self, v: Option<T>, field: fn(&mut More) -> &mut Option<T>) {
-        match (v, self.more()) {
-            (None, None) => {}
-            (v, Some(m)) => *field(m) = v,
-            (v, None) => *field(self.more_or_new()) = v,
+        if v.is_some() || self.has_more() {
+            self.change_more(|m| *field(m) = v);
         }
     }
 
     /// Keeps `more` and the event's own times on the flow clock: what fits in the item there, the rest
     /// apart (nothing kept apart when nothing is left).
     pub(super) fn keep(&mut self, mut more: More, flow_ts: i64, flow_end: i64) {
-        let dur = self.held().dur();
-        if let Some(m) = self.more() {
+        let held = self.held();
+        let dur = held.dur();
+        if let Some(m) = held.nums(bit::DUR | bit::CORRELATION) {
             (more.dur, more.correlation) = (m.dur, m.correlation);
         }
         (self.it.device, more.device) = Small::split(more.device);
@@ -311,19 +327,15 @@ impl Edit<'_> {
             }
             _ => more.flow = Some((flow_ts, flow_end)),
         }
-        if more == More::default() {
-            // A set it had stays in the list, unused (only a fresh item's own list has one here).
-            self.it.more = 0;
-        } else {
-            *self.more_or_new() = more;
-        }
+        // A set it had stays in the list, unnamed (only a fresh item's own list has one here).
+        self.change_more(|m| *m = more);
     }
 
     /// A `B` event's duration, once its `E` is read: on both clocks.
     pub(super) fn end_after(&mut self, dur: i64) {
         self.set_dur(dur);
-        match self.more().and_then(|m| m.flow.as_mut()) {
-            Some((t, e)) => *e = t.saturating_add(dur),
+        match self.held().nums(bit::FLOW).and_then(|m| m.flow) {
+            Some((t, _)) => self.change_more(|m| m.flow = Some((t, t.saturating_add(dur)))),
             None => self.it.flow_stretch = 0,
         }
     }
@@ -346,7 +358,7 @@ impl DerefMut for Edit<'_> {
 /// its own (a set [`Edit::keep`] emptied stays in the list, unnamed).
 pub(super) struct Fresh {
     item: Item,
-    apart: Vec<More>,
+    apart: Apart,
 }
 
 impl Fresh {
@@ -360,7 +372,7 @@ impl Fresh {
 
 /// Items a chunk holds: 16 Ki × 44 bytes, 704 KiB, so that each chunk is mapped apart and unmapped
 /// when it is freed (glibc's allocator maps blocks above its threshold, which starts at 128 KiB).
-const CHUNK: usize = 16 * 1024;
+pub(super) const CHUNK: usize = 16 * 1024;
 
 /// The items in file order, numbered from 0 (an item's index, which stays its own until
 /// [`Items::retain`]).
@@ -381,21 +393,15 @@ pub(super) struct Chunk {
     base: u64,
     items: Vec<Item>,
     /// The fields its items keep apart ([`Item::more`]).
-    apart: Vec<More>,
+    apart: Apart,
 }
 
 impl Chunk {
     /// The items with where each starts in the text and the fields each keeps apart, in file order.
     pub(super) fn into_items(self) -> impl Iterator<Item = (u64, Item, More)> {
-        let (base, mut apart) = (self.base, self.apart);
+        let (base, apart) = (self.base, self.apart);
         self.items.into_iter().map(move |it| {
-            let more = match it.more {
-                0 => More::default(),
-                n => apart
-                    .get_mut(n as usize - 1)
-                    .map(std::mem::take)
-                    .unwrap_or_default(),
-            };
+            let more = apart.get(it.more).unwrap_or_default();
             (base + u64::from(it.offset), it, more)
         })
     }
@@ -421,7 +427,7 @@ impl Items {
     pub(super) fn push(&mut self, fresh: Fresh, offset: u64) -> usize {
         let Fresh {
             item: mut it,
-            mut apart,
+            apart,
         } = fresh;
         let delta = self
             .chunks
@@ -441,25 +447,15 @@ impl Items {
                 self.chunks.push(Chunk {
                     base: offset,
                     items: Vec::with_capacity(CHUNK),
-                    apart: Vec::new(),
+                    apart: Apart::for_chunk(),
                 });
                 self.firsts.push(self.len);
                 0
             }
         };
         if let Some(c) = self.chunks.last_mut() {
-            // An item names a set of its chunk's list only: one its own list lacks is none.
-            match it
-                .more
-                .checked_sub(1)
-                .and_then(|i| apart.get_mut(i as usize))
-            {
-                Some(more) => {
-                    c.apart.push(std::mem::take(more));
-                    it.more = c.apart.len() as u32;
-                }
-                None => it.more = 0,
-            }
+            // An item names a set of its chunk's list only: its own set is written there.
+            it.more = c.apart.push_last_of(&apart, it.more);
             c.items.push(it);
         }
         self.len += 1;
@@ -611,7 +607,7 @@ mod tests {
             fresh.edit().keep(more, ts, ts);
             items.push(fresh, ts as u64);
         }
-        assert_eq!(items.chunks[0].apart.len(), CHUNK.div_ceil(3));
+        assert_eq!(items.chunks[0].apart.sets(), CHUNK.div_ceil(3));
         // Drop every item whose ts is 1 mod 3, so sets and items no longer line up by place.
         items.retain(|i| ts(i) % 3 != 1);
         let kept: Vec<i64> = (0..n as i64).filter(|t| t % 3 != 1).collect();
@@ -679,7 +675,7 @@ mod tests {
         let mut fresh = Fresh::new(Role::Other, Sym(0), Track(0), 0, big);
         let mut it = fresh.edit();
         assert_eq!(it.held().dur(), big);
-        assert!(it.more().is_some());
+        assert!(it.has_more());
         // Keeping the rare fields (none here) keeps the duration.
         it.keep(More::default(), 0, big);
         assert_eq!((it.held().dur(), it.held().flow_end()), (big, big));
@@ -697,7 +693,7 @@ mod tests {
         let mut items = Items::default();
         items.push(item(1), 0);
         let i = items.push(fresh, 10);
-        assert_eq!(items.chunks[0].apart.len(), 1);
+        assert_eq!(items.chunks[0].apart.sets(), 1);
         assert_eq!(items.get(0).dur(), 0);
         assert_eq!(items.get(i).dur(), i64::from(u32::MAX));
         assert_eq!(items.get(i).correlation(), NonZeroU64::new(u64::MAX));
@@ -711,7 +707,7 @@ mod tests {
         let mut plain = Fresh::new(Role::Other, Sym(0), Track(0), 0, 5);
         let mut p = plain.edit();
         p.set_correlation(NonZeroU64::new(7));
-        assert!(p.more().is_none());
+        assert!(!p.has_more());
         assert_eq!(
             (p.held().dur(), p.held().correlation()),
             (5, NonZeroU64::new(7))
@@ -748,12 +744,12 @@ mod tests {
             assert_eq!((h.flow_ts(), h.flow_end()), (ts - 999, ts + dur + 1));
             // −32 768 is the empty field's mark, and ±32 768 and ±2⁴⁰ do not fit in 16 bits.
             let apart = !(-32_767..=32_767).contains(&v);
-            assert_eq!(it.more().is_some(), apart, "{v}");
+            assert_eq!(it.has_more(), apart, "{v}");
         }
         let mut plain = Fresh::new(Role::Other, Sym(0), Track(0), ts, dur);
         let mut plain = plain.edit();
         plain.keep(More::default(), ts, ts + dur);
-        assert!(plain.more().is_none());
+        assert!(!plain.has_more());
         assert_eq!((plain.held().device(), plain.held().stream()), (None, None));
         // A flow clock 10¹² ns away is kept apart; an `E` then sets the duration on both clocks.
         let far = ts + 1_000_000_000_000;

@@ -29,6 +29,7 @@
 //! and the input window are shared) or the stored bytes (`crate::stored`): it reads the content of a
 //! [`Streamed`], which says whether the gzip was cut.
 
+mod apart;
 mod args;
 mod flows;
 mod items;

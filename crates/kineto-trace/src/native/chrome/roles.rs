@@ -6,7 +6,7 @@
 //! What it is not: the role an event's own fields decide (`super::first_role`).
 
 use super::super::names::copy_name;
-use super::super::rocprof_legacy::{RocprofOp, rocprof_role};
+use super::super::rocprof_legacy::{RocprofOp, RocprofPid, rocprof_role};
 use super::items::Flag;
 use super::{ArrayReader, Role};
 use crate::model::{Api, GpuKind, SpanKind};
@@ -22,19 +22,30 @@ impl ArrayReader<'_> {
         let rocprof_rules = self.rocprof_rules();
         let (b, devices, rocprof_pids, gpu_pids) =
             (&self.b, &self.devices, &self.rocprof_pids, &self.gpu_pids);
+        // What a pid says, found once a track (a file has few; the items are most of its events, and
+        // hashing and comparing each one's pid text took a fifth of the read).
+        let mut by_track: Vec<Option<PidFacts>> = Vec::new();
         self.items.edit_each(|mut it| {
             if it.is(Flag::Decided) {
                 return;
             }
-            let pid = &b.trace().track(it.track).pid;
-            let has_device = it.held().device().is_some();
-            if it.more().is_some_and(|m| m.foreign_cat.is_some()) {
-                match devices.device(pid) {
-                    Some(device) if !has_device => {
-                        if let Some(more) = it.more() {
-                            more.device = Some(device);
-                        }
-                    }
+            let t = it.track.0 as usize;
+            if by_track.len() <= t {
+                by_track.resize(t + 1, None);
+            }
+            let facts = *by_track[t].get_or_insert_with(|| {
+                let pid = &b.trace().track(it.track).pid;
+                PidFacts {
+                    device: devices.device(pid),
+                    rocprof: rocprof_pids.get(pid).copied(),
+                    gpu: gpu_pids.contains(pid),
+                }
+            });
+            let held = it.held();
+            let has_device = held.device().is_some();
+            if held.foreign_cat() {
+                match facts.device {
+                    Some(device) if !has_device => it.change_more(|m| m.device = Some(device)),
                     Some(_) => {}
                     None => it.role = Role::Other,
                 }
@@ -43,7 +54,7 @@ impl ArrayReader<'_> {
             }
             let by_rocprof = if rocprof_rules {
                 let name = b.trace().name(it.name);
-                rocprof_role(rocprof_pids.get(pid).copied(), name, it.is(Flag::OnDevice))
+                rocprof_role(facts.rocprof, name, it.is(Flag::OnDevice))
             } else {
                 None
             };
@@ -55,7 +66,7 @@ impl ArrayReader<'_> {
                         Role::Other
                     }
                 }
-            } else if gpu_pids.contains(pid) {
+            } else if facts.gpu {
                 Role::Span(SpanKind::GpuUserAnnotation)
             } else if it.is(Flag::ApiLike) {
                 let api = if b.trace().name(it.name).starts_with("hsa_") {
@@ -102,4 +113,15 @@ impl ArrayReader<'_> {
             };
         }
     }
+}
+
+/// What the whole file says of a pid, for the roles of its events.
+#[derive(Clone, Copy)]
+struct PidFacts {
+    /// The device it is (its text, or its `process_name`).
+    device: Option<i64>,
+    /// What the legacy rocprof's process name says it holds.
+    rocprof: Option<RocprofPid>,
+    /// rpd2tracing's `GPU<n>` process.
+    gpu: bool,
 }

@@ -4,7 +4,8 @@
 //! the largest sample of the shared corpus (`../shared/traces/native`) is scaled up N times (default 200; the rocprofv3 JSON
 //! sample, 44 k dispatches, 10 times; the rocprofv3 kernel-trace CSV, 7 rows, 400 N times: ≥ 100 MB at the
 //! default; the XPlane sample's events 10 N times; the repository's Perfetto sample's packets 750 N
-//! times, the corpus having none) by `python3` with its own sqlite3 / json / csv modules or a walk of
+//! times, the corpus having none; a real Kineto trace's events, `../shared/traces/param`, as a bare
+//! Chrome array N / 40 times) by `python3` with its own sqlite3 / json / csv modules or a walk of
 //! the protobuf wire format — rows copied with shifted times and ids, so the schema is the producer's
 //! — then timed:
 //!   * `kineto summary --json --no-sha256 FILE` (release build): reads the whole file into the model;
@@ -319,6 +320,33 @@ def legacy_rocprof(events, path, n):
                                      'pid': 2 if ph == 's' else 6, 'tid': int(e['tid']), 'name': 'dep'}))
         f.write('],\n"otherData": {\n  "CMD": "rocprof --hip-trace"\n}\n}\n')
 
+def kineto_array(sample, path, n):
+    """A real Kineto trace's events (the corpus's PARAM ResNet, 111,631 events: CPU ops, runtime calls,
+    kernels with their correlation ids, ac2g flows) written as a bare Chrome array, one event a line as
+    PyTorch writes them, n times: each copy later by the sample's span, its correlation, External and
+    flow ids past the last copy's; the metadata once."""
+    events = json.load(gzip.open(sample))['traceEvents']
+    timed = [e for e in events if 'ts' in e]
+    span = max(e['ts'] + e.get('dur', 0) for e in timed) - min(e['ts'] for e in timed) + 1
+    ids = 10_000_000
+    with open(path, 'w') as f:
+        f.write('[\n')
+        for k in range(n):
+            for e in events:
+                if e.get('ph') == 'M' and k > 0:
+                    continue
+                e = json.loads(json.dumps(e))
+                if 'ts' in e:
+                    e['ts'] += k * span
+                if 'id' in e:
+                    e['id'] += k * ids
+                a = e.get('args') or {}
+                for key in ('correlation', 'External id'):
+                    if isinstance(a.get(key), int) and a[key] > 0:
+                        a[key] += k * ids
+                f.write(json.dumps(e) + ',\n')
+        f.write('{}]\n')
+
 def scale(samples, built, out, n, sqlite_mb):
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     s = Path(samples)
@@ -357,6 +385,7 @@ def scale(samples, built, out, n, sqlite_mb):
                 f.write(json.dumps(e) + ',\n')
         f.write('{}]\n')
     legacy_rocprof(events, out / 'results.json', 8 * n)
+    kineto_array(s.parent / 'param/resnet_kineto.json.gz', out / 'chrome_kineto.json', max(1, n // 40))
     rows = list(csv.reader(open(s / 'rocprof-csv/kernel_trace.csv', newline='')))
     head, body = rows[0], [r for r in rows[1:] if r]
     with open(out / 'big_kernel_trace.csv', 'w', newline='') as f:
@@ -673,6 +702,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("rocprofv3 JSON", "rocprofv3.json"),
         ("rocprofv3 CSV", "big_kernel_trace.csv"),
         ("Chrome array", "chrome.json"),
+        ("Chrome (Kineto)", "chrome_kineto.json"),
         ("XPlane", "xplane.pb"),
         ("Perfetto", "perfetto.pftrace"),
         ("rocprof legacy", "results.json"),

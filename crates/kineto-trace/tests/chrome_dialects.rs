@@ -580,3 +580,40 @@ fn dir_parse(dir: &Path, name: &str, text: &str, python_frames: bool) -> Parsed 
     };
     parse_file(&p, &opts).unwrap()
 }
+
+/// Events whose role their own fields settle (a Kineto-category span, a GPU op with its correlation)
+/// go into the model as read; the ids the flow links give the ops without one (rpd2tracing's) stay
+/// above theirs, which are no longer among the held events: 7000 is the largest id written (a kernel
+/// whose launch is outside the profiled window), so the linked pair gets 7001, not an id a Kineto
+/// kernel already has. An odd `args` field is warned of once.
+#[test]
+fn flow_ids_stay_above_the_ids_of_events_read_into_the_model_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"ph": "X", "cat": "kernel", "name": "sm90_gemm", "pid": 0, "tid": 7, "ts": 5, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 7000}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 9, "tid": 9, "ts": 3, "dur": 3, "args": {"External id": "x"}},
+{"name": "process_name", "ph": "M", "pid": "1", "args": {"name": "GPU1"}},
+{"pid": "1", "tid": "1", "name": "Cijk_gemm", "ts": "1010", "dur": "5", "ph": "X", "args": {"desc": "KernelExecution"}},
+{"pid": "123", "tid": "456", "name": "hipLaunchKernel", "ts": "1000", "dur": "4", "ph": "X", "args": {"desc": "stream=0"}},
+{"pid": "123", "tid": "456", "cat": "api_op", "name": "api_op", "ts": "1002", "id": "1", "ph": "s"},
+{"pid": "1", "tid": "1", "cat": "api_op", "name": "api_op", "ts": "1010", "id": "1", "ph": "f", "bp": "e"}"#;
+    // The array form only: as an object it is the Kineto parser's, which reads no rpd2tracing op.
+    let (name, text) = ("array.json", format!("[{events}]"));
+    let p = parse(tmp.path(), name, &text).unwrap();
+    let t = &p.trace;
+    let corr = |i: usize| t.kernels.row(i).correlation.map(|c| c.get());
+    let name_of = |i: usize| t.name(t.kernels.row(i).name).to_string();
+    assert_eq!(t.kernels.len(), 2, "{name}");
+    assert_eq!((name_of(0), corr(0)), ("sm90_gemm".into(), Some(7000)));
+    assert_eq!((name_of(1), corr(1)), ("Cijk_gemm".into(), Some(7001)));
+    let launch_ids: Vec<_> = (0..t.launches.len())
+        .map(|i| t.launches.row(i).correlation.map(|c| c.get()))
+        .collect();
+    assert_eq!(launch_ids, [Some(7001)], "{name}");
+    assert_eq!(t.cpu_ops.len(), 1, "{name}");
+    assert_eq!(t.warnings_total, 1, "{name}: {:?}", warnings(&p));
+    assert!(
+        warnings(&p)[0].contains("External id"),
+        "{:?}",
+        warnings(&p)
+    );
+}

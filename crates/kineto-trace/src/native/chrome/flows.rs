@@ -27,7 +27,9 @@ const FLOW_AFTER_NS: i64 = 1_000;
 /// In two stages, each with only its own lists: the call each pair leaves (which depends on nothing
 /// linked before it), then, in the order of the flow ids, the op each lands on (the first not yet
 /// linked) and the correlation both get.
-pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), String> {
+/// `taken`: the largest correlation id of the ops already in the model; the ids given are above it
+/// and every item's.
+pub(super) fn link_by_flows(items: &mut Items, trace: &Trace, taken: u64) -> Result<(), String> {
     let flows = &trace.flows;
     if flows.is_empty() || !items.iter().any(is_open_op) {
         return Ok(());
@@ -59,7 +61,8 @@ pub(super) fn link_by_flows(items: &mut Items, trace: &Trace) -> Result<(), Stri
         .iter()
         .filter_map(|i| i.correlation().map(NonZeroU64::get))
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .max(taken);
     for Pair { start: l, finish } in pairs.iter() {
         let f = &flows[finish as usize];
         let Some(op) = at.op(items, f.track, f.ts_ns, &linked) else {

@@ -1,5 +1,6 @@
-//! The [`Item`]s of a Chrome-trace array (its `X` events and ended `B` ones), kept from the read until
-//! their roles are settled and their flows linked: each in 44 bytes (the fields most events have none
+//! The [`Item`]s of a Chrome-trace array (its `X` events and ended `B` ones whose role or links the rest
+//! of the file may change, `super::ArrayReader::settled_now`), kept from the read until their roles are
+//! settled and their flows linked: each in 44 bytes (the fields most events have none
 //! of, or too large for the item's small fields, kept apart and encoded in its chunk's list of
 //! [`More`], `super::apart`), in chunks
 //! of a fixed number;
@@ -196,6 +197,11 @@ impl<'a> Held<'a> {
         }
     }
 
+    /// Whether an `args` field it reads was odd, or `args` itself ([`More::odd`], [`More::odd_args`]).
+    pub(super) fn has_odd(&self) -> bool {
+        self.nums(bit::ODD | bit::ODD_ARGS).is_some()
+    }
+
     /// Whether it is of another producer's GPU category ([`More::foreign_cat`]).
     pub(super) fn foreign_cat(&self) -> bool {
         self.nums(bit::FOREIGN_CAT).is_some_and(|m| m.foreign_cat)
@@ -367,6 +373,16 @@ impl Fresh {
             it: &mut self.item,
             apart: &mut self.apart,
         }
+    }
+
+    pub(super) fn held(&self) -> Held<'_> {
+        Held::of(&self.item, &self.apart)
+    }
+
+    /// The item read, and its fields apart: for one built into the model at once, never held.
+    pub(super) fn into_item(self) -> (Item, More) {
+        let more = self.apart.get(self.item.more).unwrap_or_default();
+        (self.item, more)
     }
 }
 

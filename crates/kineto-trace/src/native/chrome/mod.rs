@@ -22,8 +22,10 @@
 //! (a file whose writer rounded to whole µs stays at whole µs).
 //!
 //! The text is read from the stored stream through the Kineto parser's window (`crate::parse::window`),
-//! an event at a time; what is kept is what the model keeps, and per `X` event the few fields its role,
-//! settled once the whole file is read, needs ([`Item`]).
+//! an event at a time; what is kept is what the model keeps: an `X` event whose own fields settle what
+//! it becomes goes into the model as read ([`ArrayReader::settled_now`]: most of a Kineto-category
+//! array), and of the others the few fields their role, settled once the whole file is read, needs
+//! ([`Item`]).
 //!
 //! What it is not: the Kineto parser (a Kineto object goes there; only the categories, `crate::category`,
 //! and the input window are shared) or the stored bytes (`crate::stored`): it reads the content of a
@@ -171,9 +173,11 @@ fn read_in<R: Read>(
     r.drop_dangling_begins();
     r.settle_roles();
     r.rename_rocprof_ops();
-    flows::link_by_flows(&mut r.items, r.b.trace()).map_err(|message| Error::Format {
-        file: name.to_path_buf(),
-        message,
+    flows::link_by_flows(&mut r.items, r.b.trace(), r.emitted_correlation).map_err(|message| {
+        Error::Format {
+            file: name.to_path_buf(),
+            message,
+        }
     })?;
     let mut trace = r.emit()?;
     check_unplaced(name, &mut trace)?;
@@ -204,8 +208,9 @@ struct ArrayEnd {
     tail_cut: bool,
 }
 
-/// One Chrome-trace array read into the model: the events in file order first (each X event kept as an
-/// [`Item`], flows into the model), then the roles that depend on the whole file, then the model.
+/// One Chrome-trace array read into the model: the events in file order first (an X event settled by
+/// its own fields into the model, the others kept as [`Item`]s; flows into the model), then the roles
+/// that depend on the whole file, then the held items into the model.
 struct ArrayReader<'a> {
     file: &'a Path,
     /// The legacy rocprof's object ([`Layout::RocprofObject`]).
@@ -228,6 +233,9 @@ struct ArrayReader<'a> {
     items: Items,
     /// Events read so far.
     index: u64,
+    /// The largest correlation id of the items built into the model as read
+    /// ([`ArrayReader::emit_now`]): the ids the flow links give are above it.
+    emitted_correlation: u64,
     /// The open `B` events: the item each became (`None`: a category counted only).
     durations: OpenDurations<(u64, Option<usize>)>,
     /// Events with a `"ph"`, and the first non-empty object without one (its text).
@@ -254,6 +262,7 @@ impl<'a> ArrayReader<'a> {
             devices: DevicePids::default(),
             items: Items::default(),
             index: 0,
+            emitted_correlation: 0,
             durations: OpenDurations::default(),
             with_phase: 0,
             first_without_phase: None,
@@ -312,16 +321,21 @@ impl<'a> ArrayReader<'a> {
             "X" if ev.cat.as_deref() == Some("python_function") => {
                 self.python_function(&ev, t, track).map_err(ev_err)
             }
-            "X" => self
-                .complete(&ev, &args, t, track, start)
-                .map(|_| ())
-                .map_err(ev_err),
+            "X" => match self.complete(&ev, &args, t, track).map_err(ev_err)? {
+                Some(fresh) if self.settled_now(fresh.held()) => self.emit_now(fresh, start),
+                Some(fresh) => {
+                    self.items.push(fresh, start);
+                    Ok(())
+                }
+                None => Ok(()),
+            },
             "B" => {
                 let ts = t.ts;
-                let item = self.complete(&ev, &args, t, track, start).map_err(ev_err)?;
-                if let Some(mut it) = item.and_then(|i| self.items.edit(i)) {
-                    it.set(Flag::Open, true);
-                }
+                let fresh = self.complete(&ev, &args, t, track).map_err(ev_err)?;
+                let item = fresh.map(|mut fresh| {
+                    fresh.edit().set(Flag::Open, true);
+                    self.items.push(fresh, start)
+                });
                 self.durations.begin(track, ts, (start, item));
                 Ok(())
             }
@@ -397,16 +411,15 @@ impl<'a> ArrayReader<'a> {
         }
     }
 
-    /// An `X` event: its role as far as its own fields tell ([`first_role`]), named, and kept as an
-    /// [`Item`] (its index; an event of another category is counted only: `None`).
+    /// An `X` (or `B`) event: its role as far as its own fields tell ([`first_role`]), named, as an
+    /// [`Item`] (an event of another category is counted only: `None`).
     fn complete(
         &mut self,
         ev: &Ev<'_>,
         args: &Args<'_>,
         t: Times,
         track: Track,
-        start: u64,
-    ) -> std::result::Result<Option<usize>, String> {
+    ) -> std::result::Result<Option<Fresh>, String> {
         let cat = ev
             .cat
             .as_deref()
@@ -481,7 +494,41 @@ impl<'a> ArrayReader<'a> {
         );
         it.set_correlation(correlation);
         it.keep(more, t.flow_ts, t.flow_end);
-        Ok(Some(self.items.push(fresh, start)))
+        Ok(Some(fresh))
+    }
+
+    /// Whether nothing later in the file can change what an `X` event's item becomes, so that it goes
+    /// into the model now rather than being held to the end (a Kineto-category array's items were most
+    /// of its read's peak): a role its own fields decided, in an array (the legacy rocprof's rules,
+    /// and which rules an object is read by, are known only at its end), nothing odd to warn of (the
+    /// warnings keep their order: those of the read, then those of the held items in file order), and
+    /// no flow able to change it: a span, or a GPU op with its correlation (a flow lands only on an op
+    /// without one; a call stays held, since a flow may leave it).
+    fn settled_now(&self, it: Held<'_>) -> bool {
+        !self.rocprof
+            && it.is(Flag::Decided)
+            && !it.has_odd()
+            && match it.role {
+                Role::Span(_) => true,
+                Role::Gpu(_) => it.correlation().is_some(),
+                Role::Launch(_) | Role::Other => false,
+            }
+    }
+
+    /// An item [`ArrayReader::settled_now`] says is settled, into the model: its correlation above
+    /// every id [`flows::link_by_flows`] may give.
+    fn emit_now(&mut self, fresh: Fresh, offset: u64) -> Result<()> {
+        let (it, more) = fresh.into_item();
+        let held = Held::of_taken(&it, &more);
+        if let Some(c) = held.correlation() {
+            self.emitted_correlation = self.emitted_correlation.max(c.get());
+        }
+        self.emit_item(&it, more, offset)
+            .map_err(|message| Error::Native {
+                file: self.file.to_path_buf(),
+                at: format!("byte {offset}"),
+                message,
+            })
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip

@@ -617,3 +617,33 @@ fn flow_ids_stay_above_the_ids_of_events_read_into_the_model_at_once() {
         warnings(&p)
     );
 }
+
+/// Kineto's kernel facts (`registers per thread`, `shared memory`, `graph id`, `graph node id`) are
+/// read from a bare array as the Kineto parser reads them from its object; one too large for its field
+/// (registers past 2^32 - 1) is absent and warned of in both forms.
+#[test]
+fn kernel_facts_are_read_alike_in_both_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let events = r#"{"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 5, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 11, "registers per thread": 32, "shared memory": 4096, "graph id": 3, "graph node id": 77}},
+{"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 7, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 12, "registers per thread": 4294967296, "shared memory": 0}}"#;
+    for (name, text) in both_forms(events) {
+        let p = parse(tmp.path(), name, &text).unwrap();
+        let t = &p.trace;
+        let facts = |i: usize| {
+            let d = t.detail(&t.kernels.row(i));
+            (d.registers, d.shared_memory, d.graph_id, d.graph_node_id)
+        };
+        assert_eq!(
+            facts(0),
+            (Some(32), Some(4096), Some(3), Some(77)),
+            "{name}"
+        );
+        assert_eq!(facts(1), (None, Some(0), None, None), "{name}");
+        assert_eq!(t.warnings_total, 1, "{name}: {:?}", warnings(&p));
+        assert!(
+            warnings(&p)[0].contains("registers per thread"),
+            "{name}: {:?}",
+            warnings(&p)
+        );
+    }
+}

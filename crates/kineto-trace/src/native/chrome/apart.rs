@@ -1,7 +1,7 @@
 //! The fields of a Chrome-array [`Item`](super::items::Item) that most events have none of
 //! ([`More`]), kept apart from it and encoded ([`Apart`]): each set as a mask of the fields it has,
 //! then each of them as a varint (a signed one zigzagged), text as its length and bytes. A set with an
-//! `External id` takes 4 bytes where the struct takes 176: a Kineto-category array's CPU ops, and its
+//! `External id` takes 4 bytes where the struct takes over 200: a Kineto-category array's CPU ops, and its
 //! kernels' grid and block, each have one, and nsys2json's GPU ops their category.
 //!
 //! What it is not: the item (`super::items`) or what the fields mean (`super`).
@@ -29,6 +29,11 @@ pub(super) struct More {
     /// if its pid is a device (`trace_events::DevicePids`, known once every event is read), else
     /// counted under it.
     pub(super) foreign_cat: Option<Box<str>>,
+    /// Kineto's kernel facts (`registers per thread`, `shared memory`, `graph id`, `graph node id`).
+    pub(super) registers: Option<u32>,
+    pub(super) shared_memory: Option<u32>,
+    pub(super) graph_id: Option<u64>,
+    pub(super) graph_node_id: Option<u64>,
     /// The event's own `ts` and `ts + dur` ([`super::items::Held::flow_ts`], `flow_end`) when they
     /// do not fit in the item.
     pub(super) flow: Option<(i64, i64)>,
@@ -53,6 +58,13 @@ pub(super) mod bit {
     pub(in super::super) const FLOW: u64 = 1 << 9;
     pub(in super::super) const DUR: u64 = 1 << 10;
     pub(in super::super) const CORRELATION: u64 = 1 << 11;
+    pub(in super::super) const REGISTERS: u64 = 1 << 12;
+    pub(in super::super) const SHARED_MEMORY: u64 = 1 << 13;
+    pub(in super::super) const GRAPH_ID: u64 = 1 << 14;
+    pub(in super::super) const GRAPH_NODE_ID: u64 = 1 << 15;
+
+    /// Kineto's kernel facts: plain varints after the texts, before the numbers every reader asks.
+    pub(super) const KERNEL_FACTS: [u64; 4] = [REGISTERS, SHARED_MEMORY, GRAPH_ID, GRAPH_NODE_ID];
 }
 
 /// The numbers of a set, read without its text: what an item's readers ask of it while the file is
@@ -169,7 +181,20 @@ impl More {
         on(bit::FLOW, self.flow.is_some());
         on(bit::DUR, self.dur.is_some());
         on(bit::CORRELATION, self.correlation.is_some());
+        for (b, v) in bit::KERNEL_FACTS.into_iter().zip(self.kernel_facts()) {
+            on(b, v.is_some());
+        }
         m
+    }
+
+    /// [`bit::KERNEL_FACTS`]' fields, in their order.
+    fn kernel_facts(&self) -> [Option<u64>; 4] {
+        [
+            self.registers.map(u64::from),
+            self.shared_memory.map(u64::from),
+            self.graph_id,
+            self.graph_node_id,
+        ]
     }
 
     fn encode(&self, out: &mut Vec<u8>) {
@@ -198,6 +223,9 @@ impl More {
         {
             put_varint(out, text.len() as u64);
             out.extend_from_slice(text.as_bytes());
+        }
+        for v in self.kernel_facts().into_iter().flatten() {
+            put_varint(out, v);
         }
         if let Some((t, e)) = self.flow {
             put_step(out, t, 0);
@@ -242,6 +270,10 @@ impl More {
         if has(bit::FOREIGN_CAT) {
             m.foreign_cat = Some(next_text(b).into());
         }
+        let [r, s, g, n] = bit::KERNEL_FACTS.map(|f| has(f).then(|| next_varint(b)));
+        // Written from a u32 (`More::kernel_facts`).
+        (m.registers, m.shared_memory) = (r.map(|v| v as u32), s.map(|v| v as u32));
+        (m.graph_id, m.graph_node_id) = (g, n);
         let (flow, dur, correlation) = next_nums(mask, b);
         (m.flow, m.dur, m.correlation) = (flow, dur, correlation);
         m
@@ -286,6 +318,11 @@ impl Nums {
         for f in [bit::ODD_ARGS, bit::FOREIGN_CAT] {
             if has(f) {
                 next_bytes(b);
+            }
+        }
+        for f in bit::KERNEL_FACTS {
+            if has(f) {
+                next_varint(b);
             }
         }
         let (flow, dur, correlation) = next_nums(mask, b);
@@ -345,9 +382,13 @@ mod tests {
             bytes: Some(u64::MAX),
             grid: [u32::MAX, 0, 1],
             block: [0, 0, 7],
-            odd: Odd::of_bits(0x7F),
+            odd: Odd::of_bits(0x7FF),
             odd_args: Some("\"x\" twice, é".into()),
             foreign_cat: Some("cuda".into()),
+            registers: Some(u32::MAX),
+            shared_memory: Some(0),
+            graph_id: Some(u64::MAX),
+            graph_node_id: Some(1),
             flow: Some((i64::MAX, i64::MIN)),
             dur: Some(i64::MIN),
             correlation: big,
@@ -366,6 +407,14 @@ mod tests {
             More {
                 foreign_cat: Some(String::new().into()),
                 correlation: NonZeroU64::new(5),
+                ..More::default()
+            },
+            // The kernel facts lie between the texts and the numbers every reader asks.
+            More {
+                registers: Some(128),
+                graph_node_id: Some(9),
+                flow: Some((-3, 4)),
+                correlation: NonZeroU64::new(6),
                 ..More::default()
             },
             all,
@@ -391,12 +440,12 @@ mod tests {
             assert_eq!(nums.foreign_cat, m.foreign_cat.is_some());
             assert_eq!(apart.get(n), Some(m));
         }
-        assert_eq!(apart.sets(), 6);
+        assert_eq!(apart.sets(), 7);
         assert_eq!(apart.get(0), None);
     }
 
     /// What the encoding saves: an `External id` below 2^21 (a CPU op's) is 1 byte of mask and 3 of
-    /// id; a kernel's id, grid and block 1 + 3 + 3 + 4 (the struct is 176 bytes on a 64-bit target).
+    /// id; a kernel's id, grid and block 1 + 3 + 3 + 4 (the struct is over 200 bytes on a 64-bit target).
     #[test]
     fn a_common_set_takes_a_few_bytes() {
         let mut apart = Apart::default();

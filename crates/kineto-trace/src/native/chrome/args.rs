@@ -32,6 +32,11 @@ pub(super) struct Args<'a> {
     pub(super) stream_id: Option<&'a RawValue>,
     pub(super) grid: Option<&'a RawValue>,
     pub(super) block: Option<&'a RawValue>,
+    /// Kineto's kernel facts, read as the Kineto parser reads them.
+    pub(super) registers: Option<&'a RawValue>,
+    pub(super) shared_memory: Option<&'a RawValue>,
+    pub(super) graph_id: Option<&'a RawValue>,
+    pub(super) graph_node_id: Option<&'a RawValue>,
     /// A key written twice (the first such key).
     pub(super) duplicate: Option<String>,
     /// `args` was present but not an object.
@@ -95,6 +100,10 @@ impl<'de> Visitor<'de> for ArgsVisitor {
                 "stream-id" => Some(&mut a.stream_id),
                 "grid" => Some(&mut a.grid),
                 "block" => Some(&mut a.block),
+                "registers per thread" => Some(&mut a.registers),
+                "shared memory" => Some(&mut a.shared_memory),
+                "graph id" => Some(&mut a.graph_id),
+                "graph node id" => Some(&mut a.graph_node_id),
                 _ => None,
             };
             if let Some(slot) = slot {
@@ -157,7 +166,11 @@ impl Odd {
     pub(super) const BYTES: Odd = Odd(1 << 4);
     pub(super) const GRID: Odd = Odd(1 << 5);
     pub(super) const BLOCK: Odd = Odd(1 << 6);
-    const NAMES: [&'static str; 7] = [
+    pub(super) const REGISTERS: Odd = Odd(1 << 7);
+    pub(super) const SHARED_MEMORY: Odd = Odd(1 << 8);
+    pub(super) const GRAPH_ID: Odd = Odd(1 << 9);
+    pub(super) const GRAPH_NODE_ID: Odd = Odd(1 << 10);
+    const NAMES: [&'static str; 11] = [
         "correlation",
         "External id",
         "device",
@@ -165,11 +178,15 @@ impl Odd {
         "bytes",
         "grid",
         "block",
+        "registers per thread",
+        "shared memory",
+        "graph id",
+        "graph node id",
     ];
     /// What a launch or an annotation reads.
     pub(super) const LINKS: Odd = Odd(Self::CORRELATION.0 | Self::EXTERNAL_ID.0);
     /// What a GPU op reads.
-    pub(super) const ALL: Odd = Odd((1 << 7) - 1);
+    pub(super) const ALL: Odd = Odd((1 << Self::NAMES.len()) - 1);
 
     pub(super) fn add(&mut self, o: Odd) {
         self.0 |= o.0;
@@ -218,6 +235,17 @@ pub(super) fn int_text(v: &RawValue) -> Option<i64> {
 pub(super) fn uint(v: Option<&RawValue>, odd: &mut Odd, field: Odd) -> Option<u64> {
     let n = int(v, odd, field)?;
     let r = u64::try_from(n).ok();
+    if r.is_none() {
+        odd.add(field);
+    }
+    r
+}
+
+/// A non-negative integer field that fits a u32 (registers, shared memory), as [`uint`]; a larger one
+/// is odd, as the Kineto parser has it.
+pub(super) fn small(v: Option<&RawValue>, odd: &mut Odd, field: Odd) -> Option<u32> {
+    let n = uint(v, odd, field)?;
+    let r = u32::try_from(n).ok();
     if r.is_none() {
         odd.add(field);
     }

@@ -54,7 +54,7 @@ use crate::parse::window::Window;
 use crate::stored::streamed::Streamed;
 use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
-use args::{Args, Odd, dims, int, text, uint};
+use args::{Args, Odd, dims, int, small, text, uint};
 use items::{Flag, Fresh, Held, Item, Items, More};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -479,6 +479,10 @@ impl<'a> ArrayReader<'a> {
             bytes: uint(args.bytes, &mut odd, Odd::BYTES),
             grid: dims(args.grid, &mut odd, Odd::GRID),
             block: dims(args.block, &mut odd, Odd::BLOCK),
+            registers: small(args.registers, &mut odd, Odd::REGISTERS),
+            shared_memory: small(args.shared_memory, &mut odd, Odd::SHARED_MEMORY),
+            graph_id: uint(args.graph_id, &mut odd, Odd::GRAPH_ID),
+            graph_node_id: uint(args.graph_node_id, &mut odd, Odd::GRAPH_NODE_ID),
             odd,
             odd_args,
             foreign_cat: foreign_cat.map(Box::from),
@@ -619,6 +623,10 @@ impl<'a> ArrayReader<'a> {
                 op.detail.bytes = more.bytes;
                 op.detail.grid = more.grid;
                 op.detail.block = more.block;
+                op.detail.registers = more.registers;
+                op.detail.shared_memory = more.shared_memory;
+                op.detail.graph_id = more.graph_id;
+                op.detail.graph_node_id = more.graph_node_id;
                 b.gpu_op(kind, op)
             }
             Role::Launch(api) => b.launch(Launch {

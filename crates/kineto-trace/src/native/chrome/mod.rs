@@ -56,6 +56,7 @@ use crate::stored::whole::StoredFacts;
 use crate::trace_events::{self, DevicePids, OpenDurations, check_unplaced};
 use args::{Args, Odd, dims, int, small, text, uint};
 use items::{Flag, Fresh, Held, Item, Items, More};
+use roles::Tables;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -236,6 +237,8 @@ struct ArrayReader<'a> {
     /// The largest correlation id of the items built into the model as read
     /// ([`ArrayReader::emit_now`]): the ids the flow links give are above it.
     emitted_correlation: u64,
+    /// The tables a held item's row may be in ([`ArrayReader::hold`]).
+    held_tables: Tables,
     /// The open `B` events: the item each became (`None`: a category counted only).
     durations: OpenDurations<(u64, Option<usize>)>,
     /// Events with a `"ph"`, and the first non-empty object without one (its text).
@@ -263,6 +266,7 @@ impl<'a> ArrayReader<'a> {
             items: Items::default(),
             index: 0,
             emitted_correlation: 0,
+            held_tables: Tables::default(),
             durations: OpenDurations::default(),
             with_phase: 0,
             first_without_phase: None,
@@ -324,7 +328,7 @@ impl<'a> ArrayReader<'a> {
             "X" => match self.complete(&ev, &args, t, track).map_err(ev_err)? {
                 Some(fresh) if self.settled_now(fresh.held()) => self.emit_now(fresh, start),
                 Some(fresh) => {
-                    self.items.push(fresh, start);
+                    self.hold(fresh, start);
                     Ok(())
                 }
                 None => Ok(()),
@@ -334,7 +338,7 @@ impl<'a> ArrayReader<'a> {
                 let fresh = self.complete(&ev, &args, t, track).map_err(ev_err)?;
                 let item = fresh.map(|mut fresh| {
                     fresh.edit().set(Flag::Open, true);
-                    self.items.push(fresh, start)
+                    self.hold(fresh, start)
                 });
                 self.durations.begin(track, ts, (start, item));
                 Ok(())
@@ -508,15 +512,25 @@ impl<'a> ArrayReader<'a> {
     /// warnings keep their order: those of the read, then those of the held items in file order), and
     /// no flow able to change it: a span, or a GPU op with its correlation (a flow lands only on an op
     /// without one; a call stays held, since a flow may leave it).
+    ///
+    /// Nor may an item held earlier end in its table: rows of equal times keep file order through the
+    /// model's stable sort by time only when each table's rows go in in file order.
     fn settled_now(&self, it: Held<'_>) -> bool {
         !self.rocprof
             && it.is(Flag::Decided)
             && !it.has_odd()
+            && !self.held_tables.meets(Tables::of_role(it.role))
             && match it.role {
                 Role::Span(_) => true,
                 Role::Gpu(_) => it.correlation().is_some(),
                 Role::Launch(_) | Role::Other => false,
             }
+    }
+
+    /// An item held to the end: the tables its row may be in noted ([`ArrayReader::settled_now`]).
+    fn hold(&mut self, fresh: Fresh, offset: u64) -> usize {
+        self.held_tables.add(roles::tables_of(fresh.held()));
+        self.items.push(fresh, offset)
     }
 
     /// An item [`ArrayReader::settled_now`] says is settled, into the model: its correlation above

@@ -7,7 +7,7 @@
 
 use super::super::names::copy_name;
 use super::super::rocprof_legacy::{RocprofOp, RocprofPid, rocprof_role};
-use super::items::Flag;
+use super::items::{Flag, Held};
 use super::{ArrayReader, Role};
 use crate::model::{Api, GpuKind, SpanKind};
 
@@ -124,4 +124,46 @@ struct PidFacts {
     rocprof: Option<RocprofPid>,
     /// rpd2tracing's `GPU<n>` process.
     gpu: bool,
+}
+
+/// The model's tables an item's row may be in, one bit each ([`tables_of`]).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Tables(u8);
+
+impl Tables {
+    /// Every table an item may end in.
+    const ALL: Tables = Tables(u8::MAX);
+
+    /// The one table of `role`'s rows (none for `Other`: counted, not kept).
+    pub(super) fn of_role(role: Role) -> Tables {
+        Tables(match role {
+            Role::Gpu(GpuKind::Kernel) => 1,
+            Role::Gpu(GpuKind::Memcpy) => 1 << 1,
+            Role::Gpu(GpuKind::Memset) => 1 << 2,
+            Role::Launch(_) => 1 << 3,
+            Role::Span(SpanKind::CpuOp) => 1 << 4,
+            Role::Span(SpanKind::UserAnnotation) => 1 << 5,
+            Role::Span(SpanKind::GpuUserAnnotation) => 1 << 6,
+            Role::Other => 0,
+        })
+    }
+
+    pub(super) fn add(&mut self, t: Tables) {
+        self.0 |= t.0;
+    }
+
+    pub(super) fn meets(self, t: Tables) -> bool {
+        self.0 & t.0 != 0
+    }
+}
+
+/// The tables an item held to the end may be a row of: its role's when its own fields decided it;
+/// another producer's GPU category only its op's (or none, off a device: `settle_roles`); any, for a
+/// role the rest of the file settles.
+pub(super) fn tables_of(it: Held<'_>) -> Tables {
+    if it.is(Flag::Decided) || it.foreign_cat() {
+        Tables::of_role(it.role)
+    } else {
+        Tables::ALL
+    }
 }

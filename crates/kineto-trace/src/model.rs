@@ -583,13 +583,15 @@ pub struct Trace {
     pub header: Header,
     /// How the GPU work was captured (graph mode, queue overruns, reader notes).
     pub capture: Capture,
-    /// Kernels, in file order (kept encoded, as every table of ops, calls and spans: [`Rows`]).
+    /// Kernels (kept encoded, as every table of ops, calls and spans: [`Rows`]): in file order from
+    /// the Kineto parser; from every other reader by start, then end, equal times in file order
+    /// (`native::TraceBuilder::finish`, which sorts the spans too, longer first at equal starts).
     pub kernels: Rows<GpuOp>,
-    /// Copies, in file order.
+    /// Copies, in the order of [`Trace::kernels`].
     pub memcpys: Rows<GpuOp>,
-    /// Fills, in file order.
+    /// Fills, in the order of [`Trace::kernels`].
     pub memsets: Rows<GpuOp>,
-    /// Runtime and driver API calls, in file order.
+    /// Runtime and driver API calls, in the order of [`Trace::kernels`].
     pub launches: Rows<Launch>,
     /// `cpu_op` events (kept encoded: [`Rows`]).
     pub cpu_ops: Rows<Span>,

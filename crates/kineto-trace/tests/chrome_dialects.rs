@@ -597,25 +597,36 @@ fn flow_ids_stay_above_the_ids_of_events_read_into_the_model_at_once() {
 {"pid": "123", "tid": "456", "cat": "api_op", "name": "api_op", "ts": "1002", "id": "1", "ph": "s"},
 {"pid": "1", "tid": "1", "cat": "api_op", "name": "api_op", "ts": "1010", "id": "1", "ph": "f", "bp": "e"}"#;
     // The array form only: as an object it is the Kineto parser's, which reads no rpd2tracing op.
-    let (name, text) = ("array.json", format!("[{events}]"));
-    let p = parse(tmp.path(), name, &text).unwrap();
+    let p = parse(tmp.path(), "array.json", &format!("[{events}]")).unwrap();
     let t = &p.trace;
-    let corr = |i: usize| t.kernels.row(i).correlation.map(|c| c.get());
-    let name_of = |i: usize| t.name(t.kernels.row(i).name).to_string();
-    assert_eq!(t.kernels.len(), 2, "{name}");
-    assert_eq!((name_of(0), corr(0)), ("sm90_gemm".into(), Some(7000)));
-    assert_eq!((name_of(1), corr(1)), ("Cijk_gemm".into(), Some(7001)));
+    assert_eq!(
+        kernels(t),
+        [
+            ("sm90_gemm".into(), Some(7000)),
+            ("Cijk_gemm".into(), Some(7001))
+        ]
+    );
     let launch_ids: Vec<_> = (0..t.launches.len())
         .map(|i| t.launches.row(i).correlation.map(|c| c.get()))
         .collect();
-    assert_eq!(launch_ids, [Some(7001)], "{name}");
-    assert_eq!(t.cpu_ops.len(), 1, "{name}");
-    assert_eq!(t.warnings_total, 1, "{name}: {:?}", warnings(&p));
+    assert_eq!(launch_ids, [Some(7001)]);
+    assert_eq!(t.cpu_ops.len(), 1);
+    assert_eq!(t.warnings_total, 1, "{:?}", warnings(&p));
     assert!(
         warnings(&p)[0].contains("External id"),
         "{:?}",
         warnings(&p)
     );
+}
+
+/// The kernels' names and correlation ids, in the model's order.
+fn kernels(t: &kineto_trace::Trace) -> Vec<(String, Option<u64>)> {
+    (0..t.kernels.len())
+        .map(|i| {
+            let k = t.kernels.row(i);
+            (t.name(k.name).to_string(), k.correlation.map(|c| c.get()))
+        })
+        .collect()
 }
 
 /// Kineto's kernel facts (`registers per thread`, `shared memory`, `graph id`, `graph node id`) are
@@ -660,9 +671,9 @@ fn rows_of_equal_times_keep_file_order_when_one_is_held() {
 {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 9, "tid": 9, "ts": 3, "dur": 3, "args": {}}"#;
     let p = parse(tmp.path(), "array.json", &format!("[{events}]")).unwrap();
     let t = &p.trace;
-    let names: Vec<_> = (0..t.kernels.len())
-        .map(|i| t.name(t.kernels.row(i).name).to_string())
-        .collect();
-    assert_eq!(names, ["Cijk_gemm", "sm90_gemm"]);
+    assert_eq!(
+        kernels(t),
+        [("Cijk_gemm".into(), None), ("sm90_gemm".into(), Some(3))]
+    );
     assert_eq!(t.cpu_ops.len(), 1);
 }

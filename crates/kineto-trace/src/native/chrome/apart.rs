@@ -93,8 +93,10 @@ impl Apart {
     /// A chunk's list: room for 16 bytes an item of a full chunk, reserved, not written, so that the
     /// list is mapped apart (above glibc's mmap threshold, held at 128 KiB) and costs only the pages
     /// its sets fill; grown by doubling from nothing, its buffers stayed on the heap, which kept the
-    /// freed ones (bench-native's Chrome array peaked 1.5 MB higher: 25,344–25,476 KiB against
-    /// 23,780–24,156 with the sets as structs).
+    /// freed ones. On the 110 MB nsys2json-style array of `docs/parse-costs.md` (every GPU op has a
+    /// set) the peak was 33,832–34,232 KiB without the reservation and 32,668–32,992 KiB with it; on
+    /// bench-native's Chrome array (few sets) the same either way (4 runs each, fresh copies of both
+    /// binaries, MEASURED 2026-12-08).
     pub(super) fn for_chunk() -> Apart {
         let mut apart = Apart::default();
         apart.bytes.reserve_exact(16 * super::items::CHUNK);
@@ -281,8 +283,14 @@ impl More {
 }
 
 impl Nums {
+    /// The numbers of a set taken whole, when it has one of the fields `bits` names ([`bit`]), as
+    /// [`Apart::nums_having`] reads an encoded one.
+    pub(super) fn of_having(m: &More, bits: u64) -> Option<Nums> {
+        (m.mask() & bits != 0).then(|| Nums::of(m))
+    }
+
     /// The numbers of a set taken whole.
-    pub(super) fn of(m: &More) -> Nums {
+    fn of(m: &More) -> Nums {
         Nums {
             device: m.device,
             stream: m.stream,

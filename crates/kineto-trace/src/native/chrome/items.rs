@@ -193,7 +193,7 @@ impl<'a> Held<'a> {
         match self.more {
             Set::None => None,
             Set::Encoded(apart) => apart.nums_having(self.it.more, bits),
-            Set::Taken(m) => Some(Nums::of(m)),
+            Set::Taken(m) => Nums::of_having(m, bits),
         }
     }
 
@@ -569,6 +569,35 @@ mod tests {
     /// The item's `ts` (a field of a packed struct, copied out).
     fn ts(it: &Item) -> i64 {
         it.ts
+    }
+
+    /// A set's fields are asked alike of an item whose set is still encoded and of one whose set was
+    /// taken from its chunk: a set without odd fields or a foreign category says so either way.
+    #[test]
+    fn encoded_and_taken_sets_answer_alike() {
+        use super::super::args::Odd;
+        let sets = [
+            More {
+                external_id: NonZeroU64::new(4),
+                ..More::default()
+            },
+            More {
+                odd: Odd::GRID,
+                ..More::default()
+            },
+            More {
+                foreign_cat: Some("cuda".into()),
+                ..More::default()
+            },
+        ];
+        for more in sets {
+            let mut fresh = item(0);
+            fresh.edit().keep(more, 0, 0);
+            let encoded = (fresh.held().has_odd(), fresh.held().foreign_cat());
+            let (it, more) = fresh.into_item();
+            let taken = Held::of_taken(&it, &more);
+            assert_eq!((taken.has_odd(), taken.foreign_cat()), encoded, "{more:?}");
+        }
     }
 
     /// Items across three chunks keep their indices; after some are dropped (a whole chunk among them)

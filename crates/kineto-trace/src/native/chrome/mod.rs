@@ -542,11 +542,6 @@ impl<'a> ArrayReader<'a> {
             self.emitted_correlation = self.emitted_correlation.max(c.get());
         }
         self.emit_item(&it, more, offset)
-            .map_err(|message| Error::Native {
-                file: self.file.to_path_buf(),
-                at: format!("byte {offset}"),
-                message,
-            })
     }
 
     /// An array may stop without its `]` (noted); the legacy rocprof's object may not, and a cut gzip
@@ -597,19 +592,25 @@ impl<'a> ArrayReader<'a> {
         }
         for chunk in std::mem::take(&mut self.items).into_chunks() {
             for (offset, it, more) in chunk.into_items() {
-                self.emit_item(&it, more, offset)
-                    .map_err(|message| Error::Native {
-                        file: self.file.to_path_buf(),
-                        at: format!("byte {offset}"),
-                        message,
-                    })?;
+                self.emit_item(&it, more, offset)?;
             }
         }
         Ok(self.b.finish())
     }
 
-    /// One item into the model, as its role says; the odd `args` fields its role reads warned of.
-    fn emit_item(&mut self, it: &Item, more: More, offset: u64) -> std::result::Result<(), String> {
+    /// One item (its event at byte `offset`) into the model, as its role says; a row the model
+    /// refuses is an error at that byte.
+    fn emit_item(&mut self, it: &Item, more: More, offset: u64) -> Result<()> {
+        self.item_row(it, more, offset)
+            .map_err(|message| Error::Native {
+                file: self.file.to_path_buf(),
+                at: format!("byte {offset}"),
+                message,
+            })
+    }
+
+    /// [`ArrayReader::emit_item`]'s row; the odd `args` fields its role reads warned of.
+    fn item_row(&mut self, it: &Item, more: More, offset: u64) -> std::result::Result<(), String> {
         let rocprof_rules = self.rocprof_rules();
         let b = &mut self.b;
         let reads = match it.role {

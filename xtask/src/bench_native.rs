@@ -96,6 +96,17 @@ def pb_fields(b):
 def pb_signed(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
+def id_stride(ids, n):
+    """What copy k adds to each id of a kind, k × this: the span of the sample's ids (largest − smallest
+    + 1), so that the ids stay one counter with the sample's density, as a real capture's are (a fixed
+    10^8 a copy split them into a run per copy, which no profiler writes); 0 for a kind the sample lacks."""
+    if not ids:
+        return 0
+    stride = max(ids) - min(ids) + 1
+    # Hash-like ids would overflow the copies' ids: such a sample needs another scheme.
+    assert max(ids) + (n - 1) * stride < 1 << 63, 'ids too sparse to copy'
+    return stride
+
 def scale_xplane(src, dst, n):
     """Each line's events n times: copy k's offsets shifted by k × the file's span and its
     correlation_id stats by k × the span of the sample's ids (largest − smallest + 1), so that the
@@ -116,9 +127,7 @@ def scale_xplane(src, dst, n):
     span_ps = max(ends) - min(starts) + 1_000_000 if starts else 0
     corrs = [xplane_correlation_stats(p) for p in planes]
     ids = [c for p, corr in zip(planes, corrs) for c in correlation_values(p, corr)]
-    stride = max(ids) - min(ids) + 1 if ids else 0
-    # Hash-like ids would overflow the copies' ids: such a sample needs another scheme.
-    assert not ids or max(ids) + (n - 1) * stride < 1 << 63, 'correlation ids too sparse to copy'
+    stride = id_stride(ids, n)
     with open(dst, 'wb') as out:
         for p, corr in zip(planes, corrs):
             body = bytearray()
@@ -207,11 +216,7 @@ def scale_perfetto(src, dst, n):
                     flows.append(struct.unpack('<Q', v)[0])
                 elif f == 52:
                     corrs.append(v)
-    stride = lambda ids: max(ids) - min(ids) + 1 if ids else 0
-    for ids in (flows, corrs):
-        # Hash-like ids would overflow the copies' ids: such a sample needs another scheme.
-        assert not ids or max(ids) + (n - 1) * stride(ids) < 1 << 63, 'ids too sparse to copy'
-    copiers = [packet_copier(p, stride(flows), stride(corrs)) for p in packets[head:]]
+    copiers = [packet_copier(p, id_stride(flows, n), id_stride(corrs, n)) for p in packets[head:]]
     with open(dst, 'wb') as out:
         for p in packets[:head]:
             out.write(pb_len(1, p))
@@ -323,12 +328,17 @@ def legacy_rocprof(events, path, n):
 def kineto_array(sample, path, n):
     """A real Kineto trace's events (the corpus's PARAM ResNet, 111,631 events: CPU ops, runtime calls,
     kernels with their correlation ids, ac2g flows) written as a bare Chrome array, one event a line as
-    PyTorch writes them, n times: each copy later by the sample's span, its correlation, External and
-    flow ids past the last copy's; the metadata once."""
+    PyTorch writes them, n times: each copy later by the sample's span, its flow, correlation and
+    External ids each by k × their kind's stride (`id_stride`); the metadata once."""
     events = json.load(gzip.open(sample))['traceEvents']
     timed = [e for e in events if 'ts' in e]
     span = max(e['ts'] + e.get('dur', 0) for e in timed) - min(e['ts'] for e in timed) + 1
-    ids = 10_000_000
+    arg_ids = ('correlation', 'External id')
+    def ids_of(key):
+        return [v for e in events for v in [(e.get('args') or {}).get(key)]
+                if isinstance(v, int) and v > 0]
+    strides = {key: id_stride(ids_of(key), n) for key in arg_ids}
+    flow_stride = id_stride([e['id'] for e in events if isinstance(e.get('id'), int)], n)
     with open(path, 'w') as f:
         f.write('[\n')
         for k in range(n):
@@ -338,12 +348,12 @@ def kineto_array(sample, path, n):
                 e = json.loads(json.dumps(e))
                 if 'ts' in e:
                     e['ts'] += k * span
-                if 'id' in e:
-                    e['id'] += k * ids
+                if isinstance(e.get('id'), int):
+                    e['id'] += k * flow_stride
                 a = e.get('args') or {}
-                for key in ('correlation', 'External id'):
+                for key in arg_ids:
                     if isinstance(a.get(key), int) and a[key] > 0:
-                        a[key] += k * ids
+                        a[key] += k * strides[key]
                 f.write(json.dumps(e) + ',\n')
         f.write('{}]\n')
 
